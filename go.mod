@@ -1,0 +1,3 @@
+module partnerapi
+
+go 1.26.8
