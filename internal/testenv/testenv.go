@@ -1,0 +1,78 @@
+// Package testenv locates the files tests share with the rest of the
+// workplace: the test models and reference files in ../shared beside the
+// repository. They are never copied into the repository.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RepoRoot returns the directory holding go.mod, found by walking up from the
+// working directory (go test runs in the package directory).
+func RepoRoot() (string, bool) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// SharedDir returns ../shared/<sub> beside the repository, or "" when absent.
+// PARTNERAPI_SHARED_DIR overrides the location.
+func SharedDir(sub string) string {
+	base := os.Getenv("PARTNERAPI_SHARED_DIR")
+	if base == "" {
+		root, ok := RepoRoot()
+		if !ok {
+			return ""
+		}
+		base = filepath.Join(filepath.Dir(root), "shared")
+	}
+	p := filepath.Join(base, sub)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// Models returns the shared models directory or skips the test loudly when
+// it is absent (it is always present in CI).
+func Models(tb testing.TB) string {
+	tb.Helper()
+	p := SharedDir("models")
+	if p == "" {
+		tb.Skip("SKIPPING: ../shared/models is absent; this test needs the shared test models")
+	}
+	return p
+}
+
+// Model returns the path of one file in the shared models directory.
+func Model(tb testing.TB, name string) string {
+	tb.Helper()
+	p := filepath.Join(Models(tb), name)
+	if _, err := os.Stat(p); err != nil {
+		tb.Skipf("SKIPPING: shared model %s is absent", p)
+	}
+	return p
+}
+
+// Reference returns the path of a file in ../shared/reference or skips.
+func Reference(tb testing.TB, name string) string {
+	tb.Helper()
+	p := SharedDir(filepath.Join("reference", name))
+	if p == "" {
+		tb.Skipf("SKIPPING: ../shared/reference/%s is absent", name)
+	}
+	return p
+}
