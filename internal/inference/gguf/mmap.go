@@ -1,0 +1,112 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// mapping is one read-only memory mapping of a file, shared by every File
+// opened on the same inode, so that loading a model twice in one process
+// does not map (or page in) its weights twice.
+type mapping struct {
+	key    mappingKey
+	data   []byte
+	parsed *File
+	refs   int
+}
+
+// mappingKey identifies a file's contents: the same inode with the same size
+// and modification time is taken to be the same bytes.
+type mappingKey struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64
+}
+
+var mappings = struct {
+	sync.Mutex
+	m map[mappingKey]*mapping
+}{m: map[mappingKey]*mapping{}}
+
+// Open memory-maps the file at path read-only and parses it. Files already
+// open in this process (same inode, size and mtime) share one mapping; it is
+// unmapped when the last File on it is closed.
+func Open(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("gguf: %s is not a regular file", path)
+	}
+	key := mappingKey{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		key.dev, key.ino = uint64(st.Dev), uint64(st.Ino)
+	}
+
+	mappings.Lock()
+	defer mappings.Unlock()
+	if m, ok := mappings.m[key]; ok && key.ino != 0 {
+		m.refs++
+		return m.parsed.handle(m), nil
+	}
+	if fi.Size() < 4 {
+		return nil, fmt.Errorf("%w: %s is too short (%d bytes)", ErrFormat, path, fi.Size())
+	}
+	if int64(int(fi.Size())) != fi.Size() {
+		return nil, fmt.Errorf("gguf: %s is too large to map", path)
+	}
+	data, err := syscall.Mmap(int(fh.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: mmap %s: %w", path, err)
+	}
+	parsed, err := Parse(data)
+	if err != nil {
+		_ = syscall.Munmap(data)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m := &mapping{key: key, data: data, parsed: parsed, refs: 1}
+	if key.ino != 0 {
+		mappings.m[key] = m
+	}
+	return parsed.handle(m), nil
+}
+
+// handle returns a File sharing f's parsed contents, tied to mapping m.
+func (f *File) handle(m *mapping) *File {
+	h := *f
+	h.mapping = m
+	return &h
+}
+
+// Close releases the file. Slices returned by TensorData become invalid once
+// the last File on the same mapping is closed. Closing twice is an error.
+func (f *File) Close() error {
+	if f.mapping == nil {
+		if f.data == nil {
+			return errors.New("gguf: file already closed")
+		}
+		f.data = nil
+		return nil
+	}
+	mappings.Lock()
+	defer mappings.Unlock()
+	m := f.mapping
+	f.mapping, f.data = nil, nil
+	m.refs--
+	if m.refs > 0 {
+		return nil
+	}
+	if mappings.m[m.key] == m {
+		delete(mappings.m, m.key)
+	}
+	return syscall.Munmap(m.data)
+}
