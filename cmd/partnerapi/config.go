@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"partnerapi/internal/postgres"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/sqlite"
+)
+
+// storeConfig is what every command that touches data needs.
+type storeConfig struct {
+	DataDir     string
+	DatabaseURL string
+}
+
+// register adds the store flags to fs.
+func (c *storeConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory of the embedded SQLite database")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... switches every store to PostgreSQL")
+}
+
+// open opens the configured database.
+func (c *storeConfig) open(ctx context.Context) (*sqldb.DB, error) {
+	if c.DatabaseURL != "" {
+		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+			return nil, fmt.Errorf("--database-url must start with postgres://, got %q", redactURL(c.DatabaseURL))
+		}
+		db, err := postgres.Open(ctx, c.DatabaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("database %s: %w", redactURL(c.DatabaseURL), err)
+		}
+		return db, nil
+	}
+	return sqlite.Open(ctx, c.DataDir)
+}
+
+// redactURL hides a password in a database URL before it reaches a log or
+// an error message.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	creds, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return u
+	}
+	user, _, hasPass := strings.Cut(creds, ":")
+	if !hasPass {
+		return u
+	}
+	return scheme + "://" + user + ":xxxxx@" + host
+}
+
+// parseFlags parses args, then fills every flag not given on the command
+// line from the environment variable PARTNERAPI_<FLAG> (upper case, dashes
+// as underscores). Command-line flags win over the environment.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp{fs}
+		}
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		env := "PARTNERAPI_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s: %w", env, e)
+			}
+		}
+	})
+	return err
+}
+
+// errHelp carries a flag set whose usage the caller prints.
+type errHelp struct{ fs *flag.FlagSet }
+
+func (e errHelp) Error() string {
+	var b strings.Builder
+	e.fs.SetOutput(&b)
+	fmt.Fprintf(&b, "usage of %s:\n", e.fs.Name())
+	e.fs.PrintDefaults()
+	return b.String()
+}
+
+// newLogger builds the process logger in text or JSON.
+func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, got %q", format)
+}
+
+// durationFlag parses a duration flag value; kept here so commands share one
+// spelling of errors.
+func durationFlag(name, v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("--%s: %w", name, err)
+	}
+	return d, nil
+}

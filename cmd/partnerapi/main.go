@@ -1,0 +1,79 @@
+// Command partnerapi runs the banking, assistant and smart-home partner APIs
+// as one binary, and provisions their data.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}); err != nil {
+		fmt.Fprintln(os.Stderr, "partnerapi:", err)
+		os.Exit(1)
+	}
+}
+
+// stdio bundles the standard streams so tests can run commands in-process.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+type command func(ctx context.Context, args []string, getenv func(string) string, io stdio) error
+
+// commands lists every subcommand; each lives in its own file.
+func commands() map[string]command {
+	return map[string]command{
+		"serve":     runServe,
+		"migrate":   runMigrate,
+		"version":   runVersion,
+		"banking":   runBanking,
+		"assistant": runAssistant,
+		"smarthome": runSmarthome,
+		"models":    runModels,
+		"generate":  runGenerateCommand,
+		"bench":     runBench,
+	}
+}
+
+const usage = `usage: partnerapi <command> [flags]
+
+commands:
+  serve       run the banking, assistant and smart-home APIs
+  migrate     apply database migrations and exit
+  banking     provision the banking API (tokens, organisations, certificates, cards...)
+  assistant   provision the assistant API (client applications)
+  smarthome   provision the smart-home API (agents, catalog)
+  models      manage the models directory (pull)
+  generate    run the inference engine on a raw prompt
+  bench       benchmarks (engine, http)
+  version     print the version
+
+Run 'partnerapi <command> -h' for a command's flags.`
+
+func run(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(io.out, usage)
+		return nil
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+	}
+	return cmd(ctx, args[1:], getenv, io)
+}
+
+func runVersion(_ context.Context, _ []string, _ func(string) string, io stdio) error {
+	fmt.Fprintln(io.out, "partnerapi", version)
+	return nil
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/web"
+)
+
+// deps is what an API module may use to build itself.
+type deps struct {
+	db        *sqldb.DB
+	log       *slog.Logger
+	metrics   *web.Metrics
+	dataDir   string
+	modelsDir string
+	tls       web.TLSFiles
+}
+
+// sidecar is something an API runs beside its HTTP listener: a gRPC
+// listener, an outbox dispatcher, a status processor. serve blocks until
+// stop is called.
+type sidecar struct {
+	name  string
+	serve func() error
+	stop  func(ctx context.Context) error
+}
+
+// built is an API ready to serve.
+type built struct {
+	api      web.API
+	sidecars []sidecar
+	close    func()
+}
+
+// apiModule is one of the three APIs as the binary wires it. Each lives in
+// its own file (banking.go, assistant.go, smarthome.go), so the APIs grow
+// without touching each other or this file.
+type apiModule interface {
+	name() string
+	defaultAddr() string
+	registerFlags(fs *flag.FlagSet)
+	migrate(ctx context.Context, db *sqldb.DB) error
+	build(ctx context.Context, d deps) (built, error)
+}
+
+func modules() []apiModule {
+	return []apiModule{&bankingModule{}, &assistantModule{}, &smarthomeModule{}}
+}
+
+type serveConfig struct {
+	store           storeConfig
+	addrs           map[string]*string
+	modelsDir       string
+	tls             web.TLSFiles
+	logFormat       string
+	only            string
+	shutdownTimeout string
+}
+
+// serveFlags builds the flag set of serve; tests use it too.
+func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.store.register(fs)
+	cfg.addrs = map[string]*string{}
+	for _, m := range mods {
+		cfg.addrs[m.name()] = fs.String(m.name()+"-addr", m.defaultAddr(), "listen address of the "+m.name()+" API")
+		m.registerFlags(fs)
+	}
+	fs.StringVar(&cfg.modelsDir, "models-dir", "./models", "directory of GGUF models served by the assistant")
+	fs.StringVar(&cfg.tls.Cert, "tls-cert", "", "PEM certificate: serve HTTPS")
+	fs.StringVar(&cfg.tls.Key, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&cfg.tls.ClientCA, "tls-client-ca", "", "PEM CA bundle: require client certificates signed by it")
+	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&cfg.only, "only", "", "comma-separated subset of banking,assistant,smarthome to run")
+	fs.StringVar(&cfg.shutdownTimeout, "shutdown-timeout", "30s", "how long in-flight requests and streams may finish on SIGINT/SIGTERM")
+	return fs
+}
+
+func selectModules(mods []apiModule, only string) ([]apiModule, error) {
+	if only == "" {
+		return mods, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		want[strings.TrimSpace(n)] = true
+	}
+	var out []apiModule
+	for _, m := range mods {
+		if want[m.name()] {
+			out = append(out, m)
+			delete(want, m.name())
+		}
+	}
+	for n := range want {
+		return nil, fmt.Errorf("--only: unknown service %q (want banking, assistant, smarthome)", n)
+	}
+	return out, nil
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
+	return serve(ctx, args, getenv, io, nil)
+}
+
+// serve runs the listeners until ctx ends. ready, when set, receives the
+// bound addresses by service name once every listener is up (tests use it
+// with port 0).
+func serve(ctx context.Context, args []string, getenv func(string) string, io stdio, ready func(map[string]string)) error {
+	var cfg serveConfig
+	mods := modules()
+	fs := serveFlags(&cfg, mods)
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.logFormat, io.err)
+	if err != nil {
+		return err
+	}
+	grace, err := durationFlag("shutdown-timeout", cfg.shutdownTimeout)
+	if err != nil {
+		return err
+	}
+	mods, err = selectModules(mods, cfg.only)
+	if err != nil {
+		return err
+	}
+	db, err := cfg.store.open(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer db.Close()
+	metrics := web.NewMetrics(version)
+	d := deps{db: db, log: log, metrics: metrics, dataDir: cfg.store.DataDir, modelsDir: cfg.modelsDir, tls: cfg.tls}
+
+	var listeners []*web.Listener
+	var sidecars []sidecar
+	var closers []func()
+	cleanup := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer cleanup()
+	for _, m := range mods {
+		if err := m.migrate(ctx, db); err != nil {
+			return fmt.Errorf("%s: migrate: %w", m.name(), err)
+		}
+		b, err := m.build(ctx, d)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.name(), err)
+		}
+		if b.close != nil {
+			closers = append(closers, b.close)
+		}
+		sidecars = append(sidecars, b.sidecars...)
+		ln, err := web.Listen(m.name(), *cfg.addrs[m.name()], b.api.Build(log, metrics), cfg.tls, log)
+		if err != nil {
+			for _, l := range listeners {
+				_ = l.Shutdown(context.Background())
+			}
+			return err
+		}
+		listeners = append(listeners, ln)
+	}
+
+	addrs := map[string]string{}
+	errc := make(chan error, len(listeners)+len(sidecars))
+	var wg sync.WaitGroup
+	for _, l := range listeners {
+		addrs[l.Name] = l.Addr().String()
+		log.Info("listening", "service", l.Name, "addr", l.Addr().String(), "tls", cfg.tls.Enabled())
+		wg.Add(1)
+		go func(l *web.Listener) {
+			defer wg.Done()
+			if err := l.Serve(); err != nil {
+				errc <- fmt.Errorf("%s: %w", l.Name, err)
+			}
+		}(l)
+	}
+	for _, s := range sidecars {
+		wg.Add(1)
+		go func(s sidecar) {
+			defer wg.Done()
+			if err := s.serve(); err != nil {
+				errc <- fmt.Errorf("%s: %w", s.name, err)
+			}
+		}(s)
+	}
+	if ready != nil {
+		ready(addrs)
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "grace", grace.String())
+	case runErr = <-errc:
+		log.Error("service failed, shutting down", "err", runErr)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	var shutdownErr error
+	for _, l := range listeners {
+		if err := l.Shutdown(sctx); err != nil {
+			shutdownErr = errors.Join(shutdownErr, fmt.Errorf("%s: shutdown: %w", l.Name, err))
+		}
+	}
+	for _, s := range sidecars {
+		if err := s.stop(sctx); err != nil {
+			shutdownErr = errors.Join(shutdownErr, fmt.Errorf("%s: stop: %w", s.name, err))
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace + time.Second):
+		log.Warn("some services did not stop in time")
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if shutdownErr != nil {
+		log.Warn("shutdown", "err", shutdownErr)
+	}
+	return nil
+}

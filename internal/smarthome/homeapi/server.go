@@ -1,0 +1,46 @@
+// Package homeapi is the HTTP transport of the smart-home device
+// information API.
+package homeapi
+
+import (
+	"net/http"
+	"strings"
+
+	"partnerapi/internal/web"
+)
+
+// Deps is what the smart-home transport needs.
+type Deps struct {
+	Metrics *web.Metrics
+}
+
+// NewServer builds the smart-home API's router.
+func NewServer(d Deps) *web.Mux {
+	mux := web.NewMux("smarthome", platformError, d.Metrics)
+	addRoutes(mux, d)
+	return mux
+}
+
+// ErrorWriter is the Common error for the platform.
+func ErrorWriter() web.ErrorWriter { return platformError }
+
+// FoldSlashes collapses repeated slashes in the path: real agents build URLs
+// by string concatenation and send //v1/mqtt-gate/..., which ServeMux would
+// otherwise answer with a redirect they do not follow.
+func FoldSlashes(r *http.Request) {
+	p := r.URL.Path
+	if !strings.Contains(p, "//") {
+		return
+	}
+	var b strings.Builder
+	prev := byte(0)
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && prev == '/' {
+			continue
+		}
+		prev = p[i]
+		b.WriteByte(p[i])
+	}
+	r.URL.Path = b.String()
+	r.URL.RawPath = ""
+}

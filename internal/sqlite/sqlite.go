@@ -1,0 +1,62 @@
+// Package sqlite opens the embedded default database: one SQLite file in the
+// data dir through the cgo-free modernc.org/sqlite driver.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"partnerapi/internal/sqldb"
+)
+
+// FileName is the database file inside the data dir.
+const FileName = "partnerapi.db"
+
+// Open opens (creating if needed) the database in dataDir. WAL lets readers
+// run beside the single writer and lets provisioning commands work on the same
+// file while `serve` runs; the busy timeout makes a second process wait for
+// the write lock instead of failing; IMMEDIATE transactions take the write
+// lock up front, so two writers never deadlock upgrading read locks.
+func Open(ctx context.Context, dataDir string) (*sqldb.DB, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dataDir, err)
+	}
+	probe := filepath.Join(dataDir, ".write-probe")
+	if err := os.WriteFile(probe, nil, 0o600); err != nil {
+		return nil, fmt.Errorf("data dir %s is not writable: %w", dataDir, err)
+	}
+	_ = os.Remove(probe)
+	return OpenFile(ctx, filepath.Join(dataDir, FileName))
+}
+
+// OpenFile opens the database at path.
+func OpenFile(ctx context.Context, path string) (*sqldb.DB, error) {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(FULL)"} {
+		q.Add("_pragma", p)
+	}
+	w, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode()+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	r, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	db := &sqldb.DB{Dialect: sqldb.SQLite, W: w, R: r}
+	if err := w.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}

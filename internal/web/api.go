@@ -1,0 +1,88 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// API is one of the three services as the platform sees it: its routes, its
+// error envelope, its health check and its contract.
+type API struct {
+	Name    string       // banking | assistant | smarthome
+	Handler http.Handler // usually the API's *Mux
+	Errors  ErrorWriter  // the API's envelope
+	Health  func(context.Context) error
+	OpenAPI []byte // served at /openapi.yaml
+	MaxBody int64  // request body cap; 0 means 1 MiB
+	// WriteTimeout bounds ordinary responses; streams lift it. 0 means 2 minutes.
+	WriteTimeout time.Duration
+	// Prepare, when set, rewrites the request before routing (the smart-home
+	// API folds doubled slashes that real agents send).
+	Prepare func(*http.Request)
+}
+
+// PlatformRoutes are the routes every listener serves besides its API's.
+var PlatformRoutes = []Route{
+	{Method: http.MethodGet, Pattern: "/healthz"},
+	{Method: http.MethodGet, Pattern: "/metrics"},
+	{Method: http.MethodGet, Pattern: "/openapi.yaml"},
+}
+
+// Build wraps the API with the platform: health, metrics, contract, request
+// ids, access log, panic recovery, body limit and write deadline.
+func (a API) Build(log *slog.Logger, metrics *Metrics) http.Handler {
+	maxBody := a.MaxBody
+	if maxBody == 0 {
+		maxBody = 1 << 20
+	}
+	wt := a.WriteTimeout
+	if wt == 0 {
+		wt = 2 * time.Minute
+	}
+	top := http.NewServeMux()
+	top.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if a.Health != nil {
+			if err := a.Health(ctx); err != nil {
+				log.Warn("health check failed", "api", a.Name, "err", err)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
+				return
+			}
+		}
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	if metrics != nil {
+		top.Handle("GET /metrics", metrics.Handler())
+	}
+	top.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(a.OpenAPI)
+	})
+	inner := withWriteDeadline(wt, withBodyLimit(maxBody, a.Errors, a.Handler))
+	top.Handle("/", inner)
+	var h http.Handler = top
+	if a.Prepare != nil {
+		next := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a.Prepare(r)
+			next.ServeHTTP(w, r)
+		})
+	}
+	h = withRecovery(log, a.Errors, h)
+	h = withAccessLog(a.Name, log, h)
+	h = trackInflight(a.Name, metrics, h)
+	return withRequestID(h)
+}
+
+func trackInflight(api string, m *Metrics, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		done := m.trackInflight(api)
+		defer done()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,139 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+)
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+// RequestID returns the request id the platform assigned to the request.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// NewUUID returns a random (version 4) UUID string.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// validRequestID accepts what clients send as X-Request-Id (UUIDs and other
+// tokens) but refuses ids that could break logs or headers.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// withRequestID honours an incoming X-Request-Id, or makes one, and always
+// echoes it in the response.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			id = NewUUID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+	})
+}
+
+// withAccessLog writes one structured line per request. It logs the path
+// without the query string and never headers, so tokens and secrets that
+// clients put there stay out of the logs.
+func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := wrap(w)
+		next.ServeHTTP(sw, r)
+		log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("api", api),
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", sw.Status()),
+			slog.Int64("bytes", sw.bytes),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", RequestID(r.Context())),
+			slog.String("remote", r.RemoteAddr),
+		)
+	})
+}
+
+// withRecovery turns a panic into a 500 in the API's envelope (when nothing
+// was sent yet) and a log line with the stack, instead of a dropped
+// connection. http.ErrAbortHandler keeps its meaning: abort silently.
+func withRecovery(log *slog.Logger, errs ErrorWriter, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := wrap(w)
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			log.Error("panic serving request", "request_id", RequestID(r.Context()), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if !sw.Written() {
+				errs(sw, r, http.StatusInternalServerError, ErrPanic)
+			}
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// withBodyLimit caps request bodies. A declared length over the cap is
+// refused at once in the API's envelope; a chunked body that grows past it
+// fails on read with *http.MaxBytesError, which handlers report through
+// IsBodyTooLarge.
+func withBodyLimit(limit int64, errs ErrorWriter, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			w.Header().Set("Connection", "close")
+			errs(w, r, http.StatusRequestEntityTooLarge, ErrBodyTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// IsBodyTooLarge reports whether err came from reading past the body limit.
+func IsBodyTooLarge(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
+
+// withWriteDeadline bounds how long an ordinary response may take to write.
+// Streaming handlers lift it with ExtendWriteDeadline, so the server has no
+// global WriteTimeout that would cut long SSE streams.
+func withWriteDeadline(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LiftWriteDeadline removes the write deadline of a streaming response.
+func LiftWriteDeadline(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+}

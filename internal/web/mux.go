@@ -1,0 +1,105 @@
+// Package web is the HTTP platform the three APIs share: a router that knows
+// its routes (so contracts can be checked against it), request ids, access
+// logs, panic recovery in the API's own error envelope, body limits, metrics,
+// health and contract endpoints, and listener lifecycle with graceful
+// shutdown. It knows nothing of any API's domain.
+package web
+
+import (
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// ErrorWriter writes an error in an API's own envelope. The platform calls it
+// for unknown routes, wrong methods, oversized bodies and panics, so that a
+// client of any API sees only that API's error format.
+type ErrorWriter func(w http.ResponseWriter, r *http.Request, status int, err error)
+
+// Errors the platform hands to an ErrorWriter.
+var (
+	ErrNotFound         = errors.New("no such route")
+	ErrMethodNotAllowed = errors.New("method not allowed")
+	ErrBodyTooLarge     = errors.New("request body too large")
+	ErrPanic            = errors.New("internal error")
+	ErrUnavailable      = errors.New("service unavailable")
+)
+
+// Route is one registered method and path pattern (ServeMux syntax, e.g.
+// /fintech/api/v1/payments/{externalId}).
+type Route struct {
+	Method  string
+	Pattern string
+}
+
+// Mux is an http.ServeMux that records its routes, labels metrics by route
+// and answers unknown paths and wrong methods through the API's ErrorWriter.
+type Mux struct {
+	api     string
+	mux     *http.ServeMux
+	paths   *http.ServeMux // path-only patterns: tells 405 from 404
+	seen    map[string]bool
+	routes  []Route
+	errors  ErrorWriter
+	metrics *Metrics
+}
+
+// NewMux returns an empty router for one API. metrics may be nil.
+func NewMux(api string, errors ErrorWriter, metrics *Metrics) *Mux {
+	return &Mux{api: api, mux: http.NewServeMux(), paths: http.NewServeMux(), seen: map[string]bool{}, errors: errors, metrics: metrics}
+}
+
+// Handle registers h for method and pattern.
+func (m *Mux) Handle(method, pattern string, h http.Handler) {
+	m.routes = append(m.routes, Route{Method: method, Pattern: pattern})
+	m.mux.Handle(method+" "+pattern, m.metrics.instrument(m.api, pattern, h))
+	if !m.seen[pattern] {
+		m.seen[pattern] = true
+		m.paths.Handle(pattern, http.NotFoundHandler())
+	}
+}
+
+// HandleFunc registers f for method and pattern.
+func (m *Mux) HandleFunc(method, pattern string, f http.HandlerFunc) {
+	m.Handle(method, pattern, f)
+}
+
+// Routes lists the registered routes sorted by pattern and method.
+func (m *Mux) Routes() []Route {
+	out := append([]Route(nil), m.routes...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Pattern != out[j].Pattern {
+			return out[i].Pattern < out[j].Pattern
+		}
+		return out[i].Method < out[j].Method
+	})
+	return out
+}
+
+// ServeHTTP dispatches to the matching route, or answers 404/405 in the
+// API's envelope.
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := m.mux.Handler(r); pattern != "" {
+		m.mux.ServeHTTP(w, r)
+		return
+	}
+	status, err := http.StatusNotFound, ErrNotFound
+	if _, pattern := m.paths.Handler(r); pattern != "" {
+		status, err = http.StatusMethodNotAllowed, ErrMethodNotAllowed
+		w.Header().Set("Allow", m.allowed(pattern))
+	}
+	m.metrics.observeUnmatched(m.api, status)
+	m.errors(w, r, status, err)
+}
+
+func (m *Mux) allowed(pattern string) string {
+	var methods []string
+	for _, rt := range m.routes {
+		if rt.Pattern == pattern {
+			methods = append(methods, rt.Method)
+		}
+	}
+	sort.Strings(methods)
+	return strings.Join(methods, ", ")
+}

@@ -1,0 +1,109 @@
+package web
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// TLSFiles names the certificate files of a listener. ClientCA, when set,
+// makes the listener require and verify client certificates, as the real
+// banking API does.
+type TLSFiles struct {
+	Cert, Key, ClientCA string
+}
+
+// Enabled reports whether HTTPS is configured.
+func (t TLSFiles) Enabled() bool { return t.Cert != "" || t.Key != "" }
+
+// Config builds the tls.Config.
+func (t TLSFiles) Config() (*tls.Config, error) {
+	if t.Cert == "" || t.Key == "" {
+		return nil, errors.New("both --tls-cert and --tls-key are needed for HTTPS")
+	}
+	pair, err := tls.LoadX509KeyPair(t.Cert, t.Key)
+	if err != nil {
+		return nil, fmt.Errorf("tls key pair: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	if t.ClientCA != "" {
+		pem, err := os.ReadFile(t.ClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("tls client ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls client ca %s: no PEM certificates", t.ClientCA)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// Listener is one bound, not yet serving, HTTP listener.
+type Listener struct {
+	Name string
+	ln   net.Listener
+	srv  *http.Server
+}
+
+// Listen binds addr for a named service. Binding happens before any serving
+// so that a port in use fails start-up at once with the service's name.
+func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logger) (*Listener, error) {
+	var tcfg *tls.Config
+	if tlsFiles.Enabled() {
+		c, err := tlsFiles.Config()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		tcfg = c
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen on %s: %w", name, addr, err)
+	}
+	if tcfg != nil {
+		ln = tls.NewListener(ln, tcfg)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return &Listener{Name: name, ln: ln, srv: srv}, nil
+}
+
+// Addr is the bound address (useful with port 0).
+func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
+
+// Serve serves until Shutdown; it returns nil after a graceful shutdown.
+func (l *Listener) Serve() error {
+	err := l.srv.Serve(l.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting, lets in-flight requests and streams finish until
+// ctx ends, then closes what is left.
+func (l *Listener) Shutdown(ctx context.Context) error {
+	err := l.srv.Shutdown(ctx)
+	if err != nil {
+		_ = l.srv.Close()
+	}
+	return err
+}
+
+// RegisterOnShutdown runs f when shutdown begins (streams use it to finish).
+func (l *Listener) RegisterOnShutdown(f func()) { l.srv.RegisterOnShutdown(f) }
