@@ -37,8 +37,8 @@ var methods = map[string]bool{"get": true, "put": true, "post": true, "delete": 
 // Operations lists the operations a contract names, sorted.
 func Operations(spec []byte) ([]Operation, error) {
 	var doc struct {
-		OpenAPI string                               `yaml:"openapi"`
-		Paths   map[string]map[string]yaml.Node     `yaml:"paths"`
+		OpenAPI string                          `yaml:"openapi"`
+		Paths   map[string]map[string]yaml.Node `yaml:"paths"`
 	}
 	if err := yaml.Unmarshal(spec, &doc); err != nil {
 		return nil, fmt.Errorf("contract: %w", err)
