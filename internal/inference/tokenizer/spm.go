@@ -1,0 +1,146 @@
+package tokenizer
+
+import "strings"
+
+// spmSymbol is one node of the doubly linked list of symbols being merged;
+// a symbol covers text[start:start+n], and n == 0 marks a symbol merged away.
+type spmSymbol struct {
+	start, n   int32
+	prev, next int32
+}
+
+// spmBigram is a candidate merge of two adjacent symbols.
+type spmBigram struct {
+	left, right int32
+	size        int32 // byte length of the merged text, to detect stale entries
+	score       float32
+}
+
+// spmBefore orders the priority queue as llama.cpp's llm_bigram_spm
+// comparator does: higher score first, ties to the leftmost pair.
+func spmBefore(a, b spmBigram) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.left < b.left
+}
+
+// spmQueue is a binary heap of bigrams; container/heap's interface calls
+// cost more than the merging itself on long inputs.
+type spmQueue []spmBigram
+
+func (q *spmQueue) push(b spmBigram) {
+	h := append(*q, b)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !spmBefore(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	*q = h
+}
+
+func (q *spmQueue) pop() spmBigram {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && spmBefore(h[r], h[l]) {
+			m = r
+		}
+		if !spmBefore(h[m], h[i]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// utf8Len is llama.cpp's unicode_len_utf8: the sequence length announced by
+// a lead byte, with stray continuation bytes counted as single symbols.
+var utf8Len = [16]int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4}
+
+// encodeSPM appends the ids of one raw text fragment, following
+// llm_tokenizer_spm_session: escape spaces as U+2581, start from UTF-8
+// characters, repeatedly merge the best-scoring adjacent pair that forms a
+// vocabulary token, and spell leftover symbols as byte tokens.
+func (t *Tokenizer) encodeSPM(raw string, prefix bool, out []int) []int {
+	if prefix {
+		raw = " " + raw
+	}
+	text := strings.ReplaceAll(raw, " ", "\u2581")
+	if text == "" {
+		return out
+	}
+	syms := make([]spmSymbol, 0, len(text))
+	for offs := int32(0); offs < int32(len(text)); {
+		n := min(utf8Len[text[offs]>>4], int32(len(text))-offs)
+		idx := int32(len(syms))
+		syms = append(syms, spmSymbol{start: offs, n: n, prev: idx - 1, next: idx + 1})
+		offs += n
+	}
+	syms[len(syms)-1].next = -1
+
+	q := make(spmQueue, 0, len(syms))
+	tryAdd := func(left, right int32) {
+		if left < 0 || right < 0 {
+			return
+		}
+		l, r := syms[left], syms[right]
+		s := text[l.start : l.start+l.n+r.n]
+		id, ok := t.toID[s]
+		if !ok {
+			return
+		}
+		q.push(spmBigram{left: left, right: right, size: int32(len(s)), score: t.scores[id]})
+	}
+	for i := int32(1); i < int32(len(syms)); i++ {
+		tryAdd(i-1, i)
+	}
+	for len(q) > 0 {
+		b := q.pop()
+		l, r := &syms[b.left], &syms[b.right]
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = b.left
+		}
+		tryAdd(l.prev, b.left)
+		tryAdd(b.left, l.next)
+	}
+
+	// Every merged symbol is a token by construction, so llama.cpp's
+	// rev_merge re-segmentation never triggers; only unmerged characters
+	// can miss the vocabulary and fall back to bytes.
+	for i := int32(0); i != -1; i = syms[i].next {
+		s := syms[i]
+		piece := text[s.start : s.start+s.n]
+		if id, ok := t.toID[piece]; ok {
+			out = append(out, int(id))
+			continue
+		}
+		for j := 0; j < len(piece); j++ {
+			if id := t.byteToken[piece[j]]; id >= 0 {
+				out = append(out, int(id))
+			}
+		}
+	}
+	return out
+}
