@@ -32,8 +32,8 @@ func init() {
 // pair up allocates nothing.
 type bpeModel struct {
 	toID         map[string]int32
-	sideID       map[string]int32  // every string that appears as a merge side
-	ranks        map[uint64]int32  // (left side, right side) → rank
+	sideID       map[string]int32   // every string that appears as a merge side
+	ranks        map[uint64]int32   // (left side, right side) → rank
 	split        func([]rune) []int // pre-tokenizer: word end offsets in runes
 	ignoreMerges bool               // llama-3: whole words in the vocab skip merging
 	cache        wordCache

@@ -76,13 +76,13 @@ type Tokenizer struct {
 	special []int32 // control/user-defined/unknown ids, longest text first
 	eog     map[int]bool
 
-	bos, eos, unk       int
-	addBOS, addEOS      bool
-	addSpacePrefix      bool
-	byteToken           [256]int32 // SPM byte-fallback ids, -1 when missing
-	bpe                 *bpeModel
-	pieces              [][]byte // decoded bytes per id, as Piece returns them
-	specialByText       map[string]int
+	bos, eos, unk  int
+	addBOS, addEOS bool
+	addSpacePrefix bool
+	byteToken      [256]int32 // SPM byte-fallback ids, -1 when missing
+	bpe            *bpeModel
+	pieces         [][]byte // decoded bytes per id, as Piece returns them
+	specialByText  map[string]int
 }
 
 // eogTexts are token texts llama.cpp treats as end-of-generation whatever
