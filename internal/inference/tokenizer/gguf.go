@@ -10,13 +10,23 @@ import (
 // absent keys follow llama.cpp: SPM adds BOS and a space prefix, ids 1/2/0
 // are BOS/EOS/UNK; BPE adds BOS only for the Llama-3 pre-tokenizer.
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
+	v, err := VocabFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	return New(v)
+}
+
+// VocabFromGGUF extracts the vocabulary without building a tokenizer, for
+// callers (and tests) that adjust it first.
+func VocabFromGGUF(f *gguf.File) (Vocab, error) {
 	model, ok := f.String("tokenizer.ggml.model")
 	if !ok {
-		return nil, fmt.Errorf("tokenizer: tokenizer.ggml.model is missing")
+		return Vocab{}, fmt.Errorf("tokenizer: tokenizer.ggml.model is missing")
 	}
 	tokens, ok := f.Strings("tokenizer.ggml.tokens")
 	if !ok {
-		return nil, fmt.Errorf("tokenizer: tokenizer.ggml.tokens is missing or not a string array")
+		return Vocab{}, fmt.Errorf("tokenizer: tokenizer.ggml.tokens is missing or not a string array")
 	}
 	v := Vocab{Tokens: tokens, BOS: -1, EOS: -1, UNK: -1, EOT: -1, EOM: -1}
 	v.Pre, _ = f.String("tokenizer.ggml.pre")
@@ -33,7 +43,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		v.Kind = KindBPE
 		merges, ok := f.Strings("tokenizer.ggml.merges")
 		if !ok {
-			return nil, fmt.Errorf("tokenizer: gpt2 vocabulary without tokenizer.ggml.merges")
+			return Vocab{}, fmt.Errorf("tokenizer: gpt2 vocabulary without tokenizer.ggml.merges")
 		}
 		v.Merges = merges
 		switch v.Pre {
@@ -41,7 +51,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			v.AddBOS = true
 		}
 	default:
-		return nil, fmt.Errorf("tokenizer: unsupported tokenizer.ggml.model %q", model)
+		return Vocab{}, fmt.Errorf("tokenizer: unsupported tokenizer.ggml.model %q", model)
 	}
 	if types, ok := f.Ints("tokenizer.ggml.token_type"); ok {
 		v.Types = make([]TokenType, len(types))
@@ -74,5 +84,5 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			*dst = b
 		}
 	}
-	return New(v)
+	return v, nil
 }

@@ -168,3 +168,13 @@ func TestLlamaCppVectors(t *testing.T) {
 		})
 	}
 }
+
+func openGGUF(tb testing.TB, name string) *gguf.File {
+	tb.Helper()
+	f, err := gguf.Open(testenv.Model(tb, name))
+	if err != nil {
+		tb.Fatalf("open %s: %v", name, err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f
+}
