@@ -1,0 +1,188 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// rowDot computes the dot product of one weight row (raw ggml bytes) with a
+// prepared activation. These are the inner loops that Go assembly replaces.
+type rowDot func(row []byte, a *activation) float32
+
+func rowDotFor(t gguf.GGMLType) rowDot {
+	switch t {
+	case gguf.F32:
+		return dotF32
+	case gguf.F16:
+		return dotF16
+	case gguf.BF16:
+		return dotBF16
+	case gguf.Q8_0:
+		return dotQ8_0
+	case gguf.Q4_0:
+		return dotQ4_0
+	case gguf.Q4_K:
+		return dotQ4K
+	case gguf.Q6_K:
+		return dotQ6K
+	}
+	return nil
+}
+
+// float32s views little-endian float bytes in place (the supported hosts are
+// little-endian, and tensor data is 32-byte aligned in GGUF files).
+func float32s(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func uint16s(b []byte) []uint16 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+}
+
+// DotF32 is the dot product of two float vectors of equal length.
+func DotF32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+func dotF32(row []byte, a *activation) float32 { return DotF32(float32s(row), a.f) }
+
+func dotF16(row []byte, a *activation) float32 {
+	w := uint16s(row)
+	x := a.f[:len(w)]
+	t := f16Table
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		s0 += t[w[i]] * x[i]
+		s1 += t[w[i+1]] * x[i+1]
+		s2 += t[w[i+2]] * x[i+2]
+		s3 += t[w[i+3]] * x[i+3]
+	}
+	for ; i < len(w); i++ {
+		s0 += t[w[i]] * x[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+func dotBF16(row []byte, a *activation) float32 {
+	w := uint16s(row)
+	x := a.f[:len(w)]
+	var s float32
+	for i, h := range w {
+		s += BF16ToFloat(h) * x[i]
+	}
+	return s
+}
+
+func dotQ8_0(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ8_0
+	var sum float32
+	for b := 0; b < nb; b++ {
+		blk := row[b*BlockQ8_0 : (b+1)*BlockQ8_0]
+		qx := a.qs[b*QK8_0 : (b+1)*QK8_0]
+		qw := blk[2:34]
+		var isum int32
+		for j := 0; j < 32; j += 4 {
+			isum += int32(int8(qw[j]))*int32(qx[j]) + int32(int8(qw[j+1]))*int32(qx[j+1]) +
+				int32(int8(qw[j+2]))*int32(qx[j+2]) + int32(int8(qw[j+3]))*int32(qx[j+3])
+		}
+		sum += f16Table[binary.LittleEndian.Uint16(blk)] * a.d[b] * float32(isum)
+	}
+	return sum
+}
+
+func dotQ4_0(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ4_0
+	var sum float32
+	for b := 0; b < nb; b++ {
+		blk := row[b*BlockQ4_0 : (b+1)*BlockQ4_0]
+		qx := a.qs[b*QK4_0 : (b+1)*QK4_0]
+		qw := blk[2:18]
+		var isum int32
+		for j := 0; j < 16; j++ {
+			isum += (int32(qw[j]&0x0f)-8)*int32(qx[j]) + (int32(qw[j]>>4)-8)*int32(qx[j+16])
+		}
+		sum += f16Table[binary.LittleEndian.Uint16(blk)] * a.d[b] * float32(isum)
+	}
+	return sum
+}
+
+func dotQ4K(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ4_K
+	var sum float32
+	for b := 0; b < nb; b++ {
+		blk := row[b*BlockQ4_K : (b+1)*BlockQ4_K]
+		d := f16Table[binary.LittleEndian.Uint16(blk)] * a.d[b]
+		dmin := f16Table[binary.LittleEndian.Uint16(blk[2:])] * a.d[b]
+		scales := blk[4:16]
+		qs := blk[16:144]
+		qx := a.qs[b*QK_K : (b+1)*QK_K]
+		sums := a.sums[b*16 : b*16+16]
+		var isum, msum int32
+		for c := 0; c < 4; c++ {
+			sc1, m1 := q4KScaleMin(scales, 2*c)
+			sc2, m2 := q4KScaleMin(scales, 2*c+1)
+			q := qs[32*c : 32*c+32]
+			x1 := qx[64*c : 64*c+32]
+			x2 := qx[64*c+32 : 64*c+64]
+			var s1, s2 int32
+			for l := 0; l < 32; l++ {
+				s1 += int32(q[l]&0x0f) * int32(x1[l])
+				s2 += int32(q[l]>>4) * int32(x2[l])
+			}
+			isum += int32(sc1)*s1 + int32(sc2)*s2
+			msum += int32(m1)*(sums[4*c]+sums[4*c+1]) + int32(m2)*(sums[4*c+2]+sums[4*c+3])
+		}
+		sum += d*float32(isum) - dmin*float32(msum)
+	}
+	return sum
+}
+
+func dotQ6K(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ6_K
+	var sum float32
+	for b := 0; b < nb; b++ {
+		blk := row[b*BlockQ6_K : (b+1)*BlockQ6_K]
+		d := f16Table[binary.LittleEndian.Uint16(blk[208:])] * a.d[b]
+		qx := a.qs[b*QK_K : (b+1)*QK_K]
+		var isum int32
+		for n := 0; n < 2; n++ {
+			ql := blk[64*n : 64*n+64]
+			qh := blk[128+32*n : 128+32*n+32]
+			sc := blk[192+8*n : 192+8*n+8]
+			x := qx[128*n : 128*n+128]
+			for is := 0; is < 2; is++ {
+				var s1, s2, s3, s4 int32
+				for l := 16 * is; l < 16*is+16; l++ {
+					s1 += (int32(ql[l]&0xf|(qh[l]&3)<<4) - 32) * int32(x[l])
+					s2 += (int32(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32) * int32(x[l+32])
+					s3 += (int32(ql[l]>>4|(qh[l]>>4&3)<<4) - 32) * int32(x[l+64])
+					s4 += (int32(ql[l+32]>>4|(qh[l]>>6&3)<<4) - 32) * int32(x[l+96])
+				}
+				isum += int32(int8(sc[is]))*s1 + int32(int8(sc[is+2]))*s2 + int32(int8(sc[is+4]))*s3 + int32(int8(sc[is+6]))*s4
+			}
+		}
+		sum += d * float32(isum)
+	}
+	return sum
+}

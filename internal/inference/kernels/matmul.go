@@ -1,0 +1,152 @@
+package kernels
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// Matrix is a weight matrix in ggml layout: Rows rows of Cols elements of
+// Type, row after row (GGUF dims [Cols, Rows]). Data usually points into the
+// model's memory mapping.
+type Matrix struct {
+	Type gguf.GGMLType
+	Rows int
+	Cols int
+	Data []byte
+}
+
+// RowBytes is the encoded size of one row.
+func (m Matrix) RowBytes() int { return rowBytes(m.Type, m.Cols) }
+
+// Row returns the bytes of row r.
+func (m Matrix) Row(r int) []byte {
+	rb := m.RowBytes()
+	return m.Data[r*rb : (r+1)*rb]
+}
+
+// Validate checks the type, the shape and the data length.
+func (m Matrix) Validate() error {
+	if !Supported(m.Type) {
+		return fmt.Errorf("kernels: unsupported weight type %v", m.Type)
+	}
+	rb := m.RowBytes()
+	if rb < 0 || m.Rows <= 0 {
+		return fmt.Errorf("kernels: %d×%d is not a valid %v matrix (row length must be a whole number of %d-element blocks)", m.Rows, m.Cols, m.Type, m.Type.BlockSize())
+	}
+	if len(m.Data) != rb*m.Rows {
+		return fmt.Errorf("kernels: %d×%d %v matrix needs %d bytes, has %d", m.Rows, m.Cols, m.Type, rb*m.Rows, len(m.Data))
+	}
+	return nil
+}
+
+// Dot is the dot product of one encoded row of type t with x.
+func Dot(t gguf.GGMLType, row []byte, x []float32) float32 {
+	if rowBytes(t, len(x)) != len(row) {
+		panic(fmt.Sprintf("kernels: Dot: %d bytes of %v do not hold %d elements", len(row), t, len(x)))
+	}
+	var a activation
+	a.prepare(activationKind(t), x)
+	return rowDotFor(t)(row, &a)
+}
+
+// MatVec computes dst = w·x (len(x) = w.Cols, len(dst) = w.Rows).
+func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x, 1) }
+
+// MatMul computes nTokens products at once: x holds nTokens vectors of w.Cols
+// values, dst receives nTokens vectors of w.Rows values. Each weight row is
+// read once for all tokens, which is what makes batched prefill cheaper than
+// nTokens calls to MatVec.
+func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
+	if len(x) != nTokens*w.Cols || len(dst) != nTokens*w.Rows || len(w.Data) != w.Rows*w.RowBytes() {
+		panic(fmt.Sprintf("kernels: MatMul shapes: w %d×%d (%d bytes), x %d, dst %d, tokens %d", w.Rows, w.Cols, len(w.Data), len(x), len(dst), nTokens))
+	}
+	dot := rowDotFor(w.Type)
+	if dot == nil {
+		panic(fmt.Sprintf("kernels: unsupported weight type %v", w.Type))
+	}
+	buf := activationPool.Get().(*activationBuffer)
+	defer activationPool.Put(buf)
+	acts := grow(buf.acts, nTokens)
+	buf.acts = acts
+	kind := activationKind(w.Type)
+	for t := range acts {
+		acts[t].prepare(kind, x[t*w.Cols:(t+1)*w.Cols])
+	}
+	rb := w.RowBytes()
+	parallelFor(w.Rows, w.Rows*w.Cols*nTokens, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := w.Data[r*rb : (r+1)*rb]
+			for t := range acts {
+				dst[t*w.Rows+r] = dot(row, &acts[t])
+			}
+		}
+	})
+	for t := range acts {
+		acts[t].f = nil // do not keep the caller's vector alive
+	}
+}
+
+type activationBuffer struct{ acts []activation }
+
+var activationPool = sync.Pool{New: func() any { return new(activationBuffer) }}
+
+// workers is the persistent pool that parallelises rows of a product. The
+// caller computes one share itself, so nWorkers-1 goroutines serve it.
+var workers = newWorkerPool(min(runtime.GOMAXPROCS(0), 8))
+
+// parallelThreshold is the multiply-add count below which a product runs on
+// the calling goroutine: handing work to another core costs a few
+// microseconds, more than a small matrix takes.
+const parallelThreshold = 1 << 15
+
+type workerTask struct {
+	fn     func(lo, hi int)
+	lo, hi int
+	wg     *sync.WaitGroup
+}
+
+type workerPool struct {
+	n     int
+	tasks chan workerTask
+}
+
+func newWorkerPool(n int) *workerPool {
+	p := &workerPool{n: max(n, 1), tasks: make(chan workerTask, 64)}
+	for i := 1; i < p.n; i++ {
+		go func() {
+			for t := range p.tasks {
+				t.fn(t.lo, t.hi)
+				t.wg.Done()
+			}
+		}()
+	}
+	return p
+}
+
+var waitGroups = sync.Pool{New: func() any { return new(sync.WaitGroup) }}
+
+// parallelFor runs fn over [0, n) split into one contiguous range per worker.
+func parallelFor(n, work int, fn func(lo, hi int)) {
+	parts := workers.n
+	if work < parallelThreshold || parts == 1 || n < 2*parts {
+		fn(0, n)
+		return
+	}
+	wg := waitGroups.Get().(*sync.WaitGroup)
+	chunk := (n + parts - 1) / parts
+	for lo := chunk; lo < n; lo += chunk {
+		wg.Add(1)
+		workers.tasks <- workerTask{fn: fn, lo: lo, hi: min(lo+chunk, n), wg: wg}
+	}
+	fn(0, min(chunk, n))
+	wg.Wait()
+	waitGroups.Put(wg)
+}
+
+// ParallelFor exposes the worker pool to callers with row-parallel work of
+// their own (attention heads, for example). work is an estimate of the
+// multiply-adds, used to keep small jobs on the calling goroutine.
+func ParallelFor(n, work int, fn func(lo, hi int)) { parallelFor(n, work, fn) }

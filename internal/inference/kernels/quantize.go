@@ -1,0 +1,195 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// Quantize encodes src as type t in ggml layout. len(src) must be a whole
+// number of blocks. The K-quant encoders use a plain min/max fit per
+// sub-block rather than ggml's iterative search: the output is a valid file
+// of that type with a slightly larger error, which is what tests need.
+func Quantize(t gguf.GGMLType, src []float32) ([]byte, error) {
+	size := rowBytes(t, len(src))
+	if size < 0 {
+		return nil, fmt.Errorf("kernels: cannot quantise %d values to %v (unsupported type or not whole blocks)", len(src), t)
+	}
+	dst := make([]byte, size)
+	switch t {
+	case gguf.F32:
+		for i, x := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
+		}
+	case gguf.F16:
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], FloatToHalf(x))
+		}
+	case gguf.BF16:
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], FloatToBF16(x))
+		}
+	case gguf.Q8_0:
+		for b := 0; b < len(src)/QK8_0; b++ {
+			quantizeQ8_0Block(dst[b*BlockQ8_0:], src[b*QK8_0:(b+1)*QK8_0])
+		}
+	case gguf.Q4_0:
+		for b := 0; b < len(src)/QK4_0; b++ {
+			quantizeQ4_0Block(dst[b*BlockQ4_0:], src[b*QK4_0:(b+1)*QK4_0])
+		}
+	case gguf.Q4_K:
+		for b := 0; b < len(src)/QK_K; b++ {
+			quantizeQ4KBlock(dst[b*BlockQ4_K:(b+1)*BlockQ4_K], src[b*QK_K:(b+1)*QK_K])
+		}
+	case gguf.Q6_K:
+		for b := 0; b < len(src)/QK_K; b++ {
+			quantizeQ6KBlock(dst[b*BlockQ6_K:(b+1)*BlockQ6_K], src[b*QK_K:(b+1)*QK_K])
+		}
+	}
+	return dst, nil
+}
+
+func quantizeQ8_0Block(dst []byte, x []float32) {
+	var amax float32
+	for _, v := range x {
+		amax = max(amax, abs32(v))
+	}
+	d := amax / 127
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	binary.LittleEndian.PutUint16(dst, FloatToHalf(d))
+	for j, v := range x {
+		dst[2+j] = byte(int8(roundHalfAway(v * id)))
+	}
+}
+
+// quantizeQ4_0Block follows ggml's quantize_row_q4_0_ref: the value with the
+// largest magnitude maps to -8 so the full signed range is used.
+func quantizeQ4_0Block(dst []byte, x []float32) {
+	var amax, mx float32
+	for _, v := range x {
+		if abs32(v) > amax {
+			amax, mx = abs32(v), v
+		}
+	}
+	d := mx / -8
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	binary.LittleEndian.PutUint16(dst, FloatToHalf(d))
+	for j := 0; j < 16; j++ {
+		q0 := min(15, int(x[j]*id+8.5))
+		q1 := min(15, int(x[j+16]*id+8.5))
+		dst[2+j] = byte(q0) | byte(q1)<<4
+	}
+}
+
+func quantizeQ4KBlock(dst []byte, x []float32) {
+	// Per 32-element sub-block: x ≈ scale·q − min with q in 0..15, min ≥ 0.
+	var scales, mins [8]float32
+	for j := 0; j < 8; j++ {
+		lo, hi := float32(0), float32(0)
+		for _, v := range x[32*j : 32*j+32] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		scales[j] = (hi - lo) / 15
+		mins[j] = -lo
+	}
+	var maxScale, maxMin float32
+	for j := 0; j < 8; j++ {
+		maxScale, maxMin = max(maxScale, scales[j]), max(maxMin, mins[j])
+	}
+	d := FloatToHalf(maxScale / 63)
+	dmin := FloatToHalf(maxMin / 63)
+	df, dminf := HalfToFloat(d), HalfToFloat(dmin)
+	var sc, m [8]uint8
+	for j := 0; j < 8; j++ {
+		if df > 0 {
+			sc[j] = uint8(min(63, roundHalfAway(scales[j]/df)))
+		}
+		if dminf > 0 {
+			m[j] = uint8(min(63, roundHalfAway(mins[j]/dminf)))
+		}
+	}
+	binary.LittleEndian.PutUint16(dst, d)
+	binary.LittleEndian.PutUint16(dst[2:], dmin)
+	packed := dst[4:16]
+	for j := 0; j < 4; j++ {
+		packed[j] = sc[j] | (sc[j+4]>>4)<<6
+		packed[j+4] = m[j] | (m[j+4]>>4)<<6
+		packed[j+8] = sc[j+4]&0x0f | (m[j+4]&0x0f)<<4
+	}
+	qs := dst[16:144]
+	for c := 0; c < 4; c++ {
+		for half := 0; half < 2; half++ {
+			j := 2*c + half
+			step, off := df*float32(sc[j]), dminf*float32(m[j])
+			for l := 0; l < 32; l++ {
+				q := 0
+				if step > 0 {
+					q = max(0, min(15, roundHalfAway((x[32*j+l]+off)/step)))
+				}
+				if half == 0 {
+					qs[32*c+l] = byte(q)
+				} else {
+					qs[32*c+l] |= byte(q) << 4
+				}
+			}
+		}
+	}
+}
+
+func quantizeQ6KBlock(dst []byte, x []float32) {
+	// Per 16-element sub-block: x ≈ d·sc·q with q in -32..31, sc an int8.
+	var scales [16]float32
+	var maxScale float32
+	for j := 0; j < 16; j++ {
+		var amax float32
+		for _, v := range x[16*j : 16*j+16] {
+			amax = max(amax, abs32(v))
+		}
+		scales[j] = amax / 31
+		maxScale = max(maxScale, scales[j])
+	}
+	d := FloatToHalf(maxScale / 127)
+	df := HalfToFloat(d)
+	var sc [16]int8
+	for j := range sc {
+		if df > 0 {
+			sc[j] = int8(min(127, roundHalfAway(scales[j]/df)))
+		}
+	}
+	var q [256]uint8 // q + 32, in 0..63
+	for i, v := range x {
+		step := df * float32(sc[i/16])
+		qi := 0
+		if step > 0 {
+			qi = max(-32, min(31, roundHalfAway(v/step)))
+		}
+		q[i] = uint8(qi + 32)
+	}
+	clear(dst)
+	for n := 0; n < 2; n++ {
+		ql := dst[64*n : 64*n+64]
+		qh := dst[128+32*n : 128+32*n+32]
+		y := q[128*n : 128*n+128]
+		for l := 0; l < 32; l++ {
+			ql[l] = y[l]&0xf | (y[l+64]&0xf)<<4
+			ql[l+32] = y[l+32]&0xf | (y[l+96]&0xf)<<4
+			qh[l] = y[l]>>4 | (y[l+32]>>4)<<2 | (y[l+64]>>4)<<4 | (y[l+96]>>4)<<6
+		}
+	}
+	for j := range sc {
+		dst[192+j] = byte(sc[j])
+	}
+	binary.LittleEndian.PutUint16(dst[208:], d)
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+func roundHalfAway(x float32) int { return int(math.Round(float64(x))) }
