@@ -1,0 +1,169 @@
+package gost
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"testing"
+	"time"
+)
+
+func testKeyAndCert(t testing.TB, params *Params) (*PrivateKey, *Certificate) {
+	t.Helper()
+	key, err := GenerateKey(params, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := SelfSignedCertificate(key, "signer", time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, cert
+}
+
+// TestVerifyOpenSSLGolden verifies signatures made by `openssl cms -sign`
+// with the GOST engine (testdata, see gen commands in openssl_test.go).
+func TestVerifyOpenSSLGolden(t *testing.T) {
+	content := readTestdata(t, "digest.txt")
+	tests := []struct {
+		p7s, cert string
+		attrs     bool
+	}{
+		{"openssl-256-cpA.p7s", "openssl-256-cpA.cert.pem", true},
+		{"openssl-512-A-noattr.p7s", "openssl-512-A.cert.pem", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.p7s, func(t *testing.T) {
+			p7s := readTestdata(t, tc.p7s)
+			cert, err := ParseCertificate(readTestdata(t, tc.cert))
+			if err != nil {
+				t.Fatal(err)
+			}
+			signers, err := VerifyDetachedSigners(p7s, content, nil)
+			if err != nil {
+				t.Fatalf("embedded certificate: %v", err)
+			}
+			if len(signers) != 1 || !bytes.Equal(signers[0].Certificate.Raw, cert.Raw) || signers[0].SignedAttrs != tc.attrs {
+				t.Fatalf("signers = %+v", signers)
+			}
+			if tc.attrs && signers[0].SigningTime.IsZero() {
+				t.Error("signingTime not reported")
+			}
+			if err := VerifyDetached(p7s, content, cert); err != nil {
+				t.Fatalf("given certificate: %v", err)
+			}
+			if err := VerifyDetached([]byte(base64.StdEncoding.EncodeToString(p7s)), content, cert); err != nil {
+				t.Fatalf("base64 input: %v", err)
+			}
+			changed := append(bytes.Clone(content), ' ')
+			if err := VerifyDetached(p7s, changed, nil); !errors.Is(err, ErrBadSignature) {
+				t.Fatalf("changed content: %v", err)
+			}
+			_, other := testKeyAndCert(t, cert.PublicKey.Params)
+			if err := VerifyDetached(p7s, content, other); !errors.Is(err, ErrSignerNotFound) {
+				t.Fatalf("other certificate: %v", err)
+			}
+		})
+	}
+}
+
+func TestSignDetachedRoundTrip(t *testing.T) {
+	content := []byte("amount=1500.00\ndate=2026-02-01\npurpose=Оплата по счёту №5")
+	when := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		params *Params
+		opt    SignOptions
+	}{
+		{"256-attrs", TC26256A, SignOptions{SigningTime: when}},
+		{"256-noattr", CryptoProA, SignOptions{NoSignedAttributes: true}},
+		{"256-keyid", TC26256B, SignOptions{BySubjectKeyID: true, SigningTime: when}},
+		{"512-attrs", TC26512A, SignOptions{SigningTime: when}},
+		{"256-nocert", TC26256A, SignOptions{NoCertificate: true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			key, cert := testKeyAndCert(t, tc.params)
+			der, err := SignDetachedWithOptions(content, cert, key, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			signers, err := VerifyDetachedSigners(der, content, cert)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := signers[0]
+			if s.SignedAttrs == tc.opt.NoSignedAttributes || s.BySubjectKeyID != tc.opt.BySubjectKeyID {
+				t.Fatalf("signer = %+v", s)
+			}
+			if !tc.opt.NoSignedAttributes && !s.SigningTime.Equal(tc.opt.SigningTime) && !tc.opt.SigningTime.IsZero() {
+				t.Fatalf("signing time %v", s.SigningTime)
+			}
+			err = VerifyDetached(der, content, nil)
+			if tc.opt.NoCertificate {
+				if !errors.Is(err, ErrSignerNotFound) {
+					t.Fatalf("no embedded certificate: %v", err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			// Flipping any byte of the signature value breaks verification.
+			bad := bytes.Clone(der)
+			bad[len(bad)-3] ^= 0x40
+			if err := VerifyDetached(bad, content, cert); !errors.Is(err, ErrBadSignature) {
+				t.Fatalf("tampered signature: %v", err)
+			}
+		})
+	}
+}
+
+// TestVerifyDetachedGarbage feeds every truncation and every single-byte
+// corruption: none may panic, truncations never verify, and corrupting any
+// byte of the signed attributes, the signer identifier or the signature
+// value is always caught. (Bytes such as the SignedData version or an
+// embedded certificate's extensions are not covered by the signature; the
+// caller pins the signer certificate.)
+func TestVerifyDetachedGarbage(t *testing.T) {
+	content := readTestdata(t, "digest.txt")
+	p7s := readTestdata(t, "openssl-256-cpA.p7s")
+	for n := 0; n < len(p7s); n++ {
+		if err := VerifyDetached(p7s[:n], content, nil); err == nil {
+			t.Fatalf("truncated to %d bytes: verified", n)
+		}
+	}
+	sd, err := parseSignedData(p7s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	si := sd.signers[0]
+	attrsAt := bytes.Index(p7s, si.signedAttrs.full)
+	sigAt := bytes.Index(p7s, si.signature)
+	serialAt := bytes.Index(p7s[attrsAt-40:], si.serial) + attrsAt - 40
+	mustFail := func(i int) bool {
+		return (i >= attrsAt && i < attrsAt+len(si.signedAttrs.full)) ||
+			(i >= sigAt && i < sigAt+len(si.signature)) ||
+			(i >= serialAt && i < serialAt+len(si.serial))
+	}
+	// Every third byte keeps the test fast under -race; offsets vary across
+	// field boundaries because the fields have lengths not divisible by 3.
+	for i := 0; i < len(p7s); i += 3 {
+		bad := bytes.Clone(p7s)
+		bad[i] ^= 0xff
+		err := VerifyDetached(bad, content, nil)
+		if mustFail(i) && err == nil {
+			t.Fatalf("byte %d corrupted: verified", i)
+		}
+	}
+	if err := VerifyDetached(nil, content, nil); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("empty input: %v", err)
+	}
+}
+
+func TestSignDetachedKeyMismatch(t *testing.T) {
+	key, _ := testKeyAndCert(t, TC26256A)
+	_, cert := testKeyAndCert(t, TC26256A)
+	if _, err := SignDetached([]byte("x"), cert, key); err == nil {
+		t.Fatal("signed with a key that is not the certificate's")
+	}
+}
