@@ -186,3 +186,6 @@ func dotQ6K(row []byte, a *activation) float32 {
 	}
 	return sum
 }
+
+// Float32View views little-endian F32 tensor bytes as floats without copying.
+func Float32View(b []byte) []float32 { return float32s(b) }

@@ -1,0 +1,127 @@
+package model
+
+import (
+	"math"
+
+	"partnerapi/internal/inference/kernels"
+)
+
+// rmsNormRows normalises each row of width w in src into dst and scales it
+// by weight: y = x / sqrt(mean(x²) + eps) ⊙ weight. The sum of squares is
+// accumulated in float64, as ggml does.
+func rmsNormRows(dst, src, weight []float32, eps float32, w int) {
+	for r := 0; r < len(src)/w; r++ {
+		x := src[r*w : (r+1)*w]
+		y := dst[r*w : (r+1)*w]
+		var ss float64
+		for _, v := range x {
+			ss += float64(v) * float64(v)
+		}
+		scale := float32(1 / math.Sqrt(ss/float64(w)+float64(eps)))
+		for i, v := range x {
+			y[i] = v * scale * weight[i]
+		}
+	}
+}
+
+// addBiasRows adds bias to every row of x.
+func addBiasRows(x, bias []float32) {
+	for r := 0; r < len(x)/len(bias); r++ {
+		row := x[r*len(bias) : (r+1)*len(bias)]
+		for i, b := range bias {
+			row[i] += b
+		}
+	}
+}
+
+// addRows adds y to x element-wise (the residual connection).
+func addRows(x, y []float32) {
+	y = y[:len(x)]
+	for i := range x {
+		x[i] += y[i]
+	}
+}
+
+// prepareRope computes cos/sin of every rotation angle for the n positions
+// of the batch (shared by all layers).
+func (s *Sequence) prepareRope(n int) {
+	half := len(s.invFreq)
+	s.ropeCos = grow(s.ropeCos, n*half)
+	s.ropeSin = grow(s.ropeSin, n*half)
+	for t := 0; t < n; t++ {
+		pos := float64(s.pos + t)
+		for i, f := range s.invFreq {
+			sin, cos := math.Sincos(pos * f)
+			s.ropeCos[t*half+i] = float32(cos)
+			s.ropeSin[t*half+i] = float32(sin)
+		}
+	}
+}
+
+// rope rotates every head of vec (heads of HeadDim values) for batch row t.
+func (s *Sequence) rope(vec []float32, t int) {
+	hd, half := s.m.HeadDim, len(s.invFreq)
+	cos := s.ropeCos[t*half : (t+1)*half]
+	sin := s.ropeSin[t*half : (t+1)*half]
+	for h := 0; h < len(vec)/hd; h++ {
+		head := vec[h*hd : (h+1)*hd]
+		if s.m.Arch.Rope == RopeNeoX {
+			for i := 0; i < half; i++ {
+				a, b := head[i], head[i+half]
+				head[i] = a*cos[i] - b*sin[i]
+				head[i+half] = a*sin[i] + b*cos[i]
+			}
+		} else {
+			for i := 0; i < half; i++ {
+				a, b := head[2*i], head[2*i+1]
+				head[2*i] = a*cos[i] - b*sin[i]
+				head[2*i+1] = a*sin[i] + b*cos[i]
+			}
+		}
+	}
+}
+
+// attention computes causal multi-head attention for the n batch rows at
+// positions p0..p0+n-1 of layer l, reading keys and values from the cache
+// (which already holds the batch), into s.attn.
+func (s *Sequence) attention(l, n, p0 int) {
+	m := s.m
+	hd, Q, KV := m.HeadDim, m.QDim(), m.KVDim()
+	group := m.NHead / m.NHeadKV
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	keys, values := s.k[l], s.v[l]
+	items := n * m.NHead
+	work := items * (p0 + n) * hd * 2
+	kernels.ParallelFor(items, work, func(lo, hi int) {
+		scores := make([]float32, p0+n)
+		for it := lo; it < hi; it++ {
+			t, h := it/m.NHead, it%m.NHead
+			g := h / group
+			q := s.q[t*Q+h*hd : t*Q+(h+1)*hd]
+			span := p0 + t + 1 // causal: this row sees positions 0..p0+t
+			sc := scores[:span]
+			maxScore := float32(math.Inf(-1))
+			for p := range sc {
+				k := keys[p*KV+g*hd : p*KV+(g+1)*hd]
+				sc[p] = kernels.DotF32(q, k) * scale
+				maxScore = max(maxScore, sc[p])
+			}
+			var sum float32
+			for p, v := range sc {
+				e := float32(math.Exp(float64(v - maxScore)))
+				sc[p] = e
+				sum += e
+			}
+			out := s.attn[t*Q+h*hd : t*Q+(h+1)*hd]
+			clear(out)
+			inv := 1 / sum
+			for p, a := range sc {
+				a *= inv
+				v := values[p*KV+g*hd : p*KV+(g+1)*hd]
+				for i := range out {
+					out[i] += a * v[i]
+				}
+			}
+		}
+	})
+}
