@@ -1,0 +1,110 @@
+package sampler
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestGreedyTakesArgmax(t *testing.T) {
+	for _, temp := range []float64{0, 0.0005, 0.001} {
+		s := New(Params{Temperature: temp, Seed: 1})
+		if got := s.Sample([]float32{0.1, 3, -2, 2.9}, nil); got != 1 {
+			t.Errorf("temperature %v: got %d", temp, got)
+		}
+	}
+}
+
+func TestSeededDeterminism(t *testing.T) {
+	logits := func() []float32 { return []float32{1, 1.2, 0.8, 1.1, 0.9, 1.05} }
+	draw := func(seed, stream uint64) []int {
+		s := New(Params{Temperature: 1, TopP: 0.95, Seed: seed, Stream: stream})
+		var out []int
+		for range 50 {
+			out = append(out, s.Sample(logits(), nil))
+		}
+		return out
+	}
+	if a, b := draw(42, 0), draw(42, 0); !slices.Equal(a, b) {
+		t.Error("same seed gave different draws")
+	}
+	if a, b := draw(42, 0), draw(43, 0); slices.Equal(a, b) {
+		t.Error("different seeds gave identical 50-token draws")
+	}
+	if a, b := draw(42, 0), draw(42, 1); slices.Equal(a, b) {
+		t.Error("different streams gave identical 50-token draws")
+	}
+}
+
+func TestTemperatureMatchesSoftmax(t *testing.T) {
+	logits := []float32{0, float32(math.Log(3))} // probabilities 1/4, 3/4 at T=1
+	s := New(Params{Temperature: 1, Seed: 7})
+	const n = 20000
+	ones := 0
+	for range n {
+		if s.Sample(slices.Clone(logits), nil) == 1 {
+			ones++
+		}
+	}
+	if f := float64(ones) / n; math.Abs(f-0.75) > 0.02 {
+		t.Errorf("token 1 drawn %.3f of the time, want 0.75", f)
+	}
+	// A high temperature flattens the distribution towards 1/2.
+	s = New(Params{Temperature: 100, Seed: 7})
+	ones = 0
+	for range n {
+		if s.Sample(slices.Clone(logits), nil) == 1 {
+			ones++
+		}
+	}
+	if f := float64(ones) / n; math.Abs(f-0.5) > 0.03 {
+		t.Errorf("at T=100 token 1 drawn %.3f of the time, want ≈0.5", f)
+	}
+}
+
+func TestTopPKeepsSmallestNucleus(t *testing.T) {
+	// Probabilities 0.5, 0.3, 0.15, 0.05.
+	logits := []float32{float32(math.Log(0.5)), float32(math.Log(0.3)), float32(math.Log(0.15)), float32(math.Log(0.05))}
+	for _, tc := range []struct {
+		topP    float64
+		allowed []int
+	}{
+		{0.4, []int{0}}, {0.5, []int{0}}, {0.7, []int{0, 1}}, {0.9, []int{0, 1, 2}}, {1, []int{0, 1, 2, 3}},
+	} {
+		s := New(Params{Temperature: 1, TopP: tc.topP, Seed: 3})
+		seen := map[int]int{}
+		for range 5000 {
+			seen[s.Sample(slices.Clone(logits), nil)]++
+		}
+		for id := range seen {
+			if !slices.Contains(tc.allowed, id) {
+				t.Errorf("top_p %v drew token %d", tc.topP, id)
+			}
+		}
+		if len(seen) != len(tc.allowed) {
+			t.Errorf("top_p %v drew %v, want all of %v", tc.topP, seen, tc.allowed)
+		}
+	}
+}
+
+func TestRepetitionPenalty(t *testing.T) {
+	// Token 0 leads slightly; having just been generated, a penalty > 1 makes
+	// greedy choose token 1 instead, and penalty 1 changes nothing.
+	logits := func() []float32 { return []float32{2.0, 1.9, -1, -1.1} }
+	if got := New(Params{RepetitionPenalty: 1}).Sample(logits(), []int{0}); got != 0 {
+		t.Errorf("neutral penalty: got %d", got)
+	}
+	if got := New(Params{RepetitionPenalty: 1.1}).Sample(logits(), []int{0}); got != 1 {
+		t.Errorf("penalty 1.1: got %d", got)
+	}
+	// Negative logits are pushed further down: -1 * 1.5 < -1.1.
+	l := logits()
+	New(Params{RepetitionPenalty: 1.5}).penalise(l, []int{2, 2, 2})
+	if l[2] != -1.5 {
+		t.Errorf("negative logit penalised to %v, want -1.5 (once per distinct token)", l[2])
+	}
+	// Only the recent window counts.
+	if got := New(Params{RepetitionPenalty: 2, RepeatWindow: 2}).Sample(logits(), []int{0, 3, 3}); got != 0 {
+		t.Errorf("token outside the window was penalised: got %d", got)
+	}
+}
