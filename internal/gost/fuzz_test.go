@@ -1,0 +1,70 @@
+package gost
+
+import (
+	"encoding/pem"
+	"testing"
+)
+
+// The fuzz targets check that parsers never panic and that whatever they
+// accept is internally consistent. Seeds are the golden files.
+
+func FuzzVerifyDetached(f *testing.F) {
+	f.Add(readTestdata(f, "openssl-256-cpA.p7s"))
+	f.Add(readTestdata(f, "openssl-512-A-noattr.p7s"))
+	f.Add([]byte{0x30, 0x80, 0x06, 0x00, 0x00, 0x00})
+	content := readTestdata(f, "digest.txt")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		signers, err := VerifyDetachedSigners(data, content, nil)
+		if err == nil && len(signers) == 0 {
+			t.Fatal("verified without signers")
+		}
+	})
+}
+
+func FuzzParseCertificate(f *testing.F) {
+	for _, name := range []string{"openssl-256-cpA.cert.pem", "openssl-512-A.cert.pem", "ecdsa-p256.cert.pem"} {
+		block, _ := pem.Decode(readTestdata(f, name))
+		f.Add(block.Bytes)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cert, err := ParseCertificate(data)
+		if err != nil {
+			return
+		}
+		if cert.PublicKey == nil || !cert.PublicKey.Params.IsOnCurve(cert.PublicKey.X, cert.PublicKey.Y) {
+			t.Fatal("accepted certificate with an invalid key")
+		}
+		_ = cert.CheckSignatureFrom(cert)
+	})
+}
+
+func FuzzParsePrivateKey(f *testing.F) {
+	for _, name := range []string{"openssl-256-cpA.key.pem", "openssl-512-A.key.pem"} {
+		block, _ := pem.Decode(readTestdata(f, name))
+		f.Add(block.Bytes)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		key, err := ParsePrivateKey(data)
+		if err != nil {
+			return
+		}
+		if _, err := MarshalPrivateKey(key); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func FuzzParseJWS(f *testing.F) {
+	f.Add("eyJhbGciOiJnb3N0MzQuMTAtMjAxMiIsImtpZCI6ImY0N2FjMTBiLTU4Y2MtNDM3Mi1hNTY3LTBlMDJiMmMzZDQ3OSJ9.e30.AAAA")
+	f.Add("a.b.c")
+	f.Add("..")
+	f.Fuzz(func(t *testing.T, s string) {
+		j, err := ParseJWS(s)
+		if err != nil {
+			return
+		}
+		if j.Header.Alg != JWSAlgorithm || !isUUID(j.Header.Kid) || len(j.Signature) == 0 {
+			t.Fatalf("accepted %+v", j.Header)
+		}
+	})
+}
