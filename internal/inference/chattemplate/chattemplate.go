@@ -1,0 +1,118 @@
+// Package chattemplate renders chat messages into a model's prompt text with
+// the Jinja template a GGUF file carries in tokenizer.chat_template (rendered
+// by gonja, a pure-Go Jinja implementation), or with a plain-text fallback
+// for models without one.
+package chattemplate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nikolalohinski/gonja/v2"
+	"github.com/nikolalohinski/gonja/v2/exec"
+)
+
+// Message is one chat message as the template sees it.
+type Message struct {
+	Role    string // system | user | assistant | function
+	Content string
+	Name    string // function name for role "function", optional otherwise
+}
+
+// Options are the variables templates expect besides the messages.
+type Options struct {
+	BOSToken            string // e.g. "<s>"
+	EOSToken            string
+	AddGenerationPrompt bool // end with the header that starts the assistant's turn
+}
+
+// Template renders a conversation to prompt text. Safe for concurrent use.
+type Template struct {
+	source string
+	jinja  *exec.Template // nil for the plain-text fallback
+}
+
+// ErrTemplate wraps template parse and render failures, including the
+// template's own raise_exception calls (for example on role alternation).
+var ErrTemplate = errors.New("chat template")
+
+// Parse compiles a Jinja chat template.
+// Templates come from model files, so a panic inside the Jinja library is
+// turned into an error rather than taking the server down.
+func Parse(source string) (t *Template, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("%w: parser panic: %v", ErrTemplate, r)
+		}
+	}()
+	tpl, err := gonja.FromString(source)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTemplate, err)
+	}
+	return &Template{source: source, jinja: tpl}, nil
+}
+
+// PlainText is the fallback for models without a chat template, chosen for
+// completion models such as stories260K: the message contents, trimmed, in
+// order, separated by a blank line, without role labels and without a
+// trailing newline. A completion model then simply continues the last
+// message's text ("Once upon a time" → ", there was a little girl…"), which
+// is the most sensible reply such a model can give; role labels would make it
+// imitate a dialogue format it never saw.
+func PlainText() *Template { return &Template{} }
+
+// IsPlainText reports whether t is the fallback format.
+func (t *Template) IsPlainText() bool { return t.jinja == nil }
+
+// Source is the Jinja source ("" for the fallback).
+func (t *Template) Source() string { return t.source }
+
+// Render renders msgs.
+func (t *Template) Render(msgs []Message, opts Options) (out string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("%w: render panic: %v", ErrTemplate, r)
+		}
+	}()
+	if t.jinja == nil {
+		parts := make([]string, 0, len(msgs))
+		for _, m := range msgs {
+			if c := strings.TrimSpace(m.Content); c != "" {
+				parts = append(parts, c)
+			}
+		}
+		return strings.Join(parts, "\n\n"), nil
+	}
+	list := make([]map[string]any, len(msgs))
+	for i, m := range msgs {
+		d := map[string]any{"role": m.Role, "content": m.Content}
+		if m.Name != "" {
+			d["name"] = m.Name
+		}
+		list[i] = d
+	}
+	ctx := exec.NewContext(map[string]any{
+		"messages":              list,
+		"bos_token":             opts.BOSToken,
+		"eos_token":             opts.EOSToken,
+		"add_generation_prompt": opts.AddGenerationPrompt,
+		"raise_exception": func(msg string) (string, error) {
+			return "", fmt.Errorf("%w: template raised: %s", ErrTemplate, msg)
+		},
+		"strftime_now": strftimeNow,
+	})
+	out, err = t.jinja.ExecuteToString(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrTemplate, err)
+	}
+	return out, nil
+}
+
+// strftimeNow serves templates (Llama 3.x) that print today's date; it maps
+// the few strftime directives those templates use to Go layouts.
+func strftimeNow(format string) string {
+	r := strings.NewReplacer("%d", "02", "%b", "Jan", "%B", "January", "%Y", "2006", "%m", "01", "%y", "06", "%H", "15", "%M", "04", "%S", "05")
+	return time.Now().Format(r.Replace(format))
+}

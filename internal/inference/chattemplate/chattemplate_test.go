@@ -1,0 +1,131 @@
+package chattemplate
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/testenv"
+)
+
+var conversation = []Message{
+	{Role: "system", Content: "Be brief."},
+	{Role: "user", Content: "Hi there"},
+	{Role: "assistant", Content: "Hello!"},
+	{Role: "user", Content: "  How are you?  "},
+}
+
+func TestPhi3TemplateFromGGUF(t *testing.T) {
+	f, err := gguf.Open(testenv.Model(t, "vocab/ggml-vocab-phi-3.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	src, ok := f.String("tokenizer.chat_template")
+	if !ok {
+		t.Fatal("no chat template")
+	}
+	tpl, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tpl.Render(conversation, Options{BOSToken: "<s>", EOSToken: "<|endoftext|>", AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Phi-3's template drops system messages and opens the assistant turn
+	// after every user message.
+	want := "<s><|user|>\nHi there<|end|>\n<|assistant|>\nHello!<|end|>\n<|user|>\n  How are you?  <|end|>\n<|assistant|>\n"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// A Llama-2/Mistral-style template exercising the constructs real templates
+// use: messages[0]['role'], slicing, set, loop.index0, raise_exception,
+// trim / .strip(), bos/eos tokens, add_generation_prompt.
+const llama2Like = `{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}{% set system_message = false %}{% endif %}` +
+	`{% for message in loop_messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}` +
+	`{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\n' + system_message + '\n<</SYS>>\n\n' + message['content'] %}{% else %}{% set content = message['content'] %}{% endif %}` +
+	`{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content | trim + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' ' + content.strip() + ' ' + eos_token }}{% endif %}{% endfor %}` +
+	`{% if add_generation_prompt %}{{ '' }}{% endif %}`
+
+const chatML = `{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}`
+
+func TestTemplates(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		msgs    []Message
+		genOpen bool
+		want    string
+		wantErr bool
+	}{
+		{name: "llama2 with system", src: llama2Like, msgs: conversation, genOpen: true,
+			want: "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi there [/INST] Hello! </s><s>[INST] How are you? [/INST]"},
+		{name: "llama2 without system", src: llama2Like, msgs: conversation[1:2], genOpen: true,
+			want: "<s>[INST] Hi there [/INST]"},
+		{name: "llama2 roles must alternate", src: llama2Like, msgs: []Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}}, wantErr: true},
+		{name: "chatml with generation prompt", src: chatML, msgs: conversation[:2], genOpen: true,
+			want: "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"},
+		{name: "chatml without generation prompt", src: chatML, msgs: conversation[1:2], genOpen: false,
+			want: "<|im_start|>user\nHi there<|im_end|>\n"},
+		{name: "name field", src: `{% for m in messages %}{{ m.role }}:{{ m.name }};{% endfor %}`, msgs: []Message{{Role: "function", Name: "weather", Content: "{}"}},
+			want: "function:weather;"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tpl, err := Parse(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tpl.Render(tc.msgs, Options{BOSToken: "<s>", EOSToken: "</s>", AddGenerationPrompt: tc.genOpen})
+			if tc.wantErr {
+				if !errors.Is(err, ErrTemplate) || !strings.Contains(err.Error(), "alternate") {
+					t.Fatalf("want a raised template error, got %v (output %q)", err, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseRefusesBrokenTemplate(t *testing.T) {
+	if _, err := Parse("{% for m in messages %}{{ m.content }"); !errors.Is(err, ErrTemplate) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestPlainTextFallback(t *testing.T) {
+	got, err := PlainText().Render(conversation, Options{BOSToken: "<s>", AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Be brief.\n\nHi there\n\nHello!\n\nHow are you?"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, _ := PlainText().Render([]Message{{Role: "user", Content: "Once upon a time"}}, Options{}); got != "Once upon a time" {
+		t.Errorf("single message rendered as %q", got)
+	}
+}
+
+// FuzzTemplate checks that no template text makes Parse or Render panic.
+func FuzzTemplate(f *testing.F) {
+	f.Add(llama2Like)
+	f.Add(chatML)
+	f.Add("{{ messages[1:][0]['content'].strip() }}{% if x %}")
+	f.Fuzz(func(t *testing.T, src string) {
+		tpl, err := Parse(src)
+		if err != nil {
+			return
+		}
+		_, _ = tpl.Render(conversation, Options{BOSToken: "<s>", AddGenerationPrompt: true})
+	})
+}
