@@ -197,8 +197,8 @@ func TestCompletePrefix(t *testing.T) {
 		{"a\xF0\x9F\xA6", 1},
 		{"a\xF0\x9F\xA6\x99", 5},
 		{"\xE2\x82", 0},
-		{"a\xFF", 2},      // invalid, never completes
-		{"a\xE0\x80", 3},  // overlong prefix is invalid already
+		{"a\xFF", 2},     // invalid, never completes
+		{"a\xE0\x80", 3}, // overlong prefix is invalid already
 		{"\x80\x80\x80", 3},
 	}
 	for _, tt := range tests {
