@@ -1,0 +1,262 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/inference/chattemplate"
+	"partnerapi/internal/inference/gguf"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// MaxContext caps every model's context window (0: no cap beyond the
+	// model's trained context and its manifest).
+	MaxContext int
+	// Concurrency is how many generations run at once per model (default
+	// 1). Further calls wait for a slot, or for their context to end.
+	Concurrency int
+}
+
+// Manifest is the optional NAME.json beside NAME.gguf.
+type Manifest struct {
+	Version           string `json:"version"`
+	OwnedBy           string `json:"owned_by"`
+	Type              string `json:"type"`
+	ContextWindow     int    `json:"context_window"`
+	ChatTemplate      string `json:"chat_template"` // Jinja source overriding the file's template
+	SupportsFunctions bool   `json:"supports_functions"`
+}
+
+// Defaults for models without a manifest.
+const (
+	DefaultVersion = "1.0"
+	DefaultOwnedBy = "partnerapi"
+	TypeChat       = "chat"
+)
+
+// Engine serves the models of one directory. It implements assistant.Engine.
+type Engine struct {
+	models map[string]*served
+	names  []string
+}
+
+var _ assistant.Engine = (*Engine)(nil)
+
+type served struct {
+	*Model
+	info  assistant.ModelInfo
+	slots chan struct{}
+}
+
+// Open loads every NAME.gguf in modelsDir (not recursively). Tokenizer-only
+// files (no tensors) are skipped; any other file that fails to load fails
+// Open, so a broken deployment is noticed at start-up.
+func Open(modelsDir string, opts Options) (*Engine, error) {
+	paths, err := filepath.Glob(filepath.Join(modelsDir, "*.gguf"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	e := &Engine{models: map[string]*served{}}
+	for _, path := range paths {
+		s, err := openServed(path, opts)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		if s == nil {
+			continue
+		}
+		e.models[s.info.Name] = s
+		e.names = append(e.names, s.info.Name)
+	}
+	return e, nil
+}
+
+func openServed(path string, opts Options) (*served, error) {
+	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
+	man := Manifest{}
+	if b, err := os.ReadFile(strings.TrimSuffix(path, ".gguf") + ".json"); err == nil {
+		if err := json.Unmarshal(b, &man); err != nil {
+			return nil, fmt.Errorf("local: manifest of %s: %w", name, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if vocabOnly, err := isVocabOnly(path); err != nil || vocabOnly {
+		return nil, err
+	}
+	m, err := LoadModel(path)
+	if err != nil {
+		return nil, err
+	}
+	if man.ChatTemplate != "" {
+		if m.Template, err = chattemplate.Parse(man.ChatTemplate); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("local: manifest of %s: %w", name, err)
+		}
+	}
+	ctxWindow := m.Net.NCtx
+	if man.ContextWindow > 0 {
+		ctxWindow = min(ctxWindow, man.ContextWindow)
+	}
+	if opts.MaxContext > 0 {
+		ctxWindow = min(ctxWindow, opts.MaxContext)
+	}
+	info := assistant.ModelInfo{
+		Name:              name,
+		Version:           cmpOr(man.Version, DefaultVersion),
+		OwnedBy:           cmpOr(man.OwnedBy, DefaultOwnedBy),
+		Type:              cmpOr(man.Type, TypeChat),
+		ContextWindow:     ctxWindow,
+		SupportsFunctions: man.SupportsFunctions,
+	}
+	return &served{Model: m, info: info, slots: make(chan struct{}, max(opts.Concurrency, 1))}, nil
+}
+
+// isVocabOnly reports whether the GGUF at path has no tensors (a
+// tokenizer-only file), at the cost of one extra header parse.
+func isVocabOnly(path string) (bool, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	return len(f.Tensors) == 0, nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Close releases every model.
+func (e *Engine) Close() error {
+	var errs []error
+	for _, s := range e.models {
+		errs = append(errs, s.Close())
+	}
+	e.models = nil
+	return errors.Join(errs...)
+}
+
+// Models lists the served models in name order.
+func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
+	out := make([]assistant.ModelInfo, 0, len(e.names))
+	for _, n := range e.names {
+		out = append(out, e.models[n].info)
+	}
+	return out, nil
+}
+
+// Model returns a served model by name (for tools and tests).
+func (e *Engine) Model(name string) (*Model, bool) {
+	s, ok := e.models[name]
+	if !ok {
+		return nil, false
+	}
+	return s.Model, true
+}
+
+// CountTokens counts text's tokens without BOS/EOS and without parsing
+// special-token text.
+func (e *Engine) CountTokens(ctx context.Context, name, text string) (int, error) {
+	s, ok := e.models[name]
+	if !ok {
+		return 0, assistant.ErrNoSuchModel
+	}
+	return len(s.Tokenizer.Encode(text, false, false)), nil
+}
+
+// Prompt renders messages with the model's template and tokenizes the
+// result. A template that already writes the BOS token suppresses the
+// tokenizer's own, so the prompt never starts with two.
+func (s *served) prompt(msgs []assistant.Message) ([]int, error) {
+	cm := make([]chattemplate.Message, len(msgs))
+	for i, m := range msgs {
+		content := m.Content
+		if content == "" && m.FunctionCall != nil {
+			call, _ := json.Marshal(map[string]any{"name": m.FunctionCall.Name, "arguments": m.FunctionCall.Arguments})
+			content = string(call)
+		}
+		cm[i] = chattemplate.Message{Role: m.Role, Content: content, Name: m.Name}
+	}
+	tok := s.Tokenizer
+	bos := ""
+	if tok.BOS() >= 0 {
+		bos = tok.TokenText(tok.BOS())
+	}
+	eos := ""
+	if tok.EOS() >= 0 {
+		eos = tok.TokenText(tok.EOS())
+	}
+	text, err := s.Template.Render(cm, chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true})
+	if err != nil {
+		return nil, err
+	}
+	if s.Template.IsPlainText() {
+		// Message text is user input: control-token spellings in it stay text.
+		return tok.Encode(text, true, false), nil
+	}
+	addSpecial := !(bos != "" && strings.HasPrefix(text, bos))
+	ids := tok.Encode(text, addSpecial, true)
+	return ids, nil
+}
+
+// Generate implements assistant.Engine.
+func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+	s, ok := e.models[req.Model]
+	if !ok {
+		return assistant.Result{}, assistant.ErrNoSuchModel
+	}
+	prompt, err := s.prompt(req.Messages)
+	if err != nil {
+		return assistant.Result{}, err
+	}
+	room := s.info.ContextWindow - len(prompt)
+	if room < 1 {
+		return assistant.Result{}, assistant.ErrContextWindow
+	}
+	maxTokens := room
+	if req.MaxTokens > 0 {
+		maxTokens = min(req.MaxTokens, room)
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return assistant.Result{}, ctx.Err()
+	}
+	var emitPiece func(int, string) error
+	if emit != nil {
+		emitPiece = func(i int, text string) error { return emit(assistant.Delta{Index: i, Text: text}) }
+	}
+	comps, err := s.Generate(ctx, prompt, GenerateParams{
+		Temperature:       req.Temperature,
+		TopP:              req.TopP,
+		RepetitionPenalty: req.RepetitionPenalty,
+		Seed:              req.Seed,
+		MaxTokens:         maxTokens,
+		N:                 max(req.N, 1),
+		MaxContext:        s.info.ContextWindow,
+	}, emitPiece)
+	if err != nil {
+		return assistant.Result{}, err
+	}
+	res := assistant.Result{Usage: assistant.Usage{PromptTokens: len(prompt)}}
+	for i, c := range comps {
+		res.Choices = append(res.Choices, assistant.Choice{Index: i, Text: c.Text, FinishReason: c.FinishReason})
+		res.Usage.CompletionTokens += len(c.Tokens)
+	}
+	return res, nil
+}

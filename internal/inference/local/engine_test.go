@@ -1,0 +1,233 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/testenv"
+)
+
+const storiesContinuation = ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball."
+
+// modelsDir makes a temporary models directory holding a symlink to the
+// shared stories260K file (never a copy) and an optional manifest.
+func modelsDir(t *testing.T, manifest string) string {
+	t.Helper()
+	src := testenv.Model(t, "stories260K.gguf")
+	dir := t.TempDir()
+	if err := os.Symlink(src, filepath.Join(dir, "stories260K.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	// A tokenizer-only file is skipped, not served.
+	if err := os.Symlink(testenv.Model(t, "vocab/ggml-vocab-phi-3.gguf"), filepath.Join(dir, "phi3-vocab.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	if manifest != "" {
+		if err := os.WriteFile(filepath.Join(dir, "stories260K.json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func openEngine(t *testing.T, manifest string, opts Options) *Engine {
+	t.Helper()
+	e, err := Open(modelsDir(t, manifest), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func userMessage(s string) []assistant.Message {
+	return []assistant.Message{{Role: "user", Content: s}}
+}
+
+func TestModelsAndManifest(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	models, _ := e.Models(context.Background())
+	want := assistant.ModelInfo{Name: "stories260K", Version: "1.0", OwnedBy: "partnerapi", Type: "chat", ContextWindow: 2048}
+	if len(models) != 1 || models[0] != want {
+		t.Fatalf("models %+v", models)
+	}
+	e = openEngine(t, `{"version":"2.1","owned_by":"team","context_window":512,"supports_functions":true}`, Options{})
+	models, _ = e.Models(context.Background())
+	want = assistant.ModelInfo{Name: "stories260K", Version: "2.1", OwnedBy: "team", Type: "chat", ContextWindow: 512, SupportsFunctions: true}
+	if models[0] != want {
+		t.Fatalf("with manifest %+v", models[0])
+	}
+	if _, err := Open(modelsDir(t, `{"version":`), Options{}); err == nil {
+		t.Error("broken manifest accepted")
+	}
+}
+
+func TestCountTokens(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	n, err := e.CountTokens(context.Background(), "stories260K", "Once upon a time")
+	if err != nil || n != 4 {
+		t.Fatalf("count %d, %v (want 4: no BOS)", n, err)
+	}
+	if _, err := e.CountTokens(context.Background(), "nope", "x"); !errors.Is(err, assistant.ErrNoSuchModel) {
+		t.Errorf("unknown model: %v", err)
+	}
+}
+
+func TestGenerateGreedyMatchesReference(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	var streamed strings.Builder
+	res, err := e.Generate(context.Background(), assistant.GenerateRequest{
+		Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 40, N: 1,
+	}, func(d assistant.Delta) error {
+		if d.Index != 0 || !utf8.ValidString(d.Text) || d.Text == "" {
+			t.Errorf("bad delta %+v", d)
+		}
+		streamed.WriteString(d.Text)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Choices) != 1 || res.Choices[0].Text != storiesContinuation || res.Choices[0].FinishReason != "length" {
+		t.Fatalf("result %+v", res)
+	}
+	if streamed.String() != res.Choices[0].Text {
+		t.Errorf("streamed %q", streamed.String())
+	}
+	if res.Usage != (assistant.Usage{PromptTokens: 5, CompletionTokens: 40}) {
+		t.Errorf("usage %+v", res.Usage)
+	}
+}
+
+func TestGenerateChoicesAreSeededAndIndependent(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	req := assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Lily and Tom went to the"),
+		MaxTokens: 20, N: 3, Temperature: 1, TopP: 0.95, Seed: 42}
+	run := func() assistant.Result {
+		res, err := e.Generate(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	a, b := run(), run()
+	if len(a.Choices) != 3 {
+		t.Fatalf("%d choices", len(a.Choices))
+	}
+	for i := range a.Choices {
+		if a.Choices[i] != b.Choices[i] {
+			t.Errorf("choice %d differs between runs with one seed: %q vs %q", i, a.Choices[i].Text, b.Choices[i].Text)
+		}
+	}
+	if a.Choices[0].Text == a.Choices[1].Text && a.Choices[1].Text == a.Choices[2].Text {
+		t.Errorf("three sampled choices are identical: %q", a.Choices[0].Text)
+	}
+	if a.Usage.PromptTokens != 9 || a.Usage.CompletionTokens < 3 || a.Usage.CompletionTokens > 60 {
+		t.Errorf("usage %+v", a.Usage)
+	}
+}
+
+func TestGenerateContextWindow(t *testing.T) {
+	e := openEngine(t, `{"context_window":8}`, Options{})
+	// 5 prompt tokens in a window of 8: max_tokens 100 is clamped to 3.
+	res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 100}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.CompletionTokens != 3 || res.Choices[0].FinishReason != "length" {
+		t.Errorf("clamped result %+v", res)
+	}
+	// 9 prompt tokens do not fit.
+	_, err = e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Lily and Tom went to the")}, nil)
+	if !errors.Is(err, assistant.ErrContextWindow) {
+		t.Errorf("over-long prompt: %v", err)
+	}
+	_, err = e.Generate(context.Background(), assistant.GenerateRequest{Model: "nope", Messages: userMessage("x")}, nil)
+	if !errors.Is(err, assistant.ErrNoSuchModel) {
+		t.Errorf("unknown model: %v", err)
+	}
+}
+
+func TestGenerateStopsOnCancelAndEmitError(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	req := assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 200}
+	ctx, cancel := context.WithCancel(context.Background())
+	deltas := 0
+	_, err := e.Generate(ctx, req, func(assistant.Delta) error {
+		deltas++
+		if deltas == 2 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || deltas != 2 {
+		t.Errorf("cancel: err %v after %d deltas", err, deltas)
+	}
+	boom := errors.New("client gone")
+	deltas = 0
+	_, err = e.Generate(context.Background(), req, func(assistant.Delta) error { deltas++; return boom })
+	if !errors.Is(err, boom) || deltas != 1 {
+		t.Errorf("emit error: err %v after %d deltas", err, deltas)
+	}
+}
+
+func TestGenerateWaitsForSlotWithinContext(t *testing.T) {
+	e := openEngine(t, "", Options{Concurrency: 1})
+	req := assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 5}
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		first := true
+		_, err := e.Generate(context.Background(), req, func(assistant.Delta) error {
+			if first {
+				first = false
+				close(started)
+				<-release
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := e.Generate(ctx, req, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("second call while the slot is held: %v", err)
+	}
+	close(release)
+	wg.Wait()
+	if _, err := e.Generate(context.Background(), req, nil); err != nil {
+		t.Errorf("after release: %v", err)
+	}
+}
+
+func TestEnginesShareWeights(t *testing.T) {
+	dir := modelsDir(t, "")
+	a, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ma, _ := a.Model("stories260K")
+	mb, _ := b.Model("stories260K")
+	if &ma.Net.TokenEmbd.Data[0] != &mb.Net.TokenEmbd.Data[0] {
+		t.Error("two engines on one file map the weights twice")
+	}
+}

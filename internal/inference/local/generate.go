@@ -1,0 +1,162 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"partnerapi/internal/inference/model"
+	"partnerapi/internal/inference/sampler"
+	"partnerapi/internal/inference/tokenizer"
+)
+
+// Finish reasons of a completion.
+const (
+	FinishStop   = "stop"   // the model produced an end-of-generation token
+	FinishLength = "length" // MaxTokens or the context window was reached
+)
+
+// GenerateParams controls one generation.
+type GenerateParams struct {
+	Temperature       float64 // ≤ 0.001: greedy
+	TopP              float64
+	RepetitionPenalty float64
+	Seed              uint64 // 0: a random seed
+	MaxTokens         int    // per choice; ≤ 0: until the context is full
+	N                 int    // choices, ≥ 1
+	MaxContext        int    // tokens per sequence; 0: the model's trained context
+	// Continuation keeps the leading space of the first generated piece (raw
+	// prompt continuation); chat replies drop it.
+	Continuation bool
+}
+
+// Completion is one generated choice.
+type Completion struct {
+	Tokens       []int // generated ids, without the end-of-generation token
+	Text         string
+	FinishReason string
+}
+
+// prefillStep bounds the prompt tokens processed between cancellation checks.
+const prefillStep = 64
+
+// Generate runs the prompt once, then samples p.N choices from copies of its
+// KV cache, one token of each choice in turn, so streamed choices progress
+// together. emit receives every piece of text (never a split UTF-8
+// character) in order per choice; an emit error stops generation. ctx is
+// checked between tokens.
+func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, emit func(choice int, text string) error) ([]Completion, error) {
+	if len(prompt) == 0 {
+		return nil, errors.New("local: empty prompt")
+	}
+	n := max(p.N, 1)
+	seq := m.Net.NewSequence(p.MaxContext)
+	if len(prompt) >= seq.MaxContext() {
+		return nil, fmt.Errorf("%w: prompt of %d tokens, context of %d", model.ErrContextFull, len(prompt), seq.MaxContext())
+	}
+	var logits []float32
+	for i := 0; i < len(prompt); i += prefillStep {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		if logits, err = seq.Forward(prompt[i:min(i+prefillStep, len(prompt))]); err != nil {
+			return nil, err
+		}
+	}
+	seed := p.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	maxTokens := seq.MaxContext() - len(prompt)
+	if p.MaxTokens > 0 {
+		maxTokens = min(maxTokens, p.MaxTokens)
+	}
+
+	type choice struct {
+		seq     *model.Sequence
+		logits  []float32
+		sampler *sampler.Sampler
+		decoder *tokenizer.StreamDecoder
+		history []int
+		out     Completion
+		text    []byte
+		done    bool
+	}
+	choices := make([]*choice, n)
+	for i := range choices {
+		c := &choice{
+			sampler: sampler.New(sampler.Params{Temperature: p.Temperature, TopP: p.TopP, RepetitionPenalty: p.RepetitionPenalty, Seed: seed, Stream: uint64(i)}),
+			history: slices.Clip(prompt),
+		}
+		if p.Continuation {
+			c.decoder = m.Tokenizer.NewContinuationDecoder()
+		} else {
+			c.decoder = m.Tokenizer.NewStreamDecoder()
+		}
+		// The first choice keeps the prefilled sequence; the others copy it.
+		if i == 0 {
+			c.seq = seq
+		} else {
+			c.seq = seq.Clone()
+		}
+		c.logits = slices.Clone(logits)
+		choices[i] = c
+	}
+	send := func(i int, c *choice, s string) error {
+		if s == "" {
+			return nil
+		}
+		c.text = append(c.text, s...)
+		if emit != nil {
+			return emit(i, s)
+		}
+		return nil
+	}
+	for active := n; active > 0; {
+		for i, c := range choices {
+			if c.done {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			tok := c.sampler.Sample(c.logits, c.history)
+			finish := ""
+			switch {
+			case m.Tokenizer.IsEOG(tok):
+				finish = FinishStop
+			default:
+				c.out.Tokens = append(c.out.Tokens, tok)
+				c.history = append(c.history, tok)
+				if err := send(i, c, c.decoder.Add(tok)); err != nil {
+					return nil, err
+				}
+				if len(c.out.Tokens) >= maxTokens {
+					finish = FinishLength
+				}
+			}
+			if finish != "" {
+				if err := send(i, c, c.decoder.Flush()); err != nil {
+					return nil, err
+				}
+				c.out.FinishReason, c.done = finish, true
+				active--
+				continue
+			}
+			logits, err := c.seq.Forward([]int{tok})
+			if err != nil {
+				return nil, err
+			}
+			copy(c.logits, logits)
+		}
+	}
+	out := make([]Completion, n)
+	for i, c := range choices {
+		out[i] = c.out
+		out[i].Text = string(c.text)
+	}
+	return out, nil
+}

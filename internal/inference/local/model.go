@@ -1,0 +1,62 @@
+// Package local is the in-process inference engine: it serves the GGUF
+// models of a directory through the assistant.Engine interface, running the
+// pure-Go forward pass of package model.
+package local
+
+import (
+	"fmt"
+
+	"partnerapi/internal/inference/chattemplate"
+	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/model"
+	"partnerapi/internal/inference/tokenizer"
+)
+
+// Model is one loaded GGUF model: weights (mapped), tokenizer and template.
+type Model struct {
+	File      *gguf.File
+	Net       *model.Model
+	Tokenizer *tokenizer.Tokenizer
+	// Template renders chat messages; the plain-text fallback when the file
+	// carries no tokenizer.chat_template.
+	Template *chattemplate.Template
+}
+
+// LoadModel opens and loads the GGUF file at path. Files opened twice in one
+// process share their memory mapping.
+func LoadModel(path string) (*Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := loadFrom(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+func loadFrom(f *gguf.File) (*Model, error) {
+	net, err := model.Load(f)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	if tok.VocabSize() != net.NVocab {
+		return nil, fmt.Errorf("local: tokenizer has %d tokens, the embedding table %d", tok.VocabSize(), net.NVocab)
+	}
+	tmpl := chattemplate.PlainText()
+	if src, ok := f.String("tokenizer.chat_template"); ok && src != "" {
+		if tmpl, err = chattemplate.Parse(src); err != nil {
+			return nil, err
+		}
+	}
+	return &Model{File: f, Net: net, Tokenizer: tok, Template: tmpl}, nil
+}
+
+// Close releases the mapping.
+func (m *Model) Close() error { return m.File.Close() }
