@@ -3,10 +3,62 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+
+	"partnerapi/internal/inference/local"
 )
 
-// runGenerate is replaced by the engine's implementation.
+// runGenerate implements `partnerapi generate`: it continues a raw prompt
+// (no chat template) with a local GGUF model and streams the continuation to
+// stdout as it is produced.
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("generate: the inference engine is not built yet")
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modelPath := fs.String("model", "", "GGUF model file")
+	prompt := fs.String("prompt", "", "prompt text to continue")
+	n := fs.Int("n", 64, "tokens to generate")
+	temperature := fs.Float64("temperature", 0, "sampling temperature (≤ 0.001: greedy)")
+	topP := fs.Float64("top-p", 1, "nucleus sampling mass (1: off)")
+	repeat := fs.Float64("repeat-penalty", 1, "repetition penalty (1: off)")
+	seed := fs.Uint64("seed", 0, "random seed (0: random)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("generate: unexpected arguments %q", fs.Args())
+	}
+	if *modelPath == "" {
+		return errors.New("generate: --model is required")
+	}
+	if *n <= 0 {
+		return errors.New("generate: -n must be positive")
+	}
+	m, err := local.LoadModel(*modelPath)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	defer m.Close()
+	ids := m.Tokenizer.Encode(*prompt, true, false)
+	if len(ids) == 0 {
+		return errors.New("generate: the prompt encodes to no tokens and the model adds no BOS")
+	}
+	_, err = m.Generate(ctx, ids, local.GenerateParams{
+		Temperature:       *temperature,
+		TopP:              *topP,
+		RepetitionPenalty: *repeat,
+		Seed:              *seed,
+		MaxTokens:         *n,
+		N:                 1,
+		Continuation:      true,
+	}, func(_ int, text string) error {
+		_, err := io.WriteString(stdout, text)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	_, err = io.WriteString(stdout, "\n")
+	return err
 }
