@@ -29,18 +29,29 @@ func BenchmarkEncode4KB(b *testing.B) {
 			}
 		})
 	}
-	// The BPE word cache makes the loop above warm; this measures the
-	// merge work itself.
-	tok := loadVocab(b, "vocab/ggml-vocab-gpt-2.gguf")
-	b.Run("gpt-2-cold-cache", func(b *testing.B) {
-		b.SetBytes(int64(len(text)))
-		for b.Loop() {
-			tok.bpe.cache.mu.Lock()
-			tok.bpe.cache.m = nil
-			tok.bpe.cache.mu.Unlock()
-			tok.Encode(text, true, true)
-		}
-	})
+	// The word caches make the loops above warm; these measure the merge
+	// work itself, and the SPM merge over the whole text without word cuts.
+	spm := loadVocab(b, "vocab/ggml-vocab-llama-spm.gguf")
+	gpt := loadVocab(b, "vocab/ggml-vocab-gpt-2.gguf")
+	whole := *spm
+	whole.spmWords = false
+	for _, c := range []struct {
+		name string
+		tok  *Tokenizer
+	}{{"llama-spm-cold-cache", spm}, {"llama-spm-uncut", &whole}, {"gpt-2-cold-cache", gpt}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				if c.tok.spmCache != nil {
+					c.tok.spmCache.reset()
+				}
+				if c.tok.bpe != nil {
+					c.tok.bpe.cache.reset()
+				}
+				c.tok.Encode(text, true, true)
+			}
+		})
+	}
 }
 
 func BenchmarkDecode(b *testing.B) {

@@ -36,7 +36,7 @@ type bpeModel struct {
 	ranks        map[uint64]int32   // (left side, right side) → rank
 	split        func([]rune) []int // pre-tokenizer: word end offsets in runes
 	ignoreMerges bool               // llama-3: whole words in the vocab skip merging
-	cache        wordCache
+	cache        *wordCache
 }
 
 func newBPEModel(toID map[string]int32, merges []string, pre string) (*bpeModel, error) {
@@ -44,6 +44,7 @@ func newBPEModel(toID map[string]int32, merges []string, pre string) (*bpeModel,
 		toID:   toID,
 		sideID: make(map[string]int32, len(merges)),
 		ranks:  make(map[uint64]int32, len(merges)),
+		cache:  &wordCache{},
 	}
 	side := func(s string) int32 {
 		id, ok := m.sideID[s]
@@ -136,7 +137,9 @@ func (t *Tokenizer) encodeBPE(text string, out []int) []int {
 			}
 		}
 		ids := m.mergeWord(mapped.String())
-		m.cache.put(raw, ids)
+		if len(raw) <= maxCachedWord {
+			m.cache.put(raw, ids)
+		}
 		for _, id := range ids {
 			out = append(out, int(id))
 		}

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +31,14 @@ func FuzzEncodeDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, parseSpecial bool) {
 		for _, tok := range []*Tokenizer{fuzzSPM, fuzzBPE} {
 			ids := tok.Encode(s, true, parseSpecial)
+			if tok.kind == KindSPM {
+				// Cutting text into words must never change the result.
+				whole := *tok
+				whole.spmWords = false
+				if uncut := whole.Encode(s, true, parseSpecial); !slices.Equal(uncut, ids) {
+					t.Fatalf("%q: word cuts give %v, whole text %v", s, ids, uncut)
+				}
+			}
 			for _, id := range ids {
 				if id < 0 || id >= tok.VocabSize() {
 					t.Fatalf("id %d out of range for %q", id, s)

@@ -47,7 +47,8 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 }
 
 // splitOn appends the pieces of s around every occurrence of token id,
-// applying the token's lstrip/rstrip whitespace rules.
+// applying the token's rstrip rule. (llama.cpp also has lstrip, but sets it
+// only for BERT-style <mask> tokens, which these tokenizers do not serve.)
 func (t *Tokenizer) splitOn(s string, id int32, out []fragment) []fragment {
 	tok := t.tokens[id]
 	for {
@@ -55,11 +56,7 @@ func (t *Tokenizer) splitOn(s string, id int32, out []fragment) []fragment {
 		if i < 0 {
 			break
 		}
-		left := s[:i]
-		if t.lstrip[id] {
-			left = strings.TrimRightFunc(left, isCSpace)
-		}
-		if left != "" {
+		if left := s[:i]; left != "" {
 			out = append(out, fragment{text: left, token: -1})
 		}
 		out = append(out, fragment{token: id})

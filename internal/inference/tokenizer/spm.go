@@ -85,6 +85,67 @@ func (t *Tokenizer) encodeSPM(raw string, prefix bool, out []int) []int {
 	if text == "" {
 		return out
 	}
+	if !t.spmWords {
+		for _, id := range t.mergeSPM(text, nil) {
+			out = append(out, int(id))
+		}
+		return out
+	}
+	// Cut before each run of U+2581 that follows other text, at symbol
+	// boundaries (so invalid UTF-8 is cut exactly where the whole-text
+	// symbols would be). With spmWords no token spans such a cut, so no
+	// merge crosses it and words merge independently with the same result,
+	// which lets repeated words come from the cache.
+	start := 0
+	prevSpace := false
+	for offs := 0; offs < len(text); {
+		n := min(int(utf8Len[text[offs]>>4]), len(text)-offs)
+		isSpace := n == len(spaceMark) && text[offs:offs+n] == spaceMark
+		if isSpace && !prevSpace && offs > start {
+			out = t.encodeSPMWord(text[start:offs], out)
+			start = offs
+		}
+		prevSpace = isSpace
+		offs += n
+	}
+	return t.encodeSPMWord(text[start:], out)
+}
+
+// spaceMark is sentencepiece's visible space, U+2581.
+const spaceMark = "\u2581"
+
+// maxCachedWord bounds the length of cached words so that one long run of
+// text without spaces cannot fill the cache with huge keys.
+const maxCachedWord = 64
+
+func (t *Tokenizer) encodeSPMWord(word string, out []int) []int {
+	ids, ok := t.spmCache.get(word)
+	if !ok {
+		ids = t.mergeSPM(word, nil)
+		if len(word) <= maxCachedWord {
+			t.spmCache.put(word, ids)
+		}
+	}
+	for _, id := range ids {
+		out = append(out, int(id))
+	}
+	return out
+}
+
+// spmSplittable reports whether U+2581 occurs in tokens only as a leading
+// run, true of Llama-2, Phi-3 and TinyStories vocabularies. Only then may
+// text be cut into words before merging.
+func spmSplittable(tokens []string) bool {
+	for _, tok := range tokens {
+		if strings.Contains(strings.TrimLeft(tok, spaceMark), spaceMark) {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeSPM appends the ids of escaped text to out.
+func (t *Tokenizer) mergeSPM(text string, out []int32) []int32 {
 	syms := make([]spmSymbol, 0, len(text))
 	for offs := int32(0); offs < int32(len(text)); {
 		n := min(utf8Len[text[offs]>>4], int32(len(text))-offs)
@@ -133,12 +194,12 @@ func (t *Tokenizer) encodeSPM(raw string, prefix bool, out []int) []int {
 		s := syms[i]
 		piece := text[s.start : s.start+s.n]
 		if id, ok := t.toID[piece]; ok {
-			out = append(out, int(id))
+			out = append(out, id)
 			continue
 		}
 		for j := 0; j < len(piece); j++ {
 			if id := t.byteToken[piece[j]]; id >= 0 {
-				out = append(out, int(id))
+				out = append(out, id)
 			}
 		}
 	}

@@ -71,7 +71,6 @@ type Tokenizer struct {
 	scores  []float32
 	types   []TokenType
 	rstrip  []bool // whitespace right of this special token is dropped
-	lstrip  []bool // whitespace left of this special token is dropped
 	toID    map[string]int32
 	special []int32 // control/user-defined/unknown ids, longest text first
 	eog     map[int]bool
@@ -81,7 +80,9 @@ type Tokenizer struct {
 	addSpacePrefix bool
 	byteToken      [256]int32 // SPM byte-fallback ids, -1 when missing
 	bpe            *bpeModel
-	pieces         [][]byte // decoded bytes per id, as Piece returns them
+	spmWords       bool       // SPM text may be cut into words (see encodeSPM)
+	spmCache       *wordCache // SPM ids per escaped word
+	pieces         [][]byte   // decoded bytes per id, as Piece returns them
 	specialByText  map[string]int
 }
 
@@ -90,7 +91,7 @@ type Tokenizer struct {
 var eogTexts = []string{
 	"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>",
 	"<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>",
-	"<|end_of_text|>", "<end_of_utterance>",
+	"<|end_of_text|>", "<end_of_utterance>", "<｜end▁of▁sentence｜>",
 }
 
 // New builds a tokenizer from a vocabulary.
@@ -114,7 +115,6 @@ func New(v Vocab) (*Tokenizer, error) {
 		scores:         make([]float32, n),
 		types:          make([]TokenType, n),
 		rstrip:         make([]bool, n),
-		lstrip:         make([]bool, n),
 		toID:           make(map[string]int32, n),
 		eog:            map[int]bool{},
 		specialByText:  map[string]int{},
@@ -156,6 +156,8 @@ func New(v Vocab) (*Tokenizer, error) {
 	switch v.Kind {
 	case KindSPM:
 		t.buildByteTokens()
+		t.spmWords = spmSplittable(t.tokens)
+		t.spmCache = &wordCache{}
 	case KindBPE:
 		m, err := newBPEModel(t.toID, v.Merges, v.Pre)
 		if err != nil {
@@ -332,6 +334,12 @@ func (c *wordCache) get(k string) ([]int32, bool) {
 	v, ok := c.m[k]
 	c.mu.Unlock()
 	return v, ok
+}
+
+func (c *wordCache) reset() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
 }
 
 func (c *wordCache) put(k string, v []int32) {

@@ -163,6 +163,13 @@ func TestLlamaCppVectors(t *testing.T) {
 					if back := tok.Decode(got); back != v.input {
 						t.Errorf("Decode(Encode(%q)) = %q", v.input, back)
 					}
+					if tok.kind == KindSPM {
+						whole := *tok
+						whole.spmWords = false
+						if uncut := whole.Encode(v.input, false, false); !slices.Equal(uncut, got) {
+							t.Errorf("merging without word cuts gives %v", uncut)
+						}
+					}
 				})
 			}
 		})
