@@ -1,0 +1,143 @@
+package model
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/kernels"
+	"partnerapi/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// quantiseFile writes a copy of src whose 2-D weights are re-encoded as typ
+// wherever the row length allows it (as llama.cpp's quantiser does; other
+// tensors keep their type) and returns the copy's path.
+func quantiseFile(t testing.TB, src string, typ gguf.GGMLType) string {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var tensors []gguf.WriteTensor
+	for _, ti := range f.Tensors {
+		data, err := f.TensorData(ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wt := gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: data}
+		if len(ti.Dims) == 2 && ti.Dims[0]%uint64(typ.BlockSize()) == 0 {
+			vals := make([]float32, ti.NumElements())
+			kernels.DequantizeRow(vals, ti.Type, data)
+			if wt.Data, err = kernels.Quantize(typ, vals); err != nil {
+				t.Fatal(err)
+			}
+			wt.Type = typ
+		}
+		tensors = append(tensors, wt)
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, f.KV, tensors); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("quantised-%v.gguf", typ))
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestStories260KQuantised(t *testing.T) {
+	src := testenv.Model(t, "stories260K.gguf")
+	// The first tokens of the reference continuation survive quantisation;
+	// later ones may drift as small logit differences compound.
+	for _, tc := range []struct {
+		typ      gguf.GGMLType
+		minMatch int
+	}{
+		{gguf.F16, 40}, {gguf.BF16, 10}, {gguf.Q8_0, 30}, {gguf.Q4_0, 10},
+	} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			f, err := gguf.Open(quantiseFile(t, src, tc.typ))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			m, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantDown := gguf.F32 // ffn_down rows are 172 long: no 32-blocks
+			if tc.typ.BlockSize() == 1 {
+				wantDown = tc.typ
+			}
+			if m.Layers[0].Wq.Type != tc.typ || m.Layers[0].Wdown.Type != wantDown {
+				t.Fatalf("weights are %v / %v", m.Layers[0].Wq.Type, m.Layers[0].Wdown.Type)
+			}
+			got := greedy(t, m.NewSequence(0), storiesPrompt, len(storiesGreedy), true)
+			match := 0
+			for match < len(got) && got[match] == storiesGreedy[match] {
+				match++
+			}
+			t.Logf("%v: first %d of %d greedy tokens match the F32 reference", tc.typ, match, len(got))
+			if match < tc.minMatch {
+				t.Errorf("only %d leading tokens match, want ≥ %d: %v", match, tc.minMatch, got)
+			}
+		})
+	}
+}
+
+// TestTinyRandomF16Golden runs llama-2-tiny-random (F16 weights, 32 000-token
+// vocabulary) greedily. Its weights are random, so the output is gibberish:
+// the golden file pins it to catch any change in the F16 path, and the
+// logits must stay finite. Regenerate with -update after reviewing a change.
+func TestTinyRandomF16Golden(t *testing.T) {
+	m := openModel(t, "llama-2-tiny-random.gguf")
+	if m.TokenEmbd.Type != gguf.F16 || m.Output.Type != gguf.F16 || m.NVocab != 32000 {
+		t.Fatalf("unexpected model: %v %v %d", m.TokenEmbd.Type, m.Output.Type, m.NVocab)
+	}
+	seq := m.NewSequence(0)
+	prompt := []int{1, 15043, 3186} // <s> Hello world
+	logits, err := seq.Forward(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 24 {
+		for _, v := range logits {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("non-finite logit after %d tokens", seq.Pos())
+			}
+		}
+		tok := argmax(logits)
+		ids = append(ids, fmt.Sprint(tok))
+		if logits, err = seq.Forward([]int{tok}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(ids, " ") + "\n"
+	golden := filepath.Join("testdata", "tiny-random-greedy.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("greedy ids changed:\n got %s\nwant %s", got, want)
+	}
+}
