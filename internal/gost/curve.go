@@ -3,6 +3,7 @@ package gost
 import (
 	"encoding/asn1"
 	"math/big"
+	"sync"
 )
 
 // Params is a GOST R 34.10 elliptic curve in short Weierstrass form
@@ -130,159 +131,208 @@ func ParamsByOID(oid asn1.ObjectIdentifier) (*Params, bool) {
 	return nil, false
 }
 
-// jacobian is a point in Jacobian coordinates (X/Z², Y/Z³); Z = 0 is the
-// point at infinity. math/big is variable-time; see the package comment.
-type jacobian struct{ x, y, z *big.Int }
-
-func (c *Params) infinity() jacobian {
-	return jacobian{new(big.Int), new(big.Int), new(big.Int)}
+// curveArith holds a curve's constants in Montgomery form.
+type curveArith struct {
+	f      *montField
+	a      fe
+	gx, gy fe
 }
 
-func (c *Params) fromAffine(x, y *big.Int) jacobian {
-	return jacobian{new(big.Int).Set(x), new(big.Int).Set(y), big.NewInt(1)}
+// arithCache maps *Params to its *curveArith, built on first use so that
+// Params literals (as in the RFC example tests) need no constructor.
+var arithCache sync.Map
+
+func (c *Params) arith() *curveArith {
+	if v, ok := arithCache.Load(c); ok {
+		return v.(*curveArith)
+	}
+	f := newMontField(c.P, c.size/8)
+	ca := &curveArith{f: f, a: f.toMont(new(big.Int).Mod(c.A, c.P)),
+		gx: f.toMont(c.X), gy: f.toMont(c.Y)}
+	v, _ := arithCache.LoadOrStore(c, ca)
+	return v.(*curveArith)
 }
 
-func (c *Params) toAffine(p jacobian) (x, y *big.Int, ok bool) {
-	if p.z.Sign() == 0 {
+// point is in Jacobian coordinates (X/Z², Y/Z³), Montgomery form; Z = 0 is
+// the point at infinity.
+type point struct{ x, y, z fe }
+
+func (ca *curveArith) affinePoint(x, y *fe) point {
+	return point{x: *x, y: *y, z: ca.f.one}
+}
+
+// double sets r = 2p with the general-a formulas "dbl-2007-bl".
+func (ca *curveArith) double(r, p *point) {
+	f := ca.f
+	if f.isZero(&p.z) || f.isZero(&p.y) {
+		*r = point{}
+		return
+	}
+	var xx, yy, yyyy, zz, s, m, t, x3, y3, z3 fe
+	f.sqr(&xx, &p.x)
+	f.sqr(&yy, &p.y)
+	f.sqr(&yyyy, &yy)
+	f.sqr(&zz, &p.z)
+	// S = 2·((X+YY)² − XX − YYYY)
+	f.add(&s, &p.x, &yy)
+	f.sqr(&s, &s)
+	f.sub(&s, &s, &xx)
+	f.sub(&s, &s, &yyyy)
+	f.add(&s, &s, &s)
+	// M = 3·XX + a·ZZ²
+	f.sqr(&t, &zz)
+	f.mul(&t, &t, &ca.a)
+	f.add(&m, &xx, &xx)
+	f.add(&m, &m, &xx)
+	f.add(&m, &m, &t)
+	// X3 = M² − 2S
+	f.sqr(&x3, &m)
+	f.sub(&x3, &x3, &s)
+	f.sub(&x3, &x3, &s)
+	// Z3 = (Y+Z)² − YY − ZZ
+	f.add(&z3, &p.y, &p.z)
+	f.sqr(&z3, &z3)
+	f.sub(&z3, &z3, &yy)
+	f.sub(&z3, &z3, &zz)
+	// Y3 = M·(S − X3) − 8·YYYY
+	f.sub(&t, &s, &x3)
+	f.mul(&y3, &m, &t)
+	f.add(&yyyy, &yyyy, &yyyy)
+	f.add(&yyyy, &yyyy, &yyyy)
+	f.add(&yyyy, &yyyy, &yyyy)
+	f.sub(&y3, &y3, &yyyy)
+	r.x, r.y, r.z = x3, y3, z3
+}
+
+// add sets r = p + q with the "add-2007-bl" formulas, falling back to
+// doubling when both inputs are the same point.
+func (ca *curveArith) add(r, p, q *point) {
+	f := ca.f
+	if f.isZero(&p.z) {
+		*r = *q
+		return
+	}
+	if f.isZero(&q.z) {
+		*r = *p
+		return
+	}
+	var z1z1, z2z2, u1, u2, s1, s2, h, rr, i, j, v, t, x3, y3, z3 fe
+	f.sqr(&z1z1, &p.z)
+	f.sqr(&z2z2, &q.z)
+	f.mul(&u1, &p.x, &z2z2)
+	f.mul(&u2, &q.x, &z1z1)
+	f.mul(&t, &q.z, &z2z2)
+	f.mul(&s1, &p.y, &t)
+	f.mul(&t, &p.z, &z1z1)
+	f.mul(&s2, &q.y, &t)
+	f.sub(&h, &u2, &u1)
+	f.sub(&rr, &s2, &s1)
+	if f.isZero(&h) {
+		if f.isZero(&rr) {
+			ca.double(r, p)
+			return
+		}
+		*r = point{}
+		return
+	}
+	f.add(&i, &h, &h)
+	f.sqr(&i, &i)
+	f.mul(&j, &h, &i)
+	f.add(&rr, &rr, &rr)
+	f.mul(&v, &u1, &i)
+	// X3 = r² − J − 2V
+	f.sqr(&x3, &rr)
+	f.sub(&x3, &x3, &j)
+	f.sub(&x3, &x3, &v)
+	f.sub(&x3, &x3, &v)
+	// Y3 = r·(V − X3) − 2·S1·J
+	f.sub(&t, &v, &x3)
+	f.mul(&y3, &rr, &t)
+	f.mul(&t, &s1, &j)
+	f.add(&t, &t, &t)
+	f.sub(&y3, &y3, &t)
+	// Z3 = ((Z1+Z2)² − Z1Z1 − Z2Z2)·H
+	f.add(&z3, &p.z, &q.z)
+	f.sqr(&z3, &z3)
+	f.sub(&z3, &z3, &z1z1)
+	f.sub(&z3, &z3, &z2z2)
+	f.mul(&z3, &z3, &h)
+	r.x, r.y, r.z = x3, y3, z3
+}
+
+// toAffine returns the affine coordinates of p as integers; ok is false for
+// the point at infinity.
+func (c *Params) toAffine(p point) (x, y *big.Int, ok bool) {
+	ca := c.arith()
+	f := ca.f
+	if f.isZero(&p.z) {
 		return nil, nil, false
 	}
-	zinv := new(big.Int).ModInverse(p.z, c.P)
-	zinv2 := new(big.Int).Mul(zinv, zinv)
-	zinv2.Mod(zinv2, c.P)
-	x = new(big.Int).Mul(p.x, zinv2)
-	x.Mod(x, c.P)
-	zinv2.Mul(zinv2, zinv)
-	y = new(big.Int).Mul(p.y, zinv2)
-	y.Mod(y, c.P)
-	return x, y, true
+	var zinv, zinv2, ax, ay fe
+	f.inv(&zinv, &p.z)
+	f.sqr(&zinv2, &zinv)
+	f.mul(&ax, &p.x, &zinv2)
+	f.mul(&zinv2, &zinv2, &zinv)
+	f.mul(&ay, &p.y, &zinv2)
+	return f.fromMont(&ax), f.fromMont(&ay), true
 }
 
-func (c *Params) mulMod(a, b *big.Int) *big.Int {
-	r := new(big.Int).Mul(a, b)
-	return r.Mod(r, c.P)
-}
-
-// double uses the general-a doubling formulas ("dbl-2007-bl").
-func (c *Params) double(p jacobian) jacobian {
-	if p.z.Sign() == 0 || p.y.Sign() == 0 {
-		return c.infinity()
+// scalarMult returns k·(x, y) using a fixed 4-bit window: a table of
+// 0..15 multiples, then four doublings and one table addition per nibble.
+// k must be non-negative.
+func (c *Params) scalarMult(x, y, k *big.Int) point {
+	ca := c.arith()
+	f := ca.f
+	px, py := f.toMont(new(big.Int).Mod(x, c.P)), f.toMont(new(big.Int).Mod(y, c.P))
+	var table [16]point
+	table[1] = ca.affinePoint(&px, &py)
+	for i := 2; i < 16; i++ {
+		ca.add(&table[i], &table[i-1], &table[1])
 	}
-	P := c.P
-	xx := c.mulMod(p.x, p.x)
-	yy := c.mulMod(p.y, p.y)
-	yyyy := c.mulMod(yy, yy)
-	zz := c.mulMod(p.z, p.z)
-	// S = 2*((X+YY)^2 - XX - YYYY)
-	s := new(big.Int).Add(p.x, yy)
-	s.Mul(s, s)
-	s.Sub(s, xx)
-	s.Sub(s, yyyy)
-	s.Lsh(s, 1)
-	s.Mod(s, P)
-	// M = 3*XX + a*ZZ^2
-	m := new(big.Int).Mul(zz, zz)
-	m.Mod(m, P)
-	m.Mul(m, c.A)
-	m.Add(m, new(big.Int).Mul(xx, big.NewInt(3)))
-	m.Mod(m, P)
-	// X3 = M^2 - 2S
-	x3 := new(big.Int).Mul(m, m)
-	x3.Sub(x3, new(big.Int).Lsh(s, 1))
-	x3.Mod(x3, P)
-	// Y3 = M*(S - X3) - 8*YYYY
-	y3 := new(big.Int).Sub(s, x3)
-	y3.Mul(y3, m)
-	y3.Sub(y3, new(big.Int).Lsh(yyyy, 3))
-	y3.Mod(y3, P)
-	// Z3 = (Y+Z)^2 - YY - ZZ
-	z3 := new(big.Int).Add(p.y, p.z)
-	z3.Mul(z3, z3)
-	z3.Sub(z3, yy)
-	z3.Sub(z3, zz)
-	z3.Mod(z3, P)
-	return jacobian{x3, y3, z3}
-}
-
-// add uses the "add-2007-bl" formulas and falls back to doubling when both
-// inputs are the same point.
-func (c *Params) add(p, q jacobian) jacobian {
-	if p.z.Sign() == 0 {
-		return q
-	}
-	if q.z.Sign() == 0 {
-		return p
-	}
-	P := c.P
-	z1z1 := c.mulMod(p.z, p.z)
-	z2z2 := c.mulMod(q.z, q.z)
-	u1 := c.mulMod(p.x, z2z2)
-	u2 := c.mulMod(q.x, z1z1)
-	s1 := c.mulMod(p.y, c.mulMod(q.z, z2z2))
-	s2 := c.mulMod(q.y, c.mulMod(p.z, z1z1))
-	h := new(big.Int).Sub(u2, u1)
-	h.Mod(h, P)
-	r := new(big.Int).Sub(s2, s1)
-	r.Mod(r, P)
-	if h.Sign() == 0 {
-		if r.Sign() == 0 {
-			return c.double(p)
+	var acc point
+	nibbles := (k.BitLen() + 3) / 4
+	for i := nibbles - 1; i >= 0; i-- {
+		for d := 0; d < 4; d++ {
+			ca.double(&acc, &acc)
 		}
-		return c.infinity()
-	}
-	i := new(big.Int).Lsh(h, 1)
-	i = c.mulMod(i, i)
-	j := c.mulMod(h, i)
-	r.Lsh(r, 1)
-	v := c.mulMod(u1, i)
-	x3 := new(big.Int).Mul(r, r)
-	x3.Sub(x3, j)
-	x3.Sub(x3, new(big.Int).Lsh(v, 1))
-	x3.Mod(x3, P)
-	y3 := new(big.Int).Sub(v, x3)
-	y3.Mul(y3, r)
-	y3.Sub(y3, new(big.Int).Lsh(c.mulMod(s1, j), 1))
-	y3.Mod(y3, P)
-	z3 := new(big.Int).Add(p.z, q.z)
-	z3.Mul(z3, z3)
-	z3.Sub(z3, z1z1)
-	z3.Sub(z3, z2z2)
-	z3.Mul(z3, h)
-	z3.Mod(z3, P)
-	return jacobian{x3, y3, z3}
-}
-
-// scalarMult returns k·(x, y) by left-to-right double-and-add.
-func (c *Params) scalarMult(x, y, k *big.Int) jacobian {
-	pt := c.fromAffine(x, y)
-	acc := c.infinity()
-	for i := k.BitLen() - 1; i >= 0; i-- {
-		acc = c.double(acc)
-		if k.Bit(i) == 1 {
-			acc = c.add(acc, pt)
+		w := k.Bit(4*i) | k.Bit(4*i+1)<<1 | k.Bit(4*i+2)<<2 | k.Bit(4*i+3)<<3
+		if w != 0 {
+			ca.add(&acc, &acc, &table[w])
 		}
 	}
 	return acc
 }
 
-// twinMult returns k1·P1 + k2·P2 with Shamir's trick, sharing the doublings.
-func (c *Params) twinMult(x1, y1, k1, x2, y2, k2 *big.Int) jacobian {
-	p1 := c.fromAffine(x1, y1)
-	p2 := c.fromAffine(x2, y2)
-	sum := c.add(p1, p2)
-	acc := c.infinity()
+// twinMult returns k1·P1 + k2·P2 with Shamir's trick over 2-bit windows:
+// one table of i·P1 + j·P2 for i, j in 0..3 and shared doublings.
+func (c *Params) twinMult(x1, y1, k1, x2, y2, k2 *big.Int) point {
+	ca := c.arith()
+	f := ca.f
+	ax, ay := f.toMont(new(big.Int).Mod(x1, c.P)), f.toMont(new(big.Int).Mod(y1, c.P))
+	bx, by := f.toMont(new(big.Int).Mod(x2, c.P)), f.toMont(new(big.Int).Mod(y2, c.P))
+	var table [16]point // index i + 4j = i·P1 + j·P2
+	table[1] = ca.affinePoint(&ax, &ay)
+	table[4] = ca.affinePoint(&bx, &by)
+	ca.double(&table[2], &table[1])
+	ca.add(&table[3], &table[2], &table[1])
+	ca.double(&table[8], &table[4])
+	ca.add(&table[12], &table[8], &table[4])
+	for j := 1; j < 4; j++ {
+		for i := 1; i < 4; i++ {
+			ca.add(&table[i+4*j], &table[i], &table[4*j])
+		}
+	}
 	n := k1.BitLen()
 	if k2.BitLen() > n {
 		n = k2.BitLen()
 	}
-	for i := n - 1; i >= 0; i-- {
-		acc = c.double(acc)
-		switch {
-		case k1.Bit(i) == 1 && k2.Bit(i) == 1:
-			acc = c.add(acc, sum)
-		case k1.Bit(i) == 1:
-			acc = c.add(acc, p1)
-		case k2.Bit(i) == 1:
-			acc = c.add(acc, p2)
+	var acc point
+	for i := (n+1)/2 - 1; i >= 0; i-- {
+		ca.double(&acc, &acc)
+		ca.double(&acc, &acc)
+		w := k1.Bit(2*i) | k1.Bit(2*i+1)<<1 | (k2.Bit(2*i)|k2.Bit(2*i+1)<<1)<<2
+		if w != 0 {
+			ca.add(&acc, &acc, &table[w])
 		}
 	}
 	return acc
@@ -294,9 +344,13 @@ func (c *Params) IsOnCurve(x, y *big.Int) bool {
 	if x == nil || y == nil || x.Sign() < 0 || y.Sign() < 0 || x.Cmp(c.P) >= 0 || y.Cmp(c.P) >= 0 {
 		return false
 	}
-	lhs := c.mulMod(y, y)
-	rhs := c.mulMod(c.mulMod(x, x), x)
-	rhs.Add(rhs, c.mulMod(c.A, x))
+	mulMod := func(a, b *big.Int) *big.Int {
+		r := new(big.Int).Mul(a, b)
+		return r.Mod(r, c.P)
+	}
+	lhs := mulMod(y, y)
+	rhs := mulMod(mulMod(x, x), x)
+	rhs.Add(rhs, mulMod(c.A, x))
 	rhs.Add(rhs, c.B)
 	rhs.Mod(rhs, c.P)
 	return lhs.Cmp(rhs) == 0

@@ -17,16 +17,14 @@ const streebogBlockSize = 64
 // and L (multiplication by matrix A) transformation for byte value v sitting
 // in byte j of an input word. Because L is linear over GF(2), each output word
 // is the XOR of eight table entries.
-var streebogLPS = buildStreebogLPS()
+var streebogLPS [8][256]uint64
 
-func buildStreebogLPS() *[8][256]uint64 {
-	var t [8][256]uint64
+func init() {
 	for j := 0; j < 8; j++ {
 		for v := 0; v < 256; v++ {
-			t[j][v] = streebogL(uint64(streebogPi[v]) << (8 * j))
+			streebogLPS[j][v] = streebogL(uint64(streebogPi[v]) << (8 * j))
 		}
 	}
-	return &t
 }
 
 // streebogL multiplies one 64-bit word by the matrix A; the word's most
@@ -45,7 +43,7 @@ func streebogL(w uint64) uint64 {
 // byte i of every input word j, which lands in byte j.
 func lps(x *[8]uint64) [8]uint64 {
 	var r [8]uint64
-	t := streebogLPS
+	t := &streebogLPS
 	for i := 0; i < 8; i++ {
 		sh := uint(8 * i)
 		r[i] = t[0][byte(x[0]>>sh)] ^ t[1][byte(x[1]>>sh)] ^ t[2][byte(x[2]>>sh)] ^
