@@ -71,13 +71,14 @@ func newBPEModel(toID map[string]int32, merges []string, pre string) (*bpeModel,
 			m.ranks[key] = int32(rank)
 		}
 	}
-	switch pre {
-	case "llama3", "llama-v3", "llama-bpe", "falcon3":
+	switch {
+	case isLlama3Pre(pre):
 		m.split = splitLlama3
 		m.ignoreMerges = true
-	case "qwen2", "deepseek-r1-qwen":
+	case pre == "qwen2", pre == "deepseek-r1-qwen":
 		m.split = splitQwen2
-	case "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b":
+	case pre == "smollm", pre == "starcoder", pre == "refact", pre == "command-r",
+		pre == "codeshell", pre == "exaone", pre == "minerva-7b":
 		m.split = splitDigitsThenGPT2
 	default:
 		// "gpt-2", "default", absent or unknown names: the original GPT-2
@@ -85,6 +86,16 @@ func newBPEModel(toID map[string]int32, merges []string, pre string) (*bpeModel,
 		m.split = splitGPT2
 	}
 	return m, nil
+}
+
+// isLlama3Pre reports whether pre names the Llama-3 pre-tokenizer, which
+// also turns on add_bos and ignore_merges in llama.cpp.
+func isLlama3Pre(pre string) bool {
+	switch pre {
+	case "llama3", "llama-v3", "llama-bpe", "falcon3":
+		return true
+	}
+	return false
 }
 
 // rank returns the merge rank of the pair (a, b), or -1.

@@ -36,7 +36,12 @@ func VocabFromGGUF(f *gguf.File) (Vocab, error) {
 		v.Kind = KindSPM
 		v.BOS, v.EOS, v.UNK = 1, 2, 0
 		v.AddBOS, v.AddSpacePrefix = true, true
-		if scores, ok := f.Float32s("tokenizer.ggml.scores"); ok {
+		if _, present := f.Get("tokenizer.ggml.scores"); present {
+			scores, ok := f.Float32s("tokenizer.ggml.scores")
+			if !ok {
+				// Silently merging with zero scores would give wrong ids.
+				return Vocab{}, fmt.Errorf("tokenizer: tokenizer.ggml.scores is not a float32 array")
+			}
 			v.Scores = scores
 		}
 	case "gpt2":
@@ -46,14 +51,15 @@ func VocabFromGGUF(f *gguf.File) (Vocab, error) {
 			return Vocab{}, fmt.Errorf("tokenizer: gpt2 vocabulary without tokenizer.ggml.merges")
 		}
 		v.Merges = merges
-		switch v.Pre {
-		case "llama3", "llama-v3", "llama-bpe", "falcon3":
-			v.AddBOS = true
-		}
+		v.AddBOS = isLlama3Pre(v.Pre)
 	default:
 		return Vocab{}, fmt.Errorf("tokenizer: unsupported tokenizer.ggml.model %q", model)
 	}
-	if types, ok := f.Ints("tokenizer.ggml.token_type"); ok {
+	if _, present := f.Get("tokenizer.ggml.token_type"); present {
+		types, ok := f.Ints("tokenizer.ggml.token_type")
+		if !ok {
+			return Vocab{}, fmt.Errorf("tokenizer: tokenizer.ggml.token_type is not an integer array")
+		}
 		v.Types = make([]TokenType, len(types))
 		for i, ty := range types {
 			v.Types[i] = TokenType(ty)

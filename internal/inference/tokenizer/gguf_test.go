@@ -42,6 +42,14 @@ func TestFromGGUFMetadata(t *testing.T) {
 			{Key: "tokenizer.ggml.model", Value: gguf.StringValue("llama")},
 			{Key: "tokenizer.ggml.tokens", Value: spmTokens},
 			{Key: "tokenizer.ggml.scores", Value: gguf.Float32sValue([]float32{1})}}, wantErr: true},
+		{name: "scores of the wrong type", kvs: []gguf.KV{
+			{Key: "tokenizer.ggml.model", Value: gguf.StringValue("llama")},
+			{Key: "tokenizer.ggml.tokens", Value: spmTokens},
+			{Key: "tokenizer.ggml.scores", Value: gguf.Int32sValue([]int32{0, 0, 0, 0, 0, 0})}}, wantErr: true},
+		{name: "token types of the wrong type", kvs: []gguf.KV{
+			{Key: "tokenizer.ggml.model", Value: gguf.StringValue("llama")},
+			{Key: "tokenizer.ggml.tokens", Value: spmTokens},
+			{Key: "tokenizer.ggml.token_type", Value: gguf.StringsValue([]string{"a", "b", "c", "d", "e", "f"})}}, wantErr: true},
 		{name: "spm defaults", kvs: []gguf.KV{
 			{Key: "tokenizer.ggml.model", Value: gguf.StringValue("llama")},
 			{Key: "tokenizer.ggml.tokens", Value: spmTokens}},

@@ -85,7 +85,7 @@ func bpeVocab(t *testing.T, pre string, toks, merges []string) *Tokenizer {
 }
 
 func TestBPEMergeRank(t *testing.T) {
-	toks := []string{"a", "b", "c", "ab", "bc", "abc", "Ġ", "Ġa"}
+	toks := []string{"a", "b", "c", "ab", "bc", "abc", "Ġ", "Ġa", "1", "2", "12"}
 	tests := []struct {
 		name   string
 		pre    string
@@ -98,6 +98,12 @@ func TestBPEMergeRank(t *testing.T) {
 		{"no merges", "gpt-2", nil, "abc", []int{0, 1, 2}},
 		{"llama3 ignores merges for vocab words", "llama-bpe", nil, "abc", []int{5}},
 		{"space maps to Ġ", "gpt-2", []string{"Ġ a"}, "a a", []int{0, 7}},
+		// The pre-tokenizer decides whether digits may merge.
+		{"gpt-2 keeps digit runs", "gpt-2", []string{"1 2"}, "12", []int{10}},
+		{"absent pre is gpt-2", "", []string{"1 2"}, "12", []int{10}},
+		{"qwen2 splits digits", "qwen2", []string{"1 2"}, "12", []int{8, 9}},
+		{"smollm splits digits", "smollm", []string{"1 2"}, "12", []int{8, 9}},
+		{"llama3 groups three digits", "llama-bpe", []string{"1 2"}, "12", []int{10}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
