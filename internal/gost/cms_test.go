@@ -167,3 +167,27 @@ func TestSignDetachedKeyMismatch(t *testing.T) {
 		t.Fatal("signed with a key that is not the certificate's")
 	}
 }
+
+// TestVerifyDetachedBER re-encodes the outer ContentInfo and its [0] wrapper
+// with indefinite lengths, as some signing tools write them.
+func TestVerifyDetachedBER(t *testing.T) {
+	content := readTestdata(t, "digest.txt")
+	der := readTestdata(t, "openssl-256-cpA.p7s")
+	ci, _, err := parseTLV(der, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ci.children()
+	oid, _ := r.next()
+	wrapper, _ := r.next()
+	ber := append([]byte{tagSequence, 0x80}, oid.full...)
+	ber = append(ber, tagContext0, 0x80)
+	ber = append(ber, wrapper.content...)
+	ber = append(ber, 0, 0, 0, 0)
+	if err := VerifyDetached(ber, content, nil); err != nil {
+		t.Fatalf("BER input: %v", err)
+	}
+	if err := VerifyDetached(ber[:len(ber)-2], content, nil); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("unterminated BER: %v", err)
+	}
+}

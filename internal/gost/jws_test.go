@@ -27,6 +27,10 @@ func TestJWSRoundTrip(t *testing.T) {
 			if j.Header.Alg != JWSAlgorithm || j.Header.Kid != testKid || string(j.Payload) != string(payload) {
 				t.Fatalf("parsed %+v", j)
 			}
+			// The header is exactly the documented one (banking.md 9.6).
+			if wantHdr := b64(`{"alg":"gost34.10-2012","kid":"` + testKid + `"}`); !strings.HasPrefix(tok, wantHdr+".") {
+				t.Fatalf("header part %q, want %q", strings.Split(tok, ".")[0], wantHdr)
+			}
 			if len(j.Signature) != 2*params.Size() || j.SigningInput != tok[:strings.LastIndex(tok, ".")] {
 				t.Fatalf("signature %d bytes, input %q", len(j.Signature), j.SigningInput)
 			}
