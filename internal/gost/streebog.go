@@ -39,35 +39,88 @@ func streebogL(w uint64) uint64 {
 	return r
 }
 
-// lps applies LPS to x. After the transposition τ, output word i is built from
-// byte i of every input word j, which lands in byte j.
-func lps(x *[8]uint64) [8]uint64 {
-	var r [8]uint64
+// lpsXor sets out = LPS(a ⊕ b). After the transposition τ, output word i is
+// built from byte i of every input word j, which lands in byte j. The
+// inputs are loaded into locals first so that out may alias a or b.
+func lpsXor(out, a, b *[8]uint64) {
 	t := &streebogLPS
-	for i := 0; i < 8; i++ {
-		sh := uint(8 * i)
-		r[i] = t[0][byte(x[0]>>sh)] ^ t[1][byte(x[1]>>sh)] ^ t[2][byte(x[2]>>sh)] ^
-			t[3][byte(x[3]>>sh)] ^ t[4][byte(x[4]>>sh)] ^ t[5][byte(x[5]>>sh)] ^
-			t[6][byte(x[6]>>sh)] ^ t[7][byte(x[7]>>sh)]
-	}
-	return r
+	x0, x1, x2, x3 := a[0]^b[0], a[1]^b[1], a[2]^b[2], a[3]^b[3]
+	x4, x5, x6, x7 := a[4]^b[4], a[5]^b[5], a[6]^b[6], a[7]^b[7]
+	out[0] = t[0][byte(x0>>0)] ^
+		t[1][byte(x1>>0)] ^
+		t[2][byte(x2>>0)] ^
+		t[3][byte(x3>>0)] ^
+		t[4][byte(x4>>0)] ^
+		t[5][byte(x5>>0)] ^
+		t[6][byte(x6>>0)] ^
+		t[7][byte(x7>>0)]
+	out[1] = t[0][byte(x0>>8)] ^
+		t[1][byte(x1>>8)] ^
+		t[2][byte(x2>>8)] ^
+		t[3][byte(x3>>8)] ^
+		t[4][byte(x4>>8)] ^
+		t[5][byte(x5>>8)] ^
+		t[6][byte(x6>>8)] ^
+		t[7][byte(x7>>8)]
+	out[2] = t[0][byte(x0>>16)] ^
+		t[1][byte(x1>>16)] ^
+		t[2][byte(x2>>16)] ^
+		t[3][byte(x3>>16)] ^
+		t[4][byte(x4>>16)] ^
+		t[5][byte(x5>>16)] ^
+		t[6][byte(x6>>16)] ^
+		t[7][byte(x7>>16)]
+	out[3] = t[0][byte(x0>>24)] ^
+		t[1][byte(x1>>24)] ^
+		t[2][byte(x2>>24)] ^
+		t[3][byte(x3>>24)] ^
+		t[4][byte(x4>>24)] ^
+		t[5][byte(x5>>24)] ^
+		t[6][byte(x6>>24)] ^
+		t[7][byte(x7>>24)]
+	out[4] = t[0][byte(x0>>32)] ^
+		t[1][byte(x1>>32)] ^
+		t[2][byte(x2>>32)] ^
+		t[3][byte(x3>>32)] ^
+		t[4][byte(x4>>32)] ^
+		t[5][byte(x5>>32)] ^
+		t[6][byte(x6>>32)] ^
+		t[7][byte(x7>>32)]
+	out[5] = t[0][byte(x0>>40)] ^
+		t[1][byte(x1>>40)] ^
+		t[2][byte(x2>>40)] ^
+		t[3][byte(x3>>40)] ^
+		t[4][byte(x4>>40)] ^
+		t[5][byte(x5>>40)] ^
+		t[6][byte(x6>>40)] ^
+		t[7][byte(x7>>40)]
+	out[6] = t[0][byte(x0>>48)] ^
+		t[1][byte(x1>>48)] ^
+		t[2][byte(x2>>48)] ^
+		t[3][byte(x3>>48)] ^
+		t[4][byte(x4>>48)] ^
+		t[5][byte(x5>>48)] ^
+		t[6][byte(x6>>48)] ^
+		t[7][byte(x7>>48)]
+	out[7] = t[0][byte(x0>>56)] ^
+		t[1][byte(x1>>56)] ^
+		t[2][byte(x2>>56)] ^
+		t[3][byte(x3>>56)] ^
+		t[4][byte(x4>>56)] ^
+		t[5][byte(x5>>56)] ^
+		t[6][byte(x6>>56)] ^
+		t[7][byte(x7>>56)]
 }
 
 // compress is g_N(h, m) = E(LPS(h ⊕ N), m) ⊕ h ⊕ m (RFC 6986 section 7).
 func compress(h *[8]uint64, n uint64, m *[8]uint64) {
-	k := *h
-	k[0] ^= n
-	k = lps(&k)
-	s := *m
+	nv := [8]uint64{n}
+	var k, s [8]uint64
+	lpsXor(&k, h, &nv)
+	s = *m
 	for i := 0; i < 12; i++ {
-		for w := 0; w < 8; w++ {
-			s[w] ^= k[w]
-		}
-		s = lps(&s)
-		for w := 0; w < 8; w++ {
-			k[w] ^= streebogC[i][w]
-		}
-		k = lps(&k)
+		lpsXor(&s, &s, &k)
+		lpsXor(&k, &k, &streebogC[i])
 	}
 	for w := 0; w < 8; w++ {
 		h[w] ^= s[w] ^ k[w] ^ m[w]
