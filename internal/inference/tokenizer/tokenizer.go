@@ -7,6 +7,14 @@
 //
 // A Tokenizer is immutable after construction apart from an internal,
 // mutex-guarded word cache, so one value may be shared by all requests.
+//
+// Callers building chat prompts should encode template text with
+// parseSpecial=true but user-supplied text with parseSpecial=false, so that a
+// user typing "<|end|>" cannot inject a control token; for SPM the result is
+// the same ids as encoding the whole prompt at once, because a space prefix
+// is applied after every special token either way. Templates that print
+// bos_token themselves must be encoded with addSpecial=false to avoid a
+// second BOS.
 package tokenizer
 
 import (

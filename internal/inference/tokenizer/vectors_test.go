@@ -185,3 +185,17 @@ func openGGUF(tb testing.TB, name string) *gguf.File {
 	tb.Cleanup(func() { f.Close() })
 	return f
 }
+
+// TestLlama2TinyRandom checks the full Llama-2 vocabulary inside a model
+// file (no add_bos/add_eos keys, so the SPM defaults apply) against the
+// llama-spm vectors, which were made with the same vocabulary.
+func TestLlama2TinyRandom(t *testing.T) {
+	tok := loadVocab(t, "llama-2-tiny-random.gguf")
+	for i, v := range loadVectors(t, "vocab/ggml-vocab-llama-spm.gguf") {
+		got := tok.Encode(v.input, true, false)
+		want := append([]int{1}, v.want...)
+		if !slices.Equal(got, want) {
+			t.Errorf("vector %d %q:\nwant %v\ngot  %v", i, v.input, want, got)
+		}
+	}
+}
