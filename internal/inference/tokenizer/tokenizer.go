@@ -10,9 +10,10 @@
 //
 // Callers building chat prompts should encode template text with
 // parseSpecial=true but user-supplied text with parseSpecial=false, so that a
-// user typing "<|end|>" cannot inject a control token; for SPM the result is
-// the same ids as encoding the whole prompt at once, because a space prefix
-// is applied after every special token either way. Templates that print
+// user typing "<|end|>" cannot inject a control token. When each user text
+// directly follows a special token, the concatenated ids equal those of the
+// whole prompt encoded at once, because SPM applies its space prefix after
+// every special token either way. Templates that print
 // bos_token themselves must be encoded with addSpecial=false to avoid a
 // second BOS.
 package tokenizer

@@ -73,6 +73,24 @@ func TestPhi3ChatPrompt(t *testing.T) {
 	}
 }
 
+// TestEncodeInParts backs the package documentation: encoding a chat prompt
+// piecewise, user text without special parsing, gives the whole-prompt ids.
+func TestEncodeInParts(t *testing.T) {
+	tok := loadVocab(t, "vocab/ggml-vocab-phi-3.gguf")
+	head, user, tail := "<|user|>\n", "Hello there, friend", "<|end|>\n<|assistant|>\n"
+	whole := tok.Encode(head+user+tail, true, true)
+	parts := tok.Encode(head, true, true)
+	parts = append(parts, tok.Encode(user, false, false)...)
+	parts = append(parts, tok.Encode(tail, false, true)...)
+	if !slices.Equal(parts, whole) {
+		t.Errorf("parts %v != whole %v", parts, whole)
+	}
+	// A marker inside user text stays text when not parsed.
+	if ids := tok.Encode("a <|end|> b", false, false); slices.Contains(ids, 32007) {
+		t.Errorf("user text produced <|end|>: %v", ids)
+	}
+}
+
 func TestSpecialTokens(t *testing.T) {
 	phi := loadVocab(t, "vocab/ggml-vocab-phi-3.gguf")
 	gpt := loadVocab(t, "vocab/ggml-vocab-gpt-2.gguf")
