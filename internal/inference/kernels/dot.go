@@ -96,17 +96,22 @@ func dotBF16(row []byte, a *activation) float32 {
 
 func dotQ8_0(row []byte, a *activation) float32 {
 	nb := len(row) / BlockQ8_0
+	qs := a.qs[:nb*QK8_0]
+	ds := a.d[:nb]
 	var sum float32
 	for b := 0; b < nb; b++ {
 		blk := row[b*BlockQ8_0 : (b+1)*BlockQ8_0]
-		qx := a.qs[b*QK8_0 : (b+1)*QK8_0]
-		qw := blk[2:34]
-		var isum int32
+		// Fixed-size array views let the compiler drop the bounds checks.
+		qw := (*[32]int8)(unsafe.Pointer(&blk[2]))
+		qx := (*[32]int8)(qs[b*QK8_0:])
+		var s0, s1, s2, s3 int32
 		for j := 0; j < 32; j += 4 {
-			isum += int32(int8(qw[j]))*int32(qx[j]) + int32(int8(qw[j+1]))*int32(qx[j+1]) +
-				int32(int8(qw[j+2]))*int32(qx[j+2]) + int32(int8(qw[j+3]))*int32(qx[j+3])
+			s0 += int32(qw[j]) * int32(qx[j])
+			s1 += int32(qw[j+1]) * int32(qx[j+1])
+			s2 += int32(qw[j+2]) * int32(qx[j+2])
+			s3 += int32(qw[j+3]) * int32(qx[j+3])
 		}
-		sum += f16Table[binary.LittleEndian.Uint16(blk)] * a.d[b] * float32(isum)
+		sum += f16Table[binary.LittleEndian.Uint16(blk)] * ds[b] * float32(s0+s1+s2+s3)
 	}
 	return sum
 }
