@@ -5,16 +5,16 @@
 # figure, OpenSSL's, and ours/OpenSSL (above 1 means we are faster).
 #
 # OpenSSL has no `speed` entry for GOST signatures, so its sign/verify rate is
-# measured as a loop of `openssl dgst -sign/-verify` processes minus the same
-# loop hashing only, which removes process start and engine loading.
+# measured with `openssl cms` on a SignedData of SIGNERS signer infos minus a
+# one-signer run, which removes process start and engine loading.
 #
 # Needs: go, openssl, libengine-gost-openssl (apt-get install -y libengine-gost-openssl).
-# Environment: BENCHTIME (go -benchtime, default 2s), LOOPS (openssl loop count, default 100).
+# Environment: BENCHTIME (go -benchtime, default 2s), SIGNERS (signatures per openssl run, default 200).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 BENCHTIME=${BENCHTIME:-2s}
-LOOPS=${LOOPS:-100}
+SIGNERS=${SIGNERS:-200}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -48,24 +48,37 @@ fi
 echo "openssl Streebog-256: $ossl_mbs MB/s"
 
 openssl genpkey -engine gost -algorithm gost2012_256 -pkeyopt paramset:TCA -out "$work/k.pem" 2>/dev/null
-openssl pkey -engine gost -in "$work/k.pem" -pubout -out "$work/pub.pem" 2>/dev/null
+openssl req -engine gost -new -x509 -key "$work/k.pem" -subj /CN=speed -days 2 -md_gost12_256 -out "$work/c.pem" 2>/dev/null
 printf 'amount=100.00\ndate=2026-01-15' >"$work/msg"
-openssl dgst -engine gost -md_gost12_256 -sign "$work/k.pem" -out "$work/sig" "$work/msg" 2>/dev/null
 
-loop_ns() { # runs "$@" LOOPS times, prints elapsed nanoseconds
-	local t0 t1 i
+# One CMS with N SignerInfos makes one process do N signatures (and later N
+# verifications); the difference to a one-signer run is N-1 operations.
+cms_sign() { # $1 = signer count, $2 = output; prints elapsed ns
+	local args=() i t0 t1
+	for ((i = 0; i < $1; i++)); do args+=(-signer "$work/c.pem" -inkey "$work/k.pem"); done
 	t0=$(date +%s%N)
-	for ((i = 0; i < LOOPS; i++)); do "$@" >/dev/null 2>&1; done
+	openssl cms -engine gost -sign -binary -noattr -nosmimecap -nocerts -md md_gost12_256 \
+		-in "$work/msg" "${args[@]}" -outform DER -out "$2" 2>/dev/null
 	t1=$(date +%s%N)
 	echo $((t1 - t0))
 }
-base=$(loop_ns openssl dgst -engine gost -md_gost12_256 "$work/msg")
-verify=$(loop_ns openssl dgst -engine gost -md_gost12_256 -verify "$work/pub.pem" -signature "$work/sig" "$work/msg")
-sign=$(loop_ns openssl dgst -engine gost -md_gost12_256 -sign "$work/k.pem" -out "$work/sig2" "$work/msg")
-per_op() { awk -v a="$1" -v b="$base" -v n="$LOOPS" 'BEGIN { d = (a - b) / n; if (d < 1000) d = 1000; printf "%.0f", d }'; }
-ossl_verify_ns=$(per_op "$verify")
-ossl_sign_ns=$(per_op "$sign")
-echo "openssl verify-256: $ossl_verify_ns ns/op, sign-256: $ossl_sign_ns ns/op ($LOOPS processes each, start-up subtracted)"
+cms_verify() { # $1 = input; prints elapsed ns
+	local t0 t1
+	t0=$(date +%s%N)
+	openssl cms -engine gost -verify -binary -inform DER -in "$1" -content "$work/msg" -certfile "$work/c.pem" \
+		-CAfile "$work/c.pem" -purpose any -out /dev/null 2>/dev/null
+	t1=$(date +%s%N)
+	echo $((t1 - t0))
+}
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a < b ? a : b) }'; }
+sign1=$(min "$(cms_sign 1 "$work/one.p7s")" "$(cms_sign 1 "$work/one.p7s")")
+signN=$(min "$(cms_sign "$SIGNERS" "$work/many.p7s")" "$(cms_sign "$SIGNERS" "$work/many.p7s")")
+verify1=$(min "$(cms_verify "$work/one.p7s")" "$(cms_verify "$work/one.p7s")")
+verifyN=$(min "$(cms_verify "$work/many.p7s")" "$(cms_verify "$work/many.p7s")")
+per_op() { awk -v n="$1" -v one="$2" -v k="$SIGNERS" 'BEGIN { printf "%.0f", (n - one) / (k - 1) }'; }
+ossl_sign_ns=$(per_op "$signN" "$sign1")
+ossl_verify_ns=$(per_op "$verifyN" "$verify1")
+echo "openssl verify-256: $ossl_verify_ns ns/op, sign-256: $ossl_sign_ns ns/op (CMS with $SIGNERS signers vs 1)"
 
 echo
 echo "== ours / openssl"

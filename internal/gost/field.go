@@ -150,6 +150,10 @@ func (f *montField) sqr(z, x *fe) { f.mul(z, x, x) }
 
 // add sets z = x + y mod p.
 func (f *montField) add(z, x, y *fe) {
+	if f.n == 4 {
+		f.add4(z, x, y)
+		return
+	}
 	var t [maxLimbs + 2]uint64
 	var c uint64
 	for j := 0; j < f.n; j++ {
@@ -161,6 +165,10 @@ func (f *montField) add(z, x, y *fe) {
 
 // sub sets z = x - y mod p.
 func (f *montField) sub(z, x, y *fe) {
+	if f.n == 4 {
+		f.sub4(z, x, y)
+		return
+	}
 	var d fe
 	var b uint64
 	for j := 0; j < f.n; j++ {
@@ -267,4 +275,35 @@ func (f *montField) mul4(z, x, y *fe) {
 	z[1] = t1&keep | d1&^keep
 	z[2] = t2&keep | d2&^keep
 	z[3] = t3&keep | d3&^keep
+}
+
+// add4 and sub4 are add and sub unrolled for 256-bit fields.
+func (f *montField) add4(z, x, y *fe) {
+	t0, c := bits.Add64(x[0], y[0], 0)
+	t1, c := bits.Add64(x[1], y[1], c)
+	t2, c := bits.Add64(x[2], y[2], c)
+	t3, c := bits.Add64(x[3], y[3], c)
+	d0, b := bits.Sub64(t0, f.p[0], 0)
+	d1, b := bits.Sub64(t1, f.p[1], b)
+	d2, b := bits.Sub64(t2, f.p[2], b)
+	d3, b := bits.Sub64(t3, f.p[3], b)
+	_, b = bits.Sub64(c, 0, b)
+	keep := -b
+	z[0] = t0&keep | d0&^keep
+	z[1] = t1&keep | d1&^keep
+	z[2] = t2&keep | d2&^keep
+	z[3] = t3&keep | d3&^keep
+}
+
+func (f *montField) sub4(z, x, y *fe) {
+	d0, b := bits.Sub64(x[0], y[0], 0)
+	d1, b := bits.Sub64(x[1], y[1], b)
+	d2, b := bits.Sub64(x[2], y[2], b)
+	d3, b := bits.Sub64(x[3], y[3], b)
+	mask := -b
+	var c uint64
+	z[0], c = bits.Add64(d0, f.p[0]&mask, 0)
+	z[1], c = bits.Add64(d1, f.p[1]&mask, c)
+	z[2], c = bits.Add64(d2, f.p[2]&mask, c)
+	z[3], _ = bits.Add64(d3, f.p[3]&mask, c)
 }
