@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -229,5 +230,41 @@ func TestEnginesShareWeights(t *testing.T) {
 	mb, _ := b.Model("stories260K")
 	if &ma.Net.TokenEmbd.Data[0] != &mb.Net.TokenEmbd.Data[0] {
 		t.Error("two engines on one file map the weights twice")
+	}
+}
+
+func TestManifestTemplateAndBOS(t *testing.T) {
+	for _, tc := range []struct {
+		name, template string
+		promptTokens   int
+	}{
+		// The template writes BOS itself: the tokenizer must not add another.
+		{"template with bos", `{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}`, 5},
+		// Without it the tokenizer's BOS is added as usual.
+		{"template without bos", `{% for m in messages %}{{ m['content'] }}{% endfor %}`, 5},
+		// Two messages concatenated by the template.
+		{"two messages", `{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}`, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest, _ := json.Marshal(Manifest{ChatTemplate: tc.template})
+			e := openEngine(t, string(manifest), Options{})
+			msgs := userMessage("Once upon a time")
+			want := tc.promptTokens
+			if want < 0 {
+				msgs = []assistant.Message{{Role: "system", Content: "Once upon a time"}, {Role: "user", Content: " there was"}}
+				n, _ := e.CountTokens(context.Background(), "stories260K", "Once upon a time there was")
+				want = 1 + n
+			}
+			res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: msgs, MaxTokens: 3}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Usage.PromptTokens != want {
+				t.Errorf("prompt tokens %d, want %d", res.Usage.PromptTokens, want)
+			}
+		})
+	}
+	if _, err := Open(modelsDir(t, `{"chat_template":"{% for %}"}`), Options{}); err == nil {
+		t.Error("broken template in manifest accepted")
 	}
 }

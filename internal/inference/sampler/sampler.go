@@ -72,29 +72,7 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 	}
 	cands := s.cands
 	if s.p.TopP > 0 && s.p.TopP < 1 {
-		slices.SortFunc(cands, func(a, b candidate) int {
-			switch {
-			case a.p > b.p:
-				return -1
-			case a.p < b.p:
-				return 1
-			}
-			return a.id - b.id
-		})
-		// Keep the smallest prefix whose mass reaches top_p (at least one).
-		limit, cum := len(cands), 0.0
-		for i, c := range cands {
-			cum += c.p / sum
-			if cum >= s.p.TopP {
-				limit = i + 1
-				break
-			}
-		}
-		cands = cands[:limit]
-		sum = 0
-		for _, c := range cands {
-			sum += c.p
-		}
+		cands, sum = s.nucleus(cands, sum)
 	}
 	r := s.rng.Float64() * sum
 	for _, c := range cands {
@@ -104,6 +82,57 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 		}
 	}
 	return cands[len(cands)-1].id
+}
+
+// nucleus returns the smallest set of most probable candidates whose mass
+// reaches TopP (at least one), and its mass. Sorting a 150 000-token
+// vocabulary every step is wasteful, so only candidates above a threshold
+// are sorted; when they already hold TopP of the mass the nucleus lies
+// among them (they are a prefix of the sorted order), else the threshold
+// is lowered. Probabilities are relative to the top token's, which is 1.
+func (s *Sampler) nucleus(all []candidate, sum float64) ([]candidate, float64) {
+	want := s.p.TopP * sum
+	top := all
+	for threshold := 1e-3; ; threshold *= 1e-3 {
+		if threshold < 1e-30 {
+			top = all
+			break
+		}
+		top = top[:0:0]
+		var mass float64
+		for _, c := range all {
+			if c.p >= threshold {
+				top = append(top, c)
+				mass += c.p
+			}
+		}
+		if mass >= want {
+			break
+		}
+	}
+	slices.SortFunc(top, func(a, b candidate) int {
+		switch {
+		case a.p > b.p:
+			return -1
+		case a.p < b.p:
+			return 1
+		}
+		return a.id - b.id
+	})
+	limit, cum := len(top), 0.0
+	for i, c := range top {
+		cum += c.p
+		if cum >= want {
+			limit = i + 1
+			break
+		}
+	}
+	top = top[:limit]
+	var mass float64
+	for _, c := range top {
+		mass += c.p
+	}
+	return top, mass
 }
 
 // penalise applies llama.cpp's repetition penalty once per distinct token in

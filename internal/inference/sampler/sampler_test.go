@@ -108,3 +108,38 @@ func TestRepetitionPenalty(t *testing.T) {
 		t.Errorf("token outside the window was penalised: got %d", got)
 	}
 }
+
+func TestTopPOverLongTail(t *testing.T) {
+	// One strong token and a long tail of tiny ones: with top_p 0.5 only the
+	// strong token may be drawn; with top_p 0.999 the tail must be reachable.
+	logits := make([]float32, 2000)
+	logits[7] = 12
+	for _, tc := range []struct {
+		topP     float64
+		wantTail bool
+	}{{0.5, false}, {0.999, true}} {
+		s := New(Params{Temperature: 1, TopP: tc.topP, Seed: 9})
+		tail := 0
+		for range 2000 {
+			if s.Sample(slices.Clone(logits), nil) != 7 {
+				tail++
+			}
+		}
+		if (tail > 0) != tc.wantTail {
+			t.Errorf("top_p %v: %d tail draws", tc.topP, tail)
+		}
+	}
+}
+
+func BenchmarkSampleTopP(b *testing.B) {
+	logits := make([]float32, 150000)
+	for i := range logits {
+		logits[i] = float32(i%997) / 100
+	}
+	s := New(Params{Temperature: 0.8, TopP: 0.9, Seed: 1})
+	buf := make([]float32, len(logits))
+	for b.Loop() {
+		copy(buf, logits)
+		s.Sample(buf, nil)
+	}
+}
