@@ -191,3 +191,34 @@ func TestVerifyDetachedBER(t *testing.T) {
 		t.Fatalf("unterminated BER: %v", err)
 	}
 }
+
+// TestVerifyDetachedSignatureOID: banking.md 9.2 asks to accept the
+// signature-with-digest OID 1.2.643.7.1.1.3.2 where OpenSSL writes the key
+// OID 1.2.643.7.1.1.1.1, and to reject anything else there.
+func TestVerifyDetachedSignatureOID(t *testing.T) {
+	content := []byte("amount=1.00")
+	key, cert := testKeyAndCert(t, TC26256A)
+	der, err := SignDetachedWithOptions(content, cert, key, SignOptions{NoCertificate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyOIDDER := mustMarshal(oidKey256)
+	if bytes.Count(der, keyOIDDER) != 1 {
+		t.Fatal("expected the key OID exactly once (signatureAlgorithm)")
+	}
+	tests := []struct {
+		oid  []byte
+		want error
+	}{
+		{mustMarshal(oidSignature256), nil},
+		{mustMarshal(oidSignature512), ErrNotGOST},
+		{mustMarshal(oidDigest256), ErrNotGOST},
+	}
+	for _, tc := range tests {
+		swapped := bytes.Replace(der, keyOIDDER, tc.oid, 1)
+		err := VerifyDetached(swapped, content, cert)
+		if (tc.want == nil && err != nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+			t.Errorf("signatureAlgorithm %x: err = %v, want %v", tc.oid, err, tc.want)
+		}
+	}
+}
