@@ -323,3 +323,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseVersion2(t *testing.T) {
+	// v2 has the v3 layout (64-bit counts); only the version number differs.
+	data := bytes.Clone(sampleFile(t))
+	binary.LittleEndian.PutUint32(data[4:], 2)
+	f, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Version != 2 || len(f.Tensors) != 2 {
+		t.Errorf("version %d, %d tensors", f.Version, len(f.Tensors))
+	}
+}
