@@ -139,3 +139,45 @@ func TestSelfSignedCertificate(t *testing.T) {
 		})
 	}
 }
+
+// TestParsePrivateKeyLegacyForms covers the privateKey encodings of older
+// engine versions: an inner OCTET STRING with the little-endian scalar, and
+// an inner INTEGER.
+func TestParsePrivateKeyLegacyForms(t *testing.T) {
+	key, err := GenerateKey(TC26256A, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := make([]byte, 32)
+	key.D.FillBytes(le)
+	reverse(le)
+	wrap := func(inner []byte) []byte {
+		return derWrap(tagSequence, mustMarshal(0), keyAlgorithmDER(TC26256A), derWrap(tagOctetString, inner))
+	}
+	tests := []struct {
+		name string
+		der  []byte
+		ok   bool
+	}{
+		{"raw", wrap(le), true},
+		{"octet string", wrap(derWrap(tagOctetString, le)), true},
+		{"integer", wrap(mustMarshal(key.D)), true},
+		{"short raw", wrap(le[:31]), false},
+		{"octet string wrong size", wrap(derWrap(tagOctetString, le[:16])), false},
+		{"zero scalar", wrap(make([]byte, 32)), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParsePrivateKey(tc.der)
+			if !tc.ok {
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				return
+			}
+			if err != nil || got.D.Cmp(key.D) != 0 || !got.Public().Equal(key.Public()) {
+				t.Fatalf("got %v, %v", got, err)
+			}
+		})
+	}
+}
