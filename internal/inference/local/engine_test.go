@@ -268,3 +268,28 @@ func TestManifestTemplateAndBOS(t *testing.T) {
 		t.Error("broken template in manifest accepted")
 	}
 }
+
+func TestConcurrentGenerations(t *testing.T) {
+	manifest, _ := json.Marshal(Manifest{ChatTemplate: `{{ bos_token }}{% for m in messages %}{{ m['content'] | trim }}{% endfor %}`})
+	e := openEngine(t, string(manifest), Options{Concurrency: 2})
+	var wg sync.WaitGroup
+	texts := make([]string, 4)
+	for i := range texts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 40, N: 2}, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			texts[i] = res.Choices[1].Text
+		}()
+	}
+	wg.Wait()
+	for i, s := range texts {
+		if s != storiesContinuation {
+			t.Errorf("generation %d: %q", i, s)
+		}
+	}
+}

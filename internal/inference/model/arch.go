@@ -21,13 +21,13 @@ const (
 // Architecture describes what distinguishes one llama-like architecture from
 // another. Adding an architecture is one file that calls register.
 type Architecture struct {
-	Name             string
-	Rope             RopeMode
-	QKVBias          bool    // attn_q/k/v.bias tensors are required
-	DefaultRopeBase  float64 // when {arch}.rope.freq_base is absent
-	DefaultNormEps   float64 // when {arch}.attention.layer_norm_rms_epsilon is absent
-	OptionalQKVBias  bool    // biases are used when present
-	TiedOutputAllows bool    // output.weight may be absent (tied to token_embd)
+	Name            string
+	Rope            RopeMode
+	QKVBias         bool    // attn_q/k/v.bias tensors are required
+	DefaultRopeBase float64 // when {arch}.rope.freq_base is absent
+	DefaultNormEps  float64 // when {arch}.attention.layer_norm_rms_epsilon is absent
+	OptionalQKVBias bool    // biases are used when present
+	MayTieOutput    bool    // output.weight may be absent (tied to token_embd)
 }
 
 var architectures = map[string]Architecture{}

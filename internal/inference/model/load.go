@@ -129,7 +129,7 @@ func Load(f *gguf.File) (*Model, error) {
 	}
 	m.NVocab = m.TokenEmbd.Rows
 	m.OutputNorm = l.vector("output_norm.weight", c.NEmbd)
-	if _, ok := f.Tensor("output.weight"); ok || !arch.TiedOutputAllows {
+	if _, ok := f.Tensor("output.weight"); ok || !arch.MayTieOutput {
 		m.Output = l.matrix("output.weight", c.NEmbd, m.NVocab)
 	} else {
 		m.Output = m.TokenEmbd
