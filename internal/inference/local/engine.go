@@ -60,6 +60,11 @@ type served struct {
 // files (no tensors) are skipped; any other file that fails to load fails
 // Open, so a broken deployment is noticed at start-up.
 func Open(modelsDir string, opts Options) (*Engine, error) {
+	if fi, err := os.Stat(modelsDir); err != nil {
+		return nil, fmt.Errorf("local: models directory: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("local: models directory %s is not a directory", modelsDir)
+	}
 	paths, err := filepath.Glob(filepath.Join(modelsDir, "*.gguf"))
 	if err != nil {
 		return nil, err

@@ -69,6 +69,16 @@ func TestModelsAndManifest(t *testing.T) {
 	if _, err := Open(modelsDir(t, `{"version":`), Options{}); err == nil {
 		t.Error("broken manifest accepted")
 	}
+	if _, err := Open(filepath.Join(t.TempDir(), "missing"), Options{}); err == nil {
+		t.Error("missing models directory accepted")
+	}
+	empty, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if models, _ := empty.Models(context.Background()); len(models) != 0 {
+		t.Errorf("empty directory serves %v", models)
+	}
 }
 
 func TestCountTokens(t *testing.T) {
