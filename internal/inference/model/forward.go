@@ -41,6 +41,9 @@ func (m *Model) NewSequence(maxCtx int) *Sequence {
 	s.invFreq = make([]float64, m.NRot/2)
 	for i := range s.invFreq {
 		s.invFreq[i] = math.Pow(m.RopeBase, -2*float64(i)/float64(m.NRot)) * m.RopeFreqSc
+		if m.RopeFactors != nil {
+			s.invFreq[i] /= float64(m.RopeFactors[i])
+		}
 	}
 	s.logits = make([]float32, m.NVocab)
 	return s

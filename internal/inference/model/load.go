@@ -23,6 +23,9 @@ type Config struct {
 	NormEps    float32
 	RopeBase   float64
 	RopeFreqSc float64 // position scale: 1/factor for linear rope scaling, else 1
+	// RopeFactors divides each rotation frequency (Llama 3.1's rope_freqs
+	// tensor, n_rot/2 values); nil when absent.
+	RopeFactors []float32
 }
 
 // QDim is the width of the concatenated query heads.
@@ -133,6 +136,14 @@ func Load(f *gguf.File) (*Model, error) {
 		m.Output = l.matrix("output.weight", c.NEmbd, m.NVocab)
 	} else {
 		m.Output = m.TokenEmbd
+	}
+	if _, ok := f.Tensor("rope_freqs.weight"); ok {
+		m.RopeFactors = l.vector("rope_freqs.weight", c.NRot/2)
+		for _, v := range m.RopeFactors {
+			if !(v > 0) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("model: rope_freqs.weight holds %v; factors must be positive and finite", v)
+			}
+		}
 	}
 	m.Layers = make([]Layer, c.NLayer)
 	for i := range m.Layers {

@@ -19,9 +19,10 @@ type synthConfig struct {
 	arch                         string
 	embd, layers, heads, kvHeads int
 	ff, vocab, ctx, rot          int
-	bias, tied                   bool
+	bias, tied, ropeFactors      bool
 	ropeBase                     float32
 	weightType                   gguf.GGMLType // for 2-D weights; norms stay F32
+	extraKV                      []gguf.KV
 }
 
 // writeSynthetic writes a random-weight GGUF for cfg and returns its path.
@@ -67,6 +68,13 @@ func writeSynthetic(t testing.TB, cfg synthConfig, seed uint64) string {
 		mat(p+"ffn_down.weight", cfg.ff, cfg.embd)
 	}
 	norm("output_norm.weight", cfg.embd)
+	if cfg.ropeFactors {
+		factors := make([]float32, cfg.rot/2)
+		for i := range factors {
+			factors[i] = 1 + 7*float32(i)/float32(len(factors))
+		}
+		add("rope_freqs.weight", []uint64{uint64(len(factors))}, gguf.F32, factors)
+	}
 	if !cfg.tied {
 		mat("output.weight", cfg.embd, cfg.vocab)
 	}
@@ -82,6 +90,7 @@ func writeSynthetic(t testing.TB, cfg synthConfig, seed uint64) string {
 		{Key: a + "rope.dimension_count", Value: gguf.Uint32Value(uint32(cfg.rot))},
 		{Key: a + "attention.layer_norm_rms_epsilon", Value: gguf.Float32Value(1e-6)},
 	}
+	kvs = append(kvs, cfg.extraKV...)
 	if cfg.ropeBase > 0 {
 		kvs = append(kvs, gguf.KV{Key: a + "rope.freq_base", Value: gguf.Float32Value(cfg.ropeBase)})
 	}
@@ -114,6 +123,12 @@ func referenceLogits(t testing.TB, f *gguf.File, tokens []int) []float64 {
 	}
 	neox := arch == "qwen2"
 	hd := E / H
+	var ropeFactors []float64 // read below, once tensor() exists
+	posScale := 1.0
+	if typ, _ := f.String(arch + ".rope.scaling.type"); typ == "linear" {
+		factor, _ := f.Float(arch + ".rope.scaling.factor")
+		posScale = 1 / factor
+	}
 	tensor := func(name string) ([][]float64, bool) {
 		ti, ok := f.Tensor(name)
 		if !ok {
@@ -177,7 +192,10 @@ func referenceLogits(t testing.TB, f *gguf.File, tokens []int) []float64 {
 		for h := 0; h < len(v)/hd; h++ {
 			head := v[h*hd : (h+1)*hd]
 			for i := 0; i < R/2; i++ {
-				theta := float64(pos) * math.Pow(base, -2*float64(i)/float64(R))
+				theta := float64(pos) * posScale * math.Pow(base, -2*float64(i)/float64(R))
+				if ropeFactors != nil {
+					theta /= ropeFactors[i]
+				}
 				a, b := 2*i, 2*i+1
 				if neox {
 					a, b = i, i+R/2
@@ -193,6 +211,8 @@ func referenceLogits(t testing.TB, f *gguf.File, tokens []int) []float64 {
 			x[i] += b[i]
 		}
 	}
+	ropeFactors = vec("rope_freqs.weight")
+
 	emb := must("token_embd.weight")
 	xs := make([][]float64, len(tokens))
 	for p, tok := range tokens {
@@ -276,6 +296,9 @@ func TestForwardMatchesReferenceImplementation(t *testing.T) {
 		{"llama GQA untied", synthConfig{arch: "llama", embd: 64, layers: 2, heads: 8, kvHeads: 2, ff: 96, vocab: 64, ctx: 32, rot: 8, weightType: gguf.F32}},
 		{"llama partial rope base 500", synthConfig{arch: "llama", embd: 64, layers: 1, heads: 4, kvHeads: 4, ff: 64, vocab: 64, ctx: 32, rot: 8, ropeBase: 500, tied: true, weightType: gguf.F32}},
 		{"qwen2 biases NeoX tied", synthConfig{arch: "qwen2", embd: 64, layers: 2, heads: 4, kvHeads: 2, ff: 96, vocab: 64, ctx: 32, rot: 16, bias: true, tied: true, weightType: gguf.F32}},
+		{"llama rope_freqs factors", synthConfig{arch: "llama", embd: 64, layers: 1, heads: 4, kvHeads: 2, ff: 64, vocab: 64, ctx: 32, rot: 16, ropeFactors: true, weightType: gguf.F32}},
+		{"llama linear rope scaling", synthConfig{arch: "llama", embd: 64, layers: 1, heads: 4, kvHeads: 2, ff: 64, vocab: 64, ctx: 32, rot: 16, weightType: gguf.F32,
+			extraKV: []gguf.KV{{Key: "llama.rope.scaling.type", Value: gguf.StringValue("linear")}, {Key: "llama.rope.scaling.factor", Value: gguf.Float32Value(4)}}}},
 		{"qwen2 F16", synthConfig{arch: "qwen2", embd: 64, layers: 1, heads: 4, kvHeads: 1, ff: 64, vocab: 64, ctx: 32, rot: 16, bias: true, weightType: gguf.F16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -371,6 +394,9 @@ func TestLoadRefusesInconsistentModels(t *testing.T) {
 		{"heads not a multiple of kv heads", func(c *synthConfig) { c.kvHeads = 3 }, "head_count_kv"},
 		{"qwen2 without biases", func(c *synthConfig) { c.arch = "qwen2" }, "attn_q.bias"},
 		{"rope wider than a head", func(c *synthConfig) { c.rot = 16 }, "rope.dimension_count"},
+		{"yarn rope scaling", func(c *synthConfig) {
+			c.extraKV = []gguf.KV{{Key: "llama.rope.scaling.type", Value: gguf.StringValue("yarn")}, {Key: "llama.rope.scaling.factor", Value: gguf.Float32Value(4)}}
+		}, "not supported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := good
