@@ -2,6 +2,8 @@ package chattemplate
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -128,4 +130,77 @@ func FuzzTemplate(f *testing.F) {
 		}
 		_, _ = tpl.Render(conversation, Options{BOSToken: "<s>", AddGenerationPrompt: true})
 	})
+}
+
+// Real templates shipped in popular GGUF files (testdata/*.jinja), rendered
+// to the prompt formats inference.md §5.3 documents.
+func TestRealTemplates(t *testing.T) {
+	tests := []struct {
+		file string
+		msgs []Message
+		want string
+	}{
+		{"qwen2.5.jinja", conversation[:2],
+			"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"},
+		{"qwen2.5.jinja", conversation[1:2],
+			"<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"},
+		{"llama3.jinja", conversation[:2],
+			"<s><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tpl, err := Parse(strings.TrimSuffix(string(src), "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tpl.Render(tc.msgs, Options{BOSToken: "<s>", AddGenerationPrompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestForModelFallsBackByMarker(t *testing.T) {
+	two := conversation[:2]
+	tests := []struct {
+		name, source string
+		fallback     bool
+		want         string
+	}{
+		{"no template", "", false, "Be brief.\n\nHi there"},
+		{"parsable template is used as is", chatML, false,
+			"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"},
+		{"broken chatml", "{% broken <|im_start|>", true,
+			"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"},
+		{"broken llama3", "{% broken <|start_header_id|>", true,
+			"<s><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+		{"broken phi3", "{% broken <|assistant|>", true,
+			"<s><|system|>\nBe brief.<|end|>\n<|user|>\nHi there<|end|>\n<|assistant|>\n"},
+		{"broken llama2", "{% broken [INST]", true,
+			"<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi there [/INST]"},
+		{"broken unknown", "{% broken", true, "Be brief.\n\nHi there"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tpl, fallback := ForModel(tc.source)
+			if fallback != tc.fallback {
+				t.Errorf("fallback %v", fallback)
+			}
+			got, err := tpl.Render(two, Options{BOSToken: "<s>", EOSToken: "</s>", AddGenerationPrompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -20,6 +20,10 @@ type Model struct {
 	// Template renders chat messages; the plain-text fallback when the file
 	// carries no tokenizer.chat_template.
 	Template *chattemplate.Template
+	// TemplateFallback reports that the file's chat template could not be
+	// parsed and a built-in format (chosen by its marker strings) or the
+	// plain-text format is used instead; worth a log line at start-up.
+	TemplateFallback bool
 }
 
 // LoadModel opens and loads the GGUF file at path. Files opened twice in one
@@ -49,13 +53,9 @@ func loadFrom(f *gguf.File) (*Model, error) {
 	if tok.VocabSize() != net.NVocab {
 		return nil, fmt.Errorf("local: tokenizer has %d tokens, the embedding table %d", tok.VocabSize(), net.NVocab)
 	}
-	tmpl := chattemplate.PlainText()
-	if src, ok := f.String("tokenizer.chat_template"); ok && src != "" {
-		if tmpl, err = chattemplate.Parse(src); err != nil {
-			return nil, err
-		}
-	}
-	return &Model{File: f, Net: net, Tokenizer: tok, Template: tmpl}, nil
+	src, _ := f.String("tokenizer.chat_template")
+	tmpl, fallback := chattemplate.ForModel(src)
+	return &Model{File: f, Net: net, Tokenizer: tok, Template: tmpl, TemplateFallback: fallback}, nil
 }
 
 // Close releases the mapping.
