@@ -5,7 +5,9 @@
 package chattemplate
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"fmt"
 	"strings"
 	"time"
@@ -16,13 +18,30 @@ import (
 
 // Message is one chat message as the template sees it.
 type Message struct {
-	Role    string // system | user | assistant | function
+	Role    string // system | user | assistant | function | tool
 	Content string
 	Name    string // function name for role "function", optional otherwise
+	// ToolCall is a function call the assistant made in this message.
+	ToolCall *ToolCall
+}
+
+// ToolCall is a function call; Arguments is a JSON object.
+type ToolCall struct {
+	Name      string
+	Arguments json.RawMessage
+}
+
+// Tool is a function offered to the model; templates that support tools
+// (Qwen2.5, Llama 3.1, Hermes…) list them from the "tools" variable.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // JSON Schema object; may be empty
 }
 
 // Options are the variables templates expect besides the messages.
 type Options struct {
+	Tools               []Tool
 	BOSToken            string // e.g. "<s>"
 	EOSToken            string
 	AddGenerationPrompt bool // end with the header that starts the assistant's turn
@@ -91,9 +110,27 @@ func (t *Template) Render(msgs []Message, opts Options) (out string, err error) 
 		if m.Name != "" {
 			d["name"] = m.Name
 		}
+		if m.ToolCall != nil {
+			// The OpenAI shape templates are written against.
+			d["tool_calls"] = []any{map[string]any{"type": "function", "function": map[string]any{
+				"name": m.ToolCall.Name, "arguments": jsonValue(m.ToolCall.Arguments),
+			}}}
+		}
 		list[i] = d
 	}
-	ctx := exec.NewContext(map[string]any{
+	vars := map[string]any{}
+	if len(opts.Tools) > 0 {
+		tools := make([]any, len(opts.Tools))
+		for i, tool := range opts.Tools {
+			fn := map[string]any{"name": tool.Name, "description": tool.Description}
+			if len(tool.Parameters) > 0 {
+				fn["parameters"] = jsonValue(tool.Parameters)
+			}
+			tools[i] = map[string]any{"type": "function", "function": fn}
+		}
+		vars["tools"] = tools
+	}
+	maps.Copy(vars, map[string]any{
 		"messages":              list,
 		"bos_token":             opts.BOSToken,
 		"eos_token":             opts.EOSToken,
@@ -103,11 +140,22 @@ func (t *Template) Render(msgs []Message, opts Options) (out string, err error) 
 		},
 		"strftime_now": strftimeNow,
 	})
+	ctx := exec.NewContext(vars)
 	out, err = t.jinja.ExecuteToString(ctx)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrTemplate, err)
 	}
 	return out, nil
+}
+
+// jsonValue decodes raw JSON for the template (objects become maps, so
+// templates can index and tojson them); invalid JSON stays a string.
+func jsonValue(raw json.RawMessage) any {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	return v
 }
 
 // strftimeNow serves templates (Llama 3.x) that print today's date; it maps

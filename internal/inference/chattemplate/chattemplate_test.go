@@ -204,3 +204,35 @@ func TestForModelFallsBackByMarker(t *testing.T) {
 		})
 	}
 }
+
+func TestToolsAndToolCalls(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "qwen2.5.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []Message{
+		{Role: "user", Content: "Weather in Oslo?"},
+		{Role: "assistant", ToolCall: &ToolCall{Name: "get_weather", Arguments: []byte(`{"city":"Oslo"}`)}},
+		{Role: "tool", Content: `{"temp":3}`},
+	}
+	got, err := tpl.Render(msgs, Options{AddGenerationPrompt: true, Tools: []Tool{{
+		Name: "get_weather", Description: "Current weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}}}`),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rendered:\n%s", got)
+	for _, want := range []string{
+		"# Tools", "<tools>\n{", `"name":`, `get_weather`, `Current weather`, "</tools>",
+		"<|im_start|>assistant\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {", `Oslo`,
+		"<|im_start|>user\n<tool_response>\n{\"temp\":3}\n</tool_response><|im_end|>\n<|im_start|>assistant\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rendered prompt lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -183,18 +183,25 @@ func (e *Engine) CountTokens(ctx context.Context, name, text string) (int, error
 	return len(s.Tokenizer.Encode(text, false, false)), nil
 }
 
-// Prompt renders messages with the model's template and tokenizes the
-// result. A template that already writes the BOS token suppresses the
+// prompt renders messages (and the functions offered, as the template's
+// "tools") with the model's template and tokenizes the result. A template that already writes the BOS token suppresses the
 // tokenizer's own, so the prompt never starts with two.
-func (s *served) prompt(msgs []assistant.Message) ([]int, error) {
+func (s *served) prompt(msgs []assistant.Message, functions []assistant.Function) ([]int, error) {
 	cm := make([]chattemplate.Message, len(msgs))
 	for i, m := range msgs {
-		content := m.Content
-		if content == "" && m.FunctionCall != nil {
-			call, _ := json.Marshal(map[string]any{"name": m.FunctionCall.Name, "arguments": m.FunctionCall.Arguments})
-			content = string(call)
+		cm[i] = chattemplate.Message{Role: m.Role, Content: m.Content, Name: m.Name}
+		// Function results travel as role "function" in the API; current
+		// templates (Qwen2.5, Llama 3.1, Hermes) call that role "tool".
+		if m.Role == "function" {
+			cm[i].Role = "tool"
 		}
-		cm[i] = chattemplate.Message{Role: m.Role, Content: content, Name: m.Name}
+		if m.FunctionCall != nil {
+			cm[i].ToolCall = &chattemplate.ToolCall{Name: m.FunctionCall.Name, Arguments: m.FunctionCall.Arguments}
+		}
+	}
+	tools := make([]chattemplate.Tool, len(functions))
+	for i, f := range functions {
+		tools[i] = chattemplate.Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters}
 	}
 	tok := s.Tokenizer
 	bos := ""
@@ -205,7 +212,7 @@ func (s *served) prompt(msgs []assistant.Message) ([]int, error) {
 	if tok.EOS() >= 0 {
 		eos = tok.TokenText(tok.EOS())
 	}
-	text, err := s.Template.Render(cm, chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true})
+	text, err := s.Template.Render(cm, chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools})
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +231,7 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 	if !ok {
 		return assistant.Result{}, assistant.ErrNoSuchModel
 	}
-	prompt, err := s.prompt(req.Messages)
+	prompt, err := s.prompt(req.Messages, req.Functions)
 	if err != nil {
 		return assistant.Result{}, err
 	}

@@ -303,3 +303,21 @@ func TestConcurrentGenerations(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptPassesFunctionsToTemplate(t *testing.T) {
+	tpl := `{% for t in tools %}{{ t.function.name }};{% endfor %}{% for m in messages %}{{ m.role }}:{{ m.content }}{% if m.tool_calls %}{{ m.tool_calls[0].function.name }}({{ m.tool_calls[0].function.arguments.city }}){% endif %}|{% endfor %}`
+	manifest, _ := json.Marshal(Manifest{ChatTemplate: tpl})
+	e := openEngine(t, string(manifest), Options{})
+	s := e.models["stories260K"]
+	ids, err := s.prompt([]assistant.Message{
+		{Role: "user", Content: "weather"},
+		{Role: "assistant", FunctionCall: &assistant.FunctionCall{Name: "get", Arguments: []byte(`{"city":"Oslo"}`)}},
+		{Role: "function", Name: "get", Content: "cold"},
+	}, []assistant.Function{{Name: "get"}, {Name: "set"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.Tokenizer.Decode(ids), "get;set;user:weather|assistant:get(Oslo)|tool:cold|"; got != want {
+		t.Errorf("rendered %q, want %q", got, want)
+	}
+}
