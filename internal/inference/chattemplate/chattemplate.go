@@ -7,8 +7,8 @@ package chattemplate
 import (
 	"encoding/json"
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
