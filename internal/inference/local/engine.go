@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/inference/chattemplate"
 	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/model"
 )
 
 // Options configure an Engine.
@@ -54,6 +57,58 @@ type served struct {
 	*Model
 	info  assistant.ModelInfo
 	slots chan struct{}
+
+	// idle holds sequences of finished generations with the tokens their KV
+	// caches hold (at most one per slot). A chat client resends the whole
+	// conversation each turn, so the next prompt usually starts with one of
+	// these and only its new tail needs a forward pass.
+	mu   sync.Mutex
+	idle []cachedSequence
+}
+
+type cachedSequence struct {
+	seq    *model.Sequence
+	tokens []int
+}
+
+// takeSequence returns the idle sequence sharing the longest prefix with
+// prompt, truncated to that prefix (at least one prompt token is left to
+// run, since its logits are needed), or a new sequence.
+func (s *served) takeSequence(prompt []int) *model.Sequence {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	best, bestLen := -1, 0
+	for i, c := range s.idle {
+		n := commonPrefix(c.tokens, prompt)
+		if n > bestLen {
+			best, bestLen = i, n
+		}
+	}
+	if best < 0 {
+		return s.Net.NewSequence(s.info.ContextWindow)
+	}
+	seq := s.idle[best].seq
+	s.idle = slices.Delete(s.idle, best, best+1)
+	seq.Truncate(min(bestLen, len(prompt)-1))
+	return seq
+}
+
+// putSequence keeps seq for reuse, evicting the oldest beyond one per slot.
+func (s *served) putSequence(seq *model.Sequence, tokens []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle = append(s.idle, cachedSequence{seq: seq, tokens: tokens})
+	if over := len(s.idle) - cap(s.slots); over > 0 {
+		s.idle = slices.Delete(s.idle, 0, over)
+	}
+}
+
+func commonPrefix(a, b []int) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // Open loads every NAME.gguf in modelsDir (not recursively). Tokenizer-only
@@ -253,7 +308,9 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 	if emit != nil {
 		emitPiece = func(i int, text string) error { return emit(assistant.Delta{Index: i, Text: text}) }
 	}
-	comps, err := s.Generate(ctx, prompt, GenerateParams{
+	seq := s.takeSequence(prompt)
+	cached := seq.Pos()
+	comps, held, err := s.generate(ctx, seq, prompt, GenerateParams{
 		Temperature:       req.Temperature,
 		TopP:              req.TopP,
 		RepetitionPenalty: req.RepetitionPenalty,
@@ -265,7 +322,8 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 	if err != nil {
 		return assistant.Result{}, err
 	}
-	res := assistant.Result{Usage: assistant.Usage{PromptTokens: len(prompt)}}
+	s.putSequence(seq, held)
+	res := assistant.Result{Usage: assistant.Usage{PromptTokens: len(prompt), PrecachedPromptTokens: cached}}
 	for i, c := range comps {
 		res.Choices = append(res.Choices, assistant.Choice{Index: i, Text: c.Text, FinishReason: c.FinishReason})
 		res.Usage.CompletionTokens += len(c.Tokens)

@@ -321,3 +321,39 @@ func TestPromptPassesFunctionsToTemplate(t *testing.T) {
 		t.Errorf("rendered %q, want %q", got, want)
 	}
 }
+
+func TestPromptPrefixReuse(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	gen := func(e *Engine, text string) assistant.Result {
+		t.Helper()
+		res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: userMessage(text), MaxTokens: 30}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := gen(e, "Once upon a time")
+	if first.Usage.PrecachedPromptTokens != 0 {
+		t.Errorf("cold start reused %d tokens", first.Usage.PrecachedPromptTokens)
+	}
+	// The same prompt again: everything but the last prompt token is reused
+	// (its logits are needed), and greedy output is unchanged.
+	again := gen(e, "Once upon a time")
+	if again.Usage.PrecachedPromptTokens != 4 || again.Choices[0] != first.Choices[0] {
+		t.Errorf("repeat: precached %d, %q", again.Usage.PrecachedPromptTokens, again.Choices[0].Text)
+	}
+	// A longer prompt sharing the 5-token prefix reuses it and produces what
+	// a fresh engine produces.
+	longer := gen(e, "Once upon a time there")
+	if longer.Usage.PrecachedPromptTokens != 5 {
+		t.Errorf("longer prompt: precached %d, want 5", longer.Usage.PrecachedPromptTokens)
+	}
+	fresh := gen(openEngine(t, "", Options{}), "Once upon a time there")
+	if longer.Choices[0] != fresh.Choices[0] {
+		t.Errorf("reused cache changed the output: %q vs %q", longer.Choices[0].Text, fresh.Choices[0].Text)
+	}
+	// An unrelated prompt shares only BOS.
+	if other := gen(e, "Lily and Tom went to the"); other.Usage.PrecachedPromptTokens != 1 {
+		t.Errorf("unrelated prompt: precached %d, want 1 (BOS)", other.Usage.PrecachedPromptTokens)
+	}
+}

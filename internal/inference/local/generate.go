@@ -48,22 +48,33 @@ const prefillStep = 64
 // character) in order per choice; an emit error stops generation. ctx is
 // checked between tokens.
 func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, emit func(choice int, text string) error) ([]Completion, error) {
+	out, _, err := m.generate(ctx, m.Net.NewSequence(p.MaxContext), prompt, p, emit)
+	return out, err
+}
+
+// generate is Generate on a sequence that already holds
+// prompt[:seq.Pos()] (a cached prefix; Pos must be below len(prompt)). It
+// returns the tokens whose keys and values the first choice's sequence (seq)
+// holds afterwards, for reuse by a later prompt with the same prefix.
+func (m *Model) generate(ctx context.Context, seq *model.Sequence, prompt []int, p GenerateParams, emit func(choice int, text string) error) ([]Completion, []int, error) {
 	if len(prompt) == 0 {
-		return nil, errors.New("local: empty prompt")
+		return nil, nil, errors.New("local: empty prompt")
+	}
+	if seq.Pos() >= len(prompt) {
+		return nil, nil, errors.New("local: the cached prefix must leave a prompt token to run")
 	}
 	n := max(p.N, 1)
-	seq := m.Net.NewSequence(p.MaxContext)
 	if len(prompt) >= seq.MaxContext() {
-		return nil, fmt.Errorf("%w: prompt of %d tokens, context of %d", model.ErrContextFull, len(prompt), seq.MaxContext())
+		return nil, nil, fmt.Errorf("%w: prompt of %d tokens, context of %d", model.ErrContextFull, len(prompt), seq.MaxContext())
 	}
 	var logits []float32
-	for i := 0; i < len(prompt); i += prefillStep {
+	for i := seq.Pos(); i < len(prompt); i += prefillStep {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var err error
 		if logits, err = seq.Forward(prompt[i:min(i+prefillStep, len(prompt))]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	seed := p.Seed
@@ -121,7 +132,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, em
 				continue
 			}
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			tok := c.sampler.Sample(c.logits, c.history)
 			finish := ""
@@ -132,7 +143,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, em
 				c.out.Tokens = append(c.out.Tokens, tok)
 				c.history = append(c.history, tok)
 				if err := send(i, c, c.decoder.Add(tok)); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if len(c.out.Tokens) >= maxTokens {
 					finish = FinishLength
@@ -140,7 +151,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, em
 			}
 			if finish != "" {
 				if err := send(i, c, c.decoder.Flush()); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				c.out.FinishReason, c.done = finish, true
 				active--
@@ -148,7 +159,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, em
 			}
 			logits, err := c.seq.Forward([]int{tok})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			copy(c.logits, logits)
 		}
@@ -158,5 +169,5 @@ func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, em
 		out[i] = c.out
 		out[i].Text = string(c.text)
 	}
-	return out, nil
+	return out, choices[0].history[:seq.Pos()], nil
 }
