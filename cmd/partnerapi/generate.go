@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"partnerapi/internal/inference/local"
 )
@@ -44,7 +45,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(ids) == 0 {
 		return errors.New("generate: the prompt encodes to no tokens and the model adds no BOS")
 	}
-	_, err = m.Generate(ctx, ids, local.GenerateParams{
+	start := time.Now()
+	comps, err := m.Generate(ctx, ids, local.GenerateParams{
 		Temperature:       *temperature,
 		TopP:              *topP,
 		RepetitionPenalty: *repeat,
@@ -59,6 +61,13 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	_, err = io.WriteString(stdout, "\n")
-	return err
+	if _, err := io.WriteString(stdout, "\n"); err != nil {
+		return err
+	}
+	// Timing goes to stderr so that stdout stays the bare continuation.
+	elapsed := time.Since(start)
+	generated := len(comps[0].Tokens)
+	fmt.Fprintf(stderr, "prompt %d tokens, generated %d tokens (%s) in %v: %.1f tok/s overall\n",
+		len(ids), generated, comps[0].FinishReason, elapsed.Round(time.Millisecond), float64(len(ids)+generated)/elapsed.Seconds())
+	return nil
 }
