@@ -18,6 +18,8 @@ func TestRunGenerate(t *testing.T) {
 	}{
 		{name: "greedy reference", args: []string{"--model", path, "--prompt", "Once upon a time", "-n", "40"},
 			want: ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.\n"},
+		{name: "greedy reference to 64 tokens", args: []string{"--model", path, "--prompt", "Once upon a time", "-n", "64"},
+			want: ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high.\nLily's mom said\n"},
 		{name: "continuation keeps the leading space", args: []string{"--model", path, "--prompt", "Lily and Tom went to the", "-n", "18"},
 			want: " park. They saw a big box with a big box.\n"},
 		{name: "missing model", args: []string{"--prompt", "x"}, wantErr: true},
