@@ -22,7 +22,7 @@ func (*bankingModule) registerFlags(fs *flag.FlagSet) {}
 func (*bankingModule) migrate(ctx context.Context, db *sqldb.DB) error { return nil }
 
 func (*bankingModule) build(ctx context.Context, d deps) (built, error) {
-	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics})
+	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log})
 	return built{api: web.API{
 		Name:    "banking",
 		Handler: mux,

@@ -3,8 +3,10 @@ package bankapi
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 
+	"partnerapi/internal/banking"
 	"partnerapi/internal/web"
 )
 
@@ -18,15 +20,48 @@ type errorBody struct {
 	Fields      []string `json:"fields,omitempty"`
 }
 
+// envelope maps each domain error kind to its status and cause; this table
+// is the one place where banking errors meet HTTP.
+var envelope = map[banking.Kind]struct {
+	status int
+	cause  string
+}{
+	banking.KindInternal:        {http.StatusInternalServerError, "UNKNOWN_EXCEPTION"},
+	banking.KindDeserialization: {http.StatusBadRequest, "DESERIALIZATION_FAULT"},
+	banking.KindValidation:      {http.StatusBadRequest, "VALIDATION_FAULT"},
+	banking.KindWorkflow:        {http.StatusBadRequest, "WORKFLOW_FAULT"},
+	banking.KindSignCheck:       {http.StatusBadRequest, "SIGN_CHECK_EXCEPTION"},
+	banking.KindUnauthorized:    {http.StatusUnauthorized, "UNAUTHORIZED"},
+	banking.KindForbidden:       {http.StatusForbidden, "ACTION_ACCESS_EXCEPTION"},
+	banking.KindDataNotFound:    {http.StatusNotFound, "DATA_NOT_FOUND_EXCEPTION"},
+	banking.KindCardNotFound:    {http.StatusNotFound, "CARD_ID_NOT_FOUND"},
+	banking.KindNotFound:        {http.StatusNotFound, "NOT_FOUND"},
+	banking.KindJWSExpected:     {http.StatusUnsupportedMediaType, "JWS_EXCEPTED"},
+	banking.KindTooManyRequests: {http.StatusTooManyRequests, "TOO_MANY_REQUESTS"},
+	banking.KindUnavailable:     {http.StatusServiceUnavailable, "UNAVAILABLE_RESOURCE_EXCEPTION"},
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeError answers in the banking envelope with a fresh referenceId.
-func writeError(w http.ResponseWriter, status int, cause, message string) {
-	writeJSON(w, status, errorBody{Cause: cause, ReferenceID: web.NewUUID(), Message: message})
+// writeError answers err in the banking envelope with a fresh referenceId.
+// Unexpected errors are logged with that referenceId (and the request id) so
+// a partner quoting it can be found in the log; their text is not sent.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var de *banking.Error
+	if !errors.As(err, &de) {
+		de = &banking.Error{Kind: banking.KindInternal, Message: "Внутренняя ошибка сервиса"}
+	}
+	e := envelope[de.Kind]
+	body := errorBody{Cause: e.cause, ReferenceID: web.NewUUID(), Message: de.Message,
+		FieldNames: de.FieldNames, Checks: de.Checks, Fields: de.Fields}
+	if de.Kind == banking.KindInternal && log != nil {
+		log.Error("banking: unexpected error", "referenceId", body.ReferenceID, "request_id", web.RequestID(r.Context()), "err", err)
+	}
+	writeJSON(w, e.status, body)
 }
 
 // platformError maps the platform's errors (unknown route, wrong method,
@@ -34,10 +69,10 @@ func writeError(w http.ResponseWriter, status int, cause, message string) {
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
 	switch {
 	case errors.Is(err, web.ErrNotFound), errors.Is(err, web.ErrMethodNotAllowed):
-		writeError(w, status, "NOT_FOUND", "Ресурс не найден")
+		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: web.NewUUID(), Message: "Ресурс не найден"})
 	case errors.Is(err, web.ErrBodyTooLarge):
-		writeError(w, status, "VALIDATION_FAULT", "Тело запроса слишком велико")
+		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: web.NewUUID(), Message: "Тело запроса слишком велико"})
 	default:
-		writeError(w, http.StatusInternalServerError, "UNKNOWN_EXCEPTION", "Внутренняя ошибка")
+		writeError(w, r, nil, err)
 	}
 }

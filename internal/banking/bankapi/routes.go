@@ -3,5 +3,9 @@ package bankapi
 import "partnerapi/internal/web"
 
 // addRoutes lists the banking API. Every route here is in api/banking.yaml.
-func addRoutes(mux *web.Mux, d Deps) {
+// Each area registers its routes in its own function and file.
+func (s *server) addRoutes(mux *web.Mux) {
+	s.addIdentityRoutes(mux) // identity.go: OAuth, client-info, crypto
+	s.addPaymentRoutes(mux)  // payments.go
+	s.addCardRoutes(mux)     // cards.go
 }

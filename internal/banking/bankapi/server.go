@@ -4,18 +4,35 @@
 package bankapi
 
 import (
+	"log/slog"
+
+	"partnerapi/internal/banking"
 	"partnerapi/internal/web"
 )
 
-// Deps is what the banking transport needs.
+// Deps is what the banking transport needs. Each area of the API adds its
+// services here.
 type Deps struct {
 	Metrics *web.Metrics
+	Log     *slog.Logger
+	Auth    banking.Authenticator
+}
+
+// server carries the dependencies to the handlers.
+type server struct {
+	Deps
+	log  *slog.Logger
+	auth banking.Authenticator
 }
 
 // NewServer builds the banking API's router.
 func NewServer(d Deps) *web.Mux {
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	s := &server{Deps: d, log: d.Log, auth: d.Auth}
 	mux := web.NewMux("banking", platformError, d.Metrics)
-	addRoutes(mux, d)
+	s.addRoutes(mux)
 	return mux
 }
 

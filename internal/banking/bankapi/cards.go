@@ -1,0 +1,6 @@
+package bankapi
+
+import "partnerapi/internal/web"
+
+func (s *server) addCardRoutes(mux *web.Mux) {
+}

@@ -1,0 +1,6 @@
+package bankapi
+
+import "partnerapi/internal/web"
+
+func (s *server) addPaymentRoutes(mux *web.Mux) {
+}
