@@ -19,11 +19,18 @@ import (
 // at once on one database: a version row that another process inserted first
 // makes this one skip that migration.
 func (db *DB) Migrate(ctx context.Context, domain string, files fs.FS) error {
-	if _, err := db.W.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := db.lockMigrations(ctx, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		domain TEXT NOT NULL,
 		version INTEGER NOT NULL,
 		name TEXT NOT NULL,
-		PRIMARY KEY (domain, version))`); err != nil {
+		PRIMARY KEY (domain, version))`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("migrate %s: create bookkeeping table: %w", domain, err)
 	}
 	entries, err := fs.ReadDir(files, ".")
@@ -53,6 +60,9 @@ func (db *DB) Migrate(ctx context.Context, domain string, files fs.FS) error {
 			return fmt.Errorf("migrate %s: %w", domain, err)
 		}
 		err = db.Tx(ctx, func(tx *sql.Tx) error {
+			if err := db.lockMigrations(ctx, tx); err != nil {
+				return err
+			}
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE domain = $1 AND version = $2`, domain, m.version).Scan(&n); err != nil {
 				return err
@@ -76,6 +86,16 @@ func (db *DB) Migrate(ctx context.Context, domain string, files fs.FS) error {
 		}
 	}
 	return nil
+}
+
+// lockMigrations serialises concurrent migrators on PostgreSQL for the rest
+// of tx; SQLite's IMMEDIATE transactions already hold the one write lock.
+func (db *DB) lockMigrations(ctx context.Context, tx *sql.Tx) error {
+	if db.Dialect != Postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7263001)`)
+	return err
 }
 
 // splitStatements splits a migration on semicolons at the ends of lines; the
