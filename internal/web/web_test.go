@@ -1,0 +1,88 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func testAPI(health func(context.Context) error) http.Handler {
+	errs := func(w http.ResponseWriter, r *http.Request, status int, err error) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"envelope":%q}`, err.Error())
+	}
+	mux := NewMux("test", errs, NewMetrics("t"))
+	mux.HandleFunc("GET", "/boom", func(w http.ResponseWriter, r *http.Request) { panic("kaboom") })
+	mux.HandleFunc("POST", "/echo", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if IsBodyTooLarge(err) {
+			errs(w, r, 413, ErrBodyTooLarge)
+			return
+		}
+		w.Write(b)
+	})
+	return API{Name: "test", Handler: mux, Errors: errs, Health: health, MaxBody: 16, OpenAPI: []byte("openapi: 3.1.0\n")}.
+		Build(slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics("t"))
+}
+
+func TestPlatform(t *testing.T) {
+	healthy := true
+	h := testAPI(func(context.Context) error {
+		if !healthy {
+			return errors.New("store closed")
+		}
+		return nil
+	})
+	cases := []struct {
+		name, method, path, body string
+		header                   map[string]string
+		before                   func()
+		status                   int
+		contains                 string
+	}{
+		{"health ok", "GET", "/healthz", "", nil, nil, 200, `"ok"`},
+		{"panic answers in envelope", "GET", "/boom", "", nil, nil, 500, `"envelope":"internal error"`},
+		{"unknown route", "GET", "/nope", "", nil, nil, 404, `"envelope":"no such route"`},
+		{"wrong method", "DELETE", "/echo", "", nil, nil, 405, `method not allowed`},
+		{"declared body too large", "POST", "/echo", strings.Repeat("x", 17), nil, nil, 413, `too large`},
+		{"body within limit", "POST", "/echo", "hello", nil, nil, 200, "hello"},
+		{"contract", "GET", "/openapi.yaml", "", nil, nil, 200, "openapi: 3.1.0"},
+		{"health red when store goes away", "GET", "/healthz", "", nil, func() { healthy = false }, 503, "unavailable"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.before != nil {
+				c.before()
+			}
+			req := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.contains) {
+				t.Fatalf("got %d %q, want %d containing %q", rec.Code, rec.Body.String(), c.status, c.contains)
+			}
+			if id := rec.Header().Get("X-Request-Id"); len(id) != 36 {
+				t.Errorf("generated request id %q is not a UUID", id)
+			}
+		})
+	}
+}
+
+func TestRequestIDHonouredOrReplaced(t *testing.T) {
+	h := testAPI(nil)
+	for in, keep := range map[string]bool{"abc-123": true, "bad id with spaces": false, strings.Repeat("x", 200): false} {
+		req := httptest.NewRequest("GET", "/healthz", nil)
+		req.Header.Set("X-Request-Id", in)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if got := rec.Header().Get("X-Request-Id"); (got == in) != keep {
+			t.Errorf("X-Request-Id %q echoed as %q, keep=%v", in, got, keep)
+		}
+	}
+}
