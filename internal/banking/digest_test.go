@@ -1,0 +1,89 @@
+package banking
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestPaymentDigestGolden(t *testing.T) {
+	budget := validPayment()
+	budget.Amount = "100"
+	budget.PayeeName, budget.PayeeINN, budget.PayeeKPP = "Казначейство России (ФНС России)", "7727406020", "770701001"
+	budget.PayeeAccount, budget.PayeeBankBIC, budget.PayeeBankCorrAccount = "03100643000000018500", "017003983", "40102810445370000059"
+	budget.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: "18201061201010000510", OKTMO: "0",
+		ReasonCode106: "0", TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
+	for _, tc := range []struct {
+		name string
+		p    Payment
+	}{
+		{"payments_digest_plain", validPayment()},
+		{"payments_digest_budget", budget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := PaymentDigest(&tc.p)
+			if n := strings.Count(got, "\n") + 1; n != 28 || strings.HasSuffix(got, "\n") {
+				t.Fatalf("digest has %d lines (trailing newline %v), want 28 and none", n, strings.HasSuffix(got, "\n"))
+			}
+			path := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Fatalf("digest differs from %s:\n%s", path, got)
+			}
+		})
+	}
+}
+
+// The order of signatures and the bank's read-only fields do not change the
+// digest (reference §8).
+func TestPaymentDigestIgnoresBankFields(t *testing.T) {
+	p := validPayment()
+	a := PaymentDigest(&p)
+	p.BankStatus, p.BankComment = StatusImplemented, "x"
+	p.DigestSignatures = []DigestSignature{{CertificateUUID: "a"}, {CertificateUUID: "b"}}
+	if PaymentDigest(&p) != a {
+		t.Fatal("digest depends on bank fields or signatures")
+	}
+}
+
+func FuzzAmountKopecks(f *testing.F) {
+	for _, s := range []string{"1", "1.5", "0.01", "1e3", "-1", "99999999999999999", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, ok := Amount(s).Kopecks()
+		if !ok {
+			return
+		}
+		if k < 0 {
+			t.Fatalf("%q -> %d", s, k)
+		}
+		back, ok2 := Amount(FormatKopecks(k)).Kopecks()
+		if !ok2 || back != k {
+			t.Fatalf("round trip %q -> %d -> %q", s, k, FormatKopecks(k))
+		}
+	})
+}
+
+func FuzzValidators(f *testing.F) {
+	f.Add("7707083893", "18210102010011000116", "40702810538833411733", "044525225")
+	f.Fuzz(func(t *testing.T, inn, uin, acc, bic string) {
+		_ = ValidINN(inn)
+		_ = ValidUIN(uin)
+		_ = ValidAccount(acc, bic)
+		_ = ValidCorrAccount(acc, bic)
+		_ = ValidKPP(inn)
+	})
+}

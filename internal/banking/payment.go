@@ -1,0 +1,175 @@
+package banking
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Amount is a money amount as the partner sent it: the literal of a JSON
+// number, kept verbatim so no float ever rounds it. Kopecks() parses it
+// after validation; the zero Amount is "absent".
+type Amount string
+
+// UnmarshalJSON accepts only a JSON number (reference §4: amount is a
+// number); a string or other type is a deserialization fault naming the
+// field (encoding/json fills in the field path).
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		*a = ""
+		return nil
+	}
+	if len(b) == 0 || !(b[0] == '-' || b[0] >= '0' && b[0] <= '9') {
+		return &json.UnmarshalTypeError{Value: "non-number", Type: amountType}
+	}
+	*a = Amount(b)
+	return nil
+}
+
+var amountType = reflect.TypeFor[Amount]()
+
+// MarshalJSON writes the amount back as a number with two decimals when it
+// is valid, verbatim otherwise.
+func (a Amount) MarshalJSON() ([]byte, error) {
+	if a == "" {
+		return []byte("null"), nil
+	}
+	if k, ok := a.Kopecks(); ok {
+		return []byte(FormatKopecks(k)), nil
+	}
+	return []byte(a), nil
+}
+
+// Kopecks parses the amount exactly: digits, at most two decimals, no
+// exponent, ≤ 18 characters (reference §5.6).
+func (a Amount) Kopecks() (int64, bool) {
+	s := string(a)
+	if s == "" || len(s) > 18 || strings.ContainsAny(s, "eE+-") {
+		return 0, false
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if !allDigits(whole) || len(frac) > 2 || (strings.Contains(s, ".") && !allDigits(frac)) {
+		return 0, false
+	}
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	k, err := strconv.ParseInt(whole+frac, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return k, true
+}
+
+// FormatKopecks writes kopecks as rubles with two decimals and a dot.
+func FormatKopecks(k int64) string {
+	return strconv.FormatInt(k/100, 10) + "." + strconv.FormatInt(k%100/10, 10) + strconv.FormatInt(k%10, 10)
+}
+
+// DepartmentalInfo is the budget-payment block, fields 101 and 104–110, 22
+// (reference §4). A null member is "".
+type DepartmentalInfo struct {
+	DrawerStatus101 string `json:"drawerStatus101"`
+	KBK             string `json:"kbk"`
+	OKTMO           string `json:"oktmo"`
+	ReasonCode106   string `json:"reasonCode106"`
+	TaxPeriod107    string `json:"taxPeriod107"`
+	DocNumber108    string `json:"docNumber108"`
+	DocDate109      string `json:"docDate109"`
+	PaymentKind110  string `json:"paymentKind110"`
+	UIP             string `json:"uip"`
+}
+
+// VAT is the provider's VAT block.
+type VAT struct {
+	Type   string `json:"type,omitempty"`
+	Rate   string `json:"rate,omitempty"`
+	Amount Amount `json:"amount,omitempty"`
+}
+
+// Payment is a payment order (PAY_DOC_RU, reference §4) as sent by the
+// partner plus the bank's read-only fields.
+type Payment struct {
+	ExternalID           string            `json:"externalId"`
+	Number               string            `json:"number,omitempty"`
+	Date                 string            `json:"date"`
+	Amount               Amount            `json:"amount"`
+	OperationCode        string            `json:"operationCode"`
+	DeliveryKind         string            `json:"deliveryKind,omitempty"`
+	Priority             string            `json:"priority"`
+	UrgencyCode          string            `json:"urgencyCode,omitempty"`
+	VOCode               string            `json:"voCode,omitempty"`
+	Purpose              string            `json:"purpose"`
+	PayerName            string            `json:"payerName"`
+	PayerINN             string            `json:"payerInn"`
+	PayerKPP             string            `json:"payerKpp,omitempty"`
+	PayerAccount         string            `json:"payerAccount"`
+	PayerBankBIC         string            `json:"payerBankBic"`
+	PayerBankCorrAccount string            `json:"payerBankCorrAccount"`
+	PayeeName            string            `json:"payeeName"`
+	PayeeINN             string            `json:"payeeInn,omitempty"`
+	PayeeKPP             string            `json:"payeeKpp,omitempty"`
+	PayeeAccount         string            `json:"payeeAccount,omitempty"`
+	PayeeBankBIC         string            `json:"payeeBankBic"`
+	PayeeBankCorrAccount string            `json:"payeeBankCorrAccount,omitempty"`
+	IncomeTypeCode       string            `json:"incomeTypeCode,omitempty"`
+	CreditContractNumber string            `json:"creditContractNumber,omitempty"`
+	IsPaidByCredit       *bool             `json:"isPaidByCredit,omitempty"`
+	VAT                  *VAT              `json:"vat,omitempty"`
+	DepartmentalInfo     *DepartmentalInfo `json:"departmentalInfo"`
+	DigestSignatures     []DigestSignature `json:"digestSignatures,omitempty"`
+
+	// Invoice-draft fields (reference §4.1).
+	ExpirationDate string `json:"expirationDate,omitempty"`
+	OrderNumber    string `json:"orderNumber,omitempty"`
+	PaymentNumber  string `json:"paymentNumber,omitempty"`
+	PayeeOrgIDHash string `json:"payeeOrgIdHash,omitempty"`
+
+	BankStatus        string `json:"bankStatus,omitempty"`
+	BankComment       string `json:"bankComment,omitempty"`
+	CrucialFieldsHash string `json:"crucialFieldsHash,omitempty"`
+	SigningURL        string `json:"signingUrl,omitempty"`
+}
+
+// DocKind tells a payment order from the invoice drafts.
+type DocKind string
+
+const (
+	KindPayDoc        DocKind = "PAY_DOC_RU"
+	KindInvoice       DocKind = "INVOICE"
+	KindInvoiceAny    DocKind = "INVOICE_ANY"
+	KindInvoiceBudget DocKind = "INVOICE_BUDGET"
+)
+
+// StoredPayment is a payment document as the store keeps it.
+type StoredPayment struct {
+	OrgID     string
+	Kind      DocKind
+	Doc       Payment // without DigestSignatures
+	Kopecks   int64
+	Status    string
+	Comment   string
+	Roles     []SignatureRole // signature roles collected so far
+	Channel   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// StatusChange is one recorded move of a document's status.
+type StatusChange struct {
+	Status  string
+	Comment string
+	At      time.Time
+}
+
+// State is the answer of GET /v1/payments/{externalId}/state.
+type State struct {
+	BankStatus        string `json:"bankStatus"`
+	BankComment       string `json:"bankComment"`
+	ChannelInfo       string `json:"channelInfo"`
+	CrucialFieldsHash string `json:"crucialFieldsHash,omitempty"`
+}

@@ -1,0 +1,64 @@
+package banking
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// Sandbox QR-confirmation magic ids (reference §7).
+const (
+	QRSandboxOK          = "739b63f1-a5b2-4150-a152-e22eb39a3386"
+	QRSandboxNotOTP      = "175529cd-26bc-4988-b14b-4aa1b7d81b92"
+	QRSandboxWrongPrefix = "998be1fd-4e89-4a3"
+)
+
+// MaxQRDocs is how many documents one QR confirms (§4.2).
+const MaxQRDocs = 5
+
+// QRConfirmation is the answer of the QR operation: the code the signer
+// scans in the mobile app and the documents it confirms.
+type QRConfirmation struct {
+	QRCode         string   `json:"qrCode"`
+	ExternalDocIDs []string `json:"externalDocIds"`
+}
+
+// QRConfirm builds a QR confirmation for up to five of the principal's
+// documents awaiting signature. The sandbox magic ids behave as §7 says.
+func (s *PaymentService) QRConfirm(ctx context.Context, p Principal, ids []string) (*QRConfirmation, error) {
+	if len(ids) == 0 || len(ids) > MaxQRDocs {
+		return nil, &Error{Kind: KindValidation, Message: "Объект не соответствует модели",
+			FieldNames: []string{"externalDocIds"}, Checks: []string{"от 1 до 5 идентификаторов"}}
+	}
+	for i, id := range ids {
+		if !reUUID.MatchString(id) {
+			return nil, &Error{Kind: KindValidation, Message: "Объект не соответствует модели",
+				FieldNames: []string{"externalDocIds[" + itoa(i) + "]"}, Checks: []string{"идентификатор должен быть UUID"}}
+		}
+	}
+	for _, id := range ids {
+		switch {
+		case strings.EqualFold(id, QRSandboxOK):
+			continue
+		case strings.EqualFold(id, QRSandboxNotOTP):
+			return nil, Errorf(KindWorkflow, "Подтверждение по QR-коду доступно только пользователям с типом средства подписи OneTimePassword")
+		case strings.HasPrefix(strings.ToLower(id), QRSandboxWrongPrefix):
+			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: неверный статус документа", id)
+		}
+		sp, err := s.Store.GetPayment(ctx, p.OrgID, id)
+		if KindOf(err) == KindDataNotFound {
+			return nil, Errorf(KindDataNotFound, "Невозможно сформировать QR-код по несуществующему платежному документу с внешним идентификатором %s.", id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !Signable(sp.Status) {
+			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: неверный статус документа %s", id, sp.Status)
+		}
+	}
+	// The code names the documents and the organisation; the mobile app
+	// resolves it. Deterministic so a retried request shows the same code.
+	h := sha256.Sum256([]byte(p.OrgID + "|" + strings.Join(ids, ",")))
+	return &QRConfirmation{QRCode: "sbbol-qr:" + hex.EncodeToString(h[:16]), ExternalDocIDs: ids}, nil
+}

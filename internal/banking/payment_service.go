@@ -1,0 +1,276 @@
+package banking
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// PaymentStore keeps payment documents, their status history and the
+// webhook outbox. Every method is one transaction.
+type PaymentStore interface {
+	// CreatePayment stores a new document with its status history; a second
+	// document with the same (org, externalId) is a KindWorkflow error.
+	CreatePayment(ctx context.Context, sp *StoredPayment, history []StatusChange) error
+	// GetPayment returns the organisation's document or KindDataNotFound.
+	GetPayment(ctx context.Context, orgID, externalID string) (*StoredPayment, error)
+	// AdvancePayment moves a document that is still in status from to the
+	// last entry of history, recording every entry, and stores roles. A
+	// document no longer in from is a KindWorkflow error (a concurrent signer won).
+	AdvancePayment(ctx context.Context, orgID, externalID, from string, roles []SignatureRole, history []StatusChange) (*StoredPayment, error)
+	// PaymentHistory lists the recorded status moves, oldest first.
+	PaymentHistory(ctx context.Context, orgID, externalID string) ([]StatusChange, error)
+}
+
+// AccountLookup tells which organisation holds an account at the bank.
+type AccountLookup interface {
+	AccountOrg(ctx context.Context, account string) (orgID string, found bool, err error)
+}
+
+// PaymentConfig holds the [I] choices of reference §4–7, each switchable.
+type PaymentConfig struct {
+	// CheckErrorDaysAhead: an invoice draft dated this many days or more
+	// after today gets CHECKERROR (sandbox rule, §5.6). 0 means 10; <0 off.
+	CheckErrorDaysAhead int
+	// SigningHost is prefixed to the signer's link (§4.1).
+	SigningHost string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// PaymentService is the payment-document use cases (issue 4).
+type PaymentService struct {
+	Store    PaymentStore
+	Accounts AccountLookup
+	Verifier SignatureVerifier
+	Config   PaymentConfig
+}
+
+func (s *PaymentService) now() time.Time {
+	if s.Config.Now != nil {
+		return s.Config.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func today(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC) }
+
+// CrucialFieldsHash is the bank-computed hash of the signed fields: the
+// SHA-256 of the digest text, hex.
+func CrucialFieldsHash(d *Payment) string {
+	h := sha256.Sum256([]byte(PaymentDigest(d)))
+	return hex.EncodeToString(h[:])
+}
+
+// Create handles POST /v1/payments: validate, check the payer account is
+// the principal's, verify signatures, then store a draft, a CHECKERROR
+// document, a PARTSIGNED one or run a fully signed one to its final status.
+func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*Payment, error) {
+	now := s.now()
+	if err := ValidatePayment(&d, today(now)); err != nil {
+		return nil, err
+	}
+	if err := s.ownAccount(ctx, p, d.PayerAccount, "payerAccount"); err != nil {
+		return nil, err
+	}
+	sigs := d.DigestSignatures
+	d.DigestSignatures = nil
+	d.BankStatus, d.BankComment, d.SigningURL = "", "", ""
+	var set SignatureSet
+	if len(sigs) > 0 {
+		var err error
+		if set, err = s.Verifier.Verify(ctx, p, PaymentDigest(&d), sigs); err != nil {
+			return nil, err
+		}
+		if !set.Complete() && !set.Partial() {
+			return nil, Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
+		}
+	}
+	sp := &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d, Roles: set.Roles, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
+	sp.Kopecks, _ = d.Amount.Kopecks()
+	history := []StatusChange{{Status: StatusCreated, At: now}}
+	if field, why := CheckDepartmentalInfo(d.DepartmentalInfo, mustDate(d.Date)); field != "" {
+		history = []StatusChange{{Status: StatusCheckError, Comment: "Ошибка в поле " + field + ": " + why, At: now}}
+	} else if set.Complete() {
+		history = processing(now)
+	} else if set.Partial() {
+		history = append(history, StatusChange{Status: StatusPartSigned, At: now})
+	}
+	return s.store(ctx, sp, history)
+}
+
+func mustDate(s string) time.Time { t, _ := ParseDate(s); return t }
+
+func channel(p Principal) string { return "API:" + p.PartnerID }
+
+// processing is the recorded walk of a fully signed document to execution.
+func processing(now time.Time) []StatusChange {
+	h := make([]StatusChange, len(ProcessingPath))
+	for i, st := range ProcessingPath {
+		h[i] = StatusChange{Status: st, At: now}
+	}
+	return h
+}
+
+func (s *PaymentService) store(ctx context.Context, sp *StoredPayment, history []StatusChange) (*Payment, error) {
+	last := history[len(history)-1]
+	sp.Status, sp.Comment = last.Status, last.Comment
+	if err := s.Store.CreatePayment(ctx, sp, history); err != nil {
+		return nil, err
+	}
+	return s.view(sp), nil
+}
+
+// view is the wire form of a stored document.
+func (s *PaymentService) view(sp *StoredPayment) *Payment {
+	d := sp.Doc
+	d.BankStatus, d.BankComment = sp.Status, sp.Comment
+	d.CrucialFieldsHash = CrucialFieldsHash(&d)
+	if sp.Kind != KindPayDoc {
+		d.SigningURL = s.SigningURL(d.ExternalID, "")
+	}
+	return &d
+}
+
+// SigningURL is where the partner sends the signer of a draft (§4.1).
+func (s *PaymentService) SigningURL(externalID, backURL string) string {
+	u := strings.TrimRight(s.Config.SigningHost, "/") + "/ic/ufs/rpp-light/index.html#/payment-creator/" + url.PathEscape(externalID)
+	if backURL != "" {
+		u += "?backUrl=" + url.QueryEscape(backURL)
+	}
+	return u
+}
+
+// ownAccount requires account to be held by the principal's organisation.
+func (s *PaymentService) ownAccount(ctx context.Context, p Principal, account, field string) error {
+	org, found, err := s.Accounts.AccountOrg(ctx, account)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return Errorf(KindWorkflow, "Счёт %s (%s) не найден в банке", account, field)
+	}
+	if org != p.OrgID {
+		return Errorf(KindWorkflow, "Счёт %s (%s) не принадлежит организации клиента", account, field)
+	}
+	return nil
+}
+
+// CreateInvoice handles the three from-invoice operations: a draft in
+// CREATED (or CHECKERROR for the sandbox's far-future date or a malformed
+// departmentalInfo) with the signing link.
+func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKind, d Payment) (*Payment, error) {
+	now := s.now()
+	if err := ValidateInvoice(&d, k, today(now)); err != nil {
+		return nil, err
+	}
+	if err := s.ownAccount(ctx, p, d.PayeeAccount, "payeeAccount"); err != nil {
+		return nil, err
+	}
+	d.DigestSignatures = nil
+	d.BankStatus, d.BankComment, d.SigningURL = "", "", ""
+	sp := &StoredPayment{OrgID: p.OrgID, Kind: k, Doc: d, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
+	sp.Kopecks, _ = d.Amount.Kopecks()
+	history := []StatusChange{{Status: StatusCreated, At: now}}
+	days := s.Config.CheckErrorDaysAhead
+	if days == 0 {
+		days = 10
+	}
+	date := mustDate(d.Date)
+	if days > 0 && !date.Before(today(now).AddDate(0, 0, days)) {
+		history = []StatusChange{{Status: StatusCheckError, Comment: "Ошибка в поле date: дата документа не может быть позже текущей более чем на " + itoa(days-1) + " дней", At: now}}
+	} else if field, why := CheckDepartmentalInfo(d.DepartmentalInfo, date); field != "" {
+		history = []StatusChange{{Status: StatusCheckError, Comment: "Ошибка в поле " + field + ": " + why, At: now}}
+	}
+	return s.store(ctx, sp, history)
+}
+
+// Get returns the principal organisation's document.
+func (s *PaymentService) Get(ctx context.Context, p Principal, externalID string) (*Payment, error) {
+	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(sp), nil
+}
+
+// State returns the document's status (GET …/state).
+func (s *PaymentService) State(ctx context.Context, p Principal, externalID string) (State, error) {
+	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
+	if err != nil {
+		return State{}, err
+	}
+	return State{BankStatus: sp.Status, BankComment: sp.Comment, ChannelInfo: sp.Channel, CrucialFieldsHash: CrucialFieldsHash(&sp.Doc)}, nil
+}
+
+// Digest returns the text the document's signers sign.
+func (s *PaymentService) Digest(ctx context.Context, p Principal, externalID string) (string, error) {
+	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
+	if err != nil {
+		return "", err
+	}
+	return PaymentDigest(&sp.Doc), nil
+}
+
+// Sign adds signatures to a draft: CREATED → PARTSIGNED with one of
+// first/second, → signed and processed once the set is complete. The roles
+// already collected count; a role twice or sole mixed with first/second is
+// refused like at creation.
+func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID string, sigs []DigestSignature) (*Payment, error) {
+	if len(sigs) == 0 || len(sigs) > 2 {
+		return nil, &Error{Kind: KindValidation, Message: "Нужно от одной до двух подписей",
+			FieldNames: []string{"digestSignatures"}, Checks: []string{"от 1 до 2 элементов"}}
+	}
+	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
+	if err != nil {
+		return nil, err
+	}
+	if !Signable(sp.Status) {
+		return nil, Errorf(KindWorkflow, "Документ в статусе %s нельзя подписать", sp.Status)
+	}
+	set, err := s.Verifier.Verify(ctx, p, PaymentDigest(&sp.Doc), sigs)
+	if err != nil {
+		return nil, err
+	}
+	roles := slices.Clone(sp.Roles)
+	for _, r := range set.Roles {
+		if slices.Contains(roles, r) {
+			return nil, Errorf(KindWorkflow, "Документ уже подписан подписью %s", r)
+		}
+		roles = append(roles, r)
+	}
+	all := SignatureSet{Roles: roles}
+	if all.Has(RoleSoleAuthority) && (all.Has(RoleFirst) || all.Has(RoleSecond)) {
+		return nil, Errorf(KindWorkflow, "Единственную подпись нельзя сочетать с первой или второй")
+	}
+	now := s.now()
+	var history []StatusChange
+	switch {
+	case all.Complete():
+		history = processing(now)
+	case all.Partial():
+		if sp.Status == StatusPartSigned {
+			return nil, Errorf(KindWorkflow, "Документ уже частично подписан этой подписью")
+		}
+		history = []StatusChange{{Status: StatusPartSigned, At: now}}
+	default:
+		return nil, Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
+	}
+	sp, err = s.Store.AdvancePayment(ctx, p.OrgID, externalID, sp.Status, roles, history)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(sp), nil
+}
+
+// History lists a document's recorded status moves.
+func (s *PaymentService) History(ctx context.Context, p Principal, externalID string) ([]StatusChange, error) {
+	if _, err := s.Store.GetPayment(ctx, p.OrgID, externalID); err != nil {
+		return nil, err
+	}
+	return s.Store.PaymentHistory(ctx, p.OrgID, externalID)
+}

@@ -1,0 +1,223 @@
+package banking
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// problems collects failed checks as parallel fieldNames/checks lists for
+// VALIDATION_FAULT (reference §13).
+type problems struct{ fields, checks []string }
+
+func (p *problems) add(field, check string) {
+	p.fields = append(p.fields, field)
+	p.checks = append(p.checks, check)
+}
+
+func (p *problems) err() error {
+	if len(p.fields) == 0 {
+		return nil
+	}
+	return &Error{Kind: KindValidation, Message: "Объект Payment не соответствует модели",
+		FieldNames: p.fields, Checks: p.checks}
+}
+
+var (
+	reUUID       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	reNumber     = regexp.MustCompile(`^[0-9]{1,6}$`)
+	rePriority   = regexp.MustCompile(`^[1-5]$`)
+	reVOCode     = regexp.MustCompile(`^[0-9]{5}$`)
+	reVATRate    = regexp.MustCompile(`^[0-9]{0,2}$`)
+	reOrgIDHash  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	deliveryKind = []string{"электронно", "срочно", "0"}
+	urgencyCodes = []string{"INTERNAL", "INTERTAL", "INTERNAL_NOTIF", "OFFHOURS", "BESP", "NORMAL"} // SDK misspelling accepted (§15 #9)
+	vatTypes     = []string{"INCLUDED", "ONTOP", "NO_VAT", "MANUAL"}
+)
+
+// ParseDate parses a document date (YYYY-MM-DD).
+func ParseDate(s string) (time.Time, bool) {
+	t, err := time.Parse(time.DateOnly, s)
+	return t, err == nil
+}
+
+func required(p *problems, field, v string) bool {
+	if v == "" {
+		p.add(field, "обязательное поле не заполнено")
+		return false
+	}
+	return true
+}
+
+func lenBetween(p *problems, field, v string, lo, hi int) {
+	if n := utf8.RuneCountInString(v); n < lo || n > hi {
+		p.add(field, "длина должна быть от "+itoa(lo)+" до "+itoa(hi)+" символов")
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// ValidatePayment runs the format and check-digit rules of reference §5 on
+// a payment order (PAY_DOC_RU). today is the bank's current date. The
+// departmentalInfo block is not checked here: its problems give CHECKERROR,
+// not a 400 (§4, §13) — see CheckDepartmentalInfo.
+func ValidatePayment(d *Payment, today time.Time) error {
+	var p problems
+	validateCommon(&p, d, today)
+	if required(&p, "operationCode", d.OperationCode) && !slices.Contains([]string{"01", "02", "06"}, d.OperationCode) {
+		p.add("operationCode", "допустимые значения: 01, 02, 06")
+	}
+	if required(&p, "priority", d.Priority) && !rePriority.MatchString(d.Priority) {
+		p.add("priority", "очерёдность платежа от 1 до 5")
+	}
+	if required(&p, "purpose", d.Purpose) {
+		lenBetween(&p, "purpose", d.Purpose, 1, 210)
+	}
+	if required(&p, "payerName", d.PayerName) {
+		lenBetween(&p, "payerName", d.PayerName, 1, 254)
+	}
+	if required(&p, "payerInn", d.PayerINN) && !ValidINN(d.PayerINN) {
+		p.add("payerInn", "ИНН плательщика неверен (формат или контрольное число)")
+	}
+	if d.PayerKPP != "" {
+		if !ValidKPP(d.PayerKPP) {
+			p.add("payerKpp", "КПП: 0 или 9 символов NNNNPPNNN")
+		} else if len(d.PayerINN) == 12 && d.PayerKPP != "0" {
+			p.add("payerKpp", "КПП не заполняется при 12-значном ИНН")
+		}
+	}
+	if required(&p, "payerBankBic", d.PayerBankBIC) && !ValidBIC(d.PayerBankBIC) {
+		p.add("payerBankBic", "БИК: 9 цифр, начинается с 0")
+	}
+	if required(&p, "payerAccount", d.PayerAccount) && !ValidAccount(d.PayerAccount, d.PayerBankBIC) {
+		p.add("payerAccount", "счёт плательщика: 20 цифр и верный контрольный ключ относительно БИК")
+	}
+	if required(&p, "payerBankCorrAccount", d.PayerBankCorrAccount) && !ValidCorrAccount(d.PayerBankCorrAccount, d.PayerBankBIC) {
+		p.add("payerBankCorrAccount", "корсчёт: 20 цифр и верный контрольный ключ относительно БИК")
+	}
+	validatePayee(&p, d, true)
+	if d.IncomeTypeCode != "" {
+		if !slices.Contains([]string{"1", "2", "3", "4", "5"}, d.IncomeTypeCode) {
+			p.add("incomeTypeCode", "код вида дохода: 1..5")
+		} else if !PayeeIsIndividual(d.PayeeAccount) {
+			p.add("incomeTypeCode", "код вида дохода указывается только для платежей физическим лицам")
+		}
+	}
+	if d.VOCode != "" && !reVOCode.MatchString(d.VOCode) {
+		p.add("voCode", "код вида валютной операции: 5 цифр")
+	}
+	if len(d.DigestSignatures) > 2 {
+		p.add("digestSignatures", "не более двух подписей")
+	}
+	return p.err()
+}
+
+// validateCommon checks the fields every document kind shares.
+func validateCommon(p *problems, d *Payment, today time.Time) {
+	if required(p, "externalId", d.ExternalID) && !reUUID.MatchString(d.ExternalID) {
+		p.add("externalId", "externalId должен быть UUID")
+	}
+	if d.Number != "" && !reNumber.MatchString(d.Number) {
+		p.add("number", "номер документа: 1–6 цифр")
+	}
+	if d.PaymentNumber != "" && !reNumber.MatchString(d.PaymentNumber) {
+		p.add("paymentNumber", "номер документа: 1–6 цифр")
+	}
+	if required(p, "date", d.Date) {
+		if t, ok := ParseDate(d.Date); !ok {
+			p.add("date", "дата в формате YYYY-MM-DD")
+		} else if t.Before(today.AddDate(0, 0, -10)) {
+			// A payment order is valid for 10 days after it was drawn up (§5.6).
+			p.add("date", "срок действия платёжного поручения (10 дней) истёк")
+		}
+	}
+	if d.ExpirationDate != "" {
+		if _, ok := ParseDate(d.ExpirationDate); !ok {
+			p.add("expirationDate", "дата в формате YYYY-MM-DD")
+		}
+	}
+	if required(p, "amount", string(d.Amount)) {
+		if k, ok := d.Amount.Kopecks(); !ok || k <= 0 {
+			p.add("amount", "сумма больше 0, не более 2 знаков после точки, не длиннее 18 символов")
+		}
+	}
+	if d.DeliveryKind != "" && !slices.Contains(deliveryKind, d.DeliveryKind) {
+		p.add("deliveryKind", "вид платежа: электронно, срочно или 0")
+	}
+	if d.UrgencyCode != "" && !slices.Contains(urgencyCodes, d.UrgencyCode) {
+		p.add("urgencyCode", "допустимые значения: "+strings.Join(urgencyCodes, ", "))
+	}
+	if d.VAT != nil {
+		if d.VAT.Type != "" && !slices.Contains(vatTypes, d.VAT.Type) {
+			p.add("vat.type", "тип НДС: "+strings.Join(vatTypes, ", "))
+		}
+		if !reVATRate.MatchString(d.VAT.Rate) {
+			p.add("vat.rate", "ставка НДС: до 2 цифр")
+		}
+		if d.VAT.Amount != "" {
+			if _, ok := d.VAT.Amount.Kopecks(); !ok {
+				p.add("vat.amount", "сумма НДС: не более 2 знаков после точки")
+			}
+		}
+	}
+	if d.PayeeOrgIDHash != "" && !reOrgIDHash.MatchString(d.PayeeOrgIDHash) {
+		p.add("payeeOrgIdHash", "64 шестнадцатеричных символа")
+	}
+}
+
+// validatePayee checks the payee block; payerSide says the payee's name and
+// bank are required (payment orders and -any/-budget drafts).
+func validatePayee(p *problems, d *Payment, requireBank bool) {
+	if requireBank {
+		if required(p, "payeeName", d.PayeeName) {
+			lenBetween(p, "payeeName", d.PayeeName, 1, 254)
+		}
+		if required(p, "payeeBankBic", d.PayeeBankBIC) && !ValidBIC(d.PayeeBankBIC) {
+			p.add("payeeBankBic", "БИК: 9 цифр, начинается с 0")
+		}
+	}
+	if d.PayeeINN != "" && !ValidINN(d.PayeeINN) {
+		p.add("payeeInn", "ИНН получателя неверен (формат или контрольное число)")
+	}
+	if d.PayeeKPP != "" && !ValidKPP(d.PayeeKPP) {
+		p.add("payeeKpp", "КПП: 0 или 9 символов NNNNPPNNN")
+	}
+	if d.PayeeAccount != "" && d.PayeeBankBIC != "" && !ValidAccount(d.PayeeAccount, d.PayeeBankBIC) {
+		p.add("payeeAccount", "счёт получателя: 20 цифр и верный контрольный ключ относительно БИК")
+	}
+	if d.PayeeBankCorrAccount != "" && !ValidCorrAccount(d.PayeeBankCorrAccount, d.PayeeBankBIC) {
+		p.add("payeeBankCorrAccount", "корсчёт получателя: 20 цифр и верный контрольный ключ относительно БИК")
+	}
+}
+
+// ValidateInvoice checks an invoice draft (reference §4.1) of kind k.
+func ValidateInvoice(d *Payment, k DocKind, today time.Time) error {
+	var p problems
+	validateCommon(&p, d, today)
+	if required(&p, "payeeAccount", d.PayeeAccount) && (len(d.PayeeAccount) != 20 || !allDigits(d.PayeeAccount)) {
+		p.add("payeeAccount", "счёт получателя: 20 цифр")
+	}
+	if d.OperationCode != "" && d.OperationCode != "01" {
+		p.add("operationCode", "допустимое значение: 01")
+	}
+	if d.Priority != "" && d.Priority != "4" && d.Priority != "5" {
+		p.add("priority", "очерёдность: 4 или 5")
+	}
+	if d.Purpose != "" {
+		lenBetween(&p, "purpose", d.Purpose, 1, 240)
+	}
+	if k == KindInvoiceAny || k == KindInvoiceBudget {
+		required(&p, "payeeInn", d.PayeeINN)
+		validatePayee(&p, d, true)
+	}
+	if k == KindInvoiceAny && d.IsPaidByCredit == nil {
+		p.add("isPaidByCredit", "обязательное поле не заполнено")
+	}
+	if k == KindInvoiceBudget && d.DepartmentalInfo == nil {
+		p.add("departmentalInfo", "обязательное поле не заполнено")
+	}
+	return p.err()
+}

@@ -1,0 +1,81 @@
+package banking
+
+import (
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Budget-field rules (reference §5.8). The sets are date-versioned by the
+// document date: the drawer-status list changed in 2024 and in 2026.
+var (
+	drawerStatusPre2024 = []string{"01", "02", "06", "08", "13", "16", "17", "24", "28", "30", "31"}
+	drawerStatus2024    = []string{"01", "06", "08", "13", "16", "17", "24", "28", "30", "31", "33"}
+	drawerStatus2026    = append(slices.Clone(drawerStatus2024), "34")
+
+	reasonCodes = []string{"0", "00", "ПК", "КЭ", "УВ", "ИЛ", "ПБ", "ТГ", "ТБ", "ТД", "ПВ", "ИН",
+		"ТП", "ЗД", "БФ", "ТР", "РС", "ОТ", "РТ", "ПР", "АП", "АР", "ТЛ", "ЗТ",
+		"ДЕ", "ПО", "КТ", "ИД", "ИП", "ТУ", "БД", "КП", "ВУ", "ДТ", "ПД", "СТ"}
+
+	reTaxPeriod  = regexp.MustCompile(`^(0|[0-9]{8}|(МС\.(0[1-9]|1[0-2])|КВ\.0[1-4]|ПЛ\.0[1-2]|ГД\.00|(0[1-9]|[12][0-9]|3[01])\.(0[1-9]|1[0-2]))\.[0-9]{4})$`)
+	reDocDate109 = regexp.MustCompile(`^(0|00|[0-9]{2}\.[0-9]{2}\.[0-9]{4})$`)
+	rePayKind110 = regexp.MustCompile(`^[0-9]{1,2}$`)
+)
+
+// DrawerStatuses returns the allowed field-101 values on date.
+func DrawerStatuses(date time.Time) []string {
+	switch {
+	case date.Before(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)):
+		return drawerStatusPre2024
+	case date.Before(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC)):
+		return drawerStatus2024
+	}
+	return drawerStatus2026
+}
+
+// CheckDepartmentalInfo returns the name of the first malformed
+// departmentalInfo member and why, or "" when the block is acceptable. The
+// sandbox's four accepted shapes (all members; all but paymentKind110; only
+// paymentKind110; null) pass; a null member is not checked. A malformed block
+// gives the document CHECKERROR with this in bankComment (reference §4).
+func CheckDepartmentalInfo(di *DepartmentalInfo, date time.Time) (field, why string) {
+	if di == nil {
+		return "", ""
+	}
+	const pre = "departmentalInfo."
+	if di.DrawerStatus101 != "" && !slices.Contains(DrawerStatuses(date), di.DrawerStatus101) {
+		return pre + "drawerStatus101", "недопустимый статус составителя"
+	}
+	if di.KBK != "" && di.KBK != "0" && (len(di.KBK) != 20 || !allDigits(di.KBK) || allZero(di.KBK)) {
+		return pre + "kbk", "КБК: 20 цифр, не все нули"
+	}
+	if di.OKTMO != "" && di.OKTMO != "0" && ((len(di.OKTMO) != 8 && len(di.OKTMO) != 11) || !allDigits(di.OKTMO) || allZero(di.OKTMO)) {
+		return pre + "oktmo", "ОКТМО: 8 или 11 цифр, не все нули"
+	}
+	if di.ReasonCode106 != "" && !slices.Contains(reasonCodes, di.ReasonCode106) {
+		return pre + "reasonCode106", "основание платежа: 0 или двухбуквенный код"
+	}
+	if di.TaxPeriod107 != "" && !reTaxPeriod.MatchString(di.TaxPeriod107) {
+		return pre + "taxPeriod107", "налоговый период: 0, МС.ММ.ГГГГ, КВ.0N.ГГГГ, ПЛ.0N.ГГГГ, ГД.00.ГГГГ, ДД.ММ.ГГГГ или 8 цифр"
+	}
+	if n := len([]rune(di.DocNumber108)); n > 15 {
+		return pre + "docNumber108", "номер документа-основания: не более 15 символов"
+	}
+	if di.DocDate109 != "" && !reDocDate109.MatchString(di.DocDate109) {
+		return pre + "docDate109", "дата документа-основания: 0, 00 или ДД.ММ.ГГГГ"
+	}
+	if di.PaymentKind110 != "" && !rePayKind110.MatchString(di.PaymentKind110) {
+		return pre + "paymentKind110", "тип платежа: не более 2 цифр"
+	}
+	if di.UIP != "" && !ValidUIN(di.UIP) {
+		return pre + "uip", "УИН: 0 или 20/25 цифр с верным контрольным разрядом"
+	}
+	switch di.DrawerStatus101 {
+	case "31", "33":
+		// UIN mandatory for statuses 31 and 33 (§5.8).
+		if di.UIP == "" || di.UIP == "0" {
+			return pre + "uip", "для статуса составителя " + di.DrawerStatus101 + " УИН обязателен"
+		}
+	}
+	return "", ""
+}

@@ -1,0 +1,172 @@
+package banking
+
+import (
+	"strings"
+)
+
+// Check-digit algorithms of reference §5 ([L]). Each takes the field as sent
+// and reports whether it is well formed; the callers decide what "absent"
+// means for their field.
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func allZero(s string) bool { return strings.Trim(s, "0") == "" }
+
+func weighted(s string, weights []int) int {
+	sum := 0
+	for i, w := range weights {
+		sum += int(s[i]-'0') * w
+	}
+	return sum
+}
+
+// ValidINN checks an INN (§5.1): `0` (absent), a 5-digit КИО, or a 10/12-digit
+// INN whose check digits match. A leading `00` is never issued.
+func ValidINN(s string) bool {
+	if s == "0" {
+		return true
+	}
+	if !allDigits(s) || strings.HasPrefix(s, "00") {
+		return false
+	}
+	switch len(s) {
+	case 5:
+		return true
+	case 10:
+		c := weighted(s, []int{2, 4, 10, 3, 5, 9, 4, 6, 8}) % 11 % 10
+		return c == int(s[9]-'0')
+	case 12:
+		c11 := weighted(s, []int{7, 2, 4, 10, 3, 5, 9, 4, 6, 8}) % 11 % 10
+		c12 := weighted(s, []int{3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8}) % 11 % 10
+		return c11 == int(s[10]-'0') && c12 == int(s[11]-'0')
+	}
+	return false
+}
+
+// ValidKPP checks a KPP (§5.2): `0` or NNNN + two digits/capital letters +
+// NNN, not starting with `00`.
+func ValidKPP(s string) bool {
+	if s == "0" {
+		return true
+	}
+	if len(s) != 9 || !allDigits(s[:4]) || !allDigits(s[6:]) || strings.HasPrefix(s, "00") {
+		return false
+	}
+	for i := 4; i < 6; i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidBIC checks a BIC (§5.3): nine digits starting with the country code
+// `0`. Credit institutions have `04`, treasury (TOFK) BICs since 2021 start
+// with `0` but not `04`, so only the leading `0` is required.
+func ValidBIC(s string) bool { return len(s) == 9 && allDigits(s) && s[0] == '0' }
+
+// accountKeyOK runs the control-key check of instruction 515 (§5.4) with a
+// 3-digit prefix: weights 7 1 3 over prefix+account, sum of the products'
+// low digits ≡ 0 (mod 10).
+func accountKeyOK(prefix, account string) bool {
+	s := prefix + account
+	if len(s) != 23 || !allDigits(s) {
+		return false
+	}
+	w := [3]int{7, 1, 3}
+	sum := 0
+	for i := 0; i < len(s); i++ {
+		sum += int(s[i]-'0') * w[i%3] % 10
+	}
+	return sum%10 == 0
+}
+
+// ValidAccount checks a 20-digit account held at the bank with this BIC:
+// the prefix is BIC digits 7–9; treasury accounts (`03…`) have no valid
+// prefix and skip the key (§5.4).
+func ValidAccount(account, bic string) bool {
+	if len(account) != 20 || !allDigits(account) {
+		return false
+	}
+	if strings.HasPrefix(account, "03") {
+		return true
+	}
+	if !ValidBIC(bic) {
+		return false
+	}
+	return accountKeyOK(bic[6:9], account)
+}
+
+// ValidCorrAccount checks an account held at a Bank of Russia division
+// (correspondent `30101…` or ЕКС `40102…`): prefix "0" + BIC digits 5–6.
+func ValidCorrAccount(account, bic string) bool {
+	if len(account) != 20 || !allDigits(account) || !ValidBIC(bic) {
+		return false
+	}
+	return accountKeyOK("0"+bic[4:6], account)
+}
+
+// ValidUIN checks a UIN/UIP (§5.5): `0` (none), or 20/25 digits whose last
+// digit is the check digit; vitya's 4-digit form (not `0000`) is accepted.
+func ValidUIN(s string) bool {
+	if s == "0" {
+		return true
+	}
+	if !allDigits(s) {
+		return false
+	}
+	switch len(s) {
+	case 4:
+		return s != "0000"
+	case 20, 25:
+	default:
+		return false
+	}
+	if allZero(s) {
+		return false
+	}
+	return uinCheckDigit(s[:len(s)-1]) == int(s[len(s)-1]-'0')
+}
+
+func uinCheckDigit(body string) int {
+	sum := func(start int) int {
+		t := 0
+		for i := 0; i < len(body); i++ {
+			t += int(body[i]-'0') * ((start-1+i)%10 + 1)
+		}
+		return t % 11
+	}
+	if r := sum(1); r != 10 {
+		return r
+	}
+	if r := sum(3); r != 10 {
+		return r
+	}
+	return 0
+}
+
+// individualPrefixes are payee-account prefixes of individuals (§5.7, vitya).
+var individualPrefixes = []string{"40803", "40810", "40813", "40817", "40820", "40824", "40826", "40827", "40828",
+	"40914", "45815", "45817", "45915", "45917", "47411", "47468", "47603", "47605", "47608", "47609", "47833", "47835",
+	"423", "426", "455", "457"}
+
+// PayeeIsIndividual reports whether a payee account belongs to an individual.
+func PayeeIsIndividual(account string) bool {
+	for _, p := range individualPrefixes {
+		if strings.HasPrefix(account, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,214 @@
+package banking
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestValidINN(t *testing.T) {
+	for _, tc := range []struct {
+		inn  string
+		want bool
+	}{
+		{"7707083893", true}, {"7727406020", true}, {"7830002293", true}, {"500100732259", true},
+		{"0", true}, {"12345", true},
+		{"7707083894", false}, {"500100732258", false}, {"500100732249", false}, {"0012345678", false},
+		{"770708389", false}, {"77070838931", false}, {"", false}, {"77070838a3", false},
+	} {
+		if got := ValidINN(tc.inn); got != tc.want {
+			t.Errorf("ValidINN(%q) = %v, want %v", tc.inn, got, tc.want)
+		}
+	}
+}
+
+func TestValidKPPAndBIC(t *testing.T) {
+	for _, tc := range []struct {
+		kpp  string
+		want bool
+	}{{"773601001", true}, {"7736AB001", true}, {"0", true}, {"003601001", false}, {"77360100", false}, {"7736ab001", false}} {
+		if got := ValidKPP(tc.kpp); got != tc.want {
+			t.Errorf("ValidKPP(%q) = %v", tc.kpp, got)
+		}
+	}
+	for _, tc := range []struct {
+		bic  string
+		want bool
+	}{{"044525225", true}, {"017003983", true}, {"004525988", true}, {"144525225", false}, {"04452522", false}, {"04452522x", false}} {
+		if got := ValidBIC(tc.bic); got != tc.want {
+			t.Errorf("ValidBIC(%q) = %v", tc.bic, got)
+		}
+	}
+}
+
+func TestAccountKeys(t *testing.T) {
+	for _, tc := range []struct {
+		acc, bic string
+		corr     bool
+		want     bool
+	}{
+		{"40602810700000000025", "049805746", false, true},
+		{"40602810800000000025", "049805746", false, false},
+		{"40702810538833411733", "044525225", false, true},
+		{"40702810538833411734", "044525225", false, false},
+		{"03100643000000018500", "017003983", false, true}, // treasury: no key
+		{"30101810800000000746", "049805000", true, true},
+		{"30101810400000000225", "044525225", true, true},
+		{"30101810400000000225", "044525225", false, false}, // corr with the ordinary prefix fails
+		{"40102810445370000059", "017003983", true, true},
+		{"40102810445370000059", "017003983", false, false},
+		{"4070281053883341173", "044525225", false, false},
+	} {
+		var got bool
+		if tc.corr {
+			got = ValidCorrAccount(tc.acc, tc.bic)
+		} else {
+			got = ValidAccount(tc.acc, tc.bic)
+		}
+		if got != tc.want {
+			t.Errorf("account %s bic %s corr=%v: got %v", tc.acc, tc.bic, tc.corr, got)
+		}
+	}
+}
+
+func TestValidUIN(t *testing.T) {
+	for _, tc := range []struct {
+		uin  string
+		want bool
+	}{
+		{"18210102010011000116", true}, {"18210102010011000110", false}, {"0", true},
+		{"00000000000000000000", false}, {"1234", true}, {"0000", false}, {"123456", false}, {"1821010201001100011a", false},
+	} {
+		if got := ValidUIN(tc.uin); got != tc.want {
+			t.Errorf("ValidUIN(%q) = %v, want %v", tc.uin, got, tc.want)
+		}
+	}
+	// The second pass (weights from 3) decides when the first gives 10.
+	for body := range 200 {
+		s := "1821010201001100" + itoa(1000+body)[1:]
+		if len(s) != 19 {
+			continue
+		}
+		d := uinCheckDigit(s)
+		if !ValidUIN(s + itoa(d)) {
+			t.Fatalf("%s%d should be valid", s, d)
+		}
+	}
+}
+
+func TestAmountKopecks(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		k    int64
+		want bool
+	}{
+		{"100", 10000, true}, {"100.5", 10050, true}, {"0.01", 1, true}, {"12345678901234.99", 1234567890123499, true},
+		{"1.001", 0, false}, {"1e3", 0, false}, {"-1", 0, false}, {"1234567890123456.99", 0, false}, {"1.", 0, false},
+	} {
+		k, ok := Amount(tc.in).Kopecks()
+		if ok != tc.want || k != tc.k {
+			t.Errorf("Kopecks(%q) = %d,%v want %d,%v", tc.in, k, ok, tc.k, tc.want)
+		}
+	}
+}
+
+// validPayment is a payment order every rule accepts.
+func validPayment() Payment {
+	return Payment{
+		ExternalID: "0f8fad5b-d9cb-469f-a165-70867728950e", Date: "2026-11-20", Amount: "1500.50",
+		OperationCode: "01", Priority: "5", Purpose: "Оплата по счёту № 1, без НДС",
+		PayerName: "ООО Ромашка", PayerINN: "7707083893", PayerKPP: "773601001",
+		PayerAccount: "40702810538833411733", PayerBankBIC: "044525225", PayerBankCorrAccount: "30101810400000000225",
+		PayeeName: "АО Лютик", PayeeINN: "7830002293", PayeeKPP: "783001001", PayeeAccount: "40602810700000000025",
+		PayeeBankBIC: "049805746", PayeeBankCorrAccount: "30101810800000000746",
+	}
+}
+
+func TestValidatePayment(t *testing.T) {
+	today := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Payment)
+		field  string
+	}{
+		{"ok", func(*Payment) {}, ""},
+		{"bad payer inn", func(p *Payment) { p.PayerINN = "7707083894" }, "payerInn"},
+		{"bad payee inn", func(p *Payment) { p.PayeeINN = "123" }, "payeeInn"},
+		{"bad account key", func(p *Payment) { p.PayerAccount = "40702810538833411734" }, "payerAccount"},
+		{"bad payee account key", func(p *Payment) { p.PayeeAccount = "40602810800000000025" }, "payeeAccount"},
+		{"bad corr", func(p *Payment) { p.PayerBankCorrAccount = "30101810400000000226" }, "payerBankCorrAccount"},
+		{"bad kpp", func(p *Payment) { p.PayerKPP = "12345" }, "payerKpp"},
+		{"kpp with 12-digit inn", func(p *Payment) { p.PayerINN = "500100732259" }, "payerKpp"},
+		{"bad bic", func(p *Payment) { p.PayeeBankBIC = "14452522" }, "payeeBankBic"},
+		{"priority 6", func(p *Payment) { p.Priority = "6" }, "priority"},
+		{"purpose too long", func(p *Payment) { p.Purpose = string(make([]rune, 211)) }, "purpose"},
+		{"purpose missing", func(p *Payment) { p.Purpose = "" }, "purpose"},
+		{"amount zero", func(p *Payment) { p.Amount = "0" }, "amount"},
+		{"amount 3 decimals", func(p *Payment) { p.Amount = "1.001" }, "amount"},
+		{"amount missing", func(p *Payment) { p.Amount = "" }, "amount"},
+		{"externalId not uuid", func(p *Payment) { p.ExternalID = "x" }, "externalId"},
+		{"date format", func(p *Payment) { p.Date = "20.11.2026" }, "date"},
+		{"date too old", func(p *Payment) { p.Date = "2026-11-01" }, "date"},
+		{"operation code", func(p *Payment) { p.OperationCode = "05" }, "operationCode"},
+		{"income type to company", func(p *Payment) { p.IncomeTypeCode = "1" }, "incomeTypeCode"},
+		{"urgency", func(p *Payment) { p.UrgencyCode = "FAST" }, "urgencyCode"},
+		{"three signatures", func(p *Payment) { p.DigestSignatures = make([]DigestSignature, 3) }, "digestSignatures"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := validPayment()
+			tc.mutate(&p)
+			err := ValidatePayment(&p, today)
+			if tc.field == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != KindValidation {
+				t.Fatalf("want VALIDATION_FAULT, got %v", err)
+			}
+			if !slices.Contains(e.FieldNames, tc.field) || len(e.FieldNames) != len(e.Checks) {
+				t.Fatalf("fieldNames %v checks %v, want %s", e.FieldNames, e.Checks, tc.field)
+			}
+		})
+	}
+}
+
+func TestCheckDepartmentalInfo(t *testing.T) {
+	date := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	full := DepartmentalInfo{DrawerStatus101: "01", KBK: "18201061201010000510", OKTMO: "45328000", ReasonCode106: "0",
+		TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", PaymentKind110: "0", UIP: "0"}
+	noKind := full
+	noKind.PaymentKind110 = ""
+	for _, tc := range []struct {
+		name  string
+		di    *DepartmentalInfo
+		field string
+	}{
+		{"null", nil, ""},
+		{"all members", &full, ""},
+		{"all but paymentKind110", &noKind, ""},
+		{"only paymentKind110", &DepartmentalInfo{PaymentKind110: "0"}, ""},
+		{"bad kbk", &DepartmentalInfo{DrawerStatus101: "01", KBK: "00000000000000000000"}, "departmentalInfo.kbk"},
+		{"bad status", &DepartmentalInfo{DrawerStatus101: "02"}, "departmentalInfo.drawerStatus101"},
+		{"bad oktmo", &DepartmentalInfo{OKTMO: "1234"}, "departmentalInfo.oktmo"},
+		{"bad period", &DepartmentalInfo{TaxPeriod107: "МС.13.2026"}, "departmentalInfo.taxPeriod107"},
+		{"quarter ok", &DepartmentalInfo{TaxPeriod107: "КВ.01.2026"}, ""},
+		{"bad reason", &DepartmentalInfo{ReasonCode106: "XX"}, "departmentalInfo.reasonCode106"},
+		{"bad uip", &DepartmentalInfo{UIP: "18210102010011000110"}, "departmentalInfo.uip"},
+		{"31 needs uip", &DepartmentalInfo{DrawerStatus101: "31", UIP: "0"}, "departmentalInfo.uip"},
+		{"31 with uip", &DepartmentalInfo{DrawerStatus101: "31", UIP: "18210102010011000116"}, ""},
+		{"bad doc date", &DepartmentalInfo{DocDate109: "2026-01-01"}, "departmentalInfo.docDate109"},
+	} {
+		field, why := CheckDepartmentalInfo(tc.di, date)
+		if field != tc.field || (field != "" && why == "") {
+			t.Errorf("%s: got %q (%s), want %q", tc.name, field, why, tc.field)
+		}
+	}
+	// 02 (tax agent) was allowed before 2024.
+	if f, _ := CheckDepartmentalInfo(&DepartmentalInfo{DrawerStatus101: "02"}, time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC)); f != "" {
+		t.Errorf("02 in 2023 rejected: %s", f)
+	}
+}
