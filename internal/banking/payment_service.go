@@ -57,7 +57,9 @@ func (s *PaymentService) now() time.Time {
 	return time.Now().UTC()
 }
 
-func today(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC) }
+func today(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
 
 // CrucialFieldsHash is the bank-computed hash of the signed fields: the
 // SHA-256 of the digest text, hex.

@@ -86,7 +86,7 @@ func TestValidUIN(t *testing.T) {
 	}
 	// The second pass (weights from 3) decides when the first gives 10.
 	for body := range 200 {
-		s := "1821010201001100" + itoa(1000+body)[1:]
+		s := "1821010201001100" + itoa(1000 + body)[1:]
 		if len(s) != 19 {
 			continue
 		}

@@ -1,0 +1,182 @@
+package bankingsql
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
+)
+
+//go:embed migrations/payments/*.sql
+var paymentMigrations embed.FS
+
+// MigratePayments applies the payment area's migrations.
+func MigratePayments(ctx context.Context, db *sqldb.DB) error {
+	sub, err := fs.Sub(paymentMigrations, "migrations/payments")
+	if err != nil {
+		return err
+	}
+	return db.Migrate(ctx, "banking_payments", sub)
+}
+
+// PaymentStore is banking.PaymentStore on SQLite or PostgreSQL.
+type PaymentStore struct{ db *sqldb.DB }
+
+// NewPaymentStore wraps db (already migrated with MigratePayments).
+func NewPaymentStore(db *sqldb.DB) *PaymentStore { return &PaymentStore{db: db} }
+
+var _ banking.PaymentStore = (*PaymentStore)(nil)
+
+func joinRoles(rs []banking.SignatureRole) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = string(r)
+	}
+	return strings.Join(s, ",")
+}
+
+func splitRoles(s string) []banking.SignatureRole {
+	if s == "" {
+		return nil
+	}
+	var rs []banking.SignatureRole
+	for _, r := range strings.Split(s, ",") {
+		rs = append(rs, banking.SignatureRole(r))
+	}
+	return rs
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// recordHistory writes the status moves and, for a final status, queues its
+// webhook — inside the caller's transaction.
+func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID string, history []banking.StatusChange) error {
+	for _, h := range history {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES ($1,$2,$3,$4,$5)`,
+			orgID, externalID, h.Status, h.Comment, micros(h.At)); err != nil {
+			return fmt.Errorf("record status: %w", err)
+		}
+		if banking.IsFinal(h.Status) {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at)
+				VALUES ($1,$2,$3,$4,$5,$5) ON CONFLICT (org_id, external_id, event_time) DO NOTHING`,
+				orgID, externalID, h.Status, h.Comment, micros(h.At)); err != nil {
+				return fmt.Errorf("queue webhook: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *PaymentStore) CreatePayment(ctx context.Context, sp *banking.StoredPayment, history []banking.StatusChange) error {
+	doc, err := json.Marshal(sp.Doc)
+	if err != nil {
+		return err
+	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payments
+			(org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+			sp.OrgID, sp.Doc.ExternalID, string(sp.Kind), string(doc), sp.Kopecks, sp.Status, sp.Comment,
+			joinRoles(sp.Roles), sp.Channel, micros(sp.CreatedAt), micros(sp.UpdatedAt)); err != nil {
+			return err
+		}
+		return recordHistory(ctx, tx, sp.OrgID, sp.Doc.ExternalID, history)
+	})
+	if sqldb.IsUniqueViolation(err) {
+		return banking.Errorf(banking.KindWorkflow, "Документ с externalId %s уже существует: externalId должен быть уникальным", sp.Doc.ExternalID)
+	}
+	if err != nil {
+		return fmt.Errorf("create payment: %w", err)
+	}
+	return nil
+}
+
+const paymentCols = `org_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at`
+
+func scanPayment(sc interface{ Scan(...any) error }) (*banking.StoredPayment, error) {
+	var sp banking.StoredPayment
+	var kind, doc, roles string
+	var created, updated int64
+	if err := sc.Scan(&sp.OrgID, &kind, &doc, &sp.Kopecks, &sp.Status, &sp.Comment, &roles, &sp.Channel, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(doc), &sp.Doc); err != nil {
+		return nil, fmt.Errorf("decode stored payment: %w", err)
+	}
+	sp.Kind, sp.Roles = banking.DocKind(kind), splitRoles(roles)
+	sp.CreatedAt, sp.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	return &sp, nil
+}
+
+func notFound(externalID string) error {
+	return banking.Errorf(banking.KindDataNotFound, "Платежный документ с внешним идентификатором %s не найден", externalID)
+}
+
+func (s *PaymentStore) GetPayment(ctx context.Context, orgID, externalID string) (*banking.StoredPayment, error) {
+	sp, err := scanPayment(s.db.R.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound(externalID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get payment: %w", err)
+	}
+	return sp, nil
+}
+
+func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, from string, roles []banking.SignatureRole, history []banking.StatusChange) (*banking.StoredPayment, error) {
+	last := history[len(history)-1]
+	var sp *banking.StoredPayment
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE banking_payments SET status = $1, comment = $2, roles = $3, updated_at = $4
+			WHERE org_id = $5 AND external_id = $6 AND status = $7`,
+			last.Status, last.Comment, joinRoles(roles), micros(last.At), orgID, externalID, from)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return banking.Errorf(banking.KindWorkflow, "Статус документа %s изменился, повторите запрос", externalID)
+		}
+		if err := recordHistory(ctx, tx, orgID, externalID, history); err != nil {
+			return err
+		}
+		sp, err = scanPayment(tx.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID))
+		return err
+	})
+	if err != nil {
+		if banking.KindOf(err) != banking.KindInternal {
+			return nil, err
+		}
+		return nil, fmt.Errorf("advance payment: %w", err)
+	}
+	return sp, nil
+}
+
+func (s *PaymentStore) PaymentHistory(ctx context.Context, orgID, externalID string) ([]banking.StatusChange, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT status, comment, at FROM banking_payment_history
+		WHERE org_id = $1 AND external_id = $2 ORDER BY id`, orgID, externalID)
+	if err != nil {
+		return nil, fmt.Errorf("payment history: %w", err)
+	}
+	defer rows.Close()
+	var out []banking.StatusChange
+	for rows.Next() {
+		var h banking.StatusChange
+		var at int64
+		if err := rows.Scan(&h.Status, &h.Comment, &at); err != nil {
+			return nil, err
+		}
+		h.At = time.UnixMicro(at).UTC()
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
