@@ -1,6 +1,190 @@
 package bankapi
 
-import "partnerapi/internal/web"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/web"
+)
+
+// cardsBase is the provider's path prefix (reference §1) for the card area.
+const cardsBase = "/fintech/api"
 
 func (s *server) addCardRoutes(mux *web.Mux) {
+	if s.Cards == nil {
+		return
+	}
+	list := s.requireScope(s.listCards, banking.ScopeBusinessCardLimit)
+	mux.HandleFunc("GET", cardsBase+"/v1/business-cards", list)
+	// A reference sample lists cards with POST; the stated method is GET, both work.
+	mux.HandleFunc("POST", cardsBase+"/v1/business-cards", list)
+	mux.HandleFunc("POST", cardsBase+"/v1/business-cards/limits", s.requireScope(s.createCardLimit, banking.ScopeBusinessCardLimit))
+	mux.HandleFunc("GET", cardsBase+"/v1/business-cards/limits/{externalId}/state", s.requireScope(s.cardLimitState, banking.ScopeBusinessCardLimit))
+	mux.HandleFunc("POST", cardsBase+"/sandbox/clock", s.requireScope(s.advanceClock, banking.ScopeBusinessCardLimit))
+}
+
+type cardLink struct {
+	Href string `json:"href"`
+	Rel  string `json:"rel"`
+}
+
+type cardListBody struct {
+	Links         []cardLink         `json:"links"`
+	BusinessCards []banking.CardView `json:"businessCards"`
+}
+
+// parseStatusCodes accepts statusCodes comma-separated, repeated, or both.
+func parseStatusCodes(q []string) []banking.CardStatus {
+	var out []banking.CardStatus
+	for _, v := range q {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, banking.CardStatus(strings.ToUpper(p)))
+			}
+		}
+	}
+	return out
+}
+
+// pageHref is a relative link to another page: the reference caps href at
+// 60 characters, so the status filter is kept only when it fits.
+func pageHref(page int, statuses []banking.CardStatus) string {
+	h := "?page=" + strconv.Itoa(page)
+	if len(statuses) > 0 {
+		parts := make([]string, len(statuses))
+		for i, st := range statuses {
+			parts[i] = string(st)
+		}
+		if f := h + "&statusCodes=" + strings.Join(parts, ","); len(f) <= 60 {
+			h = f
+		}
+	}
+	return h
+}
+
+func (s *server) listCards(w http.ResponseWriter, r *http.Request) {
+	page := 1
+	if v := r.URL.Query().Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			writeError(w, r, s.log, &banking.Error{Kind: banking.KindValidation, Message: "Параметр page должен быть целым числом",
+				FieldNames: []string{"page"}, Checks: []string{"integer >= 1"}})
+			return
+		}
+		page = n
+	}
+	statuses := parseStatusCodes(r.URL.Query()["statusCodes"])
+	res, err := s.Cards.List(r.Context(), principalFrom(r.Context()), page, statuses)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	body := cardListBody{Links: []cardLink{}, BusinessCards: res.Cards}
+	if page > 1 {
+		body.Links = append(body.Links, cardLink{Href: pageHref(page-1, statuses), Rel: "prev"})
+	}
+	if res.HasNext {
+		body.Links = append(body.Links, cardLink{Href: pageHref(page+1, statuses), Rel: "next"})
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// readBody reads a request body within the platform's limit.
+func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		if web.IsBodyTooLarge(err) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: web.NewUUID(), Message: "Тело запроса слишком велико"})
+		} else {
+			writeError(w, r, s.log, banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса"))
+		}
+		return nil, false
+	}
+	return b, true
+}
+
+func (s *server) createCardLimit(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	channel := "API"
+	if mt == "application/jose" {
+		payload, err := s.Cards.OpenJWS(r.Context(), p, body)
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		body, channel = payload, "API_JWS"
+	} else if s.Cards.JWSRequired(p.PartnerID) {
+		writeError(w, r, s.log, banking.Errorf(banking.KindJWSExpected, "Запрос должен быть подписан JWS (Content-Type: application/jose)"))
+		return
+	}
+	l, err := banking.ParseLimitChange(body)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	out, err := s.Cards.SetLimit(r.Context(), p, l, channel)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *server) cardLimitState(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("externalId")
+	if !banking.IsUUID(id) {
+		writeError(w, r, s.log, &banking.Error{Kind: banking.KindValidation, Message: "externalId должен быть UUID",
+			FieldNames: []string{"externalId"}, Checks: []string{"uuid"}})
+		return
+	}
+	st, err := s.Cards.LimitState(r.Context(), principalFrom(r.Context()), id)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+type clockReq struct {
+	Advance string `json:"advance"` // Go duration: "36h", "90m"
+}
+
+type clockRes struct {
+	Now string `json:"now"`
+}
+
+func (s *server) advanceClock(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	var req clockReq
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, r, s.log, &banking.Error{Kind: banking.KindDeserialization, Message: "Тело запроса не соответствует формату JSON", Fields: []string{"advance"}})
+		return
+	}
+	d, err := time.ParseDuration(req.Advance)
+	if err != nil {
+		writeError(w, r, s.log, &banking.Error{Kind: banking.KindValidation, Message: fmt.Sprintf("advance %q: ожидается длительность вида 36h", req.Advance),
+			FieldNames: []string{"advance"}, Checks: []string{"duration"}})
+		return
+	}
+	now, err := s.Cards.AdvanceClock(r.Context(), d)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, clockRes{Now: now.Format(time.RFC3339)})
 }

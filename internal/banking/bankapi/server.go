@@ -16,6 +16,7 @@ type Deps struct {
 	Metrics *web.Metrics
 	Log     *slog.Logger
 	Auth    banking.Authenticator
+	Cards   *banking.Cards // business cards and limits (cards.go); nil: routes not served
 }
 
 // server carries the dependencies to the handlers.

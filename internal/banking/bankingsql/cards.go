@@ -1,0 +1,238 @@
+package bankingsql
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
+)
+
+//go:embed migrations/cards/*.sql
+var cardMigrations embed.FS
+
+// MigrateCards applies the card area's migrations.
+func MigrateCards(ctx context.Context, db *sqldb.DB) error {
+	sub, err := fs.Sub(cardMigrations, "migrations/cards")
+	if err != nil {
+		return err
+	}
+	return db.Migrate(ctx, "banking_cards", sub)
+}
+
+// CardStore is banking.CardStore on SQLite or PostgreSQL.
+type CardStore struct{ db *sqldb.DB }
+
+// NewCardStore wraps db (already migrated with MigrateCards).
+func NewCardStore(db *sqldb.DB) *CardStore { return &CardStore{db: db} }
+
+var _ banking.CardStore = (*CardStore)(nil)
+
+const cardCols = `org_id, card_id, account_number, bic, pan, holder_name, holder_birthday, expiry_date, status, embossed_text, card_type`
+
+func scanCard(sc interface{ Scan(...any) error }) (banking.Card, error) {
+	var c banking.Card
+	var st string
+	err := sc.Scan(&c.OrgID, &c.ID, &c.AccountNumber, &c.BIC, &c.PAN, &c.HolderName, &c.HolderBirthday, &c.ExpiryDate, &st, &c.EmbossedText, &c.CardType)
+	c.Status = banking.CardStatus(st)
+	return c, err
+}
+
+func (s *CardStore) InsertCard(ctx context.Context, c banking.Card) error {
+	_, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_cards (`+cardCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+		c.OrgID, c.ID, c.AccountNumber, c.BIC, c.PAN, c.HolderName, c.HolderBirthday, c.ExpiryDate, string(c.Status), c.EmbossedText, c.CardType)
+	if sqldb.IsUniqueViolation(err) {
+		return banking.Errorf(banking.KindWorkflow, "Карта %s уже существует", c.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("insert card: %w", err)
+	}
+	return nil
+}
+
+func (s *CardStore) Card(ctx context.Context, orgID, id string) (banking.Card, error) {
+	c, err := scanCard(s.db.R.QueryRowContext(ctx, `SELECT `+cardCols+` FROM banking_cards WHERE org_id = $1 AND card_id = $2`, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, banking.Errorf(banking.KindCardNotFound, "Карта %s не найдена", id)
+	}
+	if err != nil {
+		return c, fmt.Errorf("card: %w", err)
+	}
+	return c, nil
+}
+
+func (s *CardStore) ListCards(ctx context.Context, f banking.CardFilter) ([]banking.Card, error) {
+	q := `SELECT c.org_id, c.card_id, c.account_number, c.bic, c.pan, c.holder_name, c.holder_birthday, c.expiry_date, c.status, c.embossed_text, c.card_type
+		FROM banking_cards c JOIN banking_card_offer_accounts o
+		  ON o.org_id = c.org_id AND o.account_number = c.account_number AND o.partner_id = $2
+		WHERE c.org_id = $1`
+	args := []any{f.OrgID, f.PartnerID}
+	if len(f.Statuses) > 0 {
+		ph := make([]string, len(f.Statuses))
+		for i, st := range f.Statuses {
+			args = append(args, string(st))
+			ph[i] = fmt.Sprintf("$%d", len(args))
+		}
+		q += ` AND c.status IN (` + strings.Join(ph, ",") + `)`
+	}
+	args = append(args, f.Limit, f.Offset)
+	q += fmt.Sprintf(` ORDER BY c.card_id LIMIT $%d OFFSET $%d`, len(args)-1, len(args))
+	rows, err := s.db.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list cards: %w", err)
+	}
+	defer rows.Close()
+	var out []banking.Card
+	for rows.Next() {
+		c, err := scanCard(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list cards: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (s *CardStore) SetCardStatus(ctx context.Context, orgID, id string, st banking.CardStatus) error {
+	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_cards SET status = $3 WHERE org_id = $1 AND card_id = $2`, orgID, id, string(st))
+	if err != nil {
+		return fmt.Errorf("set card status: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return banking.Errorf(banking.KindCardNotFound, "Карта %s не найдена", id)
+	}
+	return nil
+}
+
+func (s *CardStore) AddOfferAccount(ctx context.Context, partnerID, orgID, account string) error {
+	_, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_card_offer_accounts (partner_id, org_id, account_number) VALUES ($1,$2,$3)
+		ON CONFLICT DO NOTHING`, partnerID, orgID, account)
+	if err != nil {
+		return fmt.Errorf("add offer account: %w", err)
+	}
+	return nil
+}
+
+func (s *CardStore) InOffer(ctx context.Context, partnerID, orgID, account string) (bool, error) {
+	var one int
+	err := s.db.R.QueryRowContext(ctx, `SELECT 1 FROM banking_card_offer_accounts WHERE partner_id = $1 AND org_id = $2 AND account_number = $3`,
+		partnerID, orgID, account).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("offer: %w", err)
+	}
+	return true, nil
+}
+
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnix(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func (s *CardStore) CreateLimit(ctx context.Context, l banking.LimitChange) error {
+	sigs, err := json.Marshal(l.DigestSignatures)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.W.ExecContext(ctx, `INSERT INTO banking_card_limits (org_id, external_id, partner_id, card_id, code, amount, doc_date,
+		doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
+		l.OrgID, l.ExternalID, l.PartnerID, l.BusinessCardID, l.Code, string(l.Limit), l.Date, l.Number, string(sigs),
+		l.BankStatus, l.BankComment, l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt))
+	if sqldb.IsUniqueViolation(err) {
+		return banking.Errorf(banking.KindWorkflow, "Заявка с externalId %s уже существует", l.ExternalID)
+	}
+	if err != nil {
+		return fmt.Errorf("create limit: %w", err)
+	}
+	return nil
+}
+
+const limitCols = `org_id, external_id, partner_id, card_id, code, amount, doc_date, doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at`
+
+func scanLimit(sc interface{ Scan(...any) error }) (banking.LimitChange, error) {
+	var l banking.LimitChange
+	var amount, sigs string
+	var created, expires int64
+	err := sc.Scan(&l.OrgID, &l.ExternalID, &l.PartnerID, &l.BusinessCardID, &l.Code, &amount, &l.Date, &l.Number, &sigs,
+		&l.BankStatus, &l.BankComment, &l.ChannelInfo, &created, &expires)
+	if err != nil {
+		return l, err
+	}
+	l.Limit = json.Number(amount)
+	l.CreatedAt, l.ExpiresAt = fromUnix(created), fromUnix(expires)
+	if err := json.Unmarshal([]byte(sigs), &l.DigestSignatures); err != nil {
+		return l, fmt.Errorf("limit signatures: %w", err)
+	}
+	return l, nil
+}
+
+func (s *CardStore) Limit(ctx context.Context, orgID, externalID string) (banking.LimitChange, error) {
+	l, err := scanLimit(s.db.R.QueryRowContext(ctx, `SELECT `+limitCols+` FROM banking_card_limits WHERE org_id = $1 AND external_id = $2`,
+		orgID, strings.ToLower(externalID)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, banking.Errorf(banking.KindDataNotFound, "Заявка %s не найдена", externalID)
+	}
+	if err != nil {
+		return l, fmt.Errorf("limit: %w", err)
+	}
+	return l, nil
+}
+
+func (s *CardStore) CardLimits(ctx context.Context, orgID, cardID string) ([]banking.LimitChange, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+limitCols+` FROM banking_card_limits
+		WHERE org_id = $1 AND card_id = $2 AND bank_status = $3 ORDER BY created_at DESC, seq DESC`, orgID, cardID, banking.LimitExported)
+	if err != nil {
+		return nil, fmt.Errorf("card limits: %w", err)
+	}
+	defer rows.Close()
+	var out []banking.LimitChange
+	for rows.Next() {
+		l, err := scanLimit(rows)
+		if err != nil {
+			return nil, fmt.Errorf("card limits: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+func (s *CardStore) ClockOffset(ctx context.Context) (time.Duration, error) {
+	var n int64
+	err := s.db.R.QueryRowContext(ctx, `SELECT offset_ns FROM banking_card_clock WHERE id = 1`).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("clock: %w", err)
+	}
+	return time.Duration(n), nil
+}
+
+// AddClockOffset adds d in one statement so concurrent advances add up.
+func (s *CardStore) AddClockOffset(ctx context.Context, d time.Duration) error {
+	_, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_card_clock (id, offset_ns) VALUES (1, $1)
+		ON CONFLICT (id) DO UPDATE SET offset_ns = banking_card_clock.offset_ns + excluded.offset_ns`, int64(d))
+	if err != nil {
+		return fmt.Errorf("set clock: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package banking
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// CardsConfig is the card area's settings.
+type CardsConfig struct {
+	Contour  string         // sandbox | test | production; "" means sandbox
+	Location *time.Location // bank time zone for limit expiry; nil means Europe/Moscow
+	// JWSRequired says whether a partner (client_id) must sign card-limit
+	// requests with a JWS; nil: nobody must.
+	JWSRequired func(partnerID string) bool
+	JWSReversed bool // signature byte layout switch (reference §9.6 [I])
+	Now         func() time.Time
+}
+
+// Cards is the business-card service: listing, limit applications, the
+// sandbox clock. It is free of HTTP and SQL.
+type Cards struct {
+	store    CardStore
+	cfg      CardsConfig
+	verifier SignatureVerifier
+	certs    JWSCertificates
+	wall     func() time.Time
+}
+
+// NewCards builds the service. verifier may be nil only where no request
+// carries signatures (they are then refused with SIGN_CHECK_EXCEPTION).
+func NewCards(store CardStore, cfg CardsConfig, verifier SignatureVerifier, certs JWSCertificates) (*Cards, error) {
+	if cfg.Contour == "" {
+		cfg.Contour = ContourSandbox
+	}
+	switch cfg.Contour {
+	case ContourSandbox, ContourTest, ContourProduction:
+	default:
+		return nil, fmt.Errorf("banking: unknown contour %q", cfg.Contour)
+	}
+	if cfg.Location == nil {
+		loc, err := time.LoadLocation(DefaultBankZone)
+		if err != nil {
+			return nil, fmt.Errorf("banking: bank time zone: %w", err)
+		}
+		cfg.Location = loc
+	}
+	wall := cfg.Now
+	if wall == nil {
+		wall = time.Now
+	}
+	return &Cards{store: store, cfg: cfg, verifier: verifier, certs: certs, wall: wall}, nil
+}
+
+// Store exposes the store for provisioning (CLI, seed).
+func (c *Cards) Store() CardStore { return c.store }
+
+// CardPage is one page of the card list.
+type CardPage struct {
+	Cards   []CardView
+	Page    int
+	HasNext bool
+}
+
+// List returns page (from 1) of the principal organisation's cards on
+// accounts where the principal's partner signed the offer, in a stable order
+// (by card id), optionally only with the given statuses.
+func (c *Cards) List(ctx context.Context, p Principal, page int, statuses []CardStatus) (CardPage, error) {
+	if page < 1 {
+		return CardPage{}, &Error{Kind: KindValidation, Message: "Номер страницы начинается с 1",
+			FieldNames: []string{"page"}, Checks: []string{"page >= 1"}}
+	}
+	for _, s := range statuses {
+		if !s.Valid() {
+			return CardPage{}, &Error{Kind: KindValidation, Message: fmt.Sprintf("Неизвестный статус карты %q", s),
+				FieldNames: []string{"statusCodes"}, Checks: []string{"ACTIVE|BLOCKED|TO_BE_REISSUED|TO_BE_BLOCKED|NOT_DELIVERED"}}
+		}
+	}
+	if page > 1<<20 {
+		return CardPage{Page: page}, nil
+	}
+	// One extra row tells whether a next page exists without a COUNT.
+	cards, err := c.store.ListCards(ctx, CardFilter{OrgID: p.OrgID, PartnerID: p.PartnerID, Statuses: statuses,
+		Offset: (page - 1) * CardsPerPage, Limit: CardsPerPage + 1})
+	if err != nil {
+		return CardPage{}, err
+	}
+	out := CardPage{Page: page, HasNext: len(cards) > CardsPerPage}
+	if out.HasNext {
+		cards = cards[:CardsPerPage]
+	}
+	now, err := c.Now(ctx)
+	if err != nil {
+		return CardPage{}, err
+	}
+	out.Cards = make([]CardView, 0, len(cards))
+	for _, card := range cards {
+		lim, err := c.effective(ctx, card, now)
+		if err != nil {
+			return CardPage{}, err
+		}
+		out.Cards = append(out.Cards, card.View(lim))
+	}
+	return out, nil
+}
+
+func (c *Cards) effective(ctx context.Context, card Card, now time.Time) (*CardLimit, error) {
+	applied, err := c.store.CardLimits(ctx, card.OrgID, card.ID)
+	if err != nil {
+		return nil, err
+	}
+	return EffectiveLimit(applied, now), nil
+}
+
+// CardWithLimit returns a card (masked) with the limit in force now.
+func (c *Cards) CardWithLimit(ctx context.Context, orgID, id string) (CardView, error) {
+	card, err := c.store.Card(ctx, orgID, id)
+	if err != nil {
+		return CardView{}, err
+	}
+	now, err := c.Now(ctx)
+	if err != nil {
+		return CardView{}, err
+	}
+	lim, err := c.effective(ctx, card, now)
+	if err != nil {
+		return CardView{}, err
+	}
+	return card.View(lim), nil
+}
+
+// SetLimit accepts a limit application (already parsed by
+// ParseLimitChange). Without signatures it is stored as CREATED; with a
+// complete signature set it is EXPORTED and in force at once; one of
+// first/second makes it PARTSIGNED.
+func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channel string) (LimitChange, error) {
+	card, err := c.store.Card(ctx, p.OrgID, l.BusinessCardID)
+	if err != nil {
+		return LimitChange{}, err
+	}
+	ok, err := c.store.InOffer(ctx, p.PartnerID, p.OrgID, card.AccountNumber)
+	if err != nil {
+		return LimitChange{}, err
+	}
+	if !ok {
+		return LimitChange{}, Errorf(KindWorkflow, "Счёт карты %s не входит в оферту партнёра", card.ID)
+	}
+	if !card.Status.TakesLimit() {
+		return LimitChange{}, Errorf(KindWorkflow, "Карте в статусе %s нельзя установить лимит", card.Status)
+	}
+	now, err := c.Now(ctx)
+	if err != nil {
+		return LimitChange{}, err
+	}
+	l.BankStatus = LimitCreated
+	if len(l.DigestSignatures) > 0 {
+		if c.verifier == nil {
+			return LimitChange{}, Errorf(KindSignCheck, "Проверка подписи недоступна")
+		}
+		set, err := c.verifier.Verify(ctx, p, LimitDigest(l), l.DigestSignatures)
+		if err != nil {
+			return LimitChange{}, err
+		}
+		switch {
+		case set.Complete():
+			l.BankStatus = LimitExported
+		case set.Partial():
+			l.BankStatus = LimitPartSigned
+		}
+	}
+	l.OrgID, l.PartnerID, l.ChannelInfo, l.CreatedAt = p.OrgID, p.PartnerID, channel, now
+	if l.Date == "" {
+		l.Date = now.In(c.cfg.Location).Format("2006-01-02")
+	}
+	l.ExpiresAt = LimitExpiry(string(l.Limit), now, c.cfg.Location)
+	if err := c.store.CreateLimit(ctx, l); err != nil {
+		return LimitChange{}, err
+	}
+	return l, nil
+}
+
+// LimitState reports an application's status.
+func (c *Cards) LimitState(ctx context.Context, p Principal, externalID string) (LimitState, error) {
+	l, err := c.store.Limit(ctx, p.OrgID, externalID)
+	if err != nil {
+		return LimitState{}, err
+	}
+	return LimitState{BankStatus: l.BankStatus, BankComment: l.BankComment, ChannelInfo: l.ChannelInfo}, nil
+}

@@ -1,0 +1,53 @@
+package banking
+
+import (
+	"context"
+	"time"
+)
+
+// Contours the service runs in (reference §1): only the sandbox may move
+// its clock.
+const (
+	ContourSandbox    = "sandbox"
+	ContourTest       = "test"
+	ContourProduction = "production"
+)
+
+// DefaultBankZone is the bank's time zone when none is configured: limit
+// expiry follows the bank's calendar day, not the partner's or UTC.
+const DefaultBankZone = "Europe/Moscow"
+
+// maxClockStep bounds one sandbox clock advance so a typo cannot push the
+// sandbox past every card's expiry.
+const maxClockStep = 366 * 24 * time.Hour
+
+// Now is the bank's current time: the wall clock plus, in the sandbox, the
+// offset `clock advance` accumulated. The offset lives in the store so the
+// CLI and every server process see the same time.
+func (c *Cards) Now(ctx context.Context) (time.Time, error) {
+	now := c.wall()
+	if c.cfg.Contour != ContourSandbox {
+		return now, nil
+	}
+	off, err := c.store.ClockOffset(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return now.Add(off), nil
+}
+
+// AdvanceClock moves the sandbox clock forward by d and returns the new
+// time. Refused outside the sandbox: real limits must expire on real days.
+func (c *Cards) AdvanceClock(ctx context.Context, d time.Duration) (time.Time, error) {
+	if c.cfg.Contour != ContourSandbox {
+		return time.Time{}, Errorf(KindForbidden, "Сдвиг часов доступен только в песочнице (контур %s)", c.cfg.Contour)
+	}
+	if d <= 0 || d > maxClockStep {
+		return time.Time{}, &Error{Kind: KindValidation, Message: "Сдвиг часов должен быть положительным и не больше 366 дней",
+			FieldNames: []string{"advance"}, Checks: []string{"0 < advance <= 8784h"}}
+	}
+	if err := c.store.AddClockOffset(ctx, d); err != nil {
+		return time.Time{}, err
+	}
+	return c.Now(ctx)
+}

@@ -1,0 +1,65 @@
+package banking
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"partnerapi/internal/gost"
+)
+
+// JWSCertificates finds the certificate a JWS kid names for the principal's
+// user; unknown or inactive certificates give KindSignCheck.
+type JWSCertificates interface {
+	JWSCertificate(ctx context.Context, p Principal, kid string) (*gost.Certificate, error)
+}
+
+// sandboxCertUUIDs are the reference's fixed sandbox test certificates: in
+// the sandbox a JWS under one of them is accepted as signed, the way the
+// provider's sandbox accepts them for digest signatures.
+var sandboxCertUUIDs = []string{
+	"bb014b5d-8159-40be-97c1-eafeed4a8c3d", // sole
+	"d5d4f811-f4d4-4205-a70f-58f772eeab72", // first
+	"4f29c8ef-b55d-43c7-a321-f2b1303a29cd", // second
+	"f47ac10b-58cc-4372-a567-0e02b2c3d479", // qualified
+}
+
+// OpenJWS checks a compact JWS transport signature (reference §9.6) and
+// returns its payload: kid missing or not a UUID → WORKFLOW_FAULT; a
+// signature that does not verify, a wrong alg or an unknown certificate →
+// SIGN_CHECK_EXCEPTION; a body that is not a JWS → DESERIALIZATION_FAULT.
+func (c *Cards) OpenJWS(ctx context.Context, p Principal, compact []byte) ([]byte, error) {
+	j, err := gost.ParseJWS(string(compact))
+	switch {
+	case errors.Is(err, gost.ErrJWSMissingKid), errors.Is(err, gost.ErrJWSInvalidKid):
+		return nil, Errorf(KindWorkflow, "Заголовок JWS: kid обязателен и должен быть UUID сертификата")
+	case errors.Is(err, gost.ErrJWSWrongAlg):
+		return nil, Errorf(KindSignCheck, "Заголовок JWS: alg должен быть gost34.10-2012")
+	case err != nil:
+		return nil, &Error{Kind: KindDeserialization, Message: "Тело запроса не является JWS compact serialization"}
+	}
+	kid := j.Header.Kid
+	if c.cfg.Contour == ContourSandbox && slices.Contains(sandboxCertUUIDs, kid) {
+		return j.Payload, nil
+	}
+	if c.certs == nil {
+		return nil, Errorf(KindSignCheck, "Сертификат %s не найден", kid)
+	}
+	cert, err := c.certs.JWSCertificate(ctx, p, kid)
+	if err != nil {
+		if KindOf(err) == KindInternal {
+			return nil, err
+		}
+		return nil, Errorf(KindSignCheck, "Сертификат %s не найден или не активен", kid)
+	}
+	if err := j.VerifyWithOptions(cert, gost.JWSOptions{Reversed: c.cfg.JWSReversed}); err != nil {
+		return nil, Errorf(KindSignCheck, "Подпись JWS не прошла проверку")
+	}
+	return j.Payload, nil
+}
+
+// JWSRequired reports whether the partner must send card-limit requests as
+// application/jose (415 JWS_EXCEPTED otherwise).
+func (c *Cards) JWSRequired(partnerID string) bool {
+	return c.cfg.JWSRequired != nil && c.cfg.JWSRequired(partnerID)
+}

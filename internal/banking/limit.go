@@ -1,0 +1,178 @@
+package banking
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// LimitCodeNonRenew is the only limit code the reference defines.
+const LimitCodeNonRenew = "NON_RENEW"
+
+// Limit application statuses (reference §6: card-limit CREATED, EXPORTED).
+const (
+	LimitCreated    = "CREATED"    // no signatures: a draft awaiting signing in the bank's UI
+	LimitPartSigned = "PARTSIGNED" // one of first/second
+	LimitExported   = "EXPORTED"   // fully signed: sent to the card system and in force
+)
+
+// LimitChange is a BusinessCardLimitChangeRes: the request body and, with
+// the bank's fields filled, the response.
+type LimitChange struct {
+	Code             string            `json:"code"`
+	BusinessCardID   string            `json:"businessCardId"`
+	ExternalID       string            `json:"externalId"`
+	Limit            json.Number       `json:"limit"`
+	DigestSignatures []DigestSignature `json:"digestSignatures,omitempty"`
+	Date             string            `json:"date,omitempty"`
+	Number           string            `json:"number,omitempty"`
+	BankStatus       string            `json:"bankStatus,omitempty"`
+	BankComment      string            `json:"bankComment,omitempty"`
+
+	OrgID       string    `json:"-"`
+	PartnerID   string    `json:"-"`
+	ChannelInfo string    `json:"-"`
+	CreatedAt   time.Time `json:"-"` // the bank's (possibly sandbox-shifted) time it was accepted
+	ExpiresAt   time.Time `json:"-"` // zero: lasts the card's lifetime
+}
+
+// LimitState is the answer of /limits/{externalId}/state.
+type LimitState struct {
+	BankStatus  string `json:"bankStatus"`
+	BankComment string `json:"bankComment"`
+	ChannelInfo string `json:"channelInfo"`
+}
+
+// CardLimit is the limit in force on a card at some moment.
+type CardLimit struct {
+	Amount    string    // two decimals
+	ExpiresAt time.Time // zero: until the card expires
+}
+
+var (
+	uuidRe  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	limitRe = regexp.MustCompile(`^(0|[1-9][0-9]{0,35})(\.[0-9]{1,2})?$`)
+	dateRe  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+)
+
+// IsUUID reports whether s is a textual UUID.
+func IsUUID(s string) bool { return uuidRe.MatchString(s) }
+
+// FormatLimit writes a limit amount with exactly two decimals, the form the
+// digest and the store use. It accepts what ParseLimitChange validated.
+func FormatLimit(n json.Number) (string, error) {
+	s := string(n)
+	if !limitRe.MatchString(s) {
+		return "", fmt.Errorf("limit %q: want a non-negative number with at most two decimals and 38 digits", s)
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	return whole + "." + (frac + "00")[:2], nil
+}
+
+// ParseLimitChange decodes and validates an application body: wrong JSON
+// is DESERIALIZATION_FAULT, wrong values VALIDATION_FAULT.
+func ParseLimitChange(body []byte) (LimitChange, error) {
+	var l LimitChange
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&l); err != nil {
+		e := &Error{Kind: KindDeserialization, Message: "Тело запроса не соответствует формату JSON: " + err.Error()}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			e.Fields = []string{te.Field}
+		}
+		return l, e
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return l, &Error{Kind: KindDeserialization, Message: "После объекта JSON есть лишние данные"}
+	}
+	// json.Number also takes a quoted number; the contract says number.
+	var probe struct {
+		Limit json.RawMessage `json:"limit"`
+	}
+	if json.Unmarshal(body, &probe) == nil && len(probe.Limit) > 0 && probe.Limit[0] == '"' {
+		return l, &Error{Kind: KindDeserialization, Message: "Поле limit должно быть числом", Fields: []string{"limit"}}
+	}
+	v := &Error{Kind: KindValidation, Message: "Объект BusinessCardLimitChangeRes не соответствует модели"}
+	bad := func(field, check string) {
+		v.FieldNames = append(v.FieldNames, field)
+		v.Checks = append(v.Checks, check)
+	}
+	if l.Code != LimitCodeNonRenew {
+		bad("code", "допустимое значение: NON_RENEW")
+	}
+	if strings.TrimSpace(l.BusinessCardID) == "" || len(l.BusinessCardID) > 64 {
+		bad("businessCardId", "обязательное поле, не длиннее 64 символов")
+	}
+	if !IsUUID(l.ExternalID) {
+		bad("externalId", "должен быть UUID")
+	}
+	if canon, err := FormatLimit(l.Limit); err != nil {
+		bad("limit", "неотрицательное число, не более двух знаков после запятой")
+	} else {
+		l.Limit = json.Number(canon)
+	}
+	if len(l.DigestSignatures) > 2 {
+		bad("digestSignatures", "не более двух подписей")
+	}
+	if l.Date != "" && !dateRe.MatchString(l.Date) {
+		bad("date", "формат YYYY-MM-DD")
+	}
+	if len(l.Number) > 64 {
+		bad("number", "не длиннее 64 символов")
+	}
+	if len(v.FieldNames) > 0 {
+		return l, v
+	}
+	l.ExternalID = strings.ToLower(l.ExternalID)
+	l.BankStatus, l.BankComment = "", ""
+	return l, nil
+}
+
+// LimitDigest is the text a card-limit application's signatures cover
+// (reference §8): name=value lines for businessCardId, code, externalId and
+// limit with two decimals, in name order, joined by "\n". It is the one
+// place this text is built.
+func LimitDigest(l LimitChange) string {
+	lim, err := FormatLimit(l.Limit)
+	if err != nil {
+		lim = string(l.Limit)
+	}
+	return "businessCardId=" + l.BusinessCardID + "\n" +
+		"code=" + l.Code + "\n" +
+		"externalId=" + l.ExternalID + "\n" +
+		"limit=" + lim
+}
+
+// LimitExpiry is when a limit set at `at` stops: a NON_RENEW limit of zero
+// lasts the card's lifetime (zero time); any other amount lasts to the end
+// of the calendar day after the day it was set, in the bank's time zone.
+func LimitExpiry(amount string, at time.Time, loc *time.Location) time.Time {
+	if isZeroAmount(amount) {
+		return time.Time{}
+	}
+	t := at.In(loc)
+	return time.Date(t.Year(), t.Month(), t.Day()+2, 0, 0, 0, 0, loc)
+}
+
+func isZeroAmount(a string) bool { return strings.Trim(a, "0.") == "" }
+
+// EffectiveLimit is the limit in force at now given the card's applied
+// limits, newest first: the newest one that has not expired. A newer limit
+// replaces an older one even when the older would still run, so a
+// one-day raise does not resurrect an earlier limit when it ends.
+func EffectiveLimit(applied []LimitChange, now time.Time) *CardLimit {
+	if len(applied) == 0 {
+		return nil
+	}
+	l := applied[0]
+	if !l.ExpiresAt.IsZero() && !now.Before(l.ExpiresAt) {
+		return nil
+	}
+	return &CardLimit{Amount: string(l.Limit), ExpiresAt: l.ExpiresAt}
+}
