@@ -97,31 +97,38 @@ func (s *Sequence) attention(l, n, p0 int) {
 		for it := lo; it < hi; it++ {
 			t, h := it/m.NHead, it%m.NHead
 			g := h / group
-			q := s.q[t*Q+h*hd : t*Q+(h+1)*hd]
-			span := p0 + t + 1 // causal: this row sees positions 0..p0+t
-			sc := scores[:span]
-			maxScore := float32(math.Inf(-1))
-			for p := range sc {
-				k := keys[p*KV+g*hd : p*KV+(g+1)*hd]
-				sc[p] = kernels.DotF32(q, k) * scale
-				maxScore = max(maxScore, sc[p])
-			}
-			var sum float32
-			for p, v := range sc {
-				e := float32(math.Exp(float64(v - maxScore)))
-				sc[p] = e
-				sum += e
-			}
-			out := s.attn[t*Q+h*hd : t*Q+(h+1)*hd]
-			clear(out)
-			inv := 1 / sum
-			for p, a := range sc {
-				a *= inv
-				v := values[p*KV+g*hd : p*KV+(g+1)*hd]
-				for i := range out {
-					out[i] += a * v[i]
-				}
-			}
+			// causal: row t sees positions 0..p0+t
+			attendHead(s.q[t*Q+h*hd:t*Q+(h+1)*hd], s.attn[t*Q+h*hd:t*Q+(h+1)*hd], keys, values, p0+t+1, g*hd, KV, scale, scores)
 		}
 	})
+}
+
+// attendHead computes one query head's attention over the first span cached
+// positions: keys and values of this head's KV group start at value offset
+// off of each position's KV-wide row. Shared by the single-sequence and the
+// batched step so that both produce bit-identical results.
+func attendHead(q, out, keys, values []float32, span, off, KV int, scale float32, scores []float32) {
+	hd := len(q)
+	sc := scores[:span]
+	maxScore := float32(math.Inf(-1))
+	for p := range sc {
+		k := keys[p*KV+off : p*KV+off+hd]
+		sc[p] = kernels.DotF32(q, k) * scale
+		maxScore = max(maxScore, sc[p])
+	}
+	var sum float32
+	for p, v := range sc {
+		e := float32(math.Exp(float64(v - maxScore)))
+		sc[p] = e
+		sum += e
+	}
+	clear(out)
+	inv := 1 / sum
+	for p, a := range sc {
+		a *= inv
+		v := values[p*KV+off : p*KV+off+hd]
+		for i := range out {
+			out[i] += a * v[i]
+		}
+	}
 }

@@ -1,0 +1,119 @@
+package model
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestBatchStepMatchesForward checks that stepping sequences of different
+// lengths together gives bit-identical logits to stepping each alone, and
+// that a sequence can leave and join between steps.
+func TestBatchStepMatchesForward(t *testing.T) {
+	m := openModel(t, "stories260K.gguf")
+	prompts := [][]int{storiesPrompt, storiesPrompt[:3], {1, 400, 401, 402, 403, 404, 405, 406, 407}}
+	const steps = 12
+	// Alone: greedy continuation and logits per step.
+	alone := make([][][]float32, len(prompts))
+	for i, p := range prompts {
+		seq := m.NewSequence(0)
+		logits, err := seq.Forward(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range steps {
+			tok := argmax(logits)
+			if logits, err = seq.Forward([]int{tok}); err != nil {
+				t.Fatal(err)
+			}
+			alone[i] = append(alone[i], slices.Clone(logits))
+		}
+	}
+	// Batched: the third sequence joins after 4 steps and the second leaves
+	// after 8.
+	b := m.NewBatch()
+	seqs := make([]*Sequence, len(prompts))
+	next := make([]int, len(prompts))
+	done := make([]int, len(prompts))
+	for i, p := range prompts {
+		seqs[i] = m.NewSequence(0)
+		logits, err := seqs[i].Forward(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next[i] = argmax(logits)
+	}
+	for step := range steps + 4 {
+		var in []*Sequence
+		var toks, idx []int
+		for i := range prompts {
+			joined := i != 2 || step >= 4
+			left := i == 1 && step >= 8
+			if joined && !left && done[i] < steps {
+				in, toks, idx = append(in, seqs[i]), append(toks, next[i]), append(idx, i)
+			}
+		}
+		if len(in) == 0 {
+			break
+		}
+		out, err := b.Step(in, toks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, i := range idx {
+			if !slices.Equal(out[j], alone[i][done[i]]) {
+				t.Fatalf("step %d: sequence %d logits differ from the unbatched run", step, i)
+			}
+			done[i]++
+			next[i] = argmax(out[j])
+		}
+	}
+	if done[0] != steps || done[1] != 8 || done[2] != steps {
+		t.Errorf("steps done %v", done)
+	}
+}
+
+func TestBatchStepRefusesBadInput(t *testing.T) {
+	m := openModel(t, "stories260K.gguf")
+	b := m.NewBatch()
+	full := m.NewSequence(1)
+	if _, err := full.Forward([]int{1}); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		seqs []*Sequence
+		toks []int
+	}{
+		"empty":        {nil, nil},
+		"count":        {[]*Sequence{m.NewSequence(0)}, []int{1, 2}},
+		"token range":  {[]*Sequence{m.NewSequence(0)}, []int{512}},
+		"context full": {[]*Sequence{full}, []int{1}},
+	} {
+		if _, err := b.Step(tc.seqs, tc.toks); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestSequenceReleaseAndClonePrefix(t *testing.T) {
+	m := openModel(t, "stories260K.gguf")
+	seq := m.NewSequence(0)
+	if _, err := seq.Forward(storiesPrompt); err != nil {
+		t.Fatal(err)
+	}
+	if seq.KVBytes() < int64(len(storiesPrompt)*m.KVDim()*m.NLayer*2*4) {
+		t.Errorf("KV bytes %d below what the prompt needs", seq.KVBytes())
+	}
+	c := seq.ClonePrefix(3)
+	if c.Pos() != 3 {
+		t.Fatalf("clone pos %d", c.Pos())
+	}
+	// The clone continued with the rest of the prompt behaves like the original.
+	want := greedy(t, seq, []int{storiesGreedy[0]}, 5, true)
+	if got := greedy(t, c, append(slices.Clone(storiesPrompt[3:]), storiesGreedy[0]), 5, true); !slices.Equal(got, want) {
+		t.Errorf("prefix clone continued %v, want %v", got, want)
+	}
+	seq.Release()
+	if seq.KVBytes() != 0 || seq.Pos() != 0 {
+		t.Errorf("after release: %d bytes, pos %d", seq.KVBytes(), seq.Pos())
+	}
+}
