@@ -1,0 +1,100 @@
+package bankingsql
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+func TestCardStoreConformance(t *testing.T) {
+	storetest.Each(t, MigrateCards, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewCardStore(db)
+		if err := banking.SeedSandboxCards(ctx, s, "org", "app", "044525225", []string{"A1", "A2"}, []string{"A3"}); err != nil {
+			t.Fatal(err)
+		}
+		// Seeding twice changes nothing.
+		if err := banking.SeedSandboxCards(ctx, s, "org", "app", "044525225", []string{"A1", "A2"}, []string{"A3"}); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.ListCards(ctx, banking.CardFilter{OrgID: "org", PartnerID: "app", Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 250 cards over 3 accounts round-robin: A3 holds 83.
+		if len(all) != 167 {
+			t.Fatalf("offer cards %d, want 167", len(all))
+		}
+		statuses := map[banking.CardStatus]int{}
+		for _, c := range all {
+			statuses[c.Status]++
+		}
+		if len(statuses) != 5 {
+			t.Fatalf("statuses %v", statuses)
+		}
+		act, err := s.ListCards(ctx, banking.CardFilter{OrgID: "org", PartnerID: "app", Statuses: []banking.CardStatus{banking.CardActive, banking.CardBlocked}, Offset: 10, Limit: 5})
+		if err != nil || len(act) != 5 || act[0].ID >= act[4].ID {
+			t.Fatalf("filtered page: %v %v", act, err)
+		}
+		if other, _ := s.ListCards(ctx, banking.CardFilter{OrgID: "org", PartnerID: "nobody", Limit: 10}); len(other) != 0 {
+			t.Fatal("cards visible without offer")
+		}
+		c, err := s.Card(ctx, "org", "sbc-00001")
+		if err != nil || c.PAN == "" || c.HolderName == "" {
+			t.Fatalf("card: %+v %v", c, err)
+		}
+		if _, err := s.Card(ctx, "other-org", "sbc-00001"); banking.KindOf(err) != banking.KindCardNotFound {
+			t.Fatalf("other org's card: %v", err)
+		}
+		if err := s.SetCardStatus(ctx, "org", "sbc-00001", banking.CardBlocked); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetCardStatus(ctx, "org", "nope", banking.CardBlocked); banking.KindOf(err) != banking.KindCardNotFound {
+			t.Fatalf("status of unknown card: %v", err)
+		}
+		if ok, _ := s.InOffer(ctx, "app", "org", "A3"); ok {
+			t.Fatal("A3 in offer")
+		}
+		at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+		l := banking.LimitChange{OrgID: "org", PartnerID: "app", BusinessCardID: "sbc-00002", Code: "NON_RENEW", ExternalID: "e1",
+			Limit: "10.00", BankStatus: banking.LimitExported, ChannelInfo: "API", CreatedAt: at, ExpiresAt: at.Add(time.Hour),
+			DigestSignatures: []banking.DigestSignature{{Base64Encoded: "AA==", CertificateUUID: "u"}}}
+		if err := s.CreateLimit(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateLimit(ctx, l); banking.KindOf(err) != banking.KindWorkflow {
+			t.Fatalf("duplicate: %v", err)
+		}
+		l2 := l
+		l2.ExternalID, l2.Limit, l2.CreatedAt, l2.ExpiresAt = "e2", "0.00", at.Add(time.Minute), time.Time{}
+		if err := s.CreateLimit(ctx, l2); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.CardLimits(ctx, "org", "sbc-00002")
+		if err != nil || len(got) != 2 || got[0].ExternalID != "e2" || !got[0].ExpiresAt.IsZero() || !got[1].ExpiresAt.Equal(at.Add(time.Hour)) {
+			t.Fatalf("card limits %+v %v", got, err)
+		}
+		back, err := s.Limit(ctx, "org", "e1")
+		if err != nil || back.Limit != "10.00" || len(back.DigestSignatures) != 1 || back.ChannelInfo != "API" {
+			t.Fatalf("limit %+v %v", back, err)
+		}
+		if _, err := s.Limit(ctx, "org", "e9"); banking.KindOf(err) != banking.KindDataNotFound {
+			t.Fatalf("unknown limit: %v", err)
+		}
+		if d, _ := s.ClockOffset(ctx); d != 0 {
+			t.Fatalf("fresh clock %v", d)
+		}
+		for range 2 {
+			if err := s.AddClockOffset(ctx, 36*time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d, _ := s.ClockOffset(ctx); d != 72*time.Hour {
+			t.Fatalf("clock %v", d)
+		}
+	})
+}
