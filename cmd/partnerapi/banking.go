@@ -2,27 +2,67 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
+	"fmt"
 
 	"partnerapi/api"
+	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankapi"
+	"partnerapi/internal/banking/bankingsql"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
 
 // bankingModule wires the banking API.
-type bankingModule struct{}
+type bankingModule struct {
+	contour string
+}
 
 func (*bankingModule) name() string        { return "banking" }
 func (*bankingModule) defaultAddr() string { return "127.0.0.1:9443" }
 
-func (*bankingModule) registerFlags(fs *flag.FlagSet) {}
+func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
+	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
+}
 
-func (*bankingModule) migrate(ctx context.Context, db *sqldb.DB) error { return nil }
+// migrate applies the banking areas' schemas: identity first (the others
+// refer to its organisations by id), then payments, then cards.
+func (*bankingModule) migrate(ctx context.Context, db *sqldb.DB) error {
+	if err := bankingsql.MigrateIdentity(ctx, db); err != nil {
+		return err
+	}
+	return nil
+}
 
-func (*bankingModule) build(ctx context.Context, d deps) (built, error) {
-	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log})
+func (m *bankingModule) contourOrDefault() (string, error) {
+	if m.contour == "" {
+		return banking.ContourSandbox, nil
+	}
+	if !banking.ValidContour(m.contour) {
+		return "", fmt.Errorf("--banking-contour must be sandbox, test or production, got %q", m.contour)
+	}
+	return m.contour, nil
+}
+
+func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
+	contour, err := m.contourOrDefault()
+	if err != nil {
+		return built{}, err
+	}
+	store := bankingsql.NewIdentityStore(d.db)
+	identity := banking.NewIdentity(store)
+	if contour == banking.ContourSandbox {
+		// Idempotent: inserts only what is missing, so every start (and
+		// several processes starting at once) converge on one seed.
+		if err := identity.SeedSandbox(ctx); err != nil {
+			return built{}, err
+		}
+	}
+	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log,
+		Auth:       identity,
+		Identity:   identity,
+		Signatures: banking.NewSignatureVerifier(contour, store),
+	})
 	return built{api: web.API{
 		Name:    "banking",
 		Handler: mux,
@@ -32,7 +72,8 @@ func (*bankingModule) build(ctx context.Context, d deps) (built, error) {
 	}}, nil
 }
 
-// runBanking is `partnerapi banking ...`: provisioning commands.
+// runBanking is `partnerapi banking ...`: provisioning commands
+// (banking_cli.go).
 func runBanking(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
-	return errors.New("banking: no provisioning commands yet")
+	return runBankingCLI(ctx, args, getenv, io)
 }

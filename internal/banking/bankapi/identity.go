@@ -1,6 +1,144 @@
 package bankapi
 
-import "partnerapi/internal/web"
+import (
+	"encoding/base64"
+	"net/http"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/web"
+)
+
+// apiPrefix is the provider's API path prefix (reference §1).
+const apiPrefix = "/fintech/api"
 
 func (s *server) addIdentityRoutes(mux *web.Mux) {
+	mux.HandleFunc("GET", apiPrefix+"/v1/client-info", s.requireScope(s.clientInfo, banking.ScopeGetClientAccounts))
+	mux.HandleFunc("GET", apiPrefix+"/v1/crypto", s.requireScope(s.cryptoInfo, banking.ScopeGetCryptoInfo))
+	mux.HandleFunc("GET", apiPrefix+"/v1/crypto/eio", s.requireScope(s.cryptoInfo, banking.ScopeGetCryptoInfoEIO))
+	s.addOAuthRoutes(mux)
+}
+
+// identityOr503 answers 503 when the server was built without identity.
+func (s *server) identityOr503(w http.ResponseWriter, r *http.Request) *banking.Identity {
+	if s.Identity == nil {
+		writeError(w, r, s.log, banking.Errorf(banking.KindUnavailable, "Сервис идентификации недоступен"))
+	}
+	return s.Identity
+}
+
+type clientAccount struct {
+	Number       string  `json:"number"`
+	BIC          string  `json:"bic"`
+	CurrencyCode string  `json:"currencyCode"`
+	Name         string  `json:"name"`
+	OpenDate     string  `json:"openDate"`
+	CloseDate    *string `json:"closeDate"`
+	State        string  `json:"state"`
+	Type         string  `json:"type"`
+	Mode         string  `json:"mode"`
+	Business     bool    `json:"business"`
+	Urgent       bool    `json:"urgent"`
+	NotDelay     bool    `json:"notDelay"`
+	Overdraft    bool    `json:"overdraft"`
+	MinBalance   float64 `json:"minBalance"`
+}
+
+type clientInfo struct {
+	ShortName string          `json:"shortName"`
+	FullName  string          `json:"fullName"`
+	OGRN      string          `json:"ogrn"`
+	INN       string          `json:"inn"`
+	OrgForm   string          `json:"orgForm"`
+	Addresses []any           `json:"addresses"`
+	KPPs      []string        `json:"kpps"`
+	Accounts  []clientAccount `json:"accounts"`
+}
+
+// clientInfo is GET /v1/client-info: the token's organisation (reference §10).
+func (s *server) clientInfo(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	p := principalFrom(r.Context())
+	org, err := id.Store.GetOrg(r.Context(), p.OrgID)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	accts, err := id.Store.ListAccounts(r.Context(), p.OrgID)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	ci := clientInfo{ShortName: org.Name, FullName: org.FullName, OGRN: org.OGRN, INN: org.INN,
+		OrgForm: "ООО", Addresses: []any{}, KPPs: []string{}, Accounts: []clientAccount{}}
+	if org.KPP != "" {
+		ci.KPPs = append(ci.KPPs, org.KPP)
+	}
+	for _, a := range accts {
+		mode := "STANDART"
+		if a.Status == banking.AccountBlocked {
+			mode = "FORBIDDEN_RECEIVING"
+		}
+		ca := clientAccount{Number: a.Number, BIC: a.BIC, CurrencyCode: a.Currency, Name: a.Name,
+			OpenDate: a.OpenDate, State: a.Status, Type: "CURRENT", Mode: mode, Business: true, Urgent: true}
+		ci.Accounts = append(ci.Accounts, ca)
+	}
+	writeJSON(w, http.StatusOK, ci)
+}
+
+type certificateInfo struct {
+	Active       bool   `json:"active"`
+	Cert         string `json:"cert"`
+	Issuer       string `json:"issuer"`
+	SerialNumber string `json:"serialNumber"`
+	UUID         string `json:"uuid"`
+}
+
+type cryptoProfile struct {
+	Alias            string            `json:"alias"`
+	TypeName         string            `json:"typeName"`
+	CertificateInfos []certificateInfo `json:"certificateInfos"`
+}
+
+type cryptoInfo struct {
+	CertBank           string          `json:"certBank"`
+	CertBankUUID       string          `json:"certBankUuid"`
+	CertCenterCode     string          `json:"certCenterCode"`
+	CertCenterNum      string          `json:"certCenterNum"`
+	CertsCA            []string        `json:"certsCA"`
+	CryptoProfileInfos []cryptoProfile `json:"cryptoProfileInfos"`
+}
+
+// cryptoInfo is GET /v1/crypto and /v1/crypto/eio: the token user's
+// certificates grouped by crypto profile type (reference §10). The bank's
+// own certificate is not modelled, so certBank is empty.
+func (s *server) cryptoInfo(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	p := principalFrom(r.Context())
+	certs, err := id.Store.ListCertificates(r.Context(), p.UserID)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	ci := cryptoInfo{CertsCA: []string{}, CryptoProfileInfos: []cryptoProfile{}}
+	index := map[string]int{}
+	for _, c := range certs {
+		if c.OrgID != p.OrgID {
+			continue
+		}
+		i, ok := index[c.TypeName]
+		if !ok {
+			i = len(ci.CryptoProfileInfos)
+			index[c.TypeName] = i
+			ci.CryptoProfileInfos = append(ci.CryptoProfileInfos, cryptoProfile{Alias: c.TypeName, TypeName: c.TypeName, CertificateInfos: []certificateInfo{}})
+		}
+		ci.CryptoProfileInfos[i].CertificateInfos = append(ci.CryptoProfileInfos[i].CertificateInfos, certificateInfo{
+			Active: c.Active, Cert: base64.StdEncoding.EncodeToString(c.DER), Issuer: c.Issuer, SerialNumber: c.Serial, UUID: c.UUID})
+	}
+	writeJSON(w, http.StatusOK, ci)
 }

@@ -16,7 +16,14 @@ type Deps struct {
 	Metrics *web.Metrics
 	Log     *slog.Logger
 	Auth    banking.Authenticator
-	Cards   *banking.Cards // business cards and limits (cards.go); nil: routes not served
+	// Identity serves OAuth, client-info and crypto (identity.go); nil:
+	// those routes answer 503.
+	Identity *banking.Identity
+	// Signatures is the one signature policy of the contour.
+	Signatures banking.SignatureVerifier
+	Cards      *banking.Cards // business cards and limits (cards.go); nil: routes not served
+	// Payments is the payment-document service (payments.go); nil: routes not served.
+	Payments *banking.PaymentService
 }
 
 // server carries the dependencies to the handlers.

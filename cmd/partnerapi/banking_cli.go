@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/gost"
+)
+
+const bankingUsage = `usage: partnerapi banking COMMAND [flags]
+  token --scope "PAY_DOC_RU ..." [--org ORG] [--user USER] [--client CLIENT_ID]
+  org create --name N --inn INN [--kpp KPP] [--ogrn OGRN] [--full-name N]
+  account add --org ORG --number 20DIGITS --bic BIC [--corr CORR] [--status OPEN]
+  user create --org ORG --login L [--name N] [--email E] [--password P]
+  cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
+  app create --name N --redirect-uri URI [--client-id ID]
+  offer sign --client CLIENT_ID --account NUMBER
+  sign --cert C --key K [--uuid CERT_UUID] < digest.txt`
+
+// bankingCmd is one provisioning command: its flags and what it does with
+// the opened identity service.
+type bankingCmd struct {
+	flags func(fs *flag.FlagSet)
+	run   func(ctx context.Context, id *banking.Identity) (any, error)
+	noDB  bool
+}
+
+func runBankingCLI(ctx context.Context, args []string, getenv func(string) string, sio stdio) error {
+	name := ""
+	rest := args
+	switch {
+	case len(args) >= 1 && (args[0] == "token" || args[0] == "sign"):
+		name, rest = args[0], args[1:]
+	case len(args) >= 2:
+		name, rest = args[0]+" "+args[1], args[2:]
+	}
+	mk, ok := bankingCommands[name]
+	if !ok {
+		return errors.New(bankingUsage)
+	}
+	cmd := mk(sio)
+	fs := flag.NewFlagSet("banking "+name, flag.ContinueOnError)
+	var store storeConfig
+	store.register(fs)
+	contour := fs.String("banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
+	cmd.flags(fs)
+	if err := parseFlags(fs, rest, getenv); err != nil {
+		return err
+	}
+	if !banking.ValidContour(*contour) {
+		return fmt.Errorf("--banking-contour must be sandbox, test or production, got %q", *contour)
+	}
+	var id *banking.Identity
+	if !cmd.noDB {
+		db, err := store.open(ctx)
+		if err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		defer db.Close()
+		if err := bankingsql.MigrateIdentity(ctx, db); err != nil {
+			return err
+		}
+		id = banking.NewIdentity(bankingsql.NewIdentityStore(db))
+		if *contour == banking.ContourSandbox {
+			if err := id.SeedSandbox(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	out, err := cmd.run(ctx, id)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(sio.out).Encode(out)
+}
+
+var bankingCommands = map[string]func(sio stdio) bankingCmd{
+	"token": func(stdio) bankingCmd {
+		var scope, org, user, client string
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&scope, "scope", "", "space-separated scopes")
+				fs.StringVar(&org, "org", banking.SandboxOrgID, "organisation id")
+				fs.StringVar(&user, "user", "", "user id (default: the organisation's first user)")
+				fs.StringVar(&client, "client", banking.SandboxClientID, "partner client_id")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				scopes := banking.ParseScopes(scope)
+				if len(scopes) == 0 {
+					return nil, errors.New("--scope is required")
+				}
+				if _, err := id.Store.GetOrg(ctx, org); err != nil {
+					return nil, fmt.Errorf("--org %s: %w", org, err)
+				}
+				if _, err := id.Store.GetApp(ctx, client); err != nil {
+					return nil, fmt.Errorf("--client %s: %w", client, err)
+				}
+				if user == "" {
+					users, err := id.Store.ListUsers(ctx, org)
+					if err != nil {
+						return nil, err
+					}
+					if len(users) == 0 {
+						return nil, fmt.Errorf("organisation %s has no users: create one with `banking user create`", org)
+					}
+					user = users[0].ID
+				} else if u, err := id.Store.GetUser(ctx, user); err != nil || u.OrgID != org {
+					return nil, fmt.Errorf("--user %s is not a user of organisation %s", user, org)
+				}
+				p, err := id.IssueTokens(ctx, client, org, user, scopes)
+				if err != nil {
+					return nil, err
+				}
+				return struct {
+					AccessToken  string `json:"access_token"`
+					RefreshToken string `json:"refresh_token"`
+					ExpiresIn    int    `json:"expires_in"`
+					Scope        string `json:"scope"`
+				}{p.AccessToken, p.RefreshToken, p.ExpiresIn, p.Scope}, nil
+			},
+		}
+	},
+	"org create": func(stdio) bankingCmd {
+		var o banking.Organisation
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&o.ID, "id", "", "organisation id (default: a new uuid)")
+				fs.StringVar(&o.Name, "name", "", "short name")
+				fs.StringVar(&o.FullName, "full-name", "", "full name (default: --name)")
+				fs.StringVar(&o.INN, "inn", "", "INN (10 or 12 digits)")
+				fs.StringVar(&o.KPP, "kpp", "", "KPP (9 digits)")
+				fs.StringVar(&o.OGRN, "ogrn", "", "OGRN (13 or 15 digits)")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if o.ID == "" {
+					o.ID = banking.NewUUID()
+				}
+				if o.FullName == "" {
+					o.FullName = o.Name
+				}
+				if err := o.Validate(); err != nil {
+					return nil, cliErr(err)
+				}
+				if err := id.Store.CreateOrg(ctx, o); err != nil {
+					return nil, err
+				}
+				return map[string]string{"id": o.ID}, nil
+			},
+		}
+	},
+	"account add": func(stdio) bankingCmd {
+		a := banking.Account{Currency: "810", Status: banking.AccountOpen}
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&a.OrgID, "org", "", "organisation id")
+				fs.StringVar(&a.Number, "number", "", "account number (20 digits)")
+				fs.StringVar(&a.BIC, "bic", "", "BIC of the bank (9 digits)")
+				fs.StringVar(&a.CorrAccount, "corr", "", "correspondent account (20 digits)")
+				fs.StringVar(&a.Currency, "currency", "810", "ISO numeric currency code")
+				fs.StringVar(&a.Name, "name", "Расчётный счёт", "account name")
+				fs.StringVar(&a.Status, "status", banking.AccountOpen, "OPEN, BLOCKED or CLOSED")
+				fs.StringVar(&a.OpenDate, "open-date", "2024-01-01", "opening date YYYY-MM-DD")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if err := a.Validate(); err != nil {
+					return nil, cliErr(err)
+				}
+				if err := id.Store.AddAccount(ctx, a); err != nil {
+					return nil, err
+				}
+				return map[string]string{"number": a.Number, "org": a.OrgID}, nil
+			},
+		}
+	},
+	"user create": func(stdio) bankingCmd {
+		var u banking.User
+		var password string
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&u.OrgID, "org", "", "organisation id")
+				fs.StringVar(&u.Login, "login", "", "login for the OAuth login page")
+				fs.StringVar(&u.Name, "name", "", "full name")
+				fs.StringVar(&u.Email, "email", "", "e-mail")
+				fs.StringVar(&password, "password", "", "password (stored hashed); empty: no interactive login")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if u.OrgID == "" || u.Login == "" {
+					return nil, errors.New("--org and --login are required")
+				}
+				u.ID = banking.NewUUID()
+				if password != "" {
+					h, err := banking.HashPassword(password)
+					if err != nil {
+						return nil, err
+					}
+					u.PasswordHash = h
+				}
+				if err := id.Store.CreateUser(ctx, u); err != nil {
+					return nil, err
+				}
+				return map[string]string{"id": u.ID}, nil
+			},
+		}
+	},
+	"cert add": func(stdio) bankingCmd {
+		var user, file, role, typ, uuid string
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&user, "user", "", "user id who owns the certificate")
+				fs.StringVar(&file, "cert", "", "X.509 GOST certificate (PEM, DER or base64)")
+				fs.StringVar(&role, "role", string(banking.RoleSoleAuthority), "SOLE, FIRST, SECOND or QUALIFIED")
+				fs.StringVar(&typ, "type", "SMS", "crypto profile type (UKEP_UL for QUALIFIED)")
+				fs.StringVar(&uuid, "uuid", "", "certificate uuid (default: a new uuid)")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				raw, err := os.ReadFile(file)
+				if err != nil {
+					return nil, fmt.Errorf("--cert: %w", err)
+				}
+				cert, err := gost.ParseCertificate(raw)
+				if err != nil {
+					return nil, fmt.Errorf("--cert: %w", err)
+				}
+				r := banking.SignatureRole(strings.ToUpper(role))
+				switch r {
+				case banking.RoleSoleAuthority, banking.RoleFirst, banking.RoleSecond:
+				case banking.RoleQualified:
+					typ = banking.SignTypeQualified
+				default:
+					return nil, fmt.Errorf("--role must be SOLE, FIRST, SECOND or QUALIFIED, got %q", role)
+				}
+				if uuid == "" {
+					uuid = banking.NewUUID()
+				}
+				c := banking.Certificate{UUID: uuid, UserID: user, DER: cert.Raw, Issuer: cert.Issuer,
+					Serial: cert.SerialHex, TypeName: typ, Role: r, Active: true}
+				if err := id.Store.AddCertificate(ctx, c); err != nil {
+					return nil, err
+				}
+				return map[string]string{"uuid": uuid}, nil
+			},
+		}
+	},
+	"app create": func(stdio) bankingCmd {
+		var a banking.PartnerApp
+		var uris string
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&a.Name, "name", "", "application name")
+				fs.StringVar(&a.ClientID, "client-id", "", "client_id (default: a new uuid)")
+				fs.StringVar(&uris, "redirect-uri", "", "space-separated registered redirect URIs")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if a.ClientID == "" {
+					a.ClientID = banking.NewUUID()
+				}
+				a.RedirectURIs = strings.Fields(uris)
+				secret := banking.NewClientSecret()
+				a.SecretHash = banking.HashSecret(secret)
+				if err := id.Store.CreateApp(ctx, a); err != nil {
+					return nil, err
+				}
+				return map[string]string{"client_id": a.ClientID, "client_secret": secret}, nil
+			},
+		}
+	},
+	"offer sign": func(stdio) bankingCmd {
+		var client, account string
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&client, "client", "", "partner client_id")
+				fs.StringVar(&account, "account", "", "account number")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if err := id.Store.SignOffer(ctx, client, account); err != nil {
+					return nil, err
+				}
+				return map[string]string{"client_id": client, "account": account}, nil
+			},
+		}
+	},
+	"sign": func(sio stdio) bankingCmd {
+		var certFile, keyFile, uuid, signType string
+		return bankingCmd{
+			noDB: true,
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&certFile, "cert", "", "signer's GOST certificate")
+				fs.StringVar(&keyFile, "key", "", "signer's GOST private key (PKCS#8 PEM or DER)")
+				fs.StringVar(&uuid, "uuid", "", "certificateUuid to put in the element")
+				fs.StringVar(&signType, "sign-type", "", "signType (UKEP_UL for a qualified signature)")
+			},
+			run: func(ctx context.Context, _ *banking.Identity) (any, error) {
+				return signDigest(sio.in, certFile, keyFile, uuid, signType)
+			},
+		}
+	},
+}
+
+// signDigest signs stdin byte for byte: the digest text is what the bank
+// verifies, so not even a trailing newline may be added or removed.
+func signDigest(in io.Reader, certFile, keyFile, uuid, signType string) (banking.DigestSignature, error) {
+	var ds banking.DigestSignature
+	rawCert, err := os.ReadFile(certFile)
+	if err != nil {
+		return ds, fmt.Errorf("--cert: %w", err)
+	}
+	cert, err := gost.ParseCertificate(rawCert)
+	if err != nil {
+		return ds, fmt.Errorf("--cert: %w", err)
+	}
+	rawKey, err := os.ReadFile(keyFile)
+	if err != nil {
+		return ds, fmt.Errorf("--key: %w", err)
+	}
+	key, err := gost.ParsePrivateKey(rawKey)
+	if err != nil {
+		return ds, fmt.Errorf("--key: %w", err)
+	}
+	if in == nil {
+		return ds, errors.New("no digest on stdin")
+	}
+	digest, err := io.ReadAll(in)
+	if err != nil {
+		return ds, err
+	}
+	cms, err := gost.SignDetached(digest, cert, key)
+	if err != nil {
+		return ds, err
+	}
+	return banking.DigestSignature{Base64Encoded: base64.StdEncoding.EncodeToString(cms), CertificateUUID: uuid, SignType: signType}, nil
+}
+
+// cliErr prints a domain validation error with its fields.
+func cliErr(err error) error {
+	var be *banking.Error
+	if errors.As(err, &be) && len(be.FieldNames) > 0 {
+		return fmt.Errorf("%s: %s", be.Message, strings.Join(be.FieldNames, ", "))
+	}
+	return err
+}

@@ -1,0 +1,219 @@
+package bankapi
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/web"
+)
+
+// OAuth paths (reference §3); the Node SDK uses the un-versioned token
+// path and clients use both v1 and v2 of revoke and user-info.
+func (s *server) addOAuthRoutes(mux *web.Mux) {
+	mux.HandleFunc("GET", "/ic/sso/api/v2/oauth/authorize", s.authorizePage)
+	mux.HandleFunc("POST", "/ic/sso/api/v2/oauth/authorize", s.authorizeSubmit)
+	for _, p := range []string{"/ic/sso/api/v2/oauth/token", "/ic/sso/api/oauth/token"} {
+		mux.HandleFunc("POST", p, s.token)
+	}
+	for _, p := range []string{"/ic/sso/api/v1/oauth/revoke", "/ic/sso/api/v2/oauth/revoke"} {
+		mux.HandleFunc("POST", p, s.revoke)
+	}
+	for _, p := range []string{"/ic/sso/api/v1/oauth/user-info", "/ic/sso/api/v2/oauth/user-info"} {
+		mux.HandleFunc("GET", p, s.requireScope(s.userInfo, banking.ScopeOpenID))
+	}
+}
+
+// writeOAuthError answers RFC 6749 errors; anything else is the banking
+// envelope (an internal error).
+func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
+	var oe *banking.OAuthError
+	if !errors.As(err, &oe) {
+		writeError(w, r, s.log, err)
+		return
+	}
+	status := http.StatusBadRequest
+	if oe.Code == "invalid_client" {
+		status = http.StatusUnauthorized
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, status, map[string]string{"error": oe.Code, "error_description": oe.Description})
+}
+
+func authorizeRequest(v url.Values) banking.AuthorizeRequest {
+	return banking.AuthorizeRequest{ResponseType: v.Get("response_type"), ClientID: v.Get("client_id"),
+		RedirectURI: v.Get("redirect_uri"), Scope: v.Get("scope"), State: v.Get("state"), Nonce: v.Get("nonce"),
+		CodeChallenge: v.Get("code_challenge"), CodeChallengeMethod: v.Get("code_challenge_method")}
+}
+
+var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="ru"><head><meta charset="utf-8"><title>Вход — {{.App}}</title></head>
+<body>
+<h1>Вход в банк</h1>
+<p>Приложение <b>{{.App}}</b> запрашивает доступ: {{range .Scopes}}<code>{{.}}</code> {{end}}</p>
+{{if .Error}}<p role="alert">{{.Error}}</p>{{end}}
+<form method="post">
+{{range $k, $v := .Hidden}}<input type="hidden" name="{{$k}}" value="{{$v}}">
+{{end}}<label>Логин <input name="login" autocomplete="username"></label>
+<label>Пароль <input name="password" type="password" autocomplete="current-password"></label>
+<button name="consent" value="allow">Разрешить</button>
+<button name="consent" value="deny">Отказать</button>
+</form>
+</body></html>
+`))
+
+func (s *server) renderLogin(w http.ResponseWriter, req banking.AuthorizeRequest, app banking.PartnerApp, msg string) {
+	hidden := map[string]string{"response_type": req.ResponseType, "client_id": req.ClientID,
+		"redirect_uri": req.RedirectURI, "scope": req.Scope, "state": req.State, "nonce": req.Nonce,
+		"code_challenge": req.CodeChallenge, "code_challenge_method": req.CodeChallengeMethod}
+	name := app.Name
+	if name == "" {
+		name = app.ClientID
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	// The page carries a form that posts credentials: never frame it.
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_ = loginPage.Execute(w, map[string]any{"App": name, "Scopes": banking.ParseScopes(req.Scope), "Error": msg, "Hidden": hidden})
+}
+
+// authorizePage is GET authorize: validate, then show login + consent.
+func (s *server) authorizePage(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	req := authorizeRequest(r.URL.Query())
+	app, err := id.CheckAuthorize(r.Context(), req)
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	s.renderLogin(w, req, app, "")
+}
+
+// authorizeSubmit is the form post: check the password and consent, then
+// redirect to the registered redirect_uri with a one-time code.
+func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+		return
+	}
+	req := authorizeRequest(r.PostForm)
+	app, err := id.CheckAuthorize(r.Context(), req)
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	target, _ := url.Parse(req.RedirectURI)
+	q := target.Query()
+	if req.State != "" {
+		q.Set("state", req.State)
+	}
+	if r.PostForm.Get("consent") != "allow" {
+		q.Set("error", "access_denied")
+		target.RawQuery = q.Encode()
+		http.Redirect(w, r, target.String(), http.StatusFound)
+		return
+	}
+	user, err := id.Login(r.Context(), r.PostForm.Get("login"), r.PostForm.Get("password"))
+	if err != nil {
+		var oe *banking.OAuthError
+		if errors.As(err, &oe) {
+			s.renderLogin(w, req, app, oe.Description)
+			return
+		}
+		writeError(w, r, s.log, err)
+		return
+	}
+	code, err := id.IssueCode(r.Context(), req, user)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	q.Set("code", code)
+	target.RawQuery = q.Encode()
+	http.Redirect(w, r, target.String(), http.StatusFound)
+}
+
+// token is the token endpoint: authorization_code and refresh_token grants
+// with client_secret_post.
+func (s *server) token(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+		return
+	}
+	f := r.PostForm
+	app, err := id.AuthenticateClient(r.Context(), f.Get("client_id"), f.Get("client_secret"))
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	var pair banking.TokenPair
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		pair, err = id.ExchangeCode(r.Context(), app.ClientID, f.Get("code"), f.Get("redirect_uri"), f.Get("code_verifier"))
+	case "refresh_token":
+		pair, err = id.Refresh(r.Context(), app.ClientID, f.Get("refresh_token"))
+	default:
+		err = &banking.OAuthError{Code: "unsupported_grant_type", Description: "grant_type must be authorization_code or refresh_token"}
+	}
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, pair)
+}
+
+// revoke is RFC 7009: 200 whether or not the token existed.
+func (s *server) revoke(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+		return
+	}
+	f := r.PostForm
+	app, err := id.AuthenticateClient(r.Context(), f.Get("client_id"), f.Get("client_secret"))
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	if f.Get("token") == "" {
+		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "token is required"})
+		return
+	}
+	if err := id.Revoke(r.Context(), app.ClientID, f.Get("token")); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// userInfo returns the claims of the token's user and organisation.
+func (s *server) userInfo(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	ui, err := id.UserInfo(r.Context(), principalFrom(r.Context()))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ui)
+}

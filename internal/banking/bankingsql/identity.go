@@ -1,0 +1,423 @@
+package bankingsql
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
+)
+
+//go:embed migrations/identity/*.sql
+var identityMigrations embed.FS
+
+// MigrateIdentity applies the identity area's migrations.
+func MigrateIdentity(ctx context.Context, db *sqldb.DB) error {
+	sub, err := fs.Sub(identityMigrations, "migrations/identity")
+	if err != nil {
+		return err
+	}
+	return db.Migrate(ctx, "banking_identity", sub)
+}
+
+// IdentityStore is banking.IdentityStore on SQLite or PostgreSQL.
+type IdentityStore struct{ db *sqldb.DB }
+
+// NewIdentityStore wraps db (already migrated with MigrateIdentity).
+func NewIdentityStore(db *sqldb.DB) *IdentityStore { return &IdentityStore{db: db} }
+
+var _ banking.IdentityStore = (*IdentityStore)(nil)
+
+type idExecer interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+}
+
+// insertErr turns a unique violation into banking.ErrDuplicate.
+func idInsertErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if sqldb.IsUniqueViolation(err) {
+		return fmt.Errorf("%s: %w", what, banking.ErrDuplicate)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func idNotFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return banking.ErrNotFound
+	}
+	return err
+}
+
+func idNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func idFromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func idBool(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+const idIgnoreDup = " ON CONFLICT DO NOTHING"
+
+func insertOrg(ctx context.Context, e idExecer, o banking.Organisation, suffix string) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_orgs (id, name, full_name, inn, kpp, ogrn) VALUES ($1,$2,$3,$4,$5,$6)`+suffix,
+		o.ID, o.Name, o.FullName, o.INN, o.KPP, o.OGRN)
+	return idInsertErr("org", err)
+}
+
+func insertAccount(ctx context.Context, e idExecer, a banking.Account, suffix string) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_accounts (number, org_id, bic, corr_account, currency, name, status, open_date) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`+suffix,
+		a.Number, a.OrgID, a.BIC, a.CorrAccount, a.Currency, a.Name, a.Status, a.OpenDate)
+	return idInsertErr("account", err)
+}
+
+func insertUser(ctx context.Context, e idExecer, u banking.User, suffix string) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_users (id, org_id, login, name, email, password_hash) VALUES ($1,$2,$3,$4,$5,$6)`+suffix,
+		u.ID, u.OrgID, u.Login, u.Name, u.Email, u.PasswordHash)
+	return idInsertErr("user", err)
+}
+
+func insertApp(ctx context.Context, e idExecer, a banking.PartnerApp, suffix string) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_apps (client_id, name, secret_hash, redirect_uris) VALUES ($1,$2,$3,$4)`+suffix,
+		a.ClientID, a.Name, a.SecretHash, strings.Join(a.RedirectURIs, " "))
+	return idInsertErr("app", err)
+}
+
+func insertOffer(ctx context.Context, e idExecer, clientID, account, suffix string) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_offers (client_id, account_number) VALUES ($1,$2)`+suffix, clientID, account)
+	return idInsertErr("offer", err)
+}
+
+func insertCert(ctx context.Context, e idExecer, c banking.Certificate, suffix string) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_certs (uuid, user_id, org_id, der, issuer, serial, type_name, role, active) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`+suffix,
+		c.UUID, c.UserID, c.OrgID, c.DER, c.Issuer, c.Serial, c.TypeName, string(c.Role), idBool(c.Active))
+	return idInsertErr("certificate", err)
+}
+
+func insertToken(ctx context.Context, e idExecer, t banking.Token) error {
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_tokens (hash, kind, client_id, org_id, user_id, scopes, expires_at, revoked_at, reserve_until) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+		t.Hash, t.Kind, t.ClientID, t.OrgID, t.UserID, strings.Join(t.Scopes, " "), idNanos(t.ExpiresAt), idNanos(t.RevokedAt), idNanos(t.ReserveUntil))
+	return idInsertErr("token", err)
+}
+
+func (s *IdentityStore) CreateOrg(ctx context.Context, o banking.Organisation) error {
+	return insertOrg(ctx, s.db.W, o, "")
+}
+
+func (s *IdentityStore) GetOrg(ctx context.Context, id string) (banking.Organisation, error) {
+	var o banking.Organisation
+	err := s.db.R.QueryRowContext(ctx, `SELECT id, name, full_name, inn, kpp, ogrn FROM banking_orgs WHERE id = $1`, id).
+		Scan(&o.ID, &o.Name, &o.FullName, &o.INN, &o.KPP, &o.OGRN)
+	return o, idNotFound(err)
+}
+
+func (s *IdentityStore) AddAccount(ctx context.Context, a banking.Account) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM banking_orgs WHERE id = $1`, a.OrgID).Scan(&one); err != nil {
+			return fmt.Errorf("account org %s: %w", a.OrgID, idNotFound(err))
+		}
+		return insertAccount(ctx, tx, a, "")
+	})
+}
+
+const accountCols = `number, org_id, bic, corr_account, currency, name, status, open_date`
+
+func scanAccount(sc interface{ Scan(...any) error }) (banking.Account, error) {
+	var a banking.Account
+	err := sc.Scan(&a.Number, &a.OrgID, &a.BIC, &a.CorrAccount, &a.Currency, &a.Name, &a.Status, &a.OpenDate)
+	return a, err
+}
+
+func (s *IdentityStore) GetAccount(ctx context.Context, number string) (banking.Account, error) {
+	a, err := scanAccount(s.db.R.QueryRowContext(ctx, `SELECT `+accountCols+` FROM banking_accounts WHERE number = $1`, number))
+	return a, idNotFound(err)
+}
+
+func (s *IdentityStore) ListAccounts(ctx context.Context, orgID string) ([]banking.Account, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+accountCols+` FROM banking_accounts WHERE org_id = $1 ORDER BY number`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []banking.Account
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func (s *IdentityStore) CreateUser(ctx context.Context, u banking.User) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM banking_orgs WHERE id = $1`, u.OrgID).Scan(&one); err != nil {
+			return fmt.Errorf("user org %s: %w", u.OrgID, idNotFound(err))
+		}
+		return insertUser(ctx, tx, u, "")
+	})
+}
+
+const userCols = `id, org_id, login, name, email, password_hash`
+
+func (s *IdentityStore) getUser(ctx context.Context, where string, arg string) (banking.User, error) {
+	var u banking.User
+	err := s.db.R.QueryRowContext(ctx, `SELECT `+userCols+` FROM banking_users WHERE `+where+` = $1`, arg).
+		Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash)
+	return u, idNotFound(err)
+}
+
+func (s *IdentityStore) GetUser(ctx context.Context, id string) (banking.User, error) {
+	return s.getUser(ctx, "id", id)
+}
+
+func (s *IdentityStore) GetUserByLogin(ctx context.Context, login string) (banking.User, error) {
+	return s.getUser(ctx, "login", login)
+}
+
+func (s *IdentityStore) ListUsers(ctx context.Context, orgID string) ([]banking.User, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+userCols+` FROM banking_users WHERE org_id = $1 ORDER BY login`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []banking.User
+	for rows.Next() {
+		var u banking.User
+		if err := rows.Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+func (s *IdentityStore) CreateApp(ctx context.Context, a banking.PartnerApp) error {
+	return insertApp(ctx, s.db.W, a, "")
+}
+
+func (s *IdentityStore) GetApp(ctx context.Context, clientID string) (banking.PartnerApp, error) {
+	var a banking.PartnerApp
+	var uris string
+	err := s.db.R.QueryRowContext(ctx, `SELECT client_id, name, secret_hash, redirect_uris FROM banking_apps WHERE client_id = $1`, clientID).
+		Scan(&a.ClientID, &a.Name, &a.SecretHash, &uris)
+	a.RedirectURIs = strings.Fields(uris)
+	return a, idNotFound(err)
+}
+
+func (s *IdentityStore) SignOffer(ctx context.Context, clientID, account string) error {
+	err := insertOffer(ctx, s.db.W, clientID, account, idIgnoreDup)
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "foreign key") {
+		return fmt.Errorf("offer %s/%s: %w", clientID, account, banking.ErrNotFound)
+	}
+	return err
+}
+
+func (s *IdentityStore) OfferSigned(ctx context.Context, clientID, account string) (bool, error) {
+	var one int
+	err := s.db.R.QueryRowContext(ctx, `SELECT 1 FROM banking_offers WHERE client_id = $1 AND account_number = $2`, clientID, account).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s *IdentityStore) AddCertificate(ctx context.Context, c banking.Certificate) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var org string
+		if err := tx.QueryRowContext(ctx, `SELECT org_id FROM banking_users WHERE id = $1`, c.UserID).Scan(&org); err != nil {
+			return fmt.Errorf("certificate user %s: %w", c.UserID, idNotFound(err))
+		}
+		c.OrgID = org
+		return insertCert(ctx, tx, c, "")
+	})
+}
+
+const certCols = `uuid, user_id, org_id, der, issuer, serial, type_name, role, active`
+
+func scanCert(sc interface{ Scan(...any) error }) (banking.Certificate, error) {
+	var c banking.Certificate
+	var active int
+	var role string
+	err := sc.Scan(&c.UUID, &c.UserID, &c.OrgID, &c.DER, &c.Issuer, &c.Serial, &c.TypeName, &role, &active)
+	c.Active, c.Role = active != 0, banking.SignatureRole(role)
+	return c, err
+}
+
+func (s *IdentityStore) GetCertificate(ctx context.Context, uuid string) (banking.Certificate, error) {
+	c, err := scanCert(s.db.R.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE uuid = $1`, uuid))
+	return c, idNotFound(err)
+}
+
+func (s *IdentityStore) ListCertificates(ctx context.Context, userID string) ([]banking.Certificate, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE user_id = $1 ORDER BY uuid`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []banking.Certificate
+	for rows.Next() {
+		c, err := scanCert(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (s *IdentityStore) SaveTokens(ctx context.Context, ts ...banking.Token) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, t := range ts {
+			if err := insertToken(ctx, tx, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func getToken(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, hash string) (banking.Token, error) {
+	var t banking.Token
+	var scopes string
+	var exp, rev, res int64
+	err := q.QueryRowContext(ctx, `SELECT hash, kind, client_id, org_id, user_id, scopes, expires_at, revoked_at, reserve_until FROM banking_tokens WHERE hash = $1`, hash).
+		Scan(&t.Hash, &t.Kind, &t.ClientID, &t.OrgID, &t.UserID, &scopes, &exp, &rev, &res)
+	if err != nil {
+		return banking.Token{}, idNotFound(err)
+	}
+	t.Scopes = strings.Fields(scopes)
+	t.ExpiresAt, t.RevokedAt, t.ReserveUntil = idFromNanos(exp), idFromNanos(rev), idFromNanos(res)
+	return t, nil
+}
+
+func (s *IdentityStore) GetToken(ctx context.Context, hash string) (banking.Token, error) {
+	return getToken(ctx, s.db.R, hash)
+}
+
+func (s *IdentityStore) RevokeToken(ctx context.Context, hash string, now time.Time) error {
+	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at = 0`, hash, idNanos(now))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return banking.ErrNotFound
+	}
+	return nil
+}
+
+func (s *IdentityStore) RotateRefresh(ctx context.Context, old string, now, reserveUntil time.Time, newTokens ...banking.Token) (banking.Token, error) {
+	var t banking.Token
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		t, err = getToken(ctx, tx, old)
+		if err != nil {
+			return err
+		}
+		n := idNanos(now)
+		if t.Kind != banking.TokenRefresh || !t.RevokedAt.IsZero() || idNanos(t.ExpiresAt) <= n ||
+			(!t.ReserveUntil.IsZero() && idNanos(t.ReserveUntil) <= n) {
+			return banking.ErrNotFound
+		}
+		if t.ReserveUntil.IsZero() {
+			// Only the first use starts the reserve: retrying with the old
+			// token must not extend its life.
+			if _, err := tx.ExecContext(ctx, `UPDATE banking_tokens SET reserve_until = $2 WHERE hash = $1 AND reserve_until = 0`, old, idNanos(reserveUntil)); err != nil {
+				return err
+			}
+			t.ReserveUntil = reserveUntil
+		}
+		for _, nt := range newTokens {
+			if err := insertToken(ctx, tx, nt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return t, err
+}
+
+func (s *IdentityStore) SaveCode(ctx context.Context, c banking.AuthCode) error {
+	_, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_auth_codes (hash, client_id, org_id, user_id, redirect_uri, scopes, challenge, nonce, expires_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+		c.Hash, c.ClientID, c.OrgID, c.UserID, c.RedirectURI, strings.Join(c.Scopes, " "), c.Challenge, c.Nonce, idNanos(c.ExpiresAt))
+	return idInsertErr("code", err)
+}
+
+func (s *IdentityStore) ConsumeCode(ctx context.Context, hash string, now time.Time) (banking.AuthCode, error) {
+	var c banking.AuthCode
+	var scopes string
+	var exp int64
+	// DELETE … RETURNING makes the single use atomic: two concurrent
+	// redemptions cannot both get the row.
+	err := s.db.W.QueryRowContext(ctx, `DELETE FROM banking_auth_codes WHERE hash = $1 RETURNING hash, client_id, org_id, user_id, redirect_uri, scopes, challenge, nonce, expires_at`, hash).
+		Scan(&c.Hash, &c.ClientID, &c.OrgID, &c.UserID, &c.RedirectURI, &scopes, &c.Challenge, &c.Nonce, &exp)
+	if err != nil {
+		return banking.AuthCode{}, idNotFound(err)
+	}
+	c.Scopes, c.ExpiresAt = strings.Fields(scopes), idFromNanos(exp)
+	if !now.Before(c.ExpiresAt) {
+		return banking.AuthCode{}, banking.ErrNotFound
+	}
+	return c, nil
+}
+
+func (s *IdentityStore) Seed(ctx context.Context, d banking.SeedData) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, o := range d.Orgs {
+			if err := insertOrg(ctx, tx, o, idIgnoreDup); err != nil {
+				return err
+			}
+		}
+		for _, a := range d.Accts {
+			if err := insertAccount(ctx, tx, a, idIgnoreDup); err != nil {
+				return err
+			}
+		}
+		for _, u := range d.Users {
+			if err := insertUser(ctx, tx, u, idIgnoreDup); err != nil {
+				return err
+			}
+		}
+		for _, a := range d.Apps {
+			if err := insertApp(ctx, tx, a, idIgnoreDup); err != nil {
+				return err
+			}
+		}
+		for _, o := range d.Offers {
+			if err := insertOffer(ctx, tx, o[0], o[1], idIgnoreDup); err != nil {
+				return err
+			}
+		}
+		for _, c := range d.Certs {
+			if err := insertCert(ctx, tx, c, idIgnoreDup); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

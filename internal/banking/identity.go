@@ -1,0 +1,316 @@
+package banking
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Lifetimes of OAuth artefacts (reference §3).
+const (
+	AccessTokenTTL   = 60 * time.Minute
+	RefreshTokenTTL  = 180 * 24 * time.Hour
+	RefreshReserve   = 2 * time.Hour // a used refresh token keeps working this long
+	AuthCodeTTL      = 2 * time.Minute
+	ClientSecretSize = 40
+)
+
+// ErrNotFound is what a Store returns for a missing row; the services turn
+// it into the right domain error for their caller.
+var ErrNotFound = errors.New("banking: not found")
+
+// ErrDuplicate is what a Store returns when a unique key already exists.
+var ErrDuplicate = errors.New("banking: already exists")
+
+// Organisation is a client organisation of the bank.
+type Organisation struct {
+	ID       string
+	Name     string // short name
+	FullName string
+	INN      string
+	KPP      string
+	OGRN     string
+}
+
+// Account states (reference §10).
+const (
+	AccountOpen    = "OPEN"
+	AccountBlocked = "BLOCKED"
+	AccountClosed  = "CLOSED"
+)
+
+// Account is a settlement account of an organisation.
+type Account struct {
+	Number      string // 20 digits
+	OrgID       string
+	BIC         string
+	CorrAccount string
+	Currency    string // ISO numeric, "810" for roubles
+	Name        string
+	Status      string
+	OpenDate    string // YYYY-MM-DD
+}
+
+// User is a person of a client organisation who signs in and signs.
+type User struct {
+	ID           string
+	OrgID        string
+	Login        string
+	Name         string
+	Email        string
+	PasswordHash string // bcrypt; empty: cannot sign in interactively
+}
+
+// PartnerApp is a partner's OAuth client.
+type PartnerApp struct {
+	ClientID     string
+	Name         string
+	SecretHash   string // sha256 hex of the client secret
+	RedirectURIs []string
+}
+
+// Certificate is a user's signing certificate (a /v1/crypto entry).
+type Certificate struct {
+	UUID     string
+	UserID   string
+	OrgID    string
+	DER      []byte
+	Issuer   string
+	Serial   string
+	TypeName string        // crypto profile: "SMS", "TOKEN" or "UKEP_UL"
+	Role     SignatureRole // what a signature with it counts as
+	Active   bool
+}
+
+// Token kinds.
+const (
+	TokenAccess  = "access"
+	TokenRefresh = "refresh"
+)
+
+// Token is an issued access or refresh token; only its hash is stored.
+type Token struct {
+	Hash         string
+	Kind         string
+	ClientID     string
+	OrgID        string
+	UserID       string
+	Scopes       []string
+	ExpiresAt    time.Time
+	RevokedAt    time.Time // zero: not revoked
+	ReserveUntil time.Time // refresh tokens: set on first use
+}
+
+// usableAt reports whether the token still authenticates at now.
+func (t Token) usableAt(now time.Time) bool {
+	if !t.RevokedAt.IsZero() || !now.Before(t.ExpiresAt) {
+		return false
+	}
+	return t.ReserveUntil.IsZero() || now.Before(t.ReserveUntil)
+}
+
+// AuthCode is a one-time OAuth authorization code; only its hash is stored.
+type AuthCode struct {
+	Hash        string
+	ClientID    string
+	OrgID       string
+	UserID      string
+	RedirectURI string
+	Scopes      []string
+	Challenge   string // PKCE S256 code_challenge; empty when not used
+	Nonce       string
+	ExpiresAt   time.Time
+}
+
+// IdentityStore is the persistence of organisations, accounts, users,
+// partner applications, offers, certificates, tokens and codes. Every
+// method is one transaction.
+type IdentityStore interface {
+	CreateOrg(ctx context.Context, o Organisation) error
+	GetOrg(ctx context.Context, id string) (Organisation, error)
+	AddAccount(ctx context.Context, a Account) error
+	GetAccount(ctx context.Context, number string) (Account, error)
+	ListAccounts(ctx context.Context, orgID string) ([]Account, error)
+	CreateUser(ctx context.Context, u User) error
+	GetUser(ctx context.Context, id string) (User, error)
+	GetUserByLogin(ctx context.Context, login string) (User, error)
+	ListUsers(ctx context.Context, orgID string) ([]User, error)
+	CreateApp(ctx context.Context, a PartnerApp) error
+	GetApp(ctx context.Context, clientID string) (PartnerApp, error)
+	// SignOffer records that the partner app's offer is signed for account.
+	SignOffer(ctx context.Context, clientID, account string) error
+	OfferSigned(ctx context.Context, clientID, account string) (bool, error)
+	AddCertificate(ctx context.Context, c Certificate) error
+	GetCertificate(ctx context.Context, uuid string) (Certificate, error)
+	ListCertificates(ctx context.Context, userID string) ([]Certificate, error)
+	// SaveTokens stores tokens atomically (an access/refresh pair).
+	SaveTokens(ctx context.Context, ts ...Token) error
+	GetToken(ctx context.Context, hash string) (Token, error)
+	// RevokeToken marks the token revoked at now; ErrNotFound when absent.
+	RevokeToken(ctx context.Context, hash string, now time.Time) error
+	// RotateRefresh checks the refresh token old is usable at now, starts
+	// its reserve period (if not started) ending reserveUntil, and stores
+	// the new tokens — all in one transaction. ErrNotFound when old is
+	// unknown or no longer usable.
+	RotateRefresh(ctx context.Context, old string, now, reserveUntil time.Time, newTokens ...Token) (Token, error)
+	SaveCode(ctx context.Context, c AuthCode) error
+	// ConsumeCode returns the code and deletes it so it is used at most
+	// once; ErrNotFound when unknown, already used or expired at now.
+	ConsumeCode(ctx context.Context, hash string, now time.Time) (AuthCode, error)
+	// Seed inserts what is not there yet (by key) in one transaction; the
+	// sandbox seed is idempotent through it.
+	Seed(ctx context.Context, s SeedData) error
+}
+
+// SeedData is a batch of rows Seed inserts when absent.
+type SeedData struct {
+	Orgs   []Organisation
+	Accts  []Account
+	Users  []User
+	Apps   []PartnerApp
+	Offers [][2]string // client_id, account
+	Certs  []Certificate
+}
+
+// HashSecret is how tokens, codes and client secrets are stored: they are
+// high-entropy random strings, so an unsalted sha256 is enough.
+func HashSecret(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// NewUUID returns a random RFC 4122 version-4 UUID.
+func NewUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// newOpaqueToken is the provider's token form `<uuid>-1` (reference §1).
+func newOpaqueToken() string { return NewUUID() + "-1" }
+
+// NewClientSecret returns a 40-character secret of [A-Za-z0-9_-].
+func NewClientSecret() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+	b := make([]byte, ClientSecretSize)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// TokenPair is what the token endpoint and the CLI hand out.
+type TokenPair struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	TokenType    string `json:"token_type,omitempty"`
+	ExpiresIn    int    `json:"expires_in"`
+	Scope        string `json:"scope"`
+	IDToken      string `json:"id_token,omitempty"`
+}
+
+// Identity is the identity service: it issues and checks tokens. It is the
+// Authenticator of the banking transport.
+type Identity struct {
+	Store IdentityStore
+	Now   func() time.Time
+}
+
+// NewIdentity returns the identity service over store.
+func NewIdentity(store IdentityStore) *Identity {
+	return &Identity{Store: store, Now: time.Now}
+}
+
+func (id *Identity) now() time.Time {
+	if id.Now == nil {
+		return time.Now()
+	}
+	return id.Now()
+}
+
+// Authenticate resolves an access token. Everything but a live access
+// token is 401 UNAUTHORIZED with the same message, so a caller cannot
+// probe which tokens exist.
+func (id *Identity) Authenticate(ctx context.Context, token string) (Principal, error) {
+	unauth := Errorf(KindUnauthorized, "Токен доступа недействителен или истёк")
+	if token == "" {
+		return Principal{}, unauth
+	}
+	t, err := id.Store.GetToken(ctx, HashSecret(token))
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, unauth
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if t.Kind != TokenAccess || !t.usableAt(id.now()) {
+		return Principal{}, unauth
+	}
+	return Principal{OrgID: t.OrgID, UserID: t.UserID, PartnerID: t.ClientID, Scopes: t.Scopes}, nil
+}
+
+// ParseScopes splits a space-separated scope string, dropping repeats.
+func ParseScopes(s string) []string {
+	var out []string
+	for _, f := range strings.Fields(s) {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// IssueTokens stores and returns a new access/refresh pair for a user of
+// an organisation through a partner app.
+func (id *Identity) IssueTokens(ctx context.Context, clientID, orgID, userID string, scopes []string) (TokenPair, error) {
+	pair, toks := id.newPair(clientID, orgID, userID, scopes)
+	if err := id.Store.SaveTokens(ctx, toks...); err != nil {
+		return TokenPair{}, fmt.Errorf("issue tokens: %w", err)
+	}
+	return pair, nil
+}
+
+func (id *Identity) newPair(clientID, orgID, userID string, scopes []string) (TokenPair, []Token) {
+	now := id.now()
+	access, refresh := newOpaqueToken(), newOpaqueToken()
+	base := Token{ClientID: clientID, OrgID: orgID, UserID: userID, Scopes: scopes}
+	a, r := base, base
+	a.Hash, a.Kind, a.ExpiresAt = HashSecret(access), TokenAccess, now.Add(AccessTokenTTL)
+	r.Hash, r.Kind, r.ExpiresAt = HashSecret(refresh), TokenRefresh, now.Add(RefreshTokenTTL)
+	return TokenPair{AccessToken: access, RefreshToken: refresh, TokenType: "Bearer",
+		ExpiresIn: int(AccessTokenTTL / time.Second), Scope: strings.Join(scopes, " ")}, []Token{a, r}
+}
+
+// Refresh exchanges a refresh token of clientID for a new pair with the
+// same grant. The used token stays valid for RefreshReserve.
+func (id *Identity) Refresh(ctx context.Context, clientID, refresh string) (TokenPair, error) {
+	now := id.now()
+	old, err := id.Store.GetToken(ctx, HashSecret(refresh))
+	if errors.Is(err, ErrNotFound) || (err == nil && (old.Kind != TokenRefresh || old.ClientID != clientID || !old.usableAt(now))) {
+		return TokenPair{}, ErrInvalidGrant("Unknown refresh token")
+	}
+	if err != nil {
+		return TokenPair{}, err
+	}
+	pair, toks := id.newPair(old.ClientID, old.OrgID, old.UserID, old.Scopes)
+	if _, err := id.Store.RotateRefresh(ctx, HashSecret(refresh), now, now.Add(RefreshReserve), toks...); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return TokenPair{}, ErrInvalidGrant("Unknown refresh token")
+		}
+		return TokenPair{}, err
+	}
+	return pair, nil
+}

@@ -1,0 +1,239 @@
+package banking
+
+import (
+	"context"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// OAuthError is an RFC 6749 error; the OAuth endpoints answer it as
+// {"error","error_description"} rather than the banking envelope.
+type OAuthError struct {
+	Code        string // invalid_request, invalid_client, invalid_grant, ...
+	Description string
+}
+
+func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
+
+// ErrInvalidGrant is the token endpoint's answer to a bad code or refresh token.
+func ErrInvalidGrant(desc string) error { return &OAuthError{Code: "invalid_grant", Description: desc} }
+
+func oauthErr(code, format string, args ...any) error {
+	return &OAuthError{Code: code, Description: fmt.Sprintf(format, args...)}
+}
+
+// AuthenticateClient checks client_secret_post credentials.
+func (id *Identity) AuthenticateClient(ctx context.Context, clientID, secret string) (PartnerApp, error) {
+	app, err := id.Store.GetApp(ctx, clientID)
+	if errors.Is(err, ErrNotFound) {
+		return PartnerApp{}, oauthErr("invalid_client", "Unknown client or wrong secret")
+	}
+	if err != nil {
+		return PartnerApp{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(app.SecretHash), []byte(HashSecret(secret))) != 1 {
+		return PartnerApp{}, oauthErr("invalid_client", "Unknown client or wrong secret")
+	}
+	return app, nil
+}
+
+// AuthorizeRequest is a parsed /authorize query.
+type AuthorizeRequest struct {
+	ResponseType        string
+	ClientID            string
+	RedirectURI         string
+	Scope               string
+	State               string
+	Nonce               string
+	CodeChallenge       string
+	CodeChallengeMethod string
+}
+
+// CheckAuthorize validates an authorize request before the login page is
+// shown: the client must exist and the redirect_uri must be registered, so
+// the page never redirects a user to a stranger.
+func (id *Identity) CheckAuthorize(ctx context.Context, r AuthorizeRequest) (PartnerApp, error) {
+	if r.ResponseType != "code" {
+		return PartnerApp{}, oauthErr("unsupported_response_type", "response_type must be code")
+	}
+	app, err := id.Store.GetApp(ctx, r.ClientID)
+	if errors.Is(err, ErrNotFound) {
+		return PartnerApp{}, oauthErr("invalid_client", "Unknown client_id")
+	}
+	if err != nil {
+		return PartnerApp{}, err
+	}
+	if !slices.Contains(app.RedirectURIs, r.RedirectURI) {
+		return PartnerApp{}, oauthErr("invalid_request", "redirect_uri is not registered for this client")
+	}
+	if len(ParseScopes(r.Scope)) == 0 {
+		return PartnerApp{}, oauthErr("invalid_scope", "scope is required")
+	}
+	if r.CodeChallenge != "" && r.CodeChallengeMethod != "S256" {
+		return PartnerApp{}, oauthErr("invalid_request", "only code_challenge_method S256 is supported")
+	}
+	return app, nil
+}
+
+// Login checks a user's password.
+func (id *Identity) Login(ctx context.Context, login, password string) (User, error) {
+	u, err := id.Store.GetUserByLogin(ctx, login)
+	if errors.Is(err, ErrNotFound) || (err == nil && (u.PasswordHash == "" ||
+		!CheckPassword(u.PasswordHash, password))) {
+		return User{}, oauthErr("access_denied", "Неверный логин или пароль")
+	}
+	return u, err
+}
+
+// IssueCode stores a one-time authorization code for the approved request.
+func (id *Identity) IssueCode(ctx context.Context, r AuthorizeRequest, u User) (string, error) {
+	code := NewUUID()
+	err := id.Store.SaveCode(ctx, AuthCode{Hash: HashSecret(code), ClientID: r.ClientID, OrgID: u.OrgID,
+		UserID: u.ID, RedirectURI: r.RedirectURI, Scopes: ParseScopes(r.Scope), Challenge: r.CodeChallenge,
+		Nonce: r.Nonce, ExpiresAt: id.now().Add(AuthCodeTTL)})
+	if err != nil {
+		return "", err
+	}
+	return code, nil
+}
+
+// ExchangeCode redeems an authorization code (used at most once) for a
+// token pair, checking the client, redirect_uri and PKCE verifier.
+func (id *Identity) ExchangeCode(ctx context.Context, clientID, code, redirectURI, verifier string) (TokenPair, error) {
+	c, err := id.Store.ConsumeCode(ctx, HashSecret(code), id.now())
+	if errors.Is(err, ErrNotFound) {
+		return TokenPair{}, ErrInvalidGrant("Unknown, used or expired authorization code")
+	}
+	if err != nil {
+		return TokenPair{}, err
+	}
+	if c.ClientID != clientID || c.RedirectURI != redirectURI {
+		return TokenPair{}, ErrInvalidGrant("Code was issued to another client or redirect_uri")
+	}
+	if c.Challenge != "" && !PKCEMatches(c.Challenge, verifier) {
+		return TokenPair{}, ErrInvalidGrant("code_verifier does not match code_challenge")
+	}
+	return id.IssueTokens(ctx, c.ClientID, c.OrgID, c.UserID, c.Scopes)
+}
+
+// PKCEMatches checks an S256 code_verifier against its challenge (RFC 7636).
+func PKCEMatches(challenge, verifier string) bool {
+	if len(verifier) < 43 || len(verifier) > 128 {
+		return false
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	want := base64.RawURLEncoding.EncodeToString(sum[:])
+	return subtle.ConstantTimeCompare([]byte(want), []byte(challenge)) == 1
+}
+
+// Revoke revokes a token of clientID; unknown tokens are not an error
+// (RFC 7009 §2.2).
+func (id *Identity) Revoke(ctx context.Context, clientID, token string) error {
+	t, err := id.Store.GetToken(ctx, HashSecret(token))
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if t.ClientID != clientID {
+		return nil
+	}
+	if err := id.Store.RevokeToken(ctx, t.Hash, id.now()); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// UserInfo is the claims of the token's user and organisation.
+type UserInfo struct {
+	Sub         string            `json:"sub"`
+	Iss         string            `json:"iss"`
+	Aud         string            `json:"aud"`
+	INN         string            `json:"inn"`
+	OrgName     string            `json:"OrgName"`
+	OrgFullName string            `json:"orgFullName"`
+	OrgKPP      string            `json:"orgKpp"`
+	OrgOGRN     string            `json:"orgOgrn"`
+	HashOrgID   string            `json:"HashOrgId"`
+	UserGUID    string            `json:"userGuid"`
+	Email       string            `json:"email,omitempty"`
+	Accounts    []UserInfoAccount `json:"accounts"`
+}
+
+// UserInfoAccount is an account claim.
+type UserInfoAccount struct {
+	AccountNumber     string `json:"accountNumber"`
+	BIC               string `json:"bic"`
+	CorrAccountNumber string `json:"corrAccountNumber"`
+}
+
+// UserInfo returns the claims for a principal.
+func (id *Identity) UserInfo(ctx context.Context, p Principal) (UserInfo, error) {
+	org, err := id.Store.GetOrg(ctx, p.OrgID)
+	if err != nil {
+		return UserInfo{}, fmt.Errorf("user-info org: %w", err)
+	}
+	u, err := id.Store.GetUser(ctx, p.UserID)
+	if err != nil {
+		return UserInfo{}, fmt.Errorf("user-info user: %w", err)
+	}
+	accts, err := id.Store.ListAccounts(ctx, p.OrgID)
+	if err != nil {
+		return UserInfo{}, err
+	}
+	h := sha256.Sum256([]byte(org.ID))
+	ui := UserInfo{Sub: u.ID, Iss: "partnerapi", Aud: p.PartnerID, INN: org.INN, OrgName: org.Name,
+		OrgFullName: org.FullName, OrgKPP: org.KPP, OrgOGRN: org.OGRN,
+		HashOrgID: base64.RawURLEncoding.EncodeToString(h[:16]), UserGUID: u.ID, Email: u.Email,
+		Accounts: []UserInfoAccount{}}
+	for _, a := range accts {
+		ui.Accounts = append(ui.Accounts, UserInfoAccount{a.Number, a.BIC, a.CorrAccount})
+	}
+	return ui, nil
+}
+
+// pbkdf2Iterations follows OWASP's 2023 figure for PBKDF2-HMAC-SHA256.
+const pbkdf2Iterations = 600000
+
+// HashPassword derives a salted PBKDF2-SHA256 hash (the standard library's,
+// so the module needs no extra dependency) as "pbkdf2-sha256$iter$salt$key".
+func HashPassword(password string) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	key, err := pbkdf2.Key(sha256.New, password, salt, pbkdf2Iterations, 32)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("pbkdf2-sha256$%d$%s$%s", pbkdf2Iterations, hex.EncodeToString(salt), hex.EncodeToString(key)), nil
+}
+
+// CheckPassword reports whether password matches a HashPassword result.
+func CheckPassword(hash, password string) bool {
+	parts := strings.Split(hash, "$")
+	if len(parts) != 4 || parts[0] != "pbkdf2-sha256" {
+		return false
+	}
+	iter, err := strconv.Atoi(parts[1])
+	if err != nil || iter < 1 {
+		return false
+	}
+	salt, err1 := hex.DecodeString(parts[2])
+	want, err2 := hex.DecodeString(parts[3])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	got, err := pbkdf2.Key(sha256.New, password, salt, iter, len(want))
+	return err == nil && subtle.ConstantTimeCompare(got, want) == 1
+}

@@ -1,0 +1,156 @@
+package banking
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"partnerapi/internal/gost"
+)
+
+// ValidContour reports whether c names a contour.
+func ValidContour(c string) bool {
+	return c == ContourSandbox || c == ContourTest || c == ContourProduction
+}
+
+// Sandbox certificate uuids (reference §7).
+const (
+	SandboxCertSole      = "bb014b5d-8159-40be-97c1-eafeed4a8c3d"
+	SandboxCertFirst     = "d5d4f811-f4d4-4205-a70f-58f772eeab72"
+	SandboxCertSecond    = "4f29c8ef-b55d-43c7-a321-f2b1303a29cd"
+	SandboxCertQualified = "f47ac10b-58cc-4372-a567-0e02b2c3d479"
+)
+
+// The sandbox organisation and what belongs to it; other areas' tests use
+// these ids.
+const (
+	SandboxOrgID        = "3d5a0f4e-8b1c-4f7a-9e2d-5c6b7a8d9e01"
+	SandboxOrgINN       = "7707083893"
+	SandboxOrgKPP       = "773601001"
+	SandboxOrgOGRN      = "1027700132195"
+	SandboxAccount      = "40702810538833411733"
+	SandboxAccount2     = "40702810838833411734"
+	SandboxBIC          = "044525225"
+	SandboxCorrAccount  = "30101810400000000225"
+	SandboxUserID       = "7c1e2d3f-4a5b-4c6d-8e7f-901a2b3c4d5e"
+	SandboxUserLogin    = "sandbox"
+	SandboxUserPassword = "sandbox" // sandbox only: the login page's demo user
+	SandboxClientID     = "sandbox-partner"
+	SandboxRedirectURI  = "http://localhost/callback"
+)
+
+// SandboxCertTypes maps the sandbox certificate uuids to their crypto
+// profile type.
+var SandboxCertTypes = map[string]string{
+	SandboxCertSole:      "SMS",
+	SandboxCertFirst:     "SMS",
+	SandboxCertSecond:    "SMS",
+	SandboxCertQualified: "UKEP_UL",
+}
+
+// SandboxCertRoles maps the sandbox certificate uuids to their roles.
+var SandboxCertRoles = map[string]SignatureRole{
+	SandboxCertSole:      RoleSoleAuthority,
+	SandboxCertFirst:     RoleFirst,
+	SandboxCertSecond:    RoleSecond,
+	SandboxCertQualified: RoleQualified,
+}
+
+// SandboxSeed is the sandbox's initial data. The partner app's secret is
+// not seeded (its hash would be a known value); `banking app create` makes
+// a real app, and `banking token` issues tokens for the sandbox app
+// without one. The four certificates are freshly generated GOST
+// certificates; Seed keeps the first ones it stored.
+func SandboxSeed() (SeedData, error) {
+	pw, err := HashPassword(SandboxUserPassword)
+	if err != nil {
+		return SeedData{}, err
+	}
+	s := SeedData{
+		Orgs: []Organisation{{ID: SandboxOrgID, Name: "ООО «Песочница»", FullName: "Общество с ограниченной ответственностью «Песочница»",
+			INN: SandboxOrgINN, KPP: SandboxOrgKPP, OGRN: SandboxOrgOGRN}},
+		Accts: []Account{
+			{Number: SandboxAccount, OrgID: SandboxOrgID, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount, Currency: "810", Name: "Расчётный счёт", Status: AccountOpen, OpenDate: "2020-01-01"},
+			{Number: SandboxAccount2, OrgID: SandboxOrgID, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount, Currency: "810", Name: "Расчётный счёт 2", Status: AccountOpen, OpenDate: "2021-06-01"},
+		},
+		Users:  []User{{ID: SandboxUserID, OrgID: SandboxOrgID, Login: SandboxUserLogin, Name: "Иванов Иван Иванович", Email: "sandbox@example.com", PasswordHash: pw}},
+		Apps:   []PartnerApp{{ClientID: SandboxClientID, Name: "Sandbox partner", SecretHash: HashSecret(NewClientSecret()), RedirectURIs: []string{SandboxRedirectURI}}},
+		Offers: [][2]string{{SandboxClientID, SandboxAccount}, {SandboxClientID, SandboxAccount2}},
+	}
+	for _, uuid := range []string{SandboxCertSole, SandboxCertFirst, SandboxCertSecond, SandboxCertQualified} {
+		key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+		if err != nil {
+			return SeedData{}, err
+		}
+		now := time.Now()
+		cert, err := gost.SelfSignedCertificate(key, "Sandbox "+SandboxCertTypes[uuid]+" "+uuid[:8], now.Add(-time.Hour), now.AddDate(5, 0, 0))
+		if err != nil {
+			return SeedData{}, err
+		}
+		s.Certs = append(s.Certs, Certificate{UUID: uuid, UserID: SandboxUserID, OrgID: SandboxOrgID, DER: cert.Raw,
+			Issuer: cert.Issuer, Serial: cert.SerialHex, TypeName: SandboxCertTypes[uuid], Role: SandboxCertRoles[uuid], Active: true})
+	}
+	return s, nil
+}
+
+// SeedSandbox stores the sandbox data unless it is there already.
+func (id *Identity) SeedSandbox(ctx context.Context) error {
+	s, err := SandboxSeed()
+	if err != nil {
+		return fmt.Errorf("sandbox seed: %w", err)
+	}
+	return id.Store.Seed(ctx, s)
+}
+
+func digitsN(s string, n int) bool { return len(s) == n && allDigits(s) }
+
+// Validate checks an organisation's registration numbers by format.
+func (o Organisation) Validate() error {
+	var bad []string
+	if o.Name == "" {
+		bad = append(bad, "name")
+	}
+	if !digitsN(o.INN, 10) && !digitsN(o.INN, 12) {
+		bad = append(bad, "inn")
+	}
+	if o.KPP != "" && !digitsN(o.KPP, 9) {
+		bad = append(bad, "kpp")
+	}
+	if o.OGRN != "" && !digitsN(o.OGRN, 13) && !digitsN(o.OGRN, 15) {
+		bad = append(bad, "ogrn")
+	}
+	if bad != nil {
+		return &Error{Kind: KindValidation, Message: "Организация не соответствует модели", FieldNames: bad, Checks: repeatStr("format", len(bad))}
+	}
+	return nil
+}
+
+// Validate checks an account's numbers by format and its status.
+func (a Account) Validate() error {
+	var bad []string
+	if !digitsN(a.Number, 20) {
+		bad = append(bad, "number")
+	}
+	if !digitsN(a.BIC, 9) {
+		bad = append(bad, "bic")
+	}
+	if a.CorrAccount != "" && !digitsN(a.CorrAccount, 20) {
+		bad = append(bad, "corrAccount")
+	}
+	if a.Status != AccountOpen && a.Status != AccountBlocked && a.Status != AccountClosed {
+		bad = append(bad, "status")
+	}
+	if bad != nil {
+		return &Error{Kind: KindValidation, Message: "Счёт не соответствует модели", FieldNames: bad, Checks: repeatStr("format", len(bad))}
+	}
+	return nil
+}
+
+func repeatStr(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}

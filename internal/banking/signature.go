@@ -1,0 +1,135 @@
+package banking
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"partnerapi/internal/gost"
+)
+
+// SignTypeQualified is the signType of a qualified (УКЭП) signature.
+const SignTypeQualified = "UKEP_UL"
+
+// CertificateLookup is what the verifier needs from the identity store.
+type CertificateLookup interface {
+	GetCertificate(ctx context.Context, uuid string) (Certificate, error)
+}
+
+// signatureVerifier implements SignatureVerifier for one contour.
+type signatureVerifier struct {
+	contour string
+	certs   CertificateLookup
+}
+
+// NewSignatureVerifier returns the verification policy of contour
+// (sandbox, test or production) over the stored certificates.
+func NewSignatureVerifier(contour string, certs CertificateLookup) SignatureVerifier {
+	return &signatureVerifier{contour: contour, certs: certs}
+}
+
+// Verify checks each signature and then the set rules. No signatures is an
+// empty set (a draft), not an error.
+func (v *signatureVerifier) Verify(ctx context.Context, p Principal, digest string, sigs []DigestSignature) (SignatureSet, error) {
+	if len(sigs) > 2 {
+		return SignatureSet{}, Errorf(KindWorkflow, "Допускается не более двух подписей, передано %d", len(sigs))
+	}
+	var set SignatureSet
+	seen := map[string]bool{}
+	for i, s := range sigs {
+		if s.CertificateUUID == "" {
+			return SignatureSet{}, &Error{Kind: KindValidation, Message: "Не указан certificateUuid подписи",
+				FieldNames: []string{fmt.Sprintf("digestSignatures[%d].certificateUuid", i)}, Checks: []string{"required"}}
+		}
+		if seen[s.CertificateUUID] {
+			return SignatureSet{}, Errorf(KindWorkflow, "Документ дважды подписан сертификатом %s", s.CertificateUUID)
+		}
+		seen[s.CertificateUUID] = true
+		cms, err := base64.StdEncoding.DecodeString(s.Base64Encoded)
+		if err != nil || len(cms) == 0 {
+			return SignatureSet{}, &Error{Kind: KindValidation, Message: "Подпись не является строкой Base64",
+				FieldNames: []string{fmt.Sprintf("digestSignatures[%d].base64Encoded", i)}, Checks: []string{"base64"}}
+		}
+		var role SignatureRole
+		if v.contour == ContourSandbox {
+			role, err = sandboxRole(s)
+		} else {
+			role, err = v.verifyOne(ctx, p, digest, s, cms)
+		}
+		if err != nil {
+			return SignatureSet{}, err
+		}
+		set.Roles = append(set.Roles, role)
+	}
+	return set, checkSet(set)
+}
+
+// sandboxRole: in the sandbox the fixed certificate uuid decides the
+// outcome and the signature bytes are not checked (reference §7).
+func sandboxRole(s DigestSignature) (SignatureRole, error) {
+	role, ok := SandboxCertRoles[s.CertificateUUID]
+	if !ok {
+		return "", Errorf(KindWorkflow, "Сертификат %s не найден или недействителен. Проверьте сертификат подписи", s.CertificateUUID)
+	}
+	if err := checkSignType(role, s); err != nil {
+		return "", err
+	}
+	return role, nil
+}
+
+func checkSignType(role SignatureRole, s DigestSignature) error {
+	switch {
+	case role == RoleQualified && s.SignType != SignTypeQualified:
+		return Errorf(KindWorkflow, "Для сертификата УКЭП %s нужен signType UKEP_UL", s.CertificateUUID)
+	case role != RoleQualified && s.SignType == SignTypeQualified:
+		return Errorf(KindWorkflow, "Сертификат %s не является сертификатом УКЭП", s.CertificateUUID)
+	}
+	return nil
+}
+
+// verifyOne checks a signature against the registered certificate: it must
+// exist, be active, belong to the token's user, and the CMS must verify
+// over the exact digest text.
+func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest string, s DigestSignature, cms []byte) (SignatureRole, error) {
+	c, err := v.certs.GetCertificate(ctx, s.CertificateUUID)
+	if errors.Is(err, ErrNotFound) {
+		return "", Errorf(KindSignCheck, "Сертификат %s не найден", s.CertificateUUID)
+	}
+	if err != nil {
+		return "", fmt.Errorf("certificate %s: %w", s.CertificateUUID, err)
+	}
+	if !c.Active {
+		return "", Errorf(KindSignCheck, "Сертификат %s не активен", s.CertificateUUID)
+	}
+	if c.UserID != p.UserID || c.OrgID != p.OrgID {
+		return "", Errorf(KindSignCheck, "Сертификат %s не принадлежит пользователю токена", s.CertificateUUID)
+	}
+	cert, err := gost.ParseCertificate(c.DER)
+	if err != nil {
+		return "", fmt.Errorf("stored certificate %s: %w", s.CertificateUUID, err)
+	}
+	if err := gost.VerifyDetached(cms, []byte(digest), cert); err != nil {
+		return "", Errorf(KindSignCheck, "Подпись сертификатом %s не прошла проверку", s.CertificateUUID)
+	}
+	if err := checkSignType(c.Role, s); err != nil {
+		return "", err
+	}
+	return c.Role, nil
+}
+
+// checkSet enforces the allowed signature sets (reference §9.1): one sole
+// or qualified signature alone, or first and second in any order.
+func checkSet(set SignatureSet) error {
+	if len(set.Roles) < 2 {
+		return nil
+	}
+	a, b := set.Roles[0], set.Roles[1]
+	if (a == RoleFirst && b == RoleSecond) || (a == RoleSecond && b == RoleFirst) {
+		return nil
+	}
+	if a == b {
+		return Errorf(KindWorkflow, "Две подписи одной роли (%s) недопустимы", a)
+	}
+	return Errorf(KindWorkflow, "Подпись единоличного органа или УКЭП не может сочетаться с другими подписями")
+}
