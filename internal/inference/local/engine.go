@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/inference/chattemplate"
 	"partnerapi/internal/inference/gguf"
-	"partnerapi/internal/inference/model"
 )
 
 // Options configure an Engine.
@@ -23,9 +21,16 @@ type Options struct {
 	// MaxContext caps every model's context window (0: no cap beyond the
 	// model's trained context and its manifest).
 	MaxContext int
-	// Concurrency is how many generations run at once per model (default
-	// 1). Further calls wait for a slot, or for their context to end.
+	// Concurrency is how many requests share a model's decode batch
+	// (default 8); their n choices are all sequences of that batch.
+	// Further calls wait for a slot, or for their context to end.
 	Concurrency int
+	// QueueDepth is how many calls may wait for a slot per model (default
+	// 64); beyond it Generate returns assistant.ErrEngineBusy at once.
+	QueueDepth int
+	// PrefixCache is how many finished prompts per model keep their KV cache
+	// for prefix reuse (default 4; negative: none).
+	PrefixCache int
 }
 
 // Manifest is the optional NAME.json beside NAME.gguf.
@@ -43,6 +48,10 @@ const (
 	DefaultVersion = "1.0"
 	DefaultOwnedBy = "partnerapi"
 	TypeChat       = "chat"
+
+	defaultConcurrency = 8
+	defaultQueueDepth  = 64
+	defaultPrefixCache = 4
 )
 
 // Engine serves the models of one directory. It implements assistant.Engine.
@@ -56,59 +65,35 @@ var _ assistant.Engine = (*Engine)(nil)
 type served struct {
 	*Model
 	info  assistant.ModelInfo
-	slots chan struct{}
+	sched *scheduler
 
-	// idle holds sequences of finished generations with the tokens their KV
-	// caches hold (at most one per slot). A chat client resends the whole
-	// conversation each turn, so the next prompt usually starts with one of
-	// these and only its new tail needs a forward pass.
-	mu   sync.Mutex
-	idle []cachedSequence
+	// slots admits at most Concurrency requests into the batch; up to
+	// queueDepth more wait for one, beyond that Generate fails fast with
+	// ErrEngineBusy instead of queueing without bound.
+	slots      chan struct{}
+	queueDepth int64
+	waiting    atomic.Int64
 }
 
-type cachedSequence struct {
-	seq    *model.Sequence
-	tokens []int
-}
-
-// takeSequence returns the idle sequence sharing the longest prefix with
-// prompt, truncated to that prefix (at least one prompt token is left to
-// run, since its logits are needed), or a new sequence.
-func (s *served) takeSequence(prompt []int) *model.Sequence {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	best, bestLen := -1, 0
-	for i, c := range s.idle {
-		n := commonPrefix(c.tokens, prompt)
-		if n > bestLen {
-			best, bestLen = i, n
-		}
+// acquire takes a batch slot, waiting (within ctx) in the bounded queue.
+func (s *served) acquire(ctx context.Context) (release func(), err error) {
+	release = func() { <-s.slots }
+	select {
+	case s.slots <- struct{}{}:
+		return release, nil
+	default:
 	}
-	if best < 0 {
-		return s.Net.NewSequence(s.info.ContextWindow)
+	if s.waiting.Add(1) > s.queueDepth {
+		s.waiting.Add(-1)
+		return nil, assistant.ErrEngineBusy
 	}
-	seq := s.idle[best].seq
-	s.idle = slices.Delete(s.idle, best, best+1)
-	seq.Truncate(min(bestLen, len(prompt)-1))
-	return seq
-}
-
-// putSequence keeps seq for reuse, evicting the oldest beyond one per slot.
-func (s *served) putSequence(seq *model.Sequence, tokens []int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.idle = append(s.idle, cachedSequence{seq: seq, tokens: tokens})
-	if over := len(s.idle) - cap(s.slots); over > 0 {
-		s.idle = slices.Delete(s.idle, 0, over)
+	defer s.waiting.Add(-1)
+	select {
+	case s.slots <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-}
-
-func commonPrefix(a, b []int) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
 }
 
 // Open loads every NAME.gguf in modelsDir (not recursively). Tokenizer-only
@@ -179,7 +164,18 @@ func openServed(path string, opts Options) (*served, error) {
 		ContextWindow:     ctxWindow,
 		SupportsFunctions: man.SupportsFunctions,
 	}
-	return &served{Model: m, info: info, slots: make(chan struct{}, max(opts.Concurrency, 1))}, nil
+	conc, queue, cache := opts.Concurrency, opts.QueueDepth, opts.PrefixCache
+	if conc <= 0 {
+		conc = defaultConcurrency
+	}
+	if queue <= 0 {
+		queue = defaultQueueDepth
+	}
+	if cache == 0 {
+		cache = defaultPrefixCache
+	}
+	return &served{Model: m, info: info, sched: newScheduler(m, cache),
+		slots: make(chan struct{}, conc), queueDepth: int64(queue)}, nil
 }
 
 // isVocabOnly reports whether the GGUF at path has no tensors (a
@@ -204,6 +200,7 @@ func cmpOr(s, def string) string {
 func (e *Engine) Close() error {
 	var errs []error
 	for _, s := range e.models {
+		s.sched.close()
 		errs = append(errs, s.Close())
 	}
 	e.models = nil
@@ -298,19 +295,12 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 	if req.MaxTokens > 0 {
 		maxTokens = min(req.MaxTokens, room)
 	}
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	case <-ctx.Done():
-		return assistant.Result{}, ctx.Err()
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return assistant.Result{}, err
 	}
-	var emitPiece func(int, string) error
-	if emit != nil {
-		emitPiece = func(i int, text string) error { return emit(assistant.Delta{Index: i, Text: text}) }
-	}
-	seq := s.takeSequence(prompt)
-	cached := seq.Pos()
-	comps, held, err := s.generate(ctx, seq, prompt, GenerateParams{
+	defer release()
+	return s.run(ctx, prompt, GenerateParams{
 		Temperature:       req.Temperature,
 		TopP:              req.TopP,
 		RepetitionPenalty: req.RepetitionPenalty,
@@ -318,15 +308,18 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 		MaxTokens:         maxTokens,
 		N:                 max(req.N, 1),
 		MaxContext:        s.info.ContextWindow,
-	}, emitPiece)
-	if err != nil {
-		return assistant.Result{}, err
+	}, emit)
+}
+
+// Stats reports every model's scheduler state, in name order: what is in the
+// batch, the KV memory it holds and the prefix cache.
+func (e *Engine) Stats() []Stats {
+	out := make([]Stats, 0, len(e.names))
+	for _, n := range e.names {
+		st := e.models[n].sched.snapshot()
+		st.Model = n
+		st.QueuedRequests = int(e.models[n].waiting.Load())
+		out = append(out, st)
 	}
-	s.putSequence(seq, held)
-	res := assistant.Result{Usage: assistant.Usage{PromptTokens: len(prompt), PrecachedPromptTokens: cached}}
-	for i, c := range comps {
-		res.Choices = append(res.Choices, assistant.Choice{Index: i, Text: c.Text, FinishReason: c.FinishReason})
-		res.Usage.CompletionTokens += len(c.Tokens)
-	}
-	return res, nil
+	return out
 }

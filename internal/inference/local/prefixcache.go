@@ -1,0 +1,82 @@
+package local
+
+import (
+	"slices"
+
+	"partnerapi/internal/inference/model"
+)
+
+// prefixCache keeps the KV caches of a few finished prompts (with their
+// completions), most recently used last. A chat client resends the whole
+// conversation each turn and many clients share a system prompt, so a new
+// prompt often starts with one of these and only its new tail needs a
+// forward pass. Entries are never handed out: a request gets a copy of the
+// shared prefix, so concurrent requests can share one entry. Only the
+// scheduler goroutine uses it.
+type prefixCache struct {
+	max     int
+	entries []cachedSequence
+}
+
+type cachedSequence struct {
+	seq    *model.Sequence
+	tokens []int
+}
+
+// take returns a sequence holding the longest cached prefix of prompt (at
+// least one prompt token is left to run, since its logits are needed) and
+// that prefix's length, or a new empty sequence and 0.
+func (c *prefixCache) take(net *model.Model, prompt []int, maxCtx int) (*model.Sequence, int) {
+	best, bestLen := -1, 0
+	for i, e := range c.entries {
+		if n := commonPrefix(e.tokens, prompt); n > bestLen {
+			best, bestLen = i, n
+		}
+	}
+	bestLen = min(bestLen, len(prompt)-1)
+	if best < 0 || bestLen <= 0 {
+		return net.NewSequence(maxCtx), 0
+	}
+	e := c.entries[best]
+	c.entries = append(slices.Delete(c.entries, best, best+1), e)
+	return e.seq.ClonePrefix(bestLen), bestLen
+}
+
+// put keeps seq, which holds tokens, evicting entries it makes redundant
+// (their tokens are a prefix of these) and the least recently used beyond
+// the limit; evicted KV memory is released at once.
+func (c *prefixCache) put(seq *model.Sequence, tokens []int) {
+	if c.max <= 0 || len(tokens) == 0 {
+		seq.Release()
+		return
+	}
+	c.entries = slices.DeleteFunc(c.entries, func(e cachedSequence) bool {
+		if commonPrefix(e.tokens, tokens) == len(e.tokens) {
+			e.seq.Release()
+			return true
+		}
+		return false
+	})
+	c.entries = append(c.entries, cachedSequence{seq: seq, tokens: tokens})
+	for len(c.entries) > c.max {
+		c.entries[0].seq.Release()
+		c.entries = c.entries[1:]
+	}
+}
+
+// usage reports the entries and their KV memory.
+func (c *prefixCache) usage() (int, int64) {
+	var b int64
+	for _, e := range c.entries {
+		b += e.seq.KVBytes()
+	}
+	return len(c.entries), b
+}
+
+func commonPrefix(a, b []int) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

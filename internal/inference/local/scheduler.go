@@ -1,0 +1,425 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/inference/model"
+	"partnerapi/internal/inference/sampler"
+	"partnerapi/internal/inference/tokenizer"
+)
+
+// The scheduler runs continuous batching for one model: a single goroutine
+// owns every active sequence, advances all of them with one batched forward
+// step (model.Batch: each weight matrix read once per step), samples each,
+// and hands the tokens to the requests' own goroutines, which decode and emit
+// text. Streaming therefore never stalls the batch on a slow client, and a
+// request joins at the next step and leaves as soon as it finishes or is
+// cancelled.
+
+// event is one sampled token of one choice (tok < 0: none) and, on the
+// choice's last event, why it finished.
+type event struct {
+	choice int
+	tok    int
+	finish string
+}
+
+// request is one Generate call as the scheduler sees it.
+type request struct {
+	prompt    []int
+	params    GenerateParams
+	maxTokens int
+
+	cancelled atomic.Bool   // set by the caller; the scheduler drops it at the next step
+	notify    chan struct{} // capacity 1: "events are pending"
+	left      chan struct{} // closed when the scheduler has let go of the request
+
+	mu      sync.Mutex
+	pending []event
+
+	// Written by the scheduler before left is closed.
+	precached int
+	err       error
+}
+
+func (r *request) push(ev event) {
+	r.mu.Lock()
+	r.pending = append(r.pending, ev)
+	r.mu.Unlock()
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (r *request) drain() []event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	evs := r.pending
+	r.pending = nil
+	return evs
+}
+
+// choiceState is one choice's sequence in the batch.
+type choiceState struct {
+	req     *request
+	index   int
+	seq     *model.Sequence
+	sampler *sampler.Sampler
+	history []int
+	ntok    int
+	next    int // token to feed at the next step
+	done    bool
+}
+
+type scheduler struct {
+	m      *Model
+	batch  *model.Batch
+	submit chan *request
+	quit   chan struct{}
+	exited chan struct{}
+	cache  *prefixCache
+
+	active []*choiceState
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// Stats is a snapshot of one model's scheduler.
+type Stats struct {
+	Model           string
+	ActiveRequests  int   // requests whose sequences are in the batch
+	QueuedRequests  int   // calls waiting for a batch slot
+	ActiveSequences int   // sequences in the batch (a request has one per choice)
+	KVBytes         int64 // KV cache memory of the active sequences
+	CachedPrompts   int   // finished prompts kept for prefix reuse
+	CachedKVBytes   int64
+	Steps           int64 // batched decode steps run
+	MaxBatch        int   // most sequences stepped together so far
+	PrefixHits      int64 // requests that reused a cached prefix
+}
+
+func newScheduler(m *Model, cacheSize int) *scheduler {
+	s := &scheduler{
+		m: m, batch: m.Net.NewBatch(),
+		submit: make(chan *request), quit: make(chan struct{}), exited: make(chan struct{}),
+		cache: &prefixCache{max: cacheSize},
+	}
+	go s.run()
+	return s
+}
+
+func (s *scheduler) close() {
+	close(s.quit)
+	<-s.exited
+}
+
+func (s *scheduler) snapshot() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+func (s *scheduler) run() {
+	defer close(s.exited)
+	for {
+		if len(s.active) == 0 {
+			select {
+			case r := <-s.submit:
+				s.admit(r)
+			case <-s.quit:
+				return
+			}
+		}
+		// Requests that arrived during the last step join now.
+	join:
+		for {
+			select {
+			case r := <-s.submit:
+				s.admit(r)
+			case <-s.quit:
+				s.failAll(errors.New("local: engine closed"))
+				return
+			default:
+				break join
+			}
+		}
+		s.dropCancelled()
+		if len(s.active) > 0 {
+			s.step()
+		}
+		s.updateStats()
+	}
+}
+
+// admit prefills a joining request's prompt (reusing a cached prefix) as its
+// own batched pass, samples each choice's first token and adds the choices
+// to the batch.
+func (s *scheduler) admit(r *request) {
+	seq, cached := s.cache.take(s.m.Net, r.prompt, r.params.MaxContext)
+	r.precached = cached
+	var logits []float32
+	for i := seq.Pos(); i < len(r.prompt); i += prefillStep {
+		if r.cancelled.Load() {
+			seq.Release()
+			s.leave(r, context.Canceled)
+			return
+		}
+		var err error
+		if logits, err = seq.Forward(r.prompt[i:min(i+prefillStep, len(r.prompt))]); err != nil {
+			seq.Release()
+			s.leave(r, err)
+			return
+		}
+	}
+	seed := r.params.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	if cached > 0 {
+		s.mu.Lock()
+		s.stats.PrefixHits++
+		s.mu.Unlock()
+	}
+	p := r.params
+	choices := make([]*choiceState, max(p.N, 1))
+	for i := range choices {
+		choices[i] = &choiceState{
+			req: r, index: i, seq: seq,
+			sampler: sampler.New(sampler.Params{Temperature: p.Temperature, TopP: p.TopP, RepetitionPenalty: p.RepetitionPenalty, Seed: seed, Stream: uint64(i)}),
+			history: slices.Clip(r.prompt),
+		}
+		// The n choices share the prompt's KV by copy; the first keeps it.
+		if i > 0 {
+			choices[i].seq = seq.Clone()
+		}
+	}
+	for _, c := range choices {
+		s.sample(c, logits)
+		if c.done {
+			s.retire(c)
+		} else {
+			s.active = append(s.active, c)
+		}
+	}
+	s.finishIfDone(r)
+}
+
+// retire disposes of a finished choice's sequence: the first choice's
+// (prompt plus completion) is kept for prefix reuse, the others' KV memory
+// is released.
+func (s *scheduler) retire(c *choiceState) {
+	if c.index == 0 {
+		s.cache.put(c.seq, c.history[:c.seq.Pos()])
+	} else {
+		c.seq.Release()
+	}
+}
+
+// sample picks a choice's next token from logits, reports it and decides
+// whether the choice finishes (end of generation or its token budget).
+func (s *scheduler) sample(c *choiceState, logits []float32) {
+	tok := c.sampler.Sample(logits, c.history)
+	if s.m.Tokenizer.IsEOG(tok) {
+		c.done = true
+		c.req.push(event{choice: c.index, tok: -1, finish: FinishStop})
+		return
+	}
+	c.history = append(c.history, tok)
+	c.ntok++
+	c.next = tok
+	ev := event{choice: c.index, tok: tok}
+	if c.ntok >= c.req.maxTokens {
+		c.done = true
+		ev.finish = FinishLength
+	}
+	c.req.push(ev)
+}
+
+// step feeds every active choice its next token in one batched pass and
+// samples the following one.
+func (s *scheduler) step() {
+	seqs := make([]*model.Sequence, len(s.active))
+	toks := make([]int, len(s.active))
+	for i, c := range s.active {
+		seqs[i], toks[i] = c.seq, c.next
+	}
+	out, err := s.batch.Step(seqs, toks)
+	if err != nil {
+		// Not expected (budgets keep every sequence inside its context): fail
+		// the requests of this batch rather than spin.
+		s.failAll(err)
+		return
+	}
+	s.mu.Lock()
+	s.stats.Steps++
+	s.stats.MaxBatch = max(s.stats.MaxBatch, len(seqs))
+	s.mu.Unlock()
+	finished := map[*request]bool{}
+	for i, c := range s.active {
+		s.sample(c, out[i])
+		if c.done {
+			s.retire(c)
+			finished[c.req] = true
+		}
+	}
+	s.active = slices.DeleteFunc(s.active, func(c *choiceState) bool { return c.done })
+	for r := range finished {
+		s.finishIfDone(r)
+	}
+}
+
+// finishIfDone lets a request whose choices have all finished leave: the
+// first choice's sequence (prompt plus its completion) goes to the prefix
+// cache, the others' KV memory is released.
+func (s *scheduler) finishIfDone(r *request) {
+	if slices.ContainsFunc(s.active, func(c *choiceState) bool { return c.req == r }) {
+		return
+	}
+	s.leave(r, nil)
+}
+
+// dropCancelled removes the choices of cancelled requests at once and
+// releases their KV memory.
+func (s *scheduler) dropCancelled() {
+	var gone []*request
+	s.active = slices.DeleteFunc(s.active, func(c *choiceState) bool {
+		if !c.req.cancelled.Load() {
+			return false
+		}
+		c.seq.Release()
+		if !slices.Contains(gone, c.req) {
+			gone = append(gone, c.req)
+		}
+		return true
+	})
+	for _, r := range gone {
+		s.leave(r, context.Canceled)
+	}
+}
+
+// failAll ends every active request with err.
+func (s *scheduler) failAll(err error) {
+	active := s.active
+	s.active = nil
+	var gone []*request
+	for _, c := range active {
+		c.seq.Release()
+		if !slices.Contains(gone, c.req) {
+			gone = append(gone, c.req)
+		}
+	}
+	for _, r := range gone {
+		s.leave(r, err)
+	}
+}
+
+// leave hands a request back to its caller; its sequences are already out
+// of the batch.
+func (s *scheduler) leave(r *request, err error) {
+	r.err = err
+	s.updateStats()
+	close(r.left)
+}
+
+func (s *scheduler) updateStats() {
+	var kv int64
+	reqs := map[*request]bool{}
+	for _, c := range s.active {
+		kv += c.seq.KVBytes()
+		reqs[c.req] = true
+	}
+	n, ckv := s.cache.usage()
+	s.mu.Lock()
+	s.stats.ActiveRequests = len(reqs)
+	s.stats.ActiveSequences = len(s.active)
+	s.stats.KVBytes = kv
+	s.stats.CachedPrompts, s.stats.CachedKVBytes = n, ckv
+	s.mu.Unlock()
+}
+
+// run submits one generation to the scheduler and turns its tokens into
+// text on the caller's goroutine: decoding and emitting (which may block on
+// a slow client) never hold up the batch. Cancelling ctx or an emit error
+// takes the request out of the batch at the next step; run returns once the
+// scheduler has let go of it, so its KV memory is released by then.
+func (s *served) run(ctx context.Context, prompt []int, p GenerateParams, emit func(assistant.Delta) error) (assistant.Result, error) {
+	r := &request{prompt: prompt, params: p, maxTokens: p.MaxTokens,
+		notify: make(chan struct{}, 1), left: make(chan struct{})}
+	select {
+	case s.sched.submit <- r:
+	case <-ctx.Done():
+		return assistant.Result{}, ctx.Err()
+	case <-s.sched.quit:
+		return assistant.Result{}, errors.New("local: engine closed")
+	}
+	abort := func(err error) (assistant.Result, error) {
+		r.cancelled.Store(true)
+		<-r.left
+		return assistant.Result{}, err
+	}
+	type choiceOut struct {
+		dec    *tokenizer.StreamDecoder
+		text   strings.Builder
+		tokens int
+		finish string
+	}
+	outs := make([]choiceOut, max(p.N, 1))
+	for i := range outs {
+		outs[i].dec = s.Tokenizer.NewStreamDecoder()
+	}
+	send := func(i int, text string) error {
+		if text == "" {
+			return nil
+		}
+		outs[i].text.WriteString(text)
+		if emit == nil {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return emit(assistant.Delta{Index: i, Text: text})
+	}
+	for finished := false; !finished; {
+		select {
+		case <-r.notify:
+		case <-r.left:
+			finished = true
+		case <-ctx.Done():
+			return abort(ctx.Err())
+		}
+		for _, ev := range r.drain() {
+			o := &outs[ev.choice]
+			if ev.tok >= 0 {
+				o.tokens++
+				if err := send(ev.choice, o.dec.Add(ev.tok)); err != nil {
+					return abort(err)
+				}
+			}
+			if ev.finish != "" {
+				o.finish = ev.finish
+				if err := send(ev.choice, o.dec.Flush()); err != nil {
+					return abort(err)
+				}
+			}
+		}
+	}
+	if r.err != nil {
+		return assistant.Result{}, r.err
+	}
+	res := assistant.Result{Usage: assistant.Usage{PromptTokens: len(prompt), PrecachedPromptTokens: r.precached}}
+	for i := range outs {
+		res.Choices = append(res.Choices, assistant.Choice{Index: i, Text: outs[i].text.String(), FinishReason: outs[i].finish})
+		res.Usage.CompletionTokens += outs[i].tokens
+	}
+	return res, nil
+}
