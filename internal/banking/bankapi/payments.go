@@ -1,6 +1,167 @@
 package bankapi
 
-import "partnerapi/internal/web"
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/web"
+)
+
+// paymentsBase is the provider's path prefix (reference §1).
+const paymentsBase = "/fintech/api/v1/payments"
+
+// anyPaymentScope may read a document's state and digest (reference §2).
+var anyPaymentScope = []string{banking.ScopePayDocRU, banking.ScopePayDocRUInvoice, banking.ScopePayDocRUInvoiceAny, banking.ScopePayDocRUInvoiceBudget}
 
 func (s *server) addPaymentRoutes(mux *web.Mux) {
+	if s.Payments == nil {
+		return
+	}
+	mux.HandleFunc("POST", paymentsBase, s.requireScope(s.createPayment, banking.ScopePayDocRU))
+	mux.HandleFunc("POST", paymentsBase+"/from-invoice", s.requireScope(s.createInvoice(banking.KindInvoice), banking.ScopePayDocRUInvoice))
+	mux.HandleFunc("POST", paymentsBase+"/from-invoice-any", s.requireScope(s.createInvoice(banking.KindInvoiceAny), banking.ScopePayDocRUInvoiceAny))
+	mux.HandleFunc("POST", paymentsBase+"/from-invoice-budget", s.requireScope(s.createInvoice(banking.KindInvoiceBudget), banking.ScopePayDocRUInvoiceBudget))
+	mux.HandleFunc("POST", paymentsBase+"/qr-confirmation", s.requireScope(s.qrConfirm, banking.ScopePayDocRU))
+	mux.HandleFunc("GET", paymentsBase+"/{externalId}", s.requireScope(s.getPayment, anyPaymentScope...))
+	mux.HandleFunc("GET", paymentsBase+"/{externalId}/state", s.requireScope(s.paymentState, anyPaymentScope...))
+	mux.HandleFunc("GET", paymentsBase+"/{externalId}/digest", s.requireScope(s.paymentDigest, anyPaymentScope...))
+	mux.HandleFunc("POST", paymentsBase+"/{externalId}/sign", s.requireScope(s.signPayment, banking.ScopePayDocRU))
+}
+
+// decodePaymentBody reads a JSON body: unparseable JSON and wrong JSON types
+// are DESERIALIZATION_FAULT naming the fields (reference §13); an oversized
+// body is the platform's error.
+func decodePaymentBody(r *http.Request, v any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		if web.IsBodyTooLarge(err) {
+			return err
+		}
+		return banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		e := &banking.Error{Kind: banking.KindDeserialization, Message: "Ошибка десериализации запроса: неверный формат данных"}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			e.Fields = []string{te.Field}
+			e.Message = "Ошибка десериализации поля " + te.Field + ": неверный тип значения"
+		}
+		return e
+	}
+	return nil
+}
+
+func (s *server) writePaymentError(w http.ResponseWriter, r *http.Request, err error) {
+	if web.IsBodyTooLarge(err) {
+		platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
+		return
+	}
+	writeError(w, r, s.log, err)
+}
+
+func (s *server) createPayment(w http.ResponseWriter, r *http.Request) {
+	var d banking.Payment
+	if err := decodePaymentBody(r, &d); err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	out, err := s.Payments.Create(r.Context(), principalFrom(r.Context()), d)
+	if err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *server) createInvoice(k banking.DocKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var d banking.Payment
+		if err := decodePaymentBody(r, &d); err != nil {
+			s.writePaymentError(w, r, err)
+			return
+		}
+		out, err := s.Payments.CreateInvoice(r.Context(), principalFrom(r.Context()), k, d)
+		if err != nil {
+			s.writePaymentError(w, r, err)
+			return
+		}
+		if back := r.URL.Query().Get("backUrl"); back != "" {
+			out.SigningURL = s.Payments.SigningURL(out.ExternalID, back)
+		}
+		writeJSON(w, http.StatusCreated, out)
+	}
+}
+
+func (s *server) getPayment(w http.ResponseWriter, r *http.Request) {
+	out, err := s.Payments.Get(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+	if err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *server) paymentState(w http.ResponseWriter, r *http.Request) {
+	out, err := s.Payments.State(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+	if err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// paymentDigest answers the exact text to sign as text/plain, so clients
+// sign the bytes they receive.
+func (s *server) paymentDigest(w http.ResponseWriter, r *http.Request) {
+	out, err := s.Payments.Digest(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+	if err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, out)
+}
+
+type signBody struct {
+	DigestSignatures []banking.DigestSignature `json:"digestSignatures"`
+}
+
+func (s *server) signPayment(w http.ResponseWriter, r *http.Request) {
+	var b signBody
+	if err := decodePaymentBody(r, &b); err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	out, err := s.Payments.Sign(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"), b.DigestSignatures)
+	if err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type qrBody struct {
+	ExternalDocIDs []string `json:"externalDocIds"`
+}
+
+func (s *server) qrConfirm(w http.ResponseWriter, r *http.Request) {
+	var b qrBody
+	if err := decodePaymentBody(r, &b); err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	for i := range b.ExternalDocIDs {
+		b.ExternalDocIDs[i] = strings.TrimSpace(b.ExternalDocIDs[i])
+	}
+	out, err := s.Payments.QRConfirm(r.Context(), principalFrom(r.Context()), b.ExternalDocIDs)
+	if err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
