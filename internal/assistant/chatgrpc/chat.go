@@ -1,0 +1,196 @@
+package chatgrpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"partnerapi/internal/assistant"
+	pb "partnerapi/internal/assistant/gigachatpb"
+)
+
+// float turns a proto float32 into the float64 the domain uses via its
+// shortest decimal form, so 0.87f is 0.87 and not 0.8700000047683716 when
+// range checks and samplers compare it.
+func float(v *float32) *float64 {
+	if v == nil {
+		return nil
+	}
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(*v), 'g', -1, 32), 64)
+	return &f
+}
+
+// jsonText checks a text field that must hold JSON (the proto carries REST's
+// objects as strings) and returns it raw; empty stays absent.
+func jsonText(field, s string, object bool) (json.RawMessage, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	if object {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
+			return nil, badArgument(fmt.Sprintf("Invalid params: %s must be a JSON object", field))
+		}
+	} else if !json.Valid([]byte(s)) {
+		return nil, badArgument(fmt.Sprintf("Invalid params: %s must be JSON", field))
+	}
+	return json.RawMessage(s), nil
+}
+
+// decodeChat converts a ChatRequest to the domain's request. Fields the
+// domain has no use for (flags, few-shot examples, attachments, state ids,
+// the function-call policy, which REST does not act on either) are accepted
+// and ignored, as the reference asks.
+func decodeChat(req *pb.ChatRequest) (assistant.ChatRequest, error) {
+	o := req.GetOptions()
+	out := assistant.ChatRequest{
+		Model: req.GetModel(),
+	}
+	if o != nil {
+		out.Temperature, out.TopP, out.RepetitionPenalty = float(o.Temperature), float(o.TopP), float(o.RepetitionPenalty)
+	}
+	if o != nil && o.MaxTokens != nil {
+		v := int(*o.MaxTokens)
+		out.MaxTokens = &v
+	}
+	if o != nil {
+		if v := float(o.UpdateInterval); v != nil {
+			out.UpdateInterval = *v
+		}
+	}
+	for i, m := range req.GetMessages() {
+		if m.GetRole() == "" {
+			return out, badArgument(fmt.Sprintf("messages[%d].role is required", i))
+		}
+		msg := assistant.Message{Role: m.GetRole(), Content: m.GetContent(), Name: m.GetFunctionName()}
+		if fc := m.GetFunctionCall(); fc != nil {
+			args, err := jsonText(fmt.Sprintf("messages[%d].function_call.arguments", i), fc.GetArguments(), true)
+			if err != nil {
+				return out, err
+			}
+			msg.FunctionCall = &assistant.FunctionCall{Name: fc.GetName(), Arguments: args}
+		}
+		out.Messages = append(out.Messages, msg)
+	}
+	for i, f := range o.GetFunctions() {
+		params, err := jsonText(fmt.Sprintf("functions[%d].parameters", i), f.GetParameters(), true)
+		if err != nil {
+			return out, err
+		}
+		out.Functions = append(out.Functions, assistant.Function{Name: f.GetName(), Description: f.GetDescription(), Parameters: params})
+	}
+	return out, nil
+}
+
+func usage(u assistant.Usage) *pb.Usage {
+	return &pb.Usage{
+		PromptTokens:     int32(u.PromptTokens),
+		CompletionTokens: int32(u.CompletionTokens),
+		TotalTokens:      int32(u.PromptTokens + u.CompletionTokens),
+	}
+}
+
+// start validates, resolves and takes a concurrency slot, in REST's order;
+// every refusal happens here, before a stream message is sent.
+func (s *Server) start(ctx context.Context, req *pb.ChatRequest) (assistant.Chat, float64, func(), error) {
+	r, err := decodeChat(req)
+	if err != nil {
+		return assistant.Chat{}, 0, nil, err
+	}
+	p := principal(ctx)
+	c, err := s.svc.PrepareChat(ctx, p, r)
+	if err != nil {
+		return c, 0, nil, s.statusError(ctx, err)
+	}
+	release, err := s.svc.Acquire(p)
+	if err != nil {
+		return c, 0, nil, s.statusError(ctx, err)
+	}
+	return c, r.UpdateInterval, release, nil
+}
+
+func response(c assistant.Chat, created int64, alt *pb.Alternative, u *pb.Usage) *pb.ChatResponse {
+	return &pb.ChatResponse{
+		Alternatives: []*pb.Alternative{alt},
+		Usage:        u,
+		ModelInfo:    &pb.ModelInfo{Name: c.Model.Name, Version: c.Model.Version},
+		Timestamp:    created,
+	}
+}
+
+// Chat is POST /chat/completions without streaming; gRPC has no n, so there
+// is one alternative.
+func (s *Server) Chat(ctx context.Context, req *pb.ChatRequest) (*pb.ChatResponse, error) {
+	c, _, release, err := s.start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	created := time.Now().Unix()
+	res, err := s.svc.Run(ctx, c, nil)
+	if err != nil {
+		return nil, s.statusError(ctx, err)
+	}
+	alt := &pb.Alternative{Message: &pb.Message{Role: "assistant"}}
+	if len(res.Choices) > 0 {
+		alt.Message.Content = res.Choices[0].Text
+		alt.FinishReason = res.Choices[0].FinishReason
+	}
+	return response(c, created, alt, usage(res.Usage)), nil
+}
+
+// ChatStream sends one message per delta (or per update_interval), then a
+// final message with empty content carrying finish_reason and usage: some
+// clients drop an alternative whose finish_reason is "stop", so the last text
+// never rides on it (reference §4).
+func (s *Server) ChatStream(req *pb.ChatRequest, stream grpc.ServerStreamingServer[pb.ChatResponse]) error {
+	ctx := stream.Context()
+	c, interval, release, err := s.start(ctx, req)
+	if err != nil {
+		return err
+	}
+	// Cancellation or a deadline ends ctx, the engine stops, and the slot
+	// comes back here.
+	defer release()
+	created := time.Now().Unix()
+	every := time.Duration(interval * float64(time.Second))
+	var pending strings.Builder
+	var last time.Time
+	flush := func() error {
+		if pending.Len() == 0 {
+			return nil
+		}
+		alt := &pb.Alternative{Message: &pb.Message{Role: "assistant", Content: pending.String()}}
+		pending.Reset()
+		last = time.Now()
+		return stream.Send(response(c, created, alt, nil))
+	}
+	res, err := s.svc.Run(ctx, c, func(d assistant.Delta) error {
+		if d.Index != 0 || d.Text == "" {
+			return nil
+		}
+		pending.WriteString(d.Text)
+		if every > 0 && time.Since(last) < every {
+			return nil
+		}
+		return flush()
+	})
+	if err != nil {
+		// Before the first message this is the call's only answer; after it,
+		// the status rides in the trailers.
+		return s.statusError(ctx, err)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	alt := &pb.Alternative{Message: &pb.Message{Role: "assistant"}}
+	if len(res.Choices) > 0 {
+		alt.FinishReason = res.Choices[0].FinishReason
+	}
+	return stream.Send(response(c, created, alt, usage(res.Usage)))
+}

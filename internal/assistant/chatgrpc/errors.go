@@ -1,0 +1,56 @@
+package chatgrpc
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"partnerapi/internal/assistant"
+)
+
+// statusError maps the assistant's domain errors to gRPC statuses: the one
+// place that does (reference assistant-grpc.md §5). Messages are the REST
+// envelope's texts so both transports say the same thing.
+func (s *Server) statusError(ctx context.Context, err error) error {
+	if _, ok := status.FromError(err); ok {
+		// Already a status (a transport-level refusal made in this package).
+		return err
+	}
+	var inv *assistant.InvalidParams
+	switch {
+	case errors.As(err, &inv):
+		return status.Error(codes.InvalidArgument, inv.Message)
+	case errors.Is(err, assistant.ErrUnauthorized):
+		return status.Error(s.cfg.AuthCode, "Unauthorized")
+	case errors.Is(err, assistant.ErrTokenExpired):
+		return status.Error(s.cfg.AuthCode, "Token has expired")
+	case errors.Is(err, assistant.ErrPermissionDenied):
+		return status.Error(codes.PermissionDenied, "Permission denied")
+	case errors.Is(err, assistant.ErrPaymentRequired):
+		return status.Error(codes.ResourceExhausted, "Payment Required")
+	case errors.Is(err, assistant.ErrTooManyRequests), errors.Is(err, assistant.ErrEngineBusy):
+		return status.Error(codes.ResourceExhausted, "Too Many Requests")
+	case errors.Is(err, assistant.ErrNoSuchModel):
+		return status.Error(codes.NotFound, "No such model")
+	case errors.Is(err, assistant.ErrContextWindow):
+		return status.Error(codes.InvalidArgument, "Payload too large")
+	case errors.Is(err, assistant.ErrNoFunctions):
+		return status.Error(codes.InvalidArgument, "Requested model does not support functions")
+	case errors.Is(err, context.DeadlineExceeded):
+		// The spec's 408: the client's grpc-timeout ran out.
+		return status.Error(codes.DeadlineExceeded, "Request timeout")
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "Request cancelled")
+	default:
+		if s.log != nil {
+			s.log.ErrorContext(ctx, "assistant grpc: internal error", "err", err, "request_id", requestID(ctx))
+		}
+		return status.Error(codes.Internal, "Internal Server Error")
+	}
+}
+
+// badArgument is a request this transport refuses before the domain sees it
+// (text fields that must hold JSON).
+func badArgument(msg string) error { return status.Error(codes.InvalidArgument, msg) }
