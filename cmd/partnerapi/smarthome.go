@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"os"
 
 	"partnerapi/api"
+	"partnerapi/internal/smarthome"
 	"partnerapi/internal/smarthome/homeapi"
+	"partnerapi/internal/smarthome/homesql"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
@@ -19,10 +25,17 @@ func (*smarthomeModule) defaultAddr() string { return "127.0.0.1:9445" }
 
 func (*smarthomeModule) registerFlags(fs *flag.FlagSet) {}
 
-func (*smarthomeModule) migrate(ctx context.Context, db *sqldb.DB) error { return nil }
+func (*smarthomeModule) migrate(ctx context.Context, db *sqldb.DB) error {
+	return homesql.Migrate(ctx, db)
+}
 
 func (*smarthomeModule) build(ctx context.Context, d deps) (built, error) {
-	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics})
+	svc := smarthome.NewService(homesql.New(d.db))
+	// First start seeds the catalog; later starts keep what admins changed.
+	if err := svc.Init(ctx); err != nil {
+		return built{}, err
+	}
+	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Service: svc})
 	return built{api: web.API{
 		Name:    "smarthome",
 		Handler: mux,
@@ -33,7 +46,97 @@ func (*smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 	}}, nil
 }
 
+const smarthomeUsage = `usage:
+  partnerapi smarthome agent create --login LOGIN   issue an agent's Basic credentials (prints JSON)
+  partnerapi smarthome admin create --login LOGIN   issue catalog-administrator credentials
+  partnerapi smarthome model list                   print the catalog's models
+  partnerapi smarthome model put [--file F]         create or replace a model (JSON from F or stdin)
+  partnerapi smarthome model delete --id ID         delete a model
+every command takes --data-dir / --database-url`
+
 // runSmarthome is `partnerapi smarthome ...`: provisioning commands.
 func runSmarthome(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
-	return errors.New("smarthome: no provisioning commands yet")
+	if len(args) < 2 {
+		return errors.New(smarthomeUsage)
+	}
+	what, verb := args[0], args[1]
+	fs := flag.NewFlagSet("smarthome "+what+" "+verb, flag.ContinueOnError)
+	var store storeConfig
+	store.register(fs)
+	login := fs.String("login", "", "login of the new credential")
+	file := fs.String("file", "", "model JSON file (default stdin)")
+	id := fs.String("id", "", "model id")
+	if err := parseFlags(fs, args[2:], getenv); err != nil {
+		return err
+	}
+	db, err := store.open(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer db.Close()
+	if err := homesql.Migrate(ctx, db); err != nil {
+		return err
+	}
+	svc := smarthome.NewService(homesql.New(db))
+	if err := svc.Init(ctx); err != nil {
+		return err
+	}
+	out := json.NewEncoder(io.out)
+	out.SetEscapeHTML(false)
+	switch what + " " + verb {
+	case "agent create", "admin create":
+		if *login == "" {
+			return errors.New("--login is required")
+		}
+		pw, err := svc.CreateCredential(ctx, what, *login)
+		if err != nil {
+			return cliError(err)
+		}
+		return out.Encode(map[string]string{"login": *login, "password": pw})
+	case "model list":
+		c, err := svc.Catalog(ctx)
+		if err != nil {
+			return err
+		}
+		return out.Encode(map[string]any{"version": c.Version, "models": c.Models})
+	case "model put":
+		b, err := readModelInput(*file, io.in)
+		if err != nil {
+			return err
+		}
+		var m smarthome.Model
+		if err := json.Unmarshal(b, &m); err != nil {
+			return fmt.Errorf("model JSON: %w", err)
+		}
+		created, v, err := svc.PutModel(ctx, m)
+		if err != nil {
+			return cliError(err)
+		}
+		return out.Encode(map[string]any{"id": m.ID, "created": created, "version": v})
+	case "model delete":
+		if *id == "" {
+			return errors.New("--id is required")
+		}
+		v, err := svc.DeleteModel(ctx, *id)
+		if err != nil {
+			return cliError(err)
+		}
+		return out.Encode(map[string]any{"id": *id, "deleted": true, "version": v})
+	}
+	return errors.New(smarthomeUsage)
+}
+
+func readModelInput(file string, stdin io.Reader) ([]byte, error) {
+	if file == "" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(file)
+}
+
+func cliError(err error) error {
+	var inv *smarthome.InvalidError
+	if errors.As(err, &inv) {
+		return fmt.Errorf("invalid: %v", inv.Details)
+	}
+	return err
 }

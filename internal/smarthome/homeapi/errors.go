@@ -1,10 +1,13 @@
 package homeapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 
+	"partnerapi/internal/smarthome"
 	"partnerapi/internal/web"
 )
 
@@ -17,7 +20,7 @@ type errorBody struct {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
@@ -41,4 +44,36 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 	default:
 		writeError(w, http.StatusInternalServerError, "Internal server error")
 	}
+}
+
+// domainError maps a domain error to the Common error: the one place that
+// decides statuses for the smart-home API.
+func domainError(w http.ResponseWriter, r *http.Request, err error) {
+	var inv *smarthome.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		writeError(w, http.StatusBadRequest, "Bad request", inv.Details...)
+	case errors.Is(err, smarthome.ErrUnauthorized):
+		w.Header().Set("WWW-Authenticate", `Basic realm="partnerapi smarthome", charset="UTF-8"`)
+		writeError(w, http.StatusUnauthorized, "Unauthorized")
+	case errors.Is(err, smarthome.ErrDuplicate):
+		writeError(w, http.StatusConflict, "Conflict", err.Error())
+	case errors.Is(err, smarthome.ErrNotFound):
+		writeError(w, http.StatusNotFound, "Not found", notFoundDetail(r, err))
+	case errors.Is(err, context.Canceled):
+		writeError(w, http.StatusServiceUnavailable, "Service unavailable")
+	default:
+		slog.ErrorContext(r.Context(), "smarthome: internal error", "err", err, "request_id", web.RequestID(r.Context()))
+		writeError(w, http.StatusInternalServerError, "Internal server error")
+	}
+}
+
+func notFoundDetail(r *http.Request, err error) string {
+	if c := r.PathValue("category"); c != "" {
+		return "category '" + c + "' is not supported"
+	}
+	if id := r.PathValue("id"); id != "" {
+		return "model '" + id + "' does not exist"
+	}
+	return err.Error()
 }

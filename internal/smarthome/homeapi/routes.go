@@ -1,7 +1,21 @@
 package homeapi
 
-import "partnerapi/internal/web"
+import (
+	"net/http"
+
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/web"
+)
 
 // addRoutes lists the smart-home API. Every route here is in api/smarthome.yaml.
-func addRoutes(mux *web.Mux, d Deps) {
+func addRoutes(mux *web.Mux, h *handlers) {
+	agent := func(f http.HandlerFunc) http.HandlerFunc { return h.auth(smarthome.KindAgent, f) }
+	admin := func(f http.HandlerFunc) http.HandlerFunc { return h.auth(smarthome.KindAdmin, f) }
+	mux.HandleFunc("GET", "/v1/mqtt-gate/categories", agent(h.categories))
+	mux.HandleFunc("GET", "/v1/mqtt-gate/categories/{category}/features", agent(h.features))
+	mux.HandleFunc("GET", "/v1/mqtt-gate/models", agent(h.models))
+	mux.HandleFunc("POST", "/v1/mqtt-gate/validate", agent(h.validate))
+	mux.HandleFunc("GET", "/v1/admin/models/{id}", admin(h.getModel))
+	mux.HandleFunc("PUT", "/v1/admin/models/{id}", admin(h.putModel))
+	mux.HandleFunc("DELETE", "/v1/admin/models/{id}", admin(h.deleteModel))
 }

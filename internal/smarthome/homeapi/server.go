@@ -6,18 +6,20 @@ import (
 	"net/http"
 	"strings"
 
+	"partnerapi/internal/smarthome"
 	"partnerapi/internal/web"
 )
 
 // Deps is what the smart-home transport needs.
 type Deps struct {
 	Metrics *web.Metrics
+	Service *smarthome.Service
 }
 
 // NewServer builds the smart-home API's router.
 func NewServer(d Deps) *web.Mux {
 	mux := web.NewMux("smarthome", platformError, d.Metrics)
-	addRoutes(mux, d)
+	addRoutes(mux, &handlers{svc: d.Service})
 	return mux
 }
 
@@ -30,6 +32,9 @@ func ErrorWriter() web.ErrorWriter { return platformError }
 func FoldSlashes(r *http.Request) {
 	p := r.URL.Path
 	if !strings.Contains(p, "//") {
+		if t := trimTrailing(p); t != p {
+			r.URL.Path, r.URL.RawPath = t, ""
+		}
 		return
 	}
 	var b strings.Builder
@@ -41,6 +46,14 @@ func FoldSlashes(r *http.Request) {
 		prev = p[i]
 		b.WriteByte(p[i])
 	}
-	r.URL.Path = b.String()
+	// A trailing slash (endpoint configured with one) is tolerated too.
+	r.URL.Path = trimTrailing(b.String())
 	r.URL.RawPath = ""
+}
+
+func trimTrailing(p string) string {
+	if len(p) > 1 && strings.HasSuffix(p, "/") {
+		return strings.TrimRight(p, "/")
+	}
+	return p
 }

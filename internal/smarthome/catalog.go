@@ -1,0 +1,187 @@
+// Package smarthome is the domain of the smart-home device information API:
+// the catalog of categories, features and models an MQTT agent reads, the
+// validation of the messages such an agent publishes, and the credentials of
+// agents and catalog administrators. It knows neither HTTP nor SQL.
+package smarthome
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Data types of features (reference §4).
+const (
+	Bool    = "BOOL"
+	Integer = "INTEGER"
+	Float   = "FLOAT"
+	String  = "STRING"
+	Enum    = "ENUM"
+	Colour  = "COLOUR"
+)
+
+var dataTypes = map[string]bool{Bool: true, Integer: true, Float: true, String: true, Enum: true, Colour: true}
+
+// Domain errors; the transport maps them to the Common error.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrDuplicate    = errors.New("already exists")
+	ErrUnauthorized = errors.New("unauthorized")
+)
+
+// InvalidError is bad input with one detail per problem.
+type InvalidError struct{ Details []string }
+
+func (e *InvalidError) Error() string { return fmt.Sprintf("invalid: %v", e.Details) }
+
+// Range is a numeric default range a model's allowed_values may narrow.
+type Range struct {
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	Step float64 `json:"step,omitempty"`
+}
+
+// Feature is one function of the catalog.
+type Feature struct {
+	Name     string   `json:"-"`
+	DataType string   `json:"data_type"`
+	Enum     []string `json:"enum,omitempty"`
+	// Tolerated are enum values accepted on input although the function's
+	// own list lacks them (sensor_sensitive "auto", inconsistency #6).
+	Tolerated []string              `json:"tolerated,omitempty"`
+	Range     *Range                `json:"range,omitempty"`
+	Colour    map[string][2]float64 `json:"colour,omitempty"`
+}
+
+// Category is a device category with its features in stable (ASCII) order.
+type Category struct {
+	Name           string                  `json:"-"`
+	Features       []string                `json:"features"`
+	Required       []string                `json:"required"`
+	OneOf          [][]string              `json:"required_one_of,omitempty"`
+	Dependencies   map[string]Dependency   `json:"dependencies,omitempty"`
+	ExampleAllowed map[string]AllowedValue `json:"example_allowed_values,omitempty"`
+}
+
+// IsRequired reports whether the feature is unconditionally required.
+func (c *Category) IsRequired(feature string) bool {
+	for _, r := range c.Required {
+		if r == feature {
+			return true
+		}
+	}
+	return false
+}
+
+// Has reports whether the category lists the feature.
+func (c *Category) Has(feature string) bool {
+	for _, f := range c.Features {
+		if f == feature {
+			return true
+		}
+	}
+	return false
+}
+
+// Model is a device model as GET /v1/mqtt-gate/models returns it (§5).
+type Model struct {
+	ID            string                  `json:"id"`
+	Manufacturer  string                  `json:"manufacturer"`
+	Model         string                  `json:"model"`
+	HWVersion     string                  `json:"hw_version,omitempty"`
+	SWVersion     string                  `json:"sw_version,omitempty"`
+	Description   string                  `json:"description,omitempty"`
+	Category      string                  `json:"category"`
+	Features      []string                `json:"features"`
+	Dependencies  map[string]Dependency   `json:"dependencies,omitempty"`
+	AllowedValues map[string]AllowedValue `json:"allowed_values,omitempty"`
+}
+
+// Catalog is one version of the whole catalog.
+type Catalog struct {
+	Version    int64
+	Label      string
+	Features   map[string]*Feature
+	Categories map[string]*Category
+	Models     []Model // sorted by id
+}
+
+// CategoryNames lists the categories in ASCII order.
+func (c *Catalog) CategoryNames() []string {
+	out := make([]string, 0, len(c.Categories))
+	for n := range c.Categories {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FeatureRef is one entry of GET .../categories/{c}/features.
+type FeatureRef struct {
+	Name     string `json:"name"`
+	DataType string `json:"data_type"`
+	Required bool   `json:"required"`
+}
+
+// CategoryFeatures lists a category's features as the API returns them.
+func (c *Catalog) CategoryFeatures(category string) ([]FeatureRef, error) {
+	cat, ok := c.Categories[category]
+	if !ok {
+		return nil, fmt.Errorf("category %q: %w", category, ErrNotFound)
+	}
+	out := make([]FeatureRef, 0, len(cat.Features))
+	for _, f := range cat.Features {
+		out = append(out, FeatureRef{Name: f, DataType: c.Features[f].DataType, Required: cat.IsRequired(f)})
+	}
+	return out, nil
+}
+
+//go:embed catalog.json
+var seedJSON []byte
+
+// Seed returns the project's built-in catalog (built from the reference
+// catalog) that a fresh store starts from.
+func Seed() (*Catalog, error) { return ParseCatalog(seedJSON) }
+
+// ParseCatalog reads a catalog file and checks it is self-consistent.
+func ParseCatalog(b []byte) (*Catalog, error) {
+	var doc struct {
+		Label      string               `json:"label"`
+		Features   map[string]*Feature  `json:"features"`
+		Categories map[string]*Category `json:"categories"`
+		Models     []Model              `json:"models"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	c := &Catalog{Label: doc.Label, Features: doc.Features, Categories: doc.Categories, Models: doc.Models}
+	for n, f := range c.Features {
+		f.Name = n
+		if !dataTypes[f.DataType] {
+			return nil, fmt.Errorf("catalog: feature %s: unknown data type %q", n, f.DataType)
+		}
+	}
+	for n, cat := range c.Categories {
+		cat.Name = n
+		if !sort.StringsAreSorted(cat.Features) {
+			return nil, fmt.Errorf("catalog: category %s: features not in ASCII order", n)
+		}
+		for _, f := range cat.Features {
+			if c.Features[f] == nil {
+				return nil, fmt.Errorf("catalog: category %s: unknown feature %s", n, f)
+			}
+		}
+		if !cat.IsRequired("online") {
+			return nil, fmt.Errorf("catalog: category %s: online must be required", n)
+		}
+	}
+	for _, m := range c.Models {
+		if d := c.CheckModel(&m); len(d) > 0 {
+			return nil, fmt.Errorf("catalog: model %s: %v", m.ID, d)
+		}
+	}
+	sort.Slice(c.Models, func(i, j int) bool { return c.Models[i].ID < c.Models[j].ID })
+	return c, nil
+}

@@ -1,0 +1,293 @@
+// Package homesql is smarthome.Store on SQLite or PostgreSQL.
+package homesql
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"time"
+
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/sqldb"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrate applies the smart-home migrations.
+func Migrate(ctx context.Context, db *sqldb.DB) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	return db.Migrate(ctx, "smarthome", sub)
+}
+
+// Store is smarthome.Store over a sqldb.DB.
+type Store struct{ db *sqldb.DB }
+
+// New wraps db.
+func New(db *sqldb.DB) *Store { return &Store{db: db} }
+
+var _ smarthome.Store = (*Store)(nil)
+
+// Seed writes the catalog in one transaction. The guard row goes in first
+// with ON CONFLICT DO NOTHING, so of two processes starting at once exactly
+// one seeds and the other sees a complete catalog or waits for it.
+func (s *Store) Seed(ctx context.Context, c *smarthome.Catalog) (bool, error) {
+	wrote := false
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := time.Now().Unix()
+		res, err := tx.ExecContext(ctx, `INSERT INTO home_catalog (id, version, label, updated_at) VALUES (1, 1, $1, $2)
+			ON CONFLICT (id) DO NOTHING`, c.Label, now)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		wrote = true
+		for _, name := range sortedKeys(c.Features) {
+			f := c.Features[name]
+			spec, err := json.Marshal(f)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO home_features (name, data_type, spec) VALUES ($1, $2, $3)`,
+				name, f.DataType, string(spec)); err != nil {
+				return fmt.Errorf("feature %s: %w", name, err)
+			}
+		}
+		for _, name := range c.CategoryNames() {
+			cat := c.Categories[name]
+			spec, err := json.Marshal(cat)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO home_categories (name, spec) VALUES ($1, $2)`, name, string(spec)); err != nil {
+				return fmt.Errorf("category %s: %w", name, err)
+			}
+			for i, f := range cat.Features {
+				req := 0
+				if cat.IsRequired(f) {
+					req = 1
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO home_category_features (category, position, feature, required)
+					VALUES ($1, $2, $3, $4)`, name, i, f, req); err != nil {
+					return fmt.Errorf("category %s feature %s: %w", name, f, err)
+				}
+			}
+		}
+		for _, m := range c.Models {
+			if err := putModel(ctx, tx, m, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("seed catalog: %w", err)
+	}
+	return wrote, nil
+}
+
+func putModel(ctx context.Context, tx *sql.Tx, m smarthome.Model, now int64) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO home_models (id, category, body, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET category = excluded.category, body = excluded.body, updated_at = excluded.updated_at`,
+		m.ID, m.Category, string(body), now)
+	if err != nil {
+		return fmt.Errorf("model %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+// bump raises the catalog version inside a write transaction.
+func bump(ctx context.Context, tx *sql.Tx, now int64) (int64, error) {
+	var v int64
+	err := tx.QueryRowContext(ctx, `UPDATE home_catalog SET version = version + 1, updated_at = $1 WHERE id = 1 RETURNING version`, now).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("catalog not seeded: %w", smarthome.ErrNotFound)
+	}
+	return v, err
+}
+
+// Version reads the catalog version.
+func (s *Store) Version(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.db.R.QueryRowContext(ctx, `SELECT version FROM home_catalog WHERE id = 1`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("catalog not seeded: %w", smarthome.ErrNotFound)
+	}
+	return v, err
+}
+
+// Load reads the catalog in one read transaction so version and contents agree.
+func (s *Store) Load(ctx context.Context) (*smarthome.Catalog, error) {
+	tx, err := s.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	c := &smarthome.Catalog{Features: map[string]*smarthome.Feature{}, Categories: map[string]*smarthome.Category{}, Models: []smarthome.Model{}}
+	err = tx.QueryRowContext(ctx, `SELECT version, label FROM home_catalog WHERE id = 1`).Scan(&c.Version, &c.Label)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("catalog not seeded: %w", smarthome.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := each(ctx, tx, `SELECT name, spec FROM home_features`, func(name, spec string) error {
+		f := &smarthome.Feature{}
+		if err := json.Unmarshal([]byte(spec), f); err != nil {
+			return fmt.Errorf("feature %s: %w", name, err)
+		}
+		f.Name = name
+		c.Features[name] = f
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := each(ctx, tx, `SELECT name, spec FROM home_categories`, func(name, spec string) error {
+		cat := &smarthome.Category{}
+		if err := json.Unmarshal([]byte(spec), cat); err != nil {
+			return fmt.Errorf("category %s: %w", name, err)
+		}
+		// The relational rows are the truth for membership and order.
+		cat.Name, cat.Features, cat.Required = name, []string{}, []string{}
+		c.Categories[name] = cat
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT category, feature, required FROM home_category_features ORDER BY category, position`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var cat, f string
+		var req int
+		if err := rows.Scan(&cat, &f, &req); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		cc := c.Categories[cat]
+		cc.Features = append(cc.Features, f)
+		if req != 0 {
+			cc.Required = append(cc.Required, f)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := each(ctx, tx, `SELECT id, body FROM home_models ORDER BY id`, func(id, body string) error {
+		var m smarthome.Model
+		if err := json.Unmarshal([]byte(body), &m); err != nil {
+			return fmt.Errorf("model %s: %w", id, err)
+		}
+		c.Models = append(c.Models, m)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func each(ctx context.Context, tx *sql.Tx, q string, fn func(a, b string) error) error {
+	rows, err := tx.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a, b string
+		if err := rows.Scan(&a, &b); err != nil {
+			return err
+		}
+		if err := fn(a, b); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// PutModel creates or replaces a model and bumps the version.
+func (s *Store) PutModel(ctx context.Context, m smarthome.Model) (bool, int64, error) {
+	var created bool
+	var v int64
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM home_models WHERE id = $1`, m.ID).Scan(&n); err != nil {
+			return err
+		}
+		created = n == 0
+		now := time.Now().Unix()
+		if err := putModel(ctx, tx, m, now); err != nil {
+			return err
+		}
+		var err error
+		v, err = bump(ctx, tx, now)
+		return err
+	})
+	return created, v, err
+}
+
+// DeleteModel removes a model and bumps the version.
+func (s *Store) DeleteModel(ctx context.Context, id string) (int64, error) {
+	var v int64
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM home_models WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("model %q: %w", id, smarthome.ErrNotFound)
+		}
+		v, err = bump(ctx, tx, time.Now().Unix())
+		return err
+	})
+	return v, err
+}
+
+// CreateCredential stores a credential hash.
+func (s *Store) CreateCredential(ctx context.Context, kind, login, hash string) error {
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO home_credentials (kind, login, secret_hash, created_at) VALUES ($1, $2, $3, $4)`,
+			kind, login, hash, time.Now().Unix())
+		return err
+	})
+	if sqldb.IsUniqueViolation(err) {
+		return smarthome.ErrDuplicate
+	}
+	return err
+}
+
+// CredentialHash reads a credential hash.
+func (s *Store) CredentialHash(ctx context.Context, kind, login string) (string, error) {
+	var h string
+	err := s.db.R.QueryRowContext(ctx, `SELECT secret_hash FROM home_credentials WHERE kind = $1 AND login = $2`, kind, login).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", smarthome.ErrNotFound
+	}
+	return h, err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,125 @@
+package homesql_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/smarthome/homesql"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+// TestStoreConformance runs the smarthome.Store contract on every database.
+func TestStoreConformance(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := homesql.New(db)
+		seed, err := smarthome.Seed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Version(ctx); !errors.Is(err, smarthome.ErrNotFound) {
+			t.Fatalf("version before seed: %v", err)
+		}
+		// Concurrent first starts: exactly one seeds.
+		var wg sync.WaitGroup
+		wrote := make([]bool, 3)
+		for i := range wrote {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w, err := s.Seed(ctx, seed)
+				if err != nil {
+					t.Error(err)
+				}
+				wrote[i] = w
+			}()
+		}
+		wg.Wait()
+		n := 0
+		for _, w := range wrote {
+			if w {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%d seeders wrote, want 1", n)
+		}
+		c, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Version != 1 || c.Label != seed.Label {
+			t.Errorf("version %d label %q", c.Version, c.Label)
+		}
+		if !reflect.DeepEqual(c.CategoryNames(), seed.CategoryNames()) || len(c.Features) != len(seed.Features) {
+			t.Fatal("categories or features differ from the seed")
+		}
+		for _, name := range seed.CategoryNames() {
+			want, _ := seed.CategoryFeatures(name)
+			got, err := c.CategoryFeatures(name)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: got %v want %v (%v)", name, got, want, err)
+			}
+			if !reflect.DeepEqual(c.Categories[name].OneOf, seed.Categories[name].OneOf) {
+				t.Errorf("%s: one-of groups differ", name)
+			}
+		}
+		if !reflect.DeepEqual(c.Features["open_rate"], seed.Features["open_rate"]) {
+			t.Errorf("feature round trip: %+v vs %+v", c.Features["open_rate"], seed.Features["open_rate"])
+		}
+		if !reflect.DeepEqual(c.Models, seed.Models) {
+			t.Errorf("models differ:\n%+v\n%+v", c.Models, seed.Models)
+		}
+
+		m := smarthome.Model{ID: "new", Manufacturer: "A", Model: "B", Category: "relay", Features: []string{"on_off", "online"}}
+		created, v, err := s.PutModel(ctx, m)
+		if err != nil || !created || v != 2 {
+			t.Fatalf("put new: %v %d %v", created, v, err)
+		}
+		m.Description = "changed"
+		created, v, err = s.PutModel(ctx, m)
+		if err != nil || created || v != 3 {
+			t.Fatalf("put again: %v %d %v", created, v, err)
+		}
+		c, _ = s.Load(ctx)
+		if c.Version != 3 || len(c.Models) != len(seed.Models)+1 {
+			t.Fatalf("after put: version %d, %d models", c.Version, len(c.Models))
+		}
+		if v, err = s.DeleteModel(ctx, "new"); err != nil || v != 4 {
+			t.Fatalf("delete: %d %v", v, err)
+		}
+		if _, err = s.DeleteModel(ctx, "new"); !errors.Is(err, smarthome.ErrNotFound) {
+			t.Fatalf("delete twice: %v", err)
+		}
+		if v, _ := s.Version(ctx); v != 4 {
+			t.Errorf("failed delete bumped the version to %d", v)
+		}
+		if w, err := s.Seed(ctx, seed); err != nil || w {
+			t.Errorf("reseed wrote=%v err=%v", w, err)
+		}
+		if v, _ := s.Version(ctx); v != 4 {
+			t.Errorf("reseed changed the version to %d", v)
+		}
+
+		if err := s.CreateCredential(ctx, smarthome.KindAgent, "a1", "h1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateCredential(ctx, smarthome.KindAgent, "a1", "h2"); !errors.Is(err, smarthome.ErrDuplicate) {
+			t.Errorf("duplicate login: %v", err)
+		}
+		if err := s.CreateCredential(ctx, smarthome.KindAdmin, "a1", "h3"); err != nil {
+			t.Errorf("same login as admin: %v", err)
+		}
+		if h, err := s.CredentialHash(ctx, smarthome.KindAgent, "a1"); err != nil || h != "h1" {
+			t.Errorf("hash %q %v", h, err)
+		}
+		if _, err := s.CredentialHash(ctx, smarthome.KindAgent, "nobody"); !errors.Is(err, smarthome.ErrNotFound) {
+			t.Errorf("unknown login: %v", err)
+		}
+	})
+}

@@ -1,0 +1,400 @@
+package smarthome
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Problem is one finding about one feature.
+type Problem struct {
+	Feature string `json:"feature"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Reasons of problems.
+const (
+	ReasonOutOfRange   = "out_of_range"
+	ReasonNotInEnum    = "not_in_enum"
+	ReasonTypeMismatch = "type_mismatch"
+	ReasonBadAllowed   = "bad_allowed_values"
+	ReasonBadDepend    = "bad_dependency"
+	ReasonStep         = "off_step"
+)
+
+// DeviceReport is what validation found about one device.
+type DeviceReport struct {
+	ID              string     `json:"id"`
+	Category        string     `json:"category,omitempty"`
+	Errors          []string   `json:"errors"`
+	UnknownFeatures []string   `json:"unknown_features"`
+	MissingRequired []string   `json:"missing_required"`
+	MissingOneOf    [][]string `json:"missing_one_of"`
+	InvalidValues   []Problem  `json:"invalid_values"`
+	Warnings        []Problem  `json:"warnings"`
+}
+
+func newDeviceReport(id string) DeviceReport {
+	return DeviceReport{ID: id, Errors: []string{}, UnknownFeatures: []string{}, MissingRequired: []string{},
+		MissingOneOf: [][]string{}, InvalidValues: []Problem{}, Warnings: []Problem{}}
+}
+
+// OK reports whether nothing but warnings was found.
+func (r *DeviceReport) OK() bool {
+	return len(r.Errors)+len(r.UnknownFeatures)+len(r.MissingRequired)+len(r.MissingOneOf)+len(r.InvalidValues) == 0
+}
+
+// Report is the answer of POST /v1/mqtt-gate/validate.
+type Report struct {
+	Kind    string         `json:"kind"` // config | status
+	Valid   bool           `json:"valid"`
+	Devices []DeviceReport `json:"devices"`
+}
+
+// Validate checks an agent's MQTT message (§7) against the catalog: an
+// up/config message ({"devices":[...]}, a list) or an up/status message
+// ({"devices":{"<id>":{"states":[...]}}}, a map). Status messages carry no
+// category, so category (may be "") names it; without one, features are
+// checked against the whole catalog.
+func (c *Catalog) Validate(msg []byte, category string) (*Report, error) {
+	var top struct {
+		Devices json.RawMessage `json:"devices"`
+	}
+	if err := json.Unmarshal(msg, &top); err != nil {
+		return nil, &InvalidError{Details: []string{"body is not a JSON object: " + err.Error()}}
+	}
+	devs := bytes.TrimSpace(top.Devices)
+	if len(devs) == 0 || string(devs) == "null" {
+		return nil, &InvalidError{Details: []string{"devices is required"}}
+	}
+	if category != "" && c.Categories[category] == nil {
+		return nil, fmt.Errorf("category %q: %w", category, ErrNotFound)
+	}
+	rep := &Report{Devices: []DeviceReport{}}
+	switch devs[0] {
+	case '[':
+		rep.Kind = "config"
+		var list []struct {
+			ID      string `json:"id"`
+			ModelID string `json:"model_id"`
+			Model   *Model `json:"model"`
+		}
+		if err := json.Unmarshal(devs, &list); err != nil {
+			return nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
+		}
+		for _, d := range list {
+			rep.Devices = append(rep.Devices, c.checkDevice(d.ID, d.ModelID, d.Model))
+		}
+	case '{':
+		rep.Kind = "status"
+		var m map[string]struct {
+			States []struct {
+				Key   string `json:"key"`
+				Value Value  `json:"value"`
+			} `json:"states"`
+		}
+		if err := json.Unmarshal(devs, &m); err != nil {
+			return nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
+		}
+		ids := make([]string, 0, len(m))
+		for id := range m {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			r := newDeviceReport(id)
+			r.Category = category
+			for _, s := range m[id].States {
+				f := c.Features[s.Key]
+				if f == nil || (category != "" && !c.Categories[category].Has(s.Key)) {
+					r.UnknownFeatures = append(r.UnknownFeatures, s.Key)
+					continue
+				}
+				if p := checkValue(f, nil, s.Value); p != nil {
+					r.addValueProblem(*p)
+				}
+			}
+			rep.Devices = append(rep.Devices, r)
+		}
+	default:
+		return nil, &InvalidError{Details: []string{"devices must be a list (up/config) or an object (up/status)"}}
+	}
+	rep.Valid = true
+	for i := range rep.Devices {
+		rep.Valid = rep.Valid && rep.Devices[i].OK()
+	}
+	return rep, nil
+}
+
+func (r *DeviceReport) addValueProblem(p Problem) {
+	if p.Reason == ReasonStep {
+		r.Warnings = append(r.Warnings, p)
+		return
+	}
+	r.InvalidValues = append(r.InvalidValues, p)
+}
+
+func (c *Catalog) checkDevice(id, modelID string, m *Model) DeviceReport {
+	if m == nil && modelID != "" {
+		for i := range c.Models {
+			if c.Models[i].ID == modelID {
+				m = &c.Models[i]
+			}
+		}
+		if m == nil {
+			r := newDeviceReport(id)
+			r.Errors = append(r.Errors, fmt.Sprintf("model_id '%s' is not in the catalog", modelID))
+			return r
+		}
+	}
+	if m == nil {
+		r := newDeviceReport(id)
+		r.Errors = append(r.Errors, "device has neither model nor model_id")
+		return r
+	}
+	r := c.checkModel(m)
+	r.ID = id
+	if id == "" {
+		r.Errors = append(r.Errors, "device id is required")
+	}
+	return r
+}
+
+// CheckModel lists why a model may not enter the catalog; warnings (ranges
+// wider than the defaults, inconsistency #7) do not count.
+func (c *Catalog) CheckModel(m *Model) []string {
+	r := c.checkModel(m)
+	out := append([]string{}, r.Errors...)
+	if strings.TrimSpace(m.ID) != m.ID || m.ID == "" {
+		out = append(out, "id must be non-empty without surrounding spaces")
+	}
+	if m.Manufacturer == "" || m.Model == "" {
+		out = append(out, "manufacturer and model are required")
+	}
+	for _, f := range r.UnknownFeatures {
+		out = append(out, fmt.Sprintf("feature '%s' is not in category '%s'", f, m.Category))
+	}
+	for _, f := range r.MissingRequired {
+		out = append(out, fmt.Sprintf("required feature '%s' is missing", f))
+	}
+	for _, g := range r.MissingOneOf {
+		out = append(out, fmt.Sprintf("one of %s is required", strings.Join(g, ", ")))
+	}
+	for _, p := range r.InvalidValues {
+		out = append(out, p.Feature+": "+p.Message)
+	}
+	return out
+}
+
+func (c *Catalog) checkModel(m *Model) DeviceReport {
+	r := newDeviceReport(m.ID)
+	r.Category = m.Category
+	cat := c.Categories[m.Category]
+	if cat == nil {
+		r.Errors = append(r.Errors, fmt.Sprintf("category '%s' is not supported", m.Category))
+		return r
+	}
+	has := map[string]bool{}
+	for _, f := range m.Features {
+		if has[f] {
+			r.Errors = append(r.Errors, fmt.Sprintf("feature '%s' is listed twice", f))
+		}
+		has[f] = true
+		if !cat.Has(f) {
+			r.UnknownFeatures = append(r.UnknownFeatures, f)
+		}
+	}
+	for _, f := range cat.Required {
+		if !has[f] {
+			r.MissingRequired = append(r.MissingRequired, f)
+		}
+	}
+	for _, g := range cat.OneOf {
+		found := false
+		for _, f := range g {
+			found = found || has[f]
+		}
+		if !found {
+			r.MissingOneOf = append(r.MissingOneOf, g)
+		}
+	}
+	for _, name := range sortedKeys(m.AllowedValues) {
+		av := m.AllowedValues[name]
+		f := c.Features[name]
+		switch {
+		case !has[name] || f == nil:
+			r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadAllowed, "allowed_values key is not among the model's features"})
+		default:
+			for _, p := range checkAllowed(f, av) {
+				if p.Reason == ReasonOutOfRange {
+					r.Warnings = append(r.Warnings, p)
+				} else {
+					r.InvalidValues = append(r.InvalidValues, p)
+				}
+			}
+		}
+	}
+	for _, name := range sortedKeys(m.Dependencies) {
+		d := m.Dependencies[name]
+		key := c.Features[d.Key]
+		switch {
+		case !has[name]:
+			r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadDepend, "dependent feature is not among the model's features"})
+		case !has[d.Key] || key == nil:
+			r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadDepend, fmt.Sprintf("controlling feature '%s' is not among the model's features", d.Key)})
+		case len(d.Value) == 0:
+			r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadDepend, "dependency lists no values"})
+		default:
+			for _, v := range d.Value {
+				if p := checkValue(key, m.AllowedValues, v); p != nil {
+					p.Message = "dependency on " + d.Key + ": " + p.Message
+					r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadDepend, p.Message})
+				}
+			}
+		}
+	}
+	return r
+}
+
+// checkAllowed checks one allowed_values entry against its feature: the type
+// must match, ENUM lists must be subsets; ranges wider than the default are
+// reported as out_of_range, which callers treat as a warning (#7).
+func checkAllowed(f *Feature, av AllowedValue) []Problem {
+	bad := func(reason, msg string) []Problem { return []Problem{{f.Name, reason, msg}} }
+	if av.Type != f.DataType {
+		return bad(ReasonTypeMismatch, fmt.Sprintf("allowed_values type %s, feature is %s", av.Type, f.DataType))
+	}
+	switch f.DataType {
+	case Integer:
+		iv := av.IntegerValues
+		if iv == nil {
+			return bad(ReasonBadAllowed, "integer_values is required")
+		}
+		if iv.Min > iv.Max || (iv.Step != nil && *iv.Step <= 0) {
+			return bad(ReasonBadAllowed, "integer_values needs min <= max and a positive step")
+		}
+		if f.Range != nil && (float64(iv.Min) < f.Range.Min || float64(iv.Max) > f.Range.Max) {
+			return bad(ReasonOutOfRange, fmt.Sprintf("range %d..%d is wider than the default %g..%g", iv.Min, iv.Max, f.Range.Min, f.Range.Max))
+		}
+	case Float:
+		fv := av.FloatValues
+		if fv == nil || fv.Min > fv.Max {
+			return bad(ReasonBadAllowed, "float_values needs min <= max")
+		}
+		if f.Range != nil && (fv.Min < f.Range.Min || fv.Max > f.Range.Max) {
+			return bad(ReasonOutOfRange, fmt.Sprintf("range %g..%g is wider than the default %g..%g", fv.Min, fv.Max, f.Range.Min, f.Range.Max))
+		}
+	case Enum:
+		if av.EnumValues == nil || len(av.EnumValues.Values) == 0 {
+			return bad(ReasonBadAllowed, "enum_values.values is required")
+		}
+		var out []Problem
+		for _, v := range av.EnumValues.Values {
+			if !f.allows(v) {
+				out = append(out, Problem{f.Name, ReasonNotInEnum, fmt.Sprintf("'%s' is not one of %s", v, strings.Join(f.Enum, ", "))})
+			}
+		}
+		return out
+	default:
+		return bad(ReasonBadAllowed, "allowed_values applies only to INTEGER, FLOAT and ENUM")
+	}
+	return nil
+}
+
+func (f *Feature) allows(v string) bool {
+	for _, e := range f.Enum {
+		if e == v {
+			return true
+		}
+	}
+	for _, e := range f.Tolerated {
+		if e == v {
+			return true
+		}
+	}
+	return false
+}
+
+// checkValue checks a value against its feature and, when the model narrows
+// it, the model's allowed_values.
+func checkValue(f *Feature, allowed map[string]AllowedValue, v Value) *Problem {
+	bad := func(reason, format string, a ...any) *Problem {
+		return &Problem{f.Name, reason, fmt.Sprintf(format, a...)}
+	}
+	if v.Type != f.DataType {
+		return bad(ReasonTypeMismatch, "value type %q, feature is %s", v.Type, f.DataType)
+	}
+	if !v.present() {
+		return bad(ReasonTypeMismatch, "value has no %s_value", strings.ToLower(v.Type))
+	}
+	av, narrowed := allowed[f.Name]
+	switch f.DataType {
+	case Integer:
+		n := *v.Integer
+		lo, hi, step := math.Inf(-1), math.Inf(1), 0.0
+		if f.Range != nil {
+			lo, hi, step = f.Range.Min, f.Range.Max, f.Range.Step
+		}
+		if narrowed && av.IntegerValues != nil {
+			lo, hi = float64(av.IntegerValues.Min), float64(av.IntegerValues.Max)
+			if av.IntegerValues.Step != nil {
+				step = float64(*av.IntegerValues.Step)
+			}
+		}
+		if float64(n) < lo || float64(n) > hi {
+			return bad(ReasonOutOfRange, "%d is outside %g..%g", n, lo, hi)
+		}
+		if step > 1 && !math.IsInf(lo, -1) && math.Mod(float64(n)-lo, step) != 0 {
+			return bad(ReasonStep, "%d is not on step %g from %g", n, step, lo)
+		}
+	case Float:
+		x := *v.Float
+		lo, hi := math.Inf(-1), math.Inf(1)
+		if f.Range != nil {
+			lo, hi = f.Range.Min, f.Range.Max
+		}
+		if narrowed && av.FloatValues != nil {
+			lo, hi = av.FloatValues.Min, av.FloatValues.Max
+		}
+		if math.IsNaN(x) || x < lo || x > hi {
+			return bad(ReasonOutOfRange, "%g is outside %g..%g", x, lo, hi)
+		}
+	case Enum:
+		e := *v.Enum
+		if !f.allows(e) {
+			return bad(ReasonNotInEnum, "'%s' is not one of %s", e, strings.Join(f.Enum, ", "))
+		}
+		if narrowed && av.EnumValues != nil {
+			in := false
+			for _, x := range av.EnumValues.Values {
+				in = in || x == e
+			}
+			if !in {
+				return bad(ReasonNotInEnum, "'%s' is not one of the model's %s", e, strings.Join(av.EnumValues.Values, ", "))
+			}
+		}
+	case Colour:
+		for _, ch := range []struct {
+			name string
+			x    float64
+		}{{"h", v.Colour.H}, {"s", v.Colour.S}, {"v", v.Colour.V}} {
+			if r, ok := f.Colour[ch.name]; ok && (ch.x < r[0] || ch.x > r[1]) {
+				return bad(ReasonOutOfRange, "%s=%g is outside %g..%g", ch.name, ch.x, r[0], r[1])
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,164 @@
+package smarthome
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func seed(t testing.TB) *Catalog {
+	t.Helper()
+	c, err := Seed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestSeedCatalogShape(t *testing.T) {
+	c := seed(t)
+	if len(c.Categories) != 29 || len(c.Features) != 96 {
+		t.Fatalf("%d categories, %d features; want 29, 96", len(c.Categories), len(c.Features))
+	}
+	for _, n := range c.CategoryNames() {
+		if !c.Categories[n].IsRequired("online") {
+			t.Errorf("%s: online not required", n)
+		}
+	}
+	if got := c.Features["pir"].DataType; got != Enum {
+		t.Errorf("pir is %s, want ENUM", got)
+	}
+	if len(c.Models) < 4 {
+		t.Errorf("only %d seed models", len(c.Models))
+	}
+}
+
+// TestValidate runs the messages in testdata/validate/*.json: each file holds
+// the message, the category query and the expected report.
+func TestValidate(t *testing.T) {
+	c := seed(t)
+	files, _ := filepath.Glob("testdata/validate/*.json")
+	if len(files) < 5 {
+		t.Fatalf("only %d validation cases", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc struct {
+				Category string          `json:"category"`
+				Message  json.RawMessage `json:"message"`
+				Want     json.RawMessage `json:"want"`
+			}
+			if err := json.Unmarshal(b, &tc); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := c.Validate(tc.Message, tc.Category)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			gb, _ := json.Marshal(rep)
+			_ = json.Unmarshal(gb, &got)
+			if err := json.Unmarshal(tc.Want, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("report\n got %s\nwant %s", gb, tc.Want)
+			}
+		})
+	}
+}
+
+func TestValidateRejectsMalformed(t *testing.T) {
+	c := seed(t)
+	for _, tc := range []struct{ name, msg, cat string }{
+		{"not json", `{`, ""},
+		{"no devices", `{}`, ""},
+		{"devices scalar", `{"devices":3}`, ""},
+		{"bad integer", `{"devices":{"a":{"states":[{"key":"temperature","value":{"type":"INTEGER","integer_value":"x"}}]}}}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.Validate([]byte(tc.msg), tc.cat)
+			var inv *InvalidError
+			if !errors.As(err, &inv) {
+				t.Fatalf("err = %v, want InvalidError", err)
+			}
+		})
+	}
+	if _, err := c.Validate([]byte(`{"devices":{}}`), "toaster"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown category: %v", err)
+	}
+}
+
+func TestCheckModel(t *testing.T) {
+	c := seed(t)
+	good := Model{ID: "m1", Manufacturer: "X", Model: "Y", Category: "relay", Features: []string{"online", "on_off"}}
+	if d := c.CheckModel(&good); len(d) != 0 {
+		t.Fatalf("good model: %v", d)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(m *Model)
+	}{
+		{"unknown category", func(m *Model) { m.Category = "toaster" }},
+		{"missing required", func(m *Model) { m.Features = []string{"online"} }},
+		{"unknown feature", func(m *Model) { m.Features = append(m.Features, "light_mode") }},
+		{"spaces in id", func(m *Model) { m.ID = "m1 " }},
+		{"allowed key outside features", func(m *Model) {
+			m.AllowedValues = map[string]AllowedValue{"power": {Type: Integer, IntegerValues: &IntegerValues{Min: 1, Max: 2}}}
+		}},
+		{"enum not subset", func(m *Model) {
+			m.Category, m.Features = "hvac_fan", []string{"online", "on_off", "hvac_air_flow_power"}
+			m.AllowedValues = map[string]AllowedValue{"hvac_air_flow_power": {Type: Enum, EnumValues: &EnumValues{Values: []string{"warp"}}}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := good
+			m.Features = append([]string{}, good.Features...)
+			tc.edit(&m)
+			if d := c.CheckModel(&m); len(d) == 0 {
+				t.Error("accepted")
+			}
+		})
+	}
+}
+
+func TestDependencyAcceptsValuesEmitsValue(t *testing.T) {
+	var d Dependency
+	if err := json.Unmarshal([]byte(`{"key":"light_mode","values":[{"type":"ENUM","enum_value":"colour"}]}`), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Value) != 1 || *d.Value[0].Enum != "colour" {
+		t.Fatalf("values not read: %+v", d)
+	}
+	b, _ := json.Marshal(d)
+	if string(b) != `{"key":"light_mode","value":[{"enum_value":"colour","type":"ENUM"}]}` {
+		t.Errorf("emitted %s", b)
+	}
+}
+
+func FuzzValidate(f *testing.F) {
+	c := seed(f)
+	files, _ := filepath.Glob("testdata/validate/*.json")
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		var tc struct {
+			Message json.RawMessage `json:"message"`
+		}
+		_ = json.Unmarshal(b, &tc)
+		f.Add([]byte(tc.Message), "")
+	}
+	f.Add([]byte(`{"devices":{"x":{"states":[{"key":"light_colour","value":{"type":"COLOUR","colour_value":{"h":1}}}]}}}`), "light")
+	f.Fuzz(func(t *testing.T, msg []byte, cat string) {
+		rep, err := c.Validate(msg, cat)
+		if err == nil && rep == nil {
+			t.Fatal("nil report without error")
+		}
+	})
+}

@@ -1,0 +1,165 @@
+package smarthome
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// HSV is a COLOUR value.
+type HSV struct {
+	H float64 `json:"h"`
+	S float64 `json:"s"`
+	V float64 `json:"v"`
+}
+
+// Value is a typed value object {"type": T, "<t>_value": ...} (§4).
+type Value struct {
+	Type    string
+	Bool    *bool
+	Integer *int64
+	Float   *float64
+	String  *string
+	Enum    *string
+	Colour  *HSV
+}
+
+// MarshalJSON emits integers as strings and floats as numbers (#10).
+func (v Value) MarshalJSON() ([]byte, error) {
+	m := map[string]any{"type": v.Type}
+	switch {
+	case v.Bool != nil:
+		m["bool_value"] = *v.Bool
+	case v.Integer != nil:
+		m["integer_value"] = strconv.FormatInt(*v.Integer, 10)
+	case v.Float != nil:
+		m["float_value"] = *v.Float
+	case v.String != nil:
+		m["string_value"] = *v.String
+	case v.Enum != nil:
+		m["enum_value"] = *v.Enum
+	case v.Colour != nil:
+		m["colour_value"] = v.Colour
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON accepts integers and floats both as numbers and as strings
+// (#10); a value whose payload field does not match its type is an error.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Type    string          `json:"type"`
+		Bool    *bool           `json:"bool_value"`
+		Integer json.RawMessage `json:"integer_value"`
+		Float   json.RawMessage `json:"float_value"`
+		String  *string         `json:"string_value"`
+		Enum    *string         `json:"enum_value"`
+		Colour  *HSV            `json:"colour_value"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*v = Value{Type: raw.Type, Bool: raw.Bool, String: raw.String, Enum: raw.Enum, Colour: raw.Colour}
+	if len(raw.Integer) > 0 && string(raw.Integer) != "null" {
+		n, err := strconv.ParseInt(string(bytes.Trim(raw.Integer, `"`)), 10, 64)
+		if err != nil {
+			return fmt.Errorf("integer_value %s is not an int64", raw.Integer)
+		}
+		v.Integer = &n
+	}
+	if len(raw.Float) > 0 && string(raw.Float) != "null" {
+		f, err := strconv.ParseFloat(string(bytes.Trim(raw.Float, `"`)), 64)
+		if err != nil {
+			return fmt.Errorf("float_value %s is not a number", raw.Float)
+		}
+		v.Float = &f
+	}
+	return nil
+}
+
+// present reports whether the payload field for v.Type is set.
+func (v *Value) present() bool {
+	switch v.Type {
+	case Bool:
+		return v.Bool != nil
+	case Integer:
+		return v.Integer != nil
+	case Float:
+		return v.Float != nil
+	case String:
+		return v.String != nil
+	case Enum:
+		return v.Enum != nil
+	case Colour:
+		return v.Colour != nil
+	}
+	return false
+}
+
+// Dependency makes a feature available only while Key holds one of Value.
+type Dependency struct {
+	Key   string  `json:"key"`
+	Value []Value `json:"value"`
+}
+
+// UnmarshalJSON accepts the list as "value" (every example) or "values"
+// (the provider's field table) — inconsistency #1; it is emitted as "value".
+func (d *Dependency) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Key    string  `json:"key"`
+		Value  []Value `json:"value"`
+		Values []Value `json:"values"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	d.Key, d.Value = raw.Key, raw.Value
+	if d.Value == nil {
+		d.Value = raw.Values
+	}
+	return nil
+}
+
+// IntString is an int64 written as a decimal string (integer_values members),
+// read from a string or a number.
+type IntString int64
+
+func (n IntString) MarshalJSON() ([]byte, error) {
+	return json.Marshal(strconv.FormatInt(int64(n), 10))
+}
+
+func (n *IntString) UnmarshalJSON(b []byte) error {
+	v, err := strconv.ParseInt(string(bytes.Trim(b, `"`)), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s is not an int64", b)
+	}
+	*n = IntString(v)
+	return nil
+}
+
+// IntegerValues narrows an INTEGER feature.
+type IntegerValues struct {
+	Min  IntString  `json:"min"`
+	Max  IntString  `json:"max"`
+	Step *IntString `json:"step,omitempty"`
+}
+
+// FloatValues narrows a FLOAT feature.
+type FloatValues struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// EnumValues narrows an ENUM feature to a subset.
+type EnumValues struct {
+	Values []string `json:"values"`
+}
+
+// AllowedValue is one entry of a model's allowed_values (§4).
+type AllowedValue struct {
+	Type          string         `json:"type"`
+	IntegerValues *IntegerValues `json:"integer_values,omitempty"`
+	FloatValues   *FloatValues   `json:"float_values,omitempty"`
+	EnumValues    *EnumValues    `json:"enum_values,omitempty"`
+}
