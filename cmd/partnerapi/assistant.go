@@ -2,42 +2,154 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"partnerapi/api"
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/assistant/assistantsql"
 	"partnerapi/internal/assistant/chatapi"
+	"partnerapi/internal/inference/local"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
 
 // assistantModule wires the assistant API.
-type assistantModule struct{}
+type assistantModule struct {
+	limitPers, limitB2B, limitCorp int
+	modelIDs                       string
+	maxContext                     int
+	concurrency                    int
+}
 
 func (*assistantModule) name() string        { return "assistant" }
 func (*assistantModule) defaultAddr() string { return "127.0.0.1:9444" }
 
-func (*assistantModule) registerFlags(fs *flag.FlagSet) {}
+func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
+	fs.IntVar(&m.limitPers, "assistant-limit-pers", 1, "concurrent requests per ASSISTANT_API_PERS client")
+	fs.IntVar(&m.limitB2B, "assistant-limit-b2b", 10, "concurrent requests per ASSISTANT_API_B2B client")
+	fs.IntVar(&m.limitCorp, "assistant-limit-corp", 10, "concurrent requests per ASSISTANT_API_CORP client")
+	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
+	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
+	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
+}
 
-func (*assistantModule) migrate(ctx context.Context, db *sqldb.DB) error { return nil }
+func (*assistantModule) migrate(ctx context.Context, db *sqldb.DB) error {
+	return assistantsql.Migrate(ctx, db)
+}
 
-func (*assistantModule) build(ctx context.Context, d deps) (built, error) {
-	mux := chatapi.NewServer(chatapi.Deps{Metrics: d.metrics})
+func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
+	if m.modelIDs != "" && m.modelIDs != "versioned" && m.modelIDs != "bare" {
+		return built{}, fmt.Errorf("--assistant-model-ids: want versioned or bare, got %q", m.modelIDs)
+	}
+	engine, err := openEngine(d.modelsDir, local.Options{MaxContext: m.maxContext, Concurrency: m.concurrency})
+	if err != nil {
+		return built{}, err
+	}
+	models, _ := engine.Models(ctx)
+	if len(models) == 0 {
+		d.log.Warn("assistant: no models served; copy NAME.gguf (and optionally a NAME.json manifest) into the models directory and restart",
+			"models_dir", d.modelsDir)
+	}
+	svc := assistant.NewService(assistantsql.New(d.db), engine, assistant.Config{
+		Limits:  map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
+		BareIDs: m.modelIDs == "bare",
+	})
+	mux := chatapi.NewServer(chatapi.Deps{Metrics: d.metrics, Log: d.log, Service: svc})
 	return built{api: web.API{
 		Name:    "assistant",
-		Handler: mux,
+		Handler: chatapi.WithSessionID(mux),
 		Errors:  chatapi.ErrorWriter(),
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("assistant"),
-	}}, nil
+	}, close: func() { _ = engine.Close() }}, nil
+}
+
+// openEngine opens the models directory, creating it when missing so a fresh
+// deployment starts and says how to add a model instead of failing.
+func openEngine(dir string, opts local.Options) (*local.Engine, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("models directory: %w", err)
+	}
+	return local.Open(dir, opts)
+}
+
+// balanceFlags collects repeated --balance MODEL=TOKENS.
+type balanceFlags []assistant.Balance
+
+func (b *balanceFlags) String() string { return "" }
+func (b *balanceFlags) Set(v string) error {
+	model, n, ok := strings.Cut(v, "=")
+	tokens, err := strconv.ParseInt(n, 10, 64)
+	if !ok || model == "" || err != nil || tokens < 0 {
+		return fmt.Errorf("want MODEL=TOKENS, got %q", v)
+	}
+	*b = append(*b, assistant.Balance{Model: model, Tokens: tokens})
+	return nil
 }
 
 // runAssistant is `partnerapi assistant ...`: provisioning commands.
 func runAssistant(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
-	return errors.New("assistant: no provisioning commands yet")
+	if len(args) < 2 || args[0] != "client" || args[1] != "create" {
+		return errors.New("usage: partnerapi assistant client create --scope ASSISTANT_API_CORP|B2B|PERS [--balance MODEL=TOKENS ...]")
+	}
+	fs := flag.NewFlagSet("assistant client create", flag.ContinueOnError)
+	var store storeConfig
+	store.register(fs)
+	scope := fs.String("scope", "ASSISTANT_API_CORP", "client scope: ASSISTANT_API_PERS, _B2B or _CORP (GIGACHAT_API_* accepted)")
+	var balances balanceFlags
+	fs.Var(&balances, "balance", "prepaid balance MODEL=TOKENS (repeatable; model by bare name)")
+	if err := parseFlags(fs, args[2:], getenv); err != nil {
+		return err
+	}
+	sc, ok := assistant.ParseScope(*scope)
+	if !ok {
+		return fmt.Errorf("--scope: unknown scope %q", *scope)
+	}
+	if !sc.Prepaid() && len(balances) > 0 {
+		return errors.New("--balance: ASSISTANT_API_CORP is postpaid and has no balance")
+	}
+	db, err := store.open(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer db.Close()
+	if err := assistantsql.Migrate(ctx, db); err != nil {
+		return err
+	}
+	creds, err := assistant.NewService(assistantsql.New(db), nil, assistant.Config{}).CreateClient(ctx, sc, balances)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(io.out).Encode(creds)
 }
 
 // runModels is `partnerapi models ...`: the models directory.
 func runModels(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
-	return errors.New("models: no commands yet")
+	if len(args) < 1 || args[0] != "list" {
+		return errors.New("usage: partnerapi models list [--models-dir DIR]")
+	}
+	fs := flag.NewFlagSet("models list", flag.ContinueOnError)
+	dir := fs.String("models-dir", "./models", "directory of GGUF models")
+	if err := parseFlags(fs, args[1:], getenv); err != nil {
+		return err
+	}
+	e, err := local.Open(*dir, local.Options{})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	ms, err := e.Models(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		fmt.Fprintf(io.out, "%s:%s\t%s\tcontext=%d\tfunctions=%v\n", m.Name, m.Version, m.Type, m.ContextWindow, m.SupportsFunctions)
+	}
+	return nil
 }

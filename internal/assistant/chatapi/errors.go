@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"partnerapi/internal/assistant"
 	"partnerapi/internal/web"
 )
 
@@ -14,14 +15,59 @@ type errorBody struct {
 	Message string `json:"message"`
 }
 
+// tokenErrorBody is the token endpoint's envelope (reference §1).
+type tokenErrorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
 func writeError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, errorBody{Status: status, Message: message})
+}
+
+// retryAfter is what a 429 tells clients to wait, in seconds.
+const retryAfter = "1"
+
+// domainError maps the assistant's errors to the envelope: the one place
+// that does.
+func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) {
+	var inv *assistant.InvalidParams
+	var ae *assistant.AuthError
+	switch {
+	case errors.As(err, &ae):
+		code := ae.Code
+		writeJSON(w, ae.Status, tokenErrorBody{Code: code, Message: ae.Message})
+	case errors.As(err, &inv):
+		writeError(w, inv.Status, inv.Message)
+	case errors.Is(err, assistant.ErrUnauthorized):
+		writeError(w, http.StatusUnauthorized, "Unauthorized")
+	case errors.Is(err, assistant.ErrTokenExpired):
+		writeError(w, http.StatusUnauthorized, "Token has expired")
+	case errors.Is(err, assistant.ErrPaymentRequired):
+		writeError(w, http.StatusPaymentRequired, "Payment Required")
+	case errors.Is(err, assistant.ErrPermissionDenied):
+		writeError(w, http.StatusForbidden, "Permission denied")
+	case errors.Is(err, assistant.ErrNoSuchModel):
+		writeError(w, http.StatusNotFound, "No such model")
+	case errors.Is(err, assistant.ErrContextWindow):
+		writeError(w, http.StatusRequestEntityTooLarge, "Payload too large")
+	case errors.Is(err, assistant.ErrNoFunctions):
+		writeError(w, http.StatusUnprocessableEntity, "Requested model does not support functions")
+	case errors.Is(err, assistant.ErrTooManyRequests), errors.Is(err, assistant.ErrEngineBusy):
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, http.StatusTooManyRequests, "Too Many Requests")
+	default:
+		if s.log != nil {
+			s.log.ErrorContext(r.Context(), "assistant: internal error", "err", err, "request_id", web.RequestID(r.Context()))
+		}
+		writeError(w, http.StatusInternalServerError, "Internal Server Error")
+	}
 }
 
 // platformError maps the platform's errors to the assistant envelope.

@@ -4,4 +4,11 @@ import "partnerapi/internal/web"
 
 // addRoutes lists the assistant API. Every route here is in api/assistant.yaml.
 func addRoutes(mux *web.Mux, d Deps) {
+	s := &server{svc: d.Service, log: d.Log}
+	mux.HandleFunc("POST", "/api/v2/oauth", s.oauth)
+	mux.HandleFunc("GET", "/api/v1/models", s.auth(s.models))
+	mux.HandleFunc("GET", "/api/v1/models/{model}", s.auth(s.model))
+	mux.HandleFunc("POST", "/api/v1/chat/completions", s.auth(s.chat))
+	mux.HandleFunc("POST", "/api/v1/tokens/count", s.auth(s.tokensCount))
+	mux.HandleFunc("GET", "/api/v1/balance", s.auth(s.balance))
 }

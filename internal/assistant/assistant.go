@@ -1,0 +1,143 @@
+package assistant
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Scope is a client's contract type; it fixes billing and concurrency.
+type Scope string
+
+// The server's scope names (reference §1). The provider's GIGACHAT_API_*
+// names are accepted as aliases because every real client defaults to them.
+const (
+	ScopePers Scope = "ASSISTANT_API_PERS"
+	ScopeB2B  Scope = "ASSISTANT_API_B2B"
+	ScopeCorp Scope = "ASSISTANT_API_CORP"
+)
+
+// ParseScope normalises a scope name, accepting the GIGACHAT_API_* aliases.
+func ParseScope(s string) (Scope, bool) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "GIGACHAT_API_"); ok {
+		s = "ASSISTANT_API_" + rest
+	}
+	switch Scope(s) {
+	case ScopePers, ScopeB2B, ScopeCorp:
+		return Scope(s), true
+	}
+	return "", false
+}
+
+// Prepaid reports whether the scope pays from a token balance (PERS, B2B);
+// CORP is postpaid and only has its usage recorded.
+func (s Scope) Prepaid() bool { return s != ScopeCorp }
+
+// Client is an API client as stored; the secret is kept only as a hash.
+type Client struct {
+	ID         string
+	SecretHash string
+	Scope      Scope
+	CreatedAt  time.Time
+}
+
+// Token is an issued access token as stored (by hash).
+type Token struct {
+	Hash      string
+	ClientID  string
+	Scope     Scope
+	ExpiresAt time.Time
+}
+
+// Balance is the remaining prepaid tokens of one model.
+type Balance struct {
+	Model  string
+	Tokens int64
+}
+
+// UsageRecord is the postpaid consumption of one client and model.
+type UsageRecord struct {
+	Model  string
+	Tokens int64
+}
+
+// Store persists clients, tokens, balances and usage. Every method is one
+// transaction.
+type Store interface {
+	CreateClient(ctx context.Context, c Client, balances []Balance) error
+	Client(ctx context.Context, id string) (Client, error)
+	SaveToken(ctx context.Context, t Token) error
+	Token(ctx context.Context, hash string) (Token, error)
+	// DeleteExpiredTokens drops tokens that expired before now.
+	DeleteExpiredTokens(ctx context.Context, now time.Time) error
+	Balances(ctx context.Context, clientID string) ([]Balance, error)
+	// Charge takes tokens from a prepaid balance, never below zero. It
+	// returns ErrPaymentRequired when the balance was already exhausted.
+	Charge(ctx context.Context, clientID, model string, tokens int64) error
+	// RecordUsage adds postpaid usage.
+	RecordUsage(ctx context.Context, clientID, model string, tokens int64) error
+	Usage(ctx context.Context, clientID string) ([]UsageRecord, error)
+}
+
+// Domain errors; chatapi/errors.go maps them to the wire.
+var (
+	ErrNotFound         = errors.New("not found")
+	ErrConflict         = errors.New("already exists")
+	ErrUnauthorized     = errors.New("unauthorized")
+	ErrTokenExpired     = errors.New("token has expired")
+	ErrPaymentRequired  = errors.New("payment required")
+	ErrPermissionDenied = errors.New("permission denied")
+	ErrTooManyRequests  = errors.New("too many requests")
+	ErrNoFunctions      = errors.New("requested model does not support functions")
+)
+
+// AuthError is a token-endpoint failure; Code is the provider's numeric code.
+type AuthError struct {
+	Status  int
+	Code    int
+	Message string
+}
+
+func (e *AuthError) Error() string { return e.Message }
+
+// Token-endpoint errors (reference §1).
+var (
+	ErrScopeEmpty       = &AuthError{400, 5, "scope is empty"}
+	ErrScopeInvalid     = &AuthError{400, 1, "scope data format invalid"}
+	ErrScopeNotEntitled = &AuthError{400, 7, "scope from db not fully includes consumed scope"}
+	ErrRqUID            = &AuthError{400, 2, "RqUID header is missing or is not a UUID"}
+	ErrAuthHeader       = &AuthError{401, 4, "Can't decode 'Authorization' header"}
+	ErrCredentials      = &AuthError{401, 6, "credentials doesn't match db data"}
+)
+
+// InvalidParams is a request the service refuses; Status is 400 for a
+// malformed request and 422 for a well-formed one with bad values.
+type InvalidParams struct {
+	Status  int
+	Message string
+}
+
+func (e *InvalidParams) Error() string { return e.Message }
+
+func badRequest(msg string) error { return &InvalidParams{400, msg} }
+func invalid(msg string) error    { return &InvalidParams{422, "Invalid params: " + msg} }
+
+// newSecret returns a high-entropy random token, URL-safe.
+func newSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// HashSecret hashes a high-entropy secret for storage; sha256 suffices because
+// the secrets are random 256-bit values, not passwords.
+func HashSecret(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}

@@ -1,0 +1,137 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"regexp"
+)
+
+// ChatRequest is a chat completion request as decoded from the wire; nil
+// pointers mean "use the default" (reference §3.2).
+type ChatRequest struct {
+	Model             string
+	Messages          []Message
+	Functions         []Function
+	Temperature       *float64
+	TopP              *float64
+	N                 *int
+	MaxTokens         *int
+	RepetitionPenalty *float64
+	UpdateInterval    float64
+}
+
+// Defaults of the chat parameters (reference §3.2).
+const (
+	DefaultTemperature       = 0.87
+	DefaultTopP              = 0.47
+	DefaultRepetitionPenalty = 1.07
+	DefaultMaxTokens         = 512
+)
+
+var (
+	roles        = map[string]bool{"system": true, "user": true, "assistant": true, "function": true, "search_result": true, "function_in_progress": true}
+	functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Chat is a validated request ready to run: the resolved model and the
+// engine request.
+type Chat struct {
+	Principal Principal
+	Model     ModelInfo
+	Request   GenerateRequest
+}
+
+// PrepareChat validates req, resolves its model and checks the client's
+// funds, so that every refusal happens before a stream starts.
+func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest) (Chat, error) {
+	if req.Model == "" {
+		return Chat{}, badRequest("model is required")
+	}
+	if len(req.Messages) == 0 {
+		return Chat{}, badRequest("messages must not be empty")
+	}
+	for i, m := range req.Messages {
+		if !roles[m.Role] {
+			return Chat{}, invalid("unknown message role " + m.Role)
+		}
+		if m.Role == "system" && i != 0 {
+			return Chat{}, invalid("system message must be the first message")
+		}
+	}
+	g := GenerateRequest{
+		Messages:          req.Messages,
+		Functions:         req.Functions,
+		Temperature:       DefaultTemperature,
+		TopP:              DefaultTopP,
+		RepetitionPenalty: DefaultRepetitionPenalty,
+		MaxTokens:         DefaultMaxTokens,
+		N:                 1,
+	}
+	if v := req.Temperature; v != nil {
+		if *v < 0 || *v > 2 {
+			return Chat{}, invalid("temperature must be in range [0, 2]")
+		}
+		g.Temperature = *v
+	}
+	if v := req.TopP; v != nil {
+		if *v < 0 || *v > 1 {
+			return Chat{}, invalid("top_p must be in range [0, 1]")
+		}
+		g.TopP = *v
+	}
+	if v := req.RepetitionPenalty; v != nil {
+		if *v <= 0 {
+			return Chat{}, invalid("repetition_penalty must be in range (0, +inf)")
+		}
+		g.RepetitionPenalty = *v
+	}
+	if v := req.N; v != nil {
+		if *v < 1 || *v > 4 {
+			return Chat{}, invalid("n must be in range [1, 4]")
+		}
+		g.N = *v
+	}
+	if v := req.MaxTokens; v != nil {
+		if *v < 1 {
+			return Chat{}, invalid("max_tokens must be positive")
+		}
+		// Huge values (clients send 999999999) are clamped by the engine to
+		// the room the prompt leaves in the context window.
+		g.MaxTokens = *v
+	}
+	if req.UpdateInterval < 0 {
+		return Chat{}, invalid("update_interval must not be negative")
+	}
+	for _, f := range req.Functions {
+		if !functionName.MatchString(f.Name) {
+			return Chat{}, invalid("function name must be Latin letters, digits and underscores, not starting with a digit")
+		}
+	}
+	m, err := s.ResolveModel(ctx, req.Model)
+	if err != nil {
+		return Chat{}, err
+	}
+	if len(req.Functions) > 0 && !m.SupportsFunctions {
+		return Chat{}, ErrNoFunctions
+	}
+	if err := s.checkFunds(ctx, p, m.Name); err != nil {
+		return Chat{}, err
+	}
+	g.Model = m.Name
+	return Chat{Principal: p, Model: m, Request: g}, nil
+}
+
+// Run generates a prepared chat and bills it. Generation that ends with
+// the client gone is billed for nothing, because the engine reports no usage.
+func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Result, error) {
+	res, err := s.engine.Generate(ctx, c.Request, emit)
+	if err != nil {
+		return res, err
+	}
+	// Billing must not be lost when the client disconnects right after the
+	// last token.
+	if berr := s.bill(context.WithoutCancel(ctx), c.Principal, c.Model.Name, res.Usage); berr != nil {
+		return res, errors.Join(errors.New("billing failed"), berr)
+	}
+	return res, nil
+}

@@ -1,0 +1,119 @@
+package chatapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"partnerapi/internal/assistant"
+)
+
+// wireMessage is a chat message as clients send it; unknown keys
+// (attachments, id, functions_state_id) are ignored (reference §6).
+type wireMessage struct {
+	Role         string            `json:"role"`
+	Content      *string           `json:"content"`
+	Name         string            `json:"name"`
+	FunctionCall *wireFunctionCall `json:"function_call"`
+}
+
+type wireFunctionCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+type wireFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type wireChatRequest struct {
+	Model             string          `json:"model"`
+	Messages          []wireMessage   `json:"messages"`
+	Functions         []wireFunction  `json:"functions"`
+	Temperature       *float64        `json:"temperature"`
+	TopP              *float64        `json:"top_p"`
+	N                 *int            `json:"n"`
+	Stream            bool            `json:"stream"`
+	MaxTokens         *int64          `json:"max_tokens"`
+	RepetitionPenalty *float64        `json:"repetition_penalty"`
+	UpdateInterval    float64         `json:"update_interval"`
+	FunctionCall      json.RawMessage `json:"function_call"`
+}
+
+// decodeChatRequest parses a chat completion body. It returns a 400-class
+// InvalidParams for anything that is not a well-formed request.
+func decodeChatRequest(r io.Reader) (assistant.ChatRequest, bool, error) {
+	var w wireChatRequest
+	if err := decodeJSON(r, &w); err != nil {
+		return assistant.ChatRequest{}, false, err
+	}
+	req := assistant.ChatRequest{
+		Model:             w.Model,
+		Temperature:       w.Temperature,
+		TopP:              w.TopP,
+		N:                 w.N,
+		RepetitionPenalty: w.RepetitionPenalty,
+		UpdateInterval:    w.UpdateInterval,
+	}
+	if w.MaxTokens != nil {
+		// Clamp before converting so 999999999999 does not overflow an int
+		// on 32-bit builds; the engine clamps again to the context window.
+		v := int(min(*w.MaxTokens, 1<<30))
+		req.MaxTokens = &v
+	}
+	for i, m := range w.Messages {
+		if m.Role == "" {
+			return req, false, &assistant.InvalidParams{Status: 400, Message: fmt.Sprintf("messages[%d].role is required", i)}
+		}
+		msg := assistant.Message{Role: m.Role, Name: m.Name}
+		if m.Content != nil {
+			msg.Content = *m.Content
+		}
+		if m.FunctionCall != nil {
+			msg.FunctionCall = &assistant.FunctionCall{Name: m.FunctionCall.Name, Arguments: m.FunctionCall.Arguments}
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	for _, f := range w.Functions {
+		req.Functions = append(req.Functions, assistant.Function{Name: f.Name, Description: f.Description, Parameters: f.Parameters})
+	}
+	return req, w.Stream, nil
+}
+
+type wireTokensCount struct {
+	Model string   `json:"model"`
+	Input []string `json:"input"`
+}
+
+func decodeTokensCount(r io.Reader) (wireTokensCount, error) {
+	var w wireTokensCount
+	if err := decodeJSON(r, &w); err != nil {
+		return w, err
+	}
+	if w.Model == "" {
+		return w, &assistant.InvalidParams{Status: 400, Message: "model is required"}
+	}
+	return w, nil
+}
+
+// errBodyTooLarge passes the platform's body-limit error through decoding.
+var errBodyTooLarge = errors.New("body too large")
+
+func decodeJSON(r io.Reader, v any) error {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return errors.Join(errBodyTooLarge, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return &assistant.InvalidParams{Status: 400, Message: "invalid JSON body: " + err.Error()}
+	}
+	if dec.More() {
+		return &assistant.InvalidParams{Status: 400, Message: "invalid JSON body: trailing data"}
+	}
+	return nil
+}

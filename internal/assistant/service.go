@@ -1,0 +1,272 @@
+package assistant
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config holds the service's tunables (reference §5: make them configurable).
+type Config struct {
+	TokenTTL time.Duration    // 30 minutes by default
+	Limits   map[Scope]int    // concurrent requests per client by scope
+	BareIDs  bool             // list models by bare name instead of name:version
+	Now      func() time.Time // for tests
+}
+
+// Service is the assistant domain: clients, tokens, models, chat.
+type Service struct {
+	store  Store
+	engine Engine
+	cfg    Config
+
+	mu     sync.Mutex
+	active map[string]int
+}
+
+// NewService builds the service, filling defaults.
+func NewService(store Store, engine Engine, cfg Config) *Service {
+	if cfg.TokenTTL == 0 {
+		cfg.TokenTTL = 30 * time.Minute
+	}
+	if cfg.Limits == nil {
+		cfg.Limits = map[Scope]int{ScopePers: 1, ScopeB2B: 10, ScopeCorp: 10}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{store: store, engine: engine, cfg: cfg, active: map[string]int{}}
+}
+
+// Credentials are what `client create` prints once; only hashes are stored.
+type Credentials struct {
+	ClientID         string `json:"client_id"`
+	ClientSecret     string `json:"client_secret"`
+	AuthorizationKey string `json:"authorization_key"`
+}
+
+// CreateClient provisions a client with optional prepaid balances.
+func (s *Service) CreateClient(ctx context.Context, scope Scope, balances []Balance) (Credentials, error) {
+	id := newUUID()
+	secret := newSecret()
+	err := s.store.CreateClient(ctx, Client{ID: id, SecretHash: HashSecret(secret), Scope: scope, CreatedAt: s.cfg.Now()}, balances)
+	if err != nil {
+		return Credentials{}, err
+	}
+	return Credentials{id, secret, base64.StdEncoding.EncodeToString([]byte(id + ":" + secret))}, nil
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// IsUUID reports whether s is a UUID in the 36-character form.
+func IsUUID(s string) bool { return uuidRE.MatchString(s) }
+
+// IssueToken checks a Basic authorization value and a requested scope and
+// returns a fresh access token.
+func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope string) (string, time.Time, error) {
+	if !IsUUID(rqUID) {
+		return "", time.Time{}, ErrRqUID
+	}
+	key, ok := strings.CutPrefix(authorization, "Basic ")
+	if !ok {
+		return "", time.Time{}, ErrAuthHeader
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
+	if err != nil {
+		return "", time.Time{}, ErrAuthHeader
+	}
+	id, secret, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return "", time.Time{}, ErrAuthHeader
+	}
+	if scope == "" {
+		return "", time.Time{}, ErrScopeEmpty
+	}
+	sc, ok := ParseScope(scope)
+	if !ok {
+		return "", time.Time{}, ErrScopeInvalid
+	}
+	c, err := s.store.Client(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return "", time.Time{}, ErrCredentials
+	} else if err != nil {
+		return "", time.Time{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(c.SecretHash), []byte(HashSecret(secret))) != 1 {
+		return "", time.Time{}, ErrCredentials
+	}
+	if sc != c.Scope {
+		return "", time.Time{}, ErrScopeNotEntitled
+	}
+	tok := newSecret()
+	exp := s.cfg.Now().Add(s.cfg.TokenTTL).Truncate(time.Millisecond)
+	if err := s.store.SaveToken(ctx, Token{Hash: HashSecret(tok), ClientID: c.ID, Scope: sc, ExpiresAt: exp}); err != nil {
+		return "", time.Time{}, err
+	}
+	return tok, exp, nil
+}
+
+// Principal is the authenticated caller of an /api/v1 request.
+type Principal struct {
+	ClientID string
+	Scope    Scope
+}
+
+// Authenticate resolves a bearer token.
+func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if token == "" {
+		return Principal{}, ErrUnauthorized
+	}
+	t, err := s.store.Token(ctx, HashSecret(token))
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, ErrUnauthorized
+	} else if err != nil {
+		return Principal{}, err
+	}
+	if !s.cfg.Now().Before(t.ExpiresAt) {
+		return Principal{}, ErrTokenExpired
+	}
+	return Principal{ClientID: t.ClientID, Scope: t.Scope}, nil
+}
+
+// Acquire takes one of the client's concurrent-request slots; release frees
+// it and is safe to call more than once.
+func (s *Service) Acquire(p Principal) (release func(), err error) {
+	limit := s.cfg.Limits[p.Scope]
+	if limit <= 0 {
+		limit = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active[p.ClientID] >= limit {
+		return nil, ErrTooManyRequests
+	}
+	s.active[p.ClientID]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.active[p.ClientID]--; s.active[p.ClientID] <= 0 {
+				delete(s.active, p.ClientID)
+			}
+		})
+	}, nil
+}
+
+// ModelID is a model's public id.
+func (s *Service) ModelID(m ModelInfo) string {
+	if s.cfg.BareIDs {
+		return m.Name
+	}
+	return m.Name + ":" + m.Version
+}
+
+// Models lists the engine's models.
+func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
+	return s.engine.Models(ctx)
+}
+
+// ResolveModel accepts NAME, NAME:latest and NAME:version.
+func (s *Service) ResolveModel(ctx context.Context, id string) (ModelInfo, error) {
+	name, version, hasVersion := strings.Cut(id, ":")
+	models, err := s.engine.Models(ctx)
+	if err != nil {
+		return ModelInfo{}, err
+	}
+	for _, m := range models {
+		if m.Name != name {
+			continue
+		}
+		if !hasVersion || version == "latest" || version == m.Version {
+			return m, nil
+		}
+	}
+	return ModelInfo{}, ErrNoSuchModel
+}
+
+// TokenCount is the size of one input.
+type TokenCount struct {
+	Tokens     int
+	Characters int
+}
+
+// CountTokens counts the tokens of every input with the model's tokenizer.
+func (s *Service) CountTokens(ctx context.Context, model string, inputs []string) ([]TokenCount, error) {
+	m, err := s.ResolveModel(ctx, model)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TokenCount, 0, len(inputs))
+	for _, in := range inputs {
+		n, err := s.engine.CountTokens(ctx, m.Name, in)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, TokenCount{Tokens: n, Characters: len([]rune(in))})
+	}
+	return out, nil
+}
+
+// Balance returns a prepaid client's balances; postpaid clients have none.
+func (s *Service) Balance(ctx context.Context, p Principal) ([]Balance, error) {
+	if !p.Scope.Prepaid() {
+		return nil, ErrPermissionDenied
+	}
+	return s.store.Balances(ctx, p.ClientID)
+}
+
+// Usage returns a client's recorded postpaid usage.
+func (s *Service) Usage(ctx context.Context, clientID string) ([]UsageRecord, error) {
+	return s.store.Usage(ctx, clientID)
+}
+
+// bill charges the billable tokens of a finished generation.
+func (s *Service) bill(ctx context.Context, p Principal, model string, u Usage) error {
+	billable := int64(u.PromptTokens + u.CompletionTokens - u.PrecachedPromptTokens)
+	if billable <= 0 {
+		return nil
+	}
+	if p.Scope.Prepaid() {
+		err := s.store.Charge(ctx, p.ClientID, model, billable)
+		if errors.Is(err, ErrPaymentRequired) {
+			// The balance ran out during this generation; the answer was
+			// already produced, so it is not refused after the fact.
+			return nil
+		}
+		return err
+	}
+	return s.store.RecordUsage(ctx, p.ClientID, model, billable)
+}
+
+// checkFunds refuses a prepaid client whose balance for the model is gone.
+func (s *Service) checkFunds(ctx context.Context, p Principal, model string) error {
+	if !p.Scope.Prepaid() {
+		return nil
+	}
+	bs, err := s.store.Balances(ctx, p.ClientID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if b.Model == model && b.Tokens > 0 {
+			return nil
+		}
+	}
+	return ErrPaymentRequired
+}
+
+func newUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
