@@ -1,0 +1,71 @@
+package bankingsql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"partnerapi/internal/banking"
+)
+
+var _ banking.WebhookOutbox = (*PaymentStore)(nil)
+
+func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int) ([]banking.WebhookEvent, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT id, org_id, external_id, status, comment, event_time, attempts
+		FROM banking_payment_webhooks WHERE state = 'PENDING' AND next_at <= $1 ORDER BY next_at, id LIMIT $2`, micros(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due webhooks: %w", err)
+	}
+	defer rows.Close()
+	var out []banking.WebhookEvent
+	for rows.Next() {
+		var ev banking.WebhookEvent
+		var at int64
+		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &ev.Attempts); err != nil {
+			return nil, err
+		}
+		ev.EventTime = time.UnixMicro(at).UTC()
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a banking.WebhookAttempt, delivered bool, next time.Time) error {
+	state, nextAt := "PENDING", micros(next)
+	var deliveredAt any
+	switch {
+	case delivered:
+		state, nextAt, deliveredAt = "DELIVERED", 0, micros(a.At)
+	case next.IsZero():
+		state, nextAt = "FAILED", 0
+	}
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhook_log (webhook_id, attempt, at, http_status, error) VALUES ($1,$2,$3,$4,$5)`,
+			id, a.Attempt, micros(a.At), a.HTTPStatus, a.Error); err != nil {
+			return fmt.Errorf("webhook log: %w", err)
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = $1, attempts = $2, next_at = $3, delivered_at = $4, last_error = $5 WHERE id = $6`,
+			state, a.Attempt, nextAt, deliveredAt, a.Error, id)
+		return err
+	})
+}
+
+func (s *PaymentStore) WebhookLog(ctx context.Context, id int64) ([]banking.WebhookAttempt, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT attempt, at, http_status, error FROM banking_payment_webhook_log WHERE webhook_id = $1 ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("webhook log: %w", err)
+	}
+	defer rows.Close()
+	var out []banking.WebhookAttempt
+	for rows.Next() {
+		var a banking.WebhookAttempt
+		var at int64
+		if err := rows.Scan(&a.Attempt, &at, &a.HTTPStatus, &a.Error); err != nil {
+			return nil, err
+		}
+		a.At = time.UnixMicro(at).UTC()
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}

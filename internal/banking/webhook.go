@@ -1,0 +1,119 @@
+package banking
+
+import (
+	"context"
+	"time"
+)
+
+// WebhookEvent is one queued final-status notification (reference §12).
+// The outbox row is written in the transaction that sets the final status.
+type WebhookEvent struct {
+	ID          int64     `json:"-"`
+	OrgID       string    `json:"-"`
+	ExternalID  string    `json:"externalId"`
+	BankStatus  string    `json:"bankStatus"`
+	BankComment string    `json:"bankComment"`
+	EventTime   time.Time `json:"eventTime"`
+	Attempts    int       `json:"-"`
+}
+
+// WebhookAttempt is one delivery try as the log records it.
+type WebhookAttempt struct {
+	Attempt    int
+	At         time.Time
+	HTTPStatus int // 0: no answer
+	Error      string
+}
+
+// WebhookOutbox is the durable queue of final-status events.
+type WebhookOutbox interface {
+	// DueWebhooks returns pending events whose next attempt is due at now.
+	DueWebhooks(ctx context.Context, now time.Time, limit int) ([]WebhookEvent, error)
+	// RecordWebhookAttempt logs an attempt and sets the event's state:
+	// delivered, retry at next, or given up (next zero and !delivered).
+	RecordWebhookAttempt(ctx context.Context, id int64, a WebhookAttempt, delivered bool, next time.Time) error
+	// WebhookLog lists the attempts of an event, oldest first.
+	WebhookLog(ctx context.Context, id int64) ([]WebhookAttempt, error)
+}
+
+// WebhookSender posts one event; it returns the HTTP status (0 when there
+// was no answer) and a transport error.
+type WebhookSender interface {
+	Send(ctx context.Context, ev WebhookEvent) (status int, err error)
+}
+
+// retryableStatus: the codes the bank retries on (reference §12); others
+// end the delivery.
+var retryableStatus = map[int]bool{408: true, 409: true, 429: true, 500: true, 502: true, 503: true, 504: true, 507: true, 508: true, 509: true}
+
+// WebhookDispatcher drains the outbox with exponential backoff. State lives
+// in the store, so a restart resumes where the last process stopped.
+type WebhookDispatcher struct {
+	Outbox      WebhookOutbox
+	Sender      WebhookSender
+	MaxAttempts int           // 0 means 10
+	BaseBackoff time.Duration // 0 means 5s; doubles per attempt
+	MaxBackoff  time.Duration // 0 means 1h
+	Now         func() time.Time
+}
+
+func (d *WebhookDispatcher) backoff(attempt int) time.Duration {
+	base, max := d.BaseBackoff, d.MaxBackoff
+	if base == 0 {
+		base = 5 * time.Second
+	}
+	if max == 0 {
+		max = time.Hour
+	}
+	b := base
+	for i := 1; i < attempt && b < max; i++ {
+		b *= 2
+	}
+	return min(b, max)
+}
+
+// RunOnce delivers the due events once each and reports how many it tried.
+func (d *WebhookDispatcher) RunOnce(ctx context.Context) (int, error) {
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
+	}
+	maxAttempts := d.MaxAttempts
+	if maxAttempts == 0 {
+		maxAttempts = 10
+	}
+	evs, err := d.Outbox.DueWebhooks(ctx, now(), 100)
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range evs {
+		status, serr := d.Sender.Send(ctx, ev)
+		a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status}
+		if serr != nil {
+			a.Error = serr.Error()
+		}
+		delivered := serr == nil && status >= 200 && status < 300
+		var next time.Time
+		if !delivered && a.Attempt < maxAttempts && (serr != nil || retryableStatus[status]) {
+			next = a.At.Add(d.backoff(a.Attempt))
+		}
+		if err := d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next); err != nil {
+			return 0, err
+		}
+	}
+	return len(evs), nil
+}
+
+// Run drains the outbox every interval until ctx ends.
+func (d *WebhookDispatcher) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		_, _ = d.RunOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
