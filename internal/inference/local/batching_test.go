@@ -1,0 +1,208 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"partnerapi/internal/assistant"
+)
+
+func statsOf(t *testing.T, e *Engine) Stats {
+	t.Helper()
+	st := e.Stats()
+	if len(st) != 1 || st[0].Model != "stories260K" {
+		t.Fatalf("stats %+v", st)
+	}
+	return st[0]
+}
+
+// TestBatchedGreedyMatchesAlone runs 10 concurrent greedy requests (one with
+// two choices) and checks that each returns exactly what it returns alone,
+// and that they really shared decode steps.
+func TestBatchedGreedyMatchesAlone(t *testing.T) {
+	prompts := []string{"Once upon a time", "Lily and Tom went to the", "The cat", "One day, a little boy",
+		"Sam had a big red ball", "The sun was", "Once upon a time there", "Mom said", "The dog ran", "A bird"}
+	req := func(i int) assistant.GenerateRequest {
+		return assistant.GenerateRequest{Model: "stories260K", Messages: userMessage(prompts[i]), MaxTokens: 30 + i, N: 1 + i%5/4}
+	}
+	alone := openEngine(t, "", Options{Concurrency: 1, PrefixCache: -1})
+	want := make([]assistant.Result, len(prompts))
+	for i := range prompts {
+		res, err := alone.Generate(context.Background(), req(i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = res
+	}
+	e := openEngine(t, "", Options{Concurrency: 10, PrefixCache: -1})
+	got := make([]assistant.Result, len(prompts))
+	streamed := make([][]string, len(prompts))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range prompts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			streamed[i] = make([]string, req(i).N)
+			<-start
+			res, err := e.Generate(context.Background(), req(i), func(d assistant.Delta) error {
+				streamed[i][d.Index] += d.Text
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = res
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range prompts {
+		if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+			t.Errorf("request %d batched:\n%+v\nalone:\n%+v", i, got[i], want[i])
+		}
+		for c, s := range streamed[i] {
+			if s != got[i].Choices[c].Text {
+				t.Errorf("request %d choice %d streamed %q", i, c, s)
+			}
+		}
+	}
+	st := statsOf(t, e)
+	if st.MaxBatch < 2 {
+		t.Errorf("requests never shared a step: %+v", st)
+	}
+	if st.ActiveSequences != 0 || st.KVBytes != 0 || st.ActiveRequests != 0 {
+		t.Errorf("after all requests: %+v", st)
+	}
+}
+
+// TestCancelFreesSlotAndKV cancels a stream mid-generation and checks that
+// its sequence left the batch with its KV memory and its slot is free.
+func TestCancelFreesSlotAndKV(t *testing.T) {
+	e := openEngine(t, "", Options{Concurrency: 1, QueueDepth: 1})
+	req := assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 500, N: 2}
+	ctx, cancel := context.WithCancel(context.Background())
+	var during Stats
+	deltas := 0
+	_, err := e.Generate(ctx, req, func(assistant.Delta) error {
+		deltas++
+		if deltas == 6 {
+			during = statsOf(t, e)
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled stream: %v", err)
+	}
+	if during.ActiveSequences != 2 || during.ActiveRequests != 1 || during.KVBytes == 0 {
+		t.Errorf("while streaming: %+v", during)
+	}
+	after := statsOf(t, e)
+	if after.ActiveSequences != 0 || after.KVBytes != 0 || after.ActiveRequests != 0 || after.CachedPrompts != 0 {
+		t.Errorf("after cancel: %+v", after)
+	}
+	// The only slot is free again: a request gets it without waiting.
+	quick, stop := context.WithTimeout(context.Background(), 2*time.Second)
+	defer stop()
+	if _, err := e.Generate(quick, assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("The cat"), MaxTokens: 3}, nil); err != nil {
+		t.Errorf("after cancel the slot is still taken: %v", err)
+	}
+	// The emit-error path frees it as well.
+	boom := errors.New("client gone")
+	if _, err := e.Generate(context.Background(), req, func(assistant.Delta) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("emit error: %v", err)
+	}
+	if st := statsOf(t, e); st.ActiveSequences != 0 || st.KVBytes != 0 {
+		t.Errorf("after emit error: %+v", st)
+	}
+}
+
+// TestPrefixCacheHit checks that a prompt extending a finished one reuses
+// its KV entries, that the hit is counted, and that output is unchanged.
+func TestPrefixCacheHit(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	gen := func(e *Engine, text string) assistant.Result {
+		t.Helper()
+		res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: userMessage(text), MaxTokens: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	gen(e, "Lily and Tom went to the")
+	if st := statsOf(t, e); st.PrefixHits != 0 || st.CachedPrompts != 1 || st.CachedKVBytes == 0 {
+		t.Errorf("after the first prompt: %+v", st)
+	}
+	res := gen(e, "Lily and Tom went to the park")
+	// At least the first prompt is reused (more when its completion began
+	// the same way), never the last prompt token, whose logits are needed.
+	if p := res.Usage.PrecachedPromptTokens; p < 9 || p >= res.Usage.PromptTokens {
+		t.Errorf("precached %d of %d, want at least the 9-token first prompt", p, res.Usage.PromptTokens)
+	}
+	if st := statsOf(t, e); st.PrefixHits != 1 {
+		t.Errorf("hits %+v", st)
+	}
+	// The same prompt again hits too and its identical entry replaces the
+	// old one rather than filling the cache with copies.
+	before := statsOf(t, e).CachedPrompts
+	gen(e, "Lily and Tom went to the park")
+	if st := statsOf(t, e); st.PrefixHits != 2 || st.CachedPrompts != before {
+		t.Errorf("repeat: %+v (cached before %d)", st, before)
+	}
+	if fresh := gen(openEngine(t, "", Options{PrefixCache: -1}), "Lily and Tom went to the park"); fresh.Choices[0] != res.Choices[0] {
+		t.Errorf("prefix reuse changed the output: %q vs %q", res.Choices[0].Text, fresh.Choices[0].Text)
+	}
+}
+
+// TestBusyWhenQueueFull fills the only slot and the one-place queue, then
+// expects ErrEngineBusy at once.
+func TestBusyWhenQueueFull(t *testing.T) {
+	e := openEngine(t, "", Options{Concurrency: 1, QueueDepth: 1})
+	req := assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 5}
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		first := true
+		if _, err := e.Generate(context.Background(), req, func(assistant.Delta) error {
+			if first {
+				first = false
+				close(started)
+				<-release
+			}
+			return nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-started
+	go func() {
+		defer wg.Done()
+		if _, err := e.Generate(context.Background(), req, nil); err != nil {
+			t.Errorf("queued request: %v", err)
+		}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); statsOf(t, e).QueuedRequests != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("second request never queued")
+		}
+	}
+	begin := time.Now()
+	if _, err := e.Generate(context.Background(), req, nil); !errors.Is(err, assistant.ErrEngineBusy) {
+		t.Errorf("third request with a full queue: %v", err)
+	}
+	if d := time.Since(begin); d > time.Second {
+		t.Errorf("busy error took %v", d)
+	}
+	close(release)
+	wg.Wait()
+	if st := statsOf(t, e); st.QueuedRequests != 0 || st.ActiveRequests != 0 {
+		t.Errorf("after: %+v", st)
+	}
+}
