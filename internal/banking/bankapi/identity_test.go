@@ -1,0 +1,201 @@
+package bankapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/gost"
+	"partnerapi/internal/storetest"
+)
+
+// idEnv is a banking server over a real, sandbox-seeded identity store
+// with a movable clock.
+type idEnv struct {
+	srv *httptest.Server
+	id  *banking.Identity
+	now time.Time
+}
+
+func newIDEnv(t *testing.T) *idEnv {
+	t.Helper()
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	if err := bankingsql.MigrateIdentity(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	store := bankingsql.NewIdentityStore(db)
+	e := &idEnv{id: banking.NewIdentity(store), now: time.Now()}
+	e.id.Now = func() time.Time { return e.now }
+	if err := e.id.SeedSandbox(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mux := NewServer(Deps{Auth: e.id, Identity: e.id, Signatures: banking.NewSignatureVerifier(banking.ContourSandbox, store)})
+	e.srv = httptest.NewServer(mux)
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+func (e *idEnv) token(t *testing.T, scopes ...string) banking.TokenPair {
+	t.Helper()
+	p, err := e.id.IssueTokens(context.Background(), banking.SandboxClientID, banking.SandboxOrgID, banking.SandboxUserID, scopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (e *idEnv) get(t *testing.T, path, auth string, into any) (int, errorBody) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb errorBody
+	if resp.StatusCode != http.StatusOK {
+		_ = json.NewDecoder(resp.Body).Decode(&eb)
+		return resp.StatusCode, eb
+	}
+	if into != nil {
+		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode, eb
+}
+
+func TestIdentityAuth(t *testing.T) {
+	e := newIDEnv(t)
+	good := e.token(t, banking.ScopeGetClientAccounts)
+	revoked := e.token(t, banking.ScopeGetClientAccounts)
+	if err := e.id.Revoke(context.Background(), banking.SandboxClientID, revoked.AccessToken); err != nil {
+		t.Fatal(err)
+	}
+	noScope := e.token(t, banking.ScopePayDocRU)
+	tests := []struct {
+		name   string
+		auth   string
+		status int
+		cause  string
+	}{
+		{"bearer", "Bearer " + good.AccessToken, 200, ""},
+		{"bare token", good.AccessToken, 200, ""},
+		{"no token", "", 401, "UNAUTHORIZED"},
+		{"unknown token", "Bearer 00000000-0000-4000-8000-000000000000-1", 401, "UNAUTHORIZED"},
+		{"refresh token is not an access token", "Bearer " + good.RefreshToken, 401, "UNAUTHORIZED"},
+		{"revoked", "Bearer " + revoked.AccessToken, 401, "UNAUTHORIZED"},
+		{"missing scope", "Bearer " + noScope.AccessToken, 403, "ACTION_ACCESS_EXCEPTION"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, eb := e.get(t, "/fintech/api/v1/client-info", tt.auth, nil)
+			if status != tt.status || eb.Cause != tt.cause {
+				t.Fatalf("status %d cause %q, want %d %q", status, eb.Cause, tt.status, tt.cause)
+			}
+			if status != 200 && eb.ReferenceID == "" {
+				t.Fatal("error without referenceId")
+			}
+		})
+	}
+	t.Run("expired", func(t *testing.T) {
+		e.now = e.now.Add(banking.AccessTokenTTL)
+		defer func() { e.now = e.now.Add(-banking.AccessTokenTTL) }()
+		if status, eb := e.get(t, "/fintech/api/v1/client-info", good.AccessToken, nil); status != 401 || eb.Cause != "UNAUTHORIZED" {
+			t.Fatalf("expired token: %d %q", status, eb.Cause)
+		}
+	})
+}
+
+func TestClientInfo(t *testing.T) {
+	e := newIDEnv(t)
+	tok := e.token(t, banking.ScopeGetClientAccounts)
+	var ci map[string]any
+	if status, eb := e.get(t, "/fintech/api/v1/client-info", tok.AccessToken, &ci); status != 200 {
+		t.Fatalf("%d %+v", status, eb)
+	}
+	if ci["inn"] != banking.SandboxOrgINN || ci["ogrn"] != banking.SandboxOrgOGRN {
+		t.Fatalf("org %v", ci)
+	}
+	if kpps := ci["kpps"].([]any); len(kpps) != 1 || kpps[0] != banking.SandboxOrgKPP {
+		t.Fatalf("kpps %v", kpps)
+	}
+	accts := ci["accounts"].([]any)
+	if len(accts) != 2 {
+		t.Fatalf("accounts %v", accts)
+	}
+	a := accts[0].(map[string]any)
+	if a["number"] != banking.SandboxAccount || a["bic"] != banking.SandboxBIC || a["state"] != "OPEN" ||
+		a["currencyCode"] != "810" || a["mode"] != "STANDART" || a["closeDate"] != nil {
+		t.Fatalf("account %v", a)
+	}
+}
+
+func TestCryptoInfo(t *testing.T) {
+	e := newIDEnv(t)
+	tok := e.token(t, banking.ScopeGetCryptoInfo)
+	eio := e.token(t, banking.ScopeGetCryptoInfoEIO)
+	for _, c := range []struct {
+		path, token string
+		status      int
+	}{
+		{"/fintech/api/v1/crypto", tok.AccessToken, 200},
+		{"/fintech/api/v1/crypto/eio", eio.AccessToken, 200},
+		{"/fintech/api/v1/crypto/eio", tok.AccessToken, 403},
+		{"/fintech/api/v1/crypto", eio.AccessToken, 403},
+	} {
+		var ci cryptoInfo
+		status, _ := e.get(t, c.path, c.token, &ci)
+		if status != c.status {
+			t.Fatalf("%s: %d, want %d", c.path, status, c.status)
+		}
+		if status != 200 {
+			continue
+		}
+		uuids := map[string]string{}
+		for _, p := range ci.CryptoProfileInfos {
+			for _, info := range p.CertificateInfos {
+				uuids[info.UUID] = p.TypeName
+				der, err := base64.StdEncoding.DecodeString(info.Cert)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cert, err := gost.ParseCertificate(der)
+				if err != nil || cert.SerialHex != info.SerialNumber || cert.Issuer != info.Issuer || !info.Active {
+					t.Fatalf("certificate %s: %v", info.UUID, err)
+				}
+			}
+		}
+		if len(uuids) != 4 || uuids[banking.SandboxCertQualified] != "UKEP_UL" || uuids[banking.SandboxCertSole] != "SMS" {
+			t.Fatalf("profiles %v", uuids)
+		}
+	}
+}
+
+func TestIdentityRoutesWithoutIdentity(t *testing.T) {
+	srv := httptest.NewServer(NewServer(Deps{Auth: fakeAuth{"t": {OrgID: "o", Scopes: []string{banking.ScopeGetClientAccounts}}}}))
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/fintech/api/v1/client-info", nil)
+	req.Header.Set("Authorization", "t")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb errorBody
+	_ = json.NewDecoder(resp.Body).Decode(&eb)
+	if resp.StatusCode != 503 || !strings.Contains(eb.Cause, "UNAVAILABLE") {
+		t.Fatalf("%d %+v", resp.StatusCode, eb)
+	}
+}

@@ -1,0 +1,239 @@
+package bankapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+)
+
+const (
+	oaClient   = "oauth-test-app"
+	oaSecret   = "s3cret-s3cret-s3cret-s3cret-s3cret-s3cre"
+	oaRedirect = "https://partner.example/cb"
+	oaVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+)
+
+func noRedirect() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (e *idEnv) addApp(t *testing.T) {
+	t.Helper()
+	err := e.id.Store.CreateApp(context.Background(), banking.PartnerApp{ClientID: oaClient, Name: "Test partner",
+		SecretHash: banking.HashSecret(oaSecret), RedirectURIs: []string{oaRedirect}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func challenge(v string) string {
+	s := sha256.Sum256([]byte(v))
+	return base64.RawURLEncoding.EncodeToString(s[:])
+}
+
+func authorizeForm(extra map[string]string) url.Values {
+	v := url.Values{"response_type": {"code"}, "client_id": {oaClient}, "redirect_uri": {oaRedirect},
+		"scope": {"openid GET_CLIENT_ACCOUNTS"}, "state": {"xyz"}, "code_challenge": {challenge(oaVerifier)},
+		"code_challenge_method": {"S256"}, "login": {banking.SandboxUserLogin}, "password": {banking.SandboxUserPassword},
+		"consent": {"allow"}}
+	for k, val := range extra {
+		if val == "" {
+			v.Del(k)
+		} else {
+			v.Set(k, val)
+		}
+	}
+	return v
+}
+
+// login posts the login form and returns the redirect location.
+func (e *idEnv) login(t *testing.T, form url.Values) (int, *url.URL, string) {
+	t.Helper()
+	resp, err := noRedirect().PostForm(e.srv.URL+"/ic/sso/api/v2/oauth/authorize", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	return resp.StatusCode, loc, string(body)
+}
+
+func (e *idEnv) tokenCall(t *testing.T, path string, form url.Values) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.PostForm(e.srv.URL+path, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+func codeForm(code, verifier string) url.Values {
+	return url.Values{"grant_type": {"authorization_code"}, "code": {code}, "client_id": {oaClient},
+		"client_secret": {oaSecret}, "redirect_uri": {oaRedirect}, "code_verifier": {verifier}}
+}
+
+func refreshForm(rt string) url.Values {
+	return url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {oaClient},
+		"client_secret": {oaSecret}, "redirect_uri": {oaRedirect}}
+}
+
+func TestOAuthAuthorizePage(t *testing.T) {
+	e := newIDEnv(t)
+	e.addApp(t)
+	q := authorizeForm(map[string]string{"login": "", "password": "", "consent": ""})
+	tests := []struct {
+		name   string
+		mod    map[string]string
+		status int
+		errStr string
+	}{
+		{"ok", nil, 200, ""},
+		{"unknown client", map[string]string{"client_id": "nope"}, 401, "invalid_client"},
+		{"unregistered redirect", map[string]string{"redirect_uri": "https://evil.example/cb"}, 400, "invalid_request"},
+		{"token response type", map[string]string{"response_type": "token"}, 400, "unsupported_response_type"},
+		{"plain PKCE", map[string]string{"code_challenge_method": "plain"}, 400, "invalid_request"},
+		{"no scope", map[string]string{"scope": ""}, 400, "invalid_scope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := url.Values{}
+			for k := range q {
+				v.Set(k, q.Get(k))
+			}
+			for k, val := range tt.mod {
+				v.Set(k, val)
+			}
+			resp, err := http.Get(e.srv.URL + "/ic/sso/api/v2/oauth/authorize?" + v.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.errStr) {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if tt.status == 200 && (!strings.Contains(string(body), `name="password"`) || !strings.Contains(string(body), "Test partner")) {
+				t.Fatalf("page %s", body)
+			}
+		})
+	}
+}
+
+func TestOAuthCodeFlow(t *testing.T) {
+	e := newIDEnv(t)
+	e.addApp(t)
+
+	// Wrong password: the page again, no redirect.
+	status, _, body := e.login(t, authorizeForm(map[string]string{"password": "wrong"}))
+	if status != 200 || !strings.Contains(body, "Неверный логин или пароль") {
+		t.Fatalf("wrong password: %d", status)
+	}
+	// Denied consent: back to the partner with access_denied.
+	status, loc, _ := e.login(t, authorizeForm(map[string]string{"consent": "deny"}))
+	if status != 302 || loc.Query().Get("error") != "access_denied" || loc.Query().Get("state") != "xyz" {
+		t.Fatalf("deny: %d %v", status, loc)
+	}
+
+	status, loc, _ = e.login(t, authorizeForm(nil))
+	code := loc.Query().Get("code")
+	if status != 302 || code == "" || loc.Query().Get("state") != "xyz" || loc.Host != "partner.example" {
+		t.Fatalf("login: %d %v", status, loc)
+	}
+	// Wrong verifier burns the code (one use).
+	if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", codeForm(code, strings.Repeat("a", 43))); st != 400 || m["error"] != "invalid_grant" {
+		t.Fatalf("bad verifier: %d %v", st, m)
+	}
+	if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", codeForm(code, oaVerifier)); st != 400 || m["error"] != "invalid_grant" {
+		t.Fatalf("reused code: %d %v", st, m)
+	}
+
+	_, loc, _ = e.login(t, authorizeForm(nil))
+	code = loc.Query().Get("code")
+	bad := codeForm(code, oaVerifier)
+	bad.Set("client_secret", "wrong")
+	if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", bad); st != 401 || m["error"] != "invalid_client" {
+		t.Fatalf("bad secret: %d %v", st, m)
+	}
+	// The un-versioned path of the Node SDK works too.
+	st, m := e.tokenCall(t, "/ic/sso/api/oauth/token", codeForm(code, oaVerifier))
+	if st != 200 || m["token_type"] != "Bearer" || m["expires_in"] != float64(3600) || m["scope"] != "openid GET_CLIENT_ACCOUNTS" {
+		t.Fatalf("exchange: %d %v", st, m)
+	}
+	access, refresh := m["access_token"].(string), m["refresh_token"].(string)
+	if len(access) != 38 || !strings.HasSuffix(access, "-1") {
+		t.Fatalf("token form %q", access)
+	}
+	if st, _ := e.get(t, "/fintech/api/v1/client-info", "Bearer "+access, nil); st != 200 {
+		t.Fatalf("client-info with OAuth token: %d", st)
+	}
+	var ui banking.UserInfo
+	if st, _ := e.get(t, "/ic/sso/api/v1/oauth/user-info", "Bearer "+access, &ui); st != 200 || ui.INN != banking.SandboxOrgINN || ui.Sub != banking.SandboxUserID || len(ui.Accounts) != 2 || ui.Aud != oaClient {
+		t.Fatalf("user-info %d %+v", st, ui)
+	}
+
+	// Expired code.
+	_, loc, _ = e.login(t, authorizeForm(nil))
+	e.now = e.now.Add(banking.AuthCodeTTL)
+	if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", codeForm(loc.Query().Get("code"), oaVerifier)); st != 400 || m["error"] != "invalid_grant" {
+		t.Fatalf("expired code: %d %v", st, m)
+	}
+
+	t.Run("refresh reserve", func(t *testing.T) {
+		st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(refresh))
+		if st != 200 || m["refresh_token"] == refresh {
+			t.Fatalf("refresh: %d %v", st, m)
+		}
+		newest := m["refresh_token"].(string)
+		// The client lost the new pair: the old token works within 2 h.
+		e.now = e.now.Add(banking.RefreshReserve - time.Minute)
+		if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(refresh)); st != 200 {
+			t.Fatalf("reserve retry: %d %v", st, m)
+		}
+		e.now = e.now.Add(time.Minute)
+		if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(refresh)); st != 400 || m["error_description"] != "Unknown refresh token" {
+			t.Fatalf("after reserve: %d %v", st, m)
+		}
+		st, m = e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(newest))
+		if st != 200 {
+			t.Fatalf("newest: %d %v", st, m)
+		}
+		// Revoke the new access token: 401 afterwards; revoking an unknown token is fine.
+		acc := m["access_token"].(string)
+		rv := url.Values{"client_id": {oaClient}, "client_secret": {oaSecret}, "token": {acc}, "token_type_hint": {"access_token"}}
+		if st, _ := e.tokenCall(t, "/ic/sso/api/v1/oauth/revoke", rv); st != 200 {
+			t.Fatalf("revoke %d", st)
+		}
+		if st, _ := e.get(t, "/ic/sso/api/v2/oauth/user-info", acc, nil); st != 401 {
+			t.Fatalf("revoked token: %d", st)
+		}
+		rv.Set("token", "unknown")
+		if st, _ := e.tokenCall(t, "/ic/sso/api/v2/oauth/revoke", rv); st != 200 {
+			t.Fatalf("revoke unknown %d", st)
+		}
+		rv.Set("client_secret", "wrong")
+		if st, _ := e.tokenCall(t, "/ic/sso/api/v2/oauth/revoke", rv); st != 401 {
+			t.Fatalf("revoke with wrong secret %d", st)
+		}
+		// Refresh tokens expire after 180 days.
+		e.now = e.now.Add(banking.RefreshTokenTTL)
+		if st, _ := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(m["refresh_token"].(string))); st != 400 {
+			t.Fatalf("expired refresh: %d", st)
+		}
+	})
+	if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {oaClient}, "client_secret": {oaSecret}}); st != 400 || m["error"] != "unsupported_grant_type" {
+		t.Fatalf("password grant: %d %v", st, m)
+	}
+}

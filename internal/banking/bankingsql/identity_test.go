@@ -1,0 +1,194 @@
+package bankingsql
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+func TestIdentityStoreConformance(t *testing.T) {
+	storetest.Each(t, MigrateIdentity, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewIdentityStore(db)
+		seed, err := banking.SandboxSeed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Seed(ctx, seed); err != nil {
+			t.Fatal(err)
+		}
+		// A second seed (new random certificates) keeps the first rows.
+		seed2, _ := banking.SandboxSeed()
+		if err := s.Seed(ctx, seed2); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.GetCertificate(ctx, banking.SandboxCertQualified)
+		if err != nil || string(c.DER) != string(seed.Certs[3].DER) || c.Role != banking.RoleQualified || c.TypeName != "UKEP_UL" || !c.Active {
+			t.Fatalf("qualified cert after reseed: %+v %v", c.UUID, err)
+		}
+		certs, err := s.ListCertificates(ctx, banking.SandboxUserID)
+		if err != nil || len(certs) != 4 {
+			t.Fatalf("certs %d %v", len(certs), err)
+		}
+		accts, err := s.ListAccounts(ctx, banking.SandboxOrgID)
+		if err != nil || len(accts) != 2 || accts[0].Number != banking.SandboxAccount {
+			t.Fatalf("accounts %+v %v", accts, err)
+		}
+		if ok, err := s.OfferSigned(ctx, banking.SandboxClientID, banking.SandboxAccount); !ok || err != nil {
+			t.Fatalf("offer %v %v", ok, err)
+		}
+		if ok, _ := s.OfferSigned(ctx, "other", banking.SandboxAccount); ok {
+			t.Fatal("offer of an unknown app")
+		}
+
+		t.Run("entities", func(t *testing.T) {
+			o := banking.Organisation{ID: "org2", Name: "Б", FullName: "ББ", INN: "7707083893", KPP: "773601001", OGRN: "1027700132195"}
+			if err := s.CreateOrg(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CreateOrg(ctx, o); !errors.Is(err, banking.ErrDuplicate) {
+				t.Fatalf("duplicate org: %v", err)
+			}
+			if got, err := s.GetOrg(ctx, "org2"); err != nil || got != o {
+				t.Fatalf("org %+v %v", got, err)
+			}
+			if _, err := s.GetOrg(ctx, "nope"); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("missing org: %v", err)
+			}
+			a := banking.Account{Number: "40702810900000000001", OrgID: "org2", BIC: "044525225", CorrAccount: "30101810400000000225", Currency: "810", Name: "р/с", Status: banking.AccountBlocked, OpenDate: "2024-01-01"}
+			if err := s.AddAccount(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.GetAccount(ctx, a.Number); err != nil || got != a {
+				t.Fatalf("account %+v %v", got, err)
+			}
+			bad := a
+			bad.Number, bad.OrgID = "40702810900000000002", "nope"
+			if err := s.AddAccount(ctx, bad); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("account of unknown org: %v", err)
+			}
+			u := banking.User{ID: "u2", OrgID: "org2", Login: "b", Name: "Б", Email: "b@x", PasswordHash: "h"}
+			if err := s.CreateUser(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			u3 := u
+			u3.ID = "u3"
+			if err := s.CreateUser(ctx, u3); !errors.Is(err, banking.ErrDuplicate) {
+				t.Fatalf("duplicate login: %v", err)
+			}
+			if got, err := s.GetUserByLogin(ctx, "b"); err != nil || got != u {
+				t.Fatalf("user %+v %v", got, err)
+			}
+			if us, err := s.ListUsers(ctx, "org2"); err != nil || len(us) != 1 {
+				t.Fatalf("users %v %v", us, err)
+			}
+			app := banking.PartnerApp{ClientID: "c2", Name: "P", SecretHash: "x", RedirectURIs: []string{"https://a/cb", "https://b/cb"}}
+			if err := s.CreateApp(ctx, app); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.GetApp(ctx, "c2"); err != nil || len(got.RedirectURIs) != 2 || got.RedirectURIs[1] != "https://b/cb" {
+				t.Fatalf("app %+v %v", got, err)
+			}
+			if err := s.SignOffer(ctx, "c2", a.Number); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SignOffer(ctx, "c2", a.Number); err != nil {
+				t.Fatalf("signing twice: %v", err)
+			}
+			cert := banking.Certificate{UUID: "cert2", UserID: "u2", DER: []byte{0x30, 0x00, 0xff}, Issuer: "CN=x", Serial: "01", TypeName: "SMS", Role: banking.RoleFirst, Active: false}
+			if err := s.AddCertificate(ctx, cert); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetCertificate(ctx, "cert2")
+			if err != nil || got.OrgID != "org2" || got.Active || got.Role != banking.RoleFirst || string(got.DER) != string(cert.DER) {
+				t.Fatalf("cert %+v %v", got, err)
+			}
+			cert.UUID, cert.UserID = "cert3", "nope"
+			if err := s.AddCertificate(ctx, cert); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("cert of unknown user: %v", err)
+			}
+		})
+
+		t.Run("tokens", func(t *testing.T) {
+			now := time.Unix(1_800_000_000, 0)
+			a := banking.Token{Hash: "ha", Kind: banking.TokenAccess, ClientID: "c", OrgID: "o", UserID: "u", Scopes: []string{"A", "B"}, ExpiresAt: now.Add(time.Hour)}
+			r := a
+			r.Hash, r.Kind, r.ExpiresAt = "hr", banking.TokenRefresh, now.Add(24*time.Hour)
+			if err := s.SaveTokens(ctx, a, r); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetToken(ctx, "ha")
+			if err != nil || len(got.Scopes) != 2 || !got.ExpiresAt.Equal(a.ExpiresAt) || !got.RevokedAt.IsZero() {
+				t.Fatalf("token %+v %v", got, err)
+			}
+			// A failed pair stores nothing: "ha" exists, so "hx" must not be left behind.
+			x := a
+			x.Hash = "hx"
+			if err := s.SaveTokens(ctx, x, a); !errors.Is(err, banking.ErrDuplicate) {
+				t.Fatalf("duplicate token: %v", err)
+			}
+			if _, err := s.GetToken(ctx, "hx"); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("half-written pair: %v", err)
+			}
+			n1 := banking.Token{Hash: "n1", Kind: banking.TokenRefresh, ExpiresAt: now.Add(time.Hour)}
+			old, err := s.RotateRefresh(ctx, "hr", now, now.Add(2*time.Hour), n1)
+			if err != nil || !old.ReserveUntil.Equal(now.Add(2*time.Hour)) {
+				t.Fatalf("rotate: %+v %v", old, err)
+			}
+			// Reuse inside the reserve works and does not extend it.
+			n2 := n1
+			n2.Hash = "n2"
+			old, err = s.RotateRefresh(ctx, "hr", now.Add(time.Hour), now.Add(3*time.Hour), n2)
+			if err != nil || !old.ReserveUntil.Equal(now.Add(2*time.Hour)) {
+				t.Fatalf("reuse in reserve: %+v %v", old.ReserveUntil, err)
+			}
+			n3 := n1
+			n3.Hash = "n3"
+			if _, err := s.RotateRefresh(ctx, "hr", now.Add(2*time.Hour), now.Add(4*time.Hour), n3); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("after reserve: %v", err)
+			}
+			if _, err := s.GetToken(ctx, "n3"); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatal("rejected rotation stored its tokens")
+			}
+			if _, err := s.RotateRefresh(ctx, "ha", now, now, n3); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("access token as refresh: %v", err)
+			}
+			if err := s.RevokeToken(ctx, "ha", now); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.RevokeToken(ctx, "ha", now); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("revoke twice: %v", err)
+			}
+			if got, _ := s.GetToken(ctx, "ha"); !got.RevokedAt.Equal(now) {
+				t.Fatalf("revoked at %v", got.RevokedAt)
+			}
+		})
+
+		t.Run("codes", func(t *testing.T) {
+			now := time.Unix(1_800_000_000, 0)
+			c := banking.AuthCode{Hash: "c1", ClientID: "c", OrgID: "o", UserID: "u", RedirectURI: "https://a/cb", Scopes: []string{"openid"}, Challenge: "ch", Nonce: "n", ExpiresAt: now.Add(2 * time.Minute)}
+			if err := s.SaveCode(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.ConsumeCode(ctx, "c1", now)
+			if err != nil || got.Challenge != "ch" || got.RedirectURI != c.RedirectURI || got.Scopes[0] != "openid" {
+				t.Fatalf("code %+v %v", got, err)
+			}
+			if _, err := s.ConsumeCode(ctx, "c1", now); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("second use: %v", err)
+			}
+			c.Hash = "c2"
+			if err := s.SaveCode(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ConsumeCode(ctx, "c2", now.Add(2*time.Minute)); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("expired code: %v", err)
+			}
+		})
+	})
+}

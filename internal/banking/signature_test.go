@@ -1,0 +1,153 @@
+package banking
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"testing"
+	"time"
+
+	"partnerapi/internal/gost"
+)
+
+type certMap map[string]Certificate
+
+func (m certMap) GetCertificate(_ context.Context, uuid string) (Certificate, error) {
+	c, ok := m[uuid]
+	if !ok {
+		return Certificate{}, ErrNotFound
+	}
+	return c, nil
+}
+
+func sig(uuid string) DigestSignature {
+	return DigestSignature{Base64Encoded: "AQID", CertificateUUID: uuid}
+}
+
+func TestSandboxSignatureRules(t *testing.T) {
+	v := NewSignatureVerifier(ContourSandbox, certMap{})
+	p := Principal{OrgID: SandboxOrgID, UserID: SandboxUserID}
+	qual := DigestSignature{Base64Encoded: "AQID", CertificateUUID: SandboxCertQualified, SignType: SignTypeQualified}
+	tests := []struct {
+		name     string
+		sigs     []DigestSignature
+		kind     Kind // 0 with ok
+		ok       bool
+		complete bool
+		partial  bool
+	}{
+		{"none is a draft", nil, 0, true, false, false},
+		{"sole", []DigestSignature{sig(SandboxCertSole)}, 0, true, true, false},
+		{"first only", []DigestSignature{sig(SandboxCertFirst)}, 0, true, false, true},
+		{"second only", []DigestSignature{sig(SandboxCertSecond)}, 0, true, false, true},
+		{"first+second", []DigestSignature{sig(SandboxCertFirst), sig(SandboxCertSecond)}, 0, true, true, false},
+		{"second+first", []DigestSignature{sig(SandboxCertSecond), sig(SandboxCertFirst)}, 0, true, true, false},
+		{"qualified", []DigestSignature{qual}, 0, true, true, false},
+		{"qualified without signType", []DigestSignature{sig(SandboxCertQualified)}, KindWorkflow, false, false, false},
+		{"signType on a non-qualified cert", []DigestSignature{{Base64Encoded: "AQID", CertificateUUID: SandboxCertSole, SignType: SignTypeQualified}}, KindWorkflow, false, false, false},
+		{"unknown uuid", []DigestSignature{sig("00000000-0000-4000-8000-000000000000")}, KindWorkflow, false, false, false},
+		{"sole+first", []DigestSignature{sig(SandboxCertSole), sig(SandboxCertFirst)}, KindWorkflow, false, false, false},
+		{"second+sole", []DigestSignature{sig(SandboxCertSecond), sig(SandboxCertSole)}, KindWorkflow, false, false, false},
+		{"qualified+first", []DigestSignature{qual, sig(SandboxCertFirst)}, KindWorkflow, false, false, false},
+		{"same cert twice", []DigestSignature{sig(SandboxCertFirst), sig(SandboxCertFirst)}, KindWorkflow, false, false, false},
+		{"three", []DigestSignature{sig(SandboxCertFirst), sig(SandboxCertSecond), sig(SandboxCertSole)}, KindWorkflow, false, false, false},
+		{"not base64", []DigestSignature{{Base64Encoded: "%%%", CertificateUUID: SandboxCertSole}}, KindValidation, false, false, false},
+		{"empty signature", []DigestSignature{{CertificateUUID: SandboxCertSole}}, KindValidation, false, false, false},
+		{"no uuid", []DigestSignature{{Base64Encoded: "AQID"}}, KindValidation, false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := v.Verify(context.Background(), p, "digest", tt.sigs)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("err %v", err)
+				}
+				if set.Complete() != tt.complete || set.Partial() != tt.partial {
+					t.Fatalf("set %v complete=%v partial=%v", set.Roles, set.Complete(), set.Partial())
+				}
+				return
+			}
+			if err == nil || KindOf(err) != tt.kind {
+				t.Fatalf("err %v (kind %d), want kind %d", err, KindOf(err), tt.kind)
+			}
+		})
+	}
+}
+
+type signer struct {
+	cert *gost.Certificate
+	key  *gost.PrivateKey
+}
+
+func newSigner(t *testing.T, params *gost.Params) signer {
+	t.Helper()
+	key, err := gost.GenerateKey(params, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := gost.SelfSignedCertificate(key, "signer", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer{cert, key}
+}
+
+func (s signer) sign(t *testing.T, uuid, digest string) DigestSignature {
+	t.Helper()
+	cms, err := gost.SignDetached([]byte(digest), s.cert, s.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return DigestSignature{Base64Encoded: base64.StdEncoding.EncodeToString(cms), CertificateUUID: uuid}
+}
+
+// TestVerifiedSignatureRules runs the test contour with real GOST R
+// 34.10-2012 CMS signatures over the digest text.
+func TestVerifiedSignatureRules(t *testing.T) {
+	const digest = "date=2026-01-01\namount=100.00\n"
+	p := Principal{OrgID: "org", UserID: "u1"}
+	a, b, other := newSigner(t, gost.TC26256A), newSigner(t, gost.TC26512A), newSigner(t, gost.TC26256A)
+	certs := certMap{
+		"sole":     {UUID: "sole", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: true},
+		"first":    {UUID: "first", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleFirst, Active: true},
+		"second":   {UUID: "second", UserID: "u1", OrgID: "org", DER: b.cert.Raw, Role: RoleSecond, Active: true},
+		"inactive": {UUID: "inactive", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: false},
+		"foreign":  {UUID: "foreign", UserID: "u2", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: true},
+	}
+	for _, contour := range []string{ContourTest, ContourProduction} {
+		v := NewSignatureVerifier(contour, certs)
+		tests := []struct {
+			name     string
+			sigs     []DigestSignature
+			kind     Kind
+			ok       bool
+			complete bool
+		}{
+			{"sole", []DigestSignature{a.sign(t, "sole", digest)}, 0, true, true},
+			{"first+second (512-bit key)", []DigestSignature{a.sign(t, "first", digest), b.sign(t, "second", digest)}, 0, true, true},
+			{"first only", []DigestSignature{a.sign(t, "first", digest)}, 0, true, false},
+			{"sandbox uuid is not special", []DigestSignature{a.sign(t, SandboxCertSole, digest)}, KindSignCheck, false, false},
+			{"other digest text", []DigestSignature{a.sign(t, "sole", digest+" ")}, KindSignCheck, false, false},
+			{"other key", []DigestSignature{other.sign(t, "sole", digest)}, KindSignCheck, false, false},
+			{"garbage CMS", []DigestSignature{sig("sole")}, KindSignCheck, false, false},
+			{"inactive cert", []DigestSignature{a.sign(t, "inactive", digest)}, KindSignCheck, false, false},
+			{"another user's cert", []DigestSignature{a.sign(t, "foreign", digest)}, KindSignCheck, false, false},
+			{"sole+first", []DigestSignature{a.sign(t, "sole", digest), a.sign(t, "first", digest)}, KindWorkflow, false, false},
+			{"same cert twice", []DigestSignature{a.sign(t, "first", digest), a.sign(t, "first", digest)}, KindWorkflow, false, false},
+		}
+		for _, tt := range tests {
+			t.Run(contour+"/"+tt.name, func(t *testing.T) {
+				set, err := v.Verify(context.Background(), p, digest, tt.sigs)
+				if tt.ok {
+					if err != nil || set.Complete() != tt.complete {
+						t.Fatalf("set %v err %v", set.Roles, err)
+					}
+					return
+				}
+				if err == nil || KindOf(err) != tt.kind {
+					t.Fatalf("err %v (kind %d), want %d", err, KindOf(err), tt.kind)
+				}
+			})
+		}
+	}
+}
