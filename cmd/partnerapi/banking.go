@@ -31,6 +31,9 @@ func (*bankingModule) migrate(ctx context.Context, db *sqldb.DB) error {
 	if err := bankingsql.MigrateIdentity(ctx, db); err != nil {
 		return err
 	}
+	if err := bankingsql.MigratePayments(ctx, db); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -58,7 +61,10 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 			return built{}, err
 		}
 	}
-	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log,
+	verifier := banking.NewSignatureVerifier(contour, store)
+	payments := &banking.PaymentService{Store: bankingsql.NewPaymentStore(d.db),
+		Accounts: banking.IdentityAccounts{Store: store}, Verifier: verifier}
+	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Payments: payments,
 		Auth:       identity,
 		Identity:   identity,
 		Signatures: banking.NewSignatureVerifier(contour, store),
