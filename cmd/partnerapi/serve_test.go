@@ -47,7 +47,7 @@ func startServer(t *testing.T, extra ...string) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	args := []string{"--data-dir", dir, "--banking-addr", "127.0.0.1:0", "--assistant-addr", "127.0.0.1:0",
-		"--smarthome-addr", "127.0.0.1:0", "--models-dir", filepath.Join(dir, "models"), "--shutdown-timeout", "5s"}
+		"--smarthome-addr", "127.0.0.1:0", "--assistant-grpc-addr", "127.0.0.1:0", "--models-dir", filepath.Join(dir, "models"), "--shutdown-timeout", "5s"}
 	args = append(args, extra...)
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
