@@ -34,6 +34,9 @@ func (*bankingModule) migrate(ctx context.Context, db *sqldb.DB) error {
 	if err := bankingsql.MigratePayments(ctx, db); err != nil {
 		return err
 	}
+	if err := bankingsql.MigrateCards(ctx, db); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -62,9 +65,13 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		}
 	}
 	verifier := banking.NewSignatureVerifier(contour, store)
+	cards, err := newCards(ctx, d.db, contour, verifier) // banking_cards_cli.go
+	if err != nil {
+		return built{}, err
+	}
 	payments := &banking.PaymentService{Store: bankingsql.NewPaymentStore(d.db),
 		Accounts: banking.IdentityAccounts{Store: store}, Verifier: verifier}
-	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Payments: payments,
+	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: payments,
 		Auth:       identity,
 		Identity:   identity,
 		Signatures: banking.NewSignatureVerifier(contour, store),
@@ -81,5 +88,8 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 // runBanking is `partnerapi banking ...`: provisioning commands
 // (banking_cli.go).
 func runBanking(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
+	if len(args) > 0 && (args[0] == "card" || args[0] == "clock") {
+		return runBankingCards(ctx, args, getenv, io) // banking_cards_cli.go
+	}
 	return runBankingCLI(ctx, args, getenv, io)
 }

@@ -105,14 +105,14 @@ func MaskName(name string) string {
 	return strings.Join(words, " ")
 }
 
-// CardFilter selects a page of cards of one organisation visible to one
-// partner (only cards on accounts where that partner's offer is signed).
+// CardFilter selects a page of cards of one organisation on the given
+// accounts (the ones where the partner's offer is signed).
 type CardFilter struct {
-	OrgID     string
-	PartnerID string
-	Statuses  []CardStatus // empty: all
-	Offset    int
-	Limit     int
+	OrgID    string
+	Accounts []string     // empty: no cards
+	Statuses []CardStatus // empty: all
+	Offset   int
+	Limit    int
 }
 
 // CardStore keeps cards, offer accounts, limit applications and the sandbox
@@ -122,6 +122,10 @@ type CardStore interface {
 	Card(ctx context.Context, orgID, id string) (Card, error) // KindCardNotFound when absent
 	ListCards(ctx context.Context, f CardFilter) ([]Card, error)
 	SetCardStatus(ctx context.Context, orgID, id string, s CardStatus) error
+	// CardAccounts lists the distinct accounts the organisation has cards on.
+	CardAccounts(ctx context.Context, orgID string) ([]string, error)
+	// AddOfferAccount and InOffer keep the card area's own offer list, used
+	// when no OfferChecker (IDENTITY's offer records) is wired.
 	AddOfferAccount(ctx context.Context, partnerID, orgID, account string) error
 	InOffer(ctx context.Context, partnerID, orgID, account string) (bool, error)
 	// CreateLimit stores an application; a duplicate externalId of the
@@ -132,4 +136,10 @@ type CardStore interface {
 	CardLimits(ctx context.Context, orgID, cardID string) ([]LimitChange, error)
 	ClockOffset(ctx context.Context) (time.Duration, error)
 	AddClockOffset(ctx context.Context, d time.Duration) error
+}
+
+// OfferChecker answers whether a partner application signed the offer on an
+// account; IDENTITY's store implements it.
+type OfferChecker interface {
+	OfferSigned(ctx context.Context, clientID, account string) (bool, error)
 }

@@ -24,6 +24,7 @@ type Cards struct {
 	cfg      CardsConfig
 	verifier SignatureVerifier
 	certs    JWSCertificates
+	offers   OfferChecker
 	wall     func() time.Time
 }
 
@@ -50,6 +51,37 @@ func NewCards(store CardStore, cfg CardsConfig, verifier SignatureVerifier, cert
 		wall = time.Now
 	}
 	return &Cards{store: store, cfg: cfg, verifier: verifier, certs: certs, wall: wall}, nil
+}
+
+// UseOffers makes the service ask o (IDENTITY's offer records) which
+// accounts a partner signed the offer on, instead of the card area's own list.
+func (c *Cards) UseOffers(o OfferChecker) { c.offers = o }
+
+func (c *Cards) inOffer(ctx context.Context, p Principal, account string) (bool, error) {
+	if c.offers != nil {
+		return c.offers.OfferSigned(ctx, p.PartnerID, account)
+	}
+	return c.store.InOffer(ctx, p.PartnerID, p.OrgID, account)
+}
+
+// offerAccounts is the organisation's card accounts that are in the
+// principal partner's offer; an organisation has few accounts.
+func (c *Cards) offerAccounts(ctx context.Context, p Principal) ([]string, error) {
+	all, err := c.store.CardAccounts(ctx, p.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range all {
+		ok, err := c.inOffer(ctx, p, a)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // Store exposes the store for provisioning (CLI, seed).
@@ -79,8 +111,15 @@ func (c *Cards) List(ctx context.Context, p Principal, page int, statuses []Card
 	if page > 1<<20 {
 		return CardPage{Page: page}, nil
 	}
+	accounts, err := c.offerAccounts(ctx, p)
+	if err != nil {
+		return CardPage{}, err
+	}
+	if len(accounts) == 0 {
+		return CardPage{Page: page, Cards: []CardView{}}, nil
+	}
 	// One extra row tells whether a next page exists without a COUNT.
-	cards, err := c.store.ListCards(ctx, CardFilter{OrgID: p.OrgID, PartnerID: p.PartnerID, Statuses: statuses,
+	cards, err := c.store.ListCards(ctx, CardFilter{OrgID: p.OrgID, Accounts: accounts, Statuses: statuses,
 		Offset: (page - 1) * CardsPerPage, Limit: CardsPerPage + 1})
 	if err != nil {
 		return CardPage{}, err
@@ -138,7 +177,7 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 	if err != nil {
 		return LimitChange{}, err
 	}
-	ok, err := c.store.InOffer(ctx, p.PartnerID, p.OrgID, card.AccountNumber)
+	ok, err := c.inOffer(ctx, p, card.AccountNumber)
 	if err != nil {
 		return LimitChange{}, err
 	}

@@ -69,21 +69,28 @@ func (s *CardStore) Card(ctx context.Context, orgID, id string) (banking.Card, e
 }
 
 func (s *CardStore) ListCards(ctx context.Context, f banking.CardFilter) ([]banking.Card, error) {
-	q := `SELECT c.org_id, c.card_id, c.account_number, c.bic, c.pan, c.holder_name, c.holder_birthday, c.expiry_date, c.status, c.embossed_text, c.card_type
-		FROM banking_cards c JOIN banking_card_offer_accounts o
-		  ON o.org_id = c.org_id AND o.account_number = c.account_number AND o.partner_id = $2
-		WHERE c.org_id = $1`
-	args := []any{f.OrgID, f.PartnerID}
-	if len(f.Statuses) > 0 {
-		ph := make([]string, len(f.Statuses))
-		for i, st := range f.Statuses {
-			args = append(args, string(st))
+	if len(f.Accounts) == 0 {
+		return nil, nil
+	}
+	args := []any{f.OrgID}
+	in := func(vals []string) string {
+		ph := make([]string, len(vals))
+		for i, v := range vals {
+			args = append(args, v)
 			ph[i] = fmt.Sprintf("$%d", len(args))
 		}
-		q += ` AND c.status IN (` + strings.Join(ph, ",") + `)`
+		return strings.Join(ph, ",")
+	}
+	q := `SELECT ` + cardCols + ` FROM banking_cards WHERE org_id = $1 AND account_number IN (` + in(f.Accounts) + `)`
+	if len(f.Statuses) > 0 {
+		st := make([]string, len(f.Statuses))
+		for i, v := range f.Statuses {
+			st[i] = string(v)
+		}
+		q += ` AND status IN (` + in(st) + `)`
 	}
 	args = append(args, f.Limit, f.Offset)
-	q += fmt.Sprintf(` ORDER BY c.card_id LIMIT $%d OFFSET $%d`, len(args)-1, len(args))
+	q += fmt.Sprintf(` ORDER BY card_id LIMIT $%d OFFSET $%d`, len(args)-1, len(args))
 	rows, err := s.db.R.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list cards: %w", err)
@@ -109,6 +116,23 @@ func (s *CardStore) SetCardStatus(ctx context.Context, orgID, id string, st bank
 		return banking.Errorf(banking.KindCardNotFound, "Карта %s не найдена", id)
 	}
 	return nil
+}
+
+func (s *CardStore) CardAccounts(ctx context.Context, orgID string) ([]string, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT DISTINCT account_number FROM banking_cards WHERE org_id = $1 ORDER BY account_number`, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("card accounts: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, fmt.Errorf("card accounts: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }
 
 func (s *CardStore) AddOfferAccount(ctx context.Context, partnerID, orgID, account string) error {

@@ -21,7 +21,12 @@ func TestCardStoreConformance(t *testing.T) {
 		if err := banking.SeedSandboxCards(ctx, s, "org", "app", "044525225", []string{"A1", "A2"}, []string{"A3"}); err != nil {
 			t.Fatal(err)
 		}
-		all, err := s.ListCards(ctx, banking.CardFilter{OrgID: "org", PartnerID: "app", Limit: 1000})
+		accts, err := s.CardAccounts(ctx, "org")
+		if err != nil || len(accts) != 3 {
+			t.Fatalf("card accounts %v %v", accts, err)
+		}
+		offer := []string{"A1", "A2"}
+		all, err := s.ListCards(ctx, banking.CardFilter{OrgID: "org", Accounts: offer, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,12 +41,15 @@ func TestCardStoreConformance(t *testing.T) {
 		if len(statuses) != 5 {
 			t.Fatalf("statuses %v", statuses)
 		}
-		act, err := s.ListCards(ctx, banking.CardFilter{OrgID: "org", PartnerID: "app", Statuses: []banking.CardStatus{banking.CardActive, banking.CardBlocked}, Offset: 10, Limit: 5})
+		act, err := s.ListCards(ctx, banking.CardFilter{OrgID: "org", Accounts: offer, Statuses: []banking.CardStatus{banking.CardActive, banking.CardBlocked}, Offset: 10, Limit: 5})
 		if err != nil || len(act) != 5 || act[0].ID >= act[4].ID {
 			t.Fatalf("filtered page: %v %v", act, err)
 		}
-		if other, _ := s.ListCards(ctx, banking.CardFilter{OrgID: "org", PartnerID: "nobody", Limit: 10}); len(other) != 0 {
-			t.Fatal("cards visible without offer")
+		if other, _ := s.ListCards(ctx, banking.CardFilter{OrgID: "org", Limit: 10}); len(other) != 0 {
+			t.Fatal("cards listed without accounts")
+		}
+		if ok, _ := s.InOffer(ctx, "app", "org", "A1"); !ok {
+			t.Fatal("A1 not in offer")
 		}
 		c, err := s.Card(ctx, "org", "sbc-00001")
 		if err != nil || c.PAN == "" || c.HolderName == "" {

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/sqldb"
+)
+
+const bankingCardsUsage = `usage: partnerapi banking card|clock COMMAND [flags]
+  card add --account NUMBER --pan PAN --holder NAME [--id ID] [--org ORG] [--bic BIC] [--expiry YYYY-MM-DD]
+           [--birthday YYYY-MM-DD] [--status ACTIVE] [--embossed TEXT] [--type MIR_BUSINESS]
+  card list [--org ORG] [--status S]
+  card set-status --id ID --status S [--org ORG]
+  clock advance DURATION            (sandbox only, e.g. 36h)`
+
+// sandboxNoOfferAccount holds sandbox cards on an account the sandbox
+// partner has no offer on, so the "outside the offer" paths are reachable.
+const sandboxNoOfferAccount = "40702810138833411735"
+
+// newCards builds the card service over db for a contour, reading offers
+// from IDENTITY's records; in the sandbox it seeds the sandbox cards.
+func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier) (*banking.Cards, error) {
+	store := bankingsql.NewCardStore(db)
+	cards, err := banking.NewCards(store, banking.CardsConfig{Contour: contour}, verifier, nil)
+	if err != nil {
+		return nil, err
+	}
+	cards.UseOffers(bankingsql.NewIdentityStore(db))
+	if contour == banking.ContourSandbox {
+		// Idempotent, like the identity seed.
+		if err := banking.SeedSandboxCards(ctx, store, banking.SandboxOrgID, banking.SandboxClientID, banking.SandboxBIC,
+			[]string{banking.SandboxAccount, banking.SandboxAccount2}, []string{sandboxNoOfferAccount}); err != nil {
+			return nil, fmt.Errorf("seed sandbox cards: %w", err)
+		}
+	}
+	return cards, nil
+}
+
+// runBankingCards is `partnerapi banking card ...` and `banking clock ...`.
+func runBankingCards(ctx context.Context, args []string, getenv func(string) string, sio stdio) error {
+	if len(args) < 2 {
+		return errors.New(bankingCardsUsage)
+	}
+	name, rest := args[0]+" "+args[1], args[2:]
+	// The duration of `clock advance` may come before the flags.
+	var positional []string
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		positional, rest = rest[:1], rest[1:]
+	}
+	fs := flag.NewFlagSet("banking "+name, flag.ContinueOnError)
+	var store storeConfig
+	store.register(fs)
+	contour := fs.String("banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
+	org := fs.String("org", banking.SandboxOrgID, "organisation id")
+	var c banking.Card
+	var status string
+	switch name {
+	case "card add":
+		fs.StringVar(&c.ID, "id", "", "card id (default: generated)")
+		fs.StringVar(&c.AccountNumber, "account", "", "account number the card belongs to")
+		fs.StringVar(&c.BIC, "bic", banking.SandboxBIC, "bank BIC")
+		fs.StringVar(&c.PAN, "pan", "", "card number (stored whole, shown masked)")
+		fs.StringVar(&c.HolderName, "holder", "", "cardholder name (stored whole, shown masked)")
+		fs.StringVar(&c.HolderBirthday, "birthday", "", "cardholder birthday YYYY-MM-DD")
+		fs.StringVar(&c.ExpiryDate, "expiry", "", "expiry date YYYY-MM-DD")
+		fs.StringVar(&status, "status", string(banking.CardActive), "card status")
+		fs.StringVar(&c.EmbossedText, "embossed", "", "embossed text")
+		fs.StringVar(&c.CardType, "type", "MIR_BUSINESS", "card type")
+	case "card list":
+		fs.StringVar(&status, "status", "", "only cards with this status")
+	case "card set-status":
+		fs.StringVar(&c.ID, "id", "", "card id")
+		fs.StringVar(&status, "status", "", "new status")
+	case "clock advance":
+	default:
+		return errors.New(bankingCardsUsage)
+	}
+	if err := parseFlags(fs, rest, getenv); err != nil {
+		return err
+	}
+	if name != "clock advance" && (len(positional) > 0 || fs.NArg() > 0) {
+		return fmt.Errorf("banking %s: unexpected arguments\n%s", name, bankingCardsUsage)
+	}
+	if !banking.ValidContour(*contour) {
+		return fmt.Errorf("--banking-contour must be sandbox, test or production, got %q", *contour)
+	}
+	st := banking.CardStatus(status)
+	if status != "" && !st.Valid() {
+		return fmt.Errorf("--status %q: want one of %v", status, banking.CardStatuses)
+	}
+	db, err := store.open(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer db.Close()
+	if err := bankingsql.MigrateIdentity(ctx, db); err != nil {
+		return err
+	}
+	if err := bankingsql.MigrateCards(ctx, db); err != nil {
+		return err
+	}
+	cards, err := newCards(ctx, db, *contour, nil)
+	if err != nil {
+		return err
+	}
+	s := cards.Store()
+	var out any
+	switch name {
+	case "card add":
+		if c.AccountNumber == "" || c.PAN == "" || c.HolderName == "" {
+			return errors.New("--account, --pan and --holder are required")
+		}
+		if c.ID == "" {
+			c.ID = "card-" + fmt.Sprint(time.Now().UnixNano())
+		}
+		if c.ExpiryDate == "" {
+			c.ExpiryDate = time.Now().AddDate(3, 0, 0).Format("2006-01-02")
+		}
+		c.OrgID, c.Status = *org, st
+		if err := s.InsertCard(ctx, c); err != nil {
+			return err
+		}
+		out, err = cards.CardWithLimit(ctx, c.OrgID, c.ID)
+	case "card list":
+		var views []banking.CardView
+		accounts, err := s.CardAccounts(ctx, *org)
+		if err != nil {
+			return err
+		}
+		f := banking.CardFilter{OrgID: *org, Accounts: accounts, Limit: 1 << 30}
+		if status != "" {
+			f.Statuses = []banking.CardStatus{st}
+		}
+		list, err := s.ListCards(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, card := range list {
+			v, err := cards.CardWithLimit(ctx, card.OrgID, card.ID)
+			if err != nil {
+				return err
+			}
+			views = append(views, v)
+		}
+		out = views
+	case "card set-status":
+		if c.ID == "" || status == "" {
+			return errors.New("--id and --status are required")
+		}
+		if err := s.SetCardStatus(ctx, *org, c.ID, st); err != nil {
+			return err
+		}
+		out, err = cards.CardWithLimit(ctx, *org, c.ID)
+	case "clock advance":
+		positional = append(positional, fs.Args()...)
+		if len(positional) != 1 {
+			return errors.New("usage: partnerapi banking clock advance DURATION")
+		}
+		d, perr := time.ParseDuration(positional[0])
+		if perr != nil {
+			return fmt.Errorf("duration %q: %w", positional[0], perr)
+		}
+		now, aerr := cards.AdvanceClock(ctx, d)
+		if aerr != nil {
+			return aerr
+		}
+		out = map[string]string{"now": now.Format(time.RFC3339)}
+	}
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(sio.out).Encode(out)
+}
