@@ -37,6 +37,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
+	assistantGRPCFlags.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
 
 func (*assistantModule) migrate(ctx context.Context, db *sqldb.DB) error {
@@ -60,6 +61,11 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		Limits:  map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
 		BareIDs: m.modelIDs == "bare",
 	})
+	grpcSidecars, err := assistantGRPCSidecars(svc, d)
+	if err != nil {
+		_ = engine.Close()
+		return built{}, err
+	}
 	mux := chatapi.NewServer(chatapi.Deps{Metrics: d.metrics, Log: d.log, Service: svc})
 	return built{api: web.API{
 		Name:    "assistant",
@@ -67,7 +73,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		Errors:  chatapi.ErrorWriter(),
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("assistant"),
-	}, close: func() { _ = engine.Close() }}, nil
+	}, sidecars: grpcSidecars, close: func() { _ = engine.Close() }}, nil
 }
 
 // openEngine opens the models directory, creating it when missing so a fresh

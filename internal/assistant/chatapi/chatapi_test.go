@@ -235,8 +235,8 @@ func TestAPIErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name, method, path, token, body string
-		status                           int
-		want                             string
+		status                          int
+		want                            string
 	}{
 		{"no bearer", "GET", "/api/v1/models", "", "", 401, `{"status":401,"message":"Unauthorized"}`},
 		{"bad bearer", "GET", "/api/v1/models", "nope", "", 401, `{"status":401,"message":"Unauthorized"}`},

@@ -1,0 +1,60 @@
+// Drives the unmodified npm `gigachat` client against a partnerapi server.
+// cmd/partnerapi/assistant_test.go (TestNpmClient) starts the server and
+// reads the last stdout line, which starts with RESULT; the SDK prints its
+// own noise (OAUTH UPDATE TOKEN) before it.
+const { GigaChat } = require('gigachat');
+
+async function main() {
+  const model = process.env.SMOKE_MODEL;
+  const client = new GigaChat({
+    baseUrl: process.env.SMOKE_BASE_URL,
+    authUrl: process.env.SMOKE_AUTH_URL,
+    credentials: process.env.SMOKE_CREDENTIALS,
+    scope: process.env.SMOKE_SCOPE,
+    model,
+    timeout: 60,
+  });
+  const out = {};
+  await client.updateToken();
+  out.token = true;
+  const models = await client.getModels();
+  out.models = models.data.map((m) => m.id);
+  const one = await client.getModel(out.models[0]);
+  out.model = one.id;
+  const chat = await client.chat({
+    model,
+    messages: [{ role: 'user', content: 'Once upon a time' }],
+    temperature: 0,
+    max_tokens: 12,
+  });
+  out.chat = { content: chat.choices[0].message.content, finish: chat.choices[0].finish_reason, usage: chat.usage };
+  let text = '';
+  let chunks = 0;
+  let finish = '';
+  for await (const chunk of client.stream({
+    model,
+    messages: [{ role: 'user', content: 'Once upon a time' }],
+    temperature: 0,
+    max_tokens: 12,
+  })) {
+    chunks++;
+    text += chunk.choices[0].delta.content || '';
+    if (chunk.choices[0].finish_reason) finish = chunk.choices[0].finish_reason;
+  }
+  out.stream = { content: text, chunks, finish };
+  const tokens = await client.tokensCount(['Once upon a time', 'Lily'], model);
+  out.tokens = tokens.tokens.map((t) => t.tokens);
+  // Postpaid (CORP) clients get 403 here by design: record the status.
+  try {
+    out.balance = (await client.balance()).balance;
+  } catch (err) {
+    out.balance_status = err.response ? err.response.status : String(err);
+  }
+  console.log('RESULT ' + JSON.stringify(out));
+}
+
+main().catch((err) => {
+  console.log('ERROR ' + (err && err.stack ? err.stack : String(err)));
+  if (err && err.response) console.log('ERROR response ' + err.response.status + ' ' + JSON.stringify(err.response.data));
+  process.exit(1);
+});

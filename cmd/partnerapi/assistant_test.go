@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi/internal/testenv"
+)
+
+// createAssistantClient runs `partnerapi assistant client create`.
+func createAssistantClient(t *testing.T, dataDir string, args ...string) (map[string]string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := runAssistant(context.Background(), append([]string{"client", "create", "--data-dir", dataDir}, args...),
+		func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if err != nil {
+		return nil, err
+	}
+	var creds map[string]string
+	if err := json.Unmarshal(out.Bytes(), &creds); err != nil {
+		t.Fatalf("client create printed %q: %v", out.String(), err)
+	}
+	return creds, nil
+}
+
+func TestAssistantClientCreateCLI(t *testing.T) {
+	dir := t.TempDir()
+	creds, err := createAssistantClient(t, dir, "--scope", "GIGACHAT_API_B2B", "--balance", "stories260K=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := base64.StdEncoding.DecodeString(creds["authorization_key"])
+	if creds["client_id"] == "" || creds["client_secret"] == "" || string(key) != creds["client_id"]+":"+creds["client_secret"] {
+		t.Fatalf("credentials %v", creds)
+	}
+	for _, bad := range [][]string{
+		{"--scope", "NOPE"},
+		{"--scope", "ASSISTANT_API_CORP", "--balance", "m=5"},
+		{"--scope", "ASSISTANT_API_PERS", "--balance", "m=-1"},
+		{"--scope", "ASSISTANT_API_PERS", "--balance", "nomodel"},
+	} {
+		if _, err := createAssistantClient(t, dir, bad...); err == nil {
+			t.Errorf("client create %v succeeded", bad)
+		}
+	}
+}
+
+func TestAssistantServeEmptyModelsDir(t *testing.T) {
+	ts := startServer(t, "--only", "assistant")
+	if !strings.Contains(ts.logs.String(), "no models served") {
+		t.Fatalf("serve with no models does not say how to add one:\n%s", ts.logs.String())
+	}
+}
+
+// assistantModelsDir is a models directory serving only stories260K (a
+// symlink: models are never copied).
+func assistantModelsDir(t *testing.T) string {
+	t.Helper()
+	model := testenv.Model(t, "stories260K.gguf")
+	dir := t.TempDir()
+	if err := os.Symlink(model, filepath.Join(dir, "stories260K.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestNpmClient runs the official npm `gigachat` client, unmodified, against
+// a live server with stories260K.
+func TestNpmClient(t *testing.T) {
+	npm, errNpm := exec.LookPath("npm")
+	node, errNode := exec.LookPath("node")
+	if errNpm != nil || errNode != nil {
+		t.Skip("SKIPPING: npm/node not installed; the npm gigachat client test did not run")
+	}
+	root, ok := testenv.RepoRoot()
+	if !ok {
+		t.Fatal("no repository root")
+	}
+	pkg := filepath.Join(root, "clients", "npm")
+	if _, err := os.Stat(filepath.Join(pkg, "node_modules", "gigachat")); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, npm, "ci", "--prefix", pkg).CombinedOutput(); err != nil {
+			t.Skipf("SKIPPING: npm ci failed (offline?): %v\n%s", err, out)
+		}
+	}
+	data := t.TempDir()
+	for _, scope := range []string{"GIGACHAT_API_PERS", "ASSISTANT_API_CORP"} {
+		t.Run(scope, func(t *testing.T) {
+			args := []string{"--scope", scope}
+			if scope != "ASSISTANT_API_CORP" {
+				args = append(args, "--balance", "stories260K=100000")
+			}
+			creds, err := createAssistantClient(t, data, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := startServer(t, "--data-dir", data, "--models-dir", assistantModelsDir(t), "--only", "assistant")
+			base := ts.urls["assistant"]
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, filepath.Join(pkg, "smoke.js"))
+			cmd.Env = append(os.Environ(),
+				"SMOKE_BASE_URL="+base+"/api/v1", "SMOKE_AUTH_URL="+base+"/api/v2/oauth",
+				"SMOKE_CREDENTIALS="+creds["authorization_key"], "SMOKE_SCOPE="+scope, "SMOKE_MODEL=stories260K")
+			out, err := cmd.CombinedOutput()
+			var res struct {
+				Models []string
+				Model  string
+				Chat   struct {
+					Content, Finish string
+					Usage           struct {
+						Total int `json:"total_tokens"`
+					}
+				}
+				Stream struct {
+					Content, Finish string
+					Chunks          int
+				}
+				Tokens  []int
+				Balance []struct {
+					Usage string
+					Value int
+				}
+				BalanceStatus any `json:"balance_status"`
+			}
+			var line string
+			for _, l := range strings.Split(string(out), "\n") {
+				if r, ok := strings.CutPrefix(l, "RESULT "); ok {
+					line = r
+				}
+			}
+			if err != nil || json.Unmarshal([]byte(line), &res) != nil {
+				t.Fatalf("npm client failed: %v\n%s", err, out)
+			}
+			if len(res.Models) != 1 || res.Models[0] != "stories260K:1.0" || res.Model != "stories260K:1.0" {
+				t.Errorf("models %v / %q", res.Models, res.Model)
+			}
+			if res.Chat.Content == "" || res.Chat.Finish != "length" || res.Chat.Usage.Total == 0 {
+				t.Errorf("chat %+v", res.Chat)
+			}
+			// Greedy: the stream must say exactly what the JSON answer said.
+			if res.Stream.Content != res.Chat.Content || res.Stream.Finish != "length" || res.Stream.Chunks < 3 {
+				t.Errorf("stream %+v, chat %q", res.Stream, res.Chat.Content)
+			}
+			if len(res.Tokens) != 2 || res.Tokens[0] < 1 {
+				t.Errorf("tokens %v", res.Tokens)
+			}
+			if scope == "ASSISTANT_API_CORP" {
+				if res.BalanceStatus != float64(403) {
+					t.Errorf("postpaid balance: status %v, want 403", res.BalanceStatus)
+				}
+			} else if len(res.Balance) != 1 || res.Balance[0].Usage != "stories260K" || res.Balance[0].Value >= 100000 {
+				t.Errorf("balance %+v", res.Balance)
+			}
+		})
+	}
+}
