@@ -48,6 +48,18 @@ type PaymentService struct {
 	Accounts AccountLookup
 	Verifier SignatureVerifier
 	Config   PaymentConfig
+	// Limits and Maintenance gate every payment operation (nil: off).
+	Limits      *OpLimiter
+	Maintenance *Maintenance
+}
+
+// Gate applies the maintenance switch and the rate limit to one call of
+// operation op with token.
+func (s *PaymentService) Gate(token, op string) error {
+	if err := s.Maintenance.Check(); err != nil {
+		return err
+	}
+	return s.Limits.Allow(token, op)
 }
 
 func (s *PaymentService) now() time.Time {

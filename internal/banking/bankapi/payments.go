@@ -21,15 +21,27 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 	if s.Payments == nil {
 		return
 	}
-	mux.HandleFunc("POST", paymentsBase, s.requireScope(s.createPayment, banking.ScopePayDocRU))
-	mux.HandleFunc("POST", paymentsBase+"/from-invoice", s.requireScope(s.createInvoice(banking.KindInvoice), banking.ScopePayDocRUInvoice))
-	mux.HandleFunc("POST", paymentsBase+"/from-invoice-any", s.requireScope(s.createInvoice(banking.KindInvoiceAny), banking.ScopePayDocRUInvoiceAny))
-	mux.HandleFunc("POST", paymentsBase+"/from-invoice-budget", s.requireScope(s.createInvoice(banking.KindInvoiceBudget), banking.ScopePayDocRUInvoiceBudget))
-	mux.HandleFunc("POST", paymentsBase+"/qr-confirmation", s.requireScope(s.qrConfirm, banking.ScopePayDocRU))
-	mux.HandleFunc("GET", paymentsBase+"/{externalId}", s.requireScope(s.getPayment, anyPaymentScope...))
-	mux.HandleFunc("GET", paymentsBase+"/{externalId}/state", s.requireScope(s.paymentState, anyPaymentScope...))
-	mux.HandleFunc("GET", paymentsBase+"/{externalId}/digest", s.requireScope(s.paymentDigest, anyPaymentScope...))
-	mux.HandleFunc("POST", paymentsBase+"/{externalId}/sign", s.requireScope(s.signPayment, banking.ScopePayDocRU))
+	// Each operation is gated (maintenance 503, rate limit 429 per token and
+	// operation) after authentication, so an anonymous flood cannot spend a
+	// partner's budget.
+	gate := func(op string, h http.HandlerFunc, scopes ...string) http.HandlerFunc {
+		return s.requireScope(func(w http.ResponseWriter, r *http.Request) {
+			if err := s.Payments.Gate(bearer(r), op); err != nil {
+				s.writePaymentError(w, r, err)
+				return
+			}
+			h(w, r)
+		}, scopes...)
+	}
+	mux.HandleFunc("POST", paymentsBase, gate("create", s.createPayment, banking.ScopePayDocRU))
+	mux.HandleFunc("POST", paymentsBase+"/from-invoice", gate("from-invoice", s.createInvoice(banking.KindInvoice), banking.ScopePayDocRUInvoice))
+	mux.HandleFunc("POST", paymentsBase+"/from-invoice-any", gate("from-invoice-any", s.createInvoice(banking.KindInvoiceAny), banking.ScopePayDocRUInvoiceAny))
+	mux.HandleFunc("POST", paymentsBase+"/from-invoice-budget", gate("from-invoice-budget", s.createInvoice(banking.KindInvoiceBudget), banking.ScopePayDocRUInvoiceBudget))
+	mux.HandleFunc("POST", paymentsBase+"/qr-confirmation", gate("qr-confirmation", s.qrConfirm, banking.ScopePayDocRU))
+	mux.HandleFunc("GET", paymentsBase+"/{externalId}", gate("get", s.getPayment, anyPaymentScope...))
+	mux.HandleFunc("GET", paymentsBase+"/{externalId}/state", gate("state", s.paymentState, anyPaymentScope...))
+	mux.HandleFunc("GET", paymentsBase+"/{externalId}/digest", gate("digest", s.paymentDigest, anyPaymentScope...))
+	mux.HandleFunc("POST", paymentsBase+"/{externalId}/sign", gate("sign", s.signPayment, banking.ScopePayDocRU))
 }
 
 // decodePaymentBody reads a JSON body: unparseable JSON and wrong JSON types
