@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/gost"
+)
+
+// bankingCLI runs `partnerapi banking args...` with stdin and decodes its
+// JSON output.
+func bankingCLI(t *testing.T, stdin string, args ...string) map[string]any {
+	t.Helper()
+	var out bytes.Buffer
+	if err := runBanking(context.Background(), args, func(string) string { return "" },
+		stdio{in: strings.NewReader(stdin), out: &out, err: io.Discard}); err != nil {
+		t.Fatalf("banking %v: %v", args, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("banking %v: %v: %s", args, err, out.String())
+	}
+	return m
+}
+
+// TestBankingIdentityCLI provisions a new organisation in the test contour
+// (no sandbox seed), signs a digest with the CLI and checks the signature
+// with the real verifier, then serves client-info for the new organisation.
+func TestBankingIdentityCLI(t *testing.T) {
+	dir := t.TempDir()
+	st := []string{"--data-dir", dir, "--banking-contour", "test"}
+	org := bankingCLI(t, "", append([]string{"org", "create", "--name", "ООО Тест", "--inn", "7707083893", "--kpp", "773601001", "--ogrn", "1027700132195"}, st...)...)["id"].(string)
+	bankingCLI(t, "", append([]string{"account", "add", "--org", org, "--number", "40702810538833411733", "--bic", "044525225", "--corr", "30101810400000000225"}, st...)...)
+	user := bankingCLI(t, "", append([]string{"user", "create", "--org", org, "--login", "ivanov", "--password", "pw"}, st...)...)["id"].(string)
+	app := bankingCLI(t, "", append([]string{"app", "create", "--name", "Partner", "--redirect-uri", "https://p/cb"}, st...)...)
+	if len(app["client_secret"].(string)) != 40 {
+		t.Fatalf("app %v", app)
+	}
+	client := app["client_id"].(string)
+	bankingCLI(t, "", append([]string{"offer", "sign", "--client", client, "--account", "40702810538833411733"}, st...)...)
+
+	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := gost.SelfSignedCertificate(key, "Иванов", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey, err := gost.MarshalPrivateKeyPEM(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
+	if err := os.WriteFile(certFile, cert.PEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pemKey, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uuid := bankingCLI(t, "", append([]string{"cert", "add", "--user", user, "--cert", certFile, "--role", "sole"}, st...)...)["uuid"].(string)
+
+	const digest = "amount=100.00\npurpose=Оплата\n"
+	el := bankingCLI(t, digest, "sign", "--cert", certFile, "--key", keyFile, "--uuid", uuid)
+	if el["certificateUuid"] != uuid || el["base64Encoded"] == "" {
+		t.Fatalf("sign %v", el)
+	}
+	tok := bankingCLI(t, "", append([]string{"token", "--scope", "GET_CLIENT_ACCOUNTS PAY_DOC_RU", "--org", org, "--client", client}, st...)...)
+	if tok["scope"] != "GET_CLIENT_ACCOUNTS PAY_DOC_RU" || tok["expires_in"] != float64(3600) || tok["refresh_token"] == "" {
+		t.Fatalf("token %v", tok)
+	}
+
+	// Verify the CLI's signature with the test-contour verifier over the store.
+	var store storeConfig
+	store.DataDir = dir
+	db, err := store.open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ids := bankingsql.NewIdentityStore(db)
+	if _, err := ids.GetOrg(context.Background(), banking.SandboxOrgID); err == nil {
+		t.Fatal("the test contour seeded the sandbox organisation")
+	}
+	id := banking.NewIdentity(ids)
+	p, err := id.Authenticate(context.Background(), tok["access_token"].(string))
+	if err != nil || p.OrgID != org || p.UserID != user {
+		t.Fatalf("principal %+v %v", p, err)
+	}
+	v := banking.NewSignatureVerifier(banking.ContourTest, ids)
+	ds := banking.DigestSignature{Base64Encoded: el["base64Encoded"].(string), CertificateUUID: uuid}
+	if set, err := v.Verify(context.Background(), p, digest, []banking.DigestSignature{ds}); err != nil || !set.Complete() {
+		t.Fatalf("verify CLI signature: %v %v", set, err)
+	}
+	if _, err := v.Verify(context.Background(), p, strings.TrimSuffix(digest, "\n"), []banking.DigestSignature{ds}); banking.KindOf(err) != banking.KindSignCheck {
+		t.Fatalf("other digest text: %v", err)
+	}
+}
+
+func TestBankingCLIRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"nope"},
+		{"token", "--data-dir", dir},
+		{"token", "--data-dir", dir, "--scope", "X", "--org", "missing"},
+		{"org", "create", "--data-dir", dir, "--name", "x", "--inn", "12"},
+		{"account", "add", "--data-dir", dir, "--org", banking.SandboxOrgID, "--number", "123", "--bic", "044525225"},
+		{"token", "--data-dir", dir, "--scope", "X", "--banking-contour", "moon"},
+	} {
+		err := runBanking(context.Background(), args, func(string) string { return "" }, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+		if err == nil {
+			t.Errorf("banking %v: no error", args)
+		}
+	}
+}
+
+// TestBankingSandboxEndToEnd: the sandbox seed through the real server,
+// with a token from the CLI.
+func TestBankingSandboxEndToEnd(t *testing.T) {
+	ts := startServer(t, "--only", "banking")
+	tok := bankingCLI(t, "", "token", "--scope", "GET_CLIENT_ACCOUNTS GET_CRYPTO_INFO", "--data-dir", ts.dataDir)["access_token"].(string)
+	resp, body := get(t, ts.urls["banking"]+"/fintech/api/v1/client-info", "Authorization", "Bearer "+tok)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), banking.SandboxAccount) {
+		t.Fatalf("client-info %d %s", resp.StatusCode, body)
+	}
+	resp, body = get(t, ts.urls["banking"]+"/fintech/api/v1/crypto", "Authorization", tok)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), banking.SandboxCertQualified) {
+		t.Fatalf("crypto %d %s", resp.StatusCode, body)
+	}
+	resp, _ = get(t, ts.urls["banking"]+"/fintech/api/v1/crypto/eio", "Authorization", tok)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("eio without scope: %d", resp.StatusCode)
+	}
+}
