@@ -18,6 +18,11 @@
 //   - Batched prefill already calls MatMul with several tokens, so a kernel
 //     that processes 2–4 tokens per weight row pass plugs in at the same spot.
 //
-// Everything here is pure Go and free of I/O; the supported hosts are
+// On amd64 with AVX2+FMA+F16C (checked at init through golang.org/x/sys/cpu)
+// dot_amd64.s replaces the row dots with hand-written Plan 9 assembly; the
+// pure-Go versions (dot*Go) remain the fallback on other CPUs and under the
+// purego build tag, and TestAsmMatchesGo holds the two to each other.
+//
+// Everything here is free of I/O; the supported hosts are
 // little-endian (F32/F16 weights are viewed in place).
 package kernels

@@ -11,6 +11,40 @@ import (
 // prepared activation. These are the inner loops that Go assembly replaces.
 type rowDot func(row []byte, a *activation) float32
 
+// The dispatch points: the portable Go kernels, replaced at init by
+// assembly where the CPU supports it (dot_amd64.go). Variables rather than a
+// switch on a feature flag so the hot path pays one indirect call, which
+// MatMul pays anyway through rowDot.
+var (
+	dotF32    rowDot = dotF32Go
+	dotF16    rowDot = dotF16Go
+	dotQ8_0   rowDot = dotQ8_0Go
+	dotQ4_0   rowDot = dotQ4_0Go
+	dotQ4K    rowDot = dotQ4KGo
+	dotQ6K    rowDot = dotQ6KGo
+	dotF32Vec        = dotF32VecGo
+	sumF32           = sumF32Go
+)
+
+// SumF32 is the sum of x. Besides being a kernel it is the probe the engine
+// benchmark uses to measure memory read bandwidth with the same code path.
+func SumF32(x []float32) float32 { return sumF32(x) }
+
+func sumF32Go(x []float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i]
+		s1 += x[i+1]
+		s2 += x[i+2]
+		s3 += x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
 func rowDotFor(t gguf.GGMLType) rowDot {
 	switch t {
 	case gguf.F32:
@@ -48,7 +82,10 @@ func uint16s(b []byte) []uint16 {
 }
 
 // DotF32 is the dot product of two float vectors of equal length.
-func DotF32(a, b []float32) float32 {
+func DotF32(a, b []float32) float32 { return dotF32Vec(a, b[:len(a)]) }
+
+// dotF32VecGo is the portable DotF32; b has a's length.
+func dotF32VecGo(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
@@ -64,9 +101,9 @@ func DotF32(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
-func dotF32(row []byte, a *activation) float32 { return DotF32(float32s(row), a.f) }
+func dotF32Go(row []byte, a *activation) float32 { return dotF32VecGo(float32s(row), a.f) }
 
-func dotF16(row []byte, a *activation) float32 {
+func dotF16Go(row []byte, a *activation) float32 {
 	w := uint16s(row)
 	x := a.f[:len(w)]
 	t := f16Table
@@ -94,7 +131,7 @@ func dotBF16(row []byte, a *activation) float32 {
 	return s
 }
 
-func dotQ8_0(row []byte, a *activation) float32 {
+func dotQ8_0Go(row []byte, a *activation) float32 {
 	nb := len(row) / BlockQ8_0
 	qs := a.qs[:nb*QK8_0]
 	ds := a.d[:nb]
@@ -116,7 +153,7 @@ func dotQ8_0(row []byte, a *activation) float32 {
 	return sum
 }
 
-func dotQ4_0(row []byte, a *activation) float32 {
+func dotQ4_0Go(row []byte, a *activation) float32 {
 	nb := len(row) / BlockQ4_0
 	var sum float32
 	for b := 0; b < nb; b++ {
@@ -132,7 +169,7 @@ func dotQ4_0(row []byte, a *activation) float32 {
 	return sum
 }
 
-func dotQ4K(row []byte, a *activation) float32 {
+func dotQ4KGo(row []byte, a *activation) float32 {
 	nb := len(row) / BlockQ4_K
 	var sum float32
 	for b := 0; b < nb; b++ {
@@ -163,7 +200,7 @@ func dotQ4K(row []byte, a *activation) float32 {
 	return sum
 }
 
-func dotQ6K(row []byte, a *activation) float32 {
+func dotQ6KGo(row []byte, a *activation) float32 {
 	nb := len(row) / BlockQ6_K
 	var sum float32
 	for b := 0; b < nb; b++ {

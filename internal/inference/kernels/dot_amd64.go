@@ -1,0 +1,150 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasAVX2 reports whether the assembly kernels are in use: they need AVX2
+// for the integer byte products, FMA for the float accumulation and F16C
+// for the half-precision block scales.
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX
+
+func init() {
+	if !hasAVX2 {
+		return
+	}
+	dotF32 = dotF32Asm
+	dotF16 = dotF16Asm
+	dotQ8_0 = dotQ8_0Asm
+	dotQ4_0 = dotQ4_0Asm
+	dotQ4K = dotQ4KAsm
+	dotQ6K = dotQ6KAsm
+	dotF32Vec = dotF32VecAsm
+	sumF32 = sumF32Asm
+}
+
+// The assembly routines take raw pointers and counts; the Go wrappers below
+// own the bounds checks so the assembly never reads past a slice.
+
+//go:noescape
+func dotF32AVX2(a, b *float32, n int) float32
+
+//go:noescape
+func sumF32AVX2(x *float32, n int) float32
+
+//go:noescape
+func dotF16AVX2(w *uint16, x *float32, n int) float32
+
+//go:noescape
+func dotQ8_0AVX2(w *byte, x *int8, d *float32, nb int) float32
+
+//go:noescape
+func dotQ4_0AVX2(w *byte, x *int8, d *float32, nb int) float32
+
+// q4KBlockAVX2 returns Σ_j sc[j] · Σ_l q_j[l]·x_j[l] over the eight 32-value
+// sub-blocks of one Q4_K block (qs: 128 nibble bytes, x: 256 int8).
+//
+//go:noescape
+func q4KBlockAVX2(qs *byte, x *int8, sc *[8]int16) int32
+
+// q6KBlockAVX2 returns Σ_g sc[g] · Σ_l q_g[l]·x_g[l] over the sixteen 16-value
+// groups of one Q6_K block with q in 0..63 (the −32 offset is folded in by
+// the caller through the Q8_K group sums).
+//
+//go:noescape
+func q6KBlockAVX2(blk *byte, x *int8) int32
+
+func dotF32VecAsm(a, b []float32) float32 {
+	if len(a) == 0 {
+		return 0
+	}
+	b = b[:len(a)]
+	return dotF32AVX2(&a[0], &b[0], len(a))
+}
+
+func sumF32Asm(x []float32) float32 {
+	if len(x) == 0 {
+		return 0
+	}
+	return sumF32AVX2(&x[0], len(x))
+}
+
+func dotF32Asm(row []byte, a *activation) float32 { return dotF32VecAsm(float32s(row), a.f) }
+
+func dotF16Asm(row []byte, a *activation) float32 {
+	w := uint16s(row)
+	if len(w) == 0 {
+		return 0
+	}
+	x := a.f[:len(w)]
+	return dotF16AVX2(&w[0], &x[0], len(w))
+}
+
+func dotQ8_0Asm(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ8_0
+	if nb == 0 {
+		return 0
+	}
+	_ = a.qs[nb*QK8_0-1]
+	_ = a.d[nb-1]
+	return dotQ8_0AVX2(&row[0], &a.qs[0], &a.d[0], nb)
+}
+
+func dotQ4_0Asm(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ4_0
+	if nb == 0 {
+		return 0
+	}
+	_ = a.qs[nb*QK4_0-1]
+	_ = a.d[nb-1]
+	return dotQ4_0AVX2(&row[0], &a.qs[0], &a.d[0], nb)
+}
+
+func dotQ4KAsm(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ4_K
+	_ = a.qs[:nb*QK_K]
+	_ = a.sums[:nb*16]
+	var sum float32
+	var sc [8]int16
+	for b := 0; b < nb; b++ {
+		blk := row[b*BlockQ4_K : (b+1)*BlockQ4_K]
+		d := f16Table[binary.LittleEndian.Uint16(blk)] * a.d[b]
+		dmin := f16Table[binary.LittleEndian.Uint16(blk[2:])] * a.d[b]
+		sums := a.sums[b*16 : b*16+16]
+		var msum int32
+		for j := 0; j < 8; j++ {
+			s, m := q4KScaleMin(blk[4:16], j)
+			sc[j] = int16(s)
+			msum += int32(m) * (sums[2*j] + sums[2*j+1])
+		}
+		isum := q4KBlockAVX2(&blk[16], &a.qs[b*QK_K], &sc)
+		sum += d*float32(isum) - dmin*float32(msum)
+	}
+	return sum
+}
+
+func dotQ6KAsm(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ6_K
+	_ = a.qs[:nb*QK_K]
+	_ = a.sums[:nb*16]
+	var sum float32
+	for b := 0; b < nb; b++ {
+		blk := row[b*BlockQ6_K : (b+1)*BlockQ6_K]
+		d := f16Table[binary.LittleEndian.Uint16(blk[208:])] * a.d[b]
+		sc := (*[16]int8)(unsafe.Pointer(&blk[192]))
+		sums := a.sums[b*16 : b*16+16]
+		// Group g of the sums (16 values each, in x order) meets scale g.
+		var off int32
+		for g := 0; g < 16; g++ {
+			off += int32(sc[g]) * sums[g]
+		}
+		isum := q6KBlockAVX2(&blk[0], &a.qs[b*QK_K]) - 32*off
+		sum += d * float32(isum)
+	}
+	return sum
+}

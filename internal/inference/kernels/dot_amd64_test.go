@@ -1,0 +1,147 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// randomRow returns n values' worth of one weight row with every payload
+// bit pattern possible (so the assembly sees -128, 0x0f/0xf0 nibbles, all
+// 6-bit codes) and small finite f16 scales.
+func randomRow(r *rand.Rand, typ gguf.GGMLType, n int) []byte {
+	switch typ {
+	case gguf.F32:
+		b := make([]byte, 4*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(r.NormFloat64())))
+		}
+		return b
+	case gguf.F16:
+		b := make([]byte, 2*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint16(b[2*i:], FloatToHalf(float32(r.NormFloat64())))
+		}
+		return b
+	}
+	size, per := typ.TypeSize(), typ.BlockSize()
+	b := randomBytes(r, n/per*size)
+	for blk := 0; blk < n/per; blk++ {
+		o := blk * size
+		switch typ {
+		case gguf.Q8_0, gguf.Q4_0:
+			putHalf(b[o:], r)
+		case gguf.Q4_K:
+			putHalf(b[o:], r)
+			putHalf(b[o+2:], r)
+		case gguf.Q6_K:
+			putHalf(b[o+208:], r)
+		}
+	}
+	return b
+}
+
+func TestAsmMatchesGo(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("CPU lacks AVX2/FMA/F16C; the Go kernels are in use")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	cases := []struct {
+		typ      gguf.GGMLType
+		asm, ref rowDot
+		sizes    []int // values per row
+	}{
+		{gguf.F32, dotF32Asm, dotF32Go, []int{1, 7, 8, 9, 31, 32, 33, 100, 4099}},
+		{gguf.F16, dotF16Asm, dotF16Go, []int{1, 7, 8, 9, 31, 32, 33, 100, 4099}},
+		{gguf.Q8_0, dotQ8_0Asm, dotQ8_0Go, []int{32, 64, 96, 160, 1056, 4864}},
+		{gguf.Q4_0, dotQ4_0Asm, dotQ4_0Go, []int{32, 64, 96, 160, 1056, 4864}},
+		{gguf.Q4_K, dotQ4KAsm, dotQ4KGo, []int{256, 512, 768, 1280, 4864}},
+		{gguf.Q6_K, dotQ6KAsm, dotQ6KGo, []int{256, 512, 768, 1280, 4864}},
+	}
+	for _, c := range cases {
+		for _, n := range c.sizes {
+			t.Run(fmt.Sprintf("%v/%d", c.typ, n), func(t *testing.T) {
+				for trial := 0; trial < 5; trial++ {
+					row := randomRow(r, c.typ, n)
+					x := randomVector(r, n)
+					var a activation
+					a.prepare(activationKind(c.typ), x)
+					got, want := c.asm(row, &a), c.ref(row, &a)
+					// Integer parts are exact; only float summation order
+					// differs, so bound the error by the magnitude of the terms.
+					deq := make([]float32, n)
+					DequantizeRow(deq, c.typ, row)
+					var mag float64
+					for i := range deq {
+						mag += math.Abs(float64(deq[i] * x[i]))
+					}
+					if d := math.Abs(float64(got - want)); d > 1e-5*mag+1e-6 {
+						t.Fatalf("asm %v, go %v (|diff| %g, Σ|terms| %g)", got, want, d, mag)
+					}
+				}
+			})
+		}
+	}
+	// The public float helpers go through the same assembly.
+	for _, n := range []int{0, 1, 15, 33, 1000} {
+		x, y := randomVector(r, n), randomVector(r, n)
+		if got, want := DotF32(x, y), dotF32VecGo(x, y); math.Abs(float64(got-want)) > 1e-4*math.Sqrt(float64(n)+1) {
+			t.Errorf("DotF32 n=%d: %v vs %v", n, got, want)
+		}
+		if got, want := SumF32(x), sumF32Go(x); math.Abs(float64(got-want)) > 1e-4*math.Sqrt(float64(n)+1) {
+			t.Errorf("SumF32 n=%d: %v vs %v", n, got, want)
+		}
+	}
+}
+
+// BenchmarkRowDot reports each kernel's weight-streaming rate (GB/s of row
+// bytes) for the asm and Go versions over a row set larger than L2 cache.
+func BenchmarkRowDot(b *testing.B) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const n, rows = 4864, 256 // one 0.5B-class FFN row width
+	for _, c := range []struct {
+		typ      gguf.GGMLType
+		asm, ref rowDot
+	}{
+		{gguf.F32, dotF32Asm, dotF32Go},
+		{gguf.F16, dotF16Asm, dotF16Go},
+		{gguf.Q8_0, dotQ8_0Asm, dotQ8_0Go},
+		{gguf.Q4_0, dotQ4_0Asm, dotQ4_0Go},
+		{gguf.Q4_K, dotQ4KAsm, dotQ4KGo},
+		{gguf.Q6_K, dotQ6KAsm, dotQ6KGo},
+	} {
+		cols := n
+		if c.typ.BlockSize() == QK_K {
+			cols = 4864 / 256 * 256
+		}
+		data := randomRow(r, c.typ, cols*rows)
+		rb := len(data) / rows
+		var a activation
+		a.prepare(activationKind(c.typ), randomVector(r, cols))
+		for _, impl := range []struct {
+			name string
+			fn   rowDot
+		}{{"asm", c.asm}, {"go", c.ref}} {
+			if impl.name == "asm" && !hasAVX2 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%v/%s", c.typ, impl.name), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				var sink float32
+				for b.Loop() {
+					for i := 0; i < rows; i++ {
+						sink += impl.fn(data[i*rb:(i+1)*rb], &a)
+					}
+				}
+				_ = sink
+				b.ReportMetric(float64(len(data))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
