@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,12 +21,15 @@ func statsOf(t *testing.T, e *Engine) Stats {
 	return st[0]
 }
 
-// TestBatchedGreedyMatchesAlone runs 10 concurrent greedy requests (one with
-// two choices) and checks that each returns exactly what it returns alone,
+// TestBatchedGreedyMatchesAlone runs 10 concurrent greedy requests (two with
+// two choices, one with a long prompt) and checks that each returns exactly what it returns alone,
 // and that they really shared decode steps.
 func TestBatchedGreedyMatchesAlone(t *testing.T) {
 	prompts := []string{"Once upon a time", "Lily and Tom went to the", "The cat", "One day, a little boy",
-		"Sam had a big red ball", "The sun was", "Once upon a time there", "Mom said", "The dog ran", "A bird"}
+		"Sam had a big red ball", "The sun was", "Once upon a time there", "Mom said", "The dog ran",
+		// Longer than a prefill chunk: it joins a chunk at a time between
+		// decode steps.
+		strings.Repeat("Lily and Tom went to the park. ", 12)}
 	req := func(i int) assistant.GenerateRequest {
 		return assistant.GenerateRequest{Model: "stories260K", Messages: userMessage(prompts[i]), MaxTokens: 30 + i, N: 1 + i%5/4}
 	}
@@ -37,6 +41,9 @@ func TestBatchedGreedyMatchesAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		want[i] = res
+	}
+	if n := want[len(want)-1].Usage.PromptTokens; n <= prefillStep {
+		t.Fatalf("long prompt has only %d tokens", n)
 	}
 	e := openEngine(t, "", Options{Concurrency: 10, PrefixCache: -1})
 	got := make([]assistant.Result, len(prompts))

@@ -67,6 +67,12 @@ func (r *request) drain() []event {
 	return evs
 }
 
+// joiner is an admitted request whose prompt is still being prefilled.
+type joiner struct {
+	req *request
+	seq *model.Sequence
+}
+
 // choiceState is one choice's sequence in the batch.
 type choiceState struct {
 	req     *request
@@ -87,7 +93,8 @@ type scheduler struct {
 	exited chan struct{}
 	cache  *prefixCache
 
-	active []*choiceState
+	active  []*choiceState
+	joining []*joiner // admitted requests whose prompts are being prefilled, in arrival order
 
 	mu    sync.Mutex
 	stats Stats
@@ -95,16 +102,19 @@ type scheduler struct {
 
 // Stats is a snapshot of one model's scheduler.
 type Stats struct {
-	Model           string
-	ActiveRequests  int   // requests whose sequences are in the batch
-	QueuedRequests  int   // calls waiting for a batch slot
-	ActiveSequences int   // sequences in the batch (a request has one per choice)
-	KVBytes         int64 // KV cache memory of the active sequences
-	CachedPrompts   int   // finished prompts kept for prefix reuse
-	CachedKVBytes   int64
-	Steps           int64 // batched decode steps run
-	MaxBatch        int   // most sequences stepped together so far
-	PrefixHits      int64 // requests that reused a cached prefix
+	Model          string
+	ActiveRequests int // requests whose sequences are in the batch
+	QueuedRequests int // calls waiting for a batch slot
+	// PrefillingRequests are admitted requests whose prompts are still being
+	// prefilled, a chunk between decode steps.
+	PrefillingRequests int
+	ActiveSequences    int   // sequences in the batch (a request has one per choice)
+	KVBytes            int64 // KV cache memory of the active and prefilling sequences
+	CachedPrompts      int   // finished prompts kept for prefix reuse
+	CachedKVBytes      int64
+	Steps              int64 // batched decode steps run
+	MaxBatch           int   // most sequences stepped together so far
+	PrefixHits         int64 // requests that reused a cached prefix
 }
 
 func newScheduler(m *Model, cacheSize int) *scheduler {
@@ -131,7 +141,7 @@ func (s *scheduler) snapshot() Stats {
 func (s *scheduler) run() {
 	defer close(s.exited)
 	for {
-		if len(s.active) == 0 {
+		if len(s.active) == 0 && len(s.joining) == 0 {
 			select {
 			case r := <-s.submit:
 				s.admit(r)
@@ -153,6 +163,12 @@ func (s *scheduler) run() {
 			}
 		}
 		s.dropCancelled()
+		// One prefill chunk, then one decode step: a long prompt joining
+		// delays the running streams by a chunk per token, not by its whole
+		// prefill.
+		if len(s.joining) > 0 {
+			s.prefill()
+		}
 		if len(s.active) > 0 {
 			s.step()
 		}
@@ -160,34 +176,45 @@ func (s *scheduler) run() {
 	}
 }
 
-// admit prefills a joining request's prompt (reusing a cached prefix) as its
-// own batched pass, samples each choice's first token and adds the choices
-// to the batch.
+// admit queues a joining request for prefill, starting from the longest
+// cached prefix of its prompt.
 func (s *scheduler) admit(r *request) {
 	seq, cached := s.cache.take(s.m.Net, r.prompt, r.params.MaxContext)
 	r.precached = cached
-	var logits []float32
-	for i := seq.Pos(); i < len(r.prompt); i += prefillStep {
-		if r.cancelled.Load() {
-			seq.Release()
-			s.leave(r, context.Canceled)
-			return
-		}
-		var err error
-		if logits, err = seq.Forward(r.prompt[i:min(i+prefillStep, len(r.prompt))]); err != nil {
-			seq.Release()
-			s.leave(r, err)
-			return
-		}
-	}
-	seed := r.params.Seed
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
 	if cached > 0 {
 		s.mu.Lock()
 		s.stats.PrefixHits++
 		s.mu.Unlock()
+	}
+	s.joining = append(s.joining, &joiner{req: r, seq: seq})
+}
+
+// prefill runs the next chunk of the first joining request's prompt as its
+// own batched pass; when the prompt is done the request's choices join the
+// decode batch.
+func (s *scheduler) prefill() {
+	j := s.joining[0]
+	r, seq := j.req, j.seq
+	logits, err := seq.Forward(r.prompt[seq.Pos():min(seq.Pos()+prefillStep, len(r.prompt))])
+	if err != nil {
+		s.joining = s.joining[1:]
+		seq.Release()
+		s.leave(r, err)
+		return
+	}
+	if seq.Pos() < len(r.prompt) {
+		return
+	}
+	s.joining = s.joining[1:]
+	s.start(r, seq, logits)
+}
+
+// start samples each choice's first token from the prompt's logits and adds
+// the choices to the batch.
+func (s *scheduler) start(r *request, seq *model.Sequence, logits []float32) {
+	seed := r.params.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
 	}
 	p := r.params
 	choices := make([]*choiceState, max(p.N, 1))
@@ -301,6 +328,14 @@ func (s *scheduler) dropCancelled() {
 		}
 		return true
 	})
+	s.joining = slices.DeleteFunc(s.joining, func(j *joiner) bool {
+		if !j.req.cancelled.Load() {
+			return false
+		}
+		j.seq.Release()
+		gone = append(gone, j.req)
+		return true
+	})
 	for _, r := range gone {
 		s.leave(r, context.Canceled)
 	}
@@ -308,14 +343,18 @@ func (s *scheduler) dropCancelled() {
 
 // failAll ends every active request with err.
 func (s *scheduler) failAll(err error) {
-	active := s.active
-	s.active = nil
+	active, joining := s.active, s.joining
+	s.active, s.joining = nil, nil
 	var gone []*request
 	for _, c := range active {
 		c.seq.Release()
 		if !slices.Contains(gone, c.req) {
 			gone = append(gone, c.req)
 		}
+	}
+	for _, j := range joining {
+		j.seq.Release()
+		gone = append(gone, j.req)
 	}
 	for _, r := range gone {
 		s.leave(r, err)
@@ -337,9 +376,13 @@ func (s *scheduler) updateStats() {
 		kv += c.seq.KVBytes()
 		reqs[c.req] = true
 	}
+	for _, j := range s.joining {
+		kv += j.seq.KVBytes()
+	}
 	n, ckv := s.cache.usage()
 	s.mu.Lock()
 	s.stats.ActiveRequests = len(reqs)
+	s.stats.PrefillingRequests = len(s.joining)
 	s.stats.ActiveSequences = len(s.active)
 	s.stats.KVBytes = kv
 	s.stats.CachedPrompts, s.stats.CachedKVBytes = n, ckv
