@@ -310,3 +310,17 @@ func TestSmarthomeAdminModels(t *testing.T) {
 		t.Error("model deleted by the CLI is still served")
 	}
 }
+
+func TestSmarthomeBench(t *testing.T) {
+	var out bytes.Buffer
+	err := runBench(context.Background(), []string{"smarthome", "--duration", "200ms", "--connections", "2", "--data-dir", t.TempDir()},
+		func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &out, err: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"full stack", "bare", "full/bare throughput ratio: ", "p99"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"time"
 )
 
 // Credential kinds: agents read the catalog, admins change it.
@@ -46,10 +47,21 @@ type Service struct {
 	store Store
 	mu    sync.Mutex
 	cur   *Catalog
+	// hashes caches stored credential hashes: they never change once
+	// issued, and agents authenticate on every poll.
+	hashes map[string]cachedHash
 }
 
+type cachedHash struct {
+	hash    string
+	fetched time.Time
+}
+
+// hashTTL bounds how long a cached credential hash is trusted.
+const hashTTL = time.Minute
+
 // NewService builds the service.
-func NewService(s Store) *Service { return &Service{store: s} }
+func NewService(s Store) *Service { return &Service{store: s, hashes: map[string]cachedHash{}} }
 
 // Init seeds the store from the built-in catalog on first start.
 func (s *Service) Init(ctx context.Context) error {
@@ -124,7 +136,7 @@ func (s *Service) CreateCredential(ctx context.Context, kind, login string) (str
 
 // Authenticate checks a login and password; any mismatch is ErrUnauthorized.
 func (s *Service) Authenticate(ctx context.Context, kind, login, password string) error {
-	h, err := s.store.CredentialHash(ctx, kind, login)
+	h, err := s.credentialHash(ctx, kind, login)
 	if errors.Is(err, ErrNotFound) {
 		// Compare anyway so an unknown login costs what a wrong password does.
 		subtle.ConstantTimeCompare([]byte(hashSecret(password)), []byte(hashSecret("")))
@@ -137,6 +149,27 @@ func (s *Service) Authenticate(ctx context.Context, kind, login, password string
 		return ErrUnauthorized
 	}
 	return nil
+}
+
+func (s *Service) credentialHash(ctx context.Context, kind, login string) (string, error) {
+	key := kind + "\x00" + login
+	s.mu.Lock()
+	c, ok := s.hashes[key]
+	s.mu.Unlock()
+	if ok && time.Since(c.fetched) < hashTTL {
+		return c.hash, nil
+	}
+	h, err := s.store.CredentialHash(ctx, kind, login)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if len(s.hashes) > 10000 { // bound memory against many distinct logins
+		clear(s.hashes)
+	}
+	s.hashes[key] = cachedHash{hash: h, fetched: time.Now()}
+	s.mu.Unlock()
+	return h, nil
 }
 
 func hashSecret(s string) string {
