@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/testenv"
 )
 
 func statsOf(t *testing.T, e *Engine) Stats {
@@ -211,5 +212,26 @@ func TestBusyWhenQueueFull(t *testing.T) {
 	wg.Wait()
 	if st := statsOf(t, e); st.QueuedRequests != 0 || st.ActiveRequests != 0 {
 		t.Errorf("after: %+v", st)
+	}
+}
+
+// TestModelGenerateChoicesStepTogether checks the standalone generator's
+// batched choices: greedy choices are identical to one another and to the
+// reference continuation.
+func TestModelGenerateChoicesStepTogether(t *testing.T) {
+	m, err := LoadModel(testenv.Model(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	prompt := m.Tokenizer.Encode("Once upon a time", true, false)
+	comps, err := m.Generate(context.Background(), prompt, GenerateParams{MaxTokens: 40, N: 3, Continuation: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range comps {
+		if c.Text != storiesContinuation || c.FinishReason != FinishLength || len(c.Tokens) != 40 {
+			t.Errorf("choice %d: %q %s %d tokens", i, c.Text, c.FinishReason, len(c.Tokens))
+		}
 	}
 }

@@ -43,8 +43,8 @@ type Completion struct {
 const prefillStep = 64
 
 // Generate runs the prompt once, then samples p.N choices from copies of its
-// KV cache, one token of each choice in turn, so streamed choices progress
-// together. emit receives every piece of text (never a split UTF-8
+// KV cache, one token of each choice per batched step, so streamed choices
+// progress together. emit receives every piece of text (never a split UTF-8
 // character) in order per choice; an emit error stops generation. ctx is
 // checked between tokens.
 func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, emit func(choice int, text string) error) ([]Completion, error) {
@@ -126,7 +126,14 @@ func (m *Model) generate(ctx context.Context, seq *model.Sequence, prompt []int,
 		}
 		return nil
 	}
-	for active := n; active > 0; {
+	// Every round samples one token per unfinished choice, then advances
+	// all of them with one batched step (the weights are read once for the
+	// n choices).
+	batch := m.Net.NewBatch()
+	for {
+		var seqs []*model.Sequence
+		var toks []int
+		var stepped []*choice
 		for i, c := range choices {
 			if c.done {
 				continue
@@ -154,14 +161,19 @@ func (m *Model) generate(ctx context.Context, seq *model.Sequence, prompt []int,
 					return nil, nil, err
 				}
 				c.out.FinishReason, c.done = finish, true
-				active--
 				continue
 			}
-			logits, err := c.seq.Forward([]int{tok})
-			if err != nil {
-				return nil, nil, err
-			}
-			copy(c.logits, logits)
+			seqs, toks, stepped = append(seqs, c.seq), append(toks, tok), append(stepped, c)
+		}
+		if len(seqs) == 0 {
+			break
+		}
+		out, err := batch.Step(seqs, toks)
+		if err != nil {
+			return nil, nil, err
+		}
+		for j, c := range stepped {
+			copy(c.logits, out[j])
 		}
 	}
 	out := make([]Completion, n)
