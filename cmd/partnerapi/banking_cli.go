@@ -23,6 +23,7 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   user create --org ORG --login L [--name N] [--email E] [--password P]
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
   app create --name N --redirect-uri URI [--client-id ID]
+  app secret --client CLIENT_ID    (new client_secret, e.g. for the sandbox app)
   offer sign --client CLIENT_ID --account NUMBER
   sign --cert C --key K [--uuid CERT_UUID] < digest.txt`
 
@@ -270,6 +271,21 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 					return nil, err
 				}
 				return map[string]string{"client_id": a.ClientID, "client_secret": secret}, nil
+			},
+		}
+	},
+	"app secret": func(stdio) bankingCmd {
+		var client string
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&client, "client", banking.SandboxClientID, "partner client_id")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				secret := banking.NewClientSecret()
+				if err := id.Store.SetAppSecret(ctx, client, banking.HashSecret(secret)); err != nil {
+					return nil, fmt.Errorf("--client %s: %w", client, err)
+				}
+				return map[string]string{"client_id": client, "client_secret": secret}, nil
 			},
 		}
 	},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +142,38 @@ func TestBankingSandboxEndToEnd(t *testing.T) {
 	resp, _ = get(t, ts.urls["banking"]+"/fintech/api/v1/crypto/eio", "Authorization", tok)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("eio without scope: %d", resp.StatusCode)
+	}
+
+	// OAuth with the seeded sandbox app (after giving it a known secret)
+	// and the seeded sandbox user.
+	secret := bankingCLI(t, "", "app", "secret", "--data-dir", ts.dataDir)["client_secret"].(string)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.PostForm(ts.urls["banking"]+"/ic/sso/api/v2/oauth/authorize", url.Values{
+		"response_type": {"code"}, "client_id": {banking.SandboxClientID}, "redirect_uri": {banking.SandboxRedirectURI},
+		"scope": {"openid GET_CLIENT_ACCOUNTS"}, "state": {"s1"}, "login": {banking.SandboxUserLogin},
+		"password": {banking.SandboxUserPassword}, "consent": {"allow"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || loc.Query().Get("code") == "" {
+		t.Fatalf("authorize %d %v", resp.StatusCode, loc)
+	}
+	resp, err = http.PostForm(ts.urls["banking"]+"/ic/sso/api/v2/oauth/token", url.Values{"grant_type": {"authorization_code"},
+		"code": {loc.Query().Get("code")}, "client_id": {banking.SandboxClientID}, "client_secret": {secret},
+		"redirect_uri": {banking.SandboxRedirectURI}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pair banking.TokenPair
+	_ = json.NewDecoder(resp.Body).Decode(&pair)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || pair.AccessToken == "" {
+		t.Fatalf("token %d %+v", resp.StatusCode, pair)
+	}
+	resp, body = get(t, ts.urls["banking"]+"/ic/sso/api/v2/oauth/user-info", "Authorization", "Bearer "+pair.AccessToken)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), banking.SandboxOrgINN) {
+		t.Fatalf("user-info %d %s", resp.StatusCode, body)
 	}
 }

@@ -143,6 +143,8 @@ type IdentityStore interface {
 	ListUsers(ctx context.Context, orgID string) ([]User, error)
 	CreateApp(ctx context.Context, a PartnerApp) error
 	GetApp(ctx context.Context, clientID string) (PartnerApp, error)
+	// SetAppSecret replaces the app's secret hash; ErrNotFound when absent.
+	SetAppSecret(ctx context.Context, clientID, secretHash string) error
 	// SignOffer records that the partner app's offer is signed for account.
 	SignOffer(ctx context.Context, clientID, account string) error
 	OfferSigned(ctx context.Context, clientID, account string) (bool, error)

@@ -3,6 +3,7 @@ package banking
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,6 +97,14 @@ func SandboxSeed() (SeedData, error) {
 
 // SeedSandbox stores the sandbox data unless it is there already.
 func (id *Identity) SeedSandbox(ctx context.Context) error {
+	// The seed is written in one transaction, so a present organisation
+	// means a complete seed; skipping spares every start and every CLI call
+	// the key generation and password hashing.
+	if _, err := id.Store.GetOrg(ctx, SandboxOrgID); err == nil {
+		return nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("sandbox seed: %w", err)
+	}
 	s, err := SandboxSeed()
 	if err != nil {
 		return fmt.Errorf("sandbox seed: %w", err)

@@ -228,6 +228,17 @@ func (s *IdentityStore) GetApp(ctx context.Context, clientID string) (banking.Pa
 	return a, idNotFound(err)
 }
 
+func (s *IdentityStore) SetAppSecret(ctx context.Context, clientID, secretHash string) error {
+	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_apps SET secret_hash = $2 WHERE client_id = $1`, clientID, secretHash)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return banking.ErrNotFound
+	}
+	return nil
+}
+
 func (s *IdentityStore) SignOffer(ctx context.Context, clientID, account string) error {
 	err := insertOffer(ctx, s.db.W, clientID, account, idIgnoreDup)
 	if err != nil && strings.Contains(strings.ToLower(err.Error()), "foreign key") {

@@ -94,6 +94,15 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if got, err := s.GetApp(ctx, "c2"); err != nil || len(got.RedirectURIs) != 2 || got.RedirectURIs[1] != "https://b/cb" {
 				t.Fatalf("app %+v %v", got, err)
 			}
+			if err := s.SetAppSecret(ctx, "c2", "y"); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.GetApp(ctx, "c2"); got.SecretHash != "y" {
+				t.Fatalf("secret hash %q", got.SecretHash)
+			}
+			if err := s.SetAppSecret(ctx, "nope", "y"); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("secret of unknown app: %v", err)
+			}
 			if err := s.SignOffer(ctx, "c2", a.Number); err != nil {
 				t.Fatal(err)
 			}
