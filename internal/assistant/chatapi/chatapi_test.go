@@ -479,3 +479,42 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestStreamDisconnect checks that a client hanging up stops generation
+// (nothing is billed) and frees its concurrency slot.
+func TestStreamDisconnect(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(assistant.ScopePers, assistant.Balance{Model: "stories260K", Tokens: 100000})
+	tok := f.token(c, "ASSISTANT_API_PERS")
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.url+"/api/v1/chat/completions",
+		strings.NewReader(`{"model":"stories260K","messages":[{"role":"user","content":"Hi"}],"max_tokens":100000,"stream":true}`))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if _, err := resp.Body.Read(buf); err != nil || !strings.HasPrefix(string(buf), "data: ") {
+		t.Fatalf("first read %q %v", buf, err)
+	}
+	cancel()
+	resp.Body.Close()
+	p := assistant.Principal{ClientID: c.ClientID, Scope: assistant.ScopePers}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		release, err := f.svc.Acquire(p)
+		if err == nil {
+			release()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("slot not freed 5s after the client hung up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	bs, err := f.svc.Balance(context.Background(), p)
+	if err != nil || len(bs) != 1 || bs[0].Tokens != 100000 {
+		t.Fatalf("balance after a cancelled stream %+v %v (generation should have stopped unbilled)", bs, err)
+	}
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+func init() { benchmarks["assistant"] = benchAssistant }
+
+// benchAssistant is `partnerapi bench assistant`: it starts the assistant in
+// process over a scratch store, then runs concurrent streaming chats and
+// reports time to first token and aggregate generation throughput.
+func benchAssistant(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
+	fs := flag.NewFlagSet("bench assistant", flag.ContinueOnError)
+	modelsDir := fs.String("models-dir", "./models", "directory of GGUF models")
+	model := fs.String("model", "", "model to chat with (default: the first served)")
+	clients := fs.Int("clients", 10, "concurrent streaming clients")
+	maxTokens := fs.Int("max-tokens", 128, "max_tokens of each chat")
+	prompt := fs.String("prompt", "Once upon a time", "user message")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	data, err := os.MkdirTemp("", "partnerapi-bench-assistant")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	var out strings.Builder
+	if err := runAssistant(ctx, []string{"client", "create", "--data-dir", data, "--scope", "ASSISTANT_API_CORP"}, getenv,
+		stdio{in: strings.NewReader(""), out: &out, err: io.err}); err != nil {
+		return err
+	}
+	var creds struct {
+		Key string `json:"authorization_key"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &creds); err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ready := make(chan map[string]string, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- serve(sctx, []string{"--only", "assistant", "--data-dir", data, "--models-dir", filepath.Clean(*modelsDir),
+			"--assistant-addr", "127.0.0.1:0", "--assistant-limit-corp", fmt.Sprint(*clients), "--log-format", "json"},
+			func(string) string { return "" }, stdio{in: strings.NewReader(""), out: nopWriter{}, err: nopWriter{}}, func(a map[string]string) { ready <- a })
+	}()
+	var base string
+	select {
+	case a := <-ready:
+		base = "http://" + a["assistant"]
+	case err := <-errc:
+		return fmt.Errorf("serve: %v", err)
+	}
+	defer func() { stop(); <-errc }()
+
+	token, err := benchToken(ctx, base, creds.Key)
+	if err != nil {
+		return err
+	}
+	if *model == "" {
+		if *model, err = benchFirstModel(ctx, base, token); err != nil {
+			return err
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"model": *model, "stream": true, "max_tokens": *maxTokens, "temperature": 0.8,
+		"messages": []map[string]string{{"role": "user", "content": *prompt}}})
+	type result struct {
+		ttft   time.Duration
+		tokens int
+		err    error
+	}
+	results := make([]result, *clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range *clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i].ttft, results[i].tokens, results[i].err = benchStream(ctx, base, token, body)
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	var ttfts []time.Duration
+	total := 0
+	for i, r := range results {
+		if r.err != nil {
+			return fmt.Errorf("client %d: %w", i, r.err)
+		}
+		ttfts = append(ttfts, r.ttft)
+		total += r.tokens
+	}
+	slices.Sort(ttfts)
+	fmt.Fprintf(io.out, "model %s, %d concurrent streaming clients, max_tokens %d\n", *model, *clients, *maxTokens)
+	fmt.Fprintf(io.out, "time to first token: min %v  median %v  max %v\n",
+		ttfts[0].Round(time.Millisecond), ttfts[len(ttfts)/2].Round(time.Millisecond), ttfts[len(ttfts)-1].Round(time.Millisecond))
+	fmt.Fprintf(io.out, "completion tokens %d in %v: %.1f tok/s aggregate\n", total, wall.Round(time.Millisecond), float64(total)/wall.Seconds())
+	return nil
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+func benchToken(ctx context.Context, base, key string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/v2/oauth", strings.NewReader(url.Values{"scope": {"ASSISTANT_API_CORP"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Basic "+key)
+	req.Header.Set("RqUID", "00000000-0000-4000-8000-000000000000")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || resp.StatusCode != 200 {
+		return "", fmt.Errorf("token: status %d %v", resp.StatusCode, err)
+	}
+	return tok.AccessToken, nil
+}
+
+func benchFirstModel(ctx context.Context, base, token string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return "", err
+	}
+	if len(list.Data) == 0 {
+		return "", fmt.Errorf("no models served; put a NAME.gguf in --models-dir")
+	}
+	return list.Data[0].ID, nil
+}
+
+// benchStream runs one streaming chat and returns the time to the first
+// content event and the completion tokens the final usage reports.
+func benchStream(ctx context.Context, base, token string, body []byte) (time.Duration, int, error) {
+	start := time.Now()
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/chat/completions", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return 0, 0, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	var ttft time.Duration
+	tokens := 0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		payload, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || payload == "[DONE]" {
+			continue
+		}
+		if ttft == 0 {
+			ttft = time.Since(start)
+		}
+		var ev struct {
+			Usage *struct {
+				Completion int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(payload), &ev); err != nil {
+			return 0, 0, err
+		}
+		if ev.Usage != nil {
+			tokens = ev.Usage.Completion
+		}
+	}
+	return ttft, tokens, sc.Err()
+}
