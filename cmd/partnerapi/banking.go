@@ -15,7 +15,8 @@ import (
 
 // bankingModule wires the banking API.
 type bankingModule struct {
-	contour string
+	contour  string
+	payments paymentFlags // banking_payments.go
 }
 
 func (*bankingModule) name() string        { return "banking" }
@@ -23,6 +24,7 @@ func (*bankingModule) defaultAddr() string { return "127.0.0.1:9443" }
 
 func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
+	m.payments.register(fs)
 }
 
 // migrate applies the banking areas' schemas: identity first (the others
@@ -69,8 +71,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	payments := &banking.PaymentService{Store: bankingsql.NewPaymentStore(d.db),
-		Accounts: banking.IdentityAccounts{Store: store}, Verifier: verifier}
+	payments, paySidecars := m.payments.build(d.db, banking.IdentityAccounts{Store: store}, verifier) // banking_payments.go
 	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: payments,
 		Auth:       identity,
 		Identity:   identity,
@@ -82,7 +83,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		Errors:  bankapi.ErrorWriter(),
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("banking"),
-	}}, nil
+	}, sidecars: paySidecars}, nil
 }
 
 // runBanking is `partnerapi banking ...`: provisioning commands

@@ -1,0 +1,66 @@
+package bankapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"partnerapi/internal/banking"
+)
+
+// WebhookSender posts final payment statuses to the partner (reference §12)
+// as JSON {externalId, bankStatus, bankComment, eventTime}. The body is
+// signed with HMAC-SHA256 under the shared secret in X-Signature, so the
+// partner can tell our calls from forged ones; X-Event-Id (externalId and
+// eventTime) is the dedup key.
+type WebhookSender struct {
+	URL    string
+	Secret []byte
+	Client *http.Client // nil: 10-second timeout
+}
+
+type webhookBody struct {
+	ExternalID  string `json:"externalId"`
+	BankStatus  string `json:"bankStatus"`
+	BankComment string `json:"bankComment"`
+	EventTime   string `json:"eventTime"`
+}
+
+// WebhookSignature is the X-Signature value of body under secret.
+func WebhookSignature(secret, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int, error) {
+	body, err := json.Marshal(webhookBody{ev.ExternalID, ev.BankStatus, ev.BankComment, ev.EventTime.UTC().Format(time.RFC3339Nano)})
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Signature", WebhookSignature(s.Secret, body))
+	req.Header.Set("X-Event-Id", ev.ExternalID+"/"+strconv.FormatInt(ev.EventTime.UnixMicro(), 10))
+	c := s.Client
+	if c == nil {
+		c = &http.Client{Timeout: 10 * time.Second}
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	return resp.StatusCode, nil
+}
