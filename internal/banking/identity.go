@@ -229,6 +229,9 @@ type TokenPair struct {
 type Identity struct {
 	Store IdentityStore
 	Now   func() time.Time
+	// IDTokens signs id_tokens and user-info JWTs; nil: none are issued
+	// and user-info answers plain JSON.
+	IDTokens *IDTokenSigner
 }
 
 // NewIdentity returns the identity service over store.

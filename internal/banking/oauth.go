@@ -122,7 +122,12 @@ func (id *Identity) ExchangeCode(ctx context.Context, clientID, code, redirectUR
 	if c.Challenge != "" && !PKCEMatches(c.Challenge, verifier) {
 		return TokenPair{}, ErrInvalidGrant("code_verifier does not match code_challenge")
 	}
-	return id.IssueTokens(ctx, c.ClientID, c.OrgID, c.UserID, c.Scopes)
+	pair, err := id.IssueTokens(ctx, c.ClientID, c.OrgID, c.UserID, c.Scopes)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	pair.IDToken, err = id.idToken(c, id.now())
+	return pair, err
 }
 
 // PKCEMatches checks an S256 code_verifier against its challenge (RFC 7636).

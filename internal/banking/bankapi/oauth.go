@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/web"
@@ -213,6 +214,20 @@ func (s *server) userInfo(w http.ResponseWriter, r *http.Request) {
 	ui, err := id.UserInfo(r.Context(), principalFrom(r.Context()))
 	if err != nil {
 		writeError(w, r, s.log, err)
+		return
+	}
+	// The provider answers a signed JWT (reference §3); a client that asks
+	// for application/json gets the bare claims.
+	if id.IDTokens != nil && !strings.Contains(r.Header.Get("Accept"), "application/json") {
+		ui.Iss = id.IDTokens.Issuer
+		jwt, err := id.IDTokens.Sign(ui)
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/jwt")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(jwt))
 		return
 	}
 	writeJSON(w, http.StatusOK, ui)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/gost"
 )
 
 const (
@@ -231,6 +232,45 @@ func TestOAuthCodeFlow(t *testing.T) {
 		e.now = e.now.Add(banking.RefreshTokenTTL)
 		if st, _ := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(m["refresh_token"].(string))); st != 400 {
 			t.Fatalf("expired refresh: %d", st)
+		}
+	})
+	t.Run("id_token and user-info JWT", func(t *testing.T) {
+		signer, err := banking.NewIDTokenSigner("https://bank.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.id.IDTokens = signer
+		defer func() { e.id.IDTokens = nil }()
+		cert, err := gost.SelfSignedCertificate(signer.Key, "idp", e.now.Add(-time.Hour), e.now.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, loc, _ := e.login(t, authorizeForm(map[string]string{"nonce": "n-123"}))
+		st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", codeForm(loc.Query().Get("code"), oaVerifier))
+		idt, _ := m["id_token"].(string)
+		if st != 200 || idt == "" {
+			t.Fatalf("exchange: %d %v", st, m)
+		}
+		jws, err := gost.ParseJWS(idt)
+		if err != nil || jws.Verify(cert) != nil || jws.Header.Kid != signer.Kid {
+			t.Fatalf("id_token does not verify: %v", err)
+		}
+		var claims map[string]any
+		_ = json.Unmarshal(jws.Payload, &claims)
+		if claims["nonce"] != "n-123" || claims["aud"] != oaClient || claims["sub"] != banking.SandboxUserID || claims["iss"] != "https://bank.test" {
+			t.Fatalf("claims %v", claims)
+		}
+		req, _ := http.NewRequest("GET", e.srv.URL+"/ic/sso/api/v2/oauth/user-info", nil)
+		req.Header.Set("Authorization", "Bearer "+m["access_token"].(string))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		uj, err := gost.ParseJWS(string(body))
+		if resp.Header.Get("Content-Type") != "application/jwt" || err != nil || uj.Verify(cert) != nil || !strings.Contains(string(uj.Payload), banking.SandboxOrgINN) {
+			t.Fatalf("user-info JWT: %s %v", body, err)
 		}
 	})
 	if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {oaClient}, "client_secret": {oaSecret}}); st != 400 || m["error"] != "unsupported_grant_type" {
