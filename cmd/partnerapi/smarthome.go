@@ -18,24 +18,40 @@ import (
 )
 
 // smarthomeModule wires the smart-home API.
-type smarthomeModule struct{}
+type smarthomeModule struct {
+	omitFalseRequired bool
+	hideAllowed       bool
+	profile           string
+}
 
 func (*smarthomeModule) name() string        { return "smarthome" }
 func (*smarthomeModule) defaultAddr() string { return "127.0.0.1:9445" }
 
-func (*smarthomeModule) registerFlags(fs *flag.FlagSet) {}
+func (m *smarthomeModule) registerFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&m.omitFalseRequired, "smarthome-omit-false-required", false, "leave required out of non-required features instead of emitting false")
+	fs.BoolVar(&m.hideAllowed, "smarthome-hide-allowed-values", false, "do not emit allowed_values in models")
+	fs.StringVar(&m.profile, "smarthome-profile", "", "category profile: empty for all 29, 2025-11 for the provider's list without sensor_air")
+}
+
+// smarthomeProfiles are the categories each profile hides.
+var smarthomeProfiles = map[string][]string{"": nil, "2026": nil, "2025-11": {"sensor_air"}}
 
 func (*smarthomeModule) migrate(ctx context.Context, db *sqldb.DB) error {
 	return homesql.Migrate(ctx, db)
 }
 
-func (*smarthomeModule) build(ctx context.Context, d deps) (built, error) {
+func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
+	hide, ok := smarthomeProfiles[m.profile]
+	if !ok {
+		return built{}, fmt.Errorf("--smarthome-profile: unknown profile %q (want 2025-11 or empty)", m.profile)
+	}
 	svc := smarthome.NewService(homesql.New(d.db))
 	// First start seeds the catalog; later starts keep what admins changed.
 	if err := svc.Init(ctx); err != nil {
 		return built{}, err
 	}
-	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Service: svc})
+	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Service: svc, Options: homeapi.Options{
+		OmitFalseRequired: m.omitFalseRequired, HideAllowedValues: m.hideAllowed, HideCategories: hide}})
 	return built{api: web.API{
 		Name:    "smarthome",
 		Handler: mux,

@@ -324,3 +324,23 @@ func TestSmarthomeBench(t *testing.T) {
 		}
 	}
 }
+
+func TestSmarthomeWireOptions(t *testing.T) {
+	ts := startServer(t, "--only", "smarthome", "--smarthome-omit-false-required", "--smarthome-hide-allowed-values", "--smarthome-profile", "2025-11")
+	c := provision(t, ts.dataDir, "agent", "agent-o")
+	c.base = ts.urls["smarthome"]
+	_, body := c.do("GET", "/v1/mqtt-gate/categories", nil)
+	if strings.Contains(string(body), "sensor_air") || !strings.Contains(string(body), "sensor_temp") {
+		t.Errorf("2025-11 profile: %s", body)
+	}
+	resp, body := c.do("GET", "/v1/mqtt-gate/categories/sensor_air/features", nil)
+	wantCommonError(t, resp, body, 404)
+	_, body = c.do("GET", "/v1/mqtt-gate/categories/light/features", nil)
+	if string(body) != `{"features":[{"name":"light_brightness","data_type":"INTEGER"},{"name":"light_colour","data_type":"COLOUR"},{"name":"light_colour_temp","data_type":"INTEGER"},{"name":"light_mode","data_type":"ENUM"},{"name":"on_off","data_type":"BOOL","required":true},{"name":"online","data_type":"BOOL","required":true}]}`+"\n" {
+		t.Errorf("omit false required: %s", body)
+	}
+	_, body = c.do("GET", "/v1/mqtt-gate/models", nil)
+	if strings.Contains(string(body), "allowed_values") || !strings.Contains(string(body), "QWERTY123") {
+		t.Errorf("hide allowed_values: %s", body)
+	}
+}

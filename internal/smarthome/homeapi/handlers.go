@@ -15,6 +15,7 @@ import (
 
 type handlers struct {
 	svc *smarthome.Service
+	opt Options
 
 	mu   sync.Mutex
 	snap *rendered
@@ -57,19 +58,43 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 		return s, nil
 	}
 	s = &rendered{version: c.Version, etag: `"catalog-` + strconv.FormatInt(c.Version, 10) + `"`, features: map[string][]byte{}}
-	if s.categories, err = encode(map[string]any{"categories": c.CategoryNames()}); err != nil {
+	hidden := map[string]bool{}
+	for _, n := range h.opt.HideCategories {
+		hidden[n] = true
+	}
+	names := []string{}
+	for _, n := range c.CategoryNames() {
+		if !hidden[n] {
+			names = append(names, n)
+		}
+	}
+	if s.categories, err = encode(map[string]any{"categories": names}); err != nil {
 		return nil, err
 	}
-	for _, name := range c.CategoryNames() {
+	for _, name := range names {
 		fs, err := c.CategoryFeatures(name)
 		if err != nil {
 			return nil, err
 		}
-		if s.features[name], err = encode(map[string]any{"features": fs}); err != nil {
+		var v any = fs
+		if h.opt.OmitFalseRequired {
+			v = omitFalse(fs)
+		}
+		if s.features[name], err = encode(map[string]any{"features": v}); err != nil {
 			return nil, err
 		}
 	}
-	if s.models, err = encode(map[string]any{"models": c.Models}); err != nil {
+	models := []smarthome.Model{}
+	for _, m := range c.Models {
+		if hidden[m.Category] {
+			continue
+		}
+		if h.opt.HideAllowedValues {
+			m.AllowedValues = nil
+		}
+		models = append(models, m)
+	}
+	if s.models, err = encode(map[string]any{"models": models}); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -78,6 +103,19 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 	}
 	h.mu.Unlock()
 	return s, nil
+}
+
+func omitFalse(fs []smarthome.FeatureRef) any {
+	type ref struct {
+		Name     string `json:"name"`
+		DataType string `json:"data_type"`
+		Required bool   `json:"required,omitempty"`
+	}
+	out := make([]ref, len(fs))
+	for i, f := range fs {
+		out[i] = ref(f)
+	}
+	return out
 }
 
 func encode(v any) ([]byte, error) {

@@ -14,12 +14,26 @@ import (
 type Deps struct {
 	Metrics *web.Metrics
 	Service *smarthome.Service
+	Options Options
+}
+
+// Options switch the documented ambiguities of the wire format (reference
+// §9); the zero value is the recommended behaviour.
+type Options struct {
+	// OmitFalseRequired leaves "required" out of features that are not
+	// required instead of emitting false (#2).
+	OmitFalseRequired bool
+	// HideAllowedValues drops allowed_values from models (§5).
+	HideAllowedValues bool
+	// HideCategories removes categories from the served catalog, e.g.
+	// sensor_air for the 2025-11 profile (#13).
+	HideCategories []string
 }
 
 // NewServer builds the smart-home API's router.
 func NewServer(d Deps) *web.Mux {
 	mux := web.NewMux("smarthome", platformError, d.Metrics)
-	addRoutes(mux, &handlers{svc: d.Service})
+	addRoutes(mux, &handlers{svc: d.Service, opt: d.Options})
 	return mux
 }
 
