@@ -172,8 +172,15 @@ func TestBankingSandboxEndToEnd(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || pair.AccessToken == "" {
 		t.Fatalf("token %d %+v", resp.StatusCode, pair)
 	}
-	resp, body = get(t, ts.urls["banking"]+"/ic/sso/api/v2/oauth/user-info", "Authorization", "Bearer "+pair.AccessToken)
+	if pair.IDToken == "" {
+		t.Fatal("openid grant without id_token")
+	}
+	resp, body = get(t, ts.urls["banking"]+"/ic/sso/api/v2/oauth/user-info", "Authorization", "Bearer "+pair.AccessToken, "Accept", "application/json")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), banking.SandboxOrgINN) {
 		t.Fatalf("user-info %d %s", resp.StatusCode, body)
+	}
+	resp, body = get(t, ts.urls["banking"]+"/ic/sso/api/v2/oauth/user-info", "Authorization", "Bearer "+pair.AccessToken)
+	if jws, err := gost.ParseJWS(string(body)); resp.StatusCode != http.StatusOK || err != nil || !strings.Contains(string(jws.Payload), banking.SandboxOrgINN) {
+		t.Fatalf("user-info JWT %d %s %v", resp.StatusCode, body, err)
 	}
 }
