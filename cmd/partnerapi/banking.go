@@ -59,6 +59,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	}
 	store := bankingsql.NewIdentityStore(d.db)
 	identity := banking.NewIdentity(store)
+	if identity.IDTokens, err = banking.NewIDTokenSigner("partnerapi"); err != nil {
+		return built{}, err
+	}
 	if contour == banking.ContourSandbox {
 		// Idempotent: inserts only what is missing, so every start (and
 		// several processes starting at once) converge on one seed.
