@@ -231,3 +231,7 @@ func dotQ6KGo(row []byte, a *activation) float32 {
 
 // Float32View views little-endian F32 tensor bytes as floats without copying.
 func Float32View(b []byte) []float32 { return float32s(b) }
+
+// AsmEnabled reports whether the assembly kernels replaced the Go ones on
+// this CPU and build.
+func AsmEnabled() bool { return hasAVX2 }

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestBenchEngineQuick(t *testing.T) {
+	var out bytes.Buffer
+	args := []string{"--shape", "15m", "--quant", "q8_0,q4_0", "--prompt", "8", "--gen", "4", "--bandwidth-mb", "16", "--json"}
+	if err := runBenchEngine(context.Background(), args, func(string) string { return "" }, stdio{out: &out, err: &out}); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(&out)
+	var got []engineResult
+	for dec.More() {
+		var r engineResult
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("%v in %q", err, out.String())
+		}
+		got = append(got, r)
+	}
+	if len(got) != 2 || got[0].Quant != "q8_0" || got[1].Quant != "q4_0" {
+		t.Fatalf("cases %+v", got)
+	}
+	for _, r := range got {
+		if r.Shape != "15m" || r.Streams != 1 || r.PrefillTokS <= 0 || r.DecodeTokS <= 0 || r.BandwidthGBs <= 0 || r.RooflineFraction <= 0 {
+			t.Errorf("implausible result %+v", r)
+		}
+	}
+	// Q4_0 packs 32 weights in 18 bytes against Q8_0's 34.
+	if q8, q4 := got[0].WeightBytesToken, got[1].WeightBytesToken; q4*34 != q8*18 {
+		t.Errorf("weight bytes per token q8_0 %d, q4_0 %d", q8, q4)
+	}
+}
+
+func TestBenchEngineFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shape", "7b"}, "unknown shape"},
+		{[]string{"--quant", "q5_k"}, "unknown type"},
+		{[]string{"--streams", "2"}, "only 1 stream"},
+		{[]string{"--gen", "0"}, "at least 1"},
+	} {
+		err := runBenchEngine(context.Background(), tc.args, func(string) string { return "" }, stdio{out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
