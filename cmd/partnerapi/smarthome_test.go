@@ -344,3 +344,46 @@ func TestSmarthomeWireOptions(t *testing.T) {
 		t.Errorf("hide allowed_values: %s", body)
 	}
 }
+
+func TestSmarthomeCLI(t *testing.T) {
+	dir := t.TempDir()
+	run := func(stdin string, args ...string) (string, error) {
+		var out bytes.Buffer
+		err := runSmarthome(context.Background(), append(args, "--data-dir", dir), func(string) string { return "" },
+			stdio{in: strings.NewReader(stdin), out: &out, err: io.Discard})
+		return out.String(), err
+	}
+	if _, err := run("", "agent", "create", "--login", "dup"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		wantErr     string
+		wantOut     string
+	}{
+		{"duplicate login", "", []string{"agent", "create", "--login", "dup"}, "already exists", ""},
+		{"bad login", "", []string{"admin", "create", "--login", "a b"}, "login must be", ""},
+		{"no login", "", []string{"admin", "create"}, "--login is required", ""},
+		{"unknown command", "", []string{"agent", "delete"}, "usage:", ""},
+		{"put invalid model", `{"id":"x","manufacturer":"A","model":"B","category":"kettle","features":["online"]}`,
+			[]string{"model", "put"}, "required feature 'on_off' is missing", ""},
+		{"put model", `{"id":"k1","manufacturer":"A","model":"B","category":"kettle","features":["online","on_off"]}`,
+			[]string{"model", "put"}, "", `"created":true,"id":"k1","version":2`},
+		{"list", "", []string{"model", "list"}, "", `"id":"k1"`},
+		{"delete missing", "", []string{"model", "delete", "--id", "nope"}, "not found", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(tc.stdin, tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(out, tc.wantOut) {
+				t.Fatalf("out %q err %v, want %q", out, err, tc.wantOut)
+			}
+		})
+	}
+}
