@@ -1,11 +1,13 @@
 package banking
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -85,5 +87,26 @@ func FuzzValidators(f *testing.F) {
 		_ = ValidAccount(acc, bic)
 		_ = ValidCorrAccount(acc, bic)
 		_ = ValidKPP(inn)
+	})
+}
+
+// FuzzPaymentJSON feeds arbitrary bodies through the decoding, validation
+// and digest path the create handler uses: no panic, and a decoded document
+// always digests to exactly 28 lines.
+func FuzzPaymentJSON(f *testing.F) {
+	f.Add([]byte(`{"externalId":"0f8fad5b-d9cb-469f-a165-70867728950e","amount":1.5,"departmentalInfo":{"kbk":"1"}}`))
+	f.Add([]byte(`{"amount":"1"}`))
+	f.Add([]byte(`{"amount":1e400,"purpose":"a\nb"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var p Payment
+		if json.Unmarshal(body, &p) != nil {
+			return
+		}
+		err := ValidatePayment(&p, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+		_, _ = CheckDepartmentalInfo(p.DepartmentalInfo, time.Now())
+		d := PaymentDigest(&p)
+		if err == nil && strings.Count(d, "\n") != 27 {
+			t.Fatalf("digest of %s has %d lines", body, strings.Count(d, "\n")+1)
+		}
 	})
 }

@@ -117,6 +117,12 @@ func ValidatePayment(d *Payment, today time.Time) error {
 
 // validateCommon checks the fields every document kind shares.
 func validateCommon(p *problems, d *Payment, today time.Time) {
+	// A line break inside a value would add or forge digest lines (§8).
+	for _, f := range paymentDigestFields {
+		if strings.ContainsAny(f.value(d), "\r\n") {
+			p.add(f.name, "значение не может содержать перевод строки")
+		}
+	}
 	if required(p, "externalId", d.ExternalID) && !reUUID.MatchString(d.ExternalID) {
 		p.add("externalId", "externalId должен быть UUID")
 	}

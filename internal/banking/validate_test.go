@@ -153,6 +153,8 @@ func TestValidatePayment(t *testing.T) {
 		{"operation code", func(p *Payment) { p.OperationCode = "05" }, "operationCode"},
 		{"income type to company", func(p *Payment) { p.IncomeTypeCode = "1" }, "incomeTypeCode"},
 		{"urgency", func(p *Payment) { p.UrgencyCode = "FAST" }, "urgencyCode"},
+		{"line break in kbk", func(p *Payment) { p.DepartmentalInfo = &DepartmentalInfo{KBK: "1\npayerName=x"} }, "departmentalInfo.kbk"},
+		{"line break in purpose", func(p *Payment) { p.Purpose = "a\r\nb" }, "purpose"},
 		{"three signatures", func(p *Payment) { p.DigestSignatures = make([]DigestSignature, 3) }, "digestSignatures"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
