@@ -24,7 +24,19 @@ var (
 	dotQ6K    rowDot = dotQ6KGo
 	dotF32Vec        = dotF32VecGo
 	sumF32           = sumF32Go
+	axpyF32          = axpyF32Go
 )
+
+// AxpyF32 adds a·x to dst (len(x) values): the value accumulation of
+// attention, which otherwise runs as scalar Go in the decode hot path.
+func AxpyF32(dst []float32, a float32, x []float32) { axpyF32(dst[:len(x)], a, x) }
+
+func axpyF32Go(dst []float32, a float32, x []float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] += a * v
+	}
+}
 
 // SumF32 is the sum of x. Besides being a kernel it is the probe the engine
 // benchmark uses to measure memory read bandwidth with the same code path.

@@ -26,6 +26,18 @@ func init() {
 	dotQ6K = dotQ6KAsm
 	dotF32Vec = dotF32VecAsm
 	sumF32 = sumF32Asm
+	axpyF32 = axpyF32Asm
+}
+
+//go:noescape
+func axpyF32AVX2(dst *float32, a float32, x *float32, n int)
+
+func axpyF32Asm(dst []float32, a float32, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	dst = dst[:len(x)]
+	axpyF32AVX2(&dst[0], a, &x[0], len(x))
 }
 
 // The assembly routines take raw pointers and counts; the Go wrappers below

@@ -399,3 +399,52 @@ TEXT ·q6KBlockAVX2(SB), NOSPLIT, $0-20
 	VZEROUPPER
 	MOVL         AX, ret+16(FP)
 	RET
+
+// func axpyF32AVX2(dst *float32, a float32, x *float32, n int)
+TEXT ·axpyF32AVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	VBROADCASTSS a+8(FP), Y0
+	MOVQ         x+16(FP), SI
+	MOVQ         n+24(FP), CX
+
+axpyloop16:
+	CMPQ        CX, $16
+	JLT         axpyloop8
+	VMOVUPS     (DI), Y1
+	VMOVUPS     32(DI), Y2
+	VFMADD231PS (SI), Y0, Y1
+	VFMADD231PS 32(SI), Y0, Y2
+	VMOVUPS     Y1, (DI)
+	VMOVUPS     Y2, 32(DI)
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         axpyloop16
+
+axpyloop8:
+	CMPQ        CX, $8
+	JLT         axpytail
+	VMOVUPS     (DI), Y1
+	VFMADD231PS (SI), Y0, Y1
+	VMOVUPS     Y1, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         axpyloop8
+
+axpytail:
+	TESTQ CX, CX
+	JEQ   axpydone
+
+axpyscalar:
+	VMOVSS      (DI), X1
+	VFMADD231SS (SI), X0, X1
+	VMOVSS      X1, (DI)
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JNZ         axpyscalar
+
+axpydone:
+	VZEROUPPER
+	RET

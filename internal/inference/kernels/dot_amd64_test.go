@@ -90,6 +90,18 @@ func TestAsmMatchesGo(t *testing.T) {
 	}
 	// The public float helpers go through the same assembly.
 	for _, n := range []int{0, 1, 15, 33, 1000} {
+		x, y := randomVector(r, n), randomVector(r, n+3)
+		want := append([]float32(nil), y...)
+		axpyF32Go(want, 0.7, x)
+		AxpyF32(y, 0.7, x)
+		for i := range y {
+			// FMA rounds once where Go rounds twice: allow one ulp-ish.
+			if math.Abs(float64(y[i]-want[i])) > 1e-6*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("AxpyF32 n=%d [%d]: %v vs %v", n, i, y[i], want[i])
+			}
+		}
+	}
+	for _, n := range []int{0, 1, 15, 33, 1000} {
 		x, y := randomVector(r, n), randomVector(r, n)
 		if got, want := DotF32(x, y), dotF32VecGo(x, y); math.Abs(float64(got-want)) > 1e-4*math.Sqrt(float64(n)+1) {
 			t.Errorf("DotF32 n=%d: %v vs %v", n, got, want)
