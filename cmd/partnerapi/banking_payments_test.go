@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankapi"
 )
 
 // bankingToken issues an access token for the sandbox organisation through
@@ -108,5 +111,53 @@ func TestBankingPaymentsEndToEnd(t *testing.T) {
 	// Duplicate externalId.
 	if st, m := call("POST", base, doc("a0000000-0000-4000-8000-000000000001")); st != 400 || m["cause"] != "WORKFLOW_FAULT" {
 		t.Fatalf("duplicate: %d %v", st, m)
+	}
+}
+
+// The final status of a fully signed payment reaches the partner's webhook
+// from the outbox the real server drains, signed with the shared secret.
+func TestBankingPaymentsWebhookEndToEnd(t *testing.T) {
+	got := make(chan map[string]string, 4)
+	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("X-Signature") != bankapi.WebhookSignature([]byte("hook-secret"), body) {
+			t.Errorf("bad webhook signature")
+		}
+		var m map[string]string
+		_ = json.Unmarshal(body, &m)
+		got <- m
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer partner.Close()
+	ts := startServer(t, "--banking-webhook-url", partner.URL, "--banking-webhook-secret", "hook-secret", "--banking-webhook-interval", "50ms")
+	tok := bankingToken(t, ts, "PAY_DOC_RU")
+	id := "b0000000-0000-4000-8000-000000000001"
+	body := `{"externalId":"` + id + `","date":"` + time.Now().UTC().Format(time.DateOnly) + `","amount":1,"operationCode":"01","priority":"5",` +
+		`"purpose":"Оплата","payerName":"ООО","payerInn":"` + banking.SandboxOrgINN + `","payerAccount":"` + banking.SandboxAccount +
+		`","payerBankBic":"` + banking.SandboxBIC + `","payerBankCorrAccount":"` + banking.SandboxCorrAccount +
+		`","payeeName":"АО","payeeBankBic":"049805746","payeeAccount":"40602810700000000025",` +
+		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`
+	req, _ := http.NewRequest("POST", ts.urls["banking"]+"/fintech/api/v1/payments", strings.NewReader(body))
+	req.Header.Set("Authorization", tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("create: %d", resp.StatusCode)
+	}
+	select {
+	case m := <-got:
+		if m["externalId"] != id || m["bankStatus"] != "IMPLEMENTED" || m["eventTime"] == "" {
+			t.Fatalf("webhook %v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook in 10s")
+	}
+	select {
+	case m := <-got:
+		t.Fatalf("delivered twice: %v", m)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
