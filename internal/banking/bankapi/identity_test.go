@@ -1,11 +1,15 @@
 package bankapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +143,42 @@ func TestClientInfo(t *testing.T) {
 	if a["number"] != banking.SandboxAccount || a["bic"] != banking.SandboxBIC || a["state"] != "OPEN" ||
 		a["currencyCode"] != "810" || a["mode"] != "STANDART" || a["closeDate"] != nil {
 		t.Fatalf("account %v", a)
+	}
+}
+
+var updateIdentity = flag.Bool("update-identity", false, "rewrite testdata/identity_* golden files")
+
+// TestClientInfoGolden pins the client-info wire format of the sandbox
+// organisation.
+func TestClientInfoGolden(t *testing.T) {
+	e := newIDEnv(t)
+	tok := e.token(t, banking.ScopeGetClientAccounts)
+	req, _ := http.NewRequest("GET", e.srv.URL+"/fintech/api/v1/client-info", nil)
+	req.Header.Set("Authorization", tok.AccessToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	// Indent the body as sent, keeping its field order.
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, bytes.TrimSpace(raw), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	got := append(buf.Bytes(), '\n')
+	const golden = "testdata/identity_client_info.golden"
+	if *updateIdentity {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("client-info differs from %s:\n%s", golden, got)
 	}
 }
 

@@ -3,6 +3,8 @@ package bankingsql
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,6 +192,26 @@ func TestIdentityStoreConformance(t *testing.T) {
 			}
 			if _, err := s.ConsumeCode(ctx, "c1", now); !errors.Is(err, banking.ErrNotFound) {
 				t.Fatalf("second use: %v", err)
+			}
+			// Concurrent redemptions of one code: exactly one wins.
+			c.Hash = "c3"
+			if err := s.SaveCode(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			var wins atomic.Int32
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := s.ConsumeCode(ctx, "c3", now); err == nil {
+						wins.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			if wins.Load() != 1 {
+				t.Fatalf("%d concurrent redemptions succeeded", wins.Load())
 			}
 			c.Hash = "c2"
 			if err := s.SaveCode(ctx, c); err != nil {
