@@ -1,6 +1,14 @@
 // Package local is the in-process inference engine: it serves the GGUF
 // models of a directory through the assistant.Engine interface, running the
 // pure-Go forward pass of package model.
+//
+// Concurrent Generate calls on one model are continuously batched: a
+// scheduler goroutine per model advances every active sequence (each choice
+// of each request) with one batched forward step, lets new requests join
+// between steps (their prompts prefilled a chunk at a time) and drops
+// finished or cancelled ones at once. Finished prompts' KV caches are kept
+// in a small LRU for prefix reuse. Engine.Stats reports the batch, the queue
+// and the KV memory held.
 package local
 
 import (
