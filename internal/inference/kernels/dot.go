@@ -25,7 +25,23 @@ var (
 	dotF32Vec        = dotF32VecGo
 	sumF32           = sumF32Go
 	axpyF32          = axpyF32Go
+	// Four-token row dots for batched prefill (nil: use rowDot per token).
+	dot4Q8_0, dot4Q4_0 rowDot4
 )
+
+// rowDot4 computes one weight row against four activations at once, so a
+// batched product expands each weight block once per four tokens.
+type rowDot4 func(row []byte, a []activation, out *[4]float32)
+
+func rowDot4For(t gguf.GGMLType) rowDot4 {
+	switch t {
+	case gguf.Q8_0:
+		return dot4Q8_0
+	case gguf.Q4_0:
+		return dot4Q4_0
+	}
+	return nil
+}
 
 // AxpyF32 adds a·x to dst (len(x) values): the value accumulation of
 // attention, which otherwise runs as scalar Go in the decode hot path.

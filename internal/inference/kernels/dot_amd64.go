@@ -27,6 +27,45 @@ func init() {
 	dotF32Vec = dotF32VecAsm
 	sumF32 = sumF32Asm
 	axpyF32 = axpyF32Asm
+	dot4Q8_0 = dotQ8_0x4Asm
+	dot4Q4_0 = dotQ4_0x4Asm
+}
+
+//go:noescape
+func dotQ8_0x4AVX2(w *byte, x *[4]*int8, d *[4]*float32, nb int, out *[4]float32)
+
+//go:noescape
+func dotQ4_0x4AVX2(w *byte, x *[4]*int8, d *[4]*float32, nb int, out *[4]float32)
+
+// x4Args checks that four Q8_0 activations cover nb blocks and collects
+// their pointers for the four-token kernels.
+func x4Args(a []activation, nb int) (xs [4]*int8, ds [4]*float32) {
+	for t := range 4 {
+		_ = a[t].qs[nb*QK8_0-1]
+		_ = a[t].d[nb-1]
+		xs[t], ds[t] = &a[t].qs[0], &a[t].d[0]
+	}
+	return
+}
+
+func dotQ8_0x4Asm(row []byte, a []activation, out *[4]float32) {
+	nb := len(row) / BlockQ8_0
+	if nb == 0 {
+		*out = [4]float32{}
+		return
+	}
+	xs, ds := x4Args(a, nb)
+	dotQ8_0x4AVX2(&row[0], &xs, &ds, nb, out)
+}
+
+func dotQ4_0x4Asm(row []byte, a []activation, out *[4]float32) {
+	nb := len(row) / BlockQ4_0
+	if nb == 0 {
+		*out = [4]float32{}
+		return
+	}
+	xs, ds := x4Args(a, nb)
+	dotQ4_0x4AVX2(&row[0], &xs, &ds, nb, out)
 }
 
 //go:noescape

@@ -448,3 +448,4 @@ axpyscalar:
 axpydone:
 	VZEROUPPER
 	RET
+

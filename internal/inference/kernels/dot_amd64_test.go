@@ -88,6 +88,30 @@ func TestAsmMatchesGo(t *testing.T) {
 			})
 		}
 	}
+	// Four-token kernels against four single-token Go dots.
+	for _, c := range []struct {
+		typ  gguf.GGMLType
+		asm  rowDot4
+		ref  rowDot
+		size int
+	}{
+		{gguf.Q8_0, dotQ8_0x4Asm, dotQ8_0Go, 32}, {gguf.Q8_0, dotQ8_0x4Asm, dotQ8_0Go, 1056},
+		{gguf.Q4_0, dotQ4_0x4Asm, dotQ4_0Go, 32}, {gguf.Q4_0, dotQ4_0x4Asm, dotQ4_0Go, 4864},
+	} {
+		row := randomRow(r, c.typ, c.size)
+		acts := make([]activation, 4)
+		for i := range acts {
+			acts[i].prepare(actQ8_0, randomVector(r, c.size))
+		}
+		var out [4]float32
+		c.asm(row, acts, &out)
+		for i := range acts {
+			want := c.ref(row, &acts[i])
+			if d := math.Abs(float64(out[i] - want)); d > 1e-4*(1+math.Abs(float64(want))) {
+				t.Errorf("%v x4 n=%d token %d: %v vs %v", c.typ, c.size, i, out[i], want)
+			}
+		}
+	}
 	// The public float helpers go through the same assembly.
 	for _, n := range []int{0, 1, 15, 33, 1000} {
 		x, y := randomVector(r, n), randomVector(r, n+3)

@@ -242,7 +242,7 @@ func randomMatrix(r *rand.Rand, typ gguf.GGMLType, rows, cols int) Matrix {
 func TestMatMulMatchesDequantisedProduct(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, typ := range allTypes {
-		for _, shape := range []struct{ rows, cols, tokens int }{{3, 256, 1}, {300, 512, 1}, {64, 512, 3}} {
+		for _, shape := range []struct{ rows, cols, tokens int }{{3, 256, 1}, {300, 512, 1}, {64, 512, 3}, {40, 256, 6}} {
 			t.Run(fmt.Sprintf("%v/%dx%dx%d", typ, shape.rows, shape.cols, shape.tokens), func(t *testing.T) {
 				w := randomMatrix(r, typ, shape.rows, shape.cols)
 				if err := w.Validate(); err != nil {

@@ -76,10 +76,21 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 		acts[t].prepare(kind, x[t*w.Cols:(t+1)*w.Cols])
 	}
 	rb := w.RowBytes()
+	dot4 := rowDot4For(w.Type)
 	parallelFor(w.Rows, w.Rows*w.Cols*nTokens, func(lo, hi int) {
+		var out [4]float32
 		for r := lo; r < hi; r++ {
 			row := w.Data[r*rb : (r+1)*rb]
-			for t := range acts {
+			t := 0
+			if dot4 != nil {
+				for ; t+4 <= len(acts); t += 4 {
+					dot4(row, acts[t:t+4], &out)
+					for i, v := range out {
+						dst[(t+i)*w.Rows+r] = v
+					}
+				}
+			}
+			for ; t < len(acts); t++ {
 				dst[t*w.Rows+r] = dot(row, &acts[t])
 			}
 		}
