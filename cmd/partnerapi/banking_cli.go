@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -25,7 +26,7 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   app create --name N --redirect-uri URI [--client-id ID]
   app secret --client CLIENT_ID    (new client_secret, e.g. for the sandbox app)
   offer sign --client CLIENT_ID --account NUMBER
-  sign --cert C --key K [--uuid CERT_UUID] < digest.txt`
+  sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt`
 
 // bankingCmd is one provisioning command: its flags and what it does with
 // the opened identity service.
@@ -306,6 +307,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 	},
 	"sign": func(sio stdio) bankingCmd {
 		var certFile, keyFile, uuid, signType string
+		var trim bool
 		return bankingCmd{
 			noDB: true,
 			flags: func(fs *flag.FlagSet) {
@@ -313,9 +315,10 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&keyFile, "key", "", "signer's GOST private key (PKCS#8 PEM or DER)")
 				fs.StringVar(&uuid, "uuid", "", "certificateUuid to put in the element")
 				fs.StringVar(&signType, "sign-type", "", "signType (UKEP_UL for a qualified signature)")
+				fs.BoolVar(&trim, "trim-final-newline", false, "drop one final newline (a file written with echo); the digest itself has none")
 			},
 			run: func(ctx context.Context, _ *banking.Identity) (any, error) {
-				return signDigest(sio.in, certFile, keyFile, uuid, signType)
+				return signDigest(sio.in, certFile, keyFile, uuid, signType, trim)
 			},
 		}
 	},
@@ -323,7 +326,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 
 // signDigest signs stdin byte for byte: the digest text is what the bank
 // verifies, so not even a trailing newline may be added or removed.
-func signDigest(in io.Reader, certFile, keyFile, uuid, signType string) (banking.DigestSignature, error) {
+func signDigest(in io.Reader, certFile, keyFile, uuid, signType string, trimNewline bool) (banking.DigestSignature, error) {
 	var ds banking.DigestSignature
 	rawCert, err := os.ReadFile(certFile)
 	if err != nil {
@@ -347,6 +350,9 @@ func signDigest(in io.Reader, certFile, keyFile, uuid, signType string) (banking
 	digest, err := io.ReadAll(in)
 	if err != nil {
 		return ds, err
+	}
+	if trimNewline {
+		digest = bytes.TrimSuffix(bytes.TrimSuffix(digest, []byte("\n")), []byte("\r"))
 	}
 	cms, err := gost.SignDetached(digest, cert, key)
 	if err != nil {

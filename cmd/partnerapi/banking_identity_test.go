@@ -77,6 +77,8 @@ func TestBankingIdentityCLI(t *testing.T) {
 	if el["certificateUuid"] != uuid || el["base64Encoded"] == "" {
 		t.Fatalf("sign %v", el)
 	}
+	// A digest file written with echo: --trim-final-newline signs the digest itself.
+	trimmed := bankingCLI(t, digest+"\n", "sign", "--cert", certFile, "--key", keyFile, "--uuid", uuid, "--trim-final-newline")
 	tok := bankingCLI(t, "", append([]string{"token", "--scope", "GET_CLIENT_ACCOUNTS PAY_DOC_RU", "--org", org, "--client", client}, st...)...)
 	if tok["scope"] != "GET_CLIENT_ACCOUNTS PAY_DOC_RU" || tok["expires_in"] != float64(3600) || tok["refresh_token"] == "" {
 		t.Fatalf("token %v", tok)
@@ -103,6 +105,10 @@ func TestBankingIdentityCLI(t *testing.T) {
 	ds := banking.DigestSignature{Base64Encoded: el["base64Encoded"].(string), CertificateUUID: uuid}
 	if set, err := v.Verify(context.Background(), p, digest, []banking.DigestSignature{ds}); err != nil || !set.Complete() {
 		t.Fatalf("verify CLI signature: %v %v", set, err)
+	}
+	ds2 := banking.DigestSignature{Base64Encoded: trimmed["base64Encoded"].(string), CertificateUUID: uuid}
+	if _, err := v.Verify(context.Background(), p, digest, []banking.DigestSignature{ds2}); err != nil {
+		t.Fatalf("trimmed digest signature: %v", err)
 	}
 	if _, err := v.Verify(context.Background(), p, strings.TrimSuffix(digest, "\n"), []banking.DigestSignature{ds}); banking.KindOf(err) != banking.KindSignCheck {
 		t.Fatalf("other digest text: %v", err)
