@@ -20,6 +20,7 @@ type paymentFlags struct {
 	rate          float64
 	burst         int
 	maintenance   bool
+	budgetRules   bool
 	webhookURL    string
 	webhookSecret string
 	webhookEvery  time.Duration
@@ -30,6 +31,7 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.checkDays, "banking-invoice-checkerror-days", 10, "invoice drafts dated this many days ahead or more get CHECKERROR (negative: off)")
 	fs.Float64Var(&f.rate, "banking-payment-rate", 10, "payment operations per second per token and operation (0: unlimited)")
 	fs.IntVar(&f.burst, "banking-payment-burst", 20, "burst of payment operations per token and operation")
+	fs.BoolVar(&f.budgetRules, "banking-budget-rules", false, "apply the budget logical controls (treasury account routing, ЕНП requisites) → CHECKERROR")
 	fs.BoolVar(&f.maintenance, "banking-maintenance", false, "answer payment operations with 503 UNAVAILABLE_RESOURCE_EXCEPTION")
 	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "partner URL receiving final payment statuses (empty: statuses stay queued)")
 	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
@@ -47,7 +49,7 @@ func (f *paymentFlags) build(db *sqldb.DB, accounts banking.AccountLookup, verif
 		days = -1 // 0 would mean the default inside PaymentConfig
 	}
 	svc := &banking.PaymentService{Store: store, Accounts: accounts, Verifier: verifier,
-		Config:      banking.PaymentConfig{SigningHost: f.signingHost, CheckErrorDaysAhead: days},
+		Config:      banking.PaymentConfig{SigningHost: f.signingHost, CheckErrorDaysAhead: days, BudgetRules: f.budgetRules},
 		Limits:      &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst},
 		Maintenance: maint}
 	if f.webhookURL == "" {

@@ -38,6 +38,11 @@ type PaymentConfig struct {
 	CheckErrorDaysAhead int
 	// SigningHost is prefixed to the signer's link (§4.1).
 	SigningHost string
+	// BudgetRules turns on the §5.8 logical controls (account routing by
+	// drawer status, ЕНП requisites, status 33) for payment orders. Off by
+	// default: the spec's sandbox accepts its four departmentalInfo shapes
+	// whatever the payee, and the spec wins over the [L] reading.
+	BudgetRules bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -107,7 +112,7 @@ func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*P
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d, Roles: set.Roles, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
 	sp.Kopecks, _ = d.Amount.Kopecks()
 	history := []StatusChange{{Status: StatusCreated, At: now}}
-	if field, why := CheckDepartmentalInfo(d.DepartmentalInfo, mustDate(d.Date)); field != "" {
+	if field, why := s.checkBudget(&d); field != "" {
 		history = []StatusChange{{Status: StatusCheckError, Comment: "Ошибка в поле " + field + ": " + why, At: now}}
 	} else if set.Complete() {
 		history = processing(now)
@@ -115,6 +120,16 @@ func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*P
 		history = append(history, StatusChange{Status: StatusPartSigned, At: now})
 	}
 	return s.store(ctx, sp, history)
+}
+
+// checkBudget runs the departmentalInfo format rules and, when switched on,
+// the logical controls relating it to the payee; either failure is
+// CHECKERROR (§4, §13).
+func (s *PaymentService) checkBudget(d *Payment) (field, why string) {
+	if field, why = CheckDepartmentalInfo(d.DepartmentalInfo, mustDate(d.Date)); field != "" || !s.Config.BudgetRules {
+		return field, why
+	}
+	return CheckBudgetRules(d)
 }
 
 func mustDate(s string) time.Time { t, _ := ParseDate(s); return t }

@@ -3,6 +3,7 @@ package banking
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -75,6 +76,43 @@ func CheckDepartmentalInfo(di *DepartmentalInfo, date time.Time) (field, why str
 		// UIN mandatory for statuses 31 and 33 (§5.8).
 		if di.UIP == "" || di.UIP == "0" {
 			return pre + "uip", "для статуса составителя " + di.DrawerStatus101 + " УИН обязателен"
+		}
+	}
+	return "", ""
+}
+
+// ENPKBK is the KBK of the single tax payment (ЕНП, §5.8).
+const ENPKBK = "18201061201010000510"
+
+var treasuryStatuses = []string{"01", "02", "04", "06", "07", "13", "16", "17", "28", "30"}
+
+// CheckBudgetRules applies the logical controls of §5.8 that relate the
+// budget fields to the rest of the document: account routing by drawer
+// status, the ЕНП requisites, status 33. Like CheckDepartmentalInfo it names
+// the first offending field for a CHECKERROR bankComment.
+func CheckBudgetRules(d *Payment) (field, why string) {
+	di := d.DepartmentalInfo
+	if di == nil || di.DrawerStatus101 == "" {
+		return "", ""
+	}
+	const pre = "departmentalInfo."
+	st := di.DrawerStatus101
+	switch {
+	case slices.Contains(treasuryStatuses, st) && d.PayeeAccount != "" && !strings.HasPrefix(d.PayeeAccount, "03100"):
+		return "payeeAccount", "при статусе составителя " + st + " счёт получателя начинается с 03100"
+	case st == "31" && d.PayeeAccount != "" && !strings.HasPrefix(d.PayeeAccount, "03212"):
+		return "payeeAccount", "при статусе составителя 31 счёт получателя начинается с 03212"
+	case st == "33" && !(len(di.UIP) == 20 || len(di.UIP) == 25):
+		return pre + "uip", "при статусе составителя 33 нужен УИН из 20 или 25 цифр"
+	case st == "33" && di.DocNumber108 != "":
+		return pre + "docNumber108", "при статусе составителя 33 поле 108 не заполняется"
+	}
+	if di.KBK == ENPKBK {
+		for _, f := range []struct{ name, v string }{{"oktmo", di.OKTMO}, {"reasonCode106", di.ReasonCode106},
+			{"taxPeriod107", di.TaxPeriod107}, {"docNumber108", di.DocNumber108}, {"docDate109", di.DocDate109}} {
+			if f.v != "" && f.v != "0" {
+				return pre + f.name, "для единого налогового платежа значение 0"
+			}
 		}
 	}
 	return "", ""

@@ -214,3 +214,33 @@ func TestCheckDepartmentalInfo(t *testing.T) {
 		t.Errorf("02 in 2023 rejected: %s", f)
 	}
 }
+
+func TestCheckBudgetRules(t *testing.T) {
+	enp := func() Payment {
+		p := validPayment()
+		p.PayeeAccount, p.PayeeBankBIC = "03100643000000018500", "017003983"
+		p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0", ReasonCode106: "0",
+			TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Payment)
+		field  string
+	}{
+		{"enp ok", func(*Payment) {}, ""},
+		{"no budget block", func(p *Payment) { p.DepartmentalInfo = nil; p.PayeeAccount = "40602810700000000025" }, ""},
+		{"status 01 to a bank account", func(p *Payment) { p.PayeeAccount = "40602810700000000025" }, "payeeAccount"},
+		{"status 31 to 03100", func(p *Payment) {
+			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK, p.DepartmentalInfo.UIP = "31", "15311601201010001140", "18210102010011000116"
+		}, "payeeAccount"},
+		{"status 33 without uin", func(p *Payment) { p.DepartmentalInfo.DrawerStatus101 = "33"; p.DepartmentalInfo.KBK = "1" }, "departmentalInfo.uip"},
+		{"enp with oktmo", func(p *Payment) { p.DepartmentalInfo.OKTMO = "45328000" }, "departmentalInfo.oktmo"},
+	} {
+		p := enp()
+		tc.mutate(&p)
+		if f, why := CheckBudgetRules(&p); f != tc.field {
+			t.Errorf("%s: got %q (%s), want %q", tc.name, f, why, tc.field)
+		}
+	}
+}

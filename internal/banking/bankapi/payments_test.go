@@ -426,3 +426,22 @@ func TestPaymentsQRConfirmation(t *testing.T) {
 		t.Fatalf("other org: %d %v", st, m)
 	}
 }
+
+// With the §5.8 logical controls on, a budget block paid to a bank account
+// instead of a treasury account is CHECKERROR naming payeeAccount.
+func TestPaymentsBudgetRulesSwitch(t *testing.T) {
+	e := newPayEnv(t)
+	e.svc.Config.BudgetRules = true
+	di := map[string]any{"drawerStatus101": "01", "kbk": banking.ENPKBK, "oktmo": "0", "reasonCode106": "0",
+		"taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "uip": "0"}
+	st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(90), map[string]any{"departmentalInfo": di}))
+	if st != 201 || m["bankStatus"] != "CHECKERROR" || !strings.Contains(m["bankComment"].(string), "payeeAccount") {
+		t.Fatalf("%d %s", st, raw)
+	}
+	st, m, raw = e.do("POST", paymentsBase, "pay", payDoc(newUUID(91), map[string]any{"departmentalInfo": di,
+		"payeeName": "Казначейство России (ФНС России)", "payeeInn": "7727406020", "payeeKpp": "770701001",
+		"payeeAccount": "03100643000000018500", "payeeBankBic": "017003983", "payeeBankCorrAccount": "40102810445370000059"}))
+	if st != 201 || m["bankStatus"] != "CREATED" {
+		t.Fatalf("ЕНП: %d %s", st, raw)
+	}
+}
