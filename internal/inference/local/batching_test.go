@@ -235,3 +235,40 @@ func TestModelGenerateChoicesStepTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseEndsStreams closes the engine under a running stream: the call
+// returns an error instead of hanging, and the counters saw the work.
+func TestCloseEndsStreams(t *testing.T) {
+	e, err := Open(modelsDir(t, ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		once := false
+		_, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 2000},
+			func(assistant.Delta) error {
+				if !once {
+					once = true
+					close(started)
+				}
+				return nil
+			})
+		done <- err
+	}()
+	<-started
+	st := statsOf(t, e)
+	if st.PrefillTokens != 5 || st.DecodedTokens == 0 {
+		t.Errorf("counters %+v", st)
+	}
+	e.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("stream survived Close")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("stream hangs after Close")
+	}
+}

@@ -115,6 +115,8 @@ type Stats struct {
 	Steps              int64 // batched decode steps run
 	MaxBatch           int   // most sequences stepped together so far
 	PrefixHits         int64 // requests that reused a cached prefix
+	PrefillTokens      int64 // prompt tokens run through the model
+	DecodedTokens      int64 // tokens sampled (end-of-generation included)
 }
 
 func newScheduler(m *Model, cacheSize int) *scheduler {
@@ -195,13 +197,17 @@ func (s *scheduler) admit(r *request) {
 func (s *scheduler) prefill() {
 	j := s.joining[0]
 	r, seq := j.req, j.seq
-	logits, err := seq.Forward(r.prompt[seq.Pos():min(seq.Pos()+prefillStep, len(r.prompt))])
+	chunk := r.prompt[seq.Pos():min(seq.Pos()+prefillStep, len(r.prompt))]
+	logits, err := seq.Forward(chunk)
 	if err != nil {
 		s.joining = s.joining[1:]
 		seq.Release()
 		s.leave(r, err)
 		return
 	}
+	s.mu.Lock()
+	s.stats.PrefillTokens += int64(len(chunk))
+	s.mu.Unlock()
 	if seq.Pos() < len(r.prompt) {
 		return
 	}
@@ -255,6 +261,11 @@ func (s *scheduler) retire(c *choiceState) {
 // whether the choice finishes (end of generation or its token budget).
 func (s *scheduler) sample(c *choiceState, logits []float32) {
 	tok := c.sampler.Sample(logits, c.history)
+	// Counted before the token is handed over, so a caller that has seen
+	// it also sees it counted.
+	s.mu.Lock()
+	s.stats.DecodedTokens++
+	s.mu.Unlock()
 	if s.m.Tokenizer.IsEOG(tok) {
 		c.done = true
 		c.req.push(event{choice: c.index, tok: -1, finish: FinishStop})
