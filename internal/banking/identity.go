@@ -232,6 +232,8 @@ type Identity struct {
 	// IDTokens signs id_tokens and user-info JWTs; nil: none are issued
 	// and user-info answers plain JSON.
 	IDTokens *IDTokenSigner
+
+	failures loginFailures
 }
 
 // NewIdentity returns the identity service over store.

@@ -133,6 +133,24 @@ func TestOAuthAuthorizePage(t *testing.T) {
 	}
 }
 
+func TestOAuthLoginThrottle(t *testing.T) {
+	e := newIDEnv(t)
+	e.addApp(t)
+	for i := 0; i < 5; i++ {
+		if _, _, body := e.login(t, authorizeForm(map[string]string{"password": "wrong"})); !strings.Contains(body, "Неверный логин") {
+			t.Fatalf("attempt %d: %s", i, body)
+		}
+	}
+	// The right password is refused while the window lasts.
+	if st, _, body := e.login(t, authorizeForm(nil)); st != 200 || !strings.Contains(body, "Слишком много") {
+		t.Fatalf("throttled login: %d", st)
+	}
+	e.now = e.now.Add(15 * time.Minute)
+	if st, loc, _ := e.login(t, authorizeForm(nil)); st != 302 || loc.Query().Get("code") == "" {
+		t.Fatalf("after the window: %d %v", st, loc)
+	}
+}
+
 func TestOAuthCodeFlow(t *testing.T) {
 	e := newIDEnv(t)
 	e.addApp(t)
