@@ -28,8 +28,29 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 		ev.EventTime = time.UnixMicro(at).UTC()
 		out = append(out, ev)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	// Claim each event for a lease so that two dispatchers (two processes on
+	// one PostgreSQL) do not both send it; a dispatcher that dies mid-send
+	// releases it when the lease ends.
+	claimed := out[:0]
+	for _, ev := range out {
+		res, err := s.db.W.ExecContext(ctx, `UPDATE banking_payment_webhooks SET next_at = $1
+			WHERE id = $2 AND state = 'PENDING' AND next_at <= $3`, micros(now.Add(webhookLease)), ev.ID, micros(now))
+		if err != nil {
+			return nil, fmt.Errorf("claim webhook: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			claimed = append(claimed, ev)
+		}
+	}
+	return claimed, nil
 }
+
+// webhookLease is how long a claimed event is reserved for its sender.
+const webhookLease = time.Minute
 
 func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a banking.WebhookAttempt, delivered bool, next time.Time) error {
 	state, nextAt := "PENDING", micros(next)

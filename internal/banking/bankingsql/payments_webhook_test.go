@@ -45,6 +45,15 @@ func TestWebhookOutbox(t *testing.T) {
 		// Non-final statuses queue nothing.
 		mk("e1000000-0000-4000-8000-000000000003", banking.StatusPartSigned)
 
+		// A claimed event is not handed to a second dispatcher.
+		claimed, err := s.DueWebhooks(ctx, now, 10)
+		if err != nil || len(claimed) != 2 {
+			t.Fatalf("claim: %d %v", len(claimed), err)
+		}
+		if again, _ := s.DueWebhooks(ctx, now, 10); len(again) != 0 {
+			t.Fatalf("claimed twice: %d", len(again))
+		}
+		now = now.Add(time.Minute) // the lease ends
 		send := &scriptSender{codes: []int{503, 400, 0, 204}}
 		d := &banking.WebhookDispatcher{Outbox: s, Sender: send, BaseBackoff: time.Second, Now: func() time.Time { return now }}
 		if n, err := d.RunOnce(ctx); err != nil || n != 2 {
