@@ -165,6 +165,9 @@ type IdentityStore interface {
 	// ConsumeCode returns the code and deletes it so it is used at most
 	// once; ErrNotFound when unknown, already used or expired at now.
 	ConsumeCode(ctx context.Context, hash string, now time.Time) (AuthCode, error)
+	// PurgeExpired deletes tokens and codes that can no longer be used at
+	// before (expired, revoked, or past their refresh reserve).
+	PurgeExpired(ctx context.Context, before time.Time) (int64, error)
 	// Seed inserts what is not there yet (by key) in one transaction; the
 	// sandbox seed is idempotent through it.
 	Seed(ctx context.Context, s SeedData) error
@@ -267,6 +270,12 @@ func (id *Identity) Authenticate(ctx context.Context, token string) (Principal, 
 		return Principal{}, unauth
 	}
 	return Principal{OrgID: t.OrgID, UserID: t.UserID, PartnerID: t.ClientID, Scopes: t.Scopes}, nil
+}
+
+// Purge deletes tokens and codes that no longer authenticate anything, so
+// the tables hold live credentials only.
+func (id *Identity) Purge(ctx context.Context) (int64, error) {
+	return id.Store.PurgeExpired(ctx, id.now())
 }
 
 // ParseScopes splits a space-separated scope string, dropping repeats.

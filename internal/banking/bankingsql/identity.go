@@ -397,6 +397,27 @@ func (s *IdentityStore) ConsumeCode(ctx context.Context, hash string, now time.T
 	return c, nil
 }
 
+func (s *IdentityStore) PurgeExpired(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		b := idNanos(before)
+		res, err := tx.ExecContext(ctx, `DELETE FROM banking_tokens WHERE expires_at <= $1
+			OR (revoked_at > 0 AND revoked_at <= $1) OR (reserve_until > 0 AND reserve_until <= $1)`, b)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		res, err = tx.ExecContext(ctx, `DELETE FROM banking_auth_codes WHERE expires_at <= $1`, b)
+		if err != nil {
+			return err
+		}
+		m, _ := res.RowsAffected()
+		n += m
+		return nil
+	})
+	return n, err
+}
+
 func (s *IdentityStore) Seed(ctx context.Context, d banking.SeedData) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		for _, o := range d.Orgs {

@@ -178,6 +178,18 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if got, _ := s.GetToken(ctx, "ha"); !got.RevokedAt.Equal(now) {
 				t.Fatalf("revoked at %v", got.RevokedAt)
 			}
+			// At now+90m: "ha" is revoked, "n1"/"n2" (1 h) expired; "hr"
+			// is inside its reserve and stays.
+			n, err := s.PurgeExpired(ctx, now.Add(90*time.Minute))
+			if err != nil || n != 3 {
+				t.Fatalf("purged %d %v", n, err)
+			}
+			if _, err := s.GetToken(ctx, "hr"); err != nil {
+				t.Fatalf("live refresh token purged: %v", err)
+			}
+			if _, err := s.GetToken(ctx, "n1"); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatal("expired token kept")
+			}
 		})
 
 		t.Run("codes", func(t *testing.T) {
