@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"partnerapi/api"
 	"partnerapi/internal/banking"
@@ -86,7 +88,43 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		Errors:  bankapi.ErrorWriter(),
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("banking"),
-	}, sidecars: paySidecars}, nil
+	}, sidecars: append(paySidecars, identityPurger(identity, d.log))}, nil
+}
+
+// identityPurger deletes dead tokens and authorization codes every hour so
+// the identity tables hold live credentials only.
+func identityPurger(id *banking.Identity, log *slog.Logger) sidecar {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	return sidecar{
+		name: "banking-identity-purge",
+		serve: func() error {
+			defer close(stopped)
+			t := time.NewTicker(time.Hour)
+			defer t.Stop()
+			for {
+				if n, err := id.Purge(context.Background()); err != nil {
+					log.Warn("banking: purge expired tokens", "err", err)
+				} else if n > 0 {
+					log.Info("banking: purged expired tokens and codes", "count", n)
+				}
+				select {
+				case <-done:
+					return nil
+				case <-t.C:
+				}
+			}
+		},
+		stop: func(ctx context.Context) error {
+			close(done)
+			select {
+			case <-stopped:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	}
 }
 
 // runBanking is `partnerapi banking ...`: provisioning commands
