@@ -70,6 +70,9 @@ func TestBatchedGreedyMatchesAlone(t *testing.T) {
 	close(start)
 	wg.Wait()
 	for i := range prompts {
+		// Prefixes shared with sequences in the batch may be reused, so only
+		// PrecachedPromptTokens may differ.
+		got[i].Usage.PrecachedPromptTokens = want[i].Usage.PrecachedPromptTokens
 		if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
 			t.Errorf("request %d batched:\n%+v\nalone:\n%+v", i, got[i], want[i])
 		}
@@ -270,5 +273,54 @@ func TestCloseEndsStreams(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("stream hangs after Close")
+	}
+}
+
+// TestPromptSharedWithBatch drives a scheduler by hand: two requests with
+// one prompt arrive in the same window; the second starts from the first's
+// prompt KV (taken from the batch, the prefix cache being off) and both
+// generate the same greedy tokens.
+func TestPromptSharedWithBatch(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	m := e.models["stories260K"]
+	prompt, err := m.prompt(userMessage(strings.Repeat("Lily and Tom went to the park. ", 8)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSchedulerState(m.Model, -1)
+	newReq := func() *request {
+		return &request{prompt: prompt, params: GenerateParams{N: 1, MaxContext: 2048}, maxTokens: 20,
+			notify: make(chan struct{}, 1), left: make(chan struct{})}
+	}
+	r1, r2 := newReq(), newReq()
+	s.admit(r1)
+	s.admit(r2)
+	for steps := 0; len(s.joining)+len(s.active) > 0; steps++ {
+		if steps > 100 {
+			t.Fatal("scheduler does not finish")
+		}
+		s.dropCancelled()
+		if len(s.joining) > 0 {
+			s.prefill()
+		}
+		if len(s.active) > 0 {
+			s.step()
+		}
+	}
+	for _, r := range []*request{r1, r2} {
+		select {
+		case <-r.left:
+		default:
+			t.Fatal("request did not leave")
+		}
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	if r1.precached != 0 || r2.precached != len(prompt)-1 {
+		t.Errorf("precached %d and %d, want 0 and %d", r1.precached, r2.precached, len(prompt)-1)
+	}
+	if a, b := fmt.Sprint(r1.drain()), fmt.Sprint(r2.drain()); a != b || len(a) < 20 {
+		t.Errorf("outputs differ:\n%s\n%s", a, b)
 	}
 }

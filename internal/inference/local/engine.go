@@ -29,7 +29,8 @@ type Options struct {
 	// 64); beyond it Generate returns assistant.ErrEngineBusy at once.
 	QueueDepth int
 	// PrefixCache is how many finished prompts per model keep their KV cache
-	// for prefix reuse (default 4; negative: none).
+	// for prefix reuse (default 4; negative: none). Prefixes shared with
+	// sequences still in the batch are reused either way.
 	PrefixCache int
 }
 

@@ -23,12 +23,14 @@ type cachedSequence struct {
 	tokens []int
 }
 
-// take returns a sequence holding the longest cached prefix of prompt (at
-// least one prompt token is left to run, since its logits are needed) and
-// that prefix's length, or a new empty sequence and 0.
-func (c *prefixCache) take(net *model.Model, prompt []int, maxCtx int) (*model.Sequence, int) {
+// take returns a copy of the longest prefix of prompt held by a cached
+// entry or by one of the live sequences (whose KV entries for the tokens
+// they list are final: sequences only grow) and that prefix's length, or a
+// new empty sequence and 0. At least one prompt token is left to run, since
+// its logits are needed.
+func (c *prefixCache) take(net *model.Model, prompt []int, maxCtx int, live []cachedSequence) (*model.Sequence, int) {
 	best, bestLen := -1, 0
-	for i, e := range c.entries {
+	for i, e := range slices.Concat(c.entries, live) {
 		if n := commonPrefix(e.tokens, prompt); n > bestLen {
 			best, bestLen = i, n
 		}
@@ -36,6 +38,9 @@ func (c *prefixCache) take(net *model.Model, prompt []int, maxCtx int) (*model.S
 	bestLen = min(bestLen, len(prompt)-1)
 	if best < 0 || bestLen <= 0 {
 		return net.NewSequence(maxCtx), 0
+	}
+	if best >= len(c.entries) {
+		return live[best-len(c.entries)].seq.ClonePrefix(bestLen), bestLen
 	}
 	e := c.entries[best]
 	c.entries = append(slices.Delete(c.entries, best, best+1), e)

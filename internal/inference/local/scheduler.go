@@ -120,13 +120,18 @@ type Stats struct {
 }
 
 func newScheduler(m *Model, cacheSize int) *scheduler {
-	s := &scheduler{
+	s := newSchedulerState(m, cacheSize)
+	go s.run()
+	return s
+}
+
+// newSchedulerState is a scheduler without its goroutine (tests drive it).
+func newSchedulerState(m *Model, cacheSize int) *scheduler {
+	return &scheduler{
 		m: m, batch: m.Net.NewBatch(),
 		submit: make(chan *request), quit: make(chan struct{}), exited: make(chan struct{}),
 		cache: &prefixCache{max: cacheSize},
 	}
-	go s.run()
-	return s
 }
 
 func (s *scheduler) close() {
@@ -178,24 +183,33 @@ func (s *scheduler) run() {
 	}
 }
 
-// admit queues a joining request for prefill, starting from the longest
-// cached prefix of its prompt.
+// admit queues a joining request for prefill.
 func (s *scheduler) admit(r *request) {
-	seq, cached := s.cache.take(s.m.Net, r.prompt, r.params.MaxContext)
-	r.precached = cached
-	if cached > 0 {
-		s.mu.Lock()
-		s.stats.PrefixHits++
-		s.mu.Unlock()
-	}
-	s.joining = append(s.joining, &joiner{req: r, seq: seq})
+	s.joining = append(s.joining, &joiner{req: r})
 }
 
 // prefill runs the next chunk of the first joining request's prompt as its
 // own batched pass; when the prompt is done the request's choices join the
-// decode batch.
+// decode batch. A request's first chunk starts from the longest prefix it
+// shares with a cached prompt or with a sequence in the batch: requests
+// arriving together with one system prompt compute it once, since the
+// earlier ones are in the batch by the time a later one starts.
 func (s *scheduler) prefill() {
 	j := s.joining[0]
+	if j.seq == nil {
+		live := make([]cachedSequence, 0, len(s.active))
+		for _, c := range s.active {
+			live = append(live, cachedSequence{seq: c.seq, tokens: c.history[:c.seq.Pos()]})
+		}
+		var cached int
+		j.seq, cached = s.cache.take(s.m.Net, j.req.prompt, j.req.params.MaxContext, live)
+		j.req.precached = cached
+		if cached > 0 {
+			s.mu.Lock()
+			s.stats.PrefixHits++
+			s.mu.Unlock()
+		}
+	}
 	r, seq := j.req, j.seq
 	chunk := r.prompt[seq.Pos():min(seq.Pos()+prefillStep, len(r.prompt))]
 	logits, err := seq.Forward(chunk)
@@ -343,7 +357,9 @@ func (s *scheduler) dropCancelled() {
 		if !j.req.cancelled.Load() {
 			return false
 		}
-		j.seq.Release()
+		if j.seq != nil {
+			j.seq.Release()
+		}
 		gone = append(gone, j.req)
 		return true
 	})
@@ -364,7 +380,9 @@ func (s *scheduler) failAll(err error) {
 		}
 	}
 	for _, j := range joining {
-		j.seq.Release()
+		if j.seq != nil {
+			j.seq.Release()
+		}
 		gone = append(gone, j.req)
 	}
 	for _, r := range gone {
@@ -388,7 +406,9 @@ func (s *scheduler) updateStats() {
 		reqs[c.req] = true
 	}
 	for _, j := range s.joining {
-		kv += j.seq.KVBytes()
+		if j.seq != nil {
+			kv += j.seq.KVBytes()
+		}
 	}
 	n, ckv := s.cache.usage()
 	s.mu.Lock()
