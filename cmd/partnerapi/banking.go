@@ -17,14 +17,16 @@ import (
 
 // bankingModule wires the banking API.
 type bankingModule struct {
-	contour  string
-	payments paymentFlags // banking_payments.go
+	jwsClients string // client_ids that must send card limits as JWS (banking_cards_cli.go)
+	contour    string
+	payments   paymentFlags // banking_payments.go
 }
 
 func (*bankingModule) name() string        { return "banking" }
 func (*bankingModule) defaultAddr() string { return "127.0.0.1:9443" }
 
 func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
+	fs.StringVar(&m.jwsClients, "banking-jws-required-clients", "", "comma-separated partner client_ids whose card-limit requests must be JWS (application/jose)")
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	m.payments.register(fs)
 }
@@ -72,7 +74,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		}
 	}
 	verifier := banking.NewSignatureVerifier(contour, store)
-	cards, err := newCards(ctx, d.db, contour, verifier) // banking_cards_cli.go
+	cards, err := newCards(ctx, d.db, contour, verifier, m.jwsClients) // banking_cards_cli.go
 	if err != nil {
 		return built{}, err
 	}

@@ -26,14 +26,24 @@ const bankingCardsUsage = `usage: partnerapi banking card|clock COMMAND [flags]
 const sandboxNoOfferAccount = "40702810138833411735"
 
 // newCards builds the card service over db for a contour, reading offers
-// from IDENTITY's records; in the sandbox it seeds the sandbox cards.
-func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier) (*banking.Cards, error) {
+// and JWS certificates from IDENTITY's records; jwsClients is the
+// comma-separated client_ids that must sign card-limit requests with a JWS.
+// In the sandbox it seeds the sandbox cards.
+func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier, jwsClients string) (*banking.Cards, error) {
 	store := bankingsql.NewCardStore(db)
-	cards, err := banking.NewCards(store, banking.CardsConfig{Contour: contour}, verifier, nil)
+	required := map[string]bool{}
+	for _, c := range strings.Split(jwsClients, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			required[c] = true
+		}
+	}
+	idStore := bankingsql.NewIdentityStore(db)
+	cfg := banking.CardsConfig{Contour: contour, JWSRequired: func(client string) bool { return required[client] }}
+	cards, err := banking.NewCards(store, cfg, verifier, banking.IdentityJWSCertificates{Store: idStore})
 	if err != nil {
 		return nil, err
 	}
-	cards.UseOffers(bankingsql.NewIdentityStore(db))
+	cards.UseOffers(idStore)
 	if contour == banking.ContourSandbox {
 		// Idempotent, like the identity seed.
 		if err := banking.SeedSandboxCards(ctx, store, banking.SandboxOrgID, banking.SandboxClientID, banking.SandboxBIC,
@@ -107,7 +117,7 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 	if err := bankingsql.MigrateCards(ctx, db); err != nil {
 		return err
 	}
-	cards, err := newCards(ctx, db, *contour, nil)
+	cards, err := newCards(ctx, db, *contour, nil, "")
 	if err != nil {
 		return err
 	}

@@ -125,3 +125,31 @@ func TestBankingCardsEndToEnd(t *testing.T) {
 		t.Fatalf("card add: %s", out)
 	}
 }
+
+// A partner marked as JWS-only gets 415 JWS_EXCEPTED for plain JSON.
+func TestBankingCardsJWSRequired(t *testing.T) {
+	ts := startServer(t, "--banking-jws-required-clients", banking.SandboxClientID)
+	tok := bankingToken(t, ts, banking.ScopeBusinessCardLimit)
+	body := `{"code":"NON_RENEW","businessCardId":"sbc-00001","externalId":"5e0c1a2b-0000-4000-8000-000000000001","limit":1}`
+	for _, tc := range []struct {
+		ctype, body string
+		code        int
+		want        string
+	}{
+		{"application/json", body, 415, "JWS_EXCEPTED"},
+		{"application/jose", "eyJhbGciOiJnb3N0MzQuMTAtMjAxMiJ9.e30.AAAA", 400, "WORKFLOW_FAULT"}, // {"alg":"gost34.10-2012"}: no kid
+	} {
+		req, _ := http.NewRequest("POST", ts.urls["banking"]+"/fintech/api/v1/business-cards/limits", strings.NewReader(tc.body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", tc.ctype)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s: %d %s", tc.ctype, resp.StatusCode, b)
+		}
+	}
+}

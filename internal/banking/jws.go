@@ -63,3 +63,41 @@ func (c *Cards) OpenJWS(ctx context.Context, p Principal, compact []byte) ([]byt
 func (c *Cards) JWSRequired(partnerID string) bool {
 	return c.cfg.JWSRequired != nil && c.cfg.JWSRequired(partnerID)
 }
+
+// CertificateGetter is the part of IDENTITY's store JWS verification needs.
+type CertificateGetter interface {
+	GetCertificate(ctx context.Context, uuid string) (Certificate, error)
+}
+
+// IdentityJWSCertificates finds JWS certificates among IDENTITY's records:
+// the certificate must exist, be active and belong to the principal's user
+// (or, for tokens without a user, organisation).
+type IdentityJWSCertificates struct{ Store CertificateGetter }
+
+// JWSCertificate implements JWSCertificates.
+func (c IdentityJWSCertificates) JWSCertificate(ctx context.Context, p Principal, kid string) (*gost.Certificate, error) {
+	rec, err := c.Store.GetCertificate(ctx, kid)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) && !isNotFound(err) {
+			return nil, err
+		}
+		return nil, Errorf(KindSignCheck, "Сертификат %s не найден", kid)
+	}
+	if !rec.Active || rec.OrgID != p.OrgID || (p.UserID != "" && rec.UserID != p.UserID) {
+		return nil, Errorf(KindSignCheck, "Сертификат %s не активен или принадлежит другому пользователю", kid)
+	}
+	cert, err := gost.ParseCertificate(rec.DER)
+	if err != nil {
+		return nil, Errorf(KindSignCheck, "Сертификат %s не разбирается: %v", kid, err)
+	}
+	return cert, nil
+}
+
+// isNotFound reports a store's not-found answer whatever kind it chose.
+func isNotFound(err error) bool {
+	switch KindOf(err) {
+	case KindNotFound, KindDataNotFound, KindSignCheck:
+		return true
+	}
+	return false
+}

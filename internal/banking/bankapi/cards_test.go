@@ -442,3 +442,18 @@ func TestNoUnmaskedPAN(t *testing.T) {
 }
 
 func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func FuzzParseStatusCodes(f *testing.F) {
+	f.Add("ACTIVE,BLOCKED", "NOT_DELIVERED")
+	f.Add(",, ,", "")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for _, s := range parseStatusCodes([]string{a, b}) {
+			if s == "" || strings.Contains(string(s), ",") || strings.TrimSpace(string(s)) != string(s) {
+				t.Fatalf("bad status %q from %q %q", s, a, b)
+			}
+		}
+		if h := pageHref(2, parseStatusCodes([]string{a, b})); len(h) > 60 {
+			t.Fatalf("href %d chars", len(h))
+		}
+	})
+}
