@@ -5,10 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/gost"
@@ -150,6 +154,48 @@ func TestBankingCardsJWSRequired(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.want) {
 			t.Errorf("%s: %d %s", tc.ctype, resp.StatusCode, b)
+		}
+	}
+}
+
+// A JWS under a real certificate registered with `banking cert add` is
+// verified by signature (not by the sandbox uuid list); a forged one is not.
+func TestBankingCardsJWSRegisteredCertificate(t *testing.T) {
+	ts := startServer(t)
+	tok := bankingToken(t, ts, banking.ScopeBusinessCardLimit)
+	key, _ := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	cert, err := gost.SelfSignedCertificate(key, "partner user", time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "c.der")
+	if err := os.WriteFile(file, cert.Raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const kid = "6a1b2c3d-4e5f-4a7b-8c9d-0e1f2a3b4c5d"
+	runCardsCLI(t, ts, "cert", "add", "--user", banking.SandboxUserID, "--cert", file, "--uuid", kid)
+	other, _ := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	payload := func(n int) []byte {
+		return []byte(fmt.Sprintf(`{"code":"NON_RENEW","businessCardId":"sbc-00001","externalId":"5e0c1a2b-0000-4000-8000-%012d","limit":3}`, n))
+	}
+	good, _ := gost.SignJWS(payload(1), kid, key)
+	forged, _ := gost.SignJWS(payload(2), kid, other)
+	for _, tc := range []struct {
+		body string
+		code int
+		want string
+	}{{good, 201, "CREATED"}, {forged, 400, "SIGN_CHECK_EXCEPTION"}} {
+		req, _ := http.NewRequest("POST", ts.urls["banking"]+"/fintech/api/v1/business-cards/limits", strings.NewReader(tc.body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/jose")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%d %s, want %d %s", resp.StatusCode, b, tc.code, tc.want)
 		}
 	}
 }
