@@ -87,15 +87,14 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 			return fmt.Errorf("--quant: unknown type %q (have q8_0, q4_0)", q)
 		}
 	}
-	bw := measureBandwidth(*bwMB << 20)
 	tmp, err := os.MkdirTemp("", "partnerapi-engine-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	if !*asJSON {
-		fmt.Fprintf(io.out, "memory read bandwidth %.1f GB/s (asm kernels: %v)\n", bw/1e9, kernels.AsmEnabled())
-		fmt.Fprintf(io.out, "%-6s %-5s %12s %12s %10s %9s\n", "shape", "quant", "prefill t/s", "decode t/s", "MB/token", "roofline")
+		fmt.Fprintf(io.out, "asm kernels: %v\n", kernels.AsmEnabled())
+		fmt.Fprintf(io.out, "%-6s %-5s %12s %12s %10s %8s %9s\n", "shape", "quant", "prefill t/s", "decode t/s", "MB/token", "GB/s", "roofline")
 	}
 	for _, sh := range cases {
 		for _, typ := range types {
@@ -106,6 +105,10 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 			if err != nil {
 				return fmt.Errorf("%s %v: %w", sh.name, typ, err)
 			}
+			// Bandwidth is probed right after each case rather than once per
+			// run: on a shared machine the available bandwidth drifts, and the
+			// roofline fraction is only meaningful against a nearby probe.
+			bw := measureBandwidth(*bwMB << 20)
 			res.Streams = 1
 			res.BandwidthGBs = bw / 1e9
 			res.RooflineFraction = res.DecodeTokS / (bw / float64(res.WeightBytesToken))
@@ -115,8 +118,8 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 				}
 				continue
 			}
-			fmt.Fprintf(io.out, "%-6s %-5s %12.1f %12.1f %10.1f %8.0f%%\n", res.Shape, res.Quant,
-				res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, 100*res.RooflineFraction)
+			fmt.Fprintf(io.out, "%-6s %-5s %12.1f %12.1f %10.1f %8.1f %8.0f%%\n", res.Shape, res.Quant,
+				res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction)
 		}
 	}
 	return nil
