@@ -114,6 +114,9 @@ var (
 	ErrRqUID            = &AuthError{400, 2, "RqUID header is missing or is not a UUID"}
 	ErrAuthHeader       = &AuthError{401, 4, "Can't decode 'Authorization' header"}
 	ErrCredentials      = &AuthError{401, 6, "credentials doesn't match db data"}
+	// The provider documents the limit (10/s) but not its error; 429 with
+	// the envelope of the token endpoint is the natural reading.
+	ErrTokenRate = &AuthError{429, 8, "Too Many Requests"}
 )
 
 // InvalidParams is a request the service refuses; Status is 400 for a

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,6 +20,9 @@ type Config struct {
 	Limits   map[Scope]int    // concurrent requests per client by scope
 	BareIDs  bool             // list models by bare name instead of name:version
 	Now      func() time.Time // for tests
+	// TokenRate is the token requests per second a client may make
+	// (provider: 10).
+	TokenRate int
 }
 
 // Service is the assistant domain: clients, tokens, models, chat.
@@ -27,8 +31,10 @@ type Service struct {
 	engine Engine
 	cfg    Config
 
-	mu     sync.Mutex
-	active map[string]int
+	mu         sync.Mutex
+	active     map[string]int
+	tokenTimes map[string][]time.Time
+	issued     atomic.Int64
 }
 
 // NewService builds the service, filling defaults.
@@ -42,7 +48,10 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{store: store, engine: engine, cfg: cfg, active: map[string]int{}}
+	if cfg.TokenRate == 0 {
+		cfg.TokenRate = 10
+	}
+	return &Service{store: store, engine: engine, cfg: cfg, active: map[string]int{}, tokenTimes: map[string][]time.Time{}}
 }
 
 // Credentials are what `client create` prints once; only hashes are stored.
@@ -74,17 +83,9 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 	if !IsUUID(rqUID) {
 		return "", time.Time{}, ErrRqUID
 	}
-	key, ok := strings.CutPrefix(authorization, "Basic ")
-	if !ok {
-		return "", time.Time{}, ErrAuthHeader
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
+	id, secret, err := ParseBasic(authorization)
 	if err != nil {
-		return "", time.Time{}, ErrAuthHeader
-	}
-	id, secret, ok := strings.Cut(string(raw), ":")
-	if !ok {
-		return "", time.Time{}, ErrAuthHeader
+		return "", time.Time{}, err
 	}
 	if scope == "" {
 		return "", time.Time{}, ErrScopeEmpty
@@ -102,8 +103,17 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 	if subtle.ConstantTimeCompare([]byte(c.SecretHash), []byte(HashSecret(secret))) != 1 {
 		return "", time.Time{}, ErrCredentials
 	}
+	if !s.allowToken(c.ID) {
+		return "", time.Time{}, ErrTokenRate
+	}
 	if sc != c.Scope {
 		return "", time.Time{}, ErrScopeNotEntitled
+	}
+	if s.issued.Add(1)%100 == 0 {
+		// Tokens are never renewed in place, so expired rows would pile up;
+		// every hundredth issuance sweeps them. A failed sweep is retried
+		// by the next one and does not refuse this token.
+		_ = s.store.DeleteExpiredTokens(ctx, s.cfg.Now())
 	}
 	tok := newSecret()
 	exp := s.cfg.Now().Add(s.cfg.TokenTTL).Truncate(time.Millisecond)
@@ -111,6 +121,44 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 		return "", time.Time{}, err
 	}
 	return tok, exp, nil
+}
+
+// ParseBasic decodes `Basic base64(client_id:client_secret)`, splitting on
+// the first colon (reference §1).
+func ParseBasic(authorization string) (id, secret string, err error) {
+	key, ok := strings.CutPrefix(authorization, "Basic ")
+	if !ok {
+		return "", "", ErrAuthHeader
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
+	if err != nil {
+		return "", "", ErrAuthHeader
+	}
+	id, secret, ok = strings.Cut(string(raw), ":")
+	if !ok || id == "" {
+		return "", "", ErrAuthHeader
+	}
+	return id, secret, nil
+}
+
+// allowToken enforces TokenRate token requests per second per client, as a
+// sliding one-second window.
+func (s *Service) allowToken(clientID string) bool {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recent := s.tokenTimes[clientID][:0]
+	for _, t := range s.tokenTimes[clientID] {
+		if now.Sub(t) < time.Second {
+			recent = append(recent, t)
+		}
+	}
+	if len(recent) >= s.cfg.TokenRate {
+		s.tokenTimes[clientID] = recent
+		return false
+	}
+	s.tokenTimes[clientID] = append(recent, now)
+	return true
 }
 
 // Principal is the authenticated caller of an /api/v1 request.

@@ -207,6 +207,19 @@ func TestOAuthErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("token rate", func(t *testing.T) {
+		c := f.client(assistant.ScopeB2B)
+		var last int
+		var body []byte
+		for range 11 {
+			var resp *http.Response
+			resp, body = f.oauth("Basic "+c.AuthorizationKey, rqUID, url.Values{"scope": {"ASSISTANT_API_B2B"}})
+			last = resp.StatusCode
+		}
+		if last != 429 || strings.TrimSpace(string(body)) != `{"code":8,"message":"Too Many Requests"}` {
+			t.Fatalf("11th token in a second: %d %s", last, body)
+		}
+	})
 	t.Run("success with alias", func(t *testing.T) {
 		resp, body := f.oauth(basic, rqUID, url.Values{"scope": {"GIGACHAT_API_CORP"}})
 		var tok struct {

@@ -41,8 +41,10 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	var ae *assistant.AuthError
 	switch {
 	case errors.As(err, &ae):
-		code := ae.Code
-		writeJSON(w, ae.Status, tokenErrorBody{Code: code, Message: ae.Message})
+		if ae.Status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		writeJSON(w, ae.Status, tokenErrorBody{Code: ae.Code, Message: ae.Message})
 	case errors.As(err, &inv):
 		writeError(w, inv.Status, inv.Message)
 	case errors.Is(err, assistant.ErrUnauthorized):

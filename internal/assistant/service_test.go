@@ -1,0 +1,165 @@
+package assistant_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/assistant/assistantsql"
+	"partnerapi/internal/storetest"
+)
+
+// fakeEngine serves fixed models; the chat service never generates here.
+type fakeEngine struct{ models []assistant.ModelInfo }
+
+func (f fakeEngine) Models(context.Context) ([]assistant.ModelInfo, error) { return f.models, nil }
+func (f fakeEngine) CountTokens(_ context.Context, _ string, text string) (int, error) {
+	return len(strings.Fields(text)), nil
+}
+func (f fakeEngine) Generate(context.Context, assistant.GenerateRequest, func(assistant.Delta) error) (assistant.Result, error) {
+	return assistant.Result{}, errors.New("not used")
+}
+
+func newService(t *testing.T, cfg assistant.Config) *assistant.Service {
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	eng := fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "2.0", Type: "chat", ContextWindow: 100}}}
+	return assistant.NewService(assistantsql.New(db), eng, cfg)
+}
+
+func TestParseScope(t *testing.T) {
+	for in, want := range map[string]assistant.Scope{
+		"ASSISTANT_API_CORP": assistant.ScopeCorp, "GIGACHAT_API_PERS": assistant.ScopePers,
+		"GIGACHAT_API_B2B": assistant.ScopeB2B, " ASSISTANT_API_B2B ": assistant.ScopeB2B,
+		"": "", "GIGACHAT_API_X": "", "assistant_api_corp": "",
+	} {
+		got, ok := assistant.ParseScope(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("ParseScope(%q) = %q %v, want %q", in, got, ok, want)
+		}
+	}
+}
+
+func TestResolveModel(t *testing.T) {
+	s := newService(t, assistant.Config{})
+	for id, ok := range map[string]bool{"m": true, "m:latest": true, "m:2.0": true, "m:1.0": false, "x": false, "": false, "m:": false} {
+		_, err := s.ResolveModel(context.Background(), id)
+		if (err == nil) != ok || (!ok && !errors.Is(err, assistant.ErrNoSuchModel)) {
+			t.Errorf("ResolveModel(%q): %v", id, err)
+		}
+	}
+}
+
+func TestAcquireLimits(t *testing.T) {
+	s := newService(t, assistant.Config{Limits: map[assistant.Scope]int{assistant.ScopePers: 1, assistant.ScopeCorp: 2}})
+	pers := assistant.Principal{ClientID: "a", Scope: assistant.ScopePers}
+	r1, err := s.Acquire(pers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(pers); !errors.Is(err, assistant.ErrTooManyRequests) {
+		t.Fatalf("second PERS slot: %v", err)
+	}
+	// Another client is not affected.
+	if r, err := s.Acquire(assistant.Principal{ClientID: "b", Scope: assistant.ScopePers}); err != nil {
+		t.Fatal(err)
+	} else {
+		r()
+	}
+	r1()
+	r1() // idempotent: must not free a slot twice
+	corp := assistant.Principal{ClientID: "c", Scope: assistant.ScopeCorp}
+	for range 2 {
+		if _, err := s.Acquire(corp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Acquire(corp); !errors.Is(err, assistant.ErrTooManyRequests) {
+		t.Fatalf("third CORP slot: %v", err)
+	}
+	if _, err := s.Acquire(pers); err != nil {
+		t.Fatalf("PERS slot after release: %v", err)
+	}
+}
+
+func TestTokenRateAndExpiry(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	s := newService(t, assistant.Config{Now: func() time.Time { return now }, TokenRate: 3})
+	ctx := context.Background()
+	c, err := s.CreateClient(ctx, assistant.ScopeCorp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rq = "72384bd5-0ca0-4cfd-9ac7-65d75258284c"
+	var tok string
+	for i := range 3 {
+		var exp time.Time
+		if tok, exp, err = s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP"); err != nil {
+			t.Fatalf("token %d: %v", i, err)
+		}
+		if !exp.Equal(now.Add(30 * time.Minute)) {
+			t.Fatalf("expires %v", exp)
+		}
+	}
+	if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP"); !errors.Is(err, assistant.ErrTokenRate) {
+		t.Fatalf("4th token in a second: %v", err)
+	}
+	now = now.Add(time.Second)
+	if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP"); err != nil {
+		t.Fatalf("token a second later: %v", err)
+	}
+	if p, err := s.Authenticate(ctx, tok); err != nil || p.ClientID != c.ClientID || p.Scope != assistant.ScopeCorp {
+		t.Fatalf("Authenticate = %+v %v", p, err)
+	}
+	now = now.Add(30 * time.Minute)
+	if _, err := s.Authenticate(ctx, tok); !errors.Is(err, assistant.ErrTokenExpired) {
+		t.Fatalf("expired token: %v", err)
+	}
+}
+
+func TestParseBasic(t *testing.T) {
+	enc := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
+	tests := []struct {
+		in, id, secret string
+		ok             bool
+	}{
+		{enc("id:se:cret"), "id", "se:cret", true},
+		{enc("id:"), "id", "", true},
+		{enc("nocolon"), "", "", false},
+		{enc(":secret"), "", "", false},
+		{"Bearer x", "", "", false},
+		{"Basic %%%", "", "", false},
+		{"", "", "", false},
+	}
+	for _, tt := range tests {
+		id, secret, err := assistant.ParseBasic(tt.in)
+		if (err == nil) != tt.ok || id != tt.id || secret != tt.secret {
+			t.Errorf("ParseBasic(%q) = %q %q %v", tt.in, id, secret, err)
+		}
+	}
+}
+
+func FuzzParseBasic(f *testing.F) {
+	f.Add("Basic " + base64.StdEncoding.EncodeToString([]byte("a:b")))
+	f.Add("Basic !!")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		id, secret, err := assistant.ParseBasic(s)
+		if err != nil {
+			return
+		}
+		if id == "" || strings.Contains(id, ":") {
+			t.Fatalf("ParseBasic(%q) id %q", s, id)
+		}
+		raw, _ := base64.StdEncoding.DecodeString(strings.TrimSpace(strings.TrimPrefix(s, "Basic ")))
+		if string(raw) != id+":"+secret {
+			t.Fatalf("ParseBasic(%q) = %q:%q, decoded %q", s, id, secret, raw)
+		}
+	})
+}
