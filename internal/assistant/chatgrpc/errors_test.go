@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -168,12 +167,10 @@ func TestStreamSlot(t *testing.T) {
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		var hdr metadata.MD
 		_, err := e.chat.Chat(authed(tok), chatReq("echo"))
 		if err == nil {
 			break
 		}
-		_ = hdr
 		if status.Code(err) != codes.ResourceExhausted || time.Now().After(deadline) {
 			t.Fatalf("after cancel: %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,10 +13,8 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"partnerapi/internal/assistant"
@@ -90,11 +89,10 @@ func TestModelsChatAndStream(t *testing.T) {
 	var msgs []*pb.ChatResponse
 	for {
 		m, err := st.Recv()
-		if err != nil {
-			if !errors.Is(err, context.Canceled) && status.Code(err) != codes.OK && err.Error() != "EOF" {
-				t.Fatal(err)
-			}
+		if errors.Is(err, io.EOF) {
 			break
+		} else if err != nil {
+			t.Fatal(err)
 		}
 		msgs = append(msgs, m)
 	}
@@ -126,8 +124,10 @@ func TestModelsChatAndStream(t *testing.T) {
 	var n int
 	for {
 		m, err := st.Recv()
-		if err != nil {
+		if errors.Is(err, io.EOF) {
 			break
+		} else if err != nil {
+			t.Fatal(err)
 		}
 		n++
 		if c := m.Alternatives[0].Message.Content; c != "" && n == 1 && !bytes.HasPrefix([]byte(text), []byte(c)) {
