@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -64,7 +65,7 @@ func openEngine(t *testing.T) (*local.Engine, error) {
 // cannot change golden output.
 func newFixture(t *testing.T, fresh ...bool) *fixture {
 	t.Helper()
-	eng := engine
+	var eng *local.Engine
 	if len(fresh) > 0 && fresh[0] {
 		var err error
 		if eng, err = openEngine(t); err != nil {
@@ -78,6 +79,11 @@ func newFixture(t *testing.T, fresh ...bool) *fixture {
 		}
 		eng = engine
 	}
+	return newFixtureWith(t, eng)
+}
+
+func newFixtureWith(t *testing.T, eng assistant.Engine) *fixture {
+	t.Helper()
 	db := storetest.SQLite(t)
 	if err := assistantsql.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
@@ -529,5 +535,82 @@ func TestStreamDisconnect(t *testing.T) {
 	bs, err := f.svc.Balance(context.Background(), p)
 	if err != nil || len(bs) != 1 || bs[0].Tokens != 100000 {
 		t.Fatalf("balance after a cancelled stream %+v %v (generation should have stopped unbilled)", bs, err)
+	}
+}
+
+// scriptEngine emits fixed pieces with a pause between them, then returns
+// err (if set): it drives what stories260K cannot, a mid-stream failure and
+// update_interval timing.
+type scriptEngine struct {
+	pieces []string
+	pause  time.Duration
+	err    error
+}
+
+func (e scriptEngine) Models(context.Context) ([]assistant.ModelInfo, error) {
+	return []assistant.ModelInfo{{Name: "script", Version: "1", OwnedBy: "test", Type: "chat", ContextWindow: 100}}, nil
+}
+func (e scriptEngine) CountTokens(context.Context, string, string) (int, error) { return 1, nil }
+func (e scriptEngine) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+	text := ""
+	for _, p := range e.pieces {
+		time.Sleep(e.pause)
+		if emit != nil {
+			if err := emit(assistant.Delta{Text: p}); err != nil {
+				return assistant.Result{}, err
+			}
+		}
+		text += p
+	}
+	if e.err != nil {
+		return assistant.Result{}, e.err
+	}
+	return assistant.Result{Choices: []assistant.Choice{{Text: text, FinishReason: "stop"}},
+		Usage: assistant.Usage{PromptTokens: 2, CompletionTokens: len(e.pieces)}}, nil
+}
+
+func TestStreamScripted(t *testing.T) {
+	tests := []struct {
+		name   string
+		engine scriptEngine
+		extra  string
+		events int // data events before [DONE]
+		finish string
+	}{
+		// Every piece is its own event when update_interval is 0.
+		{"no interval", scriptEngine{pieces: []string{"a", "b", "c", "d"}, pause: 30 * time.Millisecond}, "", 5, "stop"},
+		// Within a 1s update_interval the first piece goes out at once and
+		// the rest are batched into one event at the end.
+		{"interval", scriptEngine{pieces: []string{"a", "b", "c", "d"}, pause: 20 * time.Millisecond}, `,"update_interval":1`, 3, "stop"},
+		// A failure after the first byte ends in-band with finish_reason error.
+		{"mid-stream error", scriptEngine{pieces: []string{"a", "b"}, err: errors.New("boom")}, "", 3, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixtureWith(t, tt.engine)
+			tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+			resp, body := f.call("POST", "/api/v1/chat/completions", tok, `{"model":"script","stream":true,"messages":[{"role":"user","content":"x"}]`+tt.extra+`}`)
+			if resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			events := strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n")
+			if len(events)-1 != tt.events || events[len(events)-1] != "data: [DONE]" {
+				t.Fatalf("%d events, want %d + [DONE]:\n%s", len(events)-1, tt.events, body)
+			}
+			if !strings.Contains(events[len(events)-2], `"finish_reason":"`+tt.finish+`"`) || !strings.Contains(events[len(events)-2], `"usage":`) {
+				t.Fatalf("final event %s", events[len(events)-2])
+			}
+			var all strings.Builder
+			for _, ev := range events[:len(events)-1] {
+				var e streamEvent
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &e); err != nil {
+					t.Fatal(err)
+				}
+				all.WriteString(e.Choices[0].Delta.Content)
+			}
+			if want := strings.Join(tt.engine.pieces, ""); all.String() != want {
+				t.Fatalf("content %q, want %q", all.String(), want)
+			}
+		})
 	}
 }
