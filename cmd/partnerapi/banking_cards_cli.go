@@ -135,6 +135,9 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 			c.ExpiryDate = time.Now().AddDate(3, 0, 0).Format("2006-01-02")
 		}
 		c.OrgID, c.Status = *org, st
+		if err := c.Validate(); err != nil {
+			return err
+		}
 		if err := s.InsertCard(ctx, c); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package banking
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -52,6 +53,25 @@ type Card struct {
 	Status         CardStatus
 	EmbossedText   string
 	CardType       string
+}
+
+// Validate checks a card before it is stored (CLI, seed).
+func (c Card) Validate() error {
+	switch {
+	case strings.TrimSpace(c.ID) == "" || len(c.ID) > 64:
+		return fmt.Errorf("card id: 1..64 characters")
+	case !c.Status.Valid():
+		return fmt.Errorf("card status %q: want one of %v", c.Status, CardStatuses)
+	case len(strings.ReplaceAll(c.PAN, " ", "")) < 12 || strings.Trim(strings.ReplaceAll(c.PAN, " ", ""), "0123456789") != "":
+		return fmt.Errorf("card PAN: 12..19 digits")
+	case !dateRe.MatchString(c.ExpiryDate):
+		return fmt.Errorf("card expiry %q: want YYYY-MM-DD", c.ExpiryDate)
+	case c.HolderBirthday != "" && !dateRe.MatchString(c.HolderBirthday):
+		return fmt.Errorf("cardholder birthday %q: want YYYY-MM-DD", c.HolderBirthday)
+	case c.AccountNumber == "":
+		return fmt.Errorf("card account: required")
+	}
+	return nil
 }
 
 // CardView is the wire form of a card: the only shape in which a card leaves

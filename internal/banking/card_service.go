@@ -109,7 +109,7 @@ func (c *Cards) List(ctx context.Context, p Principal, page int, statuses []Card
 		}
 	}
 	if page > 1<<20 {
-		return CardPage{Page: page}, nil
+		return CardPage{Page: page, Cards: []CardView{}}, nil
 	}
 	accounts, err := c.offerAccounts(ctx, p)
 	if err != nil {

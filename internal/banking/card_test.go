@@ -177,3 +177,25 @@ func FuzzParseLimitChange(f *testing.F) {
 		}
 	})
 }
+
+func TestCardValidate(t *testing.T) {
+	good := SandboxCard("o", "b", "a", 0)
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(*Card){
+		"no id":      func(c *Card) { c.ID = "" },
+		"status":     func(c *Card) { c.Status = "LOST" },
+		"short pan":  func(c *Card) { c.PAN = "1234" },
+		"letter pan": func(c *Card) { c.PAN = "22022010010000x8" },
+		"expiry":     func(c *Card) { c.ExpiryDate = "12/27" },
+		"birthday":   func(c *Card) { c.HolderBirthday = "1.1.1990" },
+		"account":    func(c *Card) { c.AccountNumber = "" },
+	} {
+		c := good
+		mut(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
