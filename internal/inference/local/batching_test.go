@@ -324,3 +324,33 @@ func TestPromptSharedWithBatch(t *testing.T) {
 		t.Errorf("outputs differ:\n%s\n%s", a, b)
 	}
 }
+
+// TestChoicesWithPenaltyMatchStandalone checks sampled choices with a
+// repetition penalty (which edits logits in place) against the standalone
+// generator: each choice must see its own copy of the prompt's logits.
+func TestChoicesWithPenaltyMatchStandalone(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	m := e.models["stories260K"]
+	// Greedy, with a penalty that decides between prompt tokens here: one
+	// applied twice or thrice (logits shared between choices) changes the
+	// picks of choices 1 and 2.
+	msgs := userMessage("The cat and the dog. The cat and the")
+	res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: msgs,
+		MaxTokens: 25, N: 3, Temperature: 0, RepetitionPenalty: 1.1, Seed: 7}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := m.prompt(msgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comps, err := m.Generate(context.Background(), prompt, GenerateParams{MaxTokens: 25, N: 3, Temperature: 0, RepetitionPenalty: 1.1, Seed: 7}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range comps {
+		if res.Choices[i].Text != c.Text || res.Choices[i].FinishReason != c.FinishReason {
+			t.Errorf("choice %d: engine %q, standalone %q", i, res.Choices[i].Text, c.Text)
+		}
+	}
+}

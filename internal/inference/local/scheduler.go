@@ -249,8 +249,17 @@ func (s *scheduler) start(r *request, seq *model.Sequence, logits []float32) {
 			choices[i].seq = seq.Clone()
 		}
 	}
-	for _, c := range choices {
-		s.sample(c, logits)
+	// Sampling may penalise logits in place: every choice gets its own
+	// copy, taken before any of them samples.
+	own := make([][]float32, len(choices))
+	for i := range choices {
+		own[i] = logits
+		if i > 0 {
+			own[i] = slices.Clone(logits)
+		}
+	}
+	for i, c := range choices {
+		s.sample(c, own[i])
 		if c.done {
 			s.retire(c)
 		} else {
