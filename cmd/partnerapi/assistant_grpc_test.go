@@ -225,4 +225,8 @@ func TestAssistantGRPCMatchesREST(t *testing.T) {
 	if text != rest.Choices[0].Message.Content || !proto.Equal(last.Usage, want) {
 		t.Fatalf("gRPC stream %q %v, REST %q %v", text, last.Usage, rest.Choices[0].Message.Content, want)
 	}
+	logs := ts.logs.String()
+	if !strings.Contains(logs, "/gigachat.v1.ChatService/ChatStream") || strings.Contains(logs, tok.AccessToken) {
+		t.Errorf("gRPC access log missing a ChatStream line, or logs the token:\n%s", logs)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -15,6 +16,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
 
 	"partnerapi/internal/assistant"
 	pb "partnerapi/internal/assistant/gigachatpb"
@@ -126,8 +128,20 @@ func (s *Server) prepare(ctx context.Context, method string, setHeader func(meta
 	return context.WithValue(ctx, principalKey, p), nil
 }
 
-func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	ctx, err := s.prepare(ctx, info.FullMethod, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) })
+// access logs one finished call like the HTTP access log: method, code,
+// duration and request id; never the token.
+func (s *Server) access(ctx context.Context, method string, start time.Time, err error) {
+	if s.log == nil {
+		return
+	}
+	s.log.InfoContext(ctx, "grpc", "service", "assistant-grpc", "method", method, "code", status.Code(err).String(),
+		"duration_ms", time.Since(start).Milliseconds(), "request_id", requestID(ctx))
+}
+
+func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	start := time.Now()
+	ctx, err = s.prepare(ctx, info.FullMethod, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) })
+	defer func() { s.access(ctx, info.FullMethod, start, err) }()
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +155,10 @@ type wrappedStream struct {
 
 func (w *wrappedStream) Context() context.Context { return w.ctx }
 
-func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	start := time.Now()
 	ctx, err := s.prepare(ss.Context(), info.FullMethod, ss.SetHeader)
+	defer func() { s.access(ctx, info.FullMethod, start, err) }()
 	if err != nil {
 		return err
 	}
