@@ -176,16 +176,23 @@ func (s *CardStore) CreateLimit(ctx context.Context, l banking.LimitChange) erro
 	if err != nil {
 		return err
 	}
-	_, err = s.db.W.ExecContext(ctx, `INSERT INTO banking_card_limits (org_id, external_id, partner_id, card_id, code, amount, doc_date,
+	// The card's status is re-checked in the same statement, so a card
+	// blocked between the service's check and this insert gets no limit.
+	res, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_card_limits (org_id, external_id, partner_id, card_id, code, amount, doc_date,
 		doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
+		SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14
+		WHERE EXISTS (SELECT 1 FROM banking_cards WHERE org_id = $1 AND card_id = $4 AND status IN ($15, $16))`,
 		l.OrgID, l.ExternalID, l.PartnerID, l.BusinessCardID, l.Code, string(l.Limit), l.Date, l.Number, string(sigs),
-		l.BankStatus, l.BankComment, l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt))
+		l.BankStatus, l.BankComment, l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt),
+		string(banking.CardActive), string(banking.CardNotDelivered))
 	if sqldb.IsUniqueViolation(err) {
 		return banking.Errorf(banking.KindWorkflow, "Заявка с externalId %s уже существует", l.ExternalID)
 	}
 	if err != nil {
 		return fmt.Errorf("create limit: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return banking.Errorf(banking.KindWorkflow, "Карте %s нельзя установить лимит в её текущем статусе", l.BusinessCardID)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func TestCardStoreConformance(t *testing.T) {
 			t.Fatal("A3 in offer")
 		}
 		at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-		l := banking.LimitChange{OrgID: "org", PartnerID: "app", BusinessCardID: "sbc-00002", Code: "NON_RENEW", ExternalID: "e1",
+		l := banking.LimitChange{OrgID: "org", PartnerID: "app", BusinessCardID: "sbc-00005", Code: "NON_RENEW", ExternalID: "e1",
 			Limit: "10.00", BankStatus: banking.LimitExported, ChannelInfo: "API", CreatedAt: at, ExpiresAt: at.Add(time.Hour),
 			DigestSignatures: []banking.DigestSignature{{Base64Encoded: "AA==", CertificateUUID: "u"}}}
 		if err := s.CreateLimit(ctx, l); err != nil {
@@ -82,9 +82,14 @@ func TestCardStoreConformance(t *testing.T) {
 		if err := s.CreateLimit(ctx, l2); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.CardLimits(ctx, "org", "sbc-00002")
+		got, err := s.CardLimits(ctx, "org", "sbc-00005")
 		if err != nil || len(got) != 2 || got[0].ExternalID != "e2" || !got[0].ExpiresAt.IsZero() || !got[1].ExpiresAt.Equal(at.Add(time.Hour)) {
 			t.Fatalf("card limits %+v %v", got, err)
+		}
+		l3 := l
+		l3.ExternalID, l3.BusinessCardID = "e3", "sbc-00002" // BLOCKED
+		if err := s.CreateLimit(ctx, l3); banking.KindOf(err) != banking.KindWorkflow {
+			t.Fatalf("limit on a blocked card: %v", err)
 		}
 		back, err := s.Limit(ctx, "org", "e1")
 		if err != nil || back.Limit != "10.00" || len(back.DigestSignatures) != 1 || back.ChannelInfo != "API" {
