@@ -179,3 +179,15 @@ func TestBenchAssistant(t *testing.T) {
 		}
 	}
 }
+
+func TestModelsList(t *testing.T) {
+	var out bytes.Buffer
+	err := runModels(context.Background(), []string{"list", "--models-dir", assistantModelsDir(t)},
+		func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &out, err: &out})
+	if err != nil || !strings.HasPrefix(out.String(), "stories260K:1.0\tchat\tcontext=") {
+		t.Fatalf("models list: %v\n%s", err, out.String())
+	}
+	if err := runModels(context.Background(), []string{"pull"}, func(string) string { return "" }, stdio{out: &out, err: &out}); err == nil {
+		t.Fatal("models pull is not implemented and must say so")
+	}
+}
