@@ -317,7 +317,7 @@ func (s *scheduler) step() {
 	if err != nil {
 		// Not expected (budgets keep every sequence inside its context): fail
 		// the requests of this batch rather than spin.
-		s.failAll(err)
+		s.failActive(err)
 		return
 	}
 	s.mu.Lock()
@@ -377,22 +377,29 @@ func (s *scheduler) dropCancelled() {
 	}
 }
 
-// failAll ends every active request with err.
+// failAll ends every request in the batch or joining it with err.
 func (s *scheduler) failAll(err error) {
-	active, joining := s.active, s.joining
-	s.active, s.joining = nil, nil
+	joining := s.joining
+	s.joining = nil
+	s.failActive(err)
+	for _, j := range joining {
+		if j.seq != nil {
+			j.seq.Release()
+		}
+		s.leave(j.req, err)
+	}
+}
+
+// failActive ends the requests in the decode batch with err.
+func (s *scheduler) failActive(err error) {
+	active := s.active
+	s.active = nil
 	var gone []*request
 	for _, c := range active {
 		c.seq.Release()
 		if !slices.Contains(gone, c.req) {
 			gone = append(gone, c.req)
 		}
-	}
-	for _, j := range joining {
-		if j.seq != nil {
-			j.seq.Release()
-		}
-		gone = append(gone, j.req)
 	}
 	for _, r := range gone {
 		s.leave(r, err)
