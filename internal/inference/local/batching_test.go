@@ -354,3 +354,66 @@ func TestChoicesWithPenaltyMatchStandalone(t *testing.T) {
 		}
 	}
 }
+
+// TestChurn runs many overlapping requests that are cancelled, fail their
+// emit, finish or are turned away, and checks that the engine ends idle:
+// no sequence, KV memory, queued call or slot left behind.
+func TestChurn(t *testing.T) {
+	e := openEngine(t, "", Options{Concurrency: 3, QueueDepth: 4, PrefixCache: 2})
+	prompts := []string{"Once upon a time", "Lily and Tom went to the", "The cat", "Once upon a time there"}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			n := 0
+			_, err := e.Generate(ctx, assistant.GenerateRequest{Model: "stories260K", Messages: userMessage(prompts[i%len(prompts)]),
+				MaxTokens: 10 + i*3, N: 1 + i%3, Temperature: float64(i % 2), Seed: uint64(i)}, func(assistant.Delta) error {
+				n++
+				switch {
+				case i%4 == 1 && n == 3:
+					cancel()
+				case i%4 == 2 && n == 5:
+					return errors.New("gone")
+				}
+				return nil
+			})
+			kind := "ok"
+			switch {
+			case errors.Is(err, assistant.ErrEngineBusy):
+				kind = "busy"
+			case err != nil:
+				kind = "stopped"
+			}
+			mu.Lock()
+			outcomes[kind]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if outcomes["ok"] == 0 || outcomes["stopped"] == 0 {
+		t.Errorf("outcomes %v", outcomes)
+	}
+	st := statsOf(t, e)
+	if st.ActiveRequests != 0 || st.ActiveSequences != 0 || st.KVBytes != 0 || st.QueuedRequests != 0 || st.PrefillingRequests != 0 || st.CachedPrompts > 2 {
+		t.Errorf("not idle after churn: %+v", st)
+	}
+	// Every slot is free again.
+	var free sync.WaitGroup
+	for range 3 {
+		free.Add(1)
+		go func() {
+			defer free.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := e.Generate(ctx, assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("The dog"), MaxTokens: 3}, nil); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	free.Wait()
+}
