@@ -56,7 +56,9 @@ func openEngine(t *testing.T) (*local.Engine, error) {
 	if err := os.Symlink(model, filepath.Join(dir, "stories260K.gguf")); err != nil {
 		return nil, err
 	}
-	return local.Open(dir, local.Options{})
+	// A 256-token window keeps the clamped-max_tokens case short (it runs
+	// to the end of the window) and so fast and deterministic under -race.
+	return local.Open(dir, local.Options{MaxContext: 256})
 }
 
 // newFixture starts the API over a fresh store. fresh gives it its own
