@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,12 +69,12 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return fmt.Errorf("token: %w", err)
 	}
-	full, stopFull, err := bbServe(b.api.Build(log, metrics))
+	full, stopFull, err := serveLoopback(b.api.Build(log, metrics))
 	if err != nil {
 		return err
 	}
 	defer stopFull()
-	bare, stopBare, err := bbServe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bare, stopBare, err := serveLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
@@ -134,61 +131,11 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		{"state (full stack)", func() error { return do("GET", full+"/fintech/api/v1/payments/"+stateID+"/state", nil, 200) }},
 		{"state (bare net/http)", func() error { return do("GET", bare+"/fintech/api/v1/payments/"+stateID+"/state", nil, 201) }},
 	} {
-		n, errs, lat := bbLoad(ctx, *conns, *dur, sc.op)
-		rps := float64(n) / dur.Seconds()
-		results[sc.name] = rps
-		fmt.Fprintf(sio.out, "%-22s %9d %10.0f %9s %9s %7d\n", sc.name, n, rps, bbPct(lat, 50), bbPct(lat, 99), errs)
+		res := runLoad(ctx, *conns, *dur, sc.op)
+		results[sc.name] = res.rps()
+		fmt.Fprintf(sio.out, "%-22s %9d %10.0f %9s %9s %7d\n", sc.name, res.ok, res.rps(), res.pct(50), res.pct(99), res.errs)
 	}
 	fmt.Fprintf(sio.out, "full/bare throughput: create %.2f, state %.2f\n",
 		results["create (full stack)"]/results["create (bare net/http)"], results["state (full stack)"]/results["state (bare net/http)"])
 	return nil
-}
-
-// bbLoad runs op from conns goroutines for d and returns the count of
-// successful calls, errors and the latencies.
-func bbLoad(ctx context.Context, conns int, d time.Duration, op func() error) (int, int, []time.Duration) {
-	deadline := time.Now().Add(d)
-	var mu sync.Mutex
-	var lat []time.Duration
-	var errs atomic.Int64
-	var wg sync.WaitGroup
-	for range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []time.Duration
-			for time.Now().Before(deadline) && ctx.Err() == nil {
-				t := time.Now()
-				if err := op(); err != nil {
-					errs.Add(1)
-					continue
-				}
-				mine = append(mine, time.Since(t))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	slices.Sort(lat)
-	return len(lat), int(errs.Load()), lat
-}
-
-func bbPct(sorted []time.Duration, p int) string {
-	if len(sorted) == 0 {
-		return "-"
-	}
-	return sorted[(len(sorted)-1)*p/100].Round(time.Microsecond).String()
-}
-
-// bbServe serves h on a loopback port and returns its base URL.
-func bbServe(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }

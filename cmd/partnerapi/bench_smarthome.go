@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"sort"
-	"sync"
 	"time"
 
 	"partnerapi/internal/smarthome"
@@ -73,7 +70,7 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	full, stopFull, err := shServeLoopback(b.api.Build(log, metrics))
+	full, stopFull, err := serveLoopback(b.api.Build(log, metrics))
 	if err != nil {
 		return err
 	}
@@ -87,7 +84,7 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 	if status != http.StatusOK {
 		return fmt.Errorf("GET %s: status %d: %s", *path, status, body)
 	}
-	bare, stopBare, err := shServeLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bare, stopBare, err := serveLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_, _ = w.Write(body)
 	}))
@@ -108,11 +105,11 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 	fmt.Fprintf(io.out, "%-12s %10s %10s %10s\n", "handler", "req/s", "p50", "p99")
 	for _, r := range []struct {
 		name string
-		res  shLoadResult
+		res  loadResult
 	}{{"full stack", rf}, {"bare", rb}} {
-		fmt.Fprintf(io.out, "%-12s %10.0f %10s %10s\n", r.name, r.res.rps, r.res.p50, r.res.p99)
+		fmt.Fprintf(io.out, "%-12s %10.0f %10s %10s\n", r.name, r.res.rps(), r.res.pct(50), r.res.pct(99))
 	}
-	fmt.Fprintf(io.out, "full/bare throughput ratio: %.2f\n", rf.rps/rb.rps)
+	fmt.Fprintf(io.out, "full/bare throughput ratio: %.2f\n", rf.rps()/rb.rps())
 	return nil
 }
 
@@ -120,16 +117,6 @@ func shFlagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-func shServeLoopback(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 func shFetch(ctx context.Context, c *http.Client, url, user, pass string) ([]byte, int, error) {
@@ -147,57 +134,21 @@ func shFetch(ctx context.Context, c *http.Client, url, user, pass string) ([]byt
 	return b, resp.StatusCode, err
 }
 
-type shLoadResult struct {
-	rps      float64
-	p50, p99 time.Duration
-}
-
-// load runs conns workers against url for d and reports throughput and
-// latency percentiles; any non-200 answer fails the run.
-func shLoad(ctx context.Context, c *http.Client, url, user, pass string, conns int, d time.Duration) (shLoadResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var mu sync.Mutex
-	var lat []time.Duration
-	var firstErr error
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []time.Duration
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				_, status, err := shFetch(context.Background(), c, url, user, pass)
-				if err == nil && status != http.StatusOK {
-					err = fmt.Errorf("status %d", status)
-				}
-				if err != nil {
-					mu.Lock()
-					firstErr = errors.Join(firstErr, err)
-					mu.Unlock()
-					break
-				}
-				mine = append(mine, time.Since(t0))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		}()
+// shLoad runs conns workers against url for d; any non-200 answer fails
+// the run, since a benchmark of errors measures nothing.
+func shLoad(ctx context.Context, c *http.Client, url, user, pass string, conns int, d time.Duration) (loadResult, error) {
+	res := runLoad(ctx, conns, d, func() error {
+		_, status, err := shFetch(context.Background(), c, url, user, pass)
+		if err == nil && status != http.StatusOK {
+			err = fmt.Errorf("status %d", status)
+		}
+		return err
+	})
+	if res.firstErr != nil {
+		return res, res.firstErr
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if firstErr != nil {
-		return shLoadResult{}, firstErr
+	if res.ok == 0 {
+		return res, errors.New("no requests completed")
 	}
-	if len(lat) == 0 {
-		return shLoadResult{}, errors.New("no requests completed")
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	return shLoadResult{
-		rps: float64(len(lat)) / elapsed.Seconds(),
-		p50: lat[len(lat)/2].Round(time.Microsecond),
-		p99: lat[len(lat)*99/100].Round(time.Microsecond),
-	}, nil
+	return res, nil
 }
