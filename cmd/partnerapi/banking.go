@@ -18,6 +18,7 @@ import (
 // bankingModule wires the banking API.
 type bankingModule struct {
 	jwsClients string // client_ids that must send card limits as JWS (banking_cards_cli.go)
+	timeZone   string // bank time zone of card-limit expiry
 	contour    string
 	payments   paymentFlags // banking_payments.go
 }
@@ -26,6 +27,7 @@ func (*bankingModule) name() string        { return "banking" }
 func (*bankingModule) defaultAddr() string { return "127.0.0.1:9443" }
 
 func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
+	fs.StringVar(&m.timeZone, "banking-time-zone", banking.DefaultBankZone, "IANA time zone of the bank: card limits above 0 expire at the end of the next calendar day there")
 	fs.StringVar(&m.jwsClients, "banking-jws-required-clients", "", "comma-separated partner client_ids whose card-limit requests must be JWS (application/jose)")
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	m.payments.register(fs)
@@ -74,7 +76,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		}
 	}
 	verifier := banking.NewSignatureVerifier(contour, store)
-	cards, err := newCards(ctx, d.db, contour, verifier, m.jwsClients) // banking_cards_cli.go
+	cards, err := newCards(ctx, d.db, contour, verifier, m.jwsClients, m.timeZone) // banking_cards_cli.go
 	if err != nil {
 		return built{}, err
 	}

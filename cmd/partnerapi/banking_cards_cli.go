@@ -27,9 +27,10 @@ const sandboxNoOfferAccount = "40702810138833411735"
 
 // newCards builds the card service over db for a contour, reading offers
 // and JWS certificates from IDENTITY's records; jwsClients is the
-// comma-separated client_ids that must sign card-limit requests with a JWS.
+// comma-separated client_ids that must sign card-limit requests with a JWS;
+// zone is the bank's IANA time zone for limit expiry ("" means Europe/Moscow).
 // In the sandbox it seeds the sandbox cards.
-func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier, jwsClients string) (*banking.Cards, error) {
+func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier, jwsClients, zone string) (*banking.Cards, error) {
 	store := bankingsql.NewCardStore(db)
 	required := map[string]bool{}
 	for _, c := range strings.Split(jwsClients, ",") {
@@ -39,6 +40,13 @@ func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier bankin
 	}
 	idStore := bankingsql.NewIdentityStore(db)
 	cfg := banking.CardsConfig{Contour: contour, JWSRequired: func(client string) bool { return required[client] }}
+	if zone != "" {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			return nil, fmt.Errorf("--banking-time-zone: %w", err)
+		}
+		cfg.Location = loc
+	}
 	cards, err := banking.NewCards(store, cfg, verifier, banking.IdentityJWSCertificates{Store: idStore})
 	if err != nil {
 		return nil, err
@@ -117,7 +125,7 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 	if err := bankingsql.MigrateCards(ctx, db); err != nil {
 		return err
 	}
-	cards, err := newCards(ctx, db, *contour, nil, "")
+	cards, err := newCards(ctx, db, *contour, nil, "", "")
 	if err != nil {
 		return err
 	}

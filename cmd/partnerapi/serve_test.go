@@ -206,6 +206,7 @@ func TestServeBadInputFailsAtOnce(t *testing.T) {
 		{"port in use", []string{"--data-dir", t.TempDir(), "--only", "smarthome", "--smarthome-addr", busy.Addr().String()}, "smarthome: listen"},
 		{"unknown service", []string{"--only", "weather"}, "weather"},
 		{"bad log format", []string{"--log-format", "xml"}, "log-format"},
+		{"bad bank time zone", []string{"--only", "banking", "--banking-time-zone", "Mars/Olympus"}, "banking-time-zone"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
