@@ -1,0 +1,122 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi/internal/assistant"
+)
+
+func fake(t *testing.T, h http.HandlerFunc) *Engine {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return New(srv.URL, srv.Client())
+}
+
+func sse(w http.ResponseWriter, lines ...string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, l := range lines {
+		fmt.Fprintf(w, "data: %s\n\n", l)
+		w.(http.Flusher).Flush()
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	tests := []struct {
+		name    string
+		lines   []string
+		status  int
+		want    string
+		finish  string
+		usage   assistant.Usage
+		wantErr error
+	}{
+		{"stream with usage", []string{
+			`{"choices":[{"index":0,"delta":{"content":"Hel"}}]}`,
+			`{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"length"}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2}}`, "[DONE]"},
+			200, "Hello", "length", assistant.Usage{PromptTokens: 7, CompletionTokens: 2}, nil},
+		{"no usage defaults stop", []string{`{"choices":[{"index":0,"delta":{"content":"x"}}]}`, "[DONE]"},
+			200, "x", "stop", assistant.Usage{}, nil},
+		{"context overflow", nil, 400, "", "", assistant.Usage{}, assistant.ErrContextWindow},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/v1/chat/completions" {
+					t.Errorf("path %s", r.URL.Path)
+				}
+				if tc.status != 200 {
+					http.Error(w, `{"error":{"message":"the request exceeds the available context size"}}`, tc.status)
+					return
+				}
+				sse(w, tc.lines...)
+			})
+			var got strings.Builder
+			res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1,
+				Messages: []assistant.Message{{Role: "user", Content: "hi"}}}, func(d assistant.Delta) error {
+				got.WriteString(d.Text)
+				return nil
+			})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if got.String() != tc.want || res.Choices[0].Text != tc.want || res.Choices[0].FinishReason != tc.finish || res.Usage != tc.usage {
+				t.Fatalf("got %q %+v", got.String(), res)
+			}
+		})
+	}
+}
+
+func TestGenerateCancel(t *testing.T) {
+	closed := make(chan struct{})
+	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		sse(w, `{"choices":[{"index":0,"delta":{"content":"a"}}]}`)
+		<-r.Context().Done() // the client must close the upstream request
+		close(closed)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := e.Generate(ctx, assistant.GenerateRequest{Model: "m", N: 1}, func(assistant.Delta) error { cancel(); return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("upstream request not closed")
+	}
+}
+
+func TestModelsAndCount(t *testing.T) {
+	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"data":[{"id":"qwen","owned_by":"me"}]}`)
+		case "/tokenize":
+			fmt.Fprint(w, `{"tokens":[1,2,3]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	ms, err := e.Models(context.Background())
+	if err != nil || len(ms) != 1 || ms[0].Name != "qwen" {
+		t.Fatalf("%v %v", ms, err)
+	}
+	if n, err := e.CountTokens(context.Background(), "qwen", "hello world"); n != 3 || err != nil {
+		t.Fatalf("%d %v", n, err)
+	}
+	noTok := fake(t, http.NotFound)
+	if n, _ := noTok.CountTokens(context.Background(), "qwen", "12345"); n != 2 {
+		t.Fatalf("estimate %d", n)
+	}
+}
