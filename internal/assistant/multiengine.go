@@ -1,0 +1,67 @@
+package assistant
+
+import "context"
+
+// MultiEngine routes each model to the engine that serves it: Routes by model
+// name (e.g. an upstream server), Default for every other model (the local
+// engine). The service takes one Engine, so routing lives here rather than in it.
+type MultiEngine struct {
+	Default Engine
+	Routes  map[string]Engine
+}
+
+func (m *MultiEngine) pick(model string) Engine {
+	if e, ok := m.Routes[model]; ok {
+		return e
+	}
+	return m.Default
+}
+
+// Models lists the default engine's models, except names shadowed by a route,
+// followed by each routed model as its engine describes it.
+func (m *MultiEngine) Models(ctx context.Context) ([]ModelInfo, error) {
+	var out []ModelInfo
+	if m.Default != nil {
+		ms, err := m.Default.Models(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, mi := range ms {
+			if _, routed := m.Routes[mi.Name]; !routed {
+				out = append(out, mi)
+			}
+		}
+	}
+	for name, e := range m.Routes {
+		ms, err := e.Models(ctx)
+		if err != nil {
+			return nil, err
+		}
+		info := ModelInfo{Name: name, Version: "1.0", Type: "chat"}
+		for _, mi := range ms {
+			if mi.Name == name {
+				info = mi
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// CountTokens uses the tokenizer of the engine serving model.
+func (m *MultiEngine) CountTokens(ctx context.Context, model, text string) (int, error) {
+	e := m.pick(model)
+	if e == nil {
+		return 0, ErrNoSuchModel
+	}
+	return e.CountTokens(ctx, model, text)
+}
+
+// Generate runs on the engine serving req.Model.
+func (m *MultiEngine) Generate(ctx context.Context, req GenerateRequest, emit func(Delta) error) (Result, error) {
+	e := m.pick(req.Model)
+	if e == nil {
+		return Result{}, ErrNoSuchModel
+	}
+	return e.Generate(ctx, req, emit)
+}
