@@ -25,6 +25,7 @@ type assistantModule struct {
 	modelIDs                       string
 	maxContext                     int
 	concurrency                    int
+	upstreams                      upstreamFlag
 }
 
 func (*assistantModule) name() string        { return "assistant" }
@@ -37,6 +38,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
+	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL: serve model NAME from an OpenAI-compatible server (repeatable)")
 	assistantGRPCFlags.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
 
@@ -57,7 +59,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		d.log.Warn("assistant: no models served; copy NAME.gguf (and optionally a NAME.json manifest) into the models directory and restart",
 			"models_dir", d.modelsDir)
 	}
-	svc := assistant.NewService(assistantsql.New(d.db), engine, assistant.Config{
+	svc := assistant.NewService(assistantsql.New(d.db), m.upstreams.route(engine), assistant.Config{
 		Limits:  map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
 		BareIDs: m.modelIDs == "bare",
 	})
