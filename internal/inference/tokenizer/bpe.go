@@ -166,55 +166,13 @@ type bpeBigram struct {
 	text        string
 }
 
-// bpeBefore orders like llama.cpp's llm_bigram_bpe comparator: lowest rank
+// before orders like llama.cpp's llm_bigram_bpe comparator: lowest rank
 // first, ties to the leftmost pair.
-func bpeBefore(a, b bpeBigram) bool {
+func (a bpeBigram) before(b bpeBigram) bool {
 	if a.rank != b.rank {
 		return a.rank < b.rank
 	}
 	return a.left < b.left
-}
-
-type bpeQueue []bpeBigram
-
-func (q *bpeQueue) push(b bpeBigram) {
-	h := append(*q, b)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !bpeBefore(h[i], h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	*q = h
-}
-
-func (q *bpeQueue) pop() bpeBigram {
-	h := *q
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(h) && bpeBefore(h[r], h[l]) {
-			m = r
-		}
-		if !bpeBefore(h[m], h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*q = h
-	return top
 }
 
 // mergeWord runs llm_tokenizer_bpe_session's merge loop over one mapped word
@@ -242,7 +200,7 @@ func (m *bpeModel) mergeWord(word string) []int32 {
 	syms[len(syms)-1].next = -1
 	text := func(i int32) string { return word[syms[i].start : syms[i].start+syms[i].n] }
 
-	var q bpeQueue
+	var q mergeQueue[bpeBigram]
 	add := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return

@@ -16,57 +16,13 @@ type spmBigram struct {
 	score       float32
 }
 
-// spmBefore orders the priority queue as llama.cpp's llm_bigram_spm
+// before orders the priority queue as llama.cpp's llm_bigram_spm
 // comparator does: higher score first, ties to the leftmost pair.
-func spmBefore(a, b spmBigram) bool {
+func (a spmBigram) before(b spmBigram) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
 	return a.left < b.left
-}
-
-// spmQueue is a binary heap of bigrams; container/heap's interface calls
-// cost more than the merging itself on long inputs.
-type spmQueue []spmBigram
-
-func (q *spmQueue) push(b spmBigram) {
-	h := append(*q, b)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !spmBefore(h[i], h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	*q = h
-}
-
-func (q *spmQueue) pop() spmBigram {
-	h := *q
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(h) && spmBefore(h[r], h[l]) {
-			m = r
-		}
-		if !spmBefore(h[m], h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*q = h
-	return top
 }
 
 // utf8Len is llama.cpp's unicode_len_utf8: the sequence length announced by
@@ -155,7 +111,7 @@ func (t *Tokenizer) mergeSPM(text string, out []int32) []int32 {
 	}
 	syms[len(syms)-1].next = -1
 
-	q := make(spmQueue, 0, len(syms))
+	q := make(mergeQueue[spmBigram], 0, len(syms))
 	tryAdd := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return
