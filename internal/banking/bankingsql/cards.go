@@ -3,29 +3,15 @@ package bankingsql
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/sqldb"
 )
-
-//go:embed migrations/cards/*.sql
-var cardMigrations embed.FS
-
-// MigrateCards applies the card area's migrations.
-func MigrateCards(ctx context.Context, db *sqldb.DB) error {
-	sub, err := fs.Sub(cardMigrations, "migrations/cards")
-	if err != nil {
-		return err
-	}
-	return db.Migrate(ctx, "banking_cards", sub)
-}
 
 // CardStore is banking.CardStore on SQLite or PostgreSQL.
 type CardStore struct{ db *sqldb.DB }

@@ -3,28 +3,14 @@ package bankingsql
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/sqldb"
 )
-
-//go:embed migrations/identity/*.sql
-var identityMigrations embed.FS
-
-// MigrateIdentity applies the identity area's migrations.
-func MigrateIdentity(ctx context.Context, db *sqldb.DB) error {
-	sub, err := fs.Sub(identityMigrations, "migrations/identity")
-	if err != nil {
-		return err
-	}
-	return db.Migrate(ctx, "banking_identity", sub)
-}
 
 // IdentityStore is banking.IdentityStore on SQLite or PostgreSQL.
 type IdentityStore struct{ db *sqldb.DB }

@@ -3,29 +3,15 @@ package bankingsql
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/sqldb"
 )
-
-//go:embed migrations/payments/*.sql
-var paymentMigrations embed.FS
-
-// MigratePayments applies the payment area's migrations.
-func MigratePayments(ctx context.Context, db *sqldb.DB) error {
-	sub, err := fs.Sub(paymentMigrations, "migrations/payments")
-	if err != nil {
-		return err
-	}
-	return db.Migrate(ctx, "banking_payments", sub)
-}
 
 // PaymentStore is banking.PaymentStore on SQLite or PostgreSQL.
 type PaymentStore struct{ db *sqldb.DB }
