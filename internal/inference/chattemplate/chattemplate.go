@@ -95,6 +95,9 @@ func (t *Template) Render(msgs []Message, opts Options) (out string, err error) 
 			out, err = "", fmt.Errorf("%w: render panic: %v", ErrTemplate, r)
 		}
 	}()
+	if len(opts.Tools) > 0 && !t.rendersTools() {
+		msgs, opts.Tools = withToolsInText(msgs, opts.Tools), nil
+	}
 	if t.jinja == nil {
 		parts := make([]string, 0, len(msgs))
 		for _, m := range msgs {
