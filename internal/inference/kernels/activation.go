@@ -26,6 +26,7 @@ const (
 	actFloat actKind = iota
 	actQ8_0
 	actQ8_K
+	actKinds // the number of kinds
 )
 
 func activationKind(t gguf.GGMLType) actKind {

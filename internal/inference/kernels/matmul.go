@@ -63,44 +63,67 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 	if len(x) != nTokens*w.Cols || len(dst) != nTokens*w.Rows || len(w.Data) != w.Rows*w.RowBytes() {
 		panic(fmt.Sprintf("kernels: MatMul shapes: w %d×%d (%d bytes), x %d, dst %d, tokens %d", w.Rows, w.Cols, len(w.Data), len(x), len(dst), nTokens))
 	}
-	dot := rowDotFor(w.Type)
-	if dot == nil {
+	if rowDotFor(w.Type) == nil {
 		panic(fmt.Sprintf("kernels: unsupported weight type %v", w.Type))
 	}
 	buf := activationPool.Get().(*activationBuffer)
 	defer activationPool.Put(buf)
-	acts := grow(buf.acts, nTokens)
-	buf.acts = acts
-	kind := activationKind(w.Type)
-	for t := range acts {
-		acts[t].prepare(kind, x[t*w.Cols:(t+1)*w.Cols])
-	}
-	rb := w.RowBytes()
-	dot4 := rowDot4For(w.Type)
+	acts := buf.prepare(activationKind(w.Type), x, w.Cols, nTokens)
+	defer buf.release()
 	parallelFor(w.Rows, w.Rows*w.Cols*nTokens, func(lo, hi int) {
-		var out [4]float32
-		for r := lo; r < hi; r++ {
-			row := w.Data[r*rb : (r+1)*rb]
-			t := 0
-			if dot4 != nil {
-				for ; t+4 <= len(acts); t += 4 {
-					dot4(row, acts[t:t+4], &out)
-					for i, v := range out {
-						dst[(t+i)*w.Rows+r] = v
-					}
+		mulRows(dst, w, acts, lo, hi)
+	})
+}
+
+// mulRows computes rows [lo, hi) of w against every prepared activation,
+// writing token t's value of row r to dst[t*w.Rows+r]. MatMul and MatMulMany
+// share it so their results are the same bit for bit.
+func mulRows(dst []float32, w Matrix, acts []activation, lo, hi int) {
+	dot := rowDotFor(w.Type)
+	dot4 := rowDot4For(w.Type)
+	rb := w.RowBytes()
+	var out [4]float32
+	for r := lo; r < hi; r++ {
+		row := w.Data[r*rb : (r+1)*rb]
+		t := 0
+		if dot4 != nil {
+			for ; t+4 <= len(acts); t += 4 {
+				dot4(row, acts[t:t+4], &out)
+				for i, v := range out {
+					dst[(t+i)*w.Rows+r] = v
 				}
 			}
-			for ; t < len(acts); t++ {
-				dst[t*w.Rows+r] = dot(row, &acts[t])
-			}
 		}
-	})
-	for t := range acts {
-		acts[t].f = nil // do not keep the caller's vector alive
+		for ; t < len(acts); t++ {
+			dst[t*w.Rows+r] = dot(row, &acts[t])
+		}
 	}
 }
 
-type activationBuffer struct{ acts []activation }
+// activationBuffer holds the prepared activations of one call, one slice per
+// activation kind, reused across calls through activationPool.
+type activationBuffer struct{ acts [actKinds][]activation }
+
+// prepare quantises (or views) the nTokens vectors of x for kind and returns
+// them.
+func (b *activationBuffer) prepare(kind actKind, x []float32, cols, nTokens int) []activation {
+	acts := grow(b.acts[kind], nTokens)
+	b.acts[kind] = acts
+	for t := range acts {
+		acts[t].prepare(kind, x[t*cols:(t+1)*cols])
+	}
+	return acts
+}
+
+// release drops the float views so the pool does not keep the caller's
+// vectors alive.
+func (b *activationBuffer) release() {
+	for k := range b.acts {
+		for t := range b.acts[k] {
+			b.acts[k][t].f = nil
+		}
+	}
+}
 
 var activationPool = sync.Pool{New: func() any { return new(activationBuffer) }}
 
