@@ -59,21 +59,8 @@ func (a *activation) quantize(x []float32, block int, withSums bool) {
 		a.sums = grow(a.sums, n/16)
 	}
 	for b := 0; b < n/block; b++ {
-		xb := x[b*block : (b+1)*block]
-		var amax float32
-		for _, v := range xb {
-			amax = max(amax, abs32(v))
-		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		a.d[b] = d
 		qb := a.qs[b*block : (b+1)*block]
-		for j, v := range xb {
-			qb[j] = int8(math.Round(float64(v * id)))
-		}
+		a.d[b] = quantizeQ8Block(qb, x[b*block:(b+1)*block])
 		if withSums {
 			for g := 0; g < block/16; g++ {
 				var s int32
@@ -91,4 +78,24 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
+}
+
+// quantizeQ8Block quantises x to q (same length) with one scale, returned:
+// the largest magnitude maps to ±127 and values round half away from zero,
+// as ggml's quantize_row_q8_0 does.
+func quantizeQ8Block(q []int8, x []float32) float32 {
+	var amax float32
+	for _, v := range x {
+		amax = max(amax, abs32(v))
+	}
+	d := amax / 127
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	q = q[:len(x)]
+	for j, v := range x {
+		q[j] = int8(math.Round(float64(v * id)))
+	}
+	return d
 }

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,41 +10,6 @@ import (
 
 	"partnerapi/internal/inference/gguf"
 )
-
-// randomRow returns n values' worth of one weight row with every payload
-// bit pattern possible (so the assembly sees -128, 0x0f/0xf0 nibbles, all
-// 6-bit codes) and small finite f16 scales.
-func randomRow(r *rand.Rand, typ gguf.GGMLType, n int) []byte {
-	switch typ {
-	case gguf.F32:
-		b := make([]byte, 4*n)
-		for i := 0; i < n; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(r.NormFloat64())))
-		}
-		return b
-	case gguf.F16:
-		b := make([]byte, 2*n)
-		for i := 0; i < n; i++ {
-			binary.LittleEndian.PutUint16(b[2*i:], FloatToHalf(float32(r.NormFloat64())))
-		}
-		return b
-	}
-	size, per := typ.TypeSize(), typ.BlockSize()
-	b := randomBytes(r, n/per*size)
-	for blk := 0; blk < n/per; blk++ {
-		o := blk * size
-		switch typ {
-		case gguf.Q8_0, gguf.Q4_0:
-			putHalf(b[o:], r)
-		case gguf.Q4_K:
-			putHalf(b[o:], r)
-			putHalf(b[o+2:], r)
-		case gguf.Q6_K:
-			putHalf(b[o+208:], r)
-		}
-	}
-	return b
-}
 
 func TestAsmMatchesGo(t *testing.T) {
 	if !hasAVX2 {

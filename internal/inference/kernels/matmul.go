@@ -68,16 +68,18 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 	}
 	buf := activationPool.Get().(*activationBuffer)
 	defer activationPool.Put(buf)
-	acts := buf.prepare(activationKind(w.Type), x, w.Cols, nTokens)
+	buf.reset()
+	buf.prepare(w.Type, x, w.Cols, nTokens)
 	defer buf.release()
 	parallelFor(w.Rows, w.Rows*w.Cols*nTokens, func(lo, hi int) {
-		mulRows(dst, w, acts, lo, hi)
+		buf.mulRows(dst, w, lo, hi)
 	})
 }
 
-// mulRows computes rows [lo, hi) of w against every prepared activation,
-// writing token t's value of row r to dst[t*w.Rows+r]. MatMul and MatMulMany
-// share it so their results are the same bit for bit.
+// mulRows computes rows [lo, hi) of w against every prepared activation with
+// the per-token row dots, writing token t's value of row r to
+// dst[t*w.Rows+r]. MatMul and MatMulMany share it so their results are the
+// same bit for bit.
 func mulRows(dst []float32, w Matrix, acts []activation, lo, hi int) {
 	dot := rowDotFor(w.Type)
 	dot4 := rowDot4For(w.Type)
@@ -100,19 +102,46 @@ func mulRows(dst []float32, w Matrix, acts []activation, lo, hi int) {
 	}
 }
 
-// activationBuffer holds the prepared activations of one call, one slice per
-// activation kind, reused across calls through activationPool.
-type activationBuffer struct{ acts [actKinds][]activation }
+// activationBuffer holds the prepared activations of one call, one form per
+// activation kind (plus the packed form of the tiled kernels), reused across
+// calls through activationPool.
+type activationBuffer struct {
+	acts     [actKinds][]activation
+	tiles    q8Tiles
+	prepared [actKinds + 1]bool // the last entry stands for tiles
+}
 
-// prepare quantises (or views) the nTokens vectors of x for kind and returns
-// them.
-func (b *activationBuffer) prepare(kind actKind, x []float32, cols, nTokens int) []activation {
+func (b *activationBuffer) reset() { b.prepared = [actKinds + 1]bool{} }
+
+// prepare makes the activations that weights of type t read from the
+// nTokens vectors of x, unless an earlier call since reset already did.
+func (b *activationBuffer) prepare(t gguf.GGMLType, x []float32, cols, nTokens int) {
+	if tiledType(t) {
+		if !b.prepared[actKinds] {
+			b.tiles.prepare(x, cols, nTokens)
+			b.prepared[actKinds] = true
+		}
+		return
+	}
+	kind := activationKind(t)
+	if b.prepared[kind] {
+		return
+	}
 	acts := grow(b.acts[kind], nTokens)
 	b.acts[kind] = acts
-	for t := range acts {
-		acts[t].prepare(kind, x[t*cols:(t+1)*cols])
+	for i := range acts {
+		acts[i].prepare(kind, x[i*cols:(i+1)*cols])
 	}
-	return acts
+	b.prepared[kind] = true
+}
+
+// mulRows computes rows [lo, hi) of dst = w·x from the prepared activations.
+func (b *activationBuffer) mulRows(dst []float32, w Matrix, lo, hi int) {
+	if tiledType(w.Type) {
+		tiledMulRows(dst, w, &b.tiles, lo, hi)
+		return
+	}
+	mulRows(dst, w, b.acts[activationKind(w.Type)], lo, hi)
 }
 
 // release drops the float views so the pool does not keep the caller's

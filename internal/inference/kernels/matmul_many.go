@@ -34,12 +34,9 @@ func MatMulMany(ops []MatMulOp, x []float32, nTokens int) {
 	}
 	buf := activationPool.Get().(*activationBuffer)
 	defer activationPool.Put(buf)
-	var prepared [actKinds]bool
+	buf.reset()
 	for _, op := range ops {
-		if k := activationKind(op.W.Type); !prepared[k] {
-			buf.prepare(k, x, cols, nTokens)
-			prepared[k] = true
-		}
+		buf.prepare(op.W.Type, x, cols, nTokens)
 	}
 	defer buf.release()
 	// The rows of all ops form one index space [0, totalRows): op i owns
@@ -50,7 +47,7 @@ func MatMulMany(ops []MatMulOp, x []float32, nTokens int) {
 		for _, op := range ops {
 			end := base + op.W.Rows
 			if lo < end && hi > base {
-				mulRows(op.Dst, op.W, buf.acts[activationKind(op.W.Type)], max(lo, base)-base, min(hi, end)-base)
+				buf.mulRows(op.Dst, op.W, max(lo, base)-base, min(hi, end)-base)
 			}
 			base = end
 		}

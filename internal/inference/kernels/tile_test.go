@@ -1,0 +1,125 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// TestMatMulTokensMatchRowDots holds the multi-token product (the tiled
+// kernels where the assembly is in use) to the portable per-token row dots
+// on random data of every size class: row counts odd and even, token counts
+// with and without a remainder after the groups of four, one block and many.
+func TestMatMulTokensMatchRowDots(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	ref := map[gguf.GGMLType]rowDot{
+		gguf.F32: dotF32Go, gguf.F16: dotF16Go, gguf.BF16: dotBF16, gguf.Q8_0: dotQ8_0Go,
+		gguf.Q4_0: dotQ4_0Go, gguf.Q4_K: dotQ4KGo, gguf.Q6_K: dotQ6KGo,
+	}
+	for _, typ := range allTypes {
+		colSizes := []int{32, 96, 576, 4864}
+		if typ.BlockSize() == QK_K {
+			colSizes = []int{256, 512, 1536}
+		}
+		for _, cols := range colSizes {
+			for _, shape := range []struct{ rows, tokens int }{{1, 1}, {2, 1}, {5, 3}, {6, 4}, {7, 5}, {4, 8}, {3, 10}} {
+				t.Run(fmt.Sprintf("%v/%dx%d/tokens%d", typ, shape.rows, cols, shape.tokens), func(t *testing.T) {
+					w := Matrix{Type: typ, Rows: shape.rows, Cols: cols}
+					for range shape.rows {
+						w.Data = append(w.Data, randomRow(r, typ, cols)...)
+					}
+					x := randomVector(r, shape.tokens*cols)
+					got := make([]float32, shape.tokens*shape.rows)
+					MatMul(got, w, x, shape.tokens)
+					deq := make([]float32, cols)
+					for tok := 0; tok < shape.tokens; tok++ {
+						var a activation
+						xt := x[tok*cols : (tok+1)*cols]
+						a.prepare(activationKind(typ), xt)
+						for row := 0; row < shape.rows; row++ {
+							want := ref[typ](w.Row(row), &a)
+							// Integer parts are exact; only the float summation
+							// order differs, so bound the difference by the
+							// magnitude of the terms.
+							DequantizeRow(deq, typ, w.Row(row))
+							var mag float64
+							for i := range deq {
+								mag += math.Abs(float64(deq[i] * xt[i]))
+							}
+							g := got[tok*shape.rows+row]
+							if d := math.Abs(float64(g - want)); d > 1e-5*mag+1e-6 {
+								t.Fatalf("token %d row %d: MatMul %v, row dot %v (|diff| %g, Σ|terms| %g)", tok, row, g, want, d, mag)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMatMulBatchInvariant checks that a token's product does not depend on
+// the other tokens of the call: a batched decode step must give each
+// sequence exactly what it would get alone, or greedy outputs could diverge.
+func TestMatMulBatchInvariant(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, typ := range allTypes {
+		cols := 576
+		if typ.BlockSize() == QK_K {
+			cols = 512
+		}
+		w := randomMatrix(r, typ, 37, cols)
+		const n = 11
+		x := randomVector(r, n*cols)
+		batch := make([]float32, n*w.Rows)
+		MatMul(batch, w, x, n)
+		alone := make([]float32, w.Rows)
+		for tok := 0; tok < n; tok++ {
+			MatMul(alone, w, x[tok*cols:(tok+1)*cols], 1)
+			for row, v := range alone {
+				if b := batch[tok*w.Rows+row]; math.Float32bits(b) != math.Float32bits(v) {
+					t.Fatalf("%v token %d row %d: %v in a batch of %d, %v alone", typ, tok, row, b, n, v)
+				}
+			}
+		}
+	}
+}
+
+// randomRow returns n values' worth of one weight row with every payload
+// bit pattern possible (so the assembly sees -128, 0x0f/0xf0 nibbles, all
+// 6-bit codes) and small finite f16 scales.
+func randomRow(r *rand.Rand, typ gguf.GGMLType, n int) []byte {
+	switch typ {
+	case gguf.F32:
+		b := make([]byte, 4*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(r.NormFloat64())))
+		}
+		return b
+	case gguf.F16:
+		b := make([]byte, 2*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint16(b[2*i:], FloatToHalf(float32(r.NormFloat64())))
+		}
+		return b
+	}
+	size, per := typ.TypeSize(), typ.BlockSize()
+	b := randomBytes(r, n/per*size)
+	for blk := 0; blk < n/per; blk++ {
+		o := blk * size
+		switch typ {
+		case gguf.Q8_0, gguf.Q4_0:
+			putHalf(b[o:], r)
+		case gguf.Q4_K:
+			putHalf(b[o:], r)
+			putHalf(b[o+2:], r)
+		case gguf.Q6_K:
+			putHalf(b[o+208:], r)
+		}
+	}
+	return b
+}

@@ -1,0 +1,55 @@
+package kernels
+
+import "partnerapi/internal/inference/gguf"
+
+// q8Tiles holds n activation vectors quantised to Q8_0 in the layout the
+// register-tiled kernels read. Tokens come in groups of four, packed block
+// by block (token 4g+k of block b at qs[4g·cols+128·b+32·k], its scale at
+// d[4g·nb+4·b+k]), so one pointer walks all four; the n%4 tokens left
+// over follow in the plain layout (block b at qs[t·cols+32·b]). For one
+// token the layout is the plain one. corr mirrors qs byte for byte with the
+// 16 pair sums 8·(x[2i]+x[2i+1]) of each block, which turn the unsigned
+// Q4_0 nibble products into (q−8)·x without a sign trick.
+type q8Tiles struct {
+	n, cols, nb int
+	qs          []int8
+	d           []float32
+	corr        []int16
+}
+
+// tiledMulRows is the tiled product for Q8_0 and Q4_0 weights, nil where
+// the assembly kernels are not in use (the per-token row dots serve then).
+var tiledMulRows func(dst []float32, w Matrix, p *q8Tiles, lo, hi int)
+
+// tiledType reports whether w's products go through tiledMulRows.
+func tiledType(t gguf.GGMLType) bool {
+	return tiledMulRows != nil && (t == gguf.Q8_0 || t == gguf.Q4_0)
+}
+
+// prepare quantises the n vectors of x (cols values each) into p.
+func (p *q8Tiles) prepare(x []float32, cols, n int) {
+	nb := cols / QK8_0
+	p.n, p.cols, p.nb = n, cols, nb
+	p.qs = grow(p.qs, n*cols)
+	p.d = grow(p.d, n*nb)
+	p.corr = grow(p.corr, n*cols/2)
+	groups := n / 4
+	for t := 0; t < n; t++ {
+		// Where block 0 of token t goes, and the distance between its blocks.
+		xOff, xStep, dOff, dStep := t*cols, QK8_0, t*nb, 1
+		if t < 4*groups {
+			g, k := t/4, t%4
+			xOff, xStep, dOff, dStep = 4*g*cols+QK8_0*k, 4*QK8_0, 4*g*nb+k, 4
+		}
+		xt := x[t*cols : (t+1)*cols]
+		for b := 0; b < nb; b++ {
+			o := xOff + b*xStep
+			q := p.qs[o : o+QK8_0]
+			p.d[dOff+b*dStep] = quantizeQ8Block(q, xt[b*QK8_0:(b+1)*QK8_0])
+			c := p.corr[o/2 : o/2+QK8_0/2]
+			for i := range c {
+				c[i] = 8 * (int16(q[2*i]) + int16(q[2*i+1]))
+			}
+		}
+	}
+}
