@@ -18,15 +18,47 @@ type Batch struct {
 	m                                       *Model
 	x, xb, q, kb, vb, attn, gate, up, normd []float32
 	logits                                  []float32
+	out                                     [][]float32
+	ops                                     []kernels.MatMulOp
+
+	// The attention job of the current step and layer, read by attendFn
+	// (bound once in NewBatch, so handing it to the worker pool allocates
+	// nothing per layer).
+	seqs     []*Sequence
+	layer    int
+	maxSpan  int
+	attendFn func(lo, hi int)
 }
 
 // NewBatch returns an empty batch scratch for m; it grows to the largest
 // batch stepped.
-func (m *Model) NewBatch() *Batch { return &Batch{m: m} }
+func (m *Model) NewBatch() *Batch {
+	b := &Batch{m: m}
+	b.attendFn = b.attendRange
+	return b
+}
+
+// attendRange computes the attention of work items [lo, hi) of the current
+// layer: one item per (sequence, head), each over its own sequence's cache.
+func (b *Batch) attendRange(lo, hi int) {
+	m := b.m
+	hd, Q, KV := m.HeadDim, m.QDim(), m.KVDim()
+	group := m.NHead / m.NHeadKV
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	scores := getScores(b.maxSpan)
+	for it := lo; it < hi; it++ {
+		t, h := it/m.NHead, it%m.NHead
+		s := b.seqs[t]
+		attendHead(b.q[t*Q+h*hd:t*Q+(h+1)*hd], b.attn[t*Q+h*hd:t*Q+(h+1)*hd],
+			s.k[b.layer], s.v[b.layer], s.pos+1, (h/group)*hd, KV, scale, *scores)
+	}
+	scoresPool.Put(scores)
+}
 
 // Step appends tokens[i] to seqs[i] for every i in one pass over the
 // weights and returns each sequence's logits for its next token (the
-// sequence's own buffer, as Forward returns it). The results are
+// sequence's own buffer, as Forward returns it; the outer slice is reused
+// by the next Step). The results are
 // bit-identical to calling seqs[i].Forward([]int{tokens[i]}) one by one:
 // every operation works per row, in the same order. A sequence must appear
 // at most once.
@@ -66,18 +98,17 @@ func (b *Batch) Step(seqs []*Sequence, tokens []int) ([][]float32, error) {
 		s.prepareRope(1)
 	}
 	hd := m.HeadDim
-	group := m.NHead / m.NHeadKV
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	maxSpan := 0
+	b.seqs = seqs
+	b.maxSpan = 0
 	for _, s := range seqs {
-		maxSpan = max(maxSpan, s.pos+1)
+		b.maxSpan = max(b.maxSpan, s.pos+1)
 	}
 	for l := range m.Layers {
 		ly := &m.Layers[l]
 		rmsNormRows(xb, x, ly.AttnNorm, m.NormEps, E)
-		kernels.MatMul(b.q, ly.Wq, xb, n)
-		kernels.MatMul(b.kb, ly.Wk, xb, n)
-		kernels.MatMul(b.vb, ly.Wv, xb, n)
+		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.q[:n*Q], W: ly.Wq},
+			kernels.MatMulOp{Dst: b.kb[:n*KV], W: ly.Wk}, kernels.MatMulOp{Dst: b.vb[:n*KV], W: ly.Wv})
+		kernels.MatMulMany(b.ops, xb, n)
 		if ly.Bq != nil {
 			addBiasRows(b.q, ly.Bq)
 			addBiasRows(b.kb, ly.Bk)
@@ -89,40 +120,32 @@ func (b *Batch) Step(seqs []*Sequence, tokens []int) ([][]float32, error) {
 			s.k[l] = appendKV(s.k[l], b.kb[t*KV:(t+1)*KV], s.pos*KV, s.maxCtx*KV)
 			s.v[l] = appendKV(s.v[l], b.vb[t*KV:(t+1)*KV], s.pos*KV, s.maxCtx*KV)
 		}
-		// Attention: one work item per (sequence, head), each over its own
-		// sequence's cache.
 		items := n * m.NHead
-		kernels.ParallelFor(items, items*maxSpan*hd*2, func(lo, hi int) {
-			scores := make([]float32, maxSpan)
-			for it := lo; it < hi; it++ {
-				t, h := it/m.NHead, it%m.NHead
-				s := seqs[t]
-				attendHead(b.q[t*Q+h*hd:t*Q+(h+1)*hd], b.attn[t*Q+h*hd:t*Q+(h+1)*hd],
-					s.k[l], s.v[l], s.pos+1, (h/group)*hd, KV, scale, scores)
-			}
-		})
+		b.layer = l
+		kernels.ParallelFor(items, attentionWork(items, b.maxSpan, hd), b.attendFn)
 		xo := b.xb[:n*E]
 		kernels.MatMul(xo, ly.Wo, b.attn, n)
 		addRows(x, xo)
 
 		rmsNormRows(xb, x, ly.FFNNorm, m.NormEps, E)
-		kernels.MatMul(b.gate, ly.Wgate, xb, n)
-		kernels.MatMul(b.up, ly.Wup, xb, n)
-		for i, g := range b.gate[:n*FF] {
-			b.gate[i] = g / (1 + float32(math.Exp(float64(-g)))) * b.up[i]
-		}
+		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.gate[:n*FF], W: ly.Wgate}, kernels.MatMulOp{Dst: b.up[:n*FF], W: ly.Wup})
+		kernels.MatMulMany(b.ops, xb, n)
+		kernels.SiLUMul(b.gate[:n*FF], b.up[:n*FF])
 		kernels.MatMul(xo, ly.Wdown, b.gate[:n*FF], n)
 		addRows(x, xo)
 	}
 	rmsNormRows(b.normd, x, m.OutputNorm, m.NormEps, E)
 	b.logits = grow(b.logits, n*m.NVocab)
 	kernels.MatMul(b.logits, m.Output, b.normd, n)
-	out := make([][]float32, n)
+	b.seqs = nil // do not keep the sequences alive between steps
+	b.out = b.out[:0]
+	out := b.out
 	for t, s := range seqs {
 		s.pos++
 		copy(s.logits, b.logits[t*m.NVocab:(t+1)*m.NVocab])
-		out[t] = s.logits
+		out = append(out, s.logits)
 	}
+	b.out = out
 	return out, nil
 }
 

@@ -28,6 +28,14 @@ type Sequence struct {
 	ropeCos, ropeSin                 []float32
 	invFreq                          []float64
 	logits                           []float32
+	// ops holds the products that share one input (Q/K/V, gate/up), so
+	// that building them allocates nothing per layer.
+	ops []kernels.MatMulOp
+
+	// The attention job of the current layer, read by attendFn (bound on
+	// first use, so handing it to the worker pool allocates nothing).
+	attnLayer, attnP0 int
+	attendFn          func(lo, hi int)
 }
 
 // NewSequence returns an empty sequence holding at most maxCtx tokens
@@ -124,9 +132,9 @@ func (s *Sequence) forwardBatch(tokens []int) {
 	for l := range m.Layers {
 		ly := &m.Layers[l]
 		rmsNormRows(xb, x, ly.AttnNorm, m.NormEps, E)
-		kernels.MatMul(s.q, ly.Wq, xb, n)
-		kernels.MatMul(s.kb, ly.Wk, xb, n)
-		kernels.MatMul(s.vb, ly.Wv, xb, n)
+		s.ops = append(s.ops[:0], kernels.MatMulOp{Dst: s.q[:n*Q], W: ly.Wq},
+			kernels.MatMulOp{Dst: s.kb[:n*KV], W: ly.Wk}, kernels.MatMulOp{Dst: s.vb[:n*KV], W: ly.Wv})
+		kernels.MatMulMany(s.ops, xb, n)
 		if ly.Bq != nil {
 			addBiasRows(s.q, ly.Bq)
 			addBiasRows(s.kb, ly.Bk)
@@ -144,11 +152,9 @@ func (s *Sequence) forwardBatch(tokens []int) {
 		addRows(x, xo)
 
 		rmsNormRows(xb, x, ly.FFNNorm, m.NormEps, E)
-		kernels.MatMul(s.gate, ly.Wgate, xb, n)
-		kernels.MatMul(s.up, ly.Wup, xb, n)
-		for i, g := range s.gate[:n*FF] {
-			s.gate[i] = g / (1 + float32(math.Exp(float64(-g)))) * s.up[i]
-		}
+		s.ops = append(s.ops[:0], kernels.MatMulOp{Dst: s.gate[:n*FF], W: ly.Wgate}, kernels.MatMulOp{Dst: s.up[:n*FF], W: ly.Wup})
+		kernels.MatMulMany(s.ops, xb, n)
+		kernels.SiLUMul(s.gate[:n*FF], s.up[:n*FF])
 		kernels.MatMul(xo, ly.Wdown, s.gate[:n*FF], n)
 		addRows(x, xo)
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"sync"
 
 	"partnerapi/internal/inference/kernels"
 )
@@ -86,21 +87,52 @@ func (s *Sequence) rope(vec []float32, t int) {
 // (which already holds the batch), into s.attn.
 func (s *Sequence) attention(l, n, p0 int) {
 	m := s.m
+	items := n * m.NHead
+	s.attnLayer, s.attnP0 = l, p0
+	if s.attendFn == nil {
+		s.attendFn = s.attendRange
+	}
+	kernels.ParallelFor(items, attentionWork(items, p0+n, m.HeadDim), s.attendFn)
+}
+
+// attendRange computes work items [lo, hi) of the current attention job:
+// one item per (batch row, head).
+func (s *Sequence) attendRange(lo, hi int) {
+	m := s.m
 	hd, Q, KV := m.HeadDim, m.QDim(), m.KVDim()
 	group := m.NHead / m.NHeadKV
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	l, p0 := s.attnLayer, s.attnP0
 	keys, values := s.k[l], s.v[l]
-	items := n * m.NHead
-	work := items * (p0 + n) * hd * 2
-	kernels.ParallelFor(items, work, func(lo, hi int) {
-		scores := make([]float32, p0+n)
-		for it := lo; it < hi; it++ {
-			t, h := it/m.NHead, it%m.NHead
-			g := h / group
-			// causal: row t sees positions 0..p0+t
-			attendHead(s.q[t*Q+h*hd:t*Q+(h+1)*hd], s.attn[t*Q+h*hd:t*Q+(h+1)*hd], keys, values, p0+t+1, g*hd, KV, scale, scores)
-		}
-	})
+	n := hi/m.NHead + 1
+	scores := getScores(p0 + n)
+	for it := lo; it < hi; it++ {
+		t, h := it/m.NHead, it%m.NHead
+		// causal: row t sees positions 0..p0+t
+		attendHead(s.q[t*Q+h*hd:t*Q+(h+1)*hd], s.attn[t*Q+h*hd:t*Q+(h+1)*hd], keys, values, p0+t+1, (h/group)*hd, KV, scale, *scores)
+	}
+	scoresPool.Put(scores)
+}
+
+// attentionWork converts one attention job into the multiply-add units of
+// kernels.ParallelFor's threshold (calibrated on quantised weight rows).
+// The vector kernels do a cached position of a head in about a sixth of
+// the time a quantised weight row of the same length takes, so small
+// decode steps stay on the calling goroutine, where a hand-off to another
+// core would cost more than it saves.
+func attentionWork(items, span, hd int) int { return items * span * hd / 6 }
+
+// scoresPool recycles the per-worker score rows of attention, so that a
+// decode step allocates nothing for them.
+var scoresPool = sync.Pool{New: func() any { return new([]float32) }}
+
+func getScores(n int) *[]float32 {
+	p := scoresPool.Get().(*[]float32)
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	*p = (*p)[:n]
+	return p
 }
 
 // attendHead computes one query head's attention over the first span cached
@@ -108,27 +140,8 @@ func (s *Sequence) attention(l, n, p0 int) {
 // off of each position's KV-wide row. Shared by the single-sequence and the
 // batched step so that both produce bit-identical results.
 func attendHead(q, out, keys, values []float32, span, off, KV int, scale float32, scores []float32) {
-	hd := len(q)
 	sc := scores[:span]
-	maxScore := float32(math.Inf(-1))
-	for p := range sc {
-		k := keys[p*KV+off : p*KV+off+hd]
-		sc[p] = kernels.DotF32(q, k) * scale
-		maxScore = max(maxScore, sc[p])
-	}
-	var sum float32
-	for p, v := range sc {
-		e := float32(math.Exp(float64(v - maxScore)))
-		sc[p] = e
-		sum += e
-	}
-	clear(out)
-	inv := 1 / sum
-	for p, a := range sc {
-		a *= inv
-		v := values[p*KV+off : p*KV+off+hd]
-		for i := range out {
-			out[i] += a * v[i]
-		}
-	}
+	kernels.AttnScores(sc, q, keys, KV, off, scale)
+	kernels.Softmax(sc)
+	kernels.AttnWeightedSum(out, sc, values, KV, off)
 }
