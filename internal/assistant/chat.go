@@ -12,6 +12,7 @@ type ChatRequest struct {
 	Model             string
 	Messages          []Message
 	Functions         []Function
+	FunctionCall      FunctionChoice
 	Temperature       *float64
 	TopP              *float64
 	N                 *int
@@ -102,14 +103,16 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 	if req.UpdateInterval < 0 {
 		return Chat{}, invalid("update_interval must not be negative")
 	}
-	for _, f := range req.Functions {
-		if !functionName.MatchString(f.Name) {
-			return Chat{}, invalid("function name must be Latin letters, digits and underscores, not starting with a digit")
-		}
+	g.FunctionCall = req.FunctionCall
+	if err := checkFunctions(req.Functions, &g.FunctionCall); err != nil {
+		return Chat{}, err
 	}
 	m, err := s.ResolveModel(ctx, req.Model)
 	if err != nil {
 		return Chat{}, err
+	}
+	if m.Type == TypeEmbedder {
+		return Chat{}, invalid("model " + req.Model + " is an embeddings model; use /embeddings")
 	}
 	if len(req.Functions) > 0 && !m.SupportsFunctions {
 		return Chat{}, ErrNoFunctions
@@ -123,10 +126,36 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 
 // Run generates a prepared chat and bills it. Generation that ends with
 // the client gone is billed for nothing, because the engine reports no usage.
+//
+// Function calls: an engine that returns them parsed (an upstream) is
+// trusted; for one that only generates text the reply is parsed here, with
+// the streamed text held back from the first <tool_call> on. Every call gets
+// a fresh functions_state_id.
 func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Result, error) {
-	res, err := s.engine.Generate(ctx, c.Request, emit)
+	req := c.Request
+	var tc *textCalls
+	if !s.nativeFunctionCalls(req.Model) {
+		if tc = prepareTextCalls(&req, emit); tc != nil {
+			emit = tc.wrap()
+		}
+	}
+	res, err := s.engine.Generate(ctx, req, emit)
 	if err != nil {
 		return res, err
+	}
+	if tc != nil {
+		if err := tc.finish(&res); err != nil {
+			return res, err
+		}
+	}
+	for i := range res.Choices {
+		ch := &res.Choices[i]
+		if ch.FunctionCall != nil && !validArguments(ch.FunctionCall.Arguments) {
+			ch.FunctionCall, ch.FinishReason = nil, "error"
+		}
+		if ch.FunctionCall != nil && ch.FunctionsStateID == "" {
+			ch.FunctionsStateID = newUUID()
+		}
 	}
 	// Billing must not be lost when the client disconnects right after the
 	// last token.

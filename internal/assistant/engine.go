@@ -35,12 +35,21 @@ type ModelInfo struct {
 	SupportsFunctions bool
 }
 
+// Model types (reference §3.1).
+const (
+	TypeChat     = "chat"
+	TypeEmbedder = "embedder"
+)
+
 // Message is one chat message as the API receives it.
 type Message struct {
 	Role         string
 	Content      string
 	Name         string
 	FunctionCall *FunctionCall
+	// FunctionsStateID is the id this API gave the function call an
+	// assistant message carries; upstreams use it as the OpenAI tool call id.
+	FunctionsStateID string
 }
 
 // FunctionCall is a function call; Arguments is a JSON object.
@@ -56,11 +65,26 @@ type Function struct {
 	Parameters  json.RawMessage
 }
 
+// Function call modes of a request's function_call (reference §3.2).
+const (
+	FunctionCallAuto = "auto" // the model decides (the default when functions are given)
+	FunctionCallNone = "none" // answer in text
+	FunctionCallName = "name" // call the function FunctionChoice.Name
+)
+
+// FunctionChoice is the request's function_call: "auto", "none" or
+// {"name": ...}.
+type FunctionChoice struct {
+	Mode string
+	Name string
+}
+
 // GenerateRequest is a validated chat request addressed to one engine.
 type GenerateRequest struct {
 	Model             string // the model's served Name (already resolved)
 	Messages          []Message
 	Functions         []Function
+	FunctionCall      FunctionChoice
 	Temperature       float64 // <= 0.001 means greedy
 	TopP              float64 // 0 or 1 means no nucleus cut
 	RepetitionPenalty float64 // 1 is neutral
@@ -79,7 +103,12 @@ type Delta struct {
 type Choice struct {
 	Index        int
 	Text         string
-	FinishReason string // stop | length
+	FinishReason string // stop | length | function_call | error
+	// FunctionCall is the call the model made (FinishReason
+	// "function_call"); Arguments is a JSON object.
+	FunctionCall *FunctionCall
+	// FunctionsStateID identifies the call (a UUID the service assigns).
+	FunctionsStateID string
 }
 
 // Usage counts tokens of one generation.
@@ -95,9 +124,33 @@ type Result struct {
 	Usage   Usage
 }
 
+// NativeFunctionCaller is implemented by engines whose backend returns
+// function calls already parsed (an OpenAI-compatible server's tool_calls).
+// For other engines the service reads the calls out of the generated text
+// (the <tool_call> blocks of Qwen- and Hermes-style templates).
+type NativeFunctionCaller interface {
+	NativeFunctionCalls(model string) bool
+}
+
+// Embedding is one input's vector and the tokens it took.
+type Embedding struct {
+	Vector       []float32
+	PromptTokens int
+}
+
+// Embedder is implemented by engines that can embed text with a model of
+// type "embedder". ErrNotEmbedder means the model exists but cannot.
+type Embedder interface {
+	Embed(ctx context.Context, model string, inputs []string) ([]Embedding, error)
+}
+
 // Errors an Engine returns; the transports map them to their envelopes.
 var (
 	ErrContextWindow = errors.New("prompt does not fit the model's context window")
 	ErrNoSuchModel   = errors.New("no such model")
 	ErrEngineBusy    = errors.New("inference engine is busy")
+	ErrNotEmbedder   = errors.New("model does not produce embeddings")
+	// ErrUnavailable is a backend that cannot be reached (an upstream
+	// refusing connections); clients may retry later.
+	ErrUnavailable = errors.New("inference backend unavailable")
 )

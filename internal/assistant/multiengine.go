@@ -1,6 +1,9 @@
 package assistant
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // MultiEngine routes each model to the engine that serves it: Routes by model
 // name (e.g. an upstream server), Default for every other model (the local
@@ -32,20 +35,45 @@ func (m *MultiEngine) Models(ctx context.Context) ([]ModelInfo, error) {
 			}
 		}
 	}
-	for name, e := range m.Routes {
-		ms, err := e.Models(ctx)
-		if err != nil {
-			return nil, err
+	names := make([]string, 0, len(m.Routes))
+	for name := range m.Routes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		e := m.Routes[name]
+		info := ModelInfo{Name: name, Version: "1.0", Type: TypeChat}
+		if d, ok := e.(interface{ ModelInfo(string) ModelInfo }); ok {
+			info = d.ModelInfo(name)
 		}
-		info := ModelInfo{Name: name, Version: "1.0", Type: "chat"}
-		for _, mi := range ms {
-			if mi.Name == name {
-				info = mi
+		// A routed model is listed even while its server is unreachable or
+		// does not list it: it is configured, and a chat with it reports
+		// the failure where it happens instead of failing every /models.
+		if ms, err := e.Models(ctx); err == nil {
+			for _, mi := range ms {
+				if mi.Name == name {
+					info = mi
+				}
 			}
 		}
 		out = append(out, info)
 	}
 	return out, nil
+}
+
+// NativeFunctionCalls asks the engine serving model.
+func (m *MultiEngine) NativeFunctionCalls(model string) bool {
+	n, ok := m.pick(model).(NativeFunctionCaller)
+	return ok && n.NativeFunctionCalls(model)
+}
+
+// Embed runs on the engine serving model, if it embeds.
+func (m *MultiEngine) Embed(ctx context.Context, model string, inputs []string) ([]Embedding, error) {
+	e, ok := m.pick(model).(Embedder)
+	if !ok {
+		return nil, ErrNotEmbedder
+	}
+	return e.Embed(ctx, model, inputs)
 }
 
 // CountTokens uses the tokenizer of the engine serving model.

@@ -23,8 +23,19 @@ func toWireUsage(u assistant.Usage) *wireUsage {
 }
 
 type wireChoiceMessage struct {
-	Content string `json:"content"`
-	Role    string `json:"role"`
+	Content          string            `json:"content"`
+	Role             string            `json:"role"`
+	FunctionCall     *wireFunctionCall `json:"function_call,omitempty"`
+	FunctionsStateID string            `json:"functions_state_id,omitempty"`
+}
+
+// toWireCall is a function call as this API spells it: arguments a JSON
+// object, not OpenAI's string (reference §3.3).
+func toWireCall(c *assistant.FunctionCall) *wireFunctionCall {
+	if c == nil {
+		return nil
+	}
+	return &wireFunctionCall{Name: c.Name, Arguments: c.Arguments}
 }
 
 type wireChoice struct {
@@ -42,8 +53,10 @@ type wireCompletion struct {
 }
 
 type streamDelta struct {
-	Content string `json:"content"`
-	Role    string `json:"role,omitempty"`
+	Content          string            `json:"content"`
+	Role             string            `json:"role,omitempty"`
+	FunctionCall     *wireFunctionCall `json:"function_call,omitempty"`
+	FunctionsStateID string            `json:"functions_state_id,omitempty"`
 }
 
 type streamChoice struct {
@@ -93,7 +106,8 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	out := wireCompletion{Created: created, Model: model, Object: "chat.completion", Usage: toWireUsage(res.Usage)}
 	for _, ch := range res.Choices {
-		out.Choices = append(out.Choices, wireChoice{wireChoiceMessage{ch.Text, "assistant"}, ch.Index, ch.FinishReason})
+		msg := wireChoiceMessage{Content: ch.Text, Role: "assistant", FunctionCall: toWireCall(ch.FunctionCall), FunctionsStateID: ch.FunctionsStateID}
+		out.Choices = append(out.Choices, wireChoice{msg, ch.Index, ch.FinishReason})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -223,6 +237,21 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c assistant.Chat
 	}
 	if err := st.flush(); err != nil {
 		return
+	}
+	// A function call goes out whole in one delta of its own (rule 9),
+	// before the final event that carries finish_reason and usage.
+	var calls []streamChoice
+	for _, ch := range res.Choices {
+		if ch.FunctionCall != nil {
+			c := st.delta(ch.Index, "")
+			c.Delta.FunctionCall, c.Delta.FunctionsStateID = toWireCall(ch.FunctionCall), ch.FunctionsStateID
+			calls = append(calls, c)
+		}
+	}
+	if len(calls) > 0 {
+		if err := st.event(calls, nil); err != nil {
+			return
+		}
 	}
 	var choices []streamChoice
 	for _, ch := range res.Choices {

@@ -13,10 +13,11 @@ import (
 // wireMessage is a chat message as clients send it; unknown keys
 // (attachments, id, functions_state_id) are ignored (reference §6).
 type wireMessage struct {
-	Role         string            `json:"role"`
-	Content      *string           `json:"content"`
-	Name         string            `json:"name"`
-	FunctionCall *wireFunctionCall `json:"function_call"`
+	Role             string            `json:"role"`
+	Content          *string           `json:"content"`
+	Name             string            `json:"name"`
+	FunctionCall     *wireFunctionCall `json:"function_call"`
+	FunctionsStateID string            `json:"functions_state_id"`
 }
 
 type wireFunctionCall struct {
@@ -69,7 +70,7 @@ func decodeChatRequest(r io.Reader) (assistant.ChatRequest, bool, error) {
 		if m.Role == "" {
 			return req, false, &assistant.InvalidParams{Status: 400, Message: fmt.Sprintf("messages[%d].role is required", i)}
 		}
-		msg := assistant.Message{Role: m.Role, Name: m.Name}
+		msg := assistant.Message{Role: m.Role, Name: m.Name, FunctionsStateID: m.FunctionsStateID}
 		if m.Content != nil {
 			msg.Content = *m.Content
 		}
@@ -81,7 +82,36 @@ func decodeChatRequest(r io.Reader) (assistant.ChatRequest, bool, error) {
 	for _, f := range w.Functions {
 		req.Functions = append(req.Functions, assistant.Function{Name: f.Name, Description: f.Description, Parameters: f.Parameters})
 	}
+	fc, err := decodeFunctionCall(w.FunctionCall)
+	if err != nil {
+		return req, false, err
+	}
+	req.FunctionCall = fc
 	return req, w.Stream, nil
+}
+
+// decodeFunctionCall reads function_call: "auto", "none" or {"name": ...,
+// "partial_arguments"?: {...}} (partial arguments are accepted and ignored).
+// Values other than these are left for the service to refuse with a 422.
+func decodeFunctionCall(raw json.RawMessage) (assistant.FunctionChoice, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return assistant.FunctionChoice{}, nil
+	}
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		if mode == "" {
+			mode = "invalid"
+		}
+		return assistant.FunctionChoice{Mode: mode}, nil
+	}
+	var named struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(raw, &named); err != nil {
+		return assistant.FunctionChoice{}, &assistant.InvalidParams{Status: 400, Message: `function_call must be "auto", "none" or {"name": ...}`}
+	}
+	return assistant.FunctionChoice{Mode: assistant.FunctionCallName, Name: named.Name}, nil
 }
 
 type wireTokensCount struct {

@@ -61,6 +61,13 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 		writeError(w, http.StatusRequestEntityTooLarge, "Payload too large")
 	case errors.Is(err, assistant.ErrNoFunctions):
 		writeError(w, http.StatusUnprocessableEntity, "Requested model does not support functions")
+	case errors.Is(err, assistant.ErrNotEmbedder):
+		writeError(w, http.StatusUnprocessableEntity, "Requested model does not support embeddings")
+	case errors.Is(err, assistant.ErrUnavailable):
+		// The model's server is down; clients retry a 503 (reference §4:
+		// the Python SDK retries 5xx statuses it knows, 503 among them).
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, http.StatusServiceUnavailable, "Service Unavailable")
 	case errors.Is(err, assistant.ErrTooManyRequests), errors.Is(err, assistant.ErrEngineBusy):
 		w.Header().Set("Retry-After", retryAfter)
 		writeError(w, http.StatusTooManyRequests, "Too Many Requests")

@@ -11,4 +11,6 @@ func addRoutes(mux *web.Mux, d Deps) {
 	mux.HandleFunc("POST", "/api/v1/chat/completions", s.auth(s.chat))
 	mux.HandleFunc("POST", "/api/v1/tokens/count", s.auth(s.tokensCount))
 	mux.HandleFunc("GET", "/api/v1/balance", s.auth(s.balance))
+	mux.HandleFunc("POST", "/api/v1/embeddings", s.auth(s.embeddings))
+	mux.HandleFunc("POST", "/api/v1/functions/validate", s.auth(s.validateFunction))
 }

@@ -4,7 +4,6 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,13 @@ import (
 type Engine struct {
 	base   string
 	client *http.Client
+	served map[string]Served // by served name; names without an entry pass through
+}
+
+// Served maps one served model onto the upstream.
+type Served struct {
+	Remote string // the upstream's model id ("" means the served name)
+	Type   string // assistant.TypeChat (default) or assistant.TypeEmbedder
 }
 
 // New returns an engine for base (e.g. "http://127.0.0.1:8080").
@@ -27,10 +33,40 @@ func New(base string, client *http.Client) *Engine {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &Engine{base: strings.TrimRight(base, "/"), client: client}
+	return &Engine{base: strings.TrimRight(base, "/"), client: client, served: map[string]Served{}}
 }
 
-var _ assistant.Engine = (*Engine)(nil)
+// Serve configures how the model served as name maps onto the upstream:
+// its id there and its type. Call it before serving requests.
+func (e *Engine) Serve(name string, s Served) { e.served[name] = s }
+
+// remote is the upstream's id of a served model.
+func (e *Engine) remote(name string) string {
+	if s, ok := e.served[name]; ok && s.Remote != "" {
+		return s.Remote
+	}
+	return name
+}
+
+// ModelInfo describes a served model without asking the upstream: chat
+// models support functions (OpenAI tools), embedders do not chat.
+func (e *Engine) ModelInfo(name string) assistant.ModelInfo {
+	typ := e.served[name].Type
+	if typ == "" {
+		typ = assistant.TypeChat
+	}
+	return assistant.ModelInfo{Name: name, Version: "1.0", OwnedBy: "upstream", Type: typ, SupportsFunctions: typ == assistant.TypeChat}
+}
+
+// NativeFunctionCalls implements assistant.NativeFunctionCaller: the
+// upstream returns tool calls parsed.
+func (e *Engine) NativeFunctionCalls(string) bool { return true }
+
+var (
+	_ assistant.Engine               = (*Engine)(nil)
+	_ assistant.NativeFunctionCaller = (*Engine)(nil)
+	_ assistant.Embedder             = (*Engine)(nil)
+)
 
 func (e *Engine) do(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
@@ -49,7 +85,13 @@ func (e *Engine) do(ctx context.Context, method, path string, body any) (*http.R
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	return e.client.Do(req)
+	resp, err := e.client.Do(req)
+	if err != nil && ctx.Err() == nil {
+		// Refused or reset connections: the upstream is down, which
+		// clients may retry, unlike a fault of ours.
+		return nil, fmt.Errorf("upstream: %w: %v", assistant.ErrUnavailable, err)
+	}
+	return resp, err
 }
 
 // upstreamError turns a non-2xx response into an error, mapping context
@@ -89,9 +131,24 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		return nil, fmt.Errorf("upstream: models: %w", err)
 	}
+	// Served names stand for the remote ids they map to.
+	byRemote := map[string][]string{}
+	for name := range e.served {
+		byRemote[e.remote(name)] = append(byRemote[e.remote(name)], name)
+	}
 	out := make([]assistant.ModelInfo, 0, len(list.Data))
 	for _, m := range list.Data {
-		out = append(out, assistant.ModelInfo{Name: m.ID, Version: "1.0", OwnedBy: m.OwnedBy, Type: "chat"})
+		names := byRemote[m.ID]
+		if len(names) == 0 {
+			names = []string{m.ID}
+		}
+		for _, name := range names {
+			info := e.ModelInfo(name)
+			if m.OwnedBy != "" {
+				info.OwnedBy = m.OwnedBy
+			}
+			out = append(out, info)
+		}
 	}
 	return out, nil
 }
@@ -101,7 +158,7 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 // is the usual ratio for English BPE vocabularies and only used for billing
 // previews, never for the context check (the upstream does that itself).
 func (e *Engine) CountTokens(ctx context.Context, model, text string) (int, error) {
-	resp, err := e.do(ctx, http.MethodPost, "/tokenize", map[string]any{"content": text, "add_special": false, "model": model})
+	resp, err := e.do(ctx, http.MethodPost, "/tokenize", map[string]any{"content": text, "add_special": false, "model": e.remote(model)})
 	if err == nil {
 		defer resp.Body.Close()
 		if resp.StatusCode/100 == 2 {
@@ -120,126 +177,3 @@ func (e *Engine) CountTokens(ctx context.Context, model, text string) (int, erro
 
 // EstimateTokens is the fallback count: ceil(len(text)/4).
 func EstimateTokens(text string) int { return (len(text) + 3) / 4 }
-
-type chunk struct {
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content string `json:"content"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// Generate streams POST /v1/chat/completions and relays its SSE deltas.
-func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
-	n := req.N
-	if n < 1 {
-		n = 1
-	}
-	msgs := make([]map[string]any, 0, len(req.Messages))
-	for _, m := range req.Messages {
-		om := map[string]any{"role": m.Role, "content": m.Content}
-		if m.Name != "" {
-			om["name"] = m.Name
-		}
-		msgs = append(msgs, om)
-	}
-	body := map[string]any{
-		"model": req.Model, "messages": msgs, "stream": true, "n": n,
-		"temperature": req.Temperature, "stream_options": map[string]any{"include_usage": true},
-	}
-	if req.TopP > 0 {
-		body["top_p"] = req.TopP
-	}
-	if req.MaxTokens > 0 {
-		body["max_tokens"] = req.MaxTokens
-	}
-	if req.RepetitionPenalty > 0 && req.RepetitionPenalty != 1 {
-		body["repeat_penalty"] = req.RepetitionPenalty
-	}
-	if req.Seed != 0 {
-		body["seed"] = req.Seed
-	}
-	resp, err := e.do(ctx, http.MethodPost, "/v1/chat/completions", body)
-	if err != nil {
-		if ctx.Err() != nil {
-			return assistant.Result{}, ctx.Err()
-		}
-		return assistant.Result{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return assistant.Result{}, upstreamError(resp)
-	}
-	res := assistant.Result{Choices: make([]assistant.Choice, n)}
-	var text = make([]strings.Builder, n)
-	for i := range res.Choices {
-		res.Choices[i].Index = i
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	done := false
-	for !done && sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "data:") {
-			continue // comments, event:, blank separators
-		}
-		data := strings.TrimSpace(strings.TrimPrefix(line, "data:"))
-		if data == "[DONE]" {
-			done = true
-			break
-		}
-		var c chunk
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			return assistant.Result{}, fmt.Errorf("upstream: bad chunk %q: %w", data, err)
-		}
-		if c.Error != nil {
-			if strings.Contains(strings.ToLower(c.Error.Message), "context") {
-				return assistant.Result{}, fmt.Errorf("upstream: %w: %s", assistant.ErrContextWindow, c.Error.Message)
-			}
-			return assistant.Result{}, fmt.Errorf("upstream: %s", c.Error.Message)
-		}
-		for _, ch := range c.Choices {
-			if ch.Index < 0 || ch.Index >= n {
-				return assistant.Result{}, fmt.Errorf("upstream: choice index %d out of range", ch.Index)
-			}
-			if ch.Delta.Content != "" {
-				text[ch.Index].WriteString(ch.Delta.Content)
-				if err := emit(assistant.Delta{Index: ch.Index, Text: ch.Delta.Content}); err != nil {
-					return assistant.Result{}, err
-				}
-			}
-			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				res.Choices[ch.Index].FinishReason = *ch.FinishReason
-			}
-		}
-		if c.Usage != nil {
-			res.Usage.PromptTokens = c.Usage.PromptTokens
-			res.Usage.CompletionTokens = c.Usage.CompletionTokens
-		}
-	}
-	if ctx.Err() != nil {
-		return assistant.Result{}, ctx.Err()
-	}
-	if err := sc.Err(); err != nil {
-		return assistant.Result{}, fmt.Errorf("upstream: stream: %w", err)
-	}
-	if !done {
-		return assistant.Result{}, fmt.Errorf("upstream: stream ended without [DONE]")
-	}
-	for i := range res.Choices {
-		res.Choices[i].Text = text[i].String()
-		if res.Choices[i].FinishReason == "" {
-			res.Choices[i].FinishReason = "stop"
-		}
-	}
-	return res, nil
-}

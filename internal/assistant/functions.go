@@ -1,0 +1,179 @@
+package assistant
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"partnerapi/internal/inference/chattemplate"
+)
+
+// checkFunctions validates a request's functions and its function_call
+// against them, filling in the default mode "auto".
+func checkFunctions(fns []Function, choice *FunctionChoice) error {
+	for i, f := range fns {
+		if !functionName.MatchString(f.Name) {
+			return invalid("function name must be Latin letters, digits and underscores, not starting with a digit")
+		}
+		if p := bytes.TrimSpace(f.Parameters); len(p) > 0 && string(p) != "null" && p[0] != '{' {
+			return invalid(fmt.Sprintf("functions[%d].parameters must be a JSON Schema object", i))
+		}
+	}
+	switch choice.Mode {
+	case "":
+		choice.Mode = FunctionCallAuto
+	case FunctionCallAuto, FunctionCallNone:
+	case FunctionCallName:
+		for _, f := range fns {
+			if f.Name == choice.Name {
+				return nil
+			}
+		}
+		return invalid("function_call.name must name one of the functions")
+	default:
+		return invalid(`function_call must be "auto", "none" or {"name": ...}`)
+	}
+	return nil
+}
+
+// nativeFunctionCalls reports whether the engine serving model returns
+// parsed function calls itself.
+func (s *Service) nativeFunctionCalls(model string) bool {
+	n, ok := s.engine.(NativeFunctionCaller)
+	return ok && n.NativeFunctionCalls(model)
+}
+
+// textCalls is how the service runs function calling for an engine that
+// only generates text: it narrows the functions the template shows to what
+// function_call allows, holds back streamed text from the first <tool_call>
+// on, and parses the finished replies.
+type textCalls struct {
+	offered map[string]bool
+	filters map[int]*callFilter
+	emit    func(Delta) error
+}
+
+// prepareTextCalls narrows req for a text-only engine; it returns nil when
+// the reply needs no parsing (no functions, or function_call "none", in
+// which case the model is not shown the functions at all).
+func prepareTextCalls(req *GenerateRequest, emit func(Delta) error) *textCalls {
+	if len(req.Functions) == 0 {
+		return nil
+	}
+	switch req.FunctionCall.Mode {
+	case FunctionCallNone:
+		req.Functions = nil
+		return nil
+	case FunctionCallName:
+		// A text-only engine cannot be forced to call; showing it only the
+		// requested function is the closest honest equivalent.
+		for _, f := range req.Functions {
+			if f.Name == req.FunctionCall.Name {
+				req.Functions = []Function{f}
+				break
+			}
+		}
+	}
+	tc := &textCalls{offered: map[string]bool{}, filters: map[int]*callFilter{}, emit: emit}
+	for _, f := range req.Functions {
+		tc.offered[f.Name] = true
+	}
+	return tc
+}
+
+// wrap returns the emit the engine gets: text up to a <tool_call> block
+// goes out, the block is held back (rule 9: the call goes out whole).
+func (tc *textCalls) wrap() func(Delta) error {
+	if tc.emit == nil {
+		return nil
+	}
+	return func(d Delta) error {
+		f := tc.filters[d.Index]
+		if f == nil {
+			f = &callFilter{}
+			tc.filters[d.Index] = f
+		}
+		if out := f.push(d.Text); out != "" {
+			return tc.emit(Delta{Index: d.Index, Text: out})
+		}
+		return nil
+	}
+}
+
+// finish parses every choice's reply: a valid call of an offered function
+// becomes FunctionCall with finish_reason "function_call"; a call block that
+// cannot be used (bad JSON, unknown function) ends with finish_reason
+// "error" and its text, which is then also streamed so that a stream says
+// what the JSON answer says.
+func (tc *textCalls) finish(res *Result) error {
+	for i := range res.Choices {
+		ch := &res.Choices[i]
+		p := chattemplate.ParseToolCall(ch.Text)
+		rest := ""
+		if f := tc.filters[ch.Index]; f != nil {
+			rest = f.rest()
+		}
+		switch {
+		case !p.Found:
+			// Text held back because it could have begun a call.
+		case p.Err == nil && tc.offered[p.Name]:
+			ch.Text = p.Content
+			ch.FunctionCall = &FunctionCall{Name: p.Name, Arguments: p.Arguments}
+			ch.FinishReason = "function_call"
+			rest = ""
+		default:
+			ch.FinishReason = "error"
+		}
+		if rest != "" && tc.emit != nil {
+			if err := tc.emit(Delta{Index: ch.Index, Text: rest}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// callFilter splits one choice's streamed text at the first <tool_call>.
+type callFilter struct {
+	held   string // a tail that may be the start of the opening tag
+	inCall bool
+	call   strings.Builder // everything from the opening tag on
+}
+
+// push takes the next piece of text and returns what can be sent now.
+func (f *callFilter) push(s string) string {
+	if f.inCall {
+		f.call.WriteString(s)
+		return ""
+	}
+	buf := f.held + s
+	if i := strings.Index(buf, chattemplate.ToolCallOpen); i >= 0 {
+		f.inCall, f.held = true, ""
+		f.call.WriteString(buf[i:])
+		return buf[:i]
+	}
+	k := partialTagSuffix(buf, chattemplate.ToolCallOpen)
+	f.held = buf[len(buf)-k:]
+	return buf[:len(buf)-k]
+}
+
+// rest is the text not sent yet.
+func (f *callFilter) rest() string { return f.held + f.call.String() }
+
+// partialTagSuffix is the length of the longest suffix of s that is a proper
+// prefix of tag.
+func partialTagSuffix(s, tag string) int {
+	for k := min(len(s), len(tag)-1); k > 0; k-- {
+		if strings.HasSuffix(s, tag[:k]) {
+			return k
+		}
+	}
+	return 0
+}
+
+// validArguments reports whether raw is a JSON object.
+func validArguments(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(raw, &obj) == nil && obj != nil
+}
