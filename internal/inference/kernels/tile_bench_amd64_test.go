@@ -1,0 +1,44 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// BenchmarkTileKernel times one tile kernel call on cache-resident data
+// (two 576-value rows, four tokens) and reports the multiply-adds per
+// nanosecond of one core, the kernels' compute ceiling.
+func BenchmarkTileKernel(b *testing.B) {
+	if !hasAVX2 {
+		b.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	const cols = 576
+	for _, c := range []struct {
+		typ gguf.GGMLType
+		ks  tileSet
+	}{{gguf.Q8_0, q8_0Tiles}, {gguf.Q4_0, q4_0Tiles}} {
+		rows := append(randomRow(r, c.typ, cols), randomRow(r, c.typ, cols)...)
+		rb := len(rows) / 2
+		var p q8Tiles
+		p.prepare(randomVector(r, 4*cols), cols, 4)
+		for _, k := range []struct {
+			name        string
+			fn          tileKernel
+			nRow, nToks int
+		}{{"2x4", c.ks.r2t4, 2, 4}, {"1x4", c.ks.r1t4, 1, 4}, {"2x1", c.ks.r2t1, 2, 1}, {"1x1", c.ks.r1t1, 1, 1}} {
+			b.Run(fmt.Sprintf("%v/%s", c.typ, k.name), func(b *testing.B) {
+				var out [8]float32
+				for b.Loop() {
+					k.fn(&rows[0], rb, &p.qs[0], &p.d[0], &p.corr[0], p.nb, &out)
+				}
+				b.ReportMetric(float64(k.nRow*k.nToks*cols)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
+			})
+		}
+	}
+}
