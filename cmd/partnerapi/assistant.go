@@ -56,7 +56,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	}
 	models, _ := engine.Models(ctx)
 	if len(models) == 0 {
-		d.log.Warn("assistant: no models served; copy NAME.gguf (and optionally a NAME.json manifest) into the models directory and restart",
+		d.log.Warn("assistant: no models served; pull one with `partnerapi models pull hf.co/OWNER/REPO/FILE.gguf --models-dir DIR` (or copy NAME.gguf, optionally with a NAME.json manifest, into the models directory) and restart",
 			"models_dir", d.modelsDir)
 	}
 	svc := assistant.NewService(assistantsql.New(d.db), m.upstreams.route(engine), assistant.Config{
@@ -135,29 +135,4 @@ func runAssistant(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	return json.NewEncoder(io.out).Encode(creds)
-}
-
-// runModels is `partnerapi models ...`: the models directory.
-func runModels(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
-	if len(args) < 1 || args[0] != "list" {
-		return errors.New("usage: partnerapi models list [--models-dir DIR]")
-	}
-	fs := flag.NewFlagSet("models list", flag.ContinueOnError)
-	dir := fs.String("models-dir", "./models", "directory of GGUF models")
-	if err := parseFlags(fs, args[1:], getenv); err != nil {
-		return err
-	}
-	e, err := local.Open(*dir, local.Options{})
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	ms, err := e.Models(ctx)
-	if err != nil {
-		return err
-	}
-	for _, m := range ms {
-		fmt.Fprintf(io.out, "%s:%s\t%s\tcontext=%d\tfunctions=%v\n", m.Name, m.Version, m.Type, m.ContextWindow, m.SupportsFunctions)
-	}
-	return nil
 }

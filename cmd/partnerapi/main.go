@@ -54,7 +54,7 @@ commands:
   banking     provision the banking API (tokens, organisations, certificates, cards...)
   assistant   provision the assistant API (client applications)
   smarthome   provision the smart-home API (agents, catalog)
-  models      manage the models directory (pull)
+  models      manage the models directory (pull, list, rm)
   generate    run the inference engine on a raw prompt
   bench       benchmarks (engine, http)
   version     print the version
