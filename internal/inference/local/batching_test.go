@@ -320,7 +320,7 @@ func TestPromptSharedWithBatch(t *testing.T) {
 	if r1.precached != 0 || r2.precached != len(prompt)-1 {
 		t.Errorf("precached %d and %d, want 0 and %d", r1.precached, r2.precached, len(prompt)-1)
 	}
-	if a, b := fmt.Sprint(r1.drain()), fmt.Sprint(r2.drain()); a != b || len(a) < 20 {
+	if a, b := fmt.Sprint(r1.drain(nil)), fmt.Sprint(r2.drain(nil)); a != b || len(a) < 20 {
 		t.Errorf("outputs differ:\n%s\n%s", a, b)
 	}
 }

@@ -30,6 +30,9 @@ type GenerateParams struct {
 	// Continuation keeps the leading space of the first generated piece (raw
 	// prompt continuation); chat replies drop it.
 	Continuation bool
+	// IgnoreEOS keeps sampling past end-of-generation tokens until
+	// MaxTokens, as benchmarks do so that every run has the same length.
+	IgnoreEOS bool
 }
 
 // Completion is one generated choice.
@@ -39,8 +42,16 @@ type Completion struct {
 	FinishReason string
 }
 
-// prefillStep bounds the prompt tokens processed between cancellation checks.
+// prefillStep bounds the prompt tokens processed between cancellation
+// checks, and the scheduler's prefill chunk while no stream is decoding.
 const prefillStep = 64
+
+// prefillStepBusy is the scheduler's prefill chunk while other streams are
+// decoding: they wait for it before their next token, and on the largest
+// models a 64-token chunk would hold them up for about a second, while 16
+// tokens still share each weight read widely enough to keep prefill
+// compute-bound.
+const prefillStepBusy = 16
 
 // Generate runs the prompt once, then samples p.N choices from copies of its
 // KV cache, one token of each choice per batched step, so streamed choices
@@ -144,7 +155,7 @@ func (m *Model) generate(ctx context.Context, seq *model.Sequence, prompt []int,
 			tok := c.sampler.Sample(c.logits, c.history)
 			finish := ""
 			switch {
-			case m.Tokenizer.IsEOG(tok):
+			case !p.IgnoreEOS && m.Tokenizer.IsEOG(tok):
 				finish = FinishStop
 			default:
 				c.out.Tokens = append(c.out.Tokens, tok)

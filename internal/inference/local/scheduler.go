@@ -59,11 +59,14 @@ func (r *request) push(ev event) {
 	}
 }
 
-func (r *request) drain() []event {
+// drain takes the pending events; spare (a slice drain returned before,
+// whose events have been handled) becomes the new pending buffer, so a
+// stream swaps two buffers instead of allocating per token.
+func (r *request) drain(spare []event) []event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	evs := r.pending
-	r.pending = nil
+	r.pending = spare[:0]
 	return evs
 }
 
@@ -95,6 +98,11 @@ type scheduler struct {
 
 	active  []*choiceState
 	joining []*joiner // admitted requests whose prompts are being prefilled, in arrival order
+
+	// Scratch of step, reused so that a decode step allocates nothing.
+	stepSeqs []*model.Sequence
+	stepToks []int
+	finished []*request
 
 	mu    sync.Mutex
 	stats Stats
@@ -211,7 +219,11 @@ func (s *scheduler) prefill() {
 		}
 	}
 	r, seq := j.req, j.seq
-	chunk := r.prompt[seq.Pos():min(seq.Pos()+prefillStep, len(r.prompt))]
+	step := prefillStep
+	if len(s.active) > 0 {
+		step = prefillStepBusy
+	}
+	chunk := r.prompt[seq.Pos():min(seq.Pos()+step, len(r.prompt))]
 	logits, err := seq.Forward(chunk)
 	if err != nil {
 		s.joining = s.joining[1:]
@@ -289,7 +301,7 @@ func (s *scheduler) sample(c *choiceState, logits []float32) {
 	s.mu.Lock()
 	s.stats.DecodedTokens++
 	s.mu.Unlock()
-	if s.m.Tokenizer.IsEOG(tok) {
+	if !c.req.params.IgnoreEOS && s.m.Tokenizer.IsEOG(tok) {
 		c.done = true
 		c.req.push(event{choice: c.index, tok: -1, finish: FinishStop})
 		return
@@ -308,12 +320,13 @@ func (s *scheduler) sample(c *choiceState, logits []float32) {
 // step feeds every active choice its next token in one batched pass and
 // samples the following one.
 func (s *scheduler) step() {
-	seqs := make([]*model.Sequence, len(s.active))
-	toks := make([]int, len(s.active))
-	for i, c := range s.active {
-		seqs[i], toks[i] = c.seq, c.next
+	seqs, toks := s.stepSeqs[:0], s.stepToks[:0]
+	for _, c := range s.active {
+		seqs, toks = append(seqs, c.seq), append(toks, c.next)
 	}
+	s.stepSeqs, s.stepToks = seqs, toks
 	out, err := s.batch.Step(seqs, toks)
+	clear(seqs) // the scratch must not keep finished sequences alive
 	if err != nil {
 		// Not expected (budgets keep every sequence inside its context): fail
 		// the requests of this batch rather than spin.
@@ -324,18 +337,22 @@ func (s *scheduler) step() {
 	s.stats.Steps++
 	s.stats.MaxBatch = max(s.stats.MaxBatch, len(seqs))
 	s.mu.Unlock()
-	finished := map[*request]bool{}
+	finished := s.finished[:0]
 	for i, c := range s.active {
 		s.sample(c, out[i])
 		if c.done {
 			s.retire(c)
-			finished[c.req] = true
+			if !slices.Contains(finished, c.req) {
+				finished = append(finished, c.req)
+			}
 		}
 	}
 	s.active = slices.DeleteFunc(s.active, func(c *choiceState) bool { return c.done })
-	for r := range finished {
+	for _, r := range finished {
 		s.finishIfDone(r)
 	}
+	clear(finished)
+	s.finished = finished
 }
 
 // finishIfDone lets a request whose choices have all finished leave: the
@@ -416,10 +433,14 @@ func (s *scheduler) leave(r *request, err error) {
 
 func (s *scheduler) updateStats() {
 	var kv int64
-	reqs := map[*request]bool{}
-	for _, c := range s.active {
+	reqs := 0
+	for i, c := range s.active {
 		kv += c.seq.KVBytes()
-		reqs[c.req] = true
+		// A request's choices join together and leave in order, so they
+		// are adjacent in the batch.
+		if i == 0 || s.active[i-1].req != c.req {
+			reqs++
+		}
 	}
 	for _, j := range s.joining {
 		if j.seq != nil {
@@ -428,7 +449,7 @@ func (s *scheduler) updateStats() {
 	}
 	n, ckv := s.cache.usage()
 	s.mu.Lock()
-	s.stats.ActiveRequests = len(reqs)
+	s.stats.ActiveRequests = reqs
 	s.stats.PrefillingRequests = len(s.joining)
 	s.stats.ActiveSequences = len(s.active)
 	s.stats.KVBytes = kv
@@ -436,24 +457,58 @@ func (s *scheduler) updateStats() {
 	s.mu.Unlock()
 }
 
-// run submits one generation to the scheduler and turns its tokens into
-// text on the caller's goroutine: decoding and emitting (which may block on
-// a slow client) never hold up the batch. Cancelling ctx or an emit error
-// takes the request out of the batch at the next step; run returns once the
-// scheduler has let go of it, so its KV memory is released by then.
-func (s *served) run(ctx context.Context, prompt []int, p GenerateParams, emit func(assistant.Delta) error) (assistant.Result, error) {
+// submit hands a new request to the scheduler, which lets it join the
+// batch at its next step.
+func (s *served) submit(ctx context.Context, prompt []int, p GenerateParams) (*request, error) {
 	r := &request{prompt: prompt, params: p, maxTokens: p.MaxTokens,
 		notify: make(chan struct{}, 1), left: make(chan struct{})}
 	select {
 	case s.sched.submit <- r:
+		return r, nil
 	case <-ctx.Done():
-		return assistant.Result{}, ctx.Err()
+		return nil, ctx.Err()
 	case <-s.sched.quit:
-		return assistant.Result{}, errors.New("local: engine closed")
+		return nil, errors.New("local: engine closed")
 	}
-	abort := func(err error) (assistant.Result, error) {
+}
+
+// follow hands the request's events to onEvent on the caller's goroutine,
+// in order, until the scheduler lets go of the request, and returns the
+// request's error. Cancelling ctx or an onEvent error takes the request out
+// of the batch at the next step; follow returns once the scheduler has let
+// go of it, so its KV memory is released by then.
+func (r *request) follow(ctx context.Context, onEvent func(event) error) error {
+	abort := func(err error) error {
 		r.cancelled.Store(true)
 		<-r.left
+		return err
+	}
+	var spare []event
+	for finished := false; !finished; {
+		select {
+		case <-r.notify:
+		case <-r.left:
+			finished = true
+		case <-ctx.Done():
+			return abort(ctx.Err())
+		}
+		evs := r.drain(spare)
+		for _, ev := range evs {
+			if err := onEvent(ev); err != nil {
+				return abort(err)
+			}
+		}
+		spare = evs
+	}
+	return r.err
+}
+
+// run submits one generation to the scheduler and turns its tokens into
+// text on the caller's goroutine: decoding and emitting (which may block on
+// a slow client) never hold up the batch.
+func (s *served) run(ctx context.Context, prompt []int, p GenerateParams, emit func(assistant.Delta) error) (assistant.Result, error) {
+	r, err := s.submit(ctx, prompt, p)
+	if err != nil {
 		return assistant.Result{}, err
 	}
 	type choiceOut struct {
@@ -479,32 +534,22 @@ func (s *served) run(ctx context.Context, prompt []int, p GenerateParams, emit f
 		}
 		return emit(assistant.Delta{Index: i, Text: text})
 	}
-	for finished := false; !finished; {
-		select {
-		case <-r.notify:
-		case <-r.left:
-			finished = true
-		case <-ctx.Done():
-			return abort(ctx.Err())
-		}
-		for _, ev := range r.drain() {
-			o := &outs[ev.choice]
-			if ev.tok >= 0 {
-				o.tokens++
-				if err := send(ev.choice, o.dec.Add(ev.tok)); err != nil {
-					return abort(err)
-				}
-			}
-			if ev.finish != "" {
-				o.finish = ev.finish
-				if err := send(ev.choice, o.dec.Flush()); err != nil {
-					return abort(err)
-				}
+	err = r.follow(ctx, func(ev event) error {
+		o := &outs[ev.choice]
+		if ev.tok >= 0 {
+			o.tokens++
+			if err := send(ev.choice, o.dec.Add(ev.tok)); err != nil {
+				return err
 			}
 		}
-	}
-	if r.err != nil {
-		return assistant.Result{}, r.err
+		if ev.finish != "" {
+			o.finish = ev.finish
+			return send(ev.choice, o.dec.Flush())
+		}
+		return nil
+	})
+	if err != nil {
+		return assistant.Result{}, err
 	}
 	res := assistant.Result{Usage: assistant.Usage{PromptTokens: len(prompt), PrecachedPromptTokens: r.precached}}
 	for i := range outs {
