@@ -51,7 +51,6 @@ func (toolEngine) Embed(_ context.Context, _ string, inputs []string) ([]assista
 
 const weatherFunctions = `"functions":[{"name":"weather_forecast","description":"Forecast","parameters":{"type":"object","properties":{"location":{"type":"string"},"num_days":{"type":"integer"}}}}]`
 
-
 // normaliseStateID replaces functions_state_id values (fresh UUIDs) so a
 // golden file can hold them.
 func normaliseStateID(t *testing.T, body []byte) []byte {

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeOpenAI is an OpenAI-compatible server (as llama-server is) whose
+// chat answer is chosen by the last user message, so one server can act
+// out every case: a normal stream, a tool call, a context overflow, a 500,
+// a stream cut mid-way and a stream that waits for the client to leave.
+type fakeOpenAI struct {
+	t        *testing.T
+	mu       sync.Mutex
+	requests []map[string]any // chat request bodies, in order
+	hangDone chan struct{}    // closed when the "hang" request's context ends
+}
+
+func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	if r.Method == http.MethodPost {
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	switch r.URL.Path {
+	case "/v1/models":
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"qwen2.5-7b","object":"model","owned_by":"fake"},{"id":"nomic-embed","object":"model","owned_by":"fake"}]}`)
+	case "/tokenize":
+		// One token per word, so counts are easy to predict.
+		ids := make([]int, len(strings.Fields(body["content"].(string))))
+		_ = json.NewEncoder(w).Encode(map[string]any{"tokens": ids})
+	case "/v1/embeddings":
+		in := body["input"].(string)
+		fmt.Fprintf(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[%d,0.5]}],"usage":{"prompt_tokens":%d,"total_tokens":%d}}`,
+			len(in), len(strings.Fields(in)), len(strings.Fields(in)))
+	case "/v1/chat/completions":
+		f.mu.Lock()
+		f.requests = append(f.requests, body)
+		f.mu.Unlock()
+		msgs := body["messages"].([]any)
+		f.chat(w, r, msgs[len(msgs)-1].(map[string]any)["content"].(string))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (f *fakeOpenAI) chat(w http.ResponseWriter, r *http.Request, prompt string) {
+	event := func(s string) {
+		fmt.Fprintf(w, "data: %s\n\n", s)
+		w.(http.Flusher).Flush()
+	}
+	switch prompt {
+	case "huge":
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"code":400,"message":"This model's maximum context length is 4096 tokens. However, you requested 9000 tokens.","type":"invalid_request_error"}}`)
+		return
+	case "boom":
+		http.Error(w, `{"error":{"message":"CUDA out of memory"}}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	switch prompt {
+	case "weather":
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"weather_forecast","arguments":""}}]}}]}`)
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"location\":\"Ман"}}]}}]}`)
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"жерок\",\"num_days\":10}"}}]}}]}`)
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`)
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":278,"completion_tokens":35,"total_tokens":313}}`)
+	case "cut":
+		event(`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Once"}}]}`)
+		// The upstream dies mid-stream: the connection closes without
+		// [DONE].
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+		return
+	case "hang":
+		event(`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Once"}}]}`)
+		<-r.Context().Done()
+		close(f.hangDone)
+		return
+	default:
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`)
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}]}`)
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"lo."},"finish_reason":"stop"}]}`)
+		event(`{"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":17,"completion_tokens":3,"total_tokens":20}}`)
+	}
+	event("[DONE]")
+}
+
+// upstreamClient speaks to the assistant listener of a test server.
+type upstreamClient struct {
+	t     *testing.T
+	base  string
+	token string
+}
+
+func (c *upstreamClient) do(ctx context.Context, method, path, body string) (*http.Response, []byte) {
+	c.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, c.base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp, b
+}
+
+var (
+	e2eCreatedRE = regexp.MustCompile(`"created":\d+`)
+	e2eStateRE   = regexp.MustCompile(`"functions_state_id":"[0-9a-f-]{36}"`)
+)
+
+func upstreamGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	got = e2eCreatedRE.ReplaceAll(got, []byte(`"created":0`))
+	got = e2eStateRE.ReplaceAll(got, []byte(`"functions_state_id":"00000000-0000-0000-0000-000000000000"`))
+	path := filepath.Join("testdata", "assistant_upstream", name)
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with UPDATE_GOLDEN=1)", err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("%s differs:\n got: %s\nwant: %s", name, got, want)
+	}
+}
+
+// TestAssistantUpstreamEndToEnd runs `serve` with models routed by
+// --assistant-upstream to a fake OpenAI-compatible server and walks a
+// client through the API: token, models, chat, streaming chat, a function
+// call, token counting, embeddings, the upstream's failures and a client
+// that hangs up.
+func TestAssistantUpstreamEndToEnd(t *testing.T) {
+	fake := &fakeOpenAI{t: t, hangDone: make(chan struct{})}
+	up := httptest.NewServer(fake)
+	t.Cleanup(up.Close)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // connections to it are refused from now on
+
+	data := t.TempDir()
+	// PERS: one request at a time, so a slot that is not freed shows at once.
+	creds, err := createAssistantClient(t, data, "--scope", "ASSISTANT_API_PERS", "--balance", "GigaChat=100000", "--balance", "Embeddings=1000", "--balance", "down=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, "--data-dir", data, "--only", "assistant",
+		"--assistant-upstream", "GigaChat="+up.URL+"#model=qwen2.5-7b",
+		"--assistant-upstream", "Embeddings="+up.URL+"#model=nomic-embed&type=embedder",
+		"--assistant-upstream", "down="+deadURL)
+	base := ts.urls["assistant"]
+
+	form := url.Values{"scope": {"GIGACHAT_API_PERS"}}
+	req, _ := http.NewRequest("POST", base+"/api/v2/oauth", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("RqUID", "72384bd5-0ca0-4cfd-9ac7-65d75258284c")
+	req.Header.Set("Authorization", "Basic "+creds["authorization_key"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("token: %d %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+	c := &upstreamClient{t: t, base: base, token: tok.AccessToken}
+	ctx := context.Background()
+
+	t.Run("models", func(t *testing.T) {
+		_, body := c.do(ctx, "GET", "/api/v1/models", "")
+		want := `{"object":"list","data":[{"id":"Embeddings:1.0","object":"model","owned_by":"fake","type":"embedder"},{"id":"GigaChat:1.0","object":"model","owned_by":"fake","type":"chat"},{"id":"down:1.0","object":"model","owned_by":"upstream","type":"chat"}]}`
+		if strings.TrimSpace(string(body)) != want {
+			t.Fatalf("got  %s\nwant %s", body, want)
+		}
+	})
+	chat := func(prompt, extra string) string {
+		return `{"model":"GigaChat","messages":[{"role":"user","content":"` + prompt + `"}],"profanity_check":false` + extra + `}`
+	}
+	t.Run("chat", func(t *testing.T) {
+		resp, body := c.do(ctx, "POST", "/api/v1/chat/completions", chat("hello", ""))
+		if resp.StatusCode != 200 || resp.Header.Get("X-Request-Id") == "" {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		upstreamGolden(t, "chat.json", body)
+	})
+	t.Run("stream", func(t *testing.T) {
+		resp, body := c.do(ctx, "POST", "/api/v1/chat/completions", chat("hello", `,"stream":true`))
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		upstreamGolden(t, "stream.sse", body)
+	})
+	functions := `,"functions":[{"name":"weather_forecast","description":"Forecast","parameters":{"type":"object","properties":{"location":{"type":"string"},"num_days":{"type":"integer"}}}}],"function_call":"auto"`
+	t.Run("function call", func(t *testing.T) {
+		_, body := c.do(ctx, "POST", "/api/v1/chat/completions", chat("weather", functions))
+		upstreamGolden(t, "function_call.json", body)
+		_, body = c.do(ctx, "POST", "/api/v1/chat/completions", chat("weather", functions+`,"stream":true`))
+		upstreamGolden(t, "function_call.sse", body)
+		// The call and its result passed back reach the upstream as OpenAI
+		// tool_calls and a tool message with the matching id.
+		back := `{"model":"GigaChat","messages":[{"role":"user","content":"weather?"},` +
+			`{"role":"assistant","content":"","function_call":{"name":"weather_forecast","arguments":{"location":"Oslo"}},"functions_state_id":"0199e210-2f13-744c-8fe5-c9a19fe27db7"},` +
+			`{"role":"function","name":"weather_forecast","content":"{\"temperature\":3}"},{"role":"user","content":"hello"}]` + functions + `}`
+		resp, body := c.do(ctx, "POST", "/api/v1/chat/completions", back)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		fake.mu.Lock()
+		last := fake.requests[len(fake.requests)-1]
+		fake.mu.Unlock()
+		got, _ := json.Marshal(last["messages"])
+		want := `[{"content":"weather?","role":"user"},` +
+			`{"content":"","role":"assistant","tool_calls":[{"function":{"arguments":"{\"location\":\"Oslo\"}","name":"weather_forecast"},"id":"0199e210-2f13-744c-8fe5-c9a19fe27db7","type":"function"}]},` +
+			`{"content":"{\"temperature\":3}","name":"weather_forecast","role":"tool","tool_call_id":"0199e210-2f13-744c-8fe5-c9a19fe27db7"},{"content":"hello","role":"user"}]`
+		if string(got) != want || last["model"] != "qwen2.5-7b" || last["tool_choice"] != "auto" {
+			t.Fatalf("upstream got %s model %v tool_choice %v\nwant %s", got, last["model"], last["tool_choice"], want)
+		}
+	})
+	t.Run("tokens count", func(t *testing.T) {
+		_, body := c.do(ctx, "POST", "/api/v1/tokens/count", `{"model":"GigaChat","input":["one two three","Манжерок"]}`)
+		if want := `[{"object":"tokens","tokens":3,"characters":13},{"object":"tokens","tokens":1,"characters":8}]`; strings.TrimSpace(string(body)) != want {
+			t.Fatalf("got %s, want %s", body, want)
+		}
+	})
+	t.Run("embeddings", func(t *testing.T) {
+		_, body := c.do(ctx, "POST", "/api/v1/embeddings", `{"input":["First text","Second text here"],"model":"Embeddings"}`)
+		want := `{"object":"list","model":"Embeddings","data":[{"object":"embedding","index":0,"embedding":[10,0.5],"usage":{"prompt_tokens":2}},{"object":"embedding","index":1,"embedding":[16,0.5],"usage":{"prompt_tokens":3}}]}`
+		if strings.TrimSpace(string(body)) != want {
+			t.Fatalf("got  %s\nwant %s", body, want)
+		}
+	})
+	t.Run("failures", func(t *testing.T) {
+		tests := []struct {
+			name, body string
+			status     int
+			want       string
+		}{
+			{"context length", chat("huge", ""), 413, `{"status":413,"message":"Payload too large"}`},
+			{"context length, stream", chat("huge", `,"stream":true`), 413, `{"status":413,"message":"Payload too large"}`},
+			{"upstream 500", chat("boom", ""), 500, `{"status":500,"message":"Internal Server Error"}`},
+			{"connection refused", `{"model":"down","messages":[{"role":"user","content":"hello"}],"stream":true}`, 503, `{"status":503,"message":"Service Unavailable"}`},
+			{"cut before the answer was complete", chat("cut", ""), 500, `{"status":500,"message":"Internal Server Error"}`},
+			{"embeddings on a chat model", `{"input":["x"],"model":"GigaChat"}`, 422, `{"status":422,"message":"Requested model does not support embeddings"}`},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				path := "/api/v1/chat/completions"
+				if strings.HasPrefix(tt.body, `{"input"`) {
+					path = "/api/v1/embeddings"
+				}
+				resp, body := c.do(ctx, "POST", path, tt.body)
+				if resp.StatusCode != tt.status || strings.TrimSpace(string(body)) != tt.want || resp.Header.Get("X-Request-Id") == "" {
+					t.Fatalf("got %d %s, want %d %s", resp.StatusCode, body, tt.status, tt.want)
+				}
+			})
+		}
+		// A stream cut after its first delta can only end in-band.
+		resp, body := c.do(ctx, "POST", "/api/v1/chat/completions", chat("cut", `,"stream":true`))
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		upstreamGolden(t, "stream_cut.sse", body)
+	})
+	t.Run("client disconnect", func(t *testing.T) {
+		hctx, cancel := context.WithCancel(ctx)
+		req, _ := http.NewRequestWithContext(hctx, "POST", base+"/api/v1/chat/completions", strings.NewReader(chat("hang", `,"stream":true`)))
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 6)
+		if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "data: " {
+			t.Fatalf("first bytes %q %v", buf, err)
+		}
+		cancel()
+		resp.Body.Close()
+		select {
+		case <-fake.hangDone:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the upstream request was not closed after the client hung up")
+		}
+		// PERS allows one request at a time: the next one succeeds only if
+		// the stream's slot was freed.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			resp, body := c.do(ctx, "POST", "/api/v1/chat/completions", chat("hello", ""))
+			if resp.StatusCode == 200 {
+				break
+			}
+			if resp.StatusCode != 429 || time.Now().After(deadline) {
+				t.Fatalf("after the disconnect: %d %s", resp.StatusCode, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("balance", func(t *testing.T) {
+		_, body := c.do(ctx, "GET", "/api/v1/balance", "")
+		var b struct {
+			Balance []struct {
+				Usage string `json:"usage"`
+				Value int64  `json:"value"`
+			} `json:"balance"`
+		}
+		if err := json.Unmarshal(body, &b); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, it := range b.Balance {
+			got[it.Usage] = it.Value
+		}
+		// Embeddings: 2 + 3 tokens. GigaChat: four 20-token answers (chat,
+		// stream, the passed-back call, after the disconnect) and two
+		// 313-token calls; the failures and the hung-up stream bill nothing.
+		if got["Embeddings"] != 1000-5 || got["GigaChat"] != 100000-4*20-2*313 {
+			t.Fatalf("balances %v", got)
+		}
+	})
+}
