@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Dialect names the engine behind a DB.
@@ -30,10 +31,14 @@ type DB struct {
 	Dialect Dialect
 	W       *sql.DB
 	R       *sql.DB
+
+	stmts  sync.Map      // SQL text → *sql.Stmt prepared on R (stmtcache.go)
+	groups groupCounters // what the group commits on this DB did (groupcommit.go)
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.closeStmts()
 	err := db.W.Close()
 	if db.R != db.W {
 		err = errors.Join(err, db.R.Close())

@@ -14,10 +14,16 @@ import (
 )
 
 // PaymentStore is banking.PaymentStore on SQLite or PostgreSQL.
-type PaymentStore struct{ db *sqldb.DB }
+type PaymentStore struct {
+	db *sqldb.DB
+	// creates group-commits concurrent CreatePayment calls (payments_batch.go).
+	creates *sqldb.GroupCommit[*newPayment]
+}
 
 // NewPaymentStore wraps db (already migrated with MigratePayments).
-func NewPaymentStore(db *sqldb.DB) *PaymentStore { return &PaymentStore{db: db} }
+func NewPaymentStore(db *sqldb.DB) *PaymentStore {
+	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(db.Dialect))}
+}
 
 var _ banking.PaymentStore = (*PaymentStore)(nil)
 
@@ -61,28 +67,22 @@ func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID string, hi
 	return nil
 }
 
+// CreatePayment queues the document into the group commit and returns once
+// the transaction that wrote it (with its history and outbox rows) has
+// committed, or with the document's own refusal.
 func (s *PaymentStore) CreatePayment(ctx context.Context, sp *banking.StoredPayment, history []banking.StatusChange) error {
 	doc, err := json.Marshal(sp.Doc)
 	if err != nil {
 		return err
 	}
-	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payments
-			(org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-			sp.OrgID, sp.Doc.ExternalID, string(sp.Kind), string(doc), sp.Kopecks, sp.Status, sp.Comment,
-			joinRoles(sp.Roles), sp.Channel, micros(sp.CreatedAt), micros(sp.UpdatedAt)); err != nil {
-			return err
-		}
-		return recordHistory(ctx, tx, sp.OrgID, sp.Doc.ExternalID, history)
-	})
+	err = s.creates.Submit(ctx, &newPayment{sp: sp, doc: string(doc), roles: joinRoles(sp.Roles), history: history})
 	if sqldb.IsUniqueViolation(err) {
-		return banking.Errorf(banking.KindWorkflow, "Документ с externalId %s уже существует: externalId должен быть уникальным", sp.Doc.ExternalID)
+		return duplicatePayment(sp.Doc.ExternalID)
 	}
-	if err != nil {
+	if err != nil && banking.KindOf(err) == banking.KindInternal {
 		return fmt.Errorf("create payment: %w", err)
 	}
-	return nil
+	return err
 }
 
 const paymentCols = `org_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at`
@@ -107,7 +107,7 @@ func notFound(externalID string) error {
 }
 
 func (s *PaymentStore) GetPayment(ctx context.Context, orgID, externalID string) (*banking.StoredPayment, error) {
-	sp, err := scanPayment(s.db.R.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID))
+	sp, err := scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(externalID)
 	}
@@ -148,7 +148,7 @@ func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, fr
 }
 
 func (s *PaymentStore) PaymentHistory(ctx context.Context, orgID, externalID string) ([]banking.StatusChange, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT status, comment, at FROM banking_payment_history
+	rows, err := s.db.QueryContext(ctx, `SELECT status, comment, at FROM banking_payment_history
 		WHERE org_id = $1 AND external_id = $2 ORDER BY id`, orgID, externalID)
 	if err != nil {
 		return nil, fmt.Errorf("payment history: %w", err)

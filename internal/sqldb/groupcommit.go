@@ -1,0 +1,206 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// WriteBatch writes items inside tx and returns one outcome per item: nil
+// when the item was written, or the item's own refusal (a duplicate key, say)
+// which does not stop the others from committing. Its error return fails the
+// whole transaction instead; GroupCommit then retries every item on its own.
+type WriteBatch[T any] func(ctx context.Context, tx *sql.Tx, items []T) ([]error, error)
+
+// GroupCommit turns many concurrent small writes into few transactions. An
+// fsync costs the same for one row as for a hundred, so callers that arrive
+// while a transaction is being committed queue up and are written together by
+// the next one; each caller is answered only after the transaction holding its
+// item has committed, so an acknowledged write is as durable as with one
+// transaction per item. There is no waiting to fill a batch: a lone caller is
+// committed at once, and batches grow only as far as the load makes them.
+//
+// One batch is in flight at a time, which is what SQLite's single writer
+// allows anyway and keeps PostgreSQL free of lock-order deadlocks between
+// batches. Items with the same key never share a batch: the later one waits
+// for the next, so a store can tell which of two equal keys won.
+type GroupCommit[T any] struct {
+	db       *DB
+	maxBatch int
+	key      func(T) string
+	write    WriteBatch[T]
+	timeout  time.Duration
+
+	mu      sync.Mutex
+	queue   []*groupItem[T]
+	running bool
+}
+
+type groupItem[T any] struct {
+	ctx  context.Context
+	item T
+	done chan error
+}
+
+// DefaultMaxBatch bounds a batch so that its statements stay well inside
+// both engines' limits on bind parameters (SQLite 32 766, PostgreSQL 65 535).
+const DefaultMaxBatch = 256
+
+// NewGroupCommit makes a committer writing items with write. key (may be
+// nil) names an item's unique key; maxBatch ≤ 0 means DefaultMaxBatch.
+func NewGroupCommit[T any](db *DB, maxBatch int, key func(T) string, write WriteBatch[T]) *GroupCommit[T] {
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
+	}
+	return &GroupCommit[T]{db: db, maxBatch: maxBatch, key: key, write: write, timeout: 30 * time.Second}
+}
+
+// GroupStats counts what the group commits of one DB have done:
+// transactions run (batches), items answered and batches that failed as a
+// whole and were retried item by item. Benchmarks print the mean batch.
+type GroupStats struct{ Batches, Items, Retried uint64 }
+
+type groupCounters struct{ batches, items, retried atomic.Uint64 }
+
+// GroupCommitStats returns the counters of every GroupCommit on db so far.
+func (db *DB) GroupCommitStats() GroupStats {
+	c := &db.groups
+	return GroupStats{Batches: c.batches.Load(), Items: c.items.Load(), Retried: c.retried.Load()}
+}
+
+// Submit queues item and returns its outcome once the transaction holding it
+// has committed (nil) or refused it. When ctx ends first Submit returns
+// ctx.Err() at once; an item already taken into a batch may still be written,
+// as any write whose answer was lost may be.
+func (g *GroupCommit[T]) Submit(ctx context.Context, item T) error {
+	it := &groupItem[T]{ctx: ctx, item: item, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, it)
+	if !g.running {
+		g.running = true
+		go g.run()
+	}
+	g.mu.Unlock()
+	select {
+	case err := <-it.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run commits batches until the queue is empty, then exits, so an idle
+// GroupCommit holds no goroutine and needs no Close.
+func (g *GroupCommit[T]) run() {
+	for {
+		g.mu.Lock()
+		batch := g.take()
+		if len(batch) == 0 {
+			g.running = false
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		g.commit(batch)
+	}
+}
+
+// take removes the next batch from the queue (g.mu held): up to maxBatch
+// items in arrival order, at most one per key; callers that already gave up
+// are answered and dropped. The first live item is always taken, so every
+// call makes progress.
+func (g *GroupCommit[T]) take() []*groupItem[T] {
+	var batch []*groupItem[T]
+	var keys map[string]bool
+	rest := g.queue[:0]
+	for _, it := range g.queue {
+		if err := it.ctx.Err(); err != nil {
+			it.done <- err
+			continue
+		}
+		if len(batch) == g.maxBatch {
+			rest = append(rest, it)
+			continue
+		}
+		if g.key != nil {
+			k := g.key(it.item)
+			if keys[k] {
+				rest = append(rest, it)
+				continue
+			}
+			if keys == nil {
+				keys = map[string]bool{}
+			}
+			keys[k] = true
+		}
+		batch = append(batch, it)
+	}
+	clear(g.queue[len(rest):])
+	g.queue = rest
+	return batch
+}
+
+// commit writes batch in one transaction and answers every item after the
+// commit returned. If the transaction fails as a whole, each item is tried
+// again in a transaction of its own, so one item that breaks a statement
+// cannot fail the unrelated items that happened to share its batch.
+func (g *GroupCommit[T]) commit(batch []*groupItem[T]) {
+	items := make([]T, len(batch))
+	for i, it := range batch {
+		items[i] = it.item
+	}
+	outcomes, err := g.tx(items)
+	g.db.groups.batches.Add(1)
+	if err == nil {
+		g.answer(batch, outcomes)
+		return
+	}
+	if len(batch) == 1 {
+		g.answer(batch, []error{err})
+		return
+	}
+	g.db.groups.retried.Add(1)
+	for i, it := range batch {
+		outcome, err := g.tx(items[i : i+1])
+		g.db.groups.batches.Add(1)
+		if err != nil {
+			outcome = []error{err}
+		}
+		g.answer([]*groupItem[T]{it}, outcome)
+	}
+}
+
+// tx runs write in one transaction under the committer's own deadline (one
+// caller's cancelled request must not abort the others' batch). A panic in
+// write becomes an error, since no caller's stack is there to receive it.
+func (g *GroupCommit[T]) tx(items []T) (outcomes []error, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			outcomes, err = nil, fmt.Errorf("group commit: panic: %v", p)
+		}
+	}()
+	err = g.db.Tx(ctx, func(tx *sql.Tx) error {
+		var werr error
+		outcomes, werr = g.write(ctx, tx, items)
+		if werr == nil && len(outcomes) != len(items) {
+			werr = fmt.Errorf("group commit: %d outcomes for %d items", len(outcomes), len(items))
+		}
+		return werr
+	})
+	if err != nil {
+		return nil, err
+	}
+	return outcomes, nil
+}
+
+func (g *GroupCommit[T]) answer(batch []*groupItem[T], outcomes []error) {
+	for i, it := range batch {
+		it.done <- outcomes[i]
+	}
+	g.db.groups.items.Add(uint64(len(batch)))
+}
