@@ -28,6 +28,19 @@ func (r loadResult) pct(p int) time.Duration {
 	return r.latencies[(len(r.latencies)-1)*p/100].Round(time.Microsecond)
 }
 
+// add merges another run into r (for runs cut into slices); call sort
+// before reading percentiles.
+func (r *loadResult) add(o loadResult) {
+	r.ok += o.ok
+	r.errs += o.errs
+	r.latencies = append(r.latencies, o.latencies...)
+	r.elapsed += o.elapsed
+	r.firstErr = errors.Join(r.firstErr, o.firstErr)
+}
+
+// sort orders the merged latencies.
+func (r *loadResult) sort() { slices.Sort(r.latencies) }
+
 // runLoad calls op from conns goroutines, each as fast as answers come, for
 // d; the HTTP benchmarks of every API share it so their figures compare.
 func runLoad(ctx context.Context, conns int, d time.Duration, op func() error) loadResult {

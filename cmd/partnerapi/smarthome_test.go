@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"partnerapi/internal/smarthome"
 )
 
 // smarthomeRequired is every category's unconditionally required features as
@@ -305,9 +308,17 @@ func TestSmarthomeAdminModels(t *testing.T) {
 	if err != nil || !strings.Contains(out.String(), `"version":5`) {
 		t.Fatalf("cli delete: %v %s", err, out.String())
 	}
-	_, body = agent.do("GET", "/v1/mqtt-gate/models", nil)
-	if strings.Contains(string(body), `"QWERTY124"`) {
-		t.Error("model deleted by the CLI is still served")
+	// Another process's change shows within the server's recheck bound.
+	deadline := time.Now().Add(smarthome.DefaultRecheck + time.Second)
+	for {
+		_, body = agent.do("GET", "/v1/mqtt-gate/models", nil)
+		if !strings.Contains(string(body), `"QWERTY124"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("model deleted by the CLI is still served")
+		}
+		time.Sleep(smarthome.DefaultRecheck / 2)
 	}
 }
 

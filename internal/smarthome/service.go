@@ -2,15 +2,8 @@ package smarthome
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,14 +13,26 @@ const (
 	KindAdmin = "admin"
 )
 
+// Stamp is the pair of counters a store bumps on every change: Catalog on
+// every catalog write (ETags derive from it), Credentials whenever a
+// credential is created, replaced or deleted.
+type Stamp struct {
+	Catalog     int64
+	Credentials int64
+}
+
 // Store keeps the catalog and the credentials. Every write is one
-// transaction; every catalog change bumps the catalog version.
+// transaction; every catalog change bumps the catalog version and every
+// credential change bumps the credentials counter.
 type Store interface {
 	// Seed stores c as version 1 unless a catalog is already stored; it
 	// reports whether it wrote anything.
 	Seed(ctx context.Context, c *Catalog) (bool, error)
 	// Version is the current catalog version (ErrNotFound before Seed).
 	Version(ctx context.Context) (int64, error)
+	// Stamp reads both change counters in one query (ErrNotFound before
+	// Seed).
+	Stamp(ctx context.Context) (Stamp, error)
 	// Load reads the whole catalog at its current version.
 	Load(ctx context.Context) (*Catalog, error)
 	// PutModel creates or replaces a model; it returns whether it was new and
@@ -37,31 +42,63 @@ type Store interface {
 	DeleteModel(ctx context.Context, id string) (version int64, err error)
 	// CreateCredential stores a login's secret hash (ErrDuplicate if taken).
 	CreateCredential(ctx context.Context, kind, login, secretHash string) error
+	// ReplaceCredential changes an existing login's secret hash (ErrNotFound
+	// if absent).
+	ReplaceCredential(ctx context.Context, kind, login, secretHash string) error
+	// DeleteCredential removes a login (ErrNotFound if absent).
+	DeleteCredential(ctx context.Context, kind, login string) error
 	// CredentialHash returns a login's secret hash (ErrNotFound if absent).
 	CredentialHash(ctx context.Context, kind, login string) (string, error)
 }
 
-// Service is the smart-home domain over a Store. It caches the decoded
-// catalog per version, so reads cost one version lookup.
+// DefaultRecheck is how often a Service asks the store whether the catalog
+// or the credentials changed. It bounds how long a change made by another
+// process (the CLI, a second server on the same database) stays unseen;
+// changes made through the Service itself are seen by the very next call.
+const DefaultRecheck = 10 * time.Millisecond
+
+// Service is the smart-home domain over a Store.
+//
+// Agents poll the catalog and authenticate on every request, so the Service
+// answers both from memory: the decoded catalog is an immutable snapshot
+// behind an atomic pointer, and verified credentials are remembered by a
+// hash of what the agent sent. Both are checked against the store's Stamp
+// at most every Recheck, and dropped at once when this Service itself
+// writes.
 type Service struct {
 	store Store
-	mu    sync.Mutex
-	cur   *Catalog
-	// hashes caches stored credential hashes: they never change once
-	// issued, and agents authenticate on every poll.
-	hashes map[string]cachedHash
+	// recheck and now are fixed at construction (tests replace now).
+	recheck time.Duration
+	now     func() time.Duration
+
+	snap atomic.Pointer[snapshot]
+	// writes counts this Service's own writes; a snapshot taken before the
+	// latest one is never served.
+	writes  atomic.Int64
+	refresh sync.Mutex
+
+	verified verifiedCache
 }
 
-type cachedHash struct {
-	hash    string
-	fetched time.Time
+// snapshot is the catalog as of one check of the store.
+type snapshot struct {
+	catalog *Catalog
+	stamp   Stamp
+	checked time.Duration // on the Service's clock
+	writes  int64         // Service.writes when the check began
 }
 
-// hashTTL bounds how long a cached credential hash is trusted.
-const hashTTL = time.Minute
+// NewService builds the service with DefaultRecheck.
+func NewService(s Store) *Service { return NewServiceRecheck(s, DefaultRecheck) }
 
-// NewService builds the service.
-func NewService(s Store) *Service { return &Service{store: s, hashes: map[string]cachedHash{}} }
+// NewServiceRecheck builds the service with its own bound on how long
+// another process's change may stay unseen.
+func NewServiceRecheck(s Store, recheck time.Duration) *Service {
+	start := time.Now()
+	svc := &Service{store: s, recheck: recheck, now: func() time.Duration { return time.Since(start) }}
+	svc.verified.init()
+	return svc
+}
 
 // Init seeds the store from the built-in catalog on first start.
 func (s *Service) Init(ctx context.Context) error {
@@ -75,27 +112,65 @@ func (s *Service) Init(ctx context.Context) error {
 
 // Catalog returns the current catalog; callers must not modify it.
 func (s *Service) Catalog(ctx context.Context) (*Catalog, error) {
-	v, err := s.store.Version(ctx)
+	snap, err := s.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	cur := s.cur
-	s.mu.Unlock()
-	if cur != nil && cur.Version == v {
-		return cur, nil
-	}
-	c, err := s.store.Load(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.cur == nil || c.Version >= s.cur.Version {
-		s.cur = c
-	}
-	s.mu.Unlock()
-	return c, nil
+	return snap.catalog, nil
 }
+
+// current returns a snapshot no older than the recheck bound and no older
+// than this Service's last write.
+func (s *Service) current(ctx context.Context) (*snapshot, error) {
+	snap := s.snap.Load()
+	if snap != nil && snap.writes == s.writes.Load() {
+		if s.now()-snap.checked < s.recheck {
+			return snap, nil
+		}
+		// Expired only by time: if another request is already asking the
+		// store, serve this snapshot instead of queueing behind it. The
+		// staleness bound is then the recheck interval plus one query.
+		if !s.refresh.TryLock() {
+			return snap, nil
+		}
+	} else {
+		s.refresh.Lock()
+	}
+	defer s.refresh.Unlock()
+	// Another goroutine may have refreshed while this one waited.
+	writes := s.writes.Load()
+	snap = s.snap.Load()
+	if snap != nil && snap.writes == writes && s.now()-snap.checked < s.recheck {
+		return snap, nil
+	}
+	checked := s.now()
+	st, err := s.store.Stamp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	next := &snapshot{stamp: st, checked: checked, writes: writes}
+	if snap != nil && snap.stamp.Catalog == st.Catalog {
+		next.catalog = snap.catalog
+	} else {
+		c, err := s.store.Load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		next.catalog = c
+		// Load may see a newer version than the stamp; the stamp keeps the
+		// catalog's own so the next check compares like with like.
+		next.stamp.Catalog = c.Version
+	}
+	if snap == nil || snap.stamp.Credentials != st.Credentials {
+		s.verified.clear()
+	}
+	s.snap.Store(next)
+	return next, nil
+}
+
+// wrote marks the cached catalog and credentials as out of date after this
+// Service changed the store.
+func (s *Service) wrote() { s.writes.Add(1) }
 
 // PutModel validates a model against the current catalog and stores it.
 func (s *Service) PutModel(ctx context.Context, m Model) (bool, int64, error) {
@@ -106,73 +181,14 @@ func (s *Service) PutModel(ctx context.Context, m Model) (bool, int64, error) {
 	if d := c.CheckModel(&m); len(d) > 0 {
 		return false, 0, &InvalidError{Details: d}
 	}
-	return s.store.PutModel(ctx, m)
+	created, v, err := s.store.PutModel(ctx, m)
+	s.wrote()
+	return created, v, err
 }
 
 // DeleteModel removes a model.
 func (s *Service) DeleteModel(ctx context.Context, id string) (int64, error) {
-	return s.store.DeleteModel(ctx, id)
-}
-
-var loginPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,128}$`)
-
-// CreateCredential issues a random password for a new login and stores only
-// its hash. The password has 192 random bits, so a plain SHA-256 is as good
-// as a slow hash and keeps per-request authentication cheap.
-func (s *Service) CreateCredential(ctx context.Context, kind, login string) (string, error) {
-	if !loginPattern.MatchString(login) {
-		return "", &InvalidError{Details: []string{"login must be 1-128 of A-Z a-z 0-9 . _ @ -"}}
-	}
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	pw := base64.RawURLEncoding.EncodeToString(b[:])
-	if err := s.store.CreateCredential(ctx, kind, login, hashSecret(pw)); err != nil {
-		return "", fmt.Errorf("%s %s: %w", kind, login, err)
-	}
-	return pw, nil
-}
-
-// Authenticate checks a login and password; any mismatch is ErrUnauthorized.
-func (s *Service) Authenticate(ctx context.Context, kind, login, password string) error {
-	h, err := s.credentialHash(ctx, kind, login)
-	if errors.Is(err, ErrNotFound) {
-		// Compare anyway so an unknown login costs what a wrong password does.
-		subtle.ConstantTimeCompare([]byte(hashSecret(password)), []byte(hashSecret("")))
-		return ErrUnauthorized
-	}
-	if err != nil {
-		return err
-	}
-	if subtle.ConstantTimeCompare([]byte(hashSecret(password)), []byte(h)) != 1 {
-		return ErrUnauthorized
-	}
-	return nil
-}
-
-func (s *Service) credentialHash(ctx context.Context, kind, login string) (string, error) {
-	key := kind + "\x00" + login
-	s.mu.Lock()
-	c, ok := s.hashes[key]
-	s.mu.Unlock()
-	if ok && time.Since(c.fetched) < hashTTL {
-		return c.hash, nil
-	}
-	h, err := s.store.CredentialHash(ctx, kind, login)
-	if err != nil {
-		return "", err
-	}
-	s.mu.Lock()
-	if len(s.hashes) > 10000 { // bound memory against many distinct logins
-		clear(s.hashes)
-	}
-	s.hashes[key] = cachedHash{hash: h, fetched: time.Now()}
-	s.mu.Unlock()
-	return h, nil
-}
-
-func hashSecret(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	v, err := s.store.DeleteModel(ctx, id)
+	s.wrote()
+	return v, err
 }

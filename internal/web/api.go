@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 )
 
@@ -65,7 +67,7 @@ func (a API) Build(log *slog.Logger, metrics *Metrics) http.Handler {
 	})
 	inner := withWriteDeadline(wt, withBodyLimit(maxBody, a.Errors, a.Handler))
 	top.Handle("/", inner)
-	var h http.Handler = top
+	h := dispatch(top, inner)
 	if a.Prepare != nil {
 		next := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -80,9 +82,54 @@ func (a API) Build(log *slog.Logger, metrics *Metrics) http.Handler {
 }
 
 func trackInflight(api string, m *Metrics, next http.Handler) http.Handler {
+	g := m.inflightGauge(api)
+	if g == nil {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		done := m.trackInflight(api)
-		defer done()
+		g.Inc()
+		defer g.Dec()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// platformPaths are the paths the top-level mux of Build serves itself.
+var platformPaths = map[string]bool{"/healthz": true, "/metrics": true, "/openapi.yaml": true}
+
+// dispatch sends a request straight to the API when the top-level mux
+// would only have passed it on: the path is not a platform route and is
+// already clean (the mux redirects unclean paths). That saves one routing
+// per request and changes no answer.
+func dispatch(top *http.ServeMux, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		if r.Method == http.MethodConnect || platformPaths[p] || cleanPath(p) != p {
+			top.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is net/http's canonical form of a request path, which
+// ServeMux redirects to when a request's path differs from it.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	// path.Clean removes trailing slash except for root;
+	// put the trailing slash back if necessary.
+	if p[len(p)-1] == '/' && np != "/" {
+		// Fast path for common case of p being the string we want:
+		if len(p) == len(np)+1 && strings.HasPrefix(p, np) {
+			np = p
+		} else {
+			np += "/"
+		}
+	}
+	return np
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,17 +64,51 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
 
-func (m *Metrics) instrument(api, route string, h http.Handler) http.Handler {
+// instrument counts and times one route. The children for the route's own
+// method are resolved once, and the request counter per status on first
+// use, so a request costs no label hashing; other methods (HEAD on a GET
+// route) take the general path.
+func (m *Metrics) instrument(api, route, method string, h http.Handler) http.Handler {
 	if m == nil {
 		return h
 	}
+	rm := &routeMetrics{m: m, api: api, route: route, method: method, latency: m.latency.WithLabelValues(api, route, method)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := wrap(w)
 		h.ServeHTTP(sw, r)
-		m.requests.WithLabelValues(api, route, r.Method, strconv.Itoa(sw.Status())).Inc()
-		m.latency.WithLabelValues(api, route, r.Method).Observe(time.Since(start).Seconds())
+		if r.Method != method {
+			m.requests.WithLabelValues(api, route, r.Method, strconv.Itoa(sw.Status())).Inc()
+			m.latency.WithLabelValues(api, route, r.Method).Observe(time.Since(start).Seconds())
+			return
+		}
+		rm.counter(sw.Status()).Inc()
+		rm.latency.Observe(time.Since(start).Seconds())
 	})
+}
+
+// routeMetrics are one route's resolved metric children for its method.
+type routeMetrics struct {
+	m                  *Metrics
+	api, route, method string
+	latency            prometheus.Observer
+	byStatus           [500]atomic.Pointer[counterChild] // statuses 100-599
+}
+
+type counterChild struct{ prometheus.Counter }
+
+func (rm *routeMetrics) counter(status int) prometheus.Counter {
+	if status < 100 || status > 599 {
+		return rm.m.requests.WithLabelValues(rm.api, rm.route, rm.method, strconv.Itoa(status))
+	}
+	slot := &rm.byStatus[status-100]
+	if c := slot.Load(); c != nil {
+		return c.Counter
+	}
+	// Racing first uses resolve the same child; either pointer is fine.
+	c := &counterChild{rm.m.requests.WithLabelValues(rm.api, rm.route, rm.method, strconv.Itoa(status))}
+	slot.Store(c)
+	return c.Counter
 }
 
 func (m *Metrics) observeUnmatched(api string, status int) {
@@ -83,11 +118,11 @@ func (m *Metrics) observeUnmatched(api string, status int) {
 	m.requests.WithLabelValues(api, "unmatched", "", strconv.Itoa(status)).Inc()
 }
 
-func (m *Metrics) trackInflight(api string) func() {
+// inflightGauge is the in-flight gauge of one API, resolved once per
+// listener; nil without metrics.
+func (m *Metrics) inflightGauge(api string) prometheus.Gauge {
 	if m == nil {
-		return func() {}
+		return nil
 	}
-	g := m.inflight.WithLabelValues(api)
-	g.Inc()
-	return g.Dec
+	return m.inflight.WithLabelValues(api)
 }

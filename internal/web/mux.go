@@ -47,13 +47,17 @@ type Mux struct {
 
 // NewMux returns an empty router for one API. metrics may be nil.
 func NewMux(api string, errors ErrorWriter, metrics *Metrics) *Mux {
-	return &Mux{api: api, mux: http.NewServeMux(), paths: http.NewServeMux(), seen: map[string]bool{}, errors: errors, metrics: metrics}
+	m := &Mux{api: api, mux: http.NewServeMux(), paths: http.NewServeMux(), seen: map[string]bool{}, errors: errors, metrics: metrics}
+	// The catch-all takes every request no route matches, so a matched
+	// request is routed once (ServeMux prefers any more specific pattern).
+	m.mux.HandleFunc("/", m.unmatched)
+	return m
 }
 
 // Handle registers h for method and pattern.
 func (m *Mux) Handle(method, pattern string, h http.Handler) {
 	m.routes = append(m.routes, Route{Method: method, Pattern: pattern})
-	m.mux.Handle(method+" "+pattern, m.metrics.instrument(m.api, pattern, h))
+	m.mux.Handle(method+" "+pattern, m.metrics.instrument(m.api, pattern, method, h))
 	if !m.seen[pattern] {
 		m.seen[pattern] = true
 		m.paths.Handle(pattern, http.NotFoundHandler())
@@ -79,11 +83,11 @@ func (m *Mux) Routes() []Route {
 
 // ServeHTTP dispatches to the matching route, or answers 404/405 in the
 // API's envelope.
-func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if _, pattern := m.mux.Handler(r); pattern != "" {
-		m.mux.ServeHTTP(w, r)
-		return
-	}
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.ServeHTTP(w, r) }
+
+// unmatched answers a request no route took: 405 when the path has routes
+// for other methods, else 404.
+func (m *Mux) unmatched(w http.ResponseWriter, r *http.Request) {
 	status, err := http.StatusNotFound, ErrNotFound
 	if _, pattern := m.paths.Handler(r); pattern != "" {
 		status, err = http.StatusMethodNotAllowed, ErrMethodNotAllowed

@@ -2,12 +2,13 @@ package homeapi
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/web"
@@ -17,28 +18,47 @@ type handlers struct {
 	svc *smarthome.Service
 	opt Options
 
-	mu   sync.Mutex
-	snap *rendered
+	// snap is the catalog rendered for the wire; it is replaced, never
+	// changed, when the service hands out a different catalog.
+	snap atomic.Pointer[rendered]
 }
 
 // rendered holds the catalog responses encoded once per catalog version:
 // agents poll these endpoints and the bytes only change with the version.
+// Header values are prepared too, so serving one is a map lookup and a
+// write.
 type rendered struct {
-	version    int64
-	etag       string
-	categories []byte
-	features   map[string][]byte
-	models     []byte
+	catalog    *smarthome.Catalog
+	etag       []string
+	categories renderedBody
+	features   map[string]renderedBody
+	models     renderedBody
 }
+
+type renderedBody struct {
+	body   []byte
+	length []string // Content-Length
+}
+
+func newBody(b []byte) renderedBody {
+	return renderedBody{body: b, length: []string{strconv.Itoa(len(b))}}
+}
+
+// Header values shared by every response; net/http only reads them.
+var (
+	contentTypeJSON = []string{"application/json; charset=utf-8"}
+	cacheNoCache    = []string{"no-cache"}
+)
 
 func (h *handlers) auth(kind string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		login, pw, ok := r.BasicAuth()
+		var buf basicBuffer
+		pair, ok := buf.decode(r.Header.Get("Authorization"))
 		if !ok {
 			domainError(w, r, smarthome.ErrUnauthorized)
 			return
 		}
-		if err := h.svc.Authenticate(r.Context(), kind, login, pw); err != nil {
+		if err := h.svc.AuthenticatePair(r.Context(), kind, pair); err != nil {
 			domainError(w, r, err)
 			return
 		}
@@ -46,18 +66,46 @@ func (h *handlers) auth(kind string, next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// basicBuffer decodes an "Authorization: Basic" header on the stack: agents
+// send it with every poll.
+type basicBuffer struct {
+	src [256]byte
+	dst [192]byte
+}
+
+// decode returns the decoded "login:password" with the rules of
+// http.Request.BasicAuth: a case-insensitive "Basic " prefix, standard
+// Base64, and a colon somewhere in the result.
+func (b *basicBuffer) decode(header string) ([]byte, bool) {
+	const prefix = "Basic "
+	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
+		return nil, false
+	}
+	enc := header[len(prefix):]
+	var src, dst []byte
+	if len(enc) <= len(b.src) {
+		src = b.src[:copy(b.src[:], enc)]
+		dst = b.dst[:]
+	} else {
+		src = []byte(enc)
+		dst = make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
+	}
+	n, err := base64.StdEncoding.Decode(dst, src)
+	if err != nil || bytes.IndexByte(dst[:n], ':') < 0 {
+		return nil, false
+	}
+	return dst[:n], true
+}
+
 func (h *handlers) render(r *http.Request) (*rendered, error) {
 	c, err := h.svc.Catalog(r.Context())
 	if err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	s := h.snap
-	h.mu.Unlock()
-	if s != nil && s.version == c.Version {
+	if s := h.snap.Load(); s != nil && s.catalog == c {
 		return s, nil
 	}
-	s = &rendered{version: c.Version, etag: `"catalog-` + strconv.FormatInt(c.Version, 10) + `"`, features: map[string][]byte{}}
+	s := &rendered{catalog: c, etag: []string{`"catalog-` + strconv.FormatInt(c.Version, 10) + `"`}, features: map[string]renderedBody{}}
 	hidden := map[string]bool{}
 	for _, n := range h.opt.HideCategories {
 		hidden[n] = true
@@ -68,9 +116,11 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 			names = append(names, n)
 		}
 	}
-	if s.categories, err = encode(map[string]any{"categories": names}); err != nil {
+	b, err := encode(map[string]any{"categories": names})
+	if err != nil {
 		return nil, err
 	}
+	s.categories = newBody(b)
 	for _, name := range names {
 		fs, err := c.CategoryFeatures(name)
 		if err != nil {
@@ -80,9 +130,10 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 		if h.opt.OmitFalseRequired {
 			v = omitFalse(fs)
 		}
-		if s.features[name], err = encode(map[string]any{"features": v}); err != nil {
+		if b, err = encode(map[string]any{"features": v}); err != nil {
 			return nil, err
 		}
+		s.features[name] = newBody(b)
 	}
 	models := []smarthome.Model{}
 	for _, m := range c.Models {
@@ -94,15 +145,21 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 		}
 		models = append(models, m)
 	}
-	if s.models, err = encode(map[string]any{"models": models}); err != nil {
+	if b, err = encode(map[string]any{"models": models}); err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	if h.snap == nil || h.snap.version <= s.version {
-		h.snap = s
+	s.models = newBody(b)
+	// Concurrent renders of one catalog produce equal bytes; a newer catalog
+	// must not be replaced by an older one.
+	for {
+		old := h.snap.Load()
+		if old != nil && old.catalog.Version > c.Version {
+			return s, nil
+		}
+		if h.snap.CompareAndSwap(old, s) {
+			return s, nil
+		}
 	}
-	h.mu.Unlock()
-	return s, nil
 }
 
 func omitFalse(fs []smarthome.FeatureRef) any {
@@ -128,21 +185,22 @@ func encode(v any) ([]byte, error) {
 
 // serveCatalog writes a catalog body with its ETag, or 304 when the client
 // already holds this version.
-func serveCatalog(w http.ResponseWriter, r *http.Request, etag string, body []byte) {
-	w.Header().Set("ETag", etag)
-	w.Header().Set("Cache-Control", "no-cache")
-	if matchETag(r.Header.Get("If-None-Match"), etag) {
+func serveCatalog(w http.ResponseWriter, r *http.Request, s *rendered, b renderedBody) {
+	hdr := w.Header()
+	hdr["Etag"] = s.etag
+	hdr["Cache-Control"] = cacheNoCache
+	if inm := r.Header.Get("If-None-Match"); inm != "" && matchETag(inm, s.etag[0]) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	_, _ = w.Write(body)
+	hdr["Content-Type"] = contentTypeJSON
+	hdr["Content-Length"] = b.length
+	_, _ = w.Write(b.body)
 }
 
 // matchETag is the weak comparison If-None-Match asks for (RFC 9110 §13.1.2).
 func matchETag(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
+	for t := range strings.SplitSeq(header, ",") {
 		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
 		if t == "*" || t == etag {
 			return true
@@ -157,7 +215,7 @@ func (h *handlers) categories(w http.ResponseWriter, r *http.Request) {
 		domainError(w, r, err)
 		return
 	}
-	serveCatalog(w, r, s.etag, s.categories)
+	serveCatalog(w, r, s, s.categories)
 }
 
 func (h *handlers) features(w http.ResponseWriter, r *http.Request) {
@@ -171,7 +229,7 @@ func (h *handlers) features(w http.ResponseWriter, r *http.Request) {
 		domainError(w, r, smarthome.ErrNotFound)
 		return
 	}
-	serveCatalog(w, r, s.etag, body)
+	serveCatalog(w, r, s, body)
 }
 
 func (h *handlers) models(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +238,7 @@ func (h *handlers) models(w http.ResponseWriter, r *http.Request) {
 		domainError(w, r, err)
 		return
 	}
-	serveCatalog(w, r, s.etag, s.models)
+	serveCatalog(w, r, s, s.models)
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {

@@ -130,6 +130,17 @@ func (s *Store) Version(ctx context.Context) (int64, error) {
 	return v, err
 }
 
+// Stamp reads the catalog version and the credentials counter.
+func (s *Store) Stamp(ctx context.Context) (smarthome.Stamp, error) {
+	var st smarthome.Stamp
+	err := s.db.R.QueryRowContext(ctx, `SELECT version, credentials_version FROM home_catalog WHERE id = 1`).
+		Scan(&st.Catalog, &st.Credentials)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, fmt.Errorf("catalog not seeded: %w", smarthome.ErrNotFound)
+	}
+	return st, err
+}
+
 // Load reads the catalog in one read transaction so version and contents agree.
 func (s *Store) Load(ctx context.Context) (*smarthome.Catalog, error) {
 	tx, err := s.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -265,11 +276,48 @@ func (s *Store) CreateCredential(ctx context.Context, kind, login, hash string) 
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO home_credentials (kind, login, secret_hash, created_at) VALUES ($1, $2, $3, $4)`,
 			kind, login, hash, time.Now().Unix())
-		return err
+		if err != nil {
+			return err
+		}
+		return bumpCredentials(ctx, tx)
 	})
 	if sqldb.IsUniqueViolation(err) {
 		return smarthome.ErrDuplicate
 	}
+	return err
+}
+
+// ReplaceCredential changes a credential hash.
+func (s *Store) ReplaceCredential(ctx context.Context, kind, login, hash string) error {
+	return s.changeCredential(ctx, `UPDATE home_credentials SET secret_hash = $3 WHERE kind = $1 AND login = $2`, kind, login, hash)
+}
+
+// DeleteCredential removes a credential.
+func (s *Store) DeleteCredential(ctx context.Context, kind, login string) error {
+	return s.changeCredential(ctx, `DELETE FROM home_credentials WHERE kind = $1 AND login = $2`, kind, login)
+}
+
+// changeCredential runs an UPDATE or DELETE of one credential row and bumps
+// the credentials counter in the same transaction.
+func (s *Store) changeCredential(ctx context.Context, q string, args ...any) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return smarthome.ErrNotFound
+		}
+		return bumpCredentials(ctx, tx)
+	})
+}
+
+// bumpCredentials raises the credentials counter. Before the catalog is
+// seeded there is no row and nothing can have cached a credential yet.
+func bumpCredentials(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE home_catalog SET credentials_version = credentials_version + 1 WHERE id = 1`)
 	return err
 }
 

@@ -121,5 +121,36 @@ func TestStoreConformance(t *testing.T) {
 		if _, err := s.CredentialHash(ctx, smarthome.KindAgent, "nobody"); !errors.Is(err, smarthome.ErrNotFound) {
 			t.Errorf("unknown login: %v", err)
 		}
+
+		// Every credential change bumps the credentials counter and leaves
+		// the catalog version alone; failed changes bump nothing.
+		st, err := s.Stamp(ctx)
+		if err != nil || st.Catalog != 4 {
+			t.Fatalf("stamp %+v %v", st, err)
+		}
+		for _, tc := range []struct {
+			name    string
+			change  func() error
+			wantErr error
+			bumped  bool
+		}{
+			{"replace", func() error { return s.ReplaceCredential(ctx, smarthome.KindAgent, "a1", "h4") }, nil, true},
+			{"replace unknown", func() error { return s.ReplaceCredential(ctx, smarthome.KindAgent, "nobody", "h") }, smarthome.ErrNotFound, false},
+			{"delete", func() error { return s.DeleteCredential(ctx, smarthome.KindAdmin, "a1") }, nil, true},
+			{"delete again", func() error { return s.DeleteCredential(ctx, smarthome.KindAdmin, "a1") }, smarthome.ErrNotFound, false},
+			{"create", func() error { return s.CreateCredential(ctx, smarthome.KindAdmin, "a1", "h5") }, nil, true},
+		} {
+			if err := tc.change(); !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s: %v, want %v", tc.name, err, tc.wantErr)
+			}
+			next, err := s.Stamp(ctx)
+			if err != nil || next.Catalog != st.Catalog || (next.Credentials != st.Credentials) != tc.bumped {
+				t.Errorf("%s: stamp %+v → %+v (%v)", tc.name, st, next, err)
+			}
+			st = next
+		}
+		if h, err := s.CredentialHash(ctx, smarthome.KindAgent, "a1"); err != nil || h != "h4" {
+			t.Errorf("replaced hash %q %v", h, err)
+		}
 	})
 }

@@ -1,0 +1,7 @@
+package smarthome
+
+import "time"
+
+// SetClock replaces the Service's clock, so tests move time past the
+// recheck and TTL bounds without sleeping.
+func (s *Service) SetClock(now func() time.Duration) { s.now = now }
