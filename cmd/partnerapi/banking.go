@@ -80,7 +80,10 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	payments, paySidecars := m.payments.build(d.db, banking.IdentityAccounts{Store: store}, verifier) // banking_payments.go
+	payments, paySidecars, err := m.payments.build(d.db, banking.IdentityAccounts{Store: store}, verifier) // banking_payments.go
+	if err != nil {
+		return built{}, err
+	}
 	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: payments,
 		Auth:       identity,
 		Identity:   identity,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -21,6 +22,7 @@ type paymentFlags struct {
 	burst         int
 	maintenance   bool
 	budgetRules   bool
+	checksums     string
 	webhookURL    string
 	webhookSecret string
 	webhookEvery  time.Duration
@@ -31,7 +33,8 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.checkDays, "banking-invoice-checkerror-days", 10, "invoice drafts dated this many days ahead or more get CHECKERROR (negative: off)")
 	fs.Float64Var(&f.rate, "banking-payment-rate", 10, "payment operations per second per token and operation (0: unlimited)")
 	fs.IntVar(&f.burst, "banking-payment-burst", 20, "burst of payment operations per token and operation")
-	fs.BoolVar(&f.budgetRules, "banking-budget-rules", false, "apply the budget logical controls (treasury account routing, ЕНП requisites) → CHECKERROR")
+	fs.BoolVar(&f.budgetRules, "banking-budget-rules", true, "apply the §5.8 logical controls to budget payments (payee account 03…): field 101, treasury routing, UIN of 31/33, OKTMO, ЕНП")
+	fs.StringVar(&f.checksums, "banking-checksum-failures", string(banking.ChecksCheckError), "failed check digits and logical controls (INN, account key, UIN, budget rules): checkerror (stored, 201 CHECKERROR) or reject (400 VALIDATION_FAULT)")
 	fs.BoolVar(&f.maintenance, "banking-maintenance", false, "answer payment operations with 503 UNAVAILABLE_RESOURCE_EXCEPTION")
 	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "partner URL receiving final payment statuses (empty: statuses stay queued)")
 	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
@@ -40,7 +43,11 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 
 // build makes the payment service and, with a webhook URL, the outbox
 // dispatcher that runs beside the listener.
-func (f *paymentFlags) build(db *sqldb.DB, accounts banking.AccountLookup, verifier banking.SignatureVerifier) (*banking.PaymentService, []sidecar) {
+func (f *paymentFlags) build(db *sqldb.DB, accounts banking.AccountLookup, verifier banking.SignatureVerifier) (*banking.PaymentService, []sidecar, error) {
+	checksums, err := banking.ParseChecksumMode(f.checksums)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--banking-checksum-failures: %w", err)
+	}
 	store := bankingsql.NewPaymentStore(db)
 	maint := &banking.Maintenance{}
 	maint.Set(f.maintenance)
@@ -49,11 +56,12 @@ func (f *paymentFlags) build(db *sqldb.DB, accounts banking.AccountLookup, verif
 		days = -1 // 0 would mean the default inside PaymentConfig
 	}
 	svc := &banking.PaymentService{Store: store, Accounts: accounts, Verifier: verifier,
-		Config:      banking.PaymentConfig{SigningHost: f.signingHost, CheckErrorDaysAhead: days, BudgetRules: f.budgetRules},
+		Config: banking.PaymentConfig{SigningHost: f.signingHost, CheckErrorDaysAhead: days,
+			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums},
 		Limits:      &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst},
 		Maintenance: maint}
 	if f.webhookURL == "" {
-		return svc, nil
+		return svc, nil, nil
 	}
 	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{URL: f.webhookURL, Secret: []byte(f.webhookSecret)}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -73,5 +81,5 @@ func (f *paymentFlags) build(db *sqldb.DB, accounts banking.AccountLookup, verif
 			}
 			return nil
 		},
-	}}
+	}}, nil
 }

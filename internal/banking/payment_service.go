@@ -38,11 +38,16 @@ type PaymentConfig struct {
 	CheckErrorDaysAhead int
 	// SigningHost is prefixed to the signer's link (§4.1).
 	SigningHost string
-	// BudgetRules turns on the §5.8 logical controls (account routing by
-	// drawer status, ЕНП requisites, status 33) for payment orders. Off by
-	// default: the spec's sandbox accepts its four departmentalInfo shapes
-	// whatever the payee, and the spec wins over the [L] reading.
-	BudgetRules bool
+	// SkipBudgetRules turns off the §5.8 logical controls of budget
+	// payments (field 101, account routing by drawer status, UIN of statuses
+	// 31/33, OKTMO, ЕНП requisites). They are on by default: they apply only
+	// to payments into the budget system (IsBudgetPayment), so the spec's
+	// sandbox shapes on ordinary payees still pass.
+	SkipBudgetRules bool
+	// ChecksumFailures places failed check digits and logical controls
+	// (INN, account key, UIN, budget rules): "" or ChecksCheckError stores
+	// the document in CHECKERROR, ChecksReject answers 400 (§13).
+	ChecksumFailures ChecksumMode
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -90,7 +95,8 @@ func CrucialFieldsHash(d *Payment) string {
 // document, a PARTSIGNED one or run a fully signed one to its final status.
 func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*Payment, error) {
 	now := s.now()
-	if err := ValidatePayment(&d, today(now)); err != nil {
+	findings := InspectPayment(&d, today(now), !s.Config.SkipBudgetRules)
+	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
 		return nil, err
 	}
 	if err := s.ownAccount(ctx, p, d.PayerAccount, "payerAccount"); err != nil {
@@ -112,24 +118,14 @@ func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*P
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d, Roles: set.Roles, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
 	sp.Kopecks, _ = d.Amount.Kopecks()
 	history := []StatusChange{{Status: StatusCreated, At: now}}
-	if field, why := s.checkBudget(&d); field != "" {
-		history = []StatusChange{{Status: StatusCheckError, Comment: "Ошибка в поле " + field + ": " + why, At: now}}
+	if comment := findings.CheckError(); comment != "" {
+		history = []StatusChange{{Status: StatusCheckError, Comment: comment, At: now}}
 	} else if set.Complete() {
 		history = processing(now)
 	} else if set.Partial() {
 		history = append(history, StatusChange{Status: StatusPartSigned, At: now})
 	}
 	return s.store(ctx, sp, history)
-}
-
-// checkBudget runs the departmentalInfo format rules and, when switched on,
-// the logical controls relating it to the payee; either failure is
-// CHECKERROR (§4, §13).
-func (s *PaymentService) checkBudget(d *Payment) (field, why string) {
-	if field, why = CheckDepartmentalInfo(d.DepartmentalInfo, mustDate(d.Date)); field != "" || !s.Config.BudgetRules {
-		return field, why
-	}
-	return CheckBudgetRules(d)
 }
 
 func mustDate(s string) time.Time { t, _ := ParseDate(s); return t }
@@ -194,7 +190,8 @@ func (s *PaymentService) ownAccount(ctx context.Context, p Principal, account, f
 // departmentalInfo) with the signing link.
 func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKind, d Payment) (*Payment, error) {
 	now := s.now()
-	if err := ValidateInvoice(&d, k, today(now)); err != nil {
+	findings := InspectInvoice(&d, k, today(now))
+	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
 		return nil, err
 	}
 	if err := s.ownAccount(ctx, p, d.PayeeAccount, "payeeAccount"); err != nil {
@@ -212,8 +209,8 @@ func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKi
 	date := mustDate(d.Date)
 	if days > 0 && !date.Before(today(now).AddDate(0, 0, days)) {
 		history = []StatusChange{{Status: StatusCheckError, Comment: "Ошибка в поле date: дата документа не может быть позже текущей более чем на " + itoa(days-1) + " дней", At: now}}
-	} else if field, why := CheckDepartmentalInfo(d.DepartmentalInfo, date); field != "" {
-		history = []StatusChange{{Status: StatusCheckError, Comment: "Ошибка в поле " + field + ": " + why, At: now}}
+	} else if comment := findings.CheckError(); comment != "" {
+		history = []StatusChange{{Status: StatusCheckError, Comment: comment, At: now}}
 	}
 	return s.store(ctx, sp, history)
 }

@@ -1,6 +1,7 @@
 package banking
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,6 +26,67 @@ func (p *problems) err() error {
 	return &Error{Kind: KindValidation, Message: "Объект Payment не соответствует модели",
 		FieldNames: p.fields, Checks: p.checks}
 }
+
+// ChecksumMode says where checksum and logical-control failures land
+// (reference §13: CHECKERROR by default, switchable to 400).
+type ChecksumMode string
+
+const (
+	// ChecksCheckError stores the document and answers 201 with CHECKERROR
+	// and a bankComment naming each failed field and check.
+	ChecksCheckError ChecksumMode = "checkerror"
+	// ChecksReject answers 400 VALIDATION_FAULT with fieldNames and checks.
+	ChecksReject ChecksumMode = "reject"
+)
+
+// ParseChecksumMode reads a --banking-checksum-failures value; empty is
+// the default, ChecksCheckError.
+func ParseChecksumMode(s string) (ChecksumMode, error) {
+	switch m := ChecksumMode(s); m {
+	case "":
+		return ChecksCheckError, nil
+	case ChecksCheckError, ChecksReject:
+		return m, nil
+	}
+	return "", fmt.Errorf("checksum failures must be %s or %s, got %q", ChecksCheckError, ChecksReject, s)
+}
+
+// Findings is what validation found in a document, sorted by where each
+// failure lands (reference §13): format failures are always a 400; a
+// malformed departmentalInfo is always CHECKERROR (the spec's sandbox);
+// failed check digits and logical controls go where the ChecksumMode says.
+type Findings struct {
+	format problems
+	// deptField/deptWhy: the first malformed departmentalInfo member.
+	deptField, deptWhy string
+	checks             problems
+}
+
+// Err is the 400 the findings call for under mode, nil when the document
+// is to be stored.
+func (f *Findings) Err(mode ChecksumMode) error {
+	if mode != ChecksReject || len(f.format.fields) > 0 {
+		return f.format.err()
+	}
+	return f.checks.err()
+}
+
+// CheckError is the bankComment of a stored document that fails logical
+// control ("" when it passes): each failed field and check in turn.
+func (f *Findings) CheckError() string {
+	var parts []string
+	if f.deptField != "" {
+		parts = append(parts, "Ошибка в поле "+f.deptField+": "+f.deptWhy)
+	}
+	for i, field := range f.checks.fields {
+		parts = append(parts, "Ошибка в поле "+field+": "+f.checks.checks[i])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Checks lists the failed check digits and logical controls as parallel
+// field and check lists.
+func (f *Findings) Checks() (fields, checks []string) { return f.checks.fields, f.checks.checks }
 
 var (
 	reUUID       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -61,49 +123,57 @@ func lenBetween(p *problems, field, v string, lo, hi int) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // ValidatePayment runs the format and check-digit rules of reference §5 on
-// a payment order (PAY_DOC_RU). today is the bank's current date. The
-// departmentalInfo block is not checked here: its problems give CHECKERROR,
-// not a 400 (§4, §13) — see CheckDepartmentalInfo.
+// a payment order (PAY_DOC_RU) and answers every failure as a 400, the
+// strict reading. The service uses InspectPayment, which sorts failures by
+// where they land.
 func ValidatePayment(d *Payment, today time.Time) error {
-	var p problems
-	validateCommon(&p, d, today)
-	if required(&p, "operationCode", d.OperationCode) && !slices.Contains([]string{"01", "02", "06"}, d.OperationCode) {
+	return InspectPayment(d, today, false).Err(ChecksReject)
+}
+
+// InspectPayment runs the rules of reference §5 on a payment order
+// (PAY_DOC_RU). today is the bank's current date; budgetRules adds the §5.8
+// logical controls of budget payments.
+func InspectPayment(d *Payment, today time.Time, budgetRules bool) *Findings {
+	f := &Findings{}
+	p, c := &f.format, &f.checks
+	validateCommon(p, d, today)
+	if required(p, "operationCode", d.OperationCode) && !slices.Contains([]string{"01", "02", "06"}, d.OperationCode) {
 		p.add("operationCode", "допустимые значения: 01, 02, 06")
 	}
-	if required(&p, "priority", d.Priority) && !rePriority.MatchString(d.Priority) {
+	if required(p, "priority", d.Priority) && !rePriority.MatchString(d.Priority) {
 		p.add("priority", "очерёдность платежа от 1 до 5")
 	}
-	if required(&p, "purpose", d.Purpose) {
-		lenBetween(&p, "purpose", d.Purpose, 1, 210)
+	if required(p, "purpose", d.Purpose) {
+		lenBetween(p, "purpose", d.Purpose, 1, 210)
 	}
-	if required(&p, "payerName", d.PayerName) {
-		lenBetween(&p, "payerName", d.PayerName, 1, 254)
+	if required(p, "payerName", d.PayerName) {
+		lenBetween(p, "payerName", d.PayerName, 1, 254)
 	}
-	if required(&p, "payerInn", d.PayerINN) && !ValidINN(d.PayerINN) {
-		p.add("payerInn", "ИНН плательщика неверен (формат или контрольное число)")
+	if required(p, "payerInn", d.PayerINN) {
+		checkINN(f, "payerInn", "ИНН плательщика", d.PayerINN)
 	}
 	if d.PayerKPP != "" {
 		if !ValidKPP(d.PayerKPP) {
 			p.add("payerKpp", "КПП: 0 или 9 символов NNNNPPNNN")
 		} else if len(d.PayerINN) == 12 && d.PayerKPP != "0" {
-			p.add("payerKpp", "КПП не заполняется при 12-значном ИНН")
+			c.add("payerKpp", "КПП не заполняется при 12-значном ИНН")
 		}
 	}
-	if required(&p, "payerBankBic", d.PayerBankBIC) && !ValidBIC(d.PayerBankBIC) {
+	if required(p, "payerBankBic", d.PayerBankBIC) && !ValidBIC(d.PayerBankBIC) {
 		p.add("payerBankBic", "БИК: 9 цифр, начинается с 0")
 	}
-	if required(&p, "payerAccount", d.PayerAccount) && !ValidAccount(d.PayerAccount, d.PayerBankBIC) {
-		p.add("payerAccount", "счёт плательщика: 20 цифр и верный контрольный ключ относительно БИК")
+	if required(p, "payerAccount", d.PayerAccount) {
+		checkAccount(f, "payerAccount", "счёт плательщика", d.PayerAccount, d.PayerBankBIC, false)
 	}
-	if required(&p, "payerBankCorrAccount", d.PayerBankCorrAccount) && !ValidCorrAccount(d.PayerBankCorrAccount, d.PayerBankBIC) {
-		p.add("payerBankCorrAccount", "корсчёт: 20 цифр и верный контрольный ключ относительно БИК")
+	if required(p, "payerBankCorrAccount", d.PayerBankCorrAccount) {
+		checkAccount(f, "payerBankCorrAccount", "корсчёт", d.PayerBankCorrAccount, d.PayerBankBIC, true)
 	}
-	validatePayee(&p, d, true)
+	validatePayee(f, d, true)
 	if d.IncomeTypeCode != "" {
 		if !slices.Contains([]string{"1", "2", "3", "4", "5"}, d.IncomeTypeCode) {
 			p.add("incomeTypeCode", "код вида дохода: 1..5")
 		} else if !PayeeIsIndividual(d.PayeeAccount) {
-			p.add("incomeTypeCode", "код вида дохода указывается только для платежей физическим лицам")
+			c.add("incomeTypeCode", "код вида дохода указывается только для платежей физическим лицам")
 		}
 	}
 	if d.VOCode != "" && !reVOCode.MatchString(d.VOCode) {
@@ -112,7 +182,55 @@ func ValidatePayment(d *Payment, today time.Time) error {
 	if len(d.DigestSignatures) > 2 {
 		p.add("digestSignatures", "не более двух подписей")
 	}
-	return p.err()
+	inspectDepartmental(f, d, budgetRules)
+	return f
+}
+
+// inspectDepartmental sorts the departmentalInfo findings: a malformed
+// member is the spec's CHECKERROR, the UIN check digit and the budget rules
+// are checks.
+func inspectDepartmental(f *Findings, d *Payment, budgetRules bool) {
+	date, _ := ParseDate(d.Date)
+	f.deptField, f.deptWhy = CheckDepartmentalInfo(d.DepartmentalInfo, date)
+	if di := d.DepartmentalInfo; f.deptField == "" && di != nil && !ValidUIN(di.UIP) && di.UIP != "" {
+		f.checks.add("departmentalInfo.uip", "УИН: неверный контрольный разряд")
+	}
+	if budgetRules && f.deptField == "" {
+		if field, why := CheckBudgetRules(d); field != "" {
+			f.checks.add(field, why)
+		}
+	}
+}
+
+// checkINN sorts an INN failure: a wrong shape is a format error, a wrong
+// check digit a failed check (§5.1).
+func checkINN(f *Findings, field, what, v string) {
+	switch {
+	case !innFormatOK(v):
+		f.format.add(field, what+": 0, 5, 10 или 12 цифр, не начинается с 00")
+	case !ValidINN(v):
+		f.checks.add(field, what+": неверное контрольное число")
+	}
+}
+
+// checkAccount sorts an account failure: not 20 digits is a format error, a
+// wrong control key against the BIC a failed check (§5.4). Without a valid
+// BIC the key cannot be computed; the BIC's own error covers it.
+func checkAccount(f *Findings, field, what, account, bic string, corr bool) {
+	if len(account) != 20 || !allDigits(account) {
+		f.format.add(field, what+": 20 цифр")
+		return
+	}
+	if !ValidBIC(bic) {
+		return
+	}
+	ok := ValidAccount(account, bic)
+	if corr {
+		ok = ValidCorrAccount(account, bic)
+	}
+	if !ok {
+		f.checks.add(field, what+": неверный контрольный ключ относительно БИК "+bic)
+	}
 }
 
 // validateCommon checks the fields every document kind shares.
@@ -174,9 +292,10 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 	}
 }
 
-// validatePayee checks the payee block; payerSide says the payee's name and
-// bank are required (payment orders and -any/-budget drafts).
-func validatePayee(p *problems, d *Payment, requireBank bool) {
+// validatePayee checks the payee block; requireBank says the payee's name
+// and bank are required (payment orders and -any/-budget drafts).
+func validatePayee(f *Findings, d *Payment, requireBank bool) {
+	p := &f.format
 	if requireBank {
 		if required(p, "payeeName", d.PayeeName) {
 			lenBetween(p, "payeeName", d.PayeeName, 1, 254)
@@ -185,25 +304,33 @@ func validatePayee(p *problems, d *Payment, requireBank bool) {
 			p.add("payeeBankBic", "БИК: 9 цифр, начинается с 0")
 		}
 	}
-	if d.PayeeINN != "" && !ValidINN(d.PayeeINN) {
-		p.add("payeeInn", "ИНН получателя неверен (формат или контрольное число)")
+	if d.PayeeINN != "" {
+		checkINN(f, "payeeInn", "ИНН получателя", d.PayeeINN)
 	}
 	if d.PayeeKPP != "" && !ValidKPP(d.PayeeKPP) {
 		p.add("payeeKpp", "КПП: 0 или 9 символов NNNNPPNNN")
 	}
-	if d.PayeeAccount != "" && d.PayeeBankBIC != "" && !ValidAccount(d.PayeeAccount, d.PayeeBankBIC) {
-		p.add("payeeAccount", "счёт получателя: 20 цифр и верный контрольный ключ относительно БИК")
+	if d.PayeeAccount != "" {
+		checkAccount(f, "payeeAccount", "счёт получателя", d.PayeeAccount, d.PayeeBankBIC, false)
 	}
-	if d.PayeeBankCorrAccount != "" && !ValidCorrAccount(d.PayeeBankCorrAccount, d.PayeeBankBIC) {
-		p.add("payeeBankCorrAccount", "корсчёт получателя: 20 цифр и верный контрольный ключ относительно БИК")
+	if d.PayeeBankCorrAccount != "" {
+		checkAccount(f, "payeeBankCorrAccount", "корсчёт получателя", d.PayeeBankCorrAccount, d.PayeeBankBIC, true)
 	}
 }
 
-// ValidateInvoice checks an invoice draft (reference §4.1) of kind k.
+// ValidateInvoice checks an invoice draft (reference §4.1) of kind k and
+// answers every failure as a 400; the service uses InspectInvoice.
 func ValidateInvoice(d *Payment, k DocKind, today time.Time) error {
-	var p problems
-	validateCommon(&p, d, today)
-	if required(&p, "payeeAccount", d.PayeeAccount) && (len(d.PayeeAccount) != 20 || !allDigits(d.PayeeAccount)) {
+	return InspectInvoice(d, k, today).Err(ChecksReject)
+}
+
+// InspectInvoice runs the rules of an invoice draft (reference §4.1) of
+// kind k.
+func InspectInvoice(d *Payment, k DocKind, today time.Time) *Findings {
+	f := &Findings{}
+	p := &f.format
+	validateCommon(p, d, today)
+	if required(p, "payeeAccount", d.PayeeAccount) && (len(d.PayeeAccount) != 20 || !allDigits(d.PayeeAccount)) {
 		p.add("payeeAccount", "счёт получателя: 20 цифр")
 	}
 	if d.OperationCode != "" && d.OperationCode != "01" {
@@ -213,11 +340,11 @@ func ValidateInvoice(d *Payment, k DocKind, today time.Time) error {
 		p.add("priority", "очерёдность: 4 или 5")
 	}
 	if d.Purpose != "" {
-		lenBetween(&p, "purpose", d.Purpose, 1, 240)
+		lenBetween(p, "purpose", d.Purpose, 1, 240)
 	}
 	if k == KindInvoiceAny || k == KindInvoiceBudget {
-		required(&p, "payeeInn", d.PayeeINN)
-		validatePayee(&p, d, true)
+		required(p, "payeeInn", d.PayeeINN) // its content is checked by validatePayee
+		validatePayee(f, d, true)
 	}
 	if k == KindInvoiceAny && d.IsPaidByCredit == nil {
 		p.add("isPaidByCredit", "обязательное поле не заполнено")
@@ -225,5 +352,6 @@ func ValidateInvoice(d *Payment, k DocKind, today time.Time) error {
 	if k == KindInvoiceBudget && d.DepartmentalInfo == nil {
 		p.add("departmentalInfo", "обязательное поле не заполнено")
 	}
-	return p.err()
+	inspectDepartmental(f, d, false)
+	return f
 }

@@ -39,6 +39,9 @@ func DrawerStatuses(date time.Time) []string {
 // sandbox's four accepted shapes (all members; all but paymentKind110; only
 // paymentKind110; null) pass; a null member is not checked. A malformed block
 // gives the document CHECKERROR with this in bankComment (reference §4).
+// Only the members' shapes are checked here: the UIN check digit and the
+// rules relating the block to the payee are checks (InspectPayment,
+// CheckBudgetRules) whose failures the ChecksumMode places.
 func CheckDepartmentalInfo(di *DepartmentalInfo, date time.Time) (field, why string) {
 	if di == nil {
 		return "", ""
@@ -68,15 +71,8 @@ func CheckDepartmentalInfo(di *DepartmentalInfo, date time.Time) (field, why str
 	if di.PaymentKind110 != "" && !rePayKind110.MatchString(di.PaymentKind110) {
 		return pre + "paymentKind110", "тип платежа: не более 2 цифр"
 	}
-	if di.UIP != "" && !ValidUIN(di.UIP) {
-		return pre + "uip", "УИН: 0 или 20/25 цифр с верным контрольным разрядом"
-	}
-	switch di.DrawerStatus101 {
-	case "31", "33":
-		// UIN mandatory for statuses 31 and 33 (§5.8).
-		if di.UIP == "" || di.UIP == "0" {
-			return pre + "uip", "для статуса составителя " + di.DrawerStatus101 + " УИН обязателен"
-		}
+	if di.UIP != "" && !uinFormatOK(di.UIP) {
+		return pre + "uip", "УИН: 0 или 4, 20 или 25 цифр, не все нули"
 	}
 	return "", ""
 }
@@ -86,22 +82,46 @@ const ENPKBK = "18201061201010000510"
 
 var treasuryStatuses = []string{"01", "02", "04", "06", "07", "13", "16", "17", "28", "30"}
 
+// oktmoOptionalAccounts are the payee accounts of budget payments that may
+// leave OKTMO as `0` (§5.8); every other budget payee needs it.
+var oktmoOptionalAccounts = []string{"03212", "03222", "03232", "03242", "03252", "03262", "03272", "03214", "03224",
+	"03234", "03244", "40503", "40603", "40703"}
+
+// IsBudgetPayment reports whether a document pays into the budget system:
+// its payee account is a treasury account (`03…`, since 2021) or its payee
+// bank account is the treasury's single account (ЕКС, `40102…`). The §5.8
+// rules apply to these only: the spec's sandbox accepts a filled
+// departmentalInfo on a payment to an ordinary bank account (reference §4),
+// so the block alone does not make a payment a budget payment.
+func IsBudgetPayment(d *Payment) bool {
+	return strings.HasPrefix(d.PayeeAccount, "03") || strings.HasPrefix(d.PayeeBankCorrAccount, "40102")
+}
+
 // CheckBudgetRules applies the logical controls of §5.8 that relate the
-// budget fields to the rest of the document: account routing by drawer
-// status, the ЕНП requisites, status 33. Like CheckDepartmentalInfo it names
-// the first offending field for a CHECKERROR bankComment.
+// budget fields to the rest of a budget payment (IsBudgetPayment): field 101
+// present, account routing by drawer status, the UIN of statuses 31 and 33,
+// OKTMO, the ЕНП requisites. Like CheckDepartmentalInfo it names the first
+// offending field for a CHECKERROR bankComment; other payments pass.
 func CheckBudgetRules(d *Payment) (field, why string) {
-	di := d.DepartmentalInfo
-	if di == nil || di.DrawerStatus101 == "" {
+	if !IsBudgetPayment(d) {
 		return "", ""
 	}
 	const pre = "departmentalInfo."
+	di := d.DepartmentalInfo
+	if di == nil || di.DrawerStatus101 == "" {
+		if strings.HasPrefix(d.PayeeAccount, "03100") {
+			return pre + "drawerStatus101", "для платежа в бюджет на счёт 03100 статус составителя обязателен"
+		}
+		return "", ""
+	}
 	st := di.DrawerStatus101
 	switch {
-	case slices.Contains(treasuryStatuses, st) && d.PayeeAccount != "" && !strings.HasPrefix(d.PayeeAccount, "03100"):
+	case slices.Contains(treasuryStatuses, st) && !strings.HasPrefix(d.PayeeAccount, "03100"):
 		return "payeeAccount", "при статусе составителя " + st + " счёт получателя начинается с 03100"
-	case st == "31" && d.PayeeAccount != "" && !strings.HasPrefix(d.PayeeAccount, "03212"):
+	case st == "31" && !strings.HasPrefix(d.PayeeAccount, "03212"):
 		return "payeeAccount", "при статусе составителя 31 счёт получателя начинается с 03212"
+	case (st == "31" || st == "33") && (di.UIP == "" || di.UIP == "0"):
+		return pre + "uip", "для статуса составителя " + st + " УИН обязателен"
 	case st == "33" && !(len(di.UIP) == 20 || len(di.UIP) == 25):
 		return pre + "uip", "при статусе составителя 33 нужен УИН из 20 или 25 цифр"
 	case st == "33" && di.DocNumber108 != "":
@@ -114,6 +134,10 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 				return pre + f.name, "для единого налогового платежа значение 0"
 			}
 		}
+		return "", ""
+	}
+	if (di.OKTMO == "" || di.OKTMO == "0") && !slices.ContainsFunc(oktmoOptionalAccounts, func(p string) bool { return strings.HasPrefix(d.PayeeAccount, p) }) {
+		return pre + "oktmo", "для платежа в бюджет на счёт " + d.PayeeAccount[:min(5, len(d.PayeeAccount))] + " ОКТМО обязателен"
 	}
 	return "", ""
 }

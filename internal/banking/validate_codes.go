@@ -30,6 +30,16 @@ func weighted(s string, weights []int) int {
 	return sum
 }
 
+// innFormatOK checks the shape of an INN without its check digits: `0`, or
+// 5, 10 or 12 digits not starting with `00` (§5.1).
+func innFormatOK(s string) bool {
+	if s == "0" {
+		return true
+	}
+	n := len(s)
+	return allDigits(s) && !strings.HasPrefix(s, "00") && (n == 5 || n == 10 || n == 12)
+}
+
 // ValidINN checks an INN (§5.1): `0` (absent), a 5-digit КИО, or a 10/12-digit
 // INN whose check digits match. A leading `00` is never issued.
 func ValidINN(s string) bool {
@@ -115,6 +125,16 @@ func ValidCorrAccount(account, bic string) bool {
 		return false
 	}
 	return accountKeyOK("0"+bic[4:6], account)
+}
+
+// uinFormatOK checks the shape of a UIN without its check digit: `0`, or
+// 4, 20 or 25 digits not all zeros (§5.5).
+func uinFormatOK(s string) bool {
+	if s == "0" {
+		return true
+	}
+	n := len(s)
+	return allDigits(s) && !allZero(s) && (n == 4 || n == 20 || n == 25)
 }
 
 // ValidUIN checks a UIN/UIP (§5.5): `0` (none), or 20/25 digits whose last

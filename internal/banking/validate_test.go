@@ -3,6 +3,7 @@ package banking
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -199,9 +200,12 @@ func TestCheckDepartmentalInfo(t *testing.T) {
 		{"bad period", &DepartmentalInfo{TaxPeriod107: "МС.13.2026"}, "departmentalInfo.taxPeriod107"},
 		{"quarter ok", &DepartmentalInfo{TaxPeriod107: "КВ.01.2026"}, ""},
 		{"bad reason", &DepartmentalInfo{ReasonCode106: "XX"}, "departmentalInfo.reasonCode106"},
-		{"bad uip", &DepartmentalInfo{UIP: "18210102010011000110"}, "departmentalInfo.uip"},
-		{"31 needs uip", &DepartmentalInfo{DrawerStatus101: "31", UIP: "0"}, "departmentalInfo.uip"},
-		{"31 with uip", &DepartmentalInfo{DrawerStatus101: "31", UIP: "18210102010011000116"}, ""},
+		{"uip of a wrong length", &DepartmentalInfo{UIP: "123456"}, "departmentalInfo.uip"},
+		{"uip all zeros", &DepartmentalInfo{UIP: "00000000000000000000"}, "departmentalInfo.uip"},
+		// The check digit and the UIN duty of statuses 31/33 are checks,
+		// not the member's shape (InspectPayment, CheckBudgetRules).
+		{"uip with a wrong check digit", &DepartmentalInfo{UIP: "18210102010011000110"}, ""},
+		{"31 without uip", &DepartmentalInfo{DrawerStatus101: "31", UIP: "0"}, ""},
 		{"bad doc date", &DepartmentalInfo{DocDate109: "2026-01-01"}, "departmentalInfo.docDate109"},
 	} {
 		field, why := CheckDepartmentalInfo(tc.di, date)
@@ -229,8 +233,28 @@ func TestCheckBudgetRules(t *testing.T) {
 		field  string
 	}{
 		{"enp ok", func(*Payment) {}, ""},
+		{"customs ok", func(p *Payment) {
+			p.PayeeAccount = "03100643000000019502"
+			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK, p.DepartmentalInfo.OKTMO = "06", "15311009000010000180", "45328000"
+		}, ""},
 		{"no budget block", func(p *Payment) { p.DepartmentalInfo = nil; p.PayeeAccount = "40602810700000000025" }, ""},
-		{"status 01 to a bank account", func(p *Payment) { p.PayeeAccount = "40602810700000000025" }, "payeeAccount"},
+		// An ordinary payee is not a budget payment: the spec's sandbox
+		// accepts its departmentalInfo shapes there (reference §4).
+		{"status 01 to a bank account", func(p *Payment) { p.PayeeAccount = "40602810700000000025" }, ""},
+		{"status 01 to 03212", func(p *Payment) { p.PayeeAccount = "03212643000000018500" }, "payeeAccount"},
+		{"03100 without a budget block", func(p *Payment) { p.DepartmentalInfo = nil }, "departmentalInfo.drawerStatus101"},
+		{"ЕКС payee bank makes it budget", func(p *Payment) {
+			p.PayeeAccount, p.PayeeBankCorrAccount = "40602810700000000025", "40102810445370000059"
+		}, "payeeAccount"},
+		{"status 31 without uin", func(p *Payment) {
+			p.PayeeAccount = "03212643000000018500"
+			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK = "31", "15311601201010001140"
+		}, "departmentalInfo.uip"},
+		{"non-ЕНП tax without oktmo", func(p *Payment) { p.DepartmentalInfo.KBK = "18210102010011000110" }, "departmentalInfo.oktmo"},
+		{"non-ЕНП to 03234 may omit oktmo", func(p *Payment) {
+			p.PayeeAccount = "03234643000000018500"
+			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK = "08", "18210102010011000110"
+		}, ""},
 		{"status 31 to 03100", func(p *Payment) {
 			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK, p.DepartmentalInfo.UIP = "31", "15311601201010001140", "18210102010011000116"
 		}, "payeeAccount"},
@@ -242,5 +266,86 @@ func TestCheckBudgetRules(t *testing.T) {
 		if f, why := CheckBudgetRules(&p); f != tc.field {
 			t.Errorf("%s: got %q (%s), want %q", tc.name, f, why, tc.field)
 		}
+	}
+}
+
+// InspectPayment sorts each failure by where it lands (reference §13): the
+// shape of a field is a format error (always 400), a check digit or a
+// logical control a check (CHECKERROR or 400 by mode), a malformed
+// departmentalInfo member the spec's CHECKERROR.
+func TestInspectPaymentSortsFindings(t *testing.T) {
+	today := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	treasury := func(p *Payment) {
+		p.PayeeAccount, p.PayeeBankBIC, p.PayeeBankCorrAccount = "03100643000000018500", "017003983", "40102810445370000059"
+		p.PayeeINN, p.PayeeKPP = "7727406020", "770701001"
+	}
+	for _, tc := range []struct {
+		name           string
+		mutate         func(*Payment)
+		format, checks string // the one field expected in each list ("" none)
+		dept           string
+	}{
+		{"ok", func(*Payment) {}, "", "", ""},
+		{"payer inn check digit", func(p *Payment) { p.PayerINN = "7707083894" }, "", "payerInn", ""},
+		{"payee inn check digit (12)", func(p *Payment) { p.PayeeINN = "500100732258" }, "", "payeeInn", ""},
+		{"inn shape", func(p *Payment) { p.PayerINN = "770708389" }, "payerInn", "", ""},
+		{"inn leading 00", func(p *Payment) { p.PayeeINN = "0012345678" }, "payeeInn", "", ""},
+		{"payer account key", func(p *Payment) { p.PayerAccount = "40702810538833411734" }, "", "payerAccount", ""},
+		{"payee account key", func(p *Payment) { p.PayeeAccount = "40602810800000000025" }, "", "payeeAccount", ""},
+		{"corr account key", func(p *Payment) { p.PayerBankCorrAccount = "30101810400000000226" }, "", "payerBankCorrAccount", ""},
+		{"payee corr account key", func(p *Payment) { p.PayeeBankCorrAccount = "30101810800000000747" }, "", "payeeBankCorrAccount", ""},
+		{"account shape", func(p *Payment) { p.PayeeAccount = "4060281080000000002" }, "payeeAccount", "", ""},
+		{"kpp with 12-digit inn", func(p *Payment) { p.PayerINN = "500100732259" }, "", "payerKpp", ""},
+		{"income type to a company", func(p *Payment) { p.IncomeTypeCode = "1" }, "", "incomeTypeCode", ""},
+		{"uin check digit", func(p *Payment) { p.DepartmentalInfo = &DepartmentalInfo{UIP: "18210102010011000110"} }, "", "departmentalInfo.uip", ""},
+		{"uin shape", func(p *Payment) { p.DepartmentalInfo = &DepartmentalInfo{UIP: "123"} }, "", "", "departmentalInfo.uip"},
+		{"kbk shape", func(p *Payment) { p.DepartmentalInfo = &DepartmentalInfo{KBK: "123"} }, "", "", "departmentalInfo.kbk"},
+		{"budget routing", func(p *Payment) {
+			treasury(p)
+			p.PayeeAccount = "03212643000000018500"
+			p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0"}
+		}, "", "payeeAccount", ""},
+		{"budget ЕНП ok", func(p *Payment) {
+			treasury(p)
+			p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0", ReasonCode106: "0", TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
+		}, "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := validPayment()
+			tc.mutate(&p)
+			f := InspectPayment(&p, today, true)
+			if got := f.format.fields; (tc.format == "") != (len(got) == 0) || (tc.format != "" && !slices.Contains(got, tc.format)) {
+				t.Fatalf("format %v, want %q", got, tc.format)
+			}
+			fields, checks := f.Checks()
+			if (tc.checks == "") != (len(fields) == 0) || (tc.checks != "" && !slices.Contains(fields, tc.checks)) || len(fields) != len(checks) {
+				t.Fatalf("checks %v %v, want %q", fields, checks, tc.checks)
+			}
+			if f.deptField != tc.dept {
+				t.Fatalf("departmentalInfo %q, want %q", f.deptField, tc.dept)
+			}
+			// Default mode: only format failures are a 400; checks and the
+			// block's shape become the CHECKERROR comment naming the field.
+			if err := f.Err(ChecksCheckError); (err != nil) != (tc.format != "") {
+				t.Fatalf("checkerror mode err %v", err)
+			}
+			if name := tc.checks + tc.dept; name != "" && !strings.Contains(f.CheckError(), "Ошибка в поле "+name+": ") {
+				t.Fatalf("comment %q does not name %s", f.CheckError(), name)
+			}
+			// Reject mode: a failed check is a 400 naming the field.
+			err := f.Err(ChecksReject)
+			var e *Error
+			if (err != nil) != (tc.format != "" || tc.checks != "") || (err != nil && (!errors.As(err, &e) || e.Kind != KindValidation)) {
+				t.Fatalf("reject mode err %v", err)
+			}
+		})
+	}
+	// Budget rules off: the routing failure is not looked for.
+	p := validPayment()
+	treasury(&p)
+	p.PayeeAccount = "03212643000000018500"
+	p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0"}
+	if f := InspectPayment(&p, today, false); f.CheckError() != "" {
+		t.Fatalf("rules off: %q", f.CheckError())
 	}
 }

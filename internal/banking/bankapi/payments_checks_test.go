@@ -1,0 +1,161 @@
+package bankapi
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"partnerapi/internal/banking"
+)
+
+// treasuryPayee makes payDoc a budget payment of the single tax payment
+// (ЕНП requisites, reference §5.8) with departmentalInfo di.
+func treasuryPayee(di map[string]any) map[string]any {
+	return map[string]any{"departmentalInfo": di,
+		"payeeName": "Казначейство России (ФНС России)", "payeeInn": "7727406020", "payeeKpp": "770701001",
+		"payeeAccount": "03100643000000018500", "payeeBankBic": "017003983", "payeeBankCorrAccount": "40102810445370000059"}
+}
+
+func enpBlock(over map[string]any) map[string]any {
+	di := map[string]any{"drawerStatus101": "01", "kbk": banking.ENPKBK, "oktmo": "0", "reasonCode106": "0",
+		"taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "uip": "0"}
+	for k, v := range over {
+		di[k] = v
+	}
+	return di
+}
+
+func merge(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// checksumCases are the check-digit and logical-control failures of
+// reference §5 with the field each must name.
+var checksumCases = []struct {
+	name  string
+	over  map[string]any
+	field string
+}{
+	{"payer inn check digit", map[string]any{"payerInn": "7707083894"}, "payerInn"},
+	{"payee inn check digit", map[string]any{"payeeInn": "7830002294"}, "payeeInn"},
+	{"payee inn (12) check digit", map[string]any{"payeeInn": "500100732258", "payeeKpp": "0"}, "payeeInn"},
+	// The payer account is the organisation's real one (an account with a
+	// wrong key is not at the bank: WORKFLOW_FAULT); the BIC sent with it
+	// is not its bank's, so the key fails against it.
+	{"payer account key", map[string]any{"payerBankBic": "044525226"}, "payerAccount"},
+	{"payee account key", map[string]any{"payeeAccount": "40602810800000000025"}, "payeeAccount"},
+	{"payer corr account key", map[string]any{"payerBankCorrAccount": "30101810400000000226"}, "payerBankCorrAccount"},
+	{"payee corr account key", map[string]any{"payeeBankCorrAccount": "30101810800000000747"}, "payeeBankCorrAccount"},
+	{"kpp with a 12-digit inn", map[string]any{"payerInn": "500100732259"}, "payerKpp"},
+	{"income type to a company", map[string]any{"incomeTypeCode": "1"}, "incomeTypeCode"},
+	{"uin check digit", map[string]any{"departmentalInfo": map[string]any{"uip": "18210102010011000110"}}, "departmentalInfo.uip"},
+	{"budget: status 01 to 03212", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03212643000000018500"}), "payeeAccount"},
+	{"budget: 03100 without field 101", treasuryPayee(nil), "departmentalInfo.drawerStatus101"},
+	{"budget: ЕНП with oktmo", treasuryPayee(enpBlock(map[string]any{"oktmo": "45328000"})), "departmentalInfo.oktmo"},
+	{"budget: tax without oktmo", treasuryPayee(enpBlock(map[string]any{"kbk": "18210102010011000110"})), "departmentalInfo.oktmo"},
+	{"budget: status 31 without uin", merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "31", "kbk": "15311601201010001140"})),
+		map[string]any{"payeeAccount": "03212643000000018500"}), "departmentalInfo.uip"},
+}
+
+// By default a failed check digit or logical control stores the document:
+// 201, CHECKERROR, a bankComment naming the field (reference §13).
+func TestPaymentsChecksumFailuresCheckError(t *testing.T) {
+	e := newPayEnv(t)
+	for i, tc := range checksumCases {
+		t.Run(tc.name, func(t *testing.T) {
+			id := newUUID(500 + i)
+			// Signed with the sole certificate: a failed check still stops
+			// processing at CHECKERROR.
+			st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(id, merge(tc.over, map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})))
+			if st != 201 || m["bankStatus"] != "CHECKERROR" {
+				t.Fatalf("%d %s", st, raw)
+			}
+			if c, _ := m["bankComment"].(string); !strings.Contains(c, "Ошибка в поле "+tc.field+": ") {
+				t.Fatalf("bankComment %q does not name %s", c, tc.field)
+			}
+			if st, s, _ := e.do("GET", paymentsBase+"/"+id+"/state", "pay", ""); st != 200 || s["bankStatus"] != "CHECKERROR" || s["bankComment"] != m["bankComment"] {
+				t.Fatalf("state %d %v", st, s)
+			}
+		})
+	}
+}
+
+// Switched to reject, the same failures are 400 VALIDATION_FAULT naming the
+// field, and nothing is stored.
+func TestPaymentsChecksumFailuresReject(t *testing.T) {
+	e := newPayEnv(t)
+	e.svc.Config.ChecksumFailures = banking.ChecksReject
+	for i, tc := range checksumCases {
+		t.Run(tc.name, func(t *testing.T) {
+			id := newUUID(600 + i)
+			st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(id, tc.over))
+			if st != 400 || m["cause"] != "VALIDATION_FAULT" {
+				t.Fatalf("%d %s", st, raw)
+			}
+			names, _ := m["fieldNames"].([]any)
+			checks, _ := m["checks"].([]any)
+			if !slices.Contains(names, any(tc.field)) || len(checks) != len(names) {
+				t.Fatalf("fieldNames %v checks %v, want %s", names, checks, tc.field)
+			}
+			if st, m, _ := e.do("GET", paymentsBase+"/"+id, "pay", ""); st != 404 || m["cause"] != "DATA_NOT_FOUND_EXCEPTION" {
+				t.Fatalf("rejected document stored: %d %v", st, m)
+			}
+		})
+	}
+	// A malformed departmentalInfo member stays CHECKERROR in either mode:
+	// that is the spec's own sandbox row (reference §4, §7).
+	st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(699), map[string]any{"departmentalInfo": map[string]any{"kbk": "123"}}))
+	if st != 201 || m["bankStatus"] != "CHECKERROR" || !strings.Contains(m["bankComment"].(string), "departmentalInfo.kbk") {
+		t.Fatalf("malformed block in reject mode: %d %s", st, raw)
+	}
+}
+
+// The budget rules are on by default and apply only to budget payments:
+// the spec's accepted departmentalInfo shapes on an ordinary payee and a
+// well-formed ЕНП pass; switched off, a misrouted budget payment passes.
+func TestPaymentsBudgetRules(t *testing.T) {
+	e := newPayEnv(t)
+	for i, over := range []map[string]any{
+		{"departmentalInfo": enpBlock(map[string]any{"oktmo": "45328000"})}, // ordinary payee: not a budget payment
+		treasuryPayee(enpBlock(nil)),
+		merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "06", "kbk": "15311009000010000180", "oktmo": "45328000"})),
+			map[string]any{"payeeAccount": "03100643000000019502", "payeeKpp": "773001001"}), // customs
+	} {
+		if st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(700+i), over)); st != 201 || m["bankStatus"] != "CREATED" {
+			t.Fatalf("case %d: %d %s", i, st, raw)
+		}
+	}
+	e.svc.Config.SkipBudgetRules = true
+	misrouted := merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03212643000000018500"})
+	if st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(710), misrouted)); st != 201 || m["bankStatus"] != "CREATED" {
+		t.Fatalf("rules off: %d %s", st, raw)
+	}
+}
+
+// Invoice drafts place failed checks the same way.
+func TestInvoiceChecksumFailures(t *testing.T) {
+	e := newPayEnv(t)
+	body := func(id string) string {
+		b, _ := json.Marshal(map[string]any{"externalId": id, "amount": json.Number("99.9"), "date": "2026-11-22", "purpose": "Счёт 7",
+			"payeeAccount": banking.SandboxAccount, "isPaidByCredit": false, "payeeBankBic": "044525225",
+			"payeeInn": "7707083894", "payeeName": "ООО Ромашка"})
+		return string(b)
+	}
+	st, m, raw := e.do("POST", paymentsBase+"/from-invoice-any", "inv", body(newUUID(720)))
+	if st != 201 || m["bankStatus"] != "CHECKERROR" || !strings.Contains(m["bankComment"].(string), "payeeInn") {
+		t.Fatalf("checkerror: %d %s", st, raw)
+	}
+	e.svc.Config.ChecksumFailures = banking.ChecksReject
+	st, m, raw = e.do("POST", paymentsBase+"/from-invoice-any", "inv", body(newUUID(721)))
+	if st != 400 || m["cause"] != "VALIDATION_FAULT" || !slices.Contains(m["fieldNames"].([]any), any("payeeInn")) {
+		t.Fatalf("reject: %d %s", st, raw)
+	}
+}
