@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -68,11 +69,11 @@ type Result struct {
 // Errors a caller may want to tell apart; every returned error wraps at most
 // one of them and says in full what happened.
 var (
-	ErrExists    = errors.New("modelstore: model exists")
-	ErrChecksum  = errors.New("modelstore: sha256 mismatch")
-	ErrNotGGUF   = errors.New("modelstore: not a GGUF model")
-	ErrHTTP      = errors.New("modelstore: download refused")
-	ErrCancelled = errors.New("modelstore: download interrupted")
+	ErrExists    = errors.New("model exists")
+	ErrChecksum  = errors.New("sha256 mismatch")
+	ErrNotGGUF   = errors.New("not a GGUF model")
+	ErrHTTP      = errors.New("download refused")
+	ErrCancelled = errors.New("download interrupted")
 )
 
 // partMeta is NAME.gguf.part.json: what a later pull needs to resume safely.
@@ -175,7 +176,7 @@ func (s *Store) install(name string, d *download, want string) (Result, error) {
 			hint = " (it looks like an HTML or XML page: check the URL)"
 		}
 		d.discard()
-		return Result{}, fmt.Errorf("%w: %s is not a valid GGUF file%s: %v; the download was deleted", ErrNotGGUF, d.src.URL, hint, err)
+		return Result{}, fmt.Errorf("%w: %s%s: %v; the download was deleted", ErrNotGGUF, d.src.URL, hint, err)
 	}
 	res.Info = info
 	// The old sidecar goes first: a crash between the steps then leaves a
@@ -446,6 +447,9 @@ func (d *download) attempt(ctx context.Context) (done bool, err error) {
 		return false, statusError(resp, d.src)
 	}
 	d.recordValidators(resp)
+	if err := d.checkSpace(); err != nil {
+		return false, permanentError{err}
+	}
 	if err := d.store.writeMeta(d.name, d.meta); err != nil {
 		return false, permanentError{err}
 	}
@@ -482,6 +486,23 @@ func (d *download) recordValidators(resp *http.Response) {
 	case resp.StatusCode == http.StatusOK:
 		d.meta.ServerSHA256, d.meta.SHA256From = "", ""
 	}
+}
+
+// checkSpace fails at once when the file system cannot hold the rest of
+// the file, instead of after downloading most of it.
+func (d *download) checkSpace() error {
+	if d.meta.Size <= d.off {
+		return nil
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(d.part, &st); err != nil {
+		return nil // unknown: let the writes tell
+	}
+	free := uint64(st.Bavail) * uint64(st.Bsize)
+	if need := uint64(d.meta.Size - d.off); need > free {
+		return fmt.Errorf("%s needs %d more bytes but %s has %d free", d.src.URL, need, d.store.Dir, free)
+	}
+	return nil
 }
 
 var errStalled = errors.New("no data received for too long")

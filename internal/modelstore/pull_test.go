@@ -89,7 +89,12 @@ func (s *fileServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if status != 0 {
+	switch {
+	case status == -1: // claims an exabyte
+		w.Header().Set("Content-Length", "1000000000000000000")
+		w.WriteHeader(http.StatusOK)
+		return
+	case status != 0:
 		http.Error(w, http.StatusText(status), status)
 		return
 	}
@@ -383,6 +388,7 @@ func TestPullRefusals(t *testing.T) {
 		{name: "401", fs: &fileServer{status: []int{401}}, wantErr: ErrHTTP, wantMsg: "set HF_TOKEN", requests: 1},
 		{name: "403", fs: &fileServer{status: []int{403}}, wantErr: ErrHTTP, wantMsg: "private or gated", requests: 1},
 		{name: "not a GGUF", fs: &fileServer{content: html, etag: `"v1"`}, wantErr: ErrNotGGUF, wantMsg: "looks like an HTML", requests: 1},
+		{name: "no space", fs: &fileServer{content: content, status: []int{-1}}, wantMsg: "free", requests: 1},
 		{name: "bad --sha256", fs: &fileServer{content: content}, opts: PullOptions{SHA256: "xyz"}, wantMsg: "64 hex digits"},
 		{name: "503 forever gives up", fs: &fileServer{status: []int{503, 503, 503}}, opts: PullOptions{Retries: 2},
 			wantMsg: "giving up after 3 failed attempts", requests: 3},

@@ -27,16 +27,18 @@ type Store struct {
 const partialDir = ".partial"
 
 // ErrBusy is returned when another pull or rm holds the name's lock.
-var ErrBusy = errors.New("modelstore: busy")
+var ErrBusy = errors.New("busy")
 
 // ErrNotFound is returned by Remove for a name with nothing to remove.
-var ErrNotFound = errors.New("modelstore: no such model")
+var ErrNotFound = errors.New("no such model")
 
 func (s *Store) modelPath(name string) string   { return filepath.Join(s.Dir, name+".gguf") }
 func (s *Store) sidecarPath(name string) string { return filepath.Join(s.Dir, name+".gguf.sha256") }
-func (s *Store) partPath(name string) string    { return filepath.Join(s.Dir, partialDir, name+".gguf.part") }
-func (s *Store) metaPath(name string) string    { return s.partPath(name) + ".json" }
-func (s *Store) lockPath(name string) string    { return filepath.Join(s.Dir, partialDir, name+".lock") }
+func (s *Store) partPath(name string) string {
+	return filepath.Join(s.Dir, partialDir, name+".gguf.part")
+}
+func (s *Store) metaPath(name string) string { return s.partPath(name) + ".json" }
+func (s *Store) lockPath(name string) string { return filepath.Join(s.Dir, partialDir, name+".lock") }
 
 // lock takes the exclusive per-name lock that keeps two pulls (or a pull and
 // an rm) of one name from writing the same part file. It is an flock, so a
