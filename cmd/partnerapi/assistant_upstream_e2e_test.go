@@ -9,12 +9,15 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"partnerapi/internal/testenv"
 )
 
 // fakeOpenAI is an OpenAI-compatible server (as llama-server is) whose
@@ -172,6 +175,10 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	npmCreds, err := createAssistantClient(t, data, "--scope", "ASSISTANT_API_B2B", "--balance", "Embeddings=1000", "--balance", "GigaChat=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := startServer(t, "--data-dir", data, "--only", "assistant",
 		"--assistant-upstream", "GigaChat="+up.URL+"#model=qwen2.5-7b",
 		"--assistant-upstream", "Embeddings="+up.URL+"#model=nomic-embed&type=embedder",
@@ -325,6 +332,9 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
+	t.Run("npm client", func(t *testing.T) {
+		runNpmEmbeddings(t, base, npmCreds["authorization_key"])
+	})
 	t.Run("balance", func(t *testing.T) {
 		_, body := c.do(ctx, "GET", "/api/v1/balance", "")
 		var b struct {
@@ -347,4 +357,63 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 			t.Fatalf("balances %v", got)
 		}
 	})
+}
+
+// runNpmEmbeddings runs clients/npm/embeddings.js, the unmodified npm
+// `gigachat` client calling embeddings() and a chat with functions.
+func runNpmEmbeddings(t *testing.T, base, key string) {
+	node, errNode := exec.LookPath("node")
+	npm, errNpm := exec.LookPath("npm")
+	if errNode != nil || errNpm != nil {
+		t.Skip("SKIPPING: npm/node not installed; the npm embeddings test did not run")
+	}
+	root, ok := testenv.RepoRoot()
+	if !ok {
+		t.Fatal("no repository root")
+	}
+	pkg := filepath.Join(root, "clients", "npm")
+	if _, err := os.Stat(filepath.Join(pkg, "node_modules", "gigachat")); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, npm, "ci", "--prefix", pkg).CombinedOutput(); err != nil {
+			t.Skipf("SKIPPING: npm ci failed (offline?): %v\n%s", err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(pkg, "embeddings.js"))
+	cmd.Env = append(os.Environ(), "SMOKE_BASE_URL="+base+"/api/v1", "SMOKE_AUTH_URL="+base+"/api/v2/oauth",
+		"SMOKE_CREDENTIALS="+key, "SMOKE_SCOPE=GIGACHAT_API_B2B", "SMOKE_MODEL=GigaChat")
+	out, err := cmd.CombinedOutput()
+	var line string
+	for _, l := range strings.Split(string(out), "\n") {
+		if r, ok := strings.CutPrefix(l, "RESULT "); ok {
+			line = r
+		}
+	}
+	var res struct {
+		Embeddings []struct {
+			Index     int
+			Embedding []float64
+			Tokens    int
+		}
+		Call struct {
+			Finish       string
+			FunctionCall struct {
+				Name      string
+				Arguments map[string]any
+			} `json:"function_call"`
+			StateID string `json:"state_id"`
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(line), &res) != nil {
+		t.Fatalf("npm client failed: %v\n%s", err, out)
+	}
+	if len(res.Embeddings) != 2 || res.Embeddings[1].Index != 1 || res.Embeddings[1].Embedding[0] != 16 || res.Embeddings[1].Tokens != 3 {
+		t.Errorf("embeddings %+v", res.Embeddings)
+	}
+	if res.Call.Finish != "function_call" || res.Call.FunctionCall.Name != "weather_forecast" ||
+		res.Call.FunctionCall.Arguments["location"] != "Манжерок" || len(res.Call.StateID) != 36 {
+		t.Errorf("function call %+v", res.Call)
+	}
 }
