@@ -8,38 +8,178 @@ import (
 	"partnerapi/internal/inference/kernels"
 )
 
-// Batch is the scratch space of a decode step that advances many sequences
-// by one token each. Its point is that every weight matrix is read once per
-// step for all sequences (kernels.MatMul with one row per sequence), which
-// is what makes concurrent streams cheaper than serialised ones when decode
-// is memory-bound; attention stays per sequence over its own KV cache. A
-// Batch is not safe for concurrent use.
+// Batch is the scratch space of a forward step over many sequences at
+// once, each appending one token (decode) or a chunk of tokens (prefill).
+// Its point is that every weight matrix is read once per step for all rows
+// of all sequences (kernels.MatMul with one row per token), which is what
+// makes concurrent streams cheaper than serialised ones when decode is
+// memory-bound, and what lets a joining prompt's prefill ride along with
+// the decode steps of running streams; attention stays per sequence over
+// its own KV cache. Sequence.Forward runs through a Batch of its own, so a
+// row computes the same whichever way it is stepped. A Batch is not safe
+// for concurrent use.
 type Batch struct {
 	m                                       *Model
 	x, xb, q, kb, vb, attn, gate, up, normd []float32
 	logits                                  []float32
 	out                                     [][]float32
 	ops                                     []kernels.MatMulOp
+	one                                     [][]int // Step's one-token chunks
 
-	// The attention job of the current step and layer, read by attendFn
-	// (bound once in NewBatch, so handing it to the worker pool allocates
-	// nothing per layer).
+	// The rows of the current step: the sequence of each row, its position
+	// and its index within the sequence's chunk (its RoPE row), and where
+	// each sequence's rows start. attendFn (bound once in NewBatch, so
+	// handing it to the worker pool allocates nothing) reads them.
 	seqs     []*Sequence
+	rowSeq   []*Sequence
+	rowPos   []int
+	rowChunk []int
+	seqStart []int
 	layer    int
 	maxSpan  int
 	attendFn func(lo, hi int)
 }
 
 // NewBatch returns an empty batch scratch for m; it grows to the largest
-// batch stepped.
+// step taken.
 func (m *Model) NewBatch() *Batch {
 	b := &Batch{m: m}
 	b.attendFn = b.attendRange
 	return b
 }
 
+// Step appends tokens[i] to seqs[i] for every i in one pass over the
+// weights and returns each sequence's logits for its next token (the
+// sequence's own buffer, as Forward returns it; the outer slice is reused
+// by the next Step). The results are bit-identical to calling
+// seqs[i].Forward([]int{tokens[i]}) one by one: every operation works per
+// row, in the same order. A sequence must appear at most once.
+func (b *Batch) Step(seqs []*Sequence, tokens []int) ([][]float32, error) {
+	if len(seqs) != len(tokens) {
+		return nil, errors.New("model: Step needs one token per sequence")
+	}
+	b.one = b.one[:0]
+	for i := range tokens {
+		b.one = append(b.one, tokens[i:i+1])
+	}
+	out, err := b.StepChunks(seqs, b.one)
+	clear(b.one) // do not keep the caller's token slice alive
+	return out, err
+}
+
+// StepChunks appends chunks[i] (at least one token) to seqs[i] for every i
+// in one pass over the weights, and returns each sequence's logits for the
+// token after its chunk (the sequence's own buffer; the outer slice is
+// reused by the next step). Decoding sequences pass one token, a prompt
+// being prefilled passes a chunk of it. Nothing changes when an error is
+// returned. A sequence must appear at most once.
+func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error) {
+	m := b.m
+	n := len(seqs)
+	if n == 0 || n != len(chunks) {
+		return nil, errors.New("model: a step needs one chunk of tokens per sequence")
+	}
+	rows := 0
+	for i, s := range seqs {
+		if s.m != m {
+			return nil, errors.New("model: a step mixes sequences of different models")
+		}
+		if len(chunks[i]) == 0 {
+			return nil, errors.New("model: a step needs at least one token per sequence")
+		}
+		if s.pos+len(chunks[i]) > s.maxCtx {
+			return nil, fmt.Errorf("%w (%d + %d > %d)", ErrContextFull, s.pos, len(chunks[i]), s.maxCtx)
+		}
+		for _, t := range chunks[i] {
+			if t < 0 || t >= m.NVocab {
+				return nil, fmt.Errorf("model: token id %d out of range [0, %d)", t, m.NVocab)
+			}
+		}
+		rows += len(chunks[i])
+	}
+	E, Q, KV, FF := m.NEmbd, m.QDim(), m.KVDim(), m.NFF
+	b.x = grow(b.x, rows*E)
+	b.xb = grow(b.xb, rows*max(E, Q))
+	b.q = grow(b.q, rows*Q)
+	b.kb = grow(b.kb, rows*KV)
+	b.vb = grow(b.vb, rows*KV)
+	b.attn = grow(b.attn, rows*Q)
+	b.gate = grow(b.gate, rows*FF)
+	b.up = grow(b.up, rows*FF)
+	b.normd = grow(b.normd, n*E)
+	x, xb := b.x, b.xb[:rows*E]
+
+	b.seqs = seqs
+	b.rowSeq, b.rowPos, b.rowChunk, b.seqStart = b.rowSeq[:0], b.rowPos[:0], b.rowChunk[:0], b.seqStart[:0]
+	b.maxSpan = 0
+	for i, s := range seqs {
+		s.prepareRope(len(chunks[i]))
+		b.seqStart = append(b.seqStart, len(b.rowSeq))
+		for j, tok := range chunks[i] {
+			r := len(b.rowSeq)
+			kernels.DequantizeRow(x[r*E:(r+1)*E], m.TokenEmbd.Type, m.TokenEmbd.Row(tok))
+			b.rowSeq, b.rowPos, b.rowChunk = append(b.rowSeq, s), append(b.rowPos, s.pos+j), append(b.rowChunk, j)
+		}
+		b.maxSpan = max(b.maxSpan, s.pos+len(chunks[i]))
+	}
+	b.seqStart = append(b.seqStart, rows)
+	for l := range m.Layers {
+		ly := &m.Layers[l]
+		rmsNormRows(xb, x, ly.AttnNorm, m.NormEps, E)
+		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.q[:rows*Q], W: ly.Wq},
+			kernels.MatMulOp{Dst: b.kb[:rows*KV], W: ly.Wk}, kernels.MatMulOp{Dst: b.vb[:rows*KV], W: ly.Wv})
+		kernels.MatMulMany(b.ops, xb, rows)
+		if ly.Bq != nil {
+			addBiasRows(b.q[:rows*Q], ly.Bq)
+			addBiasRows(b.kb[:rows*KV], ly.Bk)
+			addBiasRows(b.vb[:rows*KV], ly.Bv)
+		}
+		for r, s := range b.rowSeq {
+			s.rope(b.q[r*Q:(r+1)*Q], b.rowChunk[r])
+			s.rope(b.kb[r*KV:(r+1)*KV], b.rowChunk[r])
+		}
+		for i, s := range seqs {
+			lo, hi := b.seqStart[i], b.seqStart[i+1]
+			s.k[l] = appendKV(s.k[l], b.kb[lo*KV:hi*KV], s.pos*KV, s.maxCtx*KV)
+			s.v[l] = appendKV(s.v[l], b.vb[lo*KV:hi*KV], s.pos*KV, s.maxCtx*KV)
+		}
+		items := rows * m.NHead
+		b.layer = l
+		kernels.ParallelFor(items, attentionWork(items, b.maxSpan, m.HeadDim), b.attendFn)
+		xo := b.xb[:rows*E]
+		kernels.MatMul(xo, ly.Wo, b.attn[:rows*Q], rows)
+		addRows(x, xo)
+
+		rmsNormRows(xb, x, ly.FFNNorm, m.NormEps, E)
+		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.gate[:rows*FF], W: ly.Wgate}, kernels.MatMulOp{Dst: b.up[:rows*FF], W: ly.Wup})
+		kernels.MatMulMany(b.ops, xb, rows)
+		kernels.SiLUMul(b.gate[:rows*FF], b.up[:rows*FF])
+		kernels.MatMul(xo, ly.Wdown, b.gate[:rows*FF], rows)
+		addRows(x, xo)
+	}
+	// Only each sequence's last row predicts a token.
+	for i := range seqs {
+		last := b.seqStart[i+1] - 1
+		rmsNormRows(b.normd[i*E:(i+1)*E], x[last*E:(last+1)*E], m.OutputNorm, m.NormEps, E)
+	}
+	b.logits = grow(b.logits, n*m.NVocab)
+	kernels.MatMul(b.logits, m.Output, b.normd, n)
+	out := b.out[:0]
+	for i, s := range seqs {
+		s.pos += len(chunks[i])
+		copy(s.logits, b.logits[i*m.NVocab:(i+1)*m.NVocab])
+		out = append(out, s.logits)
+	}
+	b.out = out
+	// Do not keep the sequences alive between steps.
+	b.seqs = nil
+	clear(b.rowSeq)
+	return out, nil
+}
+
 // attendRange computes the attention of work items [lo, hi) of the current
-// layer: one item per (sequence, head), each over its own sequence's cache.
+// layer: one item per (row, head), each over its own sequence's cache up to
+// the row's position (causal).
 func (b *Batch) attendRange(lo, hi int) {
 	m := b.m
 	hd, Q, KV := m.HeadDim, m.QDim(), m.KVDim()
@@ -47,106 +187,12 @@ func (b *Batch) attendRange(lo, hi int) {
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	scores := getScores(b.maxSpan)
 	for it := lo; it < hi; it++ {
-		t, h := it/m.NHead, it%m.NHead
-		s := b.seqs[t]
-		attendHead(b.q[t*Q+h*hd:t*Q+(h+1)*hd], b.attn[t*Q+h*hd:t*Q+(h+1)*hd],
-			s.k[b.layer], s.v[b.layer], s.pos+1, (h/group)*hd, KV, scale, *scores)
+		r, h := it/m.NHead, it%m.NHead
+		s := b.rowSeq[r]
+		attendHead(b.q[r*Q+h*hd:r*Q+(h+1)*hd], b.attn[r*Q+h*hd:r*Q+(h+1)*hd],
+			s.k[b.layer], s.v[b.layer], b.rowPos[r]+1, (h/group)*hd, KV, scale, *scores)
 	}
 	scoresPool.Put(scores)
-}
-
-// Step appends tokens[i] to seqs[i] for every i in one pass over the
-// weights and returns each sequence's logits for its next token (the
-// sequence's own buffer, as Forward returns it; the outer slice is reused
-// by the next Step). The results are
-// bit-identical to calling seqs[i].Forward([]int{tokens[i]}) one by one:
-// every operation works per row, in the same order. A sequence must appear
-// at most once.
-func (b *Batch) Step(seqs []*Sequence, tokens []int) ([][]float32, error) {
-	m := b.m
-	n := len(seqs)
-	if n == 0 || n != len(tokens) {
-		return nil, errors.New("model: Step needs one token per sequence")
-	}
-	for i, s := range seqs {
-		if s.m != m {
-			return nil, errors.New("model: Step mixes sequences of different models")
-		}
-		if s.pos+1 > s.maxCtx {
-			return nil, fmt.Errorf("%w (%d + 1 > %d)", ErrContextFull, s.pos, s.maxCtx)
-		}
-		if t := tokens[i]; t < 0 || t >= m.NVocab {
-			return nil, fmt.Errorf("model: token id %d out of range [0, %d)", t, m.NVocab)
-		}
-	}
-	E, Q, KV, FF := m.NEmbd, m.QDim(), m.KVDim(), m.NFF
-	b.x = grow(b.x, n*E)
-	b.xb = grow(b.xb, n*max(E, Q))
-	b.q = grow(b.q, n*Q)
-	b.kb = grow(b.kb, n*KV)
-	b.vb = grow(b.vb, n*KV)
-	b.attn = grow(b.attn, n*Q)
-	b.gate = grow(b.gate, n*FF)
-	b.up = grow(b.up, n*FF)
-	b.normd = grow(b.normd, n*E)
-	x, xb := b.x, b.xb[:n*E]
-
-	for t, tok := range tokens {
-		kernels.DequantizeRow(x[t*E:(t+1)*E], m.TokenEmbd.Type, m.TokenEmbd.Row(tok))
-	}
-	for _, s := range seqs {
-		s.prepareRope(1)
-	}
-	hd := m.HeadDim
-	b.seqs = seqs
-	b.maxSpan = 0
-	for _, s := range seqs {
-		b.maxSpan = max(b.maxSpan, s.pos+1)
-	}
-	for l := range m.Layers {
-		ly := &m.Layers[l]
-		rmsNormRows(xb, x, ly.AttnNorm, m.NormEps, E)
-		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.q[:n*Q], W: ly.Wq},
-			kernels.MatMulOp{Dst: b.kb[:n*KV], W: ly.Wk}, kernels.MatMulOp{Dst: b.vb[:n*KV], W: ly.Wv})
-		kernels.MatMulMany(b.ops, xb, n)
-		if ly.Bq != nil {
-			addBiasRows(b.q, ly.Bq)
-			addBiasRows(b.kb, ly.Bk)
-			addBiasRows(b.vb, ly.Bv)
-		}
-		for t, s := range seqs {
-			s.rope(b.q[t*Q:(t+1)*Q], 0)
-			s.rope(b.kb[t*KV:(t+1)*KV], 0)
-			s.k[l] = appendKV(s.k[l], b.kb[t*KV:(t+1)*KV], s.pos*KV, s.maxCtx*KV)
-			s.v[l] = appendKV(s.v[l], b.vb[t*KV:(t+1)*KV], s.pos*KV, s.maxCtx*KV)
-		}
-		items := n * m.NHead
-		b.layer = l
-		kernels.ParallelFor(items, attentionWork(items, b.maxSpan, hd), b.attendFn)
-		xo := b.xb[:n*E]
-		kernels.MatMul(xo, ly.Wo, b.attn, n)
-		addRows(x, xo)
-
-		rmsNormRows(xb, x, ly.FFNNorm, m.NormEps, E)
-		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.gate[:n*FF], W: ly.Wgate}, kernels.MatMulOp{Dst: b.up[:n*FF], W: ly.Wup})
-		kernels.MatMulMany(b.ops, xb, n)
-		kernels.SiLUMul(b.gate[:n*FF], b.up[:n*FF])
-		kernels.MatMul(xo, ly.Wdown, b.gate[:n*FF], n)
-		addRows(x, xo)
-	}
-	rmsNormRows(b.normd, x, m.OutputNorm, m.NormEps, E)
-	b.logits = grow(b.logits, n*m.NVocab)
-	kernels.MatMul(b.logits, m.Output, b.normd, n)
-	b.seqs = nil // do not keep the sequences alive between steps
-	b.out = b.out[:0]
-	out := b.out
-	for t, s := range seqs {
-		s.pos++
-		copy(s.logits, b.logits[t*m.NVocab:(t+1)*m.NVocab])
-		out = append(out, s.logits)
-	}
-	b.out = out
-	return out, nil
 }
 
 // KVBytes is the memory held by the sequence's KV cache (its capacity, not

@@ -117,3 +117,62 @@ func TestSequenceReleaseAndClonePrefix(t *testing.T) {
 		t.Errorf("after release: %d bytes, pos %d", seq.KVBytes(), seq.Pos())
 	}
 }
+
+// TestStepChunksMixesPrefillAndDecode steps a decoding sequence together
+// with another sequence's prompt chunks (as the scheduler does while a
+// request joins) and checks that both get bit-identical logits to running
+// alone.
+func TestStepChunksMixesPrefillAndDecode(t *testing.T) {
+	m := openModel(t, "stories260K.gguf")
+	long := []int{1, 317, 269, 274, 287, 263, 377, 267, 265, 432, 383, 286, 261, 376, 298}
+	// Alone: the prompt's logits, and the decoding sequence's next logits.
+	alonePrompt, err := m.NewSequence(0).Forward(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alonePrompt = slices.Clone(alonePrompt)
+	dec := m.NewSequence(0)
+	logits, err := dec.Forward(storiesPrompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var aloneDecode [][]float32
+	var decToks []int
+	for range 3 {
+		tok := argmax(logits)
+		decToks = append(decToks, tok)
+		if logits, err = dec.Forward([]int{tok}); err != nil {
+			t.Fatal(err)
+		}
+		aloneDecode = append(aloneDecode, slices.Clone(logits))
+	}
+	// Together: the prompt goes in chunks of 6, 6 and 3 beside three decode steps.
+	b := m.NewBatch()
+	dec2, pre := m.NewSequence(0), m.NewSequence(0)
+	if _, err := dec2.Forward(storiesPrompt); err != nil {
+		t.Fatal(err)
+	}
+	for i, lo := range []int{0, 6, 12} {
+		hi := min(lo+6, len(long))
+		out, err := b.StepChunks([]*Sequence{dec2, pre}, [][]int{{decToks[i]}, long[lo:hi]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out[0], aloneDecode[i]) {
+			t.Fatalf("step %d: decode logits differ from the unbatched run", i)
+		}
+		if hi == len(long) && !slices.Equal(out[1], alonePrompt) {
+			t.Fatal("prompt logits differ from the unbatched prefill")
+		}
+	}
+	if pre.Pos() != len(long) || dec2.Pos() != len(storiesPrompt)+3 {
+		t.Errorf("positions %d and %d", pre.Pos(), dec2.Pos())
+	}
+	// A bad chunk fails the step without changing any sequence.
+	if _, err := b.StepChunks([]*Sequence{dec2, pre}, [][]int{{1}, {}}); err == nil {
+		t.Error("an empty chunk was accepted")
+	}
+	if _, err := b.StepChunks([]*Sequence{dec2, pre}, [][]int{{1}, {9999}}); err == nil || dec2.Pos() != len(storiesPrompt)+3 {
+		t.Errorf("out-of-range token: %v, position %d", err, dec2.Pos())
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"partnerapi/internal/inference/kernels"
 )
 
 // ErrContextFull is returned when a sequence has no room for more tokens.
@@ -23,19 +21,12 @@ type Sequence struct {
 	pos    int
 	k, v   [][]float32 // per layer: pos × KVDim values
 
-	// Scratch, sized for the largest batch seen so far.
-	x, xb, q, kb, vb, attn, gate, up []float32
-	ropeCos, ropeSin                 []float32
-	invFreq                          []float64
-	logits                           []float32
-	// ops holds the products that share one input (Q/K/V, gate/up), so
-	// that building them allocates nothing per layer.
-	ops []kernels.MatMulOp
-
-	// The attention job of the current layer, read by attendFn (bound on
-	// first use, so handing it to the worker pool allocates nothing).
-	attnLayer, attnP0 int
-	attendFn          func(lo, hi int)
+	ropeCos, ropeSin []float32 // per chunk row: cos/sin of each rotation angle
+	invFreq          []float64
+	logits           []float32
+	own              *Batch // Forward's scratch, made on first use
+	self             [1]*Sequence
+	chunk            [1][]int
 }
 
 // NewSequence returns an empty sequence holding at most maxCtx tokens
@@ -100,68 +91,21 @@ func (s *Sequence) Forward(tokens []int) ([]float32, error) {
 			return nil, fmt.Errorf("model: token id %d out of range [0, %d)", t, s.m.NVocab)
 		}
 	}
+	if s.own == nil {
+		s.own = s.m.NewBatch()
+	}
+	s.self[0] = s
 	for len(tokens) > 0 {
 		n := min(len(tokens), prefillChunk)
-		s.forwardBatch(tokens[:n])
+		s.chunk[0] = tokens[:n]
+		_, err := s.own.StepChunks(s.self[:], s.chunk[:])
+		s.chunk[0] = nil
+		if err != nil {
+			return nil, err
+		}
 		tokens = tokens[n:]
 	}
 	return s.logits, nil
-}
-
-// forwardBatch runs n tokens through every layer at once (one pass over the
-// weights for the batch) and leaves the last token's logits in s.logits.
-func (s *Sequence) forwardBatch(tokens []int) {
-	m := s.m
-	n := len(tokens)
-	E, Q, KV, FF := m.NEmbd, m.QDim(), m.KVDim(), m.NFF
-	s.x = grow(s.x, n*E)
-	s.xb = grow(s.xb, n*max(E, Q))
-	s.q = grow(s.q, n*Q)
-	s.kb = grow(s.kb, n*KV)
-	s.vb = grow(s.vb, n*KV)
-	s.attn = grow(s.attn, n*Q)
-	s.gate = grow(s.gate, n*FF)
-	s.up = grow(s.up, n*FF)
-	x, xb := s.x, s.xb[:n*E]
-
-	for t, tok := range tokens {
-		kernels.DequantizeRow(x[t*E:(t+1)*E], m.TokenEmbd.Type, m.TokenEmbd.Row(tok))
-	}
-	s.prepareRope(n)
-	p0 := s.pos
-	for l := range m.Layers {
-		ly := &m.Layers[l]
-		rmsNormRows(xb, x, ly.AttnNorm, m.NormEps, E)
-		s.ops = append(s.ops[:0], kernels.MatMulOp{Dst: s.q[:n*Q], W: ly.Wq},
-			kernels.MatMulOp{Dst: s.kb[:n*KV], W: ly.Wk}, kernels.MatMulOp{Dst: s.vb[:n*KV], W: ly.Wv})
-		kernels.MatMulMany(s.ops, xb, n)
-		if ly.Bq != nil {
-			addBiasRows(s.q, ly.Bq)
-			addBiasRows(s.kb, ly.Bk)
-			addBiasRows(s.vb, ly.Bv)
-		}
-		for t := 0; t < n; t++ {
-			s.rope(s.q[t*Q:(t+1)*Q], t)
-			s.rope(s.kb[t*KV:(t+1)*KV], t)
-		}
-		s.k[l] = appendKV(s.k[l], s.kb[:n*KV], p0*KV, s.maxCtx*KV)
-		s.v[l] = appendKV(s.v[l], s.vb[:n*KV], p0*KV, s.maxCtx*KV)
-		s.attention(l, n, p0)
-		xo := s.xb[:n*E]
-		kernels.MatMul(xo, ly.Wo, s.attn, n)
-		addRows(x, xo)
-
-		rmsNormRows(xb, x, ly.FFNNorm, m.NormEps, E)
-		s.ops = append(s.ops[:0], kernels.MatMulOp{Dst: s.gate[:n*FF], W: ly.Wgate}, kernels.MatMulOp{Dst: s.up[:n*FF], W: ly.Wup})
-		kernels.MatMulMany(s.ops, xb, n)
-		kernels.SiLUMul(s.gate[:n*FF], s.up[:n*FF])
-		kernels.MatMul(xo, ly.Wdown, s.gate[:n*FF], n)
-		addRows(x, xo)
-	}
-	s.pos += n
-	last := xb[:E]
-	rmsNormRows(last, x[(n-1)*E:n*E], m.OutputNorm, m.NormEps, E)
-	kernels.MatVec(s.logits, m.Output, last)
 }
 
 // appendKV stores rows at value offset off of a cache, growing the cache

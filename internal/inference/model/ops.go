@@ -82,38 +82,6 @@ func (s *Sequence) rope(vec []float32, t int) {
 	}
 }
 
-// attention computes causal multi-head attention for the n batch rows at
-// positions p0..p0+n-1 of layer l, reading keys and values from the cache
-// (which already holds the batch), into s.attn.
-func (s *Sequence) attention(l, n, p0 int) {
-	m := s.m
-	items := n * m.NHead
-	s.attnLayer, s.attnP0 = l, p0
-	if s.attendFn == nil {
-		s.attendFn = s.attendRange
-	}
-	kernels.ParallelFor(items, attentionWork(items, p0+n, m.HeadDim), s.attendFn)
-}
-
-// attendRange computes work items [lo, hi) of the current attention job:
-// one item per (batch row, head).
-func (s *Sequence) attendRange(lo, hi int) {
-	m := s.m
-	hd, Q, KV := m.HeadDim, m.QDim(), m.KVDim()
-	group := m.NHead / m.NHeadKV
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	l, p0 := s.attnLayer, s.attnP0
-	keys, values := s.k[l], s.v[l]
-	n := hi/m.NHead + 1
-	scores := getScores(p0 + n)
-	for it := lo; it < hi; it++ {
-		t, h := it/m.NHead, it%m.NHead
-		// causal: row t sees positions 0..p0+t
-		attendHead(s.q[t*Q+h*hd:t*Q+(h+1)*hd], s.attn[t*Q+h*hd:t*Q+(h+1)*hd], keys, values, p0+t+1, (h/group)*hd, KV, scale, *scores)
-	}
-	scoresPool.Put(scores)
-}
-
 // attentionWork converts one attention job into the multiply-add units of
 // kernels.ParallelFor's threshold (calibrated on quantised weight rows).
 // The vector kernels do a cached position of a head in about a sixth of
