@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 
 	"partnerapi/internal/inference/gguf"
@@ -155,59 +154,6 @@ func (b *activationBuffer) release() {
 }
 
 var activationPool = sync.Pool{New: func() any { return new(activationBuffer) }}
-
-// workers is the persistent pool that parallelises rows of a product. The
-// caller computes one share itself, so nWorkers-1 goroutines serve it.
-var workers = newWorkerPool(min(runtime.GOMAXPROCS(0), 8))
-
-// parallelThreshold is the multiply-add count below which a product runs on
-// the calling goroutine: handing work to another core costs a few
-// microseconds, more than a small matrix takes.
-const parallelThreshold = 1 << 15
-
-type workerTask struct {
-	fn     func(lo, hi int)
-	lo, hi int
-	wg     *sync.WaitGroup
-}
-
-type workerPool struct {
-	n     int
-	tasks chan workerTask
-}
-
-func newWorkerPool(n int) *workerPool {
-	p := &workerPool{n: max(n, 1), tasks: make(chan workerTask, 64)}
-	for i := 1; i < p.n; i++ {
-		go func() {
-			for t := range p.tasks {
-				t.fn(t.lo, t.hi)
-				t.wg.Done()
-			}
-		}()
-	}
-	return p
-}
-
-var waitGroups = sync.Pool{New: func() any { return new(sync.WaitGroup) }}
-
-// parallelFor runs fn over [0, n) split into one contiguous range per worker.
-func parallelFor(n, work int, fn func(lo, hi int)) {
-	parts := workers.n
-	if work < parallelThreshold || parts == 1 || n < 2*parts {
-		fn(0, n)
-		return
-	}
-	wg := waitGroups.Get().(*sync.WaitGroup)
-	chunk := (n + parts - 1) / parts
-	for lo := chunk; lo < n; lo += chunk {
-		wg.Add(1)
-		workers.tasks <- workerTask{fn: fn, lo: lo, hi: min(lo+chunk, n), wg: wg}
-	}
-	fn(0, min(chunk, n))
-	wg.Wait()
-	waitGroups.Put(wg)
-}
 
 // ParallelFor exposes the worker pool to callers with row-parallel work of
 // their own (attention heads, for example). work is an estimate of the

@@ -1,0 +1,154 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// workers is the persistent pool that parallelises rows of a product. The
+// caller works on the job itself, so nWorkers-1 goroutines serve it.
+var workers = newWorkerPool(min(runtime.GOMAXPROCS(0), 8))
+
+// parallelThreshold is the multiply-add count below which a product runs on
+// the calling goroutine: a hand-off to another core costs about a
+// microsecond even when the worker is spinning, more than a small matrix
+// takes.
+const parallelThreshold = 1 << 15
+
+// spinFor is how long an idle worker (or a caller waiting for the last
+// chunk) polls before parking on a channel. A decode step issues a few
+// hundred products microseconds apart, so a worker that spins this long
+// catches the next one without a futex wake-up, yet an idle engine parks
+// within a fraction of a millisecond and burns no CPU.
+const spinFor = 50 * time.Microsecond
+
+// poolJob is one parallel region. Participants claim contiguous chunks of
+// [0, n) through next, so a worker that the OS has descheduled (the machine
+// is shared) does not hold the caller up: the others take its chunks. A new
+// job is allocated per region, so a worker that wakes late and still holds
+// the previous job finds nothing left to claim and cannot touch the next.
+type poolJob struct {
+	fn       func(lo, hi int)
+	n, chunk int64
+	next     atomic.Int64 // first unclaimed index
+	done     atomic.Int64 // items finished
+}
+
+type poolWorker struct {
+	parked atomic.Bool
+	wake   chan struct{} // capacity 1: one wake-up per park
+}
+
+type workerPool struct {
+	n       int
+	mu      sync.Mutex // one parallel region at a time; others run serially
+	job     atomic.Pointer[poolJob]
+	workers []*poolWorker
+	// The caller parks on callerWake if the last chunk is still running
+	// after spinFor; the participant that finishes the job wakes it.
+	callerParked atomic.Bool
+	callerWake   chan struct{}
+}
+
+func newWorkerPool(n int) *workerPool {
+	p := &workerPool{n: max(n, 1), callerWake: make(chan struct{}, 1)}
+	for i := 1; i < p.n; i++ {
+		w := &poolWorker{wake: make(chan struct{}, 1)}
+		p.workers = append(p.workers, w)
+		go p.serve(w)
+	}
+	return p
+}
+
+// serve is a worker's loop: run each new job, spin briefly for the next,
+// then park until a caller wakes it.
+func (p *workerPool) serve(w *poolWorker) {
+	var last *poolJob
+	for {
+		if j := p.job.Load(); j != last {
+			last = j
+			p.work(j)
+			continue
+		}
+		if spinUntil(func() bool { return p.job.Load() != last }) {
+			continue
+		}
+		// Park. The flag is set before the job is re-read and the caller
+		// publishes the job before reading flags, so either this worker sees
+		// the new job or the caller sees the flag and sends a wake-up.
+		w.parked.Store(true)
+		if p.job.Load() != last && w.parked.CompareAndSwap(true, false) {
+			continue
+		}
+		<-w.wake
+	}
+}
+
+// work claims and runs chunks of j until none are left; whoever finishes the
+// last item wakes a parked caller.
+func (p *workerPool) work(j *poolJob) {
+	for {
+		lo := j.next.Add(j.chunk) - j.chunk
+		if lo >= j.n {
+			return
+		}
+		hi := min(lo+j.chunk, j.n)
+		j.fn(int(lo), int(hi))
+		if j.done.Add(hi-lo) == j.n && p.callerParked.CompareAndSwap(true, false) {
+			p.callerWake <- struct{}{}
+		}
+	}
+}
+
+// spinUntil polls cond for up to spinFor and reports whether it came true.
+func spinUntil(cond func() bool) bool {
+	var start time.Time
+	for i := 0; ; i++ {
+		if cond() {
+			return true
+		}
+		if i&63 == 63 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > spinFor {
+				return false
+			}
+		}
+	}
+}
+
+// parallelFor runs fn over [0, n) in contiguous chunks spread over the pool.
+// fn may be called several times, with disjoint ranges, on any goroutine.
+func parallelFor(n, work int, fn func(lo, hi int)) {
+	p := workers
+	if work < parallelThreshold || p.n == 1 || n < 2*p.n || !p.mu.TryLock() {
+		// Small jobs, and jobs issued while the pool is busy (another
+		// caller, or fn itself calling parallelFor), run here.
+		fn(0, n)
+		return
+	}
+	defer p.mu.Unlock()
+	// About four chunks per participant balance a worker that starts late
+	// against the cost of claiming; an even size keeps the tiled kernels'
+	// row pairs whole.
+	chunk := (n + 4*p.n - 1) / (4 * p.n)
+	chunk += chunk & 1
+	j := &poolJob{fn: fn, n: int64(n), chunk: int64(chunk)}
+	p.job.Store(j)
+	for _, w := range p.workers {
+		if w.parked.CompareAndSwap(true, false) {
+			w.wake <- struct{}{}
+		}
+	}
+	p.work(j)
+	if spinUntil(func() bool { return j.done.Load() == j.n }) {
+		return
+	}
+	p.callerParked.Store(true)
+	if j.done.Load() == j.n && p.callerParked.CompareAndSwap(true, false) {
+		return
+	}
+	<-p.callerWake
+}
