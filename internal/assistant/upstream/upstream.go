@@ -10,17 +10,35 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"partnerapi/internal/assistant"
 )
 
 // Engine is an assistant.Engine backed by one OpenAI-compatible base URL.
 type Engine struct {
+	// ModelsTTL is how long a fetched model list is reused (0: never).
+	ModelsTTL time.Duration
+	// ModelsTimeout bounds one GET /v1/models.
+	ModelsTimeout time.Duration
+
 	base   string
 	client *http.Client
 	served map[string]Served // by served name; names without an entry pass through
+
+	mu       sync.Mutex
+	cached   []assistant.ModelInfo
+	cachedAt time.Time
 }
+
+// Defaults of New.
+const (
+	DefaultModelsTTL     = 5 * time.Second
+	DefaultModelsTimeout = 10 * time.Second
+)
 
 // Served maps one served model onto the upstream.
 type Served struct {
@@ -33,7 +51,8 @@ func New(base string, client *http.Client) *Engine {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &Engine{base: strings.TrimRight(base, "/"), client: client, served: map[string]Served{}}
+	return &Engine{ModelsTTL: DefaultModelsTTL, ModelsTimeout: DefaultModelsTimeout,
+		base: strings.TrimRight(base, "/"), client: client, served: map[string]Served{}}
 }
 
 // Serve configures how the model served as name maps onto the upstream:
@@ -113,7 +132,32 @@ func upstreamError(resp *http.Response) error {
 }
 
 // Models lists GET /v1/models.
+//
+// Every chat request resolves its model through Models, so a successful
+// list is reused for ModelsTTL instead of costing each request a round trip
+// to the upstream; a slow upstream is given ModelsTimeout, after which the
+// request fails rather than hangs.
 func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
+	e.mu.Lock()
+	if e.ModelsTTL > 0 && e.cached != nil && time.Since(e.cachedAt) < e.ModelsTTL {
+		out := slices.Clone(e.cached)
+		e.mu.Unlock()
+		return out, nil
+	}
+	e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, e.ModelsTimeout)
+	defer cancel()
+	out, err := e.fetchModels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.cached, e.cachedAt = slices.Clone(out), time.Now()
+	e.mu.Unlock()
+	return out, nil
+}
+
+func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, error) {
 	resp, err := e.do(ctx, http.MethodGet, "/v1/models", nil)
 	if err != nil {
 		return nil, err

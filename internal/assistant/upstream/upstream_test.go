@@ -13,7 +13,7 @@ import (
 	"partnerapi/internal/assistant"
 )
 
-func fake(t *testing.T, h http.HandlerFunc) *Engine {
+func fake(t testing.TB, h http.HandlerFunc) *Engine {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
