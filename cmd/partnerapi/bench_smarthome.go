@@ -129,14 +129,17 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 		var ratios []float64
 		for range *rounds {
 			// Each side runs in short slices that alternate with the other
-			// side's, so a burst of load from elsewhere on the machine hits
-			// both sides alike.
+			// side's, and the round's ratio is the median of the ratios of
+			// neighbouring slices, so a burst of load from elsewhere on the
+			// machine hits both sides alike or is outvoted.
 			var rf, rb loadResult
+			var pairs []float64
 			for i := range shSlices {
+				var sf, sb loadResult
 				sides := []struct {
 					url string
 					res *loadResult
-				}{{full, &rf}, {bare, &rb}}
+				}{{full, &sf}, {bare, &sb}}
 				if i%2 == 1 {
 					sides[0], sides[1] = sides[1], sides[0]
 				}
@@ -145,13 +148,16 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 					if err != nil {
 						return err
 					}
-					side.res.add(r)
+					*side.res = r
 				}
+				rf.add(sf)
+				rb.add(sb)
+				pairs = append(pairs, sf.rps()/sb.rps())
 			}
 			rf.sort()
 			rb.sort()
 			fulls, bares = append(fulls, rf), append(bares, rb)
-			ratios = append(ratios, rf.rps()/rb.rps())
+			ratios = append(ratios, shMedianFloat(pairs))
 		}
 		for _, r := range []struct {
 			name string
@@ -177,7 +183,7 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 
 // shSlices is how many alternating slices each side's time in a round is
 // cut into.
-const shSlices = 10
+const shSlices = 20
 
 func shConnections(list string) ([]int, error) {
 	var out []int

@@ -153,11 +153,12 @@ func (s *Service) Authenticate(ctx context.Context, kind, login, password string
 func (s *Service) AuthenticatePair(ctx context.Context, kind string, userpass []byte) error {
 	// The snapshot check is what notices credential changes made by other
 	// processes, so it runs before the cache is trusted.
-	if _, err := s.current(ctx); err != nil {
+	_, now, err := s.current(ctx)
+	if err != nil {
 		return err
 	}
 	key := credentialKey(kind, userpass)
-	ok, gen := s.verified.valid(&key, s.now())
+	ok, gen := s.verified.valid(&key, now)
 	if ok {
 		return nil
 	}
@@ -178,7 +179,7 @@ func (s *Service) AuthenticatePair(ctx context.Context, kind string, userpass []
 	if subtle.ConstantTimeCompare([]byte(hashSecret(password)), []byte(h)) != 1 {
 		return ErrUnauthorized
 	}
-	s.verified.put(&key, s.now()+VerifiedTTL, gen)
+	s.verified.put(&key, now+VerifiedTTL, gen)
 	return nil
 }
 

@@ -112,7 +112,7 @@ func (s *Service) Init(ctx context.Context) error {
 
 // Catalog returns the current catalog; callers must not modify it.
 func (s *Service) Catalog(ctx context.Context) (*Catalog, error) {
-	snap, err := s.current(ctx)
+	snap, _, err := s.current(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -120,18 +120,19 @@ func (s *Service) Catalog(ctx context.Context) (*Catalog, error) {
 }
 
 // current returns a snapshot no older than the recheck bound and no older
-// than this Service's last write.
-func (s *Service) current(ctx context.Context) (*snapshot, error) {
+// than this Service's last write, and the time it was asked at.
+func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error) {
+	now := s.now()
 	snap := s.snap.Load()
 	if snap != nil && snap.writes == s.writes.Load() {
-		if s.now()-snap.checked < s.recheck {
-			return snap, nil
+		if now-snap.checked < s.recheck {
+			return snap, now, nil
 		}
 		// Expired only by time: if another request is already asking the
 		// store, serve this snapshot instead of queueing behind it. The
 		// staleness bound is then the recheck interval plus one query.
 		if !s.refresh.TryLock() {
-			return snap, nil
+			return snap, now, nil
 		}
 	} else {
 		s.refresh.Lock()
@@ -140,21 +141,21 @@ func (s *Service) current(ctx context.Context) (*snapshot, error) {
 	// Another goroutine may have refreshed while this one waited.
 	writes := s.writes.Load()
 	snap = s.snap.Load()
-	if snap != nil && snap.writes == writes && s.now()-snap.checked < s.recheck {
-		return snap, nil
+	now = s.now()
+	if snap != nil && snap.writes == writes && now-snap.checked < s.recheck {
+		return snap, now, nil
 	}
-	checked := s.now()
 	st, err := s.store.Stamp(ctx)
 	if err != nil {
-		return nil, err
+		return nil, now, err
 	}
-	next := &snapshot{stamp: st, checked: checked, writes: writes}
+	next := &snapshot{stamp: st, checked: now, writes: writes}
 	if snap != nil && snap.stamp.Catalog == st.Catalog {
 		next.catalog = snap.catalog
 	} else {
 		c, err := s.store.Load(ctx)
 		if err != nil {
-			return nil, err
+			return nil, now, err
 		}
 		next.catalog = c
 		// Load may see a newer version than the stamp; the stamp keeps the
@@ -165,7 +166,7 @@ func (s *Service) current(ctx context.Context) (*snapshot, error) {
 		s.verified.clear()
 	}
 	s.snap.Store(next)
-	return next, nil
+	return next, now, nil
 }
 
 // wrote marks the cached catalog and credentials as out of date after this

@@ -148,12 +148,28 @@ func IsBodyTooLarge(err error) bool {
 // global WriteTimeout that would cut long SSE streams.
 func withWriteDeadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+		_ = setWriteDeadline(w, time.Now().Add(d))
 		next.ServeHTTP(w, r)
 	})
 }
 
 // LiftWriteDeadline removes the write deadline of a streaming response.
 func LiftWriteDeadline(w http.ResponseWriter) {
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	_ = setWriteDeadline(w, time.Time{})
+}
+
+// setWriteDeadline is http.ResponseController.SetWriteDeadline without
+// allocating a controller per request: it unwraps w until a writer offers
+// SetWriteDeadline.
+func setWriteDeadline(w http.ResponseWriter, t time.Time) error {
+	for {
+		switch x := w.(type) {
+		case interface{ SetWriteDeadline(time.Time) error }:
+			return x.SetWriteDeadline(t)
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return http.ErrNotSupported
+		}
+	}
 }

@@ -1,0 +1,48 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestRoutingAnswers pins what the platform answers for paths at the edge
+// of routing (platform routes with other methods, unclean paths, HEAD on a
+// GET route), so that shortcuts in dispatching cannot change them.
+func TestRoutingAnswers(t *testing.T) {
+	h := testAPI(nil)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		contains     string
+		location     string
+	}{
+		{"POST", "/healthz", 404, `"envelope":"no such route"`, ""},
+		{"HEAD", "/healthz", 200, "", ""},
+		{"GET", "/metrics", 200, "partnerapi_http_in_flight_requests", ""},
+		{"GET", "/healthz/", 404, `"envelope":"no such route"`, ""},
+		{"GET", "/x/../healthz", 307, "", "/healthz"},
+		{"POST", "/a/./echo", 307, "", "/a/echo"},
+		{"POST", "/x/../echo", 307, "", "/echo"},
+		{"GET", "/x/../nope", 307, "", "/nope"},
+		{"GET", "/echo", 405, `"envelope":"method not allowed"`, ""},
+		{"POST", "/echo/", 404, `"envelope":"no such route"`, ""},
+		{"HEAD", "/boom", 500, "", ""},
+	} {
+		req := httptest.NewRequest(tc.method, "http://x"+tc.path, nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.contains) || rec.Header().Get("Location") != tc.location {
+			t.Errorf("%s %s: %d %q (Location %q), want %d containing %q (Location %q)", tc.method, tc.path,
+				rec.Code, rec.Body.String(), rec.Header().Get("Location"), tc.status, tc.contains, tc.location)
+		}
+	}
+	// A wrong method lists the allowed ones.
+	req := httptest.NewRequest("GET", "/echo", nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if got := rec.Header().Get("Allow"); got != http.MethodPost {
+		t.Errorf("Allow %q", got)
+	}
+}
