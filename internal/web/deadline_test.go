@@ -13,7 +13,9 @@ import (
 // than the API's WriteTimeout is cut, and that a streaming handler that
 // lifts the deadline is not.
 func TestWriteDeadline(t *testing.T) {
-	errs := func(w http.ResponseWriter, r *http.Request, status int, err error) { http.Error(w, err.Error(), status) }
+	errs := func(w http.ResponseWriter, r *http.Request, status int, err error) {
+		http.Error(w, err.Error(), status)
+	}
 	mux := NewMux("test", errs, nil)
 	slow := func(lift bool) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
