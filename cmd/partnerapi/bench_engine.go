@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,12 +9,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/kernels"
-	"partnerapi/internal/inference/model"
+	"partnerapi/internal/inference/local"
 )
 
 func init() { benchmarks["engine"] = runBenchEngine }
@@ -35,38 +36,53 @@ var engineShapes = []engineShape{
 
 // engineResult is one case of `bench engine --json`.
 type engineResult struct {
-	Shape            string  `json:"shape"`
-	Quant            string  `json:"quant"`
-	Streams          int     `json:"streams"`
-	PrefillTokS      float64 `json:"prefill_tok_s"`
-	DecodeTokS       float64 `json:"decode_tok_s"`
-	BandwidthGBs     float64 `json:"bandwidth_gb_s"`
+	Shape   string `json:"shape"`
+	Quant   string `json:"quant"`
+	Streams int    `json:"streams"`
+	// PrefillTokS is every stream's prompt tokens over the time until the
+	// last stream has its first token (with several streams, prompts are
+	// prefilled a chunk at a time between the decode steps of the streams
+	// already running).
+	PrefillTokS float64 `json:"prefill_tok_s"`
+	// DecodeTokS is the aggregate of all streams while every stream is in
+	// the decode batch.
+	DecodeTokS   float64 `json:"decode_tok_s"`
+	BandwidthGBs float64 `json:"bandwidth_gb_s"`
+	// RooflineFraction is decode steps per second against the memory
+	// roofline (bandwidth ÷ weight bytes, since a step reads every weight
+	// once for all its streams): DecodeTokS / Streams · bytes / bandwidth.
 	RooflineFraction float64 `json:"roofline_fraction"`
 	WeightBytesToken int64   `json:"weight_bytes_per_token"`
 	AsmKernels       bool    `json:"asm_kernels"`
 }
 
 // runBenchEngine is `partnerapi bench engine`: prefill and decode tok/s of
-// the embedded engine on random-weight GGUFs of real shapes, with the
-// machine's memory read bandwidth measured in the same run so decode can be
-// judged against its roofline (decode streams every weight once per token).
+// the embedded engine on random-weight GGUFs of real shapes, driven through
+// the real scheduler (continuous batching) by token ids, for one and for
+// several concurrent streams, with the machine's memory read bandwidth
+// measured in the same run so decode can be judged against its roofline.
 func runBenchEngine(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
 	fs := flag.NewFlagSet("bench engine", flag.ContinueOnError)
 	shapes := fs.String("shape", "15m", "model shapes, comma-separated: 15m, 135m, 0.5b")
 	quants := fs.String("quant", "q8_0", "weight types, comma-separated: q8_0, q4_0")
-	streams := fs.Int("streams", 1, "concurrent sequences (only 1 is supported)")
-	prompt := fs.Int("prompt", 256, "prompt tokens for the prefill measurement")
-	gen := fs.Int("gen", 128, "tokens for the decode measurement")
+	streamsFlag := fs.String("streams", "1,10", "concurrent streams per case, comma-separated")
+	prompt := fs.Int("prompt", 256, "prompt tokens per stream for the prefill measurement")
+	gen := fs.Int("gen", 128, "tokens per stream for the decode measurement")
 	bwMB := fs.Int("bandwidth-mb", 512, "buffer size for the bandwidth probe (MB, > 256 to defeat caches)")
 	asJSON := fs.Bool("json", false, "print one JSON object per case")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
-	if *streams != 1 {
-		return errors.New("--streams: only 1 stream is supported for now")
+	if *prompt < 1 || *gen < 2 {
+		return errors.New("--prompt must be at least 1 and --gen at least 2")
 	}
-	if *prompt < 1 || *gen < 1 {
-		return errors.New("--prompt and --gen must be at least 1")
+	var streams []int
+	for _, s := range strings.Split(*streamsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 64 {
+			return fmt.Errorf("--streams: %q is not a stream count from 1 to 64", s)
+		}
+		streams = append(streams, n)
 	}
 	var cases []engineShape
 	for _, s := range strings.Split(*shapes, ",") {
@@ -94,32 +110,31 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	defer os.RemoveAll(tmp)
 	if !*asJSON {
 		fmt.Fprintf(io.out, "asm kernels: %v\n", kernels.AsmEnabled())
-		fmt.Fprintf(io.out, "%-6s %-5s %12s %12s %10s %8s %9s\n", "shape", "quant", "prefill t/s", "decode t/s", "MB/token", "GB/s", "roofline")
+		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "GB/s", "roofline")
 	}
 	for _, sh := range cases {
 		for _, typ := range types {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			res, err := benchEngineCase(tmp, sh, typ, *prompt, *gen)
+			err := benchEngineCase(ctx, tmp, sh, typ, *prompt, *gen, streams, func(res engineResult) error {
+				// Bandwidth is probed right after each case rather than once
+				// per run: on a shared machine the available bandwidth
+				// drifts, and the roofline fraction is only meaningful
+				// against a nearby probe.
+				bw := measureBandwidth(*bwMB << 20)
+				res.BandwidthGBs = bw / 1e9
+				res.RooflineFraction = res.DecodeTokS / float64(res.Streams) * float64(res.WeightBytesToken) / bw
+				if *asJSON {
+					return json.NewEncoder(io.out).Encode(res)
+				}
+				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.1f %8.0f%%\n", res.Shape, res.Quant, res.Streams,
+					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction)
+				return err
+			})
 			if err != nil {
 				return fmt.Errorf("%s %v: %w", sh.name, typ, err)
 			}
-			// Bandwidth is probed right after each case rather than once per
-			// run: on a shared machine the available bandwidth drifts, and the
-			// roofline fraction is only meaningful against a nearby probe.
-			bw := measureBandwidth(*bwMB << 20)
-			res.Streams = 1
-			res.BandwidthGBs = bw / 1e9
-			res.RooflineFraction = res.DecodeTokS / (bw / float64(res.WeightBytesToken))
-			if *asJSON {
-				if err := json.NewEncoder(io.out).Encode(res); err != nil {
-					return err
-				}
-				continue
-			}
-			fmt.Fprintf(io.out, "%-6s %-5s %12.1f %12.1f %10.1f %8.1f %8.0f%%\n", res.Shape, res.Quant,
-				res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction)
 		}
 	}
 	return nil
@@ -134,149 +149,122 @@ func findShape(name string) (engineShape, bool) {
 	return engineShape{}, false
 }
 
-func benchEngineCase(dir string, sh engineShape, typ gguf.GGMLType, prompt, gen int) (engineResult, error) {
-	path := filepath.Join(dir, sh.name+"-"+strings.ToLower(typ.String())+".gguf")
-	if err := writeEngineGGUF(path, sh, typ, prompt+gen+8); err != nil {
-		return engineResult{}, err
+// benchEngineCase writes one random-weight model, serves it with the local
+// engine and reports a result per stream count.
+func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, prompt, gen int, streams []int, report func(engineResult) error) error {
+	name := sh.name + "-" + strings.ToLower(typ.String())
+	caseDir := filepath.Join(dir, name)
+	if err := os.Mkdir(caseDir, 0o755); err != nil {
+		return err
 	}
-	defer os.Remove(path)
-	f, err := gguf.Open(path)
+	defer os.RemoveAll(caseDir)
+	maxStreams := 1
+	for _, n := range streams {
+		maxStreams = max(maxStreams, n)
+	}
+	// Room for the first stream to decode while the others' prompts are
+	// prefilled (a few prompt tokens per step) and then gen more tokens.
+	ctxLen := prompt + gen + maxStreams*prompt + 64
+	if err := writeEngineGGUF(filepath.Join(caseDir, name+".gguf"), sh, typ, ctxLen); err != nil {
+		return err
+	}
+	e, err := local.Open(caseDir, local.Options{Concurrency: maxStreams, QueueDepth: maxStreams, PrefixCache: -1})
 	if err != nil {
-		return engineResult{}, err
+		return err
 	}
-	defer f.Close()
-	m, err := model.Load(f)
-	if err != nil {
-		return engineResult{}, err
-	}
+	defer e.Close()
+	m, _ := e.Model(name)
 	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled()}
 	// Decode reads every layer matrix and the output projection once per
-	// token; norms and the one embedding row are noise.
-	res.WeightBytesToken = int64(len(m.Output.Data))
-	for _, ly := range m.Layers {
+	// step; norms and the embedding rows are noise.
+	res.WeightBytesToken = int64(len(m.Net.Output.Data))
+	for _, ly := range m.Net.Layers {
 		for _, w := range []kernels.Matrix{ly.Wq, ly.Wk, ly.Wv, ly.Wo, ly.Wgate, ly.Wup, ly.Wdown} {
 			res.WeightBytesToken += int64(len(w.Data))
 		}
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	tokens := make([]int, prompt)
-	for i := range tokens {
-		tokens[i] = r.IntN(m.NVocab)
-	}
-	seq := m.NewSequence(prompt + gen + 1)
-	defer seq.Release()
-	// A warm-up pass faults the mapped weights in, so the timed passes
+	// A warm-up generation faults the mapped weights in, so the timed runs
 	// measure compute and memory, not page faults on first touch.
-	if _, err := seq.Forward(tokens[:min(prompt, 8)]); err != nil {
-		return res, err
+	warm := []int{1, 300, 301, 302, 303, 304, 305, 306}
+	if _, err := e.GenerateTokens(ctx, name, warm, local.GenerateParams{MaxTokens: 2, IgnoreEOS: true}, nil); err != nil {
+		return err
 	}
-	seq.Reset()
+	for _, n := range streams {
+		r := res
+		r.Streams = n
+		if r.PrefillTokS, r.DecodeTokS, err = measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen); err != nil {
+			return err
+		}
+		if err := report(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureStreams starts n greedy generations at once, each from its own
+// random prompt, and times the tokens as the scheduler hands them over.
+// Prefill is all prompt tokens over the time until the last stream has its
+// first token. Decode is the steady state after that moment, when all n
+// streams share every step: the time until they have produced n·(gen-1)
+// more tokens, after which the streams are cancelled (they are allowed to
+// run longer, so the streams that joined first do not finish early and
+// shrink the batch).
+func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n, prompt, gen int) (prefill, decode float64, err error) {
+	r := rand.New(rand.NewPCG(uint64(n), uint64(prompt)))
+	prompts := make([][]int, n)
+	for i := range prompts {
+		prompts[i] = make([]int, prompt)
+		for j := range prompts[i] {
+			prompts[i][j] = 3 + r.IntN(vocab-3) // no control tokens
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu          sync.Mutex
+		started     = make([]bool, n)
+		joined      int       // streams that have their first token
+		allIn, done time.Time // the steady-state window
+		counted     int       // tokens inside it
+	)
+	target := n * (gen - 1)
+	onToken := func(i int) {
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case !started[i]:
+			started[i] = true
+			if joined++; joined == n {
+				allIn = now
+			}
+		case joined == n && counted < target:
+			if counted++; counted == target {
+				done = now
+				cancel()
+			}
+		}
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
 	start := time.Now()
-	logits, err := seq.Forward(tokens)
-	if err != nil {
-		return res, err
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.GenerateTokens(ctx, name, prompts[i], local.GenerateParams{IgnoreEOS: true},
+				func(_, _ int) { onToken(i) })
+		}()
 	}
-	res.PrefillTokS = float64(prompt) / time.Since(start).Seconds()
-	next := argmax(logits)
-	start = time.Now()
-	for i := 0; i < gen; i++ {
-		if logits, err = seq.Forward([]int{next}); err != nil {
-			return res, err
+	wg.Wait()
+	if done.IsZero() {
+		if err := errors.Join(errs...); err != nil {
+			return 0, 0, err
 		}
-		next = argmax(logits)
+		return 0, 0, fmt.Errorf("the streams ran out of context after %d of %d steady-state tokens", counted, target)
 	}
-	res.DecodeTokS = float64(gen) / time.Since(start).Seconds()
-	return res, nil
-}
-
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
-}
-
-// writeEngineGGUF writes a random-weight model of shape sh. Quantising a
-// whole 0.5B model from fresh random floats takes longer than the benchmark,
-// so every matrix tiles one quantised random pool; the mapped pages are
-// still distinct, which is all the memory system sees.
-func writeEngineGGUF(path string, sh engineShape, typ gguf.GGMLType, ctxLen int) error {
-	r := rand.New(rand.NewPCG(3, 4))
-	const poolValues = 1 << 20
-	vals := make([]float32, poolValues)
-	for i := range vals {
-		vals[i] = float32(r.NormFloat64()) * 0.05
-	}
-	pool, err := kernels.Quantize(typ, vals)
-	if err != nil {
-		return err
-	}
-	blockBytes := typ.TypeSize()
-	var tensors []gguf.WriteTensor
-	mat := func(name string, in, out int) {
-		data := make([]byte, in*out/typ.BlockSize()*blockBytes)
-		for off := 0; off < len(data); off += len(pool) {
-			copy(data[off:], pool)
-		}
-		tensors = append(tensors, gguf.WriteTensor{Name: name, Dims: []uint64{uint64(in), uint64(out)}, Type: typ, Data: data})
-	}
-	vec := func(name string, n int, v float32) {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = v
-		}
-		data, _ := kernels.Quantize(gguf.F32, x)
-		tensors = append(tensors, gguf.WriteTensor{Name: name, Dims: []uint64{uint64(n)}, Type: gguf.F32, Data: data})
-	}
-	hd := sh.embd / sh.heads
-	// Tied output, as in all three source models.
-	mat("token_embd.weight", sh.embd, sh.voc)
-	for l := 0; l < sh.layers; l++ {
-		p := fmt.Sprintf("blk.%d.", l)
-		vec(p+"attn_norm.weight", sh.embd, 1)
-		mat(p+"attn_q.weight", sh.embd, sh.heads*hd)
-		mat(p+"attn_k.weight", sh.embd, sh.kvHeads*hd)
-		mat(p+"attn_v.weight", sh.embd, sh.kvHeads*hd)
-		if sh.arch == "qwen2" { // the loader requires qwen2's q/k/v biases
-			vec(p+"attn_q.bias", sh.heads*hd, 0)
-			vec(p+"attn_k.bias", sh.kvHeads*hd, 0)
-			vec(p+"attn_v.bias", sh.kvHeads*hd, 0)
-		}
-		mat(p+"attn_output.weight", sh.heads*hd, sh.embd)
-		vec(p+"ffn_norm.weight", sh.embd, 1)
-		mat(p+"ffn_gate.weight", sh.embd, sh.ff)
-		mat(p+"ffn_up.weight", sh.embd, sh.ff)
-		mat(p+"ffn_down.weight", sh.ff, sh.embd)
-	}
-	vec("output_norm.weight", sh.embd, 1)
-	a := sh.arch + "."
-	kvs := []gguf.KV{
-		{Key: "general.architecture", Value: gguf.StringValue(sh.arch)},
-		{Key: a + "context_length", Value: gguf.Uint32Value(uint32(ctxLen))},
-		{Key: a + "embedding_length", Value: gguf.Uint32Value(uint32(sh.embd))},
-		{Key: a + "block_count", Value: gguf.Uint32Value(uint32(sh.layers))},
-		{Key: a + "feed_forward_length", Value: gguf.Uint32Value(uint32(sh.ff))},
-		{Key: a + "attention.head_count", Value: gguf.Uint32Value(uint32(sh.heads))},
-		{Key: a + "attention.head_count_kv", Value: gguf.Uint32Value(uint32(sh.kvHeads))},
-		{Key: a + "attention.layer_norm_rms_epsilon", Value: gguf.Float32Value(1e-6)},
-	}
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(out, 1<<20)
-	if err := gguf.Write(w, kvs, tensors); err != nil {
-		out.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return float64(n*prompt) / allIn.Sub(start).Seconds(), float64(target) / done.Sub(allIn).Seconds(), nil
 }
 
 // measureBandwidth sums a buffer of n bytes with the float kernel on the

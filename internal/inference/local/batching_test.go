@@ -300,12 +300,7 @@ func TestPromptSharedWithBatch(t *testing.T) {
 			t.Fatal("scheduler does not finish")
 		}
 		s.dropCancelled()
-		if len(s.joining) > 0 {
-			s.prefill()
-		}
-		if len(s.active) > 0 {
-			s.step()
-		}
+		s.step()
 	}
 	for _, r := range []*request{r1, r2} {
 		select {

@@ -84,7 +84,8 @@ type choiceState struct {
 	sampler *sampler.Sampler
 	history []int
 	ntok    int
-	next    int // token to feed at the next step
+	next    int    // token to feed at the next step
+	in      [1]int // next as the one-token chunk of a step
 	done    bool
 }
 
@@ -100,9 +101,10 @@ type scheduler struct {
 	joining []*joiner // admitted requests whose prompts are being prefilled, in arrival order
 
 	// Scratch of step, reused so that a decode step allocates nothing.
-	stepSeqs []*model.Sequence
-	stepToks []int
-	finished []*request
+	stepSeqs   []*model.Sequence
+	stepChunks [][]int
+	prefilling []*joiner
+	finished   []*request
 
 	mu    sync.Mutex
 	stats Stats
@@ -178,15 +180,7 @@ func (s *scheduler) run() {
 			}
 		}
 		s.dropCancelled()
-		// One prefill chunk, then one decode step: a long prompt joining
-		// delays the running streams by a chunk per token, not by its whole
-		// prefill.
-		if len(s.joining) > 0 {
-			s.prefill()
-		}
-		if len(s.active) > 0 {
-			s.step()
-		}
+		s.step()
 		s.updateStats()
 	}
 }
@@ -196,49 +190,52 @@ func (s *scheduler) admit(r *request) {
 	s.joining = append(s.joining, &joiner{req: r})
 }
 
-// prefill runs the next chunk of the first joining request's prompt as its
-// own batched pass; when the prompt is done the request's choices join the
-// decode batch. A request's first chunk starts from the longest prefix it
-// shares with a cached prompt or with a sequence in the batch: requests
-// arriving together with one system prompt compute it once, since the
-// earlier ones are in the batch by the time a later one starts.
-func (s *scheduler) prefill() {
-	j := s.joining[0]
-	if j.seq == nil {
-		live := make([]cachedSequence, 0, len(s.active))
-		for _, c := range s.active {
-			live = append(live, cachedSequence{seq: c.seq, tokens: c.history[:c.seq.Pos()]})
-		}
-		var cached int
-		j.seq, cached = s.cache.take(s.m.Net, j.req.prompt, j.req.params.MaxContext, live)
-		j.req.precached = cached
-		if cached > 0 {
-			s.mu.Lock()
-			s.stats.PrefixHits++
-			s.mu.Unlock()
+// attach gives a joining request its sequence, starting from the longest
+// prefix it shares with a cached prompt or with a sequence in the batch:
+// requests arriving together with one system prompt compute it once, since
+// the earlier ones are in the batch by the time a later one starts.
+func (s *scheduler) attach(j *joiner) {
+	live := make([]cachedSequence, 0, len(s.active))
+	for _, c := range s.active {
+		live = append(live, cachedSequence{seq: c.seq, tokens: c.history[:c.seq.Pos()]})
+	}
+	var cached int
+	j.seq, cached = s.cache.take(s.m.Net, j.req.prompt, j.req.params.MaxContext, live)
+	j.req.precached = cached
+	if cached > 0 {
+		s.mu.Lock()
+		s.stats.PrefixHits++
+		s.mu.Unlock()
+	}
+}
+
+// minSharedPrefix is the shortest prompt prefix worth waiting for: a
+// joining request whose prompt shares at least this many tokens with one
+// still being prefilled starts after it, and then copies those tokens' KV
+// entries instead of computing them again. Shorter prefixes (a BOS token,
+// a role marker) are recomputed, so unrelated prompts prefill together.
+const minSharedPrefix = 16
+
+// waitsForPrefix reports whether j should wait for one of the requests
+// being prefilled because it will share at least minSharedPrefix tokens
+// of that one's prompt that are not computed yet.
+func waitsForPrefix(j *joiner, prefilling []*joiner) bool {
+	for _, p := range prefilling {
+		if n := commonPrefix(p.req.prompt, j.req.prompt); n >= minSharedPrefix && n > p.seq.Pos() {
+			return true
 		}
 	}
-	r, seq := j.req, j.seq
-	step := prefillStep
+	return false
+}
+
+// prefillBudget is how many prompt tokens one step takes from joining
+// requests (in arrival order): all of a chunk while nothing decodes, fewer
+// while streams wait for the step, since every prompt row adds to its cost.
+func (s *scheduler) prefillBudget() int {
 	if len(s.active) > 0 {
-		step = prefillStepBusy
+		return prefillStepBusy
 	}
-	chunk := r.prompt[seq.Pos():min(seq.Pos()+step, len(r.prompt))]
-	logits, err := seq.Forward(chunk)
-	if err != nil {
-		s.joining = s.joining[1:]
-		seq.Release()
-		s.leave(r, err)
-		return
-	}
-	s.mu.Lock()
-	s.stats.PrefillTokens += int64(len(chunk))
-	s.mu.Unlock()
-	if seq.Pos() < len(r.prompt) {
-		return
-	}
-	s.joining = s.joining[1:]
-	s.start(r, seq, logits)
+	return prefillStep
 }
 
 // start samples each choice's first token from the prompt's logits and adds
@@ -317,25 +314,58 @@ func (s *scheduler) sample(c *choiceState, logits []float32) {
 	c.req.push(ev)
 }
 
-// step feeds every active choice its next token in one batched pass and
-// samples the following one.
+// step runs one batched forward pass: every active choice's next token and
+// the next prompt chunks of joining requests (up to prefillBudget tokens),
+// so a joining prompt shares the weight reads of the decode step instead of
+// stalling it with a pass of its own. Then it samples each active choice's
+// following token and moves requests whose prompts are done into the
+// batch.
 func (s *scheduler) step() {
-	seqs, toks := s.stepSeqs[:0], s.stepToks[:0]
+	seqs, chunks := s.stepSeqs[:0], s.stepChunks[:0]
 	for _, c := range s.active {
-		seqs, toks = append(seqs, c.seq), append(toks, c.next)
+		c.in[0] = c.next
+		seqs, chunks = append(seqs, c.seq), append(chunks, c.in[:])
 	}
-	s.stepSeqs, s.stepToks = seqs, toks
-	out, err := s.batch.Step(seqs, toks)
-	clear(seqs) // the scratch must not keep finished sequences alive
+	nDecode := len(seqs)
+	prefilling := s.prefilling[:0]
+	prompt := 0
+	for budget := s.prefillBudget(); budget > 0 && len(prefilling) < len(s.joining); {
+		j := s.joining[len(prefilling)]
+		if j.seq == nil {
+			if waitsForPrefix(j, prefilling) {
+				break
+			}
+			s.attach(j)
+		}
+		pos := j.seq.Pos()
+		n := min(len(j.req.prompt)-pos, budget)
+		seqs, chunks = append(seqs, j.seq), append(chunks, j.req.prompt[pos:pos+n])
+		prefilling = append(prefilling, j)
+		budget -= n
+		prompt += n
+	}
+	s.stepSeqs, s.stepChunks, s.prefilling = seqs, chunks, prefilling
+	if len(seqs) == 0 {
+		return
+	}
+	out, err := s.batch.StepChunks(seqs, chunks)
+	// The scratch must not keep finished sequences or prompts alive.
+	clear(seqs)
+	clear(chunks)
 	if err != nil {
 		// Not expected (budgets keep every sequence inside its context): fail
-		// the requests of this batch rather than spin.
-		s.failActive(err)
+		// the requests of this step rather than spin; joining requests that
+		// were not in it go on.
+		clear(prefilling)
+		s.failStep(err, len(prefilling))
 		return
 	}
 	s.mu.Lock()
-	s.stats.Steps++
-	s.stats.MaxBatch = max(s.stats.MaxBatch, len(seqs))
+	if nDecode > 0 {
+		s.stats.Steps++
+		s.stats.MaxBatch = max(s.stats.MaxBatch, nDecode)
+	}
+	s.stats.PrefillTokens += int64(prompt)
 	s.mu.Unlock()
 	finished := s.finished[:0]
 	for i, c := range s.active {
@@ -353,6 +383,16 @@ func (s *scheduler) step() {
 	}
 	clear(finished)
 	s.finished = finished
+	// Joiners whose prompts are done sample their first tokens and join
+	// the batch (prefilling holds a prefix of s.joining, in order).
+	for k, j := range prefilling {
+		if j.seq.Pos() < len(j.req.prompt) {
+			continue
+		}
+		s.start(j.req, j.seq, out[nDecode+k])
+	}
+	s.joining = slices.DeleteFunc(s.joining, func(j *joiner) bool { return j.seq != nil && j.seq.Pos() == len(j.req.prompt) })
+	clear(prefilling)
 }
 
 // finishIfDone lets a request whose choices have all finished leave: the
@@ -405,6 +445,18 @@ func (s *scheduler) failAll(err error) {
 		}
 		s.leave(j.req, err)
 	}
+}
+
+// failStep ends with err the requests of a failed step: those in the
+// decode batch and the first n joining ones.
+func (s *scheduler) failStep(err error, n int) {
+	joining := s.joining[:n]
+	s.joining = slices.Clone(s.joining[n:])
+	for _, j := range joining {
+		j.seq.Release()
+		s.leave(j.req, err)
+	}
+	s.failActive(err)
 }
 
 // failActive ends the requests in the decode batch with err.
