@@ -2,11 +2,7 @@
 
 package kernels
 
-import (
-	"unsafe"
-
-	"partnerapi/internal/inference/gguf"
-)
+import "partnerapi/internal/inference/gguf"
 
 // The register-tiled Q8_0 and Q4_0 kernels of tile_amd64.s. Each computes
 // the products of one or two weight rows (row 1 stride bytes after row 0)
@@ -18,10 +14,22 @@ import (
 func q8_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 
 //go:noescape
-func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+func q8_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+
+//go:noescape
+func q8_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 
 //go:noescape
 func q8_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+
+//go:noescape
+func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+
+//go:noescape
+func q8_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+
+//go:noescape
+func q8_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 
 //go:noescape
 func q8_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
@@ -30,22 +38,40 @@ func q8_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out
 func q4_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 
 //go:noescape
-func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+func q4_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+
+//go:noescape
+func q4_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 
 //go:noescape
 func q4_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+
+//go:noescape
+func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+
+//go:noescape
+func q4_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+
+//go:noescape
+func q4_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 
 //go:noescape
 func q4_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 
 type tileKernel func(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 
-// tileSet is the four tile shapes of one weight type.
-type tileSet struct{ r2t4, r1t4, r2t1, r1t1 tileKernel }
+// tileSet holds one weight type's kernels by rows−1 and tokens.
+type tileSet [2][5]tileKernel
 
 var (
-	q8_0Tiles = tileSet{q8_0Tile2x4, q8_0Tile1x4, q8_0Tile2x1, q8_0Tile1x1}
-	q4_0Tiles = tileSet{q4_0Tile2x4, q4_0Tile1x4, q4_0Tile2x1, q4_0Tile1x1}
+	q8_0Tiles = tileSet{
+		{nil, q8_0Tile1x1, q8_0Tile1x2, q8_0Tile1x3, q8_0Tile1x4},
+		{nil, q8_0Tile2x1, q8_0Tile2x2, q8_0Tile2x3, q8_0Tile2x4},
+	}
+	q4_0Tiles = tileSet{
+		{nil, q4_0Tile1x1, q4_0Tile1x2, q4_0Tile1x3, q4_0Tile1x4},
+		{nil, q4_0Tile2x1, q4_0Tile2x2, q4_0Tile2x3, q4_0Tile2x4},
+	}
 )
 
 func init() {
@@ -56,66 +82,35 @@ func init() {
 
 // mulRowsTiledAsm computes rows [lo, hi) of a Q8_0 or Q4_0 matrix against
 // the packed activations p: two rows at a time, each pair against every
-// group of four tokens and then every remaining single token, so a weight
-// block is expanded once per four tokens and an activation block is loaded
-// once per two rows.
+// group of up to four tokens, so a weight block is expanded once per group
+// and an activation block is loaded once per two rows.
 func mulRowsTiledAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
-	var ks tileSet
-	switch w.Type {
-	case gguf.Q8_0:
-		ks = q8_0Tiles
-	default:
-		ks = q4_0Tiles
+	ks := &q8_0Tiles
+	if w.Type == gguf.Q4_0 {
+		ks = &q4_0Tiles
 	}
 	rb := w.RowBytes()
-	nb, cols, n, groups := p.nb, p.cols, p.n, p.n/4
+	nb, cols, n, rows := p.nb, p.cols, p.n, w.Rows
 	_ = w.Data[hi*rb-1]
 	_ = p.qs[n*cols-1]
-	_ = p.d[n*nb-1]
-	var c *int16
-	if len(p.corr) > 0 {
-		_ = p.corr[n*cols/2-1]
-		c = &p.corr[0]
-	}
-	corrAt := func(i int) *int16 { // the correction block at x index i
-		if c == nil {
-			return nil
-		}
-		return (*int16)(unsafe.Add(unsafe.Pointer(c), i))
-	}
-	rows := w.Rows
+	_ = p.d[n*nb-1+3] // a group's kernels load four scales at once
+	_ = p.corr[n*cols/2-1]
 	var out [8]float32
-	r := lo
-	for ; r+2 <= hi; r += 2 {
+	for r := lo; r < hi; r += 2 {
+		nr := min(2, hi-r)
 		wp := &w.Data[r*rb]
-		for g := 0; g < groups; g++ {
-			i := 4 * g * cols
-			ks.r2t4(wp, rb, &p.qs[i], &p.d[4*g*nb], corrAt(i), nb, &out)
-			for t := range 4 {
-				dst[(4*g+t)*rows+r] = out[t]
-				dst[(4*g+t)*rows+r+1] = out[4+t]
+		for t0 := 0; t0 < n; t0 += 4 {
+			nt := min(4, n-t0)
+			i := t0 * cols
+			ks[nr-1][nt](wp, rb, &p.qs[i], &p.d[t0*nb], &p.corr[i/2], nb, &out)
+			for k := range nt {
+				dst[(t0+k)*rows+r] = out[k]
 			}
-		}
-		for t := 4 * groups; t < n; t++ {
-			i := t * cols
-			ks.r2t1(wp, rb, &p.qs[i], &p.d[t*nb], corrAt(i), nb, &out)
-			dst[t*rows+r] = out[0]
-			dst[t*rows+r+1] = out[1]
-		}
-	}
-	if r < hi {
-		wp := &w.Data[r*rb]
-		for g := 0; g < groups; g++ {
-			i := 4 * g * cols
-			ks.r1t4(wp, rb, &p.qs[i], &p.d[4*g*nb], corrAt(i), nb, &out)
-			for t := range 4 {
-				dst[(4*g+t)*rows+r] = out[t]
+			if nr == 2 {
+				for k := range nt {
+					dst[(t0+k)*rows+r+1] = out[nt+k]
+				}
 			}
-		}
-		for t := 4 * groups; t < n; t++ {
-			i := t * cols
-			ks.r1t1(wp, rb, &p.qs[i], &p.d[t*nb], corrAt(i), nb, &out)
-			dst[t*rows+r] = out[0]
 		}
 	}
 }

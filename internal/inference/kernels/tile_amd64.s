@@ -3,11 +3,11 @@
 #include "textflag.h"
 
 // Register-tiled Q8_0 and Q4_0 kernels: one call multiplies one or two
-// weight rows by one or four tokens over nb blocks. The four-token variants
-// read activations packed per block (token t of block b at 128·b + 32·t,
-// its scale at 16·b + 4·t); the one-token variants read the plain layout
-// (32·b, 4·b). Each loaded weight block serves every token and each loaded
-// activation block serves both rows.
+// weight rows by a group of T = 1…4 tokens over nb blocks (q8_0Tile2x4 is
+// two rows by four tokens). The activations of a group are packed per block:
+// token k of block b at 32·T·b + 32·k, its scale at 4·T·b + 4·k (for T = 1
+// the plain layout). Each loaded weight block serves every token and each
+// loaded activation block serves both rows.
 //
 // Every (row, token) result is computed by the same arithmetic in every
 // variant — one float accumulator, per block acc += float(Σ)·(dw·dx), then
@@ -138,41 +138,18 @@ GLOBL nibbleMask<>(SB), RODATA|NOPTR, $32
 	ADDQ $dstep, R9 \
 	DECQ CX
 
-#define OUT2X4 \
-	HSUM8(Y0, X0, 0(DI)) \
-	HSUM8(Y1, X1, 4(DI)) \
-	HSUM8(Y2, X2, 8(DI)) \
-	HSUM8(Y3, X3, 12(DI)) \
-	HSUM8(Y4, X4, 16(DI)) \
-	HSUM8(Y5, X5, 20(DI)) \
-	HSUM8(Y6, X6, 24(DI)) \
-	HSUM8(Y7, X7, 28(DI)) \
-	VZEROUPPER
-
-#define OUT1X4 \
-	HSUM8(Y0, X0, 0(DI)) \
-	HSUM8(Y1, X1, 4(DI)) \
-	HSUM8(Y2, X2, 8(DI)) \
-	HSUM8(Y3, X3, 12(DI)) \
-	VZEROUPPER
-
-#define OUT2X1 \
-	HSUM8(Y0, X0, 0(DI)) \
-	HSUM8(Y4, X4, 4(DI)) \
-	VZEROUPPER
-
-#define OUT1X1 \
-	HSUM8(Y0, X0, 0(DI)) \
-	VZEROUPPER
+// OUT stores an accumulator's sum at byte o of out: a kernel of T tokens
+// writes row r, token k at out[r·T+k].
+#define OUT(y, x, o) HSUM8(y, x, o(DI))
 
 // func q8_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
 TEXT ·q8_0Tile2x4(SB), NOSPLIT, $32-56
 	ARGS
 	ZERO8
 	TESTQ CX, CX
-	JEQ   q8t24done
+	JEQ   q80t24done
 
-q8t24loop:
+q80t24loop:
 	VMOVUPS (R9), X11
 	SCALES4((SI), 0)
 	SCALES4((SI)(BX*1), 16)
@@ -183,32 +160,73 @@ q8t24loop:
 	Q8TOKEN2X4(2, Y2, Y6)
 	Q8TOKEN2X4(3, Y3, Y7)
 	NEXT(34, 128, 16)
-	JNZ     q8t24loop
+	JNZ     q80t24loop
 
-q8t24done:
-	OUT2X4
+q80t24done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y2, X2, 8)
+	OUT(Y3, X3, 12)
+	OUT(Y4, X4, 16)
+	OUT(Y5, X5, 20)
+	OUT(Y6, X6, 24)
+	OUT(Y7, X7, 28)
+	VZEROUPPER
 	RET
 
-// func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile1x4(SB), NOSPLIT, $32-56
+// func q8_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q8_0Tile2x3(SB), NOSPLIT, $32-56
 	ARGS
 	ZERO8
 	TESTQ CX, CX
-	JEQ   q8t14done
+	JEQ   q80t23done
 
-q8t14loop:
+q80t23loop:
 	VMOVUPS (R9), X11
 	SCALES4((SI), 0)
+	SCALES4((SI)(BX*1), 16)
 	VPABSB  2(SI), Y8
-	Q8TOKEN1X4(0, Y0)
-	Q8TOKEN1X4(1, Y1)
-	Q8TOKEN1X4(2, Y2)
-	Q8TOKEN1X4(3, Y3)
-	NEXT(34, 128, 16)
-	JNZ     q8t14loop
+	VPABSB  2(SI)(BX*1), Y9
+	Q8TOKEN2X4(0, Y0, Y4)
+	Q8TOKEN2X4(1, Y1, Y5)
+	Q8TOKEN2X4(2, Y2, Y6)
+	NEXT(34, 96, 12)
+	JNZ     q80t23loop
 
-q8t14done:
-	OUT1X4
+q80t23done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y2, X2, 8)
+	OUT(Y4, X4, 12)
+	OUT(Y5, X5, 16)
+	OUT(Y6, X6, 20)
+	VZEROUPPER
+	RET
+
+// func q8_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q8_0Tile2x2(SB), NOSPLIT, $32-56
+	ARGS
+	ZERO8
+	TESTQ CX, CX
+	JEQ   q80t22done
+
+q80t22loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	SCALES4((SI)(BX*1), 16)
+	VPABSB  2(SI), Y8
+	VPABSB  2(SI)(BX*1), Y9
+	Q8TOKEN2X4(0, Y0, Y4)
+	Q8TOKEN2X4(1, Y1, Y5)
+	NEXT(34, 64, 8)
+	JNZ     q80t22loop
+
+q80t22done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y4, X4, 8)
+	OUT(Y5, X5, 12)
+	VZEROUPPER
 	RET
 
 // func q8_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
@@ -216,9 +234,9 @@ TEXT ·q8_0Tile2x1(SB), NOSPLIT, $0-56
 	ARGS
 	ZERO8
 	TESTQ CX, CX
-	JEQ   q8t21done
+	JEQ   q80t21done
 
-q8t21loop:
+q80t21loop:
 	VMOVSS  (R9), X11
 	SCALE1((SI), Y14)
 	SCALE1((SI)(BX*1), Y10)
@@ -228,10 +246,84 @@ q8t21loop:
 	Q8PROD(2(SI), Y8, Y14, Y13, Y0)
 	Q8PROD(2(SI)(BX*1), Y9, Y10, Y11, Y4)
 	NEXT(34, 32, 4)
-	JNZ     q8t21loop
+	JNZ     q80t21loop
 
-q8t21done:
-	OUT2X1
+q80t21done:
+	OUT(Y0, X0, 0)
+	OUT(Y4, X4, 4)
+	VZEROUPPER
+	RET
+
+// func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q8_0Tile1x4(SB), NOSPLIT, $32-56
+	ARGS
+	ZERO8
+	TESTQ CX, CX
+	JEQ   q80t14done
+
+q80t14loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	VPABSB  2(SI), Y8
+	Q8TOKEN1X4(0, Y0)
+	Q8TOKEN1X4(1, Y1)
+	Q8TOKEN1X4(2, Y2)
+	Q8TOKEN1X4(3, Y3)
+	NEXT(34, 128, 16)
+	JNZ     q80t14loop
+
+q80t14done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y2, X2, 8)
+	OUT(Y3, X3, 12)
+	VZEROUPPER
+	RET
+
+// func q8_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q8_0Tile1x3(SB), NOSPLIT, $32-56
+	ARGS
+	ZERO8
+	TESTQ CX, CX
+	JEQ   q80t13done
+
+q80t13loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	VPABSB  2(SI), Y8
+	Q8TOKEN1X4(0, Y0)
+	Q8TOKEN1X4(1, Y1)
+	Q8TOKEN1X4(2, Y2)
+	NEXT(34, 96, 12)
+	JNZ     q80t13loop
+
+q80t13done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y2, X2, 8)
+	VZEROUPPER
+	RET
+
+// func q8_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q8_0Tile1x2(SB), NOSPLIT, $32-56
+	ARGS
+	ZERO8
+	TESTQ CX, CX
+	JEQ   q80t12done
+
+q80t12loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	VPABSB  2(SI), Y8
+	Q8TOKEN1X4(0, Y0)
+	Q8TOKEN1X4(1, Y1)
+	NEXT(34, 64, 8)
+	JNZ     q80t12loop
+
+q80t12done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	VZEROUPPER
 	RET
 
 // func q8_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
@@ -239,19 +331,20 @@ TEXT ·q8_0Tile1x1(SB), NOSPLIT, $0-56
 	ARGS
 	ZERO8
 	TESTQ CX, CX
-	JEQ   q8t11done
+	JEQ   q80t11done
 
-q8t11loop:
+q80t11loop:
 	VMOVSS  (R9), X11
 	SCALE1((SI), Y14)
 	VPABSB  2(SI), Y8
 	VMOVDQU (R8), Y12
 	Q8PROD(2(SI), Y8, Y14, Y13, Y0)
 	NEXT(34, 32, 4)
-	JNZ     q8t11loop
+	JNZ     q80t11loop
 
-q8t11done:
-	OUT1X1
+q80t11done:
+	OUT(Y0, X0, 0)
+	VZEROUPPER
 	RET
 
 // func q4_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
@@ -259,9 +352,9 @@ TEXT ·q4_0Tile2x4(SB), NOSPLIT, $32-56
 	ARGS
 	ZERO8
 	TESTQ CX, CX
-	JEQ   q4t24done
+	JEQ   q40t24done
 
-q4t24loop:
+q40t24loop:
 	VMOVUPS (R9), X11
 	SCALES4((SI), 0)
 	SCALES4((SI)(BX*1), 16)
@@ -272,32 +365,73 @@ q4t24loop:
 	Q4TOKEN2X4(2, Y2, Y6)
 	Q4TOKEN2X4(3, Y3, Y7)
 	NEXT(18, 128, 16)
-	JNZ     q4t24loop
+	JNZ     q40t24loop
 
-q4t24done:
-	OUT2X4
+q40t24done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y2, X2, 8)
+	OUT(Y3, X3, 12)
+	OUT(Y4, X4, 16)
+	OUT(Y5, X5, 20)
+	OUT(Y6, X6, 24)
+	OUT(Y7, X7, 28)
+	VZEROUPPER
 	RET
 
-// func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile1x4(SB), NOSPLIT, $32-56
+// func q4_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q4_0Tile2x3(SB), NOSPLIT, $32-56
 	ARGS
 	ZERO8
 	TESTQ CX, CX
-	JEQ   q4t14done
+	JEQ   q40t23done
 
-q4t14loop:
+q40t23loop:
 	VMOVUPS (R9), X11
 	SCALES4((SI), 0)
+	SCALES4((SI)(BX*1), 16)
 	Q4NIBBLES(2(SI), X8, Y8)
-	Q4TOKEN1X4(0, Y0)
-	Q4TOKEN1X4(1, Y1)
-	Q4TOKEN1X4(2, Y2)
-	Q4TOKEN1X4(3, Y3)
-	NEXT(18, 128, 16)
-	JNZ     q4t14loop
+	Q4NIBBLES(2(SI)(BX*1), X9, Y9)
+	Q4TOKEN2X4(0, Y0, Y4)
+	Q4TOKEN2X4(1, Y1, Y5)
+	Q4TOKEN2X4(2, Y2, Y6)
+	NEXT(18, 96, 12)
+	JNZ     q40t23loop
 
-q4t14done:
-	OUT1X4
+q40t23done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y2, X2, 8)
+	OUT(Y4, X4, 12)
+	OUT(Y5, X5, 16)
+	OUT(Y6, X6, 20)
+	VZEROUPPER
+	RET
+
+// func q4_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q4_0Tile2x2(SB), NOSPLIT, $32-56
+	ARGS
+	ZERO8
+	TESTQ CX, CX
+	JEQ   q40t22done
+
+q40t22loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	SCALES4((SI)(BX*1), 16)
+	Q4NIBBLES(2(SI), X8, Y8)
+	Q4NIBBLES(2(SI)(BX*1), X9, Y9)
+	Q4TOKEN2X4(0, Y0, Y4)
+	Q4TOKEN2X4(1, Y1, Y5)
+	NEXT(18, 64, 8)
+	JNZ     q40t22loop
+
+q40t22done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y4, X4, 8)
+	OUT(Y5, X5, 12)
+	VZEROUPPER
 	RET
 
 // func q4_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
@@ -305,9 +439,9 @@ TEXT ·q4_0Tile2x1(SB), NOSPLIT, $0-56
 	ARGS
 	ZERO8
 	TESTQ CX, CX
-	JEQ   q4t21done
+	JEQ   q40t21done
 
-q4t21loop:
+q40t21loop:
 	VMOVSS  (R9), X11
 	SCALE1((SI), Y14)
 	SCALE1((SI)(BX*1), Y10)
@@ -316,10 +450,84 @@ q4t21loop:
 	Q4PROD((R8), (R10), Y8, Y14, Y13, Y0)
 	Q4PROD((R8), (R10), Y9, Y10, Y11, Y4)
 	NEXT(18, 32, 4)
-	JNZ     q4t21loop
+	JNZ     q40t21loop
 
-q4t21done:
-	OUT2X1
+q40t21done:
+	OUT(Y0, X0, 0)
+	OUT(Y4, X4, 4)
+	VZEROUPPER
+	RET
+
+// func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q4_0Tile1x4(SB), NOSPLIT, $32-56
+	ARGS
+	ZERO8
+	TESTQ CX, CX
+	JEQ   q40t14done
+
+q40t14loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	Q4NIBBLES(2(SI), X8, Y8)
+	Q4TOKEN1X4(0, Y0)
+	Q4TOKEN1X4(1, Y1)
+	Q4TOKEN1X4(2, Y2)
+	Q4TOKEN1X4(3, Y3)
+	NEXT(18, 128, 16)
+	JNZ     q40t14loop
+
+q40t14done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y2, X2, 8)
+	OUT(Y3, X3, 12)
+	VZEROUPPER
+	RET
+
+// func q4_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q4_0Tile1x3(SB), NOSPLIT, $32-56
+	ARGS
+	ZERO8
+	TESTQ CX, CX
+	JEQ   q40t13done
+
+q40t13loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	Q4NIBBLES(2(SI), X8, Y8)
+	Q4TOKEN1X4(0, Y0)
+	Q4TOKEN1X4(1, Y1)
+	Q4TOKEN1X4(2, Y2)
+	NEXT(18, 96, 12)
+	JNZ     q40t13loop
+
+q40t13done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	OUT(Y2, X2, 8)
+	VZEROUPPER
+	RET
+
+// func q4_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
+TEXT ·q4_0Tile1x2(SB), NOSPLIT, $32-56
+	ARGS
+	ZERO8
+	TESTQ CX, CX
+	JEQ   q40t12done
+
+q40t12loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	Q4NIBBLES(2(SI), X8, Y8)
+	Q4TOKEN1X4(0, Y0)
+	Q4TOKEN1X4(1, Y1)
+	NEXT(18, 64, 8)
+	JNZ     q40t12loop
+
+q40t12done:
+	OUT(Y0, X0, 0)
+	OUT(Y1, X1, 4)
+	VZEROUPPER
 	RET
 
 // func q4_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
@@ -327,16 +535,17 @@ TEXT ·q4_0Tile1x1(SB), NOSPLIT, $0-56
 	ARGS
 	ZERO8
 	TESTQ CX, CX
-	JEQ   q4t11done
+	JEQ   q40t11done
 
-q4t11loop:
+q40t11loop:
 	VMOVSS  (R9), X11
 	SCALE1((SI), Y14)
 	Q4NIBBLES(2(SI), X8, Y8)
 	Q4PROD((R8), (R10), Y8, Y14, Y13, Y0)
 	NEXT(18, 32, 4)
-	JNZ     q4t11loop
+	JNZ     q40t11loop
 
-q4t11done:
-	OUT1X1
+q40t11done:
+	OUT(Y0, X0, 0)
+	VZEROUPPER
 	RET

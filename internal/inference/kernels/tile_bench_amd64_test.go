@@ -31,7 +31,7 @@ func BenchmarkTileKernel(b *testing.B) {
 			name        string
 			fn          tileKernel
 			nRow, nToks int
-		}{{"2x4", c.ks.r2t4, 2, 4}, {"1x4", c.ks.r1t4, 1, 4}, {"2x1", c.ks.r2t1, 2, 1}, {"1x1", c.ks.r1t1, 1, 1}} {
+		}{{"2x4", c.ks[1][4], 2, 4}, {"2x3", c.ks[1][3], 2, 3}, {"2x2", c.ks[1][2], 2, 2}, {"2x1", c.ks[1][1], 2, 1}, {"1x4", c.ks[0][4], 1, 4}, {"1x1", c.ks[0][1], 1, 1}} {
 			b.Run(fmt.Sprintf("%v/%s", c.typ, k.name), func(b *testing.B) {
 				var out [8]float32
 				for b.Loop() {

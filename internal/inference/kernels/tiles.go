@@ -3,13 +3,15 @@ package kernels
 import "partnerapi/internal/inference/gguf"
 
 // q8Tiles holds n activation vectors quantised to Q8_0 in the layout the
-// register-tiled kernels read. Tokens come in groups of four, packed block
-// by block (token 4g+k of block b at qs[4g·cols+128·b+32·k], its scale at
-// d[4g·nb+4·b+k]), so one pointer walks all four; the n%4 tokens left
-// over follow in the plain layout (block b at qs[t·cols+32·b]). For one
-// token the layout is the plain one. corr mirrors qs byte for byte with the
-// 16 pair sums 8·(x[2i]+x[2i+1]) of each block, which turn the unsigned
-// Q4_0 nibble products into (q−8)·x without a sign trick.
+// register-tiled kernels read. Tokens come in groups of four (the last group
+// holds the n%4 left over, if any), each group packed block by block: token
+// k of a T-token group starting at token t0 has block b at
+// qs[t0·cols+32·T·b+32·k] and its scale at d[t0·nb+T·b+k], so one pointer
+// walks the whole group (for one token this is the plain layout). d has
+// three floats of padding, as the kernels load a group's four scales at
+// once. corr mirrors qs byte for byte with the 16 pair sums
+// 8·(x[2i]+x[2i+1]) of each block, which turn the unsigned Q4_0 nibble
+// products into (q−8)·x without a sign trick.
 type q8Tiles struct {
 	n, cols, nb int
 	qs          []int8
@@ -31,16 +33,13 @@ func (p *q8Tiles) prepare(x []float32, cols, n int) {
 	nb := cols / QK8_0
 	p.n, p.cols, p.nb = n, cols, nb
 	p.qs = grow(p.qs, n*cols)
-	p.d = grow(p.d, n*nb)
+	p.d = grow(p.d, n*nb+3)
 	p.corr = grow(p.corr, n*cols/2)
-	groups := n / 4
 	for t := 0; t < n; t++ {
 		// Where block 0 of token t goes, and the distance between its blocks.
-		xOff, xStep, dOff, dStep := t*cols, QK8_0, t*nb, 1
-		if t < 4*groups {
-			g, k := t/4, t%4
-			xOff, xStep, dOff, dStep = 4*g*cols+QK8_0*k, 4*QK8_0, 4*g*nb+k, 4
-		}
+		t0 := t - t%4
+		T, k := min(4, n-t0), t%4
+		xOff, xStep, dOff, dStep := t0*cols+QK8_0*k, QK8_0*T, t0*nb+k, T
 		xt := x[t*cols : (t+1)*cols]
 		for b := 0; b < nb; b++ {
 			o := xOff + b*xStep
