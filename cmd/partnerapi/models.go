@@ -17,7 +17,8 @@ import (
 
 const modelsUsage = `usage:
   partnerapi models pull SOURCE [--models-dir DIR] [--name NAME] [--sha256 HEX] [--hf-endpoint URL] [--force] [--quiet]
-      SOURCE: hf.co/OWNER/REPO/FILE.gguf, hf.co/OWNER/REPO:FILE.gguf,
+      SOURCE: hf.co/OWNER/REPO/FILE.gguf, hf.co/OWNER/REPO:FILE.gguf, hf.co/OWNER/REPO:Q4_K_M (a quantisation
+              tag; hf.co/OWNER/REPO alone takes its only GGUF, or its Q4_K_M),
               https://huggingface.co/OWNER/REPO/resolve/REV/FILE.gguf or any http(s) URL.
       HF_TOKEN is sent to the Hub (never to the CDN it redirects to); HF_ENDPOINT names a mirror.
   partnerapi models list [--models-dir DIR]
@@ -89,16 +90,19 @@ func runModelsPull(ctx context.Context, args []string, getenv func(string) strin
 	if err != nil {
 		return err
 	}
-	if *name == "" && src.Name == "" {
+	if *name == "" && src.Name == "" && src.URL != "" {
 		return fmt.Errorf("models pull: %v", src.NameErr)
 	}
 	label := cmpOr(*name, src.Name) + ".gguf"
+	if *name == "" && src.URL == "" { // hf.co/OWNER/REPO[:TAG]: the file is picked when pulling
+		label = strings.TrimSuffix(src.Repo+":"+src.Tag, ":")
+	}
 	progress := newPullProgress(io.err, label, isTerminal(io.err) && getenv("TERM") != "dumb")
 	opts := modelstore.PullOptions{Name: *name, SHA256: *sum, Token: getenv("HF_TOKEN"), Force: *force}
 	if !*quiet {
 		opts.Progress = progress.update
 		opts.Notify = progress.note
-		fmt.Fprintf(io.err, "pulling %s from %s\n", label, src.URL)
+		fmt.Fprintf(io.err, "pulling %s from %s\n", label, cmpOr(src.URL, "hf.co/"+src.Repo))
 	}
 	res, err := (&modelstore.Store{Dir: *dir}).Pull(ctx, src, opts)
 	progress.finish()

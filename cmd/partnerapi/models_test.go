@@ -137,6 +137,7 @@ func TestModelsPullErrors(t *testing.T) {
 		{[]string{"pull", srv.URL + "/download"}, "pass --name"},
 		{[]string{"pull", "--hf-endpoint", srv.URL, "hf.co/o/r/missing.gguf"}, "404 Not Found: no such file in o/r"},
 		{[]string{"pull", "--hf-endpoint", srv.URL, "hf.co/o/r/page.gguf"}, "looks like an HTML"},
+		{[]string{"pull", "--hf-endpoint", srv.URL, "hf.co/o/r:Q8_0"}, "api/models/o/r: 404 Not Found"},
 		{[]string{"pull", "--hf-endpoint", srv.URL, "--name", "../x", "hf.co/o/r/page.gguf"}, "model name"},
 		{[]string{"pull", "--hf-endpoint", srv.URL, "--sha256", "00", "hf.co/o/r/page.gguf"}, "64 hex digits"},
 		{[]string{"rm"}, "usage"},

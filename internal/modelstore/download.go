@@ -84,6 +84,19 @@ func (s *Store) newDownload(name string, src Source, opts PullOptions) (*downloa
 	return d, nil
 }
 
+// defaultTransport bounds connecting and waiting for headers; the body's
+// pace is watched by the stall timer instead (a whole-request timeout would
+// cut large downloads).
+func defaultTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   30 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
 // newClient copies base with a redirect policy that drops the token when a
 // redirect leaves the source's host (Hugging Face sends LFS files to a CDN)
 // and records the X-Linked-Etag the redirect carries.
@@ -92,13 +105,7 @@ func (d *download) newClient(base *http.Client) *http.Client {
 	if base != nil {
 		c = *base
 	} else {
-		c.Transport = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   30 * time.Second,
-			ResponseHeaderTimeout: 60 * time.Second,
-			ForceAttemptHTTP2:     true,
-		}
+		c.Transport = defaultTransport()
 	}
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 10 {

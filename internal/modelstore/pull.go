@@ -103,6 +103,23 @@ func (s *Store) writeMeta(name string, m partMeta) error {
 // parses as GGUF, then renames it into place atomically. Cancelling ctx
 // leaves the part file for the next Pull to resume.
 func (s *Store) Pull(ctx context.Context, src Source, opts PullOptions) (Result, error) {
+	if src.URL == "" {
+		if !src.HF {
+			return Result{}, fmt.Errorf("%w: no URL", ErrSource)
+		}
+		client := opts.Client
+		if client == nil {
+			client = &http.Client{Transport: defaultTransport(), Timeout: 2 * time.Minute}
+		}
+		resolved, err := resolveHub(ctx, client, src, opts.Token)
+		if err != nil {
+			return Result{}, err
+		}
+		src = resolved
+		if opts.Notify != nil {
+			opts.Notify(fmt.Sprintf("picked %s from hf.co/%s", src.URL, src.Repo))
+		}
+	}
 	name := opts.Name
 	if name == "" {
 		if src.Name == "" {

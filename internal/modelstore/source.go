@@ -32,6 +32,12 @@ type Source struct {
 	HF bool
 	// Repo is "owner/repo" for Hugging Face sources.
 	Repo string
+	// Tag is the quantisation tag of hf.co/OWNER/REPO:TAG. A Hugging Face
+	// source without a file (tagged or not) has no URL yet: Pull picks the
+	// file from the repository's file list (see resolveHub).
+	Tag string
+
+	endpoint *url.URL // of a Hugging Face source
 }
 
 // ErrSource wraps every error about an unparseable source.
@@ -116,12 +122,18 @@ func parseHF(src, p string, ep *url.URL) (Source, error) {
 		var f string
 		repo, f, _ = strings.Cut(repo, ":")
 		if len(segs) != 2 {
-			return bad("a file after ':' must be the last part")
+			return bad("a file or tag after ':' must be the last part")
 		}
 		if !strings.HasSuffix(strings.ToLower(f), ".gguf") {
-			// Ollama-style quantisation tags (":Q4_K_M") would need the Hub's
-			// file listing API; naming the file keeps pull to one request.
-			return bad(fmt.Sprintf("%q is not a .gguf file name (quantisation tags are not supported; name the file)", f))
+			// An Ollama-style quantisation tag (":Q4_K_M"): the file is
+			// picked from the repository's file list when pulling.
+			if !quantTag.MatchString(f) {
+				return bad(fmt.Sprintf("%q is neither a .gguf file name nor a quantisation tag like Q4_K_M", f))
+			}
+			if !validRepoPart(owner) || !validRepoPart(repo) {
+				return bad("OWNER and REPO may hold letters, digits, '-', '_' and '.'")
+			}
+			return Source{HF: true, Repo: owner + "/" + repo, Tag: f, endpoint: ep}, nil
 		}
 		file = []string{f}
 	case len(segs) >= 4 && (segs[2] == "resolve" || segs[2] == "blob"):
@@ -131,6 +143,10 @@ func parseHF(src, p string, ep *url.URL) (Source, error) {
 	}
 	if !validRepoPart(owner) || !validRepoPart(repo) {
 		return bad("OWNER and REPO may hold letters, digits, '-', '_' and '.'")
+	}
+	if len(segs) == 2 && len(file) == 0 {
+		// hf.co/OWNER/REPO: the repository's only GGUF, or its Q4_K_M.
+		return Source{HF: true, Repo: owner + "/" + repo, endpoint: ep}, nil
 	}
 	if rev == "" || len(file) == 0 {
 		return bad("no file")
@@ -144,7 +160,12 @@ func parseHF(src, p string, ep *url.URL) (Source, error) {
 	if strings.ContainsAny(rev, "/\\") || rev == "." || rev == ".." {
 		return bad("bad revision")
 	}
-	plain := append([]string{owner, repo, "resolve", rev}, file...)
+	u := hubURL(ep, append([]string{owner, repo, "resolve", rev}, file...)...)
+	return Source{URL: u, Name: name, NameErr: nameErr, HF: true, Repo: owner + "/" + repo, endpoint: ep}, nil
+}
+
+// hubURL joins unescaped path segments under the endpoint, escaping each.
+func hubURL(ep *url.URL, plain ...string) string {
 	escaped := make([]string, len(plain))
 	for i, s := range plain {
 		escaped[i] = url.PathEscape(s)
@@ -152,8 +173,10 @@ func parseHF(src, p string, ep *url.URL) (Source, error) {
 	u := *ep
 	u.Path = strings.TrimRight(ep.Path, "/") + "/" + strings.Join(plain, "/")
 	u.RawPath = strings.TrimRight(ep.EscapedPath(), "/") + "/" + strings.Join(escaped, "/")
-	return Source{URL: u.String(), Name: name, NameErr: nameErr, HF: true, Repo: owner + "/" + repo}, nil
+	return u.String()
 }
+
+var quantTag = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$`)
 
 var repoPart = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
 

@@ -13,6 +13,7 @@ func TestParseSource(t *testing.T) {
 		src, endpoint string
 		url, name     string
 		hf            bool
+		tag           string
 		wantErr       string // substring; "" means success
 	}{
 		{src: "hf.co/TheBloke/Llama-2-7B-GGUF/llama-2-7b.Q4_K_M.gguf",
@@ -36,8 +37,11 @@ func TestParseSource(t *testing.T) {
 		{src: "ftp://example.com/x.gguf", wantErr: "only http(s)"},
 		{src: "example.com/x.gguf", wantErr: "want hf.co"},
 		{src: "hf.co/owner", wantErr: "no OWNER/REPO"},
-		{src: "hf.co/owner/repo", wantErr: "no file"},
-		{src: "hf.co/owner/repo:Q4_K_M", wantErr: "quantisation tags"},
+		{src: "hf.co/owner/repo", hf: true},
+		{src: "hf.co/owner/repo:Q4_K_M", endpoint: ep, hf: true, tag: "Q4_K_M"},
+		{src: "hf.co/owner/repo:Q4 K", wantErr: "quantisation tag"},
+		{src: "hf.co/owner/repo:Q4_K_M/x", wantErr: "last part"},
+		{src: "hf.co/owner/repo/resolve/main", wantErr: "no file"},
 		{src: "hf.co/owner/repo/../../etc/passwd.gguf", wantErr: "relative path"},
 		{src: "hf.co/ow ner/repo/x.gguf", wantErr: "OWNER and REPO"},
 		{src: "https://user:pw@example.com/x.gguf", wantErr: "credentials in the URL"},
@@ -58,8 +62,11 @@ func TestParseSource(t *testing.T) {
 			if got.URL != tc.url || got.Name != tc.name || got.HF != tc.hf {
 				t.Fatalf("ParseSource(%q) = %+v, want url %q name %q hf %v", tc.src, got, tc.url, tc.name, tc.hf)
 			}
-			if got.Name == "" && got.NameErr == nil {
+			if got.Name == "" && got.NameErr == nil && got.URL != "" {
 				t.Fatal("no name and no reason")
+			}
+			if got.Tag != tc.tag {
+				t.Fatalf("tag %q, want %q", got.Tag, tc.tag)
 			}
 		})
 	}
@@ -93,6 +100,12 @@ func FuzzParseSource(f *testing.F) {
 		if err != nil {
 			if !errors.Is(err, ErrSource) {
 				t.Fatalf("error %v does not wrap ErrSource", err)
+			}
+			return
+		}
+		if got.URL == "" { // hf.co/OWNER/REPO[:TAG], resolved when pulling
+			if !got.HF || got.Name != "" || got.endpoint == nil {
+				t.Fatalf("ParseSource(%q) = %+v: no URL but not a pending Hub source", src, got)
 			}
 			return
 		}
