@@ -152,7 +152,14 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 				}
 				rf.add(sf)
 				rb.add(sb)
-				pairs = append(pairs, sf.rps()/sb.rps())
+				// On a loaded machine a slice can pass without an answer;
+				// such a pair says nothing about the ratio.
+				if sf.ok > 0 && sb.ok > 0 {
+					pairs = append(pairs, sf.rps()/sb.rps())
+				}
+			}
+			if len(pairs) == 0 {
+				return errors.New("no slice completed a request on both sides")
 			}
 			rf.sort()
 			rb.sort()
@@ -235,7 +242,8 @@ func shFetch(ctx context.Context, c *http.Client, url, auth string) ([]byte, int
 	return b, resp.StatusCode, err
 }
 
-// shLoad runs conns workers against url for d; an answer other than 200
+// shLoad runs conns workers against url for d (one slice; it may end
+// without an answer on a busy machine); an answer other than 200
 // with the expected length fails the run, since a benchmark of errors
 // measures nothing. The client does as little as it can per request (the
 // Authorization value is built once, the body is drained into a pooled
@@ -260,13 +268,7 @@ func shLoad(ctx context.Context, c *http.Client, url, auth string, size, conns i
 		}
 		return err
 	})
-	if res.firstErr != nil {
-		return res, res.firstErr
-	}
-	if res.ok == 0 {
-		return res, errors.New("no requests completed")
-	}
-	return res, nil
+	return res, res.firstErr
 }
 
 // writeHeapProfile writes the allocation profile (alloc_space shows what
