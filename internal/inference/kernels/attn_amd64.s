@@ -145,6 +145,52 @@ TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-52
 	MOVQ   hd+32(FP), R9
 	MOVQ   n+40(FP), CX
 	VMOVSS scale+48(FP), X8
+	VBROADCASTSS X8, X9
+
+	// Four positions at a time share each load of q and one reduction.
+sc4:
+	CMPQ   CX, $4
+	JLT    sc4end
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   SI, AX
+	MOVQ   BX, DX
+	LEAQ   (DX)(R8*1), R11
+	LEAQ   (R11)(R8*1), R12
+	LEAQ   (R12)(R8*1), R13
+	MOVQ   R9, R10
+
+sc4loop:
+	VMOVUPS     (AX), Y4
+	VFMADD231PS (DX), Y4, Y0
+	VFMADD231PS (R11), Y4, Y1
+	VFMADD231PS (R12), Y4, Y2
+	VFMADD231PS (R13), Y4, Y3
+	ADDQ        $32, AX
+	ADDQ        $32, DX
+	ADDQ        $32, R11
+	ADDQ        $32, R12
+	ADDQ        $32, R13
+	SUBQ        $8, R10
+	JNZ         sc4loop
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VHADDPS      Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMULPS       X9, X0, X0
+	VMOVUPS      X0, (DI)
+	ADDQ         $16, DI
+	ADDQ         R8, BX
+	ADDQ         R8, BX
+	ADDQ         R8, BX
+	ADDQ         R8, BX
+	SUBQ         $4, CX
+	JMP          sc4
+
+sc4end:
 	TESTQ  CX, CX
 	JEQ    scdone
 

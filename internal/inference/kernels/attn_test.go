@@ -182,3 +182,24 @@ func BenchmarkAttendHead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAttnScores compares the four-position path of AttnScores with
+// the one-position path (positions handed over in threes stay on it).
+func BenchmarkAttnScores(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const hd, n, stride = 64, 255, 192
+	q, keys := randomVector(r, hd), randomVector(r, n*stride)
+	scores := make([]float32, n)
+	b.Run("by4", func(b *testing.B) {
+		for b.Loop() {
+			AttnScores(scores, q, keys, stride, 64, 0.125)
+		}
+	})
+	b.Run("by1", func(b *testing.B) {
+		for b.Loop() {
+			for p := 0; p < n; p += 3 {
+				AttnScores(scores[p:p+3], q, keys[p*stride:], stride, 64, 0.125)
+			}
+		}
+	})
+}
