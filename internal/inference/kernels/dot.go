@@ -25,8 +25,11 @@ var (
 	dotF32Vec        = dotF32VecGo
 	sumF32           = sumF32Go
 	axpyF32          = axpyF32Go
-	// Four-token row dots for batched prefill (nil: use rowDot per token).
-	dot4Q8_0, dot4Q4_0 rowDot4
+	// Four-token row dots for batched products (nil: use rowDot per
+	// token). Each must equal four calls of its type's rowDot bit for bit,
+	// so that a token's result does not depend on its batch.
+	// Q8_0 and Q4_0 have register-tiled kernels instead (tiles.go).
+	dot4Q4K, dot4Q6K, dot4F16 rowDot4
 )
 
 // rowDot4 computes one weight row against four activations at once, so a
@@ -35,10 +38,12 @@ type rowDot4 func(row []byte, a []activation, out *[4]float32)
 
 func rowDot4For(t gguf.GGMLType) rowDot4 {
 	switch t {
-	case gguf.Q8_0:
-		return dot4Q8_0
-	case gguf.Q4_0:
-		return dot4Q4_0
+	case gguf.Q4_K:
+		return dot4Q4K
+	case gguf.Q6_K:
+		return dot4Q6K
+	case gguf.F16:
+		return dot4F16
 	}
 	return nil
 }

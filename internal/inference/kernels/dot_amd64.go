@@ -27,45 +27,6 @@ func init() {
 	dotF32Vec = dotF32VecAsm
 	sumF32 = sumF32Asm
 	axpyF32 = axpyF32Asm
-	dot4Q8_0 = dotQ8_0x4Asm
-	dot4Q4_0 = dotQ4_0x4Asm
-}
-
-//go:noescape
-func dotQ8_0x4AVX2(w *byte, x *[4]*int8, d *[4]*float32, nb int, out *[4]float32)
-
-//go:noescape
-func dotQ4_0x4AVX2(w *byte, x *[4]*int8, d *[4]*float32, nb int, out *[4]float32)
-
-// x4Args checks that four Q8_0 activations cover nb blocks and collects
-// their pointers for the four-token kernels.
-func x4Args(a []activation, nb int) (xs [4]*int8, ds [4]*float32) {
-	for t := range 4 {
-		_ = a[t].qs[nb*QK8_0-1]
-		_ = a[t].d[nb-1]
-		xs[t], ds[t] = &a[t].qs[0], &a[t].d[0]
-	}
-	return
-}
-
-func dotQ8_0x4Asm(row []byte, a []activation, out *[4]float32) {
-	nb := len(row) / BlockQ8_0
-	if nb == 0 {
-		*out = [4]float32{}
-		return
-	}
-	xs, ds := x4Args(a, nb)
-	dotQ8_0x4AVX2(&row[0], &xs, &ds, nb, out)
-}
-
-func dotQ4_0x4Asm(row []byte, a []activation, out *[4]float32) {
-	nb := len(row) / BlockQ4_0
-	if nb == 0 {
-		*out = [4]float32{}
-		return
-	}
-	xs, ds := x4Args(a, nb)
-	dotQ4_0x4AVX2(&row[0], &xs, &ds, nb, out)
 }
 
 //go:noescape
@@ -164,8 +125,6 @@ func dotQ4KAsm(row []byte, a *activation) float32 {
 	var sc [8]int16
 	for b := 0; b < nb; b++ {
 		blk := row[b*BlockQ4_K : (b+1)*BlockQ4_K]
-		d := f16Table[binary.LittleEndian.Uint16(blk)] * a.d[b]
-		dmin := f16Table[binary.LittleEndian.Uint16(blk[2:])] * a.d[b]
 		sums := a.sums[b*16 : b*16+16]
 		var msum int32
 		for j := 0; j < 8; j++ {
@@ -174,7 +133,7 @@ func dotQ4KAsm(row []byte, a *activation) float32 {
 			msum += int32(m) * (sums[2*j] + sums[2*j+1])
 		}
 		isum := q4KBlockAVX2(&blk[16], &a.qs[b*QK_K], &sc)
-		sum += d*float32(isum) - dmin*float32(msum)
+		sum = q4KAccumulate(sum, f16Table[binary.LittleEndian.Uint16(blk)], f16Table[binary.LittleEndian.Uint16(blk[2:])], a.d[b], isum, msum)
 	}
 	return sum
 }
@@ -186,7 +145,6 @@ func dotQ6KAsm(row []byte, a *activation) float32 {
 	var sum float32
 	for b := 0; b < nb; b++ {
 		blk := row[b*BlockQ6_K : (b+1)*BlockQ6_K]
-		d := f16Table[binary.LittleEndian.Uint16(blk[208:])] * a.d[b]
 		sc := (*[16]int8)(unsafe.Pointer(&blk[192]))
 		sums := a.sums[b*16 : b*16+16]
 		// Group g of the sums (16 values each, in x order) meets scale g.
@@ -195,7 +153,22 @@ func dotQ6KAsm(row []byte, a *activation) float32 {
 			off += int32(sc[g]) * sums[g]
 		}
 		isum := q6KBlockAVX2(&blk[0], &a.qs[b*QK_K]) - 32*off
-		sum += d * float32(isum)
+		sum = q6KAccumulate(sum, f16Table[binary.LittleEndian.Uint16(blk[208:])], a.d[b], isum)
 	}
 	return sum
+}
+
+// q4KAccumulate adds one Q4_K block's contribution (weight scales dw and
+// dmw, activation scale dx, integer sums isum and msum) to sum. The one- and
+// four-token kernels share it, and the explicit conversions forbid the
+// compiler to fuse the operations differently in either, so both round
+// identically.
+func q4KAccumulate(sum, dw, dmw, dx float32, isum, msum int32) float32 {
+	d, dmin := float32(dw*dx), float32(dmw*dx)
+	return sum + (float32(d*float32(isum)) - float32(dmin*float32(msum)))
+}
+
+// q6KAccumulate is q4KAccumulate for Q6_K.
+func q6KAccumulate(sum, dw, dx float32, isum int32) float32 {
+	return sum + float32(float32(dw*dx)*float32(isum))
 }

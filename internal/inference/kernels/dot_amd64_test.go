@@ -52,27 +52,27 @@ func TestAsmMatchesGo(t *testing.T) {
 			})
 		}
 	}
-	// Four-token kernels against four single-token Go dots.
+	// Four-token kernels against four calls of the one-token assembly: the
+	// same integer sums and float steps, so equal bit for bit.
 	for _, c := range []struct {
 		typ  gguf.GGMLType
 		asm  rowDot4
 		ref  rowDot
 		size int
 	}{
-		{gguf.Q8_0, dotQ8_0x4Asm, dotQ8_0Go, 32}, {gguf.Q8_0, dotQ8_0x4Asm, dotQ8_0Go, 1056},
-		{gguf.Q4_0, dotQ4_0x4Asm, dotQ4_0Go, 32}, {gguf.Q4_0, dotQ4_0x4Asm, dotQ4_0Go, 4864},
+		{gguf.Q4_K, dotQ4Kx4Asm, dotQ4KAsm, 256}, {gguf.Q4_K, dotQ4Kx4Asm, dotQ4KAsm, 4864 / 256 * 256},
+		{gguf.Q6_K, dotQ6Kx4Asm, dotQ6KAsm, 256}, {gguf.Q6_K, dotQ6Kx4Asm, dotQ6KAsm, 4864 / 256 * 256},
 	} {
 		row := randomRow(r, c.typ, c.size)
 		acts := make([]activation, 4)
 		for i := range acts {
-			acts[i].prepare(actQ8_0, randomVector(r, c.size))
+			acts[i].prepare(activationKind(c.typ), randomVector(r, c.size))
 		}
 		var out [4]float32
 		c.asm(row, acts, &out)
 		for i := range acts {
-			want := c.ref(row, &acts[i])
-			if d := math.Abs(float64(out[i] - want)); d > 1e-4*(1+math.Abs(float64(want))) {
-				t.Errorf("%v x4 n=%d token %d: %v vs %v", c.typ, c.size, i, out[i], want)
+			if want := c.ref(row, &acts[i]); math.Float32bits(out[i]) != math.Float32bits(want) {
+				t.Errorf("%v x4 n=%d token %d: %v, one-token kernel %v", c.typ, c.size, i, out[i], want)
 			}
 		}
 	}

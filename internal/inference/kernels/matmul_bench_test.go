@@ -31,12 +31,11 @@ func BenchmarkMatMulTokens(b *testing.B) {
 				}
 				reportRates(b, w, tokens)
 			})
-			if tiledType(typ) {
-				// The per-row kernels the tiled ones replaced, side by side.
+			if tiledType(typ) || rowDot4For(typ) != nil {
+				// The one-token row dots the batched kernels replaced, side
+				// by side.
 				b.Run(fmt.Sprintf("%v/tokens=%d/rowdots", typ, tokens), func(b *testing.B) {
-					saved := tiledMulRows
-					tiledMulRows = nil
-					defer func() { tiledMulRows = saved }()
+					defer withoutBatchKernels()()
 					for b.Loop() {
 						MatMul(dst, w, x, tokens)
 					}
@@ -80,4 +79,12 @@ func reportRates(b *testing.B, w Matrix, tokens int) {
 	s := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(2*float64(w.Rows)*float64(w.Cols)*float64(tokens)/s/1e9, "GFLOP/s")
 	b.ReportMetric(float64(len(w.Data))/s/1e9, "GB/s")
+}
+
+// withoutBatchKernels switches the multi-token kernels off, leaving the
+// one-token row dots, and returns the function that switches them back.
+func withoutBatchKernels() (restore func()) {
+	tiled, q4k, q6k, f16 := tiledMulRows, dot4Q4K, dot4Q6K, dot4F16
+	tiledMulRows, dot4Q4K, dot4Q6K, dot4F16 = nil, nil, nil, nil
+	return func() { tiledMulRows, dot4Q4K, dot4Q6K, dot4F16 = tiled, q4k, q6k, f16 }
 }
