@@ -20,6 +20,7 @@ func init() {
 	}
 	dotF32 = dotF32Asm
 	dotF16 = dotF16Asm
+	dot4F16 = dotF16x4Asm
 	dotQ8_0 = dotQ8_0Asm
 	dotQ4_0 = dotQ4_0Asm
 	dotQ4K = dotQ4KAsm
@@ -171,4 +172,23 @@ func q4KAccumulate(sum, dw, dmw, dx float32, isum, msum int32) float32 {
 // q6KAccumulate is q4KAccumulate for Q6_K.
 func q6KAccumulate(sum, dw, dx float32, isum int32) float32 {
 	return sum + float32(float32(dw*dx)*float32(isum))
+}
+
+//go:noescape
+func dotF16x4AVX2(w *uint16, x *[4]*float32, n int, out *[4]float32)
+
+// dotF16x4Asm is dotF16Asm for four tokens: each 8-value weight chunk is
+// converted once. It follows dotF16AVX2's steps per token exactly, so the
+// results are equal bit for bit.
+func dotF16x4Asm(row []byte, a []activation, out *[4]float32) {
+	w := uint16s(row)
+	if len(w) == 0 {
+		*out = [4]float32{}
+		return
+	}
+	var xs [4]*float32
+	for t := range xs {
+		xs[t] = &a[t].f[:len(w)][0]
+	}
+	dotF16x4AVX2(&w[0], &xs, len(w), out)
 }

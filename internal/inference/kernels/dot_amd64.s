@@ -118,30 +118,28 @@ sumdone:
 	RET
 
 // func dotF16AVX2(w *uint16, x *float32, n int) float32
+//
+// Two accumulators (even and odd 8-value chunks), then one 8-value tail
+// step, then a scalar tail: dotF16x4AVX2 follows exactly these steps per
+// token, so the two agree bit for bit.
 TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
 	MOVQ   w+0(FP), SI
 	MOVQ   x+8(FP), DI
 	MOVQ   n+16(FP), CX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
 
-f16loop32:
-	CMPQ        CX, $32
+f16loop16:
+	CMPQ        CX, $16
 	JLT         f16loop8
 	VCVTPH2PS   (SI), Y4
 	VCVTPH2PS   16(SI), Y5
-	VCVTPH2PS   32(SI), Y6
-	VCVTPH2PS   48(SI), Y7
 	VFMADD231PS (DI), Y4, Y0
 	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ        $64, SI
-	ADDQ        $128, DI
-	SUBQ        $32, CX
-	JMP         f16loop32
+	ADDQ        $32, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         f16loop16
 
 f16loop8:
 	CMPQ        CX, $8
@@ -151,12 +149,9 @@ f16loop8:
 	ADDQ        $16, SI
 	ADDQ        $32, DI
 	SUBQ        $8, CX
-	JMP         f16loop8
 
 f16reduce:
 	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
 	HSUM
 	TESTQ  CX, CX
 	JEQ    f16done
@@ -174,6 +169,100 @@ f16tail:
 f16done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
+	RET
+
+// F16X4STEP adds converted weights wv times token xr's floats at offset o
+// to acc.
+#define F16X4STEP(wv, xr, o, acc) \
+	VFMADD231PS o(xr), wv, acc
+
+// F16X4TAIL finishes one token like dotF16AVX2: acc0+acc1, horizontal sum,
+// scalar tail over the last CX values (weights at SI, floats at xr), then
+// stores the float at m. Uses X13, X14 and DX, R12 as scratch.
+#define F16X4TAIL(acc0, acc1, x0, xr, m, lbl, done) \
+	VADDPS       acc1, acc0, acc0 \
+	VEXTRACTF128 $1, acc0, X13 \
+	VADDPS       X13, x0, x0 \
+	VHADDPS      x0, x0, x0 \
+	VHADDPS      x0, x0, x0 \
+	MOVQ         CX, DX \
+	MOVQ         SI, R12 \
+	MOVQ         xr, R13 \
+	TESTQ        DX, DX \
+	JEQ          done \
+lbl: \
+	MOVWLZX      (R12), AX \
+	VMOVD        AX, X14 \
+	VCVTPH2PS    X14, X14 \
+	VFMADD231SS  (R13), X14, x0 \
+	ADDQ         $2, R12 \
+	ADDQ         $4, R13 \
+	DECQ         DX \
+	JNZ          lbl \
+done: \
+	VMOVSS       x0, m
+
+// func dotF16x4AVX2(w *uint16, x *[4]*float32, n int, out *[4]float32)
+TEXT ·dotF16x4AVX2(SB), NOSPLIT, $0-32
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), AX
+	MOVQ   0(AX), R8
+	MOVQ   8(AX), R9
+	MOVQ   16(AX), R10
+	MOVQ   24(AX), R11
+	MOVQ   n+16(FP), CX
+	MOVQ   out+24(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+f16x4loop16:
+	CMPQ      CX, $16
+	JLT       f16x4loop8
+	VCVTPH2PS (SI), Y8
+	VCVTPH2PS 16(SI), Y9
+	F16X4STEP(Y8, R8, 0, Y0)
+	F16X4STEP(Y9, R8, 32, Y1)
+	F16X4STEP(Y8, R9, 0, Y2)
+	F16X4STEP(Y9, R9, 32, Y3)
+	F16X4STEP(Y8, R10, 0, Y4)
+	F16X4STEP(Y9, R10, 32, Y5)
+	F16X4STEP(Y8, R11, 0, Y6)
+	F16X4STEP(Y9, R11, 32, Y7)
+	ADDQ      $32, SI
+	ADDQ      $64, R8
+	ADDQ      $64, R9
+	ADDQ      $64, R10
+	ADDQ      $64, R11
+	SUBQ      $16, CX
+	JMP       f16x4loop16
+
+f16x4loop8:
+	CMPQ      CX, $8
+	JLT       f16x4reduce
+	VCVTPH2PS (SI), Y8
+	F16X4STEP(Y8, R8, 0, Y0)
+	F16X4STEP(Y8, R9, 0, Y2)
+	F16X4STEP(Y8, R10, 0, Y4)
+	F16X4STEP(Y8, R11, 0, Y6)
+	ADDQ      $16, SI
+	ADDQ      $32, R8
+	ADDQ      $32, R9
+	ADDQ      $32, R10
+	ADDQ      $32, R11
+	SUBQ      $8, CX
+
+f16x4reduce:
+	F16X4TAIL(Y0, Y1, X0, R8, 0(DI), f16x4t0, f16x4t0done)
+	F16X4TAIL(Y2, Y3, X2, R9, 4(DI), f16x4t1, f16x4t1done)
+	F16X4TAIL(Y4, Y5, X4, R10, 8(DI), f16x4t2, f16x4t2done)
+	F16X4TAIL(Y6, Y7, X6, R11, 12(DI), f16x4t3, f16x4t3done)
+	VZEROUPPER
 	RET
 
 // Q8BLOCK multiplies the 32 signed weight bytes in wv by the 32 activation

@@ -62,6 +62,8 @@ func TestAsmMatchesGo(t *testing.T) {
 	}{
 		{gguf.Q4_K, dotQ4Kx4Asm, dotQ4KAsm, 256}, {gguf.Q4_K, dotQ4Kx4Asm, dotQ4KAsm, 4864 / 256 * 256},
 		{gguf.Q6_K, dotQ6Kx4Asm, dotQ6KAsm, 256}, {gguf.Q6_K, dotQ6Kx4Asm, dotQ6KAsm, 4864 / 256 * 256},
+		{gguf.F16, dotF16x4Asm, dotF16Asm, 1}, {gguf.F16, dotF16x4Asm, dotF16Asm, 7}, {gguf.F16, dotF16x4Asm, dotF16Asm, 8},
+		{gguf.F16, dotF16x4Asm, dotF16Asm, 23}, {gguf.F16, dotF16x4Asm, dotF16Asm, 40}, {gguf.F16, dotF16x4Asm, dotF16Asm, 4099},
 	} {
 		row := randomRow(r, c.typ, c.size)
 		acts := make([]activation, 4)
