@@ -39,16 +39,24 @@ func (p *q8Tiles) prepare(x []float32, cols, n int) {
 		// Where block 0 of token t goes, and the distance between its blocks.
 		t0 := t - t%4
 		T, k := min(4, n-t0), t%4
-		xOff, xStep, dOff, dStep := t0*cols+QK8_0*k, QK8_0*T, t0*nb+k, T
-		xt := x[t*cols : (t+1)*cols]
-		for b := 0; b < nb; b++ {
-			o := xOff + b*xStep
-			q := p.qs[o : o+QK8_0]
-			p.d[dOff+b*dStep] = quantizeQ8Block(q, xt[b*QK8_0:(b+1)*QK8_0])
-			c := p.corr[o/2 : o/2+QK8_0/2]
-			for i := range c {
-				c[i] = 8 * (int16(q[2*i]) + int16(q[2*i+1]))
-			}
+		xOff, dOff := t0*cols+QK8_0*k, t0*nb+k
+		quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:])
+	}
+}
+
+// quantizeQ8Blocks quantises the blocks of x: block b's values go to
+// qs[b·qStep:], its scale to d[b·dStep] and its pair sums to
+// corr[b·qStep/2:]. Assembly replaces it where available.
+var quantizeQ8Blocks = quantizeQ8BlocksGo
+
+func quantizeQ8BlocksGo(x []float32, qs []int8, qStep int, d []float32, dStep int, corr []int16) {
+	for b := 0; b < len(x)/QK8_0; b++ {
+		o := b * qStep
+		q := qs[o : o+QK8_0]
+		d[b*dStep] = quantizeQ8Block(q, x[b*QK8_0:(b+1)*QK8_0])
+		c := corr[o/2 : o/2+QK8_0/2]
+		for i := range c {
+			c[i] = 8 * (int16(q[2*i]) + int16(q[2*i+1]))
 		}
 	}
 }

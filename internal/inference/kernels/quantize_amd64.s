@@ -1,0 +1,123 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Activation quantisation to Q8_0 for the tiled kernels, the same numbers as
+// quantizeQ8Block: d = amax/127, id = 1/d (0 when d is 0), q = round(x·id)
+// with ties away from zero, which VROUNDPS lacks, so it is built from a
+// truncation and a correction of the exact remainder.
+
+DATA q8absMask<>+0(SB)/4, $0x7fffffff
+GLOBL q8absMask<>(SB), RODATA|NOPTR, $4
+DATA q8signMask<>+0(SB)/4, $0x80000000
+GLOBL q8signMask<>(SB), RODATA|NOPTR, $4
+DATA q8half<>+0(SB)/4, $0x3f000000
+GLOBL q8half<>(SB), RODATA|NOPTR, $4
+DATA q8one<>+0(SB)/4, $0x3f800000
+GLOBL q8one<>(SB), RODATA|NOPTR, $4
+DATA q8k127<>+0(SB)/4, $0x42fe0000
+GLOBL q8k127<>(SB), RODATA|NOPTR, $4
+DATA q8eights<>+0(SB)/4, $0x08080808
+GLOBL q8eights<>(SB), RODATA|NOPTR, $4
+DATA q8perm<>+0(SB)/4, $0
+DATA q8perm<>+4(SB)/4, $4
+DATA q8perm<>+8(SB)/4, $1
+DATA q8perm<>+12(SB)/4, $5
+DATA q8perm<>+16(SB)/4, $2
+DATA q8perm<>+20(SB)/4, $6
+DATA q8perm<>+24(SB)/4, $3
+DATA q8perm<>+28(SB)/4, $7
+GLOBL q8perm<>(SB), RODATA|NOPTR, $32
+
+// ROUNDAWAY rounds the floats of y to integers, ties away from zero
+// (Y12 sign mask, Y13 0.5, Y14 1.0, Y11 absolute mask; Y9, Y10 scratch).
+#define ROUNDAWAY(y) \
+	VROUNDPS $3, y, Y9 \
+	VSUBPS   Y9, y, Y10 \
+	VANDPS   Y11, Y10, Y10 \
+	VCMPPS   $0x1d, Y13, Y10, Y10 \
+	VANDPS   Y12, y, y \
+	VORPS    Y14, y, y \
+	VANDPS   Y10, y, y \
+	VADDPS   Y9, y, y
+
+// func quantizeQ8BlocksAVX2(x *float32, nb int, qs *int8, qstep int, d *float32, dstep int, corr *int16)
+//
+// Quantises nb blocks of 32 floats at x: block b's values go to
+// qs + b·qstep, its scale to d + b·dstep (bytes), and its sixteen pair sums
+// 8·(q[2i]+q[2i+1]) to corr + b·qstep.
+TEXT ·quantizeQ8BlocksAVX2(SB), NOSPLIT, $0-56
+	MOVQ         x+0(FP), SI
+	MOVQ         nb+8(FP), CX
+	MOVQ         qs+16(FP), DI
+	MOVQ         qstep+24(FP), R8
+	MOVQ         d+32(FP), DX
+	MOVQ         dstep+40(FP), R9
+	MOVQ         corr+48(FP), R10
+	VBROADCASTSS q8absMask<>(SB), Y11
+	VBROADCASTSS q8signMask<>(SB), Y12
+	VBROADCASTSS q8half<>(SB), Y13
+	VBROADCASTSS q8one<>(SB), Y14
+	VPBROADCASTD q8eights<>(SB), Y15
+	TESTQ        CX, CX
+	JEQ          q8qdone
+
+q8qloop:
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VMOVUPS      64(SI), Y2
+	VMOVUPS      96(SI), Y3
+	VANDPS       Y11, Y0, Y4
+	VANDPS       Y11, Y1, Y5
+	VANDPS       Y11, Y2, Y6
+	VANDPS       Y11, Y3, Y7
+	VMAXPS       Y5, Y4, Y4
+	VMAXPS       Y7, Y6, Y6
+	VMAXPS       Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS       X5, X4, X4
+	VPERMILPS    $0x4e, X4, X5
+	VMAXPS       X5, X4, X4
+	VPERMILPS    $0xb1, X4, X5
+	VMAXSS       X5, X4, X4
+	// d = amax/127, stored; id = 1/d, or 0 when d is 0.
+	VDIVSS       q8k127<>(SB), X4, X4
+	VMOVSS       X4, (DX)
+	VMOVSS       q8one<>(SB), X5
+	VDIVSS       X4, X5, X5
+	VXORPS       X6, X6, X6
+	VCMPSS       $4, X6, X4, X6
+	VANDPS       X6, X5, X5
+	VBROADCASTSS X5, Y5
+	VMULPS       Y5, Y0, Y0
+	VMULPS       Y5, Y1, Y1
+	VMULPS       Y5, Y2, Y2
+	VMULPS       Y5, Y3, Y3
+	ROUNDAWAY(Y0)
+	ROUNDAWAY(Y1)
+	ROUNDAWAY(Y2)
+	ROUNDAWAY(Y3)
+	VCVTTPS2DQ   Y0, Y0
+	VCVTTPS2DQ   Y1, Y1
+	VCVTTPS2DQ   Y2, Y2
+	VCVTTPS2DQ   Y3, Y3
+	// Pack to bytes; the packs work per 128-bit lane, so restore the
+	// order with one dword permutation, as ggml does.
+	VPACKSSDW    Y1, Y0, Y0
+	VPACKSSDW    Y3, Y2, Y2
+	VPACKSSWB    Y2, Y0, Y0
+	VMOVDQU      q8perm<>(SB), Y1
+	VPERMD       Y0, Y1, Y0
+	VMOVDQU      Y0, (DI)
+	VPMADDUBSW   Y0, Y15, Y0
+	VMOVDQU      Y0, (R10)
+	ADDQ         $128, SI
+	ADDQ         R8, DI
+	ADDQ         R8, R10
+	ADDQ         R9, DX
+	DECQ         CX
+	JNZ          q8qloop
+
+q8qdone:
+	VZEROUPPER
+	RET
