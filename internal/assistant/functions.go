@@ -134,11 +134,14 @@ func (tc *textCalls) finish(res *Result) error {
 	return nil
 }
 
-// callFilter splits one choice's streamed text at the first <tool_call>.
+// callFilter splits one choice's streamed text at the first <tool_call>;
+// a reply that opens with "{" (a Llama-3.1-style bare JSON call) is held
+// back whole.
 type callFilter struct {
-	held   string // a tail that may be the start of the opening tag
-	inCall bool
-	call   strings.Builder // everything from the opening tag on
+	held    string // a tail that may be the start of the opening tag
+	started bool   // a non-space character has been seen
+	inCall  bool
+	call    strings.Builder // everything from the opening tag on
 }
 
 // push takes the next piece of text and returns what can be sent now.
@@ -148,6 +151,19 @@ func (f *callFilter) push(s string) string {
 		return ""
 	}
 	buf := f.held + s
+	if !f.started {
+		trimmed := strings.TrimLeft(buf, " \t\r\n")
+		if trimmed == "" {
+			f.held = buf
+			return ""
+		}
+		f.started = true
+		if chattemplate.StartsBareCall(trimmed) {
+			f.inCall, f.held = true, ""
+			f.call.WriteString(buf)
+			return ""
+		}
+	}
 	if i := strings.Index(buf, chattemplate.ToolCallOpen); i >= 0 {
 		f.inCall, f.held = true, ""
 		f.call.WriteString(buf[i:])

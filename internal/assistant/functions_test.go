@@ -96,6 +96,8 @@ func TestTextFunctionCalls(t *testing.T) {
 			"<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": Oslo}}</tool_call>", "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": Oslo}}</tool_call>", "", "", []string{"get_weather", "get_time"}},
 		{"unknown function", []string{`<tool_call>{"name": "launch", "arguments": {}}</tool_call>`}, assistant.FunctionChoice{}, "error",
 			`<tool_call>{"name": "launch", "arguments": {}}</tool_call>`, `<tool_call>{"name": "launch", "arguments": {}}</tool_call>`, "", "", []string{"get_weather", "get_time"}},
+		{"llama-style bare JSON call", []string{" {\"name\": \"get_time\", ", "\"parameters\": {}}"}, assistant.FunctionChoice{}, "function_call", "", "", "get_time", `{}`, []string{"get_weather", "get_time"}},
+		{"a reply opening with a brace is sent at the end", []string{"{Once}", " upon"}, assistant.FunctionChoice{}, "stop", "{Once} upon", "{Once} upon", "", "", []string{"get_weather", "get_time"}},
 		{"none hides the functions and parses nothing", call, assistant.FunctionChoice{Mode: "none"}, "stop", strings.Join(call, ""), strings.Join(call, ""), "", "", nil},
 		{"a named function is the only one shown", call, assistant.FunctionChoice{Mode: "name", Name: "get_weather"}, "function_call", "", "", "get_weather", `{"city":"Oslo"}`, []string{"get_weather"}},
 	}

@@ -38,9 +38,16 @@ type ParsedToolCall struct {
 // without its closing tag is still read, because generation may stop at
 // the end-of-turn token before the model writes it. Only the first call is
 // returned: the assistant API carries one function_call per message.
+//
+// The Llama 3.1 format, a reply that is nothing but a JSON object
+// {"name": ..., "parameters": {...}}, is read too: a reply starting with "{"
+// that has a "name" key is taken as a call.
 func ParseToolCall(reply string) ParsedToolCall {
 	i := strings.Index(reply, ToolCallOpen)
 	if i < 0 {
+		if body := strings.TrimSpace(reply); StartsBareCall(body) && strings.Contains(body, `"name"`) {
+			return parseCallBody(ParsedToolCall{Found: true}, body)
+		}
 		return ParsedToolCall{Content: reply}
 	}
 	p := ParsedToolCall{Found: true, Content: strings.TrimSpace(reply[:i])}
@@ -48,6 +55,15 @@ func ParseToolCall(reply string) ParsedToolCall {
 	if j := strings.Index(body, ToolCallClose); j >= 0 {
 		body = body[:j]
 	}
+	return parseCallBody(p, body)
+}
+
+// StartsBareCall reports whether a reply's text (leading space trimmed)
+// may be a Llama-3.1-style bare JSON call, which is held back while it
+// streams.
+func StartsBareCall(trimmed string) bool { return strings.HasPrefix(trimmed, "{") }
+
+func parseCallBody(p ParsedToolCall, body string) ParsedToolCall {
 	var call struct {
 		Name       string          `json:"name"`
 		Arguments  json.RawMessage `json:"arguments"`
