@@ -64,7 +64,9 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 
 const smarthomeUsage = `usage:
   partnerapi smarthome agent create --login LOGIN   issue an agent's Basic credentials (prints JSON)
-  partnerapi smarthome admin create --login LOGIN   issue catalog-administrator credentials
+  partnerapi smarthome agent rotate --login LOGIN   give an agent a new password (prints JSON)
+  partnerapi smarthome agent delete --login LOGIN   delete an agent
+  partnerapi smarthome admin create|rotate|delete --login LOGIN   the same for catalog administrators
   partnerapi smarthome model list                   print the catalog's models
   partnerapi smarthome model put [--file F]         create or replace a model (JSON from F or stdin)
   partnerapi smarthome model delete --id ID         delete a model
@@ -109,6 +111,23 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 			return cliError(err)
 		}
 		return out.Encode(map[string]string{"login": *login, "password": pw})
+	case "agent rotate", "admin rotate":
+		if *login == "" {
+			return errors.New("--login is required")
+		}
+		pw, err := svc.RotateCredential(ctx, what, *login)
+		if err != nil {
+			return cliError(err)
+		}
+		return out.Encode(map[string]string{"login": *login, "password": pw})
+	case "agent delete", "admin delete":
+		if *login == "" {
+			return errors.New("--login is required")
+		}
+		if err := svc.DeleteCredential(ctx, what, *login); err != nil {
+			return cliError(err)
+		}
+		return out.Encode(map[string]any{"login": *login, "deleted": true})
 	case "model list":
 		c, err := svc.Catalog(ctx)
 		if err != nil {

@@ -75,5 +75,8 @@ func notFoundDetail(r *http.Request, err error) string {
 	if id := r.PathValue("id"); id != "" {
 		return "model '" + id + "' does not exist"
 	}
+	if login := r.PathValue("login"); login != "" {
+		return "agent '" + login + "' does not exist"
+	}
 	return err.Error()
 }

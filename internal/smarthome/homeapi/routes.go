@@ -15,7 +15,11 @@ func addRoutes(mux *web.Mux, h *handlers) {
 	mux.HandleFunc("GET", "/v1/mqtt-gate/categories/{category}/features", agent(h.features))
 	mux.HandleFunc("GET", "/v1/mqtt-gate/models", agent(h.models))
 	mux.HandleFunc("POST", "/v1/mqtt-gate/validate", agent(h.validate))
+	mux.HandleFunc("GET", "/v1/admin/models", admin(h.listModels))
 	mux.HandleFunc("GET", "/v1/admin/models/{id}", admin(h.getModel))
 	mux.HandleFunc("PUT", "/v1/admin/models/{id}", admin(h.putModel))
 	mux.HandleFunc("DELETE", "/v1/admin/models/{id}", admin(h.deleteModel))
+	mux.HandleFunc("POST", "/v1/admin/agents", admin(h.createAgent))
+	mux.HandleFunc("POST", "/v1/admin/agents/{login}/password", admin(h.rotateAgent))
+	mux.HandleFunc("DELETE", "/v1/admin/agents/{login}", admin(h.deleteAgent))
 }

@@ -1,0 +1,131 @@
+package homeapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"partnerapi/internal/smarthome"
+)
+
+// The admin API: catalog models and agent credentials, behind admin
+// credentials. Every change goes through the same Service the agents read
+// from, so it is visible to the very next agent request.
+
+func (h *handlers) listModels(w http.ResponseWriter, r *http.Request) {
+	c, err := h.svc.Catalog(r.Context())
+	if err != nil {
+		domainError(w, r, err)
+		return
+	}
+	w.Header().Set("X-Catalog-Version", strconv.FormatInt(c.Version, 10))
+	writeJSON(w, http.StatusOK, map[string]any{"version": c.Version, "models": c.Models})
+}
+
+func (h *handlers) getModel(w http.ResponseWriter, r *http.Request) {
+	c, err := h.svc.Catalog(r.Context())
+	if err != nil {
+		domainError(w, r, err)
+		return
+	}
+	for _, m := range c.Models {
+		if m.ID == r.PathValue("id") {
+			w.Header().Set("X-Catalog-Version", strconv.FormatInt(c.Version, 10))
+			writeJSON(w, http.StatusOK, m)
+			return
+		}
+	}
+	domainError(w, r, smarthome.ErrNotFound)
+}
+
+func (h *handlers) putModel(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var m smarthome.Model
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		domainError(w, r, &smarthome.InvalidError{Details: []string{"body is not a model: " + err.Error()}})
+		return
+	}
+	if m.ID == "" {
+		m.ID = r.PathValue("id")
+	}
+	if m.ID != r.PathValue("id") {
+		domainError(w, r, &smarthome.InvalidError{Details: []string{"id in the body differs from the path"}})
+		return
+	}
+	created, v, err := h.svc.PutModel(r.Context(), m)
+	if err != nil {
+		domainError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	w.Header().Set("X-Catalog-Version", strconv.FormatInt(v, 10))
+	writeJSON(w, status, m)
+}
+
+func (h *handlers) deleteModel(w http.ResponseWriter, r *http.Request) {
+	v, err := h.svc.DeleteModel(r.Context(), r.PathValue("id"))
+	if err != nil {
+		domainError(w, r, err)
+		return
+	}
+	w.Header().Set("X-Catalog-Version", strconv.FormatInt(v, 10))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// agentCredential is the one answer that carries a password: the moment it
+// is issued.
+type agentCredential struct {
+	Login    string `json:"login"`
+	Password string `json:"password"`
+}
+
+func (h *handlers) createAgent(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		Login string `json:"login"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be {"login": "..."}: ` + err.Error()}})
+		return
+	}
+	pw, err := h.svc.CreateCredential(r.Context(), smarthome.KindAgent, in.Login)
+	if err != nil {
+		domainError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, agentCredential{Login: in.Login, Password: pw})
+}
+
+func (h *handlers) rotateAgent(w http.ResponseWriter, r *http.Request) {
+	login := r.PathValue("login")
+	pw, err := h.svc.RotateCredential(r.Context(), smarthome.KindAgent, login)
+	if err != nil {
+		domainError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, agentCredential{Login: login, Password: pw})
+}
+
+func (h *handlers) deleteAgent(w http.ResponseWriter, r *http.Request) {
+	if err := h.svc.DeleteCredential(r.Context(), smarthome.KindAgent, r.PathValue("login")); err != nil {
+		domainError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
