@@ -109,13 +109,23 @@ func (e *Engine) requestBody(req assistant.GenerateRequest, n int) map[string]an
 // and a role "function" result becomes a role "tool" message answering the
 // latest call of that function by its id. The id is the call's
 // functions_state_id when the client passed it back, else a stable
-// "call_<message index>".
+// "call_<message index>". The provider's extra roles are mapped to ones
+// OpenAI servers accept.
 func openAIMessages(msgs []assistant.Message) []map[string]any {
 	out := make([]map[string]any, 0, len(msgs))
 	callIDs := map[string]string{} // function name → id of its latest call
 	lastID := ""
 	for i, m := range msgs {
 		om := map[string]any{"role": m.Role, "content": m.Content}
+		switch m.Role {
+		case "function_in_progress":
+			// The provider's progress notice: nothing an upstream model
+			// should see, and a role OpenAI servers refuse.
+			continue
+		case "search_result":
+			// Retrieved text the client supplies; OpenAI has no such role.
+			om["role"] = "user"
+		}
 		switch {
 		case m.FunctionCall != nil:
 			id := m.FunctionsStateID

@@ -182,3 +182,14 @@ func TestUnavailable(t *testing.T) {
 		t.Fatalf("err %v, want ErrUnavailable", err)
 	}
 }
+
+func TestProviderRoles(t *testing.T) {
+	got, _ := json.Marshal(openAIMessages([]assistant.Message{
+		{Role: "user", Content: "q"}, {Role: "search_result", Content: "found"}, {Role: "function_in_progress", Content: "working"},
+		{Role: "function", Name: "orphan", Content: "{}"},
+	}))
+	want := `[{"content":"q","role":"user"},{"content":"found","role":"user"},{"content":"{}","name":"orphan","role":"tool","tool_call_id":"call_orphan"}]`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
