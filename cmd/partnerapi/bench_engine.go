@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,13 +69,14 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	streamsFlag := fs.String("streams", "1,10", "concurrent streams per case, comma-separated")
 	prompt := fs.Int("prompt", 256, "prompt tokens per stream for the prefill measurement")
 	gen := fs.Int("gen", 128, "tokens per stream for the decode measurement")
+	repeat := fs.Int("repeat", 1, "measurements per case, interleaved across stream counts; the medians are reported")
 	bwMB := fs.Int("bandwidth-mb", 512, "buffer size for the bandwidth probe (MB, > 256 to defeat caches)")
 	asJSON := fs.Bool("json", false, "print one JSON object per case")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
-	if *prompt < 1 || *gen < 2 {
-		return errors.New("--prompt must be at least 1 and --gen at least 2")
+	if *prompt < 1 || *gen < 2 || *repeat < 1 {
+		return errors.New("--prompt and --repeat must be at least 1 and --gen at least 2")
 	}
 	var streams []int
 	for _, s := range strings.Split(*streamsFlag, ",") {
@@ -117,7 +119,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			err := benchEngineCase(ctx, tmp, sh, typ, *prompt, *gen, streams, func(res engineResult) error {
+			err := benchEngineCase(ctx, tmp, sh, typ, *prompt, *gen, *repeat, streams, func(res engineResult) error {
 				// Bandwidth is probed right after each case rather than once
 				// per run: on a shared machine the available bandwidth
 				// drifts, and the roofline fraction is only meaningful
@@ -151,7 +153,7 @@ func findShape(name string) (engineShape, bool) {
 
 // benchEngineCase writes one random-weight model, serves it with the local
 // engine and reports a result per stream count.
-func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, prompt, gen int, streams []int, report func(engineResult) error) error {
+func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, prompt, gen, repeat int, streams []int, report func(engineResult) error) error {
 	name := sh.name + "-" + strings.ToLower(typ.String())
 	caseDir := filepath.Join(dir, name)
 	if err := os.Mkdir(caseDir, 0o755); err != nil {
@@ -189,17 +191,38 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	if _, err := e.GenerateTokens(ctx, name, warm, local.GenerateParams{MaxTokens: 2, IgnoreEOS: true}, nil); err != nil {
 		return err
 	}
-	for _, n := range streams {
+	// Repetitions interleave the stream counts, so that a burst of load
+	// from elsewhere on a shared machine hits all of them alike.
+	prefills := make([][]float64, len(streams))
+	decodes := make([][]float64, len(streams))
+	for range repeat {
+		for i, n := range streams {
+			p, d, err := measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen)
+			if err != nil {
+				return err
+			}
+			prefills[i], decodes[i] = append(prefills[i], p), append(decodes[i], d)
+		}
+	}
+	for i, n := range streams {
 		r := res
 		r.Streams = n
-		if r.PrefillTokS, r.DecodeTokS, err = measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen); err != nil {
-			return err
-		}
+		r.PrefillTokS, r.DecodeTokS = median(prefills[i]), median(decodes[i])
 		if err := report(r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// median of xs (the mean of the middle two for an even count).
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // measureStreams starts n greedy generations at once, each from its own

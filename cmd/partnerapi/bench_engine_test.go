@@ -10,7 +10,7 @@ import (
 
 func TestBenchEngineQuick(t *testing.T) {
 	var out bytes.Buffer
-	args := []string{"--shape", "15m", "--quant", "q8_0,q4_0", "--streams", "1,3", "--prompt", "8", "--gen", "4", "--bandwidth-mb", "16", "--json"}
+	args := []string{"--shape", "15m", "--quant", "q8_0,q4_0", "--streams", "1,3", "--repeat", "2", "--prompt", "8", "--gen", "4", "--bandwidth-mb", "16", "--json"}
 	if err := runBenchEngine(context.Background(), args, func(string) string { return "" }, stdio{out: &out, err: &out}); err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +43,17 @@ func TestBenchEngineQuick(t *testing.T) {
 	}
 }
 
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestBenchEngineFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -54,6 +65,7 @@ func TestBenchEngineFlags(t *testing.T) {
 		{[]string{"--streams", "1,x"}, "stream count"},
 		{[]string{"--gen", "1"}, "at least 2"},
 		{[]string{"--prompt", "0"}, "at least 1"},
+		{[]string{"--repeat", "0"}, "at least 1"},
 	} {
 		err := runBenchEngine(context.Background(), tc.args, func(string) string { return "" }, stdio{out: &bytes.Buffer{}, err: &bytes.Buffer{}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

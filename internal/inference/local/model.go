@@ -4,9 +4,10 @@
 //
 // Concurrent Generate calls on one model are continuously batched: a
 // scheduler goroutine per model advances every active sequence (each choice
-// of each request) with one batched forward step, lets new requests join
-// between steps (their prompts prefilled a chunk at a time) and drops
-// finished or cancelled ones at once. Finished prompts' KV caches are kept
+// of each request) with one batched forward step, lets new requests join at
+// the next step (their prompts prefilled a chunk at a time inside the same
+// steps, sharing their weight reads) and drops finished or cancelled ones
+// at once. Finished prompts' KV caches are kept
 // in a small LRU for prefix reuse. Engine.Stats reports the batch, the queue
 // and the KV memory held.
 package local
