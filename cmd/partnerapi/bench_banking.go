@@ -3,77 +3,98 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/postgres"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/sqlite"
 	"partnerapi/internal/web"
 )
 
 func init() { benchmarks["banking"] = benchBanking }
 
 // benchBanking is `partnerapi bench banking`: payment creation (validation,
-// digest, sandbox signature policy, one write transaction with history and
-// outbox) and state reads through the full stack over loopback, and the same
-// request shapes against a bare net/http handler, so the ratio shows what the
-// stack and the store cost. The rate limit is off for the run.
+// digest, sandbox signature policy, a group-committed write of the document,
+// its history and outbox row, fsynced before the 201) and state reads through
+// the full stack over loopback, on SQLite and, with --database-url, on
+// PostgreSQL, and the same request shapes against a bare net/http handler in
+// the same run. Scenarios are cut into rounds that alternate between the
+// targets, so a noisy neighbour on the machine slows all of them alike and
+// the ratios stay fair. After the load, every document that was answered 201
+// is looked up in a freshly opened store. The rate limit is off for the run.
 func benchBanking(ctx context.Context, args []string, getenv func(string) string, sio stdio) error {
 	fs := flag.NewFlagSet("bench banking", flag.ContinueOnError)
 	var store storeConfig
 	store.register(fs)
-	conns := fs.Int("connections", 8, "concurrent keep-alive connections")
-	dur := fs.Duration("duration", 3*time.Second, "how long each scenario is loaded")
+	connList := fs.String("connections", "8,64,256", "comma-separated numbers of concurrent keep-alive connections, one run each")
+	dur := fs.Duration("duration", 3*time.Second, "how long each scenario is loaded in all (split into --rounds)")
+	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
-	if *conns < 1 || *dur <= 0 {
-		return errors.New("--connections must be ≥ 1 and --duration > 0")
+	conns, err := parseConnections(*connList)
+	if err != nil {
+		return err
 	}
+	if *dur <= 0 || *rounds < 1 {
+		return errors.New("--duration must be > 0 and --rounds ≥ 1")
+	}
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	dataDir := store.DataDir
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "data-dir" })
-	if store.DatabaseURL == "" && !explicit {
+	if !explicit {
 		tmp, err := os.MkdirTemp("", "partnerapi-bench-banking-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		store.DataDir = tmp
+		dataDir = tmp
 	}
-	db, err := store.open(ctx)
-	if err != nil {
-		return fmt.Errorf("store: %w", err)
+
+	targets := []*bankTarget{{name: "sqlite", open: func(ctx context.Context) (*sqldb.DB, error) { return sqlite.Open(ctx, dataDir) }}}
+	if store.DatabaseURL != "" {
+		pgURL, drop, err := benchSchema(ctx, store.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		targets = append(targets, &bankTarget{name: "postgres", open: func(ctx context.Context) (*sqldb.DB, error) { return postgres.Open(ctx, pgURL) }})
 	}
-	defer db.Close()
-	mod := &bankingModule{}
-	mod.registerFlags(flag.NewFlagSet("defaults", flag.ContinueOnError))
-	mod.payments.rate = 0
-	if err := mod.migrate(ctx, db); err != nil {
-		return err
+	for _, t := range targets {
+		if err := t.start(ctx); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		defer t.stop()
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	metrics := web.NewMetrics(version)
-	b, err := mod.build(ctx, deps{db: db, log: log, metrics: metrics, dataDir: store.DataDir})
-	if err != nil {
-		return err
-	}
-	tok, err := banking.NewIdentity(bankingsql.NewIdentityStore(db)).IssueTokens(ctx, banking.SandboxClientID,
-		banking.SandboxOrgID, banking.SandboxUserID, []string{banking.ScopePayDocRU})
-	if err != nil {
-		return fmt.Errorf("token: %w", err)
-	}
-	full, stopFull, err := serveLoopback(b.api.Build(log, metrics))
-	if err != nil {
-		return err
-	}
-	defer stopFull()
 	bare, stopBare, err := serveLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -85,57 +106,285 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	}
 	defer stopBare()
 
-	run := fmt.Sprintf("%x", time.Now().UnixNano())
 	var seq atomic.Int64
-	newID := func() string {
-		return fmt.Sprintf("%08x-0000-4000-8000-%012x", seq.Add(1), time.Now().UnixNano()&0xffffffffffff)
+	run := time.Now().UnixNano() & 0xffffffffffff
+	newID := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", seq.Add(1), run) }
+	fmt.Fprintf(sio.out, "bench banking: POST /v1/payments (sole signature → IMPLEMENTED, fsynced before 201) and GET …/state;\n")
+	fmt.Fprintf(sio.out, "  %s per scenario in %d interleaved rounds; ratio = full stack ÷ bare net/http handler in the same run\n", *dur, *rounds)
+	fmt.Fprintf(sio.out, "%6s %-16s %9s %9s %10s %10s %6s %6s %10s\n", "conns", "scenario", "requests", "req/s", "p50", "p99", "errors", "ratio", "docs/commit")
+	slice := *dur / time.Duration(*rounds)
+	for _, n := range conns {
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
+		for _, op := range []string{"create", "state"} {
+			bareRes := loadResult{}
+			res := make([]loadResult, len(targets))
+			before := make([]sqldb.GroupStats, len(targets))
+			for i, t := range targets {
+				before[i] = t.db.GroupCommitStats()
+			}
+			for range *rounds {
+				mergeLoad(&bareRes, runLoad(ctx, n, slice, func() error {
+					if op == "create" {
+						_, err := benchDo(ctx, client, "POST", bare+"/fintech/api/v1/payments", "", benchPaymentBody(newID()), 201)
+						return err
+					}
+					_, err := benchDo(ctx, client, "GET", bare+"/fintech/api/v1/payments/x/state", "", nil, 201)
+					return err
+				}))
+				for i, t := range targets {
+					mergeLoad(&res[i], runLoad(ctx, n, slice, func() error { return t.call(ctx, client, op, newID) }))
+				}
+			}
+			printBankRow(sio.out, n, op+" bare", bareRes, 0, "")
+			for i, t := range targets {
+				batch := ""
+				if op == "create" {
+					after := t.db.GroupCommitStats()
+					if b := after.Batches - before[i].Batches; b > 0 {
+						batch = strconv.FormatFloat(float64(after.Items-before[i].Items)/float64(b), 'f', 1, 64)
+					}
+				}
+				printBankRow(sio.out, n, op+" "+t.name, res[i], res[i].rps()/bareRes.rps(), batch)
+				if res[i].firstErr != nil {
+					fmt.Fprintf(sio.out, "       first error: %v\n", res[i].firstErr)
+				}
+			}
+		}
+		client.CloseIdleConnections()
 	}
-	createBody := func(id string) []byte {
-		return []byte(`{"externalId":"` + id + `","date":"` + time.Now().UTC().Format(time.DateOnly) + `","amount":1500.50,` +
-			`"operationCode":"01","priority":"5","purpose":"Оплата по счёту, без НДС","payerName":"ООО Песочница",` +
-			`"payerInn":"` + banking.SandboxOrgINN + `","payerAccount":"` + banking.SandboxAccount + `","payerBankBic":"` + banking.SandboxBIC +
-			`","payerBankCorrAccount":"` + banking.SandboxCorrAccount + `","payeeName":"АО Лютик","payeeInn":"7830002293",` +
-			`"payeeAccount":"40602810700000000025","payeeBankBic":"049805746","payeeBankCorrAccount":"30101810800000000746",` +
-			`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`)
-	}
-	stateID := newID()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conns}}
-	do := func(method, url string, body []byte, want int) error {
-		req, _ := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
+	var failed error
+	for _, t := range targets {
+		t.stop()
+		found, err := t.verify(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: verify: %w", t.name, err)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			return fmt.Errorf("status %d", resp.StatusCode)
+		acked := len(t.acked)
+		fmt.Fprintf(sio.out, "durability %s: %d documents answered 201, %d of them found in the reopened store", t.name, acked, found)
+		if found == acked {
+			fmt.Fprintln(sio.out, " — all acknowledged documents are stored")
+		} else {
+			fmt.Fprintf(sio.out, " — %d MISSING\n", acked-found)
+			failed = errors.Join(failed, fmt.Errorf("%s: %d acknowledged documents missing", t.name, acked-found))
 		}
-		return nil
 	}
-	if err := do("POST", full+"/fintech/api/v1/payments", createBody(stateID), 201); err != nil {
+	return failed
+}
+
+// bankTarget is one full stack under load: its store, its listener, the
+// sandbox token and the externalIds it acknowledged.
+type bankTarget struct {
+	name    string
+	open    func(context.Context) (*sqldb.DB, error)
+	db      *sqldb.DB
+	url     string
+	token   string
+	stateID string
+	stopped bool
+	halt    func()
+
+	mu    sync.Mutex
+	acked []string
+}
+
+func (t *bankTarget) start(ctx context.Context) error {
+	db, err := t.open(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	t.db = db
+	mod := &bankingModule{}
+	mod.registerFlags(flag.NewFlagSet("defaults", flag.ContinueOnError))
+	mod.payments.rate = 0
+	if err := mod.migrate(ctx, db); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	metrics := web.NewMetrics(version)
+	b, err := mod.build(ctx, deps{db: db, log: log, metrics: metrics})
+	if err != nil {
+		return err
+	}
+	tok, err := banking.NewIdentity(bankingsql.NewIdentityStore(db)).IssueTokens(ctx, banking.SandboxClientID,
+		banking.SandboxOrgID, banking.SandboxUserID, []string{banking.ScopePayDocRU})
+	if err != nil {
+		return fmt.Errorf("token: %w", err)
+	}
+	t.token = tok.AccessToken
+	base, stop, err := serveLoopback(b.api.Build(log, metrics))
+	if err != nil {
+		return err
+	}
+	t.url, t.halt = base, stop
+	// The document whose state the state scenario reads.
+	t.stateID = fmt.Sprintf("5ea7e000-0000-4000-8000-%012x", time.Now().UnixNano()&0xffffffffffff)
+	if err := t.create(ctx, http.DefaultClient, t.stateID); err != nil {
 		return fmt.Errorf("warm-up create: %w", err)
 	}
-	fmt.Fprintf(sio.out, "bench banking: %d connections, %s per scenario, store %s (run %s)\n", *conns, *dur, db.Dialect, run)
-	fmt.Fprintf(sio.out, "%-22s %9s %10s %9s %9s %7s\n", "scenario", "requests", "req/s", "p50", "p99", "errors")
-	type scenario struct {
-		name string
-		op   func() error
-	}
-	results := map[string]float64{}
-	for _, sc := range []scenario{
-		{"create (full stack)", func() error { return do("POST", full+"/fintech/api/v1/payments", createBody(newID()), 201) }},
-		{"create (bare net/http)", func() error { return do("POST", bare+"/fintech/api/v1/payments", createBody(newID()), 201) }},
-		{"state (full stack)", func() error { return do("GET", full+"/fintech/api/v1/payments/"+stateID+"/state", nil, 200) }},
-		{"state (bare net/http)", func() error { return do("GET", bare+"/fintech/api/v1/payments/"+stateID+"/state", nil, 201) }},
-	} {
-		res := runLoad(ctx, *conns, *dur, sc.op)
-		results[sc.name] = res.rps()
-		fmt.Fprintf(sio.out, "%-22s %9d %10.0f %9s %9s %7d\n", sc.name, res.ok, res.rps(), res.pct(50), res.pct(99), res.errs)
-	}
-	fmt.Fprintf(sio.out, "full/bare throughput: create %.2f, state %.2f\n",
-		results["create (full stack)"]/results["create (bare net/http)"], results["state (full stack)"]/results["state (bare net/http)"])
 	return nil
+}
+
+// stop closes the listener and the store (idempotent), so verify reads what
+// reached the disk, not what a connection still caches.
+func (t *bankTarget) stop() {
+	if t.stopped {
+		return
+	}
+	t.stopped = true
+	t.halt()
+	_ = t.db.Close()
+}
+
+func (t *bankTarget) create(ctx context.Context, client *http.Client, id string) error {
+	if _, err := benchDo(ctx, client, "POST", t.url+"/fintech/api/v1/payments", t.token, benchPaymentBody(id), 201); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.acked = append(t.acked, id)
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *bankTarget) call(ctx context.Context, client *http.Client, op string, newID func() string) error {
+	if op == "create" {
+		return t.create(ctx, client, newID())
+	}
+	_, err := benchDo(ctx, client, "GET", t.url+"/fintech/api/v1/payments/"+t.stateID+"/state", t.token, nil, 200)
+	return err
+}
+
+// verify reopens the store and counts how many acknowledged externalIds it
+// holds for the sandbox organisation.
+func (t *bankTarget) verify(ctx context.Context) (int, error) {
+	db, err := t.open(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	rows, err := db.R.QueryContext(ctx, `SELECT external_id FROM banking_payments WHERE org_id = $1`, banking.SandboxOrgID)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	stored := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return 0, err
+		}
+		stored[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	found := 0
+	for _, id := range t.acked {
+		if stored[id] {
+			found++
+		}
+	}
+	return found, nil
+}
+
+// benchSchema makes a fresh schema in the PostgreSQL database for the run
+// and returns a URL that uses it and a func dropping it afterwards.
+func benchSchema(ctx context.Context, base string) (string, func(), error) {
+	if !strings.HasPrefix(base, "postgres://") && !strings.HasPrefix(base, "postgresql://") {
+		return "", nil, fmt.Errorf("--database-url must start with postgres://, got %q", redactURL(base))
+	}
+	admin, err := postgres.Open(ctx, base)
+	if err != nil {
+		return "", nil, fmt.Errorf("database %s: %w", redactURL(base), err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "bench_" + hex.EncodeToString(b[:])
+	if _, err := admin.W.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	drop := func() {
+		_, _ = admin.W.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		drop()
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), drop, nil
+}
+
+func parseConnections(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--connections: %q is not a number ≥ 1", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// mergeLoad adds run to total; latencies are sorted again afterwards.
+func mergeLoad(total *loadResult, run loadResult) {
+	total.ok += run.ok
+	total.errs += run.errs
+	total.elapsed += run.elapsed
+	total.firstErr = errors.Join(total.firstErr, run.firstErr)
+	total.latencies = mergeSorted(total.latencies, run.latencies)
+}
+
+func mergeSorted(a, b []time.Duration) []time.Duration {
+	out := make([]time.Duration, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+func printBankRow(w io.Writer, conns int, name string, r loadResult, ratio float64, batch string) {
+	rs := ""
+	if ratio > 0 {
+		rs = strconv.FormatFloat(ratio, 'f', 2, 64)
+	}
+	fmt.Fprintf(w, "%6d %-16s %9d %9.0f %10s %10s %6d %6s %10s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch)
+}
+
+func benchDo(ctx context.Context, client *http.Client, method, url, token string, body []byte, want int) (int, error) {
+	req, _ := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		return resp.StatusCode, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}
+
+// benchPaymentBody is a valid payment order signed by the sandbox's
+// sole-authority certificate, so the full stack runs it to IMPLEMENTED
+// (seven history rows and a webhook outbox row).
+func benchPaymentBody(id string) []byte {
+	return []byte(`{"externalId":"` + id + `","date":"` + time.Now().UTC().Format(time.DateOnly) + `","amount":1500.50,` +
+		`"operationCode":"01","priority":"5","purpose":"Оплата по счёту, без НДС","payerName":"ООО Песочница",` +
+		`"payerInn":"` + banking.SandboxOrgINN + `","payerAccount":"` + banking.SandboxAccount + `","payerBankBic":"` + banking.SandboxBIC +
+		`","payerBankCorrAccount":"` + banking.SandboxCorrAccount + `","payeeName":"АО Лютик","payeeInn":"7830002293",` +
+		`"payeeAccount":"40602810700000000025","payeeBankBic":"049805746","payeeBankCorrAccount":"30101810800000000746",` +
+		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`)
 }

@@ -71,11 +71,21 @@ func (db *DB) GroupCommitStats() GroupStats {
 	return GroupStats{Batches: c.batches.Load(), Items: c.items.Load(), Retried: c.retried.Load()}
 }
 
+// Pending is the number of items queued and not yet taken into a batch.
+func (g *GroupCommit[T]) Pending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
+
 // Submit queues item and returns its outcome once the transaction holding it
 // has committed (nil) or refused it. When ctx ends first Submit returns
 // ctx.Err() at once; an item already taken into a batch may still be written,
 // as any write whose answer was lost may be.
 func (g *GroupCommit[T]) Submit(ctx context.Context, item T) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	it := &groupItem[T]{ctx: ctx, item: item, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, it)

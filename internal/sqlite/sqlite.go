@@ -53,6 +53,10 @@ func OpenFile(ctx context.Context, path string) (*sqldb.DB, error) {
 		return nil, err
 	}
 	r.SetMaxOpenConns(8)
+	// Keep all eight open: database/sql keeps only two idle by default, so
+	// under concurrent reads it would open and close connections (each
+	// re-running the pragmas and losing its prepared statements) all the time.
+	r.SetMaxIdleConns(8)
 	db := &sqldb.DB{Dialect: sqldb.SQLite, W: w, R: r}
 	if err := w.PingContext(ctx); err != nil {
 		db.Close()

@@ -136,7 +136,7 @@ func scanAccount(sc interface{ Scan(...any) error }) (banking.Account, error) {
 }
 
 func (s *IdentityStore) GetAccount(ctx context.Context, number string) (banking.Account, error) {
-	a, err := scanAccount(s.db.R.QueryRowContext(ctx, `SELECT `+accountCols+` FROM banking_accounts WHERE number = $1`, number))
+	a, err := scanAccount(s.db.QueryRowContext(ctx, `SELECT `+accountCols+` FROM banking_accounts WHERE number = $1`, number))
 	return a, idNotFound(err)
 }
 
@@ -265,7 +265,7 @@ func scanCert(sc interface{ Scan(...any) error }) (banking.Certificate, error) {
 }
 
 func (s *IdentityStore) GetCertificate(ctx context.Context, uuid string) (banking.Certificate, error) {
-	c, err := scanCert(s.db.R.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE uuid = $1`, uuid))
+	c, err := scanCert(s.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE uuid = $1`, uuid))
 	return c, idNotFound(err)
 }
 
@@ -314,7 +314,7 @@ func getToken(ctx context.Context, q interface {
 }
 
 func (s *IdentityStore) GetToken(ctx context.Context, hash string) (banking.Token, error) {
-	return getToken(ctx, s.db.R, hash)
+	return getToken(ctx, s.db, hash)
 }
 
 func (s *IdentityStore) RevokeToken(ctx context.Context, hash string, now time.Time) error {
