@@ -80,11 +80,11 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	payments, paySidecars, err := m.payments.build(d.db, banking.IdentityAccounts{Store: store}, verifier) // banking_payments.go
+	pay, err := m.payments.build(d.db, d.dataDir, banking.IdentityAccounts{Store: store}, verifier) // banking_payments.go
 	if err != nil {
 		return built{}, err
 	}
-	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: payments,
+	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: pay.payments, Webhooks: pay.webhooks,
 		Auth:       identity,
 		Identity:   identity,
 		Signatures: banking.NewSignatureVerifier(contour, store),
@@ -95,7 +95,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		Errors:  bankapi.ErrorWriter(),
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("banking"),
-	}, sidecars: append(paySidecars, identityPurger(identity, d.log))}, nil
+	}, sidecars: append(pay.sidecars, identityPurger(identity, d.log))}, nil
 }
 
 // identityPurger deletes dead tokens and authorization codes every hour so
@@ -137,6 +137,9 @@ func identityPurger(id *banking.Identity, log *slog.Logger) sidecar {
 // runBanking is `partnerapi banking ...`: provisioning commands
 // (banking_cli.go).
 func runBanking(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
+	if len(args) > 0 && args[0] == "webhook" {
+		return runBankingWebhook(ctx, args, getenv, io) // banking_payments.go
+	}
 	if len(args) > 0 && (args[0] == "card" || args[0] == "clock") {
 		return runBankingCards(ctx, args, getenv, io) // banking_cards_cli.go
 	}

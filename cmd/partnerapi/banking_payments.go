@@ -2,8 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -26,6 +34,7 @@ type paymentFlags struct {
 	webhookURL    string
 	webhookSecret string
 	webhookEvery  time.Duration
+	webhookKey    string
 }
 
 func (f *paymentFlags) register(fs *flag.FlagSet) {
@@ -36,17 +45,32 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.budgetRules, "banking-budget-rules", true, "apply the §5.8 logical controls to budget payments (payee account 03…): field 101, treasury routing, UIN of 31/33, OKTMO, ЕНП")
 	fs.StringVar(&f.checksums, "banking-checksum-failures", string(banking.ChecksCheckError), "failed check digits and logical controls (INN, account key, UIN, budget rules): checkerror (stored, 201 CHECKERROR) or reject (400 VALIDATION_FAULT)")
 	fs.BoolVar(&f.maintenance, "banking-maintenance", false, "answer payment operations with 503 UNAVAILABLE_RESOURCE_EXCEPTION")
-	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "partner URL receiving final payment statuses (empty: statuses stay queued)")
-	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
+	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "default URL of final payment statuses for partners without their own (empty: their statuses stay queued)")
+	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks to the default URL (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
 	fs.DurationVar(&f.webhookEvery, "banking-webhook-interval", 2*time.Second, "how often the webhook outbox is drained")
+	fs.StringVar(&f.webhookKey, "banking-webhook-key", "", "base64 of the 32-byte key sealing partners' webhook secrets (default: "+webhookKeyFile+" in the data directory, made on first use); set it via PARTNERAPI_BANKING_WEBHOOK_KEY when processes share PostgreSQL")
 }
 
-// build makes the payment service and, with a webhook URL, the outbox
-// dispatcher that runs beside the listener.
-func (f *paymentFlags) build(db *sqldb.DB, accounts banking.AccountLookup, verifier banking.SignatureVerifier) (*banking.PaymentService, []sidecar, error) {
+// paymentArea is what build makes: the services and the dispatcher that
+// runs beside the listener.
+type paymentArea struct {
+	payments *banking.PaymentService
+	webhooks *banking.Webhooks
+	sidecars []sidecar
+}
+
+// build makes the payment service, the partners' webhook settings and the
+// outbox dispatcher. The dispatcher always runs: a partner may set its own
+// URL at any time; without a deployment URL only such partners' events are
+// taken from the outbox.
+func (f *paymentFlags) build(db *sqldb.DB, dataDir string, accounts banking.AccountLookup, verifier banking.SignatureVerifier) (paymentArea, error) {
 	checksums, err := banking.ParseChecksumMode(f.checksums)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--banking-checksum-failures: %w", err)
+		return paymentArea{}, fmt.Errorf("--banking-checksum-failures: %w", err)
+	}
+	box, err := f.secretBox(dataDir)
+	if err != nil {
+		return paymentArea{}, err
 	}
 	store := bankingsql.NewPaymentStore(db)
 	maint := &banking.Maintenance{}
@@ -60,17 +84,19 @@ func (f *paymentFlags) build(db *sqldb.DB, accounts banking.AccountLookup, verif
 			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums},
 		Limits:      &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst},
 		Maintenance: maint}
-	if f.webhookURL == "" {
-		return svc, nil, nil
+	hooks := &banking.Webhooks{Store: store, Box: box, Default: banking.WebhookTarget{URL: f.webhookURL, Secret: []byte(f.webhookSecret)}}
+	every := f.webhookEvery
+	if every <= 0 {
+		every = 2 * time.Second
 	}
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{URL: f.webhookURL, Secret: []byte(f.webhookSecret)}}
+	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks}, ConfiguredOnly: f.webhookURL == ""}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	return svc, []sidecar{{
+	return paymentArea{payments: svc, webhooks: hooks, sidecars: []sidecar{{
 		name: "banking-webhooks",
 		serve: func() error {
 			defer close(done)
-			disp.Run(ctx, f.webhookEvery)
+			disp.Run(ctx, every)
 			return nil
 		},
 		stop: func(sctx context.Context) error {
@@ -81,5 +107,144 @@ func (f *paymentFlags) build(db *sqldb.DB, accounts banking.AccountLookup, verif
 			}
 			return nil
 		},
-	}}, nil
+	}}}, nil
+}
+
+// webhookKeyFile is the webhook key's file in the data directory, made on
+// first use when --banking-webhook-key is not given.
+const webhookKeyFile = "banking-webhook.key"
+
+// secretBox is the box sealing partners' webhook secrets: the key of
+// --banking-webhook-key (base64 of 32 bytes), else the data directory's
+// key file, created with a random key on first use.
+func (f *paymentFlags) secretBox(dataDir string) (*banking.SecretBox, error) {
+	key, err := webhookKey(f.webhookKey, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	return banking.NewSecretBox(key)
+}
+
+func webhookKey(flagValue, dataDir string) ([]byte, error) {
+	if flagValue != "" {
+		key, err := base64.StdEncoding.DecodeString(flagValue)
+		if err != nil || len(key) != banking.WebhookKeySize {
+			return nil, fmt.Errorf("--banking-webhook-key: want base64 of %d bytes", banking.WebhookKeySize)
+		}
+		return key, nil
+	}
+	if dataDir == "" {
+		dataDir = "."
+	}
+	path := filepath.Join(dataDir, webhookKeyFile)
+	if raw, err := os.ReadFile(path); err == nil {
+		key, derr := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw)))
+		if derr != nil || len(key) != banking.WebhookKeySize {
+			return nil, fmt.Errorf("%s: want base64 of %d bytes", path, banking.WebhookKeySize)
+		}
+		return key, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("webhook key: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("webhook key: %w", err)
+	}
+	key := make([]byte, banking.WebhookKeySize)
+	_, _ = rand.Read(key)
+	// O_EXCL: when two processes start at once, one writes and both read
+	// the same key.
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return webhookKey("", dataDir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("webhook key: %w", err)
+	}
+	_, werr := fh.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
+	if err := errors.Join(werr, fh.Sync(), fh.Close()); err != nil {
+		return nil, fmt.Errorf("webhook key: %w", err)
+	}
+	return key, nil
+}
+
+const bankingWebhookUsage = `usage: partnerapi banking webhook COMMAND --client-id CLIENT_ID [flags]
+  set --url URL [--secret S]     the partner's own webhook (a secret is generated and shown once if none is stored)
+  show                           the partner's setting (never the secret)
+  deliveries [--limit 50]        the partner's delivery log, newest first`
+
+// runBankingWebhook is `partnerapi banking webhook ...`.
+func runBankingWebhook(ctx context.Context, args []string, getenv func(string) string, sio stdio) error {
+	if len(args) < 2 {
+		return errors.New(bankingWebhookUsage)
+	}
+	name, rest := args[1], args[2:]
+	fset := flag.NewFlagSet("banking webhook "+name, flag.ContinueOnError)
+	var store storeConfig
+	store.register(fset)
+	var pf paymentFlags
+	pf.register(fset) // the webhook key and the deployment default, as serve reads them
+	clientID := fset.String("client-id", "", "partner application (OAuth client_id)")
+	var rawURL, secret string
+	limit := 50
+	switch name {
+	case "set":
+		fset.StringVar(&rawURL, "url", "", "URL receiving the partner's final payment statuses")
+		fset.StringVar(&secret, "secret", "", "HMAC-SHA256 key of X-Signature (default: keep the stored one, or generate)")
+	case "show":
+	case "deliveries":
+		fset.IntVar(&limit, "limit", 50, "how many newest deliveries (1..500)")
+	default:
+		return errors.New(bankingWebhookUsage)
+	}
+	if err := parseFlags(fset, rest, getenv); err != nil {
+		return err
+	}
+	if *clientID == "" || fset.NArg() > 0 {
+		return errors.New(bankingWebhookUsage)
+	}
+	db, err := store.open(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer db.Close()
+	if err := bankingsql.MigrateIdentity(ctx, db); err != nil {
+		return err
+	}
+	if err := bankingsql.MigratePayments(ctx, db); err != nil {
+		return err
+	}
+	if _, err := bankingsql.NewIdentityStore(db).GetApp(ctx, *clientID); err != nil {
+		if errors.Is(err, banking.ErrNotFound) {
+			return fmt.Errorf("no partner application %q", *clientID)
+		}
+		return err
+	}
+	box, err := pf.secretBox(store.DataDir)
+	if err != nil {
+		return err
+	}
+	hooks := &banking.Webhooks{Store: bankingsql.NewPaymentStore(db), Box: box,
+		Default: banking.WebhookTarget{URL: pf.webhookURL, Secret: []byte(pf.webhookSecret)}}
+	var out any
+	switch name {
+	case "set":
+		var sp *string
+		if secret != "" {
+			sp = &secret
+		}
+		out, err = hooks.Set(ctx, *clientID, rawURL, sp)
+	case "show":
+		out, err = hooks.Get(ctx, *clientID)
+	case "deliveries":
+		if limit < 1 || limit > 500 {
+			return errors.New("--limit must be 1..500")
+		}
+		var ds []banking.WebhookDelivery
+		ds, err = hooks.Deliveries(ctx, *clientID, limit)
+		out = bankapi.DeliveriesJSON(ds)
+	}
+	if err != nil {
+		return cliErr(err)
+	}
+	return json.NewEncoder(sio.out).Encode(out)
 }

@@ -130,7 +130,7 @@ func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*P
 
 func mustDate(s string) time.Time { t, _ := ParseDate(s); return t }
 
-func channel(p Principal) string { return "API:" + p.PartnerID }
+func channel(p Principal) string { return PartnerChannel(p.PartnerID) }
 
 // processing is the recorded walk of a fully signed document to execution.
 func processing(now time.Time) []StatusChange {

@@ -2,6 +2,7 @@ package banking
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -10,6 +11,7 @@ import (
 type WebhookEvent struct {
 	ID          int64     `json:"-"`
 	OrgID       string    `json:"-"`
+	ClientID    string    `json:"-"` // the partner whose channel created the document
 	ExternalID  string    `json:"externalId"`
 	BankStatus  string    `json:"bankStatus"`
 	BankComment string    `json:"bankComment"`
@@ -27,8 +29,12 @@ type WebhookAttempt struct {
 
 // WebhookOutbox is the durable queue of final-status events.
 type WebhookOutbox interface {
-	// DueWebhooks returns pending events whose next attempt is due at now.
-	DueWebhooks(ctx context.Context, now time.Time, limit int) ([]WebhookEvent, error)
+	// DueWebhooks claims pending events whose next attempt is due at now
+	// for a lease, so that no other dispatcher sends them meanwhile. With
+	// configuredOnly it returns only events of partners that have their own
+	// webhook setting (the deployment has no default URL): the others wait,
+	// unclaimed, until their partner sets one.
+	DueWebhooks(ctx context.Context, now time.Time, limit int, configuredOnly bool) ([]WebhookEvent, error)
 	// RecordWebhookAttempt logs an attempt and sets the event's state:
 	// delivered, retry at next, or given up (next zero and !delivered).
 	RecordWebhookAttempt(ctx context.Context, id int64, a WebhookAttempt, delivered bool, next time.Time) error
@@ -37,10 +43,16 @@ type WebhookOutbox interface {
 }
 
 // WebhookSender posts one event; it returns the HTTP status (0 when there
-// was no answer) and a transport error.
+// was no answer) and a transport error. ErrNoWebhookTarget means the event's
+// partner has nowhere to receive it: no attempt is recorded and the event
+// waits for its lease to end.
 type WebhookSender interface {
 	Send(ctx context.Context, ev WebhookEvent) (status int, err error)
 }
+
+// ErrNoWebhookTarget is a WebhookSender's answer for an event whose partner
+// has no webhook URL, neither its own nor the deployment's.
+var ErrNoWebhookTarget = errors.New("banking: partner has no webhook URL")
 
 // retryableStatus: the codes the bank retries on (reference §12); others
 // end the delivery.
@@ -55,6 +67,9 @@ type WebhookDispatcher struct {
 	BaseBackoff time.Duration // 0 means 5s; doubles per attempt
 	MaxBackoff  time.Duration // 0 means 1h
 	Now         func() time.Time
+	// ConfiguredOnly: there is no deployment default URL, so only events
+	// of partners with their own setting are taken from the outbox.
+	ConfiguredOnly bool
 }
 
 func (d *WebhookDispatcher) backoff(attempt int) time.Duration {
@@ -82,12 +97,19 @@ func (d *WebhookDispatcher) RunOnce(ctx context.Context) (int, error) {
 	if maxAttempts == 0 {
 		maxAttempts = 10
 	}
-	evs, err := d.Outbox.DueWebhooks(ctx, now(), 100)
+	evs, err := d.Outbox.DueWebhooks(ctx, now(), 100, d.ConfiguredOnly)
 	if err != nil {
 		return 0, err
 	}
 	for _, ev := range evs {
+		if ctx.Err() != nil {
+			// Stopping: the claimed events come back when their lease ends.
+			return 0, ctx.Err()
+		}
 		status, serr := d.Sender.Send(ctx, ev)
+		if errors.Is(serr, ErrNoWebhookTarget) {
+			continue
+		}
 		a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status}
 		if serr != nil {
 			a.Error = serr.Error()

@@ -15,15 +15,20 @@ import (
 	"partnerapi/internal/banking"
 )
 
-// WebhookSender posts final payment statuses to the partner (reference §12)
-// as JSON {externalId, bankStatus, bankComment, eventTime}. The body is
-// signed with HMAC-SHA256 under the shared secret in X-Signature, so the
-// partner can tell our calls from forged ones; X-Event-Id (externalId and
-// eventTime) is the dedup key.
+// WebhookTargets resolves where a partner's events go (banking.Webhooks).
+type WebhookTargets interface {
+	Target(ctx context.Context, clientID string) (banking.WebhookTarget, error)
+}
+
+// WebhookSender posts final payment statuses to the partner that created
+// the document (reference §12) as JSON {externalId, bankStatus,
+// bankComment, eventTime}: to the partner's own URL, else the deployment's.
+// The body is signed with HMAC-SHA256 under that target's secret in
+// X-Signature, so the partner can tell our calls from forged ones;
+// X-Event-Id (externalId and eventTime) is the dedup key.
 type WebhookSender struct {
-	URL    string
-	Secret []byte
-	Client *http.Client // nil: 10-second timeout
+	Targets WebhookTargets
+	Client  *http.Client // nil: 10-second timeout
 }
 
 type webhookBody struct {
@@ -45,12 +50,16 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int,
 	if err != nil {
 		return 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(body))
+	target, err := s.Targets.Target(ctx, ev.ClientID)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Signature", WebhookSignature(s.Secret, body))
+	req.Header.Set("X-Signature", WebhookSignature(target.Secret, body))
 	req.Header.Set("X-Event-Id", ev.ExternalID+"/"+strconv.FormatInt(ev.EventTime.UnixMicro(), 10))
 	c := s.Client
 	if c == nil {

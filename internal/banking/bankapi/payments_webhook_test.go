@@ -54,7 +54,7 @@ func TestPaymentWebhookDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := payNow
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{URL: partner.URL, Secret: secret},
+	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store, Default: banking.WebhookTarget{URL: partner.URL, Secret: secret}}},
 		BaseBackoff: time.Millisecond, Now: func() time.Time { return now }}
 	for range 3 {
 		if _, err := disp.RunOnce(context.Background()); err != nil {

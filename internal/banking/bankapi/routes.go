@@ -8,4 +8,5 @@ func (s *server) addRoutes(mux *web.Mux) {
 	s.addIdentityRoutes(mux) // identity.go: OAuth, client-info, crypto
 	s.addPaymentRoutes(mux)  // payments.go
 	s.addCardRoutes(mux)     // cards.go
+	s.addWebhookRoutes(mux)  // webhook_settings.go
 }

@@ -24,6 +24,9 @@ type Deps struct {
 	Cards      *banking.Cards // business cards and limits (cards.go); nil: routes not served
 	// Payments is the payment-document service (payments.go); nil: routes not served.
 	Payments *banking.PaymentService
+	// Webhooks is the partners' webhook settings and delivery log
+	// (webhook_settings.go); nil: routes not served.
+	Webhooks *banking.Webhooks
 }
 
 // server carries the dependencies to the handlers.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -11,9 +12,18 @@ import (
 
 var _ banking.WebhookOutbox = (*PaymentStore)(nil)
 
-func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int) ([]banking.WebhookEvent, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT id, org_id, external_id, status, comment, event_time, attempts
-		FROM banking_payment_webhooks WHERE state = 'PENDING' AND next_at <= $1 ORDER BY next_at, id LIMIT $2`, micros(now), limit)
+// partnerOfChannel is the SQL expression of the partner client_id in a
+// document's channel (banking.PartnerChannel).
+var partnerOfChannel = fmt.Sprintf("substr(p.channel, %d)", len(banking.PartnerChannel(""))+1)
+
+func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int, configuredOnly bool) ([]banking.WebhookEvent, error) {
+	q := `SELECT w.id, w.org_id, w.external_id, w.status, w.comment, w.event_time, w.attempts, COALESCE(p.channel, '')
+		FROM banking_payment_webhooks w LEFT JOIN banking_payments p ON p.org_id = w.org_id AND p.external_id = w.external_id
+		WHERE w.state = 'PENDING' AND w.next_at <= $1`
+	if configuredOnly {
+		q += ` AND EXISTS (SELECT 1 FROM banking_partner_webhooks s WHERE s.client_id = ` + partnerOfChannel + `)`
+	}
+	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY w.next_at, w.id LIMIT $2`, micros(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due webhooks: %w", err)
 	}
@@ -22,10 +32,12 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	for rows.Next() {
 		var ev banking.WebhookEvent
 		var at int64
-		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &ev.Attempts); err != nil {
+		var channel string
+		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &ev.Attempts, &channel); err != nil {
 			return nil, err
 		}
 		ev.EventTime = time.UnixMicro(at).UTC()
+		ev.ClientID, _ = strings.CutPrefix(channel, banking.PartnerChannel(""))
 		out = append(out, ev)
 	}
 	if err := rows.Err(); err != nil {

@@ -46,11 +46,11 @@ func TestWebhookOutbox(t *testing.T) {
 		mk("e1000000-0000-4000-8000-000000000003", banking.StatusPartSigned)
 
 		// A claimed event is not handed to a second dispatcher.
-		claimed, err := s.DueWebhooks(ctx, now, 10)
+		claimed, err := s.DueWebhooks(ctx, now, 10, false)
 		if err != nil || len(claimed) != 2 {
 			t.Fatalf("claim: %d %v", len(claimed), err)
 		}
-		if again, _ := s.DueWebhooks(ctx, now, 10); len(again) != 0 {
+		if again, _ := s.DueWebhooks(ctx, now, 10, false); len(again) != 0 {
 			t.Fatalf("claimed twice: %d", len(again))
 		}
 		now = now.Add(time.Minute) // the lease ends

@@ -1,0 +1,100 @@
+package bankingsql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"partnerapi/internal/banking"
+)
+
+var _ banking.WebhookSettingsStore = (*PaymentStore)(nil)
+
+func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerWebhook) error {
+	_, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_partner_webhooks (client_id, url, secret, updated_at) VALUES ($1,$2,$3,$4)
+		ON CONFLICT (client_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, updated_at = excluded.updated_at`,
+		w.ClientID, w.URL, w.SealedSecret, micros(w.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("set partner webhook: %w", err)
+	}
+	return nil
+}
+
+func (s *PaymentStore) GetPartnerWebhook(ctx context.Context, clientID string) (banking.PartnerWebhook, error) {
+	w := banking.PartnerWebhook{ClientID: clientID}
+	var at int64
+	err := s.db.R.QueryRowContext(ctx, `SELECT url, secret, updated_at FROM banking_partner_webhooks WHERE client_id = $1`, clientID).
+		Scan(&w.URL, &w.SealedSecret, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return banking.PartnerWebhook{}, banking.ErrNotFound
+	}
+	if err != nil {
+		return banking.PartnerWebhook{}, fmt.Errorf("get partner webhook: %w", err)
+	}
+	w.UpdatedAt = time.UnixMicro(at).UTC()
+	return w, nil
+}
+
+func (s *PaymentStore) PartnerDeliveries(ctx context.Context, clientID string, limit int) ([]banking.WebhookDelivery, error) {
+	// The outbox row does not carry the partner: the document's channel
+	// does, and the join on the document's key is an index lookup.
+	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.external_id, w.status, w.comment, w.event_time, w.state, w.attempts,
+			w.next_at, COALESCE(w.delivered_at, 0), w.last_error
+		FROM banking_payment_webhooks w JOIN banking_payments p ON p.org_id = w.org_id AND p.external_id = w.external_id
+		WHERE p.channel = $1 ORDER BY w.id DESC LIMIT $2`, banking.PartnerChannel(clientID), limit)
+	if err != nil {
+		return nil, fmt.Errorf("partner deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []banking.WebhookDelivery
+	byID := map[int64]int{}
+	for rows.Next() {
+		var d banking.WebhookDelivery
+		var ev, next, delivered int64
+		if err := rows.Scan(&d.ID, &d.ExternalID, &d.BankStatus, &d.BankComment, &ev, &d.State, &d.Attempts, &next, &delivered, &d.LastError); err != nil {
+			return nil, err
+		}
+		d.EventTime = time.UnixMicro(ev).UTC()
+		if d.State == "PENDING" {
+			d.NextAt = time.UnixMicro(next).UTC()
+		}
+		if delivered != 0 {
+			d.DeliveredAt = time.UnixMicro(delivered).UTC()
+		}
+		byID[d.ID] = len(out)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if len(out) == 0 {
+		return out, nil
+	}
+	// One query for the attempts of every listed event.
+	marks := make([]string, len(out))
+	args := make([]any, len(out))
+	for i, d := range out {
+		marks[i], args[i] = fmt.Sprintf("$%d", i+1), d.ID
+	}
+	logRows, err := s.db.R.QueryContext(ctx, `SELECT webhook_id, attempt, at, http_status, error FROM banking_payment_webhook_log
+		WHERE webhook_id IN (`+strings.Join(marks, ",")+`) ORDER BY id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("partner delivery log: %w", err)
+	}
+	defer logRows.Close()
+	for logRows.Next() {
+		var id, at int64
+		var a banking.WebhookAttempt
+		if err := logRows.Scan(&id, &a.Attempt, &at, &a.HTTPStatus, &a.Error); err != nil {
+			return nil, err
+		}
+		a.At = time.UnixMicro(at).UTC()
+		d := &out[byID[id]]
+		d.Log = append(d.Log, a)
+	}
+	return out, logRows.Err()
+}

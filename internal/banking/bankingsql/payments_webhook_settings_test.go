@@ -1,0 +1,103 @@
+package bankingsql
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+// Partners' webhook settings and delivery logs: upsert, one partner never
+// sees another's, and the outbox hands out events with their partner.
+func TestPartnerWebhookStoreConformance(t *testing.T) {
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewPaymentStore(db)
+		at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		if _, err := s.GetPartnerWebhook(ctx, "p1"); !errors.Is(err, banking.ErrNotFound) {
+			t.Fatalf("missing setting: %v", err)
+		}
+		for _, w := range []banking.PartnerWebhook{
+			{ClientID: "p1", URL: "https://one.example/hook", SealedSecret: "v1:aaa", UpdatedAt: at},
+			{ClientID: "p1", URL: "https://one.example/hook2", SealedSecret: "v1:bbb", UpdatedAt: at.Add(time.Second)},
+			{ClientID: "p2", URL: "https://two.example/hook", SealedSecret: "v1:ccc", UpdatedAt: at},
+		} {
+			if err := s.SetPartnerWebhook(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.GetPartnerWebhook(ctx, "p1")
+		if err != nil || got.URL != "https://one.example/hook2" || got.SealedSecret != "v1:bbb" || !got.UpdatedAt.Equal(at.Add(time.Second)) {
+			t.Fatalf("p1 after update: %+v %v", got, err)
+		}
+
+		// Documents of three partners reach a final status; p3 has no setting.
+		mk := func(id, partner string) {
+			sp := storedPayment("org1", id)
+			sp.Channel, sp.Status = banking.PartnerChannel(partner), banking.StatusImplemented
+			if err := s.CreatePayment(ctx, sp, []banking.StatusChange{{Status: banking.StatusCreated, At: at}, {Status: banking.StatusImplemented, At: at}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mk("a1000000-0000-4000-8000-000000000001", "p1")
+		mk("a1000000-0000-4000-8000-000000000002", "p2")
+		mk("a1000000-0000-4000-8000-000000000003", "p1")
+		mk("a1000000-0000-4000-8000-000000000004", "p3")
+
+		// Without a deployment default only configured partners' events are
+		// claimed; p3's waits unclaimed.
+		due, err := s.DueWebhooks(ctx, at, 10, true)
+		if err != nil || len(due) != 3 {
+			t.Fatalf("configured only: %d %v", len(due), err)
+		}
+		partners := map[string]int{}
+		for _, ev := range due {
+			partners[ev.ClientID]++
+		}
+		if partners["p1"] != 2 || partners["p2"] != 1 {
+			t.Fatalf("partners %v", partners)
+		}
+		due, err = s.DueWebhooks(ctx, at, 10, false)
+		if err != nil || len(due) != 1 || due[0].ClientID != "p3" {
+			t.Fatalf("the rest: %+v %v", due, err)
+		}
+		// One attempt on a p1 event shows in p1's log only.
+		ds, err := s.PartnerDeliveries(ctx, "p1", 10)
+		if err != nil || len(ds) != 2 || ds[0].ExternalID != "a1000000-0000-4000-8000-000000000003" {
+			t.Fatalf("p1 deliveries: %+v %v", ds, err)
+		}
+		p1ev := ds[0].ID
+		if err := s.RecordWebhookAttempt(ctx, p1ev, banking.WebhookAttempt{Attempt: 1, At: at, HTTPStatus: 503}, false, at.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordWebhookAttempt(ctx, p1ev, banking.WebhookAttempt{Attempt: 2, At: at.Add(time.Second), HTTPStatus: 204}, true, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		ds, err = s.PartnerDeliveries(ctx, "p1", 10)
+		if err != nil || len(ds) != 2 {
+			t.Fatal(err)
+		}
+		d := ds[0]
+		if d.State != "DELIVERED" || d.Attempts != 2 || !d.DeliveredAt.Equal(at.Add(time.Second)) || !d.NextAt.IsZero() ||
+			len(d.Log) != 2 || d.Log[0].HTTPStatus != 503 || d.Log[1].HTTPStatus != 204 || d.BankStatus != banking.StatusImplemented {
+			t.Fatalf("delivered entry %+v", d)
+		}
+		if len(ds[1].Log) != 0 || ds[1].State != "PENDING" {
+			t.Fatalf("untouched entry %+v", ds[1])
+		}
+		if ds, err := s.PartnerDeliveries(ctx, "p1", 1); err != nil || len(ds) != 1 {
+			t.Fatalf("limit: %d %v", len(ds), err)
+		}
+		ds, err = s.PartnerDeliveries(ctx, "p2", 10)
+		if err != nil || len(ds) != 1 || ds[0].ExternalID != "a1000000-0000-4000-8000-000000000002" || len(ds[0].Log) != 0 {
+			t.Fatalf("p2 deliveries: %+v %v", ds, err)
+		}
+		if ds, err := s.PartnerDeliveries(ctx, "nobody", 10); err != nil || len(ds) != 0 {
+			t.Fatalf("unknown partner: %+v %v", ds, err)
+		}
+	})
+}
