@@ -314,11 +314,12 @@ func getToken(ctx context.Context, q interface {
 }
 
 func (s *IdentityStore) GetToken(ctx context.Context, hash string) (banking.Token, error) {
-	return getToken(ctx, s.db, hash)
+	return cachedToken(ctx, s.db, hash) // token_cache.go
 }
 
 func (s *IdentityStore) RevokeToken(ctx context.Context, hash string, now time.Time) error {
 	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at = 0`, hash, idNanos(now))
+	forgetToken(s.db, hash)
 	if err != nil {
 		return err
 	}
@@ -330,6 +331,7 @@ func (s *IdentityStore) RevokeToken(ctx context.Context, hash string, now time.T
 
 func (s *IdentityStore) RotateRefresh(ctx context.Context, old string, now, reserveUntil time.Time, newTokens ...banking.Token) (banking.Token, error) {
 	var t banking.Token
+	defer forgetToken(s.db, old)
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		t, err = getToken(ctx, tx, old)
