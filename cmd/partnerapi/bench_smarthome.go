@@ -85,7 +85,7 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	full, stopFull, err := serveLoopback(b.api.Build(log, metrics))
+	full, stopFull, err := serveLoopbackLabelled(b.api.Build(log, metrics), "full")
 	if err != nil {
 		return err
 	}
@@ -101,15 +101,19 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 	if status != http.StatusOK {
 		return fmt.Errorf("GET %s: status %d: %s", *path, status, body)
 	}
-	bare, stopBare, err := serveLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bare, stopBare, err := serveLoopbackLabelled(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_, _ = w.Write(body)
-	}))
+	}), "bare")
 	if err != nil {
 		return err
 	}
 	defer stopBare()
 
+	hdr := http.Header{"Authorization": {auth}}
+	clients := map[string]*rawClient{full: newRawClient(full, *path, hdr, maxConns), bare: newRawClient(bare, *path, hdr, maxConns)}
+	defer clients[full].close()
+	defer clients[bare].close()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -144,7 +148,7 @@ func benchSmarthome(ctx context.Context, args []string, getenv func(string) stri
 					sides[0], sides[1] = sides[1], sides[0]
 				}
 				for _, side := range sides {
-					r, err := shLoad(ctx, client, side.url+*path, auth, len(body), n, d/shSlices)
+					r, err := shLoad(ctx, clients[side.url], len(body), n, d/shSlices)
 					if err != nil {
 						return err
 					}
@@ -242,29 +246,15 @@ func shFetch(ctx context.Context, c *http.Client, url, auth string) ([]byte, int
 	return b, resp.StatusCode, err
 }
 
-// shLoad runs conns workers against url for d (one slice; it may end
-// without an answer on a busy machine); an answer other than 200
-// with the expected length fails the run, since a benchmark of errors
-// measures nothing. The client does as little as it can per request (the
-// Authorization value is built once, the body is drained into a pooled
-// buffer) so that it takes as little CPU as possible from the server it
-// shares the machine with.
-func shLoad(ctx context.Context, c *http.Client, url, auth string, size, conns int, d time.Duration) (loadResult, error) {
-	authValue := []string{auth}
+// shLoad runs conns workers through c for d (one slice; it may end
+// without an answer on a busy machine); an answer other than 200 with the
+// expected length fails the run, since a benchmark of errors measures
+// nothing.
+func shLoad(ctx context.Context, c *rawClient, size, conns int, d time.Duration) (loadResult, error) {
 	res := runLoad(ctx, conns, d, func() error {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		req.Header["Authorization"] = authValue
-		resp, err := c.Do(req)
-		if err != nil {
-			return err
-		}
-		n, err := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err == nil && (resp.StatusCode != http.StatusOK || n != int64(size)) {
-			err = fmt.Errorf("status %d, %d bytes", resp.StatusCode, n)
+		status, n, err := c.get()
+		if err == nil && (status != http.StatusOK || n != size) {
+			err = fmt.Errorf("status %d, %d bytes", status, n)
 		}
 		return err
 	})

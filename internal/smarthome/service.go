@@ -55,7 +55,7 @@ type Store interface {
 // or the credentials changed. It bounds how long a change made by another
 // process (the CLI, a second server on the same database) stays unseen;
 // changes made through the Service itself are seen by the very next call.
-const DefaultRecheck = 10 * time.Millisecond
+const DefaultRecheck = 50 * time.Millisecond
 
 // Service is the smart-home domain over a Store.
 //
