@@ -26,6 +26,13 @@ type PaymentStore interface {
 	PaymentHistory(ctx context.Context, orgID, externalID string) ([]StatusChange, error)
 }
 
+// PaymentStateReader is an optional fast path of a PaymentStore for GET
+// …/state: the status columns and the document's crucialFieldsHash without
+// loading and decoding the whole document.
+type PaymentStateReader interface {
+	PaymentState(ctx context.Context, orgID, externalID string) (State, error)
+}
+
 // AccountLookup tells which organisation holds an account at the bank.
 type AccountLookup interface {
 	AccountOrg(ctx context.Context, account string) (orgID string, found bool, err error)
@@ -226,6 +233,9 @@ func (s *PaymentService) Get(ctx context.Context, p Principal, externalID string
 
 // State returns the document's status (GET …/state).
 func (s *PaymentService) State(ctx context.Context, p Principal, externalID string) (State, error) {
+	if r, ok := s.Store.(PaymentStateReader); ok {
+		return r.PaymentState(ctx, p.OrgID, externalID)
+	}
 	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
 	if err != nil {
 		return State{}, err

@@ -18,11 +18,13 @@ type PaymentStore struct {
 	db *sqldb.DB
 	// creates group-commits concurrent CreatePayment calls (payments_batch.go).
 	creates *sqldb.GroupCommit[*newPayment]
+	// hashes caches each document's crucialFieldsHash (payments_state.go).
+	hashes *crucialHashes
 }
 
 // NewPaymentStore wraps db (already migrated with MigratePayments).
 func NewPaymentStore(db *sqldb.DB) *PaymentStore {
-	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(db.Dialect))}
+	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(db.Dialect)), hashes: &crucialHashes{}}
 }
 
 var _ banking.PaymentStore = (*PaymentStore)(nil)

@@ -1,0 +1,71 @@
+package bankingsql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+
+	"partnerapi/internal/banking"
+)
+
+var _ banking.PaymentStateReader = (*PaymentStore)(nil)
+
+// crucialHashes remembers the crucialFieldsHash of documents by organisation
+// and externalId. A document's signed fields never change after it is
+// created (signing and processing change only its status and roles), so an
+// entry can never be stale, in this process or another; it only saves
+// decoding the stored JSON and rebuilding the digest on every state read.
+type crucialHashes struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// crucialHashesMax caps the map; past it the map is emptied and refills
+// with the documents that are being read.
+const crucialHashesMax = 100_000
+
+func (c *crucialHashes) get(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.m[key]
+	return h, ok
+}
+
+func (c *crucialHashes) put(key, hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= crucialHashesMax {
+		c.m = make(map[string]string)
+	}
+	c.m[key] = hash
+}
+
+// PaymentState answers GET …/state from the status columns, without
+// decoding the document when its hash is known.
+func (s *PaymentStore) PaymentState(ctx context.Context, orgID, externalID string) (banking.State, error) {
+	key := orgID + "\x00" + externalID
+	var st banking.State
+	hash, known := s.hashes.get(key)
+	var err error
+	if known {
+		err = s.db.QueryRowContext(ctx, `SELECT status, comment, channel FROM banking_payments WHERE org_id = $1 AND external_id = $2`,
+			orgID, externalID).Scan(&st.BankStatus, &st.BankComment, &st.ChannelInfo)
+	} else {
+		var sp *banking.StoredPayment
+		if sp, err = scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID)); err == nil {
+			st.BankStatus, st.BankComment, st.ChannelInfo = sp.Status, sp.Comment, sp.Channel
+			hash = banking.CrucialFieldsHash(&sp.Doc)
+			s.hashes.put(key, hash)
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return banking.State{}, notFound(externalID)
+	}
+	if err != nil {
+		return banking.State{}, fmt.Errorf("payment state: %w", err)
+	}
+	st.CrucialFieldsHash = hash
+	return st, nil
+}
