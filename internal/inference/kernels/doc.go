@@ -5,23 +5,34 @@
 //
 // The seam for faster kernels is deliberately small:
 //
-//   - MatMul (and MatVec, its one-token case) is the only entry point the
-//     model uses for weights. It prepares each input vector once per call
-//     (activation.prepare: float view, or Q8_0 / Q8_K quantisation as ggml
-//     does), then splits the weight rows over the persistent worker pool and
-//     calls one rowDot function per (row, token).
-//   - rowDotFor picks the rowDot for a weight type. An assembly or archsimd
-//     implementation replaces these functions (dotF32, dotF16, dotQ8_0,
-//     dotQ4_0, dotQ4K, dotQ6K) behind build tags and CPU feature checks; the
-//     activation layout they read is documented on type activation and the
-//     weight layout is ggml's, byte for byte.
-//   - Batched prefill already calls MatMul with several tokens, so a kernel
-//     that processes 2–4 tokens per weight row pass plugs in at the same spot.
+//   - MatMul (and MatVec, its one-token case) is the entry point the model
+//     uses for weights, and MatMulMany runs several products that share one
+//     input (Q/K/V, gate/up) in one parallel region. They prepare each input
+//     vector once per call (float view, or Q8_0 / Q8_K quantisation as ggml
+//     does), then split the weight rows over the worker pool.
+//   - Q8_0 and Q4_0 weights go through register-tiled kernels
+//     (tile_amd64.s): two weight rows by a group of up to four tokens per
+//     call, over activations packed per group (q8Tiles), so a weight block is
+//     expanded once per four tokens and an activation block loaded once per
+//     two rows. The other types use one-token row dots (rowDotFor) and, for
+//     Q4_K, Q6_K and F16, four-token row dots (rowDot4For) that unpack each
+//     weight block once for four tokens.
+//   - A token's result never depends on the other tokens of the call: every
+//     multi-token kernel does, per token, exactly the arithmetic of the
+//     one-token kernel (TestMatMulBatchInvariant), so a batched decode step
+//     gives each sequence what it would get alone.
+//   - The worker pool (pool.go) is persistent: workers claim contiguous
+//     chunks of rows, spin briefly for the next job and then park, so a
+//     decode step's few hundred products cost no futex wake-ups while an idle
+//     engine burns no CPU.
 //
 // On amd64 with AVX2+FMA+F16C (checked at init through golang.org/x/sys/cpu)
-// dot_amd64.s replaces the row dots with hand-written Plan 9 assembly; the
-// pure-Go versions (dot*Go) remain the fallback on other CPUs and under the
-// purego build tag, and TestAsmMatchesGo holds the two to each other.
+// the assembly replaces the Go kernels; the pure-Go versions (dot*Go, the
+// per-token row dots) remain the fallback on other CPUs and under the
+// purego build tag, and TestAsmMatchesGo / TestMatMulTokensMatchRowDots
+// hold the two to each other. There are no AVX-512 or VNNI kernels: the
+// development machine (AMD EPYC, AVX2) cannot run them, and untested
+// assembly is not shipped.
 //
 // Everything here is free of I/O; the supported hosts are
 // little-endian (F32/F16 weights are viewed in place).

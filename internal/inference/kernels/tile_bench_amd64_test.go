@@ -40,5 +40,17 @@ func BenchmarkTileKernel(b *testing.B) {
 				b.ReportMetric(float64(k.nRow*k.nToks*cols)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
 			})
 		}
+		// The one-token row dot on the same two rows, for comparison with 2x1.
+		one := rowDotFor(c.typ)
+		var a activation
+		a.prepare(actQ8_0, randomVector(r, cols))
+		b.Run(fmt.Sprintf("%v/rowdot-2x1", c.typ), func(b *testing.B) {
+			var sink float32
+			for b.Loop() {
+				sink += one(rows[:rb], &a) + one(rows[rb:], &a)
+			}
+			_ = sink
+			b.ReportMetric(float64(2*cols)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
+		})
 	}
 }
