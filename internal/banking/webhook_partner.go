@@ -37,7 +37,7 @@ type WebhookDelivery struct {
 	BankStatus  string
 	BankComment string
 	EventTime   time.Time
-	State       string // PENDING, DELIVERED or FAILED
+	State       string // PENDING, PARKED (no URL to send to yet), DELIVERED or FAILED
 	Attempts    int
 	NextAt      time.Time // zero unless PENDING
 	DeliveredAt time.Time // zero unless DELIVERED

@@ -102,3 +102,32 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// An event of a partner with nowhere to receive it is parked, shown as
+// such in its log, and sent as soon as the partner sets a webhook.
+func TestWebhookParkedUntilPartnerSets(t *testing.T) {
+	sink := newPartnerSink(t, "partner-one-secret-0001", nil)
+	e := newHookEnv(t, banking.WebhookTarget{})
+	id := newUUID(970)
+	e.pay("p1", id)
+	now := payNow
+	disp := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks}, ConfiguredOnly: true,
+		Now: func() time.Time { return now }}
+	if n, err := disp.RunOnce(context.Background()); err != nil || n != 0 {
+		t.Fatalf("sent without a URL: %d %v", n, err)
+	}
+	st, m, raw := e.do("GET", webhookBase+"/deliveries", "p1", "")
+	if ds, _ := m["deliveries"].([]any); st != 200 || len(ds) != 1 || ds[0].(map[string]any)["state"] != "PARKED" {
+		t.Fatalf("parked: %d %s", st, raw)
+	}
+	if st, _, raw := e.do("PUT", webhookBase, "p1", `{"url":"`+sink.srv.URL+`","secret":"partner-one-secret-0001"}`); st != 200 {
+		t.Fatal(raw)
+	}
+	now = now.Add(time.Second) // long before the park would end
+	if n, err := disp.RunOnce(context.Background()); err != nil || n != 1 {
+		t.Fatalf("after the setting: %d %v", n, err)
+	}
+	if _, ok, _ := sink.snapshot(); ok[id] != 1 {
+		t.Fatalf("partner got %v", ok)
+	}
+}

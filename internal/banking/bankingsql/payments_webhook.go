@@ -12,18 +12,20 @@ import (
 
 var _ banking.WebhookOutbox = (*PaymentStore)(nil)
 
-// partnerOfChannel is the SQL expression of the partner client_id in a
-// document's channel (banking.PartnerChannel).
-var partnerOfChannel = fmt.Sprintf("substr(p.channel, %d)", len(banking.PartnerChannel(""))+1)
-
+// DueWebhooks claims due events. An event whose partner has nowhere to
+// receive it (configuredOnly and no setting of its own) is parked instead:
+// state PARKED, looked at again after webhookPark, woken at once when its
+// partner sets a webhook (SetPartnerWebhook) or a dispatcher with a
+// deployment default runs. So a tick reads only events that are due, not
+// every event ever queued for partners without a URL.
 func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int, configuredOnly bool) ([]banking.WebhookEvent, error) {
-	q := `SELECT w.id, w.org_id, w.external_id, w.status, w.comment, w.event_time, w.attempts, COALESCE(p.channel, '')
-		FROM banking_payment_webhooks w LEFT JOIN banking_payments p ON p.org_id = w.org_id AND p.external_id = w.external_id
-		WHERE w.state = 'PENDING' AND w.next_at <= $1`
-	if configuredOnly {
-		q += ` AND EXISTS (SELECT 1 FROM banking_partner_webhooks s WHERE s.client_id = ` + partnerOfChannel + `)`
+	due := `(w.state IN ('PENDING', 'PARKED') AND w.next_at <= $1)`
+	if !configuredOnly {
+		due = `(` + due + ` OR w.state = 'PARKED')`
 	}
-	rows, err := s.db.R.QueryContext(ctx, q+` ORDER BY w.next_at, w.id LIMIT $2`, micros(now), limit)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, w.external_id, w.status, w.comment, w.event_time, w.attempts, COALESCE(p.channel, '')
+		FROM banking_payment_webhooks w LEFT JOIN banking_payments p ON p.org_id = w.org_id AND p.external_id = w.external_id
+		WHERE `+due+` ORDER BY w.next_at, w.id LIMIT $2`, micros(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due webhooks: %w", err)
 	}
@@ -44,21 +46,57 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 		return nil, err
 	}
 	rows.Close()
+	var configured map[string]bool
+	if configuredOnly && len(out) > 0 {
+		if configured, err = s.configuredPartners(ctx); err != nil {
+			return nil, err
+		}
+	}
 	// Claim each event for a lease so that two dispatchers (two processes on
 	// one PostgreSQL) do not both send it; a dispatcher that dies mid-send
 	// releases it when the lease ends.
 	claimed := out[:0]
 	for _, ev := range out {
-		res, err := s.db.W.ExecContext(ctx, `UPDATE banking_payment_webhooks SET next_at = $1
-			WHERE id = $2 AND state = 'PENDING' AND next_at <= $3`, micros(now.Add(webhookLease)), ev.ID, micros(now))
+		state, until := "PENDING", now.Add(webhookLease)
+		if configured != nil && !configured[ev.ClientID] {
+			state, until = "PARKED", now.Add(webhookPark)
+		}
+		// The park re-checks that the partner still has no setting, so a
+		// setting made since the read above is not missed.
+		res, err := s.db.W.ExecContext(ctx, `UPDATE banking_payment_webhooks SET next_at = $1, state = $2
+			WHERE id = $3 AND (state = 'PARKED' OR (state = 'PENDING' AND next_at <= $4))
+			AND ($2 = 'PENDING' OR NOT EXISTS (SELECT 1 FROM banking_partner_webhooks WHERE client_id = $5))`,
+			micros(until), state, ev.ID, micros(now), ev.ClientID)
 		if err != nil {
 			return nil, fmt.Errorf("claim webhook: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
+		if n, _ := res.RowsAffected(); n == 1 && state == "PENDING" {
 			claimed = append(claimed, ev)
 		}
 	}
 	return claimed, nil
+}
+
+// webhookPark is how long an event without a target waits before it is
+// looked at again (a partner's setting wakes it at once).
+const webhookPark = time.Hour
+
+// configuredPartners is the set of partners with their own setting.
+func (s *PaymentStore) configuredPartners(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT client_id FROM banking_partner_webhooks`)
+	if err != nil {
+		return nil, fmt.Errorf("partner webhooks: %w", err)
+	}
+	defer rows.Close()
+	set := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		set[id] = true
+	}
+	return set, rows.Err()
 }
 
 // webhookLease is how long a claimed event is reserved for its sender.

@@ -14,9 +14,20 @@ import (
 var _ banking.WebhookSettingsStore = (*PaymentStore)(nil)
 
 func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerWebhook) error {
-	_, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_partner_webhooks (client_id, url, secret, updated_at) VALUES ($1,$2,$3,$4)
-		ON CONFLICT (client_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, updated_at = excluded.updated_at`,
-		w.ClientID, w.URL, w.SealedSecret, micros(w.UpdatedAt))
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_partner_webhooks (client_id, url, secret, updated_at) VALUES ($1,$2,$3,$4)
+			ON CONFLICT (client_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, updated_at = excluded.updated_at`,
+			w.ClientID, w.URL, w.SealedSecret, micros(w.UpdatedAt)); err != nil {
+			return err
+		}
+		// Wake the partner's events parked while it had nowhere to
+		// receive them (DueWebhooks).
+		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
+			WHERE state = 'PARKED' AND EXISTS (SELECT 1 FROM banking_payments p
+				WHERE p.org_id = banking_payment_webhooks.org_id AND p.external_id = banking_payment_webhooks.external_id AND p.channel = $2)`,
+			micros(w.UpdatedAt), banking.PartnerChannel(w.ClientID))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("set partner webhook: %w", err)
 	}

@@ -61,9 +61,20 @@ func TestPartnerWebhookStoreConformance(t *testing.T) {
 		if partners["p1"] != 2 || partners["p2"] != 1 {
 			t.Fatalf("partners %v", partners)
 		}
-		due, err = s.DueWebhooks(ctx, at, 10, false)
+		// p3's event is parked, not re-read on every tick...
+		if ds, err := s.PartnerDeliveries(ctx, "p3", 10); err != nil || len(ds) != 1 || ds[0].State != "PARKED" {
+			t.Fatalf("p3 parked: %+v %v", ds, err)
+		}
+		if due, err := s.DueWebhooks(ctx, at.Add(30*time.Second), 10, true); err != nil || len(due) != 0 {
+			t.Fatalf("parked event re-read: %+v %v", due, err)
+		}
+		// ...until p3 sets a webhook, which wakes it at once.
+		if err := s.SetPartnerWebhook(ctx, banking.PartnerWebhook{ClientID: "p3", URL: "https://three.example/", SealedSecret: "v1:d", UpdatedAt: at.Add(30 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		due, err = s.DueWebhooks(ctx, at.Add(30*time.Second), 10, true)
 		if err != nil || len(due) != 1 || due[0].ClientID != "p3" {
-			t.Fatalf("the rest: %+v %v", due, err)
+			t.Fatalf("woken: %+v %v", due, err)
 		}
 		// One attempt on a p1 event shows in p1's log only.
 		ds, err := s.PartnerDeliveries(ctx, "p1", 10)

@@ -45,6 +45,12 @@ func TestWebhookOutbox(t *testing.T) {
 		// Non-final statuses queue nothing.
 		mk("e1000000-0000-4000-8000-000000000003", banking.StatusPartSigned)
 
+		// Without a deployment default and without partner settings there
+		// is nowhere to send: nothing is claimed, the events are parked; a
+		// dispatcher with a default takes them at once.
+		if due, err := s.DueWebhooks(ctx, now, 10, true); err != nil || len(due) != 0 {
+			t.Fatalf("configured only, no settings: %d %v", len(due), err)
+		}
 		// A claimed event is not handed to a second dispatcher.
 		claimed, err := s.DueWebhooks(ctx, now, 10, false)
 		if err != nil || len(claimed) != 2 {
