@@ -43,6 +43,7 @@ type Mux struct {
 	routes  []Route
 	errors  ErrorWriter
 	metrics *Metrics
+	fast    fastRoutes
 }
 
 // NewMux returns an empty router for one API. metrics may be nil.
@@ -57,7 +58,9 @@ func NewMux(api string, errors ErrorWriter, metrics *Metrics) *Mux {
 // Handle registers h for method and pattern.
 func (m *Mux) Handle(method, pattern string, h http.Handler) {
 	m.routes = append(m.routes, Route{Method: method, Pattern: pattern})
-	m.mux.Handle(method+" "+pattern, m.metrics.instrument(m.api, pattern, method, h))
+	ih := m.metrics.instrument(m.api, pattern, method, h)
+	m.mux.Handle(method+" "+pattern, ih)
+	m.fast.add(method, pattern, ih)
 	if !m.seen[pattern] {
 		m.seen[pattern] = true
 		m.paths.Handle(pattern, http.NotFoundHandler())
@@ -83,7 +86,13 @@ func (m *Mux) Routes() []Route {
 
 // ServeHTTP dispatches to the matching route, or answers 404/405 in the
 // API's envelope.
-func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.ServeHTTP(w, r) }
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rt := m.fast.match(r); rt != nil {
+		rt.serve(w, r)
+		return
+	}
+	m.mux.ServeHTTP(w, r)
+}
 
 // unmatched answers a request no route took: 405 when the path has routes
 // for other methods, else 404.
