@@ -1,11 +1,15 @@
 package bankapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -64,5 +68,46 @@ func TestPaymentWebhookDelivery(t *testing.T) {
 	}
 	if len(got) != 1 || got[0]["externalId"] != newUUID(80) || got[0]["bankStatus"] != "IMPLEMENTED" || got[0]["eventTime"] != payNow.Format(time.RFC3339Nano) {
 		t.Fatalf("partner got %v after %d calls", got, calls)
+	}
+}
+
+var updateWebhook = flag.Bool("update-webhook", false, "rewrite testdata/webhook_* golden files")
+
+// fixedTarget sends every event to one URL with one secret.
+type fixedTarget banking.WebhookTarget
+
+func (f fixedTarget) Target(context.Context, string) (banking.WebhookTarget, error) {
+	return banking.WebhookTarget(f), nil
+}
+
+// TestWebhookRequestGolden pins the final-status webhook on the wire: the
+// exact body, its HMAC signature and the dedup header.
+func TestWebhookRequestGolden(t *testing.T) {
+	var got []byte
+	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got = fmt.Appendf(nil, "POST %s\nContent-Type: %s\nX-Event-Id: %s\nX-Signature: %s\n\n%s\n",
+			r.URL.Path, r.Header.Get("Content-Type"), r.Header.Get("X-Event-Id"), r.Header.Get("X-Signature"), body)
+		w.WriteHeader(204)
+	}))
+	defer partner.Close()
+	s := &WebhookSender{Targets: fixedTarget{URL: partner.URL + "/hooks/sber", Secret: []byte("golden-secret-0001")}}
+	ev := banking.WebhookEvent{ClientID: "p1", ExternalID: "0f8fad5b-d9cb-469f-a165-70867728950e", BankStatus: "REQUISITEERROR",
+		BankComment: "Ошибка реквизитов", EventTime: time.Date(2026, 11, 22, 12, 0, 0, 123456000, time.UTC)}
+	if st, err := s.Send(context.Background(), ev); err != nil || st != 204 {
+		t.Fatalf("send: %d %v", st, err)
+	}
+	const golden = "testdata/webhook_final_status.golden"
+	if *updateWebhook {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("webhook request changed:\n%s\nwant:\n%s", got, want)
 	}
 }
