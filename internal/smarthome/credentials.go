@@ -18,7 +18,7 @@ import (
 // VerifiedTTL bounds how long a verified credential is trusted without
 // asking the store again, even if no change counter moved (a row edited by
 // hand). Changes made through any Service are seen much sooner: at once in
-// the Service that made them, within DefaultRecheck in every other one.
+// the Service that made them, within twice DefaultRecheck in every other one.
 const VerifiedTTL = time.Minute
 
 // verifiedCacheMax bounds the memory of the verified-credentials cache; past
@@ -109,7 +109,7 @@ func (s *Service) CreateCredential(ctx context.Context, kind, login string) (str
 }
 
 // RotateCredential gives an existing login a new random password; the old
-// one stops working at once in this Service and within DefaultRecheck in
+// one stops working at once in this Service and within twice DefaultRecheck in
 // every other one.
 func (s *Service) RotateCredential(ctx context.Context, kind, login string) (string, error) {
 	pw, err := newPassword()
@@ -125,7 +125,7 @@ func (s *Service) RotateCredential(ctx context.Context, kind, login string) (str
 }
 
 // DeleteCredential removes a login; it is refused from the next request on
-// in this Service and within DefaultRecheck in every other one.
+// in this Service and within twice DefaultRecheck in every other one.
 func (s *Service) DeleteCredential(ctx context.Context, kind, login string) error {
 	err := s.store.DeleteCredential(ctx, kind, login)
 	s.revoked()

@@ -4,4 +4,4 @@ import "time"
 
 // SetClock replaces the Service's clock, so tests move time past the
 // recheck and TTL bounds without sleeping.
-func (s *Service) SetClock(now func() time.Duration) { s.now = now }
+func (s *Service) SetClock(now func() time.Duration) { s.now, s.testClock = now, true }

@@ -52,9 +52,10 @@ type Store interface {
 }
 
 // DefaultRecheck is how often a Service asks the store whether the catalog
-// or the credentials changed. It bounds how long a change made by another
-// process (the CLI, a second server on the same database) stays unseen;
-// changes made through the Service itself are seen by the very next call.
+// or the credentials changed. Twice it bounds how long a change made by
+// another process (the CLI, a second server on the same database) stays
+// unseen; changes made through the Service itself are seen by the very next
+// call.
 const DefaultRecheck = 50 * time.Millisecond
 
 // Service is the smart-home domain over a Store.
@@ -67,9 +68,12 @@ const DefaultRecheck = 50 * time.Millisecond
 // writes.
 type Service struct {
 	store Store
-	// recheck and now are fixed at construction (tests replace now).
-	recheck time.Duration
-	now     func() time.Duration
+	// recheck and now are fixed at construction. With the real clock a
+	// timer marks each snapshot stale after recheck, so a request reads no
+	// clock; a test clock (SetClock) is compared on every call instead.
+	recheck   time.Duration
+	now       func() time.Duration
+	testClock bool
 
 	snap atomic.Pointer[snapshot]
 	// writes counts this Service's own writes; a snapshot taken before the
@@ -86,6 +90,18 @@ type snapshot struct {
 	stamp   Stamp
 	checked time.Duration // on the Service's clock
 	writes  int64         // Service.writes when the check began
+	stale   atomic.Bool   // set by a timer recheck after checked
+}
+
+// fresh reports whether snap is within the recheck bound, and the time to
+// judge cached credentials by: with the real clock the time of the check,
+// which is at most recheck old.
+func (s *Service) fresh(snap *snapshot) (bool, time.Duration) {
+	if !s.testClock {
+		return !snap.stale.Load(), snap.checked
+	}
+	now := s.now()
+	return now-snap.checked < s.recheck, now
 }
 
 // NewService builds the service with DefaultRecheck.
@@ -120,19 +136,24 @@ func (s *Service) Catalog(ctx context.Context) (*Catalog, error) {
 }
 
 // current returns a snapshot no older than the recheck bound and no older
-// than this Service's last write, and the time it was asked at.
+// than this Service's last write, and the time to judge cached credentials
+// by.
 func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error) {
-	now := s.now()
 	snap := s.snap.Load()
 	if snap != nil && snap.writes == s.writes.Load() {
-		if now-snap.checked < s.recheck {
+		if ok, now := s.fresh(snap); ok {
 			return snap, now, nil
 		}
-		// Expired only by time: if another request is already asking the
-		// store, serve this snapshot instead of queueing behind it. The
-		// staleness bound is then the recheck interval plus one query.
+		// Expired by time only. If another request is already asking the
+		// store, a snapshot that has just expired is served meanwhile
+		// instead of queueing behind it; an older one (the first requests
+		// after a quiet spell) waits for the answer. This rare path may read
+		// the clock.
 		if !s.refresh.TryLock() {
-			return snap, now, nil
+			if now := s.now(); now-snap.checked < 2*s.recheck {
+				return snap, now, nil
+			}
+			s.refresh.Lock()
 		}
 	} else {
 		s.refresh.Lock()
@@ -140,11 +161,12 @@ func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error)
 	defer s.refresh.Unlock()
 	// Another goroutine may have refreshed while this one waited.
 	writes := s.writes.Load()
-	snap = s.snap.Load()
-	now = s.now()
-	if snap != nil && snap.writes == writes && now-snap.checked < s.recheck {
-		return snap, now, nil
+	if snap = s.snap.Load(); snap != nil && snap.writes == writes {
+		if ok, now := s.fresh(snap); ok {
+			return snap, now, nil
+		}
 	}
+	now := s.now()
 	st, err := s.store.Stamp(ctx)
 	if err != nil {
 		return nil, now, err
@@ -166,6 +188,9 @@ func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error)
 		s.verified.clear()
 	}
 	s.snap.Store(next)
+	if !s.testClock {
+		time.AfterFunc(s.recheck, func() { next.stale.Store(true) })
+	}
 	return next, now, nil
 }
 

@@ -212,3 +212,43 @@ func TestVerifiedCredentialCache(t *testing.T) {
 		}
 	})
 }
+
+// TestRecheckTimer runs the Service on the real clock, where a timer, not
+// a clock read per request, ends a snapshot's life.
+func TestRecheckTimer(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	if err := homesql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	other := smarthome.NewService(homesql.New(db))
+	if err := other.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Within the bound the store is not asked again.
+	slow := &countingStore{Store: homesql.New(db)}
+	idle := smarthome.NewServiceRecheck(slow, time.Hour)
+	for range 100 {
+		if _, err := idle.Catalog(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := slow.stamps.Load(); n != 1 {
+		t.Errorf("%d store checks within the bound, want 1", n)
+	}
+	// Past the bound another process's change shows.
+	srv := smarthome.NewServiceRecheck(homesql.New(db), 20*time.Millisecond)
+	if !hasModel(t, srv, "QWERTY124") {
+		t.Fatal("seed model missing")
+	}
+	if _, err := other.DeleteModel(ctx, "QWERTY124"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for hasModel(t, srv, "QWERTY124") {
+		if time.Now().After(deadline) {
+			t.Fatal("another process's delete never became visible")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
