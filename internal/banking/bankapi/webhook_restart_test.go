@@ -108,6 +108,10 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestWebhookParkedUntilPartnerSets(t *testing.T) {
 	sink := newPartnerSink(t, "partner-one-secret-0001", nil)
 	e := newHookEnv(t, banking.WebhookTarget{})
+	// Another partner has a URL, so the dispatcher looks at the outbox.
+	if st, _, raw := e.do("PUT", webhookBase, "p2", `{"url":"https://two.example/hook"}`); st != 200 {
+		t.Fatal(raw)
+	}
 	id := newUUID(970)
 	e.pay("p1", id)
 	now := payNow

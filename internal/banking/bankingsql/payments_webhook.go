@@ -19,6 +19,17 @@ var _ banking.WebhookOutbox = (*PaymentStore)(nil)
 // deployment default runs. So a tick reads only events that are due, not
 // every event ever queued for partners without a URL.
 func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int, configuredOnly bool) ([]banking.WebhookEvent, error) {
+	var configured map[string]bool
+	if configuredOnly {
+		var err error
+		if configured, err = s.configuredPartners(ctx); err != nil {
+			return nil, err
+		}
+		if len(configured) == 0 {
+			// Nothing can be sent: leave the events as they are.
+			return nil, nil
+		}
+	}
 	due := `(w.state IN ('PENDING', 'PARKED') AND w.next_at <= $1)`
 	if !configuredOnly {
 		due = `(` + due + ` OR w.state = 'PARKED')`
@@ -46,33 +57,38 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 		return nil, err
 	}
 	rows.Close()
-	var configured map[string]bool
-	if configuredOnly && len(out) > 0 {
-		if configured, err = s.configuredPartners(ctx); err != nil {
-			return nil, err
-		}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	// Claim each event for a lease so that two dispatchers (two processes on
 	// one PostgreSQL) do not both send it; a dispatcher that dies mid-send
-	// releases it when the lease ends.
-	claimed := out[:0]
-	for _, ev := range out {
-		state, until := "PENDING", now.Add(webhookLease)
-		if configured != nil && !configured[ev.ClientID] {
-			state, until = "PARKED", now.Add(webhookPark)
+	// releases it when the lease ends. One transaction for the batch: one
+	// commit (one fsync on SQLite) per tick, not one per event.
+	var claimed []banking.WebhookEvent
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		claimed = claimed[:0]
+		for _, ev := range out {
+			state, until := "PENDING", now.Add(webhookLease)
+			if configured != nil && !configured[ev.ClientID] {
+				state, until = "PARKED", now.Add(webhookPark)
+			}
+			// The park re-checks that the partner still has no setting, so
+			// a setting made since the read above is not missed.
+			res, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET next_at = $1, state = $2
+				WHERE id = $3 AND (state = 'PARKED' OR (state = 'PENDING' AND next_at <= $4))
+				AND ($2 = 'PENDING' OR NOT EXISTS (SELECT 1 FROM banking_partner_webhooks WHERE client_id = $5))`,
+				micros(until), state, ev.ID, micros(now), ev.ClientID)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 && state == "PENDING" {
+				claimed = append(claimed, ev)
+			}
 		}
-		// The park re-checks that the partner still has no setting, so a
-		// setting made since the read above is not missed.
-		res, err := s.db.W.ExecContext(ctx, `UPDATE banking_payment_webhooks SET next_at = $1, state = $2
-			WHERE id = $3 AND (state = 'PARKED' OR (state = 'PENDING' AND next_at <= $4))
-			AND ($2 = 'PENDING' OR NOT EXISTS (SELECT 1 FROM banking_partner_webhooks WHERE client_id = $5))`,
-			micros(until), state, ev.ID, micros(now), ev.ClientID)
-		if err != nil {
-			return nil, fmt.Errorf("claim webhook: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 1 && state == "PENDING" {
-			claimed = append(claimed, ev)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim webhooks: %w", err)
 	}
 	return claimed, nil
 }
