@@ -21,10 +21,10 @@
 //     multi-token kernel does, per token, exactly the arithmetic of the
 //     one-token kernel (TestMatMulBatchInvariant), so a batched decode step
 //     gives each sequence what it would get alone.
-//   - The worker pool (pool.go) is persistent: workers claim contiguous
-//     chunks of rows, spin briefly for the next job and then park, so a
-//     decode step's few hundred products cost no futex wake-ups while an idle
-//     engine burns no CPU.
+//   - The worker pool (pool.go) is persistent: the caller and the workers
+//     claim contiguous chunks of rows from one atomic counter, so a worker
+//     the OS has descheduled does not hold a product up; idle workers park
+//     (spinning measured no faster on the shared machine) and burn no CPU.
 //
 // On amd64 with AVX2+FMA+F16C (checked at init through golang.org/x/sys/cpu)
 // the assembly replaces the Go kernels; the pure-Go versions (dot*Go, the

@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // workers is the persistent pool that parallelises rows of a product. The
@@ -12,17 +11,15 @@ import (
 var workers = newWorkerPool(min(runtime.GOMAXPROCS(0), 8))
 
 // parallelThreshold is the multiply-add count below which a product runs on
-// the calling goroutine: a hand-off to another core costs about a
-// microsecond even when the worker is spinning, more than a small matrix
-// takes.
+// the calling goroutine: waking a parked worker costs microseconds, more
+// than a small matrix takes.
 const parallelThreshold = 1 << 15
 
-// spinFor is how long an idle worker (or a caller waiting for the last
-// chunk) polls before parking on a channel. A decode step issues a few
-// hundred products microseconds apart, so a worker that spins this long
-// catches the next one without a futex wake-up, yet an idle engine parks
-// within a fraction of a millisecond and burns no CPU.
-const spinFor = 50 * time.Microsecond
+// Workers do not spin waiting for the next job: on the shared development
+// machine (2 cores, load often above 10) a variant that polled for 50 µs
+// before parking ran a 135M decode step 0.93–1.03× as fast as the channel
+// pool this replaced, while parking at once ran it 1.07–1.2× as fast
+// (BenchmarkPoolSideBySide), and an idle engine burns no CPU either way.
 
 // poolJob is one parallel region. Participants claim contiguous chunks of
 // [0, n) through next, so a worker that the OS has descheduled (the machine
@@ -47,7 +44,8 @@ type workerPool struct {
 	job     atomic.Pointer[poolJob]
 	workers []*poolWorker
 	// The caller parks on callerWake if the last chunk is still running
-	// after spinFor; the participant that finishes the job wakes it.
+	// when it runs out of chunks; the participant that finishes the job
+	// wakes it.
 	callerParked atomic.Bool
 	callerWake   chan struct{}
 }
@@ -62,17 +60,14 @@ func newWorkerPool(n int) *workerPool {
 	return p
 }
 
-// serve is a worker's loop: run each new job, spin briefly for the next,
-// then park until a caller wakes it.
+// serve is a worker's loop: run each new job, then park until a caller
+// wakes it.
 func (p *workerPool) serve(w *poolWorker) {
 	var last *poolJob
 	for {
 		if j := p.job.Load(); j != last {
 			last = j
 			p.work(j)
-			continue
-		}
-		if spinUntil(func() bool { return p.job.Load() != last }) {
 			continue
 		}
 		// Park. The flag is set before the job is re-read and the caller
@@ -102,26 +97,13 @@ func (p *workerPool) work(j *poolJob) {
 	}
 }
 
-// spinUntil polls cond for up to spinFor and reports whether it came true.
-func spinUntil(cond func() bool) bool {
-	var start time.Time
-	for i := 0; ; i++ {
-		if cond() {
-			return true
-		}
-		if i&63 == 63 {
-			if start.IsZero() {
-				start = time.Now()
-			} else if time.Since(start) > spinFor {
-				return false
-			}
-		}
-	}
-}
-
 // parallelFor runs fn over [0, n) in contiguous chunks spread over the pool.
 // fn may be called several times, with disjoint ranges, on any goroutine.
-func parallelFor(n, work int, fn func(lo, hi int)) {
+// It is a variable so that benchmarks can measure the products on another
+// pool side by side.
+var parallelFor = poolParallelFor
+
+func poolParallelFor(n, work int, fn func(lo, hi int)) {
 	p := workers
 	if work < parallelThreshold || p.n == 1 || n < 2*p.n || !p.mu.TryLock() {
 		// Small jobs, and jobs issued while the pool is busy (another
@@ -143,7 +125,7 @@ func parallelFor(n, work int, fn func(lo, hi int)) {
 		}
 	}
 	p.work(j)
-	if spinUntil(func() bool { return j.done.Load() == j.n }) {
+	if j.done.Load() == j.n {
 		return
 	}
 	p.callerParked.Store(true)

@@ -5,14 +5,14 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"partnerapi/internal/inference/gguf"
 )
 
 // BenchmarkParallelForHandoff is the fixed cost of one parallel region:
 // handing trivial chunks to the pool and waiting for all of them, for the
-// spinning pool in use and, side by side, the channel-per-task pool it
-// replaced.
+// pool in use and, side by side, the channel-per-task pool it replaced.
 func BenchmarkParallelForHandoff(b *testing.B) {
 	var sink [64]int
 	fn := func(lo, hi int) {
@@ -20,7 +20,7 @@ func BenchmarkParallelForHandoff(b *testing.B) {
 			sink[i]++
 		}
 	}
-	b.Run("spinning", func(b *testing.B) {
+	b.Run("pool", func(b *testing.B) {
 		for b.Loop() {
 			parallelFor(64, 1<<30, fn)
 		}
@@ -62,6 +62,15 @@ func newChannelPool(n int) *channelPool {
 
 func (p *channelPool) close() { close(p.tasks) }
 
+// parallelForFunc runs parallelFor's contract on this pool.
+func (p *channelPool) parallelForFunc(n, work int, fn func(lo, hi int)) {
+	if work < parallelThreshold || n < 2*p.n {
+		fn(0, n)
+		return
+	}
+	p.parallelFor(n, fn)
+}
+
 func (p *channelPool) parallelFor(n int, fn func(lo, hi int)) {
 	var wg sync.WaitGroup
 	chunk := (n + p.n - 1) / p.n
@@ -74,36 +83,88 @@ func (p *channelPool) parallelFor(n int, fn func(lo, hi int)) {
 }
 
 // BenchmarkDecodeStep135M runs the weight products of one 135M-class decode
-// step (30 layers of Q/K/V/O and gate/up/down products plus the output
-// projection excepted) for 1 and 10 tokens: about 210 small products, where the
-// hand-off cost of each parallel region adds up.
+// step (30 layers of Q/K/V/O and gate/up/down products; the output
+// projection excepted) for 1 and 10 tokens: about 210 small products, where
+// the hand-off cost of each parallel region adds up.
 func BenchmarkDecodeStep135M(b *testing.B) {
-	r := rand.New(rand.NewPCG(61, 62))
+	step := newDecodeStep135M(rand.New(rand.NewPCG(61, 62)))
+	for _, n := range []int{1, 10} {
+		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				step.run(n)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+type decodeStep struct {
+	layers [][7]Matrix // q, k, v, o, gate, up, down
+	x, out []float32
+}
+
+// newDecodeStep135M makes distinct random Q8_0 weights per layer (about
+// 105 MB), so that as in a real decode step they stream from memory.
+func newDecodeStep135M(r *rand.Rand) *decodeStep {
 	const layers, E, KV, FF = 30, 576, 192, 1536
-	type layer struct{ q, k, v, o, gate, up, down Matrix }
-	// Distinct random weights per layer (about 105 MB), so that as in a
-	// real decode step they stream from memory rather than cache.
 	mat := func(rows, cols int) Matrix {
 		return Matrix{Type: gguf.Q8_0, Rows: rows, Cols: cols, Data: randomRow(r, gguf.Q8_0, rows*cols)}
 	}
-	ls := make([]layer, layers)
-	for i := range ls {
-		ls[i] = layer{q: mat(E, E), k: mat(KV, E), v: mat(KV, E), o: mat(E, E), gate: mat(FF, E), up: mat(FF, E), down: mat(E, FF)}
+	s := &decodeStep{x: randomVector(r, 10*FF), out: make([]float32, 10*FF)}
+	for range layers {
+		s.layers = append(s.layers, [7]Matrix{mat(E, E), mat(KV, E), mat(KV, E), mat(E, E), mat(FF, E), mat(FF, E), mat(E, FF)})
 	}
+	return s
+}
+
+func (s *decodeStep) run(n int) {
+	for _, ly := range s.layers {
+		for _, w := range ly {
+			MatMul(s.out[:n*w.Rows], w, s.x[:n*w.Cols], n)
+		}
+	}
+}
+
+// BenchmarkPoolSideBySide times the same work on the pool in use and on the
+// channel pool it replaced, alternating within each iteration so both
+// see the same machine load (the development machine is shared), and
+// reports each one's time per iteration and the ratio. The work is single
+// products of several shapes and a whole 135M-class decode step (210
+// products over 105 MB of weights, with 1 and 10 tokens).
+func BenchmarkPoolSideBySide(b *testing.B) {
+	r := rand.New(rand.NewPCG(63, 64))
+	old := newChannelPool(workers.n)
+	defer old.close()
+	type workload struct {
+		name string
+		run  func()
+	}
+	var loads []workload
+	for _, c := range []struct{ rows, cols, tokens int }{{192, 576, 1}, {1536, 576, 1}, {1536, 576, 10}, {576, 1536, 64}} {
+		w := randomMatrix(r, gguf.Q8_0, c.rows, c.cols)
+		x := randomVector(r, c.tokens*c.cols)
+		dst := make([]float32, c.tokens*c.rows)
+		loads = append(loads, workload{fmt.Sprintf("%dx%d/tokens=%d", c.rows, c.cols, c.tokens), func() { MatMul(dst, w, x, c.tokens) }})
+	}
+	step := newDecodeStep135M(r)
 	for _, n := range []int{1, 10} {
-		x := randomVector(r, n*FF)
-		out := make([]float32, n*FF)
-		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+		loads = append(loads, workload{fmt.Sprintf("decode-step/tokens=%d", n), func() { step.run(n) }})
+	}
+	for _, l := range loads {
+		b.Run(l.name, func(b *testing.B) {
+			var pooled, channel time.Duration
 			for b.Loop() {
-				for l := 0; l < layers; l++ {
-					ly := &ls[l]
-					for _, w := range []Matrix{ly.q, ly.k, ly.v, ly.o, ly.gate, ly.up} {
-						MatMul(out[:n*w.Rows], w, x[:n*E], n)
-					}
-					MatMul(out[:n*E], ly.down, x[:n*FF], n)
-				}
+				t0 := time.Now()
+				l.run()
+				t1 := time.Now()
+				parallelFor = old.parallelForFunc
+				l.run()
+				parallelFor = poolParallelFor
+				pooled, channel = pooled+t1.Sub(t0), channel+time.Since(t1)
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			b.ReportMetric(float64(pooled.Nanoseconds())/float64(b.N), "ns-pool/op")
+			b.ReportMetric(float64(channel.Nanoseconds())/float64(b.N), "ns-channel/op")
+			b.ReportMetric(float64(channel)/float64(pooled), "speedup")
 		})
 	}
 }

@@ -20,8 +20,14 @@
 // from which each product is broadcast by a load, which keeps the per-product
 // work to five vector instructions (sign, two multiply-adds, convert, FMA).
 //
+// A call covers `steps` rows (R = 1) or row pairs (R = 2) in a row, writing
+// token k's value of row r at out + 4·r + k·ostride bytes, so a decode step
+// makes one call per chunk of rows rather than one per row pair.
+//
 // Registers: SI weight row 0, BX row stride (row 1 at (SI)(BX*1)), R8 x,
-// R9 activation scales, R10 Q4_0 offset corrections, CX blocks left.
+// R9 activation scales, R10 Q4_0 offset corrections, CX blocks left, R11–R13
+// the group's x, scale and correction pointers, R14 steps left, DI out,
+// DX out stride.
 // Y0–Y3 row 0 accumulators, Y4–Y7 row 1, Y8/Y9 row 0/1 weights (|w| for
 // Q8_0, the unsigned nibbles for Q4_0), Y12 activation, Y15 int16 ones;
 // Y10, Y11, Y13, Y14 scales and scratch.
@@ -47,11 +53,21 @@ GLOBL nibbleMask<>(SB), RODATA|NOPTR, $32
 #define ARGS \
 	MOVQ w+0(FP), SI \
 	MOVQ stride+8(FP), BX \
-	MOVQ x+16(FP), R8 \
-	MOVQ d+24(FP), R9 \
-	MOVQ c+32(FP), R10 \
-	MOVQ nb+40(FP), CX \
-	MOVQ out+48(FP), DI
+	MOVQ x+16(FP), R11 \
+	MOVQ d+24(FP), R12 \
+	MOVQ c+32(FP), R13 \
+	MOVQ out+48(FP), DI \
+	MOVQ ostride+56(FP), DX \
+	MOVQ steps+64(FP), R14
+
+// START resets the accumulators and the activation pointers for the next
+// row (pair).
+#define START \
+	ZERO8 \
+	MOVQ R11, R8 \
+	MOVQ R12, R9 \
+	MOVQ R13, R10 \
+	MOVQ nb+40(FP), CX
 
 // SCALES4 stores the f16 weight scale at wm times the four activation
 // scales in X11 at o(SP).
@@ -138,14 +154,15 @@ GLOBL nibbleMask<>(SB), RODATA|NOPTR, $32
 	ADDQ $dstep, R9 \
 	DECQ CX
 
-// OUT stores an accumulator's sum at byte o of out: a kernel of T tokens
-// writes row r, token k at out[r·T+k].
-#define OUT(y, x, o) HSUM8(y, x, o(DI))
+// OUT stores an accumulator's sum at m.
+#define OUT(y, x, m) HSUM8(y, x, m)
 
-// func q8_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile2x4(SB), NOSPLIT, $32-56
+// func q8_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile2x4(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q80t24row:
+	START
 	TESTQ CX, CX
 	JEQ   q80t24done
 
@@ -163,21 +180,28 @@ q80t24loop:
 	JNZ     q80t24loop
 
 q80t24done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y2, X2, 8)
-	OUT(Y3, X3, 12)
-	OUT(Y4, X4, 16)
-	OUT(Y5, X5, 20)
-	OUT(Y6, X6, 24)
-	OUT(Y7, X7, 28)
+	LEAQ (DX)(DX*2), AX
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	OUT(Y3, X3, 0(DI)(AX*1))
+	OUT(Y4, X4, 4(DI))
+	OUT(Y5, X5, 4(DI)(DX*1))
+	OUT(Y6, X6, 4(DI)(DX*2))
+	OUT(Y7, X7, 4(DI)(AX*1))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q80t24row
 	VZEROUPPER
 	RET
 
-// func q8_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile2x3(SB), NOSPLIT, $32-56
+// func q8_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile2x3(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q80t23row:
+	START
 	TESTQ CX, CX
 	JEQ   q80t23done
 
@@ -194,19 +218,25 @@ q80t23loop:
 	JNZ     q80t23loop
 
 q80t23done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y2, X2, 8)
-	OUT(Y4, X4, 12)
-	OUT(Y5, X5, 16)
-	OUT(Y6, X6, 20)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	OUT(Y4, X4, 4(DI))
+	OUT(Y5, X5, 4(DI)(DX*1))
+	OUT(Y6, X6, 4(DI)(DX*2))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q80t23row
 	VZEROUPPER
 	RET
 
-// func q8_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile2x2(SB), NOSPLIT, $32-56
+// func q8_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile2x2(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q80t22row:
+	START
 	TESTQ CX, CX
 	JEQ   q80t22done
 
@@ -222,17 +252,23 @@ q80t22loop:
 	JNZ     q80t22loop
 
 q80t22done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y4, X4, 8)
-	OUT(Y5, X5, 12)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y4, X4, 4(DI))
+	OUT(Y5, X5, 4(DI)(DX*1))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q80t22row
 	VZEROUPPER
 	RET
 
-// func q8_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile2x1(SB), NOSPLIT, $0-56
+// func q8_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile2x1(SB), NOSPLIT, $0-72
 	ARGS
-	ZERO8
+
+q80t21row:
+	START
 	TESTQ CX, CX
 	JEQ   q80t21done
 
@@ -249,15 +285,21 @@ q80t21loop:
 	JNZ     q80t21loop
 
 q80t21done:
-	OUT(Y0, X0, 0)
-	OUT(Y4, X4, 4)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y4, X4, 4(DI))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q80t21row
 	VZEROUPPER
 	RET
 
-// func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile1x4(SB), NOSPLIT, $32-56
+// func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile1x4(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q80t14row:
+	START
 	TESTQ CX, CX
 	JEQ   q80t14done
 
@@ -273,17 +315,23 @@ q80t14loop:
 	JNZ     q80t14loop
 
 q80t14done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y2, X2, 8)
-	OUT(Y3, X3, 12)
+	LEAQ (DX)(DX*2), AX
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	OUT(Y3, X3, 0(DI)(AX*1))
+	ADDQ $4, DI // SI is already at the next row
+	DECQ R14
+	JNZ  q80t14row
 	VZEROUPPER
 	RET
 
-// func q8_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile1x3(SB), NOSPLIT, $32-56
+// func q8_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile1x3(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q80t13row:
+	START
 	TESTQ CX, CX
 	JEQ   q80t13done
 
@@ -298,16 +346,21 @@ q80t13loop:
 	JNZ     q80t13loop
 
 q80t13done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y2, X2, 8)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	ADDQ $4, DI // SI is already at the next row
+	DECQ R14
+	JNZ  q80t13row
 	VZEROUPPER
 	RET
 
-// func q8_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile1x2(SB), NOSPLIT, $32-56
+// func q8_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile1x2(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q80t12row:
+	START
 	TESTQ CX, CX
 	JEQ   q80t12done
 
@@ -321,15 +374,20 @@ q80t12loop:
 	JNZ     q80t12loop
 
 q80t12done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	ADDQ $4, DI // SI is already at the next row
+	DECQ R14
+	JNZ  q80t12row
 	VZEROUPPER
 	RET
 
-// func q8_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q8_0Tile1x1(SB), NOSPLIT, $0-56
+// func q8_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile1x1(SB), NOSPLIT, $0-72
 	ARGS
-	ZERO8
+
+q80t11row:
+	START
 	TESTQ CX, CX
 	JEQ   q80t11done
 
@@ -343,14 +401,19 @@ q80t11loop:
 	JNZ     q80t11loop
 
 q80t11done:
-	OUT(Y0, X0, 0)
+	OUT(Y0, X0, 0(DI))
+	ADDQ $4, DI // SI is already at the next row
+	DECQ R14
+	JNZ  q80t11row
 	VZEROUPPER
 	RET
 
-// func q4_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile2x4(SB), NOSPLIT, $32-56
+// func q4_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q4_0Tile2x4(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q40t24row:
+	START
 	TESTQ CX, CX
 	JEQ   q40t24done
 
@@ -368,21 +431,28 @@ q40t24loop:
 	JNZ     q40t24loop
 
 q40t24done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y2, X2, 8)
-	OUT(Y3, X3, 12)
-	OUT(Y4, X4, 16)
-	OUT(Y5, X5, 20)
-	OUT(Y6, X6, 24)
-	OUT(Y7, X7, 28)
+	LEAQ (DX)(DX*2), AX
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	OUT(Y3, X3, 0(DI)(AX*1))
+	OUT(Y4, X4, 4(DI))
+	OUT(Y5, X5, 4(DI)(DX*1))
+	OUT(Y6, X6, 4(DI)(DX*2))
+	OUT(Y7, X7, 4(DI)(AX*1))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q40t24row
 	VZEROUPPER
 	RET
 
-// func q4_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile2x3(SB), NOSPLIT, $32-56
+// func q4_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q4_0Tile2x3(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q40t23row:
+	START
 	TESTQ CX, CX
 	JEQ   q40t23done
 
@@ -399,19 +469,25 @@ q40t23loop:
 	JNZ     q40t23loop
 
 q40t23done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y2, X2, 8)
-	OUT(Y4, X4, 12)
-	OUT(Y5, X5, 16)
-	OUT(Y6, X6, 20)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	OUT(Y4, X4, 4(DI))
+	OUT(Y5, X5, 4(DI)(DX*1))
+	OUT(Y6, X6, 4(DI)(DX*2))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q40t23row
 	VZEROUPPER
 	RET
 
-// func q4_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile2x2(SB), NOSPLIT, $32-56
+// func q4_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q4_0Tile2x2(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q40t22row:
+	START
 	TESTQ CX, CX
 	JEQ   q40t22done
 
@@ -427,17 +503,23 @@ q40t22loop:
 	JNZ     q40t22loop
 
 q40t22done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y4, X4, 8)
-	OUT(Y5, X5, 12)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y4, X4, 4(DI))
+	OUT(Y5, X5, 4(DI)(DX*1))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q40t22row
 	VZEROUPPER
 	RET
 
-// func q4_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile2x1(SB), NOSPLIT, $0-56
+// func q4_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q4_0Tile2x1(SB), NOSPLIT, $0-72
 	ARGS
-	ZERO8
+
+q40t21row:
+	START
 	TESTQ CX, CX
 	JEQ   q40t21done
 
@@ -453,15 +535,21 @@ q40t21loop:
 	JNZ     q40t21loop
 
 q40t21done:
-	OUT(Y0, X0, 0)
-	OUT(Y4, X4, 4)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y4, X4, 4(DI))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q40t21row
 	VZEROUPPER
 	RET
 
-// func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile1x4(SB), NOSPLIT, $32-56
+// func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q4_0Tile1x4(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q40t14row:
+	START
 	TESTQ CX, CX
 	JEQ   q40t14done
 
@@ -477,17 +565,23 @@ q40t14loop:
 	JNZ     q40t14loop
 
 q40t14done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y2, X2, 8)
-	OUT(Y3, X3, 12)
+	LEAQ (DX)(DX*2), AX
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	OUT(Y3, X3, 0(DI)(AX*1))
+	ADDQ $4, DI // SI is already at the next row
+	DECQ R14
+	JNZ  q40t14row
 	VZEROUPPER
 	RET
 
-// func q4_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile1x3(SB), NOSPLIT, $32-56
+// func q4_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q4_0Tile1x3(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q40t13row:
+	START
 	TESTQ CX, CX
 	JEQ   q40t13done
 
@@ -502,16 +596,21 @@ q40t13loop:
 	JNZ     q40t13loop
 
 q40t13done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
-	OUT(Y2, X2, 8)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	ADDQ $4, DI // SI is already at the next row
+	DECQ R14
+	JNZ  q40t13row
 	VZEROUPPER
 	RET
 
-// func q4_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile1x2(SB), NOSPLIT, $32-56
+// func q4_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q4_0Tile1x2(SB), NOSPLIT, $32-72
 	ARGS
-	ZERO8
+
+q40t12row:
+	START
 	TESTQ CX, CX
 	JEQ   q40t12done
 
@@ -525,15 +624,20 @@ q40t12loop:
 	JNZ     q40t12loop
 
 q40t12done:
-	OUT(Y0, X0, 0)
-	OUT(Y1, X1, 4)
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	ADDQ $4, DI // SI is already at the next row
+	DECQ R14
+	JNZ  q40t12row
 	VZEROUPPER
 	RET
 
-// func q4_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *[8]float32)
-TEXT ·q4_0Tile1x1(SB), NOSPLIT, $0-56
+// func q4_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q4_0Tile1x1(SB), NOSPLIT, $0-72
 	ARGS
-	ZERO8
+
+q40t11row:
+	START
 	TESTQ CX, CX
 	JEQ   q40t11done
 
@@ -546,6 +650,9 @@ q40t11loop:
 	JNZ     q40t11loop
 
 q40t11done:
-	OUT(Y0, X0, 0)
+	OUT(Y0, X0, 0(DI))
+	ADDQ $4, DI // SI is already at the next row
+	DECQ R14
+	JNZ  q40t11row
 	VZEROUPPER
 	RET

@@ -35,7 +35,7 @@ func BenchmarkTileKernel(b *testing.B) {
 			b.Run(fmt.Sprintf("%v/%s", c.typ, k.name), func(b *testing.B) {
 				var out [8]float32
 				for b.Loop() {
-					k.fn(&rows[0], rb, &p.qs[0], &p.d[0], &p.corr[0], p.nb, &out)
+					k.fn(&rows[0], rb, &p.qs[0], &p.d[0], &p.corr[0], p.nb, &out[0], 8, 1)
 				}
 				b.ReportMetric(float64(k.nRow*k.nToks*cols)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
 			})

@@ -26,7 +26,7 @@ func TestMatMulTokensMatchRowDots(t *testing.T) {
 			colSizes = []int{256, 512, 1536}
 		}
 		for _, cols := range colSizes {
-			for _, shape := range []struct{ rows, tokens int }{{1, 1}, {2, 1}, {5, 3}, {6, 4}, {7, 5}, {4, 8}, {3, 10}} {
+			for _, shape := range []struct{ rows, tokens int }{{1, 1}, {2, 1}, {5, 3}, {6, 4}, {7, 5}, {4, 8}, {3, 10}, {67, 9}} {
 				t.Run(fmt.Sprintf("%v/%dx%d/tokens%d", typ, shape.rows, cols, shape.tokens), func(t *testing.T) {
 					w := Matrix{Type: typ, Rows: shape.rows, Cols: cols}
 					for range shape.rows {
