@@ -23,10 +23,13 @@ type WriteBatch[T any] func(ctx context.Context, tx *sql.Tx, items []T) ([]error
 // transaction per item. There is no waiting to fill a batch: a lone caller is
 // committed at once, and batches grow only as far as the load makes them.
 //
-// One batch is in flight at a time, which is what SQLite's single writer
-// allows anyway and keeps PostgreSQL free of lock-order deadlocks between
-// batches. Items with the same key never share a batch: the later one waits
-// for the next, so a store can tell which of two equal keys won.
+// On SQLite one batch is in flight at a time, which is all its single
+// writer allows. PostgreSQL commits several transactions at once and merges
+// their WAL flushes itself, so there up to postgresCommitters batches run
+// side by side. Items with the same key are never in flight together (not in
+// one batch, not in two concurrent ones): the later one waits for the next
+// batch, so a store can tell which of two equal keys won, and concurrent
+// batches never wait on each other's row locks.
 type GroupCommit[T any] struct {
 	db       *DB
 	maxBatch int
@@ -34,10 +37,15 @@ type GroupCommit[T any] struct {
 	write    WriteBatch[T]
 	timeout  time.Duration
 
-	mu      sync.Mutex
-	queue   []*groupItem[T]
-	running bool
+	mu       sync.Mutex
+	queue    []*groupItem[T]
+	active   int             // committer goroutines running
+	parallel int             // most committers at once
+	inFlight map[string]bool // keys of the batches being written
 }
+
+// postgresCommitters is how many batches run at once on PostgreSQL.
+const postgresCommitters = 4
 
 type groupItem[T any] struct {
 	ctx  context.Context
@@ -55,7 +63,20 @@ func NewGroupCommit[T any](db *DB, maxBatch int, key func(T) string, write Write
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
 	}
-	return &GroupCommit[T]{db: db, maxBatch: maxBatch, key: key, write: write, timeout: 30 * time.Second}
+	parallel := 1
+	if db.Dialect == Postgres {
+		parallel = postgresCommitters
+	}
+	return &GroupCommit[T]{db: db, maxBatch: maxBatch, key: key, write: write, timeout: 30 * time.Second,
+		parallel: parallel, inFlight: map[string]bool{}}
+}
+
+// WithCommitters sets how many batches may be in flight at once (n ≥ 1);
+// call it before the first Submit. SQLite allows only one writer, so more
+// than one there only queues in the driver.
+func (g *GroupCommit[T]) WithCommitters(n int) *GroupCommit[T] {
+	g.parallel = max(n, 1)
+	return g
 }
 
 // GroupStats counts what the group commits of one DB have done:
@@ -89,8 +110,8 @@ func (g *GroupCommit[T]) Submit(ctx context.Context, item T) error {
 	it := &groupItem[T]{ctx: ctx, item: item, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, it)
-	if !g.running {
-		g.running = true
+	if g.active < g.parallel {
+		g.active++
 		go g.run()
 	}
 	g.mu.Unlock()
@@ -102,29 +123,36 @@ func (g *GroupCommit[T]) Submit(ctx context.Context, item T) error {
 	}
 }
 
-// run commits batches until the queue is empty, then exits, so an idle
-// GroupCommit holds no goroutine and needs no Close.
+// run commits batches until no batch can be taken, then exits, so an idle
+// GroupCommit holds no goroutine and needs no Close. Items left waiting for
+// a key in flight are taken by the committer of that key's batch, which
+// loops once more after answering it.
 func (g *GroupCommit[T]) run() {
+	var done []string
 	for {
 		g.mu.Lock()
-		batch := g.take()
+		for _, k := range done {
+			delete(g.inFlight, k)
+		}
+		batch, keys := g.take()
 		if len(batch) == 0 {
-			g.running = false
+			g.active--
 			g.mu.Unlock()
 			return
 		}
 		g.mu.Unlock()
 		g.commit(batch)
+		done = keys
 	}
 }
 
 // take removes the next batch from the queue (g.mu held): up to maxBatch
-// items in arrival order, at most one per key; callers that already gave up
-// are answered and dropped. The first live item is always taken, so every
-// call makes progress.
-func (g *GroupCommit[T]) take() []*groupItem[T] {
+// items in arrival order, at most one per key and none whose key is in
+// flight in another batch; callers that already gave up are answered and
+// dropped. It returns the batch's keys, now marked in flight.
+func (g *GroupCommit[T]) take() ([]*groupItem[T], []string) {
 	var batch []*groupItem[T]
-	var keys map[string]bool
+	var keys []string
 	rest := g.queue[:0]
 	for _, it := range g.queue {
 		if err := it.ctx.Err(); err != nil {
@@ -137,20 +165,18 @@ func (g *GroupCommit[T]) take() []*groupItem[T] {
 		}
 		if g.key != nil {
 			k := g.key(it.item)
-			if keys[k] {
+			if g.inFlight[k] {
 				rest = append(rest, it)
 				continue
 			}
-			if keys == nil {
-				keys = map[string]bool{}
-			}
-			keys[k] = true
+			g.inFlight[k] = true
+			keys = append(keys, k)
 		}
 		batch = append(batch, it)
 	}
 	clear(g.queue[len(rest):])
 	g.queue = rest
-	return batch
+	return batch, keys
 }
 
 // commit writes batch in one transaction and answers every item after the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/storetest"
@@ -110,7 +111,8 @@ func TestGroupCommitConformance(t *testing.T) {
 func TestGroupCommitFailingBatch(t *testing.T) {
 	storetest.Each(t, createKV, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		g := sqldb.NewGroupCommit(db, 0, nil, writeKV)
+		// One committer, so the held batch keeps every other item queued.
+		g := sqldb.NewGroupCommit(db, 0, nil, writeKV).WithCommitters(1)
 		for _, bad := range []string{"boom", "panic"} {
 			// A held item keeps the committer busy until all 40 items are
 			// queued, so they share one batch.
@@ -132,7 +134,10 @@ func TestGroupCommitFailingBatch(t *testing.T) {
 					errs[i] = g.Submit(ctx, kv{key: fmt.Sprintf("%s-%02d", bad, i), value: v})
 				}()
 			}
-			for g.Pending() != len(errs) {
+			for deadline := time.Now().Add(10 * time.Second); g.Pending() != len(errs); {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of %d items queued", g.Pending(), len(errs))
+				}
 				runtime.Gosched()
 			}
 			close(hold)
