@@ -31,9 +31,9 @@ type WebhookAttempt struct {
 type WebhookOutbox interface {
 	// DueWebhooks claims pending events whose next attempt is due at now
 	// for a lease, so that no other dispatcher sends them meanwhile. With
-	// configuredOnly it returns only events of partners that have their own
-	// webhook setting (the deployment has no default URL): the others wait,
-	// unclaimed, until their partner sets one.
+	// configuredOnly (the deployment has no default URL) it returns only
+	// events of partners that have their own webhook setting; the others
+	// are parked until their partner sets one.
 	DueWebhooks(ctx context.Context, now time.Time, limit int, configuredOnly bool) ([]WebhookEvent, error)
 	// RecordWebhookAttempt logs an attempt and sets the event's state:
 	// delivered, retry at next, or given up (next zero and !delivered).
