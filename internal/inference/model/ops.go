@@ -84,10 +84,11 @@ func (s *Sequence) rope(vec []float32, t int) {
 
 // attentionWork converts one attention job into the multiply-add units of
 // kernels.ParallelFor's threshold (calibrated on quantised weight rows).
-// The vector kernels do a cached position of a head in about a sixth of
-// the time a quantised weight row of the same length takes, so small
-// decode steps stay on the calling goroutine, where a hand-off to another
-// core would cost more than it saves.
+// The divisor is an estimate, not a measurement: a cached position of a
+// head costs a few float FMAs per value in the vector kernels, much less
+// than a quantised weight value, so small decode steps stay on the calling
+// goroutine, where a hand-off to another core would cost more than it
+// saves.
 func attentionWork(items, span, hd int) int { return items * span * hd / 6 }
 
 // scoresPool recycles the per-worker score rows of attention, so that a
