@@ -136,8 +136,10 @@ func scanAccount(sc interface{ Scan(...any) error }) (banking.Account, error) {
 }
 
 func (s *IdentityStore) GetAccount(ctx context.Context, number string) (banking.Account, error) {
-	a, err := scanAccount(s.db.QueryRowContext(ctx, `SELECT `+accountCols+` FROM banking_accounts WHERE number = $1`, number))
-	return a, idNotFound(err)
+	return cachedAccount(s.db, number, func() (banking.Account, error) { // token_cache.go
+		a, err := scanAccount(s.db.QueryRowContext(ctx, `SELECT `+accountCols+` FROM banking_accounts WHERE number = $1`, number))
+		return a, idNotFound(err)
+	})
 }
 
 func (s *IdentityStore) ListAccounts(ctx context.Context, orgID string) ([]banking.Account, error) {

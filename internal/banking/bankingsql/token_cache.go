@@ -9,77 +9,97 @@ import (
 	"partnerapi/internal/sqldb"
 )
 
-// tokenCacheTTL bounds how long a token row read from the database is
-// reused. Every API call authenticates, and the lookup was a tenth of a
-// payment call's CPU; a second of reuse removes it under load. A revocation
-// through any IdentityStore of this process takes effect at once (the entry
-// is dropped); one made by another process (a CLI command, a second server
-// on PostgreSQL) takes effect within this TTL. Expiry is exact either way:
-// Identity checks the cached row's expiry against its clock on every call.
-const tokenCacheTTL = time.Second
+// readCacheTTL bounds how long a token or account row read from the
+// database is reused. Every API call authenticates and every payment checks
+// its account's owner; the two lookups were a third of a payment call's CPU,
+// and a second of reuse removes them under load. A revocation through any
+// IdentityStore of this process takes effect at once (the entry is dropped);
+// one made by another process (a CLI command, a second server on PostgreSQL)
+// takes effect within this TTL. Expiry is exact either way: Identity checks
+// the cached row's expiry against its clock on every call. Accounts are
+// never updated or deleted by the stores, only added, and unknown keys are
+// not cached, so an account or token added elsewhere works at once.
+const readCacheTTL = time.Second
 
-// tokenCacheMax caps the entries; a full cache is emptied, not evicted
-// entry by entry, because within a second it refills with the live tokens.
-const tokenCacheMax = 10_000
+// readCacheMax caps the entries of one cache; a full cache is emptied, not
+// evicted entry by entry, because within a second it refills with the live
+// rows.
+const readCacheMax = 10_000
 
-// tokenCache is shared by every IdentityStore on one database, so a revoke
-// through one store is seen by the others.
-type tokenCache struct {
+// readCache is a TTL cache of rows by key, shared by every IdentityStore on
+// one database, so a change through one store is seen by the others.
+type readCache[V any] struct {
 	mu      sync.Mutex
-	entries map[string]tokenEntry
+	entries map[string]readEntry[V]
 	// gen counts forgets: a row read before a forget must not be cached
 	// after it, or a revoked token could come back for a TTL.
 	gen uint64
 }
 
-type tokenEntry struct {
-	tok    banking.Token
+type readEntry[V any] struct {
+	val    V
 	loaded time.Time
 }
 
-var tokenCaches sync.Map // *sqldb.DB → *tokenCache
-
-func tokenCacheFor(db *sqldb.DB) *tokenCache {
-	if c, ok := tokenCaches.Load(db); ok {
-		return c.(*tokenCache)
-	}
-	c, _ := tokenCaches.LoadOrStore(db, &tokenCache{entries: map[string]tokenEntry{}})
-	return c.(*tokenCache)
-}
-
-// cachedToken returns the token row for hash, from the cache when it was
-// read less than tokenCacheTTL ago. Unknown hashes are not cached, so a
-// token issued by another process works at once.
-func cachedToken(ctx context.Context, db *sqldb.DB, hash string) (banking.Token, error) {
-	c := tokenCacheFor(db)
+// get returns the row for key, from the cache when it was read less than
+// readCacheTTL ago, else through load (whose errors are not cached).
+func (c *readCache[V]) get(key string, load func() (V, error)) (V, error) {
 	now := time.Now()
 	c.mu.Lock()
-	e, ok := c.entries[hash]
+	e, ok := c.entries[key]
 	gen := c.gen
 	c.mu.Unlock()
-	if ok && now.Sub(e.loaded) < tokenCacheTTL {
-		return e.tok, nil
+	if ok && now.Sub(e.loaded) < readCacheTTL {
+		return e.val, nil
 	}
-	t, err := getToken(ctx, db, hash)
+	v, err := load()
 	if err != nil {
-		return t, err
+		return v, err
 	}
 	c.mu.Lock()
 	if c.gen == gen {
-		if len(c.entries) >= tokenCacheMax {
-			clear(c.entries)
+		if c.entries == nil || len(c.entries) >= readCacheMax {
+			c.entries = make(map[string]readEntry[V])
 		}
-		c.entries[hash] = tokenEntry{tok: t, loaded: now}
+		c.entries[key] = readEntry[V]{val: v, loaded: now}
 	}
 	c.mu.Unlock()
-	return t, nil
+	return v, nil
+}
+
+// forget drops key after its row changed.
+func (c *readCache[V]) forget(key string) {
+	c.mu.Lock()
+	delete(c.entries, key)
+	c.gen++
+	c.mu.Unlock()
+}
+
+// dbCaches are the read caches of one database.
+type dbCaches struct {
+	tokens   readCache[banking.Token]
+	accounts readCache[banking.Account]
+}
+
+var readCaches sync.Map // *sqldb.DB → *dbCaches
+
+func cachesFor(db *sqldb.DB) *dbCaches {
+	if c, ok := readCaches.Load(db); ok {
+		return c.(*dbCaches)
+	}
+	c, _ := readCaches.LoadOrStore(db, &dbCaches{})
+	return c.(*dbCaches)
+}
+
+// cachedToken is GetToken through the cache.
+func cachedToken(ctx context.Context, db *sqldb.DB, hash string) (banking.Token, error) {
+	return cachesFor(db).tokens.get(hash, func() (banking.Token, error) { return getToken(ctx, db, hash) })
 }
 
 // forgetToken drops hash from the cache after its row changed.
-func forgetToken(db *sqldb.DB, hash string) {
-	c := tokenCacheFor(db)
-	c.mu.Lock()
-	delete(c.entries, hash)
-	c.gen++
-	c.mu.Unlock()
+func forgetToken(db *sqldb.DB, hash string) { cachesFor(db).tokens.forget(hash) }
+
+// cachedAccount is GetAccount through the cache.
+func cachedAccount(db *sqldb.DB, number string, load func() (banking.Account, error)) (banking.Account, error) {
+	return cachesFor(db).accounts.get(number, load)
 }

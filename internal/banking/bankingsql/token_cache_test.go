@@ -40,7 +40,7 @@ func TestTokenCacheRevocation(t *testing.T) {
 		if got, _ := api.GetToken(ctx, tok.Hash); got.Scopes[0] != "A" {
 			t.Fatalf("cached read went to the database: %+v", got)
 		}
-		time.Sleep(tokenCacheTTL + 50*time.Millisecond)
+		time.Sleep(readCacheTTL + 50*time.Millisecond)
 		if got, _ := api.GetToken(ctx, tok.Hash); got.Scopes[0] != "B" {
 			t.Fatalf("read after the TTL: %+v", got)
 		}
