@@ -1,7 +1,6 @@
 package smarthome
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -11,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 )
@@ -26,8 +26,8 @@ const VerifiedTTL = time.Minute
 const verifiedCacheMax = 10000
 
 // verifiedCache remembers credentials that passed verification, keyed by a
-// SHA-256 of the kind and the "login:password" an agent sent — never the
-// password itself. Only successes are remembered, so a new credential works
+// SHA-256 of the kind and the Authorization header an agent sent — never
+// the password itself. Only successes are remembered, so a new credential works
 // at once and a wrong password always reaches the store.
 type verifiedCache struct {
 	mu      sync.RWMutex
@@ -65,17 +65,18 @@ func (c *verifiedCache) put(key *[sha256.Size]byte, exp time.Duration, gen uint6
 	c.mu.Unlock()
 }
 
-// credentialKey hashes kind and the "login:password" pair into the cache
-// key. Typical pairs fit a stack buffer, so a cache hit allocates nothing.
-func credentialKey(kind string, userpass []byte) [sha256.Size]byte {
+// credentialKey hashes kind and the Authorization header an agent sent
+// into the cache key. Typical headers fit a stack buffer, so a cache hit
+// allocates nothing.
+func credentialKey(kind, authorization string) [sha256.Size]byte {
 	var buf [256]byte
 	b := buf[:0]
-	if len(kind)+1+len(userpass) > len(buf) {
-		b = make([]byte, 0, len(kind)+1+len(userpass))
+	if len(kind)+1+len(authorization) > len(buf) {
+		b = make([]byte, 0, len(kind)+1+len(authorization))
 	}
 	b = append(b, kind...)
 	b = append(b, 0)
-	b = append(b, userpass...)
+	b = append(b, authorization...)
 	return sha256.Sum256(b)
 }
 
@@ -143,30 +144,29 @@ func (s *Service) revoked() {
 
 // Authenticate checks a login and password; any mismatch is ErrUnauthorized.
 func (s *Service) Authenticate(ctx context.Context, kind, login, password string) error {
-	return s.AuthenticatePair(ctx, kind, []byte(login+":"+password))
+	return s.AuthenticateBasic(ctx, kind, "Basic "+base64.StdEncoding.EncodeToString([]byte(login+":"+password)))
 }
 
-// AuthenticatePair checks a decoded Basic credential, "login:password" (the
-// login ends at the first colon, as RFC 7617 says); any mismatch is
-// ErrUnauthorized. A credential verified within the recheck bound costs a
-// hash and a map lookup.
-func (s *Service) AuthenticatePair(ctx context.Context, kind string, userpass []byte) error {
+// AuthenticateBasic checks an Authorization header value, Basic with
+// Base64 "login:password" under the rules of http.Request.BasicAuth; any
+// mismatch is ErrUnauthorized. A header verified within the recheck bound
+// costs one SHA-256 of the header and a map lookup: it is not even decoded.
+func (s *Service) AuthenticateBasic(ctx context.Context, kind, authorization string) error {
 	// The snapshot check is what notices credential changes made by other
 	// processes, so it runs before the cache is trusted.
 	_, now, err := s.current(ctx)
 	if err != nil {
 		return err
 	}
-	key := credentialKey(kind, userpass)
+	key := credentialKey(kind, authorization)
 	ok, gen := s.verified.valid(&key, now)
 	if ok {
 		return nil
 	}
-	i := bytes.IndexByte(userpass, ':')
-	if i < 0 {
+	login, password, ok := parseBasic(authorization)
+	if !ok {
 		return ErrUnauthorized
 	}
-	login, password := string(userpass[:i]), string(userpass[i+1:])
 	h, err := s.store.CredentialHash(ctx, kind, login)
 	if errors.Is(err, ErrNotFound) {
 		// Compare anyway so an unknown login costs what a wrong password does.
@@ -181,6 +181,20 @@ func (s *Service) AuthenticatePair(ctx context.Context, kind string, userpass []
 	}
 	s.verified.put(&key, now+VerifiedTTL, gen)
 	return nil
+}
+
+// parseBasic is http.Request.BasicAuth's parsing: a case-insensitive
+// "Basic " prefix, standard Base64, and the login up to the first colon.
+func parseBasic(header string) (login, password string, ok bool) {
+	const prefix = "Basic "
+	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
+		return "", "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(header[len(prefix):])
+	if err != nil {
+		return "", "", false
+	}
+	return strings.Cut(string(b), ":")
 }
 
 func hashSecret(s string) string {

@@ -2,6 +2,7 @@ package smarthome_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -153,8 +154,25 @@ func TestVerifiedCredentialCache(t *testing.T) {
 				t.Errorf("%s %s %q: %v", tc.kind, tc.login, tc.pw, err)
 			}
 		}
-		if err := srv.AuthenticatePair(ctx, smarthome.KindAgent, []byte("a1"+pw)); !errors.Is(err, smarthome.ErrUnauthorized) {
-			t.Errorf("pair without a colon: %v", err)
+		// The header's own forms, as http.Request.BasicAuth reads them.
+		b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+		for _, tc := range []struct {
+			header string
+			ok     bool
+		}{
+			{"Basic " + b64("a1:"+pw), true},
+			{"basic " + b64("a1:"+pw), true},
+			{"BASIC " + b64("a1:"+pw), true},
+			{"Basic " + b64("a1"+pw), false},
+			{"Basic " + b64("a1:" + pw)[1:], false},
+			{"Bearer " + b64("a1:"+pw), false},
+			{b64("a1:" + pw), false},
+			{"", false},
+		} {
+			err := srv.AuthenticateBasic(ctx, smarthome.KindAgent, tc.header)
+			if (err == nil) != tc.ok || (err != nil && !errors.Is(err, smarthome.ErrUnauthorized)) {
+				t.Errorf("%q: %v, want ok=%v", tc.header, err, tc.ok)
+			}
 		}
 
 		// Rotation through this Service: the old password is refused at once.

@@ -2,7 +2,6 @@ package homeapi
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -52,49 +51,12 @@ var (
 
 func (h *handlers) auth(kind string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var buf basicBuffer
-		pair, ok := buf.decode(r.Header.Get("Authorization"))
-		if !ok {
-			domainError(w, r, smarthome.ErrUnauthorized)
-			return
-		}
-		if err := h.svc.AuthenticatePair(r.Context(), kind, pair); err != nil {
+		if err := h.svc.AuthenticateBasic(r.Context(), kind, r.Header.Get("Authorization")); err != nil {
 			domainError(w, r, err)
 			return
 		}
 		next(w, r)
 	}
-}
-
-// basicBuffer decodes an "Authorization: Basic" header on the stack: agents
-// send it with every poll.
-type basicBuffer struct {
-	src [256]byte
-	dst [192]byte
-}
-
-// decode returns the decoded "login:password" with the rules of
-// http.Request.BasicAuth: a case-insensitive "Basic " prefix, standard
-// Base64, and a colon somewhere in the result.
-func (b *basicBuffer) decode(header string) ([]byte, bool) {
-	const prefix = "Basic "
-	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
-		return nil, false
-	}
-	enc := header[len(prefix):]
-	var src, dst []byte
-	if len(enc) <= len(b.src) {
-		src = b.src[:copy(b.src[:], enc)]
-		dst = b.dst[:]
-	} else {
-		src = []byte(enc)
-		dst = make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
-	}
-	n, err := base64.StdEncoding.Decode(dst, src)
-	if err != nil || bytes.IndexByte(dst[:n], ':') < 0 {
-		return nil, false
-	}
-	return dst[:n], true
 }
 
 func (h *handlers) render(r *http.Request) (*rendered, error) {
