@@ -134,7 +134,11 @@ func webhookKey(flagValue, dataDir string) ([]byte, error) {
 		return key, nil
 	}
 	if dataDir == "" {
-		dataDir = "."
+		// No data directory (an in-process bench on PostgreSQL): a key for
+		// this process only, rather than a key file in the working directory.
+		key := make([]byte, banking.WebhookKeySize)
+		_, _ = rand.Read(key)
+		return key, nil
 	}
 	path := filepath.Join(dataDir, webhookKeyFile)
 	if raw, err := os.ReadFile(path); err == nil {
