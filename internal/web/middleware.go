@@ -83,9 +83,34 @@ func withRequestID(next http.Handler) http.Handler {
 		if !validRequestID(id) {
 			id = newRequestID()
 		}
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+		// One allocation holds what every request needs from the platform:
+		// the status-recording writer the inner layers share, the context
+		// carrying the id, and the header value.
+		st := &requestState{sw: statusWriter{ResponseWriter: w}, ctx: idContext{Context: r.Context(), id: id}}
+		st.hdr[0] = id
+		w.Header()["X-Request-Id"] = st.hdr[:]
+		next.ServeHTTP(&st.sw, r.WithContext(&st.ctx))
 	})
+}
+
+type requestState struct {
+	sw  statusWriter
+	ctx idContext
+	hdr [1]string
+}
+
+// idContext is context.WithValue(parent, requestIDKey, id) without its own
+// allocation.
+type idContext struct {
+	context.Context
+	id string
+}
+
+func (c *idContext) Value(key any) any {
+	if key == requestIDKey {
+		return c.id
+	}
+	return c.Context.Value(key)
 }
 
 // withAccessLog writes one structured line per request. It logs the path
