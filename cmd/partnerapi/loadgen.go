@@ -142,7 +142,12 @@ func newRawClient(baseURL, path string, header http.Header, maxIdle int) *rawCli
 }
 
 // get sends the request and returns the status and the body length.
-func (c *rawClient) get() (int, int, error) {
+func (c *rawClient) get() (int, int, error) { return c.send(c.req) }
+
+// send writes req, a whole prepared HTTP/1.1 request (a POST with its
+// body, say), on an idle connection or a new one and returns the status and
+// the body length of the answer.
+func (c *rawClient) send(req []byte) (int, int, error) {
 	var rc *rawConn
 	select {
 	case rc = <-c.idle:
@@ -153,7 +158,7 @@ func (c *rawClient) get() (int, int, error) {
 		}
 		rc = &rawConn{c: conn, r: bufio.NewReaderSize(conn, 16<<10)}
 	}
-	if _, err := rc.c.Write(c.req); err != nil {
+	if _, err := rc.c.Write(req); err != nil {
 		rc.c.Close()
 		return 0, 0, err
 	}
