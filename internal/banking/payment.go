@@ -147,9 +147,12 @@ const (
 
 // StoredPayment is a payment document as the store keeps it.
 type StoredPayment struct {
-	OrgID     string
-	Kind      DocKind
-	Doc       Payment // without DigestSignatures
+	OrgID string
+	Kind  DocKind
+	Doc   Payment // without DigestSignatures
+	// DocJSON, when set, is Doc encoded by the service, so a store keeps
+	// these bytes instead of encoding the document a second time.
+	DocJSON   []byte
 	Kopecks   int64
 	Status    string
 	Comment   string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -92,8 +93,10 @@ func today(t time.Time) time.Time {
 
 // CrucialFieldsHash is the bank-computed hash of the signed fields: the
 // SHA-256 of the digest text, hex.
-func CrucialFieldsHash(d *Payment) string {
-	h := sha256.Sum256([]byte(PaymentDigest(d)))
+func CrucialFieldsHash(d *Payment) string { return digestHash(PaymentDigest(d)) }
+
+func digestHash(digest string) string {
+	h := sha256.Sum256([]byte(digest))
 	return hex.EncodeToString(h[:])
 }
 
@@ -101,29 +104,78 @@ func CrucialFieldsHash(d *Payment) string {
 // the principal's, verify signatures, then store a draft, a CHECKERROR
 // document, a PARTSIGNED one or run a fully signed one to its final status.
 func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*Payment, error) {
+	sp, hash, err := s.create(ctx, p, d)
+	if err != nil {
+		return nil, err
+	}
+	return s.viewHashed(sp, hash), nil
+}
+
+// CreateJSON is Create answering the document's wire form as JSON (what
+// encoding/json's Encoder writes for the *Payment Create returns). It is
+// spliced from the one encoding of the document that is also stored: the
+// bank's fields are the last ones of Payment, so appending them to the
+// stored JSON gives the same bytes as encoding the whole view again.
+func (s *PaymentService) CreateJSON(ctx context.Context, p Principal, d Payment) ([]byte, error) {
+	sp, hash, err := s.create(ctx, p, d)
+	if err != nil {
+		return nil, err
+	}
+	return appendBankFields(sp.DocJSON, sp.Status, sp.Comment, hash), nil
+}
+
+// appendBankFields returns a copy of doc, the JSON object of a Payment
+// without its bank fields, with bankStatus, bankComment and
+// crucialFieldsHash added as encoding/json writes them (empty ones left out,
+// strings escaped alike) and the Encoder's trailing newline.
+func appendBankFields(doc []byte, status, comment, hash string) []byte {
+	out := make([]byte, 0, len(doc)+len(status)+len(comment)*2+128)
+	out = append(out, doc[:len(doc)-1]...)
+	for _, f := range [...]struct{ name, value string }{{"bankStatus", status}, {"bankComment", comment}, {"crucialFieldsHash", hash}} {
+		if f.value == "" {
+			continue
+		}
+		out = append(out, `,"`...)
+		out = append(out, f.name...)
+		out = append(out, `":`...)
+		v, _ := json.Marshal(f.value) // a string always encodes
+		out = append(out, v...)
+	}
+	return append(out, "}\n"...)
+}
+
+// create is Create up to the stored document and its crucialFieldsHash:
+// the digest is built once, for the signature check and the hash alike,
+// and the document encoded once, for the store and the answer alike.
+func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*StoredPayment, string, error) {
 	now := s.now()
 	findings := InspectPayment(&d, today(now), !s.Config.SkipBudgetRules)
 	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := s.ownAccount(ctx, p, d.PayerAccount, "payerAccount"); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	sigs := d.DigestSignatures
 	d.DigestSignatures = nil
-	d.BankStatus, d.BankComment, d.SigningURL = "", "", ""
+	d.BankStatus, d.BankComment, d.CrucialFieldsHash, d.SigningURL = "", "", "", ""
+	digest := PaymentDigest(&d)
 	var set SignatureSet
 	if len(sigs) > 0 {
 		var err error
-		if set, err = s.Verifier.Verify(ctx, p, PaymentDigest(&d), sigs); err != nil {
-			return nil, err
+		if set, err = s.Verifier.Verify(ctx, p, digest, sigs); err != nil {
+			return nil, "", err
 		}
 		if !set.Complete() && !set.Partial() {
-			return nil, Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
+			return nil, "", Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
 		}
 	}
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d, Roles: set.Roles, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
 	sp.Kopecks, _ = d.Amount.Kopecks()
+	var err error
+	if sp.DocJSON, err = json.Marshal(&sp.Doc); err != nil {
+		return nil, "", err
+	}
 	history := []StatusChange{{Status: StatusCreated, At: now}}
 	if comment := findings.CheckError(); comment != "" {
 		history = []StatusChange{{Status: StatusCheckError, Comment: comment, At: now}}
@@ -132,7 +184,12 @@ func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*P
 	} else if set.Partial() {
 		history = append(history, StatusChange{Status: StatusPartSigned, At: now})
 	}
-	return s.store(ctx, sp, history)
+	last := history[len(history)-1]
+	sp.Status, sp.Comment = last.Status, last.Comment
+	if err := s.Store.CreatePayment(ctx, sp, history); err != nil {
+		return nil, "", err
+	}
+	return sp, digestHash(digest), nil
 }
 
 func mustDate(s string) time.Time { t, _ := ParseDate(s); return t }
@@ -159,9 +216,14 @@ func (s *PaymentService) store(ctx context.Context, sp *StoredPayment, history [
 
 // view is the wire form of a stored document.
 func (s *PaymentService) view(sp *StoredPayment) *Payment {
+	return s.viewHashed(sp, CrucialFieldsHash(&sp.Doc))
+}
+
+// viewHashed is view with the document's crucialFieldsHash already known.
+func (s *PaymentService) viewHashed(sp *StoredPayment, hash string) *Payment {
 	d := sp.Doc
 	d.BankStatus, d.BankComment = sp.Status, sp.Comment
-	d.CrucialFieldsHash = CrucialFieldsHash(&d)
+	d.CrucialFieldsHash = hash
 	if sp.Kind != KindPayDoc {
 		d.SigningURL = s.SigningURL(d.ExternalID, "")
 	}

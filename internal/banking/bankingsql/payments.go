@@ -73,11 +73,14 @@ func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID string, hi
 // the transaction that wrote it (with its history and outbox rows) has
 // committed, or with the document's own refusal.
 func (s *PaymentStore) CreatePayment(ctx context.Context, sp *banking.StoredPayment, history []banking.StatusChange) error {
-	doc, err := json.Marshal(sp.Doc)
-	if err != nil {
-		return err
+	doc := sp.DocJSON
+	if doc == nil {
+		var err error
+		if doc, err = json.Marshal(sp.Doc); err != nil {
+			return err
+		}
 	}
-	err = s.creates.Submit(ctx, &newPayment{sp: sp, doc: string(doc), roles: joinRoles(sp.Roles), history: history})
+	err := s.creates.Submit(ctx, &newPayment{sp: sp, doc: string(doc), roles: joinRoles(sp.Roles), history: history})
 	if sqldb.IsUniqueViolation(err) {
 		return duplicatePayment(sp.Doc.ExternalID)
 	}
