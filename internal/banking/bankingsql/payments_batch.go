@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/sqldb"
@@ -57,6 +58,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 		}
 	}
 	hist := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `}
+	walks := rowsInsert{dialect: dialect, head: processingHead}
 	hooks := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at) VALUES `}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
@@ -64,17 +66,31 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 			outcomes[i] = duplicatePayment(p.sp.Doc.ExternalID)
 			continue
 		}
-		for _, h := range p.history {
-			at := micros(h.At)
-			if err := hist.row(ctx, tx, "", p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at); err != nil {
+		history := p.history
+		if at, ok := processedAtOnce(history); ok {
+			// The whole walk in three bind parameters instead of five per
+			// step: the statement crosses the document with the path.
+			if err := walks.row(ctx, tx, processingTail, p.sp.OrgID, p.sp.Doc.ExternalID, strconv.FormatInt(micros(at), 10)); err != nil {
 				return nil, fmt.Errorf("record status: %w", err)
 			}
+			history = nil
+		}
+		for _, h := range history {
+			if err := hist.row(ctx, tx, "", p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, micros(h.At)); err != nil {
+				return nil, fmt.Errorf("record status: %w", err)
+			}
+		}
+		for _, h := range p.history {
 			if banking.IsFinal(h.Status) {
+				at := micros(h.At)
 				if err := hooks.row(ctx, tx, webhookConflict, p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at); err != nil {
 					return nil, fmt.Errorf("queue webhook: %w", err)
 				}
 			}
 		}
+	}
+	if err := walks.flush(ctx, tx, processingTail); err != nil {
+		return nil, fmt.Errorf("record status: %w", err)
 	}
 	if err := hist.flush(ctx, tx, ""); err != nil {
 		return nil, fmt.Errorf("record status: %w", err)
@@ -86,6 +102,46 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 }
 
 const webhookConflict = ` ON CONFLICT (org_id, external_id, event_time) DO NOTHING`
+
+// processingHead and processingTail enclose the (org_id, external_id, at)
+// rows of documents that ran the whole processing path at one instant (the
+// sandbox's fully signed creates): each is crossed with the path's steps, so
+// every move is still its own history row with its time, in the path's order
+// within the document (the ORDER BY; history is read back by id). The time
+// is bound as decimal text and cast: PostgreSQL types the bound values of a
+// VALUES list as text, and both engines cast such text to an integer exactly.
+const processingHead = `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at)
+	SELECT d.column1, d.column2, p.column2, '', CAST(d.column3 AS BIGINT) FROM (VALUES `
+
+var processingTail = func() string {
+	var b strings.Builder
+	b.WriteString(`) AS d CROSS JOIN (VALUES `)
+	for i, st := range banking.ProcessingPath {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		// Status names are the package's own constants, upper-case letters
+		// and underscores, so quoting them as literals is safe.
+		fmt.Fprintf(&b, "(%d,'%s')", i, strings.ReplaceAll(st, "'", "''"))
+	}
+	b.WriteString(`) AS p ORDER BY d.column1, d.column2, p.column1`)
+	return b.String()
+}()
+
+// processedAtOnce reports whether history is exactly the processing path,
+// every step at one time and without a comment, and returns that time.
+func processedAtOnce(history []banking.StatusChange) (time.Time, bool) {
+	if len(history) != len(banking.ProcessingPath) {
+		return time.Time{}, false
+	}
+	at := history[0].At
+	for i, h := range history {
+		if h.Status != banking.ProcessingPath[i] || h.Comment != "" || !h.At.Equal(at) {
+			return time.Time{}, false
+		}
+	}
+	return at, true
+}
 
 // insertPaymentRows inserts chunk and marks in written the keys the
 // database accepted; ON CONFLICT DO NOTHING leaves an existing document
