@@ -105,10 +105,15 @@ func mulRowsTiledAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 	_ = p.qs[n*cols-1]
 	_ = p.d[n*nb-1+3] // a group's kernels load four scales at once
 	_ = p.corr[n*cols/2-1]
-	block := tileRowBlock
 	if n <= 4 {
-		block = hi - lo // one group: nothing to keep in cache across groups
+		// One group (decode) is a memory-bound walk over the weights: one
+		// row at a time keeps it a single sequential stream, which the
+		// hardware prefetcher follows; two interleaved rows ran a 135M
+		// decode step at 0.7× the speed.
+		ks[0][n](&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.corr[0], nb, &dst[lo], 4*rows, hi-lo)
+		return
 	}
+	block := tileRowBlock
 	for r0 := lo; r0 < hi; r0 += block {
 		r1 := min(r0+block, hi)
 		pairs := (r1 - r0) / 2
