@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"partnerapi/internal/inference/gguf"
 )
@@ -213,6 +214,34 @@ func TestPoolingOf(t *testing.T) {
 			if (err != nil) != tc.wantErr || got != tc.want {
 				t.Errorf("PoolingOf = %v, %v; want %v (error %v)", got, err, tc.want, tc.wantErr)
 			}
+		})
+	}
+}
+
+// BenchmarkEmbed times Embed of a 128-token input against the plain batched
+// prefill of the same tokens into a fresh sequence (Forward), alternating
+// the two in one loop, and reports their ratio: the cost of normalising and
+// pooling every row on top of the forward pass.
+func BenchmarkEmbed(b *testing.B) {
+	tokens := embedTokens(128)
+	for _, bm := range benchModels(b) {
+		b.Run(bm.name, func(b *testing.B) {
+			var embedT, prefillT time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := bm.model.Embed(context.Background(), tokens, PoolingMean); err != nil {
+					b.Fatal(err)
+				}
+				mid := time.Now()
+				seq := bm.model.NewSequence(len(tokens))
+				if _, err := seq.Forward(tokens); err != nil {
+					b.Fatal(err)
+				}
+				embedT += mid.Sub(start)
+				prefillT += time.Since(mid)
+			}
+			b.ReportMetric(float64(len(tokens)*b.N)/embedT.Seconds(), "embed-tok/s")
+			b.ReportMetric(embedT.Seconds()/prefillT.Seconds(), "embed/prefill")
 		})
 	}
 }
