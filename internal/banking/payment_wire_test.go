@@ -17,7 +17,7 @@ func TestAppendBankFields(t *testing.T) {
 		PayerBankBIC: "044525000", PayerBankCorrAccount: "30101810000000000000", PayeeName: "АО", PayeeBankBIC: "049805746",
 		IsPaidByCredit: &yes, VAT: &VAT{Type: "INCLUDED", Rate: "20", Amount: "1.75"},
 		DepartmentalInfo: &DepartmentalInfo{DrawerStatus101: "01", KBK: "18210102010011000110"},
-		ExpirationDate: "2026-02-01", OrderNumber: "o", PaymentNumber: "p", PayeeOrgIDHash: "h"}
+		ExpirationDate:   "2026-02-01", OrderNumber: "o", PaymentNumber: "p", PayeeOrgIDHash: "h"}
 	cases := []struct {
 		name                  string
 		doc                   Payment

@@ -227,4 +227,3 @@ func crashChild(dir string) {
 	}
 	select {}
 }
-
