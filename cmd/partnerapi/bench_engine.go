@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,8 +73,20 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	repeat := fs.Int("repeat", 1, "measurements per case, interleaved across stream counts; the medians are reported")
 	bwMB := fs.Int("bandwidth-mb", 512, "buffer size for the bandwidth probe (MB, > 256 to defeat caches)")
 	asJSON := fs.Bool("json", false, "print one JSON object per case")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if *prompt < 1 || *gen < 2 || *repeat < 1 {
 		return errors.New("--prompt and --repeat must be at least 1 and --gen at least 2")

@@ -168,3 +168,30 @@ func BenchmarkPoolSideBySide(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPoolSpinSideBySide times a 135M-class decode step (the weight
+// products of 30 layers) with the workers spinning for poolSpin before they
+// park, and with them parking at once, alternating within each iteration so
+// both see the same machine load, and reports the ratio.
+func BenchmarkPoolSpinSideBySide(b *testing.B) {
+	step := newDecodeStep135M(rand.New(rand.NewPCG(65, 66)))
+	for _, n := range []int{1, 10} {
+		b.Run(fmt.Sprintf("decode-step/tokens=%d", n), func(b *testing.B) {
+			spinning := poolSpin.Load()
+			defer poolSpin.Store(spinning)
+			var withSpin, parkAtOnce time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				step.run(n)
+				t1 := time.Now()
+				poolSpin.Store(0)
+				step.run(n)
+				poolSpin.Store(spinning)
+				withSpin, parkAtOnce = withSpin+t1.Sub(t0), parkAtOnce+time.Since(t1)
+			}
+			b.ReportMetric(float64(withSpin.Nanoseconds())/float64(b.N), "ns-spin/op")
+			b.ReportMetric(float64(parkAtOnce.Nanoseconds())/float64(b.N), "ns-park/op")
+			b.ReportMetric(float64(parkAtOnce)/float64(withSpin), "speedup")
+		})
+	}
+}
