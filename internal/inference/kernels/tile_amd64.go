@@ -13,6 +13,12 @@ import "partnerapi/internal/inference/gguf"
 //go:noescape
 func q8_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
+// q8_0Tile2x4NoPrefetch is q8_0Tile2x4 without its prefetches, kept so
+// that a benchmark can measure what they buy side by side.
+//
+//go:noescape
+func q8_0Tile2x4NoPrefetch(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
 //go:noescape
 func q8_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 

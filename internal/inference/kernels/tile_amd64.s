@@ -154,6 +154,17 @@ GLOBL nibbleMask<>(SB), RODATA|NOPTR, $32
 	ADDQ $dstep, R9 \
 	DECQ CX
 
+// PREFETCH2 asks for both weight rows 320 bytes (about nine Q8_0 blocks)
+// ahead. The multi-token kernels run on the first token group while the
+// weights stream from memory as two interleaved rows, which the hardware
+// prefetcher follows poorly: with it a 10-token 135M decode step's products
+// ran 1.13–1.17× as fast (192 bytes ahead 1.11×, 512 bytes 1.07×). A
+// prefetch never faults, so reading past a matrix's end is harmless, and it
+// changes no arithmetic.
+#define PREFETCH2 \
+	PREFETCHT0 320(SI) \
+	PREFETCHT0 320(SI)(BX*1)
+
 // OUT stores an accumulator's sum at m.
 #define OUT(y, x, m) HSUM8(y, x, m)
 
@@ -167,6 +178,7 @@ q80t24row:
 	JEQ   q80t24done
 
 q80t24loop:
+	PREFETCH2
 	VMOVUPS (R9), X11
 	SCALES4((SI), 0)
 	SCALES4((SI)(BX*1), 16)
@@ -206,6 +218,7 @@ q80t23row:
 	JEQ   q80t23done
 
 q80t23loop:
+	PREFETCH2
 	VMOVUPS (R9), X11
 	SCALES4((SI), 0)
 	SCALES4((SI)(BX*1), 16)
@@ -241,6 +254,7 @@ q80t22row:
 	JEQ   q80t22done
 
 q80t22loop:
+	PREFETCH2
 	VMOVUPS (R9), X11
 	SCALES4((SI), 0)
 	SCALES4((SI)(BX*1), 16)
@@ -654,5 +668,46 @@ q40t11done:
 	ADDQ $4, DI // SI is already at the next row
 	DECQ R14
 	JNZ  q40t11row
+	VZEROUPPER
+	RET
+
+// q8_0Tile2x4NoPrefetch is q8_0Tile2x4 without PREFETCH2, for
+// BenchmarkTilePrefetchSideBySide.
+// func q8_0Tile2x4NoPrefetch(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+TEXT ·q8_0Tile2x4NoPrefetch(SB), NOSPLIT, $32-72
+	ARGS
+
+q80n24row:
+	START
+	TESTQ CX, CX
+	JEQ   q80n24done
+
+q80n24loop:
+	VMOVUPS (R9), X11
+	SCALES4((SI), 0)
+	SCALES4((SI)(BX*1), 16)
+	VPABSB  2(SI), Y8
+	VPABSB  2(SI)(BX*1), Y9
+	Q8TOKEN2X4(0, Y0, Y4)
+	Q8TOKEN2X4(1, Y1, Y5)
+	Q8TOKEN2X4(2, Y2, Y6)
+	Q8TOKEN2X4(3, Y3, Y7)
+	NEXT(34, 128, 16)
+	JNZ     q80n24loop
+
+q80n24done:
+	LEAQ (DX)(DX*2), AX
+	OUT(Y0, X0, 0(DI))
+	OUT(Y1, X1, 0(DI)(DX*1))
+	OUT(Y2, X2, 0(DI)(DX*2))
+	OUT(Y3, X3, 0(DI)(AX*1))
+	OUT(Y4, X4, 4(DI))
+	OUT(Y5, X5, 4(DI)(DX*1))
+	OUT(Y6, X6, 4(DI)(DX*2))
+	OUT(Y7, X7, 4(DI)(AX*1))
+	ADDQ BX, SI // SI is at row 1: the next pair starts a stride later
+	ADDQ $8, DI
+	DECQ R14
+	JNZ  q80n24row
 	VZEROUPPER
 	RET
