@@ -22,7 +22,9 @@ type Options struct {
 	// model's trained context and its manifest).
 	MaxContext int
 	// Concurrency is how many requests share a model's decode batch
-	// (default 8); their n choices are all sequences of that batch.
+	// (default 10, the assistant's per-client limit for B2B and CORP
+	// clients, so that one such client never queues behind itself); their
+	// n choices are all sequences of that batch.
 	// Further calls wait for a slot, or for their context to end.
 	Concurrency int
 	// QueueDepth is how many calls may wait for a slot per model (default
@@ -50,7 +52,7 @@ const (
 	DefaultOwnedBy = "partnerapi"
 	TypeChat       = "chat"
 
-	defaultConcurrency = 8
+	defaultConcurrency = 10
 	defaultQueueDepth  = 64
 	defaultPrefixCache = 4
 )
