@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,23 +39,7 @@ func TestAssistantLocalEmbeddings(t *testing.T) {
 	}
 	ts := startServer(t, "--data-dir", data, "--models-dir", models, "--only", "assistant")
 	base := ts.urls["assistant"]
-	form := url.Values{"scope": {"GIGACHAT_API_PERS"}}
-	req, _ := http.NewRequest("POST", base+"/api/v2/oauth", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("RqUID", "72384bd5-0ca0-4cfd-9ac7-65d75258284c")
-	req.Header.Set("Authorization", "Basic "+creds["authorization_key"])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("token: %d %v", resp.StatusCode, err)
-	}
-	resp.Body.Close()
-	c := &upstreamClient{t: t, base: base, token: tok.AccessToken}
+	c := &upstreamClient{t: t, base: base, token: assistantToken(t, base, "GIGACHAT_API_PERS", creds["authorization_key"])}
 	ctx := context.Background()
 
 	// The expected vectors come from the model package directly, over the

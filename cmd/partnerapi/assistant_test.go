@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,23 +77,7 @@ func assistantModelsDir(t *testing.T) string {
 // TestNpmClient runs the official npm `gigachat` client, unmodified, against
 // a live server with stories260K.
 func TestNpmClient(t *testing.T) {
-	npm, errNpm := exec.LookPath("npm")
-	node, errNode := exec.LookPath("node")
-	if errNpm != nil || errNode != nil {
-		t.Skip("SKIPPING: npm/node not installed; the npm gigachat client test did not run")
-	}
-	root, ok := testenv.RepoRoot()
-	if !ok {
-		t.Fatal("no repository root")
-	}
-	pkg := filepath.Join(root, "clients", "npm")
-	if _, err := os.Stat(filepath.Join(pkg, "node_modules", "gigachat")); err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, npm, "ci", "--prefix", pkg).CombinedOutput(); err != nil {
-			t.Skipf("SKIPPING: npm ci failed (offline?): %v\n%s", err, out)
-		}
-	}
+	node, pkg := npmClient(t, "the npm gigachat client test")
 	data := t.TempDir()
 	for _, scope := range []string{"GIGACHAT_API_PERS", "ASSISTANT_API_CORP"} {
 		t.Run(scope, func(t *testing.T) {
@@ -190,4 +176,52 @@ func TestModelsList(t *testing.T) {
 	if err := runModels(context.Background(), []string{"pull"}, func(string) string { return "" }, stdio{out: &out, err: &out}); err == nil {
 		t.Fatal("models pull is not implemented and must say so")
 	}
+}
+
+// npmClient finds node and the clients/npm package with the unmodified
+// `gigachat` client installed (running npm ci when CI has not), or skips the
+// test loudly, naming what did not run.
+func npmClient(t *testing.T, what string) (node, pkg string) {
+	t.Helper()
+	node, errNode := exec.LookPath("node")
+	npm, errNpm := exec.LookPath("npm")
+	if errNode != nil || errNpm != nil {
+		t.Skipf("SKIPPING: npm/node not installed; %s did not run", what)
+	}
+	root, ok := testenv.RepoRoot()
+	if !ok {
+		t.Fatal("no repository root")
+	}
+	pkg = filepath.Join(root, "clients", "npm")
+	if _, err := os.Stat(filepath.Join(pkg, "node_modules", "gigachat")); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, npm, "ci", "--prefix", pkg).CombinedOutput(); err != nil {
+			t.Skipf("SKIPPING: npm ci failed (offline?): %v\n%s", err, out)
+		}
+	}
+	return node, pkg
+}
+
+// assistantToken exchanges an authorization key for an access token at
+// the live server's /api/v2/oauth.
+func assistantToken(t *testing.T, base, scope, authorizationKey string) string {
+	t.Helper()
+	form := url.Values{"scope": {scope}}
+	req, _ := http.NewRequest("POST", base+"/api/v2/oauth", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("RqUID", "72384bd5-0ca0-4cfd-9ac7-65d75258284c")
+	req.Header.Set("Authorization", "Basic "+authorizationKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("token: %d %v", resp.StatusCode, err)
+	}
+	return tok.AccessToken
 }

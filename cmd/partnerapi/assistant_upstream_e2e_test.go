@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"partnerapi/internal/testenv"
 )
 
 // fakeOpenAI is an OpenAI-compatible server (as llama-server is) whose
@@ -185,23 +182,7 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 		"--assistant-upstream", "down="+deadURL)
 	base := ts.urls["assistant"]
 
-	form := url.Values{"scope": {"GIGACHAT_API_PERS"}}
-	req, _ := http.NewRequest("POST", base+"/api/v2/oauth", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("RqUID", "72384bd5-0ca0-4cfd-9ac7-65d75258284c")
-	req.Header.Set("Authorization", "Basic "+creds["authorization_key"])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("token: %d %v", resp.StatusCode, err)
-	}
-	resp.Body.Close()
-	c := &upstreamClient{t: t, base: base, token: tok.AccessToken}
+	c := &upstreamClient{t: t, base: base, token: assistantToken(t, base, "GIGACHAT_API_PERS", creds["authorization_key"])}
 	ctx := context.Background()
 
 	t.Run("models", func(t *testing.T) {
@@ -362,23 +343,7 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 // runNpmEmbeddings runs clients/npm/embeddings.js, the unmodified npm
 // `gigachat` client calling embeddings() and a chat with functions.
 func runNpmEmbeddings(t *testing.T, base, key string) {
-	node, errNode := exec.LookPath("node")
-	npm, errNpm := exec.LookPath("npm")
-	if errNode != nil || errNpm != nil {
-		t.Skip("SKIPPING: npm/node not installed; the npm embeddings test did not run")
-	}
-	root, ok := testenv.RepoRoot()
-	if !ok {
-		t.Fatal("no repository root")
-	}
-	pkg := filepath.Join(root, "clients", "npm")
-	if _, err := os.Stat(filepath.Join(pkg, "node_modules", "gigachat")); err != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, npm, "ci", "--prefix", pkg).CombinedOutput(); err != nil {
-			t.Skipf("SKIPPING: npm ci failed (offline?): %v\n%s", err, out)
-		}
-	}
+	node, pkg := npmClient(t, "the npm embeddings test")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(pkg, "embeddings.js"))
