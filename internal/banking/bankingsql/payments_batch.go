@@ -13,13 +13,36 @@ import (
 )
 
 // newPayment is one document waiting in the group commit, with everything
-// that costs CPU (the JSON of the document, the roles) done by its caller
-// before it queues, so the single committer only runs SQL.
+// that costs CPU (the JSON of the document, the roles, the shape of its
+// history) done by its caller before it queues, so the single committer only
+// runs SQL.
 type newPayment struct {
-	sp      *banking.StoredPayment
-	doc     string
-	roles   string
-	history []banking.StatusChange
+	sp    *banking.StoredPayment
+	doc   string
+	roles string
+	// walkedAt is the time (µs) of a processing walk recorded in the
+	// document's row (walked_at), nil without one; history holds the moves
+	// written as history rows.
+	walkedAt any
+	history  []banking.StatusChange
+	// final lists the moves to final statuses, each queued as a webhook.
+	final []banking.StatusChange
+}
+
+// newPaymentOf prepares sp and the moves of its creation for the committer.
+// When the moves are exactly the processing path at one instant, the walk
+// becomes the row's walked_at (migration 0005) instead of history rows.
+func newPaymentOf(sp *banking.StoredPayment, doc string, history []banking.StatusChange) *newPayment {
+	p := &newPayment{sp: sp, doc: doc, roles: joinRoles(sp.Roles), history: history}
+	if at, ok := processedAtOnce(history); ok {
+		p.walkedAt, p.history = micros(at), nil
+	}
+	for _, h := range history {
+		if banking.IsFinal(h.Status) {
+			p.final = append(p.final, h)
+		}
+	}
+	return p
 }
 
 // paymentKey is the document's unique key: two creates with one externalId
@@ -39,10 +62,11 @@ const rowsPerStatement = 500
 
 // writePayments is the group commit's batch writer: every document row in
 // multi-row INSERTs that skip existing keys and return the keys they wrote,
-// then the status history and webhook outbox rows of the documents that were
-// written. A document whose key already existed gets its own WORKFLOW_FAULT;
-// the others commit. Three statements per batch instead of several per
-// document keep PostgreSQL's round trips and SQLite's parsing flat.
+// then the status history rows (none for a document whose whole walk is its
+// walked_at) and webhook outbox rows of the documents that were written. A
+// document whose key already existed gets its own WORKFLOW_FAULT; the others
+// commit. Two or three statements per batch instead of several per document
+// keep PostgreSQL's round trips and SQLite's parsing flat.
 func writePayments(dialect sqldb.Dialect) sqldb.WriteBatch[*newPayment] {
 	return func(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
 		return writePaymentBatch(ctx, tx, dialect, batch)
@@ -58,7 +82,6 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 		}
 	}
 	hist := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `}
-	walks := rowsInsert{dialect: dialect, head: processingHead}
 	hooks := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at) VALUES `}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
@@ -66,31 +89,17 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 			outcomes[i] = duplicatePayment(p.sp.Doc.ExternalID)
 			continue
 		}
-		history := p.history
-		if at, ok := processedAtOnce(history); ok {
-			// The whole walk in three bind parameters instead of five per
-			// step: the statement crosses the document with the path.
-			if err := walks.row(ctx, tx, processingTail, p.sp.OrgID, p.sp.Doc.ExternalID, strconv.FormatInt(micros(at), 10)); err != nil {
-				return nil, fmt.Errorf("record status: %w", err)
-			}
-			history = nil
-		}
-		for _, h := range history {
+		for _, h := range p.history {
 			if err := hist.row(ctx, tx, "", p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, micros(h.At)); err != nil {
 				return nil, fmt.Errorf("record status: %w", err)
 			}
 		}
-		for _, h := range p.history {
-			if banking.IsFinal(h.Status) {
-				at := micros(h.At)
-				if err := hooks.row(ctx, tx, webhookConflict, p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at); err != nil {
-					return nil, fmt.Errorf("queue webhook: %w", err)
-				}
+		for _, h := range p.final {
+			at := micros(h.At)
+			if err := hooks.row(ctx, tx, webhookConflict, p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at); err != nil {
+				return nil, fmt.Errorf("queue webhook: %w", err)
 			}
 		}
-	}
-	if err := walks.flush(ctx, tx, processingTail); err != nil {
-		return nil, fmt.Errorf("record status: %w", err)
 	}
 	if err := hist.flush(ctx, tx, ""); err != nil {
 		return nil, fmt.Errorf("record status: %w", err)
@@ -102,31 +111,6 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 }
 
 const webhookConflict = ` ON CONFLICT (org_id, external_id, event_time) DO NOTHING`
-
-// processingHead and processingTail enclose the (org_id, external_id, at)
-// rows of documents that ran the whole processing path at one instant (the
-// sandbox's fully signed creates): each is crossed with the path's steps, so
-// every move is still its own history row with its time, in the path's order
-// within the document (the ORDER BY; history is read back by id). The time
-// is bound as decimal text and cast: PostgreSQL types the bound values of a
-// VALUES list as text, and both engines cast such text to an integer exactly.
-const processingHead = `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at)
-	SELECT d.column1, d.column2, p.column2, '', CAST(d.column3 AS BIGINT) FROM (VALUES `
-
-var processingTail = func() string {
-	var b strings.Builder
-	b.WriteString(`) AS d CROSS JOIN (VALUES `)
-	for i, st := range banking.ProcessingPath {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		// Status names are the package's own constants, upper-case letters
-		// and underscores, so quoting them as literals is safe.
-		fmt.Fprintf(&b, "(%d,'%s')", i, strings.ReplaceAll(st, "'", "''"))
-	}
-	b.WriteString(`) AS p ORDER BY d.column1, d.column2, p.column1`)
-	return b.String()
-}()
 
 // processedAtOnce reports whether history is exactly the processing path,
 // every step at one time and without a comment, and returns that time.
@@ -148,16 +132,16 @@ func processedAtOnce(history []banking.StatusChange) (time.Time, bool) {
 // untouched and RETURNING names only the rows really inserted (both engines).
 func insertPaymentRows(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, chunk []*newPayment, written map[string]bool) error {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO banking_payments (org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at) VALUES `)
-	args := make([]any, 0, 11*len(chunk))
+	b.WriteString(`INSERT INTO banking_payments (org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at, walked_at) VALUES `)
+	args := make([]any, 0, 12*len(chunk))
 	for i, p := range chunk {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writePlaceholders(&b, dialect, len(args), 11)
+		writePlaceholders(&b, dialect, len(args), 12)
 		sp := p.sp
 		args = append(args, sp.OrgID, sp.Doc.ExternalID, string(sp.Kind), p.doc, sp.Kopecks, sp.Status, sp.Comment,
-			p.roles, sp.Channel, micros(sp.CreatedAt), micros(sp.UpdatedAt))
+			p.roles, sp.Channel, micros(sp.CreatedAt), micros(sp.UpdatedAt), p.walkedAt)
 	}
 	b.WriteString(` ON CONFLICT (org_id, external_id) DO NOTHING RETURNING org_id, external_id`)
 	rows, err := tx.QueryContext(ctx, b.String(), args...)
