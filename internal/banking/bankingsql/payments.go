@@ -20,11 +20,14 @@ type PaymentStore struct {
 	creates *sqldb.GroupCommit[*newPayment]
 	// hashes caches each document's crucialFieldsHash (payments_state.go).
 	hashes *crucialHashes
+	// batches are the group commit's statements (payments_stmts.go).
+	batches *batchStatements
 }
 
 // NewPaymentStore wraps db (already migrated with MigratePayments).
 func NewPaymentStore(db *sqldb.DB) *PaymentStore {
-	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(db.Dialect)), hashes: &crucialHashes{}}
+	batches := &batchStatements{db: db}
+	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(batches)), hashes: &crucialHashes{}, batches: batches}
 }
 
 var _ banking.PaymentStore = (*PaymentStore)(nil)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -56,33 +54,50 @@ func duplicatePayment(externalID string) error {
 	return banking.Errorf(banking.KindWorkflow, "Документ с externalId %s уже существует: externalId должен быть уникальным", externalID)
 }
 
-// rowsPerStatement bounds the rows of one multi-row INSERT so its bind
-// parameters stay far below both engines' limits whatever the batch holds.
-const rowsPerStatement = 500
-
 // writePayments is the group commit's batch writer: every document row in
 // multi-row INSERTs that skip existing keys and return the keys they wrote,
 // then the status history rows (none for a document whose whole walk is its
 // walked_at) and webhook outbox rows of the documents that were written. A
 // document whose key already existed gets its own WORKFLOW_FAULT; the others
-// commit. Two or three statements per batch instead of several per document
-// keep PostgreSQL's round trips and SQLite's parsing flat.
-func writePayments(dialect sqldb.Dialect) sqldb.WriteBatch[*newPayment] {
+// commit. A few statements per batch instead of several per document keep
+// PostgreSQL's round trips and SQLite's parsing flat.
+func writePayments(stmts *batchStatements) sqldb.WriteBatch[*newPayment] {
 	return func(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
-		return writePaymentBatch(ctx, tx, dialect, batch)
+		return writePaymentBatch(ctx, tx, stmts, batch)
 	}
 }
 
-func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, batch []*newPayment) ([]error, error) {
-	written := make(map[string]bool, len(batch))
-	for lo := 0; lo < len(batch); lo += rowsPerStatement {
-		chunk := batch[lo:min(lo+rowsPerStatement, len(batch))]
-		if err := insertPaymentRows(ctx, tx, dialect, chunk, written); err != nil {
-			return nil, err
-		}
+const (
+	paymentsHead = `INSERT INTO banking_payments (org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at, walked_at) VALUES `
+	paymentsTail = ` ON CONFLICT (org_id, external_id) DO NOTHING RETURNING org_id, external_id`
+	historyHead  = `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `
+	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at) VALUES `
+	webhooksTail = ` ON CONFLICT (org_id, external_id, event_time) DO NOTHING`
+)
+
+func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, batch []*newPayment) ([]error, error) {
+	docs := rowsInsert{stmts: stmts, shape: batchShape{head: paymentsHead, tail: paymentsTail, width: 12}}
+	for _, p := range batch {
+		sp := p.sp
+		docs.row(sp.OrgID, sp.Doc.ExternalID, string(sp.Kind), p.doc, sp.Kopecks, sp.Status, sp.Comment,
+			p.roles, sp.Channel, micros(sp.CreatedAt), micros(sp.UpdatedAt), p.walkedAt)
 	}
-	hist := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `}
-	hooks := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at) VALUES `}
+	// ON CONFLICT DO NOTHING leaves an existing document untouched and
+	// RETURNING names only the rows really inserted (both engines).
+	written := make(map[string]bool, len(batch))
+	err := docs.query(ctx, tx, func(rows *sql.Rows) error {
+		var org, ext string
+		if err := rows.Scan(&org, &ext); err != nil {
+			return err
+		}
+		written[org+"\x00"+ext] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("insert payments: %w", err)
+	}
+	hist := rowsInsert{stmts: stmts, shape: batchShape{head: historyHead, width: 5}}
+	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, tail: webhooksTail, width: 6}}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
 		if !written[paymentKey(p)] {
@@ -90,27 +105,21 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 			continue
 		}
 		for _, h := range p.history {
-			if err := hist.row(ctx, tx, "", p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, micros(h.At)); err != nil {
-				return nil, fmt.Errorf("record status: %w", err)
-			}
+			hist.row(p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, micros(h.At))
 		}
 		for _, h := range p.final {
 			at := micros(h.At)
-			if err := hooks.row(ctx, tx, webhookConflict, p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at); err != nil {
-				return nil, fmt.Errorf("queue webhook: %w", err)
-			}
+			hooks.row(p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at)
 		}
 	}
-	if err := hist.flush(ctx, tx, ""); err != nil {
+	if err := hist.exec(ctx, tx); err != nil {
 		return nil, fmt.Errorf("record status: %w", err)
 	}
-	if err := hooks.flush(ctx, tx, webhookConflict); err != nil {
+	if err := hooks.exec(ctx, tx); err != nil {
 		return nil, fmt.Errorf("queue webhook: %w", err)
 	}
 	return outcomes, nil
 }
-
-const webhookConflict = ` ON CONFLICT (org_id, external_id, event_time) DO NOTHING`
 
 // processedAtOnce reports whether history is exactly the processing path,
 // every step at one time and without a comment, and returns that time.
@@ -127,89 +136,59 @@ func processedAtOnce(history []banking.StatusChange) (time.Time, bool) {
 	return at, true
 }
 
-// insertPaymentRows inserts chunk and marks in written the keys the
-// database accepted; ON CONFLICT DO NOTHING leaves an existing document
-// untouched and RETURNING names only the rows really inserted (both engines).
-func insertPaymentRows(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, chunk []*newPayment, written map[string]bool) error {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO banking_payments (org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at, walked_at) VALUES `)
-	args := make([]any, 0, 12*len(chunk))
-	for i, p := range chunk {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writePlaceholders(&b, dialect, len(args), 12)
-		sp := p.sp
-		args = append(args, sp.OrgID, sp.Doc.ExternalID, string(sp.Kind), p.doc, sp.Kopecks, sp.Status, sp.Comment,
-			p.roles, sp.Channel, micros(sp.CreatedAt), micros(sp.UpdatedAt), p.walkedAt)
-	}
-	b.WriteString(` ON CONFLICT (org_id, external_id) DO NOTHING RETURNING org_id, external_id`)
-	rows, err := tx.QueryContext(ctx, b.String(), args...)
-	if err != nil {
-		return fmt.Errorf("insert payments: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var org, ext string
-		if err := rows.Scan(&org, &ext); err != nil {
+// rowsInsert collects the rows of one table's multi-row INSERT and runs
+// them in the statements batchStatements sizes.
+type rowsInsert struct {
+	stmts *batchStatements
+	shape batchShape
+	args  []any
+}
+
+func (r *rowsInsert) row(vals ...any) { r.args = append(r.args, vals...) }
+
+// exec runs the collected rows.
+func (r *rowsInsert) exec(ctx context.Context, tx *sql.Tx) error {
+	return r.each(ctx, func(st *batchStatement, args []any) error {
+		if st.prepared != nil {
+			_, err := tx.StmtContext(ctx, st.prepared).ExecContext(ctx, args...)
 			return err
 		}
-		written[org+"\x00"+ext] = true
-	}
-	return rows.Err()
+		_, err := tx.ExecContext(ctx, st.text, args...)
+		return err
+	})
 }
 
-// writePlaceholders writes "($n+1,…,$n+k)" for PostgreSQL and "(?,…,?)"
-// for SQLite: SQLite treats "$n" as a named parameter and resolves each name
-// by a linear search, which makes a statement of thousands of parameters
-// quadratic to prepare and bind; "?" is positional and costs nothing.
-func writePlaceholders(b *strings.Builder, dialect sqldb.Dialect, n, k int) {
-	b.WriteByte('(')
-	for j := 1; j <= k; j++ {
-		if j > 1 {
-			b.WriteByte(',')
+// query runs the collected rows and hands every row they return to scan.
+func (r *rowsInsert) query(ctx context.Context, tx *sql.Tx, scan func(*sql.Rows) error) error {
+	return r.each(ctx, func(st *batchStatement, args []any) error {
+		var rows *sql.Rows
+		var err error
+		if st.prepared != nil {
+			rows, err = tx.StmtContext(ctx, st.prepared).QueryContext(ctx, args...)
+		} else {
+			rows, err = tx.QueryContext(ctx, st.text, args...)
 		}
-		if dialect == sqldb.SQLite {
-			b.WriteByte('?')
-			continue
+		if err != nil {
+			return err
 		}
-		b.WriteByte('$')
-		b.WriteString(strconv.Itoa(n + j))
-	}
-	b.WriteByte(')')
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
 }
 
-// rowsInsert accumulates the rows of one multi-row INSERT and executes it
-// every rowsPerStatement rows.
-type rowsInsert struct {
-	dialect sqldb.Dialect
-	head    string
-	b       strings.Builder
-	args    []any
-	rows    int
-}
-
-func (r *rowsInsert) row(ctx context.Context, tx *sql.Tx, tail string, vals ...any) error {
-	if r.rows == 0 {
-		r.b.Reset()
-		r.b.WriteString(r.head)
-	} else {
-		r.b.WriteByte(',')
-	}
-	writePlaceholders(&r.b, r.dialect, len(r.args), len(vals))
-	r.args = append(r.args, vals...)
-	r.rows++
-	if r.rows == rowsPerStatement {
-		return r.flush(ctx, tx, tail)
+func (r *rowsInsert) each(ctx context.Context, run func(*batchStatement, []any) error) error {
+	args := r.args
+	for n := len(args) / r.shape.width; n > 0; {
+		size := r.stmts.rowsPerStatement(n)
+		if err := run(r.stmts.get(r.shape, size), args[:size*r.shape.width]); err != nil {
+			return err
+		}
+		args, n = args[size*r.shape.width:], n-size
 	}
 	return nil
-}
-
-func (r *rowsInsert) flush(ctx context.Context, tx *sql.Tx, tail string) error {
-	if r.rows == 0 {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, r.b.String()+tail, r.args...)
-	r.args, r.rows = r.args[:0], 0
-	return err
 }
