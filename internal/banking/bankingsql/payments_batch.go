@@ -62,6 +62,9 @@ func duplicatePayment(externalID string) error {
 // commit. A few statements per batch instead of several per document keep
 // PostgreSQL's round trips and SQLite's parsing flat.
 func writePayments(stmts *batchStatements) sqldb.WriteBatch[*newPayment] {
+	if stmts.db.Dialect == sqldb.Postgres {
+		return writePaymentBatchPostgres
+	}
 	return func(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
 		return writePaymentBatch(ctx, tx, stmts, batch)
 	}
@@ -184,7 +187,7 @@ func (r *rowsInsert) query(ctx context.Context, tx *sql.Tx, scan func(*sql.Rows)
 func (r *rowsInsert) each(ctx context.Context, run func(*batchStatement, []any) error) error {
 	args := r.args
 	for n := len(args) / r.shape.width; n > 0; {
-		size := r.stmts.rowsPerStatement(n)
+		size := rowsPerStatement(n)
 		if err := run(r.stmts.get(r.shape, size), args[:size*r.shape.width]); err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"math/bits"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -12,18 +11,17 @@ import (
 	"partnerapi/internal/sqldb"
 )
 
-// batchStatements builds the group commit's multi-row statements and, on
-// SQLite, keeps them prepared on the writer connection. The SQLite driver
+// batchStatements builds SQLite's multi-row statements for the group commit
+// and keeps them prepared on the writer connection. The SQLite driver
 // parses and plans the SQL text of every unprepared call, and for a
-// statement of a few hundred rows that cost as much as running it; so on
-// SQLite a batch is cut into statements of power-of-two row counts (at most
-// nine shapes per table, each prepared once for the life of the store) that
+// statement of a few hundred rows that cost as much as running it; so a
+// batch is cut into statements of power-of-two row counts (at most nine
+// shapes per table, each prepared once for the life of the store) that
 // every batch reuses. The writer pool has one connection, which the batch's
 // own transaction holds, so a new shape runs unprepared in the batch that
 // first needs it and is prepared by a goroutine that waits for the
-// connection to be free. PostgreSQL's driver caches statements per connection
-// by text and each statement is a round trip there, so a batch stays one
-// statement of up to postgresRowsPerStatement rows.
+// connection to be free. PostgreSQL writes a batch as one statement of
+// arrays instead (payments_batch_pg.go).
 type batchStatements struct {
 	db *sqldb.DB
 	m  sync.Map // batchKey → *batchStatement
@@ -43,31 +41,23 @@ type batchKey struct {
 
 // batchStatement is one shape at one row count: its text and, on SQLite,
 // the statement prepared on the writer pool (tx.StmtContext reuses it on
-// the writer's one connection).
+// the writer's one connection), nil until it is.
 type batchStatement struct {
 	text     string
 	prepared *sql.Stmt
 }
 
-const (
-	// sqliteRowsPerStatement is the largest SQLite statement: 256 rows of
-	// at most 12 values stay far below its 32 766 bind parameters.
-	sqliteRowsPerStatement = 256
-	// postgresRowsPerStatement bounds a PostgreSQL statement's bind
-	// parameters (65 535) whatever the batch holds.
-	postgresRowsPerStatement = 500
-)
+// maxRowsPerStatement is the largest statement: 256 rows of at most 12
+// values stay far below SQLite's 32 766 bind parameters.
+const maxRowsPerStatement = 256
 
 // rowsPerStatement is how many of n remaining rows the next statement takes.
-func (c *batchStatements) rowsPerStatement(n int) int {
-	if c.db.Dialect != sqldb.SQLite {
-		return min(n, postgresRowsPerStatement)
-	}
-	return 1 << (bits.Len(uint(min(n, sqliteRowsPerStatement))) - 1)
+func rowsPerStatement(n int) int {
+	return 1 << (bits.Len(uint(min(n, maxRowsPerStatement))) - 1)
 }
 
 // get returns the statement of shape with rows rows, building it on first
-// use; on SQLite its prepared form arrives with a later batch (prepare).
+// use; its prepared form arrives with a later batch (prepare).
 func (c *batchStatements) get(shape batchShape, rows int) *batchStatement {
 	key := batchKey{shape.head, rows}
 	if st, ok := c.m.Load(key); ok {
@@ -79,16 +69,14 @@ func (c *batchStatements) get(shape batchShape, rows int) *batchStatement {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writePlaceholders(&b, c.db.Dialect, i*shape.width, shape.width)
+		writePlaceholders(&b, shape.width)
 	}
 	b.WriteString(shape.tail)
 	st := &batchStatement{text: b.String()}
 	if prev, loaded := c.m.LoadOrStore(key, st); loaded {
 		return prev.(*batchStatement)
 	}
-	if c.db.Dialect == sqldb.SQLite {
-		go c.prepare(key, st.text)
-	}
+	go c.prepare(key, st.text)
 	return st
 }
 
@@ -106,22 +94,17 @@ func (c *batchStatements) prepare(key batchKey, text string) {
 	c.m.Store(key, &batchStatement{text: text, prepared: prepared})
 }
 
-// writePlaceholders writes "($n+1,…,$n+k)" for PostgreSQL and "(?,…,?)"
-// for SQLite: SQLite treats "$n" as a named parameter and resolves each name
-// by a linear search, which makes a statement of thousands of parameters
-// quadratic to prepare and bind; "?" is positional and costs nothing.
-func writePlaceholders(b *strings.Builder, dialect sqldb.Dialect, n, k int) {
+// writePlaceholders writes "(?,…,?)" with k placeholders: positional
+// parameters, because SQLite resolves each named one ("$n") by a linear
+// search, which makes a statement of thousands of parameters quadratic to
+// prepare and bind.
+func writePlaceholders(b *strings.Builder, k int) {
 	b.WriteByte('(')
-	for j := 1; j <= k; j++ {
-		if j > 1 {
+	for j := range k {
+		if j > 0 {
 			b.WriteByte(',')
 		}
-		if dialect == sqldb.SQLite {
-			b.WriteByte('?')
-			continue
-		}
-		b.WriteByte('$')
-		b.WriteString(strconv.Itoa(n + j))
+		b.WriteByte('?')
 	}
 	b.WriteByte(')')
 }

@@ -11,39 +11,36 @@ import (
 	"partnerapi/internal/storetest"
 )
 
-// A batch is cut into statements of a few fixed sizes on SQLite (powers of
-// two up to 256, largest first) and into statements of up to 500 rows on
-// PostgreSQL.
+// A SQLite batch is cut into statements of a few fixed sizes: powers of two
+// up to 256, largest first.
 func TestBatchStatementSizes(t *testing.T) {
 	cases := []struct {
-		dialect sqldb.Dialect
-		rows    int
-		want    []int
+		rows int
+		want []int
 	}{
-		{sqldb.SQLite, 1, []int{1}},
-		{sqldb.SQLite, 7, []int{4, 2, 1}},
-		{sqldb.SQLite, 44, []int{32, 8, 4}},
-		{sqldb.SQLite, 256, []int{256}},
-		{sqldb.SQLite, 300, []int{256, 32, 8, 4}},
-		{sqldb.Postgres, 7, []int{7}},
-		{sqldb.Postgres, 1200, []int{500, 500, 200}},
+		{1, []int{1}},
+		{7, []int{4, 2, 1}},
+		{44, []int{32, 8, 4}},
+		{256, []int{256}},
+		{300, []int{256, 32, 8, 4}},
+		{1200, []int{256, 256, 256, 256, 128, 32, 16}},
 	}
 	for _, c := range cases {
-		stmts := &batchStatements{db: &sqldb.DB{Dialect: c.dialect}}
 		var got []int
 		for n := c.rows; n > 0; {
-			size := stmts.rowsPerStatement(n)
+			size := rowsPerStatement(n)
 			got, n = append(got, size), n-size
 		}
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
-			t.Errorf("%s, %d rows: statements of %v, want %v", c.dialect, c.rows, got, c.want)
+			t.Errorf("%d rows: statements of %v, want %v", c.rows, got, c.want)
 		}
 	}
 }
 
 // Once SQLite's one-row statements are prepared, creates through them
 // store the document, its outbox row and its walk, and a second create with
-// the same externalId still fails alone.
+// the same externalId still fails alone; PostgreSQL's one statement of
+// arrays does the same.
 func TestPaymentStorePreparedBatchStatements(t *testing.T) {
 	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
