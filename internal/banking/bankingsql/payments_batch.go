@@ -59,8 +59,9 @@ func duplicatePayment(externalID string) error {
 // then the status history rows (none for a document whose whole walk is its
 // walked_at) and webhook outbox rows of the documents that were written. A
 // document whose key already existed gets its own WORKFLOW_FAULT; the others
-// commit. A few statements per batch instead of several per document keep
-// PostgreSQL's round trips and SQLite's parsing flat.
+// commit. On SQLite that is a few prepared statements per batch
+// (payments_stmts.go), on PostgreSQL one statement of arrays
+// (payments_batch_pg.go), instead of several statements per document.
 func writePayments(stmts *batchStatements) sqldb.WriteBatch[*newPayment] {
 	if stmts.db.Dialect == sqldb.Postgres {
 		return writePaymentBatchPostgres
