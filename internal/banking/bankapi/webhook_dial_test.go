@@ -206,12 +206,18 @@ func TestWebhookClientRedirectsAndScheme(t *testing.T) {
 	if st, err := s.Send(context.Background(), ev); err != nil || st != http.StatusTemporaryRedirect {
 		t.Fatalf("redirect: %d %v", st, err)
 	}
-	if innerCalls != 0 {
+	inner.Lock()
+	followed := innerCalls
+	inner.Unlock()
+	if followed != 0 {
 		t.Fatalf("the redirect was followed")
 	}
 	httpsOnly := &WebhookSender{Targets: fixedTarget{URL: target.URL, Secret: []byte("redirect-secret-01")},
 		URLs: banking.WebhookURLPolicy{AllowPrivate: true}}
-	if _, err := httpsOnly.Send(context.Background(), ev); !errors.Is(err, errPlainHTTPWebhook) || innerCalls != 0 {
+	_, err := httpsOnly.Send(context.Background(), ev)
+	inner.Lock()
+	defer inner.Unlock()
+	if !errors.Is(err, errPlainHTTPWebhook) || innerCalls != 0 {
 		t.Fatalf("http where https is required: %v, calls %d", err, innerCalls)
 	}
 }
