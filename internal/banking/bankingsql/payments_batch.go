@@ -59,7 +59,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 	}
 	hist := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `}
 	walks := rowsInsert{dialect: dialect, head: processingHead}
-	hooks := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at) VALUES `}
+	hooks := rowsInsert{dialect: dialect, head: `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id) VALUES `}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
 		if !written[paymentKey(p)] {
@@ -83,7 +83,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, b
 		for _, h := range p.history {
 			if banking.IsFinal(h.Status) {
 				at := micros(h.At)
-				if err := hooks.row(ctx, tx, webhookConflict, p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at); err != nil {
+				if err := hooks.row(ctx, tx, webhookConflict, p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at, banking.PartnerOfChannel(p.sp.Channel)); err != nil {
 					return nil, fmt.Errorf("queue webhook: %w", err)
 				}
 			}
