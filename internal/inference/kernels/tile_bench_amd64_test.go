@@ -12,8 +12,8 @@ import (
 )
 
 // BenchmarkTileKernel times one tile kernel call on cache-resident data
-// (two 576-value rows, four tokens) and reports the multiply-adds per
-// nanosecond of one core, the kernels' compute ceiling.
+// (one or two 576-value rows, one to ten tokens) and reports the
+// multiply-adds per nanosecond of one core, the kernels' compute ceiling.
 func BenchmarkTileKernel(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2")
@@ -26,15 +26,23 @@ func BenchmarkTileKernel(b *testing.B) {
 	}{{gguf.Q8_0, q8_0Tiles}, {gguf.Q4_0, q4_0Tiles}} {
 		rows := append(randomRow(r, c.typ, cols), randomRow(r, c.typ, cols)...)
 		rb := len(rows) / 2
-		var p q8Tiles
-		p.prepare(randomVector(r, 4*cols), cols, 4)
-		for _, k := range []struct {
+		type kernel struct {
 			name        string
 			fn          tileKernel
 			nRow, nToks int
-		}{{"2x4", c.ks[1][4], 2, 4}, {"2x3", c.ks[1][3], 2, 3}, {"2x2", c.ks[1][2], 2, 2}, {"2x1", c.ks[1][1], 2, 1}, {"1x4", c.ks[0][4], 1, 4}, {"1x1", c.ks[0][1], 1, 1}} {
+		}
+		var ks []kernel
+		for _, n := range []int{4, 3, 2, 1} {
+			ks = append(ks, kernel{fmt.Sprintf("2x%d", n), c.ks.two[n], 2, n})
+		}
+		for _, n := range []int{10, 9, 8, 5, 4, 1} {
+			ks = append(ks, kernel{fmt.Sprintf("1x%d", n), c.ks.one[n], 1, n})
+		}
+		for _, k := range ks {
+			var p q8Tiles
+			p.prepare(randomVector(r, k.nToks*cols), cols, k.nToks)
 			b.Run(fmt.Sprintf("%v/%s", c.typ, k.name), func(b *testing.B) {
-				var out [8]float32
+				var out [2 * maxTileTokens]float32
 				for b.Loop() {
 					k.fn(&rows[0], rb, &p.qs[0], &p.d[0], &p.corr[0], p.nb, &out[0], 8, 1)
 				}
@@ -65,16 +73,16 @@ func BenchmarkTilePrefetchSideBySide(b *testing.B) {
 		b.Skip("no AVX2")
 	}
 	step := newDecodeStep135M(rand.New(rand.NewPCG(67, 68)))
-	orig := q8_0Tiles[1][4]
-	defer func() { q8_0Tiles[1][4] = orig }()
+	orig := q8_0Tiles.two[4]
+	defer func() { q8_0Tiles.two[4] = orig }()
 	var prefetching, plain time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		step.run(10)
 		t1 := time.Now()
-		q8_0Tiles[1][4] = q8_0Tile2x4NoPrefetch
+		q8_0Tiles.two[4] = q8_0Tile2x4NoPrefetch
 		step.run(10)
-		q8_0Tiles[1][4] = orig
+		q8_0Tiles.two[4] = orig
 		prefetching, plain = prefetching+t1.Sub(t0), plain+time.Since(t1)
 	}
 	b.ReportMetric(float64(plain)/float64(prefetching), "speedup")
