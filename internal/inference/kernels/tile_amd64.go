@@ -4,67 +4,24 @@ package kernels
 
 import "partnerapi/internal/inference/gguf"
 
-// The register-tiled Q8_0 and Q4_0 kernels of tile_amd64.s. Each computes
-// the products of one or two weight rows (row 1 stride bytes after row 0)
-// with one token (plain activation layout) or four (packed layout, see
-// q8Tiles) over nb blocks, writing out[row*tokens + token]. c is the Q4_0
+// The one-row Q8_0 and Q4_0 kernels of tile_q8_0_amd64.s and
+// tile_q4_0_amd64.s (tile_amd64.h describes them). Each computes the
+// products of `steps` consecutive weight rows (stride bytes apart) with a
+// group of T tokens (packed layout, see q8Tiles) over nb blocks, writing
+// token k's value of row r at out + 4·r + k·ostride bytes. c is the Q4_0
 // offset correction array laid out like x (ignored by the Q8_0 kernels).
-
-//go:noescape
-func q8_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-// q8_0Tile2x4NoPrefetch is q8_0Tile2x4 without its prefetches, kept so
-// that a benchmark can measure what they buy side by side.
-//
-//go:noescape
-func q8_0Tile2x4NoPrefetch(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q8_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q8_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q8_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q8_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q8_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
 func q8_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile2x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile2x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile2x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q4_0Tile2x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q4_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q4_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q4_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-// The one-row kernels for five to ten tokens of tile_wide_amd64.s.
+func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
 func q8_0Tile1x5(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
@@ -83,6 +40,18 @@ func q8_0Tile1x9(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out
 
 //go:noescape
 func q8_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
 func q4_0Tile1x5(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
@@ -104,22 +73,12 @@ func q4_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *int16, nb int, ou
 
 type tileKernel func(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
-// tileSet holds one weight type's kernels: one row by 1…maxTileTokens
-// tokens (one indexed by tokens), and two rows by 1…4 tokens.
-type tileSet struct {
-	one [maxTileTokens + 1]tileKernel
-	two [5]tileKernel
-}
+// tileSet holds one weight type's kernels indexed by tokens.
+type tileSet [maxTileTokens + 1]tileKernel
 
 var (
-	q8_0Tiles = tileSet{
-		one: [...]tileKernel{nil, q8_0Tile1x1, q8_0Tile1x2, q8_0Tile1x3, q8_0Tile1x4, q8_0Tile1x5, q8_0Tile1x6, q8_0Tile1x7, q8_0Tile1x8, q8_0Tile1x9, q8_0Tile1x10},
-		two: [...]tileKernel{nil, q8_0Tile2x1, q8_0Tile2x2, q8_0Tile2x3, q8_0Tile2x4},
-	}
-	q4_0Tiles = tileSet{
-		one: [...]tileKernel{nil, q4_0Tile1x1, q4_0Tile1x2, q4_0Tile1x3, q4_0Tile1x4, q4_0Tile1x5, q4_0Tile1x6, q4_0Tile1x7, q4_0Tile1x8, q4_0Tile1x9, q4_0Tile1x10},
-		two: [...]tileKernel{nil, q4_0Tile2x1, q4_0Tile2x2, q4_0Tile2x3, q4_0Tile2x4},
-	}
+	q8_0Tiles = tileSet{nil, q8_0Tile1x1, q8_0Tile1x2, q8_0Tile1x3, q8_0Tile1x4, q8_0Tile1x5, q8_0Tile1x6, q8_0Tile1x7, q8_0Tile1x8, q8_0Tile1x9, q8_0Tile1x10}
+	q4_0Tiles = tileSet{nil, q4_0Tile1x1, q4_0Tile1x2, q4_0Tile1x3, q4_0Tile1x4, q4_0Tile1x5, q4_0Tile1x6, q4_0Tile1x7, q4_0Tile1x8, q4_0Tile1x9, q4_0Tile1x10}
 )
 
 func init() {
@@ -156,14 +115,14 @@ func mulRowsTiledAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 	_ = p.d[n*nb-1+tileScalePad] // the kernels load a group's scales eight at a time
 	_ = p.corr[n*cols/2-1]
 	if n <= maxTileTokens {
-		ks.one[n](&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.corr[0], nb, &dst[lo], 4*rows, hi-lo)
+		ks[n](&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.corr[0], nb, &dst[lo], 4*rows, hi-lo)
 		return
 	}
 	for r0 := lo; r0 < hi; r0 += tileRowBlock {
 		r1 := min(r0+tileRowBlock, hi)
 		tileGroups(n, func(t0, nt int) {
 			i := t0 * cols
-			ks.one[nt](&w.Data[r0*rb], rb, &p.qs[i], &p.d[t0*nb], &p.corr[i/2], nb, &dst[t0*rows+r0], 4*rows, r1-r0)
+			ks[nt](&w.Data[r0*rb], rb, &p.qs[i], &p.d[t0*nb], &p.corr[i/2], nb, &dst[t0*rows+r0], 4*rows, r1-r0)
 		})
 	}
 }

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"partnerapi/internal/inference/gguf"
 )
 
 // BenchmarkTileKernel times one tile kernel call on cache-resident data
-// (one or two 576-value rows, one to ten tokens) and reports the
+// (one 576-value row, one to ten tokens) and reports the
 // multiply-adds per nanosecond of one core, the kernels' compute ceiling.
 func BenchmarkTileKernel(b *testing.B) {
 	if !hasAVX2 {
@@ -32,11 +31,8 @@ func BenchmarkTileKernel(b *testing.B) {
 			nRow, nToks int
 		}
 		var ks []kernel
-		for _, n := range []int{4, 3, 2, 1} {
-			ks = append(ks, kernel{fmt.Sprintf("2x%d", n), c.ks.two[n], 2, n})
-		}
-		for _, n := range []int{10, 9, 8, 5, 4, 1} {
-			ks = append(ks, kernel{fmt.Sprintf("1x%d", n), c.ks.one[n], 1, n})
+		for _, n := range []int{10, 9, 8, 5, 4, 2, 1} {
+			ks = append(ks, kernel{fmt.Sprintf("1x%d", n), c.ks[n], 1, n})
 		}
 		for _, k := range ks {
 			var p q8Tiles
@@ -49,7 +45,7 @@ func BenchmarkTileKernel(b *testing.B) {
 				b.ReportMetric(float64(k.nRow*k.nToks*cols)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
 			})
 		}
-		// The one-token row dot on the same two rows, for comparison with 2x1.
+		// The one-token row dot on two rows, for comparison with 1x1.
 		one := rowDotFor(c.typ)
 		var a activation
 		a.prepare(actQ8_0, randomVector(r, cols))
@@ -62,28 +58,4 @@ func BenchmarkTileKernel(b *testing.B) {
 			b.ReportMetric(float64(2*cols)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
 		})
 	}
-}
-
-// BenchmarkTilePrefetchSideBySide times the weight products of a 10-token
-// 135M-class decode step (weights streaming from memory) with the Q8_0
-// two-row kernels as built (prefetching) and with the 2x4 kernel swapped for
-// a copy that prefetches nothing, alternating within each iteration.
-func BenchmarkTilePrefetchSideBySide(b *testing.B) {
-	if !hasAVX2 {
-		b.Skip("no AVX2")
-	}
-	step := newDecodeStep135M(rand.New(rand.NewPCG(67, 68)))
-	orig := q8_0Tiles.two[4]
-	defer func() { q8_0Tiles.two[4] = orig }()
-	var prefetching, plain time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		step.run(10)
-		t1 := time.Now()
-		q8_0Tiles.two[4] = q8_0Tile2x4NoPrefetch
-		step.run(10)
-		q8_0Tiles.two[4] = orig
-		prefetching, plain = prefetching+t1.Sub(t0), plain+time.Since(t1)
-	}
-	b.ReportMetric(float64(plain)/float64(prefetching), "speedup")
 }
