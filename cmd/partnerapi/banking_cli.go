@@ -361,10 +361,14 @@ func signDigest(in io.Reader, certFile, keyFile, uuid, signType string, trimNewl
 	return banking.DigestSignature{Base64Encoded: base64.StdEncoding.EncodeToString(cms), CertificateUUID: uuid, SignType: signType}, nil
 }
 
-// cliErr prints a domain validation error with its fields.
+// cliErr prints a domain validation error with its fields and, when it
+// has them, the checks that failed.
 func cliErr(err error) error {
 	var be *banking.Error
 	if errors.As(err, &be) && len(be.FieldNames) > 0 {
+		if len(be.Checks) > 0 {
+			return fmt.Errorf("%s: %s (%s)", be.Message, strings.Join(be.FieldNames, ", "), strings.Join(be.Checks, "; "))
+		}
 		return fmt.Errorf("%s: %s", be.Message, strings.Join(be.FieldNames, ", "))
 	}
 	return err

@@ -35,6 +35,9 @@ type paymentFlags struct {
 	webhookSecret string
 	webhookEvery  time.Duration
 	webhookKey    string
+	// webhookAllowPrivate lets webhooks reach private and local addresses
+	// (banking_webhook_keys.go has the policy).
+	webhookAllowPrivate bool
 }
 
 func (f *paymentFlags) register(fs *flag.FlagSet) {
@@ -48,7 +51,8 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "default URL of final payment statuses for partners without their own (empty: their statuses stay queued)")
 	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks to the default URL (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
 	fs.DurationVar(&f.webhookEvery, "banking-webhook-interval", 2*time.Second, "how often the webhook outbox is drained")
-	fs.StringVar(&f.webhookKey, "banking-webhook-key", "", "base64 of the 32-byte key sealing partners' webhook secrets (default: "+webhookKeyFile+" in the data directory, made on first use); set it via PARTNERAPI_BANKING_WEBHOOK_KEY when processes share PostgreSQL")
+	fs.StringVar(&f.webhookKey, "banking-webhook-key", "", "base64 of the 32-byte keys sealing partners' webhook secrets, comma-separated, newest first: the newest seals, each opens (default: "+webhookKeyFile+" in the data directory, one key a line, made on first use); set it via PARTNERAPI_BANKING_WEBHOOK_KEY when processes share PostgreSQL")
+	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
 }
 
 // paymentArea is what build makes: the services and the dispatcher that
@@ -63,7 +67,7 @@ type paymentArea struct {
 // outbox dispatcher. The dispatcher always runs: a partner may set its own
 // URL at any time; without a deployment URL only such partners' events are
 // taken from the outbox.
-func (f *paymentFlags) build(db *sqldb.DB, dataDir string, accounts banking.AccountLookup, verifier banking.SignatureVerifier) (paymentArea, error) {
+func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts banking.AccountLookup, verifier banking.SignatureVerifier) (paymentArea, error) {
 	checksums, err := banking.ParseChecksumMode(f.checksums)
 	if err != nil {
 		return paymentArea{}, fmt.Errorf("--banking-checksum-failures: %w", err)
@@ -84,12 +88,18 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir string, accounts banking.Acco
 			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums},
 		Limits:      &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst},
 		Maintenance: maint}
-	hooks := &banking.Webhooks{Store: store, Box: box, Default: banking.WebhookTarget{URL: f.webhookURL, Secret: []byte(f.webhookSecret)}}
+	urls := f.webhookPolicy(contour)
+	if f.webhookURL != "" {
+		if err := urls.Check(context.Background(), f.webhookURL); err != nil {
+			return paymentArea{}, fmt.Errorf("--banking-webhook-url: %w", cliErr(err))
+		}
+	}
+	hooks := &banking.Webhooks{Store: store, Box: box, URLs: urls, Default: banking.WebhookTarget{URL: f.webhookURL, Secret: []byte(f.webhookSecret)}}
 	every := f.webhookEvery
 	if every <= 0 {
 		every = 2 * time.Second
 	}
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks}, ConfiguredOnly: f.webhookURL == ""}
+	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls}, ConfiguredOnly: f.webhookURL == ""}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	return paymentArea{payments: svc, webhooks: hooks, sidecars: []sidecar{{
@@ -114,39 +124,40 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir string, accounts banking.Acco
 // first use when --banking-webhook-key is not given.
 const webhookKeyFile = "banking-webhook.key"
 
-// secretBox is the box sealing partners' webhook secrets: the key of
-// --banking-webhook-key (base64 of 32 bytes), else the data directory's
-// key file, created with a random key on first use.
+// secretBox is the box sealing partners' webhook secrets: the keys of
+// --banking-webhook-key (base64 of 32 bytes each, comma-separated, newest
+// first), else the data directory's key file (one key a line, newest
+// first), created with a random key on first use.
 func (f *paymentFlags) secretBox(dataDir string) (*banking.SecretBox, error) {
-	key, err := webhookKey(f.webhookKey, dataDir)
+	keys, err := webhookKeys(f.webhookKey, dataDir)
 	if err != nil {
 		return nil, err
 	}
-	return banking.NewSecretBox(key)
+	return banking.NewSecretBox(keys...)
 }
 
-func webhookKey(flagValue, dataDir string) ([]byte, error) {
+func webhookKeys(flagValue, dataDir string) ([][]byte, error) {
 	if flagValue != "" {
-		key, err := base64.StdEncoding.DecodeString(flagValue)
-		if err != nil || len(key) != banking.WebhookKeySize {
-			return nil, fmt.Errorf("--banking-webhook-key: want base64 of %d bytes", banking.WebhookKeySize)
+		keys, err := parseWebhookKeys(strings.Split(flagValue, ","))
+		if err != nil {
+			return nil, fmt.Errorf("--banking-webhook-key: %w", err)
 		}
-		return key, nil
+		return keys, nil
 	}
 	if dataDir == "" {
 		// No data directory (an in-process bench on PostgreSQL): a key for
 		// this process only, rather than a key file in the working directory.
 		key := make([]byte, banking.WebhookKeySize)
 		_, _ = rand.Read(key)
-		return key, nil
+		return [][]byte{key}, nil
 	}
 	path := filepath.Join(dataDir, webhookKeyFile)
 	if raw, err := os.ReadFile(path); err == nil {
-		key, derr := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw)))
-		if derr != nil || len(key) != banking.WebhookKeySize {
-			return nil, fmt.Errorf("%s: want base64 of %d bytes", path, banking.WebhookKeySize)
+		keys, err := parseWebhookKeys(strings.Split(string(raw), "\n"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		return key, nil
+		return keys, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("webhook key: %w", err)
 	}
@@ -159,7 +170,7 @@ func webhookKey(flagValue, dataDir string) ([]byte, error) {
 	// the same key.
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return webhookKey("", dataDir)
+		return webhookKeys("", dataDir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("webhook key: %w", err)
@@ -168,13 +179,14 @@ func webhookKey(flagValue, dataDir string) ([]byte, error) {
 	if err := errors.Join(werr, fh.Sync(), fh.Close()); err != nil {
 		return nil, fmt.Errorf("webhook key: %w", err)
 	}
-	return key, nil
+	return [][]byte{key}, nil
 }
 
 const bankingWebhookUsage = `usage: partnerapi banking webhook COMMAND --client-id CLIENT_ID [flags]
   set --url URL [--secret S]     the partner's own webhook (a secret is generated and shown once if none is stored)
   show                           the partner's setting (never the secret)
-  deliveries [--limit 50]        the partner's delivery log, newest first`
+  deliveries [--limit 50]        the partner's delivery log, newest first
+  reseal                         (no --client-id) re-seal every stored secret under the newest --banking-webhook-key`
 
 // runBankingWebhook is `partnerapi banking webhook ...`.
 func runBankingWebhook(ctx context.Context, args []string, getenv func(string) string, sio stdio) error {
@@ -186,7 +198,8 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 	var store storeConfig
 	store.register(fset)
 	var pf paymentFlags
-	pf.register(fset) // the webhook key and the deployment default, as serve reads them
+	pf.register(fset) // the webhook keys, URL policy and deployment default, as serve reads them
+	contour := fset.String("banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production (production: https URLs only)")
 	clientID := fset.String("client-id", "", "partner application (OAuth client_id)")
 	var rawURL, secret string
 	limit := 50
@@ -194,7 +207,7 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 	case "set":
 		fset.StringVar(&rawURL, "url", "", "URL receiving the partner's final payment statuses")
 		fset.StringVar(&secret, "secret", "", "HMAC-SHA256 key of X-Signature (default: keep the stored one, or generate)")
-	case "show":
+	case "show", "reseal":
 	case "deliveries":
 		fset.IntVar(&limit, "limit", 50, "how many newest deliveries (1..500)")
 	default:
@@ -203,8 +216,11 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 	if err := parseFlags(fset, rest, getenv); err != nil {
 		return err
 	}
-	if *clientID == "" || fset.NArg() > 0 {
+	if (*clientID == "") != (name == "reseal") || fset.NArg() > 0 {
 		return errors.New(bankingWebhookUsage)
+	}
+	if !banking.ValidContour(*contour) {
+		return fmt.Errorf("--banking-contour must be sandbox, test or production, got %q", *contour)
 	}
 	db, err := store.open(ctx)
 	if err != nil {
@@ -217,17 +233,19 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 	if err := bankingsql.MigratePayments(ctx, db); err != nil {
 		return err
 	}
-	if _, err := bankingsql.NewIdentityStore(db).GetApp(ctx, *clientID); err != nil {
-		if errors.Is(err, banking.ErrNotFound) {
-			return fmt.Errorf("no partner application %q", *clientID)
+	if name != "reseal" {
+		if _, err := bankingsql.NewIdentityStore(db).GetApp(ctx, *clientID); err != nil {
+			if errors.Is(err, banking.ErrNotFound) {
+				return fmt.Errorf("no partner application %q", *clientID)
+			}
+			return err
 		}
-		return err
 	}
 	box, err := pf.secretBox(store.DataDir)
 	if err != nil {
 		return err
 	}
-	hooks := &banking.Webhooks{Store: bankingsql.NewPaymentStore(db), Box: box,
+	hooks := &banking.Webhooks{Store: bankingsql.NewPaymentStore(db), Box: box, URLs: pf.webhookPolicy(*contour),
 		Default: banking.WebhookTarget{URL: pf.webhookURL, Secret: []byte(pf.webhookSecret)}}
 	var out any
 	switch name {
@@ -246,6 +264,8 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 		var ds []banking.WebhookDelivery
 		ds, err = hooks.Deliveries(ctx, *clientID, limit)
 		out = bankapi.DeliveriesJSON(ds)
+	case "reseal":
+		out, err = reseal(ctx, hooks)
 	}
 	if err != nil {
 		return cliErr(err)

@@ -129,7 +129,10 @@ func TestBankingPaymentsWebhookEndToEnd(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer partner.Close()
-	ts := startServer(t, "--banking-webhook-url", partner.URL, "--banking-webhook-secret", "hook-secret", "--banking-webhook-interval", "50ms")
+	// The receiver is an httptest server on 127.0.0.1: private targets
+	// have to be allowed explicitly.
+	ts := startServer(t, "--banking-webhook-url", partner.URL, "--banking-webhook-secret", "hook-secret", "--banking-webhook-interval", "50ms",
+		"--banking-webhook-allow-private")
 	tok := bankingToken(t, ts, "PAY_DOC_RU")
 	id := "b0000000-0000-4000-8000-000000000001"
 	body := `{"externalId":"` + id + `","date":"` + time.Now().UTC().Format(time.DateOnly) + `","amount":1,"operationCode":"01","priority":"5",` +

@@ -48,7 +48,7 @@ func TestBankingPartnerWebhookEndToEnd(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer partner.Close()
-	ts := startServer(t, "--banking-webhook-interval", "50ms")
+	ts := startServer(t, "--banking-webhook-interval", "50ms", "--banking-webhook-allow-private")
 
 	if _, err := webhookCLI(t, ts.dataDir, "set", "--client-id", "no-such-app", "--url", partner.URL); err == nil || !strings.Contains(err.Error(), "no-such-app") {
 		t.Fatalf("unknown partner: %v", err)
@@ -56,7 +56,17 @@ func TestBankingPartnerWebhookEndToEnd(t *testing.T) {
 	if _, err := webhookCLI(t, ts.dataDir, "set", "--client-id", banking.SandboxClientID, "--url", "not a url"); err == nil || !strings.Contains(err.Error(), "url") {
 		t.Fatalf("bad url: %v", err)
 	}
-	set, err := webhookCLI(t, ts.dataDir, "set", "--client-id", banking.SandboxClientID, "--url", partner.URL, "--secret", secret)
+	// The receiver is on 127.0.0.1: refused unless private targets are
+	// allowed, and plain http is refused in production whatever the flag.
+	if _, err := webhookCLI(t, ts.dataDir, "set", "--client-id", banking.SandboxClientID, "--url", partner.URL, "--secret", secret); err == nil ||
+		!strings.Contains(err.Error(), "url") || !strings.Contains(err.Error(), "внутреннюю сеть") {
+		t.Fatalf("private target without the flag: %v", err)
+	}
+	if _, err := webhookCLI(t, ts.dataDir, "set", "--client-id", banking.SandboxClientID, "--url", partner.URL, "--secret", secret,
+		"--banking-webhook-allow-private", "--banking-contour", "production"); err == nil || !strings.Contains(err.Error(), "https") {
+		t.Fatalf("http in production: %v", err)
+	}
+	set, err := webhookCLI(t, ts.dataDir, "set", "--client-id", banking.SandboxClientID, "--url", partner.URL, "--secret", secret, "--banking-webhook-allow-private")
 	if err != nil || set["url"] != partner.URL || set["secretSet"] != true || set["secret"] != nil {
 		t.Fatalf("set: %v %v", set, err)
 	}

@@ -2,13 +2,9 @@ package banking
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/url"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -17,11 +13,19 @@ import (
 // creates through the API; the webhook of a document goes to that partner.
 func PartnerChannel(clientID string) string { return "API:" + clientID }
 
+// PartnerOfChannel is the partner of a document's channelInfo, as its
+// outbox rows carry it: the client_id of an API channel, any other channel
+// as it is.
+func PartnerOfChannel(channel string) string {
+	clientID, _ := strings.CutPrefix(channel, PartnerChannel(""))
+	return clientID
+}
+
 // PartnerWebhook is a partner application's own webhook setting (reference
 // §12 leaves the registration out; ours is `partnerapi banking webhook set`
 // and PUT /v1/webhook). The secret is an HMAC key: it has to be recovered to
 // sign each delivery, so it is stored sealed under the deployment's webhook
-// key, never hashed and never in clear.
+// key (SecretBox), never hashed and never in clear.
 type PartnerWebhook struct {
 	ClientID     string
 	URL          string
@@ -55,63 +59,12 @@ type WebhookSettingsStore interface {
 	// PartnerDeliveries lists the newest events of documents the partner
 	// created, newest first, each with its attempts.
 	PartnerDeliveries(ctx context.Context, clientID string, limit int) ([]WebhookDelivery, error)
-}
-
-// SecretBox seals webhook secrets with AES-256-GCM under the deployment's
-// webhook key. The partner's client_id is the associated data, so a sealed
-// secret copied to another partner's row does not open.
-type SecretBox struct{ aead cipher.AEAD }
-
-// WebhookKeySize is the length of the webhook key in bytes.
-const WebhookKeySize = 32
-
-// NewSecretBox makes a box from a 32-byte key.
-func NewSecretBox(key []byte) (*SecretBox, error) {
-	if len(key) != WebhookKeySize {
-		return nil, fmt.Errorf("webhook key must be %d bytes, got %d", WebhookKeySize, len(key))
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &SecretBox{aead: aead}, nil
-}
-
-// sealedPrefix marks the format (AES-256-GCM, random 12-byte nonce) so a
-// later format can be told apart.
-const sealedPrefix = "v1:"
-
-// Seal encrypts secret for clientID.
-func (b *SecretBox) Seal(clientID string, secret []byte) string {
-	nonce := make([]byte, b.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	out := b.aead.Seal(nonce, nonce, secret, []byte(clientID))
-	return sealedPrefix + base64.StdEncoding.EncodeToString(out)
-}
-
-// ErrSealedSecret means a stored secret does not open under this key (the
-// key changed, or the row was tampered with).
-var ErrSealedSecret = errors.New("banking: webhook secret does not open with this webhook key")
-
-// Open decrypts a sealed secret of clientID.
-func (b *SecretBox) Open(clientID, sealed string) ([]byte, error) {
-	if len(sealed) < len(sealedPrefix) || sealed[:len(sealedPrefix)] != sealedPrefix {
-		return nil, ErrSealedSecret
-	}
-	raw, err := base64.StdEncoding.DecodeString(sealed[len(sealedPrefix):])
-	n := b.aead.NonceSize()
-	if err != nil || len(raw) < n {
-		return nil, ErrSealedSecret
-	}
-	secret, err := b.aead.Open(nil, raw[:n], raw[n:], []byte(clientID))
-	if err != nil {
-		return nil, ErrSealedSecret
-	}
-	return secret, nil
+	// PartnerWebhooks lists every partner's setting (the key rotation
+	// re-seals their secrets).
+	PartnerWebhooks(ctx context.Context) ([]PartnerWebhook, error)
+	// ReplaceWebhookSecret swaps clientID's sealed secret from old to new
+	// and reports whether it did: false when the setting changed meanwhile.
+	ReplaceWebhookSecret(ctx context.Context, clientID, old, new string) (bool, error)
 }
 
 // WebhookTarget is where one partner's events go and the key they are
@@ -127,7 +80,10 @@ type Webhooks struct {
 	Store   WebhookSettingsStore
 	Box     *SecretBox
 	Default WebhookTarget // URL "": partners without a setting get nothing
-	Now     func() time.Time
+	// URLs is the rule for partners' URLs; its zero value admits https
+	// to public addresses only.
+	URLs WebhookURLPolicy
+	Now  func() time.Time
 }
 
 // WebhookView is a setting as the partner may see it: never the secret.
@@ -145,21 +101,6 @@ const (
 	maxWebhookSecret = 256
 )
 
-// ValidWebhookURL checks a partner's webhook URL: absolute http(s) with a
-// host, no credentials, at most 2048 characters.
-func ValidWebhookURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || len(raw) > 2048:
-		return webhookFault("url", "адрес: абсолютный URL http(s) до 2048 символов")
-	case u.Scheme != "https" && u.Scheme != "http", u.Host == "":
-		return webhookFault("url", "адрес: абсолютный URL http(s) до 2048 символов")
-	case u.User != nil:
-		return webhookFault("url", "адрес не должен содержать учётные данные")
-	}
-	return nil
-}
-
 func webhookFault(field, check string) error {
 	return &Error{Kind: KindValidation, Message: "Объект Webhook не соответствует модели",
 		FieldNames: []string{field}, Checks: []string{check}}
@@ -169,7 +110,7 @@ func webhookFault(field, check string) error {
 // stored; when none is stored a random one is generated and returned in
 // the view, the only time it is ever shown.
 func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret *string) (WebhookView, error) {
-	if err := ValidWebhookURL(rawURL); err != nil {
+	if err := w.URLs.Check(ctx, rawURL); err != nil {
 		return WebhookView{}, err
 	}
 	if secret != nil && (utf8.RuneCountInString(*secret) < minWebhookSecret || len(*secret) > maxWebhookSecret) {

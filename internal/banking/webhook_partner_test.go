@@ -61,6 +61,24 @@ func (m memWebhookStore) PartnerDeliveries(context.Context, string, int) ([]Webh
 	return nil, nil
 }
 
+func (m memWebhookStore) PartnerWebhooks(context.Context) ([]PartnerWebhook, error) {
+	var out []PartnerWebhook
+	for _, w := range m {
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func (m memWebhookStore) ReplaceWebhookSecret(_ context.Context, id, old, new string) (bool, error) {
+	w, ok := m[id]
+	if !ok || w.SealedSecret != old {
+		return false, nil
+	}
+	w.SealedSecret = new
+	m[id] = w
+	return true, nil
+}
+
 func TestWebhooksTargets(t *testing.T) {
 	box, _ := NewSecretBox(bytes.Repeat([]byte{1}, WebhookKeySize))
 	store := memWebhookStore{}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -28,7 +29,14 @@ type WebhookTargets interface {
 // X-Event-Id (externalId and eventTime) is the dedup key.
 type WebhookSender struct {
 	Targets WebhookTargets
-	Client  *http.Client // nil: 10-second timeout
+	// URLs is the rule the connections follow (NewWebhookClient): its zero
+	// value reaches only public addresses over https.
+	URLs banking.WebhookURLPolicy
+	// Client replaces NewWebhookClient(URLs) (tests of the sender alone).
+	Client *http.Client
+
+	once   sync.Once
+	client *http.Client
 }
 
 type webhookBody struct {
@@ -61,11 +69,13 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int,
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Signature", WebhookSignature(target.Secret, body))
 	req.Header.Set("X-Event-Id", ev.ExternalID+"/"+strconv.FormatInt(ev.EventTime.UnixMicro(), 10))
-	c := s.Client
-	if c == nil {
-		c = &http.Client{Timeout: 10 * time.Second}
-	}
-	resp, err := c.Do(req)
+	s.once.Do(func() {
+		s.client = s.Client
+		if s.client == nil {
+			s.client = NewWebhookClient(s.URLs)
+		}
+	})
+	resp, err := s.client.Do(req)
 	if err != nil {
 		return 0, err
 	}

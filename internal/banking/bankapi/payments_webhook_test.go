@@ -58,7 +58,7 @@ func TestPaymentWebhookDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := payNow
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store, Default: banking.WebhookTarget{URL: partner.URL, Secret: secret}}},
+	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store, Default: banking.WebhookTarget{URL: partner.URL, Secret: secret}}, URLs: loopbackURLs},
 		BaseBackoff: time.Millisecond, Now: func() time.Time { return now }}
 	for range 3 {
 		if _, err := disp.RunOnce(context.Background()); err != nil {
@@ -91,7 +91,7 @@ func TestWebhookRequestGolden(t *testing.T) {
 		w.WriteHeader(204)
 	}))
 	defer partner.Close()
-	s := &WebhookSender{Targets: fixedTarget{URL: partner.URL + "/hooks/sber", Secret: []byte("golden-secret-0001")}}
+	s := &WebhookSender{Targets: fixedTarget{URL: partner.URL + "/hooks/sber", Secret: []byte("golden-secret-0001")}, URLs: loopbackURLs}
 	ev := banking.WebhookEvent{ClientID: "p1", ExternalID: "0f8fad5b-d9cb-469f-a165-70867728950e", BankStatus: "REQUISITEERROR",
 		BankComment: "Ошибка реквизитов", EventTime: time.Date(2026, 11, 22, 12, 0, 0, 123456000, time.UTC)}
 	if st, err := s.Send(context.Background(), ev); err != nil || st != 204 {

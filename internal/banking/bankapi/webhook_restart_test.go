@@ -28,7 +28,7 @@ func TestWebhookDeliverySurvivesRestart(t *testing.T) {
 	// The first process runs until every event has failed once, then stops
 	// between retries.
 	ctx, cancel := context.WithCancel(context.Background())
-	first := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks}, ConfiguredOnly: true,
+	first := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks, URLs: loopbackURLs}, ConfiguredOnly: true,
 		BaseBackoff: 200 * time.Millisecond}
 	done := make(chan struct{})
 	go func() { defer close(done); first.Run(ctx, 5*time.Millisecond) }()
@@ -60,8 +60,8 @@ func TestWebhookDeliverySurvivesRestart(t *testing.T) {
 	}
 	defer db.Close()
 	store := bankingsql.NewPaymentStore(db)
-	hooks := &banking.Webhooks{Store: store, Box: e.box}
-	second := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: hooks}, ConfiguredOnly: true,
+	hooks := &banking.Webhooks{Store: store, Box: e.box, URLs: loopbackURLs}
+	second := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: hooks, URLs: loopbackURLs}, ConfiguredOnly: true,
 		BaseBackoff: 20 * time.Millisecond}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	done2 := make(chan struct{})
@@ -115,7 +115,7 @@ func TestWebhookParkedUntilPartnerSets(t *testing.T) {
 	id := newUUID(970)
 	e.pay("p1", id)
 	now := payNow
-	disp := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks}, ConfiguredOnly: true,
+	disp := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks, URLs: loopbackURLs}, ConfiguredOnly: true,
 		Now: func() time.Time { return now }}
 	if n, err := disp.RunOnce(context.Background()); err != nil || n != 0 {
 		t.Fatalf("sent without a URL: %d %v", n, err)

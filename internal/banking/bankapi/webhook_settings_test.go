@@ -49,7 +49,7 @@ func newHookEnv(t *testing.T, def banking.WebhookTarget) *hookEnv {
 	svc := &banking.PaymentService{Store: store, Verifier: ver,
 		Accounts: payAccounts{banking.SandboxAccount: payOrg, otherOrgAcc: payOrg2},
 		Config:   banking.PaymentConfig{Now: func() time.Time { return payNow }}}
-	hooks := &banking.Webhooks{Store: store, Box: box, Default: def, Now: func() time.Time { return payNow }}
+	hooks := &banking.Webhooks{Store: store, Box: box, Default: def, URLs: loopbackURLs, Now: func() time.Time { return payNow }}
 	auth := payAuth{
 		"p1":    {OrgID: payOrg, PartnerID: "partner-1", Scopes: []string{banking.ScopePayDocRU}},
 		"p2":    {OrgID: payOrg2, PartnerID: "partner-2", Scopes: []string{banking.ScopePayDocRU}},
@@ -130,7 +130,7 @@ func TestWebhookSettingsAPI(t *testing.T) {
 	if err := e.db.R.QueryRow(`SELECT secret FROM banking_partner_webhooks WHERE client_id = 'partner-1'`).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(sealed, chosen) || !strings.HasPrefix(sealed, "v1:") {
+	if strings.Contains(sealed, chosen) || !strings.HasPrefix(sealed, "v2:"+e.box.KeyID()+":") {
 		t.Fatalf("stored secret %q", sealed)
 	}
 	if target, _ := e.hooks.Target(context.Background(), "partner-1"); string(target.Secret) != chosen {
@@ -234,7 +234,7 @@ func TestWebhookDeliveryPerPartner(t *testing.T) {
 		e.pay(tok, id)
 	}
 	now := payNow
-	disp := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks}, Now: func() time.Time { return now }}
+	disp := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks, URLs: loopbackURLs}, Now: func() time.Time { return now }}
 	if n, err := disp.RunOnce(context.Background()); err != nil || n != 3 {
 		t.Fatalf("run: %d %v", n, err)
 	}
@@ -285,7 +285,7 @@ func TestWebhookRetryableCodes(t *testing.T) {
 		e.pay("p1", newUUID(900+i))
 	}
 	now := payNow
-	disp := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks}, ConfiguredOnly: true,
+	disp := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks, URLs: loopbackURLs}, ConfiguredOnly: true,
 		BaseBackoff: time.Second, Now: func() time.Time { return now }}
 	if n, err := disp.RunOnce(context.Background()); err != nil || n != len(codes) {
 		t.Fatalf("first run %d %v", n, err)

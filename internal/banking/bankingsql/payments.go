@@ -54,17 +54,17 @@ func splitRoles(s string) []banking.SignatureRole {
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
 // recordHistory writes the status moves and, for a final status, queues its
-// webhook — inside the caller's transaction.
-func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID string, history []banking.StatusChange) error {
+// webhook for the document's partner — inside the caller's transaction.
+func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID, clientID string, history []banking.StatusChange) error {
 	for _, h := range history {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES ($1,$2,$3,$4,$5)`,
 			orgID, externalID, h.Status, h.Comment, micros(h.At)); err != nil {
 			return fmt.Errorf("record status: %w", err)
 		}
 		if banking.IsFinal(h.Status) {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at)
-				VALUES ($1,$2,$3,$4,$5,$5) ON CONFLICT (org_id, external_id, event_time) DO NOTHING`,
-				orgID, externalID, h.Status, h.Comment, micros(h.At)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
+				VALUES ($1,$2,$3,$4,$5,$5,$6) ON CONFLICT (org_id, external_id, event_time) DO NOTHING`,
+				orgID, externalID, h.Status, h.Comment, micros(h.At), clientID); err != nil {
 				return fmt.Errorf("queue webhook: %w", err)
 			}
 		}
@@ -140,11 +140,11 @@ func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, fr
 		} else if n == 0 {
 			return banking.Errorf(banking.KindWorkflow, "Статус документа %s изменился, повторите запрос", externalID)
 		}
-		if err := recordHistory(ctx, tx, orgID, externalID, history); err != nil {
+		sp, err = scanPayment(tx.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID))
+		if err != nil {
 			return err
 		}
-		sp, err = scanPayment(tx.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID))
-		return err
+		return recordHistory(ctx, tx, orgID, externalID, banking.PartnerOfChannel(sp.Channel), history)
 	})
 	if err != nil {
 		if banking.KindOf(err) != banking.KindInternal {
@@ -156,7 +156,7 @@ func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, fr
 }
 
 // PaymentHistory returns the document's moves in order: the processing walk
-// kept in its row's walked_at (migration 0005), expanded into one move per
+// kept in its row's walked_at (migration 0006), expanded into one move per
 // step of the path, then its history rows. The walk is only ever written when
 // the document is created, so it precedes every history row.
 func (s *PaymentStore) PaymentHistory(ctx context.Context, orgID, externalID string) ([]banking.StatusChange, error) {

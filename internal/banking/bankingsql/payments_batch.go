@@ -23,15 +23,17 @@ type newPayment struct {
 	// written as history rows.
 	walkedAt any
 	history  []banking.StatusChange
-	// final lists the moves to final statuses, each queued as a webhook.
-	final []banking.StatusChange
+	// final lists the moves to final statuses, each queued as a webhook
+	// for client, the partner whose channel created the document.
+	final  []banking.StatusChange
+	client string
 }
 
 // newPaymentOf prepares sp and the moves of its creation for the committer.
 // When the moves are exactly the processing path at one instant, the walk
-// becomes the row's walked_at (migration 0005) instead of history rows.
+// becomes the row's walked_at (migration 0006) instead of history rows.
 func newPaymentOf(sp *banking.StoredPayment, doc string, history []banking.StatusChange) *newPayment {
-	p := &newPayment{sp: sp, doc: doc, roles: joinRoles(sp.Roles), history: history}
+	p := &newPayment{sp: sp, doc: doc, roles: joinRoles(sp.Roles), history: history, client: banking.PartnerOfChannel(sp.Channel)}
 	if at, ok := processedAtOnce(history); ok {
 		p.walkedAt, p.history = micros(at), nil
 	}
@@ -75,7 +77,7 @@ const (
 	paymentsHead = `INSERT INTO banking_payments (org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at, walked_at) VALUES `
 	paymentsTail = ` ON CONFLICT (org_id, external_id) DO NOTHING RETURNING org_id, external_id`
 	historyHead  = `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `
-	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at) VALUES `
+	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id) VALUES `
 	webhooksTail = ` ON CONFLICT (org_id, external_id, event_time) DO NOTHING`
 )
 
@@ -101,7 +103,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		return nil, fmt.Errorf("insert payments: %w", err)
 	}
 	hist := rowsInsert{stmts: stmts, shape: batchShape{head: historyHead, width: 5}}
-	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, tail: webhooksTail, width: 6}}
+	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, tail: webhooksTail, width: 7}}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
 		if !written[paymentKey(p)] {
@@ -113,7 +115,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		}
 		for _, h := range p.final {
 			at := micros(h.At)
-			hooks.row(p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at)
+			hooks.row(p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at, p.client)
 		}
 	}
 	if err := hist.exec(ctx, tx); err != nil {

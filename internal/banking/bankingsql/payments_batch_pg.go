@@ -21,8 +21,8 @@ func writePaymentBatchPostgres(ctx context.Context, tx *sql.Tx, batch []*newPaym
 		walked                                               []*int64
 	}
 	var h, w struct {
-		org, ext, status, comment []string
-		at                        []int64
+		org, ext, status, comment, client []string
+		at                                []int64
 	}
 	for _, p := range batch {
 		sp := p.sp
@@ -39,12 +39,13 @@ func writePaymentBatchPostgres(ctx context.Context, tx *sql.Tx, batch []*newPaym
 		}
 		for _, m := range p.final {
 			w.org, w.ext, w.status, w.comment, w.at = append(w.org, sp.OrgID), append(w.ext, sp.Doc.ExternalID), append(w.status, m.Status), append(w.comment, m.Comment), append(w.at, micros(m.At))
+			w.client = append(w.client, p.client)
 		}
 	}
 	rows, err := tx.QueryContext(ctx, postgresBatch,
 		d.org, d.ext, d.kind, d.doc, d.kopecks, d.status, d.comment, d.roles, d.channel, d.created, d.updated, d.walked,
 		h.org, h.ext, h.status, h.comment, h.at,
-		w.org, w.ext, w.status, w.comment, w.at)
+		w.org, w.ext, w.status, w.comment, w.at, w.client)
 	if err != nil {
 		return nil, fmt.Errorf("insert payments: %w", err)
 	}
@@ -87,9 +88,9 @@ const postgresBatch = `WITH d AS (
 	JOIN d ON d.org_id = m.org_id AND d.external_id = m.external_id
 	ORDER BY m.n
 ), w AS (
-	INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at)
-	SELECT m.org_id, m.external_id, m.status, m.comment, m.at, m.at
-	FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[]) AS m(org_id, external_id, status, comment, at)
+	INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
+	SELECT m.org_id, m.external_id, m.status, m.comment, m.at, m.at, m.client_id
+	FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[], $23::text[]) AS m(org_id, external_id, status, comment, at, client_id)
 	JOIN d ON d.org_id = m.org_id AND d.external_id = m.external_id
 	ON CONFLICT (org_id, external_id, event_time) DO NOTHING
 )

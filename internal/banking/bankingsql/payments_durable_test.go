@@ -36,7 +36,7 @@ func countRows(t *testing.T, db *sqldb.DB, table, org string) int {
 
 // countMoves is the number of status moves recorded for org's documents:
 // history rows plus the processing path of every document whose walk is its
-// walked_at (migration 0005).
+// walked_at (migration 0006).
 func countMoves(t *testing.T, db *sqldb.DB, org string) int {
 	t.Helper()
 	var walked int

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -34,8 +33,8 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	if !configuredOnly {
 		due = `(` + due + ` OR w.state = 'PARKED')`
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, w.external_id, w.status, w.comment, w.event_time, w.attempts, COALESCE(p.channel, '')
-		FROM banking_payment_webhooks w LEFT JOIN banking_payments p ON p.org_id = w.org_id AND p.external_id = w.external_id
+	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, w.external_id, w.status, w.comment, w.event_time, w.attempts, w.client_id
+		FROM banking_payment_webhooks w
 		WHERE `+due+` ORDER BY w.next_at, w.id LIMIT $2`, micros(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due webhooks: %w", err)
@@ -45,12 +44,10 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	for rows.Next() {
 		var ev banking.WebhookEvent
 		var at int64
-		var channel string
-		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &ev.Attempts, &channel); err != nil {
+		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &ev.Attempts, &ev.ClientID); err != nil {
 			return nil, err
 		}
 		ev.EventTime = time.UnixMicro(at).UTC()
-		ev.ClientID, _ = strings.CutPrefix(channel, banking.PartnerChannel(""))
 		out = append(out, ev)
 	}
 	if err := rows.Err(); err != nil {

@@ -23,9 +23,8 @@ func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerW
 		// Wake the partner's events parked while it had nowhere to
 		// receive them (DueWebhooks).
 		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
-			WHERE state = 'PARKED' AND EXISTS (SELECT 1 FROM banking_payments p
-				WHERE p.org_id = banking_payment_webhooks.org_id AND p.external_id = banking_payment_webhooks.external_id AND p.channel = $2)`,
-			micros(w.UpdatedAt), banking.PartnerChannel(w.ClientID))
+			WHERE state = 'PARKED' AND client_id = $2`,
+			micros(w.UpdatedAt), w.ClientID)
 		return err
 	})
 	if err != nil {
@@ -50,12 +49,12 @@ func (s *PaymentStore) GetPartnerWebhook(ctx context.Context, clientID string) (
 }
 
 func (s *PaymentStore) PartnerDeliveries(ctx context.Context, clientID string, limit int) ([]banking.WebhookDelivery, error) {
-	// The outbox row does not carry the partner: the document's channel
-	// does, and the join on the document's key is an index lookup.
+	// The outbox row carries its partner, so only that partner's rows are
+	// read, newest first along the (client_id, id) index.
 	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.external_id, w.status, w.comment, w.event_time, w.state, w.attempts,
 			w.next_at, COALESCE(w.delivered_at, 0), w.last_error
-		FROM banking_payment_webhooks w JOIN banking_payments p ON p.org_id = w.org_id AND p.external_id = w.external_id
-		WHERE p.channel = $1 ORDER BY w.id DESC LIMIT $2`, banking.PartnerChannel(clientID), limit)
+		FROM banking_payment_webhooks w
+		WHERE w.client_id = $1 ORDER BY w.id DESC LIMIT $2`, clientID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("partner deliveries: %w", err)
 	}

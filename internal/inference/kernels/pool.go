@@ -25,15 +25,19 @@ const parallelThreshold = 1 << 15
 // engine still parks within 200 µs of its last step.
 
 // poolJob is one parallel region. Participants claim contiguous chunks of
-// [0, n) through next, so a worker that the OS has descheduled (the machine
+// [0, n) through next (by compare-and-swap, as a chunk's size depends on
+// what is left), so a worker that the OS has descheduled (the machine
 // is shared) does not hold the caller up: the others take its chunks. A new
 // job is allocated per region, so a worker that wakes late and still holds
 // the previous job finds nothing left to claim and cannot touch the next.
 type poolJob struct {
-	fn       func(lo, hi int)
-	n, chunk int64
-	next     atomic.Int64 // first unclaimed index
-	done     atomic.Int64 // items finished
+	fn   func(lo, hi int)
+	n    int64
+	div  int64        // a claim takes the unclaimed items ÷ div,
+	min  int64        // but at least min
+	max  int64        // and at most max
+	next atomic.Int64 // first unclaimed index
+	done atomic.Int64 // items finished
 }
 
 type poolWorker struct {
@@ -91,11 +95,14 @@ func (p *workerPool) serve(w *poolWorker) {
 // last item wakes a parked caller.
 func (p *workerPool) work(j *poolJob) {
 	for {
-		lo := j.next.Add(j.chunk) - j.chunk
+		lo := j.next.Load()
 		if lo >= j.n {
 			return
 		}
-		hi := min(lo+j.chunk, j.n)
+		hi := min(lo+min(j.max, max(j.min, (j.n-lo)/j.div)), j.n)
+		if !j.next.CompareAndSwap(lo, hi) {
+			continue
+		}
 		j.fn(int(lo), int(hi))
 		if j.done.Add(hi-lo) == j.n && p.callerParked.CompareAndSwap(true, false) {
 			p.callerWake <- struct{}{}
@@ -118,12 +125,18 @@ func poolParallelFor(n, work int, fn func(lo, hi int)) {
 		return
 	}
 	defer p.mu.Unlock()
-	// About four chunks per participant balance a worker that starts late
-	// against the cost of claiming; an even size keeps the tiled kernels'
-	// row pairs whole.
-	chunk := (n + 4*p.n - 1) / (4 * p.n)
-	chunk += chunk & 1
-	j := &poolJob{fn: fn, n: int64(n), chunk: int64(chunk)}
+	// Chunks shrink as the job drains (guided self-scheduling): each claim
+	// takes the unclaimed rows ÷ 2·participants, at most n ÷ 4·participants
+	// (so a descheduled worker holds no more than that up) and at least
+	// n ÷ 32 (so claims stay few), and the participants finish within a
+	// small chunk of each other. Equal chunks of n ÷ 4·participants left
+	// one of them idle for up to an eighth of each product, spinning until
+	// the other's last chunk was done.
+	j := &poolJob{fn: fn, n: int64(n), div: int64(2 * p.n), min: int64(max(1, n/32)), max: int64(max(1, n/(4*p.n)))}
+	if poolEqualChunks.Load() {
+		j.min = int64((n + 4*p.n - 1) / (4 * p.n))
+		j.max = j.min
+	}
 	p.job.Store(j)
 	for _, w := range p.workers {
 		if w.parked.CompareAndSwap(true, false) {
@@ -143,6 +156,10 @@ func poolParallelFor(n, work int, fn func(lo, hi int)) {
 	}
 	<-p.callerWake
 }
+
+// poolEqualChunks switches the pool back to equal chunks of n ÷
+// 4·participants, for BenchmarkPoolChunksSideBySide.
+var poolEqualChunks atomic.Bool
 
 // poolSpin is how long a worker polls for the next job, and a caller for the
 // last chunk of its job, before parking. A batched decode step is some 150

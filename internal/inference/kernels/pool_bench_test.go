@@ -195,3 +195,29 @@ func BenchmarkPoolSpinSideBySide(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPoolChunksSideBySide times a 135M-class decode step (the weight
+// products of 30 layers) with shrinking chunks and with equal chunks of
+// n ÷ 4·participants, alternating within each iteration so both see the
+// same machine load, and reports the ratio.
+func BenchmarkPoolChunksSideBySide(b *testing.B) {
+	step := newDecodeStep135M(rand.New(rand.NewPCG(69, 70)))
+	for _, n := range []int{1, 10} {
+		b.Run(fmt.Sprintf("decode-step/tokens=%d", n), func(b *testing.B) {
+			defer poolEqualChunks.Store(false)
+			var shrinking, equal time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				step.run(n)
+				t1 := time.Now()
+				poolEqualChunks.Store(true)
+				step.run(n)
+				poolEqualChunks.Store(false)
+				shrinking, equal = shrinking+t1.Sub(t0), equal+time.Since(t1)
+			}
+			b.ReportMetric(float64(shrinking.Nanoseconds())/float64(b.N), "ns-shrinking/op")
+			b.ReportMetric(float64(equal.Nanoseconds())/float64(b.N), "ns-equal/op")
+			b.ReportMetric(float64(equal)/float64(shrinking), "speedup")
+		})
+	}
+}

@@ -12,8 +12,9 @@ import (
 
 // TestMatMulTokensMatchRowDots holds the multi-token product (the tiled
 // kernels where the assembly is in use) to the portable per-token row dots
-// on random data of every size class: row counts odd and even, token counts
-// with and without a remainder after the groups of four, one block and many.
+// on random data of every size class: row counts odd and even, below and
+// above a row block, every token count of one group (1–10) but some, and
+// counts that split into several groups, one block and many.
 func TestMatMulTokensMatchRowDots(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	ref := map[gguf.GGMLType]rowDot{
@@ -26,7 +27,7 @@ func TestMatMulTokensMatchRowDots(t *testing.T) {
 			colSizes = []int{256, 512, 1536}
 		}
 		for _, cols := range colSizes {
-			for _, shape := range []struct{ rows, tokens int }{{1, 1}, {2, 1}, {5, 3}, {6, 4}, {7, 5}, {4, 8}, {3, 10}, {67, 9}} {
+			for _, shape := range []struct{ rows, tokens int }{{1, 1}, {2, 1}, {5, 3}, {6, 4}, {7, 5}, {3, 6}, {2, 7}, {4, 8}, {3, 10}, {67, 9}, {33, 11}, {5, 20}, {3, 23}} {
 				t.Run(fmt.Sprintf("%v/%dx%d/tokens%d", typ, shape.rows, cols, shape.tokens), func(t *testing.T) {
 					w := Matrix{Type: typ, Rows: shape.rows, Cols: cols}
 					for range shape.rows {
@@ -63,7 +64,7 @@ func TestMatMulTokensMatchRowDots(t *testing.T) {
 }
 
 // TestMatMulBatchInvariant checks that a token's product does not depend on
-// the other tokens of the call: a batched decode step must give each
+// the other tokens of the call (one token group, and several): a batched decode step must give each
 // sequence exactly what it would get alone, or greedy outputs could diverge.
 func TestMatMulBatchInvariant(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
@@ -73,16 +74,17 @@ func TestMatMulBatchInvariant(t *testing.T) {
 			cols = 512
 		}
 		w := randomMatrix(r, typ, 37, cols)
-		const n = 11
-		x := randomVector(r, n*cols)
-		batch := make([]float32, n*w.Rows)
-		MatMul(batch, w, x, n)
-		alone := make([]float32, w.Rows)
-		for tok := 0; tok < n; tok++ {
-			MatMul(alone, w, x[tok*cols:(tok+1)*cols], 1)
-			for row, v := range alone {
-				if b := batch[tok*w.Rows+row]; math.Float32bits(b) != math.Float32bits(v) {
-					t.Fatalf("%v token %d row %d: %v in a batch of %d, %v alone", typ, tok, row, b, n, v)
+		for _, n := range []int{10, 11, 23} {
+			x := randomVector(r, n*cols)
+			batch := make([]float32, n*w.Rows)
+			MatMul(batch, w, x, n)
+			alone := make([]float32, w.Rows)
+			for tok := 0; tok < n; tok++ {
+				MatMul(alone, w, x[tok*cols:(tok+1)*cols], 1)
+				for row, v := range alone {
+					if b := batch[tok*w.Rows+row]; math.Float32bits(b) != math.Float32bits(v) {
+						t.Fatalf("%v token %d row %d: %v in a batch of %d, %v alone", typ, tok, row, b, n, v)
+					}
 				}
 			}
 		}

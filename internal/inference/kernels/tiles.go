@@ -2,22 +2,29 @@ package kernels
 
 import "partnerapi/internal/inference/gguf"
 
+// maxTileTokens is the largest token group the tiled kernels take in one
+// call: a 10-stream decode step is then one pass over the weights, each
+// weight block expanded once and multiplied by all ten tokens.
+const maxTileTokens = 10
+
 // q8Tiles holds n activation vectors quantised to Q8_0 in the layout the
-// register-tiled kernels read. Tokens come in groups of four (the last group
-// holds the n%4 left over, if any), each group packed block by block: token
-// k of a T-token group starting at token t0 has block b at
-// qs[t0·cols+32·T·b+32·k] and its scale at d[t0·nb+T·b+k], so one pointer
-// walks the whole group (for one token this is the plain layout). d has
-// three floats of padding, as the kernels load a group's four scales at
-// once. corr mirrors qs byte for byte with the 16 pair sums
-// 8·(x[2i]+x[2i+1]) of each block, which turn the unsigned Q4_0 nibble
-// products into (q−8)·x without a sign trick.
+// register-tiled kernels read. Tokens come in groups of at most
+// maxTileTokens, as even in size as possible (tileGroups), each group
+// packed block by block: token k of a T-token group starting at token t0
+// has block b at qs[t0·cols+32·T·b+32·k] and its scale at d[t0·nb+T·b+k],
+// so one pointer walks the whole group (for one token this is the plain
+// layout). d has tileScalePad floats of padding, as the kernels load a
+// group's scales eight at a time. corr mirrors qs byte for byte with the
+// 16 pair sums 8·(x[2i]+x[2i+1]) of each block, which turn the unsigned
+// Q4_0 nibble products into (q−8)·x without a sign trick.
 type q8Tiles struct {
 	n, cols, nb int
 	qs          []int8
 	d           []float32
 	corr        []int16
 }
+
+const tileScalePad = 16
 
 // tiledMulRows is the tiled product for Q8_0 and Q4_0 weights, nil where
 // the assembly kernels are not in use (the per-token row dots serve then).
@@ -28,20 +35,39 @@ func tiledType(t gguf.GGMLType) bool {
 	return tiledMulRows != nil && (t == gguf.Q8_0 || t == gguf.Q4_0)
 }
 
+// tileGroups calls fn for each token group of an n-token product: the
+// fewest groups of at most maxTileTokens, the larger ones first, so that
+// no group is much smaller than the others (a small group pays a weight
+// block's expansion for few products).
+func tileGroups(n int, fn func(t0, size int)) {
+	g := (n + maxTileTokens - 1) / maxTileTokens
+	t0 := 0
+	for i := range g {
+		size := n / g
+		if i < n%g {
+			size++
+		}
+		fn(t0, size)
+		t0 += size
+	}
+}
+
 // prepare quantises the n vectors of x (cols values each) into p.
 func (p *q8Tiles) prepare(x []float32, cols, n int) {
 	nb := cols / QK8_0
 	p.n, p.cols, p.nb = n, cols, nb
 	p.qs = grow(p.qs, n*cols)
-	p.d = grow(p.d, n*nb+3)
+	p.d = grow(p.d, n*nb+tileScalePad)
 	p.corr = grow(p.corr, n*cols/2)
-	for t := 0; t < n; t++ {
-		// Where block 0 of token t goes, and the distance between its blocks.
-		t0 := t - t%4
-		T, k := min(4, n-t0), t%4
-		xOff, dOff := t0*cols+QK8_0*k, t0*nb+k
-		quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:])
-	}
+	tileGroups(n, func(t0, T int) {
+		for k := range T {
+			// Where block 0 of token t0+k goes, and the distance between
+			// its blocks.
+			t := t0 + k
+			xOff, dOff := t0*cols+QK8_0*k, t0*nb+k
+			quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:])
+		}
+	})
 }
 
 // quantizeQ8Blocks quantises the blocks of x: block b's values go to

@@ -1,0 +1,126 @@
+package banking
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// addrTable is a resolver over a fixed table: tests never use the network.
+type addrTable map[string][]string
+
+func (t addrTable) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	ss, ok := t[host]
+	if !ok {
+		return nil, errors.New("no such host")
+	}
+	var out []netip.Addr
+	for _, s := range ss {
+		out = append(out, netip.MustParseAddr(s))
+	}
+	return out, nil
+}
+
+func TestPrivateWebhookAddr(t *testing.T) {
+	for _, tc := range []struct {
+		class   string
+		addrs   []string
+		private bool
+	}{
+		{"loopback v4", []string{"127.0.0.1", "127.255.255.254"}, true},
+		{"loopback v6", []string{"::1"}, true},
+		{"10/8", []string{"10.0.0.1", "10.255.255.255"}, true},
+		{"172.16/12", []string{"172.16.0.1", "172.31.255.255"}, true},
+		{"192.168/16", []string{"192.168.0.1", "192.168.255.255"}, true},
+		{"link-local v4 and cloud metadata", []string{"169.254.0.1", "169.254.169.254"}, true},
+		{"unique local fc00::/7", []string{"fc00::1", "fd12:3456::1"}, true},
+		{"link-local fe80::/10", []string{"fe80::1", "febf::1", "fe80::1%eth0"}, true},
+		{"unspecified", []string{"0.0.0.0", "::", "0.1.2.3"}, true},
+		{"multicast", []string{"224.0.0.1", "239.255.255.250", "ff02::1", "ff0e::1", "ff01::1"}, true},
+		{"broadcast and reserved", []string{"255.255.255.255", "240.0.0.1"}, true},
+		{"carrier-grade NAT", []string{"100.64.0.1", "100.127.255.254"}, true},
+		{"IPv4-mapped private", []string{"::ffff:127.0.0.1", "::ffff:10.1.2.3", "::ffff:169.254.169.254"}, true},
+		{"NAT64 of private", []string{"64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe"}, true},
+		{"6to4 of private", []string{"2002:7f00:1::1", "2002:c0a8:101::1"}, true},
+		{"documentation", []string{"192.0.2.1", "2001:db8::1"}, true},
+		{"public v4", []string{"8.8.8.8", "172.15.255.255", "172.32.0.1", "169.253.255.255", "100.63.255.255", "11.0.0.1", "193.0.0.1"}, false},
+		{"public v6", []string{"2a00:1450:4010:c02::64", "2606:4700::1111"}, false},
+		{"IPv4-mapped public", []string{"::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"}, false},
+	} {
+		for _, s := range tc.addrs {
+			if got := PrivateWebhookAddr(netip.MustParseAddr(s)); got != tc.private {
+				t.Errorf("%s: %s private=%v, want %v", tc.class, s, got, tc.private)
+			}
+		}
+	}
+	if !PrivateWebhookAddr(netip.Addr{}) {
+		t.Error("the invalid address must count as private")
+	}
+}
+
+func TestWebhookURLPolicy(t *testing.T) {
+	dns := addrTable{
+		"partner.example":  {"93.184.216.34"},
+		"dual.example":     {"93.184.216.34", "2606:2800:220:1::1"},
+		"inside.example":   {"10.0.0.7"},
+		"metadata.example": {"169.254.169.254"},
+		"mixed.example":    {"93.184.216.34", "127.0.0.1"},
+		"v6local.example":  {"fd00::5"},
+	}
+	production := WebhookURLPolicy{Resolver: dns}
+	sandbox := WebhookURLPolicy{AllowHTTP: true, Resolver: dns}
+	operator := WebhookURLPolicy{AllowHTTP: true, AllowPrivate: true, Resolver: dns}
+	for _, tc := range []struct {
+		url    string
+		policy WebhookURLPolicy
+		ok     bool
+		check  string // a word of the refusal
+	}{
+		{"https://partner.example/hook", production, true, ""},
+		{"https://dual.example/hook", production, true, ""},
+		{"https://unresolvable.example/hook", production, true, ""}, // the dial-time guard decides
+		{"https://93.184.216.34:8443/hook", production, true, ""},
+		{"https://[2606:2800:220:1::1]/hook", production, true, ""},
+		{"http://partner.example/hook", production, false, "https"},
+		{"http://partner.example/hook", sandbox, true, ""},
+		{"https://127.0.0.1/hook", production, false, "внутреннюю"},
+		{"http://127.0.0.1:8080/hook", sandbox, false, "внутреннюю"},
+		{"https://[::1]/hook", production, false, "внутреннюю"},
+		{"https://10.1.2.3/hook", production, false, "внутреннюю"},
+		{"https://172.20.0.1/hook", production, false, "внутреннюю"},
+		{"https://192.168.1.1/hook", production, false, "внутреннюю"},
+		{"http://169.254.169.254/latest/meta-data/", sandbox, false, "внутреннюю"},
+		{"https://[fd00::1]/hook", production, false, "внутреннюю"},
+		{"https://[fe80::1%25eth0]/hook", production, false, "внутреннюю"},
+		{"https://0.0.0.0/hook", production, false, "внутреннюю"},
+		{"https://224.0.0.1/hook", production, false, "внутреннюю"},
+		{"https://[::ffff:127.0.0.1]/hook", production, false, "внутреннюю"},
+		{"https://localhost/hook", production, false, "внутреннюю"},
+		{"https://api.localhost./hook", production, false, "внутреннюю"},
+		{"https://inside.example/hook", production, false, "внутреннюю"},
+		{"https://metadata.example/hook", production, false, "внутреннюю"},
+		{"https://mixed.example/hook", production, false, "внутреннюю"},
+		{"https://v6local.example/hook", production, false, "внутреннюю"},
+		{"https://inside.example./hook", production, false, "внутреннюю"},
+		{"http://127.0.0.1:8080/hook", operator, true, ""},
+		{"http://inside.example/hook", operator, true, ""},
+		{"ftp://partner.example/hook", operator, false, "URL"},
+		{"https://u:p@partner.example/hook", operator, false, "учётные"},
+		{"https:///hook", operator, false, "URL"},
+	} {
+		err := tc.policy.Check(context.Background(), tc.url)
+		if tc.ok {
+			if err != nil {
+				t.Errorf("%s: refused: %v", tc.url, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != KindValidation || len(e.FieldNames) != 1 || e.FieldNames[0] != "url" ||
+			!strings.Contains(strings.Join(e.Checks, " "), tc.check) {
+			t.Errorf("%s: want a VALIDATION_FAULT on url mentioning %q, got %#v", tc.url, tc.check, err)
+		}
+	}
+}
