@@ -46,7 +46,8 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	connList := fs.String("connections", "8,64,256", "comma-separated numbers of concurrent keep-alive connections, one run each")
 	dur := fs.Duration("duration", 3*time.Second, "how long each scenario is loaded in all (split into --rounds)")
 	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
-	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, load)")
+	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -56,6 +57,10 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	}
 	if *dur <= 0 || *rounds < 1 {
 		return errors.New("--duration must be > 0 and --rounds ≥ 1")
+	}
+	scenarios, err := parseScenarios(*scenarioList)
+	if err != nil {
+		return err
 	}
 	if *cpuprof != "" {
 		f, err := os.Create(*cpuprof)
@@ -95,12 +100,12 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		}
 		defer t.stop()
 	}
-	bareURL, stopBare, err := serveLoopback(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bareURL, stopBare, err := serveLoopbackLabelled(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write([]byte(`{"bankStatus":"IMPLEMENTED"}`))
-	}))
+	}), "bare")
 	if err != nil {
 		return err
 	}
@@ -114,6 +119,9 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	fmt.Fprintf(sio.out, "  %s per scenario in %d interleaved rounds; ratio = full stack ÷ bare net/http handler in the same run,\n  both driven by a raw keep-alive client (net/http's client would cost more CPU than the servers)\n", *dur, *rounds)
 	fmt.Fprintf(sio.out, "%6s %-16s %9s %9s %10s %10s %6s %6s %10s\n", "conns", "scenario", "requests", "req/s", "p50", "p99", "errors", "ratio", "docs/commit")
 	slice := *dur / time.Duration(*rounds)
+	// The load generator's goroutines inherit this label; the servers'
+	// connections (and the committers they start) carry their own side.
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("side", "load")))
 	for _, n := range conns {
 		// Raw keep-alive clients, one per server: net/http's client costs
 		// more CPU per request than the servers measured here and would take
@@ -122,7 +130,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		for _, t := range targets {
 			t.client = newRawClient(t.url, "/fintech/api/v1/payments/"+t.stateID+"/state", http.Header{"Authorization": {"Bearer " + t.token}}, n)
 		}
-		for _, op := range []string{"create", "state"} {
+		for _, op := range scenarios {
 			bareRes := loadResult{}
 			res := make([]loadResult, len(targets))
 			before := make([]sqldb.GroupStats, len(targets))
@@ -220,7 +228,7 @@ func (t *bankTarget) start(ctx context.Context) error {
 		return fmt.Errorf("token: %w", err)
 	}
 	t.token = tok.AccessToken
-	base, stop, err := serveLoopback(b.api.Build(log, metrics))
+	base, stop, err := serveLoopbackLabelled(b.api.Build(log, metrics), t.name)
 	if err != nil {
 		return err
 	}
@@ -360,6 +368,20 @@ func benchSchema(ctx context.Context, base string) (string, func(), error) {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), drop, nil
+}
+
+// parseScenarios reads --scenarios: a subset of create and state, in the
+// order given, so a profile can hold one scenario alone.
+func parseScenarios(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f != "create" && f != "state" {
+			return nil, fmt.Errorf("--scenarios: %q is neither create nor state", f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 func parseConnections(s string) ([]int, error) {

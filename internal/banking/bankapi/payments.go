@@ -46,7 +46,10 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 
 // decodePaymentBody reads a JSON body: unparseable JSON and wrong JSON types
 // are DESERIALIZATION_FAULT naming the fields (reference §13); an oversized
-// body is the platform's error.
+// body is the platform's error. A payment document takes
+// banking.DecodePaymentFast when the body is in its subset (it decodes
+// exactly as encoding/json would); every other body, and so every error
+// answer, is encoding/json's.
 func decodePaymentBody(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -54,6 +57,9 @@ func decodePaymentBody(r *http.Request, v any) error {
 			return err
 		}
 		return banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса")
+	}
+	if p, ok := v.(*banking.Payment); ok && banking.DecodePaymentFast(body, p) {
+		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		e := &banking.Error{Kind: banking.KindDeserialization, Message: "Ошибка десериализации запроса: неверный формат данных"}

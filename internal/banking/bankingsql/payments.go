@@ -20,11 +20,14 @@ type PaymentStore struct {
 	creates *sqldb.GroupCommit[*newPayment]
 	// hashes caches each document's crucialFieldsHash (payments_state.go).
 	hashes *crucialHashes
+	// batches are the group commit's statements (payments_stmts.go).
+	batches *batchStatements
 }
 
 // NewPaymentStore wraps db (already migrated with MigratePayments).
 func NewPaymentStore(db *sqldb.DB) *PaymentStore {
-	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(db.Dialect)), hashes: &crucialHashes{}}
+	batches := &batchStatements{db: db}
+	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(batches)), hashes: &crucialHashes{}, batches: batches}
 }
 
 var _ banking.PaymentStore = (*PaymentStore)(nil)
@@ -80,7 +83,7 @@ func (s *PaymentStore) CreatePayment(ctx context.Context, sp *banking.StoredPaym
 			return err
 		}
 	}
-	err := s.creates.Submit(ctx, &newPayment{sp: sp, doc: string(doc), roles: joinRoles(sp.Roles), history: history})
+	err := s.creates.Submit(ctx, newPaymentOf(sp, string(doc), history))
 	if sqldb.IsUniqueViolation(err) {
 		return duplicatePayment(sp.Doc.ExternalID)
 	}
@@ -152,14 +155,29 @@ func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, fr
 	return sp, nil
 }
 
+// PaymentHistory returns the document's moves in order: the processing walk
+// kept in its row's walked_at (migration 0006), expanded into one move per
+// step of the path, then its history rows. The walk is only ever written when
+// the document is created, so it precedes every history row.
 func (s *PaymentStore) PaymentHistory(ctx context.Context, orgID, externalID string) ([]banking.StatusChange, error) {
+	var out []banking.StatusChange
+	var walked sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT walked_at FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID).Scan(&walked)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("payment history: %w", err)
+	}
+	if walked.Valid {
+		at := time.UnixMicro(walked.Int64).UTC()
+		for _, st := range banking.ProcessingPath {
+			out = append(out, banking.StatusChange{Status: st, At: at})
+		}
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, comment, at FROM banking_payment_history
 		WHERE org_id = $1 AND external_id = $2 ORDER BY id`, orgID, externalID)
 	if err != nil {
 		return nil, fmt.Errorf("payment history: %w", err)
 	}
 	defer rows.Close()
-	var out []banking.StatusChange
 	for rows.Next() {
 		var h banking.StatusChange
 		var at int64

@@ -14,7 +14,7 @@ import (
 
 // TestPaymentStoreWalkHistory pins the history of documents written in one
 // batch whatever shape it has: the processing path at one instant (written
-// by crossing the document with the path), the path with a time per step,
+// as the document row's walked_at), the path with a time per step,
 // a draft, and a CHECKERROR with its comment. Every document reads back
 // exactly its own moves, in order, with their times, and one outbox row per
 // final status.
@@ -90,6 +90,47 @@ func TestPaymentStoreWalkHistory(t *testing.T) {
 		}
 		if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != finals {
 			t.Fatalf("%d outbox rows, want %d", n, finals)
+		}
+	})
+}
+
+// A walk kept as walked_at comes before the moves recorded after the
+// create, whatever their times, so a later move never reads back ahead of
+// the walk.
+func TestPaymentStoreWalkThenLaterMoves(t *testing.T) {
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewPaymentStore(db)
+		at := time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
+		walk := make([]banking.StatusChange, len(banking.ProcessingPath))
+		for j, st := range banking.ProcessingPath {
+			walk[j] = banking.StatusChange{Status: st, At: at}
+		}
+		sp := storedPayment("org1", "walked")
+		sp.Status = banking.StatusImplemented
+		if err := s.CreatePayment(ctx, sp, walk); err != nil {
+			t.Fatal(err)
+		}
+		// Earlier than the walk on purpose: order is by recording, not time.
+		later := banking.StatusChange{Status: banking.StatusCheckError, Comment: "после исполнения", At: at.Add(-time.Hour)}
+		if _, err := s.AdvancePayment(ctx, "org1", "walked", banking.StatusImplemented, nil, []banking.StatusChange{later}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.PaymentHistory(ctx, "org1", "walked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(walk, later)
+		if len(got) != len(want) {
+			t.Fatalf("%d moves, want %d: %+v", len(got), len(want), got)
+		}
+		for j := range want {
+			if got[j].Status != want[j].Status || got[j].Comment != want[j].Comment || !got[j].At.Equal(want[j].At) {
+				t.Fatalf("move %d: got %+v, want %+v", j, got[j], want[j])
+			}
+		}
+		if got, err := s.PaymentHistory(ctx, "org1", "absent"); err != nil || len(got) != 0 {
+			t.Fatalf("history of an absent document: %+v %v", got, err)
 		}
 	})
 }

@@ -1,0 +1,96 @@
+package bankingsql
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+// A SQLite batch is cut into statements of a few fixed sizes: powers of two
+// up to 256, largest first.
+func TestBatchStatementSizes(t *testing.T) {
+	cases := []struct {
+		rows int
+		want []int
+	}{
+		{1, []int{1}},
+		{7, []int{4, 2, 1}},
+		{44, []int{32, 8, 4}},
+		{256, []int{256}},
+		{300, []int{256, 32, 8, 4}},
+		{1200, []int{256, 256, 256, 256, 128, 32, 16}},
+	}
+	for _, c := range cases {
+		var got []int
+		for n := c.rows; n > 0; {
+			size := rowsPerStatement(n)
+			got, n = append(got, size), n-size
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%d rows: statements of %v, want %v", c.rows, got, c.want)
+		}
+	}
+}
+
+// Once SQLite's one-row statements are prepared, creates through them
+// store the document, its outbox row and its walk, and a second create with
+// the same externalId still fails alone; PostgreSQL's one statement of
+// arrays does the same.
+func TestPaymentStorePreparedBatchStatements(t *testing.T) {
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewPaymentStore(db)
+		at := time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
+		walk := func() []banking.StatusChange {
+			h := make([]banking.StatusChange, len(banking.ProcessingPath))
+			for j, st := range banking.ProcessingPath {
+				h[j] = banking.StatusChange{Status: st, At: at}
+			}
+			return h
+		}
+		if err := s.CreatePayment(ctx, storedPayment("org1", "first"), walk()); err != nil {
+			t.Fatal(err)
+		}
+		if db.Dialect == sqldb.SQLite {
+			// The first batch ran unprepared; wait for its shapes to be
+			// prepared (the bound only keeps a broken build from hanging).
+			giveUp := time.Now().Add(time.Minute)
+			for _, head := range []string{paymentsHead, webhooksHead} {
+				for !preparedShape(s.batches, head) {
+					if time.Now().After(giveUp) {
+						t.Fatalf("statement %q never prepared", head)
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}
+		for i := range 3 {
+			if err := s.CreatePayment(ctx, storedPayment("org1", fmt.Sprintf("next-%d", i)), walk()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.CreatePayment(ctx, storedPayment("org1", "next-1"), walk()); banking.KindOf(err) != banking.KindWorkflow {
+			t.Fatalf("duplicate through the prepared statement: %v", err)
+		}
+		if n := countRows(t, db, "banking_payments", "org1"); n != 4 {
+			t.Fatalf("%d documents, want 4", n)
+		}
+		if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != 4 {
+			t.Fatalf("%d outbox rows, want 4", n)
+		}
+		if n := countMoves(t, db, "org1"); n != 4*len(banking.ProcessingPath) {
+			t.Fatalf("%d moves, want %d", n, 4*len(banking.ProcessingPath))
+		}
+	})
+}
+
+// preparedShape reports whether the one-row statement of head is prepared.
+func preparedShape(c *batchStatements, head string) bool {
+	st, ok := c.m.Load(batchKey{head, 1})
+	return ok && st.(*batchStatement).prepared != nil
+}
