@@ -30,14 +30,15 @@ type Batch struct {
 	// and its index within the sequence's chunk (its RoPE row), and where
 	// each sequence's rows start. attendFn (bound once in NewBatch, so
 	// handing it to the worker pool allocates nothing) reads them.
-	seqs     []*Sequence
-	rowSeq   []*Sequence
-	rowPos   []int
-	rowChunk []int
-	seqStart []int
-	layer    int
-	maxSpan  int
-	attendFn func(lo, hi int)
+	seqs       []*Sequence
+	rowSeq     []*Sequence
+	rowPos     []int
+	rowChunk   []int
+	seqStart   []int
+	layer      int
+	maxSpan    int
+	groupParts int // see attentionGroupParts
+	attendFn   func(lo, hi int)
 }
 
 // NewBatch returns an empty batch scratch for m; it grows to the largest
@@ -143,9 +144,9 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 			s.k[l] = appendKV(s.k[l], b.kb[lo*KV:hi*KV], s.pos*KV, s.maxCtx*KV)
 			s.v[l] = appendKV(s.v[l], b.vb[lo*KV:hi*KV], s.pos*KV, s.maxCtx*KV)
 		}
-		items := rows * m.NHead
 		b.layer = l
-		kernels.ParallelFor(items, attentionWork(items, b.maxSpan, m.HeadDim), b.attendFn)
+		b.groupParts = attentionGroupParts(rows*m.NHeadKV, m.NHead/m.NHeadKV)
+		kernels.ParallelFor(rows*m.NHeadKV*b.groupParts, attentionWork(rows*m.NHead, b.maxSpan, m.HeadDim), b.attendFn)
 		xo := b.xb[:rows*E]
 		kernels.MatMul(xo, ly.Wo, b.attn[:rows*Q], rows)
 		addRows(x, xo)
@@ -178,29 +179,49 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 }
 
 // attendRange computes the attention of work items [lo, hi) of the current
-// layer: one item per (row, head), each over its own sequence's cache up to
-// the row's position (causal).
+// layer: one item per (row, KV group, part of the group's query heads), each
+// over its own sequence's cache up to the row's position (causal).
 func (b *Batch) attendRange(lo, hi int) {
 	m := b.m
 	hd, Q, KV := m.HeadDim, m.QDim(), m.KVDim()
-	group := m.NHead / m.NHeadKV
+	group, parts := m.NHead/m.NHeadKV, b.groupParts
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	scores := getScores(b.maxSpan)
+	scores := getScores(group * b.maxSpan)
 	for it := lo; it < hi; it++ {
-		r, h := it/m.NHead, it%m.NHead
+		r, rest := it/(m.NHeadKV*parts), it%(m.NHeadKV*parts)
+		kv, part := rest/parts, rest%parts
+		h0 := kv*group + part*group/parts
+		h1 := kv*group + (part+1)*group/parts
 		s := b.rowSeq[r]
-		attendHead(b.q[r*Q+h*hd:r*Q+(h+1)*hd], b.attn[r*Q+h*hd:r*Q+(h+1)*hd],
-			s.k[b.layer], s.v[b.layer], b.rowPos[r]+1, (h/group)*hd, KV, scale, *scores)
+		attendGroup(b.q[r*Q+h0*hd:r*Q+h1*hd], b.attn[r*Q+h0*hd:r*Q+h1*hd],
+			s.k[b.layer], s.v[b.layer], hd, b.rowPos[r]+1, kv*hd, KV, scale, *scores)
 	}
 	scoresPool.Put(scores)
 }
+
+// attentionGroupParts is how many parts each KV group's query heads are
+// split into for the worker pool. A whole group per item reads the cache
+// once for all its heads; when a step has fewer groups than
+// minAttentionItems (a lone decoding sequence has NHeadKV: 3 for
+// SmolLM2-135M, 2 for Qwen2.5-0.5B) the groups are split so that both
+// cores get work, at the price of reading the cache once per part.
+func attentionGroupParts(groups, groupSize int) int {
+	if groups >= minAttentionItems {
+		return 1
+	}
+	return min(groupSize, (minAttentionItems+groups-1)/groups)
+}
+
+// minAttentionItems is the fewest work items a step's attention is cut into:
+// the pool runs a job in parallel only with at least two items per core.
+const minAttentionItems = 4
 
 // KVBytes is the memory held by the sequence's KV cache (its capacity, not
 // just the used part).
 func (s *Sequence) KVBytes() int64 {
 	var n int64
 	for l := range s.k {
-		n += int64(cap(s.k[l])+cap(s.v[l])) * 4
+		n += int64(cap(s.k[l])+cap(s.v[l])) * 2 // half floats
 	}
 	return n
 }
@@ -224,8 +245,10 @@ func (s *Sequence) ClonePrefix(n int) *Sequence {
 	c.pos = n
 	kv := n * s.m.KVDim()
 	for l := range s.k {
-		c.k[l] = appendKV(nil, s.k[l][:kv], 0, s.maxCtx*s.m.KVDim())
-		c.v[l] = appendKV(nil, s.v[l][:kv], 0, s.maxCtx*s.m.KVDim())
+		c.k[l] = growKV(nil, 0, kv, s.maxCtx*s.m.KVDim())
+		copy(c.k[l], s.k[l][:kv])
+		c.v[l] = growKV(nil, 0, kv, s.maxCtx*s.m.KVDim())
+		copy(c.v[l], s.v[l][:kv])
 	}
 	return c
 }

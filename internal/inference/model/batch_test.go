@@ -3,14 +3,46 @@ package model
 import (
 	"slices"
 	"testing"
+
+	"partnerapi/internal/inference/gguf"
 )
+
+// openSynthetic loads a random-weight model of the given shape.
+func openSynthetic(t testing.TB, cfg synthConfig, seed uint64) *Model {
+	t.Helper()
+	f, err := gguf.Open(writeSynthetic(t, cfg, seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
 
 // TestBatchStepMatchesForward checks that stepping sequences of different
 // lengths together gives bit-identical logits to stepping each alone, and
-// that a sequence can leave and join between steps.
+// that a sequence can leave and join between steps. The synthetic model has
+// SmolLM2-135M's attention shape (head size 64, nine query heads over three
+// KV heads), which runs the grouped assembly kernels, and a lone sequence
+// splits its KV groups across the pool where a batch does not.
 func TestBatchStepMatchesForward(t *testing.T) {
-	m := openModel(t, "stories260K.gguf")
-	prompts := [][]int{storiesPrompt, storiesPrompt[:3], {1, 400, 401, 402, 403, 404, 405, 406, 407}}
+	gqa := openSynthetic(t, synthConfig{arch: "llama", embd: 576, layers: 2, heads: 9, kvHeads: 3, ff: 128, vocab: 64, ctx: 64, rot: 64, weightType: gguf.F32}, 3)
+	for _, tc := range []struct {
+		name    string
+		m       *Model
+		prompts [][]int
+	}{
+		{"stories260K", openModel(t, "stories260K.gguf"), [][]int{storiesPrompt, storiesPrompt[:3], {1, 400, 401, 402, 403, 404, 405, 406, 407}}},
+		{"GQA 9 over 3, head size 64", gqa, [][]int{{1, 5, 9, 13, 17}, {2, 3, 4}, {1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testBatchStepMatchesForward(t, tc.m, tc.prompts) })
+	}
+}
+
+func testBatchStepMatchesForward(t *testing.T, m *Model, prompts [][]int) {
 	const steps = 12
 	// Alone: greedy continuation and logits per step.
 	alone := make([][][]float32, len(prompts))

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"partnerapi/internal/inference/kernels"
 )
 
 // ErrContextFull is returned when a sequence has no room for more tokens.
@@ -19,7 +21,7 @@ type Sequence struct {
 	m      *Model
 	maxCtx int
 	pos    int
-	k, v   [][]float32 // per layer: pos × KVDim values
+	k, v   [][]uint16 // per layer: pos × KVDim half floats (see appendKV)
 
 	ropeCos, ropeSin []float32 // per chunk row: cos/sin of each rotation angle
 	invFreq          []float64
@@ -36,7 +38,7 @@ func (m *Model) NewSequence(maxCtx int) *Sequence {
 	if maxCtx <= 0 || maxCtx > m.NCtx {
 		maxCtx = m.NCtx
 	}
-	s := &Sequence{m: m, maxCtx: maxCtx, k: make([][]float32, m.NLayer), v: make([][]float32, m.NLayer)}
+	s := &Sequence{m: m, maxCtx: maxCtx, k: make([][]uint16, m.NLayer), v: make([][]uint16, m.NLayer)}
 	s.invFreq = make([]float64, m.NRot/2)
 	for i := range s.invFreq {
 		s.invFreq[i] = math.Pow(m.RopeBase, -2*float64(i)/float64(m.NRot)) * m.RopeFreqSc
@@ -71,8 +73,8 @@ func (s *Sequence) Clone() *Sequence {
 	c.pos = s.pos
 	kv := s.pos * s.m.KVDim()
 	for l := range s.k {
-		c.k[l] = append([]float32(nil), s.k[l][:kv]...)
-		c.v[l] = append([]float32(nil), s.v[l][:kv]...)
+		c.k[l] = append([]uint16(nil), s.k[l][:kv]...)
+		c.v[l] = append([]uint16(nil), s.v[l][:kv]...)
 	}
 	return c
 }
@@ -110,17 +112,25 @@ func (s *Sequence) Forward(tokens []int) ([]float32, error) {
 
 // appendKV stores rows at value offset off of a cache, growing the cache
 // geometrically (never beyond limit values) so that short sequences in a
-// long context do not pay for the whole window up front.
-func appendKV(cache, rows []float32, off, limit int) []float32 {
-	need := off + len(rows)
-	if cap(cache) < need {
-		c := make([]float32, need, min(max(need, 2*cap(cache), 1024), max(limit, need)))
-		copy(c, cache[:off])
-		cache = c
-	}
-	cache = cache[:need]
-	copy(cache[off:], rows)
+// long context do not pay for the whole window up front. The cache holds
+// IEEE half floats, llama.cpp's default KV type: decode reads the whole
+// cache of every sequence for every token, and with ten streams those reads
+// match the weight bytes, so halving them matters more than the precision
+// (keys and values are rounded once; scores and sums stay float32).
+func appendKV(cache []uint16, rows []float32, off, limit int) []uint16 {
+	cache = growKV(cache, off, off+len(rows), limit)
+	kernels.FloatsToHalves(cache[off:], rows)
 	return cache
+}
+
+// growKV returns cache resized to need values, keeping the first off.
+func growKV(cache []uint16, off, need, limit int) []uint16 {
+	if cap(cache) < need {
+		c := make([]uint16, need, min(max(need, 2*cap(cache), 1024), max(limit, need)))
+		copy(c, cache[:off])
+		return c
+	}
+	return cache[:need]
 }
 
 func grow(s []float32, n int) []float32 {

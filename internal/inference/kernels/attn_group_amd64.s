@@ -1,0 +1,206 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Grouped attention over a half-precision KV cache: four query heads per
+// pass, each cached row converted once with VCVTPH2PS and used by all four.
+// Every head gets the same sequence of operations whichever lane it is in
+// and whether its position is handled in a pair or alone, so a head's result
+// depends only on its own query and the cache. The callers guarantee n ≥ 1
+// and a head size that is a multiple of sixteen.
+
+// HSUM4 leaves in the low lane of each 128-bit half of A the per-half sums
+// of the accumulators A, B, C, D (lanes: A, B, C, D). Clobbers C.
+#define HSUM4(A, B, C, D) \
+	VHADDPS B, A, A \
+	VHADDPS D, C, C \
+	VHADDPS C, A, A
+
+// STORE4(X, OFF) writes the four lanes of X to OFF(DI), OFF(DI)(AX*1),
+// OFF(DI)(R10*1) and OFF(DI)(DX*1).
+#define STORE4(X, OFF) \
+	VMOVSS     X, OFF(DI) \
+	VEXTRACTPS $1, X, OFF(DI)(AX*1) \
+	VEXTRACTPS $2, X, OFF(DI)(R10*1) \
+	VEXTRACTPS $3, X, OFF(DI)(DX*1)
+
+// func attnScoresF16x4AVX2(out *float32, o1, o2, o3 int, q0, q1, q2, q3 *float32, k *uint16, stride, hd, n int, scale float32)
+TEXT ·attnScoresF16x4AVX2(SB), NOSPLIT, $0-100
+	MOVQ         out+0(FP), DI
+	MOVQ         q0+32(FP), SI
+	MOVQ         q1+40(FP), R8
+	MOVQ         q2+48(FP), R9
+	MOVQ         q3+56(FP), R11
+	MOVQ         k+64(FP), BX
+	MOVQ         stride+72(FP), R13
+	SHLQ         $1, R13
+	MOVQ         hd+80(FP), R12
+	SHLQ         $1, R12
+	MOVQ         n+88(FP), CX
+	VBROADCASTSS scale+96(FP), Y12
+
+	// Two positions at a time share each load of the four query rows.
+sp2:
+	CMPQ   CX, $2
+	JLT    sp1
+	LEAQ   (BX)(R13*1), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   R10, R10
+
+sp2loop:
+	VCVTPH2PS   (BX)(R10*1), Y8
+	VCVTPH2PS   (DX)(R10*1), Y9
+	VMOVUPS     (SI)(R10*2), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VMOVUPS     (R8)(R10*2), Y11
+	VFMADD231PS Y11, Y8, Y1
+	VFMADD231PS Y11, Y9, Y5
+	VMOVUPS     (R9)(R10*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VMOVUPS     (R11)(R10*2), Y11
+	VFMADD231PS Y11, Y8, Y3
+	VFMADD231PS Y11, Y9, Y7
+	ADDQ        $16, R10
+	CMPQ        R10, R12
+	JLT         sp2loop
+
+	HSUM4(Y0, Y1, Y2, Y3)
+	HSUM4(Y4, Y5, Y6, Y7)
+	VPERM2F128 $0x20, Y4, Y0, Y1 // low halves of the two positions
+	VPERM2F128 $0x31, Y4, Y0, Y2 // high halves
+	VADDPS     Y2, Y1, Y1
+	VMULPS     Y12, Y1, Y1
+	MOVQ       o1+8(FP), AX
+	MOVQ       o2+16(FP), R10
+	MOVQ       o3+24(FP), DX
+	STORE4(X1, 0)
+	VEXTRACTF128 $1, Y1, X2
+	STORE4(X2, 4)
+	ADDQ       $8, DI
+	LEAQ       (BX)(R13*2), BX
+	SUBQ       $2, CX
+	JMP        sp2
+
+sp1:
+	TESTQ  CX, CX
+	JEQ    spdone
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R10, R10
+
+sp1loop:
+	VCVTPH2PS   (BX)(R10*1), Y8
+	VFMADD231PS (SI)(R10*2), Y8, Y0
+	VFMADD231PS (R8)(R10*2), Y8, Y1
+	VFMADD231PS (R9)(R10*2), Y8, Y2
+	VFMADD231PS (R11)(R10*2), Y8, Y3
+	ADDQ        $16, R10
+	CMPQ        R10, R12
+	JLT         sp1loop
+
+	HSUM4(Y0, Y1, Y2, Y3)
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMULPS       X12, X0, X0
+	MOVQ         o1+8(FP), AX
+	MOVQ         o2+16(FP), R10
+	MOVQ         o3+24(FP), DX
+	STORE4(X0, 0)
+
+spdone:
+	VZEROUPPER
+	RET
+
+// func attnWeightedSumF16x4AVX2(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *float32, v *uint16, stride, hd, n int)
+TEXT ·attnWeightedSumF16x4AVX2(SB), NOSPLIT, $0-96
+	MOVQ out+0(FP), DI
+	MOVQ w0+32(FP), SI
+	MOVQ w1+40(FP), R8
+	MOVQ w2+48(FP), R9
+	MOVQ w3+56(FP), R11
+	MOVQ v+64(FP), BX
+	MOVQ stride+72(FP), R13
+	SHLQ $1, R13
+	MOVQ hd+80(FP), R12
+	SHRQ $4, R12
+	MOVQ n+88(FP), CX
+
+	// Sixteen values of the four heads per pass over the positions.
+wsblock:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, DX
+	XORQ   R10, R10
+
+wspos:
+	VCVTPH2PS    (DX), Y8
+	VCVTPH2PS    16(DX), Y9
+	VBROADCASTSS (SI)(R10*4), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y1
+	VBROADCASTSS (R8)(R10*4), Y11
+	VFMADD231PS  Y11, Y8, Y2
+	VFMADD231PS  Y11, Y9, Y3
+	VBROADCASTSS (R9)(R10*4), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VFMADD231PS  Y10, Y9, Y5
+	VBROADCASTSS (R11)(R10*4), Y11
+	VFMADD231PS  Y11, Y8, Y6
+	VFMADD231PS  Y11, Y9, Y7
+	ADDQ         R13, DX
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          wspos
+
+	MOVQ    o1+8(FP), AX
+	VMOVUPS Y2, (DI)(AX*1)
+	VMOVUPS Y3, 32(DI)(AX*1)
+	MOVQ    o2+16(FP), AX
+	VMOVUPS Y4, (DI)(AX*1)
+	VMOVUPS Y5, 32(DI)(AX*1)
+	MOVQ    o3+24(FP), AX
+	VMOVUPS Y6, (DI)(AX*1)
+	VMOVUPS Y7, 32(DI)(AX*1)
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $64, DI
+	ADDQ    $32, BX
+	DECQ    R12
+	JNZ     wsblock
+
+	VZEROUPPER
+	RET
+
+// func floatsToHalvesF16C(dst *uint16, src *float32, n int)
+TEXT ·floatsToHalvesF16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+fh8:
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $16, DI
+	SUBQ      $8, CX
+	JNZ       fh8
+
+	VZEROUPPER
+	RET
