@@ -4,9 +4,10 @@ package kernels
 // attention g query heads share one cached key/value head (SmolLM2-135M: 9
 // over 3, Qwen2.5-0.5B: 14 over 2), so the per-head kernels of attn.go read
 // every cached row g times. These kernels take the g query heads of a KV
-// group together and read each cached row once per group (in the assembly,
-// once per four heads), and the cache holds IEEE half floats, as llama.cpp's
-// default F16 KV cache does, which halves the bytes read per token again.
+// group together and read each cached row once per group (the assembly
+// makes one pass per three or four heads), and the cache holds IEEE half
+// floats, as llama.cpp's default F16 KV cache does, which halves the bytes
+// read per token again.
 //
 // A head's result does not depend on g, on its place in the group or on the
 // other heads: the assembly gives every head the same sequence of operations,

@@ -231,3 +231,200 @@ fh8:
 
 	VZEROUPPER
 	RET
+
+// STORE3(X, OFF) writes the three low lanes of X to OFF(DI), OFF(DI)(AX*1)
+// and OFF(DI)(DX*1).
+#define STORE3(X, OFF) \
+	VMOVSS     X, OFF(DI) \
+	VEXTRACTPS $1, X, OFF(DI)(AX*1) \
+	VEXTRACTPS $2, X, OFF(DI)(DX*1)
+
+// FINISH3(Y, X, T) adds the two 128-bit halves of the per-half sums in Y
+// (into its low half X, with T's low half as scratch) and scales them by
+// Y13.
+#define FINISH3(Y, X, T) \
+	VEXTRACTF128 $1, Y, T \
+	VADDPS       T, X, X \
+	VMULPS       X13, X, X
+
+// func attnScoresF16x3AVX2(out *float32, o1, o2 int, q0, q1, q2 *float32, k *uint16, stride, hd, n int, scale float32)
+//
+// The three-head variant of attnScoresF16x4AVX2 (groups of three, and the
+// last three heads of a group of seven), three positions at a time. The
+// reduction is the four-lane one with the third head in two lanes, so each
+// head's arithmetic is the same in both kernels.
+TEXT ·attnScoresF16x3AVX2(SB), NOSPLIT, $0-84
+	MOVQ         out+0(FP), DI
+	MOVQ         q0+24(FP), SI
+	MOVQ         q1+32(FP), R8
+	MOVQ         q2+40(FP), R9
+	MOVQ         k+48(FP), BX
+	MOVQ         stride+56(FP), R13
+	SHLQ         $1, R13
+	MOVQ         hd+64(FP), R12
+	SHLQ         $1, R12
+	MOVQ         n+72(FP), CX
+	VBROADCASTSS scale+80(FP), Y13
+
+t3:
+	CMPQ   CX, $3
+	JLT    t1
+	LEAQ   (BX)(R13*1), DX
+	LEAQ   (DX)(R13*1), R11
+
+	// Ask for the three rows 24 positions on (see PREFETCH_ROWS).
+	IMUL3Q $24, R13, AX
+	ADDQ   BX, AX
+	XORQ   R10, R10
+
+t3pf:
+	PREFETCHT0 (AX)(R10*1)
+	ADDQ       R13, AX
+	PREFETCHT0 (AX)(R10*1)
+	ADDQ       R13, AX
+	PREFETCHT0 (AX)(R10*1)
+	SUBQ       R13, AX
+	SUBQ       R13, AX
+	ADDQ       $64, R10
+	CMPQ       R10, R12
+	JLT        t3pf
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	XORQ   R10, R10
+
+t3loop:
+	VCVTPH2PS   (BX)(R10*1), Y9
+	VCVTPH2PS   (DX)(R10*1), Y10
+	VCVTPH2PS   (R11)(R10*1), Y11
+	VMOVUPS     (SI)(R10*2), Y12
+	VFMADD231PS Y12, Y9, Y0
+	VFMADD231PS Y12, Y10, Y3
+	VFMADD231PS Y12, Y11, Y6
+	VMOVUPS     (R8)(R10*2), Y12
+	VFMADD231PS Y12, Y9, Y1
+	VFMADD231PS Y12, Y10, Y4
+	VFMADD231PS Y12, Y11, Y7
+	VMOVUPS     (R9)(R10*2), Y12
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y12, Y10, Y5
+	VFMADD231PS Y12, Y11, Y8
+	ADDQ        $16, R10
+	CMPQ        R10, R12
+	JLT         t3loop
+
+	HSUM4(Y0, Y1, Y2, Y2)
+	HSUM4(Y3, Y4, Y5, Y5)
+	HSUM4(Y6, Y7, Y8, Y8)
+	FINISH3(Y0, X0, X1)
+	FINISH3(Y3, X3, X4)
+	FINISH3(Y6, X6, X7)
+	MOVQ o1+8(FP), AX
+	MOVQ o2+16(FP), DX
+	STORE3(X0, 0)
+	STORE3(X3, 4)
+	STORE3(X6, 8)
+	ADDQ $12, DI
+	LEAQ (R11)(R13*1), BX
+	SUBQ $3, CX
+	JMP  t3
+
+t1:
+	TESTQ  CX, CX
+	JEQ    t3done
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	XORQ   R10, R10
+
+t1loop:
+	VCVTPH2PS   (BX)(R10*1), Y9
+	VFMADD231PS (SI)(R10*2), Y9, Y0
+	VFMADD231PS (R8)(R10*2), Y9, Y1
+	VFMADD231PS (R9)(R10*2), Y9, Y2
+	ADDQ        $16, R10
+	CMPQ        R10, R12
+	JLT         t1loop
+
+	HSUM4(Y0, Y1, Y2, Y2)
+	FINISH3(Y0, X0, X1)
+	MOVQ o1+8(FP), AX
+	MOVQ o2+16(FP), DX
+	STORE3(X0, 0)
+	ADDQ $4, DI
+	ADDQ R13, BX
+	DECQ CX
+	JMP  t1
+
+t3done:
+	VZEROUPPER
+	RET
+
+// func attnWeightedSumF16x3AVX2(out *float32, o1, o2 int, w0, w1, w2 *float32, v *uint16, stride, hd, n int)
+//
+// The three-head variant of attnWeightedSumF16x4AVX2, with the same
+// arithmetic per head.
+TEXT ·attnWeightedSumF16x3AVX2(SB), NOSPLIT, $0-80
+	MOVQ out+0(FP), DI
+	MOVQ w0+24(FP), SI
+	MOVQ w1+32(FP), R8
+	MOVQ w2+40(FP), R9
+	MOVQ v+48(FP), BX
+	MOVQ stride+56(FP), R13
+	SHLQ $1, R13
+	MOVQ hd+64(FP), R12
+	SHRQ $4, R12
+	MOVQ n+72(FP), CX
+
+vblock:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   BX, DX
+	XORQ   R10, R10
+	MOVQ   R13, AX
+	SHLQ   $5, AX
+
+vpos:
+	PREFETCHT0   (DX)(AX*1)
+	VCVTPH2PS    (DX), Y8
+	VCVTPH2PS    16(DX), Y9
+	VBROADCASTSS (SI)(R10*4), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y1
+	VBROADCASTSS (R8)(R10*4), Y11
+	VFMADD231PS  Y11, Y8, Y2
+	VFMADD231PS  Y11, Y9, Y3
+	VBROADCASTSS (R9)(R10*4), Y10
+	VFMADD231PS  Y10, Y8, Y4
+	VFMADD231PS  Y10, Y9, Y5
+	ADDQ         R13, DX
+	INCQ         R10
+	CMPQ         R10, CX
+	JLT          vpos
+
+	MOVQ    o1+8(FP), AX
+	VMOVUPS Y2, (DI)(AX*1)
+	VMOVUPS Y3, 32(DI)(AX*1)
+	MOVQ    o2+16(FP), AX
+	VMOVUPS Y4, (DI)(AX*1)
+	VMOVUPS Y5, 32(DI)(AX*1)
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $64, DI
+	ADDQ    $32, BX
+	DECQ    R12
+	JNZ     vblock
+
+	VZEROUPPER
+	RET

@@ -204,16 +204,24 @@ func (b *Batch) attendRange(lo, hi int) {
 // once for all its heads; when a step has fewer groups than
 // minAttentionItems (a lone decoding sequence has NHeadKV: 3 for
 // SmolLM2-135M, 2 for Qwen2.5-0.5B) the groups are split so that both
-// cores get work, at the price of reading the cache once per part.
+// cores get work, but never below minHeadsPerPart heads: the vector kernels
+// take three or four heads in one pass for the price of one, so a smaller
+// part would only read the cache again (135M's groups of three stay whole,
+// 0.5B's groups of seven become 3 + 4).
 func attentionGroupParts(groups, groupSize int) int {
 	if groups >= minAttentionItems {
 		return 1
 	}
-	return min(groupSize, (minAttentionItems+groups-1)/groups)
+	return max(1, min(groupSize/minHeadsPerPart, (minAttentionItems+groups-1)/groups))
 }
 
-// minAttentionItems is the fewest work items a step's attention is cut into:
-// the pool runs a job in parallel only with at least two items per core.
+// minHeadsPerPart is the fewest query heads attentionGroupParts leaves in a
+// part.
+const minHeadsPerPart = 3
+
+// minAttentionItems is the fewest work items a step's attention is cut into
+// when its groups allow: the pool runs a job in parallel only with at least
+// two items per core.
 const minAttentionItems = 4
 
 // KVBytes is the memory held by the sequence's KV cache (its capacity, not

@@ -24,19 +24,23 @@ func openSynthetic(t testing.TB, cfg synthConfig, seed uint64) *Model {
 
 // TestBatchStepMatchesForward checks that stepping sequences of different
 // lengths together gives bit-identical logits to stepping each alone, and
-// that a sequence can leave and join between steps. The synthetic model has
-// SmolLM2-135M's attention shape (head size 64, nine query heads over three
-// KV heads), which runs the grouped assembly kernels, and a lone sequence
-// splits its KV groups across the pool where a batch does not.
+// that a sequence can leave and join between steps. The synthetic models
+// have the attention shapes of SmolLM2-135M (head size 64, nine query heads
+// over three KV heads) and Qwen2.5-0.5B (fourteen over two), which run the
+// grouped assembly kernels in passes of three and four heads; a lone 0.5B
+// sequence splits its KV groups across the pool where a batch does not.
 func TestBatchStepMatchesForward(t *testing.T) {
-	gqa := openSynthetic(t, synthConfig{arch: "llama", embd: 576, layers: 2, heads: 9, kvHeads: 3, ff: 128, vocab: 64, ctx: 64, rot: 64, weightType: gguf.F32}, 3)
+	gqa3 := openSynthetic(t, synthConfig{arch: "llama", embd: 576, layers: 2, heads: 9, kvHeads: 3, ff: 128, vocab: 64, ctx: 64, rot: 64, weightType: gguf.F32}, 3)
+	gqa7 := openSynthetic(t, synthConfig{arch: "qwen2", embd: 896, layers: 2, heads: 14, kvHeads: 2, ff: 128, vocab: 64, ctx: 64, rot: 64, bias: true, weightType: gguf.F32}, 4)
+	gqaPrompts := [][]int{{1, 5, 9, 13, 17}, {2, 3, 4}, {1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57}}
 	for _, tc := range []struct {
 		name    string
 		m       *Model
 		prompts [][]int
 	}{
 		{"stories260K", openModel(t, "stories260K.gguf"), [][]int{storiesPrompt, storiesPrompt[:3], {1, 400, 401, 402, 403, 404, 405, 406, 407}}},
-		{"GQA 9 over 3, head size 64", gqa, [][]int{{1, 5, 9, 13, 17}, {2, 3, 4}, {1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57}}},
+		{"GQA 9 over 3, head size 64", gqa3, gqaPrompts},
+		{"GQA 14 over 2, head size 64", gqa7, gqaPrompts},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testBatchStepMatchesForward(t, tc.m, tc.prompts) })
 	}
