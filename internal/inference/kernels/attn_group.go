@@ -20,16 +20,23 @@ const groupVecMinDim = 16
 // AttnScoresGroup sets scores[j·span+p] = scale · (q[j·hd:(j+1)·hd] · key p)
 // for every query head j < len(q)/hd and position p < span, where key p is
 // the hd half floats keys[p·stride+off:]: the scores of all query heads of
-// one KV group over its cached keys.
-func AttnScoresGroup(scores, q []float32, keys []uint16, hd, span, stride, off int, scale float32) {
+// one KV group over its cached keys. values, when not nil, is the value
+// cache the weighted sum reads next (same layout); the vector kernels ask
+// for its rows while they walk the keys.
+func AttnScoresGroup(scores, q []float32, keys, values []uint16, hd, span, stride, off int, scale float32) {
 	g := len(q) / hd
 	if span == 0 || g == 0 {
 		return
 	}
 	scores = scores[:g*span]
 	keys = keys[off : (span-1)*stride+off+hd]
+	if values == nil {
+		values = keys
+	} else {
+		values = values[off : (span-1)*stride+off+hd]
+	}
 	if hd%groupVecMinDim == 0 && attnScoresGroupVec != nil {
-		attnScoresGroupVec(scores, q[:g*hd], keys, hd, span, stride, scale)
+		attnScoresGroupVec(scores, q[:g*hd], keys, values, hd, span, stride, scale)
 		return
 	}
 	attnScoresGroupGo(scores, q[:g*hd], keys, hd, span, stride, scale)
@@ -86,7 +93,7 @@ func HalvesToFloats(dst []float32, src []uint16) {
 // assembly exists. Lengths are checked by the callers above, and floatsToHalvesVec
 // gets a multiple of eight values.
 var (
-	attnScoresGroupVec      func(scores, q []float32, keys []uint16, hd, span, stride int, scale float32)
+	attnScoresGroupVec      func(scores, q []float32, keys, values []uint16, hd, span, stride int, scale float32)
 	attnWeightedSumGroupVec func(out, w []float32, values []uint16, hd, span, stride int)
 	floatsToHalvesVec       func(dst []uint16, src []float32)
 )

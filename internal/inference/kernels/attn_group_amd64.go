@@ -2,7 +2,11 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasF16C gates the half-precision KV kernels: they convert the cache with
 // F16C's VCVTPH2PS and VCVTPS2PH on top of the AVX2 and FMA the other
@@ -25,10 +29,10 @@ func init() {
 // and stores them to the same place again.
 
 //go:noescape
-func attnScoresF16x4AVX2(out *float32, o1, o2, o3 int, q0, q1, q2, q3 *float32, k *uint16, stride, hd, n int, scale float32)
+func attnScoresF16x4AVX2(out *float32, o1, o2, o3 int, q0, q1, q2, q3 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
 
 //go:noescape
-func attnScoresF16x3AVX2(out *float32, o1, o2 int, q0, q1, q2 *float32, k *uint16, stride, hd, n int, scale float32)
+func attnScoresF16x3AVX2(out *float32, o1, o2 int, q0, q1, q2 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
 
 //go:noescape
 func attnWeightedSumF16x4AVX2(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *float32, v *uint16, stride, hd, n int)
@@ -53,16 +57,19 @@ func groupPass(j0, g int) (int, [4]int) {
 	return 3, lanes
 }
 
-func attnScoresGroupAsm(scores, q []float32, keys []uint16, hd, span, stride int, scale float32) {
+func attnScoresGroupAsm(scores, q []float32, keys, values []uint16, hd, span, stride int, scale float32) {
 	g := len(q) / hd
+	// The kernels prefetch the value rows at this distance from the key
+	// rows; it is only an address for PREFETCHT0, never dereferenced.
+	vdelta := int(uintptr(unsafe.Pointer(&values[0])) - uintptr(unsafe.Pointer(&keys[0])))
 	for j0 := 0; j0 < g; {
 		n, l := groupPass(j0, g)
 		if n == 4 {
 			attnScoresF16x4AVX2(&scores[j0*span], (l[1]-j0)*span*4, (l[2]-j0)*span*4, (l[3]-j0)*span*4,
-				&q[l[0]*hd], &q[l[1]*hd], &q[l[2]*hd], &q[l[3]*hd], &keys[0], stride, hd, span, scale)
+				&q[l[0]*hd], &q[l[1]*hd], &q[l[2]*hd], &q[l[3]*hd], &keys[0], stride, hd, span, scale, vdelta)
 		} else {
 			attnScoresF16x3AVX2(&scores[j0*span], (l[1]-j0)*span*4, (l[2]-j0)*span*4,
-				&q[l[0]*hd], &q[l[1]*hd], &q[l[2]*hd], &keys[0], stride, hd, span, scale)
+				&q[l[0]*hd], &q[l[1]*hd], &q[l[2]*hd], &keys[0], stride, hd, span, scale, vdelta)
 		}
 		j0 += n
 	}

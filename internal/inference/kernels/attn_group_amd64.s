@@ -24,29 +24,38 @@
 	VEXTRACTPS $2, X, OFF(DI)(R10*1) \
 	VEXTRACTPS $3, X, OFF(DI)(DX*1)
 
-// PREFETCH_ROWS asks for the cache lines of the two rows PF_AHEAD rows
-// after BX (the rows of the pair PF_AHEAD/2 pairs on): the cache of a
-// sequence is usually cold, and each row is only a slice of a KV-wide row,
-// a pattern the hardware prefetcher follows late. Eight pairs ahead is some
-// 300 cycles of a hot pair loop, about a memory latency. Clobbers AX and R10; BX
-// points at a row of R12 bytes, R13 apart.
+// PREFETCH_ROWS(VDELTA) asks for the cache lines of the two key rows
+// PF_AHEAD rows after BX (the rows of the pair PF_AHEAD/2 pairs on) and of
+// the value rows at the same positions, VDELTA bytes from the keys: the
+// cache of a sequence is usually cold in a batched step, each row is only
+// a slice of a KV-wide row, a pattern the hardware prefetcher follows late,
+// and the weighted sum that reads the values comes right after the scores.
+// Eight pairs ahead is some 300 cycles of a hot pair loop, about a memory
+// latency. Clobbers AX, DX and R10; BX points at a row of R12 bytes, R13
+// apart.
 #define PF_AHEAD 16
-#define PREFETCH_ROWS \
+#define PREFETCH_ROWS(VDELTA) \
 	MOVQ       R13, AX \
 	IMULQ      $PF_AHEAD, AX \
 	ADDQ       BX, AX \
+	MOVQ       VDELTA, DX \
+	ADDQ       AX, DX \
 	XORQ       R10, R10 \
 pfrow: \
 	PREFETCHT0 (AX)(R10*1) \
+	PREFETCHT0 (DX)(R10*1) \
 	ADDQ       R13, AX \
+	ADDQ       R13, DX \
 	PREFETCHT0 (AX)(R10*1) \
+	PREFETCHT0 (DX)(R10*1) \
 	SUBQ       R13, AX \
+	SUBQ       R13, DX \
 	ADDQ       $64, R10 \
 	CMPQ       R10, R12 \
 	JLT        pfrow
 
-// func attnScoresF16x4AVX2(out *float32, o1, o2, o3 int, q0, q1, q2, q3 *float32, k *uint16, stride, hd, n int, scale float32)
-TEXT ·attnScoresF16x4AVX2(SB), NOSPLIT, $0-100
+// func attnScoresF16x4AVX2(out *float32, o1, o2, o3 int, q0, q1, q2, q3 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
+TEXT ·attnScoresF16x4AVX2(SB), NOSPLIT, $0-112
 	MOVQ         out+0(FP), DI
 	MOVQ         q0+32(FP), SI
 	MOVQ         q1+40(FP), R8
@@ -64,8 +73,8 @@ TEXT ·attnScoresF16x4AVX2(SB), NOSPLIT, $0-100
 sp2:
 	CMPQ   CX, $2
 	JLT    sp1
+	PREFETCH_ROWS(vdelta+104(FP))
 	LEAQ   (BX)(R13*1), DX
-	PREFETCH_ROWS
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -247,13 +256,13 @@ fh8:
 	VADDPS       T, X, X \
 	VMULPS       X13, X, X
 
-// func attnScoresF16x3AVX2(out *float32, o1, o2 int, q0, q1, q2 *float32, k *uint16, stride, hd, n int, scale float32)
+// func attnScoresF16x3AVX2(out *float32, o1, o2 int, q0, q1, q2 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
 //
 // The three-head variant of attnScoresF16x4AVX2 (groups of three, and the
 // last three heads of a group of seven), three positions at a time. The
 // reduction is the four-lane one with the third head in two lanes, so each
 // head's arithmetic is the same in both kernels.
-TEXT ·attnScoresF16x3AVX2(SB), NOSPLIT, $0-84
+TEXT ·attnScoresF16x3AVX2(SB), NOSPLIT, $0-96
 	MOVQ         out+0(FP), DI
 	MOVQ         q0+24(FP), SI
 	MOVQ         q1+32(FP), R8
@@ -269,26 +278,36 @@ TEXT ·attnScoresF16x3AVX2(SB), NOSPLIT, $0-84
 t3:
 	CMPQ   CX, $3
 	JLT    t1
-	LEAQ   (BX)(R13*1), DX
-	LEAQ   (DX)(R13*1), R11
 
-	// Ask for the three rows 24 positions on (see PREFETCH_ROWS).
+	// Ask for the three key and value rows 24 positions on (see
+	// PREFETCH_ROWS).
 	IMUL3Q $24, R13, AX
 	ADDQ   BX, AX
+	MOVQ   vdelta+88(FP), R11
+	ADDQ   AX, R11
 	XORQ   R10, R10
 
 t3pf:
 	PREFETCHT0 (AX)(R10*1)
+	PREFETCHT0 (R11)(R10*1)
 	ADDQ       R13, AX
+	ADDQ       R13, R11
 	PREFETCHT0 (AX)(R10*1)
+	PREFETCHT0 (R11)(R10*1)
 	ADDQ       R13, AX
+	ADDQ       R13, R11
 	PREFETCHT0 (AX)(R10*1)
+	PREFETCHT0 (R11)(R10*1)
 	SUBQ       R13, AX
 	SUBQ       R13, AX
+	SUBQ       R13, R11
+	SUBQ       R13, R11
 	ADDQ       $64, R10
 	CMPQ       R10, R12
 	JLT        t3pf
 
+	LEAQ   (BX)(R13*1), DX
+	LEAQ   (DX)(R13*1), R11
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2

@@ -40,7 +40,7 @@ func TestAttnGroupMatchesUngrouped(t *testing.T) {
 				q := randomVector(r, g*hd)
 
 				scores := withGuard(g * span)
-				AttnScoresGroup(scores, q, cache, hd, span, stride, off, 0.125)
+				AttnScoresGroup(scores, q, cache, nil, hd, span, stride, off, 0.125)
 				checkGuard(t, name+" scores", scores)
 				goScores := make([]float32, g*span)
 				attnScoresGroupGo(goScores, q, cache[off:], hd, span, stride, 0.125)
@@ -101,11 +101,11 @@ func TestAttnGroupHeadIndependent(t *testing.T) {
 			for g := 1; g <= 7; g++ {
 				q, w := randomVector(r, g*hd), randomVector(r, g*span)
 				scores, out := make([]float32, g*span), make([]float32, g*hd)
-				AttnScoresGroup(scores, q, cache, hd, span, stride, hd, 0.125)
+				AttnScoresGroup(scores, q, cache, cache, hd, span, stride, hd, 0.125)
 				AttnWeightedSumGroup(out, w, cache, hd, span, stride, 2*hd)
 				for j := range g {
 					alone, aloneOut := make([]float32, span), make([]float32, hd)
-					AttnScoresGroup(alone, q[j*hd:(j+1)*hd], cache, hd, span, stride, hd, 0.125)
+					AttnScoresGroup(alone, q[j*hd:(j+1)*hd], cache, nil, hd, span, stride, hd, 0.125)
 					AttnWeightedSumGroup(aloneOut, w[j*span:(j+1)*span], cache, hd, span, stride, 2*hd)
 					for p := range span {
 						if math.Float32bits(alone[p]) != math.Float32bits(scores[j*span+p]) {
@@ -193,7 +193,7 @@ func BenchmarkAttnGroup(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("g=%d/f16-grouped", g), func(b *testing.B) {
 			for b.Loop() {
-				AttnScoresGroup(scores, q, hkeys, hd, span, stride, 64, 0.125)
+				AttnScoresGroup(scores, q, hkeys, hvalues, hd, span, stride, 64, 0.125)
 				for j := range g {
 					Softmax(scores[j*span : (j+1)*span])
 				}

@@ -115,7 +115,7 @@ func getScores(n int) *[]float32 {
 func attendGroup(q, out []float32, keys, values []uint16, hd, span, off, KV int, scale float32, scores []float32) {
 	g := len(q) / hd
 	sc := scores[:g*span]
-	kernels.AttnScoresGroup(sc, q, keys, hd, span, KV, off, scale)
+	kernels.AttnScoresGroup(sc, q, keys, values, hd, span, KV, off, scale)
 	for j := range g {
 		kernels.Softmax(sc[j*span : (j+1)*span])
 	}
