@@ -124,6 +124,9 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 		b.maxSpan = max(b.maxSpan, s.pos+len(chunks[i]))
 	}
 	b.seqStart = append(b.seqStart, rows)
+	for i, s := range seqs {
+		s.reserveKV(s.pos + len(chunks[i]))
+	}
 	for l := range m.Layers {
 		ly := &m.Layers[l]
 		rmsNormRows(xb, x, ly.AttnNorm, m.NormEps, E)
@@ -141,8 +144,8 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 		}
 		for i, s := range seqs {
 			lo, hi := b.seqStart[i], b.seqStart[i+1]
-			s.k[l] = appendKV(s.k[l], b.kb[lo*KV:hi*KV], s.pos*KV, s.maxCtx*KV)
-			s.v[l] = appendKV(s.v[l], b.vb[lo*KV:hi*KV], s.pos*KV, s.maxCtx*KV)
+			s.storeKV(s.k[l], b.kb[lo*KV:hi*KV], s.pos)
+			s.storeKV(s.v[l], b.vb[lo*KV:hi*KV], s.pos)
 		}
 		b.layer = l
 		b.groupParts = attentionGroupParts(rows*m.NHeadKV, m.NHead/m.NHeadKV)
@@ -183,7 +186,7 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 // over its own sequence's cache up to the row's position (causal).
 func (b *Batch) attendRange(lo, hi int) {
 	m := b.m
-	hd, Q, KV := m.HeadDim, m.QDim(), m.KVDim()
+	hd, Q := m.HeadDim, m.QDim()
 	group, parts := m.NHead/m.NHeadKV, b.groupParts
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	scores := getScores(group * b.maxSpan)
@@ -194,7 +197,7 @@ func (b *Batch) attendRange(lo, hi int) {
 		h1 := kv*group + (part+1)*group/parts
 		s := b.rowSeq[r]
 		attendGroup(b.q[r*Q+h0*hd:r*Q+h1*hd], b.attn[r*Q+h0*hd:r*Q+h1*hd],
-			s.k[b.layer], s.v[b.layer], hd, b.rowPos[r]+1, kv*hd, KV, scale, *scores)
+			s.k[b.layer], s.v[b.layer], hd, b.rowPos[r]+1, kv*s.kvCap*hd, scale, *scores)
 	}
 	scoresPool.Put(scores)
 }
@@ -223,40 +226,3 @@ const minHeadsPerPart = 3
 // when its groups allow: the pool runs a job in parallel only with at least
 // two items per core.
 const minAttentionItems = 4
-
-// KVBytes is the memory held by the sequence's KV cache (its capacity, not
-// just the used part).
-func (s *Sequence) KVBytes() int64 {
-	var n int64
-	for l := range s.k {
-		n += int64(cap(s.k[l])+cap(s.v[l])) * 2 // half floats
-	}
-	return n
-}
-
-// Release drops the KV cache so that its memory can be reclaimed at once,
-// even while something still refers to the Sequence; the sequence is empty
-// afterwards and grows a new cache if used again.
-func (s *Sequence) Release() {
-	for l := range s.k {
-		s.k[l], s.v[l] = nil, nil
-	}
-	s.pos = 0
-}
-
-// ClonePrefix returns an independent copy of the first n tokens of the
-// sequence (all of them when n ≥ Pos): a prompt prefix cached for one request
-// is shared with the next this way.
-func (s *Sequence) ClonePrefix(n int) *Sequence {
-	n = min(max(n, 0), s.pos)
-	c := s.m.NewSequence(s.maxCtx)
-	c.pos = n
-	kv := n * s.m.KVDim()
-	for l := range s.k {
-		c.k[l] = growKV(nil, 0, kv, s.maxCtx*s.m.KVDim())
-		copy(c.k[l], s.k[l][:kv])
-		c.v[l] = growKV(nil, 0, kv, s.maxCtx*s.m.KVDim())
-		copy(c.v[l], s.v[l][:kv])
-	}
-	return c
-}

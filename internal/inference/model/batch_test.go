@@ -136,12 +136,15 @@ func TestSequenceReleaseAndClonePrefix(t *testing.T) {
 	if _, err := seq.Forward(storiesPrompt); err != nil {
 		t.Fatal(err)
 	}
-	if seq.KVBytes() < int64(len(storiesPrompt)*m.KVDim()*m.NLayer*2*4) {
-		t.Errorf("KV bytes %d below what the prompt needs", seq.KVBytes())
+	// Keys and values of every layer as 2-byte halves: the five prompt
+	// tokens in the smallest cache, the clone's three exactly.
+	perPosition := int64(m.KVDim() * m.NLayer * 2 * 2)
+	if got, want := seq.KVBytes(), minKVPositions*perPosition; got != want {
+		t.Errorf("KV bytes %d, want %d", got, want)
 	}
 	c := seq.ClonePrefix(3)
-	if c.Pos() != 3 {
-		t.Fatalf("clone pos %d", c.Pos())
+	if c.Pos() != 3 || c.KVBytes() != 3*perPosition {
+		t.Fatalf("clone pos %d, %d KV bytes", c.Pos(), c.KVBytes())
 	}
 	// The clone continued with the rest of the prompt behaves like the original.
 	want := greedy(t, seq, []int{storiesGreedy[0]}, 5, true)

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"partnerapi/internal/inference/kernels"
 )
 
 // ErrContextFull is returned when a sequence has no room for more tokens.
@@ -21,7 +19,8 @@ type Sequence struct {
 	m      *Model
 	maxCtx int
 	pos    int
-	k, v   [][]uint16 // per layer: pos × KVDim half floats (see appendKV)
+	k, v   [][]uint16 // per layer: the KV cache (kvcache.go)
+	kvCap  int        // positions each layer's cache has room for
 
 	ropeCos, ropeSin []float32 // per chunk row: cos/sin of each rotation angle
 	invFreq          []float64
@@ -66,19 +65,6 @@ func (s *Sequence) Truncate(n int) {
 	}
 }
 
-// Clone returns an independent copy of the sequence, KV cache included: the
-// n choices of one request share the prompt this way.
-func (s *Sequence) Clone() *Sequence {
-	c := s.m.NewSequence(s.maxCtx)
-	c.pos = s.pos
-	kv := s.pos * s.m.KVDim()
-	for l := range s.k {
-		c.k[l] = append([]uint16(nil), s.k[l][:kv]...)
-		c.v[l] = append([]uint16(nil), s.v[l][:kv]...)
-	}
-	return c
-}
-
 // Forward appends tokens to the sequence and returns the logits that predict
 // the token after the last one. The slice is reused by the next call.
 func (s *Sequence) Forward(tokens []int) ([]float32, error) {
@@ -108,29 +94,6 @@ func (s *Sequence) Forward(tokens []int) ([]float32, error) {
 		tokens = tokens[n:]
 	}
 	return s.logits, nil
-}
-
-// appendKV stores rows at value offset off of a cache, growing the cache
-// geometrically (never beyond limit values) so that short sequences in a
-// long context do not pay for the whole window up front. The cache holds
-// IEEE half floats, llama.cpp's default KV type: decode reads the whole
-// cache of every sequence for every token, and with ten streams those reads
-// match the weight bytes, so halving them matters more than the precision
-// (keys and values are rounded once; scores and sums stay float32).
-func appendKV(cache []uint16, rows []float32, off, limit int) []uint16 {
-	cache = growKV(cache, off, off+len(rows), limit)
-	kernels.FloatsToHalves(cache[off:], rows)
-	return cache
-}
-
-// growKV returns cache resized to need values, keeping the first off.
-func growKV(cache []uint16, off, need, limit int) []uint16 {
-	if cap(cache) < need {
-		c := make([]uint16, need, min(max(need, 2*cap(cache), 1024), max(limit, need)))
-		copy(c, cache[:off])
-		return c
-	}
-	return cache[:need]
 }
 
 func grow(s []float32, n int) []float32 {

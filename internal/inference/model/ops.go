@@ -106,18 +106,18 @@ func getScores(n int) *[]float32 {
 
 // attendGroup computes the attention of the query heads in q (heads of hd
 // values, all of one KV group) over the first span cached positions, into
-// out: keys and values of the group start at value offset off of each
-// position's KV-wide row. Each cached row is read once for the heads
-// together; a head's result does not depend on which heads it is computed
-// with (kernels.AttnScoresGroup), so the single-sequence and the batched
-// step, and any split of a group across workers, produce bit-identical
-// results.
-func attendGroup(q, out []float32, keys, values []uint16, hd, span, off, KV int, scale float32, scores []float32) {
+// out: the group's keys and values are the rows of hd values at value
+// offset off of the layer's caches (see kvcache.go). Each cached row is
+// read once for the heads together; a head's result does not depend on
+// which heads it is computed with (kernels.AttnScoresGroup), so the
+// single-sequence and the batched step, and any split of a group across
+// workers, produce bit-identical results.
+func attendGroup(q, out []float32, keys, values []uint16, hd, span, off int, scale float32, scores []float32) {
 	g := len(q) / hd
 	sc := scores[:g*span]
-	kernels.AttnScoresGroup(sc, q, keys, values, hd, span, KV, off, scale)
+	kernels.AttnScoresGroup(sc, q, keys, values, hd, span, hd, off, scale)
 	for j := range g {
 		kernels.Softmax(sc[j*span : (j+1)*span])
 	}
-	kernels.AttnWeightedSumGroup(out, sc, values, hd, span, KV, off)
+	kernels.AttnWeightedSumGroup(out, sc, values, hd, span, hd, off)
 }
