@@ -9,6 +9,11 @@ import "math"
 // functions do a whole head or row per call. On amd64 with AVX2+FMA
 // attn_amd64.s replaces them; the Go versions here are the fallback and
 // the reference TestAttnAsmMatchesGo holds the assembly to.
+//
+// The model's KV cache is half precision and read per KV group
+// (attn_group.go); AttnScores and AttnWeightedSum serve float32 caches and
+// are the per-head baseline the grouped kernels are tested and benchmarked
+// against.
 
 // AttnScores sets scores[p] = scale · (q · keys[p·stride+off : p·stride+off+len(q)])
 // for every p < len(scores): one query head against the cached keys of its

@@ -30,14 +30,15 @@ type Batch struct {
 	// and its index within the sequence's chunk (its RoPE row), and where
 	// each sequence's rows start. attendFn (bound once in NewBatch, so
 	// handing it to the worker pool allocates nothing) reads them.
-	seqs     []*Sequence
-	rowSeq   []*Sequence
-	rowPos   []int
-	rowChunk []int
-	seqStart []int
-	layer    int
-	maxSpan  int
-	attendFn func(lo, hi int)
+	seqs       []*Sequence
+	rowSeq     []*Sequence
+	rowPos     []int
+	rowChunk   []int
+	seqStart   []int
+	layer      int
+	maxSpan    int
+	groupParts int // see attentionGroupParts
+	attendFn   func(lo, hi int)
 }
 
 // NewBatch returns an empty batch scratch for m; it grows to the largest
@@ -123,6 +124,9 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 		b.maxSpan = max(b.maxSpan, s.pos+len(chunks[i]))
 	}
 	b.seqStart = append(b.seqStart, rows)
+	for i, s := range seqs {
+		s.reserveKV(s.pos + len(chunks[i]))
+	}
 	for l := range m.Layers {
 		ly := &m.Layers[l]
 		rmsNormRows(xb, x, ly.AttnNorm, m.NormEps, E)
@@ -140,12 +144,12 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 		}
 		for i, s := range seqs {
 			lo, hi := b.seqStart[i], b.seqStart[i+1]
-			s.k[l] = appendKV(s.k[l], b.kb[lo*KV:hi*KV], s.pos*KV, s.maxCtx*KV)
-			s.v[l] = appendKV(s.v[l], b.vb[lo*KV:hi*KV], s.pos*KV, s.maxCtx*KV)
+			s.storeKV(s.k[l], b.kb[lo*KV:hi*KV], s.pos)
+			s.storeKV(s.v[l], b.vb[lo*KV:hi*KV], s.pos)
 		}
-		items := rows * m.NHead
 		b.layer = l
-		kernels.ParallelFor(items, attentionWork(items, b.maxSpan, m.HeadDim), b.attendFn)
+		b.groupParts = attentionGroupParts(rows*m.NHeadKV, m.NHead/m.NHeadKV)
+		kernels.ParallelFor(rows*m.NHeadKV*b.groupParts, attentionWork(rows*m.NHead, b.maxSpan, m.HeadDim), b.attendFn)
 		xo := b.xb[:rows*E]
 		kernels.MatMul(xo, ly.Wo, b.attn[:rows*Q], rows)
 		addRows(x, xo)
@@ -178,54 +182,47 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 }
 
 // attendRange computes the attention of work items [lo, hi) of the current
-// layer: one item per (row, head), each over its own sequence's cache up to
-// the row's position (causal).
+// layer: one item per (row, KV group, part of the group's query heads), each
+// over its own sequence's cache up to the row's position (causal).
 func (b *Batch) attendRange(lo, hi int) {
 	m := b.m
-	hd, Q, KV := m.HeadDim, m.QDim(), m.KVDim()
-	group := m.NHead / m.NHeadKV
+	hd, Q := m.HeadDim, m.QDim()
+	group, parts := m.NHead/m.NHeadKV, b.groupParts
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	scores := getScores(b.maxSpan)
+	scores := getScores(group * b.maxSpan)
 	for it := lo; it < hi; it++ {
-		r, h := it/m.NHead, it%m.NHead
+		r, rest := it/(m.NHeadKV*parts), it%(m.NHeadKV*parts)
+		kv, part := rest/parts, rest%parts
+		h0 := kv*group + part*group/parts
+		h1 := kv*group + (part+1)*group/parts
 		s := b.rowSeq[r]
-		attendHead(b.q[r*Q+h*hd:r*Q+(h+1)*hd], b.attn[r*Q+h*hd:r*Q+(h+1)*hd],
-			s.k[b.layer], s.v[b.layer], b.rowPos[r]+1, (h/group)*hd, KV, scale, *scores)
+		attendGroup(b.q[r*Q+h0*hd:r*Q+h1*hd], b.attn[r*Q+h0*hd:r*Q+h1*hd],
+			s.k[b.layer], s.v[b.layer], hd, b.rowPos[r]+1, kv*s.kvCap*hd, scale, *scores)
 	}
 	scoresPool.Put(scores)
 }
 
-// KVBytes is the memory held by the sequence's KV cache (its capacity, not
-// just the used part).
-func (s *Sequence) KVBytes() int64 {
-	var n int64
-	for l := range s.k {
-		n += int64(cap(s.k[l])+cap(s.v[l])) * 4
+// attentionGroupParts is how many parts each KV group's query heads are
+// split into for the worker pool. A whole group per item reads the cache
+// once for all its heads; when a step has fewer groups than
+// minAttentionItems (a lone decoding sequence has NHeadKV: 3 for
+// SmolLM2-135M, 2 for Qwen2.5-0.5B) the groups are split so that both
+// cores get work, but never below minHeadsPerPart heads: the vector kernels
+// take three or four heads in one pass for the price of one, so a smaller
+// part would only read the cache again (135M's groups of three stay whole,
+// 0.5B's groups of seven become 3 + 4).
+func attentionGroupParts(groups, groupSize int) int {
+	if groups >= minAttentionItems {
+		return 1
 	}
-	return n
+	return max(1, min(groupSize/minHeadsPerPart, (minAttentionItems+groups-1)/groups))
 }
 
-// Release drops the KV cache so that its memory can be reclaimed at once,
-// even while something still refers to the Sequence; the sequence is empty
-// afterwards and grows a new cache if used again.
-func (s *Sequence) Release() {
-	for l := range s.k {
-		s.k[l], s.v[l] = nil, nil
-	}
-	s.pos = 0
-}
+// minHeadsPerPart is the fewest query heads attentionGroupParts leaves in a
+// part.
+const minHeadsPerPart = 3
 
-// ClonePrefix returns an independent copy of the first n tokens of the
-// sequence (all of them when n ≥ Pos): a prompt prefix cached for one request
-// is shared with the next this way.
-func (s *Sequence) ClonePrefix(n int) *Sequence {
-	n = min(max(n, 0), s.pos)
-	c := s.m.NewSequence(s.maxCtx)
-	c.pos = n
-	kv := n * s.m.KVDim()
-	for l := range s.k {
-		c.k[l] = appendKV(nil, s.k[l][:kv], 0, s.maxCtx*s.m.KVDim())
-		c.v[l] = appendKV(nil, s.v[l][:kv], 0, s.maxCtx*s.m.KVDim())
-	}
-	return c
-}
+// minAttentionItems is the fewest work items a step's attention is cut into
+// when its groups allow: the pool runs a job in parallel only with at least
+// two items per core.
+const minAttentionItems = 4

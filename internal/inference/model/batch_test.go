@@ -3,14 +3,50 @@ package model
 import (
 	"slices"
 	"testing"
+
+	"partnerapi/internal/inference/gguf"
 )
+
+// openSynthetic loads a random-weight model of the given shape.
+func openSynthetic(t testing.TB, cfg synthConfig, seed uint64) *Model {
+	t.Helper()
+	f, err := gguf.Open(writeSynthetic(t, cfg, seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
 
 // TestBatchStepMatchesForward checks that stepping sequences of different
 // lengths together gives bit-identical logits to stepping each alone, and
-// that a sequence can leave and join between steps.
+// that a sequence can leave and join between steps. The synthetic models
+// have the attention shapes of SmolLM2-135M (head size 64, nine query heads
+// over three KV heads) and Qwen2.5-0.5B (fourteen over two), which run the
+// grouped assembly kernels in passes of three and four heads; a lone 0.5B
+// sequence splits its KV groups across the pool where a batch does not.
 func TestBatchStepMatchesForward(t *testing.T) {
-	m := openModel(t, "stories260K.gguf")
-	prompts := [][]int{storiesPrompt, storiesPrompt[:3], {1, 400, 401, 402, 403, 404, 405, 406, 407}}
+	gqa3 := openSynthetic(t, synthConfig{arch: "llama", embd: 576, layers: 2, heads: 9, kvHeads: 3, ff: 128, vocab: 64, ctx: 64, rot: 64, weightType: gguf.F32}, 3)
+	gqa7 := openSynthetic(t, synthConfig{arch: "qwen2", embd: 896, layers: 2, heads: 14, kvHeads: 2, ff: 128, vocab: 64, ctx: 64, rot: 64, bias: true, weightType: gguf.F32}, 4)
+	gqaPrompts := [][]int{{1, 5, 9, 13, 17}, {2, 3, 4}, {1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57}}
+	for _, tc := range []struct {
+		name    string
+		m       *Model
+		prompts [][]int
+	}{
+		{"stories260K", openModel(t, "stories260K.gguf"), [][]int{storiesPrompt, storiesPrompt[:3], {1, 400, 401, 402, 403, 404, 405, 406, 407}}},
+		{"GQA 9 over 3, head size 64", gqa3, gqaPrompts},
+		{"GQA 14 over 2, head size 64", gqa7, gqaPrompts},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testBatchStepMatchesForward(t, tc.m, tc.prompts) })
+	}
+}
+
+func testBatchStepMatchesForward(t *testing.T, m *Model, prompts [][]int) {
 	const steps = 12
 	// Alone: greedy continuation and logits per step.
 	alone := make([][][]float32, len(prompts))
@@ -100,12 +136,15 @@ func TestSequenceReleaseAndClonePrefix(t *testing.T) {
 	if _, err := seq.Forward(storiesPrompt); err != nil {
 		t.Fatal(err)
 	}
-	if seq.KVBytes() < int64(len(storiesPrompt)*m.KVDim()*m.NLayer*2*4) {
-		t.Errorf("KV bytes %d below what the prompt needs", seq.KVBytes())
+	// Keys and values of every layer as 2-byte halves: the five prompt
+	// tokens in the smallest cache, the clone's three exactly.
+	perPosition := int64(m.KVDim() * m.NLayer * 2 * 2)
+	if got, want := seq.KVBytes(), minKVPositions*perPosition; got != want {
+		t.Errorf("KV bytes %d, want %d", got, want)
 	}
 	c := seq.ClonePrefix(3)
-	if c.Pos() != 3 {
-		t.Fatalf("clone pos %d", c.Pos())
+	if c.Pos() != 3 || c.KVBytes() != 3*perPosition {
+		t.Fatalf("clone pos %d, %d KV bytes", c.Pos(), c.KVBytes())
 	}
 	// The clone continued with the rest of the prompt behaves like the original.
 	want := greedy(t, seq, []int{storiesGreedy[0]}, 5, true)

@@ -19,7 +19,8 @@ type Sequence struct {
 	m      *Model
 	maxCtx int
 	pos    int
-	k, v   [][]float32 // per layer: pos × KVDim values
+	k, v   [][]uint16 // per layer: the KV cache (kvcache.go)
+	kvCap  int        // positions each layer's cache has room for
 
 	ropeCos, ropeSin []float32 // per chunk row: cos/sin of each rotation angle
 	invFreq          []float64
@@ -36,7 +37,7 @@ func (m *Model) NewSequence(maxCtx int) *Sequence {
 	if maxCtx <= 0 || maxCtx > m.NCtx {
 		maxCtx = m.NCtx
 	}
-	s := &Sequence{m: m, maxCtx: maxCtx, k: make([][]float32, m.NLayer), v: make([][]float32, m.NLayer)}
+	s := &Sequence{m: m, maxCtx: maxCtx, k: make([][]uint16, m.NLayer), v: make([][]uint16, m.NLayer)}
 	s.invFreq = make([]float64, m.NRot/2)
 	for i := range s.invFreq {
 		s.invFreq[i] = math.Pow(m.RopeBase, -2*float64(i)/float64(m.NRot)) * m.RopeFreqSc
@@ -62,19 +63,6 @@ func (s *Sequence) Truncate(n int) {
 	if n < s.pos {
 		s.pos = max(n, 0)
 	}
-}
-
-// Clone returns an independent copy of the sequence, KV cache included: the
-// n choices of one request share the prompt this way.
-func (s *Sequence) Clone() *Sequence {
-	c := s.m.NewSequence(s.maxCtx)
-	c.pos = s.pos
-	kv := s.pos * s.m.KVDim()
-	for l := range s.k {
-		c.k[l] = append([]float32(nil), s.k[l][:kv]...)
-		c.v[l] = append([]float32(nil), s.v[l][:kv]...)
-	}
-	return c
 }
 
 // Forward appends tokens to the sequence and returns the logits that predict
@@ -106,21 +94,6 @@ func (s *Sequence) Forward(tokens []int) ([]float32, error) {
 		tokens = tokens[n:]
 	}
 	return s.logits, nil
-}
-
-// appendKV stores rows at value offset off of a cache, growing the cache
-// geometrically (never beyond limit values) so that short sequences in a
-// long context do not pay for the whole window up front.
-func appendKV(cache, rows []float32, off, limit int) []float32 {
-	need := off + len(rows)
-	if cap(cache) < need {
-		c := make([]float32, need, min(max(need, 2*cap(cache), 1024), max(limit, need)))
-		copy(c, cache[:off])
-		cache = c
-	}
-	cache = cache[:need]
-	copy(cache[off:], rows)
-	return cache
 }
 
 func grow(s []float32, n int) []float32 {

@@ -104,13 +104,20 @@ func getScores(n int) *[]float32 {
 	return p
 }
 
-// attendHead computes one query head's attention over the first span cached
-// positions: keys and values of this head's KV group start at value offset
-// off of each position's KV-wide row. Shared by the single-sequence and the
-// batched step so that both produce bit-identical results.
-func attendHead(q, out, keys, values []float32, span, off, KV int, scale float32, scores []float32) {
-	sc := scores[:span]
-	kernels.AttnScores(sc, q, keys, KV, off, scale)
-	kernels.Softmax(sc)
-	kernels.AttnWeightedSum(out, sc, values, KV, off)
+// attendGroup computes the attention of the query heads in q (heads of hd
+// values, all of one KV group) over the first span cached positions, into
+// out: the group's keys and values are the rows of hd values at value
+// offset off of the layer's caches (see kvcache.go). Each cached row is
+// read once for the heads together; a head's result does not depend on
+// which heads it is computed with (kernels.AttnScoresGroup), so the
+// single-sequence and the batched step, and any split of a group across
+// workers, produce bit-identical results.
+func attendGroup(q, out []float32, keys, values []uint16, hd, span, off int, scale float32, scores []float32) {
+	g := len(q) / hd
+	sc := scores[:g*span]
+	kernels.AttnScoresGroup(sc, q, keys, values, hd, span, hd, off, scale)
+	for j := range g {
+		kernels.Softmax(sc[j*span : (j+1)*span])
+	}
+	kernels.AttnWeightedSumGroup(out, sc, values, hd, span, hd, off)
 }

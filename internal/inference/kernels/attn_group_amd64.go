@@ -1,0 +1,93 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasF16C gates the half-precision KV kernels: they convert the cache with
+// F16C's VCVTPH2PS and VCVTPS2PH on top of the AVX2 and FMA the other
+// kernels use.
+var hasF16C = hasAVX2 && cpu.X86.HasF16C
+
+func init() {
+	if !hasF16C {
+		return
+	}
+	attnScoresGroupVec = attnScoresGroupAsm
+	attnWeightedSumGroupVec = attnWeightedSumGroupAsm
+	floatsToHalvesVec = floatsToHalvesAsm
+}
+
+// The assembly takes four or three query heads per pass over the cache.
+// Each lane j has its own query (or weight) row and writes its result at
+// byte offset o_j from out (o_0 = 0); a pass with fewer heads than lanes
+// fills the spare lanes with its last head, which computes the same values
+// and stores them to the same place again.
+
+//go:noescape
+func attnScoresF16x4AVX2(out *float32, o1, o2, o3 int, q0, q1, q2, q3 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
+
+//go:noescape
+func attnScoresF16x3AVX2(out *float32, o1, o2 int, q0, q1, q2 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
+
+//go:noescape
+func attnWeightedSumF16x4AVX2(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *float32, v *uint16, stride, hd, n int)
+
+//go:noescape
+func attnWeightedSumF16x3AVX2(out *float32, o1, o2 int, w0, w1, w2 *float32, v *uint16, stride, hd, n int)
+
+//go:noescape
+func floatsToHalvesF16C(dst *uint16, src *float32, n int)
+
+// groupPass returns how many lanes (four or three) the pass starting at
+// head j0 of a group of g uses, and the head of each lane. Passes of four
+// are taken while they leave a remainder that passes of three cover with
+// no more spare lanes (g = 7 is 4 + 3, g = 6 is 3 + 3, g = 5 is 3 + 3 with
+// one spare).
+func groupPass(j0, g int) (int, [4]int) {
+	last := g - 1
+	lanes := [4]int{j0, min(j0+1, last), min(j0+2, last), min(j0+3, last)}
+	if rem := g - j0; rem >= 4 && (rem%4 == 0 || rem > 6) {
+		return 4, lanes
+	}
+	return 3, lanes
+}
+
+func attnScoresGroupAsm(scores, q []float32, keys, values []uint16, hd, span, stride int, scale float32) {
+	g := len(q) / hd
+	// The kernels prefetch the value rows at this distance from the key
+	// rows; it is only an address for PREFETCHT0, never dereferenced.
+	vdelta := int(uintptr(unsafe.Pointer(&values[0])) - uintptr(unsafe.Pointer(&keys[0])))
+	for j0 := 0; j0 < g; {
+		n, l := groupPass(j0, g)
+		if n == 4 {
+			attnScoresF16x4AVX2(&scores[j0*span], (l[1]-j0)*span*4, (l[2]-j0)*span*4, (l[3]-j0)*span*4,
+				&q[l[0]*hd], &q[l[1]*hd], &q[l[2]*hd], &q[l[3]*hd], &keys[0], stride, hd, span, scale, vdelta)
+		} else {
+			attnScoresF16x3AVX2(&scores[j0*span], (l[1]-j0)*span*4, (l[2]-j0)*span*4,
+				&q[l[0]*hd], &q[l[1]*hd], &q[l[2]*hd], &keys[0], stride, hd, span, scale, vdelta)
+		}
+		j0 += n
+	}
+}
+
+func attnWeightedSumGroupAsm(out, w []float32, values []uint16, hd, span, stride int) {
+	g := len(out) / hd
+	for j0 := 0; j0 < g; {
+		n, l := groupPass(j0, g)
+		if n == 4 {
+			attnWeightedSumF16x4AVX2(&out[j0*hd], (l[1]-j0)*hd*4, (l[2]-j0)*hd*4, (l[3]-j0)*hd*4,
+				&w[l[0]*span], &w[l[1]*span], &w[l[2]*span], &w[l[3]*span], &values[0], stride, hd, span)
+		} else {
+			attnWeightedSumF16x3AVX2(&out[j0*hd], (l[1]-j0)*hd*4, (l[2]-j0)*hd*4,
+				&w[l[0]*span], &w[l[1]*span], &w[l[2]*span], &values[0], stride, hd, span)
+		}
+		j0 += n
+	}
+}
+
+func floatsToHalvesAsm(dst []uint16, src []float32) { floatsToHalvesF16C(&dst[0], &src[0], len(src)) }
