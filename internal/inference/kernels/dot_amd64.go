@@ -5,14 +5,7 @@ package kernels
 import (
 	"encoding/binary"
 	"unsafe"
-
-	"golang.org/x/sys/cpu"
 )
-
-// hasAVX2 reports whether the assembly kernels are in use: they need AVX2
-// for the integer byte products, FMA for the float accumulation and F16C
-// for the half-precision block scales.
-var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX
 
 func init() {
 	if !hasAVX2 {
