@@ -72,7 +72,8 @@ func q4_0Tile1x9(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out
 func q4_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 // The same kernels for AVX-512 VNNI (tile_vnni_amd64.h), over activations
-// stored as x+128 (q8Tiles.biased); c is unused.
+// stored as x+128 (q8Tiles.biased), with results bit-identical to the AVX2
+// ones; c is unused.
 
 //go:noescape
 func q8_0Tile1x1VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
