@@ -32,9 +32,11 @@
 // the assembly replaces the Go kernels; the pure-Go versions (dot*Go, the
 // per-token row dots) remain the fallback on other CPUs and under the
 // purego build tag, and TestAsmMatchesGo / TestMatMulTokensMatchRowDots
-// hold the two to each other. Where the CPU also has AVX-512 VNNI (with
-// VL), the Q8_0 and Q4_0 tiles are VPDPBUSD versions (tile_vnni_amd64.h)
-// over activations stored as x+128, bit-identical to the AVX2 ones.
+// hold the two to each other. Where the CPU also has AVX-512 VNNI, the
+// Q8_0 and Q4_0 tiles of two to ten tokens are VPDPBUSD versions
+// (tile_vnni_amd64.h) over activations stored as x+128, and the Q4_K and
+// Q6_K block kernels fuse their scaling into VPDPWSSD; both give the AVX2
+// kernels' results bit for bit.
 // PARTNERAPI_KERNELS=avx2|avx512|purego, read once at start-up, forces a
 // family (ISA names the one in use); the tests run every family the CPU
 // has and skip, saying so, those it lacks.

@@ -22,20 +22,22 @@ var kernelsChoice = os.Getenv(KernelsEnv)
 // (present on every AVX2 CPU) for the half-precision block scales.
 var cpuAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX
 
-// cpuVNNI reports whether the CPU can also run the AVX-512 VNNI tiles:
-// VPDPBUSD on ymm registers needs AVX512_VNNI with AVX512VL (x/sys/cpu
-// reports them only where the OS saves the AVX-512 state).
-var cpuVNNI = cpuAVX2 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
+// cpuVNNI reports whether the CPU can also run the AVX-512 VNNI kernels:
+// VPDPBUSD and VPDPWSSD need AVX512_VNNI, on ymm registers also AVX512VL,
+// and the zmm tiles' byte operations AVX512BW (x/sys/cpu reports them only
+// where the OS saves the AVX-512 state).
+var cpuVNNI = cpuAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
 // hasAVX2 reports whether the assembly kernels are in use, hasVNNI whether
-// the Q8_0 and Q4_0 tiles are the VNNI ones.
+// the Q8_0 and Q4_0 tiles and the Q4_K and Q6_K block kernels are the VNNI
+// ones.
 var (
 	hasAVX2 = cpuAVX2 && kernelsChoice != "purego"
 	hasVNNI = hasAVX2 && cpuVNNI && kernelsChoice != "avx2"
 )
 
-// ISA names the kernel family in use: "avx512-vnni" (AVX2 kernels with the
-// Q8_0 and Q4_0 tiles in AVX-512 VNNI), "avx2" or "purego".
+// ISA names the kernel family in use: "avx512-vnni" (the AVX2 kernels with
+// the quantised products in AVX-512 VNNI), "avx2" or "purego".
 func ISA() string {
 	switch {
 	case hasVNNI:

@@ -73,10 +73,7 @@ func q4_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *int16, nb int, ou
 
 // The same kernels for AVX-512 VNNI (tile_vnni_amd64.h), over activations
 // stored as x+128 (q8Tiles.biased), with results bit-identical to the AVX2
-// ones; c is unused.
-
-//go:noescape
-func q8_0Tile1x1VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+// ones; c is unused. There is none for one token (see q8Tiles.prepare).
 
 //go:noescape
 func q8_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
@@ -104,9 +101,6 @@ func q8_0Tile1x9VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int,
 
 //go:noescape
 func q8_0Tile1x10VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-//go:noescape
-func q4_0Tile1x1VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
 func q4_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
@@ -144,8 +138,8 @@ var (
 	q8_0Tiles = tileSet{nil, q8_0Tile1x1, q8_0Tile1x2, q8_0Tile1x3, q8_0Tile1x4, q8_0Tile1x5, q8_0Tile1x6, q8_0Tile1x7, q8_0Tile1x8, q8_0Tile1x9, q8_0Tile1x10}
 	q4_0Tiles = tileSet{nil, q4_0Tile1x1, q4_0Tile1x2, q4_0Tile1x3, q4_0Tile1x4, q4_0Tile1x5, q4_0Tile1x6, q4_0Tile1x7, q4_0Tile1x8, q4_0Tile1x9, q4_0Tile1x10}
 
-	q8_0TilesVNNI = tileSet{nil, q8_0Tile1x1VNNI, q8_0Tile1x2VNNI, q8_0Tile1x3VNNI, q8_0Tile1x4VNNI, q8_0Tile1x5VNNI, q8_0Tile1x6VNNI, q8_0Tile1x7VNNI, q8_0Tile1x8VNNI, q8_0Tile1x9VNNI, q8_0Tile1x10VNNI}
-	q4_0TilesVNNI = tileSet{nil, q4_0Tile1x1VNNI, q4_0Tile1x2VNNI, q4_0Tile1x3VNNI, q4_0Tile1x4VNNI, q4_0Tile1x5VNNI, q4_0Tile1x6VNNI, q4_0Tile1x7VNNI, q4_0Tile1x8VNNI, q4_0Tile1x9VNNI, q4_0Tile1x10VNNI}
+	q8_0TilesVNNI = tileSet{nil, nil, q8_0Tile1x2VNNI, q8_0Tile1x3VNNI, q8_0Tile1x4VNNI, q8_0Tile1x5VNNI, q8_0Tile1x6VNNI, q8_0Tile1x7VNNI, q8_0Tile1x8VNNI, q8_0Tile1x9VNNI, q8_0Tile1x10VNNI}
+	q4_0TilesVNNI = tileSet{nil, nil, q4_0Tile1x2VNNI, q4_0Tile1x3VNNI, q4_0Tile1x4VNNI, q4_0Tile1x5VNNI, q4_0Tile1x6VNNI, q4_0Tile1x7VNNI, q4_0Tile1x8VNNI, q4_0Tile1x9VNNI, q4_0Tile1x10VNNI}
 )
 
 func init() {

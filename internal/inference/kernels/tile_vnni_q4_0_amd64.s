@@ -5,36 +5,10 @@
 #include "tile_vnni_amd64.h"
 
 // The one-row Q4_0 kernels for AVX-512 VNNI; tile_vnni_amd64.h describes
-// them. One to three tokens take a ymm register per token, four to ten
+// them. Two and three tokens take a ymm register per token, four to ten
 // take the tokens in pairs on zmm registers, each where it measured
-// faster (BenchmarkTileKernel).
-
-// func q4_0Tile1x1VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-TEXT ·q4_0Tile1x1VNNI(SB), NOSPLIT, $0-72
-	VTILEARGS
-
-v40t1row:
-	VXORPS Y0, Y0, Y0
-	TILESTART
-	TESTQ CX, CX
-	JEQ   v40t1done
-
-v40t1loop:
-	TILESCALE1((SI), 0)
-	VQ4W
-	VPROD(0)
-	VFMADD231PS Y13, Y14, Y0
-	TILENEXT(18, 32, 4)
-	JNZ   v40t1loop
-
-v40t1done:
-	MOVQ DI, AX
-	TILEOUT(Y0, X0)
-	ADDQ $4, DI // SI is already at the next row
-	DECQ R14
-	JNZ  v40t1row
-	VZEROUPPER
-	RET
+// faster (BenchmarkTileKernel). One token has no VNNI kernel: the AVX2
+// one measured faster (q8Tiles.prepare).
 
 // func q4_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 TEXT ·q4_0Tile1x2VNNI(SB), NOSPLIT, $64-72
