@@ -31,10 +31,17 @@ var cpuVNNI = cpuAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.Ha
 // hasAVX2 reports whether the assembly kernels are in use, hasVNNI whether
 // the Q8_0 and Q4_0 tiles and the Q4_K and Q6_K block kernels are the VNNI
 // ones.
-var (
-	hasAVX2 = cpuAVX2 && kernelsChoice != "purego"
-	hasVNNI = hasAVX2 && cpuVNNI && kernelsChoice != "avx2"
-)
+var hasAVX2, hasVNNI = chooseKernels(kernelsChoice, cpuAVX2, cpuVNNI)
+
+// chooseKernels picks the kernel families from the PARTNERAPI_KERNELS
+// value and what the CPU has: the best one unless the choice names a lesser
+// one ("avx2", "purego"); a family the CPU lacks, or an unknown name, falls
+// back to the best available.
+func chooseKernels(choice string, cpuAVX2, cpuVNNI bool) (avx2, vnni bool) {
+	avx2 = cpuAVX2 && choice != "purego"
+	vnni = avx2 && cpuVNNI && choice != "avx2"
+	return avx2, vnni
+}
 
 // ISA names the kernel family in use: "avx512-vnni" (the AVX2 kernels with
 // the quantised products in AVX-512 VNNI), "avx2" or "purego".

@@ -2,6 +2,8 @@
 
 package kernels
 
+import "testing"
+
 // tilePaths lists the ways this machine can run the quantised products,
 // whatever PARTNERAPI_KERNELS chose at start-up: the VNNI kernels (Q8_0 and
 // Q4_0 tiles, Q4_K and Q6_K blocks), the AVX2 ones and the per-token row
@@ -22,4 +24,28 @@ func tilePaths() []tilePath {
 		avx2.skip, vnni.skip = "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA"
 	}
 	return []tilePath{vnni, avx2, rowDotsPath()}
+}
+
+// TestChooseKernels checks how PARTNERAPI_KERNELS and the CPU's features
+// pick the kernel families.
+func TestChooseKernels(t *testing.T) {
+	for _, c := range []struct {
+		choice           string
+		cpuAVX2, cpuVNNI bool
+		avx2, vnni       bool
+	}{
+		{"", true, true, true, true},
+		{"avx512", true, true, true, true},
+		{"avx2", true, true, true, false},
+		{"purego", true, true, false, false},
+		{"avx512", true, false, true, false},
+		{"", false, false, false, false},
+		{"avx2", false, false, false, false},
+		{"sse", true, true, true, true},
+	} {
+		avx2, vnni := chooseKernels(c.choice, c.cpuAVX2, c.cpuVNNI)
+		if avx2 != c.avx2 || vnni != c.vnni {
+			t.Errorf("%q on a CPU with AVX2 %v, VNNI %v: AVX2 %v, VNNI %v; want %v, %v", c.choice, c.cpuAVX2, c.cpuVNNI, avx2, vnni, c.avx2, c.vnni)
+		}
+	}
 }
