@@ -56,6 +56,9 @@ type engineResult struct {
 	RooflineFraction float64 `json:"roofline_fraction"`
 	WeightBytesToken int64   `json:"weight_bytes_per_token"`
 	AsmKernels       bool    `json:"asm_kernels"`
+	// Kernels names the kernel family that ran (kernels.ISA: avx512-vnni,
+	// avx2 or purego), which PARTNERAPI_KERNELS can force.
+	Kernels string `json:"kernels"`
 }
 
 // runBenchEngine is `partnerapi bench engine`: prefill and decode tok/s of
@@ -124,7 +127,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	}
 	defer os.RemoveAll(tmp)
 	if !*asJSON {
-		fmt.Fprintf(io.out, "asm kernels: %v\n", kernels.AsmEnabled())
+		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family)\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv)
 		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "GB/s", "roofline")
 	}
 	for _, sh := range cases {
@@ -189,7 +192,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	}
 	defer e.Close()
 	m, _ := e.Model(name)
-	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled()}
+	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA()}
 	// Decode reads every layer matrix and the output projection once per
 	// step; norms and the embedding rows are noise.
 	res.WeightBytesToken = int64(len(m.Net.Output.Data))

@@ -32,12 +32,14 @@
 // the assembly replaces the Go kernels; the pure-Go versions (dot*Go, the
 // per-token row dots) remain the fallback on other CPUs and under the
 // purego build tag, and TestAsmMatchesGo / TestMatMulTokensMatchRowDots
-// hold the two to each other. There are no AVX-512 or VNNI kernels. The
-// development machine (AMD EPYC) does report AVX-512 VNNI, and a scratch
-// VPDPBUSD variant of the ten-token Q8_0 tile (activations stored as x+128,
-// so no sign trick) gave bit-identical results at 1.17–1.19× the
-// multiply-adds per CPU-ns of the AVX2 one: the AVX2 kernels stay the one
-// path until that gain is judged worth a second set of kernels.
+// hold the two to each other. Where the CPU also has AVX-512 VNNI, the
+// Q8_0 and Q4_0 tiles of two to ten tokens are VPDPBUSD versions
+// (tile_vnni_amd64.h) over activations stored as x+128, and the Q4_K and
+// Q6_K block kernels fuse their scaling into VPDPWSSD; both give the AVX2
+// kernels' results bit for bit.
+// PARTNERAPI_KERNELS=avx2|avx512|purego, read once at start-up, forces a
+// family (ISA names the one in use); the tests run every family the CPU
+// has and skip, saying so, those it lacks.
 //
 // Everything here is free of I/O; the supported hosts are
 // little-endian (F32/F16 weights are viewed in place).

@@ -5,14 +5,7 @@ package kernels
 import (
 	"encoding/binary"
 	"unsafe"
-
-	"golang.org/x/sys/cpu"
 )
-
-// hasAVX2 reports whether the assembly kernels are in use: they need AVX2
-// for the integer byte products, FMA for the float accumulation and F16C
-// for the half-precision block scales.
-var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX
 
 func init() {
 	if !hasAVX2 {
@@ -133,7 +126,7 @@ func dotQ4KAsm(row []byte, a *activation) float32 {
 			sc[j] = int16(s)
 			msum += int32(m) * (sums[2*j] + sums[2*j+1])
 		}
-		isum := q4KBlockAVX2(&blk[16], &a.qs[b*QK_K], &sc)
+		isum := q4KBlock(&blk[16], &a.qs[b*QK_K], &sc)
 		sum = q4KAccumulate(sum, f16Table[binary.LittleEndian.Uint16(blk)], f16Table[binary.LittleEndian.Uint16(blk[2:])], a.d[b], isum, msum)
 	}
 	return sum
@@ -153,7 +146,7 @@ func dotQ6KAsm(row []byte, a *activation) float32 {
 		for g := 0; g < 16; g++ {
 			off += int32(sc[g]) * sums[g]
 		}
-		isum := q6KBlockAVX2(&blk[0], &a.qs[b*QK_K]) - 32*off
+		isum := q6KBlock(&blk[0], &a.qs[b*QK_K]) - 32*off
 		sum = q6KAccumulate(sum, f16Table[binary.LittleEndian.Uint16(blk[208:])], a.d[b], isum)
 	}
 	return sum

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"partnerapi/internal/inference/gguf"
@@ -126,23 +127,45 @@ func BenchmarkRowDot(b *testing.B) {
 		rb := len(data) / rows
 		var a activation
 		a.prepare(activationKind(c.typ), randomVector(r, cols))
-		for _, impl := range []struct {
+		impls := []struct {
 			name string
 			fn   rowDot
-		}{{"asm", c.asm}, {"go", c.ref}} {
-			if impl.name == "asm" && !hasAVX2 {
+			vnni bool
+		}{{"asm", c.asm, false}, {"go", c.ref, false}}
+		if c.typ == gguf.Q4_K || c.typ == gguf.Q6_K {
+			// The K-quant block kernels exist in AVX2 and VNNI forms.
+			impls[0].name = "asm-avx2"
+			if cpuVNNI {
+				impls = append(impls[:1], append([]struct {
+					name string
+					fn   rowDot
+					vnni bool
+				}{{"asm-vnni", c.asm, true}}, impls[1:]...)...)
+			}
+		}
+		for _, impl := range impls {
+			if impl.name != "go" && !hasAVX2 {
 				continue
 			}
 			b.Run(fmt.Sprintf("%v/%s", c.typ, impl.name), func(b *testing.B) {
+				defer func(v bool) { kquantVNNI = v }(kquantVNNI)
+				kquantVNNI = impl.vnni
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
 				b.SetBytes(int64(len(data)))
 				var sink float32
+				cpu0 := threadCPU()
 				for b.Loop() {
 					for i := 0; i < rows; i++ {
 						sink += impl.fn(data[i*rb:(i+1)*rb], &a)
 					}
 				}
 				_ = sink
-				b.ReportMetric(float64(len(data))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				bytes := float64(len(data)) * float64(b.N)
+				b.ReportMetric(bytes/b.Elapsed().Seconds()/1e9, "GB/s")
+				if cpu := threadCPU() - cpu0; cpu > 0 {
+					b.ReportMetric(bytes/cpu.Seconds()/1e9, "GB/cpu-s")
+				}
 			})
 		}
 	}

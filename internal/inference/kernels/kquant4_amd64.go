@@ -51,7 +51,7 @@ func dotQ4Kx4Asm(row []byte, a []activation, out *[4]float32) {
 		for t := range xs {
 			xs[t] = &a[t].qs[b*QK_K]
 		}
-		q4KBlockX4AVX2(&blk[16], &xs, &sc, &isum)
+		q4KBlockX4(&blk[16], &xs, &sc, &isum)
 		dw := f16Table[binary.LittleEndian.Uint16(blk)]
 		dmw := f16Table[binary.LittleEndian.Uint16(blk[2:])]
 		for t := range a {
@@ -83,7 +83,7 @@ func dotQ6Kx4Asm(row []byte, a []activation, out *[4]float32) {
 		for t := range xs {
 			xs[t] = &a[t].qs[b*QK_K]
 		}
-		q6KBlockX4AVX2(&blk[0], &xs, &isum)
+		q6KBlockX4(&blk[0], &xs, &isum)
 		dw := f16Table[binary.LittleEndian.Uint16(blk[208:])]
 		sc := (*[16]int8)(unsafe.Pointer(&blk[192]))
 		for t := range a {

@@ -71,6 +71,64 @@ func q4_0Tile1x9(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out
 //go:noescape
 func q4_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
+// The same kernels for AVX-512 VNNI (tile_vnni_amd64.h), over activations
+// stored as x+128 (q8Tiles.biased), with results bit-identical to the AVX2
+// ones; c is unused. There is none for one token (see q8Tiles.prepare).
+
+//go:noescape
+func q8_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q8_0Tile1x3VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q8_0Tile1x4VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q8_0Tile1x5VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q8_0Tile1x6VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q8_0Tile1x7VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q8_0Tile1x8VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q8_0Tile1x9VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q8_0Tile1x10VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x3VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x4VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x5VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x6VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x7VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x8VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x9VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+//go:noescape
+func q4_0Tile1x10VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
 type tileKernel func(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 // tileSet holds one weight type's kernels indexed by tokens.
@@ -79,12 +137,30 @@ type tileSet [maxTileTokens + 1]tileKernel
 var (
 	q8_0Tiles = tileSet{nil, q8_0Tile1x1, q8_0Tile1x2, q8_0Tile1x3, q8_0Tile1x4, q8_0Tile1x5, q8_0Tile1x6, q8_0Tile1x7, q8_0Tile1x8, q8_0Tile1x9, q8_0Tile1x10}
 	q4_0Tiles = tileSet{nil, q4_0Tile1x1, q4_0Tile1x2, q4_0Tile1x3, q4_0Tile1x4, q4_0Tile1x5, q4_0Tile1x6, q4_0Tile1x7, q4_0Tile1x8, q4_0Tile1x9, q4_0Tile1x10}
+
+	q8_0TilesVNNI = tileSet{nil, nil, q8_0Tile1x2VNNI, q8_0Tile1x3VNNI, q8_0Tile1x4VNNI, q8_0Tile1x5VNNI, q8_0Tile1x6VNNI, q8_0Tile1x7VNNI, q8_0Tile1x8VNNI, q8_0Tile1x9VNNI, q8_0Tile1x10VNNI}
+	q4_0TilesVNNI = tileSet{nil, nil, q4_0Tile1x2VNNI, q4_0Tile1x3VNNI, q4_0Tile1x4VNNI, q4_0Tile1x5VNNI, q4_0Tile1x6VNNI, q4_0Tile1x7VNNI, q4_0Tile1x8VNNI, q4_0Tile1x9VNNI, q4_0Tile1x10VNNI}
 )
 
 func init() {
 	if hasAVX2 {
 		tiledMulRows = mulRowsTiledAsm
+		tileBiased = hasVNNI
 	}
+}
+
+// tileKernels returns the tile kernels for weights of type t (Q8_0 or
+// Q4_0) over activations with (biased) or without the x+128 bias.
+func tileKernels(t gguf.GGMLType, biased bool) *tileSet {
+	switch {
+	case t == gguf.Q4_0 && biased:
+		return &q4_0TilesVNNI
+	case t == gguf.Q4_0:
+		return &q4_0Tiles
+	case biased:
+		return &q8_0TilesVNNI
+	}
+	return &q8_0Tiles
 }
 
 // tileRowBlock is how many rows the tiled product covers per pass over the
@@ -98,12 +174,10 @@ const tileRowBlock = 32
 // one group: one kernel call walks the rows once, each weight block read
 // from memory once and multiplied by every token. More tokens (prefill)
 // walk blocks of rows, one call per group, so the block's weights are
-// expanded once per group from cache.
+// expanded once per group from cache. Activations prepared with the
+// x+128 bias go to the VNNI kernels, the others to the AVX2 ones.
 func mulRowsTiledAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
-	ks := &q8_0Tiles
-	if w.Type == gguf.Q4_0 {
-		ks = &q4_0Tiles
-	}
+	ks := tileKernels(w.Type, p.biased)
 	rb := w.RowBytes()
 	nb, cols, n, rows := p.nb, p.cols, p.n, w.Rows
 	if lo >= hi {

@@ -16,31 +16,44 @@ import (
 // multiply-adds per nanosecond of one core, the kernels' compute ceiling:
 // per nanosecond of wall time and, where the OS tells, of the thread's CPU
 // time, which on the shared development machine is the steadier figure.
+// Where the CPU has AVX-512 VNNI each kernel runs in both families, AVX2
+// then VNNI, so one run (-count n repeats the pairs) compares them.
 func BenchmarkTileKernel(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2")
 	}
 	r := rand.New(rand.NewPCG(51, 52))
 	const cols = 576
-	for _, c := range []struct {
-		typ gguf.GGMLType
-		ks  tileSet
-	}{{gguf.Q8_0, q8_0Tiles}, {gguf.Q4_0, q4_0Tiles}} {
-		rows := append(randomRow(r, c.typ, cols), randomRow(r, c.typ, cols)...)
+	families := []bool{false}
+	if cpuVNNI {
+		families = append(families, true)
+	}
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		rows := append(randomRow(r, typ, cols), randomRow(r, typ, cols)...)
 		rb := len(rows) / 2
 		type kernel struct {
 			name        string
 			fn          tileKernel
+			biased      bool
 			nRow, nToks int
 		}
 		var ks []kernel
-		for _, n := range []int{10, 9, 8, 5, 4, 2, 1} {
-			ks = append(ks, kernel{fmt.Sprintf("1x%d", n), c.ks[n], 1, n})
+		for n := maxTileTokens; n >= 1; n-- {
+			for _, biased := range families {
+				if biased && n == 1 {
+					continue // one token always takes the AVX2 kernel
+				}
+				name := fmt.Sprintf("1x%d/avx2", n)
+				if biased {
+					name = fmt.Sprintf("1x%d/vnni", n)
+				}
+				ks = append(ks, kernel{name, tileKernels(typ, biased)[n], biased, 1, n})
+			}
 		}
 		for _, k := range ks {
 			var p q8Tiles
-			p.prepare(randomVector(r, k.nToks*cols), cols, k.nToks)
-			b.Run(fmt.Sprintf("%v/%s", c.typ, k.name), func(b *testing.B) {
+			p.prepareBiased(randomVector(r, k.nToks*cols), cols, k.nToks, k.biased)
+			b.Run(fmt.Sprintf("%v/%s", typ, k.name), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				var out [2 * maxTileTokens]float32
@@ -56,10 +69,10 @@ func BenchmarkTileKernel(b *testing.B) {
 			})
 		}
 		// The one-token row dot on two rows, for comparison with 1x1.
-		one := rowDotFor(c.typ)
+		one := rowDotFor(typ)
 		var a activation
 		a.prepare(actQ8_0, randomVector(r, cols))
-		b.Run(fmt.Sprintf("%v/rowdot-2x1", c.typ), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%v/rowdot-2x1", typ), func(b *testing.B) {
 			var sink float32
 			for b.Loop() {
 				sink += one(rows[:rb], &a) + one(rows[rb:], &a)
@@ -67,5 +80,57 @@ func BenchmarkTileKernel(b *testing.B) {
 			_ = sink
 			b.ReportMetric(float64(2*cols)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
 		})
+	}
+}
+
+// BenchmarkKQuantKernel times the Q4_K and Q6_K products of one and four
+// tokens on a cache-resident 1536-value row, AVX2 and (where the CPU has
+// it) VNNI block kernels side by side, in multiply-adds per ns of wall
+// time and of thread CPU time.
+func BenchmarkKQuantKernel(b *testing.B) {
+	if !hasAVX2 {
+		b.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(53, 54))
+	const cols = 1536
+	families := []bool{false}
+	if cpuVNNI {
+		families = append(families, true)
+	}
+	for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+		row := randomRow(r, typ, cols)
+		acts := make([]activation, 4)
+		for i := range acts {
+			acts[i].prepare(activationKind(typ), randomVector(r, cols))
+		}
+		one, four := rowDotFor(typ), rowDot4For(typ)
+		for _, tokens := range []int{1, 4} {
+			for _, vnni := range families {
+				name := fmt.Sprintf("%v/x%d/avx2", typ, tokens)
+				if vnni {
+					name = fmt.Sprintf("%v/x%d/vnni", typ, tokens)
+				}
+				b.Run(name, func(b *testing.B) {
+					defer func(v bool) { kquantVNNI = v }(kquantVNNI)
+					kquantVNNI = vnni
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					var out [4]float32
+					cpu0 := threadCPU()
+					for b.Loop() {
+						if tokens == 1 {
+							out[0] += one(row, &acts[0])
+						} else {
+							four(row, acts, &out)
+						}
+					}
+					macs := float64(tokens*cols) * float64(b.N)
+					b.ReportMetric(macs/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
+					if cpu := threadCPU() - cpu0; cpu > 0 {
+						b.ReportMetric(macs/float64(cpu.Nanoseconds()), "MAC/cpu-ns")
+					}
+				})
+			}
+		}
 	}
 }

@@ -14,8 +14,13 @@ import (
 // kernels where the assembly is in use) to the portable per-token row dots
 // on random data of every size class: row counts odd and even, below and
 // above a row block, every token count of one group (1–10) but some, and
-// counts that split into several groups, one block and many.
+// counts that split into several groups, one block and many. It runs once
+// per kernel path this CPU has (VNNI tiles, AVX2 tiles, row dots).
 func TestMatMulTokensMatchRowDots(t *testing.T) {
+	forEachTilePath(t, testMatMulTokensMatchRowDots)
+}
+
+func testMatMulTokensMatchRowDots(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	ref := map[gguf.GGMLType]rowDot{
 		gguf.F32: dotF32Go, gguf.F16: dotF16Go, gguf.BF16: dotBF16, gguf.Q8_0: dotQ8_0Go,
@@ -66,7 +71,12 @@ func TestMatMulTokensMatchRowDots(t *testing.T) {
 // TestMatMulBatchInvariant checks that a token's product does not depend on
 // the other tokens of the call (one token group, and several): a batched decode step must give each
 // sequence exactly what it would get alone, or greedy outputs could diverge.
+// It runs once per kernel path this CPU has.
 func TestMatMulBatchInvariant(t *testing.T) {
+	forEachTilePath(t, testMatMulBatchInvariant)
+}
+
+func testMatMulBatchInvariant(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, typ := range allTypes {
 		cols := 576

@@ -1,0 +1,51 @@
+//go:build !purego
+
+package kernels
+
+import "testing"
+
+// tilePaths lists the ways this machine can run the quantised products,
+// whatever PARTNERAPI_KERNELS chose at start-up: the VNNI kernels (Q8_0 and
+// Q4_0 tiles, Q4_K and Q6_K blocks), the AVX2 ones and the per-token row
+// dots. A path the CPU lacks carries the reason it is skipped.
+func tilePaths() []tilePath {
+	tiles := func(vnni bool) func() func() {
+		return func() func() {
+			tiled, bias, kq := tiledMulRows, tileBiased, kquantVNNI
+			tiledMulRows, tileBiased, kquantVNNI = mulRowsTiledAsm, vnni, vnni
+			return func() { tiledMulRows, tileBiased, kquantVNNI = tiled, bias, kq }
+		}
+	}
+	vnni, avx2 := tilePath{name: "avx512-vnni", use: tiles(true)}, tilePath{name: "avx2", use: tiles(false)}
+	if !cpuVNNI {
+		vnni.skip = "this CPU has no AVX-512 VNNI with VL"
+	}
+	if !cpuAVX2 {
+		avx2.skip, vnni.skip = "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA"
+	}
+	return []tilePath{vnni, avx2, rowDotsPath()}
+}
+
+// TestChooseKernels checks how PARTNERAPI_KERNELS and the CPU's features
+// pick the kernel families.
+func TestChooseKernels(t *testing.T) {
+	for _, c := range []struct {
+		choice           string
+		cpuAVX2, cpuVNNI bool
+		avx2, vnni       bool
+	}{
+		{"", true, true, true, true},
+		{"avx512", true, true, true, true},
+		{"avx2", true, true, true, false},
+		{"purego", true, true, false, false},
+		{"avx512", true, false, true, false},
+		{"", false, false, false, false},
+		{"avx2", false, false, false, false},
+		{"sse", true, true, true, true},
+	} {
+		avx2, vnni := chooseKernels(c.choice, c.cpuAVX2, c.cpuVNNI)
+		if avx2 != c.avx2 || vnni != c.vnni {
+			t.Errorf("%q on a CPU with AVX2 %v, VNNI %v: AVX2 %v, VNNI %v; want %v, %v", c.choice, c.cpuAVX2, c.cpuVNNI, avx2, vnni, c.avx2, c.vnni)
+		}
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// tilePaths lists the ways the Q8_0 and Q4_0 products can run: without the
+// assembly only the per-token row dots.
+func tilePaths() []tilePath { return []tilePath{rowDotsPath()} }
