@@ -74,6 +74,9 @@ func q4_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *int16, nb int, ou
 // The same kernels for AVX-512 VNNI (tile_vnni_amd64.h), over activations
 // stored as x+128 (q8Tiles.biased), with results bit-identical to the AVX2
 // ones; c is unused. There is none for one token (see q8Tiles.prepare).
+// gen_tile_vnni.py writes their assembly.
+
+//go:generate python3 gen_tile_vnni.py .
 
 //go:noescape
 func q8_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
