@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 )
 
@@ -72,5 +71,4 @@ func BenchmarkPlatformPOST(b *testing.B) {
 			}
 		})
 	}
-	_ = strings.Repeat
 }
