@@ -76,9 +76,15 @@ func OpenFile(ctx context.Context, path string) (*sqldb.DB, error) {
 const checkpointEvery = 250 * time.Millisecond
 
 // restartFrames is the WAL size (frames of one page) past which a
-// checkpoint also waits for readers to leave the WAL, so that the next
-// commit writes it from its start again and the file stops growing.
-const restartFrames = 16384
+// checkpoint is RESTART: it takes the write lock for the few frames the
+// PASSIVE one before it left and waits for readers to leave the WAL, so
+// that the next commit writes it from its start again. Without it the WAL
+// never restarts under steady writes (a commit always lands between a
+// PASSIVE checkpoint and the next transaction) and grew to 64 MB in the
+// banking bench; with 2048 it stays near 20 MB at 12 000 documents/s, and
+// the bench's CPU per document was no worse (116/106/108 µs against
+// 127/96/112 µs with 16384).
+const restartFrames = 2048
 
 // startCheckpointer checkpoints the WAL from a reader connection on a
 // timer, in place of SQLite's automatic checkpoint, which runs inside the
