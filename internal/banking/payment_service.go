@@ -138,10 +138,24 @@ func appendBankFields(doc []byte, status, comment, hash string) []byte {
 		out = append(out, `,"`...)
 		out = append(out, f.name...)
 		out = append(out, `":`...)
-		v, _ := json.Marshal(f.value) // a string always encodes
-		out = append(out, v...)
+		out = appendJSONString(out, f.value)
 	}
 	return append(out, "}\n"...)
+}
+
+// appendJSONString appends s as encoding/json encodes a string. Printable
+// ASCII that encoding/json leaves alone (statuses, the hex hash) is copied
+// between quotes; anything else takes json.Marshal.
+func appendJSONString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			v, _ := json.Marshal(s) // a string always encodes
+			return append(out, v...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
 }
 
 // create is Create up to the stored document and its crucialFieldsHash:

@@ -90,20 +90,57 @@ func (f *Findings) Checks() (fields, checks []string) { return f.checks.fields, 
 
 var (
 	reUUID       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	reNumber     = regexp.MustCompile(`^[0-9]{1,6}$`)
-	rePriority   = regexp.MustCompile(`^[1-5]$`)
-	reVOCode     = regexp.MustCompile(`^[0-9]{5}$`)
-	reVATRate    = regexp.MustCompile(`^[0-9]{0,2}$`)
-	reOrgIDHash  = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	deliveryKind = []string{"электронно", "срочно", "0"}
 	urgencyCodes = []string{"INTERNAL", "INTERTAL", "INTERNAL_NOTIF", "OFFHOURS", "BESP", "NORMAL"} // SDK misspelling accepted (§15 #9)
 	vatTypes     = []string{"INCLUDED", "ONTOP", "NO_VAT", "MANUAL"}
 )
 
-// ParseDate parses a document date (YYYY-MM-DD).
+// ParseDate parses a document date (YYYY-MM-DD) as time.Parse with
+// time.DateOnly does (a day past its month's end is refused), by hand:
+// every document created parses two dates.
 func ParseDate(s string) (time.Time, bool) {
-	t, err := time.Parse(time.DateOnly, s)
-	return t, err == nil
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' || !digitsBetween(s[:4], 4, 4) ||
+		!digitsBetween(s[5:7], 2, 2) || !digitsBetween(s[8:], 2, 2) {
+		return time.Time{}, false
+	}
+	year := int(s[0]-'0')*1000 + int(s[1]-'0')*100 + int(s[2]-'0')*10 + int(s[3]-'0')
+	month := time.Month(int(s[5]-'0')*10 + int(s[6]-'0'))
+	day := int(s[8]-'0')*10 + int(s[9]-'0')
+	if month < time.January || month > time.December || day < 1 {
+		return time.Time{}, false
+	}
+	// Day 0 of the next month is the last day of this one.
+	if day > time.Date(year, month+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+		return time.Time{}, false
+	}
+	return time.Date(year, month, day, 0, 0, 0, 0, time.UTC), true
+}
+
+// digitsBetween reports whether s is lo to hi ASCII digits (the regexp
+// ^[0-9]{lo,hi}$ without the regexp engine).
+func digitsBetween(s string, lo, hi int) bool {
+	if len(s) < lo || len(s) > hi {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isLowerHex64 reports whether s is 64 lower-case hex digits.
+func isLowerHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func required(p *problems, field, v string) bool {
@@ -140,7 +177,7 @@ func InspectPayment(d *Payment, today time.Time, budgetRules bool) *Findings {
 	if required(p, "operationCode", d.OperationCode) && !slices.Contains([]string{"01", "02", "06"}, d.OperationCode) {
 		p.add("operationCode", "допустимые значения: 01, 02, 06")
 	}
-	if required(p, "priority", d.Priority) && !rePriority.MatchString(d.Priority) {
+	if required(p, "priority", d.Priority) && !(len(d.Priority) == 1 && '1' <= d.Priority[0] && d.Priority[0] <= '5') {
 		p.add("priority", "очерёдность платежа от 1 до 5")
 	}
 	if required(p, "purpose", d.Purpose) {
@@ -176,7 +213,7 @@ func InspectPayment(d *Payment, today time.Time, budgetRules bool) *Findings {
 			c.add("incomeTypeCode", "код вида дохода указывается только для платежей физическим лицам")
 		}
 	}
-	if d.VOCode != "" && !reVOCode.MatchString(d.VOCode) {
+	if d.VOCode != "" && !digitsBetween(d.VOCode, 5, 5) {
 		p.add("voCode", "код вида валютной операции: 5 цифр")
 	}
 	if len(d.DigestSignatures) > 2 {
@@ -246,10 +283,10 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 	if required(p, "externalId", d.ExternalID) && !isUUID(d.ExternalID) {
 		p.add("externalId", "externalId должен быть UUID")
 	}
-	if d.Number != "" && !reNumber.MatchString(d.Number) {
+	if d.Number != "" && !digitsBetween(d.Number, 1, 6) {
 		p.add("number", "номер документа: 1–6 цифр")
 	}
-	if d.PaymentNumber != "" && !reNumber.MatchString(d.PaymentNumber) {
+	if d.PaymentNumber != "" && !digitsBetween(d.PaymentNumber, 1, 6) {
 		p.add("paymentNumber", "номер документа: 1–6 цифр")
 	}
 	if required(p, "date", d.Date) {
@@ -280,7 +317,7 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 		if d.VAT.Type != "" && !slices.Contains(vatTypes, d.VAT.Type) {
 			p.add("vat.type", "тип НДС: "+strings.Join(vatTypes, ", "))
 		}
-		if !reVATRate.MatchString(d.VAT.Rate) {
+		if !digitsBetween(d.VAT.Rate, 0, 2) {
 			p.add("vat.rate", "ставка НДС: до 2 цифр")
 		}
 		if d.VAT.Amount != "" {
@@ -289,7 +326,7 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 			}
 		}
 	}
-	if d.PayeeOrgIDHash != "" && !reOrgIDHash.MatchString(d.PayeeOrgIDHash) {
+	if d.PayeeOrgIDHash != "" && !isLowerHex64(d.PayeeOrgIDHash) {
 		p.add("payeeOrgIdHash", "64 шестнадцатеричных символа")
 	}
 }

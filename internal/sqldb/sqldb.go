@@ -32,12 +32,19 @@ type DB struct {
 	W       *sql.DB
 	R       *sql.DB
 
+	// BeforeClose, when set, runs first in Close: an engine's background
+	// work on the pools (SQLite's checkpointer) stops before they close.
+	BeforeClose func()
+
 	stmts  sync.Map      // SQL text → *sql.Stmt prepared on R (stmtcache.go)
 	groups groupCounters // what the group commits on this DB did (groupcommit.go)
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	if db.BeforeClose != nil {
+		db.BeforeClose()
+	}
 	db.closeStmts()
 	err := db.W.Close()
 	if db.R != db.W {

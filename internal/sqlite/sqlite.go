@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -41,7 +43,10 @@ func OpenFile(ctx context.Context, path string) (*sqldb.DB, error) {
 	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(FULL)"} {
 		q.Add("_pragma", p)
 	}
-	w, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode()+"&_txlock=immediate")
+	// The writer never checkpoints (wal_autocheckpoint 0): the checkpointer
+	// below does it on a reader connection, so no commit pays for copying
+	// the WAL back into the database.
+	w, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode()+"&_pragma=wal_autocheckpoint%280%29&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
@@ -62,5 +67,65 @@ func OpenFile(ctx context.Context, path string) (*sqldb.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	db.BeforeClose = startCheckpointer(r)
 	return db, nil
+}
+
+// checkpointEvery is how often the checkpointer copies committed WAL
+// frames into the database file.
+const checkpointEvery = 250 * time.Millisecond
+
+// restartFrames is the WAL size (frames of one page) past which a
+// checkpoint is RESTART: it takes the write lock for the few frames the
+// PASSIVE one before it left and waits for readers to leave the WAL, so
+// that the next commit writes it from its start again. Without it the WAL
+// never restarts under steady writes (a commit always lands between a
+// PASSIVE checkpoint and the next transaction) and grew to 64 MB in the
+// banking bench; with 2048 it stays near 20 MB at 12 000 documents/s, and
+// the bench's CPU per document was no worse (116/106/108 µs against
+// 127/96/112 µs with 16384).
+const restartFrames = 2048
+
+// startCheckpointer checkpoints the WAL from a reader connection on a
+// timer, in place of SQLite's automatic checkpoint, which runs inside the
+// commit that crosses 1000 pages and so made every writer wait for it. A
+// PASSIVE checkpoint never blocks the writer; pages the writer changed
+// many times between two ticks are copied once. It returns the function
+// that stops it and runs a last checkpoint.
+func startCheckpointer(r *sql.DB) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(checkpointEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				checkpoint(r, "PASSIVE")
+				return
+			case <-t.C:
+				if frames := checkpoint(r, "PASSIVE"); frames > restartFrames {
+					checkpoint(r, "RESTART")
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			<-finished
+		})
+	}
+}
+
+// checkpoint runs one checkpoint of mode and returns the WAL's size in
+// frames; a failure (a busy database, say) waits for the next tick.
+func checkpoint(r *sql.DB, mode string) int {
+	var busy, frames, copied int
+	if err := r.QueryRow("PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied); err != nil {
+		return 0
+	}
+	return frames
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/web"
@@ -51,7 +52,9 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 // exactly as encoding/json would); every other body, and so every error
 // answer, is encoding/json's.
 func decodePaymentBody(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
+	buf, err := readBody(r.Body)
+	defer releaseBody(buf)
+	body := *buf
 	if err != nil {
 		if web.IsBodyTooLarge(err) {
 			return err
@@ -71,6 +74,40 @@ func decodePaymentBody(r *http.Request, v any) error {
 		return e
 	}
 	return nil
+}
+
+// bodyBuffers hold request bodies while they are decoded. Both decoders
+// copy what they keep (DecodePaymentFast takes one string of the body,
+// encoding/json copies every value), so a buffer is reused once decoding
+// returns instead of io.ReadAll growing a new slice for every request.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// readBody reads all of r into a pooled buffer; releaseBody returns it.
+func readBody(r io.Reader) (*[]byte, error) {
+	bp := bodyBuffers.Get().(*[]byte)
+	b := (*bp)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			*bp = b
+			if err == io.EOF {
+				err = nil
+			}
+			return bp, err
+		}
+	}
+}
+
+// releaseBody pools a body buffer again, unless a large body grew it (the
+// pool would keep a megabyte per buffer alive).
+func releaseBody(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		bodyBuffers.Put(bp)
+	}
 }
 
 func (s *server) writePaymentError(w http.ResponseWriter, r *http.Request, err error) {

@@ -75,30 +75,15 @@ func writePayments(stmts *batchStatements) sqldb.WriteBatch[*newPayment] {
 
 const (
 	paymentsHead = `INSERT INTO banking_payments (org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at, walked_at) VALUES `
-	paymentsTail = ` ON CONFLICT (org_id, external_id) DO NOTHING RETURNING org_id, external_id`
+	paymentsSkip = ` ON CONFLICT (org_id, external_id) DO NOTHING`
+	paymentsTail = paymentsSkip + ` RETURNING org_id, external_id`
 	historyHead  = `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `
 	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id) VALUES `
 	webhooksTail = ` ON CONFLICT (org_id, external_id, event_time) DO NOTHING`
 )
 
 func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, batch []*newPayment) ([]error, error) {
-	docs := rowsInsert{stmts: stmts, shape: batchShape{head: paymentsHead, tail: paymentsTail, width: 12}}
-	for _, p := range batch {
-		sp := p.sp
-		docs.row(sp.OrgID, sp.Doc.ExternalID, string(sp.Kind), p.doc, sp.Kopecks, sp.Status, sp.Comment,
-			p.roles, sp.Channel, micros(sp.CreatedAt), micros(sp.UpdatedAt), p.walkedAt)
-	}
-	// ON CONFLICT DO NOTHING leaves an existing document untouched and
-	// RETURNING names only the rows really inserted (both engines).
-	written := make(map[string]bool, len(batch))
-	err := docs.query(ctx, tx, func(rows *sql.Rows) error {
-		var org, ext string
-		if err := rows.Scan(&org, &ext); err != nil {
-			return err
-		}
-		written[org+"\x00"+ext] = true
-		return nil
-	})
+	written, err := insertPayments(ctx, tx, stmts, batch)
 	if err != nil {
 		return nil, fmt.Errorf("insert payments: %w", err)
 	}
@@ -106,7 +91,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, tail: webhooksTail, width: 7}}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
-		if !written[paymentKey(p)] {
+		if written != nil && !written[paymentKey(p)] {
 			outcomes[i] = duplicatePayment(p.sp.Doc.ExternalID)
 			continue
 		}
@@ -125,6 +110,52 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		return nil, fmt.Errorf("queue webhook: %w", err)
 	}
 	return outcomes, nil
+}
+
+// insertPayments inserts the batch's document rows; ON CONFLICT DO NOTHING
+// leaves an existing document untouched. It returns nil when every row was
+// written, else the keys that were. A batch nearly always writes all its
+// rows, so they are first inserted without RETURNING (which makes SQLite
+// collect the keys in a temporary table and database/sql scan each one)
+// and the row count checked; only a batch that met an existing key is
+// rolled back to its savepoint and inserted again with RETURNING, which
+// names the rows really inserted.
+func insertPayments(ctx context.Context, tx *sql.Tx, stmts *batchStatements, batch []*newPayment) (map[string]bool, error) {
+	docs := rowsInsert{stmts: stmts, shape: batchShape{head: paymentsHead, tail: paymentsSkip, width: 12}}
+	docs.args = make([]any, 0, 12*len(batch))
+	for _, p := range batch {
+		sp := p.sp
+		docs.row(sp.OrgID, sp.Doc.ExternalID, string(sp.Kind), p.doc, sp.Kopecks, sp.Status, sp.Comment,
+			p.roles, sp.Channel, micros(sp.CreatedAt), micros(sp.UpdatedAt), p.walkedAt)
+	}
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT payments"); err != nil {
+		return nil, err
+	}
+	n, err := docs.execCount(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if n == int64(len(batch)) {
+		_, err := tx.ExecContext(ctx, "RELEASE payments")
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "ROLLBACK TO payments"); err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, "RELEASE payments"); err != nil {
+		return nil, err
+	}
+	docs.shape.tail = paymentsTail
+	written := make(map[string]bool, len(batch))
+	err = docs.query(ctx, tx, func(rows *sql.Rows) error {
+		var org, ext string
+		if err := rows.Scan(&org, &ext); err != nil {
+			return err
+		}
+		written[org+"\x00"+ext] = true
+		return nil
+	})
+	return written, err
 }
 
 // processedAtOnce reports whether history is exactly the processing path,
@@ -154,14 +185,29 @@ func (r *rowsInsert) row(vals ...any) { r.args = append(r.args, vals...) }
 
 // exec runs the collected rows.
 func (r *rowsInsert) exec(ctx context.Context, tx *sql.Tx) error {
-	return r.each(ctx, func(st *batchStatement, args []any) error {
+	_, err := r.execCount(ctx, tx)
+	return err
+}
+
+// execCount runs the collected rows and returns how many rows they wrote.
+func (r *rowsInsert) execCount(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var total int64
+	err := r.each(ctx, func(st *batchStatement, args []any) error {
+		var res sql.Result
+		var err error
 		if st.prepared != nil {
-			_, err := tx.StmtContext(ctx, st.prepared).ExecContext(ctx, args...)
+			res, err = tx.StmtContext(ctx, st.prepared).ExecContext(ctx, args...)
+		} else {
+			res, err = tx.ExecContext(ctx, st.text, args...)
+		}
+		if err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, st.text, args...)
+		n, err := res.RowsAffected()
+		total += n
 		return err
 	})
+	return total, err
 }
 
 // query runs the collected rows and hands every row they return to scan.

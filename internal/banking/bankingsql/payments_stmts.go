@@ -35,8 +35,8 @@ type batchShape struct {
 }
 
 type batchKey struct {
-	head string
-	rows int
+	head, tail string
+	rows       int
 }
 
 // batchStatement is one shape at one row count: its text and, on SQLite,
@@ -59,7 +59,7 @@ func rowsPerStatement(n int) int {
 // get returns the statement of shape with rows rows, building it on first
 // use; its prepared form arrives with a later batch (prepare).
 func (c *batchStatements) get(shape batchShape, rows int) *batchStatement {
-	key := batchKey{shape.head, rows}
+	key := batchKey{shape.head, shape.tail, rows}
 	if st, ok := c.m.Load(key); ok {
 		return st.(*batchStatement)
 	}

@@ -2,6 +2,8 @@ package bankingsql
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -91,6 +93,65 @@ func TestPaymentStorePreparedBatchStatements(t *testing.T) {
 
 // preparedShape reports whether the one-row statement of head is prepared.
 func preparedShape(c *batchStatements, head string) bool {
-	st, ok := c.m.Load(batchKey{head, 1})
-	return ok && st.(*batchStatement).prepared != nil
+	found := false
+	c.m.Range(func(k, st any) bool {
+		key := k.(batchKey)
+		found = key.head == head && key.rows == 1 && st.(*batchStatement).prepared != nil
+		return !found
+	})
+	return found
+}
+
+// A batch that meets an existing externalId answers that document alone
+// with WORKFLOW_FAULT and writes the others with their outbox rows: the
+// insert without RETURNING finds fewer rows written than the batch holds
+// and runs again, from its savepoint, with RETURNING.
+func TestPaymentBatchWithExistingKey(t *testing.T) {
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewPaymentStore(db)
+		at := time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
+		walk := func() []banking.StatusChange {
+			h := make([]banking.StatusChange, len(banking.ProcessingPath))
+			for j, st := range banking.ProcessingPath {
+				h[j] = banking.StatusChange{Status: st, At: at}
+			}
+			return h
+		}
+		if err := s.CreatePayment(ctx, storedPayment("org1", "taken"), walk()); err != nil {
+			t.Fatal(err)
+		}
+		var batch []*newPayment
+		for _, id := range []string{"a", "taken", "b", "c"} {
+			sp := storedPayment("org1", id)
+			doc, err := json.Marshal(sp.Doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, newPaymentOf(sp, string(doc), walk()))
+		}
+		var outcomes []error
+		err := db.Tx(ctx, func(tx *sql.Tx) error {
+			var err error
+			outcomes, err = writePayments(s.batches)(ctx, tx, batch)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []bool{true, false, true, true} {
+			if ok := outcomes[i] == nil; ok != want {
+				t.Fatalf("outcome of %s: %v", batch[i].sp.Doc.ExternalID, outcomes[i])
+			}
+		}
+		if banking.KindOf(outcomes[1]) != banking.KindWorkflow {
+			t.Fatalf("existing key: %v, want WORKFLOW_FAULT", outcomes[1])
+		}
+		if n := countRows(t, db, "banking_payments", "org1"); n != 4 {
+			t.Fatalf("%d documents, want 4", n)
+		}
+		if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != 4 {
+			t.Fatalf("%d outbox rows, want 4", n)
+		}
+	})
 }

@@ -1,0 +1,68 @@
+package sqlite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCheckpointer checks that the writer leaves checkpoints to the
+// checkpointer, that the checkpointer empties the WAL into the database
+// file, and that what was committed is there after Close.
+func TestCheckpointer(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var auto int
+	if err := db.W.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil {
+		t.Fatal(err)
+	}
+	if auto != 0 {
+		t.Fatalf("writer wal_autocheckpoint = %d, want 0 (the checkpointer's job)", auto)
+	}
+	if _, err := db.W.ExecContext(ctx, "CREATE TABLE t (v TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		if _, err := db.W.ExecContext(ctx, "INSERT INTO t VALUES (hex(randomblob(2000)))"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames := checkpoint(db.R, "PASSIVE")
+	if frames == 0 {
+		t.Fatal("the WAL held no frames after 50 commits")
+	}
+	var busy, log, copied int
+	if err := db.R.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if copied != log {
+		t.Fatalf("after a checkpoint %d of %d frames are copied", copied, log)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() < 50*2000 {
+		t.Fatalf("database file is %d bytes; the checkpoints did not reach it", info.Size())
+	}
+	db, err = Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.R.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 50 {
+		t.Fatalf("%d rows after reopening, want 50", n)
+	}
+}
