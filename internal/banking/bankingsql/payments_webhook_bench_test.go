@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
 	"partnerapi/internal/storetest"
 )
 
@@ -18,19 +19,7 @@ import (
 // partner's setting on every tick.
 func BenchmarkDueWebhooksUnconfigured(b *testing.B) {
 	ctx := context.Background()
-	db := storetest.SQLite(b)
-	if err := MigratePayments(ctx, db); err != nil {
-		b.Fatal(err)
-	}
-	s := NewPaymentStore(db)
-	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	for i := range 20000 {
-		sp := storedPayment("org1", fmt.Sprintf("bench-%d", i))
-		sp.Status = banking.StatusImplemented
-		if err := s.CreatePayment(ctx, sp, []banking.StatusChange{{Status: banking.StatusImplemented, At: at}}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	db, s, at := benchOutbox(b, func(int) string { return "" })
 	if err := s.SetPartnerWebhook(ctx, banking.PartnerWebhook{ClientID: "other", URL: "https://x.example/", SealedSecret: "v1:x", UpdatedAt: at}); err != nil {
 		b.Fatal(err)
 	}
@@ -63,4 +52,29 @@ func BenchmarkDueWebhooksUnconfigured(b *testing.B) {
 			rows.Close()
 		}
 	})
+}
+
+// benchOutbox opens a migrated SQLite payment store holding 20 000
+// implemented documents of org1, each with its outbox event; channel gives
+// document i's channel ("" for none). It returns the database, the store and
+// the documents' status time.
+func benchOutbox(b *testing.B, channel func(i int) string) (*sqldb.DB, *PaymentStore, time.Time) {
+	ctx := context.Background()
+	db := storetest.SQLite(b)
+	if err := MigratePayments(ctx, db); err != nil {
+		b.Fatal(err)
+	}
+	s := NewPaymentStore(db)
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i := range 20000 {
+		sp := storedPayment("org1", fmt.Sprintf("bench-%d", i))
+		sp.Status = banking.StatusImplemented
+		if c := channel(i); c != "" {
+			sp.Channel = c
+		}
+		if err := s.CreatePayment(ctx, sp, []banking.StatusChange{{Status: banking.StatusImplemented, At: at}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return db, s, at
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"partnerapi/internal/banking"
-	"partnerapi/internal/storetest"
 )
 
 // BenchmarkPartnerDeliveries measures one page (50) of a partner's delivery
@@ -18,19 +16,7 @@ import (
 // the first query is compared.
 func BenchmarkPartnerDeliveries(b *testing.B) {
 	ctx := context.Background()
-	db := storetest.SQLite(b)
-	if err := MigratePayments(ctx, db); err != nil {
-		b.Fatal(err)
-	}
-	s := NewPaymentStore(db)
-	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	for i := range 20000 {
-		sp := storedPayment("org1", fmt.Sprintf("bench-%d", i))
-		sp.Status, sp.Channel = banking.StatusImplemented, banking.PartnerChannel(fmt.Sprintf("p%d", i%10))
-		if err := s.CreatePayment(ctx, sp, []banking.StatusChange{{Status: banking.StatusImplemented, At: at}}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	db, _, _ := benchOutbox(b, func(i int) string { return banking.PartnerChannel(fmt.Sprintf("p%d", i%10)) })
 	b.Run("column", func(b *testing.B) {
 		for b.Loop() {
 			rows, err := db.R.QueryContext(ctx, `SELECT w.id, w.external_id, w.status, w.comment, w.event_time, w.state, w.attempts,
