@@ -44,6 +44,7 @@ type Batch struct {
 	// like attendFn).
 	normDst, normX, normAdd, normWeight []float32
 	normFn                              func(lo, hi int)
+	siluFn                              func(lo, hi int) // siluMulRange, bound once
 }
 
 // NewBatch returns an empty batch scratch for m; it grows to the largest
@@ -52,6 +53,7 @@ func (m *Model) NewBatch() *Batch {
 	b := &Batch{m: m}
 	b.attendFn = b.attendRange
 	b.normFn = b.addNormRange
+	b.siluFn = b.siluMulRange
 	return b
 }
 
@@ -164,7 +166,7 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 		b.addNormRows(xb, x, xo, ly.FFNNorm, rows)
 		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.gate[:rows*FF], W: ly.Wgate}, kernels.MatMulOp{Dst: b.up[:rows*FF], W: ly.Wup})
 		kernels.MatMulMany(b.ops, xb, rows)
-		kernels.SiLUMul(b.gate[:rows*FF], b.up[:rows*FF])
+		kernels.ParallelFor(rows, siluWork(rows, FF), b.siluFn)
 		kernels.MatMul(xo, ly.Wdown, b.gate[:rows*FF], rows)
 		pending = xo
 	}
@@ -212,6 +214,16 @@ func (b *Batch) addNormRange(lo, hi int) {
 		addRows(x, b.normAdd[lo*E:hi*E])
 	}
 	rmsNormRows(b.normDst[lo*E:hi*E], x, b.normWeight, b.m.NormEps, E)
+}
+
+// siluMulRange applies the gated activation to the feed-forward rows
+// [lo, hi) of the current step, a row at a time, so a row's values do not
+// depend on how the rows are split over the pool.
+func (b *Batch) siluMulRange(lo, hi int) {
+	FF := b.m.NFF
+	for r := lo; r < hi; r++ {
+		kernels.SiLUMul(b.gate[r*FF:(r+1)*FF], b.up[r*FF:(r+1)*FF])
+	}
 }
 
 // attendRange computes the attention of work items [lo, hi) of the current

@@ -99,6 +99,11 @@ func attentionWork(items, span, hd int) int { return items * span * hd / 6 }
 // threshold and a single row under it.
 func normWork(rows, w int) int { return rows * w * 16 }
 
+// siluWork converts the gated activation of rows rows of width w into
+// kernels.ParallelFor's units: an exponential and a division per value,
+// some eight quantised multiply-adds' worth in the vector kernel.
+func siluWork(rows, w int) int { return rows * w * 8 }
+
 // scoresPool recycles the per-worker score rows of attention, so that a
 // decode step allocates nothing for them.
 var scoresPool = sync.Pool{New: func() any { return new([]float32) }}
