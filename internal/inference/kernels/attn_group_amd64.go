@@ -17,6 +17,7 @@ func init() {
 	if !hasF16C {
 		return
 	}
+	attnWideSums = hasVNNI
 	attnScoresGroupVec = attnScoresGroupAsm
 	attnWeightedSumGroupVec = attnWeightedSumGroupAsm
 	floatsToHalvesVec = floatsToHalvesAsm
@@ -39,6 +40,17 @@ func attnWeightedSumF16x4AVX2(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *floa
 
 //go:noescape
 func attnWeightedSumF16x3AVX2(out *float32, o1, o2 int, w0, w1, w2 *float32, v *uint16, stride, hd, n int)
+
+// attnWideSums selects the AVX-512 weighted sums (attn_group512_amd64.s),
+// bit-identical to the AVX2 ones, with the avx512 family: the CPUs the
+// VNNI tiles run on have AVX-512F for their zmm registers.
+var attnWideSums bool
+
+//go:noescape
+func attnWeightedSumF16x4AVX512(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *float32, v *uint16, stride, hd, n int)
+
+//go:noescape
+func attnWeightedSumF16x3AVX512(out *float32, o1, o2 int, w0, w1, w2 *float32, v *uint16, stride, hd, n int)
 
 //go:noescape
 func floatsToHalvesF16C(dst *uint16, src *float32, n int)
@@ -77,13 +89,17 @@ func attnScoresGroupAsm(scores, q []float32, keys, values []uint16, hd, span, st
 
 func attnWeightedSumGroupAsm(out, w []float32, values []uint16, hd, span, stride int) {
 	g := len(out) / hd
+	x4, x3 := attnWeightedSumF16x4AVX2, attnWeightedSumF16x3AVX2
+	if attnWideSums {
+		x4, x3 = attnWeightedSumF16x4AVX512, attnWeightedSumF16x3AVX512
+	}
 	for j0 := 0; j0 < g; {
 		n, l := groupPass(j0, g)
 		if n == 4 {
-			attnWeightedSumF16x4AVX2(&out[j0*hd], (l[1]-j0)*hd*4, (l[2]-j0)*hd*4, (l[3]-j0)*hd*4,
+			x4(&out[j0*hd], (l[1]-j0)*hd*4, (l[2]-j0)*hd*4, (l[3]-j0)*hd*4,
 				&w[l[0]*span], &w[l[1]*span], &w[l[2]*span], &w[l[3]*span], &values[0], stride, hd, span)
 		} else {
-			attnWeightedSumF16x3AVX2(&out[j0*hd], (l[1]-j0)*hd*4, (l[2]-j0)*hd*4,
+			x3(&out[j0*hd], (l[1]-j0)*hd*4, (l[2]-j0)*hd*4,
 				&w[l[0]*span], &w[l[1]*span], &w[l[2]*span], &values[0], stride, hd, span)
 		}
 		j0 += n

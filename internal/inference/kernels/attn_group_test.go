@@ -29,6 +29,10 @@ func near(got, want float64) bool { return math.Abs(got-want) <= 2e-5*(1+math.Ab
 // size of the supported models and more, odd spans and head sizes on and
 // off the vector path.
 func TestAttnGroupMatchesUngrouped(t *testing.T) {
+	forEachAttnPath(t, testAttnGroupMatchesUngrouped)
+}
+
+func testAttnGroupMatchesUngrouped(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, hd := range []int{8, 16, 48, 64, 128} {
 		for g := 1; g <= 7; g++ {
@@ -93,6 +97,10 @@ func TestAttnGroupMatchesUngrouped(t *testing.T) {
 // up to seven: decode stays deterministic only if nothing else in the
 // group (or the group's size) leaks into a head's arithmetic.
 func TestAttnGroupHeadIndependent(t *testing.T) {
+	forEachAttnPath(t, testAttnGroupHeadIndependent)
+}
+
+func testAttnGroupHeadIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, hd := range []int{16, 64, 128} {
 		for _, span := range []int{1, 2, 5, 64, 131} {
@@ -115,6 +123,49 @@ func TestAttnGroupHeadIndependent(t *testing.T) {
 					for i := range hd {
 						if math.Float32bits(aloneOut[i]) != math.Float32bits(out[j*hd+i]) {
 							t.Fatalf("hd=%d span=%d g=%d head %d: out[%d] alone %v, in group %v", hd, span, g, j, i, aloneOut[i], out[j*hd+i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAttnGroupVectorFamiliesAgree checks that the vector families this CPU
+// has (AVX-512 and AVX2) give bit-identical scores and outputs for head sizes
+// of one to five blocks of sixteen values and every group size, so choosing
+// a family never changes a decoded token.
+func TestAttnGroupVectorFamiliesAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, hd := range []int{16, 32, 48, 64, 80, 128} {
+		for g := 1; g <= 7; g++ {
+			for _, span := range []int{1, 4, 33, 130} {
+				stride := 2*hd + 16
+				cache := halfVector(r, span*stride)
+				q, w := randomVector(r, g*hd), randomVector(r, g*span)
+				var first string
+				var firstScores, firstOut []float32
+				for _, p := range attnPaths() {
+					if p.skip != "" || p.name == "purego" {
+						continue
+					}
+					restore := p.use()
+					scores, out := make([]float32, g*span), make([]float32, g*hd)
+					AttnScoresGroup(scores, q, cache, cache, hd, span, stride, 0, 0.125)
+					AttnWeightedSumGroup(out, w, cache, hd, span, stride, hd)
+					restore()
+					if first == "" {
+						first, firstScores, firstOut = p.name, scores, out
+						continue
+					}
+					for i := range scores {
+						if math.Float32bits(scores[i]) != math.Float32bits(firstScores[i]) {
+							t.Fatalf("hd=%d g=%d span=%d: score %d is %v in %s, %v in %s", hd, g, span, i, scores[i], p.name, firstScores[i], first)
+						}
+					}
+					for i := range out {
+						if math.Float32bits(out[i]) != math.Float32bits(firstOut[i]) {
+							t.Fatalf("hd=%d g=%d span=%d: out[%d] is %v in %s, %v in %s", hd, g, span, i, out[i], p.name, firstOut[i], first)
 						}
 					}
 				}
@@ -170,7 +221,8 @@ func TestFloatsToHalvesMatchesFloatToHalf(t *testing.T) {
 // (scores, softmax, weighted sum for g query heads over 320 cached
 // positions, head size 64) done head by head over a float32 cache, as
 // decode did before, with the grouped kernels over a half-precision cache.
-// g = 3 is SmolLM2-135M, g = 7 Qwen2.5-0.5B.
+// g = 3 is SmolLM2-135M, g = 7 Qwen2.5-0.5B. The grouped kernels run in
+// every family this CPU has, side by side.
 func BenchmarkAttnGroup(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 3))
 	const hd, span, stride = 64, 320, 192
@@ -191,15 +243,21 @@ func BenchmarkAttnGroup(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("g=%d/f16-grouped", g), func(b *testing.B) {
-			for b.Loop() {
-				AttnScoresGroup(scores, q, hkeys, hvalues, hd, span, stride, 64, 0.125)
-				for j := range g {
-					Softmax(scores[j*span : (j+1)*span])
-				}
-				AttnWeightedSumGroup(out, scores, hvalues, hd, span, stride, 64)
+		for _, p := range attnPaths() {
+			if p.skip != "" {
+				continue
 			}
-		})
+			b.Run(fmt.Sprintf("g=%d/f16-grouped-%s", g, p.name), func(b *testing.B) {
+				defer p.use()()
+				for b.Loop() {
+					AttnScoresGroup(scores, q, hkeys, hvalues, hd, span, stride, 64, 0.125)
+					for j := range g {
+						Softmax(scores[j*span : (j+1)*span])
+					}
+					AttnWeightedSumGroup(out, scores, hvalues, hd, span, stride, 64)
+				}
+			})
+		}
 	}
 }
 

@@ -2,7 +2,11 @@
 
 package kernels
 
-import "testing"
+import (
+	"testing"
+
+	"golang.org/x/sys/cpu"
+)
 
 // tilePaths lists the ways this machine can run the quantised products,
 // whatever PARTNERAPI_KERNELS chose at start-up: the VNNI kernels (Q8_0 and
@@ -24,6 +28,27 @@ func tilePaths() []tilePath {
 		avx2.skip, vnni.skip = "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA"
 	}
 	return []tilePath{vnni, avx2, rowDotsPath()}
+}
+
+// attnPaths lists the ways this machine can run grouped attention over the
+// half-precision cache, whatever PARTNERAPI_KERNELS chose: the AVX-512
+// weighted sums, the AVX2 kernels and the Go ones.
+func attnPaths() []attnPath {
+	vector := func(wide bool) func() func() {
+		return func() func() {
+			scores, sums, w := attnScoresGroupVec, attnWeightedSumGroupVec, attnWideSums
+			attnScoresGroupVec, attnWeightedSumGroupVec, attnWideSums = attnScoresGroupAsm, attnWeightedSumGroupAsm, wide
+			return func() { attnScoresGroupVec, attnWeightedSumGroupVec, attnWideSums = scores, sums, w }
+		}
+	}
+	wide, narrow := attnPath{name: "avx512", use: vector(true)}, attnPath{name: "avx2", use: vector(false)}
+	if !cpuVNNI {
+		wide.skip = "this CPU has no AVX-512 VNNI with VL"
+	}
+	if !cpuAVX2 || !cpu.X86.HasF16C {
+		wide.skip, narrow.skip = "this CPU has no AVX2, FMA and F16C", "this CPU has no AVX2, FMA and F16C"
+	}
+	return []attnPath{wide, narrow, goAttnPath()}
 }
 
 // TestChooseKernels checks how PARTNERAPI_KERNELS and the CPU's features

@@ -5,3 +5,7 @@ package kernels
 // tilePaths lists the ways the Q8_0 and Q4_0 products can run: without the
 // assembly only the per-token row dots.
 func tilePaths() []tilePath { return []tilePath{rowDotsPath()} }
+
+// attnPaths lists the ways grouped attention can run: without the assembly
+// only the Go kernels.
+func attnPaths() []attnPath { return []attnPath{goAttnPath()} }

@@ -35,3 +35,30 @@ func forEachTilePath(t *testing.T, fn func(t *testing.T)) {
 		})
 	}
 }
+
+// attnPath is one way of running the grouped half-precision attention
+// kernels, switched like a tilePath.
+type attnPath = tilePath
+
+// goAttnPath runs grouped attention in the portable Go kernels.
+func goAttnPath() attnPath {
+	return attnPath{name: "purego", use: func() func() {
+		scores, sums := attnScoresGroupVec, attnWeightedSumGroupVec
+		attnScoresGroupVec, attnWeightedSumGroupVec = nil, nil
+		return func() { attnScoresGroupVec, attnWeightedSumGroupVec = scores, sums }
+	}}
+}
+
+// forEachAttnPath runs fn once per path of attnPaths as a subtest, as
+// forEachTilePath does for the products.
+func forEachAttnPath(t *testing.T, fn func(t *testing.T)) {
+	for _, p := range attnPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			if p.skip != "" {
+				t.Skip(p.skip)
+			}
+			defer p.use()()
+			fn(t)
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/model"
 	"partnerapi/internal/inference/sampler"
 )
@@ -55,6 +56,13 @@ type scheduler struct {
 	prefilling []*joiner
 	finished   []*request
 
+	// The logits and drawn tokens of the active choices in a step, for
+	// drawFn (bound once, so handing it to the worker pool allocates
+	// nothing).
+	drawLogits [][]float32
+	drawTokens []int
+	drawFn     func(lo, hi int)
+
 	mu    sync.Mutex
 	stats Stats
 }
@@ -86,11 +94,13 @@ func newScheduler(m *Model, cacheSize int) *scheduler {
 
 // newSchedulerState is a scheduler without its goroutine (tests drive it).
 func newSchedulerState(m *Model, cacheSize int) *scheduler {
-	return &scheduler{
+	s := &scheduler{
 		m: m, batch: m.Net.NewBatch(),
 		submit: make(chan *request), quit: make(chan struct{}), exited: make(chan struct{}),
 		cache: &prefixCache{max: cacheSize},
 	}
+	s.drawFn = s.drawRange
+	return s
 }
 
 func (s *scheduler) close() {
@@ -238,10 +248,29 @@ func (s *scheduler) retire(c *choiceState) {
 	}
 }
 
-// sample picks a choice's next token from logits, reports it and decides
-// whether the choice finishes (end of generation or its token budget).
+// sample draws a choice's next token from logits and takes it.
 func (s *scheduler) sample(c *choiceState, logits []float32) {
-	tok := c.sampler.Sample(logits, c.history)
+	s.take(c, c.sampler.Sample(logits, c.history))
+}
+
+// drawRange draws the next tokens of active choices [lo, hi) from their
+// logits. Each choice has its own sampler, history and logits, so choices
+// can be drawn on different workers.
+func (s *scheduler) drawRange(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		c := s.active[i]
+		s.drawTokens[i] = c.sampler.Sample(s.drawLogits[i], c.history)
+	}
+}
+
+// drawWork converts drawing a token from a vocabulary of v logits into
+// kernels.ParallelFor's multiply-add units: even the greedy argmax is a
+// compare and a branch per logit, several quantised multiply-adds' worth.
+func drawWork(choices, v int) int { return choices * v * 8 }
+
+// take reports a choice's drawn token and decides whether the choice
+// finishes (end of generation or its token budget).
+func (s *scheduler) take(c *choiceState, tok int) {
 	// Counted before the token is handed over, so a caller that has seen
 	// it also sees it counted.
 	s.mu.Lock()
@@ -316,9 +345,16 @@ func (s *scheduler) step() {
 	}
 	s.stats.PrefillTokens += int64(prompt)
 	s.mu.Unlock()
+	// The active choices are the first rows of the step. Drawing their
+	// tokens (an argmax or a softmax over the vocabulary each) is spread
+	// over the worker pool; reporting them stays here, in order.
+	s.drawLogits = out[:len(s.active)]
+	s.drawTokens = slices.Grow(s.drawTokens[:0], len(s.active))[:len(s.active)]
+	kernels.ParallelFor(len(s.active), drawWork(len(s.active), s.m.Net.NVocab), s.drawFn)
+	s.drawLogits = nil
 	finished := s.finished[:0]
 	for i, c := range s.active {
-		s.sample(c, out[i])
+		s.take(c, s.drawTokens[i])
 		if c.done {
 			s.retire(c)
 			if !slices.Contains(finished, c.req) {

@@ -39,6 +39,12 @@ type Batch struct {
 	maxSpan    int
 	groupParts int // see attentionGroupParts
 	attendFn   func(lo, hi int)
+
+	// The operands of addNormRows, read by normFn (bound once in NewBatch
+	// like attendFn).
+	normDst, normX, normAdd, normWeight []float32
+	normFn                              func(lo, hi int)
+	siluFn                              func(lo, hi int) // siluMulRange, bound once
 }
 
 // NewBatch returns an empty batch scratch for m; it grows to the largest
@@ -46,6 +52,8 @@ type Batch struct {
 func (m *Model) NewBatch() *Batch {
 	b := &Batch{m: m}
 	b.attendFn = b.attendRange
+	b.normFn = b.addNormRange
+	b.siluFn = b.siluMulRange
 	return b
 }
 
@@ -127,9 +135,12 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 	for i, s := range seqs {
 		s.reserveKV(s.pos + len(chunks[i]))
 	}
+	// The previous layer's output projection, added to x by the next
+	// layer's attention norm (nil before the first layer).
+	var pending []float32
 	for l := range m.Layers {
 		ly := &m.Layers[l]
-		rmsNormRows(xb, x, ly.AttnNorm, m.NormEps, E)
+		b.addNormRows(xb, x, pending, ly.AttnNorm, rows)
 		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.q[:rows*Q], W: ly.Wq},
 			kernels.MatMulOp{Dst: b.kb[:rows*KV], W: ly.Wk}, kernels.MatMulOp{Dst: b.vb[:rows*KV], W: ly.Wv})
 		kernels.MatMulMany(b.ops, xb, rows)
@@ -152,14 +163,15 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 		kernels.ParallelFor(rows*m.NHeadKV*b.groupParts, attentionWork(rows*m.NHead, b.maxSpan, m.HeadDim), b.attendFn)
 		xo := b.xb[:rows*E]
 		kernels.MatMul(xo, ly.Wo, b.attn[:rows*Q], rows)
-		addRows(x, xo)
-
-		rmsNormRows(xb, x, ly.FFNNorm, m.NormEps, E)
+		b.addNormRows(xb, x, xo, ly.FFNNorm, rows)
 		b.ops = append(b.ops[:0], kernels.MatMulOp{Dst: b.gate[:rows*FF], W: ly.Wgate}, kernels.MatMulOp{Dst: b.up[:rows*FF], W: ly.Wup})
 		kernels.MatMulMany(b.ops, xb, rows)
-		kernels.SiLUMul(b.gate[:rows*FF], b.up[:rows*FF])
+		kernels.ParallelFor(rows, siluWork(rows, FF), b.siluFn)
 		kernels.MatMul(xo, ly.Wdown, b.gate[:rows*FF], rows)
-		addRows(x, xo)
+		pending = xo
+	}
+	if pending != nil {
+		addRows(x, pending)
 	}
 	// Only each sequence's last row predicts a token.
 	for i := range seqs {
@@ -179,6 +191,39 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 	b.seqs = nil
 	clear(b.rowSeq)
 	return out, nil
+}
+
+// addNormRows adds add (when not nil; it may be dst itself) to the rows of x,
+// the residual connection, and writes them RMS-normalised and scaled by
+// weight to dst, spreading the rows over the worker pool: between the
+// products these steps would otherwise run on one core while the other
+// workers spin. Every row gets exactly the arithmetic of addRows and
+// rmsNormRows, so the results do not depend on the split.
+func (b *Batch) addNormRows(dst, x, add, weight []float32, rows int) {
+	b.normDst, b.normX, b.normAdd, b.normWeight = dst, x, add, weight
+	kernels.ParallelFor(rows, normWork(rows, b.m.NEmbd), b.normFn)
+	b.normDst, b.normX, b.normAdd, b.normWeight = nil, nil, nil, nil
+}
+
+// addNormRange is addNormRows over rows [lo, hi). A row's sum is read in
+// full before its normalised values are written, so dst may be add.
+func (b *Batch) addNormRange(lo, hi int) {
+	E := b.m.NEmbd
+	x := b.normX[lo*E : hi*E]
+	if b.normAdd != nil {
+		addRows(x, b.normAdd[lo*E:hi*E])
+	}
+	rmsNormRows(b.normDst[lo*E:hi*E], x, b.normWeight, b.m.NormEps, E)
+}
+
+// siluMulRange applies the gated activation to the feed-forward rows
+// [lo, hi) of the current step, a row at a time, so a row's values do not
+// depend on how the rows are split over the pool.
+func (b *Batch) siluMulRange(lo, hi int) {
+	FF := b.m.NFF
+	for r := lo; r < hi; r++ {
+		kernels.SiLUMul(b.gate[r*FF:(r+1)*FF], b.up[r*FF:(r+1)*FF])
+	}
 }
 
 // attendRange computes the attention of work items [lo, hi) of the current

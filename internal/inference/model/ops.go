@@ -91,6 +91,19 @@ func (s *Sequence) rope(vec []float32, t int) {
 // saves.
 func attentionWork(items, span, hd int) int { return items * span * hd / 6 }
 
+// normWork converts the residual add and RMS norm of rows rows of width w
+// into kernels.ParallelFor's multiply-add units. The sum of squares is a
+// chain of dependent float64 additions, some four cycles a value, where a
+// quantised product does a multiply-add in a fraction of a cycle: sixteen
+// units a value puts ten rows of SmolLM2-135M (576 wide) over the
+// threshold and a single row under it.
+func normWork(rows, w int) int { return rows * w * 16 }
+
+// siluWork converts the gated activation of rows rows of width w into
+// kernels.ParallelFor's units: an exponential and a division per value,
+// some eight quantised multiply-adds' worth in the vector kernel.
+func siluWork(rows, w int) int { return rows * w * 8 }
+
 // scoresPool recycles the per-worker score rows of attention, so that a
 // decode step allocates nothing for them.
 var scoresPool = sync.Pool{New: func() any { return new([]float32) }}

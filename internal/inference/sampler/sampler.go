@@ -163,10 +163,16 @@ func (s *Sampler) penalise(logits []float32, history []int) {
 
 // Argmax returns the index of the largest logit (the first on ties).
 func Argmax(logits []float32) int {
-	best := 0
+	if len(logits) == 0 {
+		return 0
+	}
+	// The best value is kept in a register rather than reloaded (with a
+	// bounds check) from logits[best] on every step; a NaN first logit
+	// still wins, as nothing compares greater than it.
+	best, bestV := 0, logits[0]
 	for i, v := range logits {
-		if v > logits[best] {
-			best = i
+		if v > bestV {
+			best, bestV = i, v
 		}
 	}
 	return best

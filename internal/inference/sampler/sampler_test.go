@@ -15,6 +15,33 @@ func TestGreedyTakesArgmax(t *testing.T) {
 	}
 }
 
+// TestArgmax pins the greedy pick on the cases where a rewrite could change
+// it: ties go to the first index, NaNs after the first logit are skipped, a
+// NaN first logit wins, and -0 and +0 tie.
+func TestArgmax(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	negZero := float32(math.Copysign(0, -1))
+	for _, c := range []struct {
+		name   string
+		logits []float32
+		want   int
+	}{
+		{"empty", nil, 0},
+		{"one", []float32{-5}, 0},
+		{"last", []float32{1, 2, 3}, 2},
+		{"first of ties", []float32{1, 7, 3, 7}, 1},
+		{"NaN later is skipped", []float32{1, nan, 3, nan}, 2},
+		{"NaN first wins", []float32{nan, 1, 3}, 0},
+		{"all -Inf", []float32{-inf, -inf}, 0},
+		{"+Inf", []float32{1, inf, 2, inf}, 1},
+		{"-0 and +0 tie", []float32{-1, negZero, 0}, 1},
+	} {
+		if got := Argmax(c.logits); got != c.want {
+			t.Errorf("%s: Argmax(%v) = %d, want %d", c.name, c.logits, got, c.want)
+		}
+	}
+}
+
 func TestSeededDeterminism(t *testing.T) {
 	logits := func() []float32 { return []float32{1, 1.2, 0.8, 1.1, 0.9, 1.05} }
 	draw := func(seed, stream uint64) []int {
