@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"partnerapi/internal/gost"
 )
 
 // Sandbox QR-confirmation magic ids (reference §7).
@@ -32,7 +34,7 @@ func (s *PaymentService) QRConfirm(ctx context.Context, p Principal, ids []strin
 			FieldNames: []string{"externalDocIds"}, Checks: []string{"от 1 до 5 идентификаторов"}}
 	}
 	for i, id := range ids {
-		if !reUUID.MatchString(id) {
+		if !gost.IsCanonicalUUID(id) {
 			return nil, &Error{Kind: KindValidation, Message: "Объект не соответствует модели",
 				FieldNames: []string{"externalDocIds[" + itoa(i) + "]"}, Checks: []string{"идентификатор должен быть UUID"}}
 		}

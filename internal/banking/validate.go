@@ -2,12 +2,13 @@ package banking
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"partnerapi/internal/gost"
 )
 
 // problems collects failed checks as parallel fieldNames/checks lists for
@@ -89,7 +90,6 @@ func (f *Findings) CheckError() string {
 func (f *Findings) Checks() (fields, checks []string) { return f.checks.fields, f.checks.checks }
 
 var (
-	reUUID       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	deliveryKind = []string{"электронно", "срочно", "0"}
 	urgencyCodes = []string{"INTERNAL", "INTERTAL", "INTERNAL_NOTIF", "OFFHOURS", "BESP", "NORMAL"} // SDK misspelling accepted (§15 #9)
 	vatTypes     = []string{"INCLUDED", "ONTOP", "NO_VAT", "MANUAL"}
@@ -280,7 +280,7 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 			p.add(f.name, "значение не может содержать перевод строки")
 		}
 	}
-	if required(p, "externalId", d.ExternalID) && !isUUID(d.ExternalID) {
+	if required(p, "externalId", d.ExternalID) && !gost.IsCanonicalUUID(d.ExternalID) {
 		p.add("externalId", "externalId должен быть UUID")
 	}
 	if d.Number != "" && !digitsBetween(d.Number, 1, 6) {
@@ -393,26 +393,4 @@ func InspectInvoice(d *Payment, k DocKind, today time.Time) *Findings {
 	}
 	inspectDepartmental(f, d, false)
 	return f
-}
-
-// isUUID is reUUID without the regexp engine: 8-4-4-4-12 hex digits of
-// either case. It runs on every document created.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -2,10 +2,13 @@ package banking
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"testing"
+
+	"partnerapi/internal/gost"
 )
 
-// TestIsUUIDMatchesRegexp checks isUUID against reUUID, the pattern it
+// TestIsUUIDMatchesRegexp checks gost.IsCanonicalUUID against reUUID, the pattern it
 // replaces on the create path, on chosen edge cases and random mutations of
 // a valid UUID.
 func TestIsUUIDMatchesRegexp(t *testing.T) {
@@ -23,8 +26,11 @@ func TestIsUUIDMatchesRegexp(t *testing.T) {
 		cases = append(cases, string(b))
 	}
 	for _, c := range cases {
-		if got, want := isUUID(c), reUUID.MatchString(c); got != want {
-			t.Fatalf("isUUID(%q) = %v, regexp says %v", c, got, want)
+		if got, want := gost.IsCanonicalUUID(c), reUUID.MatchString(c); got != want {
+			t.Fatalf("gost.IsCanonicalUUID(%q) = %v, regexp says %v", c, got, want)
 		}
 	}
 }
+
+// reUUID is the pattern gost.IsCanonicalUUID replaced on the create path.
+var reUUID = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

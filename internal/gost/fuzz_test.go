@@ -63,7 +63,7 @@ func FuzzParseJWS(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if j.Header.Alg != JWSAlgorithm || !isUUID(j.Header.Kid) || len(j.Signature) == 0 {
+		if j.Header.Alg != JWSAlgorithm || !IsCanonicalUUID(j.Header.Kid) || len(j.Signature) == 0 {
 			t.Fatalf("accepted %+v", j.Header)
 		}
 	})

@@ -117,7 +117,7 @@ func ParseJWS(compact string) (*JWS, error) {
 	if hdr.Kid == "" {
 		return nil, ErrJWSMissingKid
 	}
-	if !isUUID(hdr.Kid) {
+	if !IsCanonicalUUID(hdr.Kid) {
 		return nil, fmt.Errorf("%w: %q", ErrJWSInvalidKid, hdr.Kid)
 	}
 	if len(sig) == 0 {
@@ -146,8 +146,12 @@ func (j *JWS) VerifyWithOptions(cert *Certificate, opt JWSOptions) error {
 	return Verify(cert.PublicKey, h.Sum(nil), sig)
 }
 
-// isUUID accepts the canonical 8-4-4-4-12 hexadecimal form, any case.
-func isUUID(s string) bool {
+// IsCanonicalUUID accepts the canonical 8-4-4-4-12 hexadecimal form, any
+// case, and nothing else (no braces, no urn: prefix, unlike uuid.Parse). It
+// is the form of a JWS kid here and of the banking API's identifiers, and it
+// runs without the regexp engine because banking checks it on every
+// document created.
+func IsCanonicalUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
