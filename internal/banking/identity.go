@@ -186,8 +186,17 @@ type SeedData struct {
 // HashSecret is how tokens, codes and client secrets are stored: they are
 // high-entropy random strings, so an unsalted sha256 is enough.
 func HashSecret(s string) string {
+	return hexSHA256(s)
+}
+
+// hexSHA256 is the lowercase hex of s's SHA-256 in one allocation (the
+// string); hex.EncodeToString would allocate its buffer too. Every API
+// call hashes its token, and every created document its digest.
+func hexSHA256(s string) string {
 	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], h[:])
+	return string(out[:])
 }
 
 // NewUUID returns a random RFC 4122 version-4 UUID.

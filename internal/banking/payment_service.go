@@ -2,8 +2,6 @@ package banking
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -95,10 +93,7 @@ func today(t time.Time) time.Time {
 // SHA-256 of the digest text, hex.
 func CrucialFieldsHash(d *Payment) string { return digestHash(PaymentDigest(d)) }
 
-func digestHash(digest string) string {
-	h := sha256.Sum256([]byte(digest))
-	return hex.EncodeToString(h[:])
-}
+func digestHash(digest string) string { return hexSHA256(digest) }
 
 // Create handles POST /v1/payments: validate, check the payer account is
 // the principal's, verify signatures, then store a draft, a CHECKERROR
@@ -187,7 +182,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d, Roles: set.Roles, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
 	sp.Kopecks, _ = d.Amount.Kopecks()
 	var err error
-	if sp.DocJSON, err = json.Marshal(&sp.Doc); err != nil {
+	if sp.DocJSON, err = MarshalPayment(&sp.Doc); err != nil {
 		return nil, "", err
 	}
 	history := []StatusChange{{Status: StatusCreated, At: now}}

@@ -12,8 +12,25 @@ type principalKey struct{}
 
 // principalFrom returns the principal requireScope put in the context.
 func principalFrom(ctx context.Context) banking.Principal {
-	p, _ := ctx.Value(principalKey{}).(banking.Principal)
-	return p
+	if p, ok := ctx.Value(principalKey{}).(*banking.Principal); ok {
+		return *p
+	}
+	return banking.Principal{}
+}
+
+// principalContext is context.WithValue(parent, principalKey{}, &p) in one
+// allocation: WithValue would allocate its context and box the principal
+// apart, on every authenticated call.
+type principalContext struct {
+	context.Context
+	p banking.Principal
+}
+
+func (c *principalContext) Value(key any) any {
+	if key == (principalKey{}) {
+		return &c.p
+	}
+	return c.Context.Value(key)
 }
 
 // bearer takes the token from Authorization; the reference's payment
@@ -48,6 +65,6 @@ func (s *server) requireScope(h http.HandlerFunc, scopes ...string) http.Handler
 			writeError(w, r, s.log, banking.Errorf(banking.KindForbidden, "Недостаточно прав доступа: нужен scope %s", strings.Join(scopes, " или ")))
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+		h(w, r.WithContext(&principalContext{Context: r.Context(), p: p}))
 	}
 }
