@@ -111,7 +111,7 @@ func BenchmarkCreatePaymentHandler(b *testing.B) {
 		// What net/http's server hands a handler for this request.
 		r := &http.Request{Method: "POST", URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + token}},
-			Body: io.NopCloser(rd), ContentLength: int64(len(body)), RemoteAddr: "127.0.0.1:40000",
+			Body:   io.NopCloser(rd), ContentLength: int64(len(body)), RemoteAddr: "127.0.0.1:40000",
 			RequestURI: u.Path, Host: u.Host}
 		r = r.WithContext(context.Background())
 		clear(w.h)
