@@ -48,7 +48,12 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, load)")
 	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state")
+	var gcPercent string
+	registerGCFlag(fs, &gcPercent) // as serve sets it for a banking-only process
 	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if err := applyGCPercent(gcPercent, false, getenv); err != nil {
 		return err
 	}
 	conns, err := parseConnections(*connList)
