@@ -221,7 +221,7 @@ func (t *bankTarget) start(ctx context.Context) error {
 	if err := mod.migrate(ctx, db); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(web.NewTextHandler(io.Discard, nil)) // as serve's text logs
 	metrics := web.NewMetrics(version)
 	b, err := mod.build(ctx, deps{db: db, log: log, metrics: metrics})
 	if err != nil {

@@ -143,8 +143,10 @@ func (c *idContext) Value(key any) any {
 // is bound once (handlers format it ahead, and it comes first either way),
 // the record's time is the end time the duration is taken from, and no
 // caller's program counter is looked up (slog.Logger walks the stack for
-// it on every call, and the source would be this function anyway).
+// it on every call, and the source would be this function anyway). With
+// the platform's TextHandler the line skips the record altogether.
 func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler {
+	fast, _ := log.Handler().(*TextHandler) // accesslog.go
 	h := log.With(slog.String("api", api)).Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.Enabled(r.Context(), slog.LevelInfo) {
@@ -155,6 +157,10 @@ func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler
 		sw := wrap(w)
 		next.ServeHTTP(sw, r)
 		end := time.Now()
+		if fast != nil && fast.writeAccess(&accessLine{end: end, api: api, method: r.Method, path: r.URL.Path,
+			status: sw.Status(), bytes: sw.bytes, duration: end.Sub(start), id: requestIDOf(r.Context()), remote: r.RemoteAddr}) {
+			return
+		}
 		rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 		rec.AddAttrs(
 			slog.String("method", r.Method),

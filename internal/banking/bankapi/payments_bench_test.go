@@ -89,7 +89,7 @@ func BenchmarkCreatePaymentHandler(b *testing.B) {
 	svc := &banking.PaymentService{Store: benchPayments{}, Accounts: banking.IdentityAccounts{Store: ids},
 		Verifier: banking.NewSignatureVerifier(banking.ContourSandbox, ids), Maintenance: &banking.Maintenance{},
 		Limits: &banking.OpLimiter{}}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(web.NewTextHandler(io.Discard, nil)) // as serve's text logs
 	metrics := web.NewMetrics("bench")
 	mux := NewServer(Deps{Metrics: metrics, Log: log, Auth: identity, Identity: identity, Payments: svc})
 	h := web.API{Name: "banking", Handler: mux, Errors: ErrorWriter()}.Build(log, metrics)
