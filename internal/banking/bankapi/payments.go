@@ -52,18 +52,50 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 // exactly as encoding/json would); every other body, and so every error
 // answer, is encoding/json's.
 func decodePaymentBody(r *http.Request, v any) error {
+	if p, ok := v.(*banking.Payment); ok {
+		return decodePayment(r, p)
+	}
 	buf, err := readBody(r.Body)
 	defer releaseBody(buf)
-	body := *buf
 	if err != nil {
-		if web.IsBodyTooLarge(err) {
-			return err
-		}
-		return banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса")
+		return readError(err)
 	}
-	if p, ok := v.(*banking.Payment); ok && banking.DecodePaymentFast(body, p) {
+	return unmarshalBody(*buf, v)
+}
+
+// decodePayment is decodePaymentBody for a payment document. It keeps p
+// from escaping (decodePaymentBody's any does), so a handler's document
+// stays on its stack; only a body encoding/json must decode takes a
+// heap copy.
+func decodePayment(r *http.Request, p *banking.Payment) error {
+	buf, err := readBody(r.Body)
+	defer releaseBody(buf)
+	if err != nil {
+		return readError(err)
+	}
+	if banking.DecodePaymentFast(*buf, p) {
 		return nil
 	}
+	var slow banking.Payment
+	if err := unmarshalBody(*buf, &slow); err != nil {
+		return err
+	}
+	*p = slow
+	return nil
+}
+
+// readError maps a failed body read: the platform's error for an
+// oversized body, DESERIALIZATION_FAULT for anything else.
+func readError(err error) error {
+	if web.IsBodyTooLarge(err) {
+		return err
+	}
+	return banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса")
+}
+
+// unmarshalBody decodes body into v with encoding/json, its errors as
+// DESERIALIZATION_FAULT naming the field.
+func unmarshalBody(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		e := &banking.Error{Kind: banking.KindDeserialization, Message: "Ошибка десериализации запроса: неверный формат данных"}
 		var te *json.UnmarshalTypeError
@@ -120,13 +152,17 @@ func (s *server) writePaymentError(w http.ResponseWriter, r *http.Request, err e
 
 func (s *server) createPayment(w http.ResponseWriter, r *http.Request) {
 	var d banking.Payment
-	if err := decodePaymentBody(r, &d); err != nil {
+	if err := decodePayment(r, &d); err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}
 	// The answer is spliced from the document's stored encoding rather than
-	// encoded a second time (PaymentService.CreateJSON).
-	body, err := s.Payments.CreateJSON(r.Context(), principalFrom(r.Context()), d)
+	// encoded a second time (PaymentService.CreateJSON), into a pooled
+	// buffer: Write copies it out before the buffer is pooled again.
+	bp := answerBuffers.Get().(*[]byte)
+	defer releaseAnswer(bp)
+	body, err := s.Payments.AppendCreateJSON(r.Context(), (*bp)[:0], principalFrom(r.Context()), d)
+	*bp = body
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -138,12 +174,22 @@ func (s *server) createPayment(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// releaseAnswer pools an answer buffer again unless an unusual document
+// grew it past what is worth keeping.
+func releaseAnswer(bp *[]byte) {
+	if cap(*bp) <= 16<<10 {
+		answerBuffers.Put(bp)
+	}
+}
+
 var jsonContentType = []string{"application/json"}
 
 func (s *server) createInvoice(k banking.DocKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var d banking.Payment
-		if err := decodePaymentBody(r, &d); err != nil {
+		if err := decodePayment(r, &d); err != nil {
 			s.writePaymentError(w, r, err)
 			return
 		}
