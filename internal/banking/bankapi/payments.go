@@ -25,13 +25,13 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 	// Each operation is gated (maintenance 503, rate limit 429 per token and
 	// operation) after authentication, so an anonymous flood cannot spend a
 	// partner's budget.
-	gate := func(op string, h http.HandlerFunc, scopes ...string) http.HandlerFunc {
-		return s.requireScope(func(w http.ResponseWriter, r *http.Request) {
-			if err := s.Payments.Gate(bearer(r), op); err != nil {
+	gate := func(op string, h principalHandler, scopes ...string) http.HandlerFunc {
+		return s.authenticated(func(w http.ResponseWriter, r *http.Request, p banking.Principal, token string) {
+			if err := s.Payments.Gate(token, op); err != nil {
 				s.writePaymentError(w, r, err)
 				return
 			}
-			h(w, r)
+			h(w, r, p)
 		}, scopes...)
 	}
 	mux.HandleFunc("POST", paymentsBase, gate("create", s.createPayment, banking.ScopePayDocRU))
@@ -150,7 +150,7 @@ func (s *server) writePaymentError(w http.ResponseWriter, r *http.Request, err e
 	writeError(w, r, s.log, err)
 }
 
-func (s *server) createPayment(w http.ResponseWriter, r *http.Request) {
+func (s *server) createPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var d banking.Payment
 	if err := decodePayment(r, &d); err != nil {
 		s.writePaymentError(w, r, err)
@@ -161,7 +161,7 @@ func (s *server) createPayment(w http.ResponseWriter, r *http.Request) {
 	// buffer: Write copies it out before the buffer is pooled again.
 	bp := answerBuffers.Get().(*[]byte)
 	defer releaseAnswer(bp)
-	body, err := s.Payments.AppendCreateJSON(r.Context(), (*bp)[:0], principalFrom(r.Context()), d)
+	body, err := s.Payments.AppendCreateJSON(r.Context(), (*bp)[:0], p, d)
 	*bp = body
 	if err != nil {
 		s.writePaymentError(w, r, err)
@@ -186,14 +186,14 @@ func releaseAnswer(bp *[]byte) {
 
 var jsonContentType = []string{"application/json"}
 
-func (s *server) createInvoice(k banking.DocKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *server) createInvoice(k banking.DocKind) principalHandler {
+	return func(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 		var d banking.Payment
 		if err := decodePayment(r, &d); err != nil {
 			s.writePaymentError(w, r, err)
 			return
 		}
-		out, err := s.Payments.CreateInvoice(r.Context(), principalFrom(r.Context()), k, d)
+		out, err := s.Payments.CreateInvoice(r.Context(), p, k, d)
 		if err != nil {
 			s.writePaymentError(w, r, err)
 			return
@@ -205,8 +205,8 @@ func (s *server) createInvoice(k banking.DocKind) http.HandlerFunc {
 	}
 }
 
-func (s *server) getPayment(w http.ResponseWriter, r *http.Request) {
-	out, err := s.Payments.Get(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+func (s *server) getPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
+	out, err := s.Payments.Get(r.Context(), p, r.PathValue("externalId"))
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -214,8 +214,8 @@ func (s *server) getPayment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *server) paymentState(w http.ResponseWriter, r *http.Request) {
-	out, err := s.Payments.State(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+func (s *server) paymentState(w http.ResponseWriter, r *http.Request, p banking.Principal) {
+	out, err := s.Payments.State(r.Context(), p, r.PathValue("externalId"))
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -225,8 +225,8 @@ func (s *server) paymentState(w http.ResponseWriter, r *http.Request) {
 
 // paymentDigest answers the exact text to sign as text/plain, so clients
 // sign the bytes they receive.
-func (s *server) paymentDigest(w http.ResponseWriter, r *http.Request) {
-	out, err := s.Payments.Digest(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+func (s *server) paymentDigest(w http.ResponseWriter, r *http.Request, p banking.Principal) {
+	out, err := s.Payments.Digest(r.Context(), p, r.PathValue("externalId"))
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -240,13 +240,13 @@ type signBody struct {
 	DigestSignatures []banking.DigestSignature `json:"digestSignatures"`
 }
 
-func (s *server) signPayment(w http.ResponseWriter, r *http.Request) {
+func (s *server) signPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var b signBody
 	if err := decodePaymentBody(r, &b); err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}
-	out, err := s.Payments.Sign(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"), b.DigestSignatures)
+	out, err := s.Payments.Sign(r.Context(), p, r.PathValue("externalId"), b.DigestSignatures)
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -258,7 +258,7 @@ type qrBody struct {
 	ExternalDocIDs []string `json:"externalDocIds"`
 }
 
-func (s *server) qrConfirm(w http.ResponseWriter, r *http.Request) {
+func (s *server) qrConfirm(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var b qrBody
 	if err := decodePaymentBody(r, &b); err != nil {
 		s.writePaymentError(w, r, err)
@@ -267,7 +267,7 @@ func (s *server) qrConfirm(w http.ResponseWriter, r *http.Request) {
 	for i := range b.ExternalDocIDs {
 		b.ExternalDocIDs[i] = strings.TrimSpace(b.ExternalDocIDs[i])
 	}
-	out, err := s.Payments.QRConfirm(r.Context(), principalFrom(r.Context()), b.ExternalDocIDs)
+	out, err := s.Payments.QRConfirm(r.Context(), p, b.ExternalDocIDs)
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
