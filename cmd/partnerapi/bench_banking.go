@@ -48,7 +48,12 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, load)")
 	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state")
+	var gcPercent string
+	registerGCFlag(fs, &gcPercent) // as serve sets it for a banking-only process
 	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if err := applyGCPercent(gcPercent, false, getenv); err != nil {
 		return err
 	}
 	conns, err := parseConnections(*connList)
@@ -216,7 +221,7 @@ func (t *bankTarget) start(ctx context.Context) error {
 	if err := mod.migrate(ctx, db); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(web.NewTextHandler(io.Discard, nil)) // as serve's text logs
 	metrics := web.NewMetrics(version)
 	b, err := mod.build(ctx, deps{db: db, log: log, metrics: metrics})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"partnerapi/internal/postgres"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/sqlite"
+	"partnerapi/internal/web"
 )
 
 // storeConfig is what every command that touches data needs.
@@ -103,7 +104,8 @@ func (e errHelp) Error() string {
 func newLogger(format string, w io.Writer) (*slog.Logger, error) {
 	switch format {
 	case "", "text":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		// slog's text format, with the platform's fast access lines.
+		return slog.New(web.NewTextHandler(w, nil)), nil
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, nil)), nil
 	}

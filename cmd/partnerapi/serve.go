@@ -63,6 +63,7 @@ type serveConfig struct {
 	logFormat       string
 	only            string
 	shutdownTimeout string
+	gcPercent       string
 }
 
 // serveFlags builds the flag set of serve; tests use it too.
@@ -81,6 +82,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&cfg.only, "only", "", "comma-separated subset of banking,assistant,smarthome to run")
 	fs.StringVar(&cfg.shutdownTimeout, "shutdown-timeout", "30s", "how long in-flight requests and streams may finish on SIGINT/SIGTERM")
+	registerGCFlag(fs, &cfg.gcPercent) // gc.go
 	return fs
 }
 
@@ -129,6 +131,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	}
 	mods, err = selectModules(mods, cfg.only)
 	if err != nil {
+		return err
+	}
+	engine := false
+	for _, m := range mods {
+		engine = engine || m.name() == "assistant"
+	}
+	if err := applyGCPercent(cfg.gcPercent, engine, getenv); err != nil {
 		return err
 	}
 	db, err := cfg.store.open(ctx)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Lifetimes of OAuth artefacts (reference §3).
@@ -186,8 +187,19 @@ type SeedData struct {
 // HashSecret is how tokens, codes and client secrets are stored: they are
 // high-entropy random strings, so an unsalted sha256 is enough.
 func HashSecret(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
+	return hexSHA256(s)
+}
+
+// hexSHA256 is the lowercase hex of s's SHA-256 in one allocation (the
+// string): hex.EncodeToString would allocate its buffer too, and []byte(s)
+// a copy of s (sha256 keeps nothing of its input, so it reads s's bytes in
+// place). Every API call hashes its token, and every created document its
+// digest.
+func hexSHA256(s string) string {
+	h := sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], h[:])
+	return string(out[:])
 }
 
 // NewUUID returns a random RFC 4122 version-4 UUID.

@@ -67,7 +67,11 @@ func (a Amount) Kopecks() (int64, bool) {
 
 // FormatKopecks writes kopecks as rubles with two decimals and a dot.
 func FormatKopecks(k int64) string {
-	return strconv.FormatInt(k/100, 10) + "." + strconv.FormatInt(k%100/10, 10) + strconv.FormatInt(k%10, 10)
+	if k < 0 { // never from Kopecks; kept as it always was
+		return strconv.FormatInt(k/100, 10) + "." + strconv.FormatInt(k%100/10, 10) + strconv.FormatInt(k%10, 10)
+	}
+	var buf [24]byte
+	return string(appendKopecks(buf[:0], k))
 }
 
 // DepartmentalInfo is the budget-payment block, fields 101 and 104–110, 22

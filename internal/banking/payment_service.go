@@ -2,8 +2,6 @@ package banking
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -95,10 +93,7 @@ func today(t time.Time) time.Time {
 // SHA-256 of the digest text, hex.
 func CrucialFieldsHash(d *Payment) string { return digestHash(PaymentDigest(d)) }
 
-func digestHash(digest string) string {
-	h := sha256.Sum256([]byte(digest))
-	return hex.EncodeToString(h[:])
-}
+func digestHash(digest string) string { return hexSHA256(digest) }
 
 // Create handles POST /v1/payments: validate, check the payer account is
 // the principal's, verify signatures, then store a draft, a CHECKERROR
@@ -117,11 +112,17 @@ func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*P
 // bank's fields are the last ones of Payment, so appending them to the
 // stored JSON gives the same bytes as encoding the whole view again.
 func (s *PaymentService) CreateJSON(ctx context.Context, p Principal, d Payment) ([]byte, error) {
+	return s.AppendCreateJSON(ctx, nil, p, d)
+}
+
+// AppendCreateJSON is CreateJSON appending the answer to dst, so a caller
+// that writes it out at once can reuse one buffer for every answer.
+func (s *PaymentService) AppendCreateJSON(ctx context.Context, dst []byte, p Principal, d Payment) ([]byte, error) {
 	sp, hash, err := s.create(ctx, p, d)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	return appendBankFields(sp.DocJSON, sp.Status, sp.Comment, hash), nil
+	return appendBankFieldsTo(dst, sp.DocJSON, sp.Status, sp.Comment, hash), nil
 }
 
 // appendBankFields returns a copy of doc, the JSON object of a Payment
@@ -129,7 +130,12 @@ func (s *PaymentService) CreateJSON(ctx context.Context, p Principal, d Payment)
 // crucialFieldsHash added as encoding/json writes them (empty ones left out,
 // strings escaped alike) and the Encoder's trailing newline.
 func appendBankFields(doc []byte, status, comment, hash string) []byte {
-	out := make([]byte, 0, len(doc)+len(status)+len(comment)*2+128)
+	return appendBankFieldsTo(nil, doc, status, comment, hash)
+}
+
+// appendBankFieldsTo is appendBankFields appending to out.
+func appendBankFieldsTo(out, doc []byte, status, comment, hash string) []byte {
+	out = slices.Grow(out, len(doc)+len(status)+len(comment)*2+128)
 	out = append(out, doc[:len(doc)-1]...)
 	for _, f := range [...]struct{ name, value string }{{"bankStatus", status}, {"bankComment", comment}, {"crucialFieldsHash", hash}} {
 		if f.value == "" {
@@ -187,7 +193,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d, Roles: set.Roles, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
 	sp.Kopecks, _ = d.Amount.Kopecks()
 	var err error
-	if sp.DocJSON, err = json.Marshal(&sp.Doc); err != nil {
+	if sp.DocJSON, err = MarshalPayment(&sp.Doc); err != nil {
 		return nil, "", err
 	}
 	history := []StatusChange{{Status: StatusCreated, At: now}}

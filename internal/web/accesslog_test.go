@@ -13,11 +13,14 @@ import (
 // TestAccessLogLine checks the fields of the access log line in both
 // handler formats, and that neither the query string nor headers reach it.
 func TestAccessLogLine(t *testing.T) {
-	for _, format := range []string{"text", "json"} {
+	for _, format := range []string{"text", "platform-text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
 			var h slog.Handler = slog.NewTextHandler(&buf, nil)
-			if format == "json" {
+			switch format {
+			case "platform-text":
+				h = NewTextHandler(&buf, nil)
+			case "json":
 				h = slog.NewJSONHandler(&buf, nil)
 			}
 			errs := func(w http.ResponseWriter, r *http.Request, status int, err error) { w.WriteHeader(status) }
@@ -36,7 +39,7 @@ func TestAccessLogLine(t *testing.T) {
 			if strings.Contains(line, "secret") {
 				t.Fatalf("a secret reached the access log: %s", line)
 			}
-			if format == "text" {
+			if format != "json" {
 				for _, want := range []string{"level=INFO msg=request api=bank method=POST path=/pay/7 status=201 bytes=5 duration=",
 					" request_id=rid-1 remote=192.0.2.1:5555\n"} {
 					if !strings.Contains(line, want) {

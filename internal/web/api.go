@@ -103,12 +103,22 @@ var platformPaths = map[string]bool{"/healthz": true, "/metrics": true, "/openap
 func dispatch(top *http.ServeMux, api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()
-		if r.Method == http.MethodConnect || platformPaths[p] || cleanPath(p) != p {
+		if r.Method == http.MethodConnect || platformPaths[p] || !isCleanPath(p) {
 			top.ServeHTTP(w, r)
 			return
 		}
 		api.ServeHTTP(w, r)
 	})
+}
+
+// isCleanPath reports whether p is its own cleanPath. A path that starts
+// with a slash and holds no "//" and no "/." (so no "." or ".." segment)
+// is clean without path.Clean's pass over it; others take that pass.
+func isCleanPath(p string) bool {
+	if p != "" && p[0] == '/' && !strings.Contains(p, "//") && !strings.Contains(p, "/.") {
+		return true
+	}
+	return cleanPath(p) == p
 }
 
 // cleanPath is net/http's canonical form of a request path, which

@@ -46,3 +46,14 @@ func TestRoutingAnswers(t *testing.T) {
 		t.Errorf("Allow %q", got)
 	}
 }
+
+// TestIsCleanPath checks the shortcut agrees with cleanPath on paths at
+// the edges of cleaning.
+func TestIsCleanPath(t *testing.T) {
+	for _, p := range []string{"", "/", "//", "/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/a/.", "/a/..", "/.", "/..", "/.well-known/x",
+		"/a/b.", "/a/b..", "/a.b/c", "a/b", "/a/b/", "/fintech/api/v1/payments", "/a/b//", "/a/.../b", "/%2e%2e/x"} {
+		if got, want := isCleanPath(p), cleanPath(p) == p; got != want {
+			t.Errorf("isCleanPath(%q) = %v, cleanPath says %v", p, got, want)
+		}
+	}
+}

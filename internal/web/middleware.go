@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"time"
+	"unsafe"
 )
 
 type ctxKey int
@@ -32,23 +33,19 @@ func NewUUID() string {
 	return formatUUID(&b)
 }
 
-// newRequestID returns a version 4 UUID for a request that came without an
-// X-Request-Id. A request id correlates log lines and is no secret, so it
-// comes from the runtime's fast per-thread generator instead of a system
-// call per request.
-func newRequestID() string {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], mathrand.Uint64())
-	binary.LittleEndian.PutUint64(b[8:], mathrand.Uint64())
-	return formatUUID(&b)
-}
-
 // formatUUID stamps version 4 and the RFC 9562 variant into b and encodes
 // it by hand into one allocation.
 func formatUUID(b *[16]byte) string {
+	var out [36]byte
+	encodeUUID(&out, b)
+	return string(out[:])
+}
+
+// encodeUUID stamps version 4 and the RFC 9562 variant into b and writes
+// its text form into out.
+func encodeUUID(out *[36]byte, b *[16]byte) {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
 	hex.Encode(out[0:8], b[0:4])
 	out[8] = '-'
 	hex.Encode(out[9:13], b[4:6])
@@ -58,7 +55,6 @@ func formatUUID(b *[16]byte) string {
 	hex.Encode(out[19:23], b[8:10])
 	out[23] = '-'
 	hex.Encode(out[24:36], b[10:16])
-	return string(out[:])
 }
 
 // validRequestID accepts what clients send as X-Request-Id (UUIDs and other
@@ -79,14 +75,15 @@ func validRequestID(id string) bool {
 // echoes it in the response.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		if !validRequestID(id) {
-			id = newRequestID()
-		}
 		// One allocation holds what every request needs from the platform:
 		// the status-recording writer the inner layers share, the context
-		// carrying the id, and the header value.
-		st := &requestState{sw: statusWriter{ResponseWriter: w}, ctx: idContext{Context: r.Context(), id: id}}
+		// carrying the id, the header value and a made id's bytes.
+		st := &requestState{sw: statusWriter{ResponseWriter: w}}
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			id = st.newRequestID()
+		}
+		st.ctx = idContext{Context: r.Context(), id: id}
 		st.hdr[0] = id
 		w.Header()["X-Request-Id"] = st.hdr[:]
 		next.ServeHTTP(&st.sw, r.WithContext(&st.ctx))
@@ -94,9 +91,24 @@ func withRequestID(next http.Handler) http.Handler {
 }
 
 type requestState struct {
-	sw  statusWriter
-	ctx idContext
-	hdr [1]string
+	sw    statusWriter
+	ctx   idContext
+	hdr   [1]string
+	idBuf [36]byte
+}
+
+// newRequestID returns a version 4 UUID for a request that came without an
+// X-Request-Id. A request id correlates log lines and is no secret, so it
+// comes from the runtime's fast per-thread generator instead of a system
+// call per request; it is formatted into st's own buffer, so the id costs
+// no allocation of its own. The buffer is written once, before the
+// string is made, and the string keeps st alive as long as it is used.
+func (st *requestState) newRequestID() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], mathrand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], mathrand.Uint64())
+	encodeUUID(&st.idBuf, &b)
+	return unsafe.String(&st.idBuf[0], len(st.idBuf))
 }
 
 // idContext is context.WithValue(parent, requestIDKey, id) without its own
@@ -104,6 +116,15 @@ type requestState struct {
 type idContext struct {
 	context.Context
 	id string
+}
+
+// requestIDOf is RequestID without boxing the id into an interface when
+// ctx is the platform's own context (as the access log sees it).
+func requestIDOf(ctx context.Context) string {
+	if c, ok := ctx.(*idContext); ok {
+		return c.id
+	}
+	return RequestID(ctx)
 }
 
 func (c *idContext) Value(key any) any {
@@ -122,8 +143,10 @@ func (c *idContext) Value(key any) any {
 // is bound once (handlers format it ahead, and it comes first either way),
 // the record's time is the end time the duration is taken from, and no
 // caller's program counter is looked up (slog.Logger walks the stack for
-// it on every call, and the source would be this function anyway).
+// it on every call, and the source would be this function anyway). With
+// the platform's TextHandler the line skips the record altogether.
 func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler {
+	fast, _ := log.Handler().(*TextHandler) // accesslog.go
 	h := log.With(slog.String("api", api)).Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.Enabled(r.Context(), slog.LevelInfo) {
@@ -134,6 +157,10 @@ func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler
 		sw := wrap(w)
 		next.ServeHTTP(sw, r)
 		end := time.Now()
+		if fast != nil && fast.writeAccess(&accessLine{end: end, api: api, method: r.Method, path: r.URL.Path,
+			status: sw.Status(), bytes: sw.bytes, duration: end.Sub(start), id: requestIDOf(r.Context()), remote: r.RemoteAddr}) {
+			return
+		}
 		rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 		rec.AddAttrs(
 			slog.String("method", r.Method),
@@ -141,7 +168,7 @@ func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler
 			slog.Int("status", sw.Status()),
 			slog.Int64("bytes", sw.bytes),
 			slog.Duration("duration", end.Sub(start)),
-			slog.String("request_id", RequestID(r.Context())),
+			slog.String("request_id", requestIDOf(r.Context())),
 			slog.String("remote", r.RemoteAddr),
 		)
 		_ = h.Handle(r.Context(), rec)

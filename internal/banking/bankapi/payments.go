@@ -25,13 +25,13 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 	// Each operation is gated (maintenance 503, rate limit 429 per token and
 	// operation) after authentication, so an anonymous flood cannot spend a
 	// partner's budget.
-	gate := func(op string, h http.HandlerFunc, scopes ...string) http.HandlerFunc {
-		return s.requireScope(func(w http.ResponseWriter, r *http.Request) {
-			if err := s.Payments.Gate(bearer(r), op); err != nil {
+	gate := func(op string, h principalHandler, scopes ...string) http.HandlerFunc {
+		return s.authenticated(func(w http.ResponseWriter, r *http.Request, p banking.Principal, token string) {
+			if err := s.Payments.Gate(token, op); err != nil {
 				s.writePaymentError(w, r, err)
 				return
 			}
-			h(w, r)
+			h(w, r, p)
 		}, scopes...)
 	}
 	mux.HandleFunc("POST", paymentsBase, gate("create", s.createPayment, banking.ScopePayDocRU))
@@ -52,18 +52,50 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 // exactly as encoding/json would); every other body, and so every error
 // answer, is encoding/json's.
 func decodePaymentBody(r *http.Request, v any) error {
+	if p, ok := v.(*banking.Payment); ok {
+		return decodePayment(r, p)
+	}
 	buf, err := readBody(r.Body)
 	defer releaseBody(buf)
-	body := *buf
 	if err != nil {
-		if web.IsBodyTooLarge(err) {
-			return err
-		}
-		return banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса")
+		return readError(err)
 	}
-	if p, ok := v.(*banking.Payment); ok && banking.DecodePaymentFast(body, p) {
+	return unmarshalBody(*buf, v)
+}
+
+// decodePayment is decodePaymentBody for a payment document. It keeps p
+// from escaping (decodePaymentBody's any does), so a handler's document
+// stays on its stack; only a body encoding/json must decode takes a
+// heap copy.
+func decodePayment(r *http.Request, p *banking.Payment) error {
+	buf, err := readBody(r.Body)
+	defer releaseBody(buf)
+	if err != nil {
+		return readError(err)
+	}
+	if banking.DecodePaymentFast(*buf, p) {
 		return nil
 	}
+	var slow banking.Payment
+	if err := unmarshalBody(*buf, &slow); err != nil {
+		return err
+	}
+	*p = slow
+	return nil
+}
+
+// readError maps a failed body read: the platform's error for an
+// oversized body, DESERIALIZATION_FAULT for anything else.
+func readError(err error) error {
+	if web.IsBodyTooLarge(err) {
+		return err
+	}
+	return banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса")
+}
+
+// unmarshalBody decodes body into v with encoding/json, its errors as
+// DESERIALIZATION_FAULT naming the field.
+func unmarshalBody(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		e := &banking.Error{Kind: banking.KindDeserialization, Message: "Ошибка десериализации запроса: неверный формат данных"}
 		var te *json.UnmarshalTypeError
@@ -118,32 +150,50 @@ func (s *server) writePaymentError(w http.ResponseWriter, r *http.Request, err e
 	writeError(w, r, s.log, err)
 }
 
-func (s *server) createPayment(w http.ResponseWriter, r *http.Request) {
+func (s *server) createPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var d banking.Payment
-	if err := decodePaymentBody(r, &d); err != nil {
+	if err := decodePayment(r, &d); err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}
 	// The answer is spliced from the document's stored encoding rather than
-	// encoded a second time (PaymentService.CreateJSON).
-	body, err := s.Payments.CreateJSON(r.Context(), principalFrom(r.Context()), d)
+	// encoded a second time (PaymentService.CreateJSON), into a pooled
+	// buffer: Write copies it out before the buffer is pooled again.
+	bp := answerBuffers.Get().(*[]byte)
+	defer releaseAnswer(bp)
+	body, err := s.Payments.AppendCreateJSON(r.Context(), (*bp)[:0], p, d)
+	*bp = body
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	// The shared value saves Header.Set's slice per answer; net/http only
+	// reads it, and an Add elsewhere would grow a copy (its cap is 1).
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(http.StatusCreated)
 	_, _ = w.Write(body)
 }
 
-func (s *server) createInvoice(k banking.DocKind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// releaseAnswer pools an answer buffer again unless an unusual document
+// grew it past what is worth keeping.
+func releaseAnswer(bp *[]byte) {
+	if cap(*bp) <= 16<<10 {
+		answerBuffers.Put(bp)
+	}
+}
+
+var jsonContentType = []string{"application/json"}
+
+func (s *server) createInvoice(k banking.DocKind) principalHandler {
+	return func(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 		var d banking.Payment
-		if err := decodePaymentBody(r, &d); err != nil {
+		if err := decodePayment(r, &d); err != nil {
 			s.writePaymentError(w, r, err)
 			return
 		}
-		out, err := s.Payments.CreateInvoice(r.Context(), principalFrom(r.Context()), k, d)
+		out, err := s.Payments.CreateInvoice(r.Context(), p, k, d)
 		if err != nil {
 			s.writePaymentError(w, r, err)
 			return
@@ -155,8 +205,8 @@ func (s *server) createInvoice(k banking.DocKind) http.HandlerFunc {
 	}
 }
 
-func (s *server) getPayment(w http.ResponseWriter, r *http.Request) {
-	out, err := s.Payments.Get(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+func (s *server) getPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
+	out, err := s.Payments.Get(r.Context(), p, r.PathValue("externalId"))
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -164,8 +214,8 @@ func (s *server) getPayment(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *server) paymentState(w http.ResponseWriter, r *http.Request) {
-	out, err := s.Payments.State(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+func (s *server) paymentState(w http.ResponseWriter, r *http.Request, p banking.Principal) {
+	out, err := s.Payments.State(r.Context(), p, r.PathValue("externalId"))
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -175,8 +225,8 @@ func (s *server) paymentState(w http.ResponseWriter, r *http.Request) {
 
 // paymentDigest answers the exact text to sign as text/plain, so clients
 // sign the bytes they receive.
-func (s *server) paymentDigest(w http.ResponseWriter, r *http.Request) {
-	out, err := s.Payments.Digest(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"))
+func (s *server) paymentDigest(w http.ResponseWriter, r *http.Request, p banking.Principal) {
+	out, err := s.Payments.Digest(r.Context(), p, r.PathValue("externalId"))
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -190,13 +240,13 @@ type signBody struct {
 	DigestSignatures []banking.DigestSignature `json:"digestSignatures"`
 }
 
-func (s *server) signPayment(w http.ResponseWriter, r *http.Request) {
+func (s *server) signPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var b signBody
 	if err := decodePaymentBody(r, &b); err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}
-	out, err := s.Payments.Sign(r.Context(), principalFrom(r.Context()), r.PathValue("externalId"), b.DigestSignatures)
+	out, err := s.Payments.Sign(r.Context(), p, r.PathValue("externalId"), b.DigestSignatures)
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
@@ -208,7 +258,7 @@ type qrBody struct {
 	ExternalDocIDs []string `json:"externalDocIds"`
 }
 
-func (s *server) qrConfirm(w http.ResponseWriter, r *http.Request) {
+func (s *server) qrConfirm(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var b qrBody
 	if err := decodePaymentBody(r, &b); err != nil {
 		s.writePaymentError(w, r, err)
@@ -217,7 +267,7 @@ func (s *server) qrConfirm(w http.ResponseWriter, r *http.Request) {
 	for i := range b.ExternalDocIDs {
 		b.ExternalDocIDs[i] = strings.TrimSpace(b.ExternalDocIDs[i])
 	}
-	out, err := s.Payments.QRConfirm(r.Context(), principalFrom(r.Context()), b.ExternalDocIDs)
+	out, err := s.Payments.QRConfirm(r.Context(), p, b.ExternalDocIDs)
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return

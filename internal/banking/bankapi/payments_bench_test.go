@@ -1,0 +1,125 @@
+package bankapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/web"
+)
+
+// benchIdentity is an identity store holding one access token and the
+// sandbox account, in memory: the benchmark measures the transport, the
+// platform and the domain code of a create, not a database.
+type benchIdentity struct {
+	banking.IdentityStore // nil: the benchmark calls only what is below
+	tok                   banking.Token
+	acc                   banking.Account
+}
+
+func (s *benchIdentity) GetToken(_ context.Context, hash string) (banking.Token, error) {
+	if hash != s.tok.Hash {
+		return banking.Token{}, banking.ErrNotFound
+	}
+	return s.tok, nil
+}
+
+func (s *benchIdentity) GetAccount(_ context.Context, number string) (banking.Account, error) {
+	if number != s.acc.Number {
+		return banking.Account{}, banking.ErrNotFound
+	}
+	return s.acc, nil
+}
+
+// benchPayments stores nothing: CreatePayment returns at once.
+type benchPayments struct{ banking.PaymentStore }
+
+func (benchPayments) CreatePayment(context.Context, *banking.StoredPayment, []banking.StatusChange) error {
+	return nil
+}
+
+// benchRespWriter is a reusable ResponseWriter, so the benchmark measures
+// the handler stack and not a recorder's allocations.
+type benchRespWriter struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *benchRespWriter) Header() http.Header  { return w.h }
+func (w *benchRespWriter) WriteHeader(code int) { w.status = code }
+func (w *benchRespWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.body.Write(b)
+}
+
+func benchCreateBody(id, date string) []byte {
+	return []byte(`{"externalId":"` + id + `","date":"` + date + `","amount":1500.50,` +
+		`"operationCode":"01","priority":"5","purpose":"Оплата по счёту, без НДС","payerName":"ООО Песочница",` +
+		`"payerInn":"` + banking.SandboxOrgINN + `","payerAccount":"` + banking.SandboxAccount + `","payerBankBic":"` + banking.SandboxBIC +
+		`","payerBankCorrAccount":"` + banking.SandboxCorrAccount + `","payeeName":"АО Лютик","payeeInn":"7830002293",` +
+		`"payeeAccount":"40602810700000000025","payeeBankBic":"049805746","payeeBankCorrAccount":"30101810800000000746",` +
+		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`)
+}
+
+// BenchmarkCreatePaymentHandler is one POST /v1/payments through the whole
+// handler stack the listener serves (request id, access log to io.Discard
+// through slog's text handler, recovery, limits, routing, metrics, token
+// authentication, gate, decode, validation, digest, encoding, the 201)
+// with a store that keeps nothing, as a sole-signed sandbox document.
+// Run it with -benchmem: allocations are what drives the GC under load.
+func BenchmarkCreatePaymentHandler(b *testing.B) {
+	const token = "11111111-2222-4333-8444-555555555555-1"
+	ids := &benchIdentity{
+		tok: banking.Token{Hash: banking.HashSecret(token), Kind: banking.TokenAccess, ClientID: banking.SandboxClientID,
+			OrgID: banking.SandboxOrgID, UserID: banking.SandboxUserID, Scopes: []string{banking.ScopePayDocRU},
+			ExpiresAt: time.Now().Add(time.Hour)},
+		acc: banking.Account{Number: banking.SandboxAccount, OrgID: banking.SandboxOrgID},
+	}
+	identity := banking.NewIdentity(ids)
+	svc := &banking.PaymentService{Store: benchPayments{}, Accounts: banking.IdentityAccounts{Store: ids},
+		Verifier: banking.NewSignatureVerifier(banking.ContourSandbox, ids), Maintenance: &banking.Maintenance{},
+		Limits: &banking.OpLimiter{}}
+	log := slog.New(web.NewTextHandler(io.Discard, nil)) // as serve's text logs
+	metrics := web.NewMetrics("bench")
+	mux := NewServer(Deps{Metrics: metrics, Log: log, Auth: identity, Identity: identity, Payments: svc})
+	h := web.API{Name: "banking", Handler: mux, Errors: ErrorWriter()}.Build(log, metrics)
+
+	date := time.Now().UTC().Format(time.DateOnly)
+	bodies := make([][]byte, 256)
+	for i := range bodies {
+		bodies[i] = benchCreateBody(fmt.Sprintf("%08x-0000-4000-8000-000000000001", i), date)
+	}
+	u, _ := url.Parse("http://127.0.0.1:8080/fintech/api/v1/payments")
+	w := &benchRespWriter{h: http.Header{}}
+	rd := bytes.NewReader(nil)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		body := bodies[i%len(bodies)]
+		i++
+		rd.Reset(body)
+		// What net/http's server hands a handler for this request.
+		r := &http.Request{Method: "POST", URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + token}},
+			Body:   io.NopCloser(rd), ContentLength: int64(len(body)), RemoteAddr: "127.0.0.1:40000",
+			RequestURI: u.Path, Host: u.Host}
+		r = r.WithContext(context.Background())
+		clear(w.h)
+		w.status = 0
+		w.body.Reset()
+		h.ServeHTTP(w, r)
+		if w.status != http.StatusCreated {
+			b.Fatalf("status %d: %s", w.status, w.body.Bytes())
+		}
+	}
+}
