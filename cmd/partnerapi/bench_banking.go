@@ -48,6 +48,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, load)")
 	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state")
+	commitDelay := fs.Duration("banking-commit-delay", defaultCommitDelay, "the servers' --banking-commit-delay")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -95,6 +96,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		targets = append(targets, &bankTarget{name: "postgres", open: func(ctx context.Context) (*sqldb.DB, error) { return postgres.Open(ctx, pgURL) }})
 	}
 	for _, t := range targets {
+		t.commitDelay = *commitDelay
 		if err := t.start(ctx); err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
@@ -190,15 +192,16 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 // bankTarget is one full stack under load: its store, its listener, the
 // sandbox token and the externalIds it acknowledged.
 type bankTarget struct {
-	name    string
-	open    func(context.Context) (*sqldb.DB, error)
-	db      *sqldb.DB
-	url     string
-	token   string
-	stateID string
-	stopped bool
-	halt    func()
-	client  *rawClient // the load generator's connections to url
+	name        string
+	commitDelay time.Duration
+	open        func(context.Context) (*sqldb.DB, error)
+	db          *sqldb.DB
+	url         string
+	token       string
+	stateID     string
+	stopped     bool
+	halt        func()
+	client      *rawClient // the load generator's connections to url
 
 	mu    sync.Mutex
 	acked []string
@@ -213,6 +216,7 @@ func (t *bankTarget) start(ctx context.Context) error {
 	mod := &bankingModule{}
 	mod.registerFlags(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	mod.payments.rate = 0
+	mod.payments.commitDelay = t.commitDelay
 	if err := mod.migrate(ctx, db); err != nil {
 		return err
 	}

@@ -20,8 +20,10 @@ type WriteBatch[T any] func(ctx context.Context, tx *sql.Tx, items []T) ([]error
 // while a transaction is being committed queue up and are written together by
 // the next one; each caller is answered only after the transaction holding its
 // item has committed, so an acknowledged write is as durable as with one
-// transaction per item. There is no waiting to fill a batch: a lone caller is
-// committed at once, and batches grow only as far as the load makes them.
+// transaction per item. By default there is no waiting to fill a batch: a
+// lone caller is committed at once, and batches grow only as far as the load
+// makes them. WithCommitDelay adds a bounded wait for callers that announced
+// themselves with Expect and have not submitted yet (groupcommit_delay.go).
 //
 // On SQLite one batch is in flight at a time, which is all its single
 // writer allows. PostgreSQL commits several transactions at once and merges
@@ -42,6 +44,14 @@ type GroupCommit[T any] struct {
 	active   int             // committer goroutines running
 	parallel int             // most committers at once
 	inFlight map[string]bool // keys of the batches being written
+
+	// The commit delay (groupcommit_delay.go): how long a committer waits
+	// for expected items, how many are expected (announced by Expect, not
+	// yet queued nor abandoned), and the channel that wakes a waiting
+	// committer when one of them arrives or gives up.
+	delay    time.Duration
+	expected atomic.Int64
+	kick     chan struct{}
 }
 
 // postgresCommitters is how many batches run at once on PostgreSQL.
@@ -68,7 +78,7 @@ func NewGroupCommit[T any](db *DB, maxBatch int, key func(T) string, write Write
 		parallel = postgresCommitters
 	}
 	return &GroupCommit[T]{db: db, maxBatch: maxBatch, key: key, write: write, timeout: 30 * time.Second,
-		parallel: parallel, inFlight: map[string]bool{}}
+		parallel: parallel, inFlight: map[string]bool{}, kick: make(chan struct{}, 1)}
 }
 
 // WithCommitters sets how many batches may be in flight at once (n ≥ 1);
@@ -115,6 +125,8 @@ func (g *GroupCommit[T]) Submit(ctx context.Context, item T) error {
 		go g.run()
 	}
 	g.mu.Unlock()
+	// Queued: the item is no longer one a delayed committer waits for.
+	g.arrived(ctx)
 	select {
 	case err := <-it.done:
 		return err
@@ -133,6 +145,11 @@ func (g *GroupCommit[T]) run() {
 		g.mu.Lock()
 		for _, k := range done {
 			delete(g.inFlight, k)
+		}
+		if g.shouldWait() {
+			g.mu.Unlock()
+			g.awaitExpected()
+			g.mu.Lock()
 		}
 		batch, keys := g.take()
 		if len(batch) == 0 {
@@ -234,9 +251,11 @@ func (g *GroupCommit[T]) tx(items []T) (outcomes []error, err error) {
 	return outcomes, nil
 }
 
+// answer counts the batch's items, then answers them: a caller that reads
+// GroupCommitStats after its Submit returned sees its item counted.
 func (g *GroupCommit[T]) answer(batch []*groupItem[T], outcomes []error) {
+	g.db.groups.items.Add(uint64(len(batch)))
 	for i, it := range batch {
 		it.done <- outcomes[i]
 	}
-	g.db.groups.items.Add(uint64(len(batch)))
 }

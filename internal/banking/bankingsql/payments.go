@@ -30,7 +30,25 @@ func NewPaymentStore(db *sqldb.DB) *PaymentStore {
 	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(batches)), hashes: &crucialHashes{}, batches: batches}
 }
 
-var _ banking.PaymentStore = (*PaymentStore)(nil)
+var (
+	_ banking.PaymentStore   = (*PaymentStore)(nil)
+	_ banking.CreateExpecter = (*PaymentStore)(nil)
+)
+
+// WithCommitDelay sets how long the creates' group commit waits for create
+// requests already under way before it begins a transaction (0: never; see
+// sqldb.GroupCommit.WithCommitDelay). Call it before the first create.
+func (s *PaymentStore) WithCommitDelay(d time.Duration) *PaymentStore {
+	s.creates.WithCommitDelay(d)
+	return s
+}
+
+// ExpectCreate announces a create request that will call CreatePayment with
+// the returned context, so a delayed commit may wait for it; release must be
+// called when the request ends.
+func (s *PaymentStore) ExpectCreate(ctx context.Context) (context.Context, func()) {
+	return s.creates.Expect(ctx)
+}
 
 func joinRoles(rs []banking.SignatureRole) string {
 	s := make([]string, len(rs))
