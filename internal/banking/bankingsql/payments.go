@@ -81,7 +81,7 @@ func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID, clientID 
 		}
 		if banking.IsFinal(h.Status) {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
-				VALUES ($1,$2,$3,$4,$5,$5,$6) ON CONFLICT (org_id, external_id, event_time) DO NOTHING`,
+				VALUES ($1,$2,$3,$4,$5,$5,$6)`,
 				orgID, externalID, h.Status, h.Comment, micros(h.At), clientID); err != nil {
 				return fmt.Errorf("queue webhook: %w", err)
 			}

@@ -92,6 +92,5 @@ const postgresBatch = `WITH d AS (
 	SELECT m.org_id, m.external_id, m.status, m.comment, m.at, m.at, m.client_id
 	FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[], $23::text[]) AS m(org_id, external_id, status, comment, at, client_id)
 	JOIN d ON d.org_id = m.org_id AND d.external_id = m.external_id
-	ON CONFLICT (org_id, external_id, event_time) DO NOTHING
 )
 SELECT org_id, external_id FROM d`
