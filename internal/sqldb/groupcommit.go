@@ -15,6 +15,10 @@ import (
 // whole transaction instead; GroupCommit then retries every item on its own.
 type WriteBatch[T any] func(ctx context.Context, tx *sql.Tx, items []T) ([]error, error)
 
+// WriteStatement is a WriteBatch that writes all items in one statement, on
+// the writer pool outside an explicit transaction (WithSingleStatement).
+type WriteStatement[T any] func(ctx context.Context, db *sql.DB, items []T) ([]error, error)
+
 // GroupCommit turns many concurrent small writes into few transactions. An
 // fsync costs the same for one row as for a hundred, so callers that arrive
 // while a transaction is being committed queue up and are written together by
@@ -37,6 +41,7 @@ type GroupCommit[T any] struct {
 	maxBatch int
 	key      func(T) string
 	write    WriteBatch[T]
+	single   WriteStatement[T] // replaces write when set
 	timeout  time.Duration
 
 	mu       sync.Mutex
@@ -86,6 +91,18 @@ func NewGroupCommit[T any](db *DB, maxBatch int, key func(T) string, write Write
 // than one there only queues in the driver.
 func (g *GroupCommit[T]) WithCommitters(n int) *GroupCommit[T] {
 	g.parallel = max(n, 1)
+	return g
+}
+
+// WithSingleStatement makes the committer write each batch with single, a
+// writer whose whole batch is one statement, without BEGIN and COMMIT
+// around it. On PostgreSQL a lone statement is its own transaction, as
+// atomic and, with synchronous_commit on, as durable as an explicit one
+// (its commit is flushed before the statement's answer completes), and it
+// saves the two round trips, each costing CPU on both sides. Call it before
+// the first Submit.
+func (g *GroupCommit[T]) WithSingleStatement(single WriteStatement[T]) *GroupCommit[T] {
+	g.single = single
 	return g
 }
 
@@ -237,6 +254,16 @@ func (g *GroupCommit[T]) tx(items []T) (outcomes []error, err error) {
 			outcomes, err = nil, fmt.Errorf("group commit: panic: %v", p)
 		}
 	}()
+	if g.single != nil {
+		outcomes, err = g.single(ctx, g.db.W, items)
+		if err == nil && len(outcomes) != len(items) {
+			err = fmt.Errorf("group commit: %d outcomes for %d items", len(outcomes), len(items))
+		}
+		if err != nil {
+			return nil, err
+		}
+		return outcomes, nil
+	}
 	err = g.db.Tx(ctx, func(tx *sql.Tx) error {
 		var werr error
 		outcomes, werr = g.write(ctx, tx, items)

@@ -2,8 +2,11 @@ package sqldb_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,4 +164,84 @@ func TestCommitDelayOff(t *testing.T) {
 	if got != ctx || g.Expected() != 0 {
 		t.Fatalf("Expect without a delay changed the context or counted: %d", g.Expected())
 	}
+}
+
+// writeKVStatement writes a batch as one multi-row INSERT on the pool; a
+// "boom" value (NULL) fails the whole statement.
+func writeKVStatement(ctx context.Context, db *sql.DB, items []kv) ([]error, error) {
+	var vals []string
+	var args []any
+	for i, it := range items {
+		var v any = it.value
+		if it.value == "boom" {
+			v = nil
+		}
+		vals = append(vals, fmt.Sprintf("($%d, $%d)", 2*i+1, 2*i+2))
+		args = append(args, it.key, v)
+	}
+	rows, err := db.QueryContext(ctx, `INSERT INTO kv (k, v) VALUES `+strings.Join(vals, ", ")+` ON CONFLICT (k) DO NOTHING RETURNING k`, args...)
+	if err != nil {
+		return nil, err
+	}
+	written := map[string]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		written[k] = true
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	out := make([]error, len(items))
+	for i, it := range items {
+		if !written[it.key] {
+			out[i] = errTaken
+		}
+	}
+	return out, rows.Err()
+}
+
+// A single-statement writer commits a batch without an explicit
+// transaction; a batch whose statement fails leaves nothing behind, and
+// its items are retried one by one as with a transaction.
+func TestGroupCommitSingleStatement(t *testing.T) {
+	storetest.Each(t, createKV, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		never := func(context.Context, *sql.Tx, []kv) ([]error, error) {
+			t.Error("the transaction writer ran")
+			return nil, errors.New("unused")
+		}
+		g := sqldb.NewGroupCommit(db, 0, func(it kv) string { return it.key }, never).
+			WithSingleStatement(writeKVStatement).WithCommitDelay(forever)
+		before := db.GroupCommitStats()
+		var ctxs []context.Context
+		for range 4 {
+			ctx, release := g.Expect(ctx)
+			defer release()
+			ctxs = append(ctxs, ctx)
+		}
+		var done []chan error
+		for i, v := range []string{"ok", "boom", "ok", "ok"} {
+			d := make(chan error, 1)
+			go func() { d <- g.Submit(ctxs[i], kv{key: fmt.Sprint("s", i), value: v}) }()
+			done = append(done, d)
+		}
+		for i, d := range done {
+			if err := <-d; (err != nil) != (i == 1) {
+				t.Fatalf("item %d: %v", i, err)
+			}
+		}
+		if st := db.GroupCommitStats(); st.Retried-before.Retried != 1 || st.Batches-before.Batches != 1+4 {
+			t.Fatalf("want one failed batch of 4 and 4 retries: %+v → %+v", before, st)
+		}
+		if err := g.Submit(ctx, kv{key: "s0", value: "again"}); !errors.Is(err, errTaken) {
+			t.Fatalf("taken key: %v", err)
+		}
+		if n := countKV(t, db, "WHERE k LIKE 's%'"); n != 3 {
+			t.Fatalf("%d rows, want 3", n)
+		}
+	})
 }

@@ -27,7 +27,14 @@ type PaymentStore struct {
 // NewPaymentStore wraps db (already migrated with MigratePayments).
 func NewPaymentStore(db *sqldb.DB) *PaymentStore {
 	batches := &batchStatements{db: db}
-	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(batches)), hashes: &crucialHashes{}, batches: batches}
+	creates := sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(batches))
+	if db.Dialect == sqldb.Postgres {
+		// The batch is one statement: no BEGIN and COMMIT round trips.
+		creates.WithSingleStatement(func(ctx context.Context, pool *sql.DB, batch []*newPayment) ([]error, error) {
+			return writePaymentBatchPostgres(ctx, pool, batch)
+		})
+	}
+	return &PaymentStore{db: db, creates: creates, hashes: &crucialHashes{}, batches: batches}
 }
 
 var (

@@ -66,7 +66,9 @@ func duplicatePayment(externalID string) error {
 // (payments_batch_pg.go), instead of several statements per document.
 func writePayments(stmts *batchStatements) sqldb.WriteBatch[*newPayment] {
 	if stmts.db.Dialect == sqldb.Postgres {
-		return writePaymentBatchPostgres
+		return func(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
+			return writePaymentBatchPostgres(ctx, tx, batch)
+		}
 	}
 	return func(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
 		return writePaymentBatch(ctx, tx, stmts, batch)
