@@ -59,8 +59,16 @@ type GroupCommit[T any] struct {
 	kick     chan struct{}
 }
 
-// postgresCommitters is how many batches run at once on PostgreSQL.
-const postgresCommitters = 4
+// postgresCommitters is how many batches run at once on PostgreSQL. Two, not
+// more: every commit costs the server a fixed amount of CPU (executor set-up
+// of the batch statement, a WAL flush) on cores it may share with us, and
+// each committer more splits the waiting documents into more, smaller
+// batches. In the banking bench on two cores, 4 committers made batches of
+// 1.5 / 9 documents at 8 / 64 connections and cost the server ~400 / ~80 µs
+// per document; 2 made 2.5 / 17 at ~190 / ~65 µs and answered 1.5× the
+// creates at 8 connections. Two still overlap one batch's flush with the
+// next one's statement, which one committer cannot.
+const postgresCommitters = 2
 
 type groupItem[T any] struct {
 	ctx  context.Context
