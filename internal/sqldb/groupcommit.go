@@ -145,13 +145,14 @@ func (g *GroupCommit[T]) Submit(ctx context.Context, item T) error {
 	it := &groupItem[T]{ctx: ctx, item: item, done: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, it)
+	full := len(g.queue) >= g.maxBatch
 	if g.active < g.parallel {
 		g.active++
 		go g.run()
 	}
 	g.mu.Unlock()
 	// Queued: the item is no longer one a delayed committer waits for.
-	g.arrived(ctx)
+	g.arrived(ctx, full)
 	select {
 	case err := <-it.done:
 		return err

@@ -58,22 +58,25 @@ func (g *GroupCommit[T]) Expect(ctx context.Context) (context.Context, func()) {
 func (g *GroupCommit[T]) Expected() int { return int(g.expected.Load()) }
 
 // arrived settles the expectation ctx carries, if any: its item is queued.
-func (g *GroupCommit[T]) arrived(ctx context.Context) {
+// A waiting committer is woken only when that changes its mind — nothing
+// is expected any more, or the queue holds a full batch — not on every
+// arrival, which under load would switch to it once per item for nothing.
+func (g *GroupCommit[T]) arrived(ctx context.Context, full bool) {
 	if g.delay <= 0 {
 		return
 	}
-	if e, ok := ctx.Value(expectKey{g}).(*expectation); ok && e.settled.CompareAndSwap(false, true) {
-		g.expected.Add(-1)
+	if e, ok := ctx.Value(expectKey{g}).(*expectation); ok {
+		g.settle(e)
 	}
-	// Woken even without an expectation: the queue may now hold a full
-	// batch.
-	g.wake()
+	if full {
+		g.wake()
+	}
 }
 
-// settle stops expecting e, once.
+// settle stops expecting e, once, and wakes a waiting committer when e was
+// the last one expected.
 func (g *GroupCommit[T]) settle(e *expectation) {
-	if e.settled.CompareAndSwap(false, true) {
-		g.expected.Add(-1)
+	if e.settled.CompareAndSwap(false, true) && g.expected.Add(-1) == 0 {
 		g.wake()
 	}
 }
