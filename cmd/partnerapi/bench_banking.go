@@ -50,6 +50,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state")
 	var gcPercent string
 	registerGCFlag(fs, &gcPercent) // as serve sets it for a banking-only process
+	commitDelay := fs.Duration("banking-commit-delay", defaultCommitDelay, "the servers' --banking-commit-delay")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -100,6 +101,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		targets = append(targets, &bankTarget{name: "postgres", open: func(ctx context.Context) (*sqldb.DB, error) { return postgres.Open(ctx, pgURL) }})
 	}
 	for _, t := range targets {
+		t.commitDelay = *commitDelay
 		if err := t.start(ctx); err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
@@ -195,15 +197,16 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 // bankTarget is one full stack under load: its store, its listener, the
 // sandbox token and the externalIds it acknowledged.
 type bankTarget struct {
-	name    string
-	open    func(context.Context) (*sqldb.DB, error)
-	db      *sqldb.DB
-	url     string
-	token   string
-	stateID string
-	stopped bool
-	halt    func()
-	client  *rawClient // the load generator's connections to url
+	name        string
+	commitDelay time.Duration
+	open        func(context.Context) (*sqldb.DB, error)
+	db          *sqldb.DB
+	url         string
+	token       string
+	stateID     string
+	stopped     bool
+	halt        func()
+	client      *rawClient // the load generator's connections to url
 
 	mu    sync.Mutex
 	acked []string
@@ -218,6 +221,7 @@ func (t *bankTarget) start(ctx context.Context) error {
 	mod := &bankingModule{}
 	mod.registerFlags(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	mod.payments.rate = 0
+	mod.payments.commitDelay = t.commitDelay
 	if err := mod.migrate(ctx, db); err != nil {
 		return err
 	}

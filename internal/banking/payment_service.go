@@ -25,6 +25,15 @@ type PaymentStore interface {
 	PaymentHistory(ctx context.Context, orgID, externalID string) ([]StatusChange, error)
 }
 
+// CreateExpecter is an optional part of a PaymentStore that batches
+// creates: ExpectCreate announces a create request as soon as it starts, so
+// the store's committer may wait briefly for it rather than commit without
+// it. The request passes the returned context to CreatePayment and calls
+// release when it ends, whether it got that far or not.
+type CreateExpecter interface {
+	ExpectCreate(ctx context.Context) (_ context.Context, release func())
+}
+
 // PaymentStateReader is an optional fast path of a PaymentStore for GET
 // …/state: the status columns and the document's crucialFieldsHash without
 // loading and decoding the whole document.
@@ -168,6 +177,11 @@ func appendJSONString(out []byte, s string) []byte {
 // the digest is built once, for the signature check and the hash alike,
 // and the document encoded once, for the store and the answer alike.
 func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*StoredPayment, string, error) {
+	if e, ok := s.Store.(CreateExpecter); ok {
+		var release func()
+		ctx, release = e.ExpectCreate(ctx)
+		defer release()
+	}
 	now := s.now()
 	findings := InspectPayment(&d, today(now), !s.Config.SkipBudgetRules)
 	if err := findings.Err(s.Config.ChecksumFailures); err != nil {

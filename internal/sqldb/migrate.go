@@ -17,7 +17,10 @@ import (
 // a half-applied migration. Domains keep separate version sequences so the
 // three APIs evolve their schemas independently. Several processes may start
 // at once on one database: a version row that another process inserted first
-// makes this one skip that migration.
+// makes this one skip that migration. A migration only one engine needs, or
+// that each engine spells its own way, is a pair of files
+// NNNN_description.sqlite.sql and NNNN_description.postgres.sql sharing one
+// version: each engine applies its own and skips the other's.
 func (db *DB) Migrate(ctx context.Context, domain string, files fs.FS) error {
 	err := db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := db.lockMigrations(ctx, tx); err != nil {
@@ -43,7 +46,7 @@ func (db *DB) Migrate(ctx context.Context, domain string, files fs.FS) error {
 	}
 	var list []migration
 	for _, e := range entries {
-		if e.IsDir() || path.Ext(e.Name()) != ".sql" {
+		if e.IsDir() || path.Ext(e.Name()) != ".sql" || !db.ownMigration(e.Name()) {
 			continue
 		}
 		num, _, ok := strings.Cut(e.Name(), "_")
@@ -86,6 +89,17 @@ func (db *DB) Migrate(ctx context.Context, domain string, files fs.FS) error {
 		}
 	}
 	return nil
+}
+
+// ownMigration reports whether the migration file name is for every engine
+// or for db's own (NNNN_name.sqlite.sql, NNNN_name.postgres.sql).
+func (db *DB) ownMigration(name string) bool {
+	for _, d := range []Dialect{SQLite, Postgres} {
+		if strings.HasSuffix(name, "."+string(d)+".sql") {
+			return d == db.Dialect
+		}
+	}
+	return true
 }
 
 // lockMigrations serialises concurrent migrators on PostgreSQL for the rest

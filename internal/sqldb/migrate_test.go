@@ -15,6 +15,9 @@ import (
 var migrations = fstest.MapFS{
 	"0001_items.sql": {Data: []byte("-- items\nCREATE TABLE items (\n id {{autoid}},\n name TEXT NOT NULL UNIQUE,\n blob {{bytes}}\n);\nCREATE INDEX items_name ON items (name);\n")},
 	"0002_more.sql":  {Data: []byte("ALTER TABLE items ADD COLUMN qty INTEGER NOT NULL DEFAULT 0;\n")},
+	// One version spelled per engine: each applies only its own file.
+	"0003_engine.sqlite.sql":   {Data: []byte("CREATE TABLE only_sqlite (x INTEGER);\n")},
+	"0003_engine.postgres.sql": {Data: []byte("CREATE TABLE only_postgres (x INTEGER);\n")},
 }
 
 func TestMigrateConformance(t *testing.T) {
@@ -38,8 +41,18 @@ func TestMigrateConformance(t *testing.T) {
 			t.Fatalf("second run: %v", err)
 		}
 		var n int
-		if err := db.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE domain = $1`, "demo").Scan(&n); err != nil || n != 2 {
+		if err := db.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE domain = $1`, "demo").Scan(&n); err != nil || n != 3 {
 			t.Fatalf("bookkeeping rows = %d, %v", n, err)
+		}
+		own, other := "only_sqlite", "only_postgres"
+		if db.Dialect == sqldb.Postgres {
+			own, other = other, own
+		}
+		if _, err := db.R.ExecContext(ctx, `INSERT INTO `+own+` (x) VALUES (1)`); err != nil {
+			t.Fatalf("the engine's own migration was not applied: %v", err)
+		}
+		if _, err := db.R.ExecContext(ctx, `SELECT x FROM `+other); err == nil {
+			t.Fatalf("the other engine's migration was applied too")
 		}
 		var id int64
 		if err := db.W.QueryRowContext(ctx, `INSERT INTO items (name, blob, qty) VALUES ($1, $2, $3) RETURNING id`, "a", []byte{1, 2}, 3).Scan(&id); err != nil {

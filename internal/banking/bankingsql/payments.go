@@ -27,10 +27,35 @@ type PaymentStore struct {
 // NewPaymentStore wraps db (already migrated with MigratePayments).
 func NewPaymentStore(db *sqldb.DB) *PaymentStore {
 	batches := &batchStatements{db: db}
-	return &PaymentStore{db: db, creates: sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(batches)), hashes: &crucialHashes{}, batches: batches}
+	creates := sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(batches))
+	if db.Dialect == sqldb.Postgres {
+		// The batch is one statement: no BEGIN and COMMIT round trips.
+		creates.WithSingleStatement(func(ctx context.Context, pool *sql.DB, batch []*newPayment) ([]error, error) {
+			return writePaymentBatchPostgres(ctx, pool, batch)
+		})
+	}
+	return &PaymentStore{db: db, creates: creates, hashes: &crucialHashes{}, batches: batches}
 }
 
-var _ banking.PaymentStore = (*PaymentStore)(nil)
+var (
+	_ banking.PaymentStore   = (*PaymentStore)(nil)
+	_ banking.CreateExpecter = (*PaymentStore)(nil)
+)
+
+// WithCommitDelay sets how long the creates' group commit waits for create
+// requests already under way before it begins a transaction (0: never; see
+// sqldb.GroupCommit.WithCommitDelay). Call it before the first create.
+func (s *PaymentStore) WithCommitDelay(d time.Duration) *PaymentStore {
+	s.creates.WithCommitDelay(d)
+	return s
+}
+
+// ExpectCreate announces a create request that will call CreatePayment with
+// the returned context, so a delayed commit may wait for it; release must be
+// called when the request ends.
+func (s *PaymentStore) ExpectCreate(ctx context.Context) (context.Context, func()) {
+	return s.creates.Expect(ctx)
+}
 
 func joinRoles(rs []banking.SignatureRole) string {
 	s := make([]string, len(rs))
@@ -63,7 +88,7 @@ func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID, clientID 
 		}
 		if banking.IsFinal(h.Status) {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
-				VALUES ($1,$2,$3,$4,$5,$5,$6) ON CONFLICT (org_id, external_id, event_time) DO NOTHING`,
+				VALUES ($1,$2,$3,$4,$5,$5,$6)`,
 				orgID, externalID, h.Status, h.Comment, micros(h.At), clientID); err != nil {
 				return fmt.Errorf("queue webhook: %w", err)
 			}

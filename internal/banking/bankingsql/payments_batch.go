@@ -66,7 +66,9 @@ func duplicatePayment(externalID string) error {
 // (payments_batch_pg.go), instead of several statements per document.
 func writePayments(stmts *batchStatements) sqldb.WriteBatch[*newPayment] {
 	if stmts.db.Dialect == sqldb.Postgres {
-		return writePaymentBatchPostgres
+		return func(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
+			return writePaymentBatchPostgres(ctx, tx, batch)
+		}
 	}
 	return func(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
 		return writePaymentBatch(ctx, tx, stmts, batch)
@@ -79,7 +81,6 @@ const (
 	paymentsTail = paymentsSkip + ` RETURNING org_id, external_id`
 	historyHead  = `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `
 	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id) VALUES `
-	webhooksTail = ` ON CONFLICT (org_id, external_id, event_time) DO NOTHING`
 )
 
 func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, batch []*newPayment) ([]error, error) {
@@ -88,7 +89,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		return nil, fmt.Errorf("insert payments: %w", err)
 	}
 	hist := rowsInsert{stmts: stmts, shape: batchShape{head: historyHead, width: 5}}
-	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, tail: webhooksTail, width: 7}}
+	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, width: 7}}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
 		if written != nil && !written[paymentKey(p)] {

@@ -13,8 +13,10 @@ import (
 // size, each planned anew and crowding the driver's statement cache; this
 // one has a single text at any size. The history and outbox inserts join
 // the documents the first insert returned, so a document whose key already
-// existed gets no rows (and its own WORKFLOW_FAULT), as on SQLite.
-func writePaymentBatchPostgres(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
+// existed gets no rows (and its own WORKFLOW_FAULT), as on SQLite. Being
+// one statement, it needs no explicit transaction: the store runs it alone
+// (sqldb.GroupCommit.WithSingleStatement), and q is then the pool.
+func writePaymentBatchPostgres(ctx context.Context, q querier, batch []*newPayment) ([]error, error) {
 	var d struct {
 		org, ext, kind, doc, status, comment, roles, channel []string
 		kopecks, created, updated                            []int64
@@ -42,7 +44,7 @@ func writePaymentBatchPostgres(ctx context.Context, tx *sql.Tx, batch []*newPaym
 			w.client = append(w.client, p.client)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, postgresBatch,
+	rows, err := q.QueryContext(ctx, postgresBatch,
 		d.org, d.ext, d.kind, d.doc, d.kopecks, d.status, d.comment, d.roles, d.channel, d.created, d.updated, d.walked,
 		h.org, h.ext, h.status, h.comment, h.at,
 		w.org, w.ext, w.status, w.comment, w.at, w.client)
@@ -61,6 +63,11 @@ func writePaymentBatchPostgres(ctx context.Context, tx *sql.Tx, batch []*newPaym
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("insert payments: %w", err)
 	}
+	// Outside a transaction the statement commits as its answer ends:
+	// Close reads to that end and reports a failed commit.
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("insert payments: %w", err)
+	}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
 		if !written[paymentKey(p)] {
@@ -68,6 +75,11 @@ func writePaymentBatchPostgres(ctx context.Context, tx *sql.Tx, batch []*newPaym
 		}
 	}
 	return outcomes, nil
+}
+
+// querier is what writePaymentBatchPostgres needs of a transaction or pool.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // postgresBatch inserts a batch from arrays. History rows are inserted in
@@ -92,6 +104,5 @@ const postgresBatch = `WITH d AS (
 	SELECT m.org_id, m.external_id, m.status, m.comment, m.at, m.at, m.client_id
 	FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[], $23::text[]) AS m(org_id, external_id, status, comment, at, client_id)
 	JOIN d ON d.org_id = m.org_id AND d.external_id = m.external_id
-	ON CONFLICT (org_id, external_id, event_time) DO NOTHING
 )
 SELECT org_id, external_id FROM d`
