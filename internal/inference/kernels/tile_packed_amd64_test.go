@@ -1,0 +1,148 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// TestPackedMatchesRowDots holds the packed Q8_0 and Q4_0 kernels, called
+// through mulRowsPackedAsm on every token count of one group (1–10) and on
+// prefill counts, to the portable row dots: whole groups, a tail of rows
+// past the last group, ranges that start and end off a group boundary, one
+// block and many. The integer sums are exact, so the two differ only in
+// float rounding, bounded by the magnitude of the terms.
+func TestPackedMatchesRowDots(t *testing.T) {
+	if !cpuVNNI {
+		t.Skip("this CPU has no AVX-512 VNNI with VL: the packed kernels cannot run")
+	}
+	defer tilePaths()[0].use()()
+	r := rand.New(rand.NewPCG(81, 82))
+	ref := map[gguf.GGMLType]rowDot{gguf.Q8_0: dotQ8_0Go, gguf.Q4_0: dotQ4_0Go}
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		for _, cols := range []int{32, 224, 576, 4864} {
+			for _, rows := range []int{16, 37, 64} {
+				w := randomMatrix(r, typ, rows, cols)
+				if !w.Packed() {
+					t.Fatalf("%v %d×%d: Pack did not pack", typ, rows, cols)
+				}
+				for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 21, 33} {
+					for _, span := range [][2]int{{0, rows}, {3, rows - 1}, {16, rows}} {
+						t.Run(fmt.Sprintf("%v/%dx%d/tokens%d/rows%d-%d", typ, rows, cols, n, span[0], span[1]), func(t *testing.T) {
+							x := randomVector(r, n*cols)
+							var p q8Tiles
+							p.prepare(x, cols, n)
+							got := make([]float32, n*rows)
+							mulRowsPackedAsm(got, w, &p, span[0], span[1])
+							checkAgainstRowDots(t, ref[typ], w, x, n, got, span[0], span[1])
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkAgainstRowDots compares rows [lo, hi) of got (n tokens' products
+// with w) with the reference row dot, to the rounding the float summation
+// order allows, and checks that the other rows were left alone.
+func checkAgainstRowDots(t *testing.T, dot rowDot, w Matrix, x []float32, n int, got []float32, lo, hi int) {
+	t.Helper()
+	cols := w.Cols
+	deq := make([]float32, cols)
+	for tok := range n {
+		var a activation
+		xt := x[tok*cols : (tok+1)*cols]
+		a.prepare(actQ8_0, xt)
+		for row := range w.Rows {
+			g := got[tok*w.Rows+row]
+			if row < lo || row >= hi {
+				if g != 0 {
+					t.Fatalf("token %d row %d outside [%d, %d) written: %v", tok, row, lo, hi, g)
+				}
+				continue
+			}
+			want := dot(w.Row(row), &a)
+			DequantizeRow(deq, w.Type, w.Row(row))
+			var mag float64
+			for i := range deq {
+				mag += math.Abs(float64(deq[i] * xt[i]))
+			}
+			if d := math.Abs(float64(g - want)); d > 1e-5*mag+1e-6 {
+				t.Fatalf("token %d row %d: packed %v, row dot %v (|diff| %g, Σ|terms| %g)", tok, row, g, want, d, mag)
+			}
+		}
+	}
+}
+
+// TestPackLayout checks Pack's layout on a matrix whose bytes say where
+// they come from: scales in order, Q8_0 bytes flipped to w+128, chunk j of
+// a block holding bytes 4j..4j+3 of each row at 4·row.
+func TestPackLayout(t *testing.T) {
+	if !cpuVNNI {
+		t.Skip("this CPU has no AVX-512 VNNI with VL: nothing is packed")
+	}
+	defer tilePaths()[0].use()()
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		const rows, cols = 33, 64
+		w := Matrix{Type: typ, Rows: rows, Cols: cols}
+		w.Data = make([]byte, rows*w.RowBytes())
+		for i := range w.Data {
+			w.Data[i] = byte(i*7 + i/13)
+		}
+		w = Pack(w)
+		bs, chunks, flip := BlockQ4_0, 4, byte(0)
+		if typ == gguf.Q8_0 {
+			bs, chunks, flip = BlockQ8_0, 8, 0x80
+		}
+		if want := 2 * 2 * packGroup * bs; len(w.packed) != want {
+			t.Fatalf("%v: %d packed bytes, want %d (two groups, the tail row unpacked)", typ, len(w.packed), want)
+		}
+		gb := packGroup * bs
+		for g := range 2 {
+			for b := range 2 {
+				o := w.packed[(2*g+b)*gb:]
+				for i := range packGroup {
+					blk := w.Row(16*g + i)[b*bs:]
+					if o[2*i] != blk[0] || o[2*i+1] != blk[1] {
+						t.Fatalf("%v group %d block %d row %d: scale bytes %x, want %x", typ, g, b, i, o[2*i:2*i+2], blk[:2])
+					}
+					for j := range chunks {
+						for m := range 4 {
+							if got, want := o[32+64*j+4*i+m], blk[2+4*j+m]^flip; got != want {
+								t.Fatalf("%v group %d block %d row %d chunk %d byte %d: %#x, want %#x", typ, g, b, i, j, m, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBlockSums checks the packed kernels' corrections against a plain sum.
+func TestBlockSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(83, 84))
+	for _, n := range []int{1, 7, 23} {
+		const cols = 96
+		var p q8Tiles
+		x := randomVector(r, n*cols)
+		x[0], x[1] = 5, -5 // ±127 after quantisation
+		p.prepareBiased(x, cols, n, false)
+		p.blockSums()
+		for i := range n * p.nb {
+			var s int32
+			for _, q := range p.qs[32*i : 32*i+32] {
+				s += int32(q)
+			}
+			if p.c8[i] != -128*s || p.c4[i] != -8*s {
+				t.Fatalf("%d tokens block %d: corrections %d, %d for Σx %d", n, i, p.c8[i], p.c4[i], s)
+			}
+		}
+	}
+}
