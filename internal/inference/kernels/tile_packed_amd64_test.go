@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 
 	"partnerapi/internal/inference/gguf"
 )
@@ -143,6 +145,80 @@ func TestBlockSums(t *testing.T) {
 			if p.c8[i] != -128*s || p.c4[i] != -8*s {
 				t.Fatalf("%d tokens block %d: corrections %d, %d for Σx %d", n, i, p.c8[i], p.c4[i], s)
 			}
+		}
+	}
+}
+
+// BenchmarkPackedKernel times one packed kernel call on cache-resident data
+// (one 16-row group of 576 values, one to ten tokens) and reports the
+// multiply-adds per nanosecond of one core, per ns of wall time and of
+// thread CPU time, as BenchmarkTileKernel does for the one-row tiles.
+func BenchmarkPackedKernel(b *testing.B) {
+	if !cpuVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer tilePaths()[0].use()()
+	r := rand.New(rand.NewPCG(85, 86))
+	const cols = 576
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		w := randomMatrix(r, typ, packGroup, cols)
+		ks, c := &q8_0PackedKernels, func(p *q8Tiles) []int32 { return p.c8 }
+		if typ == gguf.Q4_0 {
+			ks, c = &q4_0PackedKernels, func(p *q8Tiles) []int32 { return p.c4 }
+		}
+		for n := maxTileTokens; n >= 1; n-- {
+			var p q8Tiles
+			p.prepare(randomVector(r, n*cols), cols, n)
+			b.Run(fmt.Sprintf("%v/16x%d", typ, n), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				var out [packGroup * maxTileTokens]float32
+				cpu0 := threadCPU()
+				for b.Loop() {
+					ks[n](&w.packed[0], &p.qs[0], &p.d[0], &c(&p)[0], p.nb, &out[0], 4*packGroup, 1)
+				}
+				macs := float64(packGroup*n*cols) * float64(b.N)
+				b.ReportMetric(macs/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
+				if cpu := threadCPU() - cpu0; cpu > 0 {
+					b.ReportMetric(macs/float64(cpu.Nanoseconds()), "MAC/cpu-ns")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPackedSideBySide times a 0.5B-class FFN projection (4864×896,
+// out of cache) with the packed kernels and with the one-row VNNI tiles
+// of the same family, alternating within each iteration so both see the
+// same machine load.
+func BenchmarkPackedSideBySide(b *testing.B) {
+	if !cpuVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	paths := tilePaths()
+	defer paths[0].use()()
+	r := rand.New(rand.NewPCG(87, 88))
+	const rows, cols = 4864, 896
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		w := randomMatrix(r, typ, rows, cols)
+		for _, tokens := range []int{1, 4, 10, 64} {
+			x := randomVector(r, tokens*cols)
+			dst := make([]float32, tokens*rows)
+			b.Run(fmt.Sprintf("%v/tokens=%d", typ, tokens), func(b *testing.B) {
+				var packed, tiles time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					MatMul(dst, w, x, tokens)
+					t1 := time.Now()
+					restore := paths[1].use()
+					MatMul(dst, w, x, tokens)
+					restore()
+					packed, tiles = packed+t1.Sub(t0), tiles+time.Since(t1)
+				}
+				b.ReportMetric(float64(packed.Nanoseconds())/float64(b.N), "ns-packed/op")
+				b.ReportMetric(float64(tiles.Nanoseconds())/float64(b.N), "ns-tiles/op")
+				b.ReportMetric(float64(tiles)/float64(packed), "speedup")
+			})
 		}
 	}
 }
