@@ -187,10 +187,12 @@ func BenchmarkPackedKernel(b *testing.B) {
 	}
 }
 
-// BenchmarkPackedSideBySide times a 0.5B-class FFN projection (4864×896,
-// out of cache) with the packed kernels and with the one-row VNNI tiles
-// of the same family, alternating within each iteration so both see the
-// same machine load.
+// BenchmarkPackedSideBySide times the weight products of a whole
+// 135M-class decode step (210 products, ~105 MB of Q8_0 or ~56 MB of Q4_0
+// weights, so they stream from memory) and a 64-token prefill chunk with
+// the packed kernels and with the one-row VNNI tiles of the same family
+// (PARTNERAPI_KERNELS=avx512 before packing), alternating within each
+// iteration so both see the same machine load.
 func BenchmarkPackedSideBySide(b *testing.B) {
 	if !cpuVNNI {
 		b.Skip("no AVX-512 VNNI")
@@ -198,20 +200,30 @@ func BenchmarkPackedSideBySide(b *testing.B) {
 	paths := tilePaths()
 	defer paths[0].use()()
 	r := rand.New(rand.NewPCG(87, 88))
-	const rows, cols = 4864, 896
+	const layers, E, KV, FF = 30, 576, 192, 1536
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
-		w := randomMatrix(r, typ, rows, cols)
+		var ws []Matrix
+		for range layers {
+			for _, s := range [][2]int{{E, E}, {KV, E}, {KV, E}, {E, E}, {FF, E}, {FF, E}, {E, FF}} {
+				ws = append(ws, randomMatrix(r, typ, s[0], s[1]))
+			}
+		}
+		x := randomVector(r, 64*FF)
+		dst := make([]float32, 64*FF)
+		step := func(n int) {
+			for _, w := range ws {
+				MatMul(dst[:n*w.Rows], w, x[:n*w.Cols], n)
+			}
+		}
 		for _, tokens := range []int{1, 4, 10, 64} {
-			x := randomVector(r, tokens*cols)
-			dst := make([]float32, tokens*rows)
 			b.Run(fmt.Sprintf("%v/tokens=%d", typ, tokens), func(b *testing.B) {
 				var packed, tiles time.Duration
 				for b.Loop() {
 					t0 := time.Now()
-					MatMul(dst, w, x, tokens)
+					step(tokens)
 					t1 := time.Now()
 					restore := paths[1].use()
-					MatMul(dst, w, x, tokens)
+					step(tokens)
 					restore()
 					packed, tiles = packed+t1.Sub(t0), tiles+time.Since(t1)
 				}
@@ -220,5 +232,27 @@ func BenchmarkPackedSideBySide(b *testing.B) {
 				b.ReportMetric(float64(tiles)/float64(packed), "speedup")
 			})
 		}
+	}
+}
+
+// BenchmarkPack times Pack on a 0.5B-class FFN matrix (4864×896) and
+// reports the weight bytes packed per second (on the worker pool, as at
+// load), from which a model's packing time follows.
+func BenchmarkPack(b *testing.B) {
+	if !cpuVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer tilePaths()[0].use()()
+	r := rand.New(rand.NewPCG(89, 90))
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		w := Matrix{Type: typ, Rows: 4864, Cols: 896, Data: randomRow(r, typ, 4864*896)}
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(w.Data)))
+			for b.Loop() {
+				if !Pack(w).Packed() {
+					b.Fatal("not packed")
+				}
+			}
+		})
 	}
 }
