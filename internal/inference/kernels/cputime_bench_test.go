@@ -29,7 +29,7 @@ func BenchmarkDecodeStepCPU(b *testing.B) {
 	}{{"135m", 30, 576, 192, 1536}, {"0.5b", 24, 896, 128, 4864}} {
 		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 			mat := func(rows, cols int) Matrix {
-				return Matrix{Type: typ, Rows: rows, Cols: cols, Data: randomRow(r, typ, rows*cols)}
+				return Pack(Matrix{Type: typ, Rows: rows, Cols: cols, Data: randomRow(r, typ, rows*cols)})
 			}
 			var layers [][7]Matrix
 			for range shape.layers {

@@ -36,7 +36,11 @@
 // Q8_0 and Q4_0 tiles of two to ten tokens are VPDPBUSD versions
 // (tile_vnni_amd64.h) over activations stored as x+128, and the Q4_K and
 // Q6_K block kernels fuse their scaling into VPDPWSSD; both give the AVX2
-// kernels' results bit for bit.
+// kernels' results bit for bit. The AVX-512 family also repacks Q8_0 and
+// Q4_0 matrices at load (Pack, packed.go) into 16-row groups whose lanes are
+// rows, and runs them through VPDPBUSD kernels of 1–10 tokens
+// (gen_tile_packed.py) that need no horizontal sums; these agree with the
+// other families to rounding only, and with themselves across batches.
 // PARTNERAPI_KERNELS=avx2|avx512|purego, read once at start-up, forces a
 // family (ISA names the one in use); the tests run every family the CPU
 // has and skip, saying so, those it lacks.

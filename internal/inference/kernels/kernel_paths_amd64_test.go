@@ -9,25 +9,28 @@ import (
 )
 
 // tilePaths lists the ways this machine can run the quantised products,
-// whatever PARTNERAPI_KERNELS chose at start-up: the VNNI kernels (Q8_0 and
-// Q4_0 tiles, Q4_K and Q6_K blocks), the AVX2 ones and the per-token row
-// dots. A path the CPU lacks carries the reason it is skipped.
+// whatever PARTNERAPI_KERNELS chose at start-up: the AVX-512 family with
+// packed Q8_0 and Q4_0 weights (where the test packs them), the VNNI
+// kernels (Q8_0 and Q4_0 one-row tiles, Q4_K and Q6_K blocks), the AVX2
+// ones and the per-token row dots. A path the CPU lacks carries the reason it is skipped.
 func tilePaths() []tilePath {
-	tiles := func(vnni bool) func() func() {
+	tiles := func(vnni, packed bool) func() func() {
 		return func() func() {
-			tiled, bias, kq := tiledMulRows, tileBiased, kquantVNNI
-			tiledMulRows, tileBiased, kquantVNNI = mulRowsTiledAsm, vnni, vnni
-			return func() { tiledMulRows, tileBiased, kquantVNNI = tiled, bias, kq }
+			tiled, bias, kq, pk, pm := tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows
+			tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows = mulRowsTiledAsm, vnni, vnni, packed, mulRowsPackedAsm
+			return func() { tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows = tiled, bias, kq, pk, pm }
 		}
 	}
-	vnni, avx2 := tilePath{name: "avx512-vnni", use: tiles(true)}, tilePath{name: "avx2", use: tiles(false)}
+	packed := tilePath{name: "avx512-packed", use: tiles(true, true)}
+	vnni, avx2 := tilePath{name: "avx512-vnni", use: tiles(true, false)}, tilePath{name: "avx2", use: tiles(false, false)}
 	if !cpuVNNI {
-		vnni.skip = "this CPU has no AVX-512 VNNI with VL"
+		packed.skip = "this CPU has no AVX-512 VNNI with VL"
+		vnni.skip = packed.skip
 	}
 	if !cpuAVX2 {
-		avx2.skip, vnni.skip = "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA"
+		avx2.skip, vnni.skip, packed.skip = "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA"
 	}
-	return []tilePath{vnni, avx2, rowDotsPath()}
+	return []tilePath{packed, vnni, avx2, rowDotsPath()}
 }
 
 // attnPaths lists the ways this machine can run grouped attention over the

@@ -236,7 +236,9 @@ func randomMatrix(r *rand.Rand, typ gguf.GGMLType, rows, cols int) Matrix {
 	if err != nil {
 		panic(err)
 	}
-	return Matrix{Type: typ, Rows: rows, Cols: cols, Data: data}
+	// Packed where the kernel family in use packs (Pack), as the model
+	// loader does.
+	return Pack(Matrix{Type: typ, Rows: rows, Cols: cols, Data: data})
 }
 
 func TestMatMulMatchesDequantisedProduct(t *testing.T) {

@@ -9,12 +9,15 @@ import (
 
 // Matrix is a weight matrix in ggml layout: Rows rows of Cols elements of
 // Type, row after row (GGUF dims [Cols, Rows]). Data usually points into the
-// model's memory mapping.
+// model's memory mapping. Pack adds a repacked copy of the weights for the
+// kernels that read one (packed.go).
 type Matrix struct {
 	Type gguf.GGMLType
 	Rows int
 	Cols int
 	Data []byte
+
+	packed []byte
 }
 
 // RowBytes is the encoded size of one row.
@@ -70,9 +73,20 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 	buf.reset()
 	buf.prepare(w.Type, x, w.Cols, nTokens)
 	defer buf.release()
-	parallelFor(w.Rows, w.Rows*w.Cols*nTokens, func(lo, hi int) {
-		buf.mulRows(dst, w, lo, hi)
+	unit := rowUnit()
+	parallelFor((w.Rows+unit-1)/unit, w.Rows*w.Cols*nTokens, func(lo, hi int) {
+		buf.mulRows(dst, w, lo*unit, min(hi*unit, w.Rows))
 	})
+}
+
+// rowUnit is the number of rows the worker pool hands out as one item:
+// a packed group where the packed kernels are in use, so that no split
+// falls inside one, else a row.
+func rowUnit() int {
+	if tilePacked {
+		return packGroup
+	}
+	return 1
 }
 
 // mulRows computes rows [lo, hi) of w against every prepared activation with
@@ -137,6 +151,10 @@ func (b *activationBuffer) prepare(t gguf.GGMLType, x []float32, cols, nTokens i
 // mulRows computes rows [lo, hi) of dst = w·x from the prepared activations.
 func (b *activationBuffer) mulRows(dst []float32, w Matrix, lo, hi int) {
 	if tiledType(w.Type) {
+		if tilePacked && w.packed != nil {
+			packedMulRows(dst, w, &b.tiles, lo, hi)
+			return
+		}
 		tiledMulRows(dst, w, &b.tiles, lo, hi)
 		return
 	}

@@ -102,7 +102,7 @@ func BenchmarkBatchKernelsSideBySide(b *testing.B) {
 		if typ.BlockSize() == QK_K {
 			cols = 1024
 		}
-		w := Matrix{Type: typ, Rows: 4864, Cols: cols, Data: randomRow(r, typ, 4864*cols)}
+		w := Pack(Matrix{Type: typ, Rows: 4864, Cols: cols, Data: randomRow(r, typ, 4864*cols)})
 		for _, tokens := range []int{1, 10, 64} {
 			x := randomVector(r, tokens*cols)
 			dst := make([]float32, tokens*w.Rows)

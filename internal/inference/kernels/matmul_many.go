@@ -39,15 +39,21 @@ func MatMulMany(ops []MatMulOp, x []float32, nTokens int) {
 		buf.prepare(op.W.Type, x, cols, nTokens)
 	}
 	defer buf.release()
-	// The rows of all ops form one index space [0, totalRows): op i owns
-	// the range after the rows of ops 0..i-1. A worker's contiguous share
-	// may straddle two ops; it walks each op's part of it in turn.
-	parallelFor(totalRows, totalRows*cols*nTokens, func(lo, hi int) {
+	// The rows of all ops form one index space of units of rowUnit rows:
+	// op i owns the units after those of ops 0..i-1, its last one possibly
+	// partial. A worker's contiguous share may straddle two ops; it walks
+	// each op's part of it in turn.
+	unit := rowUnit()
+	totalUnits := 0
+	for _, op := range ops {
+		totalUnits += (op.W.Rows + unit - 1) / unit
+	}
+	parallelFor(totalUnits, totalRows*cols*nTokens, func(lo, hi int) {
 		base := 0
 		for _, op := range ops {
-			end := base + op.W.Rows
+			end := base + (op.W.Rows+unit-1)/unit
 			if lo < end && hi > base {
-				buf.mulRows(op.Dst, op.W, max(lo, base)-base, min(hi, end)-base)
+				buf.mulRows(op.Dst, op.W, (max(lo, base)-base)*unit, min((min(hi, end)-base)*unit, op.W.Rows))
 			}
 			base = end
 		}

@@ -108,7 +108,7 @@ type decodeStep struct {
 func newDecodeStep135M(r *rand.Rand) *decodeStep {
 	const layers, E, KV, FF = 30, 576, 192, 1536
 	mat := func(rows, cols int) Matrix {
-		return Matrix{Type: gguf.Q8_0, Rows: rows, Cols: cols, Data: randomRow(r, gguf.Q8_0, rows*cols)}
+		return Pack(Matrix{Type: gguf.Q8_0, Rows: rows, Cols: cols, Data: randomRow(r, gguf.Q8_0, rows*cols)})
 	}
 	s := &decodeStep{x: randomVector(r, 10*FF), out: make([]float32, 10*FF)}
 	for range layers {

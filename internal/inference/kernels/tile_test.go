@@ -14,8 +14,9 @@ import (
 // kernels where the assembly is in use) to the portable per-token row dots
 // on random data of every size class: row counts odd and even, below and
 // above a row block, every token count of one group (1–10) but some, and
-// counts that split into several groups, one block and many. It runs once
-// per kernel path this CPU has (VNNI tiles, AVX2 tiles, row dots).
+// counts that split into several groups, one block and many; row counts of
+// whole 16-row groups and with a tail for the packed weights. It runs once
+// per kernel path this CPU has (packed, VNNI tiles, AVX2 tiles, row dots).
 func TestMatMulTokensMatchRowDots(t *testing.T) {
 	forEachTilePath(t, testMatMulTokensMatchRowDots)
 }
@@ -32,12 +33,13 @@ func testMatMulTokensMatchRowDots(t *testing.T) {
 			colSizes = []int{256, 512, 1536}
 		}
 		for _, cols := range colSizes {
-			for _, shape := range []struct{ rows, tokens int }{{1, 1}, {2, 1}, {5, 3}, {6, 4}, {7, 5}, {3, 6}, {2, 7}, {4, 8}, {3, 10}, {67, 9}, {33, 11}, {5, 20}, {3, 23}} {
+			for _, shape := range []struct{ rows, tokens int }{{1, 1}, {2, 1}, {5, 3}, {6, 4}, {7, 5}, {3, 6}, {2, 7}, {4, 8}, {3, 10}, {67, 9}, {33, 11}, {5, 20}, {3, 23}, {16, 1}, {48, 2}, {32, 7}, {16, 10}, {48, 13}, {35, 31}} {
 				t.Run(fmt.Sprintf("%v/%dx%d/tokens%d", typ, shape.rows, cols, shape.tokens), func(t *testing.T) {
 					w := Matrix{Type: typ, Rows: shape.rows, Cols: cols}
 					for range shape.rows {
 						w.Data = append(w.Data, randomRow(r, typ, cols)...)
 					}
+					w = Pack(w)
 					x := randomVector(r, shape.tokens*cols)
 					got := make([]float32, shape.tokens*shape.rows)
 					MatMul(got, w, x, shape.tokens)
@@ -84,7 +86,7 @@ func testMatMulBatchInvariant(t *testing.T) {
 			cols = 512
 		}
 		w := randomMatrix(r, typ, 37, cols)
-		for _, n := range []int{10, 11, 23} {
+		for _, n := range []int{2, 5, 10, 11, 23} {
 			x := randomVector(r, n*cols)
 			batch := make([]float32, n*w.Rows)
 			MatMul(batch, w, x, n)

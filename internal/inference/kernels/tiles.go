@@ -29,6 +29,7 @@ type q8Tiles struct {
 	d           []float32
 	corr        []int16
 	biased      bool
+	c8, c4      []int32 // the packed kernels' block corrections (blockSums)
 }
 
 const tileScalePad = 16
@@ -68,8 +69,16 @@ func tileGroups(n int, fn func(t0, size int)) {
 // token: for a single token, whose product streams the weights at one
 // block per token, the AVX2 kernels measured faster (Q4_0 single-stream
 // decode 0.8× on VNNI, Q8_0 even), and the two give the same bits.
+//
+// Where the packed kernels are in use the activations stay unbiased (the
+// packed kernels take them as the signed operand, and the one-row tiles of
+// a packed matrix's tail rows then run in AVX2, which gives the VNNI
+// tiles' bits) and carry their block sums.
 func (p *q8Tiles) prepare(x []float32, cols, n int) {
-	p.prepareBiased(x, cols, n, tileBiased && n > 1)
+	p.prepareBiased(x, cols, n, tileBiased && n > 1 && !tilePacked)
+	if tilePacked {
+		p.blockSums()
+	}
 }
 
 // prepareBiased is prepare with the choice of bias made by the caller.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/kernels"
 )
 
 // openSynthetic loads a random-weight model of the given shape.
@@ -32,6 +33,13 @@ func openSynthetic(t testing.TB, cfg synthConfig, seed uint64) *Model {
 func TestBatchStepMatchesForward(t *testing.T) {
 	gqa3 := openSynthetic(t, synthConfig{arch: "llama", embd: 576, layers: 2, heads: 9, kvHeads: 3, ff: 128, vocab: 64, ctx: 64, rot: 64, weightType: gguf.F32}, 3)
 	gqa7 := openSynthetic(t, synthConfig{arch: "qwen2", embd: 896, layers: 2, heads: 14, kvHeads: 2, ff: 128, vocab: 64, ctx: 64, rot: 64, bias: true, weightType: gguf.F32}, 4)
+	// Quantised weights take the Q8_0 and Q4_0 kernels (packed 16 rows at a
+	// time in the AVX-512 family), whose batches must be invariant too.
+	q8 := openSynthetic(t, synthConfig{arch: "llama", embd: 576, layers: 2, heads: 9, kvHeads: 3, ff: 128, vocab: 64, ctx: 64, rot: 64, weightType: gguf.Q8_0}, 5)
+	q4 := openSynthetic(t, synthConfig{arch: "qwen2", embd: 896, layers: 2, heads: 14, kvHeads: 2, ff: 128, vocab: 64, ctx: 64, rot: 64, bias: true, weightType: gguf.Q4_0}, 6)
+	if kernels.ISA() == "avx512-vnni" && !(q8.Layers[0].Wq.Packed() && q4.Layers[1].Wdown.Packed() && q8.Output.Packed()) {
+		t.Fatal("the AVX-512 family did not pack the quantised weights at load")
+	}
 	gqaPrompts := [][]int{{1, 5, 9, 13, 17}, {2, 3, 4}, {1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57}}
 	for _, tc := range []struct {
 		name    string
@@ -41,6 +49,8 @@ func TestBatchStepMatchesForward(t *testing.T) {
 		{"stories260K", openModel(t, "stories260K.gguf"), [][]int{storiesPrompt, storiesPrompt[:3], {1, 400, 401, 402, 403, 404, 405, 406, 407}}},
 		{"GQA 9 over 3, head size 64", gqa3, gqaPrompts},
 		{"GQA 14 over 2, head size 64", gqa7, gqaPrompts},
+		{"Q8_0, GQA 9 over 3", q8, gqaPrompts},
+		{"Q4_0, GQA 14 over 2", q4, gqaPrompts},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testBatchStepMatchesForward(t, tc.m, tc.prompts) })
 	}

@@ -56,7 +56,8 @@ type Model struct {
 }
 
 // Load builds a Model over the tensors of f. The weights are views into f's
-// mapping (F32 norms and biases included), so f must stay open while the
+// mapping (F32 norms and biases included; the AVX-512 kernels also get
+// packed heap copies of the Q8_0 and Q4_0 matrices), so f must stay open while the
 // Model is used.
 func Load(f *gguf.File) (*Model, error) {
 	archName, _ := f.String("general.architecture")
@@ -167,6 +168,17 @@ func Load(f *gguf.File) (*Model, error) {
 	}
 	if l.err != nil {
 		return nil, l.err
+	}
+	// The AVX-512 kernels read Q8_0 and Q4_0 weights repacked 16 rows at a
+	// time (kernels.Pack, a no-op for the other families and types): the
+	// copy is made once here, on the heap, and the mapping stays for the
+	// embedding rows. A tied output projection packs only as Output.
+	m.Output = kernels.Pack(m.Output)
+	for i := range m.Layers {
+		ly := &m.Layers[i]
+		for _, w := range []*kernels.Matrix{&ly.Wq, &ly.Wk, &ly.Wv, &ly.Wo, &ly.Wgate, &ly.Wup, &ly.Wdown} {
+			*w = kernels.Pack(*w)
+		}
 	}
 	return m, nil
 }

@@ -1,0 +1,125 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// Repacked Q8_0 and Q4_0 weights (the AVX-512 family only). The one-row
+// tiles spend most of their instructions on per-block overhead: converting
+// the integer sums, multiplying scales and summing lanes horizontally. Pack
+// rearranges a matrix once, at model load, into groups of packGroup rows
+// interleaved so that lanes are rows: for group g and K-block b, at
+// packed[(g·nb+b)·packBlockBytes(t):],
+//
+//   - the 16 rows' f16 scales (32 bytes, converted with one VCVTPH2PS),
+//   - Q8_0: 8 chunks of 64 bytes, chunk j holding bytes [4j, 4j+4) of the
+//     block of each row i at 4i, stored as w XOR 0x80 (the unsigned w+128):
+//     VPDPBUSD's unsigned operand must be a register and only its signed
+//     operand can be a broadcast memory operand, which is how each token's
+//     four activation bytes come in at no extra instruction;
+//   - Q4_0: 4 chunks of 64 bytes, chunk j holding bytes [4j, 4j+4) of each
+//     row's 16 quant bytes; the low nibbles are elements 4j..4j+3, the high
+//     ones 16+4j..16+4j+3, both the unsigned 0..15.
+//
+// Both keep the GGUF size (34 or 18 bytes per row and block), so a token
+// reads as many weight bytes as before. The biases come back out through a
+// per (token, block) correction, −128·Σx or −8·Σx, that prepare computes
+// once per activation (q8Tiles.c8, c4), and which starts the token's integer
+// sum. A token's result is then Σ_b d_w·(d_x·float(Σ_i w_i·x_i)) per row,
+// exact in the integer part: the same arithmetic for one token as for ten,
+// so batches stay invariant, but not the AVX2 kernels' bits (they sum eight
+// lanes per row in floats), so the packed family agrees with the others
+// only to rounding.
+//
+// Rows past the last whole group keep the one-row tiles (over the same,
+// unbiased activations). The worker pool splits packed products on group
+// boundaries (rowUnit).
+const packGroup = 16
+
+// packBlockBytes is the size of one (group, block) of type t.
+func packBlockBytes(t gguf.GGMLType) int {
+	if t == gguf.Q8_0 {
+		return packGroup * BlockQ8_0
+	}
+	return packGroup * BlockQ4_0
+}
+
+// tilePacked reports whether the Q8_0 and Q4_0 products use packed weights
+// where a matrix has them (set once at start-up; tests switch it between
+// calls), packedMulRows computes rows [lo, hi) of such a product.
+var (
+	tilePacked    bool
+	packedMulRows func(dst []float32, w Matrix, p *q8Tiles, lo, hi int)
+)
+
+// Pack returns m with its weights also repacked for the packed kernels
+// where the kernel family in use has them and m is a Q8_0 or Q4_0 matrix
+// of at least one whole group of rows; otherwise it returns m unchanged.
+// The copy lives on the heap next to m.Data, which stays (embedding
+// lookups read rows from it). Call it once per matrix, at load.
+func Pack(m Matrix) Matrix {
+	if !tilePacked || (m.Type != gguf.Q8_0 && m.Type != gguf.Q4_0) || m.Rows < packGroup || m.packed != nil {
+		return m
+	}
+	if m.Validate() != nil {
+		return m
+	}
+	groups, nb, gb := m.Rows/packGroup, m.Cols/QK8_0, packBlockBytes(m.Type)
+	m.packed = make([]byte, groups*nb*gb)
+	parallelFor(groups, groups*packGroup*m.Cols, func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			packGroupRows(m.packed[g*nb*gb:(g+1)*nb*gb], m, g)
+		}
+	})
+	return m
+}
+
+// Packed reports whether m carries packed weights (Pack).
+func (m Matrix) Packed() bool { return m.packed != nil }
+
+// packGroupRows writes group g of m in the packed layout to dst.
+func packGroupRows(dst []byte, m Matrix, g int) {
+	rb, nb, gb := m.RowBytes(), m.Cols/QK8_0, packBlockBytes(m.Type)
+	bs, chunks, flip := BlockQ4_0, 4, uint32(0)
+	if m.Type == gguf.Q8_0 {
+		bs, chunks, flip = BlockQ8_0, 8, 0x80808080
+	}
+	for b := range nb {
+		o := dst[b*gb : (b+1)*gb]
+		for i := range packGroup {
+			blk := m.Data[(g*packGroup+i)*rb+b*bs:]
+			o[2*i], o[2*i+1] = blk[0], blk[1]
+			for j := range chunks {
+				v := binary.LittleEndian.Uint32(blk[2+4*j:]) ^ flip
+				binary.LittleEndian.PutUint32(o[32+64*j+4*i:], v)
+			}
+		}
+	}
+}
+
+// blockSums fills c8 and c4 with each quantised block's correction,
+// −128·Σx and −8·Σx: block i of the packed activations (whatever its token
+// group) is qs[32i:32i+32] with its scale at d[i]. qs must not be biased.
+// Each 8-byte word is biased to unsigned bytes and summed with a SWAR
+// reduction.
+func (p *q8Tiles) blockSums() {
+	blocks := p.n * p.nb
+	p.c8 = grow(p.c8, blocks)
+	p.c4 = grow(p.c4, blocks)
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK8_0/8)
+	const lo8 = 0x00ff00ff00ff00ff
+	for i := range blocks {
+		var s uint64
+		for _, v := range w[4*i : 4*i+4] {
+			v ^= 0x8080808080808080
+			s += v&lo8 + (v>>8)&lo8
+		}
+		// Four 16-bit lanes of at most 8·255 each: add them up.
+		sum := int32((s*0x0001000100010001)>>48) - 128*QK8_0
+		p.c8[i] = -128 * sum
+		p.c4[i] = -8 * sum
+	}
+}

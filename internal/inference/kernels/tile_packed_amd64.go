@@ -1,0 +1,138 @@
+//go:build !purego
+
+package kernels
+
+import "partnerapi/internal/inference/gguf"
+
+// The packed Q8_0 and Q4_0 kernels of tile_packed_q8_0_amd64.s and
+// tile_packed_q4_0_amd64.s (packed.go describes the layout). Each computes
+// `groups` consecutive 16-row groups (contiguous in w) against a group of
+// T tokens (the q8Tiles layout, unbiased, with the corrections c laid out
+// like d) over nb blocks, writing token k's value of row r of the first
+// group at out + 4·r + k·ostride bytes.
+
+//go:generate python3 gen_tile_packed.py .
+
+//go:noescape
+func q8_0Packed1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+type packedKernel func(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+// packedSet holds one weight type's packed kernels indexed by tokens.
+type packedSet [maxTileTokens + 1]packedKernel
+
+var (
+	q8_0PackedKernels = packedSet{nil, q8_0Packed1, q8_0Packed2, q8_0Packed3, q8_0Packed4, q8_0Packed5, q8_0Packed6, q8_0Packed7, q8_0Packed8, q8_0Packed9, q8_0Packed10}
+	q4_0PackedKernels = packedSet{nil, q4_0Packed1, q4_0Packed2, q4_0Packed3, q4_0Packed4, q4_0Packed5, q4_0Packed6, q4_0Packed7, q4_0Packed8, q4_0Packed9, q4_0Packed10}
+)
+
+func init() {
+	if hasVNNI {
+		tilePacked = true
+		packedMulRows = mulRowsPackedAsm
+	}
+}
+
+// mulRowsPackedAsm computes rows [lo, hi) of a packed Q8_0 or Q4_0 matrix
+// against the activations p (unbiased, with block sums). Whole groups go
+// to the packed kernels, rows outside them (a split off a group boundary,
+// the tail past the last group) to the one-row tiles. Up to maxTileTokens
+// tokens are one call over all the groups, one pass over the weights;
+// more tokens (prefill) take one group at a time through every token
+// group, so the group's weights stay in cache while the tokens stream past.
+func mulRowsPackedAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
+	g0 := (lo + packGroup - 1) / packGroup
+	g1 := min(hi, w.Rows) / packGroup
+	if g0 >= g1 {
+		mulRowsTiledAsm(dst, w, p, lo, hi)
+		return
+	}
+	if lo < g0*packGroup {
+		mulRowsTiledAsm(dst, w, p, lo, g0*packGroup)
+	}
+	if hi > g1*packGroup {
+		mulRowsTiledAsm(dst, w, p, g1*packGroup, hi)
+	}
+	ks := &q8_0PackedKernels
+	if w.Type == gguf.Q4_0 {
+		ks = &q4_0PackedKernels
+	}
+	nb, cols, n, rows := p.nb, p.cols, p.n, w.Rows
+	gb := nb * packBlockBytes(w.Type)
+	_ = w.packed[g1*gb-1]
+	_ = dst[(n-1)*rows+g1*packGroup-1]
+	_ = p.qs[n*cols-1]
+	_ = p.d[n*nb-1]
+	_ = p.c8[n*nb-1]
+	_ = p.c4[n*nb-1]
+	c := p.c8
+	if w.Type == gguf.Q4_0 {
+		c = p.c4
+	}
+	if n <= maxTileTokens {
+		ks[n](&w.packed[g0*gb], &p.qs[0], &p.d[0], &c[0], nb, &dst[g0*packGroup], 4*rows, g1-g0)
+		return
+	}
+	for g := g0; g < g1; g++ {
+		tileGroups(n, func(t0, nt int) {
+			ks[nt](&w.packed[g*gb], &p.qs[t0*cols], &p.d[t0*nb], &c[t0*nb], nb, &dst[t0*rows+g*packGroup], 4*rows, 1)
+		})
+	}
+}

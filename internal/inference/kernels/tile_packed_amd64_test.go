@@ -1,0 +1,258 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// TestPackedMatchesRowDots holds the packed Q8_0 and Q4_0 kernels, called
+// through mulRowsPackedAsm on every token count of one group (1–10) and on
+// prefill counts, to the portable row dots: whole groups, a tail of rows
+// past the last group, ranges that start and end off a group boundary, one
+// block and many. The integer sums are exact, so the two differ only in
+// float rounding, bounded by the magnitude of the terms.
+func TestPackedMatchesRowDots(t *testing.T) {
+	if !cpuVNNI {
+		t.Skip("this CPU has no AVX-512 VNNI with VL: the packed kernels cannot run")
+	}
+	defer tilePaths()[0].use()()
+	r := rand.New(rand.NewPCG(81, 82))
+	ref := map[gguf.GGMLType]rowDot{gguf.Q8_0: dotQ8_0Go, gguf.Q4_0: dotQ4_0Go}
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		for _, cols := range []int{32, 224, 576, 4864} {
+			for _, rows := range []int{16, 37, 64} {
+				w := randomMatrix(r, typ, rows, cols)
+				if !w.Packed() {
+					t.Fatalf("%v %d×%d: Pack did not pack", typ, rows, cols)
+				}
+				for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 21, 33} {
+					for _, span := range [][2]int{{0, rows}, {3, rows - 1}, {16, rows}} {
+						t.Run(fmt.Sprintf("%v/%dx%d/tokens%d/rows%d-%d", typ, rows, cols, n, span[0], span[1]), func(t *testing.T) {
+							x := randomVector(r, n*cols)
+							var p q8Tiles
+							p.prepare(x, cols, n)
+							got := make([]float32, n*rows)
+							mulRowsPackedAsm(got, w, &p, span[0], span[1])
+							checkAgainstRowDots(t, ref[typ], w, x, n, got, span[0], span[1])
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkAgainstRowDots compares rows [lo, hi) of got (n tokens' products
+// with w) with the reference row dot, to the rounding the float summation
+// order allows, and checks that the other rows were left alone.
+func checkAgainstRowDots(t *testing.T, dot rowDot, w Matrix, x []float32, n int, got []float32, lo, hi int) {
+	t.Helper()
+	cols := w.Cols
+	deq := make([]float32, cols)
+	for tok := range n {
+		var a activation
+		xt := x[tok*cols : (tok+1)*cols]
+		a.prepare(actQ8_0, xt)
+		for row := range w.Rows {
+			g := got[tok*w.Rows+row]
+			if row < lo || row >= hi {
+				if g != 0 {
+					t.Fatalf("token %d row %d outside [%d, %d) written: %v", tok, row, lo, hi, g)
+				}
+				continue
+			}
+			want := dot(w.Row(row), &a)
+			DequantizeRow(deq, w.Type, w.Row(row))
+			var mag float64
+			for i := range deq {
+				mag += math.Abs(float64(deq[i] * xt[i]))
+			}
+			if d := math.Abs(float64(g - want)); d > 1e-5*mag+1e-6 {
+				t.Fatalf("token %d row %d: packed %v, row dot %v (|diff| %g, Σ|terms| %g)", tok, row, g, want, d, mag)
+			}
+		}
+	}
+}
+
+// TestPackLayout checks Pack's layout on a matrix whose bytes say where
+// they come from: scales in order, Q8_0 bytes flipped to w+128, chunk j of
+// a block holding bytes 4j..4j+3 of each row at 4·row.
+func TestPackLayout(t *testing.T) {
+	if !cpuVNNI {
+		t.Skip("this CPU has no AVX-512 VNNI with VL: nothing is packed")
+	}
+	defer tilePaths()[0].use()()
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		const rows, cols = 33, 64
+		w := Matrix{Type: typ, Rows: rows, Cols: cols}
+		w.Data = make([]byte, rows*w.RowBytes())
+		for i := range w.Data {
+			w.Data[i] = byte(i*7 + i/13)
+		}
+		w = Pack(w)
+		bs, chunks, flip := BlockQ4_0, 4, byte(0)
+		if typ == gguf.Q8_0 {
+			bs, chunks, flip = BlockQ8_0, 8, 0x80
+		}
+		if want := 2 * 2 * packGroup * bs; len(w.packed) != want {
+			t.Fatalf("%v: %d packed bytes, want %d (two groups, the tail row unpacked)", typ, len(w.packed), want)
+		}
+		gb := packGroup * bs
+		for g := range 2 {
+			for b := range 2 {
+				o := w.packed[(2*g+b)*gb:]
+				for i := range packGroup {
+					blk := w.Row(16*g + i)[b*bs:]
+					if o[2*i] != blk[0] || o[2*i+1] != blk[1] {
+						t.Fatalf("%v group %d block %d row %d: scale bytes %x, want %x", typ, g, b, i, o[2*i:2*i+2], blk[:2])
+					}
+					for j := range chunks {
+						for m := range 4 {
+							if got, want := o[32+64*j+4*i+m], blk[2+4*j+m]^flip; got != want {
+								t.Fatalf("%v group %d block %d row %d chunk %d byte %d: %#x, want %#x", typ, g, b, i, j, m, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBlockSums checks the packed kernels' corrections against a plain sum.
+func TestBlockSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(83, 84))
+	for _, n := range []int{1, 7, 23} {
+		const cols = 96
+		var p q8Tiles
+		x := randomVector(r, n*cols)
+		x[0], x[1] = 5, -5 // ±127 after quantisation
+		p.prepareBiased(x, cols, n, false)
+		p.blockSums()
+		for i := range n * p.nb {
+			var s int32
+			for _, q := range p.qs[32*i : 32*i+32] {
+				s += int32(q)
+			}
+			if p.c8[i] != -128*s || p.c4[i] != -8*s {
+				t.Fatalf("%d tokens block %d: corrections %d, %d for Σx %d", n, i, p.c8[i], p.c4[i], s)
+			}
+		}
+	}
+}
+
+// BenchmarkPackedKernel times one packed kernel call on cache-resident data
+// (one 16-row group of 576 values, one to ten tokens) and reports the
+// multiply-adds per nanosecond of one core, per ns of wall time and of
+// thread CPU time, as BenchmarkTileKernel does for the one-row tiles.
+func BenchmarkPackedKernel(b *testing.B) {
+	if !cpuVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer tilePaths()[0].use()()
+	r := rand.New(rand.NewPCG(85, 86))
+	const cols = 576
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		w := randomMatrix(r, typ, packGroup, cols)
+		ks, c := &q8_0PackedKernels, func(p *q8Tiles) []int32 { return p.c8 }
+		if typ == gguf.Q4_0 {
+			ks, c = &q4_0PackedKernels, func(p *q8Tiles) []int32 { return p.c4 }
+		}
+		for n := maxTileTokens; n >= 1; n-- {
+			var p q8Tiles
+			p.prepare(randomVector(r, n*cols), cols, n)
+			b.Run(fmt.Sprintf("%v/16x%d", typ, n), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				var out [packGroup * maxTileTokens]float32
+				cpu0 := threadCPU()
+				for b.Loop() {
+					ks[n](&w.packed[0], &p.qs[0], &p.d[0], &c(&p)[0], p.nb, &out[0], 4*packGroup, 1)
+				}
+				macs := float64(packGroup*n*cols) * float64(b.N)
+				b.ReportMetric(macs/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
+				if cpu := threadCPU() - cpu0; cpu > 0 {
+					b.ReportMetric(macs/float64(cpu.Nanoseconds()), "MAC/cpu-ns")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPackedSideBySide times the weight products of a whole
+// 135M-class decode step (210 products, ~105 MB of Q8_0 or ~56 MB of Q4_0
+// weights, so they stream from memory) and a 64-token prefill chunk with
+// the packed kernels and with the one-row VNNI tiles of the same family
+// (PARTNERAPI_KERNELS=avx512 before packing), alternating within each
+// iteration so both see the same machine load.
+func BenchmarkPackedSideBySide(b *testing.B) {
+	if !cpuVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	paths := tilePaths()
+	defer paths[0].use()()
+	r := rand.New(rand.NewPCG(87, 88))
+	const layers, E, KV, FF = 30, 576, 192, 1536
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		var ws []Matrix
+		for range layers {
+			for _, s := range [][2]int{{E, E}, {KV, E}, {KV, E}, {E, E}, {FF, E}, {FF, E}, {E, FF}} {
+				ws = append(ws, randomMatrix(r, typ, s[0], s[1]))
+			}
+		}
+		x := randomVector(r, 64*FF)
+		dst := make([]float32, 64*FF)
+		step := func(n int) {
+			for _, w := range ws {
+				MatMul(dst[:n*w.Rows], w, x[:n*w.Cols], n)
+			}
+		}
+		for _, tokens := range []int{1, 4, 10, 64} {
+			b.Run(fmt.Sprintf("%v/tokens=%d", typ, tokens), func(b *testing.B) {
+				var packed, tiles time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					step(tokens)
+					t1 := time.Now()
+					restore := paths[1].use()
+					step(tokens)
+					restore()
+					packed, tiles = packed+t1.Sub(t0), tiles+time.Since(t1)
+				}
+				b.ReportMetric(float64(packed.Nanoseconds())/float64(b.N), "ns-packed/op")
+				b.ReportMetric(float64(tiles.Nanoseconds())/float64(b.N), "ns-tiles/op")
+				b.ReportMetric(float64(tiles)/float64(packed), "speedup")
+			})
+		}
+	}
+}
+
+// BenchmarkPack times Pack on a 0.5B-class FFN matrix (4864×896) and
+// reports the weight bytes packed per second (on the worker pool, as at
+// load), from which a model's packing time follows.
+func BenchmarkPack(b *testing.B) {
+	if !cpuVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer tilePaths()[0].use()()
+	r := rand.New(rand.NewPCG(89, 90))
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		w := Matrix{Type: typ, Rows: 4864, Cols: 896, Data: randomRow(r, typ, 4864*896)}
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(w.Data)))
+			for b.Loop() {
+				if !Pack(w).Packed() {
+					b.Fatal("not packed")
+				}
+			}
+		})
+	}
+}
