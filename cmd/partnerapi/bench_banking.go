@@ -147,7 +147,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 			for range *rounds {
 				mergeLoad(&bareRes, runLoad(ctx, n, slice, func() error {
 					if op == "create" {
-						return rawExpect(bare, rawPost(bare, "/fintech/api/v1/payments", "", datedPaymentBody(newID(), date)), 201)
+						return rawExpect(bare, rawPost(bare, "/fintech/api/v1/payments", "", banking.SandboxPaymentJSON(newID(), date)), 201)
 					}
 					return rawExpect(bare, nil, 201)
 				}))
@@ -270,7 +270,7 @@ func (t *bankTarget) call(op string, newID func() string, date string) error {
 		return rawExpect(t.client, nil, 200)
 	}
 	id := newID()
-	if err := rawExpect(t.client, rawPost(t.client, "/fintech/api/v1/payments", t.token, datedPaymentBody(id, date)), 201); err != nil {
+	if err := rawExpect(t.client, rawPost(t.client, "/fintech/api/v1/payments", t.token, banking.SandboxPaymentJSON(id, date)), 201); err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -454,18 +454,7 @@ func benchDo(ctx context.Context, client *http.Client, method, url, token string
 
 // benchPaymentBody is a valid payment order signed by the sandbox's
 // sole-authority certificate, so the full stack runs it to IMPLEMENTED
-// (seven history rows and a webhook outbox row).
+// (the document row with its walk time, and a webhook outbox row).
 func benchPaymentBody(id string) []byte {
-	return datedPaymentBody(id, time.Now().UTC().Format(time.DateOnly))
-}
-
-// datedPaymentBody is benchPaymentBody dated date, so a load generator
-// formats the date once per run instead of once per request.
-func datedPaymentBody(id, date string) []byte {
-	return []byte(`{"externalId":"` + id + `","date":"` + date + `","amount":1500.50,` +
-		`"operationCode":"01","priority":"5","purpose":"Оплата по счёту, без НДС","payerName":"ООО Песочница",` +
-		`"payerInn":"` + banking.SandboxOrgINN + `","payerAccount":"` + banking.SandboxAccount + `","payerBankBic":"` + banking.SandboxBIC +
-		`","payerBankCorrAccount":"` + banking.SandboxCorrAccount + `","payeeName":"АО Лютик","payeeInn":"7830002293",` +
-		`"payeeAccount":"40602810700000000025","payeeBankBic":"049805746","payeeBankCorrAccount":"30101810800000000746",` +
-		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`)
+	return banking.SandboxPaymentJSON(id, time.Now().UTC().Format(time.DateOnly))
 }

@@ -163,3 +163,15 @@ func repeatStr(s string, n int) []string {
 	}
 	return out
 }
+
+// SandboxPaymentJSON is a sole-signed ruble payment from the sandbox
+// organisation's account, the create that `partnerapi bench banking` and the
+// handler benchmarks send: one text, so both measure the same document.
+func SandboxPaymentJSON(externalID, date string) []byte {
+	return []byte(`{"externalId":"` + externalID + `","date":"` + date + `","amount":1500.50,` +
+		`"operationCode":"01","priority":"5","purpose":"Оплата по счёту, без НДС","payerName":"ООО Песочница",` +
+		`"payerInn":"` + SandboxOrgINN + `","payerAccount":"` + SandboxAccount + `","payerBankBic":"` + SandboxBIC +
+		`","payerBankCorrAccount":"` + SandboxCorrAccount + `","payeeName":"АО Лютик","payeeInn":"7830002293",` +
+		`"payeeAccount":"40602810700000000025","payeeBankBic":"049805746","payeeBankCorrAccount":"30101810800000000746",` +
+		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + SandboxCertSole + `"}]}`)
+}

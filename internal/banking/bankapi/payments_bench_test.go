@@ -62,15 +62,6 @@ func (w *benchRespWriter) Write(b []byte) (int, error) {
 	return w.body.Write(b)
 }
 
-func benchCreateBody(id, date string) []byte {
-	return []byte(`{"externalId":"` + id + `","date":"` + date + `","amount":1500.50,` +
-		`"operationCode":"01","priority":"5","purpose":"Оплата по счёту, без НДС","payerName":"ООО Песочница",` +
-		`"payerInn":"` + banking.SandboxOrgINN + `","payerAccount":"` + banking.SandboxAccount + `","payerBankBic":"` + banking.SandboxBIC +
-		`","payerBankCorrAccount":"` + banking.SandboxCorrAccount + `","payeeName":"АО Лютик","payeeInn":"7830002293",` +
-		`"payeeAccount":"40602810700000000025","payeeBankBic":"049805746","payeeBankCorrAccount":"30101810800000000746",` +
-		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`)
-}
-
 // BenchmarkCreatePaymentHandler is one POST /v1/payments through the whole
 // handler stack the listener serves (request id, access log to io.Discard
 // through slog's text handler, recovery, limits, routing, metrics, token
@@ -97,7 +88,7 @@ func BenchmarkCreatePaymentHandler(b *testing.B) {
 	date := time.Now().UTC().Format(time.DateOnly)
 	bodies := make([][]byte, 256)
 	for i := range bodies {
-		bodies[i] = benchCreateBody(fmt.Sprintf("%08x-0000-4000-8000-000000000001", i), date)
+		bodies[i] = banking.SandboxPaymentJSON(fmt.Sprintf("%08x-0000-4000-8000-000000000001", i), date)
 	}
 	u, _ := url.Parse("http://127.0.0.1:8080/fintech/api/v1/payments")
 	w := &benchRespWriter{h: http.Header{}}
