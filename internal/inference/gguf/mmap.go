@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
 // mapping is one read-only memory mapping of a file, shared by every File
@@ -109,4 +110,31 @@ func (f *File) Close() error {
 		delete(mappings.m, m.key)
 	}
 	return syscall.Munmap(m.data)
+}
+
+// DropResident tells the kernel that this process no longer needs the
+// pages of b resident: b must lie in f's mapped tensor data. It is for
+// weights that the process has copied elsewhere (the AVX-512 kernels'
+// repacked matrices): without it both copies would count in the process's
+// resident memory. The mapping stays valid; a later read of b faults its
+// pages back in from the page cache or the file. Only whole pages inside b
+// are dropped, and nothing happens where f is not a file mapping (a File
+// parsed from memory owns its bytes, which madvise would zero).
+func (f *File) DropResident(b []byte) error {
+	if f.mapping == nil || len(b) == 0 {
+		return nil
+	}
+	data := f.mapping.data
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if start < base || start+uintptr(len(b)) > base+uintptr(len(data)) {
+		return errors.New("gguf: DropResident: bytes outside the file's mapping")
+	}
+	page := uintptr(os.Getpagesize())
+	lo := (start - base + page - 1) &^ (page - 1)
+	hi := (start - base + uintptr(len(b))) &^ (page - 1)
+	if lo >= hi {
+		return nil
+	}
+	return syscall.Madvise(data[lo:hi], syscall.MADV_DONTNEED)
 }

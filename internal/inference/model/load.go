@@ -173,11 +173,25 @@ func Load(f *gguf.File) (*Model, error) {
 	// time (kernels.Pack, a no-op for the other families and types): the
 	// copy is made once here, on the heap, and the mapping stays for the
 	// embedding rows. A tied output projection packs only as Output.
-	m.Output = kernels.Pack(m.Output)
+	// Once packed, a matrix's mapped pages are dropped from the process's
+	// resident memory: the packing read them all, and the products never
+	// read them again (embedding lookups fault in the few rows they need).
+	pack := func(w *kernels.Matrix) error {
+		*w = kernels.Pack(*w)
+		if !w.Packed() {
+			return nil
+		}
+		return f.DropResident(w.Data)
+	}
+	if err := pack(&m.Output); err != nil {
+		return nil, err
+	}
 	for i := range m.Layers {
 		ly := &m.Layers[i]
 		for _, w := range []*kernels.Matrix{&ly.Wq, &ly.Wk, &ly.Wv, &ly.Wo, &ly.Wgate, &ly.Wup, &ly.Wdown} {
-			*w = kernels.Pack(*w)
+			if err := pack(w); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return m, nil
