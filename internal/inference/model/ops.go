@@ -134,3 +134,34 @@ func attendGroup(q, out []float32, keys, values []uint16, hd, span, off int, sca
 	}
 	kernels.AttnWeightedSumGroup(out, sc, values, hd, span, hd, off)
 }
+
+// attendChunk is attendGroup over n positions (a chunk of a longer span)
+// starting at value offset off, for flash-decoding (attention.go): it writes
+// each head's weighted sum over the chunk, normalised by the chunk's own
+// softmax, to out, and the log of that softmax's denominator plus its max
+// (the log-sum-exp of the head's scores over the chunk) to lse.
+//
+// The softmax kernel does not return its denominator, so it is recovered
+// from one position p whose weight w_p = exp(s_p − lse) is not small: the
+// first whose weight is at least half the mean (the largest weight is at
+// least the mean 1/n, so there is one), lse = s_p − log w_p. The kernel's
+// exp is accurate to a few ulps, so this costs no precision that matters
+// while the scan usually stops at the first position.
+func attendChunk(q, out []float32, lse []float64, keys, values []uint16, hd, n, off int, scale float32, scores []float32) {
+	g := len(q) / hd
+	sc := scores[:g*n]
+	raw := scores[g*n : 2*g*n]
+	kernels.AttnScoresGroup(sc, q, keys, values, hd, n, hd, off, scale)
+	copy(raw, sc)
+	floor := 0.5 / float32(n)
+	for j := range g {
+		w := sc[j*n : (j+1)*n]
+		kernels.Softmax(w)
+		p := 0
+		for p < n-1 && w[p] < floor {
+			p++
+		}
+		lse[j] = float64(raw[j*n+p]) - math.Log(float64(w[p]))
+	}
+	kernels.AttnWeightedSumGroup(out, sc, values, hd, n, hd, off)
+}
