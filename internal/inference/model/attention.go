@@ -4,21 +4,24 @@ import (
 	"math"
 	"sort"
 	"sync/atomic"
+
+	"partnerapi/internal/inference/kernels"
 )
 
 // Attention of a step is cut into work items for the worker pool: one per
 // (row, KV group, part of the group's query heads, chunk of the row's cached
 // positions). A lone decoding sequence has only NHeadKV groups (three for
 // SmolLM2-135M), too few items for two cores, so its attention ran on the
-// calling goroutine while the other core spun. Rows whose span (positions
-// attended to) exceeds attnChunkLen are therefore split over positions, as
-// flash-decoding does: each chunk computes its heads' softmax and weighted
-// sum over its own positions along with the log of its softmax denominator,
-// and whoever finishes a group's last chunk merges the chunks' results,
-// weighting each by its share of the total denominator.
+// calling goroutine while the other core spun. In models with so few KV
+// groups, rows whose span (positions attended to) exceeds attnChunkLen are
+// therefore split over positions, as flash-decoding does: each chunk
+// computes its heads' softmax and weighted sum over its own positions along
+// with the log of its softmax denominator, and whoever finishes a group's
+// last chunk merges the chunks' results, weighting each by its share of the
+// total denominator.
 //
-// The number of chunks and their bounds depend only on the row's span, never
-// on the rest of the batch, and the merge adds the chunks in a fixed order,
+// The number of chunks and their bounds depend only on the row's span and
+// the model, never on the rest of the batch, and the merge adds the chunks in a fixed order,
 // so a token's result stays the same whichever batch it is stepped in. Rows
 // of one chunk take the single-pass path (attendGroup) unchanged.
 
@@ -26,6 +29,13 @@ import (
 // into ceil(span / attnChunkLen) chunks of (nearly) equal size. It is a
 // variable so that tests can exercise the merge with short sequences.
 var attnChunkLen = 256
+
+// attnChunkKVHeads: only models with fewer KV heads than this chunk their
+// rows. With as many KV groups as minAttentionItems a lone sequence already
+// gives every core work, and chunking would only add its merge (some 10 %
+// of a chunked row's attention) to batched steps; the choice depends on the
+// model alone, so it keeps steps batch-invariant. A variable for the tests.
+var attnChunkKVHeads = minAttentionItems
 
 // attnChunks is a step's plan of chunked attention.
 type attnChunks struct {
@@ -38,8 +48,13 @@ type attnChunks struct {
 }
 
 // chunksFor is how many chunks a row attending to span positions is cut
-// into.
-func chunksFor(span int) int { return max(1, (span+attnChunkLen-1)/attnChunkLen) }
+// into, for a model of kvHeads KV heads.
+func chunksFor(span, kvHeads int) int {
+	if kvHeads >= attnChunkKVHeads {
+		return 1
+	}
+	return max(1, (span+attnChunkLen-1)/attnChunkLen)
+}
 
 // prepareAttention plans the current layer's attention work items and
 // returns their number.
@@ -50,7 +65,7 @@ func (b *Batch) prepareAttention() int {
 	a.nChunks, a.itemStart, a.partStart = a.nChunks[:0], a.itemStart[:0], a.partStart[:0]
 	total := 0
 	for r := range rows {
-		a.nChunks = append(a.nChunks, chunksFor(b.rowPos[r]+1))
+		a.nChunks = append(a.nChunks, chunksFor(b.rowPos[r]+1, m.NHeadKV))
 		a.partStart = append(a.partStart, total)
 		if a.nChunks[r] > 1 {
 			total += a.nChunks[r]
@@ -157,12 +172,9 @@ func (b *Batch) mergeChunks(r, h0, h1 int) {
 			w = append(w, float32(math.Exp(a.lse[(first+c)*m.NHead+h]-mx)/sum))
 		}
 		out := b.attn[r*Q+h*hd : r*Q+(h+1)*hd]
-		for i := range out {
-			var v float32
-			for c, wc := range w {
-				v += wc * a.partial[(first+c)*Q+h*hd+i]
-			}
-			out[i] = v
+		clear(out)
+		for c, wc := range w {
+			kernels.AxpyF32(out, wc, a.partial[(first+c)*Q+h*hd:(first+c)*Q+(h+1)*hd])
 		}
 	}
 }

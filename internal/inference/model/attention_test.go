@@ -11,9 +11,9 @@ import (
 // sequences take the chunked (flash-decoding) attention.
 func withChunkLen(t *testing.T, n int, f func()) {
 	t.Helper()
-	old := attnChunkLen
-	attnChunkLen = n
-	defer func() { attnChunkLen = old }()
+	old, oldHeads := attnChunkLen, attnChunkKVHeads
+	attnChunkLen, attnChunkKVHeads = n, 1<<20 // stories260K has four KV heads
+	defer func() { attnChunkLen, attnChunkKVHeads = old, oldHeads }()
 	f()
 }
 
@@ -86,9 +86,12 @@ func TestChunkedAttentionBatchInvariant(t *testing.T) {
 }
 
 func TestChunksFor(t *testing.T) {
-	for _, tc := range []struct{ span, want int }{{1, 1}, {attnChunkLen, 1}, {attnChunkLen + 1, 2}, {3 * attnChunkLen, 3}} {
-		if got := chunksFor(tc.span); got != tc.want {
-			t.Errorf("chunksFor(%d) = %d, want %d", tc.span, got, tc.want)
+	for _, tc := range []struct{ span, kvHeads, want int }{
+		{1, 3, 1}, {attnChunkLen, 3, 1}, {attnChunkLen + 1, 3, 2}, {3 * attnChunkLen, 2, 3},
+		{3 * attnChunkLen, attnChunkKVHeads, 1}, // enough groups: never chunked
+	} {
+		if got := chunksFor(tc.span, tc.kvHeads); got != tc.want {
+			t.Errorf("chunksFor(%d, %d) = %d, want %d", tc.span, tc.kvHeads, got, tc.want)
 		}
 	}
 }

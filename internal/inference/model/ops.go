@@ -84,12 +84,14 @@ func (s *Sequence) rope(vec []float32, t int) {
 
 // attentionWork converts one attention job into the multiply-add units of
 // kernels.ParallelFor's threshold (calibrated on quantised weight rows).
-// The divisor is an estimate, not a measurement: a cached position of a
-// head costs a few float FMAs per value in the vector kernels, much less
-// than a quantised weight value, so small decode steps stay on the calling
-// goroutine, where a hand-off to another core would cost more than it
-// saves.
-func attentionWork(items, span, hd int) int { return items * span * hd / 6 }
+// The divisor is an estimate: a cached position of a head costs a few
+// float FMAs per value in the vector kernels, less than a quantised weight
+// value, so the smallest decode steps stay on the calling goroutine, where
+// a hand-off to another core would cost more than it saves. It was 6, which
+// kept a lone SmolLM2-135M sequence's attention on one core up to 340
+// cached positions while the other spun; with the position chunks of
+// attention.go a lone sequence has work for both from 257 positions on.
+func attentionWork(items, span, hd int) int { return items * span * hd / 3 }
 
 // normWork converts the residual add and RMS norm of rows rows of width w
 // into kernels.ParallelFor's multiply-add units. The sum of squares is a
