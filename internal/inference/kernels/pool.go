@@ -33,13 +33,15 @@ const parallelThreshold = 1 << 15
 // participant whose share is done steals chunks from the back of another's,
 // so a worker that the OS has descheduled (the machine is shared) does not
 // hold the caller up. Claims halve what is left of the share (at least
-// min), so a thief finds up to half of it to take. A new job is allocated
+// min, at most max, so that a descheduled worker holds no more than that
+// up), so a thief finds up to half of it to take. A new job is allocated
 // per region, so a worker that wakes late and still holds the previous job
 // finds nothing left to claim and cannot touch the next.
 type poolJob struct {
 	fn     func(lo, hi int)
 	n      int64
 	min    int64            // the smallest claim
+	max    int64            // the largest claim
 	equal  bool             // claims of exactly min (poolEqualChunks)
 	np     int              // participants
 	shares [8]atomic.Uint64 // per participant: unclaimed [lo, hi) as lo<<32 | hi
@@ -121,7 +123,7 @@ func (j *poolJob) claimSize(rem int64) int64 {
 	if j.equal {
 		return min(j.min, rem)
 	}
-	return min(max(j.min, (rem+1)/2), rem)
+	return min(max(j.min, (rem+1)/2), j.max, rem)
 }
 
 // claimFront claims a chunk from the front of participant self's share.
@@ -184,12 +186,12 @@ func poolParallelFor(n, work int, fn func(lo, hi int)) {
 		return
 	}
 	defer p.mu.Unlock()
-	// Claims shrink as a share drains (half of what is left, at least
-	// n ÷ 32 so that claims stay few), and the participants finish within
-	// a small chunk of each other. Equal chunks of n ÷ 4·participants
+	// Claims shrink as a share drains (half of what is left, at most
+	// n ÷ 4·participants and at least n ÷ 32 so that claims stay few), and
+	// the participants finish within a small chunk of each other. Equal chunks of n ÷ 4·participants
 	// (poolEqualChunks) left one of them idle for up to an eighth of each
 	// product, spinning until the other's last chunk was done.
-	j := &poolJob{fn: fn, n: int64(n), min: int64(max(1, n/32)), np: p.n}
+	j := &poolJob{fn: fn, n: int64(n), min: int64(max(1, n/32)), max: int64(max(1, n/(4*p.n))), np: p.n}
 	if poolEqualChunks.Load() {
 		j.min, j.equal = int64((n+4*p.n-1)/(4*p.n)), true
 	}

@@ -47,7 +47,7 @@ func TestPoolShareClaims(t *testing.T) {
 		p := &workerPool{n: 2, callerWake: make(chan struct{}, 1)}
 		var calls [][2]int
 		seen := make([]int, n)
-		j := &poolJob{n: int64(n), min: int64(max(1, n/32)), np: 2, fn: func(lo, hi int) {
+		j := &poolJob{n: int64(n), min: int64(max(1, n/32)), max: int64(max(1, n/8)), np: 2, fn: func(lo, hi int) {
 			calls = append(calls, [2]int{lo, hi})
 			for i := lo; i < hi; i++ {
 				seen[i]++

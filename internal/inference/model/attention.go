@@ -113,7 +113,10 @@ func (b *Batch) attendRange(lo, hi int) {
 	hd, Q := m.HeadDim, m.QDim()
 	group, parts := m.NHead/m.NHeadKV, b.groupParts
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	scores := getScores(2 * group * min(b.maxSpan, attnChunkLen))
+	// Whole rows take group·span scores, chunks twice their length (a
+	// copy of the raw scores, see attendChunk), and a chunk is never longer
+	// than its row.
+	scores := getScores(2 * group * b.maxSpan)
 	r := sort.Search(len(a.itemStart)-1, func(i int) bool { return a.itemStart[i+1] > lo })
 	for it := lo; it < hi; it++ {
 		for it >= a.itemStart[r+1] {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"partnerapi/internal/inference/gguf"
@@ -92,6 +93,40 @@ func TestChunksFor(t *testing.T) {
 	} {
 		if got := chunksFor(tc.span, tc.kvHeads); got != tc.want {
 			t.Errorf("chunksFor(%d, %d) = %d, want %d", tc.span, tc.kvHeads, got, tc.want)
+		}
+	}
+}
+
+// TestLongRowsUnchunkedWithEnoughGroups runs a model with as many KV heads
+// as attnChunkKVHeads (stories260K: four) at spans beyond attnChunkLen: its
+// rows are not chunked, so their logits must equal the default's bit for
+// bit (and the whole-row score buffer must be large enough).
+func TestLongRowsUnchunkedWithEnoughGroups(t *testing.T) {
+	m := openModel(t, "stories260K.gguf")
+	if m.NHeadKV < attnChunkKVHeads {
+		t.Fatalf("stories260K has %d KV heads, the test needs %d", m.NHeadKV, attnChunkKVHeads)
+	}
+	run := func() [][]float32 {
+		seq := m.NewSequence(0)
+		var out [][]float32
+		logits, err := seq.Forward(storiesPrompt)
+		for i := 0; err == nil && i < 20; i++ {
+			out = append(out, append([]float32(nil), logits...))
+			logits, err = seq.Forward([]int{argmax(logits)})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := run()
+	old := attnChunkLen
+	attnChunkLen = 3
+	defer func() { attnChunkLen = old }()
+	got := run()
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("step %d: logits changed with attnChunkLen %d for a model that is not chunked", i, attnChunkLen)
 		}
 	}
 }

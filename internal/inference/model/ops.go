@@ -129,6 +129,7 @@ func getScores(n int) *[]float32 {
 // workers, produce bit-identical results.
 func attendGroup(q, out []float32, keys, values []uint16, hd, span, off int, scale float32, scores []float32) {
 	g := len(q) / hd
+	_ = scores[g*span-1] // within the length asked for, not just the pooled capacity
 	sc := scores[:g*span]
 	kernels.AttnScoresGroup(sc, q, keys, values, hd, span, hd, off, scale)
 	for j := range g {
@@ -151,6 +152,7 @@ func attendGroup(q, out []float32, keys, values []uint16, hd, span, off int, sca
 // while the scan usually stops at the first position.
 func attendChunk(q, out []float32, lse []float64, keys, values []uint16, hd, n, off int, scale float32, scores []float32) {
 	g := len(q) / hd
+	_ = scores[2*g*n-1] // within the length asked for, not just the pooled capacity
 	sc := scores[:g*n]
 	raw := scores[g*n : 2*g*n]
 	kernels.AttnScoresGroup(sc, q, keys, values, hd, n, hd, off, scale)
