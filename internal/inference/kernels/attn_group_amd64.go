@@ -36,6 +36,12 @@ func attnScoresF16x4AVX2(out *float32, o1, o2, o3 int, q0, q1, q2, q3 *float32, 
 func attnScoresF16x3AVX2(out *float32, o1, o2 int, q0, q1, q2 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
 
 //go:noescape
+func attnScoresF16x1AVX2(out *float32, q *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
+
+//go:noescape
+func attnWeightedSumF16x1AVX2(out *float32, w *float32, v *uint16, stride, hd, n int)
+
+//go:noescape
 func attnWeightedSumF16x4AVX2(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *float32, v *uint16, stride, hd, n int)
 
 //go:noescape
@@ -74,6 +80,12 @@ func attnScoresGroupAsm(scores, q []float32, keys, values []uint16, hd, span, st
 	// The kernels prefetch the value rows at this distance from the key
 	// rows; it is only an address for PREFETCHT0, never dereferenced.
 	vdelta := int(uintptr(unsafe.Pointer(&values[0])) - uintptr(unsafe.Pointer(&keys[0])))
+	if g == 1 {
+		// A group of one head (multi-head attention) takes four positions
+		// per pass rather than three lanes of the same head.
+		attnScoresF16x1AVX2(&scores[0], &q[0], &keys[0], stride, hd, span, scale, vdelta)
+		return
+	}
 	for j0 := 0; j0 < g; {
 		n, l := groupPass(j0, g)
 		if n == 4 {
@@ -89,6 +101,11 @@ func attnScoresGroupAsm(scores, q []float32, keys, values []uint16, hd, span, st
 
 func attnWeightedSumGroupAsm(out, w []float32, values []uint16, hd, span, stride int) {
 	g := len(out) / hd
+	if g == 1 {
+		// See attnScoresGroupAsm; bit-identical to both families.
+		attnWeightedSumF16x1AVX2(&out[0], &w[0], &values[0], stride, hd, span)
+		return
+	}
 	x4, x3 := attnWeightedSumF16x4AVX2, attnWeightedSumF16x3AVX2
 	if attnWideSums {
 		x4, x3 = attnWeightedSumF16x4AVX512, attnWeightedSumF16x3AVX512

@@ -102,7 +102,7 @@ func TestAttnGroupHeadIndependent(t *testing.T) {
 
 func testAttnGroupHeadIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
-	for _, hd := range []int{16, 64, 128} {
+	for _, hd := range []int{16, 48, 64, 128} {
 		for _, span := range []int{1, 2, 5, 64, 131} {
 			stride := 3 * hd
 			cache := halfVector(r, span*stride)
@@ -230,7 +230,7 @@ func BenchmarkAttnGroup(b *testing.B) {
 	hkeys, hvalues := make([]uint16, len(keys)), make([]uint16, len(values))
 	FloatsToHalves(hkeys, keys)
 	FloatsToHalves(hvalues, values)
-	for _, g := range []int{3, 7} {
+	for _, g := range []int{1, 3, 7} {
 		q, out := randomVector(r, g*hd), make([]float32, g*hd)
 		scores := make([]float32, g*span)
 		b.Run(fmt.Sprintf("g=%d/f32-per-head", g), func(b *testing.B) {

@@ -9,7 +9,7 @@ import (
 
 // workers is the persistent pool that parallelises rows of a product. The
 // caller works on the job itself, so nWorkers-1 goroutines serve it.
-var workers = newWorkerPool(min(runtime.GOMAXPROCS(0), 8))
+var workers = newWorkerPool(min(runtime.GOMAXPROCS(0), 8)) // at most len(poolJob.shares)
 
 // parallelThreshold is the multiply-add count below which a product runs on
 // the calling goroutine: waking a parked worker costs microseconds, more
@@ -24,23 +24,32 @@ const parallelThreshold = 1 << 15
 // a one-token step 1.2–1.3× (BenchmarkPoolSpinSideBySide), and an idle
 // engine still parks within 200 µs of its last step.
 
-// poolJob is one parallel region. Participants claim contiguous chunks of
-// [0, n) through next (by compare-and-swap, as a chunk's size depends on
-// what is left), so a worker that the OS has descheduled (the machine
-// is shared) does not hold the caller up: the others take its chunks. A new
-// job is allocated per region, so a worker that wakes late and still holds
-// the previous job finds nothing left to claim and cannot touch the next.
+// poolJob is one parallel region. Each participant (the caller is 0, worker
+// i is i+1) owns a contiguous share of [0, n) and claims chunks from its
+// front, so it walks its rows in one ascending stream: a 135M decode step's
+// products are a few hundred kilobytes each, and restarting the hardware
+// prefetcher at every claim (when claims alternated between the two cores)
+// made them some 10 % slower than one contiguous half per core. A
+// participant whose share is done steals chunks from the back of another's,
+// so a worker that the OS has descheduled (the machine is shared) does not
+// hold the caller up. Claims halve what is left of the share (at least
+// min, at most max, so that a descheduled worker holds no more than that
+// up), so a thief finds up to half of it to take. A new job is allocated
+// per region, so a worker that wakes late and still holds the previous job
+// finds nothing left to claim and cannot touch the next.
 type poolJob struct {
-	fn   func(lo, hi int)
-	n    int64
-	div  int64        // a claim takes the unclaimed items ÷ div,
-	min  int64        // but at least min
-	max  int64        // and at most max
-	next atomic.Int64 // first unclaimed index
-	done atomic.Int64 // items finished
+	fn     func(lo, hi int)
+	n      int64
+	min    int64            // the smallest claim
+	max    int64            // the largest claim
+	equal  bool             // claims of exactly min (poolEqualChunks)
+	np     int              // participants
+	shares [8]atomic.Uint64 // per participant: unclaimed [lo, hi) as lo<<32 | hi
+	done   atomic.Int64     // items finished
 }
 
 type poolWorker struct {
+	id     int // participant index: 1, 2, …
 	parked atomic.Bool
 	wake   chan struct{} // capacity 1: one wake-up per park
 }
@@ -58,9 +67,9 @@ type workerPool struct {
 }
 
 func newWorkerPool(n int) *workerPool {
-	p := &workerPool{n: max(n, 1), callerWake: make(chan struct{}, 1)}
+	p := &workerPool{n: min(max(n, 1), len(poolJob{}.shares)), callerWake: make(chan struct{}, 1)}
 	for i := 1; i < p.n; i++ {
-		w := &poolWorker{wake: make(chan struct{}, 1)}
+		w := &poolWorker{id: i, wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, w)
 		go p.serve(w)
 	}
@@ -74,7 +83,7 @@ func (p *workerPool) serve(w *poolWorker) {
 	for {
 		if j := p.job.Load(); j != last {
 			last = j
-			p.work(j)
+			p.work(j, w.id)
 			continue
 		}
 		if p.spinUntilNewJob(last) {
@@ -91,21 +100,73 @@ func (p *workerPool) serve(w *poolWorker) {
 	}
 }
 
-// work claims and runs chunks of j until none are left; whoever finishes the
-// last item wakes a parked caller.
-func (p *workerPool) work(j *poolJob) {
+// work claims and runs chunks of j as participant self, first from the
+// front of its own share, then from the backs of the others'; whoever
+// finishes the last item wakes a parked caller.
+func (p *workerPool) work(j *poolJob, self int) {
 	for {
-		lo := j.next.Load()
-		if lo >= j.n {
-			return
-		}
-		hi := min(lo+min(j.max, max(j.min, (j.n-lo)/j.div)), j.n)
-		if !j.next.CompareAndSwap(lo, hi) {
-			continue
+		lo, hi, ok := j.claimFront(self)
+		if !ok {
+			if lo, hi, ok = j.steal(self); !ok {
+				return
+			}
 		}
 		j.fn(int(lo), int(hi))
 		if j.done.Add(hi-lo) == j.n && p.callerParked.CompareAndSwap(true, false) {
 			p.callerWake <- struct{}{}
+		}
+	}
+}
+
+// claimSize is how many of rem unclaimed items of a share one claim takes.
+func (j *poolJob) claimSize(rem int64) int64 {
+	if j.equal {
+		return min(j.min, rem)
+	}
+	return min(max(j.min, (rem+1)/2), j.max, rem)
+}
+
+// claimFront claims a chunk from the front of participant self's share.
+func (j *poolJob) claimFront(self int) (lo, hi int64, ok bool) {
+	if self >= j.np {
+		return 0, 0, false
+	}
+	s := &j.shares[self]
+	for {
+		v := s.Load()
+		lo, end := int64(v>>32), int64(v&0xffffffff)
+		if lo >= end {
+			return 0, 0, false
+		}
+		hi := lo + j.claimSize(end-lo)
+		if s.CompareAndSwap(v, uint64(hi)<<32|uint64(end)) {
+			return lo, hi, true
+		}
+	}
+}
+
+// steal claims a chunk from the back of another participant's share, the
+// one with the most left.
+func (j *poolJob) steal(self int) (lo, hi int64, ok bool) {
+	for {
+		best, bestRem := -1, int64(0)
+		var bestV uint64
+		for i := range j.np {
+			if i == self {
+				continue
+			}
+			v := j.shares[i].Load()
+			if rem := int64(v&0xffffffff) - int64(v>>32); rem > bestRem {
+				best, bestRem, bestV = i, rem, v
+			}
+		}
+		if best < 0 {
+			return 0, 0, false
+		}
+		start, end := int64(bestV>>32), int64(bestV&0xffffffff)
+		lo := end - j.claimSize(end-start)
+		if j.shares[best].CompareAndSwap(bestV, uint64(start)<<32|uint64(lo)) {
+			return lo, end, true
 		}
 	}
 }
@@ -118,24 +179,24 @@ var parallelFor = poolParallelFor
 
 func poolParallelFor(n, work int, fn func(lo, hi int)) {
 	p := workers
-	if work < parallelThreshold || p.n == 1 || n < 2*p.n || !p.mu.TryLock() {
+	if work < parallelThreshold || p.n == 1 || n < 2*p.n || n >= 1<<32 || !p.mu.TryLock() {
 		// Small jobs, and jobs issued while the pool is busy (another
 		// caller, or fn itself calling parallelFor), run here.
 		fn(0, n)
 		return
 	}
 	defer p.mu.Unlock()
-	// Chunks shrink as the job drains (guided self-scheduling): each claim
-	// takes the unclaimed rows ÷ 2·participants, at most n ÷ 4·participants
-	// (so a descheduled worker holds no more than that up) and at least
-	// n ÷ 32 (so claims stay few), and the participants finish within a
-	// small chunk of each other. Equal chunks of n ÷ 4·participants left
-	// one of them idle for up to an eighth of each product, spinning until
-	// the other's last chunk was done.
-	j := &poolJob{fn: fn, n: int64(n), div: int64(2 * p.n), min: int64(max(1, n/32)), max: int64(max(1, n/(4*p.n)))}
+	// Claims shrink as a share drains (half of what is left, at most
+	// n ÷ 4·participants and at least n ÷ 32 so that claims stay few), and
+	// the participants finish within a small chunk of each other. Equal chunks of n ÷ 4·participants
+	// (poolEqualChunks) left one of them idle for up to an eighth of each
+	// product, spinning until the other's last chunk was done.
+	j := &poolJob{fn: fn, n: int64(n), min: int64(max(1, n/32)), max: int64(max(1, n/(4*p.n))), np: p.n}
 	if poolEqualChunks.Load() {
-		j.min = int64((n + 4*p.n - 1) / (4 * p.n))
-		j.max = j.min
+		j.min, j.equal = int64((n+4*p.n-1)/(4*p.n)), true
+	}
+	for i := range j.np {
+		j.shares[i].Store(uint64(i*n/p.n)<<32 | uint64((i+1)*n/p.n))
 	}
 	p.job.Store(j)
 	for _, w := range p.workers {
@@ -143,7 +204,7 @@ func poolParallelFor(n, work int, fn func(lo, hi int)) {
 			w.wake <- struct{}{}
 		}
 	}
-	p.work(j)
+	p.work(j, 0)
 	if j.done.Load() == j.n {
 		return
 	}

@@ -37,3 +37,49 @@ func TestParallelForCoversEachIndexOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolShareClaims runs a job with two shares on the caller alone, as
+// when the worker never gets the CPU: the caller must walk its own share
+// front to back in adjacent claims (one ascending stream), then take the
+// whole of the other share from its back, running every index once.
+func TestPoolShareClaims(t *testing.T) {
+	for _, n := range []int{4, 33, 576, 4864} {
+		p := &workerPool{n: 2, callerWake: make(chan struct{}, 1)}
+		var calls [][2]int
+		seen := make([]int, n)
+		j := &poolJob{n: int64(n), min: int64(max(1, n/32)), max: int64(max(1, n/8)), np: 2, fn: func(lo, hi int) {
+			calls = append(calls, [2]int{lo, hi})
+			for i := lo; i < hi; i++ {
+				seen[i]++
+			}
+		}}
+		j.shares[0].Store(uint64(n / 2))
+		j.shares[1].Store(uint64(n/2)<<32 | uint64(n))
+		p.work(j, 0)
+		for i, c := range seen {
+			if c != 1 {
+				t.Fatalf("n=%d: index %d run %d times", n, i, c)
+			}
+		}
+		next, i := 0, 0
+		for ; i < len(calls) && calls[i][0] < n/2; i++ {
+			if calls[i][0] != next || calls[i][1] > n/2 {
+				t.Fatalf("n=%d: own claim %d is %v, want one starting at %d within the share", n, i, calls[i], next)
+			}
+			next = calls[i][1]
+		}
+		if next != n/2 {
+			t.Fatalf("n=%d: own claims ended at %d, want %d", n, next, n/2)
+		}
+		end := n
+		for ; i < len(calls); i++ {
+			if calls[i][1] != end {
+				t.Fatalf("n=%d: stolen claim %v does not end where the share's rest does (%d)", n, calls[i], end)
+			}
+			end = calls[i][0]
+		}
+		if end != n/2 || j.done.Load() != int64(n) {
+			t.Fatalf("n=%d: steals stopped at %d, done %d", n, end, j.done.Load())
+		}
+	}
+}

@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"partnerapi/internal/inference/kernels"
 )
@@ -39,6 +38,7 @@ type Batch struct {
 	maxSpan    int
 	groupParts int // see attentionGroupParts
 	attendFn   func(lo, hi int)
+	attn2      attnChunks // position chunks of long rows (attention.go)
 
 	// The operands of addNormRows, read by normFn (bound once in NewBatch
 	// like attendFn).
@@ -159,8 +159,7 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 			s.storeKV(s.v[l], b.vb[lo*KV:hi*KV], s.pos)
 		}
 		b.layer = l
-		b.groupParts = attentionGroupParts(rows*m.NHeadKV, m.NHead/m.NHeadKV)
-		kernels.ParallelFor(rows*m.NHeadKV*b.groupParts, attentionWork(rows*m.NHead, b.maxSpan, m.HeadDim), b.attendFn)
+		kernels.ParallelFor(b.prepareAttention(), attentionWork(rows*m.NHead, b.maxSpan, m.HeadDim), b.attendFn)
 		xo := b.xb[:rows*E]
 		kernels.MatMul(xo, ly.Wo, b.attn[:rows*Q], rows)
 		b.addNormRows(xb, x, xo, ly.FFNNorm, rows)
@@ -225,49 +224,3 @@ func (b *Batch) siluMulRange(lo, hi int) {
 		kernels.SiLUMul(b.gate[r*FF:(r+1)*FF], b.up[r*FF:(r+1)*FF])
 	}
 }
-
-// attendRange computes the attention of work items [lo, hi) of the current
-// layer: one item per (row, KV group, part of the group's query heads), each
-// over its own sequence's cache up to the row's position (causal).
-func (b *Batch) attendRange(lo, hi int) {
-	m := b.m
-	hd, Q := m.HeadDim, m.QDim()
-	group, parts := m.NHead/m.NHeadKV, b.groupParts
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	scores := getScores(group * b.maxSpan)
-	for it := lo; it < hi; it++ {
-		r, rest := it/(m.NHeadKV*parts), it%(m.NHeadKV*parts)
-		kv, part := rest/parts, rest%parts
-		h0 := kv*group + part*group/parts
-		h1 := kv*group + (part+1)*group/parts
-		s := b.rowSeq[r]
-		attendGroup(b.q[r*Q+h0*hd:r*Q+h1*hd], b.attn[r*Q+h0*hd:r*Q+h1*hd],
-			s.k[b.layer], s.v[b.layer], hd, b.rowPos[r]+1, kv*s.kvCap*hd, scale, *scores)
-	}
-	scoresPool.Put(scores)
-}
-
-// attentionGroupParts is how many parts each KV group's query heads are
-// split into for the worker pool. A whole group per item reads the cache
-// once for all its heads; when a step has fewer groups than
-// minAttentionItems (a lone decoding sequence has NHeadKV: 3 for
-// SmolLM2-135M, 2 for Qwen2.5-0.5B) the groups are split so that both
-// cores get work, but never below minHeadsPerPart heads: the vector kernels
-// take three or four heads in one pass for the price of one, so a smaller
-// part would only read the cache again (135M's groups of three stay whole,
-// 0.5B's groups of seven become 3 + 4).
-func attentionGroupParts(groups, groupSize int) int {
-	if groups >= minAttentionItems {
-		return 1
-	}
-	return max(1, min(groupSize/minHeadsPerPart, (minAttentionItems+groups-1)/groups))
-}
-
-// minHeadsPerPart is the fewest query heads attentionGroupParts leaves in a
-// part.
-const minHeadsPerPart = 3
-
-// minAttentionItems is the fewest work items a step's attention is cut into
-// when its groups allow: the pool runs a job in parallel only with at least
-// two items per core.
-const minAttentionItems = 4

@@ -84,12 +84,14 @@ func (s *Sequence) rope(vec []float32, t int) {
 
 // attentionWork converts one attention job into the multiply-add units of
 // kernels.ParallelFor's threshold (calibrated on quantised weight rows).
-// The divisor is an estimate, not a measurement: a cached position of a
-// head costs a few float FMAs per value in the vector kernels, much less
-// than a quantised weight value, so small decode steps stay on the calling
-// goroutine, where a hand-off to another core would cost more than it
-// saves.
-func attentionWork(items, span, hd int) int { return items * span * hd / 6 }
+// The divisor is an estimate: a cached position of a head costs a few
+// float FMAs per value in the vector kernels, less than a quantised weight
+// value, so the smallest decode steps stay on the calling goroutine, where
+// a hand-off to another core would cost more than it saves. It was 6, which
+// kept a lone SmolLM2-135M sequence's attention on one core up to 340
+// cached positions while the other spun; with the position chunks of
+// attention.go a lone sequence has work for both from 257 positions on.
+func attentionWork(items, span, hd int) int { return items * span * hd / 3 }
 
 // normWork converts the residual add and RMS norm of rows rows of width w
 // into kernels.ParallelFor's multiply-add units. The sum of squares is a
@@ -127,10 +129,43 @@ func getScores(n int) *[]float32 {
 // workers, produce bit-identical results.
 func attendGroup(q, out []float32, keys, values []uint16, hd, span, off int, scale float32, scores []float32) {
 	g := len(q) / hd
+	_ = scores[g*span-1] // within the length asked for, not just the pooled capacity
 	sc := scores[:g*span]
 	kernels.AttnScoresGroup(sc, q, keys, values, hd, span, hd, off, scale)
 	for j := range g {
 		kernels.Softmax(sc[j*span : (j+1)*span])
 	}
 	kernels.AttnWeightedSumGroup(out, sc, values, hd, span, hd, off)
+}
+
+// attendChunk is attendGroup over n positions (a chunk of a longer span)
+// starting at value offset off, for flash-decoding (attention.go): it writes
+// each head's weighted sum over the chunk, normalised by the chunk's own
+// softmax, to out, and the log of that softmax's denominator plus its max
+// (the log-sum-exp of the head's scores over the chunk) to lse.
+//
+// The softmax kernel does not return its denominator, so it is recovered
+// from one position p whose weight w_p = exp(s_p − lse) is not small: the
+// first whose weight is at least half the mean (the largest weight is at
+// least the mean 1/n, so there is one), lse = s_p − log w_p. The kernel's
+// exp is accurate to a few ulps, so this costs no precision that matters
+// while the scan usually stops at the first position.
+func attendChunk(q, out []float32, lse []float64, keys, values []uint16, hd, n, off int, scale float32, scores []float32) {
+	g := len(q) / hd
+	_ = scores[2*g*n-1] // within the length asked for, not just the pooled capacity
+	sc := scores[:g*n]
+	raw := scores[g*n : 2*g*n]
+	kernels.AttnScoresGroup(sc, q, keys, values, hd, n, hd, off, scale)
+	copy(raw, sc)
+	floor := 0.5 / float32(n)
+	for j := range g {
+		w := sc[j*n : (j+1)*n]
+		kernels.Softmax(w)
+		p := 0
+		for p < n-1 && w[p] < floor {
+			p++
+		}
+		lse[j] = float64(raw[j*n+p]) - math.Log(float64(w[p]))
+	}
+	kernels.AttnWeightedSumGroup(out, sc, values, hd, n, hd, off)
 }
