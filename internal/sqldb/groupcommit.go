@@ -205,7 +205,11 @@ const gatherYields = 4
 // WAL header, fsync and statement set-up are paid per batch). Yielding costs
 // nothing when nothing else is runnable, so a lone caller, or a machine with
 // idle cores, commits at once; and the caller only calls it after a batch of
-// more than one item, a sign of concurrent load.
+// more than one item, a sign of concurrent load. A yield that brings no new
+// item ends the gathering, so the most it can add to a batch's wait is one
+// round of the run queue, which a committer woken from its fsync waits
+// anyway. In the banking bench on two cores this made SQLite batches at 256
+// connections 8 → 30 documents and the create ratio 0.27 → 0.39.
 func (g *GroupCommit[T]) gather() {
 	for range gatherYields {
 		g.mu.Lock()
