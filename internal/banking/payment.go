@@ -3,9 +3,9 @@ package banking
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -45,22 +45,45 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 }
 
 // Kopecks parses the amount exactly: digits, at most two decimals, no
-// exponent, ≤ 18 characters (reference §5.6).
+// exponent, ≤ 18 characters (reference §5.6). At least one digit comes
+// before the dot and, after a dot, one or two; a value past int64 fails.
+// It is one pass over the bytes, without the substrings and the
+// concatenation of a split at the dot: a create parses its amount four
+// times (validation, the budget rule, the stored kopecks, the digest).
 func (a Amount) Kopecks() (int64, bool) {
 	s := string(a)
-	if s == "" || len(s) > 18 || strings.ContainsAny(s, "eE+-") {
+	if s == "" || len(s) > 18 {
 		return 0, false
 	}
-	whole, frac, _ := strings.Cut(s, ".")
-	if !allDigits(whole) || len(frac) > 2 || (strings.Contains(s, ".") && !allDigits(frac)) {
+	var k int64
+	whole, frac := 0, -1 // digits before the dot; after it (-1: no dot yet)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			if frac >= 2 {
+				return 0, false
+			}
+			// 18 characters hold at most 18 digits: no overflow here.
+			k = k*10 + int64(c-'0')
+			if frac >= 0 {
+				frac++
+			} else {
+				whole++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false
+		}
+	}
+	if whole == 0 || frac == 0 {
 		return 0, false
 	}
-	for len(frac) < 2 {
-		frac += "0"
-	}
-	k, err := strconv.ParseInt(whole+frac, 10, 64)
-	if err != nil {
-		return 0, false
+	for frac = max(frac, 0); frac < 2; frac++ {
+		if k > math.MaxInt64/10 {
+			return 0, false
+		}
+		k *= 10
 	}
 	return k, true
 }

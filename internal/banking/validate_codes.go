@@ -90,17 +90,27 @@ func ValidBIC(s string) bool { return len(s) == 9 && allDigits(s) && s[0] == '0'
 // 3-digit prefix: weights 7 1 3 over prefix+account, sum of the products'
 // low digits ≡ 0 (mod 10).
 func accountKeyOK(prefix, account string) bool {
-	s := prefix + account
-	if len(s) != 23 || !allDigits(s) {
+	if len(prefix)+len(account) != 23 || !noneButDigits(prefix) || !noneButDigits(account) {
 		return false
 	}
+	// The weights run on over prefix and account as one 23-digit string;
+	// walking the two halves saves building it.
 	w := [3]int{7, 1, 3}
-	sum := 0
-	for i := 0; i < len(s); i++ {
-		sum += int(s[i]-'0') * w[i%3] % 10
+	sum, i := 0, 0
+	for _, part := range [2]string{prefix, account} {
+		for j := 0; j < len(part); j++ {
+			sum += int(part[j]-'0') * w[i] % 10
+			if i++; i == 3 {
+				i = 0
+			}
+		}
 	}
 	return sum%10 == 0
 }
+
+// noneButDigits is allDigits that also accepts "": a key's prefix and
+// account are checked as the halves of one string.
+func noneButDigits(s string) bool { return s == "" || allDigits(s) }
 
 // ValidAccount checks a 20-digit account held at the bank with this BIC:
 // the prefix is BIC digits 7–9; treasury accounts (`03…`) have no valid

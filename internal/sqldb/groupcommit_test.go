@@ -187,3 +187,53 @@ func TestGroupCommitCancelled(t *testing.T) {
 		t.Fatalf("cancelled item written")
 	}
 }
+
+// After a batch of several items the committer yields to runnable
+// goroutines before its next batch (gather); items queued meanwhile share
+// that batch, and a caller that comes alone afterwards is still committed
+// without waiting for company.
+func TestGroupCommitGatherAfterBatch(t *testing.T) {
+	storetest.Each(t, createKV, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		g := sqldb.NewGroupCommit(db, 0, func(it kv) string { return it.key }, writeKV).WithCommitters(1)
+		before := db.GroupCommitStats()
+		hold := kv{key: "held", value: "v", started: make(chan struct{}), hold: make(chan struct{})}
+		first := make(chan error, 1)
+		go func() { first <- g.Submit(ctx, hold) }()
+		<-hold.started
+		// Queued behind the held batch: these three form the next batch,
+		// one of more than one item, after which the committer gathers.
+		var queued []chan error
+		for i := range 3 {
+			done := make(chan error, 1)
+			go func() { done <- g.Submit(ctx, kv{key: fmt.Sprintf("q%d", i), value: "v"}) }()
+			queued = append(queued, done)
+		}
+		for g.Pending() != 3 {
+			runtime.Gosched()
+		}
+		close(hold.hold)
+		for _, d := range append(queued, first) {
+			if err := <-d; err != nil {
+				t.Fatal(err)
+			}
+		}
+		lone := make(chan error, 1)
+		go func() { lone <- g.Submit(ctx, kv{key: "lone", value: "v"}) }()
+		select {
+		case err := <-lone:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a lone submit after a batch was not committed")
+		}
+		st := db.GroupCommitStats()
+		if got := st.Batches - before.Batches; got != 3 {
+			t.Fatalf("%d batches, want 3 (held, the three queued, lone)", got)
+		}
+		if n := countKV(t, db, ""); n != 5 {
+			t.Fatalf("%d rows, want 5", n)
+		}
+	})
+}
