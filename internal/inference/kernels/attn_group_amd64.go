@@ -48,8 +48,9 @@ func attnWeightedSumF16x4AVX2(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *floa
 func attnWeightedSumF16x3AVX2(out *float32, o1, o2 int, w0, w1, w2 *float32, v *uint16, stride, hd, n int)
 
 // attnWideSums selects the AVX-512 weighted sums (attn_group512_amd64.s),
-// bit-identical to the AVX2 ones, with the avx512 family: the CPUs the
-// VNNI tiles run on have AVX-512F for their zmm registers.
+// bit-identical to the AVX2 ones, and the AVX-512 scores
+// (attn_scores512_amd64.s) with the avx512 family: the CPUs the VNNI tiles
+// run on have AVX-512F and VL for their zmm registers and masks.
 var attnWideSums bool
 
 //go:noescape
