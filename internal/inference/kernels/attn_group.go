@@ -5,13 +5,15 @@ package kernels
 // over 3, Qwen2.5-0.5B: 14 over 2), so the per-head kernels of attn.go read
 // every cached row g times. These kernels take the g query heads of a KV
 // group together and read each cached row once per group (the assembly
-// makes one pass per three or four heads), and the cache holds IEEE half
+// makes one pass per two, three or four heads), and the cache holds IEEE half
 // floats, as llama.cpp's default F16 KV cache does, which halves the bytes
 // read per token again.
 //
 // A head's result does not depend on g, on its place in the group or on the
 // other heads: the assembly gives every head the same sequence of operations,
-// which keeps decode batch-invariant.
+// which keeps decode batch-invariant. The AVX-512 scores sum in another
+// order than the AVX2 ones, so the two families' scores differ in the last
+// bits; a process uses one family for every sequence.
 
 // groupVecMinDim is the head size granularity of the vector kernels: they
 // work on sixteen values at a time.

@@ -48,8 +48,9 @@ func attnWeightedSumF16x4AVX2(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *floa
 func attnWeightedSumF16x3AVX2(out *float32, o1, o2 int, w0, w1, w2 *float32, v *uint16, stride, hd, n int)
 
 // attnWideSums selects the AVX-512 weighted sums (attn_group512_amd64.s),
-// bit-identical to the AVX2 ones, with the avx512 family: the CPUs the
-// VNNI tiles run on have AVX-512F for their zmm registers.
+// bit-identical to the AVX2 ones, and the AVX-512 scores
+// (attn_scores512_amd64.s) with the avx512 family: the CPUs the VNNI tiles
+// run on have AVX-512F and VL for their zmm registers and masks.
 var attnWideSums bool
 
 //go:noescape
@@ -57,6 +58,21 @@ func attnWeightedSumF16x4AVX512(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *fl
 
 //go:noescape
 func attnWeightedSumF16x3AVX512(out *float32, o1, o2 int, w0, w1, w2 *float32, v *uint16, stride, hd, n int)
+
+// The AVX-512 scores (attn_scores512_amd64.s), chosen with the wide weighted
+// sums, take one, two or three heads per pass over blocks of eight
+// positions. Their scores are not bit-identical to the AVX2 kernels' (the
+// sums are reduced in another order), but a head's scores are the same in
+// all three and for every position, so they keep decode batch-invariant.
+
+//go:noescape
+func attnScoresF16x3AVX512(out *float32, o1, o2 int, q0, q1, q2 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
+
+//go:noescape
+func attnScoresF16x2AVX512(out *float32, o1 int, q0, q1 *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
+
+//go:noescape
+func attnScoresF16x1AVX512(out *float32, q *float32, k *uint16, stride, hd, n int, scale float32, vdelta int)
 
 //go:noescape
 func floatsToHalvesF16C(dst *uint16, src *float32, n int)
@@ -80,6 +96,10 @@ func attnScoresGroupAsm(scores, q []float32, keys, values []uint16, hd, span, st
 	// The kernels prefetch the value rows at this distance from the key
 	// rows; it is only an address for PREFETCHT0, never dereferenced.
 	vdelta := int(uintptr(unsafe.Pointer(&values[0])) - uintptr(unsafe.Pointer(&keys[0])))
+	if attnWideSums {
+		attnScoresGroupWide(scores, q, keys, hd, span, stride, scale, vdelta)
+		return
+	}
 	if g == 1 {
 		// A group of one head (multi-head attention) takes four positions
 		// per pass rather than three lanes of the same head.
@@ -96,6 +116,28 @@ func attnScoresGroupAsm(scores, q []float32, keys, values []uint16, hd, span, st
 				&q[l[0]*hd], &q[l[1]*hd], &q[l[2]*hd], &keys[0], stride, hd, span, scale, vdelta)
 		}
 		j0 += n
+	}
+}
+
+// attnScoresGroupWide runs the AVX-512 scores in passes of three heads,
+// ending with a pass of two (or two of two instead of three and one, which
+// would convert the keys for a single head), so no lane repeats a head.
+// Four-head passes would need 32 accumulators for a block of eight
+// positions, more registers than there are next to the rows and queries.
+func attnScoresGroupWide(scores, q []float32, keys []uint16, hd, span, stride int, scale float32, vdelta int) {
+	g := len(q) / hd
+	if g == 1 {
+		attnScoresF16x1AVX512(&scores[0], &q[0], &keys[0], stride, hd, span, scale, vdelta)
+		return
+	}
+	for j0 := 0; j0 < g; {
+		if rem := g - j0; rem == 2 || rem == 4 {
+			attnScoresF16x2AVX512(&scores[j0*span], span*4, &q[j0*hd], &q[(j0+1)*hd], &keys[0], stride, hd, span, scale, vdelta)
+			j0 += 2
+			continue
+		}
+		attnScoresF16x3AVX512(&scores[j0*span], span*4, 2*span*4, &q[j0*hd], &q[(j0+1)*hd], &q[(j0+2)*hd], &keys[0], stride, hd, span, scale, vdelta)
+		j0 += 3
 	}
 }
 

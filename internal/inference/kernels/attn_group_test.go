@@ -132,9 +132,11 @@ func testAttnGroupHeadIndependent(t *testing.T) {
 }
 
 // TestAttnGroupVectorFamiliesAgree checks that the vector families this CPU
-// has (AVX-512 and AVX2) give bit-identical scores and outputs for head sizes
-// of one to five blocks of sixteen values and every group size, so choosing
-// a family never changes a decoded token.
+// has (AVX-512 and AVX2) give bit-identical weighted sums, and scores within
+// rounding of each other (the AVX-512 scores reduce their sums in another
+// order), for head sizes of one to five blocks of sixteen values and every
+// group size. A process runs one family for all its sequences, so the
+// scores' last bits never depend on the batch.
 func TestAttnGroupVectorFamiliesAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(27, 28))
 	for _, hd := range []int{16, 32, 48, 64, 80, 128} {
@@ -159,13 +161,71 @@ func TestAttnGroupVectorFamiliesAgree(t *testing.T) {
 						continue
 					}
 					for i := range scores {
-						if math.Float32bits(scores[i]) != math.Float32bits(firstScores[i]) {
+						if !near(float64(scores[i]), float64(firstScores[i])) {
 							t.Fatalf("hd=%d g=%d span=%d: score %d is %v in %s, %v in %s", hd, g, span, i, scores[i], p.name, firstScores[i], first)
 						}
 					}
 					for i := range out {
 						if math.Float32bits(out[i]) != math.Float32bits(firstOut[i]) {
 							t.Fatalf("hd=%d g=%d span=%d: out[%d] is %v in %s, %v in %s", hd, g, span, i, out[i], p.name, firstOut[i], first)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAttnScoresGroupBlocks holds the score kernels of every path to a
+// float64 reference for head sizes of one to sixteen blocks of sixteen
+// values, group sizes up to fourteen (the passes of one, two, three and four
+// heads and their mixes) and spans that leave every tail length of the
+// eight- and four-position blocks, and checks the determinism decode relies
+// on: a head's scores are the same bits alone as in its group, and a
+// position's score is the same bits whatever the span (so a position scored
+// in a last, partial block matches the full block's).
+func TestAttnScoresGroupBlocks(t *testing.T) {
+	forEachAttnPath(t, testAttnScoresGroupBlocks)
+}
+
+func testAttnScoresGroupBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	spans := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 23, 24, 25, 100, 101, 102, 103, 104, 105, 106, 107}
+	const maxSpan = 107
+	for _, hd := range []int{16, 32, 48, 64, 96, 128, 256} {
+		stride := hd + 16
+		cache := halfVector(r, (maxSpan-1)*stride+hd)
+		wide := halfFloats(cache)
+		for _, g := range []int{1, 2, 3, 4, 5, 6, 7, 9, 14} {
+			q := randomVector(r, g*hd)
+			full := make([]float32, g*maxSpan)
+			AttnScoresGroup(full, q, cache, cache, hd, maxSpan, stride, 0, 0.125)
+			alone := make([][]float32, g)
+			for j := range g {
+				alone[j] = make([]float32, maxSpan)
+				AttnScoresGroup(alone[j], q[j*hd:(j+1)*hd], cache, nil, hd, maxSpan, stride, 0, 0.125)
+			}
+			for _, span := range spans {
+				name := fmt.Sprintf("hd=%d/g=%d/span=%d", hd, g, span)
+				scores := withGuard(g * span)
+				AttnScoresGroup(scores, q, cache, cache, hd, span, stride, 0, 0.125)
+				checkGuard(t, name, scores)
+				for j := range g {
+					for p := range span {
+						var ref float64
+						for i := range hd {
+							ref += float64(q[j*hd+i]) * float64(wide[p*stride+i])
+						}
+						ref *= 0.125
+						got := scores[j*span+p]
+						if !near(float64(got), ref) {
+							t.Fatalf("%s: head %d score %d = %v, want %v", name, j, p, got, ref)
+						}
+						if math.Float32bits(got) != math.Float32bits(full[j*maxSpan+p]) {
+							t.Fatalf("%s: head %d score %d = %v, %v over span %d", name, j, p, got, full[j*maxSpan+p], maxSpan)
+						}
+						if math.Float32bits(got) != math.Float32bits(alone[j][p]) {
+							t.Fatalf("%s: head %d score %d = %v in the group, %v alone", name, j, p, got, alone[j][p])
 						}
 					}
 				}
@@ -255,6 +315,30 @@ func BenchmarkAttnGroup(b *testing.B) {
 						Softmax(scores[j*span : (j+1)*span])
 					}
 					AttnWeightedSumGroup(out, scores, hvalues, hd, span, stride, 64)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkAttnScoresGroup times the scores alone, in every vector family
+// this CPU has, for the shapes of the three models: one head of 48 values
+// (stories15M), three heads of 64 (SmolLM2-135M) and seven of 64
+// (Qwen2.5-0.5B), over 320 cached positions (and 323, a partial last
+// block) in a head-major cache, the value rows beside the keys.
+func BenchmarkAttnScoresGroup(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 5))
+	for _, c := range []struct{ hd, g, span int }{{48, 1, 320}, {64, 3, 320}, {64, 3, 323}, {64, 7, 320}} {
+		keys, values := halfVector(r, c.span*c.hd), halfVector(r, c.span*c.hd)
+		q, scores := randomVector(r, c.g*c.hd), make([]float32, c.g*c.span)
+		for _, p := range attnPaths() {
+			if p.skip != "" || p.name == "purego" {
+				continue
+			}
+			b.Run(fmt.Sprintf("hd=%d/g=%d/span=%d/%s", c.hd, c.g, c.span, p.name), func(b *testing.B) {
+				defer p.use()()
+				for b.Loop() {
+					AttnScoresGroup(scores, q, keys, values, c.hd, c.span, c.hd, 0, 0.125)
 				}
 			})
 		}

@@ -35,7 +35,7 @@ func tilePaths() []tilePath {
 
 // attnPaths lists the ways this machine can run grouped attention over the
 // half-precision cache, whatever PARTNERAPI_KERNELS chose: the AVX-512
-// weighted sums, the AVX2 kernels and the Go ones.
+// scores and weighted sums, the AVX2 kernels and the Go ones.
 func attnPaths() []attnPath {
 	vector := func(wide bool) func() func() {
 		return func() func() {
