@@ -112,6 +112,28 @@ func newLogger(format string, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, got %q", format)
 }
 
+// newServeLogger is newLogger for serve: with flush > 0 the lines go
+// through a web.LogBuffer (returned, nil otherwise) that writes them to w
+// at most flush apart, and at once for warnings and errors, instead of one
+// write per access line. serve flushes it once its listeners are up and
+// closes it on its way out.
+func newServeLogger(format string, w io.Writer, flush time.Duration) (*slog.Logger, *web.LogBuffer, error) {
+	if flush < 0 {
+		return nil, nil, fmt.Errorf("--log-flush-interval must not be negative, got %s", flush)
+	}
+	if flush == 0 {
+		log, err := newLogger(format, w)
+		return log, nil, err
+	}
+	buf := web.NewLogBuffer(w, flush, 64<<10)
+	log, err := newLogger(format, buf)
+	if err != nil {
+		_ = buf.Close()
+		return nil, nil, err
+	}
+	return slog.New(web.NewFlushingHandler(log.Handler(), buf)), buf, nil
+}
+
 // durationFlag parses a duration flag value; kept here so commands share one
 // spelling of errors.
 func durationFlag(name, v string) (time.Duration, error) {

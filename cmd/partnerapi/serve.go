@@ -61,6 +61,7 @@ type serveConfig struct {
 	modelsDir       string
 	tls             web.TLSFiles
 	logFormat       string
+	logFlush        string
 	only            string
 	shutdownTimeout string
 	gcPercent       string
@@ -80,6 +81,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	fs.StringVar(&cfg.tls.Key, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&cfg.tls.ClientCA, "tls-client-ca", "", "PEM CA bundle: require client certificates signed by it")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&cfg.logFlush, "log-flush-interval", "100ms", "longest time a log line waits in the log buffer (warnings and errors never wait); 0 writes every line at once")
 	fs.StringVar(&cfg.only, "only", "", "comma-separated subset of banking,assistant,smarthome to run")
 	fs.StringVar(&cfg.shutdownTimeout, "shutdown-timeout", "30s", "how long in-flight requests and streams may finish on SIGINT/SIGTERM")
 	registerGCFlag(fs, &cfg.gcPercent) // gc.go
@@ -121,9 +123,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
-	log, err := newLogger(cfg.logFormat, io.err)
+	flush, err := durationFlag("log-flush-interval", cfg.logFlush)
 	if err != nil {
 		return err
+	}
+	log, logBuf, err := newServeLogger(cfg.logFormat, io.err, flush)
+	if err != nil {
+		return err
+	}
+	if logBuf != nil {
+		defer logBuf.Close()
 	}
 	grace, err := durationFlag("shutdown-timeout", cfg.shutdownTimeout)
 	if err != nil {
@@ -201,6 +210,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 				errc <- fmt.Errorf("%s: %w", s.name, err)
 			}
 		}(s)
+	}
+	if logBuf != nil {
+		// The start-up lines (addresses, models) are on the stream before
+		// anyone is told the server is up.
+		_ = logBuf.Flush()
 	}
 	if ready != nil {
 		ready(addrs)

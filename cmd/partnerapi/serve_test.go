@@ -47,7 +47,11 @@ func startServer(t *testing.T, extra ...string) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	args := []string{"--data-dir", dir, "--banking-addr", "127.0.0.1:0", "--assistant-addr", "127.0.0.1:0",
-		"--smarthome-addr", "127.0.0.1:0", "--assistant-grpc-addr", "127.0.0.1:0", "--models-dir", filepath.Join(dir, "models"), "--shutdown-timeout", "5s"}
+		"--smarthome-addr", "127.0.0.1:0", "--assistant-grpc-addr", "127.0.0.1:0", "--models-dir", filepath.Join(dir, "models"), "--shutdown-timeout", "5s",
+		// Unbuffered logs, so a test that reads them after a request sees
+		// every line (and a check that a secret is absent is not vacuous);
+		// TestServeBuffersLogLines covers the buffered default.
+		"--log-flush-interval", "0"}
 	args = append(args, extra...)
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
@@ -239,5 +243,34 @@ func TestFlagsFromEnvironment(t *testing.T) {
 	}
 	if cfg.logFormat != "text" {
 		t.Errorf("command line should win over env, got %q", cfg.logFormat)
+	}
+}
+
+// TestServeBuffersLogLines runs serve with its default log buffer: the
+// start-up lines are on the stream when the server says it is ready, and an
+// access line arrives within the flush interval without one write per line.
+func TestServeBuffersLogLines(t *testing.T) {
+	ts := startServer(t, "--log-flush-interval", "100ms")
+	if !strings.Contains(ts.logs.String(), "msg=listening service=banking") {
+		t.Fatalf("start-up lines not flushed before ready:\n%s", ts.logs.String())
+	}
+	resp, _ := get(t, ts.urls["smarthome"]+"/healthz", "X-Request-Id", "buffered-line-probe")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(ts.logs.String(), "request_id=buffered-line-probe") {
+		if time.Now().After(deadline) {
+			t.Fatalf("access line not flushed in 10s:\n%s", ts.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestServeRejectsNegativeLogFlush(t *testing.T) {
+	err := serve(context.Background(), []string{"--log-flush-interval", "-1s"}, func(string) string { return "" },
+		stdio{out: io.Discard, err: io.Discard}, nil)
+	if err == nil || !strings.Contains(err.Error(), "log-flush-interval") {
+		t.Fatalf("serve --log-flush-interval -1s: %v", err)
 	}
 }

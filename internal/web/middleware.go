@@ -146,7 +146,7 @@ func (c *idContext) Value(key any) any {
 // it on every call, and the source would be this function anyway). With
 // the platform's TextHandler the line skips the record altogether.
 func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler {
-	fast, _ := log.Handler().(*TextHandler) // accesslog.go
+	fast := textHandlerOf(log.Handler()) // accesslog.go
 	h := log.With(slog.String("api", api)).Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.Enabled(r.Context(), slog.LevelInfo) {
@@ -173,6 +173,21 @@ func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler
 		)
 		_ = h.Handle(r.Context(), rec)
 	})
+}
+
+// textHandlerOf finds the platform's TextHandler in h or beneath the
+// handlers h wraps (FlushingHandler), nil when there is none.
+func textHandlerOf(h slog.Handler) *TextHandler {
+	for {
+		switch x := h.(type) {
+		case *TextHandler:
+			return x
+		case interface{ Unwrap() slog.Handler }:
+			h = x.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 // withRecovery turns a panic into a 500 in the API's envelope (when nothing
