@@ -170,3 +170,4 @@ func BenchmarkSampleTopP(b *testing.B) {
 		s.Sample(buf, nil)
 	}
 }
+
