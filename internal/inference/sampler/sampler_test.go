@@ -170,4 +170,3 @@ func BenchmarkSampleTopP(b *testing.B) {
 		s.Sample(buf, nil)
 	}
 }
-
