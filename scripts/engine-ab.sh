@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# engine-ab.sh compares two partnerapi binaries on `bench engine`, run
+# alternately (old, new, old, new, …) so that both see the same machine: the
+# host's memory bandwidth and its other load drift over minutes, and two
+# runs a quarter of an hour apart can differ by 30 %. It prints, per case,
+# the median decode and prefill tok/s of each binary over the rounds and
+# new ÷ old.
+#
+#   scripts/engine-ab.sh OLD_BINARY NEW_BINARY ROUNDS [bench engine flags…]
+#   scripts/engine-ab.sh /tmp/pa-main /tmp/pa-branch 4 --shape 135m --quant q4_0 --streams 1,10
+#
+# Needs python3 (for the medians). Each round runs each binary once with
+# --json and the given flags.
+set -euo pipefail
+if [ $# -lt 3 ]; then
+  echo "usage: $0 OLD_BINARY NEW_BINARY ROUNDS [bench engine flags...]" >&2
+  exit 2
+fi
+old=$1 new=$2 rounds=$3
+shift 3
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for r in $(seq 1 "$rounds"); do
+  for side in old new; do
+    bin=$old
+    [ "$side" = new ] && bin=$new
+    "$bin" bench engine --json "$@" 2>/dev/null | sed "s/^/$side /" >>"$out/runs"
+  done
+  echo "round $r of $rounds done" >&2
+done
+python3 - "$out/runs" <<'EOF'
+import json, statistics, sys
+cases = {}
+for line in open(sys.argv[1]):
+    side, _, js = line.partition(" ")
+    c = json.loads(js)
+    key = (c["shape"], c["quant"], c["streams"])
+    cases.setdefault(key, {"old": [], "new": []})[side].append(c)
+print("%-6s %-5s %7s  %12s %12s %7s  %12s %12s %7s" % ("shape", "quant", "streams",
+      "decode old", "decode new", "new÷old", "prefill old", "prefill new", "new÷old"))
+for key in sorted(cases, key=lambda k: (k[0], k[1], k[2])):
+    s = cases[key]
+    if not s["old"] or not s["new"]:
+        continue
+    med = lambda side, f: statistics.median(c[f] for c in s[side])
+    do, dn = med("old", "decode_tok_s"), med("new", "decode_tok_s")
+    po, pn = med("old", "prefill_tok_s"), med("new", "prefill_tok_s")
+    print("%-6s %-5s %7d  %12.1f %12.1f %7.2f  %12.1f %12.1f %7.2f" % (key + (do, dn, dn / do, po, pn, pn / po)))
+EOF
