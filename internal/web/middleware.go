@@ -79,11 +79,11 @@ func withRequestID(next http.Handler) http.Handler {
 		// the status-recording writer the inner layers share, the context
 		// carrying the id, the header value and a made id's bytes.
 		st := &requestState{sw: statusWriter{ResponseWriter: w}}
-		id := r.Header.Get("X-Request-Id")
+		id, made := r.Header.Get("X-Request-Id"), false
 		if !validRequestID(id) {
-			id = st.newRequestID()
+			id, made = st.newRequestID(), true
 		}
-		st.ctx = idContext{Context: r.Context(), id: id}
+		st.ctx = idContext{Context: r.Context(), id: id, made: made}
 		st.hdr[0] = id
 		w.Header()["X-Request-Id"] = st.hdr[:]
 		next.ServeHTTP(&st.sw, r.WithContext(&st.ctx))
@@ -115,7 +115,18 @@ func (st *requestState) newRequestID() string {
 // allocation.
 type idContext struct {
 	context.Context
-	id string
+	id   string
+	made bool // the platform made id (the request came without one)
+}
+
+// OwnRequestID returns the request's id and true when the platform made it
+// for this request (a fresh version 4 UUID, unique to the request), false
+// when the client sent its own X-Request-Id, which it may reuse.
+func OwnRequestID(ctx context.Context) (string, bool) {
+	if c, ok := ctx.(*idContext); ok {
+		return c.id, c.made
+	}
+	return RequestID(ctx), false
 }
 
 // requestIDOf is RequestID without boxing the id into an interface when

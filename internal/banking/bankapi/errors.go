@@ -47,19 +47,38 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeError answers err in the banking envelope with a fresh referenceId.
-// Unexpected errors are logged with that referenceId (and the request id) so
-// a partner quoting it can be found in the log; their text is not sent.
+// referenceID is the referenceId of an error answer: the request id the
+// platform made for the request, so the access log line of the request
+// (request_id=…) is found by the referenceId a partner quotes; a fresh UUID
+// when the client sent its own X-Request-Id, which it may reuse while every
+// error has its own referenceId. own reports which.
+func referenceID(r *http.Request) (ref string, own bool) {
+	if id, made := web.OwnRequestID(r.Context()); made {
+		return id, true
+	}
+	return web.NewUUID(), false
+}
+
+// writeError answers err in the banking envelope. Unexpected errors are
+// logged with their referenceId and the request id, their text not sent;
+// other errors of requests that brought their own X-Request-Id are logged
+// at info level with both ids, since the access line carries only the
+// request id.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var de *banking.Error
 	if !errors.As(err, &de) {
 		de = &banking.Error{Kind: banking.KindInternal, Message: "Внутренняя ошибка сервиса"}
 	}
 	e := envelope[de.Kind]
-	body := errorBody{Cause: e.cause, ReferenceID: web.NewUUID(), Message: de.Message,
+	ref, own := referenceID(r)
+	body := errorBody{Cause: e.cause, ReferenceID: ref, Message: de.Message,
 		FieldNames: de.FieldNames, Checks: de.Checks, Fields: de.Fields}
-	if de.Kind == banking.KindInternal && log != nil {
-		log.Error("banking: unexpected error", "referenceId", body.ReferenceID, "request_id", web.RequestID(r.Context()), "err", err)
+	switch {
+	case log == nil:
+	case de.Kind == banking.KindInternal:
+		log.Error("banking: unexpected error", "referenceId", ref, "request_id", web.RequestID(r.Context()), "err", err)
+	case !own:
+		log.Info("banking: error answered", "referenceId", ref, "request_id", web.RequestID(r.Context()), "cause", e.cause)
 	}
 	writeJSON(w, e.status, body)
 }
@@ -69,9 +88,11 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
 	switch {
 	case errors.Is(err, web.ErrNotFound), errors.Is(err, web.ErrMethodNotAllowed):
-		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: web.NewUUID(), Message: "Ресурс не найден"})
+		ref, _ := referenceID(r)
+		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: ref, Message: "Ресурс не найден"})
 	case errors.Is(err, web.ErrBodyTooLarge):
-		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: web.NewUUID(), Message: "Тело запроса слишком велико"})
+		ref, _ := referenceID(r)
+		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: ref, Message: "Тело запроса слишком велико"})
 	default:
 		writeError(w, r, nil, err)
 	}
