@@ -21,9 +21,14 @@ import "math"
 // returns their scale: src[i] ≈ scale · dst[i].
 func QuantizeKVRow(dst []int8, src []float32) float32 {
 	dst = dst[:len(src)]
+	vec := kvAbsMaxVec != nil && len(src) >= groupVecMinDim && len(src)%groupVecMinDim == 0
 	var amax float32
-	for _, v := range src {
-		amax = max(amax, abs32(v))
+	if vec {
+		amax = kvAbsMaxVec(src)
+	} else {
+		for _, v := range src {
+			amax = max(amax, abs32(v))
+		}
 	}
 	if amax == 0 || amax != amax || amax > math.MaxFloat32 {
 		// An all-zero row, or one no scale describes (NaN or infinity,
@@ -37,6 +42,10 @@ func QuantizeKVRow(dst []int8, src []float32) float32 {
 	}
 	d := amax / 127
 	id := 127 / amax
+	if vec {
+		kvQuantizeVec(dst, src, id)
+		return d
+	}
 	for i, v := range src {
 		dst[i] = int8(math.RoundToEven(float64(v * id)))
 	}
@@ -99,6 +108,8 @@ func AttnWeightedSumGroupQ8(out, w []float32, values []int8, vscale []float32, h
 var (
 	attnScoresQ8Vec      func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32)
 	attnWeightedSumQ8Vec func(out, w []float32, values []int8, vscale []float32, hd, span int)
+	kvAbsMaxVec          func(x []float32) float32
+	kvQuantizeVec        func(dst []int8, x []float32, id float32)
 )
 
 func attnScoresQ8Go(scores, q []float32, keys []int8, kscale []float32, hd, span int, scale float32) {

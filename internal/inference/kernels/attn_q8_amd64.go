@@ -16,8 +16,23 @@ func init() {
 	if hasF16C && hasVNNI {
 		attnScoresQ8Vec = attnScoresQ8Asm
 		attnWeightedSumQ8Vec = attnWeightedSumQ8Asm
+		kvAbsMaxVec = kvAbsMaxAsm
+		kvQuantizeVec = kvQuantizeAsm
 	}
 }
+
+// The conversion of rows into the cache (attn_q8_store_amd64.s): it runs
+// on the step's calling goroutine for every new key and value row, while
+// the other workers wait, so the scalar Go loop cost more than its share.
+
+//go:noescape
+func kvAbsMaxAVX512(x *float32, n int) float32
+
+//go:noescape
+func kvQuantizeAVX512(dst *int8, x *float32, n int, id float32)
+
+func kvAbsMaxAsm(x []float32) float32                   { return kvAbsMaxAVX512(&x[0], len(x)) }
+func kvQuantizeAsm(dst []int8, x []float32, id float32) { kvQuantizeAVX512(&dst[0], &x[0], len(x), id) }
 
 // Each kernel takes one, two or three query heads per pass; head j's
 // queries are hd values after head j-1's, its scores ostride bytes after

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -64,6 +65,52 @@ func TestQuantizeKVRow(t *testing.T) {
 // checks what decode relies on: a head's results are the same bits alone
 // as in its group, and a position's score the same bits whatever the span
 // (a lone last position against a block of four).
+// TestQuantizeKVRowVectorMatchesGo holds the vector conversion of rows to
+// the Go loop bit for bit (values and scale), over random rows of every
+// vector size, rows with a NaN or an infinity at every place of a block,
+// zero rows and rows of a single value.
+func TestQuantizeKVRowVectorMatchesGo(t *testing.T) {
+	if kvAbsMaxVec == nil {
+		t.Skip("no vector conversion on this CPU")
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	var rows [][]float32
+	for _, hd := range []int{16, 32, 48, 64, 128, 256} {
+		for range 20 {
+			row := randomVector(r, hd)
+			for i := range row {
+				row[i] *= float32(math.Exp(4 * r.NormFloat64()))
+			}
+			rows = append(rows, row)
+		}
+		rows = append(rows, make([]float32, hd))
+		one := make([]float32, hd)
+		one[hd-1] = -3
+		rows = append(rows, one)
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		for at := range 32 {
+			row := randomVector(r, 48)
+			row[at] = bad
+			rows = append(rows, row)
+		}
+	}
+	for n, row := range rows {
+		got, want := make([]int8, len(row)), make([]int8, len(row))
+		gd := QuantizeKVRow(got, row)
+		am, qv := kvAbsMaxVec, kvQuantizeVec
+		kvAbsMaxVec, kvQuantizeVec = nil, nil
+		wd := QuantizeKVRow(want, row)
+		kvAbsMaxVec, kvQuantizeVec = am, qv
+		if math.Float32bits(gd) != math.Float32bits(wd) && !(gd != gd && wd != wd) {
+			t.Fatalf("row %d (%d values): scale %v, Go %v", n, len(row), gd, wd)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("row %d (%d values): %v, Go %v", n, len(row), got, want)
+		}
+	}
+}
+
 func TestAttnQ8MatchesReference(t *testing.T) {
 	for _, p := range q8Paths() {
 		t.Run(p.name, func(t *testing.T) {
@@ -160,6 +207,31 @@ func BenchmarkAttnQ8(b *testing.B) {
 					Softmax(scores[j*c.span : (j+1)*c.span])
 				}
 				AttnWeightedSumGroup(out, scores, hv, c.hd, c.span, c.hd, 0)
+			}
+		})
+	}
+}
+
+// BenchmarkQuantizeKVRow converts one head row of 48 and of 64 values into
+// the int8 cache, in the vector kernels and in Go.
+func BenchmarkQuantizeKVRow(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 8))
+	for _, hd := range []int{48, 64} {
+		row, dst := randomVector(r, hd), make([]int8, hd)
+		b.Run(fmt.Sprintf("hd=%d/vector", hd), func(b *testing.B) {
+			if kvAbsMaxVec == nil {
+				b.Skip("no vector conversion on this CPU")
+			}
+			for b.Loop() {
+				QuantizeKVRow(dst, row)
+			}
+		})
+		b.Run(fmt.Sprintf("hd=%d/purego", hd), func(b *testing.B) {
+			am, qv := kvAbsMaxVec, kvQuantizeVec
+			kvAbsMaxVec, kvQuantizeVec = nil, nil
+			defer func() { kvAbsMaxVec, kvQuantizeVec = am, qv }()
+			for b.Loop() {
+				QuantizeKVRow(dst, row)
 			}
 		})
 	}
