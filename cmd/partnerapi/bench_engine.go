@@ -80,13 +80,16 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	bwMB := fs.Int("bandwidth-mb", 512, "buffer size for the bandwidth probe (MB, > 256 to defeat caches)")
 	asJSON := fs.Bool("json", false, "print one JSON object per case")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
-	kvFlag := fs.String("kv-cache", model.KVF16.String(), "KV cache type: f16 or q8 (int8 rows with one scale each)")
+	kvFlag := fs.String("kv-cache", "default", "KV cache type: f16, q8 (int8 rows with one scale each) or default (q8 where the CPU has its kernels)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
 	kvType, err := model.ParseKVType(*kvFlag)
 	if err != nil {
 		return fmt.Errorf("--kv-cache: %w", err)
+	}
+	if kvType == model.KVDefault {
+		kvType = model.DefaultKVType()
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

@@ -17,6 +17,11 @@ import "math"
 // over its rows. A head's result depends only on its query and the rows,
 // never on the other heads or the span, which keeps decode batch-invariant.
 
+// Int8KVVector reports whether attention over the int8 cache has vector
+// kernels on this CPU (the avx512 family); without them the half-precision
+// cache is faster.
+func Int8KVVector() bool { return attnScoresQ8Vec != nil }
+
 // QuantizeKVRow stores src as int8 values in dst (len(src) of them) and
 // returns their scale: src[i] ≈ scale · dst[i].
 func QuantizeKVRow(dst []int8, src []float32) float32 {

@@ -36,7 +36,7 @@ type Options struct {
 	// sequences still in the batch are reused either way.
 	PrefixCache int
 	// KVCache is the KV cache element type of every sequence (the zero
-	// value: half floats; see model.KVType).
+	// value: model.DefaultKVType(), int8 where the CPU has its kernels).
 	KVCache model.KVType
 }
 

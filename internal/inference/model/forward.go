@@ -37,12 +37,15 @@ type Sequence struct {
 // NewSequence returns an empty sequence holding at most maxCtx tokens
 // (capped at the model's trained context length). The KV cache grows on
 // demand, so a large maxCtx costs nothing until it is used.
-// Its KV cache has the model's KVCache type.
+// Its KV cache has the model's KVCache type (KVDefault: DefaultKVType()).
 func (m *Model) NewSequence(maxCtx int) *Sequence { return m.newSequence(maxCtx, m.KVCache) }
 
 func (m *Model) newSequence(maxCtx int, kvType KVType) *Sequence {
 	if maxCtx <= 0 || maxCtx > m.NCtx {
 		maxCtx = m.NCtx
+	}
+	if kvType == KVDefault {
+		kvType = DefaultKVType()
 	}
 	L := m.NLayer
 	s := &Sequence{m: m, maxCtx: maxCtx, kvType: kvType, k: make([][]uint16, L), v: make([][]uint16, L),

@@ -106,11 +106,21 @@ func TestKVQ8BytesCloneRelease(t *testing.T) {
 	}
 }
 
+// TestParseKVType checks the names of the cache types, and that a sequence
+// of the default type gets DefaultKVType's.
 func TestParseKVType(t *testing.T) {
-	for _, kt := range []KVType{KVF16, KVQ8} {
+	var m *Model
+	withKVType(t, KVDefault, func() { m = openModel(t, "stories260K.gguf") })
+	if got := m.NewSequence(0).kvType; got != DefaultKVType() || got == KVDefault {
+		t.Errorf("default sequence has cache type %v, DefaultKVType %v", got, DefaultKVType())
+	}
+	for _, kt := range []KVType{KVDefault, KVF16, KVQ8} {
 		if got, err := ParseKVType(kt.String()); err != nil || got != kt {
 			t.Errorf("ParseKVType(%q) = %v, %v", kt.String(), got, err)
 		}
+	}
+	if kt, _ := ParseKVType(""); kt != KVDefault {
+		t.Errorf("ParseKVType(\"\") = %v", kt)
 	}
 	if _, err := ParseKVType("q4"); err == nil {
 		t.Error("ParseKVType accepted q4")
