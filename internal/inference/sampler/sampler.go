@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"partnerapi/internal/inference/kernels"
 )
 
 // GreedyBelow is the temperature at or below which sampling is argmax.
@@ -161,19 +163,7 @@ func (s *Sampler) penalise(logits []float32, history []int) {
 	}
 }
 
-// Argmax returns the index of the largest logit (the first on ties).
-func Argmax(logits []float32) int {
-	if len(logits) == 0 {
-		return 0
-	}
-	// The best value is kept in a register rather than reloaded (with a
-	// bounds check) from logits[best] on every step; a NaN first logit
-	// still wins, as nothing compares greater than it.
-	best, bestV := 0, logits[0]
-	for i, v := range logits {
-		if v > bestV {
-			best, bestV = i, v
-		}
-	}
-	return best
-}
+// Argmax returns the index of the largest logit (the first on ties; a NaN
+// first logit wins, later NaNs never do), in the vector kernel where the CPU
+// has it: greedy decoding scans the whole vocabulary for every token.
+func Argmax(logits []float32) int { return kernels.Argmax(logits) }
