@@ -121,9 +121,10 @@ func getScores(n int) *[]float32 {
 
 // attendGroup computes the attention of the query heads in q (heads of hd
 // values, all of one KV group) over the first span cached positions, into
-// out: the group's keys and values are rows (see kvcache.go). Each cached row is
-// read once for the heads together; a head's result does not depend on
-// which heads it is computed with (kernels.AttnScoresGroup), so the
+// out: the group's keys and values are rows, of either cache type (see
+// kvcache.go). Each cached row is read once for the heads together; a
+// head's result does not depend on which heads it is computed with
+// (kernels.AttnScoresGroup, kernels.AttnScoresGroupQ8), so the
 // single-sequence and the batched step, and any split of a group across
 // workers, produce bit-identical results.
 func attendGroup(q, out []float32, rows *kvRows, span int, scale float32, scores []float32) {
@@ -138,10 +139,10 @@ func attendGroup(q, out []float32, rows *kvRows, span int, scale float32, scores
 }
 
 // attendChunk is attendGroup over the first n of rows (a chunk of a longer
-// span), for flash-decoding (attention.go): it writes
-// each head's weighted sum over the chunk, normalised by the chunk's own
-// softmax, to out, and the log of that softmax's denominator plus its max
-// (the log-sum-exp of the head's scores over the chunk) to lse.
+// span), for flash-decoding (attention.go): it writes each head's weighted
+// sum over the chunk, normalised by the chunk's own softmax, to out, and
+// the log of that softmax's denominator plus its max (the log-sum-exp of
+// the head's scores over the chunk) to lse.
 //
 // The softmax kernel does not return its denominator, so it is recovered
 // from one position p whose weight w_p = exp(s_p − lse) is not small: the
