@@ -19,7 +19,8 @@ import (
 // KV head's rows for all positions, and a contiguous stream is what the
 // hardware prefetcher follows at full speed; position-major rows, where a
 // group's 128 bytes sit in every KVDim-wide row, took 1.75× as long for a
-// 10-stream 135M step (BenchmarkAttnDecodeStep, measured both ways).
+// 10-stream 135M step (BenchmarkAttnDecodeStep, measured both ways). The
+// int8 cache has the same layout, its row scales at h·kvCap + position.
 
 // KVType is the element type of a sequence's KV cache.
 type KVType uint8
