@@ -15,6 +15,7 @@ import (
 	"partnerapi/internal/assistant/assistantsql"
 	"partnerapi/internal/assistant/chatapi"
 	"partnerapi/internal/inference/local"
+	"partnerapi/internal/inference/model"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
@@ -25,6 +26,7 @@ type assistantModule struct {
 	modelIDs                       string
 	maxContext                     int
 	concurrency                    int
+	kvCache                        string
 	upstreams                      upstreamFlag
 }
 
@@ -38,6 +40,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
+	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has AVX-512)")
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL: serve model NAME from an OpenAI-compatible server (repeatable)")
 	assistantGRPCFlags.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
@@ -50,7 +53,11 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	if m.modelIDs != "" && m.modelIDs != "versioned" && m.modelIDs != "bare" {
 		return built{}, fmt.Errorf("--assistant-model-ids: want versioned or bare, got %q", m.modelIDs)
 	}
-	engine, err := openEngine(d.modelsDir, local.Options{MaxContext: m.maxContext, Concurrency: m.concurrency})
+	kvCache, err := model.ParseKVType(m.kvCache)
+	if err != nil {
+		return built{}, fmt.Errorf("--assistant-kv-cache: %w", err)
+	}
+	engine, err := openEngine(d.modelsDir, local.Options{MaxContext: m.maxContext, Concurrency: m.concurrency, KVCache: kvCache})
 	if err != nil {
 		return built{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/local"
+	"partnerapi/internal/inference/model"
 )
 
 func init() { benchmarks["engine"] = runBenchEngine }
@@ -59,6 +60,8 @@ type engineResult struct {
 	// Kernels names the kernel family that ran (kernels.ISA: avx512-vnni,
 	// avx2 or purego), which PARTNERAPI_KERNELS can force.
 	Kernels string `json:"kernels"`
+	// KVCache is the KV cache type (f16 or q8).
+	KVCache string `json:"kv_cache"`
 }
 
 // runBenchEngine is `partnerapi bench engine`: prefill and decode tok/s of
@@ -77,8 +80,16 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	bwMB := fs.Int("bandwidth-mb", 512, "buffer size for the bandwidth probe (MB, > 256 to defeat caches)")
 	asJSON := fs.Bool("json", false, "print one JSON object per case")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
+	kvFlag := fs.String("kv-cache", "default", "KV cache type: f16, q8 (int8 rows with one scale each) or default (q8 where the CPU has its kernels)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
+	}
+	kvType, err := model.ParseKVType(*kvFlag)
+	if err != nil {
+		return fmt.Errorf("--kv-cache: %w", err)
+	}
+	if kvType == model.KVDefault {
+		kvType = model.DefaultKVType()
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -127,7 +138,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	}
 	defer os.RemoveAll(tmp)
 	if !*asJSON {
-		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family)\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv)
+		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType)
 		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "GB/s", "roofline")
 	}
 	probe := newBandwidthProbe(*bwMB << 20)
@@ -137,7 +148,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			err := benchEngineCase(ctx, tmp, sh, typ, *prompt, *gen, *repeat, streams, func(res engineResult) error {
+			err := benchEngineCase(ctx, tmp, sh, typ, kvType, *prompt, *gen, *repeat, streams, func(res engineResult) error {
 				// Bandwidth is probed before the run and again after each
 				// case, and the best figure so far is the roofline: the
 				// available bandwidth of a shared machine drifts with its
@@ -172,7 +183,7 @@ func findShape(name string) (engineShape, bool) {
 
 // benchEngineCase writes one random-weight model, serves it with the local
 // engine and reports a result per stream count.
-func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, prompt, gen, repeat int, streams []int, report func(engineResult) error) error {
+func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, kvType model.KVType, prompt, gen, repeat int, streams []int, report func(engineResult) error) error {
 	name := sh.name + "-" + strings.ToLower(typ.String())
 	caseDir := filepath.Join(dir, name)
 	if err := os.Mkdir(caseDir, 0o755); err != nil {
@@ -189,13 +200,13 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	if err := writeEngineGGUF(filepath.Join(caseDir, name+".gguf"), sh, typ, ctxLen); err != nil {
 		return err
 	}
-	e, err := local.Open(caseDir, local.Options{Concurrency: maxStreams, QueueDepth: maxStreams, PrefixCache: -1})
+	e, err := local.Open(caseDir, local.Options{Concurrency: maxStreams, QueueDepth: maxStreams, PrefixCache: -1, KVCache: kvType})
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	m, _ := e.Model(name)
-	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA()}
+	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), KVCache: kvType.String()}
 	// Decode reads every layer matrix and the output projection once per
 	// step; norms and the embedding rows are noise.
 	res.WeightBytesToken = int64(len(m.Net.Output.Data))

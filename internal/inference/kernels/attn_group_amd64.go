@@ -59,6 +59,9 @@ func attnWeightedSumF16x4AVX512(out *float32, o1, o2, o3 int, w0, w1, w2, w3 *fl
 //go:noescape
 func attnWeightedSumF16x3AVX512(out *float32, o1, o2 int, w0, w1, w2 *float32, v *uint16, stride, hd, n int)
 
+//go:noescape
+func attnWeightedSumF16x1AVX512(out *float32, w *float32, v *uint16, stride, hd, n int)
+
 // The AVX-512 scores (attn_scores512_amd64.s), chosen with the wide weighted
 // sums, take one, two or three heads per pass over blocks of eight
 // positions. Their scores are not bit-identical to the AVX2 kernels' (the
@@ -144,8 +147,14 @@ func attnScoresGroupWide(scores, q []float32, keys []uint16, hd, span, stride in
 func attnWeightedSumGroupAsm(out, w []float32, values []uint16, hd, span, stride int) {
 	g := len(out) / hd
 	if g == 1 {
-		// See attnScoresGroupAsm; bit-identical to both families.
-		attnWeightedSumF16x1AVX2(&out[0], &w[0], &values[0], stride, hd, span)
+		// See attnScoresGroupAsm; bit-identical to both families. The
+		// AVX-512 form walks the positions once for up to 64 values (the
+		// AVX2 one twice for a head of 48).
+		if attnWideSums {
+			attnWeightedSumF16x1AVX512(&out[0], &w[0], &values[0], stride, hd, span)
+		} else {
+			attnWeightedSumF16x1AVX2(&out[0], &w[0], &values[0], stride, hd, span)
+		}
 		return
 	}
 	x4, x3 := attnWeightedSumF16x4AVX2, attnWeightedSumF16x3AVX2

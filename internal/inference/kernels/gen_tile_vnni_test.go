@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestGeneratedVNNITilesUpToDate regenerates the VNNI tile assembly and the
-// packed kernels into a temporary directory and compares them with the
+// TestGeneratedVNNITilesUpToDate regenerates the VNNI tile assembly, the
+// packed kernels and the int8 attention kernels into a temporary directory and compares them with the
 // committed files, so an edit of the generated files or of a generator
 // alone cannot land unnoticed.
 func TestGeneratedVNNITilesUpToDate(t *testing.T) {
@@ -18,12 +18,13 @@ func TestGeneratedVNNITilesUpToDate(t *testing.T) {
 		t.Skip("python3 not installed: cannot check the generated VNNI tiles")
 	}
 	dir := t.TempDir()
-	for _, gen := range []string{"gen_tile_vnni.py", "gen_tile_packed.py"} {
+	for _, gen := range []string{"gen_tile_vnni.py", "gen_tile_packed.py", "gen_attn_q8.py"} {
 		if out, err := exec.Command(py, gen, dir).CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", gen, err, out)
 		}
 	}
-	for _, name := range []string{"tile_vnni_q8_0_amd64.s", "tile_vnni_q4_0_amd64.s", "tile_packed_q8_0_amd64.s", "tile_packed_q4_0_amd64.s"} {
+	for _, name := range []string{"tile_vnni_q8_0_amd64.s", "tile_vnni_q4_0_amd64.s", "tile_packed_q8_0_amd64.s", "tile_packed_q4_0_amd64.s",
+		"attn_q8_scores_amd64.s", "attn_q8_sums_amd64.s"} {
 		want, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

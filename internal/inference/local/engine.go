@@ -14,6 +14,7 @@ import (
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/inference/chattemplate"
 	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/model"
 )
 
 // Options configure an Engine.
@@ -34,6 +35,9 @@ type Options struct {
 	// for prefix reuse (default 4; negative: none). Prefixes shared with
 	// sequences still in the batch are reused either way.
 	PrefixCache int
+	// KVCache is the KV cache element type of every sequence (the zero
+	// value: model.DefaultKVType(), int8 where the CPU has its kernels).
+	KVCache model.KVType
 }
 
 // Manifest is the optional NAME.json beside NAME.gguf.
@@ -146,6 +150,7 @@ func openServed(path string, opts Options) (*served, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Net.KVCache = opts.KVCache
 	if man.ChatTemplate != "" {
 		if m.Template, err = chattemplate.Parse(man.ChatTemplate); err != nil {
 			m.Close()

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/inference/model"
 	"partnerapi/internal/testenv"
 )
 
@@ -41,6 +42,9 @@ func modelsDir(t *testing.T, manifest string) string {
 
 func openEngine(t *testing.T, manifest string, opts Options) *Engine {
 	t.Helper()
+	if opts.KVCache == model.KVDefault {
+		opts.KVCache = testKVCache
+	}
 	e, err := Open(modelsDir(t, manifest), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -155,8 +155,7 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 		}
 		for i, s := range seqs {
 			lo, hi := b.seqStart[i], b.seqStart[i+1]
-			s.storeKV(s.k[l], b.kb[lo*KV:hi*KV], s.pos)
-			s.storeKV(s.v[l], b.vb[lo*KV:hi*KV], s.pos)
+			s.storeKV(l, b.kb[lo*KV:hi*KV], b.vb[lo*KV:hi*KV], s.pos)
 		}
 		b.layer = l
 		kernels.ParallelFor(b.prepareAttention(), attentionWork(rows*m.NHead, b.maxSpan, m.HeadDim), b.attendFn)

@@ -20,6 +20,7 @@ func openSynthetic(t testing.TB, cfg synthConfig, seed uint64) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.KVCache = testKVType
 	return m
 }
 

@@ -21,6 +21,10 @@ type Sequence struct {
 	pos    int
 	k, v   [][]uint16 // per layer: the KV cache (kvcache.go)
 	kvCap  int        // positions each layer's cache has room for
+	kvType KVType     // the cache's element type, fixed at creation
+	// With kvType KVQ8, per layer: the int8 rows and their scales.
+	kq, vq [][]int8
+	ks, vs [][]float32
 
 	ropeCos, ropeSin []float32 // per chunk row: cos/sin of each rotation angle
 	invFreq          []float64
@@ -33,11 +37,19 @@ type Sequence struct {
 // NewSequence returns an empty sequence holding at most maxCtx tokens
 // (capped at the model's trained context length). The KV cache grows on
 // demand, so a large maxCtx costs nothing until it is used.
-func (m *Model) NewSequence(maxCtx int) *Sequence {
+// Its KV cache has the model's KVCache type (KVDefault: DefaultKVType()).
+func (m *Model) NewSequence(maxCtx int) *Sequence { return m.newSequence(maxCtx, m.KVCache) }
+
+func (m *Model) newSequence(maxCtx int, kvType KVType) *Sequence {
 	if maxCtx <= 0 || maxCtx > m.NCtx {
 		maxCtx = m.NCtx
 	}
-	s := &Sequence{m: m, maxCtx: maxCtx, k: make([][]uint16, m.NLayer), v: make([][]uint16, m.NLayer)}
+	if kvType == KVDefault {
+		kvType = DefaultKVType()
+	}
+	L := m.NLayer
+	s := &Sequence{m: m, maxCtx: maxCtx, kvType: kvType, k: make([][]uint16, L), v: make([][]uint16, L),
+		kq: make([][]int8, L), vq: make([][]int8, L), ks: make([][]float32, L), vs: make([][]float32, L)}
 	s.invFreq = make([]float64, m.NRot/2)
 	for i := range s.invFreq {
 		s.invFreq[i] = math.Pow(m.RopeBase, -2*float64(i)/float64(m.NRot)) * m.RopeFreqSc

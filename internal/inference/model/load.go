@@ -53,6 +53,9 @@ type Model struct {
 	OutputNorm []float32
 	Output     kernels.Matrix
 	Layers     []Layer
+	// KVCache is the KV cache type of the sequences NewSequence makes from
+	// now on (those made earlier keep theirs); set it before use.
+	KVCache KVType
 }
 
 // Load builds a Model over the tensors of f. The weights are views into f's

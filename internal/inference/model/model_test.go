@@ -26,6 +26,7 @@ func openModel(t testing.TB, name string) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.KVCache = testKVType
 	return m
 }
 

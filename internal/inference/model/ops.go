@@ -121,28 +121,28 @@ func getScores(n int) *[]float32 {
 
 // attendGroup computes the attention of the query heads in q (heads of hd
 // values, all of one KV group) over the first span cached positions, into
-// out: the group's keys and values are the rows of hd values at value
-// offset off of the layer's caches (see kvcache.go). Each cached row is
-// read once for the heads together; a head's result does not depend on
-// which heads it is computed with (kernels.AttnScoresGroup), so the
+// out: the group's keys and values are rows, of either cache type (see
+// kvcache.go). Each cached row is read once for the heads together; a
+// head's result does not depend on which heads it is computed with
+// (kernels.AttnScoresGroup, kernels.AttnScoresGroupQ8), so the
 // single-sequence and the batched step, and any split of a group across
 // workers, produce bit-identical results.
-func attendGroup(q, out []float32, keys, values []uint16, hd, span, off int, scale float32, scores []float32) {
-	g := len(q) / hd
+func attendGroup(q, out []float32, rows *kvRows, span int, scale float32, scores []float32) {
+	g := len(q) / rows.hd
 	_ = scores[g*span-1] // within the length asked for, not just the pooled capacity
 	sc := scores[:g*span]
-	kernels.AttnScoresGroup(sc, q, keys, values, hd, span, hd, off, scale)
+	rows.scores(sc, q, span, scale)
 	for j := range g {
 		kernels.Softmax(sc[j*span : (j+1)*span])
 	}
-	kernels.AttnWeightedSumGroup(out, sc, values, hd, span, hd, off)
+	rows.weightedSum(out, sc, span)
 }
 
-// attendChunk is attendGroup over n positions (a chunk of a longer span)
-// starting at value offset off, for flash-decoding (attention.go): it writes
-// each head's weighted sum over the chunk, normalised by the chunk's own
-// softmax, to out, and the log of that softmax's denominator plus its max
-// (the log-sum-exp of the head's scores over the chunk) to lse.
+// attendChunk is attendGroup over the first n of rows (a chunk of a longer
+// span), for flash-decoding (attention.go): it writes each head's weighted
+// sum over the chunk, normalised by the chunk's own softmax, to out, and
+// the log of that softmax's denominator plus its max (the log-sum-exp of
+// the head's scores over the chunk) to lse.
 //
 // The softmax kernel does not return its denominator, so it is recovered
 // from one position p whose weight w_p = exp(s_p − lse) is not small: the
@@ -150,12 +150,12 @@ func attendGroup(q, out []float32, keys, values []uint16, hd, span, off int, sca
 // least the mean 1/n, so there is one), lse = s_p − log w_p. The kernel's
 // exp is accurate to a few ulps, so this costs no precision that matters
 // while the scan usually stops at the first position.
-func attendChunk(q, out []float32, lse []float64, keys, values []uint16, hd, n, off int, scale float32, scores []float32) {
-	g := len(q) / hd
+func attendChunk(q, out []float32, lse []float64, rows *kvRows, n int, scale float32, scores []float32) {
+	g := len(q) / rows.hd
 	_ = scores[2*g*n-1] // within the length asked for, not just the pooled capacity
 	sc := scores[:g*n]
 	raw := scores[g*n : 2*g*n]
-	kernels.AttnScoresGroup(sc, q, keys, values, hd, n, hd, off, scale)
+	rows.scores(sc, q, n, scale)
 	copy(raw, sc)
 	floor := 0.5 / float32(n)
 	for j := range g {
@@ -167,5 +167,5 @@ func attendChunk(q, out []float32, lse []float64, keys, values []uint16, hd, n, 
 		}
 		lse[j] = float64(raw[j*n+p]) - math.Log(float64(w[p]))
 	}
-	kernels.AttnWeightedSumGroup(out, sc, values, hd, n, hd, off)
+	rows.weightedSum(out, sc, n)
 }

@@ -75,7 +75,8 @@ func TestStories260KQuantised(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantDown := gguf.F32 // ffn_down rows are 172 long: no 32-blocks
+			m.KVCache = testKVType // the tolerances are those of the half-precision cache
+			wantDown := gguf.F32   // ffn_down rows are 172 long: no 32-blocks
 			if tc.typ.BlockSize() == 1 {
 				wantDown = tc.typ
 			}

@@ -324,6 +324,7 @@ func TestForwardMatchesReferenceImplementation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			m.KVCache = testKVType // the tolerances are those of the half-precision cache
 			want := referenceLogits(t, f, tokens)
 			// Batched prompt and token-by-token decoding both match.
 			got, err := m.NewSequence(0).Forward(tokens)
@@ -387,6 +388,7 @@ func TestQuantisedModelsTrackF32(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			m.KVCache = testKVType // the tolerances are those of the half-precision cache
 			got, err := m.NewSequence(0).Forward(tokens)
 			if err != nil {
 				t.Fatal(err)

@@ -1,0 +1,144 @@
+package kernels
+
+import "math"
+
+// Attention over an int8 KV cache, the compact alternative to the
+// half-precision one (llama.cpp offers q8_0 for the same reason with
+// --cache-type-k/v). Decode reads every cached row of every sequence for
+// every token; ten streams of the 15M shape at ~320 positions read more KV
+// bytes per step than weight bytes. Here a cached head row is hd int8
+// values and one float32 scale (absmax / 127, as Q8_0 blocks have), hd + 4
+// bytes instead of 2·hd: 0.54× for heads of 48 values, 0.53× for 64. One
+// scale per row rather than per 32 values keeps heads of 48 (the 15M shape)
+// whole and the kernels simple; the error is that of Q8_0 over a block of
+// hd values. On one goroutine, the attention of a ten-stream step at 320
+// positions (BenchmarkAttnQ8DecodeStep, loaded host) took 0.63–0.65 ms over
+// this cache against 1.5–1.9 ms over half floats for the 15M shape (its
+// 12 MB of rows stay in the L3 cache beside the weights, the 22 MB of
+// halves do not), 5.6 against 7.4 ms for SmolLM2-135M.
+//
+// The vector kernels take up to three query heads of a KV group per pass
+// over its rows. A head's result depends only on its query and the rows,
+// never on the other heads or the span, which keeps decode batch-invariant.
+
+// Int8KVVector reports whether attention over the int8 cache has vector
+// kernels on this CPU (the avx512 family); without them the half-precision
+// cache is faster.
+func Int8KVVector() bool { return attnScoresQ8Vec != nil }
+
+// QuantizeKVRow stores src as int8 values in dst (len(src) of them) and
+// returns their scale: src[i] ≈ scale · dst[i].
+func QuantizeKVRow(dst []int8, src []float32) float32 {
+	dst = dst[:len(src)]
+	vec := kvAbsMaxVec != nil && len(src) >= groupVecMinDim && len(src)%groupVecMinDim == 0
+	var amax float32
+	if vec {
+		amax = kvAbsMaxVec(src)
+	} else {
+		for _, v := range src {
+			amax = max(amax, abs32(v))
+		}
+	}
+	if amax == 0 || amax != amax || amax > math.MaxFloat32 {
+		// An all-zero row, or one no scale describes (NaN or infinity,
+		// which the half-precision cache would keep): zero values with a
+		// NaN scale carry the NaN into the scores as F16 would.
+		clear(dst)
+		if amax == 0 {
+			return 0
+		}
+		return float32(math.NaN())
+	}
+	d := amax / 127
+	id := 127 / amax
+	if vec {
+		kvQuantizeVec(dst, src, id)
+		return d
+	}
+	for i, v := range src {
+		dst[i] = int8(math.RoundToEven(float64(v * id)))
+	}
+	return d
+}
+
+// AttnScoresGroupQ8 sets scores[j·span+p] = scale · kscale[p] · (q_j · key p)
+// for every query head j < len(q)/hd and position p < span, where key p is
+// the hd int8 values keys[p·hd:] (rows contiguous). values, when not nil, is
+// the value rows the weighted sum reads next; the vector kernel asks for
+// them while it walks the keys.
+func AttnScoresGroupQ8(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32) {
+	g := len(q) / hd
+	if span == 0 || g == 0 {
+		return
+	}
+	scores = scores[:g*span]
+	keys = keys[:span*hd]
+	kscale = kscale[:span]
+	if values == nil {
+		values = keys
+	}
+	values = values[:span*hd]
+	if hd%groupVecMinDim == 0 && attnScoresQ8Vec != nil {
+		attnScoresQ8Vec(scores, q[:g*hd], keys, kscale, values, hd, span, scale)
+		return
+	}
+	for j := range g {
+		attnScoresQ8Go(scores[j*span:(j+1)*span], q[j*hd:(j+1)*hd], keys, kscale, hd, span, scale)
+	}
+}
+
+// AttnWeightedSumGroupQ8 sets out[j·hd:(j+1)·hd] = Σ_p (w[j·span+p] ·
+// vscale[p]) · value p for every head j < len(out)/hd, where value p is the
+// hd int8 values values[p·hd:].
+func AttnWeightedSumGroupQ8(out, w []float32, values []int8, vscale []float32, hd, span int) {
+	g := len(out) / hd
+	if g == 0 {
+		return
+	}
+	out = out[:g*hd]
+	if span == 0 {
+		clear(out)
+		return
+	}
+	w = w[:g*span]
+	values = values[:span*hd]
+	vscale = vscale[:span]
+	if hd%groupVecMinDim == 0 && attnWeightedSumQ8Vec != nil {
+		attnWeightedSumQ8Vec(out, w, values, vscale, hd, span)
+		return
+	}
+	for j := range g {
+		attnWeightedSumQ8Go(out[j*hd:(j+1)*hd], w[j*span:(j+1)*span], values, vscale, hd, span)
+	}
+}
+
+// Vector implementations chosen at init (attn_q8_amd64.go); nil where no
+// assembly exists. They get all heads of a group, lengths checked above.
+var (
+	attnScoresQ8Vec      func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32)
+	attnWeightedSumQ8Vec func(out, w []float32, values []int8, vscale []float32, hd, span int)
+	kvAbsMaxVec          func(x []float32) float32
+	kvQuantizeVec        func(dst []int8, x []float32, id float32)
+)
+
+func attnScoresQ8Go(scores, q []float32, keys []int8, kscale []float32, hd, span int, scale float32) {
+	for p := range span {
+		k := keys[p*hd : (p+1)*hd]
+		var s float32
+		for i, v := range k {
+			s += q[i] * float32(v)
+		}
+		scores[p] = s * scale * kscale[p]
+	}
+}
+
+func attnWeightedSumQ8Go(out, w []float32, values []int8, vscale []float32, hd, span int) {
+	clear(out)
+	for p := range span {
+		c := w[p] * vscale[p]
+		v := values[p*hd : (p+1)*hd]
+		for i, x := range v {
+			out[i] += c * float32(x)
+		}
+	}
+}

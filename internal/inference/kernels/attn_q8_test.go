@@ -1,0 +1,288 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// q8Paths lists the ways this machine runs attention over the int8 cache:
+// the vector kernels where the CPU has them, and the Go ones.
+func q8Paths() []attnPath {
+	goPath := attnPath{name: "purego", use: func() func() {
+		s, w := attnScoresQ8Vec, attnWeightedSumQ8Vec
+		attnScoresQ8Vec, attnWeightedSumQ8Vec = nil, nil
+		return func() { attnScoresQ8Vec, attnWeightedSumQ8Vec = s, w }
+	}}
+	if attnScoresQ8Vec == nil {
+		return []attnPath{goPath}
+	}
+	return []attnPath{{name: "vector", use: func() func() { return func() {} }}, goPath}
+}
+
+// q8Cache returns span random head rows of hd values quantised as the model
+// stores them, and their dequantised values.
+func q8Cache(r *rand.Rand, span, hd int) ([]int8, []float32, []float32) {
+	q, s, wide := make([]int8, span*hd), make([]float32, span), make([]float32, span*hd)
+	for p := range span {
+		row := randomVector(r, hd)
+		s[p] = QuantizeKVRow(q[p*hd:(p+1)*hd], row)
+		for i := range hd {
+			wide[p*hd+i] = s[p] * float32(q[p*hd+i])
+		}
+	}
+	return q, s, wide
+}
+
+// TestQuantizeKVRow checks the round trip of a row to half a step of its
+// scale, zero rows, and that a NaN reaches the scale.
+func TestQuantizeKVRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, hd := range []int{16, 48, 64, 128} {
+		src, dst := randomVector(r, hd), make([]int8, hd)
+		src[3] *= 40
+		d := QuantizeKVRow(dst, src)
+		for i, v := range src {
+			if math.Abs(float64(v-d*float32(dst[i]))) > 0.5001*float64(d) {
+				t.Fatalf("hd=%d: value %d is %v, stored as %d × %v", hd, i, v, dst[i], d)
+			}
+		}
+	}
+	if d := QuantizeKVRow(make([]int8, 16), make([]float32, 16)); d != 0 {
+		t.Fatalf("zero row: scale %v", d)
+	}
+	row := make([]float32, 16)
+	row[5] = float32(math.NaN())
+	if d := QuantizeKVRow(make([]int8, 16), row); d == d {
+		t.Fatalf("NaN row: scale %v", d)
+	}
+}
+
+// TestAttnQ8MatchesReference holds every path's scores and weighted sums
+// over the int8 cache to a float64 reference over the dequantised rows, and
+// checks what decode relies on: a head's results are the same bits alone
+// as in its group, and a position's score the same bits whatever the span
+// (a lone last position against a block of four).
+// TestQuantizeKVRowVectorMatchesGo holds the vector conversion of rows to
+// the Go loop bit for bit (values and scale), over random rows of every
+// vector size, rows with a NaN or an infinity at every place of a block,
+// zero rows and rows of a single value.
+func TestQuantizeKVRowVectorMatchesGo(t *testing.T) {
+	if kvAbsMaxVec == nil {
+		t.Skip("no vector conversion on this CPU")
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	var rows [][]float32
+	for _, hd := range []int{16, 32, 48, 64, 128, 256} {
+		for range 20 {
+			row := randomVector(r, hd)
+			for i := range row {
+				row[i] *= float32(math.Exp(4 * r.NormFloat64()))
+			}
+			rows = append(rows, row)
+		}
+		rows = append(rows, make([]float32, hd))
+		one := make([]float32, hd)
+		one[hd-1] = -3
+		rows = append(rows, one)
+	}
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		for at := range 32 {
+			row := randomVector(r, 48)
+			row[at] = bad
+			rows = append(rows, row)
+		}
+	}
+	for n, row := range rows {
+		got, want := make([]int8, len(row)), make([]int8, len(row))
+		gd := QuantizeKVRow(got, row)
+		am, qv := kvAbsMaxVec, kvQuantizeVec
+		kvAbsMaxVec, kvQuantizeVec = nil, nil
+		wd := QuantizeKVRow(want, row)
+		kvAbsMaxVec, kvQuantizeVec = am, qv
+		if math.Float32bits(gd) != math.Float32bits(wd) && !(gd != gd && wd != wd) {
+			t.Fatalf("row %d (%d values): scale %v, Go %v", n, len(row), gd, wd)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("row %d (%d values): %v, Go %v", n, len(row), got, want)
+		}
+	}
+}
+
+func TestAttnQ8MatchesReference(t *testing.T) {
+	for _, p := range q8Paths() {
+		t.Run(p.name, func(t *testing.T) {
+			defer p.use()()
+			testAttnQ8MatchesReference(t)
+		})
+	}
+}
+
+func testAttnQ8MatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	const maxSpan = 37
+	for _, hd := range []int{16, 32, 48, 64, 80, 128} {
+		keys, ks, wideK := q8Cache(r, maxSpan, hd)
+		values, vs, wideV := q8Cache(r, maxSpan, hd)
+		for _, g := range []int{1, 2, 3, 4, 5, 7} {
+			q := randomVector(r, g*hd)
+			full := make([]float32, g*maxSpan)
+			AttnScoresGroupQ8(full, q, keys, ks, values, hd, maxSpan, 0.125)
+			for _, span := range []int{1, 2, 3, 4, 5, 8, 9, 31, maxSpan} {
+				name := fmt.Sprintf("hd=%d/g=%d/span=%d", hd, g, span)
+				scores := withGuard(g * span)
+				AttnScoresGroupQ8(scores, q, keys, ks, values, hd, span, 0.125)
+				checkGuard(t, name, scores)
+				w := randomVector(r, g*span)
+				out := make([]float32, g*hd)
+				AttnWeightedSumGroupQ8(out, w, values, vs, hd, span)
+				for j := range g {
+					alone, aloneOut := make([]float32, span), make([]float32, hd)
+					AttnScoresGroupQ8(alone, q[j*hd:(j+1)*hd], keys, ks, nil, hd, span, 0.125)
+					AttnWeightedSumGroupQ8(aloneOut, w[j*span:(j+1)*span], values, vs, hd, span)
+					for p := range span {
+						var ref float64
+						for i := range hd {
+							ref += float64(q[j*hd+i]) * float64(wideK[p*hd+i])
+						}
+						ref *= 0.125
+						got := scores[j*span+p]
+						if !near(float64(got), ref) {
+							t.Fatalf("%s: head %d score %d = %v, want %v", name, j, p, got, ref)
+						}
+						if math.Float32bits(got) != math.Float32bits(full[j*maxSpan+p]) || math.Float32bits(got) != math.Float32bits(alone[p]) {
+							t.Fatalf("%s: head %d score %d = %v, over span %d %v, alone %v", name, j, p, got, maxSpan, full[j*maxSpan+p], alone[p])
+						}
+					}
+					for i := range hd {
+						var ref float64
+						for p := range span {
+							ref += float64(w[j*span+p]) * float64(wideV[p*hd+i])
+						}
+						got := out[j*hd+i]
+						if !near(float64(got), ref) {
+							t.Fatalf("%s: head %d out[%d] = %v, want %v", name, j, i, got, ref)
+						}
+						if math.Float32bits(got) != math.Float32bits(aloneOut[i]) {
+							t.Fatalf("%s: head %d out[%d] = %v in the group, %v alone", name, j, i, got, aloneOut[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkAttnQ8 times scores, softmax and weighted sum of one KV group
+// over 320 cached positions for the shapes of stories15M (one head of 48)
+// and SmolLM2-135M (three heads of 64), over the int8 cache and, for
+// comparison in the same run, the half-precision one (whichever family
+// PARTNERAPI_KERNELS chose).
+func BenchmarkAttnQ8(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 7))
+	for _, c := range []struct{ hd, g, span int }{{48, 1, 320}, {64, 3, 320}} {
+		keys, ks, _ := q8Cache(r, c.span, c.hd)
+		values, vs, _ := q8Cache(r, c.span, c.hd)
+		hk, hv := halfVector(r, c.span*c.hd), halfVector(r, c.span*c.hd)
+		q, out := randomVector(r, c.g*c.hd), make([]float32, c.g*c.hd)
+		scores := make([]float32, c.g*c.span)
+		for _, p := range q8Paths() {
+			b.Run(fmt.Sprintf("hd=%d/g=%d/q8-%s", c.hd, c.g, p.name), func(b *testing.B) {
+				defer p.use()()
+				for b.Loop() {
+					AttnScoresGroupQ8(scores, q, keys, ks, values, c.hd, c.span, 0.125)
+					for j := range c.g {
+						Softmax(scores[j*c.span : (j+1)*c.span])
+					}
+					AttnWeightedSumGroupQ8(out, scores, values, vs, c.hd, c.span)
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("hd=%d/g=%d/f16", c.hd, c.g), func(b *testing.B) {
+			for b.Loop() {
+				AttnScoresGroup(scores, q, hk, hv, c.hd, c.span, c.hd, 0, 0.125)
+				for j := range c.g {
+					Softmax(scores[j*c.span : (j+1)*c.span])
+				}
+				AttnWeightedSumGroup(out, scores, hv, c.hd, c.span, c.hd, 0)
+			}
+		})
+	}
+}
+
+// BenchmarkQuantizeKVRow converts one head row of 48 and of 64 values into
+// the int8 cache, in the vector kernels and in Go.
+func BenchmarkQuantizeKVRow(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 8))
+	for _, hd := range []int{48, 64} {
+		row, dst := randomVector(r, hd), make([]int8, hd)
+		b.Run(fmt.Sprintf("hd=%d/vector", hd), func(b *testing.B) {
+			if kvAbsMaxVec == nil {
+				b.Skip("no vector conversion on this CPU")
+			}
+			for b.Loop() {
+				QuantizeKVRow(dst, row)
+			}
+		})
+		b.Run(fmt.Sprintf("hd=%d/purego", hd), func(b *testing.B) {
+			am, qv := kvAbsMaxVec, kvQuantizeVec
+			kvAbsMaxVec, kvQuantizeVec = nil, nil
+			defer func() { kvAbsMaxVec, kvQuantizeVec = am, qv }()
+			for b.Loop() {
+				QuantizeKVRow(dst, row)
+			}
+		})
+	}
+}
+
+// BenchmarkAttnQ8DecodeStep measures the attention of one batched decode
+// step of ten streams at 320 cached positions over the int8 and the
+// half-precision cache, every layer's cache of every sequence once (more
+// than the L2 caches hold, as in the engine), on one goroutine: stories15M
+// (6 layers, 6 heads of 48, no grouping) and SmolLM2-135M (30 layers, 9
+// query heads over 3 KV heads of 64).
+func BenchmarkAttnQ8DecodeStep(b *testing.B) {
+	const span, seqs = 320, 10
+	for _, shape := range []struct {
+		name                   string
+		layers, kvHeads, g, hd int
+	}{{"15m", 6, 6, 1, 48}, {"135m", 30, 3, 3, 64}} {
+		r := rand.New(rand.NewPCG(1, 9))
+		hd, g := shape.hd, shape.g
+		caches := seqs * shape.layers * shape.kvHeads
+		k8, v8 := make([][]int8, caches), make([][]int8, caches)
+		ks, vs := make([][]float32, caches), make([][]float32, caches)
+		k16, v16 := make([][]uint16, caches), make([][]uint16, caches)
+		for i := range caches {
+			k8[i], ks[i], _ = q8Cache(r, span, hd)
+			v8[i], vs[i], _ = q8Cache(r, span, hd)
+			k16[i], v16[i] = halfVector(r, span*hd), halfVector(r, span*hd)
+		}
+		q, out := randomVector(r, g*hd), make([]float32, g*hd)
+		scores := make([]float32, g*span)
+		b.Run(shape.name+"/q8", func(b *testing.B) {
+			for b.Loop() {
+				for i := range caches {
+					AttnScoresGroupQ8(scores, q, k8[i], ks[i], v8[i], hd, span, 0.125)
+					for j := range g {
+						Softmax(scores[j*span : (j+1)*span])
+					}
+					AttnWeightedSumGroupQ8(out, scores, v8[i], vs[i], hd, span)
+				}
+			}
+		})
+		b.Run(shape.name+"/f16", func(b *testing.B) {
+			for b.Loop() {
+				for i := range caches {
+					AttnScoresGroup(scores, q, k16[i], v16[i], hd, span, hd, 0, 0.125)
+					for j := range g {
+						Softmax(scores[j*span : (j+1)*span])
+					}
+					AttnWeightedSumGroup(out, scores, v16[i], hd, span, hd, 0)
+				}
+			}
+		})
+	}
+}
