@@ -64,6 +64,10 @@ type workerPool struct {
 	// wakes it.
 	callerParked atomic.Bool
 	callerWake   chan struct{}
+	// hint is the next product's weights (Prefetch); callerCursor is the
+	// caller's progress through it (only the holder of mu touches it).
+	hint         atomic.Pointer[PrefetchHint]
+	callerCursor prefetchCursor
 }
 
 func newWorkerPool(n int) *workerPool {
@@ -80,12 +84,16 @@ func newWorkerPool(n int) *workerPool {
 // wakes it.
 func (p *workerPool) serve(w *poolWorker) {
 	var last *poolJob
+	var cur prefetchCursor
 	for {
 		if j := p.job.Load(); j != last {
 			last = j
 			p.work(j, w.id)
 			continue
 		}
+		// Before spinning, read this worker's share of the next product's
+		// weights (prefetch.go), stopping as soon as a region starts.
+		cur.run(p.hint.Load(), w.id, p.n, func() bool { return p.job.Load() != last })
 		if p.spinUntilNewJob(last) {
 			continue
 		}
@@ -205,6 +213,12 @@ func poolParallelFor(n, work int, fn func(lo, hi int)) {
 		}
 	}
 	p.work(j, 0)
+	if j.done.Load() == j.n {
+		return
+	}
+	// While the last chunks run elsewhere, read the caller's share of the
+	// next product's weights (prefetch.go).
+	p.callerCursor.run(p.hint.Load(), 0, p.n, func() bool { return j.done.Load() == j.n })
 	if j.done.Load() == j.n {
 		return
 	}

@@ -1,0 +1,133 @@
+package kernels
+
+import "sync/atomic"
+
+// Prefetching the next product's weights while a core is idle.
+//
+// A single-stream decode step of a small model (SmolLM2-135M: some 210
+// products of a few hundred kilobytes each) leaves the memory bus idle
+// whenever no product runs: while the caller normalises, quantises, rotates
+// and attends on its own, the other core spins, and whichever core finishes
+// its share of a product first spins until the other is done. The next
+// product then starts from DRAM with the hardware prefetcher still cold.
+// The caller of the engine knows which weights come next, so it names them
+// with Prefetch before it starts the current product; any participant of
+// the pool that would otherwise spin reads its share of those weights into
+// its caches (the L2 holds 1 MB a core, and lines evicted from it stay in
+// the L3), and the product that follows finds them there.
+//
+// Prefetching changes no result: it only reads weight bytes.
+
+// PrefetchHint is the weights of one product (or of several products
+// computed in one parallel region, like MatMulMany's), made once by
+// NewPrefetchHint and announced before each step with Prefetch.
+type PrefetchHint struct {
+	spans [][]byte // the bytes the product kernels read, in split order
+	total int
+}
+
+// NewPrefetchHint returns a hint for the weights of ms, in the order a
+// MatMulMany over ms splits them between participants. Only packed weights
+// (Pack) are named: they live on the Go heap, which the hint keeps alive,
+// whereas other weights may be a file mapping that the model's owner
+// unmaps when it closes the model, while a worker might still be reading
+// the last hint announced. Packed weights are what the single-stream
+// AVX-512 path reads anyway.
+func NewPrefetchHint(ms ...Matrix) *PrefetchHint {
+	h := &PrefetchHint{}
+	for _, m := range ms {
+		if m.packed != nil {
+			h.spans = append(h.spans, m.packed)
+			h.total += len(m.packed)
+		}
+	}
+	return h
+}
+
+// Prefetch announces that the product after the one about to start reads
+// the weights of h (nil: nothing known). Idle participants of the pool read
+// their share of them until the next parallel region begins.
+func Prefetch(h *PrefetchHint) {
+	if prefetchOff.Load() {
+		h = nil
+	}
+	workers.hint.Store(h)
+}
+
+// prefetchOff disables Prefetch, for side-by-side benchmarks.
+var prefetchOff atomic.Bool
+
+// SetPrefetch turns prefetching on or off (it is on by default), for
+// benchmarks that compare the two.
+func SetPrefetch(on bool) {
+	prefetchOff.Store(!on)
+	if !on {
+		workers.hint.Store(nil)
+	}
+}
+
+// prefetchShareMax bounds how many bytes one participant prefetches of one
+// hint: about half its L2, so that the prefetched lines are not evicted
+// before they are read, and so the other half still holds the activations
+// and the current product's lines.
+// A worker that went on to prefetch the caller's share as well, and shares
+// of 256 KB or 1 MB, measured the same as this within the noise (±3 %).
+const prefetchShareMax = 512 << 10
+
+// prefetchStep is how many bytes are touched between checks for the next
+// region, so that a prefetching worker joins it within a microsecond or so.
+const prefetchStep = 4 << 10
+
+// prefetchCursor is one participant's progress through the current hint,
+// so that a participant that was interrupted by a region resumes where it
+// stopped.
+type prefetchCursor struct {
+	h    *PrefetchHint
+	done int  // bytes of this participant's share already touched
+	sink byte // keeps the touching loads alive
+}
+
+// run touches participant self's share (of np) of hint h, prefetchStep
+// bytes at a time, until it is done or stop reports true.
+func (c *prefetchCursor) run(h *PrefetchHint, self, np int, stop func() bool) {
+	if h != c.h {
+		c.h, c.done = h, 0
+	}
+	if h == nil || h.total == 0 || !tilePacked {
+		return
+	}
+	lo, hi := self*h.total/np, (self+1)*h.total/np
+	hi = min(hi, lo+prefetchShareMax)
+	for lo+c.done < hi {
+		n := min(prefetchStep, hi-lo-c.done)
+		c.touch(lo+c.done, n)
+		c.done += n
+		if stop() {
+			return
+		}
+	}
+}
+
+// touch reads one byte of every cache line of bytes [off, off+n) of the
+// hint's concatenated spans. The loads are independent, so the core keeps
+// many misses in flight, and their ascending order engages the hardware
+// prefetcher as a product's own reads would.
+func (c *prefetchCursor) touch(off, n int) {
+	var s byte
+	for _, b := range c.h.spans {
+		if off >= len(b) {
+			off -= len(b)
+			continue
+		}
+		end := min(off+n, len(b))
+		for i := off; i < end; i += 64 {
+			s += b[i]
+		}
+		n -= end - off
+		off = 0
+		if n <= 0 {
+			break
+		}
+	}
+	c.sink += s
+}

@@ -1,0 +1,70 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// TestPrefetchCursorShares checks that the participants' cursors cover
+// their shares of a hint (capped at prefetchShareMax) and nothing past the
+// hint's spans, that a cursor interrupted by stop resumes where it was, and
+// that a new hint restarts it.
+func TestPrefetchCursorShares(t *testing.T) {
+	if !tilePacked {
+		t.Skip("no packed kernels in this family")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	a := Pack(Matrix{Type: gguf.Q8_0, Rows: 48, Cols: 64, Data: randomRow(r, gguf.Q8_0, 48*64)})
+	b := Pack(Matrix{Type: gguf.Q4_0, Rows: 1600, Cols: 576, Data: randomRow(r, gguf.Q4_0, 1600*576)})
+	h := NewPrefetchHint(a, b, Matrix{Type: gguf.F32, Rows: 2, Cols: 2, Data: make([]byte, 16)})
+	if len(h.spans) != 2 || h.total != len(a.packed)+len(b.packed) {
+		t.Fatalf("hint spans %d, total %d; want the two packed matrices", len(h.spans), h.total)
+	}
+	for np := 1; np <= 3; np++ {
+		for self := range np {
+			var c prefetchCursor
+			want := min((self+1)*h.total/np-self*h.total/np, prefetchShareMax)
+			steps := 0
+			for {
+				before := c.done
+				c.run(h, self, np, func() bool { return true }) // one step per call
+				if c.done == before {
+					break
+				}
+				steps++
+			}
+			if c.done != want {
+				t.Errorf("np %d self %d: touched %d bytes, want %d", np, self, c.done, want)
+			}
+			if wantSteps := (want + prefetchStep - 1) / prefetchStep; steps != wantSteps {
+				t.Errorf("np %d self %d: %d steps, want %d", np, self, steps, wantSteps)
+			}
+			c.run(NewPrefetchHint(a), self, np, func() bool { return false })
+			if w := min((self+1)*len(a.packed)/np-self*len(a.packed)/np, prefetchShareMax); c.done != w {
+				t.Errorf("np %d self %d: new hint touched %d bytes, want %d", np, self, c.done, w)
+			}
+		}
+	}
+}
+
+// BenchmarkPrefetchTouch is the rate at which one core reads a hint's
+// share (from memory: the matrices are larger than the caches).
+func BenchmarkPrefetchTouch(b *testing.B) {
+	if !tilePacked {
+		b.Skip("no packed kernels in this family")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	var hints []*PrefetchHint
+	for range 64 {
+		hints = append(hints, NewPrefetchHint(Pack(Matrix{Type: gguf.Q8_0, Rows: 1536, Cols: 576, Data: randomRow(r, gguf.Q8_0, 1536*576)})))
+	}
+	var c prefetchCursor
+	i := 0
+	for b.Loop() {
+		c.run(hints[i%len(hints)], 0, 1, func() bool { return false })
+		i++
+	}
+	b.SetBytes(int64(prefetchShareMax))
+}
