@@ -12,11 +12,15 @@ import "sync/atomic"
 // product then starts from DRAM with the hardware prefetcher still cold.
 // The caller of the engine knows which weights come next, so it names them
 // with Prefetch before it starts the current product; any participant of
-// the pool that would otherwise spin reads its share of those weights into
-// its caches (the L2 holds 1 MB a core, and lines evicted from it stay in
-// the L3), and the product that follows finds them there.
+// the pool that would otherwise spin prefetches its share of those weights
+// into its caches (the L2 holds 1 MB a core, and lines evicted from it stay
+// in the L3), and the product that follows finds them there. A lone 135M
+// sequence decoded 2–7 % faster (median of interleaved blocks about 4 %,
+// BenchmarkPrefetchSideBySide135M on a busy shared host).
 //
-// Prefetching changes no result: it only reads weight bytes.
+// Prefetching changes no result: it only reads weight bytes. Only builds
+// with the assembly prefetch (prefetch_amd64.s); the portable kernels are
+// compute-bound, and have no packed weights to name.
 
 // PrefetchHint is the weights of one product (or of several products
 // computed in one parallel region, like MatMulMany's), made once by
@@ -27,12 +31,13 @@ type PrefetchHint struct {
 }
 
 // NewPrefetchHint returns a hint for the weights of ms, in the order a
-// MatMulMany over ms splits them between participants. Only packed weights
-// (Pack) are named: they live on the Go heap, which the hint keeps alive,
-// whereas other weights may be a file mapping that the model's owner
-// unmaps when it closes the model, while a worker might still be reading
-// the last hint announced. Packed weights are what the single-stream
-// AVX-512 path reads anyway.
+// MatMulMany over ms splits them between participants (as one index space
+// of rows, so the concatenated weights split by bytes). Only packed
+// weights (Pack) are named: they live on the Go heap, which the hint keeps
+// alive, whereas other weights may be a file mapping that the model's
+// owner unmaps when it closes the model, while a worker might still be
+// reading the last hint announced. Packed weights are what the
+// single-stream AVX-512 path reads anyway.
 func NewPrefetchHint(ms ...Matrix) *PrefetchHint {
 	h := &PrefetchHint{}
 	for _, m := range ms {
@@ -44,9 +49,9 @@ func NewPrefetchHint(ms ...Matrix) *PrefetchHint {
 	return h
 }
 
-// Prefetch announces that the product after the one about to start reads
-// the weights of h (nil: nothing known). Idle participants of the pool read
-// their share of them until the next parallel region begins.
+// Prefetch announces that the parallel region after the one about to start
+// reads what h names (nil: nothing known). Idle participants of the pool
+// read their share of it until the next parallel region begins.
 func Prefetch(h *PrefetchHint) {
 	if prefetchOff.Load() {
 		h = nil
@@ -69,13 +74,14 @@ func SetPrefetch(on bool) {
 // prefetchShareMax bounds how many bytes one participant prefetches of one
 // hint: about half its L2, so that the prefetched lines are not evicted
 // before they are read, and so the other half still holds the activations
-// and the current product's lines.
-// A worker that went on to prefetch the caller's share as well, and shares
-// of 256 KB or 1 MB, measured the same as this within the noise (±3 %).
+// and the current product's lines. A worker that went on to prefetch the
+// caller's share of the weights as well, and caps of 256 KB or 1 MB,
+// measured the same as this within the noise (±3 %).
 const prefetchShareMax = 512 << 10
 
-// prefetchStep is how many bytes are touched between checks for the next
-// region, so that a prefetching worker joins it within a microsecond or so.
+// prefetchStep is how many bytes are prefetched between checks for the
+// next region, so that a prefetching worker joins it within a microsecond
+// or so.
 const prefetchStep = 4 << 10
 
 // prefetchCursor is one participant's progress through the current hint,
@@ -83,24 +89,23 @@ const prefetchStep = 4 << 10
 // stopped.
 type prefetchCursor struct {
 	h    *PrefetchHint
-	done int  // bytes of this participant's share already touched
-	sink byte // keeps the touching loads alive
+	done int // bytes of this participant's part already prefetched
 }
 
-// run touches participant self's share (of np) of hint h, prefetchStep
-// bytes at a time, until it is done or stop reports true.
+// run prefetches participant self's share (of np participants) of hint
+// h, prefetchStep bytes at a time, until it is done or stop reports true.
 func (c *prefetchCursor) run(h *PrefetchHint, self, np int, stop func() bool) {
 	if h != c.h {
 		c.h, c.done = h, 0
 	}
-	if h == nil || h.total == 0 || !tilePacked {
+	if h == nil || !tilePacked || !prefetchAvailable {
 		return
 	}
 	lo, hi := self*h.total/np, (self+1)*h.total/np
 	hi = min(hi, lo+prefetchShareMax)
 	for lo+c.done < hi {
 		n := min(prefetchStep, hi-lo-c.done)
-		c.touch(lo+c.done, n)
+		h.prefetch(lo+c.done, n)
 		c.done += n
 		if stop() {
 			return
@@ -108,26 +113,20 @@ func (c *prefetchCursor) run(h *PrefetchHint, self, np int, stop func() bool) {
 	}
 }
 
-// touch reads one byte of every cache line of bytes [off, off+n) of the
-// hint's concatenated spans. The loads are independent, so the core keeps
-// many misses in flight, and their ascending order engages the hardware
-// prefetcher as a product's own reads would.
-func (c *prefetchCursor) touch(off, n int) {
-	var s byte
-	for _, b := range c.h.spans {
+// prefetch issues prefetches for bytes [off, off+n) of the hint's
+// concatenated spans, in ascending order as a product's own reads go.
+func (h *PrefetchHint) prefetch(off, n int) {
+	for _, b := range h.spans {
 		if off >= len(b) {
 			off -= len(b)
 			continue
 		}
 		end := min(off+n, len(b))
-		for i := off; i < end; i += 64 {
-			s += b[i]
-		}
+		prefetchLines(&b[off], end-off)
 		n -= end - off
 		off = 0
 		if n <= 0 {
-			break
+			return
 		}
 	}
-	c.sink += s
 }

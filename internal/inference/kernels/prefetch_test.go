@@ -8,12 +8,12 @@ import (
 )
 
 // TestPrefetchCursorShares checks that the participants' cursors cover
-// their shares of a hint (capped at prefetchShareMax) and nothing past the
-// hint's spans, that a cursor interrupted by stop resumes where it was, and
-// that a new hint restarts it.
+// their shares of a hint (capped at prefetchShareMax) one prefetchStep at
+// a time, that a cursor interrupted by stop resumes where it was, and that
+// a new hint restarts it.
 func TestPrefetchCursorShares(t *testing.T) {
-	if !tilePacked {
-		t.Skip("no packed kernels in this family")
+	if !tilePacked || !prefetchAvailable {
+		t.Skip("no packed kernels or no prefetch in this build")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	a := Pack(Matrix{Type: gguf.Q8_0, Rows: 48, Cols: 64, Data: randomRow(r, gguf.Q8_0, 48*64)})
@@ -36,24 +36,26 @@ func TestPrefetchCursorShares(t *testing.T) {
 				steps++
 			}
 			if c.done != want {
-				t.Errorf("np %d self %d: touched %d bytes, want %d", np, self, c.done, want)
+				t.Errorf("np %d self %d: prefetched %d bytes, want %d", np, self, c.done, want)
 			}
 			if wantSteps := (want + prefetchStep - 1) / prefetchStep; steps != wantSteps {
 				t.Errorf("np %d self %d: %d steps, want %d", np, self, steps, wantSteps)
 			}
 			c.run(NewPrefetchHint(a), self, np, func() bool { return false })
 			if w := min((self+1)*len(a.packed)/np-self*len(a.packed)/np, prefetchShareMax); c.done != w {
-				t.Errorf("np %d self %d: new hint touched %d bytes, want %d", np, self, c.done, w)
+				t.Errorf("np %d self %d: new hint prefetched %d bytes, want %d", np, self, c.done, w)
 			}
 		}
 	}
 }
 
-// BenchmarkPrefetchTouch is the rate at which one core reads a hint's
-// share (from memory: the matrices are larger than the caches).
-func BenchmarkPrefetchTouch(b *testing.B) {
-	if !tilePacked {
-		b.Skip("no packed kernels in this family")
+// BenchmarkPrefetch is the rate at which one core issues the prefetches of
+// a hint's share of weights in memory (the matrices are larger than the
+// caches). Prefetches retire without waiting for their lines, so this is
+// the issue rate, above what memory delivers to one core.
+func BenchmarkPrefetch(b *testing.B) {
+	if !tilePacked || !prefetchAvailable {
+		b.Skip("no packed kernels or no prefetch in this build")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	var hints []*PrefetchHint

@@ -106,3 +106,55 @@ func sideBySide135M(b *testing.B, set func(on bool)) {
 func BenchmarkPrefetchSideBySide135M(b *testing.B) {
 	sideBySide135M(b, kernels.SetPrefetch)
 }
+
+// BenchmarkPrefetchSideBySide135M10 compares a ten-stream 135M decode step
+// (ten sequences between 256 and 384 cached positions) with and without
+// kernels.Prefetch, alternating steps so both see the same machine load.
+func BenchmarkPrefetchSideBySide135M10(b *testing.B) {
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			defer kernels.SetPrefetch(true)
+			m := bench135M(b, typ)
+			var seqs []*Sequence
+			toks := make([]int, 10)
+			for i := range 10 {
+				d := newDecode135M(b, m)
+				seqs = append(seqs, d.seq)
+				toks[i] = 1 + i
+			}
+			batch := m.NewBatch()
+			step := func() {
+				if seqs[0].Pos() >= 384 {
+					for _, s := range seqs {
+						s.Truncate(256)
+					}
+				}
+				out, err := batch.Step(seqs, toks)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range toks {
+					toks[i] = argmax(out[i])
+				}
+			}
+			const block = 4
+			var on, off time.Duration
+			for b.Loop() {
+				kernels.SetPrefetch(true)
+				t0 := time.Now()
+				for range block {
+					step()
+				}
+				t1 := time.Now()
+				kernels.SetPrefetch(false)
+				for range block {
+					step()
+				}
+				on, off = on+t1.Sub(t0), off+time.Since(t1)
+			}
+			b.ReportMetric(float64(10*block*b.N)/on.Seconds(), "tok/s-new")
+			b.ReportMetric(float64(10*block*b.N)/off.Seconds(), "tok/s-old")
+			b.ReportMetric(float64(off)/float64(on), "speedup")
+		})
+	}
+}
