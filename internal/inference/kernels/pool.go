@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 )
 
 // workers is the persistent pool that parallelises rows of a product. The
@@ -64,9 +65,10 @@ type workerPool struct {
 	// wakes it.
 	callerParked atomic.Bool
 	callerWake   chan struct{}
-	// hint is the next product's weights (Prefetch); callerCursor is the
-	// caller's progress through it (only the holder of mu touches it).
-	hint         atomic.Pointer[PrefetchHint]
+	// hint is the next product's weights (Prefetch: a weak handle, so that
+	// the pool keeps no model alive); callerCursor is the caller's progress
+	// through it (only the holder of mu touches it).
+	hint         atomic.Pointer[weak.Pointer[PrefetchHint]]
 	callerCursor prefetchCursor
 }
 

@@ -1,6 +1,9 @@
 package kernels
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"weak"
+)
 
 // Prefetching the next product's weights while a core is idle.
 //
@@ -28,6 +31,11 @@ import "sync/atomic"
 type PrefetchHint struct {
 	spans [][]byte // the bytes the product kernels read, in split order
 	total int
+	// weak is what the pool holds of the last hint announced: the pool
+	// lives as long as the process, and a strong pointer would keep the
+	// last model's weights (a hundred megabytes and more) alive after the
+	// model is dropped.
+	weak *weak.Pointer[PrefetchHint]
 }
 
 // NewPrefetchHint returns a hint for the weights of ms, in the order a
@@ -39,13 +47,14 @@ type PrefetchHint struct {
 // reading the last hint announced. Packed weights are what the
 // single-stream AVX-512 path reads anyway.
 func NewPrefetchHint(ms ...Matrix) *PrefetchHint {
-	h := &PrefetchHint{}
+	h := &PrefetchHint{weak: new(weak.Pointer[PrefetchHint])}
 	for _, m := range ms {
 		if m.packed != nil {
 			h.spans = append(h.spans, m.packed)
 			h.total += len(m.packed)
 		}
 	}
+	*h.weak = weak.Make(h)
 	return h
 }
 
@@ -53,10 +62,11 @@ func NewPrefetchHint(ms ...Matrix) *PrefetchHint {
 // reads what h names (nil: nothing known). Idle participants of the pool
 // read their share of it until the next parallel region begins.
 func Prefetch(h *PrefetchHint) {
-	if prefetchOff.Load() {
-		h = nil
+	if h == nil || prefetchOff.Load() {
+		workers.hint.Store(nil)
+		return
 	}
-	workers.hint.Store(h)
+	workers.hint.Store(h.weak)
 }
 
 // prefetchOff disables Prefetch, for side-by-side benchmarks.
@@ -87,18 +97,24 @@ const prefetchStep = 4 << 10
 // prefetchCursor is one participant's progress through the current hint,
 // so that a participant that was interrupted by a region resumes where it
 // stopped.
+// It holds the hint's weak handle, like the pool, not the hint.
 type prefetchCursor struct {
-	h    *PrefetchHint
-	done int // bytes of this participant's part already prefetched
+	w    *weak.Pointer[PrefetchHint]
+	done int // bytes of this participant's share already prefetched
 }
 
-// run prefetches participant self's share (of np participants) of hint
-// h, prefetchStep bytes at a time, until it is done or stop reports true.
-func (c *prefetchCursor) run(h *PrefetchHint, self, np int, stop func() bool) {
-	if h != c.h {
-		c.h, c.done = h, 0
+// run prefetches participant self's share (of np participants) of the
+// hint whose weak handle is w (nil: none), prefetchStep bytes at a time,
+// until it is done or stop reports true.
+func (c *prefetchCursor) run(w *weak.Pointer[PrefetchHint], self, np int, stop func() bool) {
+	if w != c.w {
+		c.w, c.done = w, 0
 	}
-	if h == nil || !tilePacked || !prefetchAvailable {
+	if w == nil || !tilePacked || !prefetchAvailable {
+		return
+	}
+	h := w.Value()
+	if h == nil {
 		return
 	}
 	lo, hi := self*h.total/np, (self+1)*h.total/np

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"partnerapi/internal/inference/gguf"
@@ -29,7 +30,7 @@ func TestPrefetchCursorShares(t *testing.T) {
 			steps := 0
 			for {
 				before := c.done
-				c.run(h, self, np, func() bool { return true }) // one step per call
+				c.run(h.weak, self, np, func() bool { return true }) // one step per call
 				if c.done == before {
 					break
 				}
@@ -41,12 +42,33 @@ func TestPrefetchCursorShares(t *testing.T) {
 			if wantSteps := (want + prefetchStep - 1) / prefetchStep; steps != wantSteps {
 				t.Errorf("np %d self %d: %d steps, want %d", np, self, steps, wantSteps)
 			}
-			c.run(NewPrefetchHint(a), self, np, func() bool { return false })
+			c.run(NewPrefetchHint(a).weak, self, np, func() bool { return false })
 			if w := min((self+1)*len(a.packed)/np-self*len(a.packed)/np, prefetchShareMax); c.done != w {
 				t.Errorf("np %d self %d: new hint prefetched %d bytes, want %d", np, self, c.done, w)
 			}
 		}
 	}
+}
+
+// TestPrefetchHintDoesNotKeepWeights checks that announcing a hint does
+// not keep its weights alive once its owner drops it.
+func TestPrefetchHintDoesNotKeepWeights(t *testing.T) {
+	if !tilePacked {
+		t.Skip("no packed kernels in this build")
+	}
+	defer Prefetch(nil)
+	r := rand.New(rand.NewPCG(5, 6))
+	h := NewPrefetchHint(Pack(Matrix{Type: gguf.Q8_0, Rows: 32, Cols: 64, Data: randomRow(r, gguf.Q8_0, 32*64)}))
+	w := h.weak
+	Prefetch(h)
+	h = nil
+	for range 5 {
+		runtime.GC()
+		if w.Value() == nil {
+			return
+		}
+	}
+	t.Fatal("the announced hint is still alive after its owner dropped it")
 }
 
 // BenchmarkPrefetch is the rate at which one core issues the prefetches of
@@ -65,7 +87,7 @@ func BenchmarkPrefetch(b *testing.B) {
 	var c prefetchCursor
 	i := 0
 	for b.Loop() {
-		c.run(hints[i%len(hints)], 0, 1, func() bool { return false })
+		c.run(hints[i%len(hints)].weak, 0, 1, func() bool { return false })
 		i++
 	}
 	b.SetBytes(int64(prefetchShareMax))
