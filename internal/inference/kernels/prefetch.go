@@ -22,8 +22,8 @@ import (
 // BenchmarkPrefetchSideBySide135M on a busy shared host).
 //
 // Prefetching changes no result: it only reads weight bytes. Only builds
-// with the assembly prefetch (prefetch_amd64.s); the portable kernels are
-// compute-bound, and have no packed weights to name.
+// with the assembly (prefetch_amd64.s) prefetch at all; the portable
+// kernels are compute-bound and have no packed weights to name.
 
 // PrefetchHint is the weights of one product (or of several products
 // computed in one parallel region, like MatMulMany's), made once by
@@ -42,10 +42,10 @@ type PrefetchHint struct {
 // MatMulMany over ms splits them between participants (as one index space
 // of rows, so the concatenated weights split by bytes). Only packed
 // weights (Pack) are named: they live on the Go heap, which the hint keeps
-// alive, whereas other weights may be a file mapping that the model's
-// owner unmaps when it closes the model, while a worker might still be
-// reading the last hint announced. Packed weights are what the
-// single-stream AVX-512 path reads anyway.
+// alive while a participant reads it, whereas other weights may be a file
+// mapping that the model's owner unmaps when it closes the model, while a
+// worker might still be reading the last hint announced. Packed weights
+// are what the single-stream AVX-512 path reads anyway.
 func NewPrefetchHint(ms ...Matrix) *PrefetchHint {
 	h := &PrefetchHint{weak: new(weak.Pointer[PrefetchHint])}
 	for _, m := range ms {
