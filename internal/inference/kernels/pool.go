@@ -117,9 +117,10 @@ func (p *workerPool) serve(w *poolWorker) {
 // chunk: the counter's cache line then moves between the cores once per
 // participant and region instead of once per chunk, and a caller spinning
 // on it for the last chunk does not pull it away from the worker in
-// between (a 135M-class decode step of one token ran 0–2.5 % faster,
-// BenchmarkPoolDoneSideBySide; putting each participant's share word on a
-// cache line of its own measured no difference on top).
+// between. A 135M-class decode step of one token measured 0.99–1.03× as
+// fast, ten tokens 1.00–1.01× (BenchmarkPoolDoneSideBySide, within the
+// noise of a shared host); putting each participant's share word on a
+// cache line of its own measured no difference on top.
 func (p *workerPool) work(j *poolJob, self int) {
 	var ran int64
 	for {
