@@ -36,7 +36,27 @@ type PrefetchHint struct {
 	// last model's weights (a hundred megabytes and more) alive after the
 	// model is dropped.
 	weak *weak.Pointer[PrefetchHint]
+	// next is read, within the same budget, once this hint's share is
+	// done (Then).
+	next *PrefetchHint
 }
+
+// Then returns a hint that names h's weights and then next's: a
+// participant that finishes its share of h before the region begins goes
+// on with its share of next.
+func (h *PrefetchHint) Then(next *PrefetchHint) *PrefetchHint {
+	t := &PrefetchHint{spans: h.spans, total: h.total, weak: new(weak.Pointer[PrefetchHint]), next: next}
+	*t.weak = weak.Make(t)
+	return t
+}
+
+// prefetchChainOff stops prefetching at the end of the first hint of a
+// chain (SetPrefetchChain).
+var prefetchChainOff atomic.Bool
+
+// SetPrefetchChain turns Then's continuation on or off (it is on by
+// default), for benchmarks that compare the two.
+func SetPrefetchChain(on bool) { prefetchChainOff.Store(!on) }
 
 // NewPrefetchHint returns a hint for the weights of ms, in the order a
 // MatMulMany over ms splits them between participants (as one index space
@@ -104,8 +124,9 @@ type prefetchCursor struct {
 }
 
 // run prefetches participant self's share (of np participants) of the
-// hint whose weak handle is w (nil: none), prefetchStep bytes at a time,
-// until it is done or stop reports true.
+// hint whose weak handle is w (nil: none) and of the hints chained after
+// it (Then), prefetchStep bytes at a time, until prefetchShareMax bytes are
+// done, the chain ends or stop reports true.
 func (c *prefetchCursor) run(w *weak.Pointer[PrefetchHint], self, np int, stop func() bool) {
 	if w != c.w {
 		c.w, c.done = w, 0
@@ -117,11 +138,29 @@ func (c *prefetchCursor) run(w *weak.Pointer[PrefetchHint], self, np int, stop f
 	if h == nil {
 		return
 	}
-	lo, hi := self*h.total/np, (self+1)*h.total/np
-	hi = min(hi, lo+prefetchShareMax)
-	for lo+c.done < hi {
-		n := min(prefetchStep, hi-lo-c.done)
-		h.prefetch(lo+c.done, n)
+	for c.done < prefetchShareMax {
+		// Find the hint of the chain and the offset in it where c.done
+		// falls: each hint contributes its share, within the budget.
+		at, budget := c.done, prefetchShareMax
+		var cur *PrefetchHint
+		lo, n := 0, 0
+		for hh := h; hh != nil; hh = hh.next {
+			slo, shi := self*hh.total/np, (self+1)*hh.total/np
+			size := min(shi-slo, budget)
+			if at < size {
+				cur, lo, n = hh, slo+at, min(prefetchStep, size-at)
+				break
+			}
+			at -= size
+			budget -= size
+			if prefetchChainOff.Load() {
+				break
+			}
+		}
+		if cur == nil {
+			return
+		}
+		cur.prefetch(lo, n)
 		c.done += n
 		if stop() {
 			return

@@ -50,6 +50,35 @@ func TestPrefetchCursorShares(t *testing.T) {
 	}
 }
 
+// TestPrefetchCursorChain checks that a cursor goes on from its share of a
+// hint to its share of the hint chained after it (Then), within one
+// budget of prefetchShareMax bytes, and stops at the first hint when
+// chaining is off.
+func TestPrefetchCursorChain(t *testing.T) {
+	if !tilePacked || !prefetchAvailable {
+		t.Skip("no packed kernels or no prefetch in this build")
+	}
+	defer SetPrefetchChain(true)
+	r := rand.New(rand.NewPCG(7, 8))
+	small := NewPrefetchHint(Pack(Matrix{Type: gguf.Q8_0, Rows: 64, Cols: 576, Data: randomRow(r, gguf.Q8_0, 64*576)}))
+	big := NewPrefetchHint(Pack(Matrix{Type: gguf.Q8_0, Rows: 2048, Cols: 576, Data: randomRow(r, gguf.Q8_0, 2048*576)}))
+	h := small.Then(big)
+	for _, chain := range []bool{true, false} {
+		SetPrefetchChain(chain)
+		for self := range 2 {
+			var c prefetchCursor
+			c.run(h.weak, self, 2, func() bool { return false })
+			want := (self+1)*small.total/2 - self*small.total/2
+			if chain {
+				want = min(want+(self+1)*big.total/2-self*big.total/2, prefetchShareMax)
+			}
+			if c.done != want {
+				t.Errorf("chain %v self %d: prefetched %d bytes, want %d", chain, self, c.done, want)
+			}
+		}
+	}
+}
+
 // TestPrefetchHintDoesNotKeepWeights checks that announcing a hint does
 // not keep its weights alive once its owner drops it.
 func TestPrefetchHintDoesNotKeepWeights(t *testing.T) {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -25,20 +26,23 @@ func bench135M(b *testing.B, typ gguf.GGMLType) *Model {
 	return m
 }
 
-// decode135M is a single sequence decoding between 256 and 384 cached
-// positions, the window `partnerapi bench engine` measures (256 prompt
-// tokens, then 128 generated).
+// decode135M is a single sequence decoding between start and start+128
+// cached positions; start 256 is the window `partnerapi bench engine`
+// measures (256 prompt tokens, then 128 generated).
 type decode135M struct {
-	seq *Sequence
-	tok int
+	seq   *Sequence
+	tok   int
+	start int
 }
 
-func newDecode135M(b *testing.B, m *Model) *decode135M {
-	prompt := make([]int, 256)
+func newDecode135M(b *testing.B, m *Model) *decode135M { return newDecode135MAt(b, m, 256) }
+
+func newDecode135MAt(b *testing.B, m *Model, start int) *decode135M {
+	prompt := make([]int, start)
 	for i := range prompt {
 		prompt[i] = 3 + i
 	}
-	d := &decode135M{seq: m.NewSequence(0), tok: 1}
+	d := &decode135M{seq: m.NewSequence(0), tok: 1, start: start}
 	if _, err := d.seq.Forward(prompt); err != nil {
 		b.Fatal(err)
 	}
@@ -46,8 +50,8 @@ func newDecode135M(b *testing.B, m *Model) *decode135M {
 }
 
 func (d *decode135M) step(b *testing.B) {
-	if d.seq.Pos() >= 384 {
-		d.seq.Truncate(256)
+	if d.seq.Pos() >= d.start+128 {
+		d.seq.Truncate(d.start)
 	}
 	logits, err := d.seq.Forward([]int{d.tok})
 	if err != nil {
@@ -74,11 +78,15 @@ func BenchmarkDecode135M(b *testing.B) {
 // off, alternating blocks of tokens within each iteration so both see the
 // same machine load (the host is shared), and reports each side's tokens
 // per second and the ratio.
-func sideBySide135M(b *testing.B, set func(on bool)) {
+func sideBySide135M(b *testing.B, set func(on bool)) { sideBySide135MAt(b, 256, set) }
+
+// sideBySide135MAt is sideBySide135M decoding between start and start+128
+// positions.
+func sideBySide135MAt(b *testing.B, start int, set func(on bool)) {
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 		b.Run(typ.String(), func(b *testing.B) {
 			defer set(true)
-			d := newDecode135M(b, bench135M(b, typ))
+			d := newDecode135MAt(b, bench135M(b, typ), start)
 			const block = 16
 			var on, off time.Duration
 			for b.Loop() {
@@ -105,6 +113,18 @@ func sideBySide135M(b *testing.B, set func(on bool)) {
 // and without kernels.Prefetch.
 func BenchmarkPrefetchSideBySide135M(b *testing.B) {
 	sideBySide135M(b, kernels.SetPrefetch)
+}
+
+// BenchmarkPrefetchChainSideBySide135M compares single-stream 135M decode
+// with prefetch hints chained to the product after the next one and
+// without, between 64 and 192 positions (attention on one core) and
+// between 256 and 384 (attention on both).
+func BenchmarkPrefetchChainSideBySide135M(b *testing.B) {
+	for _, start := range []int{64, 256} {
+		b.Run(fmt.Sprintf("from=%d", start), func(b *testing.B) {
+			sideBySide135MAt(b, start, kernels.SetPrefetchChain)
+		})
+	}
 }
 
 // BenchmarkPrefetchSideBySide135M10 compares a ten-stream 135M decode step
