@@ -221,3 +221,29 @@ func BenchmarkPoolChunksSideBySide(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPoolDoneSideBySide times a 135M-class decode step (the weight
+// products of 30 layers) with each participant counting its finished items
+// once per region and once per chunk, alternating within each iteration so
+// both see the same machine load, and reports the ratio.
+func BenchmarkPoolDoneSideBySide(b *testing.B) {
+	step := newDecodeStep135M(rand.New(rand.NewPCG(71, 72)))
+	for _, n := range []int{1, 10} {
+		b.Run(fmt.Sprintf("decode-step/tokens=%d", n), func(b *testing.B) {
+			defer poolDonePerChunk.Store(false)
+			var once, perChunk time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				step.run(n)
+				t1 := time.Now()
+				poolDonePerChunk.Store(true)
+				step.run(n)
+				poolDonePerChunk.Store(false)
+				once, perChunk = once+t1.Sub(t0), perChunk+time.Since(t1)
+			}
+			b.ReportMetric(float64(once.Nanoseconds())/float64(b.N), "ns-once/op")
+			b.ReportMetric(float64(perChunk.Nanoseconds())/float64(b.N), "ns-perchunk/op")
+			b.ReportMetric(float64(perChunk)/float64(once), "speedup")
+		})
+	}
+}

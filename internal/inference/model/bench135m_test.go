@@ -1,0 +1,180 @@
+package model
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/kernels"
+)
+
+// bench135M loads a random-weight model of the SmolLM2-135M shape
+// (576/1536/30 layers/9 heads/3 KV heads/49 152 vocabulary) of type typ.
+func bench135M(b *testing.B, typ gguf.GGMLType) *Model {
+	b.Helper()
+	cfg := synthConfig{arch: "llama", embd: 576, layers: 30, heads: 9, kvHeads: 3, ff: 1536, vocab: 49152, ctx: 1024, rot: 64, weightType: typ}
+	f, err := gguf.Open(writeSynthetic(b, cfg, 7))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	m, err := Load(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// decode135M is a single sequence decoding between start and start+128
+// cached positions; start 256 is the window `partnerapi bench engine`
+// measures (256 prompt tokens, then 128 generated).
+type decode135M struct {
+	seq   *Sequence
+	tok   int
+	start int
+}
+
+func newDecode135M(b *testing.B, m *Model) *decode135M { return newDecode135MAt(b, m, 256) }
+
+func newDecode135MAt(b *testing.B, m *Model, start int) *decode135M {
+	prompt := make([]int, start)
+	for i := range prompt {
+		prompt[i] = 3 + i
+	}
+	d := &decode135M{seq: m.NewSequence(0), tok: 1, start: start}
+	if _, err := d.seq.Forward(prompt); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func (d *decode135M) step(b *testing.B) {
+	if d.seq.Pos() >= d.start+128 {
+		d.seq.Truncate(d.start)
+	}
+	logits, err := d.seq.Forward([]int{d.tok})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.tok = argmax(logits)
+}
+
+// BenchmarkDecode135M measures single-stream decode of the 135M shape (one
+// op = one token), the case of issue 8.
+func BenchmarkDecode135M(b *testing.B) {
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			d := newDecode135M(b, bench135M(b, typ))
+			for b.Loop() {
+				d.step(b)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// sideBySide135M times single-stream 135M decode with a setting on and
+// off, alternating blocks of tokens within each iteration so both see the
+// same machine load (the host is shared), and reports each side's tokens
+// per second and the ratio.
+func sideBySide135M(b *testing.B, set func(on bool)) { sideBySide135MAt(b, 256, set) }
+
+// sideBySide135MAt is sideBySide135M decoding between start and start+128
+// positions.
+func sideBySide135MAt(b *testing.B, start int, set func(on bool)) {
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			defer set(true)
+			d := newDecode135MAt(b, bench135M(b, typ), start)
+			const block = 16
+			var on, off time.Duration
+			for b.Loop() {
+				set(true)
+				t0 := time.Now()
+				for range block {
+					d.step(b)
+				}
+				t1 := time.Now()
+				set(false)
+				for range block {
+					d.step(b)
+				}
+				on, off = on+t1.Sub(t0), off+time.Since(t1)
+			}
+			b.ReportMetric(float64(block*b.N)/on.Seconds(), "tok/s-new")
+			b.ReportMetric(float64(block*b.N)/off.Seconds(), "tok/s-old")
+			b.ReportMetric(float64(off)/float64(on), "speedup")
+		})
+	}
+}
+
+// BenchmarkPrefetchSideBySide135M compares single-stream 135M decode with
+// and without kernels.Prefetch.
+func BenchmarkPrefetchSideBySide135M(b *testing.B) {
+	sideBySide135M(b, kernels.SetPrefetch)
+}
+
+// BenchmarkPrefetchChainSideBySide135M compares single-stream 135M decode
+// with prefetch hints chained to the product after the next one and
+// without, between 64 and 192 positions (attention on one core) and
+// between 256 and 384 (attention on both).
+func BenchmarkPrefetchChainSideBySide135M(b *testing.B) {
+	for _, start := range []int{64, 256} {
+		b.Run(fmt.Sprintf("from=%d", start), func(b *testing.B) {
+			sideBySide135MAt(b, start, kernels.SetPrefetchChain)
+		})
+	}
+}
+
+// BenchmarkPrefetchSideBySide135M10 compares a ten-stream 135M decode step
+// (ten sequences between 256 and 384 cached positions) with and without
+// kernels.Prefetch, alternating steps so both see the same machine load.
+func BenchmarkPrefetchSideBySide135M10(b *testing.B) {
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			defer kernels.SetPrefetch(true)
+			m := bench135M(b, typ)
+			var seqs []*Sequence
+			toks := make([]int, 10)
+			for i := range 10 {
+				d := newDecode135M(b, m)
+				seqs = append(seqs, d.seq)
+				toks[i] = 1 + i
+			}
+			batch := m.NewBatch()
+			step := func() {
+				if seqs[0].Pos() >= 384 {
+					for _, s := range seqs {
+						s.Truncate(256)
+					}
+				}
+				out, err := batch.Step(seqs, toks)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range toks {
+					toks[i] = argmax(out[i])
+				}
+			}
+			const block = 4
+			var on, off time.Duration
+			for b.Loop() {
+				kernels.SetPrefetch(true)
+				t0 := time.Now()
+				for range block {
+					step()
+				}
+				t1 := time.Now()
+				kernels.SetPrefetch(false)
+				for range block {
+					step()
+				}
+				on, off = on+t1.Sub(t0), off+time.Since(t1)
+			}
+			b.ReportMetric(float64(10*block*b.N)/on.Seconds(), "tok/s-new")
+			b.ReportMetric(float64(10*block*b.N)/off.Seconds(), "tok/s-old")
+			b.ReportMetric(float64(off)/float64(on), "speedup")
+		})
+	}
+}
