@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/big"
 	"testing"
+	"time"
 )
 
 func hexBig(t testing.TB, s string) *big.Int {
@@ -265,4 +266,72 @@ func affineAdd(c *Params, x1, y1, x2, y2 *big.Int) (*big.Int, *big.Int) {
 	y3 := new(big.Int).Sub(x1, x3)
 	y3.Mul(y3, l).Sub(y3, y1).Mod(y3, c.P)
 	return x3, y3
+}
+
+// TestDoubleMinus3MatchesGeneral checks the a = −3 doubling against the
+// general formulas on every curve with a = p − 3, from points with Z ≠ 1
+// (multiples reached through additions), and that the curves expected to
+// take it do.
+func TestDoubleMinus3MatchesGeneral(t *testing.T) {
+	minus3 := 0
+	for _, c := range []*Params{TC26256A, TC26256B, TC26256C, TC26256D, CryptoProA, CryptoProB, CryptoProC, TC26512A, TC26512B, TC26512C} {
+		ca := c.arith()
+		if !ca.aMinus3 {
+			continue
+		}
+		minus3++
+		for i := 0; i < 20; i++ {
+			k, err := randScalar(c, rand.Reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := c.scalarMult(c.X, c.Y, k)
+			var fast, general point
+			ca.doubleMinus3(&fast, &p)
+			ca.doubleGeneral(&general, &p)
+			fx, fy, ok1 := c.toAffine(fast)
+			gx, gy, ok2 := c.toAffine(general)
+			if ok1 != ok2 || fx.Cmp(gx) != 0 || fy.Cmp(gy) != 0 {
+				t.Fatalf("%s: a = −3 doubling differs from the general one", c.Name)
+			}
+		}
+	}
+	if minus3 < 5 {
+		t.Fatalf("only %d curves take the a = −3 doubling; the CryptoPro sets and 512-bit A/B should", minus3)
+	}
+}
+
+// BenchmarkVerifyDoubleSideBySide verifies on CryptoPro-A (a = −3) with the
+// a = −3 doubling and with the general one, alternating, and reports the
+// general ÷ fast time.
+func BenchmarkVerifyDoubleSideBySide(b *testing.B) {
+	priv, err := GenerateKey(CryptoProA, rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	digest := Streebog256([]byte("benchmark"))
+	sig, err := Sign(priv, digest[:], rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ca := CryptoProA.arith()
+	defer func() { ca.aMinus3 = true }()
+	var fast, general time.Duration
+	for b.Loop() {
+		for _, m3 := range []bool{true, false} {
+			ca.aMinus3 = m3
+			t0 := time.Now()
+			if err := Verify(priv.Public(), digest[:], sig); err != nil {
+				b.Fatal(err)
+			}
+			if m3 {
+				fast += time.Since(t0)
+			} else {
+				general += time.Since(t0)
+			}
+		}
+	}
+	b.ReportMetric(float64(fast.Nanoseconds())/float64(b.N), "ns-a-3")
+	b.ReportMetric(float64(general.Nanoseconds())/float64(b.N), "ns-general")
+	b.ReportMetric(float64(general)/float64(fast), "general÷a-3")
 }
