@@ -132,10 +132,8 @@ func OwnRequestID(ctx context.Context) (string, bool) {
 // requestIDOf is RequestID without boxing the id into an interface when
 // ctx is the platform's own context (as the access log sees it).
 func requestIDOf(ctx context.Context) string {
-	if c, ok := ctx.(*idContext); ok {
-		return c.id
-	}
-	return RequestID(ctx)
+	id, _ := OwnRequestID(ctx)
+	return id
 }
 
 func (c *idContext) Value(key any) any {
