@@ -59,7 +59,9 @@ func duplicatePayment(externalID string) error {
 // writePayments is the group commit's batch writer: every document row in
 // multi-row INSERTs that skip existing keys and return the keys they wrote,
 // then the status history rows (none for a document whose whole walk is its
-// walked_at) and webhook outbox rows of the documents that were written. A
+// walked_at) and webhook outbox rows of the documents that were written (on
+// SQLite none for such a document either: payments_walk_outbox.go
+// materializes its webhook from its row). A
 // document whose key already existed gets its own WORKFLOW_FAULT; the others
 // commit. On SQLite that is a few prepared statements per batch
 // (payments_stmts.go), on PostgreSQL one statement of arrays
@@ -98,6 +100,12 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		}
 		for _, h := range p.history {
 			hist.row(p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, micros(h.At))
+		}
+		if p.walkedAt != nil {
+			// The walk's final webhook is implied by the row and
+			// materialized before the outbox is read
+			// (payments_walk_outbox.go).
+			continue
 		}
 		for _, h := range p.final {
 			at := micros(h.At)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
 )
 
 var _ banking.WebhookSettingsStore = (*PaymentStore)(nil)
@@ -21,7 +22,13 @@ func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerW
 			return err
 		}
 		// Wake the partner's events parked while it had nowhere to
-		// receive them (DueWebhooks).
+		// receive them (DueWebhooks), walked documents' implied ones
+		// included (they are written first).
+		if s.db.Dialect == sqldb.SQLite {
+			if _, err := materializeOutboxTx(ctx, tx, 0); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
 			WHERE state = 'PARKED' AND client_id = $2`,
 			micros(w.UpdatedAt), w.ClientID)
@@ -49,6 +56,9 @@ func (s *PaymentStore) GetPartnerWebhook(ctx context.Context, clientID string) (
 }
 
 func (s *PaymentStore) PartnerDeliveries(ctx context.Context, clientID string, limit int) ([]banking.WebhookDelivery, error) {
+	if err := s.materializeOutbox(ctx); err != nil {
+		return nil, err
+	}
 	// The outbox row carries its partner, so only that partner's rows are
 	// read, newest first along the (client_id, id) index.
 	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.external_id, w.status, w.comment, w.event_time, w.state, w.attempts,
