@@ -58,10 +58,10 @@ func duplicatePayment(externalID string) error {
 
 // writePayments is the group commit's batch writer: every document row in
 // multi-row INSERTs that skip existing keys and return the keys they wrote,
-// then the status history rows (none for a document whose whole walk is its
-// walked_at) and webhook outbox rows of the documents that were written (on
-// SQLite none for such a document either: payments_walk_outbox.go
-// materializes its webhook from its row). A
+// then the status history rows and webhook outbox rows of the documents that
+// were written (neither for a document whose whole walk is its walked_at:
+// its history is expanded from it, its webhook materialized from it by
+// payments_walk_outbox.go). A
 // document whose key already existed gets its own WORKFLOW_FAULT; the others
 // commit. On SQLite that is a few prepared statements per batch
 // (payments_stmts.go), on PostgreSQL one statement of arrays

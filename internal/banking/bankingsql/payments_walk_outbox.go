@@ -9,18 +9,27 @@ import (
 	"partnerapi/internal/sqldb"
 )
 
-// On SQLite a document created with its whole processing walk (walked_at)
-// has its final status's webhook implied by its row instead of written as an
-// outbox row in the create's commit (migration 0008): the group commit then
-// inserts one row per document instead of two, and one B-tree entry instead
-// of four. Before anything reads or changes the outbox (the dispatcher, the
-// partner's delivery list, a partner's new setting waking its parked events)
-// the implied rows of the documents committed since the last time are
-// inserted, with exactly the values the create would have written, so every
-// reader sees the same outbox as before. A deployment whose partners never
-// set a webhook never pays for the rows at all. PostgreSQL keeps writing the
-// rows in the create's statement: its two committers commit out of the order
-// a cursor over the documents could follow.
+// A document created with its whole processing walk (walked_at) has its
+// final status's webhook implied by its row instead of written as an outbox
+// row by the create (migration 0008): SQLite's group commit inserts one row
+// per document instead of two (one B-tree entry instead of four), and
+// PostgreSQL one heap tuple and two index entries instead of two tuples and
+// four entries. Before anything reads or changes the outbox (the dispatcher,
+// the partner's delivery list, a partner's new setting waking its parked
+// events) the implied rows of the documents committed since the last time
+// are inserted, with exactly the values the create used to write, so every
+// reader sees the same outbox as before; only their ids come later than
+// those of rows written in between. A deployment whose partners never set a
+// webhook never pays for the rows at all.
+//
+// The documents past the cursor are found by position: the rowid on SQLite
+// (a new row gets the largest rowid plus one, and documents are never
+// deleted), a sequence on PostgreSQL. PostgreSQL's creates commit out of
+// the order their positions were drawn (two committers, several
+// processes), so there the materializer first takes a SHARE lock on the
+// documents: it waits for every transaction writing them to end and holds
+// off new ones until it commits, so no document with a position it passed
+// can appear later. SQLite's single writer needs no such lock.
 
 // walkFinals are the final statuses on the processing path, each a webhook
 // of a walked document (the path ends in one: IMPLEMENTED).
@@ -34,21 +43,29 @@ var walkFinals = func() []string {
 	return out
 }()
 
-// walkOutboxChunk is how many documents one materializing transaction
+// walkOutboxChunk is how many positions one materializing transaction
 // covers, so a long backlog (a deployment whose first partner just set a
-// webhook) does not hold the writer for one huge transaction.
+// webhook) does not hold the writer (SQLite) or the documents' lock
+// (PostgreSQL) for one huge transaction.
 const walkOutboxChunk = 20000
 
-// materializeOutbox inserts the implied outbox rows of every walked document
-// committed since the last call, in transactions of walkOutboxChunk
-// documents. With nothing new it costs one read.
-func (s *PaymentStore) materializeOutbox(ctx context.Context) error {
-	if s.db.Dialect != sqldb.SQLite {
-		return nil
+// docPosition is the column ordering the documents as materialization
+// follows them.
+func docPosition(d sqldb.Dialect) string {
+	if d == sqldb.Postgres {
+		return "seq"
 	}
+	return "rowid"
+}
+
+// materializeOutbox inserts the implied outbox rows of every walked document
+// committed before the call, in transactions of walkOutboxChunk positions.
+// With nothing new it costs one read and takes no lock.
+func (s *PaymentStore) materializeOutbox(ctx context.Context) error {
+	pos := docPosition(s.db.Dialect)
 	for {
 		var done, top int64
-		err := s.db.R.QueryRowContext(ctx, `SELECT last_rowid, COALESCE((SELECT MAX(rowid) FROM banking_payments), 0)
+		err := s.db.R.QueryRowContext(ctx, `SELECT last_doc, COALESCE((SELECT MAX(`+pos+`) FROM banking_payments), 0)
 			FROM banking_payment_walk_outbox WHERE id = 1`).Scan(&done, &top)
 		if err != nil {
 			return fmt.Errorf("walk outbox: %w", err)
@@ -59,7 +76,7 @@ func (s *PaymentStore) materializeOutbox(ctx context.Context) error {
 		var more bool
 		if err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 			var err error
-			more, err = materializeOutboxTx(ctx, tx, walkOutboxChunk)
+			more, err = materializeOutboxTx(ctx, s.db.Dialect, tx, walkOutboxChunk)
 			return err
 		}); err != nil {
 			return fmt.Errorf("walk outbox: %w", err)
@@ -70,14 +87,23 @@ func (s *PaymentStore) materializeOutbox(ctx context.Context) error {
 	}
 }
 
-// materializeOutboxTx inserts, inside tx, the implied outbox rows of at most
-// limit documents past the cursor (limit 0: all of them) and moves the
-// cursor past them; it reports whether documents remain. The cursor is read
-// inside tx, so two processes on one file never insert a row twice.
-func materializeOutboxTx(ctx context.Context, tx *sql.Tx, limit int64) (more bool, err error) {
+// materializeOutboxTx inserts, inside tx, the implied outbox rows of the
+// documents at most limit positions past the cursor (limit 0: all of them)
+// and moves the cursor past them; it reports whether documents remain. The
+// cursor is read locked inside tx, so two materializers (two processes)
+// never insert a row twice.
+func materializeOutboxTx(ctx context.Context, d sqldb.Dialect, tx *sql.Tx, limit int64) (more bool, err error) {
+	pos := docPosition(d)
+	lock := ""
+	if d == sqldb.Postgres {
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE banking_payments IN SHARE MODE`); err != nil {
+			return false, err
+		}
+		lock = " FOR UPDATE"
+	}
 	var done, top int64
-	if err := tx.QueryRowContext(ctx, `SELECT last_rowid, COALESCE((SELECT MAX(rowid) FROM banking_payments), 0)
-		FROM banking_payment_walk_outbox WHERE id = 1`).Scan(&done, &top); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT last_doc, COALESCE((SELECT MAX(`+pos+`) FROM banking_payments), 0)
+		FROM banking_payment_walk_outbox WHERE id = 1`+lock).Scan(&done, &top); err != nil {
 		return false, err
 	}
 	if top <= done {
@@ -88,18 +114,18 @@ func materializeOutboxTx(ctx context.Context, tx *sql.Tx, limit int64) (more boo
 		upTo = done + limit
 	}
 	for _, st := range walkFinals {
-		// The values newPaymentOf and writePaymentBatch give a walked
+		// The values newPaymentOf and the batch writers gave a walked
 		// document's final move: no comment, event and first attempt at
 		// the walk's time, the partner of its channel (PartnerOfChannel).
 		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
 			SELECT org_id, external_id, $1, '', walked_at, walked_at,
 				CASE WHEN substr(channel, 1, $2) = $3 THEN substr(channel, $2 + 1) ELSE channel END
-			FROM banking_payments WHERE rowid > $4 AND rowid <= $5 AND walked_at IS NOT NULL ORDER BY rowid`,
+			FROM banking_payments WHERE `+pos+` > $4 AND `+pos+` <= $5 AND walked_at IS NOT NULL ORDER BY `+pos,
 			st, len(partnerPrefix), partnerPrefix, done, upTo); err != nil {
 			return false, err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE banking_payment_walk_outbox SET last_rowid = $1 WHERE id = 1`, upTo); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE banking_payment_walk_outbox SET last_doc = $1 WHERE id = 1`, upTo); err != nil {
 		return false, err
 	}
 	return upTo < top, nil

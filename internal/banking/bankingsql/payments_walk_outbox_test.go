@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,9 +52,9 @@ func outboxDump(t *testing.T, db *sqldb.DB, org string) string {
 }
 
 // On both engines the outbox holds, once read, exactly the rows a create
-// queues for its final statuses: for walked documents (implied by the row on
-// SQLite, written by the create on PostgreSQL) with the partner of every
-// kind of channel, and for a document whose history ends elsewhere.
+// queued for its final statuses before migration 0008: for walked documents
+// (now implied by the row) with the partner of every kind of channel, and
+// for a document whose history ends elsewhere (still written by the create).
 func TestWalkOutboxRows(t *testing.T) {
 	at := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
 	refused := []banking.StatusChange{{Status: banking.StatusCreated, At: at}, {Status: banking.StatusRefusedByBank, Comment: "нет", At: at.Add(time.Second)}}
@@ -87,6 +88,11 @@ func TestWalkOutboxRows(t *testing.T) {
 			}
 		}
 		sort.Strings(want)
+		// The creates themselves wrote only the rows of the document that
+		// did not walk.
+		if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != 1 {
+			t.Fatalf("%d outbox rows written by the creates, want 1", n)
+		}
 		if err := s.materializeOutbox(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -164,67 +170,122 @@ func TestWalkOutboxReaders(t *testing.T) {
 }
 
 // A long backlog is written in bounded transactions: each covers at most
-// the limit of documents past the cursor and says whether more remain.
+// the limit of positions past the cursor and says whether more remain.
 func TestWalkOutboxChunks(t *testing.T) {
-	db := storetest.SQLite(t)
-	ctx := context.Background()
-	if err := MigratePayments(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	s := NewPaymentStore(db)
-	at := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
-	for i := range 5 {
-		if err := s.CreatePayment(ctx, storedPayment("org1", fmt.Sprintf("d%d", i)), walkOf(at)); err != nil {
-			t.Fatal(err)
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewPaymentStore(db)
+		at := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
+		for i := range 5 {
+			if err := s.CreatePayment(ctx, storedPayment("org1", fmt.Sprintf("d%d", i)), walkOf(at)); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	for _, want := range []struct {
-		rows int
-		more bool
-	}{{2, true}, {4, true}, {5, false}, {5, false}} {
-		var more bool
-		if err := db.Tx(ctx, func(tx *sql.Tx) error {
-			var err error
-			more, err = materializeOutboxTx(ctx, tx, 2)
-			return err
-		}); err != nil {
-			t.Fatal(err)
+		for _, want := range []struct {
+			rows int
+			more bool
+		}{{2, true}, {4, true}, {5, false}, {5, false}} {
+			var more bool
+			if err := db.Tx(ctx, func(tx *sql.Tx) error {
+				var err error
+				more, err = materializeOutboxTx(ctx, db.Dialect, tx, 2)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != want.rows || more != want.more {
+				t.Fatalf("%d rows, more %v; want %d, %v", n, more, want.rows, want.more)
+			}
 		}
-		if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != want.rows || more != want.more {
-			t.Fatalf("%d rows, more %v; want %d, %v", n, more, want.rows, want.more)
-		}
-	}
+	})
 }
 
 // Documents created before migration 0008 already have their outbox rows:
 // the cursor starts past them, so reading the outbox adds none twice, while
 // a walked document created after it gets its row.
 func TestWalkOutboxMigration(t *testing.T) {
-	db := storetest.SQLite(t)
-	ctx := context.Background()
-	if err := db.Migrate(ctx, "banking_payments", migrationsUpTo(t, 7)); err != nil {
-		t.Fatal(err)
+	upTo7 := func(ctx context.Context, db *sqldb.DB) error {
+		return db.Migrate(ctx, "banking_payments", migrationsUpTo(t, 7))
 	}
-	// What the creates before 0008 wrote: the walked row and its webhook.
-	if _, err := db.W.Exec(`INSERT INTO banking_payments (org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at, walked_at)
-		VALUES ('org1', 'old', 'PAY_DOC_RU', '{}', 1, 'IMPLEMENTED', '', 'SOLE', 'API:p1', 5, 5, 5)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.W.Exec(`INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
-		VALUES ('org1', 'old', 'IMPLEMENTED', '', 5, 5, 'p1')`); err != nil {
-		t.Fatal(err)
-	}
-	if err := MigratePayments(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	s := NewPaymentStore(db)
-	if n := countOutbox(t, s, "org1"); n != 1 {
-		t.Fatalf("%d outbox rows after the migration, want 1", n)
-	}
-	if err := s.CreatePayment(ctx, storedPayment("org1", "new"), walkOf(time.Now())); err != nil {
-		t.Fatal(err)
-	}
-	if n := countOutbox(t, s, "org1"); n != 2 {
-		t.Fatalf("%d outbox rows after a new create, want 2", n)
-	}
+	storetest.Each(t, upTo7, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		// What the creates before 0008 wrote: the walked row and its webhook.
+		if _, err := db.W.Exec(`INSERT INTO banking_payments (org_id, external_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at, walked_at)
+			VALUES ('org1', 'old', 'PAY_DOC_RU', '{}', 1, 'IMPLEMENTED', '', 'SOLE', 'API:p1', 5, 5, 5)`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.W.Exec(`INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
+			VALUES ('org1', 'old', 'IMPLEMENTED', '', 5, 5, 'p1')`); err != nil {
+			t.Fatal(err)
+		}
+		if err := MigratePayments(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		s := NewPaymentStore(db)
+		if n := countOutbox(t, s, "org1"); n != 1 {
+			t.Fatalf("%d outbox rows after the migration, want 1", n)
+		}
+		if err := s.CreatePayment(ctx, storedPayment("org1", "new"), walkOf(time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		if n := countOutbox(t, s, "org1"); n != 2 {
+			t.Fatalf("%d outbox rows after a new create, want 2", n)
+		}
+	})
+}
+
+// Creates committing while the outbox is materialized over and over (the
+// dispatcher beside the API; on PostgreSQL with two committers) end with
+// exactly one row each: none skipped by a cursor that passed them, none
+// written twice.
+func TestWalkOutboxConcurrentCreates(t *testing.T) {
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewPaymentStore(db)
+		const writers, each = 8, 40
+		stop := make(chan struct{})
+		readErr := make(chan error, 1)
+		go func() {
+			var err error
+			for err == nil {
+				select {
+				case <-stop:
+					readErr <- nil
+					return
+				default:
+				}
+				err = s.materializeOutbox(ctx)
+			}
+			readErr <- err
+		}()
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*each)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					if err := s.CreatePayment(ctx, storedPayment("org1", fmt.Sprintf("w%d-%d", w, i)), walkOf(time.Now())); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(stop)
+		if err := <-readErr; err != nil {
+			t.Fatal(err)
+		}
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if n := countOutbox(t, s, "org1"); n != writers*each {
+			t.Fatalf("%d outbox rows, want %d", n, writers*each)
+		}
+		var distinct int
+		if err := db.R.QueryRow(`SELECT COUNT(DISTINCT external_id) FROM banking_payment_webhooks WHERE org_id = 'org1'`).Scan(&distinct); err != nil || distinct != writers*each {
+			t.Fatalf("%d documents with a row, want %d (%v)", distinct, writers*each, err)
+		}
+	})
 }

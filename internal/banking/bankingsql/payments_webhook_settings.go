@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
-	"partnerapi/internal/sqldb"
 )
 
 var _ banking.WebhookSettingsStore = (*PaymentStore)(nil)
@@ -24,10 +23,8 @@ func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerW
 		// Wake the partner's events parked while it had nowhere to
 		// receive them (DueWebhooks), walked documents' implied ones
 		// included (they are written first).
-		if s.db.Dialect == sqldb.SQLite {
-			if _, err := materializeOutboxTx(ctx, tx, 0); err != nil {
-				return err
-			}
+		if _, err := materializeOutboxTx(ctx, s.db.Dialect, tx, 0); err != nil {
+			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
 			WHERE state = 'PARKED' AND client_id = $2`,
