@@ -14,10 +14,9 @@ import (
 // row by the create (migration 0008): SQLite's group commit inserts one row
 // per document instead of two (one B-tree entry instead of four), and
 // PostgreSQL one heap tuple and two index entries instead of two tuples and
-// four entries. Before anything reads or changes the outbox (the dispatcher,
-// the partner's delivery list, a partner's new setting waking its parked
-// events) the implied rows of the documents committed since the last time
-// are inserted, with exactly the values the create used to write, so every
+// four entries. Before anything reads the outbox (the dispatcher, the
+// partner's delivery list) the implied rows of the documents committed since
+// the last time are inserted, with exactly the values the create used to write, so every
 // reader sees the same outbox as before; only their ids come later than
 // those of rows written in between. A deployment whose partners never set a
 // webhook never pays for the rows at all.

@@ -110,9 +110,9 @@ func TestWalkOutboxRows(t *testing.T) {
 }
 
 // Every reader of the outbox sees a walked document's webhook without a
-// separate step: the dispatcher (with a default URL, and for a partner
-// that set its own after the create, whose parked events it wakes) and
-// the partner's delivery list.
+// separate step: the dispatcher (with a default URL; for a partner that set
+// its own after the create; parking it for a partner without one and
+// sending it once the partner sets one) and the partner's delivery list.
 func TestWalkOutboxReaders(t *testing.T) {
 	at := time.Date(2026, 11, 25, 14, 0, 0, 0, time.UTC)
 	cases := []struct {
@@ -132,6 +132,25 @@ func TestWalkOutboxReaders(t *testing.T) {
 				return nil, err
 			}
 			evs, err := s.DueWebhooks(ctx, at.Add(time.Hour), 10, true)
+			var ids []string
+			for _, ev := range evs {
+				ids = append(ids, ev.ExternalID+"@"+ev.ClientID)
+			}
+			return ids, err
+		}},
+		{"parked, then its partner set a webhook", func(ctx context.Context, s *PaymentStore) ([]string, error) {
+			// Another partner's setting makes the dispatcher read (and
+			// park p1's event); p1's own setting wakes it.
+			if err := s.SetPartnerWebhook(ctx, banking.PartnerWebhook{ClientID: "p0", URL: "https://p0.example/hook", UpdatedAt: at}); err != nil {
+				return nil, err
+			}
+			if evs, err := s.DueWebhooks(ctx, at.Add(time.Hour), 10, true); err != nil || len(evs) != 0 {
+				return nil, fmt.Errorf("before p1's setting: %d events, %v", len(evs), err)
+			}
+			if err := s.SetPartnerWebhook(ctx, banking.PartnerWebhook{ClientID: "p1", URL: "https://p1.example/hook", UpdatedAt: at.Add(2 * time.Hour)}); err != nil {
+				return nil, err
+			}
+			evs, err := s.DueWebhooks(ctx, at.Add(2*time.Hour), 10, true)
 			var ids []string
 			for _, ev := range evs {
 				ids = append(ids, ev.ExternalID+"@"+ev.ClientID)

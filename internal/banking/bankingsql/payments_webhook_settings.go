@@ -21,11 +21,9 @@ func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerW
 			return err
 		}
 		// Wake the partner's events parked while it had nowhere to
-		// receive them (DueWebhooks), walked documents' implied ones
-		// included (they are written first).
-		if _, err := materializeOutboxTx(ctx, s.db.Dialect, tx, 0); err != nil {
-			return err
-		}
+		// receive them (DueWebhooks). Walked documents' implied events
+		// not yet written need no waking: they are written due
+		// (payments_walk_outbox.go).
 		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
 			WHERE state = 'PARKED' AND client_id = $2`,
 			micros(w.UpdatedAt), w.ClientID)
