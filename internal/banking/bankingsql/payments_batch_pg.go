@@ -8,8 +8,8 @@ import (
 
 // writePaymentBatchPostgres is writePaymentBatch for PostgreSQL: the whole
 // batch — document rows, history rows and outbox rows (none for a walked
-// document, as on SQLite) — is one statement
-// whose columns arrive as arrays. On PostgreSQL every statement is a round
+// document, as on SQLite) — is one statement whose columns arrive as
+// arrays. On PostgreSQL every statement is a round
 // trip, and a multi-row VALUES list has a different text for every batch
 // size, each planned anew and crowding the driver's statement cache; this
 // one has a single text at any size. The history and outbox inserts join
@@ -39,12 +39,6 @@ func writePaymentBatchPostgres(ctx context.Context, q querier, batch []*newPayme
 		d.walked = append(d.walked, walked)
 		for _, m := range p.history {
 			h.org, h.ext, h.status, h.comment, h.at = append(h.org, sp.OrgID), append(h.ext, sp.Doc.ExternalID), append(h.status, m.Status), append(h.comment, m.Comment), append(h.at, micros(m.At))
-		}
-		if walked != nil {
-			// The walk's final webhook is implied by the row and
-			// materialized before the outbox is read
-			// (payments_walk_outbox.go).
-			continue
 		}
 		for _, m := range p.final {
 			w.org, w.ext, w.status, w.comment, w.at = append(w.org, sp.OrgID), append(w.ext, sp.Doc.ExternalID), append(w.status, m.Status), append(w.comment, m.Comment), append(w.at, micros(m.At))

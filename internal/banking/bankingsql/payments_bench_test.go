@@ -15,8 +15,9 @@ import (
 )
 
 // BenchmarkCreatePayment measures the store alone: b.N documents created by
-// 64 goroutines, each with the seven-step history of a signed document and
-// its webhook row, and reports the group commit's mean batch.
+// 64 goroutines, each with the seven-step walk of a signed document (its
+// walked_at; the webhook it implies is not written by the create), and
+// reports the group commit's mean batch.
 func BenchmarkCreatePayment(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		b.Run(engine, func(b *testing.B) {
