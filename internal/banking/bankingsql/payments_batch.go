@@ -24,7 +24,9 @@ type newPayment struct {
 	walkedAt any
 	history  []banking.StatusChange
 	// final lists the moves to final statuses, each queued as a webhook
-	// for client, the partner whose channel created the document.
+	// for client, the partner whose channel created the document; none for
+	// a walk kept as walked_at, whose webhook the row implies
+	// (payments_walk_outbox.go).
 	final  []banking.StatusChange
 	client string
 }
@@ -36,6 +38,7 @@ func newPaymentOf(sp *banking.StoredPayment, doc string, history []banking.Statu
 	p := &newPayment{sp: sp, doc: doc, roles: joinRoles(sp.Roles), history: history, client: banking.PartnerOfChannel(sp.Channel)}
 	if at, ok := processedAtOnce(history); ok {
 		p.walkedAt, p.history = micros(at), nil
+		return p
 	}
 	for _, h := range history {
 		if banking.IsFinal(h.Status) {
@@ -58,10 +61,11 @@ func duplicatePayment(externalID string) error {
 
 // writePayments is the group commit's batch writer: every document row in
 // multi-row INSERTs that skip existing keys and return the keys they wrote,
-// then the status history rows (none for a document whose whole walk is its
-// walked_at) and webhook outbox rows of the documents that were written. A
-// document whose key already existed gets its own WORKFLOW_FAULT; the others
-// commit. On SQLite that is a few prepared statements per batch
+// then the status history rows and webhook outbox rows of the documents that
+// were written (neither for a document whose whole walk is its walked_at:
+// its history is expanded from it, its webhook materialized from it by
+// payments_walk_outbox.go). A document whose key already existed gets its
+// own WORKFLOW_FAULT; the others commit. On SQLite that is a few prepared statements per batch
 // (payments_stmts.go), on PostgreSQL one statement of arrays
 // (payments_batch_pg.go), instead of several statements per document.
 func writePayments(stmts *batchStatements) sqldb.WriteBatch[*newPayment] {

@@ -7,8 +7,9 @@ import (
 )
 
 // writePaymentBatchPostgres is writePaymentBatch for PostgreSQL: the whole
-// batch — document rows, history rows and outbox rows — is one statement
-// whose columns arrive as arrays. On PostgreSQL every statement is a round
+// batch — document rows, history rows and outbox rows (none for a walked
+// document, as on SQLite) — is one statement whose columns arrive as
+// arrays. On PostgreSQL every statement is a round
 // trip, and a multi-row VALUES list has a different text for every batch
 // size, each planned anew and crowding the driver's statement cache; this
 // one has a single text at any size. The history and outbox inserts join

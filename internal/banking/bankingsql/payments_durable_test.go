@@ -34,6 +34,17 @@ func countRows(t *testing.T, db *sqldb.DB, table, org string) int {
 	return n
 }
 
+// countOutbox is the number of org's outbox rows once the walked
+// documents' implied rows are written (payments_walk_outbox.go), as every
+// reader of the outbox sees them.
+func countOutbox(t *testing.T, s *PaymentStore, org string) int {
+	t.Helper()
+	if err := s.materializeOutbox(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return countRows(t, s.db, "banking_payment_webhooks", org)
+}
+
 // countMoves is the number of status moves recorded for org's documents:
 // history rows plus the processing path of every document whose walk is its
 // walked_at (migration 0006).

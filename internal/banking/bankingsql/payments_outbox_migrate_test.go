@@ -48,6 +48,9 @@ func TestOutboxKeysMigration(t *testing.T) {
 		if err := s.CreatePayment(ctx, storedPayment("org1", "new"), hist); err != nil {
 			t.Fatal(err)
 		}
+		if err := s.materializeOutbox(ctx); err != nil {
+			t.Fatal(err)
+		}
 		var id int64
 		if err := db.R.QueryRow(`SELECT id FROM banking_payment_webhooks WHERE external_id = 'new'`).Scan(&id); err != nil || id <= maxBefore {
 			t.Fatalf("new row's id %d after %d, %v", id, maxBefore, err)

@@ -59,10 +59,11 @@ func TestPaymentStorePreparedBatchStatements(t *testing.T) {
 			t.Fatal(err)
 		}
 		if db.Dialect == sqldb.SQLite {
-			// The first batch ran unprepared; wait for its shapes to be
+			// The first batch ran unprepared; wait for its shape to be
 			// prepared (the bound only keeps a broken build from hanging).
+			// A walked document writes no outbox row on SQLite.
 			giveUp := time.Now().Add(time.Minute)
-			for _, head := range []string{paymentsHead, webhooksHead} {
+			for _, head := range []string{paymentsHead} {
 				for !preparedShape(s.batches, head) {
 					if time.Now().After(giveUp) {
 						t.Fatalf("statement %q never prepared", head)
@@ -82,7 +83,7 @@ func TestPaymentStorePreparedBatchStatements(t *testing.T) {
 		if n := countRows(t, db, "banking_payments", "org1"); n != 4 {
 			t.Fatalf("%d documents, want 4", n)
 		}
-		if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != 4 {
+		if n := countOutbox(t, s, "org1"); n != 4 {
 			t.Fatalf("%d outbox rows, want 4", n)
 		}
 		if n := countMoves(t, db, "org1"); n != 4*len(banking.ProcessingPath) {
@@ -150,7 +151,7 @@ func TestPaymentBatchWithExistingKey(t *testing.T) {
 		if n := countRows(t, db, "banking_payments", "org1"); n != 4 {
 			t.Fatalf("%d documents, want 4", n)
 		}
-		if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != 4 {
+		if n := countOutbox(t, s, "org1"); n != 4 {
 			t.Fatalf("%d outbox rows, want 4", n)
 		}
 	})

@@ -88,7 +88,7 @@ func TestPaymentStoreWalkHistory(t *testing.T) {
 				finals++
 			}
 		}
-		if n := countRows(t, db, "banking_payment_webhooks", "org1"); n != finals {
+		if n := countOutbox(t, s, "org1"); n != finals {
 			t.Fatalf("%d outbox rows, want %d", n, finals)
 		}
 	})

@@ -25,9 +25,13 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 			return nil, err
 		}
 		if len(configured) == 0 {
-			// Nothing can be sent: leave the events as they are.
+			// Nothing can be sent: leave the events as they are (and
+			// the walked documents' implied ones unwritten).
 			return nil, nil
 		}
+	}
+	if err := s.materializeOutbox(ctx); err != nil {
+		return nil, err
 	}
 	due := `(w.state IN ('PENDING', 'PARKED') AND w.next_at <= $1)`
 	if !configuredOnly {

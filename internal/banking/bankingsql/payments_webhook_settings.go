@@ -21,7 +21,9 @@ func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerW
 			return err
 		}
 		// Wake the partner's events parked while it had nowhere to
-		// receive them (DueWebhooks).
+		// receive them (DueWebhooks). Walked documents' implied events
+		// not yet written need no waking: they are written due
+		// (payments_walk_outbox.go).
 		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
 			WHERE state = 'PARKED' AND client_id = $2`,
 			micros(w.UpdatedAt), w.ClientID)
@@ -49,6 +51,9 @@ func (s *PaymentStore) GetPartnerWebhook(ctx context.Context, clientID string) (
 }
 
 func (s *PaymentStore) PartnerDeliveries(ctx context.Context, clientID string, limit int) ([]banking.WebhookDelivery, error) {
+	if err := s.materializeOutbox(ctx); err != nil {
+		return nil, err
+	}
 	// The outbox row carries its partner, so only that partner's rows are
 	// read, newest first along the (client_id, id) index.
 	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.external_id, w.status, w.comment, w.event_time, w.state, w.attempts,
