@@ -18,24 +18,30 @@ import "unsafe"
 func init() {
 	switch {
 	case hasF16C && hasVNNI:
-		attnScoresQ8Vec = attnScoresQ8Asm
-		attnWeightedSumQ8Vec = attnWeightedSumQ8Asm
-		kvAbsMaxVec = kvAbsMaxAsm
-		kvQuantizeVec = kvQuantizeAsm
-		q8Scores = [3]q8ScoresKernel{attnScoresQ8x1AVX512, attnScoresQ8x2AVX512, attnScoresQ8x3AVX512}
-		q8Sums = [3]q8SumsKernel{attnWeightedSumQ8x1AVX512, attnWeightedSumQ8x2AVX512, attnWeightedSumQ8x3AVX512}
+		useQ8Kernels(true)
 	case hasAVX2:
-		attnScoresQ8Vec = attnScoresQ8Asm
-		attnWeightedSumQ8Vec = attnWeightedSumQ8Asm
-		kvAbsMaxVec = kvAbsMaxAVX2Asm
-		kvQuantizeVec = kvQuantizeAVX2Asm
-		q8Scores = [3]q8ScoresKernel{attnScoresQ8x1AVX2, attnScoresQ8x2AVX2, attnScoresQ8x3AVX2}
-		q8Sums = [3]q8SumsKernel{attnWeightedSumQ8x1AVX2, attnWeightedSumQ8x2AVX2, attnWeightedSumQ8x3AVX2}
+		useQ8Kernels(false)
 	}
 }
 
+// useQ8Kernels selects the AVX-512 int8 KV kernels (wide) or the AVX2 ones;
+// the tests switch between them on CPUs that have both.
+func useQ8Kernels(wide bool) {
+	attnScoresQ8Vec = attnScoresQ8Asm
+	if wide {
+		attnWeightedSumQ8Vec = attnWeightedSumQ8Asm
+		kvAbsMaxVec, kvQuantizeVec = kvAbsMaxAsm, kvQuantizeAsm
+		q8Scores = [3]q8ScoresKernel{attnScoresQ8x1AVX512, attnScoresQ8x2AVX512, attnScoresQ8x3AVX512}
+		q8Sums = [3]q8SumsKernel{attnWeightedSumQ8x1AVX512, attnWeightedSumQ8x2AVX512, attnWeightedSumQ8x3AVX512}
+		return
+	}
+	attnWeightedSumQ8Vec = attnWeightedSumQ8AVX2Asm
+	kvAbsMaxVec, kvQuantizeVec = kvAbsMaxAVX2Asm, kvQuantizeAVX2Asm
+	q8Scores = [3]q8ScoresKernel{attnScoresQ8x1AVX2, attnScoresQ8x2AVX2, attnScoresQ8x3AVX2}
+}
+
 // q8Scores and q8Sums hold the chosen family's kernels for passes of one,
-// two and three heads.
+// two and three heads (q8Sums the AVX-512 ones only).
 type (
 	q8ScoresKernel func(out *float32, ostride int, q *float32, k *int8, ks *float32, hd, n int, scale float32, vdelta int)
 	q8SumsKernel   func(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n int)
@@ -93,7 +99,9 @@ func attnWeightedSumQ8x2AVX512(out *float32, w *float32, wstride int, v *int8, v
 //go:noescape
 func attnWeightedSumQ8x3AVX512(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n int)
 
-// The AVX2 forms (attn_q8_avx2_amd64.s) have the same signatures.
+// The AVX2 forms (attn_q8_avx2_amd64.s): the scores have the same
+// signature; the weighted sums take at most q8SumChunk positions and can
+// continue the sums in out (see attnWeightedSumQ8AVX2Asm).
 
 //go:noescape
 func attnScoresQ8x1AVX2(out *float32, ostride int, q *float32, k *int8, ks *float32, hd, n int, scale float32, vdelta int)
@@ -105,13 +113,13 @@ func attnScoresQ8x2AVX2(out *float32, ostride int, q *float32, k *int8, ks *floa
 func attnScoresQ8x3AVX2(out *float32, ostride int, q *float32, k *int8, ks *float32, hd, n int, scale float32, vdelta int)
 
 //go:noescape
-func attnWeightedSumQ8x1AVX2(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n int)
+func attnWeightedSumQ8x1AVX2(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n, more int)
 
 //go:noescape
-func attnWeightedSumQ8x2AVX2(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n int)
+func attnWeightedSumQ8x2AVX2(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n, more int)
 
 //go:noescape
-func attnWeightedSumQ8x3AVX2(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n int)
+func attnWeightedSumQ8x3AVX2(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n, more int)
 
 // q8Pass is how many heads the pass starting at head j0 of g takes: three
 // while more than four are left, then two and two for four, so that no
@@ -143,6 +151,30 @@ func attnWeightedSumQ8Asm(out, w []float32, values []int8, vscale []float32, hd,
 	for j0 := 0; j0 < g; {
 		n := q8Pass(j0, g)
 		q8Sums[n-1](&out[j0*hd], &w[j0*span], span*4, &values[0], &vscale[0], hd, span)
+		j0 += n
+	}
+}
+
+// q8SumChunk is how many positions an AVX2 weighted sum takes per call:
+// its products of weight and row scale for three heads (3 KB) live in its
+// frame, and a longer span continues the same sums chunk by chunk.
+const q8SumChunk = 256
+
+// q8SumsAVX2 are the AVX2 weighted sums for passes of one, two and three
+// heads.
+var q8SumsAVX2 = [3]func(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n, more int){
+	attnWeightedSumQ8x1AVX2, attnWeightedSumQ8x2AVX2, attnWeightedSumQ8x3AVX2,
+}
+
+// attnWeightedSumQ8AVX2Asm runs the AVX2 weighted sums in passes of up to
+// three heads, each over the span in chunks of q8SumChunk positions.
+func attnWeightedSumQ8AVX2Asm(out, w []float32, values []int8, vscale []float32, hd, span int) {
+	g := len(out) / hd
+	for j0 := 0; j0 < g; {
+		n := q8Pass(j0, g)
+		for p0 := 0; p0 < span; p0 += q8SumChunk {
+			q8SumsAVX2[n-1](&out[j0*hd], &w[j0*span+p0], span*4, &values[p0*hd], &vscale[p0], hd, min(q8SumChunk, span-p0), p0)
+		}
 		j0 += n
 	}
 }
