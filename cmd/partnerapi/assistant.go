@@ -40,7 +40,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
-	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has AVX-512)")
+	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has its AVX2 or AVX-512 kernels)")
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL: serve model NAME from an OpenAI-compatible server (repeatable)")
 	assistantGRPCFlags.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }

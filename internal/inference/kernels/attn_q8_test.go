@@ -6,20 +6,30 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
-// q8Paths lists the ways this machine runs attention over the int8 cache:
-// the vector kernels where the CPU has them, and the Go ones.
-func q8Paths() []attnPath {
-	goPath := attnPath{name: "purego", use: func() func() {
-		s, w := attnScoresQ8Vec, attnWeightedSumQ8Vec
-		attnScoresQ8Vec, attnWeightedSumQ8Vec = nil, nil
-		return func() { attnScoresQ8Vec, attnWeightedSumQ8Vec = s, w }
+// q8GoPath runs attention over the int8 cache in the Go kernels.
+func q8GoPath() attnPath {
+	return attnPath{name: "purego", use: func() func() {
+		s, w, a, q := attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec
+		attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec = nil, nil, nil, nil
+		return func() { attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec = s, w, a, q }
 	}}
-	if attnScoresQ8Vec == nil {
-		return []attnPath{goPath}
+}
+
+// forEachQ8Path runs fn once per path of q8Paths as a subtest, as
+// forEachAttnPath does for the half-precision cache.
+func forEachQ8Path(t *testing.T, fn func(t *testing.T)) {
+	for _, p := range q8Paths() {
+		t.Run(p.name, func(t *testing.T) {
+			if p.skip != "" {
+				t.Skip(p.skip)
+			}
+			defer p.use()()
+			fn(t)
+		})
 	}
-	return []attnPath{{name: "vector", use: func() func() { return func() {} }}, goPath}
 }
 
 // q8Cache returns span random head rows of hd values quantised as the model
@@ -60,18 +70,17 @@ func TestQuantizeKVRow(t *testing.T) {
 	}
 }
 
-// TestAttnQ8MatchesReference holds every path's scores and weighted sums
-// over the int8 cache to a float64 reference over the dequantised rows, and
-// checks what decode relies on: a head's results are the same bits alone
-// as in its group, and a position's score the same bits whatever the span
-// (a lone last position against a block of four).
 // TestQuantizeKVRowVectorMatchesGo holds the vector conversion of rows to
 // the Go loop bit for bit (values and scale), over random rows of every
 // vector size, rows with a NaN or an infinity at every place of a block,
 // zero rows and rows of a single value.
 func TestQuantizeKVRowVectorMatchesGo(t *testing.T) {
+	forEachQ8Path(t, testQuantizeKVRowVectorMatchesGo)
+}
+
+func testQuantizeKVRowVectorMatchesGo(t *testing.T) {
 	if kvAbsMaxVec == nil {
-		t.Skip("no vector conversion on this CPU")
+		t.Skip("no vector conversion on this path")
 	}
 	r := rand.New(rand.NewPCG(45, 46))
 	var rows [][]float32
@@ -98,10 +107,9 @@ func TestQuantizeKVRowVectorMatchesGo(t *testing.T) {
 	for n, row := range rows {
 		got, want := make([]int8, len(row)), make([]int8, len(row))
 		gd := QuantizeKVRow(got, row)
-		am, qv := kvAbsMaxVec, kvQuantizeVec
-		kvAbsMaxVec, kvQuantizeVec = nil, nil
+		restore := q8GoPath().use()
 		wd := QuantizeKVRow(want, row)
-		kvAbsMaxVec, kvQuantizeVec = am, qv
+		restore()
 		if math.Float32bits(gd) != math.Float32bits(wd) && !(gd != gd && wd != wd) {
 			t.Fatalf("row %d (%d values): scale %v, Go %v", n, len(row), gd, wd)
 		}
@@ -111,13 +119,13 @@ func TestQuantizeKVRowVectorMatchesGo(t *testing.T) {
 	}
 }
 
+// TestAttnQ8MatchesReference holds every path's scores and weighted sums
+// over the int8 cache to a float64 reference over the dequantised rows, and
+// checks what decode relies on: a head's results are the same bits alone
+// as in its group, and a position's score the same bits whatever the span
+// (a lone last position against a block of four).
 func TestAttnQ8MatchesReference(t *testing.T) {
-	for _, p := range q8Paths() {
-		t.Run(p.name, func(t *testing.T) {
-			defer p.use()()
-			testAttnQ8MatchesReference(t)
-		})
-	}
+	forEachQ8Path(t, testAttnQ8MatchesReference)
 }
 
 func testAttnQ8MatchesReference(t *testing.T) {
@@ -175,11 +183,48 @@ func testAttnQ8MatchesReference(t *testing.T) {
 	}
 }
 
+// TestAttnQ8LongSpans holds the weighted sums over spans longer than one
+// call of the AVX2 kernels takes (q8SumChunk positions) to the float64
+// reference, and a head's output in its group to the same head alone, on
+// every path: the chunks must continue each sum, not restart it.
+func TestAttnQ8LongSpans(t *testing.T) {
+	forEachQ8Path(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(47, 48))
+		for _, c := range []struct{ hd, g, span int }{
+			{48, 1, 256}, {48, 1, 257}, {48, 6, 600}, {64, 3, 263}, {64, 3, 777}, {16, 2, 513},
+		} {
+			values, vs, wide := q8Cache(r, c.span, c.hd)
+			w := randomVector(r, c.g*c.span)
+			for i := range w {
+				w[i] = abs32(w[i]) / float32(c.span)
+			}
+			out := make([]float32, c.g*c.hd)
+			AttnWeightedSumGroupQ8(out, w, values, vs, c.hd, c.span)
+			for j := range c.g {
+				alone := make([]float32, c.hd)
+				AttnWeightedSumGroupQ8(alone, w[j*c.span:(j+1)*c.span], values, vs, c.hd, c.span)
+				for i := range c.hd {
+					var ref float64
+					for p := range c.span {
+						ref += float64(w[j*c.span+p]) * float64(wide[p*c.hd+i])
+					}
+					got := out[j*c.hd+i]
+					if !near(float64(got), ref) {
+						t.Fatalf("%+v: head %d out[%d] = %v, want %v", c, j, i, got, ref)
+					}
+					if math.Float32bits(got) != math.Float32bits(alone[i]) {
+						t.Fatalf("%+v: head %d out[%d] = %v in the group, %v alone", c, j, i, got, alone[i])
+					}
+				}
+			}
+		}
+	})
+}
+
 // BenchmarkAttnQ8 times scores, softmax and weighted sum of one KV group
-// over 320 cached positions for the shapes of stories15M (one head of 48)
-// and SmolLM2-135M (three heads of 64), over the int8 cache and, for
-// comparison in the same run, the half-precision one (whichever family
-// PARTNERAPI_KERNELS chose).
+// over 320 cached positions (cache-resident) for the shapes of stories15M
+// (one head of 48) and SmolLM2-135M (three heads of 64), over the int8 cache
+// and the half-precision one side by side (see sideBySide).
 func BenchmarkAttnQ8(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 7))
 	for _, c := range []struct{ hd, g, span int }{{48, 1, 320}, {64, 3, 320}} {
@@ -188,27 +233,46 @@ func BenchmarkAttnQ8(b *testing.B) {
 		hk, hv := halfVector(r, c.span*c.hd), halfVector(r, c.span*c.hd)
 		q, out := randomVector(r, c.g*c.hd), make([]float32, c.g*c.hd)
 		scores := make([]float32, c.g*c.span)
-		for _, p := range q8Paths() {
-			b.Run(fmt.Sprintf("hd=%d/g=%d/q8-%s", c.hd, c.g, p.name), func(b *testing.B) {
-				defer p.use()()
-				for b.Loop() {
-					AttnScoresGroupQ8(scores, q, keys, ks, values, c.hd, c.span, 0.125)
-					for j := range c.g {
-						Softmax(scores[j*c.span : (j+1)*c.span])
-					}
-					AttnWeightedSumGroupQ8(out, scores, values, vs, c.hd, c.span)
+		b.Run(fmt.Sprintf("hd=%d/g=%d", c.hd, c.g), func(b *testing.B) {
+			sideBySide(b, []string{"q8", "f16"}, func() {
+				AttnScoresGroupQ8(scores, q, keys, ks, values, c.hd, c.span, 0.125)
+				for j := range c.g {
+					Softmax(scores[j*c.span : (j+1)*c.span])
 				}
-			})
-		}
-		b.Run(fmt.Sprintf("hd=%d/g=%d/f16", c.hd, c.g), func(b *testing.B) {
-			for b.Loop() {
+				AttnWeightedSumGroupQ8(out, scores, values, vs, c.hd, c.span)
+			}, func() {
 				AttnScoresGroup(scores, q, hk, hv, c.hd, c.span, c.hd, 0, 0.125)
 				for j := range c.g {
 					Softmax(scores[j*c.span : (j+1)*c.span])
 				}
 				AttnWeightedSumGroup(out, scores, hv, c.hd, c.span, c.hd, 0)
-			}
+			})
 		})
+	}
+}
+
+// sideBySide runs the variants fns alternately, one call of each per
+// iteration, so that all of them meet the same load on a shared machine,
+// and reports each one's median time per call (ns-NAME) and the first's
+// time over the others' medians (NAME÷NAME).
+func sideBySide(b *testing.B, names []string, fns ...func()) {
+	b.Helper()
+	times := make([][]time.Duration, len(fns))
+	for b.Loop() {
+		for i, f := range fns {
+			t0 := time.Now()
+			f()
+			times[i] = append(times[i], time.Since(t0))
+		}
+	}
+	med := make([]float64, len(fns))
+	for i, t := range times {
+		slices.Sort(t)
+		med[i] = float64(t[len(t)/2].Nanoseconds())
+		b.ReportMetric(med[i], "ns-"+names[i])
+	}
+	for i := 1; i < len(fns); i++ {
+		b.ReportMetric(med[0]/med[i], names[0]+"÷"+names[i])
 	}
 }
 
@@ -239,7 +303,7 @@ func BenchmarkQuantizeKVRow(b *testing.B) {
 
 // BenchmarkAttnQ8DecodeStep measures the attention of one batched decode
 // step of ten streams at 320 cached positions over the int8 and the
-// half-precision cache, every layer's cache of every sequence once (more
+// half-precision cache side by side, every layer's cache of every sequence once (more
 // than the L2 caches hold, as in the engine), on one goroutine: stories15M
 // (6 layers, 6 heads of 48, no grouping) and SmolLM2-135M (30 layers, 9
 // query heads over 3 KV heads of 64).
@@ -262,8 +326,8 @@ func BenchmarkAttnQ8DecodeStep(b *testing.B) {
 		}
 		q, out := randomVector(r, g*hd), make([]float32, g*hd)
 		scores := make([]float32, g*span)
-		b.Run(shape.name+"/q8", func(b *testing.B) {
-			for b.Loop() {
+		b.Run(shape.name, func(b *testing.B) {
+			sideBySide(b, []string{"q8", "f16"}, func() {
 				for i := range caches {
 					AttnScoresGroupQ8(scores, q, k8[i], ks[i], v8[i], hd, span, 0.125)
 					for j := range g {
@@ -271,10 +335,7 @@ func BenchmarkAttnQ8DecodeStep(b *testing.B) {
 					}
 					AttnWeightedSumGroupQ8(out, scores, v8[i], vs[i], hd, span)
 				}
-			}
-		})
-		b.Run(shape.name+"/f16", func(b *testing.B) {
-			for b.Loop() {
+			}, func() {
 				for i := range caches {
 					AttnScoresGroup(scores, q, k16[i], v16[i], hd, span, hd, 0, 0.125)
 					for j := range g {
@@ -282,7 +343,7 @@ func BenchmarkAttnQ8DecodeStep(b *testing.B) {
 					}
 					AttnWeightedSumGroup(out, scores, v16[i], hd, span, hd, 0)
 				}
-			}
+			})
 		})
 	}
 }

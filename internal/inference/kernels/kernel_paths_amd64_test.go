@@ -54,6 +54,28 @@ func attnPaths() []attnPath {
 	return []attnPath{wide, narrow, goAttnPath()}
 }
 
+// q8Paths lists the ways this machine can run attention over the int8
+// cache, whatever PARTNERAPI_KERNELS chose: the AVX-512 kernels, the AVX2
+// ones and the Go ones (rows stored by each family's conversion).
+func q8Paths() []attnPath {
+	vector := func(wide bool) func() func() {
+		return func() func() {
+			restore := q8GoPath().use() // saves the chosen family's functions
+			sc, sm := q8Scores, q8Sums
+			useQ8Kernels(wide)
+			return func() { restore(); q8Scores, q8Sums = sc, sm }
+		}
+	}
+	wide, narrow := attnPath{name: "avx512", use: vector(true)}, attnPath{name: "avx2", use: vector(false)}
+	if !cpuVNNI {
+		wide.skip = "this CPU has no AVX-512 VNNI with VL"
+	}
+	if !cpuAVX2 {
+		wide.skip, narrow.skip = "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA"
+	}
+	return []attnPath{wide, narrow, q8GoPath()}
+}
+
 // TestChooseKernels checks how PARTNERAPI_KERNELS and the CPU's features
 // pick the kernel families.
 func TestChooseKernels(t *testing.T) {

@@ -9,3 +9,7 @@ func tilePaths() []tilePath { return []tilePath{rowDotsPath()} }
 // attnPaths lists the ways grouped attention can run: without the assembly
 // only the Go kernels.
 func attnPaths() []attnPath { return []attnPath{goAttnPath()} }
+
+// q8Paths lists the ways attention over the int8 cache can run: without
+// the assembly only the Go kernels.
+func q8Paths() []attnPath { return []attnPath{q8GoPath()} }

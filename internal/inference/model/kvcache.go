@@ -41,12 +41,16 @@ const (
 )
 
 // DefaultKVType is the cache type of KVDefault: KVQ8 where its vector
-// kernels exist (the AVX-512 family), else KVF16, whose AVX2 kernels are
-// faster than the int8 cache's Go ones. Measured in one process, a decode
-// step of each type alternating (BenchmarkKVSideBySide, 256–384 cached
-// positions, on a loaded host): ten 15M or 135M streams took 8–17 % more
-// tokens per second over the int8 cache, a single stream −3 to +11 %
-// (median +4 %). What it costs: stories260K, fed 1 600 tokens of greedy
+// kernels exist (the avx512 and avx2 families), else KVF16, whose Go
+// kernels are faster than the int8 cache's. Measured in one process, a
+// decode step of each type alternating (BenchmarkKVSideBySide, 256–384
+// cached positions, on a loaded host): on the AVX-512 host ten 15M or 135M
+// streams took 8–17 % more tokens per second over the int8 cache, a single
+// stream −3 to +11 % (median +4 %); on the AVX2-only Zen 3 host `bench
+// engine` alternating the two types (medians of 5–7 rounds each) decoded
+// ten streams 13 % (15M) and 11 % (135M) faster over the int8 cache, a
+// single 15M stream 18 % faster and a single 135M stream alike within the
+// noise. What it costs: stories260K, fed 1 600 tokens of greedy
 // half-precision continuations, picked the same next token at 98.75 % of
 // them over the int8 cache (mean KL divergence 8.9e-4 nats), against
 // 98.56 % (4.9e-4) for Q8_0 weights instead of F32 over the same cache; a

@@ -36,45 +36,65 @@ func TestKVQ8BatchInvariant(t *testing.T) {
 
 // TestKVQ8TracksF16 checks that the int8 cache changes a model's logits by
 // no more than its rounding warrants: stories260K (the Go kernels, heads of
-// 8) must keep its reference greedy continuation, and a synthetic model of
-// SmolLM2-135M's attention shape (the vector kernels, heads of 64) must keep
-// every step's logits within 5 % of their range of the half-precision
-// cache's, the tolerance TestQuantisedModelsTrackF32 gives Q8_0 weights
-// (the int8 cache measured 0.9–2.0 % over 14 steps).
+// 8) must keep its reference greedy continuation, and synthetic models of
+// SmolLM2-135M's attention shape (heads of 64 in groups of three) and of
+// stories15M's (six heads of 48, no grouping), both on the vector kernels
+// of the family in use, must keep every step's logits within 5 % of their
+// range of the half-precision cache's, the tolerance
+// TestQuantisedModelsTrackF32 gives Q8_0 weights (the int8 cache measured
+// 0.9–2.0 % over 14 steps of the 135M shape on the AVX-512 kernels; 2.7 %
+// (135M) and 2.1 % (15M) over 30 steps on the AVX2 ones, the same greedy
+// token at 30 and 29 of them). It logs both figures.
 func TestKVQ8TracksF16(t *testing.T) {
 	var q8Model *Model
 	withKVType(t, KVQ8, func() { q8Model = openModel(t, "stories260K.gguf") })
 	if got := greedy(t, q8Model.NewSequence(0), storiesPrompt, len(storiesGreedy), true); !slices.Equal(got, storiesGreedy) {
 		t.Errorf("stories260K over the int8 cache:\n got %v\nwant %v", got, storiesGreedy)
 	}
-	cfg := synthConfig{arch: "llama", embd: 576, layers: 2, heads: 9, kvHeads: 3, ff: 128, vocab: 64, ctx: 96, rot: 64, weightType: gguf.Q8_0}
-	m := openSynthetic(t, cfg, 7)
-	prompt := []int{1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 12, 13, 14, 15}
-	a, b := m.newSequence(0, KVF16), m.newSequence(0, KVQ8)
-	la, err := a.Forward(prompt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb, err := b.Forward(prompt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 30 {
-		lo, hi := slices.Min(la), slices.Max(la)
-		var diff float64
-		for j := range la {
-			diff = max(diff, math.Abs(float64(la[j]-lb[j])))
-		}
-		if diff > 0.05*float64(hi-lo) {
-			t.Fatalf("step %d: logits differ by %g over a range of %g", i, diff, hi-lo)
-		}
-		tok := (7*i + 3) % 64
-		if la, err = a.Forward([]int{tok}); err != nil {
-			t.Fatal(err)
-		}
-		if lb, err = b.Forward([]int{tok}); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		cfg  synthConfig
+	}{
+		{"135m", synthConfig{arch: "llama", embd: 576, layers: 2, heads: 9, kvHeads: 3, ff: 128, vocab: 64, ctx: 96, rot: 64, weightType: gguf.Q8_0}},
+		{"15m", synthConfig{arch: "llama", embd: 288, layers: 2, heads: 6, kvHeads: 6, ff: 128, vocab: 64, ctx: 96, rot: 48, weightType: gguf.Q8_0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := openSynthetic(t, c.cfg, 7)
+			prompt := []int{1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 12, 13, 14, 15}
+			a, b := m.newSequence(0, KVF16), m.newSequence(0, KVQ8)
+			la, err := a.Forward(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lb, err := b.Forward(prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var worst float64
+			same := 0
+			for i := range 30 {
+				lo, hi := slices.Min(la), slices.Max(la)
+				var diff float64
+				for j := range la {
+					diff = max(diff, math.Abs(float64(la[j]-lb[j])))
+				}
+				if diff > 0.05*float64(hi-lo) {
+					t.Fatalf("step %d: logits differ by %g over a range of %g", i, diff, hi-lo)
+				}
+				worst = max(worst, diff/float64(hi-lo))
+				if argmax(la) == argmax(lb) {
+					same++
+				}
+				tok := (7*i + 3) % 64
+				if la, err = a.Forward([]int{tok}); err != nil {
+					t.Fatal(err)
+				}
+				if lb, err = b.Forward([]int{tok}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("largest difference %.2f %% of the logits' range, same greedy token at %d of 30 steps", 100*worst, same)
+		})
 	}
 }
 
