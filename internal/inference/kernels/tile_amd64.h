@@ -71,13 +71,12 @@ GLOBL tileNibbleMask<>(SB), RODATA|NOPTR, $32
 	VMOVSS       x, (AX) \
 	ADDQ         DX, AX
 
-// TILESCALEW broadcasts the f16 weight scale at wm into Y13: the half is
-// broadcast as it is loaded and converted in all eight lanes at once
-// (rather than moved through a general register), as a block's scale is
-// followed by at least 16 bytes of quants.
+// TILESCALEW broadcasts the f16 weight scale at wm into Y13.
 #define TILESCALEW(wm) \
-	VPBROADCASTW wm, X13 \
-	VCVTPH2PS    X13, Y13
+	MOVWLZX      wm, AX \
+	VMOVD        AX, X13 \
+	VCVTPH2PS    X13, X13 \
+	VBROADCASTSS X13, Y13
 
 // TILESCALE8 stores Y13 times the eight activation scales at do(R9) at
 // so(SP).
