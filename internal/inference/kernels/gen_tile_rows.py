@@ -34,6 +34,12 @@ DATA rowsNibbleMask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA rowsNibbleMask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA rowsNibbleMask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL rowsNibbleMask<>(SB), RODATA|NOPTR, $32
+
+DATA rowsNibbleShift<>+0(SB)/8, $0
+DATA rowsNibbleShift<>+8(SB)/8, $0
+DATA rowsNibbleShift<>+16(SB)/8, $0x0000000400000004
+DATA rowsNibbleShift<>+24(SB)/8, $0x0000000400000004
+GLOBL rowsNibbleShift<>(SB), RODATA|NOPTR, $32
 """
 
 # The address of row r's block at byte offset off: rows 0-3 from SI, rows
@@ -68,11 +74,13 @@ def q8row(o, r, base, acc, xr, cr, tmp):
 
 def q4row(o, r, base, acc, xr, cr, tmp):
     # Exactly Q4W, Q4PROD and the FMA of q4_0Tile1x1, with the nibble
-    # halves put side by side by a broadcast load, a shift and a blend.
-    t, h, s = tmp
+    # halves put side by side by a broadcast load and one variable shift
+    # (the low half by 0, the high half by 4 bits: Y12): shifting dwords
+    # rather than Q4W's words leaves the same nibble in each byte's low
+    # bits once masked.
+    t, s = tmp[0], tmp[-1]
     o.append("\tVBROADCASTI128 %s, %s" % (base % 2, t))
-    o.append("\tVPSRLW $4, %s, %s" % (t, h))
-    o.append("\tVPBLENDD $0xf0, %s, %s, %s" % (h, t, t))
+    o.append("\tVPSRLVD Y12, %s, %s" % (t, t))
     o.append("\tVPAND Y14, %s, %s" % (t, t))
     o.append("\tVPMADDUBSW %s, %s, %s" % (xr, t, t))
     o.append("\tVPSUBW %s, %s, %s" % (cr, t, t))
@@ -127,9 +135,9 @@ def groups(o, q8, R, lab, loop):
     pn = (R * wstep + 63) // 64 + 1
     xr, cr = "Y%d" % R, "Y%d" % (R + 1)
     if R == 4:
-        tmps = [("Y6", "Y7", "Y8"), ("Y9", "Y10", "Y12")]
+        tmps = [("Y6", "Y7", "Y8"), ("Y9", "Y10", "Y13")]
     else:
-        tmps = [("Y10", "Y12", "Y13")]
+        tmps = [("Y10", "Y12", "Y13")] if q8 else [("Y10", "Y13")]
     lab = "%sg%d" % (lab, R)
     o.append("\tCMPQ R14, $%d" % R)
     o.append("\tJLT %send" % lab)
@@ -194,6 +202,7 @@ def kernel(typ, R):
     o.append("\tVPSRLW $15, Y15, Y15")
     if not q8:
         o.append("\tVMOVDQU rowsNibbleMask<>(SB), Y14")
+        o.append("\tVMOVDQU rowsNibbleShift<>(SB), Y12")
     groups(o, q8, R, lab, True)
     if R == 8:
         # Four to seven rows left: one pass of four.

@@ -14,9 +14,10 @@ package kernels
 //
 // The tile sets use four rows for Q8_0 and eight for Q4_0, which measured
 // best side by side (BenchmarkTileRows, medians of interleaved rounds, ×
-// the one-row kernel): Q8_0 1.37 (four) and 1.42 (eight) cache-resident but
-// 1.25 and 1.16 streaming from DRAM, where a single-stream decode reads its
-// weights; Q4_0 1.42 and 1.44 cache-resident, 1.36 and 1.44 from DRAM.
+// the one-row kernel): Q8_0 1.34-1.37 (four) and 1.39-1.42 (eight)
+// cache-resident but 1.25-1.30 and 1.16-1.19 streaming from DRAM, where a
+// single-stream decode reads its weights; Q4_0 about 1.5 either way
+// cache-resident, 1.35-1.37 and 1.43-1.46 from DRAM.
 
 //go:generate python3 gen_tile_rows.py .
 
