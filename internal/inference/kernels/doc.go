@@ -14,7 +14,10 @@
 //     (tile_amd64.h): one weight row by a group of up to ten tokens per
 //     call, over activations packed per group (q8Tiles), so a decode step of
 //     up to ten sequences is one sequential pass over the weights with each
-//     weight block expanded once for all its tokens. The other types use
+//     weight block expanded once for all its tokens. A single token takes
+//     four (Q8_0) or eight (Q4_0) rows per pass instead (tile_rows_amd64.go),
+//     each row's arithmetic that of the one-row kernel, so that independent
+//     accumulator chains hide the FMA latency. The other types use
 //     one-token row dots (rowDotFor) and, for Q4_K, Q6_K and F16, four-token
 //     row dots (rowDot4For) that unpack each weight block once for four
 //     tokens.

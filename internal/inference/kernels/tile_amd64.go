@@ -134,12 +134,14 @@ func q4_0Tile1x10VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int
 
 type tileKernel func(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
-// tileSet holds one weight type's kernels indexed by tokens.
+// tileSet holds one weight type's kernels indexed by tokens. One token
+// takes the multi-row kernels (tile_rows_amd64.go): the one-row kernels'
+// bits, faster.
 type tileSet [maxTileTokens + 1]tileKernel
 
 var (
-	q8_0Tiles = tileSet{nil, q8_0Tile1x1, q8_0Tile1x2, q8_0Tile1x3, q8_0Tile1x4, q8_0Tile1x5, q8_0Tile1x6, q8_0Tile1x7, q8_0Tile1x8, q8_0Tile1x9, q8_0Tile1x10}
-	q4_0Tiles = tileSet{nil, q4_0Tile1x1, q4_0Tile1x2, q4_0Tile1x3, q4_0Tile1x4, q4_0Tile1x5, q4_0Tile1x6, q4_0Tile1x7, q4_0Tile1x8, q4_0Tile1x9, q4_0Tile1x10}
+	q8_0Tiles = tileSet{nil, q8_0Tile4x1, q8_0Tile1x2, q8_0Tile1x3, q8_0Tile1x4, q8_0Tile1x5, q8_0Tile1x6, q8_0Tile1x7, q8_0Tile1x8, q8_0Tile1x9, q8_0Tile1x10}
+	q4_0Tiles = tileSet{nil, q4_0Tile8x1, q4_0Tile1x2, q4_0Tile1x3, q4_0Tile1x4, q4_0Tile1x5, q4_0Tile1x6, q4_0Tile1x7, q4_0Tile1x8, q4_0Tile1x9, q4_0Tile1x10}
 
 	q8_0TilesVNNI = tileSet{nil, nil, q8_0Tile1x2VNNI, q8_0Tile1x3VNNI, q8_0Tile1x4VNNI, q8_0Tile1x5VNNI, q8_0Tile1x6VNNI, q8_0Tile1x7VNNI, q8_0Tile1x8VNNI, q8_0Tile1x9VNNI, q8_0Tile1x10VNNI}
 	q4_0TilesVNNI = tileSet{nil, nil, q4_0Tile1x2VNNI, q4_0Tile1x3VNNI, q4_0Tile1x4VNNI, q4_0Tile1x5VNNI, q4_0Tile1x6VNNI, q4_0Tile1x7VNNI, q4_0Tile1x8VNNI, q4_0Tile1x9VNNI, q4_0Tile1x10VNNI}

@@ -1,0 +1,132 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// rowKernels lists, per weight type, the one-token kernels that must agree
+// bit for bit with the one-row kernel every multi-token tile matches.
+var rowKernels = []struct {
+	typ  gguf.GGMLType
+	name string
+	fn   tileKernel
+}{
+	{gguf.Q8_0, "4rows", q8_0Tile4x1},
+	{gguf.Q8_0, "8rows", q8_0Tile8x1},
+	{gguf.Q4_0, "4rows", q4_0Tile4x1},
+	{gguf.Q4_0, "8rows", q4_0Tile8x1},
+}
+
+// oneRowKernel is the reference one-token kernel of Q8_0 or Q4_0.
+func oneRowKernel(t gguf.GGMLType) tileKernel {
+	if t == gguf.Q4_0 {
+		return q4_0Tile1x1
+	}
+	return q8_0Tile1x1
+}
+
+// TestTileRowsMatchOneRow holds the multi-row one-token kernels to the
+// one-row ones bit for bit on random data of every size class: one block, a
+// few, a model's rows and its widest ones; row counts below, at and past
+// groups of four and eight with every remainder (13 = 8 + 4 + 1). The
+// weights take every bit pattern (randomRow: -128, all nibbles), so the
+// sign trick and the nibble expansion see their edge cases.
+func TestTileRowsMatchOneRow(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, k := range rowKernels {
+		for _, cols := range []int{32, 96, 576, 4864} {
+			for _, steps := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 33} {
+				t.Run(fmt.Sprintf("%v/%s/%dx%d", k.typ, k.name, steps, cols), func(t *testing.T) {
+					w := randomMatrix(r, k.typ, steps, cols)
+					var p q8Tiles
+					p.prepareBiased(randomVector(r, cols), cols, 1, false)
+					// A sentinel past the last row catches a write too many.
+					want := make([]float32, steps+1)
+					got := make([]float32, steps+1)
+					want[steps], got[steps] = 7, 7
+					oneRowKernel(k.typ)(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &want[0], 4*steps, steps)
+					k.fn(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &got[0], 4*steps, steps)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("row %d: %s kernel %v, one-row %v", i, k.name, got[i], want[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkTileRows compares the one-token kernels side by side over a
+// whole matrix per call, as a decode step makes it: 64 rows of 576 values,
+// which stay in cache, and a matrix of about 100 MB (Q8_0), which streams
+// from DRAM. The shared machine's load drifts within seconds, so the
+// variants alternate in short slices (a few ms each) for b.N rounds; each
+// is reported as the median of its rounds in multiply-adds per ns of the
+// thread's CPU time, and each variant's ratio to the first (the one-row
+// kernel) as the median of the per-round ratios.
+func BenchmarkTileRows(b *testing.B) {
+	if !hasAVX2 {
+		b.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(73, 74))
+	const cols = 576
+	for _, size := range []struct {
+		name        string
+		rows, calls int
+	}{{"cache", 64, 200}, {"dram", 160 << 10, 1}} {
+		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+			vs, names := []tileKernel{oneRowKernel(typ)}, []string{"1row"}
+			for _, k := range rowKernels {
+				if k.typ == typ {
+					vs, names = append(vs, k.fn), append(names, k.name)
+				}
+			}
+			w := randomMatrix(r, typ, size.rows, cols)
+			var p q8Tiles
+			p.prepareBiased(randomVector(r, cols), cols, 1, false)
+			out := make([]float32, size.rows)
+			b.Run(fmt.Sprintf("%s/%v", size.name, typ), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				rates := make([][]float64, len(vs))
+				ratios := make([][]float64, len(vs))
+				for range b.N {
+					for i, fn := range vs {
+						t0 := threadCPU()
+						for range size.calls {
+							fn(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &out[0], 4*size.rows, size.rows)
+						}
+						ns := float64((threadCPU() - t0).Nanoseconds())
+						rates[i] = append(rates[i], float64(size.calls*size.rows*cols)/ns)
+						ratios[i] = append(ratios[i], rates[i][len(rates[i])-1]/rates[0][len(rates[0])-1])
+					}
+				}
+				for i := range vs {
+					b.ReportMetric(median(rates[i]), names[i]+"-MAC/cpu-ns")
+					if i > 0 {
+						b.ReportMetric(median(ratios[i]), names[i]+"/1row")
+					}
+				}
+			})
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
