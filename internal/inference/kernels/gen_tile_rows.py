@@ -48,13 +48,16 @@ ROW = ["%d(SI)", "%d(SI)(BX*1)", "%d(SI)(BX*2)", "%d(SI)(R10*1)",
        "%d(R13)", "%d(R13)(BX*1)", "%d(R13)(BX*2)", "%d(R13)(R10*1)"]
 
 
-def hsum(o, y, off):
-    # The horizontal sum of the one-row kernels' TILEOUT, in the same order.
+def hsum(o, y, off, corr=None):
+    # The horizontal sum of the one-row kernels' TILEOUT, in the same order,
+    # plus the row's Q4_0 offset correction where there is one (TILEOUTC).
     x = "X" + y[1:]
     o.append("\tVEXTRACTF128 $1, %s, X13" % y)
     o.append("\tVADDPS X13, %s, %s" % (x, x))
     o.append("\tVHADDPS %s, %s, %s" % (x, x, x))
     o.append("\tVHADDPS %s, %s, %s" % (x, x, x))
+    if corr:
+        o.append("\tVADDSS %s, %s, %s" % (corr, x, x))
     o.append("\tVMOVSS %s, %d(DI)" % (x, off))
 
 
@@ -72,8 +75,9 @@ def q8row(o, r, base, acc, xr, cr, tmp):
     o.append("\tVFMADD231PS %s, %s, %s" % (t, s, acc))
 
 
-def q4row(o, r, base, acc, xr, cr, tmp):
-    # Exactly Q4W, Q4PROD and the FMA of q4_0Tile1x1, with the nibble
+def q4row(o, r, base, acc, xr, cr, tmp, exact=False):
+    # Exactly Q4W, Q4PROD and the FMA of q4_0Tile1x1 (Q4PRODX and
+    # q4_0Tile1x1Exact where exact), with the nibble
     # halves put side by side by a broadcast load and one variable shift
     # (the low half by 0, the high half by 4 bits: Y12): shifting dwords
     # rather than Q4W's words leaves the same nibble in each byte's low
@@ -83,7 +87,8 @@ def q4row(o, r, base, acc, xr, cr, tmp):
     o.append("\tVPSRLVD Y12, %s, %s" % (t, t))
     o.append("\tVPAND Y14, %s, %s" % (t, t))
     o.append("\tVPMADDUBSW %s, %s, %s" % (xr, t, t))
-    o.append("\tVPSUBW %s, %s, %s" % (cr, t, t))
+    if exact:
+        o.append("\tVPSUBW %s, %s, %s" % (cr, t, t))
     o.append("\tVPMADDWD ONES, %s, %s" % (t, t))
     o.append("\tVCVTDQ2PS %s, %s" % (t, t))
     o.append("\tVBROADCASTSS %d(SP), %s" % (4 * r, s))
@@ -99,8 +104,9 @@ def gather(o, rows):
         o.append("\tORQ DX, AX")
 
 
-def block(o, q8, R, xr, cr, tmps, lab, wstep, pn):
+def block(o, m, R, xr, cr, tmps, lab, wstep, pn):
     # One block step of R rows: their scales, the activation, the rows.
+    q8 = m == "q8"
     for q in range(R // 4):
         gather(o, ROW[4 * q:4 * q + 4])
         if q == 0:
@@ -109,22 +115,46 @@ def block(o, q8, R, xr, cr, tmps, lab, wstep, pn):
             o.append("\tVPINSRQ $1, AX, X11, X11")
     y = "X" if R == 4 else "Y"
     o.append("\tVCVTPH2PS X11, %s11" % y)
+    if m == "q4":
+        # The rows' offset corrections: lane r adds row r's weight scale
+        # times the token's −8·dx·Σx of the block, one FMA for all rows.
+        o.append("\tVBROADCASTSS (R11), %s13" % y)
+        o.append("\tVFMADD231PS %s13, %s11, %s%s" % (y, y, y, cr[1:]))
     o.append("\tVBROADCASTSS (R9), %s13" % y)
     o.append("\tVMULPS %s13, %s11, %s11" % (y, y, y))
     o.append("\tVMOVUPS %s11, (SP)" % y)
     o.append("\tVMOVDQU (R8), %s" % xr)
-    if not q8:
+    if m == "q4x":
         o.append("\tVMOVDQU (R11), %s" % cr)
     for j in range(pn):
         o.append("\tPREFETCHT0 %d(R12)" % (64 * j))
     o.append("\tADDQ $%d, R12" % (R * wstep))
-    row = q8row if q8 else q4row
     for r in range(R):
-        row(o, r, ROW[r], "Y%d" % r, xr, cr, tmps[r % len(tmps)])
+        rowop(o, m, r, ROW[r], "Y%d" % r, xr, cr, tmps[r % len(tmps)])
 
 
-def groups(o, q8, R, lab, loop):
+def rowop(o, m, r, base, acc, xr, cr, tmp):
+    if m == "q8":
+        q8row(o, r, base, acc, xr, cr, tmp)
+    else:
+        q4row(o, r, base, acc, xr, cr, tmp, m == "q4x")
+
+
+def advance(o, m, wstep):
+    # The activation, its scale and the Q4_0 correction to the next block:
+    # the pair sums of q4_0Tile1x1Exact mirror the activation, the
+    # per-block corrections its scales.
+    o.append("\tADDQ $32, R8")
+    if m == "q4x":
+        o.append("\tADDQ $32, R11")
+    elif m == "q4":
+        o.append("\tADDQ $4, R11")
+    o.append("\tADDQ $4, R9")
+
+
+def groups(o, m, R, lab, loop):
     # Passes of R rows while at least R are left (loop) or at most once.
+    q8 = m == "q8"
     wstep = 34 if q8 else 18
     # The kernels prefetch the group of rows after the current one, pn
     # lines per block step from where that group's stream has got to: one
@@ -133,6 +163,8 @@ def groups(o, q8, R, lab, loop):
     # 0.4-0.8x of the one-row kernel); with it they beat the one-row
     # kernel (BenchmarkTileRows/dram).
     pn = (R * wstep + 63) // 64 + 1
+    # cr holds the block's pair sums (q4x) or accumulates the rows'
+    # corrections (q4).
     xr, cr = "Y%d" % R, "Y%d" % (R + 1)
     if R == 4:
         tmps = [("Y6", "Y7", "Y8"), ("Y9", "Y10", "Y13")]
@@ -145,6 +177,8 @@ def groups(o, q8, R, lab, loop):
     o.append("%sgroup:" % lab)
     for r in range(R):
         o.append("\tVXORPS Y%d, Y%d, Y%d" % (r, r, r))
+    if m == "q4":
+        o.append("\tVXORPS %s, %s, %s" % (cr, cr, cr))
     o.append("\tMOVQ x+16(FP), R8")
     o.append("\tMOVQ d+24(FP), R9")
     if not q8:
@@ -157,20 +191,24 @@ def groups(o, q8, R, lab, loop):
     o.append("\tJEQ %sdone" % lab)
     o.append("")
     o.append("%sblock:" % lab)
-    block(o, q8, R, xr, cr, tmps, lab, wstep, pn)
+    block(o, m, R, xr, cr, tmps, lab, wstep, pn)
     o.append("\tADDQ $%d, SI" % wstep)
     if R == 8:
         o.append("\tADDQ $%d, R13" % wstep)
-    o.append("\tADDQ $32, R8")
-    if not q8:
-        o.append("\tADDQ $32, R11")
-    o.append("\tADDQ $4, R9")
+    advance(o, m, wstep)
     o.append("\tDECQ CX")
     o.append("\tJNZ %sblock" % lab)
     o.append("")
     o.append("%sdone:" % lab)
+    corr = None
+    if m == "q4":
+        # The scales' scratch is free now: lane r of the corrections
+        # goes to 4r(SP) for row r's sum.
+        y = "X" if R == 4 else "Y"
+        o.append("\tVMOVUPS %s%s, (SP)" % (y, cr[1:]))
+        corr = "%d(SP)"
     for r in range(R):
-        hsum(o, "Y%d" % r, 4 * r)
+        hsum(o, "Y%d" % r, 4 * r, corr and corr % (4 * r))
     # SI is already one row on: R-1 more.
     o.append("\tADDQ R10, SI")
     if R == 8:
@@ -184,14 +222,18 @@ def groups(o, q8, R, lab, loop):
     o.append("%send:" % lab)
 
 
-def kernel(typ, R):
-    q8 = typ == "q8"
-    name = "%sTile%dx1" % ("q8_0" if q8 else "q4_0", R)
-    lab = "%sr%d" % ("q8" if q8 else "q4", R)
+NAMES = {"q8": ("q8_0Tile%dx1", "q8r%d"), "q4": ("q4_0Tile%dx1", "q4r%d"),
+         "q4x": ("q4_0Tile%dx1Exact", "q4xr%d")}
+
+
+def kernel(m, R):
+    q8 = m == "q8"
+    name, lab = NAMES[m][0] % R, NAMES[m][1] % R
     wstep = 34 if q8 else 18
     xr, cr, tmps = "Y4", "Y5", [("Y6", "Y7", "Y8")]
+    ct = "*int16" if m == "q4x" else "*float32"
     o = []
-    o.append("// func %s(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)" % name)
+    o.append("// func %s(w *byte, stride int, x *int8, d *float32, c %s, nb int, out *float32, ostride int, steps int)" % (name, ct))
     o.append("TEXT ·%s(SB), NOSPLIT, $32-72" % name)
     o.append("\tMOVQ w+0(FP), SI")
     o.append("\tMOVQ stride+8(FP), BX")
@@ -203,10 +245,10 @@ def kernel(typ, R):
     if not q8:
         o.append("\tVMOVDQU rowsNibbleMask<>(SB), Y14")
         o.append("\tVMOVDQU rowsNibbleShift<>(SB), Y12")
-    groups(o, q8, R, lab, True)
+    groups(o, m, R, lab, True)
     if R == 8:
         # Four to seven rows left: one pass of four.
-        groups(o, q8, 4, lab, False)
+        groups(o, m, 4, lab, False)
     # Rows past the last whole group: one at a time, as q8_0Tile1x1 and
     # q4_0Tile1x1 do.
     o.append("\tTESTQ R14, R14")
@@ -214,6 +256,8 @@ def kernel(typ, R):
     o.append("")
     o.append("%stailrow:" % lab)
     o.append("\tVXORPS Y0, Y0, Y0")
+    if m == "q4":
+        o.append("\tVXORPS %s, %s, %s" % (cr, cr, cr))
     o.append("\tMOVQ x+16(FP), R8")
     o.append("\tMOVQ d+24(FP), R9")
     if not q8:
@@ -225,23 +269,21 @@ def kernel(typ, R):
     o.append("%stailblock:" % lab)
     o.append("\tVPBROADCASTW (SI), X11")
     o.append("\tVCVTPH2PS X11, X11")
+    if m == "q4":
+        o.append("\tVFMADD231SS (R11), X11, X%s" % cr[1:])
     o.append("\tVMULSS (R9), X11, X11")
     o.append("\tVMOVSS X11, (SP)")
     o.append("\tVMOVDQU (R8), %s" % xr)
-    if not q8:
+    if m == "q4x":
         o.append("\tVMOVDQU (R11), %s" % cr)
-    row = q8row if q8 else q4row
-    row(o, 0, ROW[0], "Y0", xr, cr, tmps[0])
+    rowop(o, m, 0, ROW[0], "Y0", xr, cr, tmps[0])
     o.append("\tADDQ $%d, SI" % wstep)
-    o.append("\tADDQ $32, R8")
-    if not q8:
-        o.append("\tADDQ $32, R11")
-    o.append("\tADDQ $4, R9")
+    advance(o, m, wstep)
     o.append("\tDECQ CX")
     o.append("\tJNZ %stailblock" % lab)
     o.append("")
     o.append("%stailout:" % lab)
-    hsum(o, "Y0", 0)
+    hsum(o, "Y0", 0, "X%s" % cr[1:] if m == "q4" else None)
     o.append("\tADDQ $4, DI")
     o.append("\tDECQ R14")
     o.append("\tJNZ %stailrow" % lab)
@@ -256,9 +298,8 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     with open(out + "/tile_rows_amd64.s", "w") as f:
         f.write(HEADER)
-        for typ in ("q8", "q4"):
-            for R in (4, 8):
-                f.write("\n" + kernel(typ, R))
+        for m, R in (("q8", 4), ("q8", 8), ("q4", 4), ("q4", 8), ("q4x", 8)):
+            f.write("\n" + kernel(m, R))
 
 
 main()

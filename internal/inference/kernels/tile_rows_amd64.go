@@ -22,13 +22,19 @@ package kernels
 //go:generate python3 gen_tile_rows.py .
 
 //go:noescape
-func q8_0Tile4x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile4x1(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile8x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile8x1(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile4x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile4x1(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile8x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile8x1(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
+
+// q4_0Tile8x1Exact is q4_0Tile8x1 with q4_0Tile1x1Exact's arithmetic and
+// bits (the VNNI tiles' one token).
+//
+//go:noescape
+func q4_0Tile8x1Exact(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)

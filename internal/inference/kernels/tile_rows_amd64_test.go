@@ -13,25 +13,40 @@ import (
 	"partnerapi/internal/inference/gguf"
 )
 
+// exactKernel is the signature of the Q4_0 kernels over the 8·x pair sums
+// (q4_0Tile1x1Exact), which the VNNI tiles match.
+type exactKernel = func(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+// plainKernel is tileKernel's signature unnamed, the dynamic type of a
+// kernel function in an interface.
+type plainKernel = func(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
+
 // rowKernels lists, per weight type, the one-token kernels that must agree
-// bit for bit with the one-row kernel every multi-token tile matches.
+// bit for bit with their one-row kernel (ref), which every multi-token tile
+// of the family matches. fn and ref are tileKernels or exactKernels.
 var rowKernels = []struct {
-	typ  gguf.GGMLType
-	name string
-	fn   tileKernel
+	typ     gguf.GGMLType
+	name    string
+	fn, ref any
 }{
-	{gguf.Q8_0, "4rows", q8_0Tile4x1},
-	{gguf.Q8_0, "8rows", q8_0Tile8x1},
-	{gguf.Q4_0, "4rows", q4_0Tile4x1},
-	{gguf.Q4_0, "8rows", q4_0Tile8x1},
+	{gguf.Q8_0, "4rows", q8_0Tile4x1, q8_0Tile1x1},
+	{gguf.Q8_0, "8rows", q8_0Tile8x1, q8_0Tile1x1},
+	{gguf.Q4_0, "4rows", q4_0Tile4x1, q4_0Tile1x1},
+	{gguf.Q4_0, "8rows", q4_0Tile8x1, q4_0Tile1x1},
+	{gguf.Q4_0, "8rows-exact", q4_0Tile8x1Exact, q4_0Tile1x1Exact},
 }
 
-// oneRowKernel is the reference one-token kernel of Q8_0 or Q4_0.
-func oneRowKernel(t gguf.GGMLType) tileKernel {
-	if t == gguf.Q4_0 {
-		return q4_0Tile1x1
+// callRows runs a tileKernel or exactKernel over steps rows of w (stride
+// bytes apart) and the one-token activation p, each with its corrections.
+func callRows(fn any, w *byte, stride int, p *q8Tiles, out *float32, ostride, steps int) {
+	switch f := fn.(type) {
+	case plainKernel:
+		f(w, stride, &p.qs[0], &p.d[0], &p.cq[0], p.nb, out, ostride, steps)
+	case exactKernel:
+		f(w, stride, &p.qs[0], &p.d[0], &p.corr[0], p.nb, out, ostride, steps)
+	default:
+		panic(fmt.Sprintf("not a kernel: %T", fn))
 	}
-	return q8_0Tile1x1
 }
 
 // TestTileRowsMatchOneRow holds the multi-row one-token kernels to the
@@ -56,8 +71,8 @@ func TestTileRowsMatchOneRow(t *testing.T) {
 					want := make([]float32, steps+1)
 					got := make([]float32, steps+1)
 					want[steps], got[steps] = 7, 7
-					oneRowKernel(k.typ)(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &want[0], 4*steps, steps)
-					k.fn(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &got[0], 4*steps, steps)
+					callRows(k.ref, &w.Data[0], w.RowBytes(), &p, &want[0], 4*steps, steps)
+					callRows(k.fn, &w.Data[0], w.RowBytes(), &p, &got[0], 4*steps, steps)
 					for i := range want {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 							t.Fatalf("row %d: %s kernel %v, one-row %v", i, k.name, got[i], want[i])
@@ -76,7 +91,7 @@ func TestTileRowsMatchOneRow(t *testing.T) {
 // variants alternate in short slices (a few ms each) for b.N rounds; each
 // is reported as the median of its rounds in multiply-adds per ns of the
 // thread's CPU time, and each variant's ratio to the first (the one-row
-// kernel) as the median of the per-round ratios.
+// kernel, for Q4_0 the exact one) as the median of the per-round ratios.
 func BenchmarkTileRows(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2")
@@ -88,7 +103,13 @@ func BenchmarkTileRows(b *testing.B) {
 		rows, calls int
 	}{{"cache", 64, 200}, {"dram", 160 << 10, 1}} {
 		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
-			vs, names := []tileKernel{oneRowKernel(typ)}, []string{"1row"}
+			vs, names := []any{rowKernels[0].ref}, []string{"1row"}
+			if typ == gguf.Q4_0 {
+				// The exact one-row kernel first, the ratios' baseline: the
+				// arithmetic all Q4_0 kernels had before the offset came out
+				// of the integers.
+				vs, names = []any{q4_0Tile1x1Exact, q4_0Tile1x1}, []string{"1row-exact", "1row"}
+			}
 			for _, k := range rowKernels {
 				if k.typ == typ {
 					vs, names = append(vs, k.fn), append(names, k.name)
@@ -107,7 +128,7 @@ func BenchmarkTileRows(b *testing.B) {
 					for i, fn := range vs {
 						t0 := threadCPU()
 						for range size.calls {
-							fn(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &out[0], 4*size.rows, size.rows)
+							callRows(fn, &w.Data[0], w.RowBytes(), &p, &out[0], 4*size.rows, size.rows)
 						}
 						ns := float64((threadCPU() - t0).Nanoseconds())
 						rates[i] = append(rates[i], float64(size.calls*size.rows*cols)/ns)
@@ -117,7 +138,7 @@ func BenchmarkTileRows(b *testing.B) {
 				for i := range vs {
 					b.ReportMetric(median(rates[i]), names[i]+"-MAC/cpu-ns")
 					if i > 0 {
-						b.ReportMetric(median(ratios[i]), names[i]+"/1row")
+						b.ReportMetric(median(ratios[i]), names[i]+"/"+names[0])
 					}
 				}
 			})

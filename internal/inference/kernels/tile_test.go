@@ -88,7 +88,9 @@ func testMatMulBatchInvariant(t *testing.T) {
 			cols = 512
 		}
 		w := randomMatrix(r, typ, 37, cols)
-		for _, n := range []int{2, 5, 10, 11, 23} {
+		// Every group size of one call (2 to 10 tokens), then several
+		// groups.
+		for _, n := range []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23} {
 			x := randomVector(r, n*cols)
 			batch := make([]float32, n*w.Rows)
 			MatMul(batch, w, x, n)
