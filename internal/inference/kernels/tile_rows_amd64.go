@@ -38,3 +38,10 @@ func q4_0Tile8x1(w *byte, stride int, x *int8, d *float32, c *float32, nb int, o
 //
 //go:noescape
 func q4_0Tile8x1Exact(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+// q4_0Rows8 is q4_0Tile8x1 over `groups` groups of eight rows in the rows8
+// layout (packQ4Rows8) at w, writing row r of the first group at out + 4·r:
+// the same arithmetic per row, so the same bits.
+//
+//go:noescape
+func q4_0Rows8(w *byte, x *int8, d *float32, c *float32, nb int, out *float32, groups int)
