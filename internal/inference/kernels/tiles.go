@@ -113,13 +113,18 @@ func (p *q8Tiles) prepareBiased(x []float32, cols, n int, biased bool) {
 // blockCorrections writes −8·d[i]·Σx of each quantised block i of qs (the
 // 32 values qs[32i:32i+32], whatever their token) to c[i]: −8 times an
 // integer sum is exact in a float32, so only the product with d rounds.
+// The sums take blockSums' SWAR reduction, eight bytes at a time.
 func blockCorrections(c []float32, qs []int8, d []float32) {
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(qs))), len(c)*QK8_0/8)
+	const lo8 = 0x00ff00ff00ff00ff
 	for i := range c {
-		var s int32
-		for _, v := range qs[QK8_0*i : QK8_0*(i+1)] {
-			s += int32(v)
+		var s uint64
+		for _, v := range w[4*i : 4*i+4] {
+			v ^= 0x8080808080808080
+			s += v&lo8 + (v>>8)&lo8
 		}
-		c[i] = d[i] * float32(-8*s)
+		sum := int32((s*0x0001000100010001)>>48) - 128*QK8_0
+		c[i] = d[i] * float32(-8*sum)
 	}
 }
 
