@@ -15,7 +15,9 @@
 // variant, so a token's result does not depend on how many other tokens
 // share the call (batched decode equals single decode bit for bit): one
 // float accumulator of eight lanes, per block acc += float(Σ)·(dw·dx),
-// then the same horizontal sum. (Taking the blocks in pairs, to halve the
+// then the same horizontal sum; for Q4_0 plus one float of the offset
+// correction, per block corr += dw·(−8·dx·Σx) (a lane of Q4CORR, or
+// Q4SCALE1's scalar FMA, the same rounding), added last. (Taking the blocks in pairs, to halve the
 // chain of dependent additions the one-token kernels wait on, measured no
 // faster: Q4_0 1x1 14.5 MAC/ns either way cache-resident, and no change in
 // a decode step's CPU time.)

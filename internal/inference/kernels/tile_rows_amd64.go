@@ -17,7 +17,11 @@ package kernels
 // the one-row kernel): Q8_0 1.34-1.37 (four) and 1.39-1.42 (eight)
 // cache-resident but 1.25-1.30 and 1.16-1.19 streaming from DRAM, where a
 // single-stream decode reads its weights; Q4_0 about 1.5 either way
-// cache-resident, 1.35-1.37 and 1.43-1.46 from DRAM.
+// cache-resident, 1.35-1.37 and 1.43-1.46 from DRAM. Q4_0 matrices of at
+// least eight rows go through q4_0Rows8 over their repacked copy instead
+// (mulRowsQ4Rows8): 1.99-2.12 the exact one-row kernel cache-resident and
+// 1.93-1.99 from DRAM, where the eight-row kernel measured 1.50-1.57 and
+// 1.44-1.49 in the same rounds.
 
 //go:generate python3 gen_tile_rows.py .
 
