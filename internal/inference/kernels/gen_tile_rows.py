@@ -40,6 +40,12 @@ DATA rowsNibbleShift<>+8(SB)/8, $0
 DATA rowsNibbleShift<>+16(SB)/8, $0x0000000400000004
 DATA rowsNibbleShift<>+24(SB)/8, $0x0000000400000004
 GLOBL rowsNibbleShift<>(SB), RODATA|NOPTR, $32
+
+DATA rowsOnes<>+0(SB)/8, $0x0001000100010001
+DATA rowsOnes<>+8(SB)/8, $0x0001000100010001
+DATA rowsOnes<>+16(SB)/8, $0x0001000100010001
+DATA rowsOnes<>+24(SB)/8, $0x0001000100010001
+GLOBL rowsOnes<>(SB), RODATA|NOPTR, $32
 """
 
 # The address of row r's block at byte offset off: rows 0-3 from SI, rows
@@ -296,30 +302,35 @@ def kernel(m, R):
 
 def rows8(pf):
     # q4_0Rows8: the eight-row Q4_0 kernel over weights repacked by Pack
-    # (packed.go, rows8): per group of eight rows and block, the rows' f16
-    # scales (16 bytes, one VCVTPH2PS) and then their 16 nibble bytes each.
-    # The group is one sequential stream, so there is no scale gather and
-    # no second row pointer; per row the arithmetic is q4row's, the bits
-    # q4_0Tile1x1's.
+    # (packed.go, packQ4Rows8): per group of eight rows and block, the
+    # rows' f16 scales (16 bytes, one VCVTPH2PS, rows in the order 0 2 4 6
+    # 1 3 5 7) and then their 16 nibble bytes each. The group is one
+    # sequential stream: no scale gather, no second row pointer.
+    #
+    # Rows go in pairs, one 32-byte load each: the low nibbles of both rows
+    # times [x0..x15 | x0..x15] and the high ones times [x16..x31 |
+    # x16..x31] give, after VPMADDWD, exactly the eight int32 sums of each
+    # row's q4row (row A's in the low lanes, B's in the high), so with two
+    # accumulators per pair, [A0-3 | B0-3] and [A4-7 | B4-7], every lane
+    # does q4row's FMAs and TILEOUT's first VADDPS pairs the same lanes: the
+    # bits of q4_0Tile1x1. The pair's scales [sA x4 | sB x4] come from the
+    # scale vector with one in-lane VPERMILPS (hence the header order)
+    # instead of eight broadcasts through the frame per block.
     R, step = 8, 8 * 18
-    xr, cr, tmp = "Y8", "Y9", ("Y10", "Y13")
     o = []
     o.append("// func q4_0Rows8(w *byte, x *int8, d *float32, c *float32, nb int, out *float32, groups int)")
     o.append("TEXT ·q4_0Rows8(SB), NOSPLIT, $32-56")
     o.append("\tMOVQ w+0(FP), SI")
     o.append("\tMOVQ out+40(FP), DI")
     o.append("\tMOVQ groups+48(FP), R14")
-    o.append("\tVPCMPEQW Y15, Y15, Y15")
-    o.append("\tVPSRLW $15, Y15, Y15")
     o.append("\tVMOVDQU rowsNibbleMask<>(SB), Y14")
-    o.append("\tVMOVDQU rowsNibbleShift<>(SB), Y12")
     o.append("\tTESTQ R14, R14")
     o.append("\tJEQ q4p8end")
     o.append("")
     o.append("q4p8group:")
     for r in range(R):
         o.append("\tVXORPS Y%d, Y%d, Y%d" % (r, r, r))
-    o.append("\tVXORPS %s, %s, %s" % (cr, cr, cr))
+    o.append("\tVXORPS Y10, Y10, Y10")
     o.append("\tMOVQ x+8(FP), R8")
     o.append("\tMOVQ d+16(FP), R9")
     o.append("\tMOVQ c+24(FP), R11")
@@ -330,25 +341,54 @@ def rows8(pf):
     o.append("q4p8block:")
     o.append("\tVCVTPH2PS (SI), Y11")
     o.append("\tVBROADCASTSS (R11), Y13")
-    o.append("\tVFMADD231PS Y13, Y11, %s" % cr)
+    o.append("\tVFMADD231PS Y13, Y11, Y10")
     o.append("\tVBROADCASTSS (R9), Y13")
     o.append("\tVMULPS Y13, Y11, Y11")
-    o.append("\tVMOVUPS Y11, (SP)")
-    o.append("\tVMOVDQU (R8), %s" % xr)
+    o.append("\tVBROADCASTI128 (R8), Y8")
+    o.append("\tVBROADCASTI128 16(R8), Y9")
     for j in range(pf[1]):
         o.append("\tPREFETCHT0 %d(SI)" % (pf[0] + 64 * j))
-    for r in range(R):
-        # q4row adds the 2 bytes of an unpacked block's scale.
-        q4row(o, r, "%%d+%d(SI)" % (14 + 16 * r), "Y%d" % r, xr, cr, tmp)
+    for p in range(R // 2):
+        lo, hi = "Y%d" % (2 * p), "Y%d" % (2 * p + 1)
+        o.append("\tVMOVDQU %d(SI), Y12" % (16 + 32 * p))
+        o.append("\tVPSRLW $4, Y12, Y13")
+        o.append("\tVPAND Y14, Y12, Y12")
+        o.append("\tVPAND Y14, Y13, Y13")
+        o.append("\tVPMADDUBSW Y8, Y12, Y12")
+        o.append("\tVPMADDUBSW Y9, Y13, Y13")
+        o.append("\tVPMADDWD rowsOnes<>(SB), Y12, Y12")
+        o.append("\tVPMADDWD rowsOnes<>(SB), Y13, Y13")
+        o.append("\tVCVTDQ2PS Y12, Y12")
+        o.append("\tVCVTDQ2PS Y13, Y13")
+        o.append("\tVPERMILPS $0x%02x, Y11, Y15" % (0x55 * p))
+        o.append("\tVFMADD231PS Y12, Y15, %s" % lo)
+        o.append("\tVFMADD231PS Y13, Y15, %s" % hi)
     o.append("\tADDQ $%d, SI" % step)
     advance(o, "q4", 18)
     o.append("\tDECQ CX")
     o.append("\tJNZ q4p8block")
     o.append("")
     o.append("q4p8done:")
-    o.append("\tVMOVUPS %s, (SP)" % cr)
-    for r in range(R):
-        hsum(o, "Y%d" % r, 4 * r, "%d(SP)" % (4 * r))
+    # Row r's correction is lane (r%2)·4 + r/2; row A of pair p sums the
+    # low halves of Y2p and Y2p+1, row B the high halves, in TILEOUT's
+    # order.
+    o.append("\tVMOVUPS Y10, (SP)")
+    for p in range(R // 2):
+        a, b = "X%d" % (2 * p), "X%d" % (2 * p + 1)
+        ya, yb = "Y%d" % (2 * p), "Y%d" % (2 * p + 1)
+        # Row B first: its halves are the high lanes of both.
+        o.append("\tVEXTRACTF128 $1, %s, X12" % ya)
+        o.append("\tVEXTRACTF128 $1, %s, X13" % yb)
+        o.append("\tVADDPS X13, X12, X12")
+        o.append("\tVHADDPS X12, X12, X12")
+        o.append("\tVHADDPS X12, X12, X12")
+        o.append("\tVADDSS %d(SP), X12, X12" % (4 * (4 + p)))
+        o.append("\tVMOVSS X12, %d(DI)" % (4 * (2 * p + 1)))
+        o.append("\tVADDPS %s, %s, %s" % (b, a, a))
+        o.append("\tVHADDPS %s, %s, %s" % (a, a, a))
+        o.append("\tVHADDPS %s, %s, %s" % (a, a, a))
+        o.append("\tVADDSS %d(SP), %s, %s" % (4 * p, a, a))
+        o.append("\tVMOVSS %s, %d(DI)" % (a, 4 * (2 * p)))
     o.append("\tADDQ $%d, DI" % (4 * R))
     o.append("\tDECQ R14")
     o.append("\tJNZ q4p8group")
@@ -356,7 +396,7 @@ def rows8(pf):
     o.append("q4p8end:")
     o.append("\tVZEROUPPER")
     o.append("\tRET")
-    return "\n".join(o).replace("ONES", "Y15") + "\n"
+    return "\n".join(o) + "\n"
 
 
 # q4_0Rows8's prefetch: distance in bytes ahead of its stream and lines per

@@ -19,9 +19,10 @@ package kernels
 // single-stream decode reads its weights; Q4_0 about 1.5 either way
 // cache-resident, 1.35-1.37 and 1.43-1.46 from DRAM. Q4_0 matrices of at
 // least eight rows go through q4_0Rows8 over their repacked copy instead
-// (mulRowsQ4Rows8): 1.99-2.12 the exact one-row kernel cache-resident and
-// 1.93-1.99 from DRAM, where the eight-row kernel measured 1.50-1.57 and
-// 1.44-1.49 in the same rounds.
+// (mulRowsQ4Rows8), rows in pairs: 2.47-2.50 the exact one-row kernel
+// cache-resident and 2.12-2.39 from DRAM; the eight-row kernel measured
+// 1.50-1.57 and 1.44-1.49, and rows8 one row at a time (the frame
+// broadcasts of q4row) 1.96-1.98 and 1.79-2.08.
 
 //go:generate python3 gen_tile_rows.py .
 
