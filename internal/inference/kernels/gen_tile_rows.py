@@ -400,10 +400,11 @@ def rows8(pf):
 
 
 # q4_0Rows8's prefetch: distance in bytes ahead of its stream and lines per
-# block step (a step reads 144 bytes). The hardware prefetcher alone left
-# DRAM-resident rows8 at 0.98-1.17x the unpacked eight-row kernel; 2304
-# bytes (16 steps) ahead measured 1.20-1.29x, 576 and 1152 less, 4608
-# about the same (BenchmarkTileRows/dram, interleaved rounds).
+# block step (a step reads 144 bytes). With the hardware prefetcher alone
+# the DRAM-resident pair kernel ran at 0.95x the exact unpacked eight-row
+# kernel; 1152, 2304, 4608 and 9216 bytes ahead all measured 1.2-1.5x it,
+# within the noise of each other (BenchmarkTileRows/dram, interleaved
+# rounds); 16 steps is kept.
 ROWS8_PREFETCH = (2304, 3)
 
 
