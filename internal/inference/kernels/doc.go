@@ -17,7 +17,11 @@
 //     weight block expanded once for all its tokens. A single token takes
 //     four (Q8_0) or eight (Q4_0) rows per pass instead (tile_rows_amd64.go),
 //     each row's arithmetic that of the one-row kernel, so that independent
-//     accumulator chains hide the FMA latency. The other types use
+//     accumulator chains hide the FMA latency; Pack gives Q4_0 matrices a
+//     copy with eight rows' blocks side by side for it (packQ4Rows8). The
+//     AVX2 Q4_0 kernels multiply the unsigned nibbles and subtract the −8
+//     offset once per (row, token) in floats (tile_amd64.h, Q4PROD). The
+//     other types use
 //     one-token row dots (rowDotFor) and, for Q4_K, Q6_K and F16, four-token
 //     row dots (rowDot4For) that unpack each weight block once for four
 //     tokens.
@@ -39,7 +43,9 @@
 // Q8_0 and Q4_0 tiles of two to ten tokens are VPDPBUSD versions
 // (tile_vnni_amd64.h) over activations stored as x+128, and the Q4_K and
 // Q6_K block kernels fuse their scaling into VPDPWSSD; both give the AVX2
-// kernels' results bit for bit. The AVX-512 family also repacks Q8_0 and
+// kernels' results bit for bit (the Q4_0 tiles those of the Exact AVX2
+// kernels, which keep the offset in the integers and take their one
+// token). The AVX-512 family also repacks Q8_0 and
 // Q4_0 matrices at load (Pack, packed.go) into 16-row groups whose lanes are
 // rows, and runs them through VPDPBUSD kernels of 1–10 tokens
 // (gen_tile_packed.py) that need no horizontal sums; these agree with the

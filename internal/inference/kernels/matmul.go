@@ -18,6 +18,7 @@ type Matrix struct {
 	Data []byte
 
 	packed []byte
+	rows8  []byte // the AVX2 one-token Q4_0 layout (packed.go, packRows8)
 }
 
 // RowBytes is the encoded size of one row.
@@ -81,10 +82,14 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 
 // rowUnit is the number of rows the worker pool hands out as one item:
 // a packed group where the packed kernels are in use, so that no split
-// falls inside one, else a row.
+// falls inside one, eight rows where the AVX2 Q4_0 rows are repacked (a
+// split inside a group costs the group the repacked kernel), else a row.
 func rowUnit() int {
 	if tilePacked {
 		return packGroup
+	}
+	if packRows8 {
+		return rows8Group
 	}
 	return 1
 }

@@ -9,130 +9,140 @@ import "partnerapi/internal/inference/gguf"
 // products of `steps` consecutive weight rows (stride bytes apart) with a
 // group of T tokens (packed layout, see q8Tiles) over nb blocks, writing
 // token k's value of row r at out + 4·r + k·ostride bytes. c is the Q4_0
-// offset correction array laid out like x (ignored by the Q8_0 kernels).
+// offset corrections (q8Tiles.cq, laid out like d; ignored by the Q8_0
+// kernels).
 
 //go:noescape
-func q8_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x5(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x5(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x6(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x6(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x7(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x7(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x8(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x8(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x9(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x9(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x1(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
+
+// q4_0Tile1x1Exact is q4_0Tile1x1 over the 8·x pair sums (q8Tiles.corr)
+// instead: the offset comes off every block's integers, Σ (q−8)·x exactly,
+// the arithmetic of the VNNI tiles, whose one-token twin it is.
+//
+//go:noescape
+func q4_0Tile1x1Exact(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x2(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x3(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x4(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x5(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x5(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x6(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x6(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x7(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x7(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x8(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x8(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x9(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x9(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x10(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 // The same kernels for AVX-512 VNNI (tile_vnni_amd64.h), over activations
 // stored as x+128 (q8Tiles.biased), with results bit-identical to the AVX2
-// ones; c is unused. There is none for one token (see q8Tiles.prepare).
+// ones for Q8_0 and to the Exact Q4_0 ones (q4_0Tile8x1Exact, which takes
+// their one token); c is unused. There is none for one token (see
+// q8Tiles.prepare).
 // gen_tile_vnni.py writes their assembly.
 
 //go:generate python3 gen_tile_vnni.py .
 
 //go:noescape
-func q8_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x3VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x3VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x4VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x4VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x5VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x5VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x6VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x6VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x7VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x7VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x8VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x8VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x9VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x9VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q8_0Tile1x10VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q8_0Tile1x10VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x2VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x3VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x3VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x4VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x4VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x5VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x5VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x6VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x6VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x7VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x7VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x8VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x8VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x9VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x9VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 //go:noescape
-func q4_0Tile1x10VNNI(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+func q4_0Tile1x10VNNI(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
-type tileKernel func(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+type tileKernel func(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
 
 // tileSet holds one weight type's kernels indexed by tokens. One token
 // takes the multi-row kernels (tile_rows_amd64.go): the one-row kernels'
@@ -151,6 +161,7 @@ func init() {
 	if hasAVX2 {
 		tiledMulRows = mulRowsTiledAsm
 		tileBiased = hasVNNI
+		packRows8 = true
 	}
 }
 
@@ -192,16 +203,49 @@ func mulRowsTiledAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 	_ = dst[(n-1)*rows+hi-1]
 	_ = p.qs[n*cols-1]
 	_ = p.d[n*nb-1+tileScalePad] // the kernels load a group's scales eight at a time
-	_ = p.corr[n*cols/2-1]
+	_ = p.cq[n*nb-1+tileScalePad]
+	if n == 1 && w.Type == gguf.Q4_0 && tileBiased && !tilePacked {
+		// The VNNI tiles' one token: their arithmetic, not the AVX2 tiles'.
+		_ = p.corr[cols/2-1]
+		q4_0Tile8x1Exact(&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.corr[0], nb, &dst[lo], 4*rows, hi-lo)
+		return
+	}
+	if n == 1 && w.rows8 != nil {
+		mulRowsQ4Rows8(dst, w, p, lo, hi)
+		return
+	}
 	if n <= maxTileTokens {
-		ks[n](&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.corr[0], nb, &dst[lo], 4*rows, hi-lo)
+		ks[n](&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.cq[0], nb, &dst[lo], 4*rows, hi-lo)
 		return
 	}
 	for r0 := lo; r0 < hi; r0 += tileRowBlock {
 		r1 := min(r0+tileRowBlock, hi)
 		tileGroups(n, func(t0, nt int) {
 			i := t0 * cols
-			ks[nt](&w.Data[r0*rb], rb, &p.qs[i], &p.d[t0*nb], &p.corr[i/2], nb, &dst[t0*rows+r0], 4*rows, r1-r0)
+			ks[nt](&w.Data[r0*rb], rb, &p.qs[i], &p.d[t0*nb], &p.cq[t0*nb], nb, &dst[t0*rows+r0], 4*rows, r1-r0)
 		})
 	}
+}
+
+// mulRowsQ4Rows8 is mulRowsTiledAsm for one token and a Q4_0 matrix with
+// the rows8 layout: whole groups of eight rows from it, the rows outside
+// them from m.Data through q4_0Tile8x1, which gives the same bits.
+func mulRowsQ4Rows8(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
+	g0 := (lo + rows8Group - 1) / rows8Group
+	g1 := hi / rows8Group
+	rb, nb := w.RowBytes(), p.nb
+	edge := func(lo, hi int) {
+		if lo < hi {
+			q4_0Tile8x1(&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.cq[0], nb, &dst[lo], 4*w.Rows, hi-lo)
+		}
+	}
+	if g0 >= g1 {
+		edge(lo, hi)
+		return
+	}
+	edge(lo, g0*rows8Group)
+	edge(g1*rows8Group, hi)
+	gb := nb * rows8Group * BlockQ4_0
+	_ = w.rows8[g1*gb-1]
+	q4_0Rows8(&w.rows8[g0*gb], &p.qs[0], &p.d[0], &p.cq[0], nb, &dst[g0*rows8Group], g1-g0)
 }

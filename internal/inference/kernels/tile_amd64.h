@@ -15,7 +15,9 @@
 // variant, so a token's result does not depend on how many other tokens
 // share the call (batched decode equals single decode bit for bit): one
 // float accumulator of eight lanes, per block acc += float(Σ)·(dw·dx),
-// then the same horizontal sum. (Taking the blocks in pairs, to halve the
+// then the same horizontal sum; for Q4_0 plus one float of the offset
+// correction, per block corr += dw·(−8·dx·Σx) (a lane of Q4CORR, or
+// Q4SCALE1's scalar FMA, the same rounding), added last. (Taking the blocks in pairs, to halve the
 // chain of dependent additions the one-token kernels wait on, measured no
 // faster: Q4_0 1x1 14.5 MAC/ns either way cache-resident, and no change in
 // a decode step's CPU time.)
@@ -27,8 +29,9 @@
 // Registers: SI weight row, R8 x, R9 activation scales, R10 Q4_0 offset
 // corrections, CX blocks left, R11–R13 the group's x, scale
 // and correction pointers, R14 rows left, DI out, DX out stride, AX scratch.
-// Y0–Y9 token accumulators; Y10 |w| (Q8_0) or the nibbles (Q4_0), Y11 w,
-// Y12 activation, Y13 product, Y14 scale, Y15 int16 ones.
+// Y0–Y9 token accumulators; Y10 |w| (Q8_0) or the nibbles (Q4_0), Y11 w
+// (Q8_0) or the Q4_0 corrections of tokens 0–7 (Y12 of tokens 8 and 9),
+// Y12 activation (Q8_0), Y13 product, Y14 scale, Y15 int16 ones.
 
 DATA tileNibbleMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA tileNibbleMask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
@@ -54,7 +57,17 @@ GLOBL tileNibbleMask<>(SB), RODATA|NOPTR, $32
 	MOVQ R13, R10 \
 	MOVQ nb+40(FP), CX
 
+// The Q4_0 corrections at R10 are laid out like the scales (one float per
+// token and block); TILENEXTX steps q4_0Tile1x1Exact's pair sums, which
+// mirror the activation.
 #define TILENEXT(wstep, xstep, dstep) \
+	ADDQ $wstep, SI \
+	ADDQ $xstep, R8 \
+	ADDQ $dstep, R10 \
+	ADDQ $dstep, R9 \
+	DECQ CX
+
+#define TILENEXTX(wstep, xstep, dstep) \
 	ADDQ $wstep, SI \
 	ADDQ $xstep, R8 \
 	ADDQ $xstep, R10 \
@@ -68,6 +81,18 @@ GLOBL tileNibbleMask<>(SB), RODATA|NOPTR, $32
 	VADDPS       X13, x, x \
 	VHADDPS      x, x, x \
 	VHADDPS      x, x, x \
+	VMOVSS       x, (AX) \
+	ADDQ         DX, AX
+
+// TILEOUTC is TILEOUT plus the token's Q4_0 offset correction c (a
+// register or the frame slot the kernel stored it to) after the lanes'
+// sum, the order of every Q4_0 kernel.
+#define TILEOUTC(y, x, c) \
+	VEXTRACTF128 $1, y, X13 \
+	VADDPS       X13, x, x \
+	VHADDPS      x, x, x \
+	VHADDPS      x, x, x \
+	VADDSS       c, x, x \
 	VMOVSS       x, (AX) \
 	ADDQ         DX, AX
 
@@ -92,6 +117,21 @@ GLOBL tileNibbleMask<>(SB), RODATA|NOPTR, $32
 	VCVTPH2PS    X13, X13 \
 	VMULSS       do(R9), X13, X14 \
 	VBROADCASTSS X14, Y14
+
+// Q4SCALE1 is TILESCALE1 for Q4_0, also adding the weight scale times the
+// token's block correction at (R10) to X11.
+#define Q4SCALE1(wm, do) \
+	MOVWLZX      wm, AX \
+	VMOVD        AX, X13 \
+	VCVTPH2PS    X13, X13 \
+	VFMADD231SS  (R10), X13, X11 \
+	VMULSS       do(R9), X13, X14 \
+	VBROADCASTSS X14, Y14
+
+// Q4CORR adds the weight scale broadcast in Y13 (TILESCALEW) times the
+// eight tokens' block corrections at co(R10) to acc, lane k token k.
+#define Q4CORR(co, acc) \
+	VFMADD231PS co(R10), Y13, acc
 
 // Q8W expands the Q8_0 block's weights: w in Y11, |w| in Y10.
 #define Q8W \
@@ -122,10 +162,21 @@ GLOBL tileNibbleMask<>(SB), RODATA|NOPTR, $32
 	VINSERTI128 $1, X13, y, y \
 	VPAND       tileNibbleMask<>(SB), y, y
 
-// Q4PROD leaves the product of the nibbles in wy with the activation at
-// xo(R8), minus the token's 8·x pair sums at xo(R10), in Y13 as floats:
-// Σ (q−8)·x exactly.
+// Q4PROD leaves the product of the unsigned nibbles in wy with the
+// activation at xo(R8) in Y13 as floats: Σ q·x exactly. The −8 offset of
+// Q4_0 comes back once per (row, token) as Σ_b dw·(−8·dx·Σx), summed block
+// by block in its own float (Q4CORR, Q4SCALE1) and added after the lanes'
+// sum: one vector instruction and one load fewer per block and token than
+// subtracting it from every block's integers.
 #define Q4PROD(xo, wy) \
+	VPMADDUBSW xo(R8), wy, Y13 \
+	VPMADDWD   Y15, Y13, Y13 \
+	VCVTDQ2PS  Y13, Y13
+
+// Q4PRODX is Q4PROD minus the token's 8·x pair sums at xo(R10) before the
+// conversion, Σ (q−8)·x exactly: the arithmetic of q4_0Tile1x1Exact and of
+// the VNNI tiles.
+#define Q4PRODX(xo, wy) \
 	VPMADDUBSW xo(R8), wy, Y13 \
 	VPSUBW     xo(R10), Y13, Y13 \
 	VPMADDWD   Y15, Y13, Y13 \

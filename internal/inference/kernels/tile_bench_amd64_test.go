@@ -59,7 +59,7 @@ func BenchmarkTileKernel(b *testing.B) {
 				var out [2 * maxTileTokens]float32
 				cpu0 := threadCPU()
 				for b.Loop() {
-					k.fn(&rows[0], rb, &p.qs[0], &p.d[0], &p.corr[0], p.nb, &out[0], 8, 1)
+					k.fn(&rows[0], rb, &p.qs[0], &p.d[0], &p.cq[0], p.nb, &out[0], 8, 1)
 				}
 				macs := float64(k.nRow*k.nToks*cols) * float64(b.N)
 				b.ReportMetric(macs/float64(b.Elapsed().Nanoseconds()), "MAC/ns")

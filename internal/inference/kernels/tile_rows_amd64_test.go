@@ -13,25 +13,40 @@ import (
 	"partnerapi/internal/inference/gguf"
 )
 
+// exactKernel is the signature of the Q4_0 kernels over the 8·x pair sums
+// (q4_0Tile1x1Exact), which the VNNI tiles match.
+type exactKernel = func(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
+
+// plainKernel is tileKernel's signature unnamed, the dynamic type of a
+// kernel function in an interface.
+type plainKernel = func(w *byte, stride int, x *int8, d *float32, c *float32, nb int, out *float32, ostride int, steps int)
+
 // rowKernels lists, per weight type, the one-token kernels that must agree
-// bit for bit with the one-row kernel every multi-token tile matches.
+// bit for bit with their one-row kernel (ref), which every multi-token tile
+// of the family matches. fn and ref are tileKernels or exactKernels.
 var rowKernels = []struct {
-	typ  gguf.GGMLType
-	name string
-	fn   tileKernel
+	typ     gguf.GGMLType
+	name    string
+	fn, ref any
 }{
-	{gguf.Q8_0, "4rows", q8_0Tile4x1},
-	{gguf.Q8_0, "8rows", q8_0Tile8x1},
-	{gguf.Q4_0, "4rows", q4_0Tile4x1},
-	{gguf.Q4_0, "8rows", q4_0Tile8x1},
+	{gguf.Q8_0, "4rows", q8_0Tile4x1, q8_0Tile1x1},
+	{gguf.Q8_0, "8rows", q8_0Tile8x1, q8_0Tile1x1},
+	{gguf.Q4_0, "4rows", q4_0Tile4x1, q4_0Tile1x1},
+	{gguf.Q4_0, "8rows", q4_0Tile8x1, q4_0Tile1x1},
+	{gguf.Q4_0, "8rows-exact", q4_0Tile8x1Exact, q4_0Tile1x1Exact},
 }
 
-// oneRowKernel is the reference one-token kernel of Q8_0 or Q4_0.
-func oneRowKernel(t gguf.GGMLType) tileKernel {
-	if t == gguf.Q4_0 {
-		return q4_0Tile1x1
+// callRows runs a tileKernel or exactKernel over steps rows of w (stride
+// bytes apart) and the one-token activation p, each with its corrections.
+func callRows(fn any, w *byte, stride int, p *q8Tiles, out *float32, ostride, steps int) {
+	switch f := fn.(type) {
+	case plainKernel:
+		f(w, stride, &p.qs[0], &p.d[0], &p.cq[0], p.nb, out, ostride, steps)
+	case exactKernel:
+		f(w, stride, &p.qs[0], &p.d[0], &p.corr[0], p.nb, out, ostride, steps)
+	default:
+		panic(fmt.Sprintf("not a kernel: %T", fn))
 	}
-	return q8_0Tile1x1
 }
 
 // TestTileRowsMatchOneRow holds the multi-row one-token kernels to the
@@ -56,8 +71,8 @@ func TestTileRowsMatchOneRow(t *testing.T) {
 					want := make([]float32, steps+1)
 					got := make([]float32, steps+1)
 					want[steps], got[steps] = 7, 7
-					oneRowKernel(k.typ)(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &want[0], 4*steps, steps)
-					k.fn(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &got[0], 4*steps, steps)
+					callRows(k.ref, &w.Data[0], w.RowBytes(), &p, &want[0], 4*steps, steps)
+					callRows(k.fn, &w.Data[0], w.RowBytes(), &p, &got[0], 4*steps, steps)
 					for i := range want {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 							t.Fatalf("row %d: %s kernel %v, one-row %v", i, k.name, got[i], want[i])
@@ -69,6 +84,44 @@ func TestTileRowsMatchOneRow(t *testing.T) {
 	}
 }
 
+// TestQ4Rows8MatchesOneRow holds the one-token product over the rows8
+// layout (q4_0Rows8 for whole groups, q4_0Tile8x1 for the rows around them)
+// to q4_0Tile1x1 bit for bit, over row ranges that start and end inside a
+// group, cover only part of one, or whole groups, and leaves the rows
+// outside the range alone.
+func TestQ4Rows8MatchesOneRow(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(75, 76))
+	for _, cols := range []int{32, 96, 576, 4864} {
+		for _, c := range []struct{ rows, lo, hi int }{{8, 0, 8}, {13, 0, 13}, {16, 0, 16}, {37, 3, 35}, {37, 9, 15}, {37, 5, 7}, {24, 8, 24}} {
+			t.Run(fmt.Sprintf("%dx%d/%d-%d", c.rows, cols, c.lo, c.hi), func(t *testing.T) {
+				data, err := Quantize(gguf.Q4_0, randomVector(r, c.rows*cols))
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := Matrix{Type: gguf.Q4_0, Rows: c.rows, Cols: cols, Data: data}
+				w.rows8 = packQ4Rows8(w)
+				var p q8Tiles
+				p.prepareBiased(randomVector(r, cols), cols, 1, false)
+				want := make([]float32, c.rows)
+				got := make([]float32, c.rows)
+				for i := range got {
+					want[i], got[i] = 7, 7
+				}
+				q4_0Tile1x1(&w.Data[c.lo*w.RowBytes()], w.RowBytes(), &p.qs[0], &p.d[0], &p.cq[0], p.nb, &want[c.lo], 4*c.rows, c.hi-c.lo)
+				mulRowsQ4Rows8(got, w, &p, c.lo, c.hi)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("row %d: rows8 %v, one-row %v", i, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkTileRows compares the one-token kernels side by side over a
 // whole matrix per call, as a decode step makes it: 64 rows of 576 values,
 // which stay in cache, and a matrix of about 100 MB (Q8_0), which streams
@@ -76,7 +129,7 @@ func TestTileRowsMatchOneRow(t *testing.T) {
 // variants alternate in short slices (a few ms each) for b.N rounds; each
 // is reported as the median of its rounds in multiply-adds per ns of the
 // thread's CPU time, and each variant's ratio to the first (the one-row
-// kernel) as the median of the per-round ratios.
+// kernel, for Q4_0 the exact one) as the median of the per-round ratios.
 func BenchmarkTileRows(b *testing.B) {
 	if !hasAVX2 {
 		b.Skip("no AVX2")
@@ -88,13 +141,27 @@ func BenchmarkTileRows(b *testing.B) {
 		rows, calls int
 	}{{"cache", 64, 200}, {"dram", 160 << 10, 1}} {
 		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
-			vs, names := []tileKernel{oneRowKernel(typ)}, []string{"1row"}
+			vs, names := []any{rowKernels[0].ref}, []string{"1row"}
+			if typ == gguf.Q4_0 {
+				// The exact one-row kernel first, the ratios' baseline: the
+				// arithmetic all Q4_0 kernels had before the offset came out
+				// of the integers.
+				vs, names = []any{q4_0Tile1x1Exact, q4_0Tile1x1}, []string{"1row-exact", "1row"}
+			}
 			for _, k := range rowKernels {
 				if k.typ == typ {
 					vs, names = append(vs, k.fn), append(names, k.name)
 				}
 			}
 			w := randomMatrix(r, typ, size.rows, cols)
+			if typ == gguf.Q4_0 {
+				// The rows8 layout's kernel (the rows are whole groups).
+				rows8 := packQ4Rows8(w)
+				vs = append(vs, plainKernel(func(_ *byte, _ int, x *int8, d *float32, c *float32, nb int, out *float32, _ int, steps int) {
+					q4_0Rows8(&rows8[0], x, d, c, nb, out, steps/rows8Group)
+				}))
+				names = append(names, "rows8")
+			}
 			var p q8Tiles
 			p.prepareBiased(randomVector(r, cols), cols, 1, false)
 			out := make([]float32, size.rows)
@@ -107,7 +174,7 @@ func BenchmarkTileRows(b *testing.B) {
 					for i, fn := range vs {
 						t0 := threadCPU()
 						for range size.calls {
-							fn(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.corr[0], p.nb, &out[0], 4*size.rows, size.rows)
+							callRows(fn, &w.Data[0], w.RowBytes(), &p, &out[0], 4*size.rows, size.rows)
 						}
 						ns := float64((threadCPU() - t0).Nanoseconds())
 						rates[i] = append(rates[i], float64(size.calls*size.rows*cols)/ns)
@@ -117,7 +184,7 @@ func BenchmarkTileRows(b *testing.B) {
 				for i := range vs {
 					b.ReportMetric(median(rates[i]), names[i]+"-MAC/cpu-ns")
 					if i > 0 {
-						b.ReportMetric(median(ratios[i]), names[i]+"/1row")
+						b.ReportMetric(median(ratios[i]), names[i]+"/"+names[0])
 					}
 				}
 			})

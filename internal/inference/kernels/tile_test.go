@@ -88,7 +88,9 @@ func testMatMulBatchInvariant(t *testing.T) {
 			cols = 512
 		}
 		w := randomMatrix(r, typ, 37, cols)
-		for _, n := range []int{2, 5, 10, 11, 23} {
+		// Every group size of one call (2 to 10 tokens), then several
+		// groups.
+		for _, n := range []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23} {
 			x := randomVector(r, n*cols)
 			batch := make([]float32, n*w.Rows)
 			MatMul(batch, w, x, n)
@@ -138,4 +140,37 @@ func randomRow(r *rand.Rand, typ gguf.GGMLType, n int) []byte {
 		}
 	}
 	return b
+}
+
+// TestBlockCorrections checks the AVX2 Q4_0 corrections against a plain
+// sum, on blocks of random values and at both ends of the int8 range.
+func TestBlockCorrections(t *testing.T) {
+	r := rand.New(rand.NewPCG(77, 78))
+	for _, c := range []struct {
+		name   string
+		lo, hi int
+	}{{"random", -127, 127}, {"all-127", 127, 127}, {"all-minus-127", -127, -127}, {"all-minus-128", -128, -128}, {"zero", 0, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			const blocks = 7
+			qs := make([]int8, blocks*QK8_0)
+			d := make([]float32, blocks)
+			for i := range qs {
+				qs[i] = int8(c.lo + r.IntN(c.hi-c.lo+1))
+			}
+			for i := range d {
+				d[i] = r.Float32()
+			}
+			got := make([]float32, blocks)
+			blockCorrections(got, qs, d)
+			for i := range got {
+				var s int32
+				for _, v := range qs[QK8_0*i : QK8_0*(i+1)] {
+					s += int32(v)
+				}
+				if want := d[i] * float32(-8*s); got[i] != want {
+					t.Fatalf("block %d: %v, want %v", i, got[i], want)
+				}
+			}
+		})
+	}
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // TestTileVNNIMatchesAVX2 holds every VNNI tile kernel to its AVX2 twin bit
-// for bit on random data of every size class: one block, a few, an odd
+// for bit (for Q4_0 the Exact one-token kernel, token by token: the AVX2
+// Q4_0 tiles take the offset out of the integers and round differently) on random data of every size class: one block, a few, an odd
 // count and a model's widest rows; one to three rows per call; two to ten
 // tokens (one token always takes the AVX2 kernel). The weights take every bit pattern (randomRow), the activations
 // reach ±127 after quantisation, so both ends of the bias are exercised.
@@ -38,8 +39,16 @@ func TestTileVNNIMatchesAVX2(t *testing.T) {
 						biased.prepareBiased(x, cols, n, true)
 						want := make([]float32, n*steps)
 						got := make([]float32, n*steps)
-						tileKernels(typ, false)[n](&w.Data[0], w.RowBytes(), &plain.qs[0], &plain.d[0], &plain.corr[0], plain.nb, &want[0], 4*steps, steps)
-						tileKernels(typ, true)[n](&w.Data[0], w.RowBytes(), &biased.qs[0], &biased.d[0], &biased.corr[0], biased.nb, &got[0], 4*steps, steps)
+						if typ == gguf.Q4_0 {
+							for k := range n {
+								var one q8Tiles
+								one.prepareBiased(x[k*cols:(k+1)*cols], cols, 1, false)
+								q4_0Tile8x1Exact(&w.Data[0], w.RowBytes(), &one.qs[0], &one.d[0], &one.corr[0], one.nb, &want[k*steps], 4, steps)
+							}
+						} else {
+							tileKernels(typ, false)[n](&w.Data[0], w.RowBytes(), &plain.qs[0], &plain.d[0], &plain.cq[0], plain.nb, &want[0], 4*steps, steps)
+						}
+						tileKernels(typ, true)[n](&w.Data[0], w.RowBytes(), &biased.qs[0], &biased.d[0], &biased.cq[0], biased.nb, &got[0], 4*steps, steps)
 						for i := range want {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 								t.Fatalf("token %d row %d: VNNI %v, AVX2 %v", i/steps, i%steps, got[i], want[i])

@@ -20,7 +20,11 @@ const maxTileTokens = 10
 // layout). d has tileScalePad floats of padding, as the kernels load a
 // group's scales eight at a time. corr mirrors qs byte for byte with the
 // 16 pair sums 8·(x[2i]+x[2i+1]) of each block, which turn the unsigned
-// Q4_0 nibble products into (q−8)·x without a sign trick. Where biased,
+// Q4_0 nibble products into (q−8)·x without a sign trick (the VNNI tiles'
+// arithmetic, q4_0Tile1x1Exact). cq, laid out and padded like d, holds
+// each block's −8·dx·Σx: the AVX2 Q4_0 kernels take the nibble products
+// as they are and subtract the offset once per (row, token) as
+// Σ_b dw·cq[b] (tile_amd64.h, Q4PROD). Where biased,
 // qs holds x+128 as unsigned bytes instead, the operand order of the VNNI
 // kernels.
 type q8Tiles struct {
@@ -28,6 +32,7 @@ type q8Tiles struct {
 	qs          []int8
 	d           []float32
 	corr        []int16
+	cq          []float32
 	biased      bool
 	c8, c4      []int32 // the packed kernels' block corrections (blockSums)
 }
@@ -88,6 +93,7 @@ func (p *q8Tiles) prepareBiased(x []float32, cols, n int, biased bool) {
 	p.qs = grow(p.qs, n*cols)
 	p.d = grow(p.d, n*nb+tileScalePad)
 	p.corr = grow(p.corr, n*cols/2)
+	p.cq = grow(p.cq, n*nb+tileScalePad)
 	tileGroups(n, func(t0, T int) {
 		for k := range T {
 			// Where block 0 of token t0+k goes, and the distance between
@@ -96,10 +102,29 @@ func (p *q8Tiles) prepareBiased(x []float32, cols, n int, biased bool) {
 			xOff, dOff := t0*cols+QK8_0*k, t0*nb+k
 			quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:])
 		}
+		blockCorrections(p.cq[t0*nb:(t0+T)*nb], p.qs[t0*cols:(t0+T)*cols], p.d[t0*nb:])
 	})
 	p.biased = biased
 	if biased {
 		biasBytes(p.qs[:n*cols])
+	}
+}
+
+// blockCorrections writes −8·d[i]·Σx of each quantised block i of qs (the
+// 32 values qs[32i:32i+32], whatever their token) to c[i]: −8 times an
+// integer sum is exact in a float32, so only the product with d rounds.
+// The sums take blockSums' SWAR reduction, eight bytes at a time.
+func blockCorrections(c []float32, qs []int8, d []float32) {
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(qs))), len(c)*QK8_0/8)
+	const lo8 = 0x00ff00ff00ff00ff
+	for i := range c {
+		var s uint64
+		for _, v := range w[4*i : 4*i+4] {
+			v ^= 0x8080808080808080
+			s += v&lo8 + (v>>8)&lo8
+		}
+		sum := int32((s*0x0001000100010001)>>48) - 128*QK8_0
+		c[i] = d[i] * float32(-8*sum)
 	}
 }
 
