@@ -57,15 +57,21 @@ func docPosition(d sqldb.Dialect) string {
 	return "rowid"
 }
 
+// cursorQuery reads the materialization cursor and the newest document's
+// position, the pair both the lock-free check and the transaction compare.
+func cursorQuery(d sqldb.Dialect) string {
+	return `SELECT last_doc, COALESCE((SELECT MAX(` + docPosition(d) + `) FROM banking_payments), 0)
+		FROM banking_payment_walk_outbox WHERE id = 1`
+}
+
 // materializeOutbox inserts the implied outbox rows of every walked document
 // committed before the call, in transactions of walkOutboxChunk positions.
 // With nothing new it costs one read and takes no lock.
 func (s *PaymentStore) materializeOutbox(ctx context.Context) error {
-	pos := docPosition(s.db.Dialect)
+	cursor := cursorQuery(s.db.Dialect)
 	for {
 		var done, top int64
-		err := s.db.R.QueryRowContext(ctx, `SELECT last_doc, COALESCE((SELECT MAX(`+pos+`) FROM banking_payments), 0)
-			FROM banking_payment_walk_outbox WHERE id = 1`).Scan(&done, &top)
+		err := s.db.R.QueryRowContext(ctx, cursor).Scan(&done, &top)
 		if err != nil {
 			return fmt.Errorf("walk outbox: %w", err)
 		}
@@ -101,8 +107,7 @@ func materializeOutboxTx(ctx context.Context, d sqldb.Dialect, tx *sql.Tx, limit
 		lock = " FOR UPDATE"
 	}
 	var done, top int64
-	if err := tx.QueryRowContext(ctx, `SELECT last_doc, COALESCE((SELECT MAX(`+pos+`) FROM banking_payments), 0)
-		FROM banking_payment_walk_outbox WHERE id = 1`+lock).Scan(&done, &top); err != nil {
+	if err := tx.QueryRowContext(ctx, cursorQuery(d)+lock).Scan(&done, &top); err != nil {
 		return false, err
 	}
 	if top <= done {
