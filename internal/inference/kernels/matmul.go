@@ -17,8 +17,9 @@ type Matrix struct {
 	Cols int
 	Data []byte
 
-	packed []byte
-	rows8  []byte // the AVX2 one-token Q4_0 layout (packed.go, packRows8)
+	packed      []byte
+	packedGroup int    // the rows of a group of packed (16 for AVX-512, 8 for AVX2)
+	rows8       []byte // the AVX2 one-token Q4_0 layout (packed.go, packRows8)
 }
 
 // RowBytes is the encoded size of one row.

@@ -13,41 +13,100 @@ import (
 	"partnerapi/internal/inference/gguf"
 )
 
-// TestPackedMatchesRowDots holds the packed Q8_0 and Q4_0 kernels, called
-// through mulRowsPackedAsm on every token count of one group (1–10) and on
-// prefill counts, to the portable row dots: whole groups, a tail of rows
-// past the last group, ranges that start and end off a group boundary, one
-// block and many. The integer sums are exact, so the two differ only in
-// float rounding, bounded by the magnitude of the terms.
-func TestPackedMatchesRowDots(t *testing.T) {
-	if !cpuVNNI {
-		t.Skip("this CPU has no AVX-512 VNNI with VL: the packed kernels cannot run")
+// packedPaths lists the kernel paths with packed weights (AVX-512 and
+// AVX2), those this CPU lacks with the reason they are skipped.
+func packedPaths() []tilePath {
+	var ps []tilePath
+	for _, p := range tilePaths() {
+		if p.name == "avx512-packed" || p.name == "avx2-packed" {
+			ps = append(ps, p)
+		}
 	}
-	defer tilePaths()[0].use()()
-	r := rand.New(rand.NewPCG(81, 82))
-	ref := map[gguf.GGMLType]rowDot{gguf.Q8_0: dotQ8_0Go, gguf.Q4_0: dotQ4_0Go}
-	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
-		for _, cols := range []int{32, 224, 576, 4864} {
-			for _, rows := range []int{16, 37, 64} {
-				w := randomMatrix(r, typ, rows, cols)
-				if !w.Packed() {
-					t.Fatalf("%v %d×%d: Pack did not pack", typ, rows, cols)
-				}
-				for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 21, 33} {
-					for _, span := range [][2]int{{0, rows}, {3, rows - 1}, {16, rows}} {
-						t.Run(fmt.Sprintf("%v/%dx%d/tokens%d/rows%d-%d", typ, rows, cols, n, span[0], span[1]), func(t *testing.T) {
-							x := randomVector(r, n*cols)
-							var p q8Tiles
-							p.prepare(x, cols, n)
-							got := make([]float32, n*rows)
-							mulRowsPackedAsm(got, w, &p, span[0], span[1])
-							checkAgainstRowDots(t, ref[typ], w, x, n, got, span[0], span[1])
-						})
+	return ps
+}
+
+// forEachPackedPath runs fn once per packed path as a subtest.
+func forEachPackedPath(t *testing.T, fn func(t *testing.T)) {
+	for _, p := range packedPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			if p.skip != "" {
+				t.Skip(p.skip)
+			}
+			defer p.use()()
+			fn(t)
+		})
+	}
+}
+
+// TestPackedMatchesRowDots holds the packed Q8_0 and Q4_0 kernels of each
+// family, called through mulRowsPackedAsm on every token count of one
+// group (1–10) and on prefill counts, to the portable row dots: whole
+// groups, a tail of rows past the last group, ranges that start and end
+// off a group boundary, one block and many. The integer sums are exact, so
+// the two differ only in float rounding, bounded by the magnitude of the
+// terms.
+func TestPackedMatchesRowDots(t *testing.T) {
+	forEachPackedPath(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(81, 82))
+		ref := map[gguf.GGMLType]rowDot{gguf.Q8_0: dotQ8_0Go, gguf.Q4_0: dotQ4_0Go}
+		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+			for _, cols := range []int{32, 64, 224, 576, 4864} {
+				for _, rows := range []int{16, 37, 64} {
+					w := randomMatrix(r, typ, rows, cols)
+					if !w.Packed() || w.packedGroup != packGroup {
+						t.Fatalf("%v %d×%d: Pack did not pack in groups of %d", typ, rows, cols, packGroup)
+					}
+					for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 21, 33} {
+						for _, span := range [][2]int{{0, rows}, {3, rows - 1}, {16, rows}} {
+							t.Run(fmt.Sprintf("%v/%dx%d/tokens%d/rows%d-%d", typ, rows, cols, n, span[0], span[1]), func(t *testing.T) {
+								x := randomVector(r, n*cols)
+								var p q8Tiles
+								p.prepare(x, cols, n)
+								got := make([]float32, n*rows)
+								mulRowsPackedAsm(got, w, &p, span[0], span[1])
+								checkAgainstRowDots(t, ref[typ], w, x, n, got, span[0], span[1])
+							})
+						}
 					}
 				}
 			}
 		}
-	}
+	})
+}
+
+// TestPackedOneTokenMatchesEachToken holds each packed kernel family to
+// batch invariance at the kernel level: every token of an N-token call
+// (N = 2..10, and a prefill count) gets exactly the bits the one-token
+// kernel gives it alone, on whole groups and on a tail, where both go
+// through the one-row tiles.
+func TestPackedOneTokenMatchesEachToken(t *testing.T) {
+	forEachPackedPath(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(91, 92))
+		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+			for _, cols := range []int{32, 576, 4864} {
+				const rows = 3*16 + 5
+				w := randomMatrix(r, typ, rows, cols)
+				for _, n := range []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 23} {
+					x := randomVector(r, n*cols)
+					var p q8Tiles
+					p.prepare(x, cols, n)
+					got := make([]float32, n*rows)
+					mulRowsPackedAsm(got, w, &p, 0, rows)
+					for tok := range n {
+						var p1 q8Tiles
+						p1.prepare(x[tok*cols:(tok+1)*cols], cols, 1)
+						alone := make([]float32, rows)
+						mulRowsPackedAsm(alone, w, &p1, 0, rows)
+						for row := range rows {
+							if g, a := got[tok*rows+row], alone[row]; math.Float32bits(g) != math.Float32bits(a) {
+								t.Fatalf("%v %d cols, %d tokens: token %d row %d is %v, alone %v", typ, cols, n, tok, row, g, a)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
 }
 
 // checkAgainstRowDots compares rows [lo, hi) of got (n tokens' products
@@ -82,49 +141,49 @@ func checkAgainstRowDots(t *testing.T, dot rowDot, w Matrix, x []float32, n int,
 	}
 }
 
-// TestPackLayout checks Pack's layout on a matrix whose bytes say where
-// they come from: scales in order, Q8_0 bytes flipped to w+128, chunk j of
-// a block holding bytes 4j..4j+3 of each row at 4·row.
+// TestPackLayout checks Pack's layout in each family on a matrix whose
+// bytes say where they come from: scales in order, Q8_0 bytes flipped to
+// w+128 for AVX-512 and as they are for AVX2, chunk j of a block holding
+// bytes 4j..4j+3 of each row at 4·row.
 func TestPackLayout(t *testing.T) {
-	if !cpuVNNI {
-		t.Skip("this CPU has no AVX-512 VNNI with VL: nothing is packed")
-	}
-	defer tilePaths()[0].use()()
-	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
-		const rows, cols = 33, 64
-		w := Matrix{Type: typ, Rows: rows, Cols: cols}
-		w.Data = make([]byte, rows*w.RowBytes())
-		for i := range w.Data {
-			w.Data[i] = byte(i*7 + i/13)
-		}
-		w = Pack(w)
-		bs, chunks, flip := BlockQ4_0, 4, byte(0)
-		if typ == gguf.Q8_0 {
-			bs, chunks, flip = BlockQ8_0, 8, 0x80
-		}
-		if want := 2 * 2 * packGroup * bs; len(w.packed) != want {
-			t.Fatalf("%v: %d packed bytes, want %d (two groups, the tail row unpacked)", typ, len(w.packed), want)
-		}
-		gb := packGroup * bs
-		for g := range 2 {
-			for b := range 2 {
-				o := w.packed[(2*g+b)*gb:]
-				for i := range packGroup {
-					blk := w.Row(16*g + i)[b*bs:]
-					if o[2*i] != blk[0] || o[2*i+1] != blk[1] {
-						t.Fatalf("%v group %d block %d row %d: scale bytes %x, want %x", typ, g, b, i, o[2*i:2*i+2], blk[:2])
-					}
-					for j := range chunks {
-						for m := range 4 {
-							if got, want := o[32+64*j+4*i+m], blk[2+4*j+m]^flip; got != want {
-								t.Fatalf("%v group %d block %d row %d chunk %d byte %d: %#x, want %#x", typ, g, b, i, j, m, got, want)
+	forEachPackedPath(t, func(t *testing.T) {
+		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+			group := packGroup
+			rows, cols := 2*group+1, 64
+			w := Matrix{Type: typ, Rows: rows, Cols: cols}
+			w.Data = make([]byte, rows*w.RowBytes())
+			for i := range w.Data {
+				w.Data[i] = byte(i*7 + i/13)
+			}
+			w = Pack(w)
+			bs, chunks, flip := BlockQ4_0, 4, byte(0)
+			if typ == gguf.Q8_0 {
+				bs, chunks, flip = BlockQ8_0, 8, byte(packFlip)
+			}
+			if want := 2 * 2 * group * bs; len(w.packed) != want {
+				t.Fatalf("%v: %d packed bytes, want %d (two groups, the tail row unpacked)", typ, len(w.packed), want)
+			}
+			gb := group * bs
+			for g := range 2 {
+				for b := range 2 {
+					o := w.packed[(2*g+b)*gb:]
+					for i := range group {
+						blk := w.Row(group*g + i)[b*bs:]
+						if o[2*i] != blk[0] || o[2*i+1] != blk[1] {
+							t.Fatalf("%v group %d block %d row %d: scale bytes %x, want %x", typ, g, b, i, o[2*i:2*i+2], blk[:2])
+						}
+						for j := range chunks {
+							for m := range 4 {
+								if got, want := o[2*group+4*group*j+4*i+m], blk[2+4*j+m]^flip; got != want {
+									t.Fatalf("%v group %d block %d row %d chunk %d byte %d: %#x, want %#x", typ, g, b, i, j, m, got, want)
+								}
 							}
 						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestBlockSums checks the packed kernels' corrections against a plain sum.
@@ -149,37 +208,80 @@ func TestBlockSums(t *testing.T) {
 	}
 }
 
-// BenchmarkPackedKernel times one packed kernel call on cache-resident data
-// (one 16-row group of 576 values, one to ten tokens) and reports the
-// multiply-adds per nanosecond of one core, per ns of wall time and of
-// thread CPU time, as BenchmarkTileKernel does for the one-row tiles.
+// BenchmarkPackedKernel times one packed kernel call per family on
+// cache-resident data (one group of 576 values, one to ten tokens) and
+// reports the multiply-adds per nanosecond of one core, per ns of wall
+// time and of thread CPU time, as BenchmarkTileKernel does for the one-row
+// tiles. For the AVX2 family it also times, alternating with it in rounds
+// of calls so both see the same machine load, what the same product cost
+// before packing: the one-row tiles over the same eight rows (and, for one
+// Q4_0 token, q4_0Rows8 over the rows8 layout), and reports the ratio
+// (speedup, > 1 when the packed kernel is faster).
 func BenchmarkPackedKernel(b *testing.B) {
-	if !cpuVNNI {
-		b.Skip("no AVX-512 VNNI")
+	for _, path := range packedPaths() {
+		b.Run(path.name, func(b *testing.B) {
+			if path.skip != "" {
+				b.Skip(path.skip)
+			}
+			defer path.use()()
+			benchmarkPackedKernel(b)
+		})
 	}
-	defer tilePaths()[0].use()()
+}
+
+func benchmarkPackedKernel(b *testing.B) {
 	r := rand.New(rand.NewPCG(85, 86))
 	const cols = 576
+	group := packGroup
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
-		w := randomMatrix(r, typ, packGroup, cols)
-		ks, c := &q8_0PackedKernels, func(p *q8Tiles) []int32 { return p.c8 }
+		w := randomMatrix(r, typ, group, cols)
+		ks, c := packedKernels(typ, group), func(p *q8Tiles) []int32 { return p.c8 }
 		if typ == gguf.Q4_0 {
-			ks, c = &q4_0PackedKernels, func(p *q8Tiles) []int32 { return p.c4 }
+			c = func(p *q8Tiles) []int32 { return p.c4 }
 		}
 		for n := maxTileTokens; n >= 1; n-- {
 			var p q8Tiles
 			p.prepare(randomVector(r, n*cols), cols, n)
-			b.Run(fmt.Sprintf("%v/16x%d", typ, n), func(b *testing.B) {
+			out := make([]float32, group*maxTileTokens)
+			packed := func() {
+				ks[n](&w.packed[0], &p.qs[0], &p.d[0], &c(&p)[0], p.nb, &out[0], 4*group, 1)
+			}
+			// The same product before packing (AVX2 only).
+			var before func()
+			if group == packGroupAVX2 {
+				tk := tileKernels(typ, false)[n]
+				before = func() {
+					tk(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.cq[0], p.nb, &out[0], 4*group, group)
+				}
+				if typ == gguf.Q4_0 && n == 1 {
+					rows8 := packQ4Rows8(w)
+					before = func() { q4_0Rows8(&rows8[0], &p.qs[0], &p.d[0], &p.cq[0], p.nb, &out[0], 1) }
+				}
+			}
+			b.Run(fmt.Sprintf("%v/%dx%d", typ, group, n), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				var out [packGroup * maxTileTokens]float32
+				const round = 256
+				var tPacked, tBefore time.Duration
 				cpu0 := threadCPU()
 				for b.Loop() {
-					ks[n](&w.packed[0], &p.qs[0], &p.d[0], &c(&p)[0], p.nb, &out[0], 4*packGroup, 1)
+					t0 := time.Now()
+					for range round {
+						packed()
+					}
+					t1 := time.Now()
+					if before != nil {
+						for range round {
+							before()
+						}
+					}
+					tPacked, tBefore = tPacked+t1.Sub(t0), tBefore+time.Since(t1)
 				}
-				macs := float64(packGroup*n*cols) * float64(b.N)
-				b.ReportMetric(macs/float64(b.Elapsed().Nanoseconds()), "MAC/ns")
-				if cpu := threadCPU() - cpu0; cpu > 0 {
+				macs := float64(group*n*cols) * float64(b.N) * round
+				b.ReportMetric(macs/float64(tPacked.Nanoseconds()), "MAC/ns")
+				if before != nil {
+					b.ReportMetric(float64(tBefore)/float64(tPacked), "speedup")
+				} else if cpu := threadCPU() - cpu0; cpu > 0 {
 					b.ReportMetric(macs/float64(cpu.Nanoseconds()), "MAC/cpu-ns")
 				}
 			})
