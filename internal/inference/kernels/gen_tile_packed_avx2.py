@@ -65,6 +65,10 @@ GLOBL packedAVX2OnesQ8<>(SB), RODATA|NOPTR, $32
 
 REG_ACCS = 4  # tokens whose accumulators are registers (Y12-Y15)
 
+# The software prefetch per weight type: distance in bytes ahead of the
+# weight stream and lines per block step (Q4_0 144 bytes, Q8_0 272).
+PREFETCH = {"q4": (2304, 3), "q8": (2304, 5)}
+
 
 def acc_reg(k):
     return "Y%d" % (12 + k)
@@ -107,6 +111,9 @@ def kernel(typ, T):
     o.append("")
     o.append("%sblock:" % lab)
     o.append("\tVCVTPH2PS (SI), Y8")
+    dist, lines = PREFETCH[typ]
+    for j in range(lines):
+        o.append("\tPREFETCHT0 %d(SI)" % (dist + 64 * j))
     if typ == "q8":
         for j in range(8):
             o.append("\tVPABSB %d(SI), Y%d" % (16 + 32 * j, j))

@@ -164,6 +164,19 @@ func BenchmarkTileRows(b *testing.B) {
 			}
 			var p q8Tiles
 			p.prepareBiased(randomVector(r, cols), cols, 1, false)
+			p.blockSums()
+			if w.packedGroup == packGroupAVX2 {
+				// The AVX2 packed family's one-token kernel (the rows are
+				// whole groups; its bits are not the one-row kernel's).
+				pk, c := packedKernels(typ, packGroupAVX2)[1], p.c8
+				if typ == gguf.Q4_0 {
+					c = p.c4
+				}
+				vs = append(vs, plainKernel(func(_ *byte, _ int, x *int8, d *float32, _ *float32, nb int, out *float32, _ int, steps int) {
+					pk(&w.packed[0], x, d, &c[0], nb, out, 4*steps, steps/packGroupAVX2)
+				}))
+				names = append(names, "packed8")
+			}
 			out := make([]float32, size.rows)
 			b.Run(fmt.Sprintf("%s/%v", size.name, typ), func(b *testing.B) {
 				runtime.LockOSThread()
