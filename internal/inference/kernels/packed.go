@@ -92,42 +92,6 @@ func Pack(m Matrix) Matrix {
 	return m
 }
 
-// rows8Group is the group of rows of the AVX2 one-token Q4_0 layout.
-const rows8Group = 8
-
-// packRows8 reports whether Pack gives Q4_0 matrices the rows8 layout, for
-// the AVX2 one-token kernel q4_0Rows8 (set once at start-up).
-var packRows8 bool
-
-// packQ4Rows8 returns the whole groups of eight rows of the Q4_0 matrix m
-// in q4_0Rows8's layout: for group g and block b, at (g·nb+b)·8·18 bytes,
-// the eight rows' f16 scales (16 bytes, one VCVTPH2PS; rows 0 2 4 6 1 3 5
-// 7, so that an in-lane shuffle gives a pair of rows its scales) and then
-// each row's 16 nibble bytes. The unpacked eight-row kernel gathers the scales from
-// eight rows with 24 scalar instructions per block and follows eight
-// streams (with software prefetch); here a group is one stream and its
-// scales one load, at the same bytes per weight. The rows past the last
-// whole group stay in m.Data only.
-func packQ4Rows8(m Matrix) []byte {
-	rb, nb := m.RowBytes(), m.Cols/QK8_0
-	groups, gb := m.Rows/rows8Group, nb*rows8Group*BlockQ4_0
-	dst := make([]byte, groups*gb)
-	parallelFor(groups, groups*rows8Group*m.Cols, func(lo, hi int) {
-		for g := lo; g < hi; g++ {
-			for b := range nb {
-				o := dst[g*gb+b*rows8Group*BlockQ4_0:]
-				for i := range rows8Group {
-					blk := m.Data[(g*rows8Group+i)*rb+b*BlockQ4_0:]
-					h := 4*(i%2) + i/2 // the header's order: rows 0 2 4 6 1 3 5 7
-					o[2*h], o[2*h+1] = blk[0], blk[1]
-					copy(o[16+16*i:32+16*i], blk[2:BlockQ4_0])
-				}
-			}
-		}
-	})
-	return dst
-}
-
 // Packed reports whether m carries packed weights (Pack).
 func (m Matrix) Packed() bool { return m.packed != nil }
 

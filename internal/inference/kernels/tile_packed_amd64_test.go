@@ -214,9 +214,9 @@ func TestBlockSums(t *testing.T) {
 // time and of thread CPU time, as BenchmarkTileKernel does for the one-row
 // tiles. For the AVX2 family it also times, alternating with it in rounds
 // of calls so both see the same machine load, what the same product cost
-// before packing: the one-row tiles over the same eight rows (and, for one
-// Q4_0 token, q4_0Rows8 over the rows8 layout), and reports the ratio
-// (speedup, > 1 when the packed kernel is faster).
+// before packing: the tiles over the same eight rows (for one token the
+// multi-row ones), and reports the ratio (speedup, > 1 when the packed
+// kernel is faster).
 func BenchmarkPackedKernel(b *testing.B) {
 	for _, path := range packedPaths() {
 		b.Run(path.name, func(b *testing.B) {
@@ -252,10 +252,6 @@ func benchmarkPackedKernel(b *testing.B) {
 				tk := tileKernels(typ, false)[n]
 				before = func() {
 					tk(&w.Data[0], w.RowBytes(), &p.qs[0], &p.d[0], &p.cq[0], p.nb, &out[0], 4*group, group)
-				}
-				if typ == gguf.Q4_0 && n == 1 {
-					rows8 := packQ4Rows8(w)
-					before = func() { q4_0Rows8(&rows8[0], &p.qs[0], &p.d[0], &p.cq[0], p.nb, &out[0], 1) }
 				}
 			}
 			b.Run(fmt.Sprintf("%v/%dx%d", typ, group, n), func(b *testing.B) {
