@@ -4,9 +4,11 @@ package kernels
 
 import "partnerapi/internal/inference/gguf"
 
-// The packed Q8_0 and Q4_0 kernels of tile_packed_q8_0_amd64.s and
-// tile_packed_q4_0_amd64.s (packed.go describes the layout). Each computes
-// `groups` consecutive 16-row groups (contiguous in w) against a group of
+// The packed Q8_0 and Q4_0 kernels (packed.go describes the layout): the
+// AVX-512 VNNI ones of tile_packed_q8_0_amd64.s and
+// tile_packed_q4_0_amd64.s over 16-row groups, and the AVX2 ones below
+// over 8-row groups. Each computes `groups` consecutive groups (contiguous
+// in w) against a group of
 // T tokens (the q8Tiles layout, unbiased, with the corrections c laid out
 // like d) over nb blocks, writing token k's value of row r of the first
 // group at out + 4·r + k·ostride bytes.
@@ -73,7 +75,7 @@ func q4_0Packed9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, o
 //go:noescape
 func q4_0Packed10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
-// The AVX2 counterparts of tile_packed_avx2_q8_0_amd64.s and
+// The AVX2 kernels of tile_packed_avx2_q8_0_amd64.s and
 // tile_packed_avx2_q4_0_amd64.s, over 8-row groups (ymm lanes); the Q8_0
 // ones take their weights signed and ignore c.
 
@@ -186,18 +188,20 @@ func init() {
 	}
 }
 
-// packPrefillRows is how many rows a prefill pass of mulRowsPackedAsm
-// covers per token group: at least one group, so the VNNI family's
-// 16-row groups go one at a time.
-const packPrefillRows = 32
+// packPrefillGroupsAVX2 is how many 8-row groups a prefill pass of
+// mulRowsPackedAsm covers per call of the AVX2 kernels: the rows of the
+// unpacked tiles' pass (tileRowBlock), whose weights stay in cache while
+// the token groups stream past. The VNNI family's groups go one at a time.
+const packPrefillGroupsAVX2 = tileRowBlock / packGroupAVX2
 
 // mulRowsPackedAsm computes rows [lo, hi) of a packed Q8_0 or Q4_0 matrix
 // against the activations p (unbiased, with block sums). Whole groups go
 // to the packed kernels, rows outside them (a split off a group boundary,
 // the tail past the last group) to the one-row tiles. Up to maxTileTokens
 // tokens are one call over all the groups, one pass over the weights;
-// more tokens (prefill) take one group at a time through every token
-// group, so the group's weights stay in cache while the tokens stream past.
+// more tokens (prefill) take a group (AVX2: packPrefillGroupsAVX2 groups)
+// at a time through every token group, so those weights stay in cache
+// while the tokens stream past.
 func mulRowsPackedAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 	group := w.packedGroup
 	g0 := (lo + group - 1) / group
@@ -229,9 +233,9 @@ func mulRowsPackedAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 		ks[n](&w.packed[g0*gb], &p.qs[0], &p.d[0], &c[0], nb, &dst[g0*group], 4*rows, g1-g0)
 		return
 	}
-	step := max(1, packPrefillRows/group)
-	if group == packGroupVNNI {
-		step = 1
+	step := 1
+	if group == packGroupAVX2 {
+		step = packPrefillGroupsAVX2
 	}
 	for g := g0; g < g1; g += step {
 		gs := min(step, g1-g)
