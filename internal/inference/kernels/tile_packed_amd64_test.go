@@ -218,13 +218,18 @@ func TestBlockSums(t *testing.T) {
 // multi-row ones), and reports the ratio (speedup, > 1 when the packed
 // kernel is faster).
 func BenchmarkPackedKernel(b *testing.B) {
+	forEachPackedBench(b, benchmarkPackedKernel)
+}
+
+// forEachPackedBench runs fn once per packed path as a sub-benchmark.
+func forEachPackedBench(b *testing.B, fn func(b *testing.B)) {
 	for _, path := range packedPaths() {
 		b.Run(path.name, func(b *testing.B) {
 			if path.skip != "" {
 				b.Skip(path.skip)
 			}
 			defer path.use()()
-			benchmarkPackedKernel(b)
+			fn(b)
 		})
 	}
 }
@@ -288,15 +293,29 @@ func benchmarkPackedKernel(b *testing.B) {
 // BenchmarkPackedSideBySide times the weight products of a whole
 // 135M-class decode step (210 products, ~105 MB of Q8_0 or ~56 MB of Q4_0
 // weights, so they stream from memory) and a 64-token prefill chunk with
-// the packed kernels and with the one-row VNNI tiles of the same family
-// (PARTNERAPI_KERNELS=avx512 before packing), alternating within each
-// iteration so both see the same machine load.
+// each family's packed kernels and with its unpacked tiles (the one-row
+// VNNI tiles for AVX-512, the AVX2 tiles and multi-row one-token kernels
+// for AVX2), alternating within each iteration so both see the same
+// machine load.
 func BenchmarkPackedSideBySide(b *testing.B) {
-	if !cpuVNNI {
-		b.Skip("no AVX-512 VNNI")
-	}
 	paths := tilePaths()
-	defer paths[0].use()()
+	byName := map[string]tilePath{}
+	for _, p := range paths {
+		byName[p.name] = p
+	}
+	for _, pair := range [][2]string{{"avx512-packed", "avx512-vnni"}, {"avx2-packed", "avx2"}} {
+		packedPath, tilesPath := byName[pair[0]], byName[pair[1]]
+		b.Run(pair[0], func(b *testing.B) {
+			if packedPath.skip != "" {
+				b.Skip(packedPath.skip)
+			}
+			defer packedPath.use()()
+			benchmarkPackedSideBySide(b, tilesPath)
+		})
+	}
+}
+
+func benchmarkPackedSideBySide(b *testing.B, tiles tilePath) {
 	r := rand.New(rand.NewPCG(87, 88))
 	const layers, E, KV, FF = 30, 576, 192, 1536
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
@@ -315,19 +334,19 @@ func BenchmarkPackedSideBySide(b *testing.B) {
 		}
 		for _, tokens := range []int{1, 4, 10, 64} {
 			b.Run(fmt.Sprintf("%v/tokens=%d", typ, tokens), func(b *testing.B) {
-				var packed, tiles time.Duration
+				var tPacked, tTiles time.Duration
 				for b.Loop() {
 					t0 := time.Now()
 					step(tokens)
 					t1 := time.Now()
-					restore := paths[1].use()
+					restore := tiles.use()
 					step(tokens)
 					restore()
-					packed, tiles = packed+t1.Sub(t0), tiles+time.Since(t1)
+					tPacked, tTiles = tPacked+t1.Sub(t0), tTiles+time.Since(t1)
 				}
-				b.ReportMetric(float64(packed.Nanoseconds())/float64(b.N), "ns-packed/op")
-				b.ReportMetric(float64(tiles.Nanoseconds())/float64(b.N), "ns-tiles/op")
-				b.ReportMetric(float64(tiles)/float64(packed), "speedup")
+				b.ReportMetric(float64(tPacked.Nanoseconds())/float64(b.N), "ns-packed/op")
+				b.ReportMetric(float64(tTiles.Nanoseconds())/float64(b.N), "ns-tiles/op")
+				b.ReportMetric(float64(tTiles)/float64(tPacked), "speedup")
 			})
 		}
 	}
@@ -337,10 +356,10 @@ func BenchmarkPackedSideBySide(b *testing.B) {
 // reports the weight bytes packed per second (on the worker pool, as at
 // load), from which a model's packing time follows.
 func BenchmarkPack(b *testing.B) {
-	if !cpuVNNI {
-		b.Skip("no AVX-512 VNNI")
-	}
-	defer tilePaths()[0].use()()
+	forEachPackedBench(b, benchmarkPack)
+}
+
+func benchmarkPack(b *testing.B) {
 	r := rand.New(rand.NewPCG(89, 90))
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 		w := Matrix{Type: typ, Rows: 4864, Cols: 896, Data: randomRow(r, typ, 4864*896)}
