@@ -8,10 +8,9 @@ import "partnerapi/internal/inference/gguf"
 // AVX-512 VNNI ones of tile_packed_q8_0_amd64.s and
 // tile_packed_q4_0_amd64.s over 16-row groups, and the AVX2 ones below
 // over 8-row groups. Each computes `groups` consecutive groups (contiguous
-// in w) against a group of
-// T tokens (the q8Tiles layout, unbiased, with the corrections c laid out
-// like d) over nb blocks, writing token k's value of row r of the first
-// group at out + 4·r + k·ostride bytes.
+// in w) against a group of T tokens (the q8Tiles layout, unbiased, with
+// the corrections c laid out like d) over nb blocks, writing token k's
+// value of row r of the first group at out + 4·r + k·ostride bytes.
 
 //go:generate python3 gen_tile_packed.py .
 
