@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -103,6 +104,52 @@ func TestPackedOneTokenMatchesEachToken(t *testing.T) {
 							}
 						}
 					}
+				}
+			}
+		}
+	})
+}
+
+// TestPackedIntegerBounds drives the packed kernels' integer sums to their
+// bounds, where a saturating or overflowing int16 step would show: every
+// weight at an extreme (Q4_0 nibbles all 15 or all 0, Q8_0 bytes -128,
+// -127 or 127) against activations that quantise to all +127 or all -127,
+// over whole groups and a tail, for one token and ten.
+func TestPackedIntegerBounds(t *testing.T) {
+	forEachPackedPath(t, func(t *testing.T) {
+		ref := map[gguf.GGMLType]rowDot{gguf.Q8_0: dotQ8_0Go, gguf.Q4_0: dotQ4_0Go}
+		for _, c := range []struct {
+			typ  gguf.GGMLType
+			fill byte
+		}{{gguf.Q4_0, 0xff}, {gguf.Q4_0, 0x00}, {gguf.Q8_0, 0x80}, {gguf.Q8_0, 0x81}, {gguf.Q8_0, 0x7f}} {
+			for _, sign := range []float32{1, -1} {
+				const cols = 96
+				rows := 2*packGroup + 3
+				w := Matrix{Type: c.typ, Rows: rows, Cols: cols}
+				w.Data = make([]byte, rows*w.RowBytes())
+				bs := BlockQ4_0
+				if c.typ == gguf.Q8_0 {
+					bs = BlockQ8_0
+				}
+				for o := 0; o < len(w.Data); o += bs {
+					binary.LittleEndian.PutUint16(w.Data[o:], FloatToHalf(1))
+					for i := o + 2; i < o+bs; i++ {
+						w.Data[i] = c.fill
+					}
+				}
+				w = Pack(w)
+				for _, n := range []int{1, 10} {
+					t.Run(fmt.Sprintf("%v/%#x/x%+v/tokens%d", c.typ, c.fill, sign, n), func(t *testing.T) {
+						x := make([]float32, n*cols)
+						for i := range x {
+							x[i] = sign
+						}
+						var p q8Tiles
+						p.prepare(x, cols, n)
+						got := make([]float32, n*rows)
+						mulRowsPackedAsm(got, w, &p, 0, rows)
+						checkAgainstRowDots(t, ref[c.typ], w, x, n, got, 0, rows)
+					})
 				}
 			}
 		}
