@@ -17,11 +17,11 @@
 //     weight block expanded once for all its tokens. A single token takes
 //     four (Q8_0) or eight (Q4_0) rows per pass instead (tile_rows_amd64.go),
 //     each row's arithmetic that of the one-row kernel, so that independent
-//     accumulator chains hide the FMA latency; Pack gives Q4_0 matrices a
-//     copy with eight rows' blocks side by side for it (packQ4Rows8). The
-//     AVX2 Q4_0 kernels multiply the unsigned nibbles and subtract the −8
-//     offset once per (row, token) in floats (tile_amd64.h, Q4PROD). The
-//     other types use
+//     accumulator chains hide the FMA latency. The AVX2 Q4_0 kernels
+//     multiply the unsigned nibbles and subtract the −8 offset once per
+//     (row, token) in floats (tile_amd64.h, Q4PROD). Where the assembly is
+//     in use these tiles serve only the rows past a matrix's last packed
+//     group (below). The other types use
 //     one-token row dots (rowDotFor) and, for Q4_K, Q6_K and F16, four-token
 //     row dots (rowDot4For) that unpack each weight block once for four
 //     tokens.
@@ -45,11 +45,12 @@
 // Q6_K block kernels fuse their scaling into VPDPWSSD; both give the AVX2
 // kernels' results bit for bit (the Q4_0 tiles those of the Exact AVX2
 // kernels, which keep the offset in the integers and take their one
-// token). The AVX-512 family also repacks Q8_0 and
-// Q4_0 matrices at load (Pack, packed.go) into 16-row groups whose lanes are
-// rows, and runs them through VPDPBUSD kernels of 1–10 tokens
-// (gen_tile_packed.py) that need no horizontal sums; these agree with the
-// other families to rounding only, and with themselves across batches.
+// token). Both families repack Q8_0 and Q4_0 matrices at load (Pack,
+// packed.go) into groups whose lanes are rows, 16 for AVX-512 and 8 for
+// AVX2, and run them through kernels of 1–10 tokens that need no
+// horizontal sums (VPDPBUSD, gen_tile_packed.py; VPMADDUBSW,
+// gen_tile_packed_avx2.py); these agree with the one-row tiles to rounding
+// only, and with themselves across batches.
 // PARTNERAPI_KERNELS=avx2|avx512|purego, read once at start-up, forces a
 // family (ISA names the one in use); the tests run every family the CPU
 // has and skip, saying so, those it lacks.

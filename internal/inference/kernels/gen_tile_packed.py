@@ -1,6 +1,7 @@
 # gen_tile_packed.py writes tile_packed_q8_0_amd64.s and
-# tile_packed_q4_0_amd64.s, the AVX-512 VNNI kernels over repacked Q8_0 and
-# Q4_0 weights (packed.go describes the layout), one kernel per token count
+# tile_packed_q4_0_amd64.s, the AVX-512 VNNI kernels over Q8_0 and Q4_0
+# weights repacked in 16-row groups (packed.go describes the layout;
+# gen_tile_packed_avx2.py writes the AVX2 ones over 8-row groups), one kernel per token count
 # 1..10: they differ only in how many tokens each weight block meets, which
 # is easier to get right generated than typed twenty times.
 # Run it through `go generate ./internal/inference/kernels`.

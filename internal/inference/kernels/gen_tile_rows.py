@@ -300,121 +300,12 @@ def kernel(m, R):
     return "\n".join(o).replace("ONES", "Y15") + "\n"
 
 
-def rows8(pf):
-    # q4_0Rows8: the eight-row Q4_0 kernel over weights repacked by Pack
-    # (packed.go, packQ4Rows8): per group of eight rows and block, the
-    # rows' f16 scales (16 bytes, one VCVTPH2PS, rows in the order 0 2 4 6
-    # 1 3 5 7) and then their 16 nibble bytes each. The group is one
-    # sequential stream: no scale gather, no second row pointer.
-    #
-    # Rows go in pairs, one 32-byte load each: the low nibbles of both rows
-    # times [x0..x15 | x0..x15] and the high ones times [x16..x31 |
-    # x16..x31] give, after VPMADDWD, exactly the eight int32 sums of each
-    # row's q4row (row A's in the low lanes, B's in the high), so with two
-    # accumulators per pair, [A0-3 | B0-3] and [A4-7 | B4-7], every lane
-    # does q4row's FMAs and TILEOUT's first VADDPS pairs the same lanes: the
-    # bits of q4_0Tile1x1. The pair's scales [sA x4 | sB x4] come from the
-    # scale vector with one in-lane VPERMILPS (hence the header order)
-    # instead of eight broadcasts through the frame per block.
-    R, step = 8, 8 * 18
-    o = []
-    o.append("// func q4_0Rows8(w *byte, x *int8, d *float32, c *float32, nb int, out *float32, groups int)")
-    o.append("TEXT ·q4_0Rows8(SB), NOSPLIT, $32-56")
-    o.append("\tMOVQ w+0(FP), SI")
-    o.append("\tMOVQ out+40(FP), DI")
-    o.append("\tMOVQ groups+48(FP), R14")
-    o.append("\tVMOVDQU rowsNibbleMask<>(SB), Y14")
-    o.append("\tTESTQ R14, R14")
-    o.append("\tJEQ q4p8end")
-    o.append("")
-    o.append("q4p8group:")
-    for r in range(R):
-        o.append("\tVXORPS Y%d, Y%d, Y%d" % (r, r, r))
-    o.append("\tVXORPS Y10, Y10, Y10")
-    o.append("\tMOVQ x+8(FP), R8")
-    o.append("\tMOVQ d+16(FP), R9")
-    o.append("\tMOVQ c+24(FP), R11")
-    o.append("\tMOVQ nb+32(FP), CX")
-    o.append("\tTESTQ CX, CX")
-    o.append("\tJEQ q4p8done")
-    o.append("")
-    o.append("q4p8block:")
-    o.append("\tVCVTPH2PS (SI), Y11")
-    o.append("\tVBROADCASTSS (R11), Y13")
-    o.append("\tVFMADD231PS Y13, Y11, Y10")
-    o.append("\tVBROADCASTSS (R9), Y13")
-    o.append("\tVMULPS Y13, Y11, Y11")
-    o.append("\tVBROADCASTI128 (R8), Y8")
-    o.append("\tVBROADCASTI128 16(R8), Y9")
-    for j in range(pf[1]):
-        o.append("\tPREFETCHT0 %d(SI)" % (pf[0] + 64 * j))
-    for p in range(R // 2):
-        lo, hi = "Y%d" % (2 * p), "Y%d" % (2 * p + 1)
-        o.append("\tVMOVDQU %d(SI), Y12" % (16 + 32 * p))
-        o.append("\tVPSRLW $4, Y12, Y13")
-        o.append("\tVPAND Y14, Y12, Y12")
-        o.append("\tVPAND Y14, Y13, Y13")
-        o.append("\tVPMADDUBSW Y8, Y12, Y12")
-        o.append("\tVPMADDUBSW Y9, Y13, Y13")
-        o.append("\tVPMADDWD rowsOnes<>(SB), Y12, Y12")
-        o.append("\tVPMADDWD rowsOnes<>(SB), Y13, Y13")
-        o.append("\tVCVTDQ2PS Y12, Y12")
-        o.append("\tVCVTDQ2PS Y13, Y13")
-        o.append("\tVPERMILPS $0x%02x, Y11, Y15" % (0x55 * p))
-        o.append("\tVFMADD231PS Y12, Y15, %s" % lo)
-        o.append("\tVFMADD231PS Y13, Y15, %s" % hi)
-    o.append("\tADDQ $%d, SI" % step)
-    advance(o, "q4", 18)
-    o.append("\tDECQ CX")
-    o.append("\tJNZ q4p8block")
-    o.append("")
-    o.append("q4p8done:")
-    # Row r's correction is lane (r%2)·4 + r/2; row A of pair p sums the
-    # low halves of Y2p and Y2p+1, row B the high halves, in TILEOUT's
-    # order.
-    o.append("\tVMOVUPS Y10, (SP)")
-    for p in range(R // 2):
-        a, b = "X%d" % (2 * p), "X%d" % (2 * p + 1)
-        ya, yb = "Y%d" % (2 * p), "Y%d" % (2 * p + 1)
-        # Row B first: its halves are the high lanes of both.
-        o.append("\tVEXTRACTF128 $1, %s, X12" % ya)
-        o.append("\tVEXTRACTF128 $1, %s, X13" % yb)
-        o.append("\tVADDPS X13, X12, X12")
-        o.append("\tVHADDPS X12, X12, X12")
-        o.append("\tVHADDPS X12, X12, X12")
-        o.append("\tVADDSS %d(SP), X12, X12" % (4 * (4 + p)))
-        o.append("\tVMOVSS X12, %d(DI)" % (4 * (2 * p + 1)))
-        o.append("\tVADDPS %s, %s, %s" % (b, a, a))
-        o.append("\tVHADDPS %s, %s, %s" % (a, a, a))
-        o.append("\tVHADDPS %s, %s, %s" % (a, a, a))
-        o.append("\tVADDSS %d(SP), %s, %s" % (4 * p, a, a))
-        o.append("\tVMOVSS %s, %d(DI)" % (a, 4 * (2 * p)))
-    o.append("\tADDQ $%d, DI" % (4 * R))
-    o.append("\tDECQ R14")
-    o.append("\tJNZ q4p8group")
-    o.append("")
-    o.append("q4p8end:")
-    o.append("\tVZEROUPPER")
-    o.append("\tRET")
-    return "\n".join(o) + "\n"
-
-
-# q4_0Rows8's prefetch: distance in bytes ahead of its stream and lines per
-# block step (a step reads 144 bytes). With the hardware prefetcher alone
-# the DRAM-resident pair kernel ran at 0.95x the exact unpacked eight-row
-# kernel; 1152, 2304, 4608 and 9216 bytes ahead all measured 1.2-1.5x it,
-# within the noise of each other (BenchmarkTileRows/dram, interleaved
-# rounds); 16 steps is kept.
-ROWS8_PREFETCH = (2304, 3)
-
-
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     with open(out + "/tile_rows_amd64.s", "w") as f:
         f.write(HEADER)
         for m, R in (("q8", 4), ("q8", 8), ("q4", 4), ("q4", 8), ("q4x", 8)):
             f.write("\n" + kernel(m, R))
-        f.write("\n" + rows8(ROWS8_PREFETCH))
 
 
 main()

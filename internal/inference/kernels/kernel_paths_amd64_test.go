@@ -12,25 +12,35 @@ import (
 // whatever PARTNERAPI_KERNELS chose at start-up: the AVX-512 family with
 // packed Q8_0 and Q4_0 weights (where the test packs them), the VNNI
 // kernels (Q8_0 and Q4_0 one-row tiles, Q4_K and Q6_K blocks), the AVX2
-// ones and the per-token row dots. A path the CPU lacks carries the reason it is skipped.
+// family with its 8-row packed weights, the AVX2 one-row tiles and the
+// per-token row dots. A path the CPU lacks carries the reason it is
+// skipped.
 func tilePaths() []tilePath {
 	tiles := func(vnni, packed bool) func() func() {
 		return func() func() {
-			tiled, bias, kq, pk, pm := tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows
+			tiled, bias, kq, pk, pm, pg, pf := tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows, packGroup, packFlip
 			tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows = mulRowsTiledAsm, vnni, vnni, packed, mulRowsPackedAsm
-			return func() { tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows = tiled, bias, kq, pk, pm }
+			packGroup, packFlip = packGroupAVX2, 0
+			if vnni {
+				packGroup, packFlip = packGroupVNNI, packFlipVNNI
+			}
+			return func() {
+				tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows, packGroup, packFlip = tiled, bias, kq, pk, pm, pg, pf
+			}
 		}
 	}
 	packed := tilePath{name: "avx512-packed", use: tiles(true, true)}
-	vnni, avx2 := tilePath{name: "avx512-vnni", use: tiles(true, false)}, tilePath{name: "avx2", use: tiles(false, false)}
+	vnni := tilePath{name: "avx512-vnni", use: tiles(true, false)}
+	avx2Packed, avx2 := tilePath{name: "avx2-packed", use: tiles(false, true)}, tilePath{name: "avx2", use: tiles(false, false)}
 	if !cpuVNNI {
 		packed.skip = "this CPU has no AVX-512 VNNI with VL"
 		vnni.skip = packed.skip
 	}
 	if !cpuAVX2 {
-		avx2.skip, vnni.skip, packed.skip = "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA", "this CPU has no AVX2 and FMA"
+		const why = "this CPU has no AVX2 and FMA"
+		avx2.skip, avx2Packed.skip, vnni.skip, packed.skip = why, why, why, why
 	}
-	return []tilePath{packed, vnni, avx2, rowDotsPath()}
+	return []tilePath{packed, vnni, avx2Packed, avx2, rowDotsPath()}
 }
 
 // attnPaths lists the ways this machine can run grouped attention over the

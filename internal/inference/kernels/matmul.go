@@ -17,8 +17,8 @@ type Matrix struct {
 	Cols int
 	Data []byte
 
-	packed []byte
-	rows8  []byte // the AVX2 one-token Q4_0 layout (packed.go, packRows8)
+	packed      []byte
+	packedGroup int // the rows of a group of packed (16 for AVX-512, 8 for AVX2)
 }
 
 // RowBytes is the encoded size of one row.
@@ -82,14 +82,12 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 
 // rowUnit is the number of rows the worker pool hands out as one item:
 // a packed group where the packed kernels are in use, so that no split
-// falls inside one, eight rows where the AVX2 Q4_0 rows are repacked (a
-// split inside a group costs the group the repacked kernel), else a row.
+// falls inside one (its rows would take the one-row tiles, whose bits
+// differ, and a row's result would depend on how the pool split the
+// product), else a row.
 func rowUnit() int {
 	if tilePacked {
 		return packGroup
-	}
-	if packRows8 {
-		return rows8Group
 	}
 	return 1
 }

@@ -7,44 +7,56 @@ import (
 	"partnerapi/internal/inference/gguf"
 )
 
-// Repacked Q8_0 and Q4_0 weights (the AVX-512 family only). The one-row
-// tiles spend most of their instructions on per-block overhead: converting
-// the integer sums, multiplying scales and summing lanes horizontally. Pack
-// rearranges a matrix once, at model load, into groups of packGroup rows
-// interleaved so that lanes are rows: for group g and K-block b, at
-// packed[(g·nb+b)·packBlockBytes(t):],
+// Repacked Q8_0 and Q4_0 weights (the AVX-512 and AVX2 families). The
+// one-row tiles spend most of their instructions on per-block overhead:
+// converting the integer sums, multiplying scales and summing lanes
+// horizontally. Pack rearranges a matrix once, at model load, into groups
+// of packGroup rows interleaved so that lanes are rows (16 rows of zmm
+// int32 lanes for AVX-512, 8 of ymm ones for AVX2): for group g and
+// K-block b, at packed[(g·nb+b)·packBlockBytes(t):],
 //
-//   - the 16 rows' f16 scales (32 bytes, converted with one VCVTPH2PS),
-//   - Q8_0: 8 chunks of 64 bytes, chunk j holding bytes [4j, 4j+4) of the
-//     block of each row i at 4i, stored as w XOR 0x80 (the unsigned w+128):
-//     VPDPBUSD's unsigned operand must be a register and only its signed
-//     operand can be a broadcast memory operand, which is how each token's
-//     four activation bytes come in at no extra instruction;
-//   - Q4_0: 4 chunks of 64 bytes, chunk j holding bytes [4j, 4j+4) of each
-//     row's 16 quant bytes; the low nibbles are elements 4j..4j+3, the high
-//     ones 16+4j..16+4j+3, both the unsigned 0..15.
+//   - the group's f16 scales (2·packGroup bytes, one VCVTPH2PS),
+//   - Q8_0: 8 chunks of 4·packGroup bytes, chunk j holding bytes [4j, 4j+4)
+//     of the block of each row i at 4i; for AVX-512 stored as w XOR 0x80
+//     (the unsigned w+128, packFlip): VPDPBUSD's unsigned operand must be a
+//     register and only its signed operand can be a broadcast memory
+//     operand, which is how each token's four activation bytes come in at
+//     no extra instruction; for AVX2 as they are (signed), for the sign
+//     trick of VPMADDUBSW;
+//   - Q4_0: 4 chunks of 4·packGroup bytes, chunk j holding bytes [4j, 4j+4)
+//     of each row's 16 quant bytes; the low nibbles are elements 4j..4j+3,
+//     the high ones 16+4j..16+4j+3, both the unsigned 0..15.
 //
 // Both keep the GGUF size (34 or 18 bytes per row and block), so a token
 // reads as many weight bytes as before. The biases come back out through a
-// per (token, block) correction, −128·Σx or −8·Σx, that prepare computes
-// once per activation (q8Tiles.c8, c4), and which starts the token's integer
-// sum. A token's result is then Σ_b d_w·(d_x·float(Σ_i w_i·x_i)) per row,
-// exact in the integer part: the same arithmetic for one token as for ten,
-// so batches stay invariant, but not the AVX2 kernels' bits (they sum eight
-// lanes per row in floats), so the packed family agrees with the others
-// only to rounding.
+// per (token, block) correction, −128·Σx (AVX-512 Q8_0) or −8·Σx (Q4_0),
+// that prepare computes once per activation (q8Tiles.c8, c4), and which
+// starts or joins the token's integer sum. A token's result is then
+// Σ_b d_w·(d_x·float(Σ_i w_i·x_i)) per row, exact in the integer part: the
+// same arithmetic for one token as for ten, so batches stay invariant, but
+// not the one-row tiles' bits (they sum eight lanes per row in floats), so
+// the packed kernels agree with the others only to rounding.
 //
 // Rows past the last whole group keep the one-row tiles (over the same,
-// unbiased activations). The worker pool splits packed products on group
-// boundaries (rowUnit).
-const packGroup = 16
+// unbiased activations, and with the same bits for one token as for ten).
+// The worker pool splits packed products on group boundaries (rowUnit), so
+// a row is computed by the same kernel family whatever the batch.
 
-// packBlockBytes is the size of one (group, block) of type t.
-func packBlockBytes(t gguf.GGMLType) int {
+// packGroup is the rows of a packed group of the kernel family in use, and
+// packFlip what its Q8_0 words are XORed with (both set once at start-up
+// with tilePacked; tests switch them between calls).
+var (
+	packGroup int
+	packFlip  uint32
+)
+
+// packBlockBytes is the size of one (group, block) of type t with groups
+// of `group` rows.
+func packBlockBytes(t gguf.GGMLType, group int) int {
 	if t == gguf.Q8_0 {
-		return packGroup * BlockQ8_0
+		return group * BlockQ8_0
 	}
-	return packGroup * BlockQ4_0
+	return group * BlockQ4_0
 }
 
 // tilePacked reports whether the Q8_0 and Q4_0 products use packed weights
@@ -59,86 +71,48 @@ var (
 // where the kernel family in use has them and m is a Q8_0 or Q4_0 matrix
 // of at least one whole group of rows; otherwise it returns m unchanged.
 // The copy lives on the heap next to m.Data, which stays (embedding
-// lookups read rows from it). Call it once per matrix, at load.
-//
-// Where the AVX2 kernels are in use, a Q4_0 matrix of at least eight rows
-// gets the one-token layout of packRows8 instead; Packed stays false, as
-// the multi-token tiles still read m.Data.
+// lookups and the rows past the last whole group read it). Call it once
+// per matrix, at load.
 func Pack(m Matrix) Matrix {
-	if !tilePacked && packRows8 && m.Type == gguf.Q4_0 && m.Rows >= rows8Group && m.rows8 == nil && m.Validate() == nil {
-		m.rows8 = packQ4Rows8(m)
-		return m
-	}
 	if !tilePacked || (m.Type != gguf.Q8_0 && m.Type != gguf.Q4_0) || m.Rows < packGroup || m.packed != nil {
 		return m
 	}
 	if m.Validate() != nil {
 		return m
 	}
-	groups, nb, gb := m.Rows/packGroup, m.Cols/QK8_0, packBlockBytes(m.Type)
+	group := packGroup
+	groups, nb, gb := m.Rows/group, m.Cols/QK8_0, packBlockBytes(m.Type, group)
 	m.packed = make([]byte, groups*nb*gb)
-	parallelFor(groups, groups*packGroup*m.Cols, func(lo, hi int) {
+	m.packedGroup = group
+	parallelFor(groups, groups*group*m.Cols, func(lo, hi int) {
 		for g := lo; g < hi; g++ {
-			packGroupRows(m.packed[g*nb*gb:(g+1)*nb*gb], m, g)
+			packGroupRows(m.packed[g*nb*gb:(g+1)*nb*gb], m, g, group, packFlip)
 		}
 	})
 	return m
 }
 
-// rows8Group is the group of rows of the AVX2 one-token Q4_0 layout.
-const rows8Group = 8
-
-// packRows8 reports whether Pack gives Q4_0 matrices the rows8 layout, for
-// the AVX2 one-token kernel q4_0Rows8 (set once at start-up).
-var packRows8 bool
-
-// packQ4Rows8 returns the whole groups of eight rows of the Q4_0 matrix m
-// in q4_0Rows8's layout: for group g and block b, at (g·nb+b)·8·18 bytes,
-// the eight rows' f16 scales (16 bytes, one VCVTPH2PS; rows 0 2 4 6 1 3 5
-// 7, so that an in-lane shuffle gives a pair of rows its scales) and then
-// each row's 16 nibble bytes. The unpacked eight-row kernel gathers the scales from
-// eight rows with 24 scalar instructions per block and follows eight
-// streams (with software prefetch); here a group is one stream and its
-// scales one load, at the same bytes per weight. The rows past the last
-// whole group stay in m.Data only.
-func packQ4Rows8(m Matrix) []byte {
-	rb, nb := m.RowBytes(), m.Cols/QK8_0
-	groups, gb := m.Rows/rows8Group, nb*rows8Group*BlockQ4_0
-	dst := make([]byte, groups*gb)
-	parallelFor(groups, groups*rows8Group*m.Cols, func(lo, hi int) {
-		for g := lo; g < hi; g++ {
-			for b := range nb {
-				o := dst[g*gb+b*rows8Group*BlockQ4_0:]
-				for i := range rows8Group {
-					blk := m.Data[(g*rows8Group+i)*rb+b*BlockQ4_0:]
-					h := 4*(i%2) + i/2 // the header's order: rows 0 2 4 6 1 3 5 7
-					o[2*h], o[2*h+1] = blk[0], blk[1]
-					copy(o[16+16*i:32+16*i], blk[2:BlockQ4_0])
-				}
-			}
-		}
-	})
-	return dst
-}
-
 // Packed reports whether m carries packed weights (Pack).
 func (m Matrix) Packed() bool { return m.packed != nil }
 
-// packGroupRows writes group g of m in the packed layout to dst.
-func packGroupRows(dst []byte, m Matrix, g int) {
-	rb, nb, gb := m.RowBytes(), m.Cols/QK8_0, packBlockBytes(m.Type)
-	bs, chunks, flip := BlockQ4_0, 4, uint32(0)
+// packGroupRows writes group g of m, in groups of `group` rows with the
+// Q8_0 words XORed with flip, in the packed layout to dst.
+func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
+	rb, nb, gb := m.RowBytes(), m.Cols/QK8_0, packBlockBytes(m.Type, group)
+	bs, chunks := BlockQ4_0, 4
 	if m.Type == gguf.Q8_0 {
-		bs, chunks, flip = BlockQ8_0, 8, 0x80808080
+		bs, chunks = BlockQ8_0, 8
+	} else {
+		flip = 0
 	}
 	for b := range nb {
 		o := dst[b*gb : (b+1)*gb]
-		for i := range packGroup {
-			blk := m.Data[(g*packGroup+i)*rb+b*bs:]
+		for i := range group {
+			blk := m.Data[(g*group+i)*rb+b*bs:]
 			o[2*i], o[2*i+1] = blk[0], blk[1]
 			for j := range chunks {
 				v := binary.LittleEndian.Uint32(blk[2+4*j:]) ^ flip
-				binary.LittleEndian.PutUint32(o[32+64*j+4*i:], v)
+				binary.LittleEndian.PutUint32(o[2*group+4*group*j+4*i:], v)
 			}
 		}
 	}

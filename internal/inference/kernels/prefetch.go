@@ -65,7 +65,7 @@ func SetPrefetchChain(on bool) { prefetchChainOff.Store(!on) }
 // alive while a participant reads it, whereas other weights may be a file
 // mapping that the model's owner unmaps when it closes the model, while a
 // worker might still be reading the last hint announced. Packed weights
-// are what the single-stream AVX-512 path reads anyway.
+// are what the single-stream AVX-512 and AVX2 paths read anyway.
 func NewPrefetchHint(ms ...Matrix) *PrefetchHint {
 	h := &PrefetchHint{weak: new(weak.Pointer[PrefetchHint])}
 	for _, m := range ms {

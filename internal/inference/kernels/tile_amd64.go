@@ -161,7 +161,6 @@ func init() {
 	if hasAVX2 {
 		tiledMulRows = mulRowsTiledAsm
 		tileBiased = hasVNNI
-		packRows8 = true
 	}
 }
 
@@ -210,10 +209,6 @@ func mulRowsTiledAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 		q4_0Tile8x1Exact(&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.corr[0], nb, &dst[lo], 4*rows, hi-lo)
 		return
 	}
-	if n == 1 && w.rows8 != nil {
-		mulRowsQ4Rows8(dst, w, p, lo, hi)
-		return
-	}
 	if n <= maxTileTokens {
 		ks[n](&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.cq[0], nb, &dst[lo], 4*rows, hi-lo)
 		return
@@ -225,27 +220,4 @@ func mulRowsTiledAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 			ks[nt](&w.Data[r0*rb], rb, &p.qs[i], &p.d[t0*nb], &p.cq[t0*nb], nb, &dst[t0*rows+r0], 4*rows, r1-r0)
 		})
 	}
-}
-
-// mulRowsQ4Rows8 is mulRowsTiledAsm for one token and a Q4_0 matrix with
-// the rows8 layout: whole groups of eight rows from it, the rows outside
-// them from m.Data through q4_0Tile8x1, which gives the same bits.
-func mulRowsQ4Rows8(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
-	g0 := (lo + rows8Group - 1) / rows8Group
-	g1 := hi / rows8Group
-	rb, nb := w.RowBytes(), p.nb
-	edge := func(lo, hi int) {
-		if lo < hi {
-			q4_0Tile8x1(&w.Data[lo*rb], rb, &p.qs[0], &p.d[0], &p.cq[0], nb, &dst[lo], 4*w.Rows, hi-lo)
-		}
-	}
-	if g0 >= g1 {
-		edge(lo, hi)
-		return
-	}
-	edge(lo, g0*rows8Group)
-	edge(g1*rows8Group, hi)
-	gb := nb * rows8Group * BlockQ4_0
-	_ = w.rows8[g1*gb-1]
-	q4_0Rows8(&w.rows8[g0*gb], &p.qs[0], &p.d[0], &p.cq[0], nb, &dst[g0*rows8Group], g1-g0)
 }

@@ -4,12 +4,13 @@ package kernels
 
 import "partnerapi/internal/inference/gguf"
 
-// The packed Q8_0 and Q4_0 kernels of tile_packed_q8_0_amd64.s and
-// tile_packed_q4_0_amd64.s (packed.go describes the layout). Each computes
-// `groups` consecutive 16-row groups (contiguous in w) against a group of
-// T tokens (the q8Tiles layout, unbiased, with the corrections c laid out
-// like d) over nb blocks, writing token k's value of row r of the first
-// group at out + 4·r + k·ostride bytes.
+// The packed Q8_0 and Q4_0 kernels (packed.go describes the layout): the
+// AVX-512 VNNI ones of tile_packed_q8_0_amd64.s and
+// tile_packed_q4_0_amd64.s over 16-row groups, and the AVX2 ones below
+// over 8-row groups. Each computes `groups` consecutive groups (contiguous
+// in w) against a group of T tokens (the q8Tiles layout, unbiased, with
+// the corrections c laid out like d) over nb blocks, writing token k's
+// value of row r of the first group at out + 4·r + k·ostride bytes.
 
 //go:generate python3 gen_tile_packed.py .
 
@@ -73,6 +74,72 @@ func q4_0Packed9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, o
 //go:noescape
 func q4_0Packed10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
+// The AVX2 kernels of tile_packed_avx2_q8_0_amd64.s and
+// tile_packed_avx2_q4_0_amd64.s, over 8-row groups (ymm lanes); the Q8_0
+// ones take their weights signed and ignore c.
+
+//go:generate python3 gen_tile_packed_avx2.py .
+
+//go:noescape
+func q8_0Packed8x1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0Packed8x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4_0Packed8x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
 type packedKernel func(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 // packedSet holds one weight type's packed kernels indexed by tokens.
@@ -81,43 +148,78 @@ type packedSet [maxTileTokens + 1]packedKernel
 var (
 	q8_0PackedKernels = packedSet{nil, q8_0Packed1, q8_0Packed2, q8_0Packed3, q8_0Packed4, q8_0Packed5, q8_0Packed6, q8_0Packed7, q8_0Packed8, q8_0Packed9, q8_0Packed10}
 	q4_0PackedKernels = packedSet{nil, q4_0Packed1, q4_0Packed2, q4_0Packed3, q4_0Packed4, q4_0Packed5, q4_0Packed6, q4_0Packed7, q4_0Packed8, q4_0Packed9, q4_0Packed10}
+
+	q8_0Packed8Kernels = packedSet{nil, q8_0Packed8x1, q8_0Packed8x2, q8_0Packed8x3, q8_0Packed8x4, q8_0Packed8x5, q8_0Packed8x6, q8_0Packed8x7, q8_0Packed8x8, q8_0Packed8x9, q8_0Packed8x10}
+	q4_0Packed8Kernels = packedSet{nil, q4_0Packed8x1, q4_0Packed8x2, q4_0Packed8x3, q4_0Packed8x4, q4_0Packed8x5, q4_0Packed8x6, q4_0Packed8x7, q4_0Packed8x8, q4_0Packed8x9, q4_0Packed8x10}
 )
 
+// The packed layouts of the two families: rows per group and the XOR of
+// the Q8_0 weight words (packed.go).
+const (
+	packGroupVNNI = 16
+	packFlipVNNI  = 0x80808080
+	packGroupAVX2 = 8
+)
+
+// packedKernels returns the packed kernels for weights of type t packed
+// in groups of `group` rows.
+func packedKernels(t gguf.GGMLType, group int) *packedSet {
+	switch {
+	case group == packGroupAVX2 && t == gguf.Q4_0:
+		return &q4_0Packed8Kernels
+	case group == packGroupAVX2:
+		return &q8_0Packed8Kernels
+	case t == gguf.Q4_0:
+		return &q4_0PackedKernels
+	}
+	return &q8_0PackedKernels
+}
+
 func init() {
-	if hasVNNI {
-		tilePacked = true
+	switch {
+	case hasVNNI:
+		tilePacked, packGroup, packFlip = true, packGroupVNNI, packFlipVNNI
+	case hasAVX2:
+		tilePacked, packGroup, packFlip = true, packGroupAVX2, 0
+	}
+	if tilePacked {
 		packedMulRows = mulRowsPackedAsm
 	}
 }
+
+// packPrefillGroupsAVX2 is how many 8-row groups a prefill pass of
+// mulRowsPackedAsm covers per call of the AVX2 kernels: the rows of the
+// unpacked tiles' pass (tileRowBlock), whose weights stay in cache while
+// the token groups stream past. The VNNI family's groups go one at a time.
+const packPrefillGroupsAVX2 = tileRowBlock / packGroupAVX2
 
 // mulRowsPackedAsm computes rows [lo, hi) of a packed Q8_0 or Q4_0 matrix
 // against the activations p (unbiased, with block sums). Whole groups go
 // to the packed kernels, rows outside them (a split off a group boundary,
 // the tail past the last group) to the one-row tiles. Up to maxTileTokens
 // tokens are one call over all the groups, one pass over the weights;
-// more tokens (prefill) take one group at a time through every token
-// group, so the group's weights stay in cache while the tokens stream past.
+// more tokens (prefill) take a group (AVX2: packPrefillGroupsAVX2 groups)
+// at a time through every token group, so those weights stay in cache
+// while the tokens stream past.
 func mulRowsPackedAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
-	g0 := (lo + packGroup - 1) / packGroup
-	g1 := min(hi, w.Rows) / packGroup
+	group := w.packedGroup
+	g0 := (lo + group - 1) / group
+	g1 := min(hi, w.Rows) / group
 	if g0 >= g1 {
 		mulRowsTiledAsm(dst, w, p, lo, hi)
 		return
 	}
-	if lo < g0*packGroup {
-		mulRowsTiledAsm(dst, w, p, lo, g0*packGroup)
+	if lo < g0*group {
+		mulRowsTiledAsm(dst, w, p, lo, g0*group)
 	}
-	if hi > g1*packGroup {
-		mulRowsTiledAsm(dst, w, p, g1*packGroup, hi)
+	if hi > g1*group {
+		mulRowsTiledAsm(dst, w, p, g1*group, hi)
 	}
-	ks := &q8_0PackedKernels
-	if w.Type == gguf.Q4_0 {
-		ks = &q4_0PackedKernels
-	}
+	ks := packedKernels(w.Type, group)
 	nb, cols, n, rows := p.nb, p.cols, p.n, w.Rows
-	gb := nb * packBlockBytes(w.Type)
+	gb := nb * packBlockBytes(w.Type, group)
 	_ = w.packed[g1*gb-1]
-	_ = dst[(n-1)*rows+g1*packGroup-1]
+	_ = dst[(n-1)*rows+g1*group-1]
 	_ = p.qs[n*cols-1]
 	_ = p.d[n*nb-1]
 	_ = p.c8[n*nb-1]
@@ -127,12 +229,17 @@ func mulRowsPackedAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 		c = p.c4
 	}
 	if n <= maxTileTokens {
-		ks[n](&w.packed[g0*gb], &p.qs[0], &p.d[0], &c[0], nb, &dst[g0*packGroup], 4*rows, g1-g0)
+		ks[n](&w.packed[g0*gb], &p.qs[0], &p.d[0], &c[0], nb, &dst[g0*group], 4*rows, g1-g0)
 		return
 	}
-	for g := g0; g < g1; g++ {
+	step := 1
+	if group == packGroupAVX2 {
+		step = packPrefillGroupsAVX2
+	}
+	for g := g0; g < g1; g += step {
+		gs := min(step, g1-g)
 		tileGroups(n, func(t0, nt int) {
-			ks[nt](&w.packed[g*gb], &p.qs[t0*cols], &p.d[t0*nb], &c[t0*nb], nb, &dst[t0*rows+g*packGroup], 4*rows, 1)
+			ks[nt](&w.packed[g*gb], &p.qs[t0*cols], &p.d[t0*nb], &c[t0*nb], nb, &dst[t0*rows+g*group], 4*rows, gs)
 		})
 	}
 }

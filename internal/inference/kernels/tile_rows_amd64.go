@@ -17,12 +17,15 @@ package kernels
 // the one-row kernel): Q8_0 1.34-1.37 (four) and 1.39-1.42 (eight)
 // cache-resident but 1.25-1.30 and 1.16-1.19 streaming from DRAM, where a
 // single-stream decode reads its weights; Q4_0 about 1.5 either way
-// cache-resident, 1.35-1.37 and 1.43-1.46 from DRAM. Q4_0 matrices of at
-// least eight rows go through q4_0Rows8 over their repacked copy instead
-// (mulRowsQ4Rows8), rows in pairs: 2.47-2.50 the exact one-row kernel
-// cache-resident and 2.12-2.39 from DRAM; the eight-row kernel measured
-// 1.50-1.57 and 1.44-1.49, and rows8 one row at a time (the frame
-// broadcasts of q4row) 1.96-1.98 and 1.79-2.08.
+// cache-resident, 1.35-1.37 and 1.43-1.46 from DRAM.
+//
+// Where the AVX2 family is in use, whole groups of eight rows of a Q8_0 or
+// Q4_0 matrix take the packed kernels instead, for one token as for ten
+// (packed.go): these serve only the rows past a matrix's last group, and
+// the unpacked paths the tests compare. (A one-token Q4_0 kernel over a
+// repacked copy of eight rows, q4_0Rows8, measured 2.47-2.50 the exact
+// one-row kernel cache-resident and 2.12-2.39 from DRAM; the packed
+// one-token kernel replaced it and its copy, BenchmarkTileRows packed8.)
 
 //go:generate python3 gen_tile_rows.py .
 
@@ -43,10 +46,3 @@ func q4_0Tile8x1(w *byte, stride int, x *int8, d *float32, c *float32, nb int, o
 //
 //go:noescape
 func q4_0Tile8x1Exact(w *byte, stride int, x *int8, d *float32, c *int16, nb int, out *float32, ostride int, steps int)
-
-// q4_0Rows8 is q4_0Tile8x1 over `groups` groups of eight rows in the rows8
-// layout (packQ4Rows8) at w, writing row r of the first group at out + 4·r:
-// the same arithmetic per row, so the same bits.
-//
-//go:noescape
-func q4_0Rows8(w *byte, x *int8, d *float32, c *float32, nb int, out *float32, groups int)

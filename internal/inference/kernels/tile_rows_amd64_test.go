@@ -84,44 +84,6 @@ func TestTileRowsMatchOneRow(t *testing.T) {
 	}
 }
 
-// TestQ4Rows8MatchesOneRow holds the one-token product over the rows8
-// layout (q4_0Rows8 for whole groups, q4_0Tile8x1 for the rows around them)
-// to q4_0Tile1x1 bit for bit, over row ranges that start and end inside a
-// group, cover only part of one, or whole groups, and leaves the rows
-// outside the range alone.
-func TestQ4Rows8MatchesOneRow(t *testing.T) {
-	if !hasAVX2 {
-		t.Skip("no AVX2")
-	}
-	r := rand.New(rand.NewPCG(75, 76))
-	for _, cols := range []int{32, 96, 576, 4864} {
-		for _, c := range []struct{ rows, lo, hi int }{{8, 0, 8}, {13, 0, 13}, {16, 0, 16}, {37, 3, 35}, {37, 9, 15}, {37, 5, 7}, {24, 8, 24}} {
-			t.Run(fmt.Sprintf("%dx%d/%d-%d", c.rows, cols, c.lo, c.hi), func(t *testing.T) {
-				data, err := Quantize(gguf.Q4_0, randomVector(r, c.rows*cols))
-				if err != nil {
-					t.Fatal(err)
-				}
-				w := Matrix{Type: gguf.Q4_0, Rows: c.rows, Cols: cols, Data: data}
-				w.rows8 = packQ4Rows8(w)
-				var p q8Tiles
-				p.prepareBiased(randomVector(r, cols), cols, 1, false)
-				want := make([]float32, c.rows)
-				got := make([]float32, c.rows)
-				for i := range got {
-					want[i], got[i] = 7, 7
-				}
-				q4_0Tile1x1(&w.Data[c.lo*w.RowBytes()], w.RowBytes(), &p.qs[0], &p.d[0], &p.cq[0], p.nb, &want[c.lo], 4*c.rows, c.hi-c.lo)
-				mulRowsQ4Rows8(got, w, &p, c.lo, c.hi)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("row %d: rows8 %v, one-row %v", i, got[i], want[i])
-					}
-				}
-			})
-		}
-	}
-}
-
 // BenchmarkTileRows compares the one-token kernels side by side over a
 // whole matrix per call, as a decode step makes it: 64 rows of 576 values,
 // which stay in cache, and a matrix of about 100 MB (Q8_0), which streams
@@ -154,16 +116,21 @@ func BenchmarkTileRows(b *testing.B) {
 				}
 			}
 			w := randomMatrix(r, typ, size.rows, cols)
-			if typ == gguf.Q4_0 {
-				// The rows8 layout's kernel (the rows are whole groups).
-				rows8 := packQ4Rows8(w)
-				vs = append(vs, plainKernel(func(_ *byte, _ int, x *int8, d *float32, c *float32, nb int, out *float32, _ int, steps int) {
-					q4_0Rows8(&rows8[0], x, d, c, nb, out, steps/rows8Group)
-				}))
-				names = append(names, "rows8")
-			}
 			var p q8Tiles
 			p.prepareBiased(randomVector(r, cols), cols, 1, false)
+			p.blockSums()
+			if w.packedGroup == packGroupAVX2 {
+				// The AVX2 packed family's one-token kernel (the rows are
+				// whole groups; its bits are not the one-row kernel's).
+				pk, c := packedKernels(typ, packGroupAVX2)[1], p.c8
+				if typ == gguf.Q4_0 {
+					c = p.c4
+				}
+				vs = append(vs, plainKernel(func(_ *byte, _ int, x *int8, d *float32, _ *float32, nb int, out *float32, _ int, steps int) {
+					pk(&w.packed[0], x, d, &c[0], nb, out, 4*steps, steps/packGroupAVX2)
+				}))
+				names = append(names, "packed8")
+			}
 			out := make([]float32, size.rows)
 			b.Run(fmt.Sprintf("%s/%v", size.name, typ), func(b *testing.B) {
 				runtime.LockOSThread()

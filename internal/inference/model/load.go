@@ -172,11 +172,10 @@ func Load(f *gguf.File) (*Model, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	// The AVX-512 kernels read Q8_0 and Q4_0 weights repacked 16 rows at a
-	// time (kernels.Pack, a no-op for the other families and types but
-	// AVX2 Q4_0, which gets a copy for one-token products and keeps its
-	// mapping resident: Packed stays false): the copy is made once here, on
-	// the heap, and the mapping stays for the embedding rows. A tied output projection packs only as Output.
+	// The AVX-512 and AVX2 kernels read Q8_0 and Q4_0 weights repacked 16
+	// or 8 rows at a time (kernels.Pack, a no-op for the other families and
+	// types): the copy is made once here, on the heap, and the mapping stays
+	// for the embedding rows and the rows past a matrix's last group. A tied output projection packs only as Output.
 	// Once packed, a matrix's mapped pages are dropped from the process's
 	// resident memory: the packing read them all, and the products never
 	// read them again (embedding lookups fault in the few rows they need).
