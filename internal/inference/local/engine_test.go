@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/model"
+	"partnerapi/internal/inference/quanttest"
 	"partnerapi/internal/testenv"
 )
 
@@ -24,6 +26,9 @@ const storiesContinuation = ", there was a little girl named Lily. She loved to 
 func modelsDir(t *testing.T, manifest string) string {
 	t.Helper()
 	src := testenv.Model(t, "stories260K.gguf")
+	if testWeights != gguf.F32 {
+		src = quanttest.File(t, src, testWeights)
+	}
 	dir := t.TempDir()
 	if err := os.Symlink(src, filepath.Join(dir, "stories260K.gguf")); err != nil {
 		t.Fatal(err)

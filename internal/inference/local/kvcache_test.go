@@ -3,6 +3,7 @@ package local
 import (
 	"testing"
 
+	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/model"
 )
 
@@ -26,6 +27,29 @@ func TestEachKVCacheType(t *testing.T) {
 			t.Run("PrefixCacheHit", TestPrefixCacheHit)
 			t.Run("PromptPrefixReuse", TestPromptPrefixReuse)
 			t.Run("GenerateGreedyMatchesReference", TestGenerateGreedyMatchesReference)
+		})
+	}
+}
+
+// testWeights is the type the 2-D weights of the engines openEngine opens
+// are re-encoded to (quanttest.File); F32 leaves stories260K as it is.
+var testWeights = gguf.F32
+
+// TestEachWeightType repeats the batching and cancellation tests over
+// stories260K re-encoded as Q8_0 and Q4_0, whose products go through the
+// quantised kernels (on AVX2 and AVX-512 the packed ones, rows in groups,
+// the rows past the last group through the one-row tiles) rather than the
+// F32 ones: a token's result must not depend on the batch it is in there
+// either.
+func TestEachWeightType(t *testing.T) {
+	for _, wt := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		t.Run(wt.String(), func(t *testing.T) {
+			old := testWeights
+			testWeights = wt
+			defer func() { testWeights = old }()
+			t.Run("BatchedGreedyMatchesAlone", TestBatchedGreedyMatchesAlone)
+			t.Run("CancelFreesSlotAndKV", TestCancelFreesSlotAndKV)
+			t.Run("PromptPrefixReuse", TestPromptPrefixReuse)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"math"
@@ -11,49 +10,11 @@ import (
 	"testing"
 
 	"partnerapi/internal/inference/gguf"
-	"partnerapi/internal/inference/kernels"
+	"partnerapi/internal/inference/quanttest"
 	"partnerapi/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-// quantiseFile writes a copy of src whose 2-D weights are re-encoded as typ
-// wherever the row length allows it (as llama.cpp's quantiser does; other
-// tensors keep their type) and returns the copy's path.
-func quantiseFile(t testing.TB, src string, typ gguf.GGMLType) string {
-	t.Helper()
-	f, err := gguf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var tensors []gguf.WriteTensor
-	for _, ti := range f.Tensors {
-		data, err := f.TensorData(ti)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wt := gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: data}
-		if len(ti.Dims) == 2 && ti.Dims[0]%uint64(typ.BlockSize()) == 0 {
-			vals := make([]float32, ti.NumElements())
-			kernels.DequantizeRow(vals, ti.Type, data)
-			if wt.Data, err = kernels.Quantize(typ, vals); err != nil {
-				t.Fatal(err)
-			}
-			wt.Type = typ
-		}
-		tensors = append(tensors, wt)
-	}
-	var buf bytes.Buffer
-	if err := gguf.Write(&buf, f.KV, tensors); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), fmt.Sprintf("quantised-%v.gguf", typ))
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 func TestStories260KQuantised(t *testing.T) {
 	src := testenv.Model(t, "stories260K.gguf")
@@ -66,7 +27,7 @@ func TestStories260KQuantised(t *testing.T) {
 		{gguf.F16, 40}, {gguf.BF16, 10}, {gguf.Q8_0, 30}, {gguf.Q4_0, 10},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
-			f, err := gguf.Open(quantiseFile(t, src, tc.typ))
+			f, err := gguf.Open(quanttest.File(t, src, tc.typ))
 			if err != nil {
 				t.Fatal(err)
 			}
