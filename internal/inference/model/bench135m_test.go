@@ -201,3 +201,27 @@ func BenchmarkPrefetchSideBySide135M10(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAttnThresholdSideBySide compares single-stream decode with
+// attentionWork's divisor at 1 and at 3, between 64 and 192 cached
+// positions and between 256 and 384, for both model shapes: the 15M
+// shape's six KV heads give both cores attention work at any span, and
+// the divisor decides from which span on they get it.
+func BenchmarkAttnThresholdSideBySide(b *testing.B) {
+	set := func(on bool) {
+		attnWorkDivisor = 3
+		if on {
+			attnWorkDivisor = 1
+		}
+	}
+	for _, shape := range []struct {
+		name string
+		load func(*testing.B, gguf.GGMLType) *Model
+	}{{"15M", bench15M}, {"135M", bench135M}} {
+		for _, start := range []int{64, 256} {
+			b.Run(fmt.Sprintf("%s/from=%d", shape.name, start), func(b *testing.B) {
+				sideBySideAt(b, shape.load, start, set)
+			})
+		}
+	}
+}
