@@ -276,7 +276,7 @@ func (r engineResult) stepBytes() int64 { return r.WeightBytesToken + int64(r.St
 type streamsWindow struct{ prefill, decode, span float64 }
 
 // measureStreams starts n greedy generations at once, each from its own
-// random prompt, and times the tokens as the scheduler hands them over.
+// random prompt, and times the tokens as the scheduler takes them.
 // Prefill is all prompt tokens over the time until the last stream has its
 // first token. Decode is the steady state after that moment, when all n
 // streams share every step: the time until they have produced n·(gen-1)
@@ -294,36 +294,49 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Tokens are timed when the scheduler takes them, not when they reach
+	// the stream's goroutine: that may run up to 17 ms later, in bursts
+	// (local.Engine.GenerateTokensTimed), which made a 15M stream's decode
+	// window of some 100 ms land anywhere within ±20 % of its length.
+	type decoded struct {
+		at   time.Time
+		span int // positions the token's step attended to
+	}
 	var (
-		mu          sync.Mutex
-		started     = make([]bool, n)
-		tokens      = make([]int, n) // per stream: tokens so far
-		joined      int              // streams that have their first token
-		allIn, done time.Time        // the steady-state window
-		counted     int              // tokens inside it
-		spans       int              // Σ positions they attended to
+		mu     sync.Mutex
+		first  = make([]time.Time, n) // per stream: when its first token came
+		tokens = make([]int, n)       // per stream: tokens so far
+		joined int                    // streams that have their first token
+		allIn  time.Time              // the last of first, once joined == n
+		later  []decoded              // every stream's tokens after its first
+		after  int                    // of them, those taken after allIn
 	)
 	target := n * (gen - 1)
-	onToken := func(i int) {
-		now := time.Now()
+	onToken := func(i int, at time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
 		tokens[i]++
-		switch {
-		case !started[i]:
-			started[i] = true
+		if tokens[i] == 1 {
+			first[i] = at
 			if joined++; joined == n {
-				allIn = now
+				allIn = slices.MaxFunc(first, time.Time.Compare)
+				for _, d := range later {
+					if d.at.After(allIn) {
+						after++
+					}
+				}
 			}
-		case joined == n && counted < target:
+		} else {
 			// The k-th token (k ≥ 2) comes from the decode step that
 			// appended token k-1 at position prompt+k-2 and attended to
 			// prompt+k-1 positions.
-			spans += prompt + tokens[i] - 1
-			if counted++; counted == target {
-				done = now
-				cancel()
+			later = append(later, decoded{at, prompt + tokens[i] - 1})
+			if joined == n && at.After(allIn) {
+				after++
 			}
+		}
+		if joined == n && after >= target {
+			cancel()
 		}
 	}
 	errs := make([]error, n)
@@ -333,20 +346,28 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = e.GenerateTokens(ctx, name, prompts[i], local.GenerateParams{IgnoreEOS: true},
-				func(_, _ int) { onToken(i) })
+			_, errs[i] = e.GenerateTokensTimed(ctx, name, prompts[i], local.GenerateParams{IgnoreEOS: true},
+				func(_, _ int, at time.Time) { onToken(i, at) })
 		}()
 	}
 	wg.Wait()
-	if done.IsZero() {
+	if joined < n || after < target {
 		if err := errors.Join(errs...); err != nil {
 			return streamsWindow{}, err
 		}
-		return streamsWindow{}, fmt.Errorf("the streams ran out of context after %d of %d steady-state tokens", counted, target)
+		return streamsWindow{}, fmt.Errorf("the streams ran out of context after %d of %d steady-state tokens", after, target)
+	}
+	// The window is the first target tokens taken after allIn.
+	window := slices.DeleteFunc(later, func(d decoded) bool { return !d.at.After(allIn) })
+	slices.SortFunc(window, func(a, b decoded) int { return a.at.Compare(b.at) })
+	window = window[:target]
+	spans := 0
+	for _, d := range window {
+		spans += d.span
 	}
 	return streamsWindow{
 		prefill: float64(n*prompt) / allIn.Sub(start).Seconds(),
-		decode:  float64(target) / done.Sub(allIn).Seconds(),
+		decode:  float64(target) / window[target-1].at.Sub(allIn).Seconds(),
 		span:    float64(spans) / float64(target),
 	}, nil
 }
