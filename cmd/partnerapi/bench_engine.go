@@ -52,11 +52,20 @@ type engineResult struct {
 	DecodeTokS   float64 `json:"decode_tok_s"`
 	BandwidthGBs float64 `json:"bandwidth_gb_s"`
 	// RooflineFraction is decode steps per second against the memory
-	// roofline (bandwidth ÷ weight bytes, since a step reads every weight
-	// once for all its streams): DecodeTokS / Streams · bytes / bandwidth.
+	// roofline: bandwidth ÷ the bytes a step reads, every weight once for
+	// all its streams plus each stream's own KV cache, that is
+	// DecodeTokS / Streams · (WeightBytesToken + Streams · KVBytesToken) /
+	// bandwidth.
 	RooflineFraction float64 `json:"roofline_fraction"`
-	WeightBytesToken int64   `json:"weight_bytes_per_token"`
-	AsmKernels       bool    `json:"asm_kernels"`
+	// WeightBytesToken is the weight bytes a decode step reads (once for all
+	// its streams).
+	WeightBytesToken int64 `json:"weight_bytes_per_token"`
+	// KVBytesToken is the KV cache bytes one stream's decode step reads,
+	// averaged over the measured tokens (the cache grows by a position a
+	// token): ~1.2 MB for a 15M stream at ~320 positions, 14 % of its
+	// Q4_0 weights.
+	KVBytesToken int64 `json:"kv_bytes_per_token"`
+	AsmKernels   bool  `json:"asm_kernels"`
 	// Kernels names the kernel family that ran (kernels.ISA: avx512-vnni,
 	// avx2 or purego), which PARTNERAPI_KERNELS can force.
 	Kernels string `json:"kernels"`
@@ -139,7 +148,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	defer os.RemoveAll(tmp)
 	if !*asJSON {
 		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType)
-		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "GB/s", "roofline")
+		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline")
 	}
 	probe := newBandwidthProbe(*bwMB << 20)
 	probe.measure(8)
@@ -156,12 +165,12 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 				// unlucky probe must not count as more than the roofline.
 				bw := probe.measure(4)
 				res.BandwidthGBs = bw / 1e9
-				res.RooflineFraction = res.DecodeTokS / float64(res.Streams) * float64(res.WeightBytesToken) / bw
+				res.RooflineFraction = res.DecodeTokS / float64(res.Streams) * float64(res.stepBytes()) / bw
 				if *asJSON {
 					return json.NewEncoder(io.out).Encode(res)
 				}
-				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.1f %8.0f%%\n", res.Shape, res.Quant, res.Streams,
-					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction)
+				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%%\n", res.Shape, res.Quant, res.Streams,
+					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, float64(res.KVBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction)
 				return err
 			})
 			if err != nil {
@@ -225,19 +234,21 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	// from elsewhere on a shared machine hits all of them alike.
 	prefills := make([][]float64, len(streams))
 	decodes := make([][]float64, len(streams))
+	spans := make([][]float64, len(streams))
 	for range repeat {
 		for i, n := range streams {
-			p, d, err := measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen)
+			w, err := measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen)
 			if err != nil {
 				return err
 			}
-			prefills[i], decodes[i] = append(prefills[i], p), append(decodes[i], d)
+			prefills[i], decodes[i], spans[i] = append(prefills[i], w.prefill), append(decodes[i], w.decode), append(spans[i], w.span)
 		}
 	}
 	for i, n := range streams {
 		r := res
 		r.Streams = n
 		r.PrefillTokS, r.DecodeTokS = median(prefills[i]), median(decodes[i])
+		r.KVBytesToken = int64(median(spans[i]) * float64(m.Net.KVBytesPerPosition(kvType)))
 		if err := report(r); err != nil {
 			return err
 		}
@@ -255,15 +266,24 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// stepBytes is the memory a decode step of the case reads: every weight
+// once, and each stream's KV cache.
+func (r engineResult) stepBytes() int64 { return r.WeightBytesToken + int64(r.Streams)*r.KVBytesToken }
+
+// streamsWindow is what measureStreams measured: prefill and decode tok/s,
+// and span, the mean number of cached positions the decode window's tokens
+// attended to (the prompt, the tokens before and the token itself).
+type streamsWindow struct{ prefill, decode, span float64 }
+
 // measureStreams starts n greedy generations at once, each from its own
-// random prompt, and times the tokens as the scheduler hands them over.
+// random prompt, and times the tokens as the scheduler takes them.
 // Prefill is all prompt tokens over the time until the last stream has its
 // first token. Decode is the steady state after that moment, when all n
 // streams share every step: the time until they have produced n·(gen-1)
 // more tokens, after which the streams are cancelled (they are allowed to
 // run longer, so the streams that joined first do not finish early and
 // shrink the batch).
-func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n, prompt, gen int) (prefill, decode float64, err error) {
+func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n, prompt, gen int) (streamsWindow, error) {
 	r := rand.New(rand.NewPCG(uint64(n), uint64(prompt)))
 	prompts := make([][]int, n)
 	for i := range prompts {
@@ -274,29 +294,49 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Tokens are timed when the scheduler takes them, not when they reach
+	// the stream's goroutine: that may run up to 17 ms later, in bursts
+	// (local.Engine.GenerateTokensTimed), which made a 15M stream's decode
+	// window of some 100 ms land anywhere within ±20 % of its length.
+	type decoded struct {
+		at   time.Time
+		span int // positions the token's step attended to
+	}
 	var (
-		mu          sync.Mutex
-		started     = make([]bool, n)
-		joined      int       // streams that have their first token
-		allIn, done time.Time // the steady-state window
-		counted     int       // tokens inside it
+		mu     sync.Mutex
+		first  = make([]time.Time, n) // per stream: when its first token came
+		tokens = make([]int, n)       // per stream: tokens so far
+		joined int                    // streams that have their first token
+		allIn  time.Time              // the last of first, once joined == n
+		later  []decoded              // every stream's tokens after its first
+		after  int                    // of them, those taken after allIn
 	)
 	target := n * (gen - 1)
-	onToken := func(i int) {
-		now := time.Now()
+	onToken := func(i int, at time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
-		switch {
-		case !started[i]:
-			started[i] = true
+		tokens[i]++
+		if tokens[i] == 1 {
+			first[i] = at
 			if joined++; joined == n {
-				allIn = now
+				allIn = slices.MaxFunc(first, time.Time.Compare)
+				for _, d := range later {
+					if d.at.After(allIn) {
+						after++
+					}
+				}
 			}
-		case joined == n && counted < target:
-			if counted++; counted == target {
-				done = now
-				cancel()
+		} else {
+			// The k-th token (k ≥ 2) comes from the decode step that
+			// appended token k-1 at position prompt+k-2 and attended to
+			// prompt+k-1 positions.
+			later = append(later, decoded{at, prompt + tokens[i] - 1})
+			if joined == n && at.After(allIn) {
+				after++
 			}
+		}
+		if joined == n && after >= target {
+			cancel()
 		}
 	}
 	errs := make([]error, n)
@@ -306,18 +346,30 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = e.GenerateTokens(ctx, name, prompts[i], local.GenerateParams{IgnoreEOS: true},
-				func(_, _ int) { onToken(i) })
+			_, errs[i] = e.GenerateTokensTimed(ctx, name, prompts[i], local.GenerateParams{IgnoreEOS: true},
+				func(_, _ int, at time.Time) { onToken(i, at) })
 		}()
 	}
 	wg.Wait()
-	if done.IsZero() {
+	if joined < n || after < target {
 		if err := errors.Join(errs...); err != nil {
-			return 0, 0, err
+			return streamsWindow{}, err
 		}
-		return 0, 0, fmt.Errorf("the streams ran out of context after %d of %d steady-state tokens", counted, target)
+		return streamsWindow{}, fmt.Errorf("the streams ran out of context after %d of %d steady-state tokens", after, target)
 	}
-	return float64(n*prompt) / allIn.Sub(start).Seconds(), float64(target) / done.Sub(allIn).Seconds(), nil
+	// The window is the first target tokens taken after allIn.
+	window := slices.DeleteFunc(later, func(d decoded) bool { return !d.at.After(allIn) })
+	slices.SortFunc(window, func(a, b decoded) int { return a.at.Compare(b.at) })
+	window = window[:target]
+	spans := 0
+	for _, d := range window {
+		spans += d.span
+	}
+	return streamsWindow{
+		prefill: float64(n*prompt) / allIn.Sub(start).Seconds(),
+		decode:  float64(target) / window[target-1].at.Sub(allIn).Seconds(),
+		span:    float64(spans) / float64(target),
+	}, nil
 }
 
 // bandwidthProbe sums one buffer of n bytes with the float kernel on the

@@ -31,10 +31,30 @@ func TestBenchEngineQuick(t *testing.T) {
 		if r.Shape != "15m" || r.PrefillTokS <= 0 || r.DecodeTokS <= 0 || r.BandwidthGBs <= 0 || r.RooflineFraction <= 0 {
 			t.Errorf("implausible result %+v", r)
 		}
-		// The fraction is steps per second against the roofline.
-		want := r.DecodeTokS / float64(r.Streams) * float64(r.WeightBytesToken) / (r.BandwidthGBs * 1e9)
+		// The fraction is steps per second against the roofline, of a step
+		// that reads the weights once and every stream's KV cache.
+		want := r.DecodeTokS / float64(r.Streams) * float64(r.WeightBytesToken+int64(r.Streams)*r.KVBytesToken) / (r.BandwidthGBs * 1e9)
 		if diff := r.RooflineFraction - want; diff > 1e-9*want || diff < -1e-9*want {
 			t.Errorf("roofline fraction %v, want %v", r.RooflineFraction, want)
+		}
+	}
+	// The KV cache of a 15M stream (6 layers of 288-wide keys and values
+	// in the default int8 cache: 288 values and 6 scales each, or 288 half
+	// floats) per position attended to. A lone stream's measured tokens,
+	// its 2nd to 4th, attend to 9, 10 and 11 positions; with several, a
+	// stream that joined first may have decoded for a while, but no token
+	// attends to more than the context (8 + 4 + 3·8 + 64 positions).
+	perPos := int64(6 * 2 * (288 + 4*6))
+	if got[0].KVCache == "f16" {
+		perPos = 6 * 2 * 288 * 2
+	}
+	for _, r := range got {
+		lo, hi := 10*perPos, 10*perPos
+		if r.Streams > 1 {
+			lo, hi = 9*perPos, 100*perPos
+		}
+		if r.KVBytesToken < lo || r.KVBytesToken > hi {
+			t.Errorf("%s %d streams: KV bytes per token %d, want %d to %d", r.Quant, r.Streams, r.KVBytesToken, lo, hi)
 		}
 	}
 	// Q4_0 packs 32 weights in 18 bytes against Q8_0's 34.

@@ -336,3 +336,39 @@ func TestParseVersion2(t *testing.T) {
 		t.Errorf("version %d, %d tensors", f.Version, len(f.Tensors))
 	}
 }
+
+func TestGGMLTypeTraits(t *testing.T) {
+	tests := []struct {
+		typ         GGMLType
+		known       bool
+		block, size int
+		name        string
+	}{
+		{F32, true, 1, 4, "F32"},
+		{Q4_0, true, 32, 18, "Q4_0"},
+		{Q8_0, true, 32, 34, "Q8_0"},
+		{Q6_K, true, 256, 210, "Q6_K"},
+		{MXFP4, true, 32, 17, "MXFP4"},
+		{4, false, 0, 0, "GGMLType(4)"},   // a removed type inside the table
+		{31, false, 0, 0, "GGMLType(31)"}, // a gap after BF16
+		{40, false, 0, 0, "GGMLType(40)"}, // past the last known type
+		{1 << 31, false, 0, 0, "GGMLType(2147483648)"},
+	}
+	for _, tt := range tests {
+		if got := tt.typ.Known(); got != tt.known {
+			t.Errorf("%v.Known() = %v, want %v", tt.typ, got, tt.known)
+		}
+		if got := tt.typ.BlockSize(); got != tt.block {
+			t.Errorf("%v.BlockSize() = %d, want %d", tt.typ, got, tt.block)
+		}
+		if got := tt.typ.TypeSize(); got != tt.size {
+			t.Errorf("%v.TypeSize() = %d, want %d", tt.typ, got, tt.size)
+		}
+		if got := tt.typ.String(); got != tt.name {
+			t.Errorf("String() = %q, want %q", got, tt.name)
+		}
+		if _, err := tt.typ.RowSize(256); (err == nil) != tt.known {
+			t.Errorf("%v.RowSize(256) error %v, want an error: %v", tt.typ, err, !tt.known)
+		}
+	}
+}

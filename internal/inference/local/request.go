@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/inference/tokenizer"
@@ -21,6 +22,7 @@ type event struct {
 	choice int
 	tok    int
 	finish string
+	at     time.Time // when the scheduler took the token (GenerateTokensTimed)
 }
 
 // request is one Generate call as the scheduler sees it.

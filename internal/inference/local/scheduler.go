@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"time"
 
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/model"
@@ -284,7 +285,7 @@ func (s *scheduler) take(c *choiceState, tok int) {
 	c.history = append(c.history, tok)
 	c.ntok++
 	c.next = tok
-	ev := event{choice: c.index, tok: tok}
+	ev := event{choice: c.index, tok: tok, at: time.Now()}
 	if c.ntok >= c.req.maxTokens {
 		c.done = true
 		ev.finish = FinishLength

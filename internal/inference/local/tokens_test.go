@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/inference/sampler"
@@ -67,6 +68,34 @@ func TestGenerateTokensMatchesReference(t *testing.T) {
 		}
 		if round == 49 {
 			t.Fatalf("streams never shared a step in 50 rounds: %+v", st)
+		}
+	}
+}
+
+// TestGenerateTokensTimed checks that the timed variant streams the same
+// tokens as GenerateTokens with the times the scheduler took them: within
+// the call and in order.
+func TestGenerateTokensTimed(t *testing.T) {
+	want := []int{432, 383, 286, 261, 376, 298, 315, 421}
+	e := openEngine(t, "", Options{Concurrency: 1, PrefixCache: -1})
+	var streamed []int
+	var times []time.Time
+	before := time.Now()
+	got, err := e.GenerateTokensTimed(context.Background(), "stories260K", storiesPromptIDs, GenerateParams{MaxTokens: len(want)},
+		func(choice int, tok int, at time.Time) {
+			streamed = append(streamed, tok)
+			times = append(times, at)
+		})
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !slices.Equal(got[0], want) || !slices.Equal(streamed, want) {
+		t.Fatalf("got %v, streamed %v, want %v", got, streamed, want)
+	}
+	for i, at := range times {
+		if at.Before(before) || at.After(after) || (i > 0 && at.Before(times[i-1])) {
+			t.Errorf("token %d taken at %v: want in order within [%v, %v] (%v)", i, at, before, after, times)
 		}
 	}
 }

@@ -13,7 +13,19 @@ import (
 // (576/1536/30 layers/9 heads/3 KV heads/49 152 vocabulary) of type typ.
 func bench135M(b *testing.B, typ gguf.GGMLType) *Model {
 	b.Helper()
-	cfg := synthConfig{arch: "llama", embd: 576, layers: 30, heads: 9, kvHeads: 3, ff: 1536, vocab: 49152, ctx: 1024, rot: 64, weightType: typ}
+	return benchSynthetic(b, synthConfig{arch: "llama", embd: 576, layers: 30, heads: 9, kvHeads: 3, ff: 1536, vocab: 49152, ctx: 1024, rot: 64, weightType: typ})
+}
+
+// bench15M loads a random-weight model of the stories15M shape
+// (288/768/6 layers/6 heads/32 000 vocabulary) of type typ, with room for
+// the window `partnerapi bench engine` measures.
+func bench15M(b *testing.B, typ gguf.GGMLType) *Model {
+	b.Helper()
+	return benchSynthetic(b, synthConfig{arch: "llama", embd: 288, layers: 6, heads: 6, kvHeads: 6, ff: 768, vocab: 32000, ctx: 1024, rot: 48, weightType: typ})
+}
+
+func benchSynthetic(b *testing.B, cfg synthConfig) *Model {
+	b.Helper()
 	f, err := gguf.Open(writeSynthetic(b, cfg, 7))
 	if err != nil {
 		b.Fatal(err)
@@ -78,15 +90,20 @@ func BenchmarkDecode135M(b *testing.B) {
 // off, alternating blocks of tokens within each iteration so both see the
 // same machine load (the host is shared), and reports each side's tokens
 // per second and the ratio.
-func sideBySide135M(b *testing.B, set func(on bool)) { sideBySide135MAt(b, 256, set) }
+func sideBySide135M(b *testing.B, set func(on bool)) { sideBySideAt(b, bench135M, 256, set) }
 
 // sideBySide135MAt is sideBySide135M decoding between start and start+128
 // positions.
 func sideBySide135MAt(b *testing.B, start int, set func(on bool)) {
+	sideBySideAt(b, bench135M, start, set)
+}
+
+// sideBySideAt is sideBySide135MAt for the model shape load makes.
+func sideBySideAt(b *testing.B, load func(*testing.B, gguf.GGMLType) *Model, start int, set func(on bool)) {
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 		b.Run(typ.String(), func(b *testing.B) {
 			defer set(true)
-			d := newDecode135MAt(b, bench135M(b, typ), start)
+			d := newDecode135MAt(b, load(b, typ), start)
 			const block = 16
 			var on, off time.Duration
 			for b.Loop() {
@@ -113,6 +130,12 @@ func sideBySide135MAt(b *testing.B, start int, set func(on bool)) {
 // and without kernels.Prefetch.
 func BenchmarkPrefetchSideBySide135M(b *testing.B) {
 	sideBySide135M(b, kernels.SetPrefetch)
+}
+
+// BenchmarkPrefetchSideBySide15M is BenchmarkPrefetchSideBySide135M for
+// the 15M shape, whose Q4_0 weights (8.5 MB) fit in the L3.
+func BenchmarkPrefetchSideBySide15M(b *testing.B) {
+	sideBySideAt(b, bench15M, 256, kernels.SetPrefetch)
 }
 
 // BenchmarkPrefetchChainSideBySide135M compares single-stream 135M decode
@@ -176,5 +199,29 @@ func BenchmarkPrefetchSideBySide135M10(b *testing.B) {
 			b.ReportMetric(float64(10*block*b.N)/off.Seconds(), "tok/s-old")
 			b.ReportMetric(float64(off)/float64(on), "speedup")
 		})
+	}
+}
+
+// BenchmarkAttnThresholdSideBySide compares single-stream decode with
+// attentionWork's divisor at 1 and at 3, between 64 and 192 cached
+// positions and between 256 and 384, for both model shapes: the 15M
+// shape's six KV heads give both cores attention work at any span, and
+// the divisor decides from which span on they get it.
+func BenchmarkAttnThresholdSideBySide(b *testing.B) {
+	set := func(on bool) {
+		attnWorkDivisor = 3
+		if on {
+			attnWorkDivisor = 1
+		}
+	}
+	for _, shape := range []struct {
+		name string
+		load func(*testing.B, gguf.GGMLType) *Model
+	}{{"15M", bench15M}, {"135M", bench135M}} {
+		for _, start := range []int{64, 256} {
+			b.Run(fmt.Sprintf("%s/from=%d", shape.name, start), func(b *testing.B) {
+				sideBySideAt(b, shape.load, start, set)
+			})
+		}
 	}
 }

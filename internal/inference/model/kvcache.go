@@ -218,6 +218,21 @@ func (s *Sequence) KVBytes() int64 {
 	return n
 }
 
+// KVBytesPerPosition is what one cached position of a sequence occupies over
+// all layers' keys and values in a cache of type t (KVDefault:
+// DefaultKVType()): what attention reads per position of every sequence in
+// every decode step, on top of the weights.
+func (m *Model) KVBytesPerPosition(t KVType) int64 {
+	if t == KVDefault {
+		t = DefaultKVType()
+	}
+	perLayer := int64(2 * m.KVDim() * 2) // keys and values, half floats
+	if t == KVQ8 {
+		perLayer = int64(2 * (m.KVDim() + 4*m.NHeadKV)) // int8 values and a float32 scale per head row
+	}
+	return int64(m.NLayer) * perLayer
+}
+
 // Release drops the KV cache so that its memory can be reclaimed at once,
 // even while something still refers to the Sequence; the sequence is empty
 // afterwards and grows a new cache if used again.

@@ -146,3 +146,27 @@ func TestParseKVType(t *testing.T) {
 		t.Error("ParseKVType accepted q4")
 	}
 }
+
+// TestKVBytesPerPosition checks the per-position figure `bench engine`
+// adds to its bytes read per step against the memory a cache of exactly n
+// positions holds, for either cache type.
+func TestKVBytesPerPosition(t *testing.T) {
+	for _, kt := range []KVType{KVF16, KVQ8} {
+		t.Run(kt.String(), func(t *testing.T) {
+			var m *Model
+			withKVType(t, kt, func() { m = openModel(t, "stories260K.gguf") })
+			seq := m.NewSequence(0)
+			if _, err := seq.Forward(storiesPrompt); err != nil {
+				t.Fatal(err)
+			}
+			c := seq.ClonePrefix(5) // a cache of exactly five positions
+			if got, want := m.KVBytesPerPosition(kt), c.KVBytes()/5; got != want || got <= 0 {
+				t.Errorf("KVBytesPerPosition(%v) = %d, a five-position cache holds %d a position", kt, got, want)
+			}
+		})
+	}
+	m := openModel(t, "stories260K.gguf")
+	if got, want := m.KVBytesPerPosition(KVDefault), m.KVBytesPerPosition(DefaultKVType()); got != want {
+		t.Errorf("KVBytesPerPosition(KVDefault) = %d, want DefaultKVType's %d", got, want)
+	}
+}

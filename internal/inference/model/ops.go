@@ -91,7 +91,21 @@ func (s *Sequence) rope(vec []float32, t int) {
 // kept a lone SmolLM2-135M sequence's attention on one core up to 340
 // cached positions while the other spun; with the position chunks of
 // attention.go a lone sequence has work for both from 257 positions on.
-func attentionWork(items, span, hd int) int { return items * span * hd / 3 }
+// At 3 it still kept a lone 15M-shape sequence's attention (six KV heads,
+// six work items at any span) on one core below 342 positions, most of
+// the window `bench engine` measures, while the other core at best
+// prefetched the next product's weights. At 1 (both cores from 114
+// positions on) a lone 15M sequence decoded 1.05–1.07× as fast between 256
+// and 384 positions over the AVX2 packed kernels, and 1.00–1.05× over
+// the earlier unpacked ones, 1.01–1.05× between 64 and 192
+// (BenchmarkAttnThresholdSideBySide); SmolLM2-135M is unaffected
+// (its three groups are too few items below 257 positions, and enough work
+// at any divisor above).
+func attentionWork(items, span, hd int) int { return items * span * hd / attnWorkDivisor }
+
+// attnWorkDivisor is attentionWork's divisor, a variable so that a
+// benchmark can compare settings side by side.
+var attnWorkDivisor = 1
 
 // normWork converts the residual add and RMS norm of rows rows of width w
 // into kernels.ParallelFor's multiply-add units. The sum of squares is a
