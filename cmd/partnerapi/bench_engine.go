@@ -52,11 +52,16 @@ type engineResult struct {
 	DecodeTokS   float64 `json:"decode_tok_s"`
 	BandwidthGBs float64 `json:"bandwidth_gb_s"`
 	// RooflineFraction is decode steps per second against the memory
-	// roofline: bandwidth ÷ the bytes a step reads, every weight once for
-	// all its streams plus each stream's own KV cache, that is
-	// DecodeTokS / Streams · (WeightBytesToken + Streams · KVBytesToken) /
-	// bandwidth.
+	// roofline as issue #8 defines it, bandwidth ÷ the weight bytes a step
+	// reads (every weight once for all its streams): DecodeTokS / Streams ·
+	// WeightBytesToken / bandwidth. It is the figure the goal (≥ 0.8) is
+	// judged by.
 	RooflineFraction float64 `json:"roofline_fraction"`
+	// RooflineFractionKV is the same against the bytes a step really
+	// reads, the weights plus each stream's own KV cache: DecodeTokS /
+	// Streams · (WeightBytesToken + Streams · KVBytesToken) / bandwidth.
+	// It is reported beside the goal's figure, not instead of it.
+	RooflineFractionKV float64 `json:"roofline_fraction_with_kv"`
 	// WeightBytesToken is the weight bytes a decode step reads (once for all
 	// its streams).
 	WeightBytesToken int64 `json:"weight_bytes_per_token"`
@@ -148,7 +153,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	defer os.RemoveAll(tmp)
 	if !*asJSON {
 		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType)
-		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline")
+		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV")
 	}
 	probe := newBandwidthProbe(*bwMB << 20)
 	probe.measure(8)
@@ -165,12 +170,13 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 				// unlucky probe must not count as more than the roofline.
 				bw := probe.measure(4)
 				res.BandwidthGBs = bw / 1e9
-				res.RooflineFraction = res.DecodeTokS / float64(res.Streams) * float64(res.stepBytes()) / bw
+				res.RooflineFraction = res.DecodeTokS / float64(res.Streams) * float64(res.WeightBytesToken) / bw
+				res.RooflineFractionKV = res.DecodeTokS / float64(res.Streams) * float64(res.stepBytes()) / bw
 				if *asJSON {
 					return json.NewEncoder(io.out).Encode(res)
 				}
-				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%%\n", res.Shape, res.Quant, res.Streams,
-					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, float64(res.KVBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction)
+				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%%\n", res.Shape, res.Quant, res.Streams,
+					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, float64(res.KVBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction, 100*res.RooflineFractionKV)
 				return err
 			})
 			if err != nil {

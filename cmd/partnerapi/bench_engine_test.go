@@ -32,10 +32,15 @@ func TestBenchEngineQuick(t *testing.T) {
 			t.Errorf("implausible result %+v", r)
 		}
 		// The fraction is steps per second against the roofline, of a step
-		// that reads the weights once and every stream's KV cache.
-		want := r.DecodeTokS / float64(r.Streams) * float64(r.WeightBytesToken+int64(r.Streams)*r.KVBytesToken) / (r.BandwidthGBs * 1e9)
+		// that reads the weights once (the definition); the one
+		// with KV adds every stream's KV cache.
+		want := r.DecodeTokS / float64(r.Streams) * float64(r.WeightBytesToken) / (r.BandwidthGBs * 1e9)
 		if diff := r.RooflineFraction - want; diff > 1e-9*want || diff < -1e-9*want {
 			t.Errorf("roofline fraction %v, want %v", r.RooflineFraction, want)
+		}
+		wantKV := r.DecodeTokS / float64(r.Streams) * float64(r.WeightBytesToken+int64(r.Streams)*r.KVBytesToken) / (r.BandwidthGBs * 1e9)
+		if diff := r.RooflineFractionKV - wantKV; diff > 1e-9*wantKV || diff < -1e-9*wantKV || r.RooflineFractionKV <= r.RooflineFraction {
+			t.Errorf("roofline fraction with KV %v, want %v (above %v)", r.RooflineFractionKV, wantKV, r.RooflineFraction)
 		}
 	}
 	// The KV cache of a 15M stream (6 layers of 288-wide keys and values
