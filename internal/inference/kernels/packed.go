@@ -121,22 +121,14 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 // blockSums fills c8 and c4 with each quantised block's correction,
 // −128·Σx and −8·Σx: block i of the packed activations (whatever its token
 // group) is qs[32i:32i+32] with its scale at d[i]. qs must not be biased.
-// Each 8-byte word is biased to unsigned bytes and summed with a SWAR
-// reduction.
+// The sums are blockSum's SWAR reduction, eight bytes at a time.
 func (p *q8Tiles) blockSums() {
 	blocks := p.n * p.nb
 	p.c8 = grow(p.c8, blocks)
 	p.c4 = grow(p.c4, blocks)
 	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK8_0/8)
-	const lo8 = 0x00ff00ff00ff00ff
 	for i := range blocks {
-		var s uint64
-		for _, v := range w[4*i : 4*i+4] {
-			v ^= 0x8080808080808080
-			s += v&lo8 + (v>>8)&lo8
-		}
-		// Four 16-bit lanes of at most 8·255 each: add them up.
-		sum := int32((s*0x0001000100010001)>>48) - 128*QK8_0
+		sum := blockSum(w[4*i : 4*i+4])
 		p.c8[i] = -128 * sum
 		p.c4[i] = -8 * sum
 	}

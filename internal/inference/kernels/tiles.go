@@ -113,18 +113,10 @@ func (p *q8Tiles) prepareBiased(x []float32, cols, n int, biased bool) {
 // blockCorrections writes −8·d[i]·Σx of each quantised block i of qs (the
 // 32 values qs[32i:32i+32], whatever their token) to c[i]: −8 times an
 // integer sum is exact in a float32, so only the product with d rounds.
-// The sums take blockSums' SWAR reduction, eight bytes at a time.
 func blockCorrections(c []float32, qs []int8, d []float32) {
 	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(qs))), len(c)*QK8_0/8)
-	const lo8 = 0x00ff00ff00ff00ff
 	for i := range c {
-		var s uint64
-		for _, v := range w[4*i : 4*i+4] {
-			v ^= 0x8080808080808080
-			s += v&lo8 + (v>>8)&lo8
-		}
-		sum := int32((s*0x0001000100010001)>>48) - 128*QK8_0
-		c[i] = d[i] * float32(-8*sum)
+		c[i] = d[i] * float32(-8*blockSum(w[4*i:4*i+4]))
 	}
 }
 
@@ -156,4 +148,19 @@ func quantizeQ8BlocksGo(x []float32, qs []int8, qStep int, d []float32, dStep in
 			c[i] = 8 * (int16(q[2*i]) + int16(q[2*i+1]))
 		}
 	}
+}
+
+// blockSum is the sum of the 32 int8 values of one quantised block, given
+// as its four 8-byte words: a SWAR reduction that biases each byte to
+// unsigned (x+128), adds the bytes pairwise into four 16-bit lanes (at most
+// 8·255 each, no carries between lanes), sums the lanes with one multiply
+// and takes the bias back out.
+func blockSum(w []uint64) int32 {
+	const lo8 = 0x00ff00ff00ff00ff
+	var s uint64
+	for _, v := range w[:4] {
+		v ^= 0x8080808080808080
+		s += v&lo8 + (v>>8)&lo8
+	}
+	return int32((s*0x0001000100010001)>>48) - 128*QK8_0
 }
