@@ -14,14 +14,9 @@ func rmsNormRows(dst, src, weight []float32, eps float32, w int) {
 	for r := 0; r < len(src)/w; r++ {
 		x := src[r*w : (r+1)*w]
 		y := dst[r*w : (r+1)*w]
-		var ss float64
-		for _, v := range x {
-			ss += float64(v) * float64(v)
-		}
+		ss := kernels.SumSquaresF64(x)
 		scale := float32(1 / math.Sqrt(ss/float64(w)+float64(eps)))
-		for i, v := range x {
-			y[i] = v * scale * weight[i]
-		}
+		kernels.ScaleMulF32(y, x, weight, scale)
 	}
 }
 
