@@ -66,23 +66,30 @@ func QuantizeKVRow(dst []int8, src []float32) float32 {
 	return d
 }
 
-// AttnScoresGroupQ8 sets scores[j·span+p] = scale · kscale[p] · (q_j · key p)
-// for every query head j < len(q)/hd and position p < span, where key p is
-// the hd int8 values keys[p·hd:] (rows contiguous). values, when not nil, is
-// the value rows the weighted sum reads next; the vector kernel asks for
-// them while it walks the keys.
-func AttnScoresGroupQ8(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32) {
+// AttnScoresGroupQ8 sets scores[j·span+p] = scale · kscale[from+p] · (q_j ·
+// key from+p) for every query head j < len(q)/hd and position p < span,
+// where keys and kscale are one KV head's key cache from position zero, in
+// the layout StoreKeyQ8 writes (row-major, key p the hd int8 values at
+// keys[p·hd:], or in blocks, see attn_q8_blocks.go). values, when not nil,
+// is the head's value rows from position zero, which the weighted sum reads
+// next; the row-major vector kernels ask for them while they walk the keys.
+func AttnScoresGroupQ8(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, from, span int, scale float32) {
 	g := len(q) / hd
 	if span == 0 || g == 0 {
 		return
 	}
 	scores = scores[:g*span]
-	keys = keys[:span*hd]
-	kscale = kscale[:span]
+	if keyBlocks {
+		attnScoresQ8Blocks(scores, q[:g*hd], keys, kscale, values, hd, from, span, scale)
+		return
+	}
+	keys = keys[from*hd : (from+span)*hd]
+	kscale = kscale[from : from+span]
 	if values == nil {
 		values = keys
+	} else {
+		values = values[from*hd : (from+span)*hd]
 	}
-	values = values[:span*hd]
 	if hd%groupVecMinDim == 0 && attnScoresQ8Vec != nil {
 		attnScoresQ8Vec(scores, q[:g*hd], keys, kscale, values, hd, span, scale)
 		return

@@ -28,6 +28,7 @@ func init() {
 // the tests switch between them on CPUs that have both.
 func useQ8Kernels(wide bool) {
 	attnScoresQ8Vec = attnScoresQ8Asm
+	keyBlocks, blockScoresVec = wide, wide
 	if wide {
 		attnWeightedSumQ8Vec = attnWeightedSumQ8Asm
 		kvAbsMaxVec, kvQuantizeVec = kvAbsMaxAsm, kvQuantizeAsm

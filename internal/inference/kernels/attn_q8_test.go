@@ -13,8 +13,13 @@ import (
 func q8GoPath() attnPath {
 	return attnPath{name: "purego", use: func() func() {
 		s, w, a, q := attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec
+		kb, bs := keyBlocks, blockScoresVec
 		attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec = nil, nil, nil, nil
-		return func() { attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec = s, w, a, q }
+		keyBlocks, blockScoresVec = false, false
+		return func() {
+			attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec = s, w, a, q
+			keyBlocks, blockScoresVec = kb, bs
+		}
 	}}
 }
 
@@ -44,6 +49,37 @@ func q8Cache(r *rand.Rand, span, hd int) ([]int8, []float32, []float32) {
 		}
 	}
 	return q, s, wide
+}
+
+// q8KeyCache returns span random key rows of hd values stored as the model
+// stores them (StoreKeyQ8, in the layout of the kernels in use, in whole
+// blocks), their scales and their dequantised values, row-major.
+func q8KeyCache(r *rand.Rand, span, hd int) ([]int8, []float32, []float32) {
+	n := KVCapacity(span)
+	k, s, wide := make([]int8, n*hd), make([]float32, n), make([]float32, span*hd)
+	for p := range span {
+		StoreKeyQ8(k, s, p, randomVector(r, hd))
+		for i := range hd {
+			wide[p*hd+i] = s[p] * float32(keyQ8(k, hd, p, i))
+		}
+	}
+	return k, s, wide
+}
+
+// queryAsKernelSees is q as the score kernels multiply it: itself over
+// row-major keys, rounded to int8 per head (and back) over blocked ones.
+func queryAsKernelSees(q []float32, hd int) []float32 {
+	if !keyBlocks {
+		return q
+	}
+	out, qi := make([]float32, len(q)), make([]int8, hd)
+	for j := range len(q) / hd {
+		d := QuantizeKVRow(qi, q[j*hd:(j+1)*hd])
+		for i, v := range qi {
+			out[j*hd+i] = d * float32(v)
+		}
+	}
+	return out
 }
 
 // TestQuantizeKVRow checks the round trip of a row to half a step of its
@@ -132,28 +168,47 @@ func testAttnQ8MatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	const maxSpan = 37
 	for _, hd := range []int{16, 32, 48, 64, 80, 128} {
-		keys, ks, wideK := q8Cache(r, maxSpan, hd)
+		keys, ks, wideK := q8KeyCache(r, maxSpan, hd)
 		values, vs, wideV := q8Cache(r, maxSpan, hd)
 		for _, g := range []int{1, 2, 3, 4, 5, 7} {
 			q := randomVector(r, g*hd)
+			qk := queryAsKernelSees(q, hd)
 			full := make([]float32, g*maxSpan)
-			AttnScoresGroupQ8(full, q, keys, ks, values, hd, maxSpan, 0.125)
+			AttnScoresGroupQ8(full, q, keys, ks, values, hd, 0, maxSpan, 0.125)
 			for _, span := range []int{1, 2, 3, 4, 5, 8, 9, 31, maxSpan} {
 				name := fmt.Sprintf("hd=%d/g=%d/span=%d", hd, g, span)
 				scores := withGuard(g * span)
-				AttnScoresGroupQ8(scores, q, keys, ks, values, hd, span, 0.125)
+				AttnScoresGroupQ8(scores, q, keys, ks, values, hd, 0, span, 0.125)
+				checkGuard(t, name, scores)
+				// The same positions from every start (a chunk of a long
+				// row): the same bits as from position zero.
+				for _, from := range []int{1, 5, 15, 16, 17} {
+					if from+span > maxSpan {
+						continue
+					}
+					part := withGuard(g * span)
+					AttnScoresGroupQ8(part, q, keys, ks, values, hd, from, span, 0.125)
+					checkGuard(t, name, part)
+					for j := range g {
+						for p := range span {
+							if a, b := part[j*span+p], full[j*maxSpan+from+p]; math.Float32bits(a) != math.Float32bits(b) {
+								t.Fatalf("%s: head %d position %d from %d = %v, from 0 %v", name, j, from+p, from, a, b)
+							}
+						}
+					}
+				}
 				checkGuard(t, name, scores)
 				w := randomVector(r, g*span)
 				out := make([]float32, g*hd)
 				AttnWeightedSumGroupQ8(out, w, values, vs, hd, span)
 				for j := range g {
 					alone, aloneOut := make([]float32, span), make([]float32, hd)
-					AttnScoresGroupQ8(alone, q[j*hd:(j+1)*hd], keys, ks, nil, hd, span, 0.125)
+					AttnScoresGroupQ8(alone, q[j*hd:(j+1)*hd], keys, ks, nil, hd, 0, span, 0.125)
 					AttnWeightedSumGroupQ8(aloneOut, w[j*span:(j+1)*span], values, vs, hd, span)
 					for p := range span {
 						var ref float64
 						for i := range hd {
-							ref += float64(q[j*hd+i]) * float64(wideK[p*hd+i])
+							ref += float64(qk[j*hd+i]) * float64(wideK[p*hd+i])
 						}
 						ref *= 0.125
 						got := scores[j*span+p]
@@ -228,14 +283,14 @@ func TestAttnQ8LongSpans(t *testing.T) {
 func BenchmarkAttnQ8(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 7))
 	for _, c := range []struct{ hd, g, span int }{{48, 1, 320}, {64, 3, 320}} {
-		keys, ks, _ := q8Cache(r, c.span, c.hd)
+		keys, ks, _ := q8KeyCache(r, c.span, c.hd)
 		values, vs, _ := q8Cache(r, c.span, c.hd)
 		hk, hv := halfVector(r, c.span*c.hd), halfVector(r, c.span*c.hd)
 		q, out := randomVector(r, c.g*c.hd), make([]float32, c.g*c.hd)
 		scores := make([]float32, c.g*c.span)
 		b.Run(fmt.Sprintf("hd=%d/g=%d", c.hd, c.g), func(b *testing.B) {
 			sideBySide(b, []string{"q8", "f16"}, func() {
-				AttnScoresGroupQ8(scores, q, keys, ks, values, c.hd, c.span, 0.125)
+				AttnScoresGroupQ8(scores, q, keys, ks, values, c.hd, 0, c.span, 0.125)
 				for j := range c.g {
 					Softmax(scores[j*c.span : (j+1)*c.span])
 				}
@@ -320,7 +375,7 @@ func BenchmarkAttnQ8DecodeStep(b *testing.B) {
 		ks, vs := make([][]float32, caches), make([][]float32, caches)
 		k16, v16 := make([][]uint16, caches), make([][]uint16, caches)
 		for i := range caches {
-			k8[i], ks[i], _ = q8Cache(r, span, hd)
+			k8[i], ks[i], _ = q8KeyCache(r, span, hd)
 			v8[i], vs[i], _ = q8Cache(r, span, hd)
 			k16[i], v16[i] = halfVector(r, span*hd), halfVector(r, span*hd)
 		}
@@ -329,7 +384,7 @@ func BenchmarkAttnQ8DecodeStep(b *testing.B) {
 		b.Run(shape.name, func(b *testing.B) {
 			sideBySide(b, []string{"q8", "f16"}, func() {
 				for i := range caches {
-					AttnScoresGroupQ8(scores, q, k8[i], ks[i], v8[i], hd, span, 0.125)
+					AttnScoresGroupQ8(scores, q, k8[i], ks[i], v8[i], hd, 0, span, 0.125)
 					for j := range g {
 						Softmax(scores[j*span : (j+1)*span])
 					}

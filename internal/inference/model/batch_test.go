@@ -149,13 +149,13 @@ func TestSequenceReleaseAndClonePrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Keys and values of every layer as 2-byte halves: the five prompt
-	// tokens in the smallest cache, the clone's three exactly.
+	// tokens in the smallest cache, the clone's three in one key block.
 	perPosition := int64(m.KVDim() * m.NLayer * 2 * 2)
 	if got, want := seq.KVBytes(), minKVPositions*perPosition; got != want {
 		t.Errorf("KV bytes %d, want %d", got, want)
 	}
 	c := seq.ClonePrefix(3)
-	if c.Pos() != 3 || c.KVBytes() != 3*perPosition {
+	if c.Pos() != 3 || c.KVBytes() != int64(kernels.KVCapacity(3))*perPosition {
 		t.Fatalf("clone pos %d, %d KV bytes", c.Pos(), c.KVBytes())
 	}
 	// The clone continued with the rest of the prompt behaves like the original.

@@ -20,7 +20,11 @@ import (
 // hardware prefetcher follows at full speed; position-major rows, where a
 // group's 128 bytes sit in every KVDim-wide row, took 1.75× as long for a
 // 10-stream 135M step (BenchmarkAttnDecodeStep, measured both ways). The
-// int8 cache has the same layout, its row scales at h·kvCap + position.
+// int8 cache has the same layout, its row scales at h·kvCap + position,
+// except that with the AVX-512 VNNI kernels a head's keys are permuted
+// within blocks of sixteen positions (kernels/attn_q8_blocks.go), which
+// only kernels.StoreKeyQ8 writes and only the kernels read; kvCap is a
+// whole number of such blocks (kernels.KVCapacity) for every cache type.
 
 // KVType is the element type of a sequence's KV cache.
 type KVType uint8
@@ -98,7 +102,7 @@ func (s *Sequence) reserveKV(need int) {
 	if need <= s.kvCap {
 		return
 	}
-	capPos := min(max(need, 2*s.kvCap, minKVPositions), max(s.maxCtx, need))
+	capPos := kernels.KVCapacity(min(max(need, 2*s.kvCap, minKVPositions), max(s.maxCtx, need)))
 	s.copyCaches(s, s.pos, capPos)
 }
 
@@ -106,9 +110,14 @@ func (s *Sequence) reserveKV(need int) {
 // holding the first n positions of src's (src may be s).
 func (s *Sequence) copyCaches(src *Sequence, n, capPos int) {
 	H, hd, oldCap := s.m.NHeadKV, s.m.HeadDim, src.kvCap
+	capPos = kernels.KVCapacity(capPos)
+	// Keys are copied in whole blocks (both capacities are whole blocks);
+	// the rows past n in the last block are never read before they are
+	// written.
+	nk := min(kernels.KVCapacity(n), oldCap)
 	for l := range s.k {
 		if s.kvType == KVQ8 {
-			s.kq[l] = copyHeads(src.kq[l], H, hd, oldCap, n, capPos)
+			s.kq[l] = copyHeads(src.kq[l], H, hd, oldCap, nk, capPos)
 			s.vq[l] = copyHeads(src.vq[l], H, hd, oldCap, n, capPos)
 			s.ks[l] = copyHeads(src.ks[l], H, 1, oldCap, n, capPos)
 			s.vs[l] = copyHeads(src.vs[l], H, 1, oldCap, n, capPos)
@@ -138,14 +147,14 @@ func copyHeads[T any](cache []T, heads, width, oldCap, n, capPos int) []T {
 // float rows, one per position from pos on) into its caches; reserveKV has
 // made room.
 func (s *Sequence) storeKV(l int, k, v []float32, pos int) {
-	hd, KV := s.m.HeadDim, s.m.KVDim()
+	hd, KV, c := s.m.HeadDim, s.m.KVDim(), s.kvCap
 	for t := range len(k) / KV {
 		for h := range s.m.NHeadKV {
-			row := h*s.kvCap + pos + t
+			row := h*c + pos + t
 			at := row * hd
 			kr, vr := k[t*KV+h*hd:t*KV+(h+1)*hd], v[t*KV+h*hd:t*KV+(h+1)*hd]
 			if s.kvType == KVQ8 {
-				s.ks[l][row] = kernels.QuantizeKVRow(s.kq[l][at:at+hd], kr)
+				kernels.StoreKeyQ8(s.kq[l][h*c*hd:(h+1)*c*hd], s.ks[l][h*c:(h+1)*c], pos+t, kr)
 				s.vs[l][row] = kernels.QuantizeKVRow(s.vq[l][at:at+hd], vr)
 			} else {
 				kernels.FloatsToHalves(s.k[l][at:at+hd], kr)
@@ -157,9 +166,11 @@ func (s *Sequence) storeKV(l int, k, v []float32, pos int) {
 
 // kvRows is one KV head's cached rows of one layer from some position on,
 // in whichever element type the sequence's cache holds: what attention
-// reads (attention.go).
+// reads (attention.go). The half-precision rows start at that position;
+// the int8 ones at position zero of the head, with from the first one read
+// (blocked keys cannot be sliced at any position).
 type kvRows struct {
-	hd       int
+	hd, from int
 	k16, v16 []uint16
 	k8, v8   []int8
 	ks, vs   []float32
@@ -167,11 +178,11 @@ type kvRows struct {
 
 // rows returns layer l's rows of KV head h from position from on.
 func (s *Sequence) rows(l, h, from int) kvRows {
-	hd := s.m.HeadDim
-	at := (h*s.kvCap + from) * hd
+	hd, c := s.m.HeadDim, s.kvCap
+	at := (h*c + from) * hd
 	if s.kvType == KVQ8 {
-		sa := h*s.kvCap + from
-		return kvRows{hd: hd, k8: s.kq[l][at:], v8: s.vq[l][at:], ks: s.ks[l][sa:], vs: s.vs[l][sa:]}
+		kb, ke := h*c*hd, (h+1)*c*hd
+		return kvRows{hd: hd, from: from, k8: s.kq[l][kb:ke], v8: s.vq[l][kb:ke], ks: s.ks[l][h*c : (h+1)*c], vs: s.vs[l][h*c : (h+1)*c]}
 	}
 	return kvRows{hd: hd, k16: s.k[l][at:], v16: s.v[l][at:]}
 }
@@ -180,7 +191,7 @@ func (s *Sequence) rows(l, h, from int) kvRows {
 // first n rows.
 func (r *kvRows) scores(sc, q []float32, n int, scale float32) {
 	if r.k8 != nil {
-		kernels.AttnScoresGroupQ8(sc, q, r.k8, r.ks, r.v8, r.hd, n, scale)
+		kernels.AttnScoresGroupQ8(sc, q, r.k8, r.ks, r.v8, r.hd, r.from, n, scale)
 		return
 	}
 	kernels.AttnScoresGroup(sc, q, r.k16, r.v16, r.hd, n, r.hd, 0, scale)
@@ -190,7 +201,7 @@ func (r *kvRows) scores(sc, q []float32, n int, scale float32) {
 // weighted by w[j·n:(j+1)·n].
 func (r *kvRows) weightedSum(out, w []float32, n int) {
 	if r.v8 != nil {
-		kernels.AttnWeightedSumGroupQ8(out, w, r.v8, r.vs, r.hd, n)
+		kernels.AttnWeightedSumGroupQ8(out, w, r.v8[r.from*r.hd:], r.vs[r.from:], r.hd, n)
 		return
 	}
 	kernels.AttnWeightedSumGroup(out, w, r.v16, r.hd, n, r.hd, 0)

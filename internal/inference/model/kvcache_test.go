@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/kernels"
 )
 
 // testKVType is the KV cache type of the models openModel and openSynthetic
@@ -113,7 +114,7 @@ func TestKVQ8BytesCloneRelease(t *testing.T) {
 		t.Errorf("KV bytes %d, want %d", got, want)
 	}
 	c := seq.ClonePrefix(3)
-	if c.Pos() != 3 || c.KVBytes() != 3*perPosition || c.kvType != KVQ8 {
+	if c.Pos() != 3 || c.KVBytes() != int64(kernels.KVCapacity(3))*perPosition || c.kvType != KVQ8 {
 		t.Fatalf("clone pos %d, %d KV bytes, type %v", c.Pos(), c.KVBytes(), c.kvType)
 	}
 	want := greedy(t, seq, []int{storiesGreedy[0]}, 5, true)
@@ -159,9 +160,9 @@ func TestKVBytesPerPosition(t *testing.T) {
 			if _, err := seq.Forward(storiesPrompt); err != nil {
 				t.Fatal(err)
 			}
-			c := seq.ClonePrefix(5) // a cache of exactly five positions
-			if got, want := m.KVBytesPerPosition(kt), c.KVBytes()/5; got != want || got <= 0 {
-				t.Errorf("KVBytesPerPosition(%v) = %d, a five-position cache holds %d a position", kt, got, want)
+			c := seq.ClonePrefix(5) // a cache of one key block for five positions
+			if got, want := m.KVBytesPerPosition(kt), c.KVBytes()/int64(kernels.KVCapacity(5)); got != want || got <= 0 {
+				t.Errorf("KVBytesPerPosition(%v) = %d, a one-block cache holds %d a position", kt, got, want)
 			}
 		})
 	}

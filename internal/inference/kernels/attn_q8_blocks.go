@@ -1,0 +1,173 @@
+package kernels
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// The int8 key cache in blocks, for the AVX-512 VNNI family. Over row-major
+// keys (hd bytes a position) a score is a dot product along the row, and
+// the kernels spent more instructions summing lanes horizontally and
+// converting bytes to floats than multiplying: 13–15 % of a ten-stream
+// decode step's CPU for stories15M and SmolLM2-135M on a Zen 5 host. In
+// blocks, lanes are positions: block b of a head holds positions 16b …
+// 16b+15, chunk c of it (64 bytes at c·64) the key bytes 4c … 4c+3 of each
+// of the sixteen positions (position 16b+i at 4i). One VPDPBUSD then
+// multiplies a chunk by four query bytes broadcast to every lane, and a
+// block's sixteen scores come out of hd/4 of them with no horizontal sum.
+// Measured on the Zen 5 host: one score call over 256 positions of a
+// 48-value head took 104 ns against 350 over row-major keys, and the
+// attention of a ten-stream decode step (BenchmarkAttnQ8DecodeStep, scores,
+// softmax and weighted sums) went from 0.89–0.90 of the half-precision
+// cache's time to 0.69–0.70 for both the 15M and the 135M shape. The
+// kernel also prefetches the value rows of the positions it scores: without
+// that the step's attention took 0.74–0.88 of the half-precision time.
+//
+// VPDPBUSD multiplies unsigned bytes by signed ones, so the keys are
+// stored +128 (k XOR 0x80) and the query is the signed side: a head's query
+// is rounded to int8 with one scale per head (absmax / 127, as
+// QuantizeKVRow rounds cache rows; llama.cpp likewise rounds the query to
+// Q8_0 to take its product with a q8_0 key cache), and each head's integer
+// sum starts at −128·Σq to take the bias out. The integer sums are exact;
+// the score is float32(sum) · (query scale · scale) · key scale, in that
+// order in the kernel and in attnScoresQ8BlocksGo alike, so the two agree
+// bit for bit.
+//
+// The layout only permutes bytes within a block, so a head's cache keeps
+// its size; caches are allocated in whole blocks (KVCapacity) so that a
+// kernel may read a whole last block. Which layout the cache has is fixed
+// when the kernels are chosen (keyBlocks); the caches of a process are all
+// written and read with it.
+
+// keyBlock is the positions of a key block.
+const keyBlock = 16
+
+// keyBlocks reports whether the int8 key cache is in blocks (set with the
+// kernels at start-up; tests switch it with the kernel family).
+var keyBlocks bool
+
+// blockScoresVec reports whether the vector kernel over blocked keys,
+// attnScoresQ8BlocksAsm, is in use. It is called directly rather than
+// through a function variable: a call through a variable makes the query
+// buffers below escape, and a heap allocation per call cost six times the
+// kernel's own time.
+var blockScoresVec bool
+
+// KVCapacity is the positions a KV cache for need positions is allocated
+// with: need rounded up to whole key blocks.
+func KVCapacity(need int) int { return (need + keyBlock - 1) / keyBlock * keyBlock }
+
+// StoreKeyQ8 rounds the key row of position p to int8 and stores it and
+// its scale in one KV head's key cache (keys and kscale from position
+// zero), in the layout the kernels in use read.
+func StoreKeyQ8(keys []int8, kscale []float32, p int, row []float32) {
+	hd := len(row)
+	if !keyBlocks {
+		kscale[p] = QuantizeKVRow(keys[p*hd:(p+1)*hd], row)
+		return
+	}
+	sc := q8Scratch.Get().(*queryQ8)
+	defer q8Scratch.Put(sc)
+	sc.grow(1, hd)
+	tmp := sc.q
+	kscale[p] = QuantizeKVRow(tmp, row)
+	blk := keys[p/keyBlock*keyBlock*hd:][:keyBlock*hd]
+	lane := 4 * (p % keyBlock)
+	for c := 0; c < hd/4; c++ {
+		d := blk[64*c+lane : 64*c+lane+4]
+		for i := range 4 {
+			d[i] = tmp[4*c+i] ^ -128
+		}
+	}
+}
+
+// keyQ8 returns key value d of position p from a head's key cache in the
+// current layout (for tests).
+func keyQ8(keys []int8, hd, p, d int) int8 {
+	if !keyBlocks {
+		return keys[p*hd+d]
+	}
+	return keys[p/keyBlock*keyBlock*hd+64*(d/4)+4*(p%keyBlock)+d%4] ^ -128
+}
+
+// queryQ8 is the int8 form of a group's queries for the blocked kernels:
+// each head's values, its correction −128·Σq and its multiplier (query
+// scale · score scale).
+type queryQ8 struct {
+	q  []int8
+	qc []int32
+	qm []float32
+}
+
+// q8Scratch holds queryQ8 buffers for reuse: QuantizeKVRow reaches its
+// kernels through function variables, so buffers on the stack would escape
+// and cost an allocation per call.
+var q8Scratch = sync.Pool{New: func() any { return new(queryQ8) }}
+
+// grow sizes the buffers for g heads of hd values.
+func (qq *queryQ8) grow(g, hd int) {
+	if cap(qq.q) < g*hd {
+		qq.q = make([]int8, g*hd)
+	}
+	if cap(qq.qc) < g {
+		qq.qc, qq.qm = make([]int32, g), make([]float32, g)
+	}
+	qq.q, qq.qc, qq.qm = qq.q[:g*hd], qq.qc[:g], qq.qm[:g]
+}
+
+func (qq *queryQ8) set(q []float32, hd int, scale float32) {
+	g := len(q) / hd
+	for j := range g {
+		qj := qq.q[j*hd : (j+1)*hd]
+		d := QuantizeKVRow(qj, q[j*hd:(j+1)*hd])
+		var s int32
+		for _, v := range qj {
+			s += int32(v)
+		}
+		qq.qc[j], qq.qm[j] = -128*s, d*scale
+	}
+}
+
+// attnScoresQ8Blocks computes the scores of AttnScoresGroupQ8 over blocked
+// keys: the queries rounded to int8, then the kernel (or its Go mirror).
+func attnScoresQ8Blocks(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, from, span int, scale float32) {
+	g := len(q) / hd
+	qq := q8Scratch.Get().(*queryQ8)
+	defer q8Scratch.Put(qq)
+	qq.grow(g, hd)
+	qq.set(q, hd, scale)
+	// The kernel reads whole blocks: from the one holding from to the one
+	// holding the last position.
+	b0, b1 := from/keyBlock, (from+span+keyBlock-1)/keyBlock
+	keys, kscale = keys[b0*keyBlock*hd:b1*keyBlock*hd], kscale[b0*keyBlock:b1*keyBlock]
+	lane0 := from - b0*keyBlock
+	if blockScoresVec && hd%groupVecMinDim == 0 {
+		// The value rows of a position are at the same offset from the
+		// head's start as its key block: only an address for PREFETCHT0.
+		vdelta := 0
+		if len(values) >= b1*keyBlock*hd {
+			vdelta = int(uintptr(unsafe.Pointer(&values[0]))-uintptr(unsafe.Pointer(&keys[0]))) + b0*keyBlock*hd
+		}
+		attnScoresQ8BlocksAsm(scores, span*4, qq.q, qq.qc, qq.qm, keys, kscale, hd, lane0, span, vdelta)
+		return
+	}
+	attnScoresQ8BlocksGo(scores, span, *qq, keys, kscale, hd, lane0, span)
+}
+
+// attnScoresQ8BlocksGo is the kernel's arithmetic in Go: head j's score of
+// position lane0+p of the blocks at scores[j·stride+p].
+func attnScoresQ8BlocksGo(scores []float32, stride int, qq queryQ8, keys []int8, kscale []float32, hd, lane0, n int) {
+	for j := range qq.qc {
+		qj := qq.q[j*hd : (j+1)*hd]
+		for p := range n {
+			l := lane0 + p
+			blk := keys[l/keyBlock*keyBlock*hd:]
+			sum := qq.qc[j]
+			for d, qv := range qj {
+				k := uint8(blk[64*(d/4)+4*(l%keyBlock)+d%4])
+				sum += int32(k) * int32(qv)
+			}
+			scores[j*stride+p] = float32(sum) * qq.qm[j] * kscale[l]
+		}
+	}
+}
