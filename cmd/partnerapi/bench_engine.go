@@ -162,16 +162,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			err := benchEngineCase(ctx, tmp, sh, typ, kvType, *prompt, *gen, *repeat, streams, func(res engineResult) error {
-				// Bandwidth is probed before the run and again after each
-				// case, and the best figure so far is the roofline: the
-				// available bandwidth of a shared machine drifts with its
-				// neighbours, and a decode that read faster than a later,
-				// unlucky probe must not count as more than the roofline.
-				bw := probe.measure(4)
-				res.BandwidthGBs = bw / 1e9
-				res.RooflineFraction = res.DecodeTokS / float64(res.Streams) * float64(res.WeightBytesToken) / bw
-				res.RooflineFractionKV = res.DecodeTokS / float64(res.Streams) * float64(res.stepBytes()) / bw
+			err := benchEngineCase(ctx, tmp, sh, typ, kvType, *prompt, *gen, *repeat, streams, probe, func(res engineResult) error {
 				if *asJSON {
 					return json.NewEncoder(io.out).Encode(res)
 				}
@@ -198,7 +189,7 @@ func findShape(name string) (engineShape, bool) {
 
 // benchEngineCase writes one random-weight model, serves it with the local
 // engine and reports a result per stream count.
-func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, kvType model.KVType, prompt, gen, repeat int, streams []int, report func(engineResult) error) error {
+func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, kvType model.KVType, prompt, gen, repeat int, streams []int, probe *bandwidthProbe, report func(engineResult) error) error {
 	name := sh.name + "-" + strings.ToLower(typ.String())
 	caseDir := filepath.Join(dir, name)
 	if err := os.Mkdir(caseDir, 0o755); err != nil {
@@ -238,23 +229,44 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	}
 	// Repetitions interleave the stream counts, so that a burst of load
 	// from elsewhere on a shared machine hits all of them alike.
+	//
+	// The bandwidth is probed right before and right after every
+	// measurement, and the higher of the two is that measurement's
+	// roofline: the bandwidth a shared machine gives drifts with its
+	// neighbours (the Zen 5 VM alternated between periods of ~45 and of
+	// 60–76 GB/s, minutes apart, and decode followed), so a decode is held
+	// to the bandwidth of its own minute, and never to less than was
+	// available around it. The reported fractions are the medians of the
+	// measurements' own.
 	prefills := make([][]float64, len(streams))
 	decodes := make([][]float64, len(streams))
 	spans := make([][]float64, len(streams))
+	bws := make([][]float64, len(streams))
+	fracs, fracsKV := make([][]float64, len(streams)), make([][]float64, len(streams))
+	kvPerPos := float64(m.Net.KVBytesPerPosition(kvType))
 	for range repeat {
 		for i, n := range streams {
+			before := probe.now(2)
 			w, err := measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen)
 			if err != nil {
 				return err
 			}
+			bw := max(before, probe.now(2))
 			prefills[i], decodes[i], spans[i] = append(prefills[i], w.prefill), append(decodes[i], w.decode), append(spans[i], w.span)
+			bws[i] = append(bws[i], bw)
+			perStream := w.decode / float64(n)
+			fracs[i] = append(fracs[i], perStream*float64(res.WeightBytesToken)/bw)
+			kvToken := int64(w.span * kvPerPos)
+			fracsKV[i] = append(fracsKV[i], perStream*float64(res.WeightBytesToken+int64(n)*kvToken)/bw)
 		}
 	}
 	for i, n := range streams {
 		r := res
 		r.Streams = n
 		r.PrefillTokS, r.DecodeTokS = median(prefills[i]), median(decodes[i])
-		r.KVBytesToken = int64(median(spans[i]) * float64(m.Net.KVBytesPerPosition(kvType)))
+		r.KVBytesToken = int64(median(spans[i]) * kvPerPos)
+		r.BandwidthGBs = median(bws[i]) / 1e9
+		r.RooflineFraction, r.RooflineFractionKV = median(fracs[i]), median(fracsKV[i])
 		if err := report(r); err != nil {
 			return err
 		}
@@ -392,6 +404,13 @@ func newBandwidthProbe(n int) *bandwidthProbe {
 		p.buf[i] = 1
 	}
 	return p
+}
+
+// now runs passes timed passes and returns the best rate among them in
+// bytes per second.
+func (p *bandwidthProbe) now(passes int) float64 {
+	p.best = 0
+	return p.measure(passes)
 }
 
 // measure runs passes more timed passes and returns the best rate seen by
