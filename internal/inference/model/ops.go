@@ -115,6 +115,12 @@ func normWork(rows, w int) int { return rows * w * 16 }
 // some eight quantised multiply-adds' worth in the vector kernel.
 func siluWork(rows, w int) int { return rows * w * 8 }
 
+// storeWork converts storeRange over rows rows of w query, key and value
+// values into kernels.ParallelFor's units: a rotation or a rounding to int8
+// and a scatter per value, some eight multiply-adds' worth, so that ten
+// decoding streams spread it and a lone one keeps it on the caller.
+func storeWork(rows, w int) int { return rows * w * 8 }
+
 // scoresPool recycles the per-worker score rows of attention, so that a
 // decode step allocates nothing for them.
 var scoresPool = sync.Pool{New: func() any { return new([]float32) }}
