@@ -72,7 +72,7 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 	buf := activationPool.Get().(*activationBuffer)
 	defer activationPool.Put(buf)
 	buf.reset()
-	buf.prepare(w.Type, x, w.Cols, nTokens)
+	buf.prepare(w, x, w.Cols, nTokens)
 	defer buf.release()
 	unit := rowUnit()
 	parallelFor((w.Rows+unit-1)/unit, w.Rows*w.Cols*nTokens, func(lo, hi int) {
@@ -131,11 +131,17 @@ func (b *activationBuffer) reset() { b.prepared = [actKinds + 1]bool{} }
 
 // prepare makes the activations that weights of type t read from the
 // nTokens vectors of x, unless an earlier call since reset already did.
-func (b *activationBuffer) prepare(t gguf.GGMLType, x []float32, cols, nTokens int) {
+func (b *activationBuffer) prepare(w Matrix, x []float32, cols, nTokens int) {
+	t := w.Type
 	if tiledType(t) {
+		// Only Q4_0 rows outside a packed group read the offset
+		// corrections.
+		cq := t == gguf.Q4_0 && (!tilePacked || w.packed == nil || w.Rows%packGroup != 0)
 		if !b.prepared[actKinds] {
-			b.tiles.prepare(x, cols, nTokens)
+			b.tiles.prepareFor(x, cols, nTokens, cq)
 			b.prepared[actKinds] = true
+		} else if cq {
+			b.tiles.corrections()
 		}
 		return
 	}

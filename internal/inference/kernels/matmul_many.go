@@ -36,7 +36,7 @@ func MatMulMany(ops []MatMulOp, x []float32, nTokens int) {
 	defer activationPool.Put(buf)
 	buf.reset()
 	for _, op := range ops {
-		buf.prepare(op.W.Type, x, cols, nTokens)
+		buf.prepare(op.W, x, cols, nTokens)
 	}
 	defer buf.release()
 	// The rows of all ops form one index space of units of rowUnit rows:

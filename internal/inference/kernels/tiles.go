@@ -34,6 +34,7 @@ type q8Tiles struct {
 	corr        []int16
 	cq          []float32
 	biased      bool
+	hasCQ       bool // cq holds the offset corrections (prepareFor)
 	c8, c4      []int32 // the packed kernels' block corrections (blockSums)
 }
 
@@ -80,7 +81,18 @@ func tileGroups(n int, fn func(t0, size int)) {
 // a packed matrix's tail rows then run in AVX2, which gives the VNNI
 // tiles' bits) and carry their block sums.
 func (p *q8Tiles) prepare(x []float32, cols, n int) {
-	p.prepareBiased(x, cols, n, tileBiased && n > 1 && !tilePacked)
+	p.prepareFor(x, cols, n, true)
+}
+
+// prepareFor is prepare that leaves out the Q4_0 offset corrections (cq)
+// when withCQ is false and the packed kernels are in use: only the one-row
+// tiles read them, for matrices without a packed form and rows past a
+// matrix's last whole group, and at 2–3 % of a ten-stream decode step's
+// CPU, on the calling goroutine while the other workers wait, they are
+// worth computing only for the products that read them (corrections adds
+// them later).
+func (p *q8Tiles) prepareFor(x []float32, cols, n int, withCQ bool) {
+	p.prepareBiasedCQ(x, cols, n, tileBiased && n > 1 && !tilePacked, withCQ || !tilePacked)
 	if tilePacked {
 		p.blockSums()
 	}
@@ -88,6 +100,21 @@ func (p *q8Tiles) prepare(x []float32, cols, n int) {
 
 // prepareBiased is prepare with the choice of bias made by the caller.
 func (p *q8Tiles) prepareBiased(x []float32, cols, n int, biased bool) {
+	p.prepareBiasedCQ(x, cols, n, biased, true)
+}
+
+// corrections computes the offset corrections prepareFor left out.
+func (p *q8Tiles) corrections() {
+	if p.hasCQ {
+		return
+	}
+	tileGroups(p.n, func(t0, T int) {
+		blockCorrections(p.cq[t0*p.nb:(t0+T)*p.nb], p.qs[t0*p.cols:(t0+T)*p.cols], p.d[t0*p.nb:])
+	})
+	p.hasCQ = true
+}
+
+func (p *q8Tiles) prepareBiasedCQ(x []float32, cols, n int, biased, withCQ bool) {
 	nb := cols / QK8_0
 	p.n, p.cols, p.nb = n, cols, nb
 	p.qs = grow(p.qs, n*cols)
@@ -102,8 +129,11 @@ func (p *q8Tiles) prepareBiased(x []float32, cols, n int, biased bool) {
 			xOff, dOff := t0*cols+QK8_0*k, t0*nb+k
 			quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:])
 		}
-		blockCorrections(p.cq[t0*nb:(t0+T)*nb], p.qs[t0*cols:(t0+T)*cols], p.d[t0*nb:])
+		if withCQ {
+			blockCorrections(p.cq[t0*nb:(t0+T)*nb], p.qs[t0*cols:(t0+T)*cols], p.d[t0*nb:])
+		}
 	})
+	p.hasCQ = withCQ
 	p.biased = biased
 	if biased {
 		biasBytes(p.qs[:n*cols])
