@@ -34,7 +34,7 @@ type q8Tiles struct {
 	corr        []int16
 	cq          []float32
 	biased      bool
-	hasCQ       bool // cq holds the offset corrections (prepareFor)
+	hasCQ       bool    // cq holds the offset corrections (prepareFor)
 	c8, c4      []int32 // the packed kernels' block corrections (blockSums)
 }
 
