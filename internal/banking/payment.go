@@ -178,7 +178,9 @@ type StoredPayment struct {
 	Kind  DocKind
 	Doc   Payment // without DigestSignatures
 	// DocJSON, when set, is Doc encoded by the service, so a store keeps
-	// these bytes instead of encoding the document a second time.
+	// these bytes instead of encoding the document a second time. Nothing
+	// writes to it once it is set: a store may keep it as a string
+	// without copying it.
 	DocJSON   []byte
 	Kopecks   int64
 	Status    string

@@ -294,6 +294,12 @@ func (g *GroupCommit[T]) commit(batch []*groupItem[T]) {
 // tx runs write in one transaction under the committer's own deadline (one
 // caller's cancelled request must not abort the others' batch). A panic in
 // write becomes an error, since no caller's stack is there to receive it.
+// On SQLite the deadline bounds only the wait for the writer connection
+// (txUninterrupted): the batch's statements run without it, because the
+// driver watches a cancellable context with a goroutine and a progress
+// handler for every statement, eight or so per batch, and nothing in a
+// batch waits on anything a deadline could end that busy_timeout does not
+// already bound.
 func (g *GroupCommit[T]) tx(items []T) (outcomes []error, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
 	defer cancel()
@@ -312,9 +318,13 @@ func (g *GroupCommit[T]) tx(items []T) (outcomes []error, err error) {
 		}
 		return outcomes, nil
 	}
-	err = g.db.Tx(ctx, func(tx *sql.Tx) error {
+	run, wctx := g.db.Tx, ctx
+	if g.db.Dialect == SQLite {
+		run, wctx = g.db.txUninterrupted, context.WithoutCancel(ctx)
+	}
+	err = run(ctx, func(tx *sql.Tx) error {
 		var werr error
-		outcomes, werr = g.write(ctx, tx, items)
+		outcomes, werr = g.write(wctx, tx, items)
 		if werr == nil && len(outcomes) != len(items) {
 			werr = fmt.Errorf("group commit: %d outcomes for %d items", len(outcomes), len(items))
 		}

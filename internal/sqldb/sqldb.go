@@ -69,6 +69,12 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	return runTx(tx, fn)
+}
+
+// runTx runs fn in tx and commits it, or rolls back when fn returns an
+// error or panics.
+func runTx(tx *sql.Tx, fn func(tx *sql.Tx) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			_ = tx.Rollback()
@@ -85,6 +91,26 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// txUninterrupted is Tx whose ctx bounds only the wait for a writer
+// connection: the transaction itself runs under ctx without its deadline or
+// cancellation. The SQLite driver starts a goroutine and sets a progress
+// handler for every statement run under a context that can end, to
+// interrupt it; a group commit's batch pays that for its BEGIN, every
+// INSERT and its COMMIT, while on SQLite the only waits inside a
+// transaction are for locks, which busy_timeout bounds anyway.
+func (db *DB) txUninterrupted(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	conn, err := db.W.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	return runTx(tx, fn)
 }
 
 // Rewrite turns the dialect-neutral spellings of a migration into the
