@@ -170,11 +170,16 @@ for H in (1, 2, 3):
 // func attnWeightedSumQ8x{H}AVX512(out *float32, w *float32, wstride int, v *int8, vs *float32, hd, n int)
 //
 // Up to sixty-four values of each head (four accumulators) per pass over
-// the positions; every output value is a chain of fused multiply-adds over
-// the positions in order from zero, each adding (w_p · vs_p) · v_p, whatever
-// the head size and the heads in the pass. Head j's weights are at w +
-// j·wstride bytes, its output at out + j·hd values.
-TEXT ·attnWeightedSumQ8x{H}AVX512(SB), NOSPLIT, $0-56
+// the positions. The coefficients c_p = w_p · vs_p of sixteen positions at
+// a time are multiplied as one vector into the frame (head j's at 64·j(SP))
+// and broadcast from there once a head and position, and even and odd
+// positions go into two sets of accumulators, added at the end: the chains
+// are half as long, so a head of 48 values (three accumulators) is no
+// longer bound by one FMA's latency per position. Every output value gets
+// the same operations whatever the head size and the heads in the pass.
+// Head j's weights are at w + j·wstride bytes, its output at out + j·hd
+// values.
+TEXT ·attnWeightedSumQ8x{H}AVX512(SB), NOSPLIT, ${64*H}-56
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ wstride+16(FP), R11
@@ -184,13 +189,8 @@ TEXT ·attnWeightedSumQ8x{H}AVX512(SB), NOSPLIT, $0-56
 	MOVQ R13, R12
 	SHRQ $4, R12
 	MOVQ n+48(FP), CX
-	LEAQ (R13*4), R15
 	LEAQ (SI)(R11*1), R8
 	LEAQ (R8)(R11*1), R14
-
-	// The rows 32 positions on are asked for while the pass walks.
-	MOVQ R13, AX
-	SHLQ $5, AX
 
 next:
 	CMPQ R12, $4
@@ -203,35 +203,74 @@ next:
 	JEQ  pass1
 	VZEROUPPER
 	RET''')
+    wptr = ['SI', 'R8', 'R14']
     for k in (4, 3, 2, 1):
+        A = lambda j, i: f'Z{4*j+i}'
+        B = lambda j, i: f'Z{12+4*j+i}'
+        rows = [f'Z{24+i}' for i in range(k)]
         w(f'\npass{k}:')
         for j in range(H):
             for i in range(k):
-                w(f'\tVPXORD Z{4*j+i}, Z{4*j+i}, Z{4*j+i}')
-        w('\tMOVQ   BX, DX\n\tXORQ   R10, R10\n')
-        w(f'pos{k}:')
-        w('\tPREFETCHT0   (DX)(AX*1)')
-        for i in range(k):
-            w(f'\tVPMOVSXBD    {16*i}(DX), Z{16+i}' if i else '\tVPMOVSXBD    (DX), Z16')
-        for i in range(k):
-            w(f'\tVCVTDQ2PS    Z{16+i}, Z{16+i}')
+                w(f'\tVPXORD {A(j,i)}, {A(j,i)}, {A(j,i)}')
+                w(f'\tVPXORD {B(j,i)}, {B(j,i)}, {B(j,i)}')
+        w(f'''	MOVQ   BX, DX
+	XORQ   R10, R10
+
+chunk{k}:
+	// The chunk's positions: min(16, n − R10), and their lane mask; the
+	// row scales four chunks on are asked for.
+	PREFETCHT0 256(R9)(R10*4)
+	MOVQ   CX, R11
+	SUBQ   R10, R11
+	CMPQ   R11, $16
+	JLE    part{k}
+	MOVQ   $16, R11
+
+part{k}:
+	MOVQ   $-1, R15
+	BZHIQ  R11, R15, R15
+	KMOVW  R15, K1''')
         for j in range(H):
-            m = ['(SI)(R10*4)', '(R8)(R10*4)', '(R14)(R10*4)'][j]
-            w(f'\tVMOVSS       {m}, X{20+j}\n\tVMULSS       (R9)(R10*4), X{20+j}, X{20+j}\n\tVBROADCASTSS X{20+j}, Z{20+j}')
+            w(f'''	VMOVUPS.Z ({wptr[j]})(R10*4), K1, Z31
+	VMULPS  (R9)(R10*4), Z31, K1, Z31
+	VMOVUPS Z31, {64*j}(SP)''')
+        w(f'''	XORQ   AX, AX
+
+pos{k}:''')
+        for half, acc in ((0, A), (1, B)):
+            if half == 1:
+                w(f'''	INCQ AX
+	ADDQ R13, DX
+	CMPQ AX, R11
+	JGE  done{k}''')
+            w('\tPREFETCHT0 2048(DX)')
             for i in range(k):
-                w(f'\tVFMADD231PS  Z{20+j}, Z{16+i}, Z{4*j+i}')
-        w(f'\tADDQ         R13, DX\n\tINCQ         R10\n\tCMPQ         R10, CX\n\tJLT          pos{k}\n')
+                w(f'\tVPMOVSXBD {16*i}(DX), {rows[i]}' if i else f'\tVPMOVSXBD (DX), {rows[i]}')
+            for i in range(k):
+                w(f'\tVCVTDQ2PS {rows[i]}, {rows[i]}')
+            for j in range(H):
+                w(f'\tVBROADCASTSS {64*j}(SP)(AX*4), Z{28+j}')
+                for i in range(k):
+                    w(f'\tVFMADD231PS Z{28+j}, {rows[i]}, {acc(j,i)}')
+        w(f'''	ADDQ R13, DX
+	INCQ AX
+	CMPQ AX, R11
+	JLT  pos{k}
+
+done{k}:
+	ADDQ R11, R10
+	CMPQ R10, CX
+	JLT  chunk{k}
+''')
         for j in range(H):
-            if j == 0:
-                base = 'DI'
-            elif j == 1:
-                w('\tLEAQ    (DI)(R15*1), DX')
-                base = 'DX'
-            else:
-                w('\tLEAQ    (DX)(R15*1), R10')
-                base = 'R10'
+            base = ['DI', 'DX', 'R10'][j]
+            if j == 1:
+                w('\tLEAQ    (DI)(R13*4), DX')
+            elif j == 2:
+                w('\tLEAQ    (DX)(R13*4), R10')
             for i in range(k):
-                w(f'\tVMOVUPS Z{4*j+i}, {64*i}({base})' if i else f'\tVMOVUPS Z{4*j}, ({base})')
+                w(f'\tVADDPS  {B(j,i)}, {A(j,i)}, {A(j,i)}')
+                w(f'\tVMOVUPS {A(j,i)}, {64*i}({base})' if i else f'\tVMOVUPS {A(j,i)}, ({base})')
         w(f'\tADDQ    ${64*k}, DI\n\tADDQ    ${16*k}, BX\n\tSUBQ    ${k}, R12\n\tJMP     next')
 
 import os
