@@ -16,22 +16,29 @@ import (
 // multiplies a chunk by four query bytes broadcast to every lane, and a
 // block's sixteen scores come out of hd/4 of them with no horizontal sum.
 // Measured on the Zen 5 host: one score call over 256 positions of a
-// 48-value head took 104 ns against 350 over row-major keys, and the
+// 48-value head took 104 ns against 350 over row-major keys with one query
+// scale a head, 180 ns with a scale per 32 values (below), and the
 // attention of a ten-stream decode step (BenchmarkAttnQ8DecodeStep, scores,
 // softmax and weighted sums) went from 0.89–0.90 of the half-precision
-// cache's time to 0.69–0.70 for both the 15M and the 135M shape. The
-// kernel also prefetches the value rows of the positions it scores: without
-// that the step's attention took 0.74–0.88 of the half-precision time.
+// cache's time to 0.69–0.70 (0.71 with the scales per 32 values) for both
+// the 15M and the 135M shape. The kernel also prefetches the value rows of
+// the positions it scores: without that the step's attention took
+// 0.74–0.88 of the half-precision time.
 //
 // VPDPBUSD multiplies unsigned bytes by signed ones, so the keys are
 // stored +128 (k XOR 0x80) and the query is the signed side: a head's query
-// is rounded to int8 with one scale per head (absmax / 127, as
-// QuantizeKVRow rounds cache rows; llama.cpp likewise rounds the query to
-// Q8_0 to take its product with a q8_0 key cache), and each head's integer
-// sum starts at −128·Σq to take the bias out. The integer sums are exact;
-// the score is float32(sum) · (query scale · scale) · key scale, in that
-// order in the kernel and in attnScoresQ8BlocksGo alike, so the two agree
-// bit for bit.
+// is rounded to int8 in blocks of 32 values (the last one 16 for heads of
+// 48), each with its own scale (absmax / 127, as QuantizeKVRow rounds cache
+// rows) — llama.cpp likewise rounds the query to Q8_0 to take its product
+// with a q8_0 key cache. One scale for a whole head cost accuracy: on the
+// synthetic 135M and 15M attention shapes the logits then strayed from the
+// F16 cache's by up to 2.9 and 3.0 % of their range over 30 greedy steps,
+// against 2.3 and 2.4 % with blocks of 32 and 2.2 and 2.5 % for the AVX2
+// kernels, which do not round the query. Each block's integer sum starts at
+// −128·Σq (of that block) to take the bias out and is exact; the score is
+// (Σ_b float32(sum_b) · (block scale · scale)) · key scale, the blocks
+// added in order from zero, in the kernel and in attnScoresQ8BlocksGo
+// alike, so the two agree bit for bit.
 //
 // The layout only permutes bytes within a block, so a head's cache keeps
 // its size; caches are allocated in whole blocks (KVCapacity) so that a
@@ -91,13 +98,18 @@ func keyQ8(keys []int8, hd, p, d int) int8 {
 }
 
 // queryQ8 is the int8 form of a group's queries for the blocked kernels:
-// each head's values, its correction −128·Σq and its multiplier (query
+// each head's values, and per head and block of queryBlock values (head j's
+// block b at j·nb+b) the correction −128·Σq and the multiplier (block
 // scale · score scale).
 type queryQ8 struct {
+	nb int
 	q  []int8
 	qc []int32
 	qm []float32
 }
+
+// queryBlock is the values of a query block: Q8_0's.
+const queryBlock = 32
 
 // q8Scratch holds queryQ8 buffers for reuse: QuantizeKVRow reaches its
 // kernels through function variables, so buffers on the stack would escape
@@ -106,25 +118,29 @@ var q8Scratch = sync.Pool{New: func() any { return new(queryQ8) }}
 
 // grow sizes the buffers for g heads of hd values.
 func (qq *queryQ8) grow(g, hd int) {
+	qq.nb = (hd + queryBlock - 1) / queryBlock
 	if cap(qq.q) < g*hd {
 		qq.q = make([]int8, g*hd)
 	}
-	if cap(qq.qc) < g {
-		qq.qc, qq.qm = make([]int32, g), make([]float32, g)
+	if n := g * qq.nb; cap(qq.qc) < n {
+		qq.qc, qq.qm = make([]int32, n), make([]float32, n)
 	}
-	qq.q, qq.qc, qq.qm = qq.q[:g*hd], qq.qc[:g], qq.qm[:g]
+	qq.q, qq.qc, qq.qm = qq.q[:g*hd], qq.qc[:g*qq.nb], qq.qm[:g*qq.nb]
 }
 
 func (qq *queryQ8) set(q []float32, hd int, scale float32) {
 	g := len(q) / hd
 	for j := range g {
-		qj := qq.q[j*hd : (j+1)*hd]
-		d := QuantizeKVRow(qj, q[j*hd:(j+1)*hd])
-		var s int32
-		for _, v := range qj {
-			s += int32(v)
+		for b := range qq.nb {
+			lo, hi := j*hd+b*queryBlock, j*hd+min((b+1)*queryBlock, hd)
+			qb := qq.q[lo:hi]
+			d := QuantizeKVRow(qb, q[lo:hi])
+			var s int32
+			for _, v := range qb {
+				s += int32(v)
+			}
+			qq.qc[j*qq.nb+b], qq.qm[j*qq.nb+b] = -128*s, d*scale
 		}
-		qq.qc[j], qq.qm[j] = -128*s, d*scale
 	}
 }
 
@@ -141,14 +157,14 @@ func attnScoresQ8Blocks(scores, q []float32, keys []int8, kscale []float32, valu
 	b0, b1 := from/keyBlock, (from+span+keyBlock-1)/keyBlock
 	keys, kscale = keys[b0*keyBlock*hd:b1*keyBlock*hd], kscale[b0*keyBlock:b1*keyBlock]
 	lane0 := from - b0*keyBlock
-	if blockScoresVec && hd%groupVecMinDim == 0 {
+	if blockScoresVec && hd%groupVecMinDim == 0 && hd <= 8*queryBlock {
 		// The value rows of a position are at the same offset from the
 		// head's start as its key block: only an address for PREFETCHT0.
 		vdelta := 0
 		if len(values) >= b1*keyBlock*hd {
 			vdelta = int(uintptr(unsafe.Pointer(&values[0]))-uintptr(unsafe.Pointer(&keys[0]))) + b0*keyBlock*hd
 		}
-		attnScoresQ8BlocksAsm(scores, span*4, qq.q, qq.qc, qq.qm, keys, kscale, hd, lane0, span, vdelta)
+		attnScoresQ8BlocksAsm(scores, span*4, qq, keys, kscale, hd, lane0, span, vdelta)
 		return
 	}
 	attnScoresQ8BlocksGo(scores, span, *qq, keys, kscale, hd, lane0, span)
@@ -157,17 +173,22 @@ func attnScoresQ8Blocks(scores, q []float32, keys []int8, kscale []float32, valu
 // attnScoresQ8BlocksGo is the kernel's arithmetic in Go: head j's score of
 // position lane0+p of the blocks at scores[j·stride+p].
 func attnScoresQ8BlocksGo(scores []float32, stride int, qq queryQ8, keys []int8, kscale []float32, hd, lane0, n int) {
-	for j := range qq.qc {
-		qj := qq.q[j*hd : (j+1)*hd]
+	for j := range len(qq.q) / hd {
 		for p := range n {
 			l := lane0 + p
 			blk := keys[l/keyBlock*keyBlock*hd:]
-			sum := qq.qc[j]
-			for d, qv := range qj {
-				k := uint8(blk[64*(d/4)+4*(l%keyBlock)+d%4])
-				sum += int32(k) * int32(qv)
+			var s float32
+			for b := range qq.nb {
+				sum := qq.qc[j*qq.nb+b]
+				for d := b * queryBlock; d < min((b+1)*queryBlock, hd); d++ {
+					k := uint8(blk[64*(d/4)+4*(l%keyBlock)+d%4])
+					sum += int32(k) * int32(qq.q[j*hd+d])
+				}
+				// The conversion keeps the product rounded on its own,
+				// as VMULPS then VADDPS round it (no fused multiply-add).
+				s += float32(float32(sum) * qq.qm[j*qq.nb+b])
 			}
-			scores[j*stride+p] = float32(sum) * qq.qm[j] * kscale[l]
+			scores[j*stride+p] = s * kscale[l]
 		}
 	}
 }

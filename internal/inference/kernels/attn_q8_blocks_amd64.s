@@ -8,31 +8,33 @@
 // (attn_q8_blocks.go): chunk c of a block is the key bytes 4c..4c+3 of its
 // sixteen positions, stored +128, so one VPDPBUSD multiplies a 64-byte
 // chunk (lanes are positions) by four int8 query bytes broadcast from
-// memory and adds sixteen positions' partial sums; no horizontal sums. A
-// head's sums start at its correction, −128·Σq, so they end exact; the
-// score is float(sum) · (the head's query scale · scale) · key scale. Every
-// head gets the same instructions in every pass, so results do not depend
-// on the pass; positions outside [from, from+n) are computed but not
-// stored (the store is masked).
+// memory and adds sixteen positions' partial sums; no horizontal sums. The
+// query is in blocks of 32 values (a last one of 16 for heads of 48), each
+// with its scale: a head's integer sum over a query block starts at the
+// block's correction, −128·Σq, so it ends exact, and is added to the head's
+// float sum as float(sum) · (block scale · scale); the score is that times
+// the key scale. Every head gets the same instructions in every pass, so
+// results do not depend on the pass; positions outside [from, from+n) are
+// computed but not stored (the store is masked).
 
-// func attnScoresQ8BlocksX1(out *float32, ostride int, q *int8, qc *int32, qm *float32, k *int8, ks *float32, hd, lane0, n, vdelta int)
-TEXT ·attnScoresQ8BlocksX1(SB), NOSPLIT, $0-88
+// func attnScoresQ8BlocksX1(out *float32, ostride int, q *int8, qcm *uint32, k *int8, ks *float32, hd, lane0, n, vdelta int)
+TEXT ·attnScoresQ8BlocksX1(SB), NOSPLIT, $0-80
 	MOVQ out+0(FP), DI
 	MOVQ ostride+8(FP), R11
 	MOVQ q+16(FP), SI
-	MOVQ qc+24(FP), AX
-	MOVQ qm+32(FP), CX
-	MOVQ k+40(FP), BX
-	MOVQ ks+48(FP), R14
-	MOVQ hd+56(FP), R12
-	VPBROADCASTD 0(AX), Z24
-	VBROADCASTSS 0(CX), Z27
-	MOVQ vdelta+80(FP), R13
-	MOVQ lane0+64(FP), CX
-	MOVQ n+72(FP), DX
+	MOVQ qcm+24(FP), AX
+	MOVQ k+32(FP), BX
+	MOVQ ks+40(FP), R14
+	MOVQ hd+48(FP), R12
+	MOVQ vdelta+72(FP), R13
+	// The first block's mask leaves out the lanes before lane0, and the
+	// output pointer steps back by as many.
+	MOVQ lane0+56(FP), CX
+	MOVQ n+64(FP), DX
 	ADDQ CX, DX
-	MOVL $0xffff, AX
-	SHLL CX, AX
+	MOVL $0xffff, R10
+	SHLL CX, R10
+	KMOVW R10, K1
 	SHLQ $2, CX
 	SUBQ CX, DI
 
@@ -43,18 +45,22 @@ blk1:
 	SUBQ DX, CX
 	MOVL $0xffff, R10
 	SHRL CX, R10
-	ANDL R10, AX
+	KMOVW R10, K2
+	KANDW K2, K1, K1
 
 full1:
-	KMOVW AX, K1
-	VMOVDQA32 Z24, Z0
-	VPXORD Z3, Z3, Z3
+	VPXORD Z6, Z6, Z6
 	MOVQ BX, R15
 	XORQ R10, R10
 
-chunk1:
-	// The value rows of these positions (the same offset in the value
-	// cache, whose blocks are as long) and the keys two KB on.
+qblk1:
+	LEAQ 32(R10), CX
+	CMPQ CX, R12
+	JGT  half1
+	LEAQ (R10)(R10*2), CX
+	SHRQ $2, CX
+	VPBROADCASTD 0(AX)(CX*1), Z0
+	VPXORD Z3, Z3, Z3
 	PREFETCHT0 (R15)(R13*1)
 	PREFETCHT0 64(R15)(R13*1)
 	PREFETCHT0 2048(R15)
@@ -65,45 +71,106 @@ chunk1:
 	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
 	ADDQ $128, R15
 	ADDQ $8, R10
-	CMPQ R10, R12
-	JLT  chunk1
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	ADDQ $128, R15
+	ADDQ $8, R10
+	VPADDD Z3, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 12(AX)(CX*1), Z0, Z0
+	VADDPS Z0, Z6, Z6
+	JMP  qblk1
 
+half1:
+	CMPQ R10, R12
+	JGE  store1
+	LEAQ (R10)(R10*2), CX
+	SHRQ $2, CX
+	VPBROADCASTD 0(AX)(CX*1), Z0
+	VPXORD Z3, Z3, Z3
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	ADDQ $128, R15
+	ADDQ $8, R10
+	VPADDD Z3, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 12(AX)(CX*1), Z0, Z0
+	VADDPS Z0, Z6, Z6
+
+store1:
 	VMOVUPS (R14), Z20
-	VPADDD      Z3, Z0, Z0
-	VCVTDQ2PS   Z0, Z0
-	VMULPS      Z27, Z0, Z0
-	VMULPS      Z20, Z0, Z0
-	VMOVUPS     Z0, K1, (DI)
+	VMULPS      Z20, Z6, Z6
+	VMOVUPS     Z6, K1, (DI)
 	MOVQ R15, BX
 	ADDQ $64, R14
 	ADDQ $64, DI
-	MOVL $0xffff, AX
+	KXNORW K1, K1, K1
 	SUBQ $16, DX
 	JG   blk1
 	VZEROUPPER
 	RET
 
-// func attnScoresQ8BlocksX2(out *float32, ostride int, q *int8, qc *int32, qm *float32, k *int8, ks *float32, hd, lane0, n, vdelta int)
-TEXT ·attnScoresQ8BlocksX2(SB), NOSPLIT, $0-88
+// func attnScoresQ8BlocksX2(out *float32, ostride int, q *int8, qcm *uint32, k *int8, ks *float32, hd, lane0, n, vdelta int)
+TEXT ·attnScoresQ8BlocksX2(SB), NOSPLIT, $0-80
 	MOVQ out+0(FP), DI
 	MOVQ ostride+8(FP), R11
 	MOVQ q+16(FP), SI
-	MOVQ qc+24(FP), AX
-	MOVQ qm+32(FP), CX
-	MOVQ k+40(FP), BX
-	MOVQ ks+48(FP), R14
-	MOVQ hd+56(FP), R12
-	VPBROADCASTD 0(AX), Z24
-	VBROADCASTSS 0(CX), Z27
-	VPBROADCASTD 4(AX), Z25
-	VBROADCASTSS 4(CX), Z28
+	MOVQ qcm+24(FP), AX
+	MOVQ k+32(FP), BX
+	MOVQ ks+40(FP), R14
+	MOVQ hd+48(FP), R12
+	MOVQ vdelta+72(FP), R13
 	LEAQ (SI)(R12*1), R8
-	MOVQ vdelta+80(FP), R13
-	MOVQ lane0+64(FP), CX
-	MOVQ n+72(FP), DX
+	// The first block's mask leaves out the lanes before lane0, and the
+	// output pointer steps back by as many.
+	MOVQ lane0+56(FP), CX
+	MOVQ n+64(FP), DX
 	ADDQ CX, DX
-	MOVL $0xffff, AX
-	SHLL CX, AX
+	MOVL $0xffff, R10
+	SHLL CX, R10
+	KMOVW R10, K1
 	SHLQ $2, CX
 	SUBQ CX, DI
 
@@ -114,20 +181,25 @@ blk2:
 	SUBQ DX, CX
 	MOVL $0xffff, R10
 	SHRL CX, R10
-	ANDL R10, AX
+	KMOVW R10, K2
+	KANDW K2, K1, K1
 
 full2:
-	KMOVW AX, K1
-	VMOVDQA32 Z24, Z0
-	VPXORD Z3, Z3, Z3
-	VMOVDQA32 Z25, Z1
-	VPXORD Z4, Z4, Z4
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ BX, R15
 	XORQ R10, R10
 
-chunk2:
-	// The value rows of these positions (the same offset in the value
-	// cache, whose blocks are as long) and the keys two KB on.
+qblk2:
+	LEAQ 32(R10), CX
+	CMPQ CX, R12
+	JGT  half2
+	LEAQ (R10)(R10*2), CX
+	SHRQ $2, CX
+	VPBROADCASTD 0(AX)(CX*1), Z0
+	VPXORD Z3, Z3, Z3
+	VPBROADCASTD 4(AX)(CX*1), Z1
+	VPXORD Z4, Z4, Z4
 	PREFETCHT0 (R15)(R13*1)
 	PREFETCHT0 64(R15)(R13*1)
 	PREFETCHT0 2048(R15)
@@ -140,53 +212,129 @@ chunk2:
 	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
 	ADDQ $128, R15
 	ADDQ $8, R10
-	CMPQ R10, R12
-	JLT  chunk2
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	ADDQ $128, R15
+	ADDQ $8, R10
+	VPADDD Z3, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 12(AX)(CX*1), Z0, Z0
+	VADDPS Z0, Z6, Z6
+	VPADDD Z4, Z1, Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 16(AX)(CX*1), Z1, Z1
+	VADDPS Z1, Z7, Z7
+	JMP  qblk2
 
+half2:
+	CMPQ R10, R12
+	JGE  store2
+	LEAQ (R10)(R10*2), CX
+	SHRQ $2, CX
+	VPBROADCASTD 0(AX)(CX*1), Z0
+	VPXORD Z3, Z3, Z3
+	VPBROADCASTD 4(AX)(CX*1), Z1
+	VPXORD Z4, Z4, Z4
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	ADDQ $128, R15
+	ADDQ $8, R10
+	VPADDD Z3, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 12(AX)(CX*1), Z0, Z0
+	VADDPS Z0, Z6, Z6
+	VPADDD Z4, Z1, Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 16(AX)(CX*1), Z1, Z1
+	VADDPS Z1, Z7, Z7
+
+store2:
 	VMOVUPS (R14), Z20
-	VPADDD      Z3, Z0, Z0
-	VCVTDQ2PS   Z0, Z0
-	VMULPS      Z27, Z0, Z0
-	VMULPS      Z20, Z0, Z0
-	VMOVUPS     Z0, K1, (DI)
-	VPADDD      Z4, Z1, Z1
-	VCVTDQ2PS   Z1, Z1
-	VMULPS      Z28, Z1, Z1
-	VMULPS      Z20, Z1, Z1
-	VMOVUPS     Z1, K1, (DI)(R11*1)
+	VMULPS      Z20, Z6, Z6
+	VMOVUPS     Z6, K1, (DI)
+	VMULPS      Z20, Z7, Z7
+	VMOVUPS     Z7, K1, (DI)(R11*1)
 	MOVQ R15, BX
 	ADDQ $64, R14
 	ADDQ $64, DI
-	MOVL $0xffff, AX
+	KXNORW K1, K1, K1
 	SUBQ $16, DX
 	JG   blk2
 	VZEROUPPER
 	RET
 
-// func attnScoresQ8BlocksX3(out *float32, ostride int, q *int8, qc *int32, qm *float32, k *int8, ks *float32, hd, lane0, n, vdelta int)
-TEXT ·attnScoresQ8BlocksX3(SB), NOSPLIT, $0-88
+// func attnScoresQ8BlocksX3(out *float32, ostride int, q *int8, qcm *uint32, k *int8, ks *float32, hd, lane0, n, vdelta int)
+TEXT ·attnScoresQ8BlocksX3(SB), NOSPLIT, $0-80
 	MOVQ out+0(FP), DI
 	MOVQ ostride+8(FP), R11
 	MOVQ q+16(FP), SI
-	MOVQ qc+24(FP), AX
-	MOVQ qm+32(FP), CX
-	MOVQ k+40(FP), BX
-	MOVQ ks+48(FP), R14
-	MOVQ hd+56(FP), R12
-	VPBROADCASTD 0(AX), Z24
-	VBROADCASTSS 0(CX), Z27
-	VPBROADCASTD 4(AX), Z25
-	VBROADCASTSS 4(CX), Z28
-	VPBROADCASTD 8(AX), Z26
-	VBROADCASTSS 8(CX), Z29
+	MOVQ qcm+24(FP), AX
+	MOVQ k+32(FP), BX
+	MOVQ ks+40(FP), R14
+	MOVQ hd+48(FP), R12
+	MOVQ vdelta+72(FP), R13
 	LEAQ (SI)(R12*1), R8
 	LEAQ (R8)(R12*1), R9
-	MOVQ vdelta+80(FP), R13
-	MOVQ lane0+64(FP), CX
-	MOVQ n+72(FP), DX
+	// The first block's mask leaves out the lanes before lane0, and the
+	// output pointer steps back by as many.
+	MOVQ lane0+56(FP), CX
+	MOVQ n+64(FP), DX
 	ADDQ CX, DX
-	MOVL $0xffff, AX
-	SHLL CX, AX
+	MOVL $0xffff, R10
+	SHLL CX, R10
+	KMOVW R10, K1
 	SHLQ $2, CX
 	SUBQ CX, DI
 
@@ -197,22 +345,28 @@ blk3:
 	SUBQ DX, CX
 	MOVL $0xffff, R10
 	SHRL CX, R10
-	ANDL R10, AX
+	KMOVW R10, K2
+	KANDW K2, K1, K1
 
 full3:
-	KMOVW AX, K1
-	VMOVDQA32 Z24, Z0
-	VPXORD Z3, Z3, Z3
-	VMOVDQA32 Z25, Z1
-	VPXORD Z4, Z4, Z4
-	VMOVDQA32 Z26, Z2
-	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
 	MOVQ BX, R15
 	XORQ R10, R10
 
-chunk3:
-	// The value rows of these positions (the same offset in the value
-	// cache, whose blocks are as long) and the keys two KB on.
+qblk3:
+	LEAQ 32(R10), CX
+	CMPQ CX, R12
+	JGT  half3
+	LEAQ (R10)(R10*2), CX
+	SHRQ $2, CX
+	VPBROADCASTD 0(AX)(CX*1), Z0
+	VPXORD Z3, Z3, Z3
+	VPBROADCASTD 4(AX)(CX*1), Z1
+	VPXORD Z4, Z4, Z4
+	VPBROADCASTD 8(AX)(CX*1), Z2
+	VPXORD Z5, Z5, Z5
 	PREFETCHT0 (R15)(R13*1)
 	PREFETCHT0 64(R15)(R13*1)
 	PREFETCHT0 2048(R15)
@@ -227,29 +381,126 @@ chunk3:
 	VPDPBUSD.BCST 4(R9)(R10*1), Z17, Z5
 	ADDQ $128, R15
 	ADDQ $8, R10
-	CMPQ R10, R12
-	JLT  chunk3
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	VPDPBUSD.BCST (R9)(R10*1), Z16, Z2
+	VPDPBUSD.BCST 4(R9)(R10*1), Z17, Z5
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	VPDPBUSD.BCST (R9)(R10*1), Z16, Z2
+	VPDPBUSD.BCST 4(R9)(R10*1), Z17, Z5
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	VPDPBUSD.BCST (R9)(R10*1), Z16, Z2
+	VPDPBUSD.BCST 4(R9)(R10*1), Z17, Z5
+	ADDQ $128, R15
+	ADDQ $8, R10
+	VPADDD Z3, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 12(AX)(CX*1), Z0, Z0
+	VADDPS Z0, Z6, Z6
+	VPADDD Z4, Z1, Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 16(AX)(CX*1), Z1, Z1
+	VADDPS Z1, Z7, Z7
+	VPADDD Z5, Z2, Z2
+	VCVTDQ2PS Z2, Z2
+	VMULPS.BCST 20(AX)(CX*1), Z2, Z2
+	VADDPS Z2, Z8, Z8
+	JMP  qblk3
 
+half3:
+	CMPQ R10, R12
+	JGE  store3
+	LEAQ (R10)(R10*2), CX
+	SHRQ $2, CX
+	VPBROADCASTD 0(AX)(CX*1), Z0
+	VPXORD Z3, Z3, Z3
+	VPBROADCASTD 4(AX)(CX*1), Z1
+	VPXORD Z4, Z4, Z4
+	VPBROADCASTD 8(AX)(CX*1), Z2
+	VPXORD Z5, Z5, Z5
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	VPDPBUSD.BCST (R9)(R10*1), Z16, Z2
+	VPDPBUSD.BCST 4(R9)(R10*1), Z17, Z5
+	ADDQ $128, R15
+	ADDQ $8, R10
+	PREFETCHT0 (R15)(R13*1)
+	PREFETCHT0 64(R15)(R13*1)
+	PREFETCHT0 2048(R15)
+	PREFETCHT0 2112(R15)
+	VMOVDQU32 (R15), Z16
+	VMOVDQU32 64(R15), Z17
+	VPDPBUSD.BCST (SI)(R10*1), Z16, Z0
+	VPDPBUSD.BCST 4(SI)(R10*1), Z17, Z3
+	VPDPBUSD.BCST (R8)(R10*1), Z16, Z1
+	VPDPBUSD.BCST 4(R8)(R10*1), Z17, Z4
+	VPDPBUSD.BCST (R9)(R10*1), Z16, Z2
+	VPDPBUSD.BCST 4(R9)(R10*1), Z17, Z5
+	ADDQ $128, R15
+	ADDQ $8, R10
+	VPADDD Z3, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS.BCST 12(AX)(CX*1), Z0, Z0
+	VADDPS Z0, Z6, Z6
+	VPADDD Z4, Z1, Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS.BCST 16(AX)(CX*1), Z1, Z1
+	VADDPS Z1, Z7, Z7
+	VPADDD Z5, Z2, Z2
+	VCVTDQ2PS Z2, Z2
+	VMULPS.BCST 20(AX)(CX*1), Z2, Z2
+	VADDPS Z2, Z8, Z8
+
+store3:
 	VMOVUPS (R14), Z20
-	VPADDD      Z3, Z0, Z0
-	VCVTDQ2PS   Z0, Z0
-	VMULPS      Z27, Z0, Z0
-	VMULPS      Z20, Z0, Z0
-	VMOVUPS     Z0, K1, (DI)
-	VPADDD      Z4, Z1, Z1
-	VCVTDQ2PS   Z1, Z1
-	VMULPS      Z28, Z1, Z1
-	VMULPS      Z20, Z1, Z1
-	VMOVUPS     Z1, K1, (DI)(R11*1)
-	VPADDD      Z5, Z2, Z2
-	VCVTDQ2PS   Z2, Z2
-	VMULPS      Z29, Z2, Z2
-	VMULPS      Z20, Z2, Z2
-	VMOVUPS     Z2, K1, (DI)(R11*2)
+	VMULPS      Z20, Z6, Z6
+	VMOVUPS     Z6, K1, (DI)
+	VMULPS      Z20, Z7, Z7
+	VMOVUPS     Z7, K1, (DI)(R11*1)
+	VMULPS      Z20, Z8, Z8
+	VMOVUPS     Z8, K1, (DI)(R11*2)
 	MOVQ R15, BX
 	ADDQ $64, R14
 	ADDQ $64, DI
-	MOVL $0xffff, AX
+	KXNORW K1, K1, K1
 	SUBQ $16, DX
 	JG   blk3
 	VZEROUPPER

@@ -4,6 +4,6 @@ package kernels
 
 // attnScoresQ8BlocksAsm exists only with the assembly; blockScoresVec is
 // never set without it.
-func attnScoresQ8BlocksAsm(scores []float32, ostride int, q []int8, qc []int32, qm []float32, keys []int8, ks []float32, hd, lane0, n, vdelta int) {
+func attnScoresQ8BlocksAsm(scores []float32, ostride int, qq *queryQ8, keys []int8, ks []float32, hd, lane0, n, vdelta int) {
 	panic("kernels: no blocked-key score kernels in this build")
 }

@@ -67,16 +67,20 @@ func q8KeyCache(r *rand.Rand, span, hd int) ([]int8, []float32, []float32) {
 }
 
 // queryAsKernelSees is q as the score kernels multiply it: itself over
-// row-major keys, rounded to int8 per head (and back) over blocked ones.
+// row-major keys, rounded to int8 per block of 32 values (and back) over
+// blocked ones.
 func queryAsKernelSees(q []float32, hd int) []float32 {
 	if !keyBlocks {
 		return q
 	}
-	out, qi := make([]float32, len(q)), make([]int8, hd)
+	out, qi := make([]float32, len(q)), make([]int8, queryBlock)
 	for j := range len(q) / hd {
-		d := QuantizeKVRow(qi, q[j*hd:(j+1)*hd])
-		for i, v := range qi {
-			out[j*hd+i] = d * float32(v)
+		for b := 0; b < hd; b += queryBlock {
+			lo, hi := j*hd+b, j*hd+min(b+queryBlock, hd)
+			d := QuantizeKVRow(qi[:hi-lo], q[lo:hi])
+			for i, v := range qi[:hi-lo] {
+				out[lo+i] = d * float32(v)
+			}
 		}
 	}
 	return out

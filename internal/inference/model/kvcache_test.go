@@ -44,9 +44,10 @@ func TestKVQ8BatchInvariant(t *testing.T) {
 // range of the half-precision cache's, the tolerance
 // TestQuantisedModelsTrackF32 gives Q8_0 weights (the int8 cache measured
 // 0.9–2.0 % over 14 steps of the 135M shape on the AVX-512 kernels before
-// their keys went into blocks, 2.9 % (135M) and 3.0 % (15M) over 30 steps
-// since, the query being rounded to int8 as well, with the same greedy
-// token at 30 and 29 of them; 2.7 %
+// their keys went into blocks, 2.3 % (135M) and 2.4 % (15M) over 30 steps
+// since, the query being rounded to int8 in blocks of 32 as well (2.9 and
+// 3.0 % with one query scale per head), with the same greedy token at 30
+// and 29 of them; 2.7 %
 // (135M) and 2.1 % (15M) over 30 steps on the AVX2 ones, the same greedy
 // token at 30 and 29 of them). It logs both figures.
 func TestKVQ8TracksF16(t *testing.T) {
