@@ -10,7 +10,9 @@
 #   scripts/engine-ab.sh /tmp/pa-main /tmp/pa-branch 4 --shape 135m --quant q4_0 --streams 1,10
 #
 # Needs python3 (for the medians). Each round runs each binary once with
-# --json and the given flags.
+# --json and the given flags, the order alternating between rounds. It also
+# prints each side's per-round decode tok/s, so that a bandwidth mode
+# change (this host's single-stream figures move by a third with it) shows.
 set -euo pipefail
 if [ $# -lt 3 ]; then
   echo "usage: $0 OLD_BINARY NEW_BINARY ROUNDS [bench engine flags...]" >&2
@@ -21,7 +23,12 @@ shift 3
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for r in $(seq 1 "$rounds"); do
-  for side in old new; do
+  # Odd rounds run the old binary first, even rounds the new one, so that
+  # neither always meets what the other left behind (a warm or a cold
+  # cache, a bandwidth mode that changes within a round).
+  order="old new"
+  [ $((r % 2)) -eq 0 ] && order="new old"
+  for side in $order; do
     bin=$old
     [ "$side" = new ] && bin=$new
     "$bin" bench engine --json "$@" 2>/dev/null | sed "s/^/$side /" >>"$out/runs"
@@ -46,4 +53,9 @@ for key in sorted(cases, key=lambda k: (k[0], k[1], k[2])):
     do, dn = med("old", "decode_tok_s"), med("new", "decode_tok_s")
     po, pn = med("old", "prefill_tok_s"), med("new", "prefill_tok_s")
     print("%-6s %-5s %7d  %12.1f %12.1f %7.2f  %12.1f %12.1f %7.2f" % (key + (do, dn, dn / do, po, pn, pn / po)))
+print("decode tok/s per round, old | new:")
+for key in sorted(cases, key=lambda k: (k[0], k[1], k[2])):
+    s = cases[key]
+    fmt = lambda side: " ".join("%.1f" % c["decode_tok_s"] for c in s[side])
+    print("%-6s %-5s %7d  %s | %s" % (key + (fmt("old"), fmt("new"))))
 EOF
