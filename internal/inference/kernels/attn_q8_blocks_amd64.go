@@ -25,10 +25,6 @@ func attnScoresQ8BlocksX2(out *float32, ostride int, q *int8, qcm *uint32, k *in
 //go:noescape
 func attnScoresQ8BlocksX3(out *float32, ostride int, q *int8, qcm *uint32, k *int8, ks *float32, hd, lane0, n, vdelta int)
 
-var q8BlockScores = [3]func(out *float32, ostride int, q *int8, qcm *uint32, k *int8, ks *float32, hd, lane0, n, vdelta int){
-	attnScoresQ8BlocksX1, attnScoresQ8BlocksX2, attnScoresQ8BlocksX3,
-}
-
 func attnScoresQ8BlocksAsm(scores []float32, ostride int, qq *queryQ8, keys []int8, ks []float32, hd, lane0, n, vdelta int) {
 	g := len(qq.q) / hd
 	var qcm [8 * 6]uint32
@@ -40,7 +36,17 @@ func attnScoresQ8BlocksAsm(scores []float32, ostride int, qq *queryQ8, keys []in
 				qcm[6*b+3+jj] = math.Float32bits(qq.qm[(j0+jj)*qq.nb+b])
 			}
 		}
-		q8BlockScores[np-1](&scores[j0*ostride/4], ostride, &qq.q[j0*hd], &qcm[0], &keys[0], &ks[0], hd, lane0, n, vdelta)
+		// Direct calls: through a function value qcm would escape, an
+		// allocation per work item.
+		out, q := &scores[j0*ostride/4], &qq.q[j0*hd]
+		switch np {
+		case 1:
+			attnScoresQ8BlocksX1(out, ostride, q, &qcm[0], &keys[0], &ks[0], hd, lane0, n, vdelta)
+		case 2:
+			attnScoresQ8BlocksX2(out, ostride, q, &qcm[0], &keys[0], &ks[0], hd, lane0, n, vdelta)
+		default:
+			attnScoresQ8BlocksX3(out, ostride, q, &qcm[0], &keys[0], &ks[0], hd, lane0, n, vdelta)
+		}
 		j0 += np
 	}
 }
