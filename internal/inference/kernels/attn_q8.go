@@ -79,7 +79,7 @@ func AttnScoresGroupQ8(scores, q []float32, keys []int8, kscale []float32, value
 		return
 	}
 	scores = scores[:g*span]
-	if keyBlocks {
+	if blockedKeys(hd) {
 		attnScoresQ8Blocks(scores, q[:g*hd], keys, kscale, values, hd, from, span, scale)
 		return
 	}

@@ -53,6 +53,11 @@ const keyBlock = 16
 // kernels at start-up; tests switch it with the kernel family).
 var keyBlocks bool
 
+// blockedKeys reports whether a head of hd values keeps its keys in blocks:
+// a chunk is four values, so heads whose size is not a multiple of four
+// (no model in use has one) stay row-major.
+func blockedKeys(hd int) bool { return keyBlocks && hd%4 == 0 }
+
 // blockScoresVec reports whether the vector kernel over blocked keys,
 // attnScoresQ8BlocksAsm, is in use. It is called directly rather than
 // through a function variable: a call through a variable makes the query
@@ -69,7 +74,7 @@ func KVCapacity(need int) int { return (need + keyBlock - 1) / keyBlock * keyBlo
 // zero), in the layout the kernels in use read.
 func StoreKeyQ8(keys []int8, kscale []float32, p int, row []float32) {
 	hd := len(row)
-	if !keyBlocks {
+	if !blockedKeys(hd) {
 		kscale[p] = QuantizeKVRow(keys[p*hd:(p+1)*hd], row)
 		return
 	}
@@ -91,7 +96,7 @@ func StoreKeyQ8(keys []int8, kscale []float32, p int, row []float32) {
 // keyQ8 returns key value d of position p from a head's key cache in the
 // current layout (for tests).
 func keyQ8(keys []int8, hd, p, d int) int8 {
-	if !keyBlocks {
+	if !blockedKeys(hd) {
 		return keys[p*hd+d]
 	}
 	return keys[p/keyBlock*keyBlock*hd+64*(d/4)+4*(p%keyBlock)+d%4] ^ -128

@@ -70,7 +70,7 @@ func q8KeyCache(r *rand.Rand, span, hd int) ([]int8, []float32, []float32) {
 // row-major keys, rounded to int8 per block of 32 values (and back) over
 // blocked ones.
 func queryAsKernelSees(q []float32, hd int) []float32 {
-	if !keyBlocks {
+	if !blockedKeys(hd) {
 		return q
 	}
 	out, qi := make([]float32, len(q)), make([]int8, queryBlock)
