@@ -93,15 +93,6 @@ func StoreKeyQ8(keys []int8, kscale []float32, p int, row []float32) {
 	}
 }
 
-// keyQ8 returns key value d of position p from a head's key cache in the
-// current layout (for tests).
-func keyQ8(keys []int8, hd, p, d int) int8 {
-	if !blockedKeys(hd) {
-		return keys[p*hd+d]
-	}
-	return keys[p/keyBlock*keyBlock*hd+64*(d/4)+4*(p%keyBlock)+d%4] ^ -128
-}
-
 // queryQ8 is the int8 form of a group's queries for the blocked kernels:
 // each head's values, and per head and block of queryBlock values (head j's
 // block b at j·nb+b) the correction −128·Σq and the multiplier (block

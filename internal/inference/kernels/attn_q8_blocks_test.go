@@ -56,3 +56,12 @@ func TestAttnQ8BlocksMatchGo(t *testing.T) {
 		}
 	}
 }
+
+// keyQ8 returns key value d of position p from a head's key cache in the
+// current layout (for tests).
+func keyQ8(keys []int8, hd, p, d int) int8 {
+	if !blockedKeys(hd) {
+		return keys[p*hd+d]
+	}
+	return keys[p/keyBlock*keyBlock*hd+64*(d/4)+4*(p%keyBlock)+d%4] ^ -128
+}
