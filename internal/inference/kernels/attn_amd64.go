@@ -9,6 +9,9 @@ func init() {
 	attnScoresVec = attnScoresAsm
 	attnWeightedSumVec = attnWeightedSumAsm
 	softmax = softmaxAsm
+	if hasVNNI {
+		softmax = softmax512
+	}
 	siluMul = siluMulAsm
 }
 
@@ -20,6 +23,9 @@ func attnWeightedSumAVX2(out, w, v *float32, stride, hd, n int)
 
 //go:noescape
 func softmaxAVX2(x *float32, n int)
+
+//go:noescape
+func softmaxAVX512(x *float32, n int)
 
 //go:noescape
 func siluMulAVX2(gate, up *float32, n int)
@@ -36,6 +42,10 @@ func attnWeightedSumAsm(out, w, values []float32, stride int) {
 }
 
 func softmaxAsm(x []float32) { softmaxAVX2(&x[0], len(x)) }
+
+// softmax512 is the AVX-512 softmax (softmax512_amd64.s), used with the
+// VNNI family (every CPU that has it has AVX-512 F).
+func softmax512(x []float32) { softmaxAVX512(&x[0], len(x)) }
 
 func siluMulAsm(gate, up []float32) {
 	if len(gate) == 0 {

@@ -95,42 +95,85 @@ func TestAttnAsmMatchesGo(t *testing.T) {
 	}
 }
 
+// softmaxKernel is one softmax implementation for the tests to hold to
+// the reference; skip says why this machine cannot run it.
+type softmaxKernel struct {
+	name string
+	fn   func(x []float32)
+	skip string
+}
+
+// TestSoftmaxMatchesReference holds every softmax kernel to a float64
+// reference: every length to 41 (the vector kernels' tails) and lengths
+// around and past their unrolled loops (64 values a pass for AVX-512), in
+// narrow and wide spreads, with a masked-out position.
 func TestSoftmaxMatchesReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
+	var sizes []int
 	for n := 1; n <= 41; n++ {
-		for _, spread := range []float64{0.1, 10, 300} {
-			x := withGuard(n)
-			for i := range x {
-				x[i] = float32((r.Float64()*2 - 1) * spread)
+		sizes = append(sizes, n)
+	}
+	sizes = append(sizes, 47, 48, 63, 64, 65, 79, 80, 127, 128, 129, 200, 320, 1000)
+	for _, k := range softmaxKernels() {
+		t.Run(k.name, func(t *testing.T) {
+			if k.skip != "" {
+				t.Skip(k.skip)
 			}
-			if n > 3 {
-				x[n/2] = -1e30 // a masked-out position ends at zero
-			}
-			ref := make([]float64, n)
-			mx := math.Inf(-1)
-			for _, v := range x {
-				mx = max(mx, float64(v))
-			}
-			var sum float64
-			for i, v := range x {
-				ref[i] = math.Exp(float64(v) - mx)
-				sum += ref[i]
-			}
-			goX := append([]float32(nil), x...)
-			Softmax(x)
-			softmaxGo(goX)
-			checkGuard(t, "softmax", x)
-			var total float64
-			for i := range x {
-				want := ref[i] / sum
-				total += float64(x[i])
-				if math.Abs(float64(x[i])-want) > 1e-6*(1+want) || math.Abs(float64(goX[i])-want) > 1e-6*(1+want) {
-					t.Fatalf("n=%d spread=%v: p[%d] = %v (Go %v), want %v", n, spread, i, x[i], goX[i], want)
+			r := rand.New(rand.NewPCG(9, 10))
+			for _, n := range sizes {
+				for _, spread := range []float64{0.1, 10, 300} {
+					x := withGuard(n)
+					for i := range x {
+						x[i] = float32((r.Float64()*2 - 1) * spread)
+					}
+					if n > 3 {
+						x[n/2] = -1e30 // a masked-out position ends at zero
+					}
+					ref := make([]float64, n)
+					mx := math.Inf(-1)
+					for _, v := range x {
+						mx = max(mx, float64(v))
+					}
+					var sum float64
+					for i, v := range x {
+						ref[i] = math.Exp(float64(v) - mx)
+						sum += ref[i]
+					}
+					k.fn(x)
+					checkGuard(t, "softmax", x)
+					var total float64
+					for i := range x {
+						want := ref[i] / sum
+						total += float64(x[i])
+						if math.Abs(float64(x[i])-want) > 1e-6*(1+want) {
+							t.Fatalf("n=%d spread=%v: p[%d] = %v, want %v", n, spread, i, x[i], want)
+						}
+					}
+					if math.Abs(total-1) > 1e-5 {
+						t.Fatalf("n=%d: probabilities sum to %v", n, total)
+					}
 				}
 			}
-			if math.Abs(total-1) > 1e-5 {
-				t.Fatalf("n=%d: probabilities sum to %v", n, total)
-			}
+		})
+	}
+}
+
+// BenchmarkSoftmax times each softmax kernel on rows of 320 positions (a
+// decode step's span in bench engine) and of 48.
+func BenchmarkSoftmax(b *testing.B) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{48, 320} {
+		x := randomVector(r, n)
+		for _, k := range softmaxKernels() {
+			b.Run(fmt.Sprintf("n=%d/%s", n, k.name), func(b *testing.B) {
+				if k.skip != "" {
+					b.Skip(k.skip)
+				}
+				y := make([]float32, n)
+				for b.Loop() {
+					copy(y, x)
+					k.fn(y)
+				}
+			})
 		}
 	}
 }

@@ -88,6 +88,20 @@ func q8Paths() []attnPath {
 
 // TestChooseKernels checks how PARTNERAPI_KERNELS and the CPU's features
 // pick the kernel families.
+// softmaxKernels lists the softmax implementations, whatever
+// PARTNERAPI_KERNELS chose: Go, AVX2 and AVX-512, those this CPU lacks with
+// the reason they are skipped.
+func softmaxKernels() []softmaxKernel {
+	ks := []softmaxKernel{{"go", softmaxGo, ""}, {"avx2", softmaxAsm, ""}, {"avx512", softmax512, ""}}
+	if !cpuAVX2 {
+		ks[1].skip = "this CPU has no AVX2 and FMA"
+	}
+	if !cpuVNNI {
+		ks[2].skip = "this CPU has no AVX-512 (VNNI family)"
+	}
+	return ks
+}
+
 func TestChooseKernels(t *testing.T) {
 	for _, c := range []struct {
 		choice           string

@@ -13,3 +13,7 @@ func attnPaths() []attnPath { return []attnPath{goAttnPath()} }
 // q8Paths lists the ways attention over the int8 cache can run: without
 // the assembly only the Go kernels.
 func q8Paths() []attnPath { return []attnPath{q8GoPath()} }
+
+// softmaxKernels lists the softmax implementations this machine can run:
+// without the assembly only the Go one.
+func softmaxKernels() []softmaxKernel { return []softmaxKernel{{"go", softmaxGo, ""}} }
