@@ -70,7 +70,25 @@ type engineResult struct {
 	// token): ~1.2 MB for a 15M stream at ~320 positions, 14 % of its
 	// Q4_0 weights.
 	KVBytesToken int64 `json:"kv_bytes_per_token"`
-	AsmKernels   bool  `json:"asm_kernels"`
+	// ProductMACsToken is the multiply-adds of a token's weight products
+	// (every layer matrix and the output projection).
+	ProductMACsToken int64 `json:"product_macs_per_token"`
+	// ComputeCeilingTokS bounds decode by arithmetic instead of memory: the
+	// multiply-adds per second MatMul reaches for Streams tokens on a
+	// cache-resident matrix of the same type on all cores
+	// (kernels.ProductRate, measured in the run) ÷ ProductMACsToken. It
+	// leaves out attention, norms and the step's serial work, so no
+	// decode can reach it; with several streams (or weights that fit in
+	// the last-level cache) it, not the memory roofline, is the wall.
+	ComputeCeilingTokS float64 `json:"compute_ceiling_tok_s"`
+	// ComputeFraction is DecodeTokS ÷ ComputeCeilingTokS.
+	ComputeFraction float64 `json:"compute_fraction"`
+	// CeilingOverOneStream, on a row of several streams when one stream
+	// was measured in the same case, is ComputeCeilingTokS ÷ the one
+	// stream's decode: the largest aggregate speed-up over one stream the
+	// products alone allow (issue #8 asks ten streams for 3×).
+	CeilingOverOneStream float64 `json:"ceiling_over_one_stream,omitempty"`
+	AsmKernels           bool    `json:"asm_kernels"`
 	// Kernels names the kernel family that ran (kernels.ISA: avx512-vnni,
 	// avx2 or purego), which PARTNERAPI_KERNELS can force.
 	Kernels string `json:"kernels"`
@@ -153,7 +171,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	defer os.RemoveAll(tmp)
 	if !*asJSON {
 		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType)
-		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV")
+		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one")
 	}
 	probe := newBandwidthProbe(*bwMB << 20)
 	probe.measure(8)
@@ -166,8 +184,13 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 				if *asJSON {
 					return json.NewEncoder(io.out).Encode(res)
 				}
-				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%%\n", res.Shape, res.Quant, res.Streams,
-					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, float64(res.KVBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction, 100*res.RooflineFractionKV)
+				maxOver := ""
+				if res.CeilingOverOneStream > 0 {
+					maxOver = fmt.Sprintf("%.2f", res.CeilingOverOneStream)
+				}
+				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%% %12.1f %7.0f%% %9s\n", res.Shape, res.Quant, res.Streams,
+					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, float64(res.KVBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction, 100*res.RooflineFractionKV,
+					res.ComputeCeilingTokS, 100*res.ComputeFraction, maxOver)
 				return err
 			})
 			if err != nil {
@@ -216,9 +239,11 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	// Decode reads every layer matrix and the output projection once per
 	// step; norms and the embedding rows are noise.
 	res.WeightBytesToken = int64(len(m.Net.Output.Data))
+	res.ProductMACsToken = int64(m.Net.Output.Rows) * int64(m.Net.Output.Cols)
 	for _, ly := range m.Net.Layers {
 		for _, w := range []kernels.Matrix{ly.Wq, ly.Wk, ly.Wv, ly.Wo, ly.Wgate, ly.Wup, ly.Wdown} {
 			res.WeightBytesToken += int64(len(w.Data))
+			res.ProductMACsToken += int64(w.Rows) * int64(w.Cols)
 		}
 	}
 	// A warm-up generation faults the mapped weights in, so the timed runs
@@ -230,7 +255,8 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	// Repetitions interleave the stream counts, so that a burst of load
 	// from elsewhere on a shared machine hits all of them alike.
 	//
-	// The bandwidth is probed right before and right after every
+	// The bandwidth, and the products' rate for the compute ceiling, are
+	// probed right before and right after every
 	// measurement, and the higher of the two is that measurement's
 	// roofline: the bandwidth a shared machine gives drifts with its
 	// neighbours (the Zen 5 VM alternated between periods of ~45 and of
@@ -243,15 +269,26 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	spans := make([][]float64, len(streams))
 	bws := make([][]float64, len(streams))
 	fracs, fracsKV := make([][]float64, len(streams)), make([][]float64, len(streams))
+	ceilings, computeFracs := make([][]float64, len(streams)), make([][]float64, len(streams))
 	kvPerPos := float64(m.Net.KVBytesPerPosition(kvType))
 	for range repeat {
 		for i, n := range streams {
 			before := probe.now(2)
+			rateBefore, err := kernels.ProductRate(typ, n, productRateTime)
+			if err != nil {
+				return err
+			}
 			w, err := measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen)
 			if err != nil {
 				return err
 			}
 			bw := max(before, probe.now(2))
+			rateAfter, err := kernels.ProductRate(typ, n, productRateTime)
+			if err != nil {
+				return err
+			}
+			ceiling := max(rateBefore, rateAfter) / float64(res.ProductMACsToken)
+			ceilings[i], computeFracs[i] = append(ceilings[i], ceiling), append(computeFracs[i], w.decode/ceiling)
 			prefills[i], decodes[i], spans[i] = append(prefills[i], w.prefill), append(decodes[i], w.decode), append(spans[i], w.span)
 			bws[i] = append(bws[i], bw)
 			perStream := w.decode / float64(n)
@@ -260,9 +297,20 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 			fracsKV[i] = append(fracsKV[i], perStream*float64(res.WeightBytesToken+int64(n)*kvToken)/bw)
 		}
 	}
+	oneStream := 0.0
+	for i, n := range streams {
+		if n == 1 {
+			oneStream = median(decodes[i])
+		}
+	}
 	for i, n := range streams {
 		r := res
 		r.Streams = n
+		r.ComputeCeilingTokS = median(ceilings[i])
+		r.ComputeFraction = median(computeFracs[i])
+		if n > 1 && oneStream > 0 {
+			r.CeilingOverOneStream = r.ComputeCeilingTokS / oneStream
+		}
 		r.PrefillTokS, r.DecodeTokS = median(prefills[i]), median(decodes[i])
 		r.KVBytesToken = int64(median(spans[i]) * kvPerPos)
 		r.BandwidthGBs = median(bws[i]) / 1e9
@@ -273,6 +321,10 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	}
 	return nil
 }
+
+// productRateTime is how long each measurement of the products' rate
+// (the compute ceiling) runs, before and after each decode measurement.
+const productRateTime = 150 * time.Millisecond
 
 // median of xs (the mean of the middle two for an even count).
 func median(xs []float64) float64 {

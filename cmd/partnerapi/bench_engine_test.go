@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,29 @@ func TestBenchEngineQuick(t *testing.T) {
 		}
 		if r.KVBytesToken < lo || r.KVBytesToken > hi {
 			t.Errorf("%s %d streams: KV bytes per token %d, want %d to %d", r.Quant, r.Streams, r.KVBytesToken, lo, hi)
+		}
+	}
+	// The products of a 15M token: six layers of q, k, v, o (288×288) and
+	// gate, up, down (768×288), and the 32 000-row output projection. The
+	// compute fraction is decode against the ceiling, and a row of several
+	// streams carries the ceiling over its case's one-stream decode.
+	const macs = 6*(4*288*288+3*768*288) + 32000*288
+	for i, r := range got {
+		if r.ProductMACsToken != macs {
+			t.Errorf("%s %d streams: product multiply-adds a token %d, want %d", r.Quant, r.Streams, r.ProductMACsToken, macs)
+		}
+		if r.ComputeCeilingTokS <= 0 {
+			t.Errorf("%s %d streams: compute ceiling %v", r.Quant, r.Streams, r.ComputeCeilingTokS)
+		}
+		if want := r.DecodeTokS / r.ComputeCeilingTokS; math.Abs(r.ComputeFraction-want) > 1e-9*want {
+			t.Errorf("%s %d streams: compute fraction %v, want %v", r.Quant, r.Streams, r.ComputeFraction, want)
+		}
+		var want float64
+		if r.Streams > 1 {
+			want = r.ComputeCeilingTokS / got[i-1].DecodeTokS
+		}
+		if math.Abs(r.CeilingOverOneStream-want) > 1e-9*want {
+			t.Errorf("%s %d streams: ceiling over one stream %v, want %v", r.Quant, r.Streams, r.CeilingOverOneStream, want)
 		}
 	}
 	// Q4_0 packs 32 weights in 18 bytes against Q8_0's 34.
