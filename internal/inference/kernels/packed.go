@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"encoding/binary"
+	"fmt"
 	"unsafe"
 
 	"partnerapi/internal/inference/gguf"
@@ -73,16 +74,34 @@ var (
 // The copy lives on the heap next to m.Data, which stays (embedding
 // lookups and the rows past the last whole group read it). Call it once
 // per matrix, at load.
-func Pack(m Matrix) Matrix {
+func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
+
+// PackedSize is the bytes Pack's copy of m takes (0 where Pack leaves m
+// unchanged).
+func PackedSize(m Matrix) int {
 	if !tilePacked || (m.Type != gguf.Q8_0 && m.Type != gguf.Q4_0) || m.Rows < packGroup || m.packed != nil {
-		return m
+		return 0
 	}
 	if m.Validate() != nil {
+		return 0
+	}
+	return m.Rows / packGroup * (m.Cols / QK8_0) * packBlockBytes(m.Type, packGroup)
+}
+
+// PackInto is Pack with the copy written to buf, PackedSize(m) bytes that
+// the caller allocated (the model loader carves every matrix's copy out of
+// one buffer in huge pages). buf must be zeroed or otherwise unused.
+func PackInto(m Matrix, buf []byte) Matrix {
+	size := PackedSize(m)
+	if size == 0 {
 		return m
+	}
+	if len(buf) != size {
+		panic(fmt.Sprintf("kernels: PackInto buffer of %d bytes for a packed copy of %d", len(buf), size))
 	}
 	group := packGroup
 	groups, nb, gb := m.Rows/group, m.Cols/QK8_0, packBlockBytes(m.Type, group)
-	m.packed = make([]byte, groups*nb*gb)
+	m.packed = buf
 	m.packedGroup = group
 	parallelFor(groups, groups*group*m.Cols, func(lo, hi int) {
 		for g := lo; g < hi; g++ {

@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -419,4 +420,35 @@ func benchmarkPack(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestPackIntoMatchesPack checks the loader's path to packed weights:
+// PackedSize is the size of Pack's copy, PackInto into a buffer of that
+// size gives the same bytes, and a buffer of another size is refused.
+func TestPackIntoMatchesPack(t *testing.T) {
+	forEachPackedPath(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(91, 92))
+		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+			m := Matrix{Type: typ, Rows: 37, Cols: 64, Data: randomRow(r, typ, 37*64)}
+			p := Pack(m)
+			if n := PackedSize(m); n != len(p.packed) || n == 0 {
+				t.Fatalf("%v: PackedSize %d, Pack's copy %d bytes", typ, n, len(p.packed))
+			}
+			q := PackInto(m, make([]byte, PackedSize(m)))
+			if !bytes.Equal(q.packed, p.packed) || q.packedGroup != p.packedGroup {
+				t.Fatalf("%v: PackInto differs from Pack", typ)
+			}
+			if PackedSize(p) != 0 {
+				t.Errorf("%v: a packed matrix reports %d bytes to pack", typ, PackedSize(p))
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%v: PackInto accepted a buffer one byte short", typ)
+					}
+				}()
+				PackInto(m, make([]byte, PackedSize(m)-1))
+			}()
+		}
+	})
 }

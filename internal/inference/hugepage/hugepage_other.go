@@ -1,0 +1,7 @@
+//go:build !linux
+
+package hugepage
+
+const available = false
+
+func advise([]byte) {}
