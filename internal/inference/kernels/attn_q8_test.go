@@ -360,6 +360,14 @@ func BenchmarkQuantizeKVRow(b *testing.B) {
 	}
 }
 
+// attnStepShapes are the attention shapes of the decode-step benchmarks:
+// stories15M (6 layers, 6 heads of 48, no grouping) and SmolLM2-135M (30
+// layers, 9 query heads over 3 KV heads of 64).
+var attnStepShapes = []struct {
+	name                   string
+	layers, kvHeads, g, hd int
+}{{"15m", 6, 6, 1, 48}, {"135m", 30, 3, 3, 64}}
+
 // BenchmarkAttnQ8DecodeStep measures the attention of one batched decode
 // step of ten streams at 320 cached positions over the int8 and the
 // half-precision cache side by side, every layer's cache of every sequence once (more
@@ -368,10 +376,7 @@ func BenchmarkQuantizeKVRow(b *testing.B) {
 // query heads over 3 KV heads of 64).
 func BenchmarkAttnQ8DecodeStep(b *testing.B) {
 	const span, seqs = 320, 10
-	for _, shape := range []struct {
-		name                   string
-		layers, kvHeads, g, hd int
-	}{{"15m", 6, 6, 1, 48}, {"135m", 30, 3, 3, 64}} {
+	for _, shape := range attnStepShapes {
 		r := rand.New(rand.NewPCG(1, 9))
 		hd, g := shape.hd, shape.g
 		caches := seqs * shape.layers * shape.kvHeads

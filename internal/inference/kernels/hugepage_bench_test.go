@@ -19,10 +19,7 @@ import (
 func BenchmarkHugeSideBySide(b *testing.B) {
 	defer hugepage.SetEnabled(true)
 	const span, seqs = 320, 10
-	for _, shape := range []struct {
-		name                   string
-		layers, kvHeads, g, hd int
-	}{{"15m", 6, 6, 1, 48}, {"135m", 30, 3, 3, 64}} {
+	for _, shape := range attnStepShapes {
 		r := rand.New(rand.NewPCG(1, 9))
 		hd, g, n := shape.hd, shape.g, KVCapacity(span)*shape.hd
 		caches := shape.layers * shape.kvHeads

@@ -157,29 +157,7 @@ func BenchmarkPrefetchSideBySide135M10(b *testing.B) {
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 		b.Run(typ.String(), func(b *testing.B) {
 			defer kernels.SetPrefetch(true)
-			m := bench135M(b, typ)
-			var seqs []*Sequence
-			toks := make([]int, 10)
-			for i := range 10 {
-				d := newDecode135M(b, m)
-				seqs = append(seqs, d.seq)
-				toks[i] = 1 + i
-			}
-			batch := m.NewBatch()
-			step := func() {
-				if seqs[0].Pos() >= 384 {
-					for _, s := range seqs {
-						s.Truncate(256)
-					}
-				}
-				out, err := batch.Step(seqs, toks)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for i := range toks {
-					toks[i] = argmax(out[i])
-				}
-			}
+			step := batchedDecode135M(b, bench135M(b, typ), 10)
 			const block = 4
 			var on, off time.Duration
 			for b.Loop() {
@@ -222,6 +200,33 @@ func BenchmarkAttnThresholdSideBySide(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/from=%d", shape.name, start), func(b *testing.B) {
 				sideBySideAt(b, shape.load, start, set)
 			})
+		}
+	}
+}
+
+// batchedDecode135M returns a batched greedy decode step of n sequences of
+// m, each between 256 and 384 cached positions (truncated back to 256 when
+// they reach 384), as BenchmarkDecode135M's single one.
+func batchedDecode135M(b *testing.B, m *Model, n int) func() {
+	var seqs []*Sequence
+	toks := make([]int, n)
+	for i := range n {
+		seqs = append(seqs, newDecode135M(b, m).seq)
+		toks[i] = 1 + i
+	}
+	batch := m.NewBatch()
+	return func() {
+		if seqs[0].Pos() >= 384 {
+			for _, s := range seqs {
+				s.Truncate(256)
+			}
+		}
+		out, err := batch.Step(seqs, toks)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range toks {
+			toks[i] = argmax(out[i])
 		}
 	}
 }

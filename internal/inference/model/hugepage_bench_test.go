@@ -21,28 +21,7 @@ func BenchmarkHugeStepSideBySide(b *testing.B) {
 				var steps [2]func()
 				for side := range steps {
 					hugepage.SetEnabled(side == 0)
-					m := bench135M(b, typ)
-					var seqs []*Sequence
-					toks := make([]int, streams)
-					for i := range streams {
-						seqs = append(seqs, newDecode135M(b, m).seq)
-						toks[i] = 1 + i
-					}
-					batch := m.NewBatch()
-					steps[side] = func() {
-						if seqs[0].Pos() >= 384 {
-							for _, s := range seqs {
-								s.Truncate(256)
-							}
-						}
-						out, err := batch.Step(seqs, toks)
-						if err != nil {
-							b.Fatal(err)
-						}
-						for i := range toks {
-							toks[i] = argmax(out[i])
-						}
-					}
+					steps[side] = batchedDecode135M(b, bench135M(b, typ), streams)
 				}
 				const block = 4
 				var t [2]time.Duration
