@@ -76,7 +76,7 @@ type engineResult struct {
 	// ComputeCeilingTokS bounds decode by arithmetic instead of memory: the
 	// multiply-adds per second MatMul reaches for Streams tokens on a
 	// cache-resident matrix of the same type on all cores
-	// (kernels.ProductRate, measured in the run) ÷ ProductMACsToken. It
+	// (kernels.ProductProbe, measured in the run) ÷ ProductMACsToken. It
 	// leaves out attention, norms and the step's serial work, so no
 	// decode can reach it; with several streams (or weights that fit in
 	// the last-level cache) it, not the memory roofline, is the wall.
@@ -270,23 +270,21 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	bws := make([][]float64, len(streams))
 	fracs, fracsKV := make([][]float64, len(streams)), make([][]float64, len(streams))
 	ceilings, computeFracs := make([][]float64, len(streams)), make([][]float64, len(streams))
+	products, err := kernels.NewProductProbe(typ)
+	if err != nil {
+		return err
+	}
 	kvPerPos := float64(m.Net.KVBytesPerPosition(kvType))
 	for range repeat {
 		for i, n := range streams {
 			before := probe.now(2)
-			rateBefore, err := kernels.ProductRate(typ, n, productRateTime)
-			if err != nil {
-				return err
-			}
+			rateBefore := products.Rate(n, productRateTime)
 			w, err := measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen)
 			if err != nil {
 				return err
 			}
 			bw := max(before, probe.now(2))
-			rateAfter, err := kernels.ProductRate(typ, n, productRateTime)
-			if err != nil {
-				return err
-			}
+			rateAfter := products.Rate(n, productRateTime)
 			ceiling := max(rateBefore, rateAfter) / float64(res.ProductMACsToken)
 			ceilings[i], computeFracs[i] = append(ceilings[i], ceiling), append(computeFracs[i], w.decode/ceiling)
 			prefills[i], decodes[i], spans[i] = append(prefills[i], w.prefill), append(decodes[i], w.decode), append(spans[i], w.span)
