@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	connList := fs.String("connections", "8,64,256", "comma-separated numbers of concurrent keep-alive connections, one run each")
 	dur := fs.Duration("duration", 3*time.Second, "how long each scenario is loaded in all (split into --rounds)")
 	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
-	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, load)")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, floor-sqlite, floor-postgres, load)")
 	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state")
 	var gcPercent string
 	registerGCFlag(fs, &gcPercent) // as serve sets it for a banking-only process
@@ -92,12 +93,14 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	}
 
 	targets := []*bankTarget{{name: "sqlite", open: func(ctx context.Context) (*sqldb.DB, error) { return sqlite.Open(ctx, dataDir) }}}
+	var pgURL string
 	if store.DatabaseURL != "" {
-		pgURL, drop, err := benchSchema(ctx, store.DatabaseURL)
+		u, drop, err := benchSchema(ctx, store.DatabaseURL)
 		if err != nil {
 			return err
 		}
 		defer drop()
+		pgURL = u
 		targets = append(targets, &bankTarget{name: "postgres", open: func(ctx context.Context) (*sqldb.DB, error) { return postgres.Open(ctx, pgURL) }})
 	}
 	for _, t := range targets {
@@ -106,6 +109,23 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
 		defer t.stop()
+	}
+	// The durable floors (bench_banking_floor.go) run beside the create
+	// scenario only.
+	var floors []*floorTarget
+	if slices.Contains(scenarios, "create") {
+		dir, removeDir, err := floorDir()
+		if err != nil {
+			return err
+		}
+		defer removeDir()
+		floors = newFloorTargets(dir, pgURL)
+		for _, f := range floors {
+			if err := f.start(ctx, *commitDelay); err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+			defer f.stop()
+		}
 	}
 	bareURL, stopBare, err := serveLoopbackLabelled(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -123,8 +143,8 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	newID := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", seq.Add(1), run) }
 	date := time.Now().UTC().Format(time.DateOnly)
 	fmt.Fprintf(sio.out, "bench banking: POST /v1/payments (sole signature → IMPLEMENTED, fsynced before 201) and GET …/state;\n")
-	fmt.Fprintf(sio.out, "  %s per scenario in %d interleaved rounds; ratio = full stack ÷ bare net/http handler in the same run,\n  both driven by a raw keep-alive client (net/http's client would cost more CPU than the servers)\n", *dur, *rounds)
-	fmt.Fprintf(sio.out, "%6s %-16s %9s %9s %10s %10s %6s %6s %10s\n", "conns", "scenario", "requests", "req/s", "p50", "p99", "errors", "ratio", "docs/commit")
+	fmt.Fprintf(sio.out, "  %s per scenario in %d interleaved rounds; ratio = full stack ÷ bare net/http handler in the same run,\n  both driven by a raw keep-alive client (net/http's client would cost more CPU than the servers);\n  floor = the bare handler plus the same group-committed, fsynced insert of the request body (durability alone)\n", *dur, *rounds)
+	fmt.Fprintf(sio.out, "%6s %-21s %9s %9s %10s %10s %6s %6s %10s\n", "conns", "scenario", "requests", "req/s", "p50", "p99", "errors", "ratio", "docs/commit")
 	slice := *dur / time.Duration(*rounds)
 	// The load generator's goroutines inherit this label; the servers'
 	// connections (and the committers they start) carry their own side.
@@ -137,9 +157,17 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		for _, t := range targets {
 			t.client = newRawClient(t.url, "/fintech/api/v1/payments/"+t.stateID+"/state", http.Header{"Authorization": {"Bearer " + t.token}}, n)
 		}
+		for _, f := range floors {
+			f.client = newRawClient(f.url, "/", nil, n)
+		}
 		for _, op := range scenarios {
 			bareRes := loadResult{}
 			res := make([]loadResult, len(targets))
+			floorRes := make([]loadResult, len(floors))
+			floorBefore := make([]sqldb.GroupStats, len(floors))
+			for i, f := range floors {
+				floorBefore[i] = f.db.GroupCommitStats()
+			}
 			before := make([]sqldb.GroupStats, len(targets))
 			for i, t := range targets {
 				before[i] = t.db.GroupCommitStats()
@@ -154,15 +182,27 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 				for i, t := range targets {
 					mergeLoad(&res[i], runLoad(ctx, n, slice, func() error { return t.call(op, newID, date) }))
 				}
+				if op == "create" {
+					for i, f := range floors {
+						mergeLoad(&floorRes[i], runLoad(ctx, n, slice, func() error {
+							return rawExpect(f.client, rawPost(f.client, "/", "", banking.SandboxPaymentJSON(newID(), date)), 201)
+						}))
+					}
+				}
 			}
 			printBankRow(sio.out, n, op+" bare", bareRes, 0, "")
+			if op == "create" {
+				for i, f := range floors {
+					printBankRow(sio.out, n, "create "+f.name, floorRes[i], floorRes[i].rps()/bareRes.rps(), perCommit(floorBefore[i], f.db.GroupCommitStats()))
+					if floorRes[i].firstErr != nil {
+						fmt.Fprintf(sio.out, "       first error: %v\n", floorRes[i].firstErr)
+					}
+				}
+			}
 			for i, t := range targets {
 				batch := ""
 				if op == "create" {
-					after := t.db.GroupCommitStats()
-					if b := after.Batches - before[i].Batches; b > 0 {
-						batch = strconv.FormatFloat(float64(after.Items-before[i].Items)/float64(b), 'f', 1, 64)
-					}
+					batch = perCommit(before[i], t.db.GroupCommitStats())
 				}
 				printBankRow(sio.out, n, op+" "+t.name, res[i], res[i].rps()/bareRes.rps(), batch)
 				if res[i].firstErr != nil {
@@ -173,6 +213,9 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		bare.close()
 		for _, t := range targets {
 			t.client.close()
+		}
+		for _, f := range floors {
+			f.client.close()
 		}
 	}
 	var failed error
@@ -189,6 +232,18 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		} else {
 			fmt.Fprintf(sio.out, " — %d MISSING\n", acked-found)
 			failed = errors.Join(failed, fmt.Errorf("%s: %d acknowledged documents missing", t.name, acked-found))
+		}
+	}
+	for _, f := range floors {
+		f.stop()
+		found, err := f.verify(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: verify: %w", f.name, err)
+		}
+		acked := f.acked.Load()
+		fmt.Fprintf(sio.out, "durability %s: %d rows answered 201, %d rows in the reopened store\n", f.name, acked, found)
+		if found < acked {
+			failed = errors.Join(failed, fmt.Errorf("%s: %d acknowledged rows missing", f.name, acked-found))
 		}
 	}
 	return failed
@@ -426,12 +481,21 @@ func mergeSorted(a, b []time.Duration) []time.Duration {
 	return append(append(out, a...), b...)
 }
 
+// perCommit is the mean number of items a group commit wrote between two
+// readings of its statistics ("" when there was no commit).
+func perCommit(before, after sqldb.GroupStats) string {
+	if b := after.Batches - before.Batches; b > 0 {
+		return strconv.FormatFloat(float64(after.Items-before.Items)/float64(b), 'f', 1, 64)
+	}
+	return ""
+}
+
 func printBankRow(w io.Writer, conns int, name string, r loadResult, ratio float64, batch string) {
 	rs := ""
 	if ratio > 0 {
 		rs = strconv.FormatFloat(ratio, 'f', 2, 64)
 	}
-	fmt.Fprintf(w, "%6d %-16s %9d %9.0f %10s %10s %6d %6s %10s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch)
+	fmt.Fprintf(w, "%6d %-21s %9d %9.0f %10s %10s %6d %6s %10s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch)
 }
 
 func benchDo(ctx context.Context, client *http.Client, method, url, token string, body []byte, want int) (int, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -83,4 +87,59 @@ func BenchmarkBankingHandler(b *testing.B) {
 			bare.ServeHTTP(httptest.NewRecorder(), req)
 		}
 	})
+}
+
+// TestBenchBankingQuick runs `bench banking`'s create scenario briefly on
+// SQLite and, where CI provides it, PostgreSQL: every target, the bare
+// handler and the durable floors answer, each row carries its ratio, and
+// every acknowledged document and floor row is found after reopening.
+func TestBenchBankingQuick(t *testing.T) {
+	args := []string{"--scenarios", "create", "--connections", "4", "--duration", "300ms", "--rounds", "1", "--data-dir", t.TempDir()}
+	want := []string{"bare", "floor-sqlite", "sqlite"}
+	if base := os.Getenv(storetest.EnvPostgres); base != "" {
+		args = append(args, "--database-url", base)
+		want = append(want, "floor-postgres", "postgres")
+	}
+	var out bytes.Buffer
+	if err := benchBanking(context.Background(), args, func(string) string { return "" }, stdio{out: &out, err: &out}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 8 && f[0] == "4" && f[1] == "create" {
+			rows[f[2]] = f
+		}
+	}
+	for _, name := range want {
+		f, ok := rows[name]
+		if !ok {
+			t.Fatalf("no row for %s in\n%s", name, out.String())
+		}
+		if n, err := strconv.Atoi(f[3]); err != nil || n == 0 || f[7] != "0" {
+			t.Errorf("%s: %d requests, errors %s", name, n, f[7])
+		}
+		if name == "bare" {
+			continue
+		}
+		// The ratio to the bare handler, then the documents per commit.
+		if len(f) < 10 {
+			t.Fatalf("%s: row %q lacks its ratio or batch size", name, f)
+		}
+		if r, err := strconv.ParseFloat(f[8], 64); err != nil || r <= 0 {
+			t.Errorf("%s: ratio %q", name, f[8])
+		}
+		if b, err := strconv.ParseFloat(f[9], 64); err != nil || b < 1 {
+			t.Errorf("%s: documents per commit %q", name, f[9])
+		}
+		if strings.HasPrefix(name, "floor-") {
+			re := regexp.MustCompile(`durability ` + name + `: (\d+) rows answered 201, (\d+) rows in the reopened store`)
+			m := re.FindStringSubmatch(out.String())
+			if m == nil || m[1] != m[2] || m[1] == "0" {
+				t.Errorf("%s durability line: %q in\n%s", name, m, out.String())
+			}
+		} else if !strings.Contains(out.String(), "durability "+name+": ") || !strings.Contains(out.String(), "all acknowledged documents are stored") {
+			t.Errorf("%s: no clean durability line in\n%s", name, out.String())
+		}
+	}
 }
