@@ -14,6 +14,7 @@ import (
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/assistantsql"
 	"partnerapi/internal/assistant/chatapi"
+	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/local"
 	"partnerapi/internal/inference/model"
 	"partnerapi/internal/sqldb"
@@ -62,6 +63,11 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, err
 	}
 	models, _ := engine.Models(ctx)
+	if len(models) > 0 {
+		split := kernels.CalibrateSplit() // measured when the engine opened
+		d.log.Info("assistant: local engine", "models", len(models), "kernels", kernels.ISA(), "kv_cache", kvCache.String(),
+			"split_handoff", split.Handoff.String(), "split_from_macs", split.Threshold)
+	}
 	if len(models) == 0 {
 		d.log.Warn("assistant: no models served; pull one with `partnerapi models pull hf.co/OWNER/REPO/FILE.gguf --models-dir DIR` (or copy NAME.gguf, optionally with a NAME.json manifest, into the models directory) and restart",
 			"models_dir", d.modelsDir)

@@ -94,6 +94,11 @@ type engineResult struct {
 	Kernels string `json:"kernels"`
 	// KVCache is the KV cache type (f16 or q8).
 	KVCache string `json:"kv_cache"`
+	// SplitThreshold is the work (multiply-adds) from which the worker pool
+	// split a region in this run, and HandoffNs what splitting measured to
+	// cost here (kernels.CalibrateSplit).
+	SplitThreshold int     `json:"split_threshold"`
+	HandoffNs      float64 `json:"handoff_ns"`
 }
 
 // runBenchEngine is `partnerapi bench engine`: prefill and decode tok/s of
@@ -169,8 +174,11 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	split := kernels.CalibrateSplit()
 	if !*asJSON {
 		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType)
+		fmt.Fprintf(io.out, "worker pool: a split region costs %v, one core %.0f multiply-adds/ns from cache: regions split from %d multiply-adds\n",
+			split.Handoff.Round(10*time.Nanosecond), split.Rate, split.Threshold)
 		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one")
 	}
 	probe := newBandwidthProbe(*bwMB << 20)
@@ -235,7 +243,9 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	}
 	defer e.Close()
 	m, _ := e.Model(name)
-	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), KVCache: kvType.String()}
+	split := kernels.CalibrateSplit()
+	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), KVCache: kvType.String(),
+		SplitThreshold: split.Threshold, HandoffNs: float64(split.Handoff.Nanoseconds())}
 	// Decode reads every layer matrix and the output projection once per
 	// step; norms and the embedding rows are noise.
 	res.WeightBytesToken = int64(len(m.Net.Output.Data))

@@ -184,5 +184,14 @@ var activationPool = sync.Pool{New: func() any { return new(activationBuffer) }}
 
 // ParallelFor exposes the worker pool to callers with row-parallel work of
 // their own (attention heads, for example). work is an estimate of the
-// multiply-adds, used to keep small jobs on the calling goroutine.
-func ParallelFor(n, work int, fn func(lo, hi int)) { parallelFor(n, work, fn) }
+// multiply-adds, used to keep small jobs on the calling goroutine; it is
+// held to the fixed parallelThreshold, not the calibrated one (split.go),
+// since those estimates are unit conversions chosen against that threshold
+// rather than measured times.
+func ParallelFor(n, work int, fn func(lo, hi int)) {
+	if work < parallelThreshold {
+		fn(0, n)
+		return
+	}
+	parallelForAny(n, work, fn)
+}

@@ -13,8 +13,9 @@ import (
 var workers = newWorkerPool(min(runtime.GOMAXPROCS(0), 8)) // at most len(poolJob.shares)
 
 // parallelThreshold is the multiply-add count below which a product runs on
-// the calling goroutine: waking a parked worker costs microseconds, more
-// than a small matrix takes.
+// the calling goroutine until CalibrateSplit has measured this machine
+// (split.go): waking a parked worker costs microseconds, more than a small
+// matrix takes.
 const parallelThreshold = 1 << 15
 
 // Workers spin for a bounded time (poolSpin) before parking, and so does a
@@ -57,7 +58,8 @@ type poolWorker struct {
 
 type workerPool struct {
 	n       int
-	mu      sync.Mutex // one parallel region at a time; others run serially
+	mu      sync.Mutex   // one parallel region at a time; others run serially
+	splitAt atomic.Int64 // work from which a product is split: parallelThreshold, or CalibrateSplit's (split.go)
 	job     atomic.Pointer[poolJob]
 	workers []*poolWorker
 	// The caller parks on callerWake if the last chunk is still running
@@ -74,6 +76,7 @@ type workerPool struct {
 
 func newWorkerPool(n int) *workerPool {
 	p := &workerPool{n: min(max(n, 1), len(poolJob{}.shares)), callerWake: make(chan struct{}, 1)}
+	p.splitAt.Store(parallelThreshold)
 	for i := 1; i < p.n; i++ {
 		w := &poolWorker{id: i, wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, w)
@@ -207,15 +210,33 @@ func (j *poolJob) steal(self int) (lo, hi int64, ok bool) {
 // pool side by side.
 var parallelFor = poolParallelFor
 
+// parallelForAny is the pool for ParallelFor's callers, which have decided
+// on their own that their work is worth splitting (a variable for the same
+// benchmarks).
+var parallelForAny = func(n, work int, fn func(lo, hi int)) { workers.parallel(n, work, 0, fn) }
+
+// poolParallelFor is parallelFor for the weight products: split from the
+// calibrated threshold (split.go).
 func poolParallelFor(n, work int, fn func(lo, hi int)) {
-	p := workers
-	if work < parallelThreshold || p.n == 1 || n < 2*p.n || n >= 1<<32 || !p.mu.TryLock() {
+	workers.parallel(n, work, workers.splitAt.Load(), fn)
+}
+
+// parallel runs fn over [0, n) on the pool when work reaches threshold,
+// else on the caller.
+func (p *workerPool) parallel(n, work int, threshold int64, fn func(lo, hi int)) {
+	if int64(work) < threshold || p.n == 1 || n < 2*p.n || n >= 1<<32 || !p.mu.TryLock() {
 		// Small jobs, and jobs issued while the pool is busy (another
 		// caller, or fn itself calling parallelFor), run here.
 		fn(0, n)
 		return
 	}
 	defer p.mu.Unlock()
+	p.run(n, fn)
+}
+
+// run is one parallel region of fn over [0, n) on the pool; the caller
+// holds p.mu.
+func (p *workerPool) run(n int, fn func(lo, hi int)) {
 	// Claims shrink as a share drains (half of what is left, at most
 	// n ÷ 4·participants and at least n ÷ 32 so that claims stay few), and
 	// the participants finish within a small chunk of each other. Equal chunks of n ÷ 4·participants

@@ -14,6 +14,7 @@ import (
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/inference/chattemplate"
 	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/model"
 )
 
@@ -117,6 +118,11 @@ func Open(modelsDir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	sort.Strings(paths)
+	if len(paths) > 0 {
+		// Measured once per process, before the first step: from how much
+		// work on a region pays for waking the other cores here.
+		kernels.CalibrateSplit()
+	}
 	e := &Engine{models: map[string]*served{}}
 	for _, path := range paths {
 		s, err := openServed(path, opts)
