@@ -99,6 +99,12 @@ type engineResult struct {
 	// cost here (kernels.CalibrateSplit).
 	SplitThreshold int     `json:"split_threshold"`
 	HandoffNs      float64 `json:"handoff_ns"`
+	// DeliveryLagP50Ms and DeliveryLagP99Ms are how long after the
+	// scheduler drew a token its request's goroutine received it, over
+	// every token of the case (the median of the repetitions): what a
+	// streaming client waits on top of the decode itself.
+	DeliveryLagP50Ms float64 `json:"delivery_lag_p50_ms"`
+	DeliveryLagP99Ms float64 `json:"delivery_lag_p99_ms"`
 }
 
 // runBenchEngine is `partnerapi bench engine`: prefill and decode tok/s of
@@ -179,7 +185,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType)
 		fmt.Fprintf(io.out, "worker pool: a split region costs %v, one core %.0f multiply-adds/ns from cache: regions split from %d multiply-adds\n",
 			split.Handoff.Round(10*time.Nanosecond), split.Rate, split.Threshold)
-		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one")
+		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s %14s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one", "lag p50/p99 ms")
 	}
 	probe := newBandwidthProbe(*bwMB << 20)
 	probe.measure(8)
@@ -196,9 +202,9 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 				if res.CeilingOverOneStream > 0 {
 					maxOver = fmt.Sprintf("%.2f", res.CeilingOverOneStream)
 				}
-				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%% %12.1f %7.0f%% %9s\n", res.Shape, res.Quant, res.Streams,
+				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%% %12.1f %7.0f%% %9s %14s\n", res.Shape, res.Quant, res.Streams,
 					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, float64(res.KVBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction, 100*res.RooflineFractionKV,
-					res.ComputeCeilingTokS, 100*res.ComputeFraction, maxOver)
+					res.ComputeCeilingTokS, 100*res.ComputeFraction, maxOver, fmt.Sprintf("%.2f/%.1f", res.DeliveryLagP50Ms, res.DeliveryLagP99Ms))
 				return err
 			})
 			if err != nil {
@@ -280,6 +286,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	bws := make([][]float64, len(streams))
 	fracs, fracsKV := make([][]float64, len(streams)), make([][]float64, len(streams))
 	ceilings, computeFracs := make([][]float64, len(streams)), make([][]float64, len(streams))
+	lagP50, lagP99 := make([][]float64, len(streams)), make([][]float64, len(streams))
 	products, err := kernels.NewProductProbe(typ)
 	if err != nil {
 		return err
@@ -299,6 +306,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 			ceilings[i], computeFracs[i] = append(ceilings[i], ceiling), append(computeFracs[i], w.decode/ceiling)
 			prefills[i], decodes[i], spans[i] = append(prefills[i], w.prefill), append(decodes[i], w.decode), append(spans[i], w.span)
 			bws[i] = append(bws[i], bw)
+			lagP50[i], lagP99[i] = append(lagP50[i], w.lagP50), append(lagP99[i], w.lagP99)
 			perStream := w.decode / float64(n)
 			fracs[i] = append(fracs[i], perStream*float64(res.WeightBytesToken)/bw)
 			kvToken := int64(w.span * kvPerPos)
@@ -322,6 +330,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 		r.PrefillTokS, r.DecodeTokS = median(prefills[i]), median(decodes[i])
 		r.KVBytesToken = int64(median(spans[i]) * kvPerPos)
 		r.BandwidthGBs = median(bws[i]) / 1e9
+		r.DeliveryLagP50Ms, r.DeliveryLagP99Ms = 1e3*median(lagP50[i]), 1e3*median(lagP99[i])
 		r.RooflineFraction, r.RooflineFractionKV = median(fracs[i]), median(fracsKV[i])
 		if err := report(r); err != nil {
 			return err
@@ -351,7 +360,10 @@ func (r engineResult) stepBytes() int64 { return r.WeightBytesToken + int64(r.St
 // streamsWindow is what measureStreams measured: prefill and decode tok/s,
 // and span, the mean number of cached positions the decode window's tokens
 // attended to (the prompt, the tokens before and the token itself).
-type streamsWindow struct{ prefill, decode, span float64 }
+type streamsWindow struct {
+	prefill, decode, span float64
+	lagP50, lagP99        float64 // seconds from a token's draw to its goroutine
+}
 
 // measureStreams starts n greedy generations at once, each from its own
 // random prompt, and times the tokens as the scheduler takes them.
@@ -387,12 +399,15 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 		joined int                    // streams that have their first token
 		allIn  time.Time              // the last of first, once joined == n
 		later  []decoded              // every stream's tokens after its first
+		lags   []time.Duration        // per token: drawn → received
 		after  int                    // of them, those taken after allIn
 	)
 	target := n * (gen - 1)
 	onToken := func(i int, at time.Time) {
+		lag := time.Since(at)
 		mu.Lock()
 		defer mu.Unlock()
+		lags = append(lags, lag)
 		tokens[i]++
 		if tokens[i] == 1 {
 			first[i] = at
@@ -443,7 +458,10 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 	for _, d := range window {
 		spans += d.span
 	}
+	slices.Sort(lags)
 	return streamsWindow{
+		lagP50:  lags[len(lags)/2].Seconds(),
+		lagP99:  lags[len(lags)*99/100].Seconds(),
 		prefill: float64(n*prompt) / allIn.Sub(start).Seconds(),
 		decode:  float64(target) / window[target-1].at.Sub(allIn).Seconds(),
 		span:    float64(spans) / float64(target),

@@ -35,6 +35,14 @@ func TestBenchEngineQuick(t *testing.T) {
 		if r.Shape != "15m" || r.PrefillTokS <= 0 || r.DecodeTokS <= 0 || r.BandwidthGBs <= 0 || r.RooflineFraction <= 0 {
 			t.Errorf("implausible result %+v", r)
 		}
+		// Delivery lags are measured (a token cannot arrive before it was
+		// drawn), the 99th percentile no lower than the median.
+		if r.DeliveryLagP50Ms <= 0 || r.DeliveryLagP99Ms < r.DeliveryLagP50Ms {
+			t.Errorf("delivery lag p50 %v ms, p99 %v ms", r.DeliveryLagP50Ms, r.DeliveryLagP99Ms)
+		}
+		if r.SplitThreshold < 1<<15 {
+			t.Errorf("split threshold %d below the fixed one", r.SplitThreshold)
+		}
 		// The fraction is steps per second against the roofline, of a step
 		// that reads the weights once (the definition); the one
 		// with KV adds every stream's KV cache.
