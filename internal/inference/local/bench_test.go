@@ -100,13 +100,7 @@ func writeRandomModel(tb testing.TB, dir string) {
 // 10 streams share every weight read, so aggregate tok/s should rise well
 // above the single stream's. One op = every stream generating 64 tokens.
 func BenchmarkConcurrentStreams(b *testing.B) {
-	dir := b.TempDir()
-	writeRandomModel(b, dir)
-	e, err := Open(dir, Options{Concurrency: 10, PrefixCache: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	e := openRandom15M(b)
 	for _, streams := range []int{1, 10} {
 		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
 			var tokens atomic.Int64
@@ -132,4 +126,18 @@ func BenchmarkConcurrentStreams(b *testing.B) {
 			b.ReportMetric(float64(e.Stats()[0].MaxBatch), "max-batch")
 		})
 	}
+}
+
+// openRandom15M opens an engine over writeRandomModel's random15M with room
+// for ten concurrent streams and no prefix cache; it is closed with the
+// benchmark.
+func openRandom15M(b *testing.B) *Engine {
+	dir := b.TempDir()
+	writeRandomModel(b, dir)
+	e, err := Open(dir, Options{Concurrency: 10, PrefixCache: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	return e
 }

@@ -17,13 +17,7 @@ import (
 // windows. Work the streams' goroutines could not do in a window without
 // the yield is done in the next one, so the ratio errs against the yield.
 func BenchmarkYieldSideBySide(b *testing.B) {
-	dir := b.TempDir()
-	writeRandomModel(b, dir)
-	e, err := Open(dir, Options{Concurrency: 10, PrefixCache: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	e := openRandom15M(b)
 	defer noStepYield.Store(false)
 	const streams, window = 10, 200 * time.Millisecond
 	type token struct{ at, got time.Time }

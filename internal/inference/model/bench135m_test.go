@@ -157,27 +157,34 @@ func BenchmarkPrefetchSideBySide135M10(b *testing.B) {
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 		b.Run(typ.String(), func(b *testing.B) {
 			defer kernels.SetPrefetch(true)
-			step := batchedDecode135M(b, bench135M(b, typ), 10)
-			const block = 4
-			var on, off time.Duration
-			for b.Loop() {
-				kernels.SetPrefetch(true)
-				t0 := time.Now()
-				for range block {
-					step()
-				}
-				t1 := time.Now()
-				kernels.SetPrefetch(false)
-				for range block {
-					step()
-				}
-				on, off = on+t1.Sub(t0), off+time.Since(t1)
-			}
-			b.ReportMetric(float64(10*block*b.N)/on.Seconds(), "tok/s-new")
-			b.ReportMetric(float64(10*block*b.N)/off.Seconds(), "tok/s-old")
-			b.ReportMetric(float64(off)/float64(on), "speedup")
+			stepsSideBySide(b, batchedDecode135M(b, bench135M(b, typ), 10), 10, kernels.SetPrefetch)
 		})
 	}
+}
+
+// stepsSideBySide times step (a batched decode step of streams tokens)
+// with a setting on and off, alternating blocks of four steps so both see
+// the same machine load, and reports each side's tokens per second and
+// the ratio.
+func stepsSideBySide(b *testing.B, step func(), streams int, set func(on bool)) {
+	const block = 4
+	var on, off time.Duration
+	for b.Loop() {
+		set(true)
+		t0 := time.Now()
+		for range block {
+			step()
+		}
+		t1 := time.Now()
+		set(false)
+		for range block {
+			step()
+		}
+		on, off = on+t1.Sub(t0), off+time.Since(t1)
+	}
+	b.ReportMetric(float64(streams*block*b.N)/on.Seconds(), "tok/s-new")
+	b.ReportMetric(float64(streams*block*b.N)/off.Seconds(), "tok/s-old")
+	b.ReportMetric(float64(off)/float64(on), "speedup")
 }
 
 // BenchmarkAttnThresholdSideBySide compares single-stream decode with

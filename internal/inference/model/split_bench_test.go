@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/kernels"
@@ -33,25 +32,7 @@ func BenchmarkSplitSideBySide(b *testing.B) {
 		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 			b.Run(fmt.Sprintf("%s/streams=10/%v", shape.name, typ), func(b *testing.B) {
 				defer set(true)
-				step := batchedDecode135M(b, shape.load(b, typ), 10)
-				const block = 4
-				var on, off time.Duration
-				for b.Loop() {
-					set(true)
-					t0 := time.Now()
-					for range block {
-						step()
-					}
-					t1 := time.Now()
-					set(false)
-					for range block {
-						step()
-					}
-					on, off = on+t1.Sub(t0), off+time.Since(t1)
-				}
-				b.ReportMetric(float64(10*block*b.N)/on.Seconds(), "tok/s-new")
-				b.ReportMetric(float64(10*block*b.N)/off.Seconds(), "tok/s-old")
-				b.ReportMetric(float64(off)/float64(on), "speedup")
+				stepsSideBySide(b, batchedDecode135M(b, shape.load(b, typ), 10), 10, set)
 			})
 		}
 	}
