@@ -104,24 +104,7 @@ func sideBySideAt(b *testing.B, load func(*testing.B, gguf.GGMLType) *Model, sta
 		b.Run(typ.String(), func(b *testing.B) {
 			defer set(true)
 			d := newDecode135MAt(b, load(b, typ), start)
-			const block = 16
-			var on, off time.Duration
-			for b.Loop() {
-				set(true)
-				t0 := time.Now()
-				for range block {
-					d.step(b)
-				}
-				t1 := time.Now()
-				set(false)
-				for range block {
-					d.step(b)
-				}
-				on, off = on+t1.Sub(t0), off+time.Since(t1)
-			}
-			b.ReportMetric(float64(block*b.N)/on.Seconds(), "tok/s-new")
-			b.ReportMetric(float64(block*b.N)/off.Seconds(), "tok/s-old")
-			b.ReportMetric(float64(off)/float64(on), "speedup")
+			stepsSideBySide(b, func() { d.step(b) }, 1, 16, set)
 		})
 	}
 }
@@ -157,17 +140,16 @@ func BenchmarkPrefetchSideBySide135M10(b *testing.B) {
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 		b.Run(typ.String(), func(b *testing.B) {
 			defer kernels.SetPrefetch(true)
-			stepsSideBySide(b, batchedDecode135M(b, bench135M(b, typ), 10), 10, kernels.SetPrefetch)
+			stepsSideBySide(b, batchedDecode135M(b, bench135M(b, typ), 10), 10, 4, kernels.SetPrefetch)
 		})
 	}
 }
 
-// stepsSideBySide times step (a batched decode step of streams tokens)
-// with a setting on and off, alternating blocks of four steps so both see
-// the same machine load, and reports each side's tokens per second and
-// the ratio.
-func stepsSideBySide(b *testing.B, step func(), streams int, set func(on bool)) {
-	const block = 4
+// stepsSideBySide times step (a decode step of streams tokens) with a
+// setting on and off, alternating blocks of block steps so both see the
+// same machine load, and reports each side's tokens per second and the
+// ratio.
+func stepsSideBySide(b *testing.B, step func(), streams, block int, set func(on bool)) {
 	var on, off time.Duration
 	for b.Loop() {
 		set(true)

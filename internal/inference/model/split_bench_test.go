@@ -32,7 +32,7 @@ func BenchmarkSplitSideBySide(b *testing.B) {
 		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
 			b.Run(fmt.Sprintf("%s/streams=10/%v", shape.name, typ), func(b *testing.B) {
 				defer set(true)
-				stepsSideBySide(b, batchedDecode135M(b, shape.load(b, typ), 10), 10, set)
+				stepsSideBySide(b, batchedDecode135M(b, shape.load(b, typ), 10), 10, 4, set)
 			})
 		}
 	}
