@@ -22,7 +22,8 @@ type SplitCalibration struct {
 	// quantised included).
 	Rate float64
 	// Threshold is the work, in multiply-adds, from which the pool splits
-	// a region: 2·Handoff·Rate within [parallelThreshold, maxSplitThreshold].
+	// a weight product: 2·Handoff·Rate within [parallelThreshold,
+	// maxSplitThreshold].
 	Threshold int
 }
 
@@ -43,19 +44,20 @@ var (
 // CalibrateSplit measures, once per process, what a parallel region costs
 // here and sets the work from which the worker pool splits a weight
 // product: a product of W multiply-adds runs in W/r on one core and in
-// W/(2r) + h on two, so splitting pays only from W = 2·h·r on. Other
-// regions (ParallelFor: attention, norms, stores) keep the fixed threshold,
-// their work being a unit conversion chosen against it, not a measured
-// time. A fixed threshold (parallelThreshold, 32 768
-// multiply-adds) suited hosts whose cores hand a region over in a few hundred
-// nanoseconds; on a host where it took 1.6 µs, stories15M's one-token
-// products (83k–221k multiply-adds) ran faster on one core, and single-stream
-// decode of that shape rose 1.16–1.30× with the threshold at 256k, while
-// SmolLM2-135M's did not move. Until it is called (the engine calls it when
-// it opens), and in processes that never run a model, the pool keeps
-// parallelThreshold. It changes where work runs, never a result: every
-// product row and every attention chunk is computed the same way on either
-// path.
+// W/(2r) + h on two, so splitting pays only from W = 2·h·r on. The fixed
+// threshold it replaces (parallelThreshold, 32 768 multiply-adds) suited
+// hosts whose cores hand a region over in a few hundred nanoseconds; on a
+// host where a split cost 1.7 µs, stories15M's one-token products (83k–221k
+// multiply-adds) ran faster on one core, and single-stream decode of that
+// shape rose 1.05–1.11× (Q8_0) and 1.20–1.34× (Q4_0) with the threshold at
+// 256k, while SmolLM2-135M's and every ten-stream step stayed as they were
+// (BenchmarkSplitSideBySide). Other regions (ParallelFor: attention, norms,
+// stores) keep the fixed threshold: their work is a unit conversion chosen
+// against it, not a measured time, and raising it slowed ten-stream steps.
+// Until CalibrateSplit is called (the engine calls it when it opens), and
+// in processes that never run a model, products keep the fixed threshold.
+// It changes where work runs, never a result: every product row is
+// computed the same way on either path.
 func CalibrateSplit() SplitCalibration {
 	splitOnce.Do(func() { splitCal = workers.calibrate() })
 	return splitCal
