@@ -58,8 +58,9 @@ type poolWorker struct {
 
 type workerPool struct {
 	n       int
-	mu      sync.Mutex   // one parallel region at a time; others run serially
-	splitAt atomic.Int64 // work from which a product is split: parallelThreshold, or CalibrateSplit's (split.go)
+	mu      sync.Mutex    // one parallel region at a time; others run serially
+	splitAt atomic.Int64  // work from which a product is split: parallelThreshold, or CalibrateSplit's (split.go)
+	regions atomic.Uint64 // parallel regions run so far (PoolRegions)
 	job     atomic.Pointer[poolJob]
 	workers []*poolWorker
 	// The caller parks on callerWake if the last chunk is still running
@@ -237,6 +238,7 @@ func (p *workerPool) parallel(n, work int, threshold int64, fn func(lo, hi int))
 // run is one parallel region of fn over [0, n) on the pool; the caller
 // holds p.mu.
 func (p *workerPool) run(n int, fn func(lo, hi int)) {
+	p.regions.Add(1)
 	// Claims shrink as a share drains (half of what is left, at most
 	// n ÷ 4·participants and at least n ÷ 32 so that claims stay few), and
 	// the participants finish within a small chunk of each other. Equal chunks of n ÷ 4·participants
@@ -274,6 +276,11 @@ func (p *workerPool) run(n int, fn func(lo, hi int)) {
 	}
 	<-p.callerWake
 }
+
+// PoolRegions is the number of parallel regions the worker pool has run:
+// a caller that sees it move knows the pool's workers are awake and
+// spinning on the other cores for a while (poolSpin), holding them.
+func PoolRegions() uint64 { return workers.regions.Load() }
 
 // poolEqualChunks switches the pool back to equal chunks of n ÷
 // 4·participants, for BenchmarkPoolChunksSideBySide.

@@ -142,21 +142,26 @@ func (s *scheduler) run() {
 			}
 		}
 		s.dropCancelled()
+		regions := kernels.PoolRegions()
 		s.step()
 		s.updateStats()
-		// Let the goroutines the step readied run before the next one:
-		// the requests' own goroutines that turn its tokens into text and
-		// write them to their clients, and whatever else the process
-		// serves. Otherwise the only other P is held by a pool worker
-		// spinning between this goroutine's parallel regions, and they
-		// waited until the runtime preempted someone: ten streams of the
-		// stories15M shape on two cores had their tokens reach their
+		// After a step that ran parallel regions, let the goroutines it
+		// readied run before the next one: the requests' own goroutines
+		// that turn its tokens into text and write them to their clients,
+		// and whatever else the process serves. The pool's workers spin on
+		// the other Ps for a while after each region, so without the yield
+		// they waited until the runtime preempted someone: ten streams of
+		// the stories15M shape on two cores had their tokens reach their
 		// goroutines 5–8 ms after the draw at the median and 19–37 ms at
 		// the 99th percentile, with the yield 0.01 ms and 1.1–15 ms, at
 		// 0.85–1.03× the decode rate, 0.97 in the median of eight runs
-		// (BenchmarkYieldSideBySide). It also keeps the process's other
-		// APIs answering while the engine is busy.
-		if !noStepYield.Load() {
+		// (BenchmarkYieldSideBySide). Through the HTTP API (`bench
+		// assistant`, ten streams of stories260K) the aggregate measured
+		// 0.88–0.98× and the median time to first token 12–15 ms against
+		// 13–26: tokens reach their writers a step at a time instead of
+		// in clumps. A step that split nothing (a lone stream of a tiny
+		// model) leaves the other Ps free, so it does not yield.
+		if kernels.PoolRegions() != regions && !noStepYield.Load() {
 			runtime.Gosched()
 		}
 	}
