@@ -79,6 +79,7 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 	type result struct {
 		ttft   time.Duration
 		tokens int
+		gaps   []time.Duration
 		err    error
 	}
 	results := make([]result, *clients)
@@ -88,24 +89,32 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i].ttft, results[i].tokens, results[i].err = benchStream(ctx, base, token, body)
+			results[i].ttft, results[i].tokens, results[i].gaps, results[i].err = benchStream(ctx, base, token, body)
 		}()
 	}
 	wg.Wait()
 	wall := time.Since(start)
-	var ttfts []time.Duration
+	var ttfts, gaps []time.Duration
 	total := 0
 	for i, r := range results {
 		if r.err != nil {
 			return fmt.Errorf("client %d: %w", i, r.err)
 		}
 		ttfts = append(ttfts, r.ttft)
+		gaps = append(gaps, r.gaps...)
 		total += r.tokens
 	}
 	slices.Sort(ttfts)
+	slices.Sort(gaps)
 	fmt.Fprintf(io.out, "model %s, %d concurrent streaming clients, max_tokens %d\n", *model, *clients, *maxTokens)
 	fmt.Fprintf(io.out, "time to first token: min %v  median %v  max %v\n",
 		ttfts[0].Round(time.Millisecond), ttfts[len(ttfts)/2].Round(time.Millisecond), ttfts[len(ttfts)-1].Round(time.Millisecond))
+	if len(gaps) > 0 {
+		// How evenly the stream arrives: the time between one event and
+		// the next at the client, which clumps show as a few long gaps.
+		fmt.Fprintf(io.out, "between streamed events: median %v  p99 %v  max %v\n",
+			gaps[len(gaps)/2].Round(10*time.Microsecond), gaps[len(gaps)*99/100].Round(10*time.Microsecond), gaps[len(gaps)-1].Round(10*time.Microsecond))
+	}
 	fmt.Fprintf(io.out, "completion tokens %d in %v: %.1f tok/s aggregate\n", total, wall.Round(time.Millisecond), float64(total)/wall.Seconds())
 	return nil
 }
@@ -156,21 +165,24 @@ func benchFirstModel(ctx context.Context, base, token string) (string, error) {
 }
 
 // benchStream runs one streaming chat and returns the time to the first
-// content event and the completion tokens the final usage reports.
-func benchStream(ctx context.Context, base, token string, body []byte) (time.Duration, int, error) {
+// content event, the completion tokens the final usage reports and the
+// time between each event and the next.
+func benchStream(ctx context.Context, base, token string, body []byte) (time.Duration, int, []time.Duration, error) {
 	start := time.Now()
 	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/chat/completions", strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return 0, 0, fmt.Errorf("status %d", resp.StatusCode)
+		return 0, 0, nil, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	var ttft time.Duration
+	var gaps []time.Duration
+	var last time.Time
 	tokens := 0
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -179,20 +191,24 @@ func benchStream(ctx context.Context, base, token string, body []byte) (time.Dur
 		if !ok || payload == "[DONE]" {
 			continue
 		}
+		now := time.Now()
 		if ttft == 0 {
-			ttft = time.Since(start)
+			ttft = now.Sub(start)
+		} else {
+			gaps = append(gaps, now.Sub(last))
 		}
+		last = now
 		var ev struct {
 			Usage *struct {
 				Completion int `json:"completion_tokens"`
 			} `json:"usage"`
 		}
 		if err := json.Unmarshal([]byte(payload), &ev); err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		if ev.Usage != nil {
 			tokens = ev.Usage.Completion
 		}
 	}
-	return ttft, tokens, sc.Err()
+	return ttft, tokens, gaps, sc.Err()
 }

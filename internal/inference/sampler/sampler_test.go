@@ -1,9 +1,12 @@
 package sampler
 
 import (
+	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestGreedyTakesArgmax(t *testing.T) {
@@ -158,15 +161,159 @@ func TestTopPOverLongTail(t *testing.T) {
 	}
 }
 
+// BenchmarkSampleTopP times a temperature and top-p draw over a
+// 150 000-token vocabulary (Qwen2.5's) whose nucleus is large, side by side
+// with the sorting nucleus it replaced (sampleSorted), alternating draws.
 func BenchmarkSampleTopP(b *testing.B) {
 	logits := make([]float32, 150000)
 	for i := range logits {
 		logits[i] = float32(i%997) / 100
 	}
 	s := New(Params{Temperature: 0.8, TopP: 0.9, Seed: 1})
+	old := New(Params{Temperature: 0.8, TopP: 0.9, Seed: 1})
 	buf := make([]float32, len(logits))
+	var cur, prev time.Duration
 	for b.Loop() {
 		copy(buf, logits)
+		t0 := time.Now()
 		s.Sample(buf, nil)
+		t1 := time.Now()
+		copy(buf, logits)
+		t2 := time.Now()
+		sampleSorted(old, buf)
+		cur, prev = cur+t1.Sub(t0), prev+time.Since(t2)
+	}
+	b.ReportMetric(float64(cur.Microseconds())/float64(b.N), "µs-select")
+	b.ReportMetric(float64(prev.Microseconds())/float64(b.N), "µs-sort")
+	b.ReportMetric(float64(prev)/float64(cur), "speedup")
+}
+
+// sampleSorted is Sample as it was before the selection-based nucleus: the
+// candidates above a lowering threshold sorted most probable first, the
+// nucleus their shortest prefix reaching top_p, the draw walking it in
+// that order (no repetition penalty).
+func sampleSorted(s *Sampler, logits []float32) int {
+	maxLogit := float64(logits[Argmax(logits)])
+	inv := 1 / s.p.Temperature
+	var all []candidate
+	var sum float64
+	for id, l := range logits {
+		if p := math.Exp((float64(l) - maxLogit) * inv); p > 0 {
+			all = append(all, candidate{id, p})
+			sum += p
+		}
+	}
+	want := s.p.TopP * sum
+	top := all
+	for threshold := 1e-3; threshold >= 1e-30; threshold *= 1e-3 {
+		top = top[:0:0]
+		var mass float64
+		for _, c := range all {
+			if c.p >= threshold {
+				top = append(top, c)
+				mass += c.p
+			}
+		}
+		if mass >= want {
+			break
+		}
+	}
+	slices.SortFunc(top, func(a, b candidate) int {
+		switch {
+		case a.p > b.p:
+			return -1
+		case a.p < b.p:
+			return 1
+		}
+		return a.id - b.id
+	})
+	var cum float64
+	for i, c := range top {
+		if cum += c.p; cum >= want {
+			top = top[:i+1]
+			break
+		}
+	}
+	r := s.rng.Float64() * cum
+	for _, c := range top {
+		if r -= c.p; r < 0 {
+			return c.id
+		}
+	}
+	return top[len(top)-1].id
+}
+
+// TestNucleusMatchesSorted checks the selection-based nucleus against its
+// definition: sort the candidates most probable first (ties in token
+// order) and take the shortest prefix whose mass reaches want. The
+// probabilities are multiples of 1/64, so every sum is exact and the two
+// must agree token for token, ties and all.
+func TestNucleusMatchesSorted(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	for trial := range 300 {
+		n := 1 + r.IntN(500)
+		levels := 1 + r.IntN(64) // few levels: many ties
+		cands := make([]candidate, n)
+		var sum float64
+		for i := range cands {
+			cands[i] = candidate{id: i, p: float64(1+r.IntN(levels)) / 64}
+			sum += cands[i].p
+		}
+		topP := []float64{0.1, 0.5, 0.9, 0.95, 0.999}[trial%5]
+		want := topP * sum
+		sorted := slices.Clone(cands)
+		slices.SortFunc(sorted, func(a, b candidate) int {
+			switch {
+			case a.p > b.p:
+				return -1
+			case a.p < b.p:
+				return 1
+			}
+			return a.id - b.id
+		})
+		wantSet := map[int]bool{}
+		var cum float64
+		for _, c := range sorted {
+			wantSet[c.id] = true
+			if cum += c.p; cum >= want {
+				break
+			}
+		}
+		s := New(Params{Temperature: 1, TopP: topP})
+		cut, idCut, mass := s.nucleus(cands, want)
+		got := map[int]bool{}
+		var gotMass float64
+		for _, c := range cands {
+			if c.p > cut || (c.p == cut && c.id <= idCut) {
+				got[c.id] = true
+				gotMass += c.p
+			}
+		}
+		if !maps.Equal(got, wantSet) || gotMass != cum || mass != cum {
+			t.Fatalf("trial %d (n %d, top_p %v): nucleus of %d tokens (mass %v, reported %v), want %d (mass %v)",
+				trial, n, topP, len(got), gotMass, mass, len(wantSet), cum)
+		}
+	}
+}
+
+// TestTopPDrawFrequencies checks that draws inside the nucleus follow the
+// renormalised probabilities.
+func TestTopPDrawFrequencies(t *testing.T) {
+	// Probabilities ∝ 8, 4, 2, 1, 1 (logits ln of those): top_p 0.8 keeps
+	// the first three (14 of 16 ≥ 12.8), drawn 8:4:2.
+	logits := []float32{float32(math.Log(8)), float32(math.Log(4)), float32(math.Log(2)), 0, 0}
+	s := New(Params{Temperature: 1, TopP: 0.8, Seed: 11})
+	counts := make([]int, len(logits))
+	const draws = 70000
+	for range draws {
+		counts[s.Sample(slices.Clone(logits), nil)]++
+	}
+	if counts[3] != 0 || counts[4] != 0 {
+		t.Fatalf("drew outside the nucleus: %v", counts)
+	}
+	for i, w := range []float64{8.0 / 14, 4.0 / 14, 2.0 / 14} {
+		if got := float64(counts[i]) / draws; math.Abs(got-w) > 0.01 {
+			t.Errorf("token %d drawn %.4f of the time, want %.4f", i, got, w)
+		}
 	}
 }
