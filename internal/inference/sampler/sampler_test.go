@@ -218,15 +218,7 @@ func sampleSorted(s *Sampler, logits []float32) int {
 			break
 		}
 	}
-	slices.SortFunc(top, func(a, b candidate) int {
-		switch {
-		case a.p > b.p:
-			return -1
-		case a.p < b.p:
-			return 1
-		}
-		return a.id - b.id
-	})
+	slices.SortFunc(top, mostProbableFirst)
 	var cum float64
 	for i, c := range top {
 		if cum += c.p; cum >= want {
@@ -262,15 +254,7 @@ func TestNucleusMatchesSorted(t *testing.T) {
 		topP := []float64{0.1, 0.5, 0.9, 0.95, 0.999}[trial%5]
 		want := topP * sum
 		sorted := slices.Clone(cands)
-		slices.SortFunc(sorted, func(a, b candidate) int {
-			switch {
-			case a.p > b.p:
-				return -1
-			case a.p < b.p:
-				return 1
-			}
-			return a.id - b.id
-		})
+		slices.SortFunc(sorted, mostProbableFirst)
 		wantSet := map[int]bool{}
 		var cum float64
 		for _, c := range sorted {
@@ -316,4 +300,16 @@ func TestTopPDrawFrequencies(t *testing.T) {
 			t.Errorf("token %d drawn %.4f of the time, want %.4f", i, got, w)
 		}
 	}
+}
+
+// mostProbableFirst orders candidates by probability, highest first, ties
+// in token order: the order the nucleus is defined by.
+func mostProbableFirst(a, b candidate) int {
+	switch {
+	case a.p > b.p:
+		return -1
+	case a.p < b.p:
+		return 1
+	}
+	return a.id - b.id
 }
