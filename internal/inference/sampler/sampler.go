@@ -30,15 +30,11 @@ type Params struct {
 // Sampler holds the RNG and scratch of one generated sequence. Not safe for
 // concurrent use.
 type Sampler struct {
-	p     Params
-	rng   *rand.Rand
-	cands []candidate
-	vals  []float64 // nucleus: the candidates' probabilities, reordered by selection
-}
-
-type candidate struct {
-	id int
-	p  float64
+	p       Params
+	rng     *rand.Rand
+	probs   []float64 // per token: its probability relative to the most probable's (0: underflow)
+	vals    []float64 // selectCut: the probabilities of the bucket where the nucleus ends
+	buckets [bucketCount]float64
 }
 
 // New returns a sampler; equal Params give equal draws.
@@ -60,74 +56,76 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 	if s.Greedy() {
 		return Argmax(logits)
 	}
-	// Softmax at the temperature, in float64 for a stable cumulative sum.
+	// Softmax at the temperature, in float64 for a stable cumulative sum;
+	// a token whose probability underflows (or is NaN) is never drawn.
 	maxLogit := float64(logits[Argmax(logits)])
 	inv := 1 / s.p.Temperature
-	s.cands = s.cands[:0]
+	if cap(s.probs) < len(logits) {
+		s.probs = make([]float64, len(logits))
+	}
+	probs := s.probs[:len(logits)]
 	var sum float64
 	for id, l := range logits {
 		p := math.Exp((float64(l) - maxLogit) * inv)
-		if p > 0 {
-			s.cands = append(s.cands, candidate{id, p})
-			sum += p
+		if !(p > 0) {
+			p = 0
 		}
+		probs[id] = p
+		sum += p
 	}
-	cands := s.cands
 	r := s.rng.Float64()
+	last := -1
 	if s.p.TopP > 0 && s.p.TopP < 1 {
-		cut, idCut, mass := s.nucleus(cands, s.p.TopP*sum)
+		cut, idCut, mass := s.nucleus(probs, s.p.TopP*sum)
 		// The draw walks the nucleus in token order: the same
 		// distribution as walking it most probable first, without
 		// sorting it (a nucleus can hold most of a 150 000-token
 		// vocabulary at a high temperature).
 		r *= mass
-		last := -1
-		for _, c := range cands {
-			if c.p > cut || (c.p == cut && c.id <= idCut) {
-				if r -= c.p; r < 0 {
-					return c.id
+		for id, p := range probs {
+			if p > cut || (p == cut && id <= idCut) {
+				if r -= p; r < 0 {
+					return id
 				}
-				last = c.id
+				last = id
 			}
 		}
 		return last
 	}
 	r *= sum
-	for _, c := range cands {
-		r -= c.p
-		if r < 0 {
-			return c.id
+	for id, p := range probs {
+		if p > 0 {
+			if r -= p; r < 0 {
+				return id
+			}
+			last = id
 		}
 	}
-	return cands[len(cands)-1].id
+	return last
 }
 
-// nucleus finds the smallest set of most probable candidates (ties taken
-// in token order) whose mass reaches want: those with p above cut, and
-// those with p equal to cut up to token idCut. It returns the set's mass.
+// nucleus finds the smallest set of most probable tokens (ties taken in
+// token order) whose mass reaches want: those with a probability above cut,
+// and those with one equal to cut up to token idCut. It returns the set's
+// mass.
 // The cut is found by selection over the probabilities, expected linear
 // time, instead of sorting them: the nucleus of a flat distribution over
 // a large vocabulary is most of it, and the sort took 12 ms a token over
 // 150 000 candidates (BenchmarkSampleTopP).
-func (s *Sampler) nucleus(cands []candidate, want float64) (cut float64, idCut int, mass float64) {
-	vals := s.vals[:0]
-	for _, c := range cands {
-		vals = append(vals, c.p)
-	}
-	s.vals = vals
-	cut = selectCut(vals, want)
+func (s *Sampler) nucleus(probs []float64, want float64) (cut float64, idCut int, mass float64) {
+	cut = s.selectCut(probs, want)
 	// The mass above the cut, then ties at the cut in token order until
 	// the nucleus holds want.
-	for _, c := range cands {
-		if c.p > cut {
-			mass += c.p
+	for _, p := range probs {
+		if p > cut {
+			mass += p
 		}
 	}
 	idCut = -1
-	for _, c := range cands {
-		if c.p == cut {
-			mass += c.p
-			idCut = c.id
+	for id, p := range probs {
+		if p == cut {
+			mass += p
+			idCut = id
 			if mass >= want {
 				break
 			}
@@ -138,11 +136,63 @@ func (s *Sampler) nucleus(cands []candidate, want float64) (cut float64, idCut i
 
 // selectCut returns the probability v such that the values above v hold
 // less than want and the values at or above v at least want (the last
-// value the most-probable-first prefix needs), by a weighted quickselect
-// that reorders vals. If the values together hold less than want (rounding)
-// it returns the smallest.
-func selectCut(vals []float64, want float64) float64 {
-	above := 0.0 // mass of the values known to lie above vals
+// value the most-probable-first prefix needs) among the positive values of
+// probs, probabilities relative to the most probable (in [0, 1]). A pass files each value's mass
+// under its top bits (for positive floats the bit pattern orders like the
+// value: its exponent and six bits of mantissa, everything below 2^-64 in
+// one bucket), a walk down the buckets finds the one where the mass
+// crosses want, and a selection among that bucket's values alone finds v.
+// Two branch-free passes instead of a selection over the whole vocabulary,
+// whose comparisons of random probabilities the CPU could not predict.
+func (s *Sampler) selectCut(probs []float64, want float64) float64 {
+	mass := &s.buckets
+	clear(mass[:])
+	for _, v := range probs {
+		mass[bucketOf(v)] += v
+	}
+	above, crossing := 0.0, 0
+	for k := len(mass) - 1; k >= 0; k-- {
+		if above+mass[k] >= want {
+			crossing = k
+			break
+		}
+		above += mass[k]
+	}
+	in := s.vals[:0]
+	smallest := 1.0
+	for _, v := range probs {
+		if v > 0 {
+			smallest = min(smallest, v)
+			if bucketOf(v) == crossing {
+				in = append(in, v)
+			}
+		}
+	}
+	s.vals = in
+	if len(in) == 0 { // rounding: the buckets held less than want
+		return smallest
+	}
+	return selectFrom(in, above, want)
+}
+
+// bucketCount is selectCut's number of buckets: 65 exponents (2^-64 … 2^0)
+// of 64 mantissa steps each, and one for everything smaller.
+const bucketCount = 65*64 + 1
+
+// bucketOf is the bucket of probability v ∈ [0, 1].
+func bucketOf(v float64) int {
+	b := math.Float64bits(v) >> (52 - 6) // exponent and six mantissa bits
+	const low = (1023 - 64) << 6         // 2^-64
+	if b < low {
+		return 0
+	}
+	return min(int(b-low)+1, bucketCount-1)
+}
+
+// selectFrom is selectCut's answer among vals, the values of one bucket,
+// when the values above the bucket hold above: a weighted quickselect that
+// reorders vals.
+func selectFrom(vals []float64, above, want float64) float64 {
 	for len(vals) > 1 {
 		pivot := median3(vals[0], vals[len(vals)/2], vals[len(vals)-1])
 		// Three-way partition: greater | equal | less.

@@ -264,13 +264,17 @@ func TestNucleusMatchesSorted(t *testing.T) {
 			}
 		}
 		s := New(Params{Temperature: 1, TopP: topP})
-		cut, idCut, mass := s.nucleus(cands, want)
+		probs := make([]float64, n)
+		for _, c := range cands {
+			probs[c.id] = c.p
+		}
+		cut, idCut, mass := s.nucleus(probs, want)
 		got := map[int]bool{}
 		var gotMass float64
-		for _, c := range cands {
-			if c.p > cut || (c.p == cut && c.id <= idCut) {
-				got[c.id] = true
-				gotMass += c.p
+		for id, p := range probs {
+			if p > cut || (p == cut && id <= idCut) {
+				got[id] = true
+				gotMass += p
 			}
 		}
 		if !maps.Equal(got, wantSet) || gotMass != cum || mass != cum {
@@ -302,6 +306,13 @@ func TestTopPDrawFrequencies(t *testing.T) {
 	}
 }
 
+// candidate is a token and its probability, as the sorting nucleus kept
+// them.
+type candidate struct {
+	id int
+	p  float64
+}
+
 // mostProbableFirst orders candidates by probability, highest first, ties
 // in token order: the order the nucleus is defined by.
 func mostProbableFirst(a, b candidate) int {
@@ -312,4 +323,19 @@ func mostProbableFirst(a, b candidate) int {
 		return 1
 	}
 	return a.id - b.id
+}
+
+// TestNeverDrawsImpossibleTokens: a NaN logit, an infinitely negative one
+// and one whose probability underflows are never drawn, with or without a
+// nucleus.
+func TestNeverDrawsImpossibleTokens(t *testing.T) {
+	logits := []float32{0, float32(math.NaN()), float32(math.Inf(-1)), 0, -1e6}
+	for _, topP := range []float64{0, 0.5, 0.99} {
+		s := New(Params{Temperature: 1, TopP: topP, Seed: 5})
+		for range 2000 {
+			if got := s.Sample(slices.Clone(logits), nil); got != 0 && got != 3 {
+				t.Fatalf("top_p %v drew token %d", topP, got)
+			}
+		}
+	}
 }
