@@ -28,6 +28,7 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 	clients := fs.Int("clients", 10, "concurrent streaming clients")
 	maxTokens := fs.Int("max-tokens", 128, "max_tokens of each chat")
 	prompt := fs.String("prompt", "Once upon a time", "user message")
+	temperature := fs.Float64("temperature", 0.8, "temperature of each chat (0: greedy)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 			return err
 		}
 	}
-	body, _ := json.Marshal(map[string]any{"model": *model, "stream": true, "max_tokens": *maxTokens, "temperature": 0.8,
+	body, _ := json.Marshal(map[string]any{"model": *model, "stream": true, "max_tokens": *maxTokens, "temperature": *temperature,
 		"messages": []map[string]string{{"role": "user", "content": *prompt}}})
 	type result struct {
 		ttft   time.Duration
@@ -106,7 +107,7 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 	}
 	slices.Sort(ttfts)
 	slices.Sort(gaps)
-	fmt.Fprintf(io.out, "model %s, %d concurrent streaming clients, max_tokens %d\n", *model, *clients, *maxTokens)
+	fmt.Fprintf(io.out, "model %s, %d concurrent streaming clients, max_tokens %d, temperature %v\n", *model, *clients, *maxTokens, *temperature)
 	fmt.Fprintf(io.out, "time to first token: min %v  median %v  max %v\n",
 		ttfts[0].Round(time.Millisecond), ttfts[len(ttfts)/2].Round(time.Millisecond), ttfts[len(ttfts)-1].Round(time.Millisecond))
 	if len(gaps) > 0 {
