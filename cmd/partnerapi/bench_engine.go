@@ -105,6 +105,18 @@ type engineResult struct {
 	// streaming client waits on top of the decode itself.
 	DeliveryLagP50Ms float64 `json:"delivery_lag_p50_ms"`
 	DeliveryLagP99Ms float64 `json:"delivery_lag_p99_ms"`
+	// Temperature and TopP are the sampling of every stream (temperature
+	// 0: greedy, as llama.cpp's anchors were measured).
+	Temperature float64 `json:"temperature"`
+	TopP        float64 `json:"top_p,omitempty"`
+}
+
+// samplingName describes the streams' sampling for bench engine's header.
+func samplingName(p local.GenerateParams) string {
+	if p.Temperature <= 0 {
+		return "greedy"
+	}
+	return fmt.Sprintf("sampled at temperature %v, top_p %v", p.Temperature, p.TopP)
 }
 
 // runBenchEngine is `partnerapi bench engine`: prefill and decode tok/s of
@@ -119,6 +131,8 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	streamsFlag := fs.String("streams", "1,10", "concurrent streams per case, comma-separated")
 	prompt := fs.Int("prompt", 256, "prompt tokens per stream for the prefill measurement")
 	gen := fs.Int("gen", 128, "tokens per stream for the decode measurement")
+	temperature := fs.Float64("temperature", 0, "sampling temperature of every stream (0: greedy, as llama.cpp's anchors)")
+	topP := fs.Float64("top-p", 0.9, "top_p of every stream when --temperature > 0")
 	repeat := fs.Int("repeat", 1, "measurements per case, interleaved across stream counts; the medians are reported")
 	bwMB := fs.Int("bandwidth-mb", 512, "buffer size for the bandwidth probe (MB, > 256 to defeat caches)")
 	asJSON := fs.Bool("json", false, "print one JSON object per case")
@@ -180,9 +194,13 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	if *temperature < 0 || *topP <= 0 || *topP > 1 {
+		return errors.New("--temperature must be ≥ 0 and --top-p in (0, 1]")
+	}
+	sampling := local.GenerateParams{Temperature: *temperature, TopP: *topP}
 	split := kernels.CalibrateSplit()
 	if !*asJSON {
-		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType)
+		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v, %s\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType, samplingName(sampling))
 		fmt.Fprintf(io.out, "worker pool: a split region costs %v, one core %.0f multiply-adds/ns from cache: regions split from %d multiply-adds\n",
 			split.Handoff.Round(10*time.Nanosecond), split.Rate, split.Threshold)
 		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s %14s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one", "lag p50/p99 ms")
@@ -194,7 +212,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			err := benchEngineCase(ctx, tmp, sh, typ, kvType, *prompt, *gen, *repeat, streams, probe, func(res engineResult) error {
+			err := benchEngineCase(ctx, tmp, sh, typ, kvType, sampling, *prompt, *gen, *repeat, streams, probe, func(res engineResult) error {
 				if *asJSON {
 					return json.NewEncoder(io.out).Encode(res)
 				}
@@ -226,7 +244,7 @@ func findShape(name string) (engineShape, bool) {
 
 // benchEngineCase writes one random-weight model, serves it with the local
 // engine and reports a result per stream count.
-func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, kvType model.KVType, prompt, gen, repeat int, streams []int, probe *bandwidthProbe, report func(engineResult) error) error {
+func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, kvType model.KVType, sampling local.GenerateParams, prompt, gen, repeat int, streams []int, probe *bandwidthProbe, report func(engineResult) error) error {
 	name := sh.name + "-" + strings.ToLower(typ.String())
 	caseDir := filepath.Join(dir, name)
 	if err := os.Mkdir(caseDir, 0o755); err != nil {
@@ -252,6 +270,9 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	split := kernels.CalibrateSplit()
 	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), KVCache: kvType.String(),
 		SplitThreshold: split.Threshold, HandoffNs: float64(split.Handoff.Nanoseconds())}
+	if sampling.Temperature > 0 {
+		res.Temperature, res.TopP = sampling.Temperature, sampling.TopP
+	}
 	// Decode reads every layer matrix and the output projection once per
 	// step; norms and the embedding rows are noise.
 	res.WeightBytesToken = int64(len(m.Net.Output.Data))
@@ -296,7 +317,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 		for i, n := range streams {
 			before := probe.now(2)
 			rateBefore := products.Rate(n, productRateTime)
-			w, err := measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen)
+			w, err := measureStreams(ctx, e, name, m.Net.NVocab, n, prompt, gen, sampling)
 			if err != nil {
 				return err
 			}
@@ -373,7 +394,7 @@ type streamsWindow struct {
 // more tokens, after which the streams are cancelled (they are allowed to
 // run longer, so the streams that joined first do not finish early and
 // shrink the batch).
-func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n, prompt, gen int) (streamsWindow, error) {
+func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n, prompt, gen int, sampling local.GenerateParams) (streamsWindow, error) {
 	r := rand.New(rand.NewPCG(uint64(n), uint64(prompt)))
 	prompts := make([][]int, n)
 	for i := range prompts {
@@ -439,7 +460,9 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = e.GenerateTokensTimed(ctx, name, prompts[i], local.GenerateParams{IgnoreEOS: true},
+			params := sampling
+			params.IgnoreEOS, params.Seed = true, uint64(i+1)
+			_, errs[i] = e.GenerateTokensTimed(ctx, name, prompts[i], params,
 				func(_, _ int, at time.Time) { onToken(i, at) })
 		}()
 	}

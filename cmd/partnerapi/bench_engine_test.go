@@ -126,10 +126,29 @@ func TestBenchEngineFlags(t *testing.T) {
 		{[]string{"--gen", "1"}, "at least 2"},
 		{[]string{"--prompt", "0"}, "at least 1"},
 		{[]string{"--repeat", "0"}, "at least 1"},
+		{[]string{"--temperature", "-1"}, "--temperature must be"},
+		{[]string{"--temperature", "0.8", "--top-p", "0"}, "--top-p in (0, 1]"},
 	} {
 		err := runBenchEngine(context.Background(), tc.args, func(string) string { return "" }, stdio{out: &bytes.Buffer{}, err: &bytes.Buffer{}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestBenchEngineSampled runs one small case with sampled streams: the
+// JSON says how they sampled, and they decode.
+func TestBenchEngineSampled(t *testing.T) {
+	var out bytes.Buffer
+	args := []string{"--shape", "15m", "--quant", "q4_0", "--streams", "2", "--prompt", "8", "--gen", "4", "--bandwidth-mb", "16", "--temperature", "0.8", "--top-p", "0.95", "--json"}
+	if err := runBenchEngine(context.Background(), args, func(string) string { return "" }, stdio{out: &out, err: &out}); err != nil {
+		t.Fatal(err)
+	}
+	var r engineResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v in %q", err, out.String())
+	}
+	if r.Temperature != 0.8 || r.TopP != 0.95 || r.DecodeTokS <= 0 || r.Streams != 2 {
+		t.Errorf("sampled case %+v", r)
 	}
 }
