@@ -188,10 +188,4 @@ var activationPool = sync.Pool{New: func() any { return new(activationBuffer) }}
 // held to the fixed parallelThreshold, not the calibrated one (split.go),
 // since those estimates are unit conversions chosen against that threshold
 // rather than measured times.
-func ParallelFor(n, work int, fn func(lo, hi int)) {
-	if work < parallelThreshold {
-		fn(0, n)
-		return
-	}
-	parallelForAny(n, work, fn)
-}
+func ParallelFor(n, work int, fn func(lo, hi int)) { workers.parallel(n, work, parallelThreshold, fn) }

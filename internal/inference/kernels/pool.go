@@ -211,11 +211,6 @@ func (j *poolJob) steal(self int) (lo, hi int64, ok bool) {
 // pool side by side.
 var parallelFor = poolParallelFor
 
-// parallelForAny is the pool for ParallelFor's callers, which have decided
-// on their own that their work is worth splitting (a variable for the same
-// benchmarks).
-var parallelForAny = func(n, work int, fn func(lo, hi int)) { workers.parallel(n, work, 0, fn) }
-
 // poolParallelFor is parallelFor for the weight products: split from the
 // calibrated threshold (split.go).
 func poolParallelFor(n, work int, fn func(lo, hi int)) {
