@@ -32,9 +32,9 @@ type Params struct {
 type Sampler struct {
 	p       Params
 	rng     *rand.Rand
-	probs   []float64 // per token: its probability relative to the most probable's (0: underflow)
-	vals    []float64 // selectCut: the probabilities of the bucket where the nucleus ends
-	buckets [bucketCount]float64
+	probs   []float64             // per token: its probability relative to the most probable's (0: underflow)
+	vals    []float64             // selectCut: the probabilities of the bucket where the nucleus ends
+	buckets *[bucketCount]float64 // selectCut's masses, made on the first top-p draw (33 kB)
 }
 
 // New returns a sampler; equal Params give equal draws.
@@ -107,11 +107,10 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 // nucleus finds the smallest set of most probable tokens (ties taken in
 // token order) whose mass reaches want: those with a probability above cut,
 // and those with one equal to cut up to token idCut. It returns the set's
-// mass.
-// The cut is found by selection over the probabilities, expected linear
-// time, instead of sorting them: the nucleus of a flat distribution over
-// a large vocabulary is most of it, and the sort took 12 ms a token over
-// 150 000 candidates (BenchmarkSampleTopP).
+// mass. The cut is found without sorting the probabilities (selectCut):
+// the nucleus of a flat distribution over a large vocabulary is most of
+// it, and the sort took 23–32 ms a token over 150 000 candidates
+// (BenchmarkSampleTopP).
 func (s *Sampler) nucleus(probs []float64, want float64) (cut float64, idCut int, mass float64) {
 	cut = s.selectCut(probs, want)
 	// The mass above the cut, then ties at the cut in token order until
@@ -137,15 +136,19 @@ func (s *Sampler) nucleus(probs []float64, want float64) (cut float64, idCut int
 // selectCut returns the probability v such that the values above v hold
 // less than want and the values at or above v at least want (the last
 // value the most-probable-first prefix needs) among the positive values of
-// probs, probabilities relative to the most probable (in [0, 1]). A pass files each value's mass
-// under its top bits (for positive floats the bit pattern orders like the
-// value: its exponent and six bits of mantissa, everything below 2^-64 in
-// one bucket), a walk down the buckets finds the one where the mass
-// crosses want, and a selection among that bucket's values alone finds v.
-// Two branch-free passes instead of a selection over the whole vocabulary,
-// whose comparisons of random probabilities the CPU could not predict.
+// probs, probabilities relative to the most probable (in [0, 1]). A pass
+// files each value's mass under its top bits (for positive floats the bit
+// pattern orders like the value: its exponent and six bits of mantissa,
+// everything below 2^-64 in one bucket), a walk down the buckets finds the
+// one where the mass crosses want, and a selection among that bucket's
+// values alone finds v: two passes with predictable branches instead of a
+// selection over the whole vocabulary, whose comparisons of random
+// probabilities the CPU could not predict.
 func (s *Sampler) selectCut(probs []float64, want float64) float64 {
-	mass := &s.buckets
+	if s.buckets == nil {
+		s.buckets = new([bucketCount]float64)
+	}
+	mass := s.buckets
 	clear(mass[:])
 	for _, v := range probs {
 		mass[bucketOf(v)] += v
