@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // pullProgress shows a download's progress on stderr: on a terminal a bar
@@ -149,8 +147,7 @@ func isTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return isTerminalFd(f.Fd())
 }
 
 // formatBytes prints a size in binary units with three significant digits.

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -318,11 +317,10 @@ func (d *download) checkSpace() error {
 	if d.meta.Size <= d.off {
 		return nil
 	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(d.part, &st); err != nil {
+	free, ok := freeBytes(d.part)
+	if !ok {
 		return nil // unknown: let the writes tell
 	}
-	free := uint64(st.Bavail) * uint64(st.Bsize)
 	if need := uint64(d.meta.Size - d.off); need > free {
 		return fmt.Errorf("%s needs %d more bytes but %s has %d free", d.src.URL, need, d.store.Dir, free)
 	}

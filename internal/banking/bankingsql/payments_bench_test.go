@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -66,11 +65,4 @@ func BenchmarkCreatePayment(b *testing.B) {
 			b.ReportMetric(float64(st.Items)/float64(max(st.Batches, 1)), "docs/batch")
 		})
 	}
-}
-
-// processCPU is the user and system CPU time the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

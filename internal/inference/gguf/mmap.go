@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"unsafe"
 )
 
@@ -32,7 +31,8 @@ var mappings = struct {
 	m map[mappingKey]*mapping
 }{m: map[mappingKey]*mapping{}}
 
-// Open memory-maps the file at path read-only and parses it. Files already
+// Open memory-maps the file at path read-only and parses it (on systems
+// without mmap it reads the file into memory: mmap_other.go). Files already
 // open in this process (same inode, size and mtime) share one mapping; it is
 // unmapped when the last File on it is closed.
 func Open(path string) (*File, error) {
@@ -49,9 +49,7 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("gguf: %s is not a regular file", path)
 	}
 	key := mappingKey{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		key.dev, key.ino = uint64(st.Dev), uint64(st.Ino)
-	}
+	key.dev, key.ino = fileID(fi)
 
 	mappings.Lock()
 	defer mappings.Unlock()
@@ -65,13 +63,13 @@ func Open(path string) (*File, error) {
 	if int64(int(fi.Size())) != fi.Size() {
 		return nil, fmt.Errorf("gguf: %s is too large to map", path)
 	}
-	data, err := syscall.Mmap(int(fh.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err := mapFile(fh, int(fi.Size()))
 	if err != nil {
-		return nil, fmt.Errorf("gguf: mmap %s: %w", path, err)
+		return nil, fmt.Errorf("gguf: map %s: %w", path, err)
 	}
 	parsed, err := Parse(data)
 	if err != nil {
-		_ = syscall.Munmap(data)
+		_ = unmapFile(data)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m := &mapping{key: key, data: data, parsed: parsed, refs: 1}
@@ -109,7 +107,7 @@ func (f *File) Close() error {
 	if mappings.m[m.key] == m {
 		delete(mappings.m, m.key)
 	}
-	return syscall.Munmap(m.data)
+	return unmapFile(m.data)
 }
 
 // DropResident tells the kernel that this process no longer needs the
@@ -136,5 +134,5 @@ func (f *File) DropResident(b []byte) error {
 	if lo >= hi {
 		return nil
 	}
-	return syscall.Madvise(data[lo:hi], syscall.MADV_DONTNEED)
+	return dropPages(data[lo:hi])
 }
