@@ -247,8 +247,15 @@ func (p *workerPool) run(n int, fn func(lo, hi int)) {
 		j.shares[i].Store(uint64(i*n/p.n)<<32 | uint64((i+1)*n/p.n))
 	}
 	p.job.Store(j)
+	// Read each flag before swapping it: a CAS takes the flag's cache line
+	// exclusively even when it fails, and a spinning worker, which never
+	// writes the flag, then pays a transfer to read it again. On a host
+	// whose two cores are far apart that halved the cost of an empty
+	// region (BenchmarkParallelForHandoff 2.0 → 1.3 µs; 0.9 µs when the
+	// chunks write no shared line) and ran a one-token
+	// 15M step about 2 % faster; 135M and ten-token steps did not change.
 	for _, w := range p.workers {
-		if w.parked.CompareAndSwap(true, false) {
+		if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
 			w.wake <- struct{}{}
 		}
 	}
