@@ -45,14 +45,18 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 }
 
 // Kopecks parses the amount exactly: digits, at most two decimals, no
-// exponent, ≤ 18 characters (reference §5.6). At least one digit comes
-// before the dot and, after a dot, one or two; a value past int64 fails.
+// exponent. At least one digit comes before the dot and, after a dot, one
+// or two; a value past int64 fails. The 18-character limit of reference
+// §5.6 is a rule for what a partner sends (MaxAmountLen, checked by the
+// validation), not for parsing: a stored document carries its amount as
+// FormatKopecks wrote it, two decimals added, and "1000000000000000" (16
+// characters, accepted) comes back as "1000000000000000.00" (19).
 // It is one pass over the bytes, without the substrings and the
 // concatenation of a split at the dot: a create parses its amount four
 // times (validation, the budget rule, the stored kopecks, the digest).
 func (a Amount) Kopecks() (int64, bool) {
 	s := string(a)
-	if s == "" || len(s) > 18 {
+	if s == "" {
 		return 0, false
 	}
 	var k int64
@@ -63,8 +67,11 @@ func (a Amount) Kopecks() (int64, bool) {
 			if frac >= 2 {
 				return 0, false
 			}
-			// 18 characters hold at most 18 digits: no overflow here.
-			k = k*10 + int64(c-'0')
+			d := int64(c - '0')
+			if k > (math.MaxInt64-d)/10 {
+				return 0, false
+			}
+			k = k*10 + d
 			if frac >= 0 {
 				frac++
 			} else {
@@ -87,6 +94,10 @@ func (a Amount) Kopecks() (int64, bool) {
 	}
 	return k, true
 }
+
+// MaxAmountLen is the longest amount literal a partner may send (reference
+// §5.6: ≤ 18 characters).
+const MaxAmountLen = 18
 
 // FormatKopecks writes kopecks as rubles with two decimals and a dot.
 func FormatKopecks(k int64) string {

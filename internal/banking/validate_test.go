@@ -2,6 +2,7 @@ package banking
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -105,11 +106,40 @@ func TestAmountKopecks(t *testing.T) {
 		want bool
 	}{
 		{"100", 10000, true}, {"100.5", 10050, true}, {"0.01", 1, true}, {"12345678901234.99", 1234567890123499, true},
-		{"1.001", 0, false}, {"1e3", 0, false}, {"-1", 0, false}, {"1234567890123456.99", 0, false}, {"1.", 0, false},
+		{"1.001", 0, false}, {"1e3", 0, false}, {"-1", 0, false}, {"1.", 0, false},
+		// Longer than a partner may send, but what FormatKopecks writes for
+		// an accepted "1234567890123456.9" or "1000000000000000": a stored
+		// document must read back.
+		{"1234567890123456.99", 123456789012345699, true}, {"1000000000000000.00", 100000000000000000, true},
+		{"92233720368547758.07", math.MaxInt64, true}, {"92233720368547758.08", 0, false},
 	} {
 		k, ok := Amount(tc.in).Kopecks()
 		if ok != tc.want || k != tc.k {
 			t.Errorf("Kopecks(%q) = %d,%v want %d,%v", tc.in, k, ok, tc.k, tc.want)
+		}
+	}
+}
+
+// TestAmountLengthIsAnInputRule: the validation refuses an amount of more
+// than 18 characters (reference §5.6), and every amount it accepts formats
+// to a literal Kopecks reads back.
+func TestAmountLengthIsAnInputRule(t *testing.T) {
+	for _, tc := range []struct {
+		amount string
+		ok     bool
+	}{{"1000000000000000", true}, {"123456789012345.67", true}, {"1234567890123456.9", true}, {"1234567890123456.99", false}} {
+		d := validPayment()
+		d.Amount = Amount(tc.amount)
+		err := ValidatePayment(&d, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+		if tc.ok != (err == nil) {
+			t.Errorf("amount %q: %v, want accepted %v", tc.amount, err, tc.ok)
+		}
+		if err != nil {
+			continue
+		}
+		k, _ := d.Amount.Kopecks()
+		if back, ok := Amount(FormatKopecks(k)).Kopecks(); !ok || back != k {
+			t.Errorf("amount %q: %d formats to %q, which reads back as %d, %v", tc.amount, k, FormatKopecks(k), back, ok)
 		}
 	}
 }
