@@ -32,9 +32,9 @@ type Params struct {
 type Sampler struct {
 	p       Params
 	rng     *rand.Rand
-	probs   []float64             // per token: its probability relative to the most probable's (0: underflow)
-	vals    []float64             // selectCut: the probabilities of the bucket where the nucleus ends
-	buckets *[bucketCount]float64 // selectCut's masses, made on the first top-p draw (33 kB)
+	probs   []float32             // per token: its probability (0: underflow)
+	vals    []float32             // nucleus: the probabilities of the bucket where the nucleus ends (room for all)
+	buckets *[bucketCount]float64 // nucleus's masses, made on the first top-p draw (33 kB)
 }
 
 // New returns a sampler; equal Params give equal draws.
@@ -56,35 +56,34 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 	if s.Greedy() {
 		return Argmax(logits)
 	}
-	// Softmax at the temperature, in float64 for a stable cumulative sum;
-	// a token whose probability underflows (or is NaN) is never drawn.
-	maxLogit := float64(logits[Argmax(logits)])
-	inv := 1 / s.p.Temperature
-	if cap(s.probs) < len(logits) {
-		s.probs = make([]float64, len(logits))
-	}
-	probs := s.probs[:len(logits)]
-	var sum float64
-	for id, l := range logits {
-		p := math.Exp((float64(l) - maxLogit) * inv)
-		if !(p > 0) {
-			p = 0
+	// A NaN or infinite logit (a broken model's) makes the vector sum NaN or
+	// infinite; the vector exponential would clamp it into a drawable
+	// probability, so such logits are made harmless first.
+	if t := kernels.SumF32(logits); t != t || math.IsInf(float64(t), 0) {
+		sanitise(logits)
+		if top := Argmax(logits); math.IsInf(float64(logits[top]), -1) {
+			return top // nothing is possible: the first token, as greedy would
 		}
-		probs[id] = p
-		sum += p
 	}
+	probs := s.softmax(logits)
 	r := s.rng.Float64()
 	last := -1
 	if s.p.TopP > 0 && s.p.TopP < 1 {
-		cut, idCut, mass := s.nucleus(probs, s.p.TopP*sum)
+		cut, ties, mass := s.nucleus(probs, s.p.TopP)
+		if !(mass > 0) || math.IsInf(mass, 0) {
+			return Argmax(logits) // not expected after sanitise
+		}
 		// The draw walks the nucleus in token order: the same
 		// distribution as walking it most probable first, without
 		// sorting it (a nucleus can hold most of a 150 000-token
 		// vocabulary at a high temperature).
 		r *= mass
 		for id, p := range probs {
-			if p > cut || (p == cut && id <= idCut) {
-				if r -= p; r < 0 {
+			if p > cut || (p == cut && ties > 0) {
+				if p == cut {
+					ties--
+				}
+				if r -= float64(p); r < 0 {
 					return id
 				}
 				last = id
@@ -92,10 +91,14 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 		}
 		return last
 	}
+	sum := sum64(probs)
+	if !(sum > 0) || math.IsInf(sum, 0) {
+		return Argmax(logits)
+	}
 	r *= sum
 	for id, p := range probs {
 		if p > 0 {
-			if r -= p; r < 0 {
+			if r -= float64(p); r < 0 {
 				return id
 			}
 			last = id
@@ -104,98 +107,188 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 	return last
 }
 
-// nucleus finds the smallest set of most probable tokens (ties taken in
-// token order) whose mass reaches want: those with a probability above cut,
-// and those with one equal to cut up to token idCut. It returns the set's
-// mass. The cut is found without sorting the probabilities (selectCut):
-// the nucleus of a flat distribution over a large vocabulary is most of
-// it, and the sort took 23–32 ms a token over 150 000 candidates
-// (BenchmarkSampleTopP).
-func (s *Sampler) nucleus(probs []float64, want float64) (cut float64, idCut int, mass float64) {
-	cut = s.selectCut(probs, want)
-	// The mass above the cut, then ties at the cut in token order until
-	// the nucleus holds want.
-	for _, p := range probs {
-		if p > cut {
-			mass += p
-		}
+// softmax sets the sampler's probabilities to the softmax of logits at the
+// temperature and returns them. The exponentials are the kernels' float32
+// vector ones: over a 150 000-token vocabulary math.Exp in float64 took
+// ~1.2 ms a token, most of a sampled token's cost then (BenchmarkSampleTopP).
+// A token whose probability underflows is never drawn.
+func (s *Sampler) softmax(logits []float32) []float32 {
+	if cap(s.probs) < len(logits) {
+		s.probs = make([]float32, len(logits))
 	}
-	idCut = -1
-	for id, p := range probs {
-		if p == cut {
-			mass += p
-			idCut = id
-			if mass >= want {
-				break
-			}
-		}
-	}
-	return cut, idCut, mass
+	probs := s.probs[:len(logits)]
+	clear(probs)
+	kernels.AxpyF32(probs, float32(1/s.p.Temperature), logits)
+	kernels.Softmax(probs)
+	return probs
 }
 
-// selectCut returns the probability v such that the values above v hold
-// less than want and the values at or above v at least want (the last
-// value the most-probable-first prefix needs) among the positive values of
-// probs, probabilities relative to the most probable (in [0, 1]). A pass
-// files each value's mass under its top bits (for positive floats the bit
-// pattern orders like the value: its exponent and six bits of mantissa,
-// everything below 2^-64 in one bucket), a walk down the buckets finds the
-// one where the mass crosses want, and a selection among that bucket's
-// values alone finds v: two passes with predictable branches instead of a
-// selection over the whole vocabulary, whose comparisons of random
-// probabilities the CPU could not predict.
-func (s *Sampler) selectCut(probs []float64, want float64) float64 {
+// sum64 is the sum of probs in float64, in four sums so that the additions
+// do not wait on each other.
+func sum64(probs []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(probs); i += 4 {
+		s0 += float64(probs[i])
+		s1 += float64(probs[i+1])
+		s2 += float64(probs[i+2])
+		s3 += float64(probs[i+3])
+	}
+	for ; i < len(probs); i++ {
+		s0 += float64(probs[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sanitise makes a NaN logit never drawn and a +Inf one 1e30, far above
+// any real logit yet finite even divided by the smallest temperature, so
+// that it takes (or shares) all the probability.
+func sanitise(logits []float32) {
+	for i, l := range logits {
+		switch {
+		case l != l:
+			logits[i] = float32(math.Inf(-1))
+		case l > 1e30:
+			logits[i] = 1e30
+		}
+	}
+}
+
+// nucleus finds the smallest set of most probable tokens (ties taken in
+// token order) whose mass reaches topP of the total: those with a
+// probability above cut and the first ties (in token order) with a
+// probability equal to cut. It returns the set's mass, which is not
+// positive only when no token has a positive probability. The cut is found
+// without sorting the probabilities: the nucleus of a flat distribution over
+// a large vocabulary is most of it, and the sort took 23–32 ms a token over
+// 150 000 candidates (BenchmarkSampleTopP). A pass files each probability's
+// mass under its top bits (for positive floats the bit pattern orders like
+// the value: its exponent and six bits of mantissa, everything below 2^-64
+// in one bucket), a walk down the buckets finds the one where the mass
+// crosses the goal, and a selection among that bucket's values alone finds
+// the cut: two passes with predictable branches instead of a selection over
+// the whole vocabulary, whose comparisons of random probabilities the CPU
+// could not predict. The masses above the cut and the ties it needs come
+// from that bucket's values, so the draw is the only other pass.
+func (s *Sampler) nucleus(probs []float32, topP float64) (cut float32, ties int, mass float64) {
 	if s.buckets == nil {
 		s.buckets = new([bucketCount]float64)
 	}
-	mass := s.buckets
-	clear(mass[:])
+	masses := s.buckets
+	clear(masses[:])
 	for _, v := range probs {
-		mass[bucketOf(v)] += v
+		masses[bucketOf(v)] += float64(v)
 	}
+	var total float64
+	for _, m := range masses[1:] { // bucket 0 holds zeros and what is below 2^-64
+		total += m
+	}
+	total += masses[0]
+	if !(total > 0) || math.IsInf(total, 0) {
+		return 0, 0, total
+	}
+	want := topP * total
 	above, crossing := 0.0, 0
-	for k := len(mass) - 1; k >= 0; k-- {
-		if above+mass[k] >= want {
+	for k := len(masses) - 1; k >= 0; k-- {
+		if above+masses[k] >= want {
 			crossing = k
 			break
 		}
-		above += mass[k]
+		above += masses[k]
 	}
-	in := s.vals[:0]
-	smallest := 1.0
+	// The crossing bucket's values, without a branch per token (whether a
+	// random probability falls in one bucket is a coin the CPU cannot
+	// predict): every value is written, and the count moves only for those
+	// whose bits lie in the bucket's range.
+	lo, hi := bucketBounds(crossing)
+	if cap(s.vals) < len(probs) {
+		s.vals = make([]float32, len(probs))
+	}
+	buf := s.vals[:len(probs)]
+	loBits, width := math.Float32bits(lo), math.Float32bits(hi)-math.Float32bits(lo)
+	n := 0
 	for _, v := range probs {
-		if v > 0 {
-			smallest = min(smallest, v)
-			if bucketOf(v) == crossing {
-				in = append(in, v)
-			}
+		buf[n] = v
+		if math.Float32bits(v)-loBits < width {
+			n++
 		}
 	}
-	s.vals = in
-	if len(in) == 0 { // rounding: the buckets held less than want
-		return smallest
+	in := buf[:n]
+	if len(in) == 0 {
+		// Rounding: the buckets held less than want. Everything positive
+		// is the nucleus: its smallest value is the cut, with all its ties.
+		cut = math.MaxFloat32
+		for _, v := range probs {
+			if v > 0 {
+				cut = min(cut, v)
+			}
+		}
+		for _, v := range probs {
+			if v > 0 {
+				mass += float64(v)
+			}
+			if v == cut {
+				ties++
+			}
+		}
+		return cut, ties, mass
 	}
-	return selectFrom(in, above, want)
+	cut = selectFrom(in, above, want)
+	// The values above the cut are the buckets above plus those of the
+	// crossing bucket above it; then ties at the cut until the mass
+	// reaches want (at least one: the cut is a value the prefix needs).
+	mass = above
+	avail := 0
+	for _, v := range in {
+		switch {
+		case v > cut:
+			mass += float64(v)
+		case v == cut:
+			avail++
+		}
+	}
+	for ties < avail {
+		mass += float64(cut)
+		ties++
+		if mass >= want {
+			break
+		}
+	}
+	return cut, ties, mass
 }
 
-// bucketCount is selectCut's number of buckets: 65 exponents (2^-64 … 2^0)
+// bucketBounds is the range [lo, hi) of the positive probabilities that
+// bucketOf files under k.
+func bucketBounds(k int) (lo, hi float32) {
+	const low = (127 - 64) << 6 // 2^-64
+	if k == 0 {
+		return math.SmallestNonzeroFloat32, math.Float32frombits(low << (23 - 6))
+	}
+	lo = math.Float32frombits(uint32(low+k-1) << (23 - 6))
+	if k == bucketCount-1 {
+		return lo, float32(math.Inf(1))
+	}
+	return lo, math.Float32frombits(uint32(low+k) << (23 - 6))
+}
+
+// bucketCount is nucleus's number of buckets: 65 exponents (2^-64 … 2^0)
 // of 64 mantissa steps each, and one for everything smaller.
 const bucketCount = 65*64 + 1
 
 // bucketOf is the bucket of probability v ∈ [0, 1].
-func bucketOf(v float64) int {
-	b := math.Float64bits(v) >> (52 - 6) // exponent and six mantissa bits
-	const low = (1023 - 64) << 6         // 2^-64
+func bucketOf(v float32) int {
+	b := math.Float32bits(v) >> (23 - 6) // exponent and six mantissa bits
+	const low = (127 - 64) << 6          // 2^-64
 	if b < low {
 		return 0
 	}
 	return min(int(b-low)+1, bucketCount-1)
 }
 
-// selectFrom is selectCut's answer among vals, the values of one bucket,
+// selectFrom is nucleus's cut among vals, the values of one bucket,
 // when the values above the bucket hold above: a weighted quickselect that
 // reorders vals.
-func selectFrom(vals []float64, above, want float64) float64 {
+func selectFrom(vals []float32, above, want float64) float32 {
 	for len(vals) > 1 {
 		pivot := median3(vals[0], vals[len(vals)/2], vals[len(vals)-1])
 		// Three-way partition: greater | equal | less.
@@ -205,14 +298,14 @@ func selectFrom(vals []float64, above, want float64) float64 {
 			switch v := vals[i]; {
 			case v > pivot:
 				vals[gt], vals[i] = vals[i], vals[gt]
-				mGreater += v
+				mGreater += float64(v)
 				gt++
 				i++
 			case v < pivot:
 				lt--
 				vals[lt], vals[i] = vals[i], vals[lt]
 			default:
-				mEqual += v
+				mEqual += float64(v)
 				i++
 			}
 		}
@@ -232,7 +325,7 @@ func selectFrom(vals []float64, above, want float64) float64 {
 	return vals[0]
 }
 
-func median3(a, b, c float64) float64 {
+func median3(a, b, c float32) float32 {
 	if a > b {
 		a, b = b, a
 	}

@@ -93,13 +93,16 @@ func TestTemperatureMatchesSoftmax(t *testing.T) {
 }
 
 func TestTopPKeepsSmallestNucleus(t *testing.T) {
-	// Probabilities 0.5, 0.3, 0.15, 0.05.
+	// Probabilities 0.5, 0.3, 0.15, 0.05. A top_p of exactly 0.5 would sit
+	// on the first token's mass, where float32 rounding of the softmax
+	// decides (as in llama.cpp); the cases stay off such edges.
 	logits := []float32{float32(math.Log(0.5)), float32(math.Log(0.3)), float32(math.Log(0.15)), float32(math.Log(0.05))}
 	for _, tc := range []struct {
 		topP    float64
 		allowed []int
 	}{
-		{0.4, []int{0}}, {0.5, []int{0}}, {0.7, []int{0, 1}}, {0.9, []int{0, 1, 2}}, {1, []int{0, 1, 2, 3}},
+		{0.4, []int{0}}, {0.49, []int{0}}, {0.51, []int{0, 1}}, {0.7, []int{0, 1}}, {0.79, []int{0, 1}},
+		{0.81, []int{0, 1, 2}}, {0.9, []int{0, 1, 2}}, {0.96, []int{0, 1, 2, 3}}, {1, []int{0, 1, 2, 3}},
 	} {
 		s := New(Params{Temperature: 1, TopP: tc.topP, Seed: 3})
 		seen := map[int]int{}
@@ -264,17 +267,20 @@ func TestNucleusMatchesSorted(t *testing.T) {
 			}
 		}
 		s := New(Params{Temperature: 1, TopP: topP})
-		probs := make([]float64, n)
+		probs := make([]float32, n)
 		for _, c := range cands {
-			probs[c.id] = c.p
+			probs[c.id] = float32(c.p)
 		}
-		cut, idCut, mass := s.nucleus(probs, want)
+		cut, ties, mass := s.nucleus(probs, topP)
 		got := map[int]bool{}
 		var gotMass float64
 		for id, p := range probs {
-			if p > cut || (p == cut && id <= idCut) {
+			if p > cut || (p == cut && ties > 0) {
+				if p == cut {
+					ties--
+				}
 				got[id] = true
-				gotMass += p
+				gotMass += float64(p)
 			}
 		}
 		if !maps.Equal(got, wantSet) || gotMass != cum || mass != cum {
@@ -335,6 +341,23 @@ func TestNeverDrawsImpossibleTokens(t *testing.T) {
 		for range 2000 {
 			if got := s.Sample(slices.Clone(logits), nil); got != 0 && got != 3 {
 				t.Fatalf("top_p %v drew token %d", topP, got)
+			}
+		}
+	}
+	// With every logit impossible the draw still names a token.
+	for _, topP := range []float64{0, 0.9} {
+		none := []float32{float32(math.Inf(-1)), float32(math.NaN()), float32(math.Inf(-1))}
+		if got := New(Params{Temperature: 1, TopP: topP}).Sample(none, nil); got < 0 || got >= len(none) {
+			t.Fatalf("top_p %v, no possible token: drew %d", topP, got)
+		}
+	}
+	// A +Inf logit (beside a NaN) is the only one drawn, at any temperature.
+	inf := []float32{0, float32(math.Inf(1)), float32(math.NaN()), 5}
+	for _, temp := range []float64{0.01, 1, 50} {
+		s := New(Params{Temperature: temp, TopP: 0.9, Seed: 6})
+		for range 200 {
+			if got := s.Sample(slices.Clone(inf), nil); got != 1 {
+				t.Fatalf("temperature %v with a +Inf logit drew token %d", temp, got)
 			}
 		}
 	}
