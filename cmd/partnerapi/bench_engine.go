@@ -374,10 +374,6 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// stepBytes is the memory a decode step of the case reads: every weight
-// once, and each stream's KV cache.
-func (r engineResult) stepBytes() int64 { return r.WeightBytesToken + int64(r.Streams)*r.KVBytesToken }
-
 // streamsWindow is what measureStreams measured: prefill and decode tok/s,
 // and span, the mean number of cached positions the decode window's tokens
 // attended to (the prompt, the tokens before and the token itself).

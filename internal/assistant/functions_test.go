@@ -15,8 +15,7 @@ import (
 // does: it streams pieces and records the request it was given.
 type textEngine struct {
 	pieces []string
-	native bool
-	call   *assistant.FunctionCall // returned parsed when native
+	call   *assistant.FunctionCall // returned parsed by nativeEngine
 	got    *assistant.GenerateRequest
 }
 

@@ -190,14 +190,6 @@ func (f *montField) isZero(x *fe) bool {
 	return acc == 0
 }
 
-func (f *montField) equal(x, y *fe) bool {
-	var acc uint64
-	for j := 0; j < f.n; j++ {
-		acc |= x[j] ^ y[j]
-	}
-	return acc == 0
-}
-
 // inv sets z = x⁻¹ by Fermat's little theorem, x^(p-2).
 func (f *montField) inv(z, x *fe) {
 	e := new(big.Int).Sub(f.pBig, big.NewInt(2))

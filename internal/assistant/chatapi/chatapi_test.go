@@ -35,7 +35,6 @@ type fixture struct {
 	t   *testing.T
 	url string
 	svc *assistant.Service
-	now func() time.Time
 	mu  sync.Mutex
 	off time.Duration
 }
@@ -246,7 +245,7 @@ func TestOAuthErrors(t *testing.T) {
 		if resp.StatusCode != 200 || json.Unmarshal(body, &tok) != nil || tok.AccessToken == "" {
 			t.Fatalf("got %d %s", resp.StatusCode, body)
 		}
-		if d := time.UnixMilli(tok.ExpiresAt).Sub(time.Now()); d < 29*time.Minute || d > 31*time.Minute {
+		if d := time.Until(time.UnixMilli(tok.ExpiresAt)); d < 29*time.Minute || d > 31*time.Minute {
 			t.Fatalf("expires_at %d is %v away, want 30m", tok.ExpiresAt, d)
 		}
 		if resp.Header.Get("Cache-Control") == "" || resp.Header.Get("Pragma") != "no-cache" {
