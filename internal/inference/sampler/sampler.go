@@ -66,38 +66,29 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 		}
 	}
 	probs := s.softmax(logits)
-	r := s.rng.Float64()
-	last := -1
+	// Without a nucleus every positive probability is drawable: a cut at
+	// zero with no ties.
+	var cut float32
+	var ties int
+	var mass float64
 	if s.p.TopP > 0 && s.p.TopP < 1 {
-		cut, ties, mass := s.nucleus(probs, s.p.TopP)
-		if !(mass > 0) || math.IsInf(mass, 0) {
-			return Argmax(logits) // not expected after sanitise
-		}
-		// The draw walks the nucleus in token order: the same
-		// distribution as walking it most probable first, without
-		// sorting it (a nucleus can hold most of a 150 000-token
-		// vocabulary at a high temperature).
-		r *= mass
-		for id, p := range probs {
-			if p > cut || (p == cut && ties > 0) {
-				if p == cut {
-					ties--
-				}
-				if r -= float64(p); r < 0 {
-					return id
-				}
-				last = id
-			}
-		}
-		return last
+		cut, ties, mass = s.nucleus(probs, s.p.TopP)
+	} else {
+		mass = sum64(probs)
 	}
-	sum := sum64(probs)
-	if !(sum > 0) || math.IsInf(sum, 0) {
-		return Argmax(logits)
+	if !(mass > 0) || math.IsInf(mass, 0) {
+		return Argmax(logits) // not expected after sanitise
 	}
-	r *= sum
+	// The draw walks the nucleus in token order: the same distribution as
+	// walking it most probable first, without sorting it (a nucleus can
+	// hold most of a 150 000-token vocabulary at a high temperature).
+	r := s.rng.Float64() * mass
+	last := -1
 	for id, p := range probs {
-		if p > 0 {
+		if p > cut || (p == cut && ties > 0) {
+			if p == cut {
+				ties--
+			}
 			if r -= float64(p); r < 0 {
 				return id
 			}
@@ -180,10 +171,9 @@ func (s *Sampler) nucleus(probs []float32, topP float64) (cut float32, ties int,
 		masses[bucketOf(v)] += float64(v)
 	}
 	var total float64
-	for _, m := range masses[1:] { // bucket 0 holds zeros and what is below 2^-64
+	for _, m := range masses {
 		total += m
 	}
-	total += masses[0]
 	if !(total > 0) || math.IsInf(total, 0) {
 		return 0, 0, total
 	}
@@ -260,29 +250,31 @@ func (s *Sampler) nucleus(probs []float32, topP float64) (cut float32, ties int,
 // bucketBounds is the range [lo, hi) of the positive probabilities that
 // bucketOf files under k.
 func bucketBounds(k int) (lo, hi float32) {
-	const low = (127 - 64) << 6 // 2^-64
 	if k == 0 {
-		return math.SmallestNonzeroFloat32, math.Float32frombits(low << (23 - 6))
+		return math.SmallestNonzeroFloat32, math.Float32frombits(bucketLow << (23 - 6))
 	}
-	lo = math.Float32frombits(uint32(low+k-1) << (23 - 6))
+	lo = math.Float32frombits(uint32(bucketLow+k-1) << (23 - 6))
 	if k == bucketCount-1 {
 		return lo, float32(math.Inf(1))
 	}
-	return lo, math.Float32frombits(uint32(low+k) << (23 - 6))
+	return lo, math.Float32frombits(uint32(bucketLow+k) << (23 - 6))
 }
 
 // bucketCount is nucleus's number of buckets: 65 exponents (2^-64 … 2^0)
 // of 64 mantissa steps each, and one for everything smaller.
 const bucketCount = 65*64 + 1
 
+// bucketLow is the top bits (exponent and six mantissa bits) of 2^-64, the
+// start of bucket 1.
+const bucketLow = (127 - 64) << 6
+
 // bucketOf is the bucket of probability v ∈ [0, 1].
 func bucketOf(v float32) int {
 	b := math.Float32bits(v) >> (23 - 6) // exponent and six mantissa bits
-	const low = (127 - 64) << 6          // 2^-64
-	if b < low {
+	if b < bucketLow {
 		return 0
 	}
-	return min(int(b-low)+1, bucketCount-1)
+	return min(int(b-bucketLow)+1, bucketCount-1)
 }
 
 // selectFrom is nucleus's cut among vals, the values of one bucket,
