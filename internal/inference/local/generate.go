@@ -46,11 +46,11 @@ type Completion struct {
 // checks, and the scheduler's prefill chunk while no stream is decoding.
 const prefillStep = 64
 
-// prefillStepBusy is the scheduler's prefill chunk while other streams are
-// decoding: they wait for it before their next token, and on the largest
-// models a 64-token chunk would hold them up for about a second, while 16
-// tokens still share each weight read widely enough to keep prefill
-// compute-bound.
+// prefillStepBusy is the smallest prefill chunk of the scheduler while other
+// streams are decoding (prefillpacer.go sizes it from the steps' times):
+// they wait for it before their next token, and on the largest models a
+// 64-token chunk would hold them up for about a second, while 16 tokens
+// still share each weight read widely enough to keep prefill compute-bound.
 const prefillStepBusy = 16
 
 // Generate runs the prompt once, then samples p.N choices from copies of its

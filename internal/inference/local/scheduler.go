@@ -66,6 +66,8 @@ type scheduler struct {
 	drawTokens []int
 	drawFn     func(lo, hi int)
 
+	pacer prefillPacer // sizes the prompt chunks of steps that also decode
+
 	mu    sync.Mutex
 	stats Stats
 }
@@ -215,11 +217,12 @@ func waitsForPrefix(j *joiner, prefilling []*joiner) bool {
 }
 
 // prefillBudget is how many prompt tokens one step takes from joining
-// requests (in arrival order): all of a chunk while nothing decodes, fewer
-// while streams wait for the step, since every prompt row adds to its cost.
+// requests (in arrival order): all of a chunk while nothing decodes, while
+// streams wait for the step as many as fit in the time the pacer allows
+// (prefillpacer.go), since every prompt row adds to its cost.
 func (s *scheduler) prefillBudget() int {
 	if len(s.active) > 0 {
-		return prefillStepBusy
+		return s.pacer.budget()
 	}
 	return prefillStep
 }
@@ -353,7 +356,9 @@ func (s *scheduler) step() {
 	if len(seqs) == 0 {
 		return
 	}
+	t0 := time.Now()
 	out, err := s.batch.StepChunks(seqs, chunks)
+	s.pacer.observe(time.Since(t0), nDecode, prompt)
 	// The scratch must not keep finished sequences or prompts alive.
 	clear(seqs)
 	clear(chunks)

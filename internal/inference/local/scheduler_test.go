@@ -2,15 +2,16 @@ package local
 
 import (
 	"testing"
+	"time"
 
 	"partnerapi/internal/testenv"
 )
 
 // TestJoiningPromptRidesAlongDecode drives the scheduler step by step: a
-// long prompt joining while a stream decodes is prefilled at most
-// prefillStepBusy tokens per step, inside the same steps that give the
-// running stream one token each, and joins the batch when its prompt is
-// done.
+// long prompt joining while a stream decodes is prefilled at most the
+// pacer's chunk per step (pinned here to prefillStepBusy), inside the same
+// steps that give the running stream one token each, and joins the batch
+// when its prompt is done.
 func TestJoiningPromptRidesAlongDecode(t *testing.T) {
 	m, err := LoadModel(testenv.Model(t, "stories260K.gguf"))
 	if err != nil {
@@ -18,6 +19,7 @@ func TestJoiningPromptRidesAlongDecode(t *testing.T) {
 	}
 	t.Cleanup(func() { m.Close() })
 	s := newSchedulerState(m, -1)
+	s.pacer.fixed = prefillStepBusy
 	newReq := func(prompt []int, maxTokens int) *request {
 		return &request{prompt: prompt, params: GenerateParams{N: 1, MaxContext: 2048, IgnoreEOS: true}, maxTokens: maxTokens,
 			notify: make(chan struct{}, 1), left: make(chan struct{})}
@@ -56,4 +58,90 @@ func TestJoiningPromptRidesAlongDecode(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	s.failAll(nil)
+}
+
+// TestPacedJoinKeepsStreamsStepping is the same join with the pacer
+// measuring: each step takes no more prompt tokens than the budget it had,
+// the running stream still gets a token every step, and on this tiny model
+// (a prompt token costs microseconds) the chunk grows past the floor, so
+// the prompt joins in fewer steps than 16-token chunks would take.
+func TestPacedJoinKeepsStreamsStepping(t *testing.T) {
+	m, err := LoadModel(testenv.Model(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	s := newSchedulerState(m, -1)
+	newReq := func(prompt []int, maxTokens int) *request {
+		return &request{prompt: prompt, params: GenerateParams{N: 1, MaxContext: 2048, IgnoreEOS: true}, maxTokens: maxTokens,
+			notify: make(chan struct{}, 1), left: make(chan struct{})}
+	}
+	running := newReq(storiesPromptIDs, 400)
+	s.admit(running)
+	s.step()
+	// A few decode-only steps, so that the pacer knows what one costs.
+	for range 4 {
+		s.step()
+	}
+	running.drain(nil)
+	long := make([]int, 300)
+	for i := range long {
+		long[i] = 3 + (i*37)%500
+	}
+	s.admit(newReq(long, 5))
+	steps, done := 0, 0
+	for len(s.joining) > 0 {
+		budget := s.prefillBudget()
+		s.step()
+		steps++
+		if got := len(running.drain(nil)); got != 1 {
+			t.Fatalf("step %d: the running stream got %d tokens, want 1", steps, got)
+		}
+		pos := len(long)
+		if len(s.joining) > 0 {
+			pos = s.joining[0].seq.Pos()
+		}
+		if pos-done > budget {
+			t.Fatalf("step %d: %d prompt tokens prefilled with a budget of %d", steps, pos-done, budget)
+		}
+		done = pos
+	}
+	if floor := (len(long) + prefillStepBusy - 1) / prefillStepBusy; steps >= floor {
+		t.Errorf("the prompt joined after %d steps, as many as %d-token chunks take (%d): the chunk did not grow (pacer %+v)", steps, prefillStepBusy, floor, s.pacer)
+	}
+	s.failAll(nil)
+}
+
+// TestPrefillPacerBudget sizes the busy chunk from measured step times.
+func TestPrefillPacerBudget(t *testing.T) {
+	ms := time.Millisecond
+	type obs struct {
+		el              time.Duration
+		nDecode, prompt int
+	}
+	for _, c := range []struct {
+		name string
+		obs  []obs
+		want int
+	}{
+		{"nothing measured", nil, prefillStepBusy},
+		{"decode only", []obs{{2 * ms, 10, 0}}, prefillStepBusy},
+		// 64 tokens alone in 3.2 ms, ten streams' steps 2 ms: 23 ms free.
+		{"small model", []obs{{3200 * time.Microsecond, 0, 64}, {2 * ms, 10, 0}}, 459},
+		// Steps of 32 ms, 16 prompt tokens adding 27 ms: up to 64 ms.
+		{"0.5B-like", []obs{{32 * ms, 10, 0}, {59 * ms, 10, 16}}, 18},
+		{"large model", []obs{{500 * ms, 10, 0}, {1460 * ms, 10, 16}}, prefillStepBusy},
+		{"tiny model", []obs{{100 * time.Microsecond, 1, 0}, {150 * time.Microsecond, 1, 100}}, prefillBusyMax},
+		// A busy step faster than the decode-only average charges nothing
+		// (and the budget is bounded all the same).
+		{"noisy", []obs{{5 * ms, 10, 0}, {4 * ms, 10, 16}}, prefillBusyMax},
+	} {
+		var p prefillPacer
+		for _, o := range c.obs {
+			p.observe(o.el, o.nDecode, o.prompt)
+		}
+		if got := p.budget(); got != c.want {
+			t.Errorf("%s: budget %d, want %d (pacer %+v)", c.name, got, c.want, p)
+		}
+	}
 }
