@@ -7,23 +7,28 @@ import (
 	"partnerapi/internal/testenv"
 )
 
+// schedulerOnStories returns a scheduler over stories260K without its
+// goroutine (the test drives its steps) and a maker of greedy requests.
+func schedulerOnStories(t *testing.T) (*scheduler, func(prompt []int, maxTokens int) *request) {
+	m, err := LoadModel(testenv.Model(t, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return newSchedulerState(m, -1), func(prompt []int, maxTokens int) *request {
+		return &request{prompt: prompt, params: GenerateParams{N: 1, MaxContext: 2048, IgnoreEOS: true}, maxTokens: maxTokens,
+			notify: make(chan struct{}, 1), left: make(chan struct{})}
+	}
+}
+
 // TestJoiningPromptRidesAlongDecode drives the scheduler step by step: a
 // long prompt joining while a stream decodes is prefilled at most the
 // pacer's chunk per step (pinned here to prefillStepBusy), inside the same
 // steps that give the running stream one token each, and joins the batch
 // when its prompt is done.
 func TestJoiningPromptRidesAlongDecode(t *testing.T) {
-	m, err := LoadModel(testenv.Model(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	s := newSchedulerState(m, -1)
+	s, newReq := schedulerOnStories(t)
 	s.pacer.fixed = prefillStepBusy
-	newReq := func(prompt []int, maxTokens int) *request {
-		return &request{prompt: prompt, params: GenerateParams{N: 1, MaxContext: 2048, IgnoreEOS: true}, maxTokens: maxTokens,
-			notify: make(chan struct{}, 1), left: make(chan struct{})}
-	}
 	running := newReq(storiesPromptIDs, 200)
 	s.admit(running)
 	s.step()
@@ -66,16 +71,7 @@ func TestJoiningPromptRidesAlongDecode(t *testing.T) {
 // (a prompt token costs microseconds) the chunk grows past the floor, so
 // the prompt joins in fewer steps than 16-token chunks would take.
 func TestPacedJoinKeepsStreamsStepping(t *testing.T) {
-	m, err := LoadModel(testenv.Model(t, "stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	s := newSchedulerState(m, -1)
-	newReq := func(prompt []int, maxTokens int) *request {
-		return &request{prompt: prompt, params: GenerateParams{N: 1, MaxContext: 2048, IgnoreEOS: true}, maxTokens: maxTokens,
-			notify: make(chan struct{}, 1), left: make(chan struct{})}
-	}
+	s, newReq := schedulerOnStories(t)
 	running := newReq(storiesPromptIDs, 400)
 	s.admit(running)
 	s.step()
