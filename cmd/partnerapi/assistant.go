@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"partnerapi/api"
 	"partnerapi/internal/assistant"
@@ -28,6 +29,7 @@ type assistantModule struct {
 	maxContext                     int
 	concurrency                    int
 	kvCache                        string
+	joinStep                       time.Duration
 	upstreams                      upstreamFlag
 }
 
@@ -42,6 +44,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
 	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has its AVX2 or AVX-512 kernels)")
+	fs.DurationVar(&m.joinStep, "assistant-join-step", local.DefaultJoinStep, "longest decode step of the running streams while other requests' prompts join the embedded engine's batch (the prompt chunk riding in each step is sized to it, 16–512 tokens; 0: fixed 16-token chunks)")
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL: serve model NAME from an OpenAI-compatible server (repeatable)")
 	assistantGRPCFlags.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
@@ -58,7 +61,11 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, fmt.Errorf("--assistant-kv-cache: %w", err)
 	}
-	engine, err := openEngine(d.modelsDir, local.Options{MaxContext: m.maxContext, Concurrency: m.concurrency, KVCache: kvCache})
+	joinStep := m.joinStep
+	if joinStep <= 0 {
+		joinStep = -1 // fixed chunks (local.Options reads zero as its default)
+	}
+	engine, err := openEngine(d.modelsDir, local.Options{MaxContext: m.maxContext, Concurrency: m.concurrency, KVCache: kvCache, JoinStep: joinStep})
 	if err != nil {
 		return built{}, err
 	}

@@ -105,6 +105,14 @@ type engineResult struct {
 	// streaming client waits on top of the decode itself.
 	DeliveryLagP50Ms float64 `json:"delivery_lag_p50_ms"`
 	DeliveryLagP99Ms float64 `json:"delivery_lag_p99_ms"`
+	// JoinGapP99Ms and JoinGapMaxMs are the gaps between two tokens of a
+	// running stream while the other streams' prompts were still being
+	// prefilled in its steps (the 99th percentile and the longest, the
+	// medians of the repetitions): what joining prompts cost the streams
+	// already running (the scheduler's pacer bounds a busy step to 25 ms
+	// or twice a decode-only one). Zero with one stream.
+	JoinGapP99Ms float64 `json:"join_gap_p99_ms"`
+	JoinGapMaxMs float64 `json:"join_gap_max_ms"`
 	// Temperature and TopP are the sampling of every stream (temperature
 	// 0: greedy, as llama.cpp's anchors were measured).
 	Temperature float64 `json:"temperature"`
@@ -203,7 +211,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v, %s\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType, samplingName(sampling))
 		fmt.Fprintf(io.out, "worker pool: a split region costs %v, one core %.0f multiply-adds/ns from cache: regions split from %d multiply-adds\n",
 			split.Handoff.Round(10*time.Nanosecond), split.Rate, split.Threshold)
-		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s %14s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one", "lag p50/p99 ms")
+		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s %14s %15s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one", "lag p50/p99 ms", "join gap p99/max")
 	}
 	probe := newBandwidthProbe(*bwMB << 20)
 	probe.measure(8)
@@ -220,9 +228,13 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 				if res.CeilingOverOneStream > 0 {
 					maxOver = fmt.Sprintf("%.2f", res.CeilingOverOneStream)
 				}
-				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%% %12.1f %7.0f%% %9s %14s\n", res.Shape, res.Quant, res.Streams,
+				joinGap := ""
+				if res.Streams > 1 {
+					joinGap = fmt.Sprintf("%.1f/%.1f", res.JoinGapP99Ms, res.JoinGapMaxMs)
+				}
+				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%% %12.1f %7.0f%% %9s %14s %15s\n", res.Shape, res.Quant, res.Streams,
 					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, float64(res.KVBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction, 100*res.RooflineFractionKV,
-					res.ComputeCeilingTokS, 100*res.ComputeFraction, maxOver, fmt.Sprintf("%.2f/%.1f", res.DeliveryLagP50Ms, res.DeliveryLagP99Ms))
+					res.ComputeCeilingTokS, 100*res.ComputeFraction, maxOver, fmt.Sprintf("%.2f/%.1f", res.DeliveryLagP50Ms, res.DeliveryLagP99Ms), joinGap)
 				return err
 			})
 			if err != nil {
@@ -308,6 +320,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	fracs, fracsKV := make([][]float64, len(streams)), make([][]float64, len(streams))
 	ceilings, computeFracs := make([][]float64, len(streams)), make([][]float64, len(streams))
 	lagP50, lagP99 := make([][]float64, len(streams)), make([][]float64, len(streams))
+	gapP99, gapMax := make([][]float64, len(streams)), make([][]float64, len(streams))
 	products, err := kernels.NewProductProbe(typ)
 	if err != nil {
 		return err
@@ -328,6 +341,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 			prefills[i], decodes[i], spans[i] = append(prefills[i], w.prefill), append(decodes[i], w.decode), append(spans[i], w.span)
 			bws[i] = append(bws[i], bw)
 			lagP50[i], lagP99[i] = append(lagP50[i], w.lagP50), append(lagP99[i], w.lagP99)
+			gapP99[i], gapMax[i] = append(gapP99[i], w.joinGapP99), append(gapMax[i], w.joinGapMax)
 			perStream := w.decode / float64(n)
 			fracs[i] = append(fracs[i], perStream*float64(res.WeightBytesToken)/bw)
 			kvToken := int64(w.span * kvPerPos)
@@ -352,6 +366,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 		r.KVBytesToken = int64(median(spans[i]) * kvPerPos)
 		r.BandwidthGBs = median(bws[i]) / 1e9
 		r.DeliveryLagP50Ms, r.DeliveryLagP99Ms = 1e3*median(lagP50[i]), 1e3*median(lagP99[i])
+		r.JoinGapP99Ms, r.JoinGapMaxMs = 1e3*median(gapP99[i]), 1e3*median(gapMax[i])
 		r.RooflineFraction, r.RooflineFractionKV = median(fracs[i]), median(fracsKV[i])
 		if err := report(r); err != nil {
 			return err
@@ -380,6 +395,9 @@ func median(xs []float64) float64 {
 type streamsWindow struct {
 	prefill, decode, span float64
 	lagP50, lagP99        float64 // seconds from a token's draw to its goroutine
+	// Seconds between two tokens of a stream drawn before the last stream
+	// had its first token (zero without such tokens).
+	joinGapP99, joinGapMax float64
 }
 
 // measureStreams starts n greedy generations at once, each from its own
@@ -417,6 +435,8 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 		allIn  time.Time              // the last of first, once joined == n
 		later  []decoded              // every stream's tokens after its first
 		lags   []time.Duration        // per token: drawn → received
+		prev   = make([]time.Time, n) // per stream: when its last token came
+		gaps   []time.Duration        // tokens k ≥ 2 drawn before allIn: since token k-1
 		after  int                    // of them, those taken after allIn
 	)
 	target := n * (gen - 1)
@@ -437,6 +457,9 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 				}
 			}
 		} else {
+			if joined < n {
+				gaps = append(gaps, at.Sub(prev[i]))
+			}
 			// The k-th token (k ≥ 2) comes from the decode step that
 			// appended token k-1 at position prompt+k-2 and attended to
 			// prompt+k-1 positions.
@@ -445,6 +468,7 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 				after++
 			}
 		}
+		prev[i] = at
 		if joined == n && after >= target {
 			cancel()
 		}
@@ -478,12 +502,19 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 		spans += d.span
 	}
 	slices.Sort(lags)
+	var gapP99, gapMax float64
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		gapP99, gapMax = gaps[len(gaps)*99/100].Seconds(), gaps[len(gaps)-1].Seconds()
+	}
 	return streamsWindow{
-		lagP50:  lags[len(lags)/2].Seconds(),
-		lagP99:  lags[len(lags)*99/100].Seconds(),
-		prefill: float64(n*prompt) / allIn.Sub(start).Seconds(),
-		decode:  float64(target) / window[target-1].at.Sub(allIn).Seconds(),
-		span:    float64(spans) / float64(target),
+		joinGapP99: gapP99,
+		joinGapMax: gapMax,
+		lagP50:     lags[len(lags)/2].Seconds(),
+		lagP99:     lags[len(lags)*99/100].Seconds(),
+		prefill:    float64(n*prompt) / allIn.Sub(start).Seconds(),
+		decode:     float64(target) / window[target-1].at.Sub(allIn).Seconds(),
+		span:       float64(spans) / float64(target),
 	}, nil
 }
 

@@ -40,6 +40,11 @@ func TestBenchEngineQuick(t *testing.T) {
 		if r.DeliveryLagP50Ms <= 0 || r.DeliveryLagP99Ms < r.DeliveryLagP50Ms {
 			t.Errorf("delivery lag p50 %v ms, p99 %v ms", r.DeliveryLagP50Ms, r.DeliveryLagP99Ms)
 		}
+		// Gaps between a running stream's tokens while others join: none
+		// for a lone stream, and the 99th percentile never above the longest.
+		if (r.Streams == 1 && (r.JoinGapP99Ms != 0 || r.JoinGapMaxMs != 0)) || r.JoinGapP99Ms < 0 || r.JoinGapP99Ms > r.JoinGapMaxMs {
+			t.Errorf("%d streams: join gap p99 %v ms, max %v ms", r.Streams, r.JoinGapP99Ms, r.JoinGapMaxMs)
+		}
 		if r.SplitThreshold < 1<<15 {
 			t.Errorf("split threshold %d below the fixed one", r.SplitThreshold)
 		}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/inference/chattemplate"
@@ -39,7 +40,17 @@ type Options struct {
 	// KVCache is the KV cache element type of every sequence (the zero
 	// value: model.DefaultKVType(), int8 where the CPU has its kernels).
 	KVCache model.KVType
+	// JoinStep is how long a step may take that carries joining prompts'
+	// tokens besides the running streams' (or twice a decode-only step,
+	// whichever is longer): it sizes the prompt chunks, 16–512 tokens
+	// (prefillpacer.go). Zero: DefaultJoinStep; negative: fixed chunks of
+	// 16 tokens whatever the steps take.
+	JoinStep time.Duration
 }
+
+// DefaultJoinStep is Options.JoinStep's default: the running streams get
+// at least 40 tokens a second while prompts join.
+const DefaultJoinStep = 25 * time.Millisecond
 
 // Manifest is the optional NAME.json beside NAME.gguf.
 type Manifest struct {
@@ -188,7 +199,8 @@ func openServed(path string, opts Options) (*served, error) {
 	if cache == 0 {
 		cache = defaultPrefixCache
 	}
-	return &served{Model: m, info: info, sched: newScheduler(m, cache),
+	s := newScheduler(m, cache, opts.JoinStep)
+	return &served{Model: m, info: info, sched: s,
 		slots: make(chan struct{}, conc), queueDepth: int64(queue)}, nil
 }
 

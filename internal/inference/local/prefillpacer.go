@@ -10,7 +10,8 @@ import "time"
 // the rate of a lone one (`bench engine`, Zen 4 host: 8 781 against
 // 17 524 tok/s), the last stream's first token waiting twice as long. So
 // the chunk is sized by time: a step that carries prompt tokens besides
-// decoding streams may take busyStepFloor or twice a decode-only step,
+// decoding streams may take DefaultJoinStep (Options.JoinStep) or twice a
+// decode-only step,
 // whichever is longer, and the chunk is what fits in that at the cost per
 // prompt token measured in earlier steps. The larger models keep
 // prefillStepBusy tokens (the floor), the smaller ones join in a few steps.
@@ -18,21 +19,28 @@ import "time"
 // model's steps are batch-invariant), so the timing-dependent chunk changes
 // when streams join, never what they generate.
 
-const (
-	// busyStepFloor is the time a step carrying prompt tokens may take
-	// whatever a decode-only step takes: 40 tokens a second for the
-	// streams while a prompt joins.
-	busyStepFloor = 25 * time.Millisecond
-	// prefillBusyMax bounds the chunk however cheap a token is (a
-	// cancelled request's chunk still runs to the end of its step).
-	prefillBusyMax = 512
-)
+// prefillBusyMax bounds the chunk however cheap a token is (a cancelled
+// request's chunk still runs to the end of its step).
+const prefillBusyMax = 512
 
 // prefillPacer measures steps and sizes the prompt chunk of busy ones.
 type prefillPacer struct {
 	decode time.Duration // moving average of decode-only steps
 	perTok time.Duration // moving average of a prompt token's cost in a step
-	fixed  int           // tests: a chunk of this size whatever the times
+	floor  time.Duration // the step time allowed (zero: DefaultJoinStep)
+	fixed  int           // a chunk of this size whatever the times, if set
+}
+
+// pacerFor is the pacer of Options.JoinStep: zero the default step,
+// negative fixed chunks of prefillStepBusy tokens.
+func pacerFor(joinStep time.Duration) prefillPacer {
+	switch {
+	case joinStep > 0:
+		return prefillPacer{floor: joinStep}
+	case joinStep < 0:
+		return prefillPacer{fixed: prefillStepBusy}
+	}
+	return prefillPacer{}
 }
 
 // ewma moves avg a quarter of the way to x (to x itself when avg is unset).
@@ -70,6 +78,10 @@ func (p *prefillPacer) budget() int {
 	if p.perTok == 0 {
 		return prefillStepBusy
 	}
-	avail := max(busyStepFloor, 2*p.decode) - p.decode
+	floor := p.floor
+	if floor <= 0 {
+		floor = DefaultJoinStep
+	}
+	avail := max(floor, 2*p.decode) - p.decode
 	return int(min(max(int64(avail/p.perTok), prefillStepBusy), prefillBusyMax))
 }

@@ -91,8 +91,9 @@ type Stats struct {
 	DecodedTokens      int64 // tokens sampled (end-of-generation included)
 }
 
-func newScheduler(m *Model, cacheSize int) *scheduler {
+func newScheduler(m *Model, cacheSize int, joinStep time.Duration) *scheduler {
 	s := newSchedulerState(m, cacheSize)
+	s.pacer = pacerFor(joinStep)
 	go s.run()
 	return s
 }

@@ -132,12 +132,36 @@ func TestPrefillPacerBudget(t *testing.T) {
 		// (and the budget is bounded all the same).
 		{"noisy", []obs{{5 * ms, 10, 0}, {4 * ms, 10, 16}}, prefillBusyMax},
 	} {
-		var p prefillPacer
+		p := pacerFor(0)
 		for _, o := range c.obs {
 			p.observe(o.el, o.nDecode, o.prompt)
 		}
 		if got := p.budget(); got != c.want {
 			t.Errorf("%s: budget %d, want %d (pacer %+v)", c.name, got, c.want, p)
+		}
+	}
+}
+
+// TestPacerForJoinStep checks Options.JoinStep's meanings: the default
+// step, a longer one (a larger chunk at the same measurements), fixed
+// chunks.
+func TestPacerForJoinStep(t *testing.T) {
+	ms := time.Millisecond
+	measured := func(p prefillPacer) int {
+		p.observe(2*ms, 10, 0)
+		p.observe(3*ms, 10, 20) // 50 µs a prompt token
+		return p.budget()
+	}
+	for _, c := range []struct {
+		step time.Duration
+		want int
+	}{
+		{0, int((DefaultJoinStep - 2*ms) / (50*time.Microsecond + 1))},
+		{12 * ms, int((12*ms - 2*ms) / (50*time.Microsecond + 1))},
+		{-1, prefillStepBusy},
+	} {
+		if got := measured(pacerFor(c.step)); got != c.want {
+			t.Errorf("JoinStep %v: budget %d, want %d", c.step, got, c.want)
 		}
 	}
 }
