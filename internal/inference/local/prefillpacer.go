@@ -11,9 +11,8 @@ import "time"
 // 17 524 tok/s), the last stream's first token waiting twice as long. So
 // the chunk is sized by time: a step that carries prompt tokens besides
 // decoding streams may take DefaultJoinStep (Options.JoinStep) or twice a
-// decode-only step,
-// whichever is longer, and the chunk is what fits in that at the cost per
-// prompt token measured in earlier steps. The larger models keep
+// decode-only step, whichever is longer, and the chunk is what fits in that
+// at the cost per prompt token measured in earlier steps. The larger models keep
 // prefillStepBusy tokens (the floor), the smaller ones join in a few steps.
 // A token's result does not depend on the chunk it is prefilled in (the
 // model's steps are batch-invariant), so the timing-dependent chunk changes
