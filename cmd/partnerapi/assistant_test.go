@@ -151,17 +151,20 @@ func TestNpmClient(t *testing.T) {
 	}
 }
 
+// TestBenchAssistant runs the HTTP benchmark with one prompt for every
+// client and with distinct ones.
 func TestBenchAssistant(t *testing.T) {
 	dir := assistantModelsDir(t)
-	var out bytes.Buffer
-	err := benchAssistant(context.Background(), []string{"--models-dir", dir, "--clients", "3", "--max-tokens", "8"},
-		func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &out, err: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"3 concurrent streaming clients", "time to first token: min", "completion tokens 24 in", "tok/s aggregate"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("bench output lacks %q:\n%s", want, out.String())
+	for _, extra := range [][]string{nil, {"--distinct-prompts"}} {
+		var out bytes.Buffer
+		args := append([]string{"--models-dir", dir, "--clients", "3", "--max-tokens", "8"}, extra...)
+		if err := benchAssistant(context.Background(), args, func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &out, err: &out}); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"3 concurrent streaming clients", "time to first token: min", "completion tokens 24 in", "tok/s aggregate"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: bench output lacks %q:\n%s", extra, want, out.String())
+			}
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"partnerapi/internal/inference/local"
 )
 
 func init() { benchmarks["assistant"] = benchAssistant }
@@ -29,6 +31,8 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 	maxTokens := fs.Int("max-tokens", 128, "max_tokens of each chat")
 	prompt := fs.String("prompt", "Once upon a time", "user message")
 	temperature := fs.Float64("temperature", 0.8, "temperature of each chat (0: greedy)")
+	joinStep := fs.Duration("join-step", local.DefaultJoinStep, "the server's --assistant-join-step (0: fixed 16-token prompt chunks while streams decode)")
+	distinct := fs.Bool("distinct-prompts", false, "start each client's message with its own number, so that the prompts share no prefix and each is prefilled on its own (else the later clients reuse the first one's prefill)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -54,7 +58,8 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 	errc := make(chan error, 1)
 	go func() {
 		errc <- serve(sctx, []string{"--only", "assistant", "--data-dir", data, "--models-dir", filepath.Clean(*modelsDir),
-			"--assistant-addr", "127.0.0.1:0", "--assistant-limit-corp", fmt.Sprint(*clients), "--log-format", "json"},
+			"--assistant-addr", "127.0.0.1:0", "--assistant-limit-corp", fmt.Sprint(*clients), "--log-format", "json",
+			"--assistant-join-step", joinStep.String()},
 			func(string) string { return "" }, stdio{in: strings.NewReader(""), out: nopWriter{}, err: nopWriter{}}, func(a map[string]string) { ready <- a })
 	}()
 	var base string
@@ -75,8 +80,15 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 			return err
 		}
 	}
-	body, _ := json.Marshal(map[string]any{"model": *model, "stream": true, "max_tokens": *maxTokens, "temperature": *temperature,
-		"messages": []map[string]string{{"role": "user", "content": *prompt}}})
+	bodies := make([][]byte, *clients)
+	for i := range bodies {
+		content := *prompt
+		if *distinct {
+			content = fmt.Sprintf("%d. %s", i+1, content)
+		}
+		bodies[i], _ = json.Marshal(map[string]any{"model": *model, "stream": true, "max_tokens": *maxTokens, "temperature": *temperature,
+			"messages": []map[string]string{{"role": "user", "content": content}}})
+	}
 	type result struct {
 		ttft   time.Duration
 		tokens int
@@ -90,7 +102,7 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i].ttft, results[i].tokens, results[i].gaps, results[i].err = benchStream(ctx, base, token, body)
+			results[i].ttft, results[i].tokens, results[i].gaps, results[i].err = benchStream(ctx, base, token, bodies[i])
 		}()
 	}
 	wg.Wait()
