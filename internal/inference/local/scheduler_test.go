@@ -67,11 +67,14 @@ func TestJoiningPromptRidesAlongDecode(t *testing.T) {
 
 // TestPacedJoinKeepsStreamsStepping is the same join with the pacer
 // measuring: each step takes no more prompt tokens than the budget it had,
-// the running stream still gets a token every step, and on this tiny model
-// (a prompt token costs microseconds) the chunk grows past the floor, so
-// the prompt joins in fewer steps than 16-token chunks would take.
+// the running stream still gets a token every step, and with a step time
+// this tiny model never nears (a prompt token costs microseconds, a few
+// milliseconds under the race detector on a loaded host) the chunk grows
+// past the floor, so the prompt joins in fewer steps than 16-token chunks
+// would take.
 func TestPacedJoinKeepsStreamsStepping(t *testing.T) {
 	s, newReq := schedulerOnStories(t)
+	s.pacer = pacerFor(10 * time.Second)
 	running := newReq(storiesPromptIDs, 400)
 	s.admit(running)
 	s.step()
