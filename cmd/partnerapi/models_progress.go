@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // pullProgress shows a download's progress on stderr: on a terminal a bar
@@ -147,7 +149,7 @@ func isTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	return isTerminalFd(f.Fd())
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // formatBytes prints a size in binary units with three significant digits.
