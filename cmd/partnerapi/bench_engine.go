@@ -92,6 +92,9 @@ type engineResult struct {
 	// Kernels names the kernel family that ran (kernels.ISA: avx512-vnni,
 	// avx2 or purego), which PARTNERAPI_KERNELS can force.
 	Kernels string `json:"kernels"`
+	// WeightPrefetch is where the Q8_0 packed kernels prefetch ("L1",
+	// "L2", or "none" without them).
+	WeightPrefetch string `json:"weight_prefetch"`
 	// KVCache is the KV cache type (f16 or q8).
 	KVCache string `json:"kv_cache"`
 	// SplitThreshold is the work (multiply-adds) from which the worker pool
@@ -208,7 +211,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	sampling := local.GenerateParams{Temperature: *temperature, TopP: *topP}
 	split := kernels.CalibrateSplit()
 	if !*asJSON {
-		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), KV cache %v, %s\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kvType, samplingName(sampling))
+		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), Q8_0 weights prefetched into %s (PARTNERAPI_WEIGHT_PREFETCH=l1|l2), KV cache %v, %s\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kernels.WeightPrefetch(), kvType, samplingName(sampling))
 		fmt.Fprintf(io.out, "worker pool: a split region costs %v, one core %.0f multiply-adds/ns from cache: regions split from %d multiply-adds\n",
 			split.Handoff.Round(10*time.Nanosecond), split.Rate, split.Threshold)
 		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s %14s %15s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one", "lag p50/p99 ms", "join gap p99/max")
@@ -280,7 +283,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	defer e.Close()
 	m, _ := e.Model(name)
 	split := kernels.CalibrateSplit()
-	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), KVCache: kvType.String(),
+	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), WeightPrefetch: kernels.WeightPrefetch(), KVCache: kvType.String(),
 		SplitThreshold: split.Threshold, HandoffNs: float64(split.Handoff.Nanoseconds())}
 	if sampling.Temperature > 0 {
 		res.Temperature, res.TopP = sampling.Temperature, sampling.TopP

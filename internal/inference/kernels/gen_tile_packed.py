@@ -41,11 +41,11 @@ GLOBL packedNibbleMask<>(SB), RODATA|NOPTR, $8
 """
 
 
-def kernel(typ, T):
+def kernel(typ, T, l2=False):
     pre = "q8_0" if typ == "q8" else "q4_0"
     gstep = 544 if typ == "q8" else 288  # bytes of one (group, block)
-    name = "%sPacked%d" % (pre, T)
-    lab = "%sp%d" % ("q8" if typ == "q8" else "q4", T)
+    name = "%sPacked%s%d" % (pre, "L2" if l2 else "", T)
+    lab = "%sp%s%d" % ("q8" if typ == "q8" else "q4", "l2" if l2 else "", T)
     o = []
     o.append("// func %s(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)" % name)
     o.append("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
@@ -72,7 +72,7 @@ def kernel(typ, T):
     o.append("\tVCVTPH2PS (SI), Z8")
     dist, lines = PREFETCH[typ]
     for j in range(lines):
-        o.append("\tPREFETCHT0 %d(SI)" % (dist + 64 * j))
+        o.append("\t%s %d(SI)" % ("PREFETCHT1" if l2 else "PREFETCHT0", dist + 64 * j))
     # offs[j] is the byte offset in the token's block that weight register
     # j pairs with.
     if typ == "q8":
@@ -132,6 +132,16 @@ def main():
         for n in range(1, 11):
             out.extend(kernel(typ, n))
         open(d + "/tile_packed_%s_amd64.s" % pre, "w").write("\n".join(out))
+    # The Q8_0 kernels again, prefetching into the L2 only (PREFETCHT1):
+    # the choice on CPUs where prefetching into the L1 stalls the stream
+    # (tile_packed_l2_amd64.go).
+    out = [HEADER]
+    out.append("// The Q8_0 packed kernels of tile_packed_q8_0_amd64.s with the weight")
+    out.append("// stream prefetched into the L2 (PREFETCHT1) instead of the L1.")
+    out.append("")
+    for n in range(1, 11):
+        out.extend(kernel("q8", n, l2=True))
+    open(d + "/tile_packed_q8_0_l2_amd64.s", "w").write("\n".join(out))
 
 
 main()

@@ -8,3 +8,11 @@ package kernels
 func prefetchLines(p *byte, n int) {}
 
 const prefetchAvailable = false
+
+// SetWeightPrefetchL2 does nothing: builds without the assembly have no
+// packed kernels to prefetch with (tile_packed_l2_amd64.go).
+func SetWeightPrefetchL2(on bool) {}
+
+// WeightPrefetch names where the packed kernels prefetch: builds without
+// the assembly do not.
+func WeightPrefetch() string { return "none" }

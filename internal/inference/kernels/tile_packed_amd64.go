@@ -171,6 +171,8 @@ func packedKernels(t gguf.GGMLType, group int) *packedSet {
 		return &q8_0Packed8Kernels
 	case t == gguf.Q4_0:
 		return &q4_0PackedKernels
+	case prefetchL2:
+		return &q8_0PackedL2Kernels
 	}
 	return &q8_0PackedKernels
 }

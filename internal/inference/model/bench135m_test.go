@@ -133,6 +133,28 @@ func BenchmarkPrefetchChainSideBySide135M(b *testing.B) {
 	}
 }
 
+// BenchmarkWeightPrefetchL2SideBySide135M compares 135M decode with the
+// Q8_0 packed kernels prefetching their weights into the L2 and into the
+// L1 (kernels.SetWeightPrefetchL2), for one, four and ten streams, in
+// alternating blocks of steps. The Q4_0 rows are a control: their kernels
+// do not change. It decides the default per CPU (tile_packed_l2_amd64.go).
+func BenchmarkWeightPrefetchL2SideBySide135M(b *testing.B) {
+	defer kernels.SetWeightPrefetchL2(kernels.WeightPrefetch() == "L2")
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		for _, n := range []int{1, 4, 10} {
+			b.Run(fmt.Sprintf("%v/streams=%d", typ, n), func(b *testing.B) {
+				m := bench135M(b, typ)
+				if n == 1 {
+					d := newDecode135M(b, m)
+					stepsSideBySide(b, func() { d.step(b) }, 1, 16, kernels.SetWeightPrefetchL2)
+					return
+				}
+				stepsSideBySide(b, batchedDecode135M(b, m, n), n, 4, kernels.SetWeightPrefetchL2)
+			})
+		}
+	}
+}
+
 // BenchmarkPrefetchSideBySide135M10 compares a ten-stream 135M decode step
 // (ten sequences between 256 and 384 cached positions) with and without
 // kernels.Prefetch, alternating steps so both see the same machine load.

@@ -1,0 +1,105 @@
+//go:build !purego
+
+package kernels
+
+import "os"
+
+// Where the Q8_0 packed kernels prefetch their weight stream. They read
+// one weight stream per core and prefetch it eight blocks (4 352 bytes)
+// ahead, because the hardware prefetchers alone do not run far enough
+// ahead of it. Into the L1 (PREFETCHT0) suits Zen 5: a 135M-class step's
+// Q8_0 weights streamed at 23 GB/s without it and 32 GB/s with it. On Zen 4
+// (AMD family 19h, whose AVX-512 parts are all Zen 4) the same prefetches
+// into the L1 cost more than they bring: measured side by side in one
+// process (BenchmarkWeightPrefetchL2SideBySide135M), decoding without any
+// software prefetch was 1.08–1.10× faster for one stream and 1.10–1.18×
+// for two and four, but 0.91–0.94× for ten (whose kernels compute longer
+// per byte and need the stream ahead of them), while prefetching into the
+// L2 only (PREFETCHT1, same distance) was faster for every stream count:
+// 1.05–1.11× one stream, 1.12–1.20× four, 1.10–1.16× ten. Q4_0 kernels
+// measured 0.94–0.99× with PREFETCHT1 there and keep PREFETCHT0 everywhere.
+//
+// WeightPrefetchEnv overrides the choice ("l1" or "l2"), for comparing
+// the two on another CPU with `partnerapi bench engine`.
+const WeightPrefetchEnv = "PARTNERAPI_WEIGHT_PREFETCH"
+
+// q8_0PackedL2Kernels are the Q8_0 packed kernels prefetching into the L2
+// (tile_packed_q8_0_l2_amd64.s, generated with the others).
+var q8_0PackedL2Kernels = packedSet{nil, q8_0PackedL21, q8_0PackedL22, q8_0PackedL23, q8_0PackedL24, q8_0PackedL25, q8_0PackedL26, q8_0PackedL27, q8_0PackedL28, q8_0PackedL29, q8_0PackedL210}
+
+// prefetchL2 reports whether the Q8_0 packed kernels prefetch into the L2
+// (set once at start-up; SetWeightPrefetchL2 switches it for benchmarks).
+var prefetchL2 = choosePrefetchL2(os.Getenv(WeightPrefetchEnv), amdFamily())
+
+// choosePrefetchL2 picks the prefetch target from the environment's
+// choice and the CPU's AMD family (0 for other vendors).
+func choosePrefetchL2(choice string, family uint32) bool {
+	switch choice {
+	case "l1":
+		return false
+	case "l2":
+		return true
+	}
+	return family == 0x19
+}
+
+// SetWeightPrefetchL2 makes the Q8_0 packed kernels prefetch into the L2
+// (on) or the L1 (off), for benchmarks that compare the two in one
+// process. It must not be called while products run.
+func SetWeightPrefetchL2(on bool) { prefetchL2 = on }
+
+// WeightPrefetch names where the Q8_0 packed kernels prefetch: "L2" or "L1".
+func WeightPrefetch() string {
+	if prefetchL2 {
+		return "L2"
+	}
+	return "L1"
+}
+
+// amdFamily returns the CPU's family (base plus extended, as AMD numbers
+// them: 19h for Zen 3 and Zen 4, 1Ah for Zen 5) on AMD CPUs, 0 on others.
+func amdFamily() uint32 {
+	_, b, c, d := cpuid(0, 0)
+	if b != 0x68747541 || d != 0x69746e65 || c != 0x444d4163 { // "AuthenticAMD"
+		return 0
+	}
+	a, _, _, _ := cpuid(1, 0)
+	family := a >> 8 & 0xf
+	if family == 0xf {
+		family += a >> 20 & 0xff
+	}
+	return family
+}
+
+//go:noescape
+func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+
+//go:noescape
+func q8_0PackedL21(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL22(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL23(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL24(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL25(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL26(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL27(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL28(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL29(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q8_0PackedL210(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
