@@ -16,8 +16,11 @@ import "os"
 // for two and four, but 0.91–0.94× for ten (whose kernels compute longer
 // per byte and need the stream ahead of them), while prefetching into the
 // L2 only (PREFETCHT1, same distance) was faster for every stream count:
-// 1.05–1.11× one stream, 1.12–1.20× four, 1.10–1.16× ten. Q4_0 kernels
-// measured 0.94–0.99× with PREFETCHT1 there and keep PREFETCHT0 everywhere.
+// 1.05–1.11× one stream, 1.12–1.20× four, 1.10–1.16× ten (the 0.5B shape:
+// 1.05× one stream, 1.18–1.24× ten), with prefill unchanged (0.99–1.01×).
+// At 2 176 or 8 704 bytes ahead it was no better. Q4_0 kernels measured
+// 0.94–0.99× with PREFETCHT1 and 0.89–1.01× without prefetch there, and
+// keep PREFETCHT0 everywhere.
 //
 // WeightPrefetchEnv overrides the choice ("l1" or "l2"), for comparing
 // the two on another CPU with `partnerapi bench engine`.
