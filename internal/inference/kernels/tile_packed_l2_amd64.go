@@ -51,9 +51,15 @@ func choosePrefetchL2(choice string, family uint32) bool {
 // process. It must not be called while products run.
 func SetWeightPrefetchL2(on bool) { prefetchL2 = on }
 
-// WeightPrefetch names where the Q8_0 packed kernels prefetch: "L2" or "L1".
+// WeightPrefetch names where the Q8_0 packed kernels in use prefetch: "L2"
+// or "L1" ("none" where PARTNERAPI_KERNELS=purego leaves them out). Only the
+// AVX-512 family has the L2 set; the AVX2 kernels always prefetch into the
+// L1.
 func WeightPrefetch() string {
-	if prefetchL2 {
+	switch {
+	case !hasAVX2:
+		return "none"
+	case prefetchL2 && hasVNNI:
 		return "L2"
 	}
 	return "L1"
