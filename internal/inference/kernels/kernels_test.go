@@ -308,3 +308,19 @@ func BenchmarkMatVec(b *testing.B) {
 		})
 	}
 }
+
+// termMagnitude is Σ|w_i·x_i|, the bound the row-dot comparisons scale
+// their tolerance by. It takes absolute values by comparison rather than
+// with math.Abs, whose bit conversions checkptr checks under -race, where
+// that check was most of the kernel tests' time.
+func termMagnitude(w, x []float32) float64 {
+	var mag float64
+	for i := range w {
+		v := float64(w[i] * x[i])
+		if v < 0 {
+			v = -v
+		}
+		mag += v
+	}
+	return mag
+}

@@ -163,7 +163,11 @@ func TestPackedIntegerBounds(t *testing.T) {
 func checkAgainstRowDots(t *testing.T, dot rowDot, w Matrix, x []float32, n int, got []float32, lo, hi int) {
 	t.Helper()
 	cols := w.Cols
-	deq := make([]float32, cols)
+	deq := make([][]float32, w.Rows)
+	for row := lo; row < hi; row++ {
+		deq[row] = make([]float32, cols)
+		DequantizeRow(deq[row], w.Type, w.Row(row))
+	}
 	for tok := range n {
 		var a activation
 		xt := x[tok*cols : (tok+1)*cols]
@@ -177,11 +181,7 @@ func checkAgainstRowDots(t *testing.T, dot rowDot, w Matrix, x []float32, n int,
 				continue
 			}
 			want := dot(w.Row(row), &a)
-			DequantizeRow(deq, w.Type, w.Row(row))
-			var mag float64
-			for i := range deq {
-				mag += math.Abs(float64(deq[i] * xt[i]))
-			}
+			mag := termMagnitude(deq[row], xt)
 			if d := math.Abs(float64(g - want)); d > 1e-5*mag+1e-6 {
 				t.Fatalf("token %d row %d: packed %v, row dot %v (|diff| %g, Σ|terms| %g)", tok, row, g, want, d, mag)
 			}

@@ -45,7 +45,11 @@ func testMatMulTokensMatchRowDots(t *testing.T) {
 					x := randomVector(r, shape.tokens*cols)
 					got := make([]float32, shape.tokens*shape.rows)
 					MatMul(got, w, x, shape.tokens)
-					deq := make([]float32, cols)
+					deq := make([][]float32, shape.rows)
+					for row := range deq {
+						deq[row] = make([]float32, cols)
+						DequantizeRow(deq[row], typ, w.Row(row))
+					}
 					for tok := 0; tok < shape.tokens; tok++ {
 						var a activation
 						xt := x[tok*cols : (tok+1)*cols]
@@ -55,11 +59,7 @@ func testMatMulTokensMatchRowDots(t *testing.T) {
 							// Integer parts are exact; only the float summation
 							// order differs, so bound the difference by the
 							// magnitude of the terms.
-							DequantizeRow(deq, typ, w.Row(row))
-							var mag float64
-							for i := range deq {
-								mag += math.Abs(float64(deq[i] * xt[i]))
-							}
+							mag := termMagnitude(deq[row], xt)
 							g := got[tok*shape.rows+row]
 							if d := math.Abs(float64(g - want)); d > 1e-5*mag+1e-6 {
 								t.Fatalf("token %d row %d: MatMul %v, row dot %v (|diff| %g, Σ|terms| %g)", tok, row, g, want, d, mag)
