@@ -44,8 +44,8 @@ GLOBL packedNibbleMask<>(SB), RODATA|NOPTR, $8
 def kernel(typ, T, l2=False):
     pre = "q8_0" if typ == "q8" else "q4_0"
     gstep = 544 if typ == "q8" else 288  # bytes of one (group, block)
-    name = "%sPacked%s%d" % (pre, "L2" if l2 else "", T)
-    lab = "%sp%s%d" % ("q8" if typ == "q8" else "q4", "l2" if l2 else "", T)
+    name = "%sPacked%s%d" % (pre, "L2x" if l2 else "", T)
+    lab = "%sp%s%d" % ("q8" if typ == "q8" else "q4", "l2x" if l2 else "", T)
     o = []
     o.append("// func %s(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)" % name)
     o.append("TEXT ·%s(SB), NOSPLIT, $0-64" % name)

@@ -16,7 +16,7 @@ import "os"
 // for two and four, but 0.91–0.94× for ten (whose kernels compute longer
 // per byte and need the stream ahead of them), while prefetching into the
 // L2 only (PREFETCHT1, same distance) was faster for every stream count:
-// 1.05–1.11× one stream, 1.12–1.20× four, 1.10–1.16× ten (the 0.5B shape:
+// 1.05–1.11× one stream, 1.08–1.21× four, 1.10–1.16× ten (the 0.5B shape:
 // 1.05× one stream, 1.18–1.24× ten), with prefill unchanged (0.99–1.01×).
 // At 2 176 or 8 704 bytes ahead it was no better. Q4_0 kernels measured
 // 0.94–0.99× with PREFETCHT1 and 0.89–1.01× without prefetch there, and
@@ -28,7 +28,7 @@ const WeightPrefetchEnv = "PARTNERAPI_WEIGHT_PREFETCH"
 
 // q8_0PackedL2Kernels are the Q8_0 packed kernels prefetching into the L2
 // (tile_packed_q8_0_l2_amd64.s, generated with the others).
-var q8_0PackedL2Kernels = packedSet{nil, q8_0PackedL21, q8_0PackedL22, q8_0PackedL23, q8_0PackedL24, q8_0PackedL25, q8_0PackedL26, q8_0PackedL27, q8_0PackedL28, q8_0PackedL29, q8_0PackedL210}
+var q8_0PackedL2Kernels = packedSet{nil, q8_0PackedL2x1, q8_0PackedL2x2, q8_0PackedL2x3, q8_0PackedL2x4, q8_0PackedL2x5, q8_0PackedL2x6, q8_0PackedL2x7, q8_0PackedL2x8, q8_0PackedL2x9, q8_0PackedL2x10}
 
 // prefetchL2 reports whether the Q8_0 packed kernels prefetch into the L2
 // (set once at start-up; SetWeightPrefetchL2 switches it for benchmarks).
@@ -84,31 +84,31 @@ func amdFamily() uint32 {
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 
 //go:noescape
-func q8_0PackedL21(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL22(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL23(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL24(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL25(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL26(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL27(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL28(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL29(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 //go:noescape
-func q8_0PackedL210(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+func q8_0PackedL2x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)

@@ -7,8 +7,8 @@
 // The Q8_0 packed kernels of tile_packed_q8_0_amd64.s with the weight
 // stream prefetched into the L2 (PREFETCHT1) instead of the L1.
 
-// func q8_0PackedL21(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL21(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x1(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -18,14 +18,14 @@ TEXT ·q8_0PackedL21(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl21group:
+q8pl2x1group:
 	VPXORD Z10, Z10, Z10
 	MOVQ R8, AX
 	MOVQ R9, BX
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl21block:
+q8pl2x1block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -61,18 +61,18 @@ q8pl21block:
 	ADDQ $4, BX
 	ADDQ $4, DX
 	DECQ CX
-	JNZ  q8pl21block
+	JNZ  q8pl2x1block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl21group
+	JNZ  q8pl2x1group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL22(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL22(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x2(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -82,7 +82,7 @@ TEXT ·q8_0PackedL22(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl22group:
+q8pl2x2group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX
@@ -90,7 +90,7 @@ q8pl22group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl22block:
+q8pl2x2block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -138,7 +138,7 @@ q8pl22block:
 	ADDQ $8, BX
 	ADDQ $8, DX
 	DECQ CX
-	JNZ  q8pl22block
+	JNZ  q8pl2x2block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -146,12 +146,12 @@ q8pl22block:
 	VMOVUPS Z11, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl22group
+	JNZ  q8pl2x2group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL23(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL23(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x3(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -161,7 +161,7 @@ TEXT ·q8_0PackedL23(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl23group:
+q8pl2x3group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
@@ -170,7 +170,7 @@ q8pl23group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl23block:
+q8pl2x3block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -230,7 +230,7 @@ q8pl23block:
 	ADDQ $12, BX
 	ADDQ $12, DX
 	DECQ CX
-	JNZ  q8pl23block
+	JNZ  q8pl2x3block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -240,12 +240,12 @@ q8pl23block:
 	VMOVUPS Z12, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl23group
+	JNZ  q8pl2x3group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL24(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL24(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x4(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -255,7 +255,7 @@ TEXT ·q8_0PackedL24(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl24group:
+q8pl2x4group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
@@ -265,7 +265,7 @@ q8pl24group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl24block:
+q8pl2x4block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -337,7 +337,7 @@ q8pl24block:
 	ADDQ $16, BX
 	ADDQ $16, DX
 	DECQ CX
-	JNZ  q8pl24block
+	JNZ  q8pl2x4block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -349,12 +349,12 @@ q8pl24block:
 	VMOVUPS Z13, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl24group
+	JNZ  q8pl2x4group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL25(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL25(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x5(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -364,7 +364,7 @@ TEXT ·q8_0PackedL25(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl25group:
+q8pl2x5group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
@@ -375,7 +375,7 @@ q8pl25group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl25block:
+q8pl2x5block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -459,7 +459,7 @@ q8pl25block:
 	ADDQ $20, BX
 	ADDQ $20, DX
 	DECQ CX
-	JNZ  q8pl25block
+	JNZ  q8pl2x5block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -473,12 +473,12 @@ q8pl25block:
 	VMOVUPS Z14, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl25group
+	JNZ  q8pl2x5group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL26(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL26(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x6(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -488,7 +488,7 @@ TEXT ·q8_0PackedL26(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl26group:
+q8pl2x6group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
@@ -500,7 +500,7 @@ q8pl26group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl26block:
+q8pl2x6block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -596,7 +596,7 @@ q8pl26block:
 	ADDQ $24, BX
 	ADDQ $24, DX
 	DECQ CX
-	JNZ  q8pl26block
+	JNZ  q8pl2x6block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -612,12 +612,12 @@ q8pl26block:
 	VMOVUPS Z15, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl26group
+	JNZ  q8pl2x6group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL27(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL27(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x7(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -627,7 +627,7 @@ TEXT ·q8_0PackedL27(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl27group:
+q8pl2x7group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
@@ -640,7 +640,7 @@ q8pl27group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl27block:
+q8pl2x7block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -748,7 +748,7 @@ q8pl27block:
 	ADDQ $28, BX
 	ADDQ $28, DX
 	DECQ CX
-	JNZ  q8pl27block
+	JNZ  q8pl2x7block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -766,12 +766,12 @@ q8pl27block:
 	VMOVUPS Z16, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl27group
+	JNZ  q8pl2x7group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL28(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL28(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x8(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -781,7 +781,7 @@ TEXT ·q8_0PackedL28(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl28group:
+q8pl2x8group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
@@ -795,7 +795,7 @@ q8pl28group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl28block:
+q8pl2x8block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -915,7 +915,7 @@ q8pl28block:
 	ADDQ $32, BX
 	ADDQ $32, DX
 	DECQ CX
-	JNZ  q8pl28block
+	JNZ  q8pl2x8block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -935,12 +935,12 @@ q8pl28block:
 	VMOVUPS Z17, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl28group
+	JNZ  q8pl2x8group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL29(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL29(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x9(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -950,7 +950,7 @@ TEXT ·q8_0PackedL29(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl29group:
+q8pl2x9group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
@@ -965,7 +965,7 @@ q8pl29group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl29block:
+q8pl2x9block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -1097,7 +1097,7 @@ q8pl29block:
 	ADDQ $36, BX
 	ADDQ $36, DX
 	DECQ CX
-	JNZ  q8pl29block
+	JNZ  q8pl2x9block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -1119,12 +1119,12 @@ q8pl29block:
 	VMOVUPS Z18, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl29group
+	JNZ  q8pl2x9group
 	VZEROUPPER
 	RET
 
-// func q8_0PackedL210(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
-TEXT ·q8_0PackedL210(SB), NOSPLIT, $0-64
+// func q8_0PackedL2x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+TEXT ·q8_0PackedL2x10(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R8
 	MOVQ d+16(FP), R9
@@ -1134,7 +1134,7 @@ TEXT ·q8_0PackedL210(SB), NOSPLIT, $0-64
 	MOVQ ostride+48(FP), R12
 	MOVQ groups+56(FP), R13
 
-q8pl210group:
+q8pl2x10group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
@@ -1150,7 +1150,7 @@ q8pl210group:
 	MOVQ R10, DX
 	MOVQ R11, CX
 
-q8pl210block:
+q8pl2x10block:
 	VCVTPH2PS (SI), Z8
 	PREFETCHT1 4352(SI)
 	PREFETCHT1 4416(SI)
@@ -1294,7 +1294,7 @@ q8pl210block:
 	ADDQ $40, BX
 	ADDQ $40, DX
 	DECQ CX
-	JNZ  q8pl210block
+	JNZ  q8pl2x10block
 
 	MOVQ DI, AX
 	VMOVUPS Z10, (AX)
@@ -1318,6 +1318,6 @@ q8pl210block:
 	VMOVUPS Z19, (AX)
 	ADDQ $64, DI // SI is already at the next group
 	DECQ R13
-	JNZ  q8pl210group
+	JNZ  q8pl2x10group
 	VZEROUPPER
 	RET
