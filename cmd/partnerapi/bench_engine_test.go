@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"partnerapi/internal/inference/kernels"
 )
 
 func TestBenchEngineQuick(t *testing.T) {
@@ -44,6 +46,11 @@ func TestBenchEngineQuick(t *testing.T) {
 		// for a lone stream, and the 99th percentile never above the longest.
 		if (r.Streams == 1 && (r.JoinGapP99Ms != 0 || r.JoinGapMaxMs != 0)) || r.JoinGapP99Ms < 0 || r.JoinGapP99Ms > r.JoinGapMaxMs {
 			t.Errorf("%d streams: join gap p99 %v ms, max %v ms", r.Streams, r.JoinGapP99Ms, r.JoinGapMaxMs)
+		}
+		// The kernels that ran are named, down to where the Q8_0 ones
+		// prefetch (a per-CPU choice the figures depend on).
+		if r.Kernels != kernels.ISA() || r.WeightPrefetch != kernels.WeightPrefetch() || r.WeightPrefetch == "" {
+			t.Errorf("kernels %q prefetching into %q, the process runs %q into %q", r.Kernels, r.WeightPrefetch, kernels.ISA(), kernels.WeightPrefetch())
 		}
 		if r.SplitThreshold < 1<<15 {
 			t.Errorf("split threshold %d below the fixed one", r.SplitThreshold)
