@@ -26,7 +26,7 @@ const prefillBusyMax = 512
 type prefillPacer struct {
 	decode time.Duration // moving average of decode-only steps
 	perTok time.Duration // moving average of a prompt token's cost in a step
-	floor  time.Duration // the step time allowed (zero: DefaultJoinStep)
+	floor  time.Duration // the step time allowed
 	fixed  int           // a chunk of this size whatever the times, if set
 }
 
@@ -39,7 +39,7 @@ func pacerFor(joinStep time.Duration) prefillPacer {
 	case joinStep < 0:
 		return prefillPacer{fixed: prefillStepBusy}
 	}
-	return prefillPacer{}
+	return prefillPacer{floor: DefaultJoinStep}
 }
 
 // ewma moves avg a quarter of the way to x (to x itself when avg is unset).
@@ -77,10 +77,6 @@ func (p *prefillPacer) budget() int {
 	if p.perTok == 0 {
 		return prefillStepBusy
 	}
-	floor := p.floor
-	if floor <= 0 {
-		floor = DefaultJoinStep
-	}
-	avail := max(floor, 2*p.decode) - p.decode
+	avail := max(p.floor, 2*p.decode) - p.decode
 	return int(min(max(int64(avail/p.perTok), prefillStepBusy), prefillBusyMax))
 }
