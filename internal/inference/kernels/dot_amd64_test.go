@@ -42,10 +42,7 @@ func TestAsmMatchesGo(t *testing.T) {
 					// differs, so bound the error by the magnitude of the terms.
 					deq := make([]float32, n)
 					DequantizeRow(deq, c.typ, row)
-					var mag float64
-					for i := range deq {
-						mag += math.Abs(float64(deq[i] * x[i]))
-					}
+					mag := termMagnitude(deq, x)
 					if d := math.Abs(float64(got - want)); d > 1e-5*mag+1e-6 {
 						t.Fatalf("asm %v, go %v (|diff| %g, Σ|terms| %g)", got, want, d, mag)
 					}
