@@ -228,7 +228,9 @@ func dotQ4KGo(row []byte, a *activation) float32 {
 			isum += int32(sc1)*s1 + int32(sc2)*s2
 			msum += int32(m1)*(sums[4*c]+sums[4*c+1]) + int32(m2)*(sums[4*c+2]+sums[4*c+3])
 		}
-		sum += d*float32(isum) - dmin*float32(msum)
+		// The conversions keep each product rounded on its own (no fused
+		// multiply-add), the steps the packed Q4_K kernels take.
+		sum += float32(d*float32(isum)) - float32(dmin*float32(msum))
 	}
 	return sum
 }

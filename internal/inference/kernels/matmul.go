@@ -124,10 +124,11 @@ func mulRows(dst []float32, w Matrix, acts []activation, lo, hi int) {
 type activationBuffer struct {
 	acts     [actKinds][]activation
 	tiles    q8Tiles
-	prepared [actKinds + 1]bool // the last entry stands for tiles
+	ktiles   kTiles
+	prepared [actKinds + 2]bool // the last two entries stand for tiles and ktiles
 }
 
-func (b *activationBuffer) reset() { b.prepared = [actKinds + 1]bool{} }
+func (b *activationBuffer) reset() { b.prepared = [actKinds + 2]bool{} }
 
 // prepare makes the activations that weights of type t read from the
 // nTokens vectors of x, unless an earlier call since reset already did.
@@ -144,6 +145,15 @@ func (b *activationBuffer) prepare(w Matrix, x []float32, cols, nTokens int) {
 			b.tiles.corrections()
 		}
 		return
+	}
+	if packedQ4K(w) {
+		if !b.prepared[actKinds+1] {
+			b.ktiles.prepare(x, cols, nTokens)
+			b.prepared[actKinds+1] = true
+		}
+		if w.Rows%w.packedGroup == 0 {
+			return // no row outside a whole group reads the row dots' activations
+		}
 	}
 	kind := activationKind(t)
 	if b.prepared[kind] {
@@ -165,6 +175,10 @@ func (b *activationBuffer) mulRows(dst []float32, w Matrix, lo, hi int) {
 			return
 		}
 		tiledMulRows(dst, w, &b.tiles, lo, hi)
+		return
+	}
+	if packedQ4K(w) {
+		packedQ4KMulRows(dst, w, &b.ktiles, b.acts[actQ8_K], lo, hi)
 		return
 	}
 	mulRows(dst, w, b.acts[activationKind(w.Type)], lo, hi)

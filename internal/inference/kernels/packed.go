@@ -54,8 +54,11 @@ var (
 // packBlockBytes is the size of one (group, block) of type t with groups
 // of `group` rows.
 func packBlockBytes(t gguf.GGMLType, group int) int {
-	if t == gguf.Q8_0 {
+	switch t {
+	case gguf.Q8_0:
 		return group * BlockQ8_0
+	case gguf.Q4_K:
+		return q4KPackBytes(group) // a superblock of 256 values
 	}
 	return group * BlockQ4_0
 }
@@ -70,7 +73,8 @@ var (
 
 // Pack returns m with its weights also repacked for the packed kernels
 // where the kernel family in use has them and m is a Q8_0 or Q4_0 matrix
-// of at least one whole group of rows; otherwise it returns m unchanged.
+// (or Q4_K, with the AVX-512 family: packed_q4k.go) of at least one whole
+// group of rows; otherwise it returns m unchanged.
 // The copy lives on the heap next to m.Data, which stays (embedding
 // lookups and the rows past the last whole group read it). Call it once
 // per matrix, at load.
@@ -79,13 +83,14 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // PackedSize is the bytes Pack's copy of m takes (0 where Pack leaves m
 // unchanged).
 func PackedSize(m Matrix) int {
-	if !tilePacked || (m.Type != gguf.Q8_0 && m.Type != gguf.Q4_0) || m.Rows < packGroup || m.packed != nil {
+	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || m.Type == gguf.Q4_K && packsQ4K()
+	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0
 	}
 	if m.Validate() != nil {
 		return 0
 	}
-	return m.Rows / packGroup * (m.Cols / QK8_0) * packBlockBytes(m.Type, packGroup)
+	return m.Rows / packGroup * (m.Cols / m.Type.BlockSize()) * packBlockBytes(m.Type, packGroup)
 }
 
 // PackInto is Pack with the copy written to buf, PackedSize(m) bytes that
@@ -100,7 +105,7 @@ func PackInto(m Matrix, buf []byte) Matrix {
 		panic(fmt.Sprintf("kernels: PackInto buffer of %d bytes for a packed copy of %d", len(buf), size))
 	}
 	group := packGroup
-	groups, nb, gb := m.Rows/group, m.Cols/QK8_0, packBlockBytes(m.Type, group)
+	groups, nb, gb := m.Rows/group, m.Cols/m.Type.BlockSize(), packBlockBytes(m.Type, group)
 	m.packed = buf
 	m.packedGroup = group
 	parallelFor(groups, groups*group*m.Cols, func(lo, hi int) {
@@ -117,6 +122,10 @@ func (m Matrix) Packed() bool { return m.packed != nil }
 // packGroupRows writes group g of m, in groups of `group` rows with the
 // Q8_0 words XORed with flip, in the packed layout to dst.
 func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
+	if m.Type == gguf.Q4_K {
+		packQ4KGroup(dst, m, g, group)
+		return
+	}
 	rb, nb, gb := m.RowBytes(), m.Cols/QK8_0, packBlockBytes(m.Type, group)
 	bs, chunks := BlockQ4_0, 4
 	if m.Type == gguf.Q8_0 {

@@ -5,10 +5,20 @@ package kernels
 //go:noescape
 func quantizeQ8BlocksAVX2(x *float32, nb int, qs *int8, qstep int, d *float32, dstep int, corr *int16)
 
+//go:noescape
+func quantizeQ8KBlockAVX2(x *float32, qs *int8) float32
+
 func init() {
 	if hasAVX2 {
 		quantizeQ8Blocks = quantizeQ8BlocksAsm
+		quantizeQ8K = quantizeQ8KAsm
 	}
+}
+
+// quantizeQ8KAsm is quantizeQ8Block over one Q8_K block in assembly.
+func quantizeQ8KAsm(q []int8, x []float32) float32 {
+	_, _ = q[QK_K-1], x[QK_K-1]
+	return quantizeQ8KBlockAVX2(&x[0], &q[0])
 }
 
 // quantizeQ8BlocksAsm is quantizeQ8BlocksGo in assembly; the Go wrapper

@@ -121,3 +121,122 @@ q8qloop:
 q8qdone:
 	VZEROUPPER
 	RET
+
+// func quantizeQ8KBlockAVX2(x *float32, qs *int8) float32
+//
+// Quantises one Q8_K block, 256 floats at x, to qs with one scale,
+// returned: quantizeQ8Block's numbers (the largest magnitude maps to ±127,
+// ties away from zero).
+TEXT ·quantizeQ8KBlockAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         qs+8(FP), DI
+	VBROADCASTSS q8absMask<>(SB), Y11
+	VBROADCASTSS q8signMask<>(SB), Y12
+	VBROADCASTSS q8half<>(SB), Y13
+	VBROADCASTSS q8one<>(SB), Y14
+	// The largest magnitude, in four chains of eight lanes.
+	VANDPS       (SI), Y11, Y4
+	VANDPS       32(SI), Y11, Y5
+	VANDPS       64(SI), Y11, Y6
+	VANDPS       96(SI), Y11, Y7
+	VANDPS       128(SI), Y11, Y0
+	VANDPS       160(SI), Y11, Y1
+	VANDPS       192(SI), Y11, Y2
+	VANDPS       224(SI), Y11, Y3
+	VMAXPS       Y0, Y4, Y4
+	VMAXPS       Y1, Y5, Y5
+	VMAXPS       Y2, Y6, Y6
+	VMAXPS       Y3, Y7, Y7
+	VANDPS       256(SI), Y11, Y0
+	VANDPS       288(SI), Y11, Y1
+	VANDPS       320(SI), Y11, Y2
+	VANDPS       352(SI), Y11, Y3
+	VMAXPS       Y0, Y4, Y4
+	VMAXPS       Y1, Y5, Y5
+	VMAXPS       Y2, Y6, Y6
+	VMAXPS       Y3, Y7, Y7
+	VANDPS       384(SI), Y11, Y0
+	VANDPS       416(SI), Y11, Y1
+	VANDPS       448(SI), Y11, Y2
+	VANDPS       480(SI), Y11, Y3
+	VMAXPS       Y0, Y4, Y4
+	VMAXPS       Y1, Y5, Y5
+	VMAXPS       Y2, Y6, Y6
+	VMAXPS       Y3, Y7, Y7
+	VANDPS       512(SI), Y11, Y0
+	VANDPS       544(SI), Y11, Y1
+	VANDPS       576(SI), Y11, Y2
+	VANDPS       608(SI), Y11, Y3
+	VMAXPS       Y0, Y4, Y4
+	VMAXPS       Y1, Y5, Y5
+	VMAXPS       Y2, Y6, Y6
+	VMAXPS       Y3, Y7, Y7
+	VANDPS       640(SI), Y11, Y0
+	VANDPS       672(SI), Y11, Y1
+	VANDPS       704(SI), Y11, Y2
+	VANDPS       736(SI), Y11, Y3
+	VMAXPS       Y0, Y4, Y4
+	VMAXPS       Y1, Y5, Y5
+	VMAXPS       Y2, Y6, Y6
+	VMAXPS       Y3, Y7, Y7
+	VANDPS       768(SI), Y11, Y0
+	VANDPS       800(SI), Y11, Y1
+	VANDPS       832(SI), Y11, Y2
+	VANDPS       864(SI), Y11, Y3
+	VMAXPS       Y0, Y4, Y4
+	VMAXPS       Y1, Y5, Y5
+	VMAXPS       Y2, Y6, Y6
+	VMAXPS       Y3, Y7, Y7
+	VANDPS       896(SI), Y11, Y0
+	VANDPS       928(SI), Y11, Y1
+	VANDPS       960(SI), Y11, Y2
+	VANDPS       992(SI), Y11, Y3
+	VMAXPS       Y0, Y4, Y4
+	VMAXPS       Y1, Y5, Y5
+	VMAXPS       Y2, Y6, Y6
+	VMAXPS       Y3, Y7, Y7
+	VMAXPS       Y5, Y4, Y4
+	VMAXPS       Y7, Y6, Y6
+	VMAXPS       Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS       X5, X4, X4
+	VPERMILPS    $0x4e, X4, X5
+	VMAXPS       X5, X4, X4
+	VPERMILPS    $0xb1, X4, X5
+	VMAXSS       X5, X4, X4
+	// d = amax/127, returned; id = 1/d, or 0 when d is 0.
+	VDIVSS       q8k127<>(SB), X4, X4
+	VMOVSS       X4, ret+16(FP)
+	VMOVSS       q8one<>(SB), X5
+	VDIVSS       X4, X5, X5
+	VXORPS       X6, X6, X6
+	VCMPSS       $4, X6, X4, X6
+	VANDPS       X6, X5, X5
+	VBROADCASTSS X5, Y5
+	VMOVDQU      q8perm<>(SB), Y8
+	MOVQ         $8, CX
+
+q8kloop:
+	VMULPS       (SI), Y5, Y0
+	VMULPS       32(SI), Y5, Y1
+	VMULPS       64(SI), Y5, Y2
+	VMULPS       96(SI), Y5, Y3
+	ROUNDAWAY(Y0)
+	ROUNDAWAY(Y1)
+	ROUNDAWAY(Y2)
+	ROUNDAWAY(Y3)
+	VCVTTPS2DQ   Y0, Y0
+	VCVTTPS2DQ   Y1, Y1
+	VCVTTPS2DQ   Y2, Y2
+	VCVTTPS2DQ   Y3, Y3
+	VPACKSSDW    Y1, Y0, Y0
+	VPACKSSDW    Y3, Y2, Y2
+	VPACKSSWB    Y2, Y0, Y0
+	VPERMD       Y0, Y8, Y0
+	VMOVDQU      Y0, (DI)
+	ADDQ         $128, SI
+	ADDQ         $32, DI
+	DECQ         CX
+	JNZ          q8kloop
+	VZEROUPPER
+	RET

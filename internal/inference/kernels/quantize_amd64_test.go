@@ -44,3 +44,34 @@ func TestQuantizeQ8BlocksAsmMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeQ8KAsmMatchesGo holds the assembly Q8_K quantiser to
+// quantizeQ8Block exactly: random blocks, an all-zero block, a block whose
+// scale is 1 so that x·id lands on exact halves (ties round away from
+// zero), its negation, and one whose largest magnitude is its last value.
+func TestQuantizeQ8KAsmMatchesGo(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("CPU lacks AVX2/FMA/F16C")
+	}
+	r := rand.New(rand.NewPCG(73, 74))
+	blocks := [][]float32{randomVector(r, QK_K), randomVector(r, QK_K), make([]float32, QK_K)}
+	halves := make([]float32, QK_K)
+	for i := range halves {
+		halves[i] = float32(r.IntN(255)-127) + 0.5*float32(r.IntN(2))
+	}
+	halves[0] = 127
+	neg := make([]float32, QK_K)
+	for i, v := range halves {
+		neg[i] = -v
+	}
+	last := randomVector(r, QK_K)
+	last[QK_K-1] = -1000
+	blocks = append(blocks, halves, neg, last)
+	for i, x := range blocks {
+		qa, qg := make([]int8, QK_K), make([]int8, QK_K)
+		da, dg := quantizeQ8KAsm(qa, x), quantizeQ8Block(qg, x)
+		if da != dg || !slices.Equal(qa, qg) {
+			t.Fatalf("block %d: asm d=%v q=%v, go d=%v q=%v", i, da, qa, dg, qg)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package kernels
+
+import (
+	"unsafe"
+
+	"partnerapi/internal/inference/gguf"
+)
+
+// Repacked Q4_K weights for the AVX-512 VNNI family. Over the GGUF layout
+// a Q4_K product ran at 9 multiply-adds per ns on a core for one token and
+// no faster per token for four (the block kernels of kquant4_amd64.s unpack
+// every block's scales and nibbles per row and sum lanes horizontally), a
+// sixteenth of the packed Q4_0 kernels' rate: a Q4_K_M model's prefill was
+// compute-bound at a few hundred tokens a second where its weights allow
+// thousands, and even one token's product read its weights at a quarter of
+// the memory bandwidth. Packed like Q8_0 and Q4_0 (packed.go), lanes are
+// rows and one VPDPBUSD multiplies four values of sixteen rows.
+//
+// For group g of 16 rows and superblock b (256 values), at
+// packed[(g·nb+b)·148·16:], with G = 16:
+//
+//   - [0, 2G): the rows' d (f16), [2G, 4G): their dmin (f16);
+//   - [4G, 12G): the six-bit scales, sub-block j's of row i at 4G+G·j+i;
+//   - [12G, 20G): the six-bit minimums in pairs, those of sub-blocks 2p
+//     and 2p+1 of row i at 12G+2G·p+2i and +1 (VPMOVZXBW makes them the
+//     int16 pair of lane i that VPDPWSSD multiplies by the token's pair of
+//     32-value sums);
+//   - [20G, 148G): the nibbles, sub-block j's 32 values of the 16 rows in
+//     16G bytes: chunk c (4G bytes) holds row i's values 4c..4c+3 at 4i+k
+//     in the low nibbles and 16+4c..16+4c+3 in the high ones, the Q4_0
+//     packed block's layout.
+//
+// 148 bytes a row and superblock against GGUF's 144. The activations are
+// Q8_K as the row dots take them (one scale per 256 values, the same
+// quantisation), with each (token, superblock)'s four pairs of 32-value
+// sums (kTiles). The kernels compute dotQ4KGo's integer sums exactly and
+// its float steps in its order, so a row's result is its bits whatever
+// the batch; rows past the last whole group keep the row dots.
+
+// q4KPackBytes is the size of one (group, superblock) of packed Q4_K with
+// groups of `group` rows.
+func q4KPackBytes(group int) int { return 148 * group }
+
+// packedQ4KMulRows computes rows [lo, hi) of a packed Q4_K product from the
+// prepared activations (k, and the row dots' acts for rows outside whole
+// groups); nil where the packed Q4_K kernels are not available (packing
+// then leaves Q4_K matrices as they are).
+var packedQ4KMulRows func(dst []float32, w Matrix, k *kTiles, acts []activation, lo, hi int)
+
+// packGroupQ4K is the rows of a packed Q4_K group: the AVX-512 family's
+// groups (packGroupVNNI), the only family with packed Q4_K kernels.
+const packGroupQ4K = 16
+
+// packsQ4K reports whether Pack repacks Q4_K matrices: with the AVX-512
+// family's groups, where its kernels exist.
+func packsQ4K() bool { return tilePacked && packGroup == packGroupQ4K && packedQ4KMulRows != nil }
+
+// packedQ4K reports whether w's products go through packedQ4KMulRows: the
+// pool then splits them on w's group boundaries (rowUnit).
+func packedQ4K(w Matrix) bool {
+	return w.Type == gguf.Q4_K && w.packed != nil && packedQ4KMulRows != nil && tilePacked && w.packedGroup == packGroup
+}
+
+// packQ4KGroup writes group g of the Q4_K matrix m in the packed layout to
+// dst.
+func packQ4KGroup(dst []byte, m Matrix, g, group int) {
+	rb, nb, gb := m.RowBytes(), m.Cols/QK_K, q4KPackBytes(group)
+	sc, mn, qo := 4*group, 12*group, 20*group
+	for b := range nb {
+		o := dst[b*gb : (b+1)*gb]
+		for i := range group {
+			blk := m.Data[(g*group+i)*rb+b*BlockQ4_K:][:BlockQ4_K]
+			o[2*i], o[2*i+1] = blk[0], blk[1]
+			o[2*group+2*i], o[2*group+2*i+1] = blk[2], blk[3]
+			scales, qs := blk[4:16], blk[16:144]
+			for j := range 8 {
+				s, mv := q4KScaleMin(scales, j)
+				o[sc+group*j+i] = s
+				o[mn+2*group*(j/2)+2*i+j%2] = mv
+				// Sub-block j's values are the low (j even) or high
+				// nibbles of qs[32·(j/2):][:32].
+				shift := 4 * uint(j%2)
+				q := qs[32*(j/2):][:32]
+				for c := range 4 {
+					for k := range 4 {
+						lo := q[4*c+k] >> shift & 0x0f
+						hi := q[16+4*c+k] >> shift & 0x0f
+						o[qo+16*group*j+4*group*c+4*i+k] = lo | hi<<4
+					}
+				}
+			}
+		}
+	}
+}
+
+// kTiles holds n activation vectors quantised to Q8_K (as activation
+// quantises them for the Q4_K row dots) in the layout of the packed Q4_K
+// kernels: tokens in the groups of tileGroups, each group superblock by
+// superblock with its tokens' 256 values one after another (token k of a
+// T-token group starting at t0 has superblock b at qs[t0·cols+256·(T·b+k)]
+// and its scale at d[t0·nb+T·b+k]), and bs holding four int32 per (token,
+// superblock) in the same order: the 32-value sums of sub-blocks 2p and
+// 2p+1 as the low and high int16 of word p.
+type kTiles struct {
+	n, cols, nb int
+	qs          []int8
+	d           []float32
+	bs          []int32
+}
+
+func (p *kTiles) prepare(x []float32, cols, n int) {
+	nb := cols / QK_K
+	p.n, p.cols, p.nb = n, cols, nb
+	p.qs = grow(p.qs, n*cols)
+	p.d = grow(p.d, n*nb)
+	p.bs = grow(p.bs, 4*n*nb)
+	tileGroups(n, func(t0, nt int) {
+		for b := range nb {
+			for k := range nt {
+				t, i := t0+k, t0*nb+nt*b+k
+				q := p.qs[i*QK_K : (i+1)*QK_K]
+				p.d[i] = quantizeQ8K(q, x[t*cols+b*QK_K:][:QK_K])
+				words := unsafe.Slice((*uint64)(unsafe.Pointer(&q[0])), QK_K/8)
+				for j := range 4 {
+					lo, hi := blockSum(words[8*j:8*j+4]), blockSum(words[8*j+4:8*j+8])
+					// |sum| ≤ 32·128, so each fits an int16.
+					p.bs[4*i+j] = int32(uint32(uint16(int16(lo))) | uint32(hi)<<16)
+				}
+			}
+		}
+	})
+}
