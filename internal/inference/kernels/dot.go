@@ -259,7 +259,7 @@ func dotQ6KGo(row []byte, a *activation) float32 {
 				isum += int32(int8(sc[is]))*s1 + int32(int8(sc[is+2]))*s2 + int32(int8(sc[is+4]))*s3 + int32(int8(sc[is+6]))*s4
 			}
 		}
-		sum += d * float32(isum)
+		sum += float32(d * float32(isum)) // not fused: the packed kernels' steps
 	}
 	return sum
 }

@@ -146,11 +146,12 @@ func (b *activationBuffer) prepare(w Matrix, x []float32, cols, nTokens int) {
 		}
 		return
 	}
-	if packedQ4K(w) {
+	if packedKQuant(w) {
 		if !b.prepared[actKinds+1] {
 			b.ktiles.prepare(x, cols, nTokens)
 			b.prepared[actKinds+1] = true
 		}
+		b.ktiles.sums(t)
 		if w.Rows%w.packedGroup == 0 {
 			return // no row outside a whole group reads the row dots' activations
 		}
@@ -177,8 +178,8 @@ func (b *activationBuffer) mulRows(dst []float32, w Matrix, lo, hi int) {
 		tiledMulRows(dst, w, &b.tiles, lo, hi)
 		return
 	}
-	if packedQ4K(w) {
-		packedQ4KMulRows(dst, w, &b.ktiles, b.acts[actQ8_K], lo, hi)
+	if packedKQuant(w) {
+		packedKMulRows(dst, w, &b.ktiles, b.acts[actQ8_K], lo, hi)
 		return
 	}
 	mulRows(dst, w, b.acts[activationKind(w.Type)], lo, hi)

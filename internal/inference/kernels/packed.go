@@ -59,6 +59,8 @@ func packBlockBytes(t gguf.GGMLType, group int) int {
 		return group * BlockQ8_0
 	case gguf.Q4_K:
 		return q4KPackBytes(group) // a superblock of 256 values
+	case gguf.Q6_K:
+		return q6KPackBytes(group)
 	}
 	return group * BlockQ4_0
 }
@@ -73,7 +75,8 @@ var (
 
 // Pack returns m with its weights also repacked for the packed kernels
 // where the kernel family in use has them and m is a Q8_0 or Q4_0 matrix
-// (or Q4_K, with the AVX-512 family: packed_q4k.go) of at least one whole
+// (or Q4_K or Q6_K, with the AVX-512 family: packed_q4k.go, packed_q6k.go)
+// of at least one whole
 // group of rows; otherwise it returns m unchanged.
 // The copy lives on the heap next to m.Data, which stays (embedding
 // lookups and the rows past the last whole group read it). Call it once
@@ -83,7 +86,7 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // PackedSize is the bytes Pack's copy of m takes (0 where Pack leaves m
 // unchanged).
 func PackedSize(m Matrix) int {
-	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || m.Type == gguf.Q4_K && packsQ4K()
+	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q6_K) && packsKQuant()
 	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0
 	}
@@ -122,8 +125,12 @@ func (m Matrix) Packed() bool { return m.packed != nil }
 // packGroupRows writes group g of m, in groups of `group` rows with the
 // Q8_0 words XORed with flip, in the packed layout to dst.
 func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
-	if m.Type == gguf.Q4_K {
+	switch m.Type {
+	case gguf.Q4_K:
 		packQ4KGroup(dst, m, g, group)
+		return
+	case gguf.Q6_K:
+		packQ6KGroup(dst, m, g, group)
 		return
 	}
 	rb, nb, gb := m.RowBytes(), m.Cols/QK8_0, packBlockBytes(m.Type, group)

@@ -41,24 +41,25 @@ import (
 // groups of `group` rows.
 func q4KPackBytes(group int) int { return 148 * group }
 
-// packedQ4KMulRows computes rows [lo, hi) of a packed Q4_K product from the
-// prepared activations (k, and the row dots' acts for rows outside whole
-// groups); nil where the packed Q4_K kernels are not available (packing
-// then leaves Q4_K matrices as they are).
-var packedQ4KMulRows func(dst []float32, w Matrix, k *kTiles, acts []activation, lo, hi int)
+// packedKMulRows computes rows [lo, hi) of a packed Q4_K or Q6_K product
+// from the prepared activations (k, and the row dots' acts for rows
+// outside whole groups); nil where the packed K-quant kernels are not
+// available (packing then leaves Q4_K and Q6_K matrices as they are).
+var packedKMulRows func(dst []float32, w Matrix, k *kTiles, acts []activation, lo, hi int)
 
-// packGroupQ4K is the rows of a packed Q4_K group: the AVX-512 family's
-// groups (packGroupVNNI), the only family with packed Q4_K kernels.
-const packGroupQ4K = 16
+// packGroupK is the rows of a packed Q4_K or Q6_K group: the AVX-512
+// family's groups (packGroupVNNI), the only family with packed K-quant
+// kernels.
+const packGroupK = 16
 
-// packsQ4K reports whether Pack repacks Q4_K matrices: with the AVX-512
-// family's groups, where its kernels exist.
-func packsQ4K() bool { return tilePacked && packGroup == packGroupQ4K && packedQ4KMulRows != nil }
+// packsKQuant reports whether Pack repacks Q4_K and Q6_K matrices: with
+// the AVX-512 family's groups, where its kernels exist.
+func packsKQuant() bool { return tilePacked && packGroup == packGroupK && packedKMulRows != nil }
 
-// packedQ4K reports whether w's products go through packedQ4KMulRows: the
+// packedKQuant reports whether w's products go through packedKMulRows: the
 // pool then splits them on w's group boundaries (rowUnit).
-func packedQ4K(w Matrix) bool {
-	return w.Type == gguf.Q4_K && w.packed != nil && packedQ4KMulRows != nil && tilePacked && w.packedGroup == packGroup
+func packedKQuant(w Matrix) bool {
+	return (w.Type == gguf.Q4_K || w.Type == gguf.Q6_K) && w.packed != nil && packedKMulRows != nil && tilePacked && w.packedGroup == packGroup
 }
 
 // packQ4KGroup writes group g of the Q4_K matrix m in the packed layout to
@@ -94,18 +95,22 @@ func packQ4KGroup(dst []byte, m Matrix, g, group int) {
 }
 
 // kTiles holds n activation vectors quantised to Q8_K (as activation
-// quantises them for the Q4_K row dots) in the layout of the packed Q4_K
-// kernels: tokens in the groups of tileGroups, each group superblock by
-// superblock with its tokens' 256 values one after another (token k of a
-// T-token group starting at t0 has superblock b at qs[t0·cols+256·(T·b+k)]
-// and its scale at d[t0·nb+T·b+k]), and bs holding four int32 per (token,
-// superblock) in the same order: the 32-value sums of sub-blocks 2p and
-// 2p+1 as the low and high int16 of word p.
+// quantises them for the K-quant row dots) in the layout of the packed
+// K-quant kernels: tokens in the groups of tileGroups, each group
+// superblock by superblock with its tokens' 256 values one after another
+// (token k of a T-token group starting at t0 has superblock b at
+// qs[t0·cols+256·(T·b+k)] and its scale at d[t0·nb+T·b+k]). The sums the
+// kernels take, per (token, superblock) in the order of d: bs4 (Q4_K)
+// four int32, the 32-value sums of sub-blocks 2p and 2p+1 as the low and
+// high int16 of word p; bs6 (Q6_K) eight, the negated 16-value sums of
+// sub-blocks 2p and 2p+1 likewise. Each is computed once per preparation,
+// when a product of its type first asks (sums).
 type kTiles struct {
-	n, cols, nb int
-	qs          []int8
-	d           []float32
-	bs          []int32
+	n, cols, nb    int
+	qs             []int8
+	d              []float32
+	bs4, bs6       []int32
+	hasBS4, hasBS6 bool
 }
 
 func (p *kTiles) prepare(x []float32, cols, n int) {
@@ -113,20 +118,60 @@ func (p *kTiles) prepare(x []float32, cols, n int) {
 	p.n, p.cols, p.nb = n, cols, nb
 	p.qs = grow(p.qs, n*cols)
 	p.d = grow(p.d, n*nb)
-	p.bs = grow(p.bs, 4*n*nb)
+	p.hasBS4, p.hasBS6 = false, false
 	tileGroups(n, func(t0, nt int) {
 		for b := range nb {
 			for k := range nt {
 				t, i := t0+k, t0*nb+nt*b+k
-				q := p.qs[i*QK_K : (i+1)*QK_K]
-				p.d[i] = quantizeQ8K(q, x[t*cols+b*QK_K:][:QK_K])
-				words := unsafe.Slice((*uint64)(unsafe.Pointer(&q[0])), QK_K/8)
-				for j := range 4 {
-					lo, hi := blockSum(words[8*j:8*j+4]), blockSum(words[8*j+4:8*j+8])
-					// |sum| ≤ 32·128, so each fits an int16.
-					p.bs[4*i+j] = int32(uint32(uint16(int16(lo))) | uint32(hi)<<16)
-				}
+				p.d[i] = quantizeQ8K(p.qs[i*QK_K:(i+1)*QK_K], x[t*cols+b*QK_K:][:QK_K])
 			}
 		}
 	})
+}
+
+// sums returns the sums the packed kernels of type t take (bs4 or bs6),
+// computing them on first use.
+func (p *kTiles) sums(t gguf.GGMLType) []int32 {
+	blocks := p.n * p.nb
+	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK_K/8)
+	if t == gguf.Q4_K {
+		if !p.hasBS4 {
+			p.bs4 = grow(p.bs4, 4*blocks)
+			for i := range blocks {
+				w := words[32*i : 32*i+32]
+				for j := range 4 {
+					// |sum| ≤ 32·128, so each fits an int16.
+					p.bs4[4*i+j] = int16Pair(blockSum(w[8*j:8*j+4]), blockSum(w[8*j+4:8*j+8]))
+				}
+			}
+			p.hasBS4 = true
+		}
+		return p.bs4
+	}
+	if !p.hasBS6 {
+		p.bs6 = grow(p.bs6, 8*blocks)
+		for i := range blocks {
+			w := words[32*i : 32*i+32]
+			for j := range 8 {
+				p.bs6[8*i+j] = int16Pair(-halfBlockSum(w[4*j:4*j+2]), -halfBlockSum(w[4*j+2:4*j+4]))
+			}
+		}
+		p.hasBS6 = true
+	}
+	return p.bs6
+}
+
+// int16Pair packs lo and hi, both within int16, as the low and high halves
+// of one int32.
+func int16Pair(lo, hi int32) int32 { return int32(uint32(uint16(int16(lo))) | uint32(hi)<<16) }
+
+// halfBlockSum is blockSum over sixteen bytes (two words).
+func halfBlockSum(w []uint64) int32 {
+	const lo8 = 0x00ff00ff00ff00ff
+	var s uint64
+	for _, v := range w[:2] {
+		v ^= 0x8080808080808080
+		s += v&lo8 + (v>>8)&lo8
+	}
+	return int32((s*0x0001000100010001)>>48) - 128*16
 }

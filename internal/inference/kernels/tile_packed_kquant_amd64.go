@@ -1,0 +1,131 @@
+//go:build !purego
+
+package kernels
+
+import "partnerapi/internal/inference/gguf"
+
+// The packed Q4_K and Q6_K kernels of tile_packed_q4_k_amd64.s and
+// tile_packed_q6_k_amd64.s (packed_q4k.go and packed_q6k.go describe the
+// layouts, gen_tile_packed_kquant.py the arithmetic). Each
+// computes `groups` consecutive 16-row groups (contiguous in w) against a
+// group of T tokens (the kTiles layout) over nb superblocks, writing token
+// k's value of row r of the first group at out + 4·r + k·ostride bytes.
+
+//go:generate python3 gen_tile_packed_kquant.py .
+
+//go:noescape
+func q4KPacked1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked2(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked5(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked6(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked7(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked8(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked9(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q4KPacked10(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked2(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked5(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked6(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked7(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked8(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked9(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked10(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+type kPackedKernel func(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+// q4KPackedKernels and q6KPackedKernels are the packed kernels of each
+// type indexed by tokens.
+var q6KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q6KPacked1, q6KPacked2, q6KPacked3, q6KPacked4, q6KPacked5, q6KPacked6, q6KPacked7, q6KPacked8, q6KPacked9, q6KPacked10}
+var q4KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q4KPacked1, q4KPacked2, q4KPacked3, q4KPacked4, q4KPacked5, q4KPacked6, q4KPacked7, q4KPacked8, q4KPacked9, q4KPacked10}
+
+func init() {
+	if cpuVNNI {
+		packedKMulRows = mulRowsPackedKAsm
+	}
+}
+
+// mulRowsPackedKAsm computes rows [lo, hi) of a packed Q4_K or Q6_K matrix:
+// whole groups with the packed kernels, rows outside them (a split off a
+// group boundary, the tail past the last group) with the row dots over
+// acts. Up to maxTileTokens tokens are one call over all the groups, one
+// pass over the weights; more tokens (prefill) take a group at a time
+// through every token group, so its weights stay in cache while the
+// tokens stream past.
+func mulRowsPackedKAsm(dst []float32, w Matrix, p *kTiles, acts []activation, lo, hi int) {
+	group := w.packedGroup
+	g0 := (lo + group - 1) / group
+	g1 := min(hi, w.Rows) / group
+	if g0 >= g1 {
+		mulRows(dst, w, acts, lo, hi)
+		return
+	}
+	if lo < g0*group {
+		mulRows(dst, w, acts, lo, g0*group)
+	}
+	if hi > g1*group {
+		mulRows(dst, w, acts, g1*group, hi)
+	}
+	nb, cols, n, rows := p.nb, p.cols, p.n, w.Rows
+	ks, per := &q4KPackedKernels, 4 // sum words per (token, superblock)
+	if w.Type == gguf.Q6_K {
+		ks, per = &q6KPackedKernels, 8
+	}
+	bs := p.sums(w.Type)
+	gb := nb * packBlockBytes(w.Type, group)
+	_ = w.packed[g1*gb-1]
+	_ = dst[(n-1)*rows+g1*group-1]
+	_ = p.qs[n*cols-1]
+	_ = p.d[n*nb-1]
+	_ = bs[per*n*nb-1]
+	if n <= maxTileTokens {
+		ks[n](&w.packed[g0*gb], &p.qs[0], &p.d[0], &bs[0], nb, &dst[g0*group], 4*rows, g1-g0)
+		return
+	}
+	for g := g0; g < g1; g++ {
+		tileGroups(n, func(t0, nt int) {
+			ks[nt](&w.packed[g*gb], &p.qs[t0*cols], &p.d[t0*nb], &bs[per*t0*nb], nb, &dst[t0*rows+g*group], 4*rows, 1)
+		})
+	}
+}
