@@ -59,8 +59,19 @@ func packsKQuant() bool { return tilePacked && packGroup == packGroupK && packed
 // packedKQuant reports whether w's products go through packedKMulRows: the
 // pool then splits them on w's group boundaries (rowUnit).
 func packedKQuant(w Matrix) bool {
-	return (w.Type == gguf.Q4_K || w.Type == gguf.Q6_K) && w.packed != nil && packedKMulRows != nil && tilePacked && w.packedGroup == packGroup
+	return (w.Type == gguf.Q4_K || w.Type == gguf.Q6_K) && w.packed != nil && packedKMulRows != nil &&
+		tilePacked && w.packedGroup == packGroup && kquantPackedOn
 }
+
+// kquantPackedOn switches the packed K-quant kernels off for packed
+// matrices, which then take the block kernels over their GGUF bytes.
+var kquantPackedOn = true
+
+// SetKQuantPacked makes the products of packed Q4_K and Q6_K matrices use
+// the packed kernels (on) or the block kernels over the GGUF layout (off),
+// for benchmarks that compare the two in one process. It must not be
+// called while products run.
+func SetKQuantPacked(on bool) { kquantPackedOn = on }
 
 // packQ4KGroup writes group g of the Q4_K matrix m in the packed layout to
 // dst.

@@ -256,3 +256,39 @@ func batchedDecode135M(b *testing.B, m *Model, n int) func() {
 		}
 	}
 }
+
+// BenchmarkKQuantPackedSideBySide compares decode (one stream and ten) and
+// a 256-token prefill of a random-weight model whose matrices are all Q4_K
+// or all Q6_K (1024/2816/8 layers/16 heads/4 KV heads/32 000 vocabulary:
+// dimensions that are multiples of 256, as K-quants need) with the packed
+// K-quant kernels and with the block kernels over the GGUF layout,
+// alternating in one process (kernels.SetKQuantPacked).
+func BenchmarkKQuantPackedSideBySide(b *testing.B) {
+	defer kernels.SetKQuantPacked(true)
+	for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+		// Loaded per sub-benchmark: the file is closed when one ends.
+		load := func(b *testing.B) *Model {
+			return benchSynthetic(b, synthConfig{arch: "llama", embd: 1024, layers: 8, heads: 16, kvHeads: 4, ff: 2816, vocab: 32000, ctx: 1024, rot: 64, weightType: typ})
+		}
+		b.Run(fmt.Sprintf("%v/streams=1", typ), func(b *testing.B) {
+			d := newDecode135M(b, load(b))
+			stepsSideBySide(b, func() { d.step(b) }, 1, 8, kernels.SetKQuantPacked)
+		})
+		b.Run(fmt.Sprintf("%v/streams=10", typ), func(b *testing.B) {
+			stepsSideBySide(b, batchedDecode135M(b, load(b), 10), 10, 2, kernels.SetKQuantPacked)
+		})
+		b.Run(fmt.Sprintf("%v/prefill=256", typ), func(b *testing.B) {
+			seq := load(b).NewSequence(0)
+			prompt := make([]int, 256)
+			for i := range prompt {
+				prompt[i] = 3 + i
+			}
+			stepsSideBySide(b, func() {
+				seq.Truncate(0)
+				if _, err := seq.Forward(prompt); err != nil {
+					b.Fatal(err)
+				}
+			}, 256, 1, kernels.SetKQuantPacked)
+		})
+	}
+}
