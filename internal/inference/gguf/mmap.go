@@ -110,6 +110,17 @@ func (f *File) Close() error {
 	return unmapFile(m.data)
 }
 
+// Maps reports whether b lies within the file's mapping.
+func (f *File) Maps(b []byte) bool {
+	if f.mapping == nil || len(b) == 0 {
+		return false
+	}
+	data := f.mapping.data
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return start >= base && start+uintptr(len(b)) <= base+uintptr(len(data))
+}
+
 // DropResident tells the kernel that this process no longer needs the
 // pages of b resident: b must lie in f's mapped tensor data. It is for
 // weights that the process has copied elsewhere (the AVX-512 kernels'

@@ -23,7 +23,7 @@ const (
 // Supported reports whether the kernels handle weights of type t.
 func Supported(t gguf.GGMLType) bool {
 	switch t {
-	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K:
+	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q4_K, gguf.Q6_K:
 		return true
 	}
 	return false
@@ -69,6 +69,10 @@ func DequantizeRow(dst []float32, t gguf.GGMLType, src []byte) {
 				out[j] = d * float32(int(q&0x0f)-8)
 				out[j+16] = d * float32(int(q>>4)-8)
 			}
+		}
+	case gguf.Q5_0:
+		for b := 0; b < n/QK5_0; b++ {
+			dequantizeQ5_0(dst[b*QK5_0:(b+1)*QK5_0], src[b*BlockQ5_0:(b+1)*BlockQ5_0])
 		}
 	case gguf.Q4_K:
 		for b := 0; b < n/QK_K; b++ {

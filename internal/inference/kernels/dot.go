@@ -90,6 +90,8 @@ func rowDotFor(t gguf.GGMLType) rowDot {
 		return dotQ8_0
 	case gguf.Q4_0:
 		return dotQ4_0
+	case gguf.Q5_0:
+		return dotQ5_0Go
 	case gguf.Q4_K:
 		return dotQ4K
 	case gguf.Q6_K:

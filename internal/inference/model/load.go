@@ -206,6 +206,9 @@ func Load(f *gguf.File) (*Model, error) {
 		}
 		*w = kernels.PackInto(*w, buf[:n:n])
 		buf = buf[n:]
+		if !f.Maps(w.Data) {
+			continue // a rewritten matrix (Q5_0) on the heap
+		}
 		if err := f.DropResident(w.Data); err != nil {
 			return nil, err
 		}
@@ -265,6 +268,16 @@ func (l *loader) matrix(name string, cols, rows int) kernels.Matrix {
 	m := kernels.Matrix{Type: t.Type, Rows: int(t.Dims[1]), Cols: cols, Data: data}
 	if err := m.Validate(); err != nil {
 		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+		return m
+	}
+	if m.Type == gguf.Q5_0 {
+		// Q5_0 is Q8_0 in fewer bytes (kernels.AsQ8_0): rewritten onto the
+		// heap, every Q8_0 kernel serves it, and the mapped bytes are
+		// never read again.
+		m = kernels.AsQ8_0(m)
+		if err := l.f.DropResident(data); err != nil {
+			l.err = err
+		}
 	}
 	return m
 }

@@ -375,6 +375,9 @@ func TestQuantisedModelsTrackF32(t *testing.T) {
 	}{
 		{gguf.F16, 2e-4, 0.005}, {gguf.BF16, 1e-5, 0.03}, {gguf.Q8_0, 0.03, 0.05},
 		{gguf.Q6_K, 0.03, 0.12}, {gguf.Q4_0, 0.03, 0.4}, {gguf.Q4_K, 0.03, 0.4},
+		// Q5_0 loads rewritten as Q8_0 (kernels.AsQ8_0), through the Q8_0
+		// kernels.
+		{gguf.Q5_0, 0.03, 0.25},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			cfg := base
