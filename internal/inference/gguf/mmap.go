@@ -112,13 +112,23 @@ func (f *File) Close() error {
 
 // Maps reports whether b lies within the file's mapping.
 func (f *File) Maps(b []byte) bool {
+	_, ok := f.mappedOffset(b)
+	return ok
+}
+
+// mappedOffset is where b starts in the file's mapping, if b lies within
+// it (not for an empty b or a File parsed from memory).
+func (f *File) mappedOffset(b []byte) (uintptr, bool) {
 	if f.mapping == nil || len(b) == 0 {
-		return false
+		return 0, false
 	}
 	data := f.mapping.data
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return start >= base && start+uintptr(len(b)) <= base+uintptr(len(data))
+	if start < base || start+uintptr(len(b)) > base+uintptr(len(data)) {
+		return 0, false
+	}
+	return start - base, true
 }
 
 // DropResident tells the kernel that this process no longer needs the
@@ -133,17 +143,15 @@ func (f *File) DropResident(b []byte) error {
 	if f.mapping == nil || len(b) == 0 {
 		return nil
 	}
-	data := f.mapping.data
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	if start < base || start+uintptr(len(b)) > base+uintptr(len(data)) {
+	off, ok := f.mappedOffset(b)
+	if !ok {
 		return errors.New("gguf: DropResident: bytes outside the file's mapping")
 	}
 	page := uintptr(os.Getpagesize())
-	lo := (start - base + page - 1) &^ (page - 1)
-	hi := (start - base + uintptr(len(b))) &^ (page - 1)
+	lo := (off + page - 1) &^ (page - 1)
+	hi := (off + uintptr(len(b))) &^ (page - 1)
 	if lo >= hi {
 		return nil
 	}
-	return dropPages(data[lo:hi])
+	return dropPages(f.mapping.data[lo:hi])
 }

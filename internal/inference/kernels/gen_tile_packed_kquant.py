@@ -48,20 +48,20 @@ SB = 148 * G  # bytes of a (group, superblock)
 PREFETCH = SB  # one superblock ahead
 
 
-def kernel(T):
-    name = "q4KPacked%d" % T
-    lab = "q4kp%d" % T
-    o = []
-    w = o.append
+def prologue(w, name, lab, T, setup=()):
+    """The kernel's entry: arguments, setup lines, then per group the
+    outputs zeroed (each superblock's term is added to them, as the
+    reference adds its terms to a zero sum) and the activation walkers
+    reset, up to the superblock loop's label."""
     w("// func %s(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)" % name)
     w("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
     for a in ["w+0(FP), SI", "x+8(FP), R8", "d+16(FP), R9", "bs+24(FP), R10", "nb+32(FP), R11",
               "out+40(FP), DI", "ostride+48(FP), R12", "groups+56(FP), R13"]:
         w("\tMOVQ " + a)
+    for line in setup:
+        w("\t" + line)
     w("")
     w("%sgroup:" % lab)
-    # The outputs start at zero and each superblock's term is added to
-    # them, as the reference adds its terms to a zero sum.
     w("\tVPXORD Z30, Z30, Z30")
     w("\tMOVQ DI, R15")
     for k in range(T):
@@ -74,6 +74,32 @@ def kernel(T):
     w("\tMOVQ R11, CX")
     w("")
     w("%sblock:" % lab)
+
+
+def epilogue(w, lab, T, sb, sums):
+    """The superblock loop's step (sb weight bytes, sums sum bytes a
+    token) and the group loop."""
+    w("\tADDQ $%d, SI" % sb)
+    w("\tADDQ $%d, AX" % (256 * T))
+    w("\tADDQ $%d, BX" % (4 * T))
+    w("\tADDQ $%d, DX" % (sums * T))
+    w("\tDECQ CX")
+    w("\tJNZ  %sblock" % lab)
+    w("")
+    w("\tADDQ $64, DI // SI is already at the next group")
+    w("\tDECQ R13")
+    w("\tJNZ  %sgroup" % lab)
+    w("\tVZEROUPPER")
+    w("\tRET")
+    w("")
+
+
+def kernel(T):
+    name = "q4KPacked%d" % T
+    lab = "q4kp%d" % T
+    o = []
+    w = o.append
+    prologue(w, name, lab, T)
     w("\tVPBROADCASTQ packedQ4KNibbleMask<>(SB), Z9")
     for j in range(8):
         # Prefetch the next superblock, four or five lines a sub-block.
@@ -122,19 +148,7 @@ def kernel(T):
         w("\tVMOVUPS Z%d, (R15)" % zi)
         if k + 1 < T:
             w("\tADDQ R12, R15")
-    w("\tADDQ $%d, SI" % SB)
-    w("\tADDQ $%d, AX" % (256 * T))
-    w("\tADDQ $%d, BX" % (4 * T))
-    w("\tADDQ $%d, DX" % (16 * T))
-    w("\tDECQ CX")
-    w("\tJNZ  %sblock" % lab)
-    w("")
-    w("\tADDQ $64, DI // SI is already at the next group")
-    w("\tDECQ R13")
-    w("\tJNZ  %sgroup" % lab)
-    w("\tVZEROUPPER")
-    w("\tRET")
-    w("")
+    epilogue(w, lab, T, SB, 16)
     return o
 
 
@@ -178,27 +192,7 @@ def kernel_q6(T):
     lab = "q6kp%d" % T
     o = []
     w = o.append
-    w("// func %s(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)" % name)
-    w("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
-    for a in ["w+0(FP), SI", "x+8(FP), R8", "d+16(FP), R9", "bs+24(FP), R10", "nb+32(FP), R11",
-              "out+40(FP), DI", "ostride+48(FP), R12", "groups+56(FP), R13"]:
-        w("\tMOVQ " + a)
-    w("\tVPBROADCASTQ packedQ6KLowMask<>(SB), Z9")
-    w("\tVPBROADCASTQ packedQ6KHighMask<>(SB), Z8")
-    w("")
-    w("%sgroup:" % lab)
-    w("\tVPXORD Z30, Z30, Z30")
-    w("\tMOVQ DI, R15")
-    for k in range(T):
-        w("\tVMOVUPS Z30, (R15)")
-        if k + 1 < T:
-            w("\tADDQ R12, R15")
-    w("\tMOVQ R8, AX")
-    w("\tMOVQ R9, BX")
-    w("\tMOVQ R10, DX")
-    w("\tMOVQ R11, CX")
-    w("")
-    w("%sblock:" % lab)
+    prologue(w, name, lab, T, ["VPBROADCASTQ packedQ6KLowMask<>(SB), Z9", "VPBROADCASTQ packedQ6KHighMask<>(SB), Z8"])
     for k in range(T):
         w("\tVPXORD Z%d, Z%d, Z%d" % (20 + k, 20 + k, 20 + k))
     for p in range(8):
@@ -252,19 +246,7 @@ def kernel_q6(T):
         w("\tVMOVUPS Z%d, (R15)" % zi)
         if k + 1 < T:
             w("\tADDQ R12, R15")
-    w("\tADDQ $%d, SI" % Q6SB)
-    w("\tADDQ $%d, AX" % (256 * T))
-    w("\tADDQ $%d, BX" % (4 * T))
-    w("\tADDQ $%d, DX" % (32 * T))
-    w("\tDECQ CX")
-    w("\tJNZ  %sblock" % lab)
-    w("")
-    w("\tADDQ $64, DI // SI is already at the next group")
-    w("\tDECQ R13")
-    w("\tJNZ  %sgroup" % lab)
-    w("\tVZEROUPPER")
-    w("\tRET")
-    w("")
+    epilogue(w, lab, T, Q6SB, 32)
     return o
 
 

@@ -119,6 +119,27 @@ func PackInto(m Matrix, buf []byte) Matrix {
 	return m
 }
 
+// wholeGroups splits rows [lo, hi) of a matrix of `rows` rows packed in
+// groups of `group` into the whole groups [g0, g1), which it returns, and
+// the rows outside them (a split off a group boundary, the tail past the
+// last group), which it passes to rest; ok is false when no whole group
+// lies in the range (rest then had all of it).
+func wholeGroups(lo, hi, rows, group int, rest func(lo, hi int)) (g0, g1 int, ok bool) {
+	g0 = (lo + group - 1) / group
+	g1 = min(hi, rows) / group
+	if g0 >= g1 {
+		rest(lo, hi)
+		return g0, g1, false
+	}
+	if lo < g0*group {
+		rest(lo, g0*group)
+	}
+	if hi > g1*group {
+		rest(g1*group, hi)
+	}
+	return g0, g1, true
+}
+
 // Packed reports whether m carries packed weights (Pack).
 func (m Matrix) Packed() bool { return m.packed != nil }
 

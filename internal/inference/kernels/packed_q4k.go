@@ -164,7 +164,7 @@ func (p *kTiles) sums(t gguf.GGMLType) []int32 {
 		for i := range blocks {
 			w := words[32*i : 32*i+32]
 			for j := range 8 {
-				p.bs6[8*i+j] = int16Pair(-halfBlockSum(w[4*j:4*j+2]), -halfBlockSum(w[4*j+2:4*j+4]))
+				p.bs6[8*i+j] = int16Pair(-byteSum(w[4*j:4*j+2]), -byteSum(w[4*j+2:4*j+4]))
 			}
 		}
 		p.hasBS6 = true
@@ -175,14 +175,3 @@ func (p *kTiles) sums(t gguf.GGMLType) []int32 {
 // int16Pair packs lo and hi, both within int16, as the low and high halves
 // of one int32.
 func int16Pair(lo, hi int32) int32 { return int32(uint32(uint16(int16(lo))) | uint32(hi)<<16) }
-
-// halfBlockSum is blockSum over sixteen bytes (two words).
-func halfBlockSum(w []uint64) int32 {
-	const lo8 = 0x00ff00ff00ff00ff
-	var s uint64
-	for _, v := range w[:2] {
-		v ^= 0x8080808080808080
-		s += v&lo8 + (v>>8)&lo8
-	}
-	return int32((s*0x0001000100010001)>>48) - 128*16
-}

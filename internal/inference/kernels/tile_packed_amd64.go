@@ -205,17 +205,9 @@ const packPrefillGroupsAVX2 = tileRowBlock / packGroupAVX2
 // while the tokens stream past.
 func mulRowsPackedAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 	group := w.packedGroup
-	g0 := (lo + group - 1) / group
-	g1 := min(hi, w.Rows) / group
-	if g0 >= g1 {
-		mulRowsTiledAsm(dst, w, p, lo, hi)
+	g0, g1, ok := wholeGroups(lo, hi, w.Rows, group, func(lo, hi int) { mulRowsTiledAsm(dst, w, p, lo, hi) })
+	if !ok {
 		return
-	}
-	if lo < g0*group {
-		mulRowsTiledAsm(dst, w, p, lo, g0*group)
-	}
-	if hi > g1*group {
-		mulRowsTiledAsm(dst, w, p, g1*group, hi)
 	}
 	ks := packedKernels(w.Type, group)
 	nb, cols, n, rows := p.nb, p.cols, p.n, w.Rows

@@ -95,17 +95,9 @@ func init() {
 // tokens stream past.
 func mulRowsPackedKAsm(dst []float32, w Matrix, p *kTiles, acts []activation, lo, hi int) {
 	group := w.packedGroup
-	g0 := (lo + group - 1) / group
-	g1 := min(hi, w.Rows) / group
-	if g0 >= g1 {
-		mulRows(dst, w, acts, lo, hi)
+	g0, g1, ok := wholeGroups(lo, hi, w.Rows, group, func(lo, hi int) { mulRows(dst, w, acts, lo, hi) })
+	if !ok {
 		return
-	}
-	if lo < g0*group {
-		mulRows(dst, w, acts, lo, g0*group)
-	}
-	if hi > g1*group {
-		mulRows(dst, w, acts, g1*group, hi)
 	}
 	nb, cols, n, rows := p.nb, p.cols, p.n, w.Rows
 	ks, per := &q4KPackedKernels, 4 // sum words per (token, superblock)

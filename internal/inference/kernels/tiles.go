@@ -181,16 +181,20 @@ func quantizeQ8BlocksGo(x []float32, qs []int8, qStep int, d []float32, dStep in
 }
 
 // blockSum is the sum of the 32 int8 values of one quantised block, given
-// as its four 8-byte words: a SWAR reduction that biases each byte to
-// unsigned (x+128), adds the bytes pairwise into four 16-bit lanes (at most
-// 8·255 each, no carries between lanes), sums the lanes with one multiply
-// and takes the bias back out.
-func blockSum(w []uint64) int32 {
+// as its four 8-byte words (byteSum).
+func blockSum(w []uint64) int32 { return byteSum(w[:4]) }
+
+// byteSum is the sum of the int8 values in the words of w (at most 32
+// words): a SWAR reduction that biases each byte to unsigned (x+128), adds
+// the bytes pairwise into four 16-bit lanes (at most 2·255 per word each,
+// no carries between lanes), sums the lanes with one multiply and takes the
+// bias back out.
+func byteSum(w []uint64) int32 {
 	const lo8 = 0x00ff00ff00ff00ff
 	var s uint64
-	for _, v := range w[:4] {
+	for _, v := range w {
 		v ^= 0x8080808080808080
 		s += v&lo8 + (v>>8)&lo8
 	}
-	return int32((s*0x0001000100010001)>>48) - 128*QK8_0
+	return int32((s*0x0001000100010001)>>48) - 128*8*int32(len(w))
 }

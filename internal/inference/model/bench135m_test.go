@@ -154,19 +154,24 @@ func BenchmarkWeightPrefetchL2SideBySide135M(b *testing.B) {
 			})
 		}
 		b.Run(fmt.Sprintf("%v/prefill=256", typ), func(b *testing.B) {
-			m := bench135M(b, typ)
-			seq := m.NewSequence(0)
-			prompt := make([]int, 256)
-			for i := range prompt {
-				prompt[i] = 3 + i
-			}
-			stepsSideBySide(b, func() {
-				seq.Truncate(0)
-				if _, err := seq.Forward(prompt); err != nil {
-					b.Fatal(err)
-				}
-			}, 256, 1, kernels.SetWeightPrefetchL2)
+			stepsSideBySide(b, prefill256(b, bench135M(b, typ)), 256, 1, kernels.SetWeightPrefetchL2)
 		})
+	}
+}
+
+// prefill256 returns a step that prefills one sequence of m with the same
+// 256-token prompt from an empty cache.
+func prefill256(b *testing.B, m *Model) func() {
+	seq := m.NewSequence(0)
+	prompt := make([]int, 256)
+	for i := range prompt {
+		prompt[i] = 3 + i
+	}
+	return func() {
+		seq.Truncate(0)
+		if _, err := seq.Forward(prompt); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -278,17 +283,7 @@ func BenchmarkKQuantPackedSideBySide(b *testing.B) {
 			stepsSideBySide(b, batchedDecode135M(b, load(b), 10), 10, 2, kernels.SetKQuantPacked)
 		})
 		b.Run(fmt.Sprintf("%v/prefill=256", typ), func(b *testing.B) {
-			seq := load(b).NewSequence(0)
-			prompt := make([]int, 256)
-			for i := range prompt {
-				prompt[i] = 3 + i
-			}
-			stepsSideBySide(b, func() {
-				seq.Truncate(0)
-				if _, err := seq.Forward(prompt); err != nil {
-					b.Fatal(err)
-				}
-			}, 256, 1, kernels.SetKQuantPacked)
+			stepsSideBySide(b, prefill256(b, load(b)), 256, 1, kernels.SetKQuantPacked)
 		})
 	}
 }
