@@ -34,7 +34,7 @@ import sys
 # kernels lost 40 % to load stalls; the hardware prefetchers alone do not
 # run far enough ahead of one stream per core. PF="q8dist,q8lines,q4dist,
 # q4lines" in the environment overrides it, for tuning on another CPU.
-PREFETCH = {"q8": (4352, 9), "q4": (2304, 5)}
+PREFETCH = {"q8": (4352, 9), "q4": (2304, 5), "q5": (2816, 6)}
 if os.environ.get("PF"):
     a = [int(v) for v in os.environ["PF"].split(",")]
     PREFETCH = {"q8": (a[0], a[1]), "q4": (a[2], a[3])}
@@ -51,12 +51,20 @@ DATA packedNibbleMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL packedNibbleMask<>(SB), RODATA|NOPTR, $8
 """
 
+FIFTH = """
+DATA packedQ5NibbleMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL packedQ5NibbleMask<>(SB), RODATA|NOPTR, $8
+DATA packedQ5FifthBit<>+0(SB)/4, $0x10101010
+GLOBL packedQ5FifthBit<>(SB), RODATA|NOPTR, $4
+"""
+
+NAMES = {"q8": ("q8_0", 544), "q4": ("q4_0", 288), "q5": ("q5_0", 352)}
+
 
 def kernel(typ, T, l2=False):
-    pre = "q8_0" if typ == "q8" else "q4_0"
-    gstep = 544 if typ == "q8" else 288  # bytes of one (group, block)
+    pre, gstep = NAMES[typ]  # gstep: bytes of one (group, block)
     name = "%sPacked%s%d" % (pre, "L2x" if l2 else "", T)
-    lab = "%sp%s%d" % ("q8" if typ == "q8" else "q4", "l2x" if l2 else "", T)
+    lab = "%sp%s%d" % (typ, "l2x" if l2 else "", T)
     o = []
     o.append("// func %s(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)" % name)
     o.append("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
@@ -70,6 +78,8 @@ def kernel(typ, T, l2=False):
     o.append("\tMOVQ groups+56(FP), R13")
     if typ == "q4":
         o.append("\tVPBROADCASTQ packedNibbleMask<>(SB), Z9")
+    if typ == "q5":
+        o.append("\tVPBROADCASTQ packedQ5NibbleMask<>(SB), Z9")
     o.append("")
     o.append("%sgroup:" % lab)
     for k in range(T):
@@ -96,6 +106,19 @@ def kernel(typ, T, l2=False):
             o.append("\tVPSRLW $4, %d(SI), Z%d" % (32 + 64 * j, 4 + j))
             o.append("\tVPANDD Z9, Z%d, Z%d" % (4 + j, 4 + j))
         offs = [4 * j for j in range(4)] + [16 + 4 * j for j in range(4)]
+    if typ == "q5":
+        # Operand j's fifth bits are bit j of the plane's bytes: moved to
+        # bit 4 (word shifts; the bits they carry across bytes land
+        # elsewhere than bit 4) and ORed in, Z31 scratch (the float tail
+        # uses it only after the products).
+        for j in range(8):
+            if j < 4:
+                o.append("\tVPSLLW $%d, 288(SI), Z31" % (4 - j))
+            elif j == 4:
+                o.append("\tVMOVDQU64 288(SI), Z31")
+            else:
+                o.append("\tVPSRLW $%d, 288(SI), Z31" % (j - 4))
+            o.append("\tVPTERNLOGD.BCST $0xf8, packedQ5FifthBit<>(SB), Z31, Z%d" % j)
     # Each token's integer sum starts at its correction; with five tokens
     # or fewer there are registers for a second chain per token (the odd
     # chunks), added in before the conversion.
@@ -138,7 +161,7 @@ def kernel(typ, T, l2=False):
 
 def main():
     d = sys.argv[1]
-    for typ, pre, T in [("q8", "q8_0", "Q8_0"), ("q4", "q4_0", "Q4_0")]:
+    for typ, pre, T in [("q8", "q8_0", "Q8_0"), ("q4", "q4_0", "Q4_0"), ("q5", "q5_0", "Q5_0")]:
         out = [HEADER]
         out.append("// The %s kernels over 16-row interleaved weights (packed.go), one per" % T)
         out.append("// token count. Per (group, block) and token: the integer sum starts at the")
@@ -150,6 +173,8 @@ def main():
         out.append("// so a token's result does not depend on its batch.")
         if typ == "q4":
             out.append(NIBBLES)
+        elif typ == "q5":
+            out.append(FIFTH)
         else:
             out.append("")
         for n in range(1, 11):

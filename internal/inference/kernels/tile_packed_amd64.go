@@ -74,6 +74,39 @@ func q4_0Packed9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, o
 //go:noescape
 func q4_0Packed10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
+// The Q5_0 kernels of tile_packed_q5_0_amd64.s (packed_q5_0.go), the
+// Q4_0 ones with each value's fifth bit ORed in from a bit plane.
+
+//go:noescape
+func q5_0Packed1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
 // The AVX2 kernels of tile_packed_avx2_q8_0_amd64.s and
 // tile_packed_avx2_q4_0_amd64.s, over 8-row groups (ymm lanes); the Q8_0
 // ones take their weights signed and ignore c.
@@ -147,6 +180,7 @@ type packedSet [maxTileTokens + 1]packedKernel
 
 var (
 	q8_0PackedKernels = packedSet{nil, q8_0Packed1, q8_0Packed2, q8_0Packed3, q8_0Packed4, q8_0Packed5, q8_0Packed6, q8_0Packed7, q8_0Packed8, q8_0Packed9, q8_0Packed10}
+	q5_0PackedKernels = packedSet{nil, q5_0Packed1, q5_0Packed2, q5_0Packed3, q5_0Packed4, q5_0Packed5, q5_0Packed6, q5_0Packed7, q5_0Packed8, q5_0Packed9, q5_0Packed10}
 	q4_0PackedKernels = packedSet{nil, q4_0Packed1, q4_0Packed2, q4_0Packed3, q4_0Packed4, q4_0Packed5, q4_0Packed6, q4_0Packed7, q4_0Packed8, q4_0Packed9, q4_0Packed10}
 
 	q8_0Packed8Kernels = packedSet{nil, q8_0Packed8x1, q8_0Packed8x2, q8_0Packed8x3, q8_0Packed8x4, q8_0Packed8x5, q8_0Packed8x6, q8_0Packed8x7, q8_0Packed8x8, q8_0Packed8x9, q8_0Packed8x10}
@@ -171,6 +205,8 @@ func packedKernels(t gguf.GGMLType, group int) *packedSet {
 		return &q8_0Packed8Kernels
 	case t == gguf.Q4_0:
 		return &q4_0PackedKernels
+	case t == gguf.Q5_0:
+		return &q5_0PackedKernels
 	case prefetchL2:
 		return &q8_0PackedL2Kernels
 	}
@@ -187,6 +223,7 @@ func init() {
 	if tilePacked {
 		packedMulRows = mulRowsPackedAsm
 	}
+	packsQ5_0 = cpuVNNI
 }
 
 // packPrefillGroupsAVX2 is how many 8-row groups a prefill pass of
@@ -218,9 +255,13 @@ func mulRowsPackedAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 	_ = p.d[n*nb-1]
 	_ = p.c8[n*nb-1]
 	_ = p.c4[n*nb-1]
+	_ = p.c16[n*nb-1]
 	c := p.c8
-	if w.Type == gguf.Q4_0 {
+	switch w.Type {
+	case gguf.Q4_0:
 		c = p.c4
+	case gguf.Q5_0:
+		c = p.c16
 	}
 	if n <= maxTileTokens {
 		ks[n](&w.packed[g0*gb], &p.qs[0], &p.d[0], &c[0], nb, &dst[g0*group], 4*rows, g1-g0)

@@ -409,8 +409,15 @@ func BenchmarkPack(b *testing.B) {
 
 func benchmarkPack(b *testing.B) {
 	r := rand.New(rand.NewPCG(89, 90))
-	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
-		w := Matrix{Type: typ, Rows: 4864, Cols: 896, Data: randomRow(r, typ, 4864*896)}
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K} {
+		cols := 896
+		if typ.BlockSize() == QK_K {
+			if !packsKQuant() {
+				continue
+			}
+			cols = 1024
+		}
+		w := Matrix{Type: typ, Rows: 4864, Cols: cols, Data: randomRow(r, typ, 4864*cols)}
 		b.Run(typ.String(), func(b *testing.B) {
 			b.SetBytes(int64(len(w.Data)))
 			for b.Loop() {

@@ -35,7 +35,7 @@ type q8Tiles struct {
 	cq          []float32
 	biased      bool
 	hasCQ       bool    // cq holds the offset corrections (prepareFor)
-	c8, c4      []int32 // the packed kernels' block corrections (blockSums)
+	c8, c4, c16 []int32 // the packed kernels' block corrections (blockSums)
 }
 
 const tileScalePad = 16

@@ -270,10 +270,11 @@ func (l *loader) matrix(name string, cols, rows int) kernels.Matrix {
 		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
 		return m
 	}
-	if m.Type == gguf.Q5_0 {
-		// Q5_0 is Q8_0 in fewer bytes (kernels.AsQ8_0): rewritten onto the
-		// heap, every Q8_0 kernel serves it, and the mapped bytes are
-		// never read again.
+	if m.Type == gguf.Q5_0 && kernels.PackedSize(m) == 0 {
+		// Q5_0 is Q8_0 in fewer bytes (kernels.AsQ8_0): where the kernels
+		// in use do not pack it as it is, it is rewritten onto the heap,
+		// every Q8_0 kernel serves it, and the mapped bytes are never read
+		// again.
 		m = kernels.AsQ8_0(m)
 		if err := l.f.DropResident(data); err != nil {
 			l.err = err
