@@ -33,21 +33,19 @@ import "encoding/binary"
 // groups of `group` rows.
 func q6KPackBytes(group int) int { return 210 * group }
 
-// q6KValue is value v (0..255) of a Q6_K block as its unsigned six bits
-// (the weight is d·scale·(q−32)).
-func q6KValue(blk []byte, v int) byte {
-	n, r := v/128, v%128
-	ql, qh := blk[64*n:], blk[128+32*n:]
-	l := r % 32
-	switch r / 32 {
-	case 0:
-		return ql[l]&0x0f | (qh[l]&3)<<4
-	case 1:
-		return ql[l+32]&0x0f | (qh[l]>>2&3)<<4
-	case 2:
-		return ql[l]>>4 | (qh[l]>>4&3)<<4
+// q6KValues decodes the 256 values of a Q6_K block as their unsigned six
+// bits (the weight is d·scale·(q−32)), in dequantizeQ6K's order.
+func q6KValues(q *[QK_K]byte, blk []byte) {
+	for n := range 2 {
+		ql, qh := blk[64*n:][:64], blk[128+32*n:][:32]
+		v := q[128*n:][:128]
+		for l := range 32 {
+			v[l] = ql[l]&0x0f | (qh[l]&3)<<4
+			v[l+32] = ql[l+32]&0x0f | (qh[l]>>2&3)<<4
+			v[l+64] = ql[l]>>4 | (qh[l]>>4&3)<<4
+			v[l+96] = ql[l+32]>>4 | (qh[l]>>6&3)<<4
+		}
 	}
-	return ql[l+32]>>4 | (qh[l]>>6&3)<<4
 }
 
 // packQ6KGroup writes group g of the Q6_K matrix m in the packed layout to
@@ -55,18 +53,22 @@ func q6KValue(blk []byte, v int) byte {
 func packQ6KGroup(dst []byte, m Matrix, g, group int) {
 	rb, nb, gb := m.RowBytes(), m.Cols/QK_K, q6KPackBytes(group)
 	sc, lo, hi := 2*group, 18*group, 146*group
+	var q [QK_K]byte
 	for b := range nb {
 		o := dst[b*gb : (b+1)*gb]
 		for i := range group {
 			blk := m.Data[(g*group+i)*rb+b*BlockQ6_K:][:BlockQ6_K]
 			binary.LittleEndian.PutUint16(o[2*i:], binary.LittleEndian.Uint16(blk[208:]))
+			q6KValues(&q, blk)
 			for s := range 16 {
 				o[sc+2*group*(s/2)+2*i+s%2] = blk[192+s]
+				lshift, hshift := 4*uint(s%2), 2*uint(s%4)
+				lo, hi := o[lo+16*group*(s/2)+4*i:], o[hi+16*group*(s/4)+4*i:]
 				for c := range 4 {
 					for k := range 4 {
-						q := q6KValue(blk, 16*s+4*c+k)
-						o[lo+16*group*(s/2)+4*group*c+4*i+k] |= (q & 0x0f) << (4 * uint(s%2))
-						o[hi+16*group*(s/4)+4*group*c+4*i+k] |= (q >> 4) << (2 * uint(s%4))
+						v := q[16*s+4*c+k]
+						lo[4*group*c+k] |= (v & 0x0f) << lshift
+						hi[4*group*c+k] |= (v >> 4) << hshift
 					}
 				}
 			}
