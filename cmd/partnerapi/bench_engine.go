@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/local"
 	"partnerapi/internal/inference/model"
@@ -138,7 +137,7 @@ func samplingName(p local.GenerateParams) string {
 func runBenchEngine(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
 	fs := flag.NewFlagSet("bench engine", flag.ContinueOnError)
 	shapes := fs.String("shape", "15m", "model shapes, comma-separated: 15m, 135m, 0.5b")
-	quants := fs.String("quant", "q8_0", "weight types, comma-separated: q8_0, q4_0")
+	quants := fs.String("quant", "q8_0", "weight types, comma-separated: q8_0, q4_0, q4_k_m (llama.cpp's mix: Q4_K/Q6_K, Q5_0/Q8_0 where rows are not multiples of 256)")
 	streamsFlag := fs.String("streams", "1,10", "concurrent streams per case, comma-separated")
 	prompt := fs.Int("prompt", 256, "prompt tokens per stream for the prefill measurement")
 	gen := fs.Int("gen", 128, "tokens per stream for the decode measurement")
@@ -189,16 +188,9 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 		}
 		cases = append(cases, sh)
 	}
-	var types []gguf.GGMLType
-	for _, q := range strings.Split(*quants, ",") {
-		switch strings.TrimSpace(strings.ToLower(q)) {
-		case "q8_0":
-			types = append(types, gguf.Q8_0)
-		case "q4_0":
-			types = append(types, gguf.Q4_0)
-		default:
-			return fmt.Errorf("--quant: unknown type %q (have q8_0, q4_0)", q)
-		}
+	types, err := parseEngineQuants(*quants)
+	if err != nil {
+		return err
 	}
 	tmp, err := os.MkdirTemp("", "partnerapi-engine-")
 	if err != nil {
@@ -241,7 +233,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 				return err
 			})
 			if err != nil {
-				return fmt.Errorf("%s %v: %w", sh.name, typ, err)
+				return fmt.Errorf("%s %s: %w", sh.name, typ.name, err)
 			}
 		}
 	}
@@ -259,8 +251,8 @@ func findShape(name string) (engineShape, bool) {
 
 // benchEngineCase writes one random-weight model, serves it with the local
 // engine and reports a result per stream count.
-func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.GGMLType, kvType model.KVType, sampling local.GenerateParams, prompt, gen, repeat int, streams []int, probe *bandwidthProbe, report func(engineResult) error) error {
-	name := sh.name + "-" + strings.ToLower(typ.String())
+func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ engineQuant, kvType model.KVType, sampling local.GenerateParams, prompt, gen, repeat int, streams []int, probe *bandwidthProbe, report func(engineResult) error) error {
+	name := sh.name + "-" + typ.name
 	caseDir := filepath.Join(dir, name)
 	if err := os.Mkdir(caseDir, 0o755); err != nil {
 		return err
@@ -283,7 +275,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	defer e.Close()
 	m, _ := e.Model(name)
 	split := kernels.CalibrateSplit()
-	res := engineResult{Shape: sh.name, Quant: strings.ToLower(typ.String()), AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), WeightPrefetch: kernels.WeightPrefetch(), KVCache: kvType.String(),
+	res := engineResult{Shape: sh.name, Quant: typ.name, AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), WeightPrefetch: kernels.WeightPrefetch(), KVCache: kvType.String(),
 		SplitThreshold: split.Threshold, HandoffNs: float64(split.Handoff.Nanoseconds())}
 	if sampling.Temperature > 0 {
 		res.Temperature, res.TopP = sampling.Temperature, sampling.TopP
@@ -324,7 +316,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ gguf.G
 	ceilings, computeFracs := make([][]float64, len(streams)), make([][]float64, len(streams))
 	lagP50, lagP99 := make([][]float64, len(streams)), make([][]float64, len(streams))
 	gapP99, gapMax := make([][]float64, len(streams)), make([][]float64, len(streams))
-	products, err := kernels.NewProductProbe(typ)
+	products, err := kernels.NewProductProbe(typ.probe)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 
 	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/kernels"
@@ -16,21 +17,27 @@ import (
 // model from fresh random floats takes longer than the benchmark, so every
 // matrix tiles one quantised random pool; the mapped pages are still
 // distinct, which is all the memory system sees.
-func writeEngineGGUF(path string, sh engineShape, typ gguf.GGMLType, ctxLen int) error {
+func writeEngineGGUF(path string, sh engineShape, q engineQuant, ctxLen int) error {
 	r := rand.New(rand.NewPCG(3, 4))
 	const poolValues = 1 << 20
 	vals := make([]float32, poolValues)
 	for i := range vals {
 		vals[i] = float32(r.NormFloat64()) * 0.05
 	}
-	pool, err := kernels.Quantize(typ, vals)
-	if err != nil {
-		return err
-	}
-	blockBytes := typ.TypeSize()
+	pools := map[gguf.GGMLType][]byte{}
 	var tensors []gguf.WriteTensor
+	var err error
+	layer := -1
 	mat := func(name string, in, out int) {
-		data := make([]byte, in*out/typ.BlockSize()*blockBytes)
+		typ := q.typeFor(strings.TrimPrefix(name, fmt.Sprintf("blk.%d.", layer)), layer, sh.layers, in)
+		pool, ok := pools[typ]
+		if !ok {
+			if pool, err = kernels.Quantize(typ, vals); err != nil {
+				return
+			}
+			pools[typ] = pool
+		}
+		data := make([]byte, in*out/typ.BlockSize()*typ.TypeSize())
 		for off := 0; off < len(data); off += len(pool) {
 			copy(data[off:], pool)
 		}
@@ -48,6 +55,7 @@ func writeEngineGGUF(path string, sh engineShape, typ gguf.GGMLType, ctxLen int)
 	// Tied output, as in all three source models.
 	mat("token_embd.weight", sh.embd, sh.voc)
 	for l := 0; l < sh.layers; l++ {
+		layer = l
 		p := fmt.Sprintf("blk.%d.", l)
 		vec(p+"attn_norm.weight", sh.embd, 1)
 		mat(p+"attn_q.weight", sh.embd, sh.heads*hd)
@@ -65,6 +73,9 @@ func writeEngineGGUF(path string, sh engineShape, typ gguf.GGMLType, ctxLen int)
 		mat(p+"ffn_down.weight", sh.ff, sh.embd)
 	}
 	vec("output_norm.weight", sh.embd, 1)
+	if err != nil {
+		return err
+	}
 	a := sh.arch + "."
 	kvs := []gguf.KV{
 		{Key: "general.architecture", Value: gguf.StringValue(sh.arch)},

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/inference/model"
+)
+
+// TestQ4KMTypes checks the q4_k_m mix against llama.cpp's rules on the
+// stories15M shape (288 wide, down projections 768 wide, six layers):
+// use_more_bits picks layers 2 and 5 of six for Q6_K, rows that are not a
+// multiple of 256 fall back to Q5_0 or Q8_0, and the written file loads.
+func TestQ4KMTypes(t *testing.T) {
+	sh, _ := findShape("15m")
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := writeEngineGGUF(path, sh, q4KM, 64); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]gguf.GGMLType{
+		"token_embd.weight":        gguf.Q8_0, // Q6_K, 288 wide
+		"blk.0.attn_q.weight":      gguf.Q5_0, // Q4_K, 288 wide
+		"blk.0.attn_v.weight":      gguf.Q5_0,
+		"blk.2.attn_v.weight":      gguf.Q8_0, // Q6_K, 288 wide
+		"blk.0.ffn_down.weight":    gguf.Q4_K, // 768 wide
+		"blk.2.ffn_down.weight":    gguf.Q6_K,
+		"blk.5.ffn_down.weight":    gguf.Q6_K,
+		"blk.3.ffn_down.weight":    gguf.Q4_K,
+		"blk.1.ffn_gate.weight":    gguf.Q5_0,
+		"blk.1.attn_output.weight": gguf.Q5_0,
+	}
+	for name, typ := range want {
+		tn, ok := f.Tensor(name)
+		if !ok || tn.Type != typ {
+			t.Errorf("%s: %v (present %v), want %v", name, tn.Type, ok, typ)
+		}
+	}
+	if _, err := model.Load(f); err != nil {
+		t.Fatalf("the q4_k_m file does not load: %v", err)
+	}
+}
