@@ -148,7 +148,7 @@ func (b *activationBuffer) prepare(w Matrix, x []float32, cols, nTokens int) {
 	}
 	if packedKQuant(w) {
 		if !b.prepared[actKinds+1] {
-			b.ktiles.prepare(x, cols, nTokens)
+			b.ktiles.prepare(x, cols, nTokens, kTokens(w.packedGroup))
 			b.prepared[actKinds+1] = true
 		}
 		b.ktiles.sums(t)

@@ -88,7 +88,7 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // PackedSize is the bytes Pack's copy of m takes (0 where Pack leaves m
 // unchanged).
 func PackedSize(m Matrix) int {
-	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q6_K) && packsKQuant() ||
+	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
 		m.Type == gguf.Q5_0 && packsQ5_0Matrix(m)
 	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0

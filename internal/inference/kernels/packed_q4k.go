@@ -47,14 +47,33 @@ func q4KPackBytes(group int) int { return 148 * group }
 // available (packing then leaves Q4_K and Q6_K matrices as they are).
 var packedKMulRows func(dst []float32, w Matrix, k *kTiles, acts []activation, lo, hi int)
 
-// packGroupK is the rows of a packed Q4_K or Q6_K group: the AVX-512
-// family's groups (packGroupVNNI), the only family with packed K-quant
-// kernels.
-const packGroupK = 16
+// packGroupK is the rows of a packed group of the AVX-512 family
+// (packGroupVNNI), which has packed Q4_K, Q6_K and Q5_0 kernels; the AVX2
+// family's 8-row groups have packed Q4_K kernels for up to kTokensAVX2
+// tokens a call.
+const (
+	packGroupK     = 16
+	packGroupKAVX2 = 8
+	kTokensAVX2    = 4
+)
 
-// packsKQuant reports whether Pack repacks Q4_K and Q6_K matrices: with
-// the AVX-512 family's groups, where its kernels exist.
-func packsKQuant() bool { return tilePacked && packGroup == packGroupK && packedKMulRows != nil }
+// packsKQuant reports whether Pack repacks matrices of the K-quant type t:
+// where the kernel family in use has packed kernels for it.
+func packsKQuant(t gguf.GGMLType) bool {
+	if !tilePacked || packedKMulRows == nil {
+		return false
+	}
+	return packGroup == packGroupK || packGroup == packGroupKAVX2 && t == gguf.Q4_K
+}
+
+// kTokens is the most tokens the packed K-quant kernels of groups of
+// `group` rows take in one call (the token groups of kTiles).
+func kTokens(group int) int {
+	if group == packGroupKAVX2 {
+		return kTokensAVX2
+	}
+	return maxTileTokens
+}
 
 // packedKQuant reports whether w's products go through packedKMulRows: the
 // pool then splits them on w's group boundaries (rowUnit).
@@ -107,7 +126,7 @@ func packQ4KGroup(dst []byte, m Matrix, g, group int) {
 
 // kTiles holds n activation vectors quantised to Q8_K (as activation
 // quantises them for the K-quant row dots) in the layout of the packed
-// K-quant kernels: tokens in the groups of tileGroups, each group
+// K-quant kernels: tokens in groups of at most `most` (tokenGroups), each group
 // superblock by superblock with its tokens' 256 values one after another
 // (token k of a T-token group starting at t0 has superblock b at
 // qs[t0·cols+256·(T·b+k)] and its scale at d[t0·nb+T·b+k]). The sums the
@@ -118,19 +137,20 @@ func packQ4KGroup(dst []byte, m Matrix, g, group int) {
 // when a product of its type first asks (sums).
 type kTiles struct {
 	n, cols, nb    int
+	most           int // tokens per group (kTokens)
 	qs             []int8
 	d              []float32
 	bs4, bs6       []int32
 	hasBS4, hasBS6 bool
 }
 
-func (p *kTiles) prepare(x []float32, cols, n int) {
+func (p *kTiles) prepare(x []float32, cols, n, most int) {
 	nb := cols / QK_K
-	p.n, p.cols, p.nb = n, cols, nb
+	p.n, p.cols, p.nb, p.most = n, cols, nb, most
 	p.qs = grow(p.qs, n*cols)
 	p.d = grow(p.d, n*nb)
 	p.hasBS4, p.hasBS6 = false, false
-	tileGroups(n, func(t0, nt int) {
+	tokenGroups(n, most, func(t0, nt int) {
 		for b := range nb {
 			for k := range nt {
 				t, i := t0+k, t0*nb+nt*b+k

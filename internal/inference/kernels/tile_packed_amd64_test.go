@@ -412,7 +412,7 @@ func benchmarkPack(b *testing.B) {
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K} {
 		cols := 896
 		if typ.BlockSize() == QK_K {
-			if !packsKQuant() {
+			if !packsKQuant(gguf.Q4_K) {
 				continue
 			}
 			cols = 1024

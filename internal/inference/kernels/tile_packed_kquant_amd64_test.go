@@ -23,12 +23,15 @@ func TestPackedKQuantMatchesGo(t *testing.T) {
 		t.Skip("this CPU has no AVX-512 VNNI with VL")
 	}
 	forEachPackedPath(t, func(t *testing.T) {
-		if !packsKQuant() {
+		if !packsKQuant(gguf.Q4_K) {
 			t.Skip("this family does not pack Q4_K")
 		}
 		r := rand.New(rand.NewPCG(111, 112))
 		ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q6_K: dotQ6KGo}
 		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+			if !packsKQuant(typ) {
+				continue // this family has no packed kernels for typ
+			}
 			for _, cols := range []int{256, 1024, 2304} {
 				for _, rows := range []int{16, 37, 64} {
 					w := Matrix{Type: typ, Rows: rows, Cols: cols, Data: randomRow(r, typ, rows*cols)}
@@ -47,7 +50,7 @@ func TestPackedKQuantMatchesGo(t *testing.T) {
 						MatMul(got, w, x, n)
 						checkBits(t, fmt.Sprintf("%v/%dx%d/tokens%d/MatMul", typ, rows, cols, n), got, rows, n, 0, rows, want)
 						var k kTiles
-						k.prepare(x, cols, n)
+						k.prepare(x, cols, n, kTokens(w.packedGroup))
 						k.sums(typ)
 						for _, span := range [][2]int{{3, rows - 1}, {16, rows}} {
 							got := make([]float32, n*rows)
@@ -71,11 +74,14 @@ func TestPackedKQuantIntegerBounds(t *testing.T) {
 		t.Skip("this CPU has no AVX-512 VNNI with VL")
 	}
 	forEachPackedPath(t, func(t *testing.T) {
-		if !packsKQuant() {
+		if !packsKQuant(gguf.Q4_K) {
 			t.Skip("this family does not pack Q4_K and Q6_K")
 		}
 		const rows, cols = 32, 1024
 		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+			if !packsKQuant(typ) {
+				continue // this family has no packed kernels for typ
+			}
 			size := typ.TypeSize()
 			data := make([]byte, rows*cols/QK_K*size)
 			for i := range data {
@@ -138,11 +144,14 @@ func putHalfValue(b []byte, v float32) {
 // and a 0.5B-class FFN one (4864×1024). It reports each side's
 // multiply-adds per ns (both cores) and the packed side's speedup.
 func BenchmarkPackedKQuantSideBySide(b *testing.B) {
-	if !packsKQuant() {
+	if !packsKQuant(gguf.Q4_K) {
 		b.Skip("the kernel family in use does not pack Q4_K and Q6_K")
 	}
 	r := rand.New(rand.NewPCG(113, 114))
 	for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+		if !packsKQuant(typ) {
+			continue
+		}
 		for _, shape := range [][2]int{{2048, 2048}, {4864, 1024}} {
 			rows, cols := shape[0], shape[1]
 			plain := Matrix{Type: typ, Rows: rows, Cols: cols, Data: randomRow(r, typ, rows*cols)}

@@ -57,8 +57,11 @@ func tiledType(t gguf.GGMLType) bool {
 // fewest groups of at most maxTileTokens, the larger ones first, so that
 // no group is much smaller than the others (a small group pays a weight
 // block's expansion for few products).
-func tileGroups(n int, fn func(t0, size int)) {
-	g := (n + maxTileTokens - 1) / maxTileTokens
+func tileGroups(n int, fn func(t0, size int)) { tokenGroups(n, maxTileTokens, fn) }
+
+// tokenGroups is tileGroups for groups of at most most tokens.
+func tokenGroups(n, most int, fn func(t0, size int)) {
+	g := (n + most - 1) / most
 	t0 := 0
 	for i := range g {
 		size := n / g
