@@ -49,8 +49,8 @@ var packedKMulRows func(dst []float32, w Matrix, k *kTiles, acts []activation, l
 
 // packGroupK is the rows of a packed group of the AVX-512 family
 // (packGroupVNNI), which has packed Q4_K, Q6_K and Q5_0 kernels; the AVX2
-// family's 8-row groups have packed Q4_K kernels for up to kTokensAVX2
-// tokens a call.
+// family's 8-row groups have packed Q4_K and Q6_K kernels for up to
+// kTokensAVX2 tokens a call.
 const (
 	packGroupK     = 16
 	packGroupKAVX2 = 8
@@ -63,7 +63,7 @@ func packsKQuant(t gguf.GGMLType) bool {
 	if !tilePacked || packedKMulRows == nil {
 		return false
 	}
-	return packGroup == packGroupK || packGroup == packGroupKAVX2 && t == gguf.Q4_K
+	return packGroup == packGroupK || packGroup == packGroupKAVX2
 }
 
 // kTokens is the most tokens the packed K-quant kernels of groups of

@@ -73,8 +73,9 @@ func q6KPacked9(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, o
 //go:noescape
 func q6KPacked10(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
 
-// The AVX2 Q4_K kernels of tile_packed_avx2_q4_k_amd64.s, over 8-row
-// groups, for up to kTokensAVX2 tokens.
+// The AVX2 Q4_K and Q6_K kernels of tile_packed_avx2_q4_k_amd64.s and
+// tile_packed_avx2_q6_k_amd64.s, over 8-row groups, for up to kTokensAVX2
+// tokens.
 
 //go:noescape
 func q4KPacked8x1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
@@ -88,12 +89,25 @@ func q4KPacked8x3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32,
 //go:noescape
 func q4KPacked8x4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
 
+//go:noescape
+func q6KPacked8x1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked8x2(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked8x3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q6KPacked8x4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
 type kPackedKernel func(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
 
 // q4KPackedKernels and q6KPackedKernels are the packed kernels of each
 // type indexed by tokens.
 var q6KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q6KPacked1, q6KPacked2, q6KPacked3, q6KPacked4, q6KPacked5, q6KPacked6, q6KPacked7, q6KPacked8, q6KPacked9, q6KPacked10}
 var q4KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q4KPacked8x1, q4KPacked8x2, q4KPacked8x3, q4KPacked8x4}
+var q6KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q6KPacked8x1, q6KPacked8x2, q6KPacked8x3, q6KPacked8x4}
 var q4KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q4KPacked1, q4KPacked2, q4KPacked3, q4KPacked4, q4KPacked5, q4KPacked6, q4KPacked7, q4KPacked8, q4KPacked9, q4KPacked10}
 
 func init() {
@@ -118,6 +132,8 @@ func mulRowsPackedKAsm(dst []float32, w Matrix, p *kTiles, acts []activation, lo
 	nb, cols, n, rows := p.nb, p.cols, p.n, w.Rows
 	ks, per := &q4KPackedKernels, 4 // sum words per (token, superblock)
 	switch {
+	case group == packGroupKAVX2 && w.Type == gguf.Q6_K:
+		ks, per = &q6KPacked8Kernels, 8
 	case group == packGroupKAVX2:
 		ks = &q4KPacked8Kernels
 	case w.Type == gguf.Q6_K:
