@@ -48,11 +48,12 @@ SB = 148 * G  # bytes of a (group, superblock)
 PREFETCH = SB  # one superblock ahead
 
 
-def prologue(w, name, lab, T, setup=()):
+def prologue(w, name, lab, T, setup=(), zero="VPXORD Z30, Z30, Z30", zreg="Z30"):
     """The kernel's entry: arguments, setup lines, then per group the
     outputs zeroed (each superblock's term is added to them, as the
     reference adds its terms to a zero sum) and the activation walkers
-    reset, up to the superblock loop's label."""
+    reset, up to the superblock loop's label. zero clears zreg, the
+    register stored to the outputs."""
     w("// func %s(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)" % name)
     w("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
     for a in ["w+0(FP), SI", "x+8(FP), R8", "d+16(FP), R9", "bs+24(FP), R10", "nb+32(FP), R11",
@@ -62,10 +63,10 @@ def prologue(w, name, lab, T, setup=()):
         w("\t" + line)
     w("")
     w("%sgroup:" % lab)
-    w("\tVPXORD Z30, Z30, Z30")
+    w("\t" + zero)
     w("\tMOVQ DI, R15")
     for k in range(T):
-        w("\tVMOVUPS Z30, (R15)")
+        w("\tVMOVUPS %s, (R15)" % zreg)
         if k + 1 < T:
             w("\tADDQ R12, R15")
     w("\tMOVQ R8, AX")
@@ -76,9 +77,9 @@ def prologue(w, name, lab, T, setup=()):
     w("%sblock:" % lab)
 
 
-def epilogue(w, lab, T, sb, sums):
+def epilogue(w, lab, T, sb, sums, rows=G):
     """The superblock loop's step (sb weight bytes, sums sum bytes a
-    token) and the group loop."""
+    token) and the group loop (rows floats of output a group)."""
     w("\tADDQ $%d, SI" % sb)
     w("\tADDQ $%d, AX" % (256 * T))
     w("\tADDQ $%d, BX" % (4 * T))
@@ -86,13 +87,12 @@ def epilogue(w, lab, T, sb, sums):
     w("\tDECQ CX")
     w("\tJNZ  %sblock" % lab)
     w("")
-    w("\tADDQ $64, DI // SI is already at the next group")
+    w("\tADDQ $%d, DI // SI is already at the next group" % (4 * rows))
     w("\tDECQ R13")
     w("\tJNZ  %sgroup" % lab)
     w("\tVZEROUPPER")
     w("\tRET")
     w("")
-
 
 def kernel(T):
     name = "q4KPacked%d" % T
@@ -287,25 +287,7 @@ def kernel_q4k_avx2(T):
     lab = "q4ka%d" % T
     o = []
     w = o.append
-    w("// func %s(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)" % name)
-    w("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
-    for a in ["w+0(FP), SI", "x+8(FP), R8", "d+16(FP), R9", "bs+24(FP), R10", "nb+32(FP), R11",
-              "out+40(FP), DI", "ostride+48(FP), R12", "groups+56(FP), R13"]:
-        w("\tMOVQ " + a)
-    w("")
-    w("%sgroup:" % lab)
-    w("\tVPXOR Y11, Y11, Y11")
-    w("\tMOVQ DI, R15")
-    for k in range(T):
-        w("\tVMOVUPS Y11, (R15)")
-        if k + 1 < T:
-            w("\tADDQ R12, R15")
-    w("\tMOVQ R8, AX")
-    w("\tMOVQ R9, BX")
-    w("\tMOVQ R10, DX")
-    w("\tMOVQ R11, CX")
-    w("")
-    w("%sblock:" % lab)
+    prologue(w, name, lab, T, zero="VPXOR Y11, Y11, Y11", zreg="Y11")
     w("\tVPBROADCASTD packedAVX2Q4KNibbles<>(SB), Y8")
     for k in range(T):
         w("\tVPXOR Y%d, Y%d, Y%d" % (12 + k, 12 + k, 12 + k))
@@ -359,19 +341,7 @@ def kernel_q4k_avx2(T):
         w("\tVMOVUPS Y%d, (R15)" % zi)
         if k + 1 < T:
             w("\tADDQ R12, R15")
-    w("\tADDQ $%d, SI" % ASB)
-    w("\tADDQ $%d, AX" % (256 * T))
-    w("\tADDQ $%d, BX" % (4 * T))
-    w("\tADDQ $%d, DX" % (16 * T))
-    w("\tDECQ CX")
-    w("\tJNZ  %sblock" % lab)
-    w("")
-    w("\tADDQ $32, DI // SI is already at the next group")
-    w("\tDECQ R13")
-    w("\tJNZ  %sgroup" % lab)
-    w("\tVZEROUPPER")
-    w("\tRET")
-    w("")
+    epilogue(w, lab, T, ASB, 16, rows=AG)
     return o
 
 
@@ -410,27 +380,8 @@ def kernel_q6k_avx2(T):
     lab = "q6ka%d" % T
     o = []
     w = o.append
-    w("// func %s(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)" % name)
-    w("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
-    for a in ["w+0(FP), SI", "x+8(FP), R8", "d+16(FP), R9", "bs+24(FP), R10", "nb+32(FP), R11",
-              "out+40(FP), DI", "ostride+48(FP), R12", "groups+56(FP), R13"]:
-        w("\tMOVQ " + a)
-    w("\tVPBROADCASTD packedAVX2Q6KLow<>(SB), Y8")
-    w("\tVPBROADCASTD packedAVX2Q6KHigh<>(SB), Y9")
-    w("")
-    w("%sgroup:" % lab)
-    w("\tVPXOR Y11, Y11, Y11")
-    w("\tMOVQ DI, R15")
-    for k in range(T):
-        w("\tVMOVUPS Y11, (R15)")
-        if k + 1 < T:
-            w("\tADDQ R12, R15")
-    w("\tMOVQ R8, AX")
-    w("\tMOVQ R9, BX")
-    w("\tMOVQ R10, DX")
-    w("\tMOVQ R11, CX")
-    w("")
-    w("%sblock:" % lab)
+    prologue(w, name, lab, T, ["VPBROADCASTD packedAVX2Q6KLow<>(SB), Y8", "VPBROADCASTD packedAVX2Q6KHigh<>(SB), Y9"],
+             zero="VPXOR Y11, Y11, Y11", zreg="Y11")
     for k in range(T):
         w("\tVPXOR Y%d, Y%d, Y%d" % (12 + k, 12 + k, 12 + k))
     for p in range(8):
@@ -489,19 +440,7 @@ def kernel_q6k_avx2(T):
         w("\tVMOVUPS Y%d, (R15)" % zi)
         if k + 1 < T:
             w("\tADDQ R12, R15")
-    w("\tADDQ $%d, SI" % A6SB)
-    w("\tADDQ $%d, AX" % (256 * T))
-    w("\tADDQ $%d, BX" % (4 * T))
-    w("\tADDQ $%d, DX" % (32 * T))
-    w("\tDECQ CX")
-    w("\tJNZ  %sblock" % lab)
-    w("")
-    w("\tADDQ $32, DI // SI is already at the next group")
-    w("\tDECQ R13")
-    w("\tJNZ  %sgroup" % lab)
-    w("\tVZEROUPPER")
-    w("\tRET")
-    w("")
+    epilogue(w, lab, T, A6SB, 32, rows=AG)
     return o
 
 
