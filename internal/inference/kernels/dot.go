@@ -94,6 +94,8 @@ func rowDotFor(t gguf.GGMLType) rowDot {
 		return dotQ5_0Go
 	case gguf.Q4_K:
 		return dotQ4K
+	case gguf.Q5_K:
+		return dotQ5KGo
 	case gguf.Q6_K:
 		return dotQ6K
 	}

@@ -208,7 +208,7 @@ func TestQuantizeRoundTrip(t *testing.T) {
 	if _, err := Quantize(gguf.Q4_K, x[:100]); err == nil {
 		t.Error("quantised a partial block")
 	}
-	if _, err := Quantize(gguf.Q5_K, x); err == nil {
+	if _, err := Quantize(gguf.Q3_K, x); err == nil {
 		t.Error("quantised an unsupported type")
 	}
 }
@@ -229,7 +229,7 @@ func naiveMatMul(w Matrix, x []float32, nTokens int) []float32 {
 	return out
 }
 
-var allTypes = []gguf.GGMLType{gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K}
+var allTypes = []gguf.GGMLType{gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K}
 
 func randomMatrix(r *rand.Rand, typ gguf.GGMLType, rows, cols int) Matrix {
 	data, err := Quantize(typ, randomVector(r, rows*cols))
@@ -278,7 +278,7 @@ func TestMatMulMatchesDequantisedProduct(t *testing.T) {
 func TestMatrixValidate(t *testing.T) {
 	for _, m := range []Matrix{
 		{Type: gguf.Q8_0, Rows: 2, Cols: 33, Data: make([]byte, 68)},
-		{Type: gguf.Q5_K, Rows: 1, Cols: 256, Data: make([]byte, 176)},
+		{Type: gguf.Q3_K, Rows: 1, Cols: 256, Data: make([]byte, 110)},
 		{Type: gguf.F32, Rows: 2, Cols: 4, Data: make([]byte, 31)},
 		{Type: gguf.F32, Rows: 0, Cols: 4, Data: nil},
 	} {

@@ -16,7 +16,7 @@ import (
 func TestMatMulManyMatchesMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	groups := [][]gguf.GGMLType{
-		{gguf.F32}, {gguf.F16}, {gguf.BF16}, {gguf.Q8_0}, {gguf.Q4_0}, {gguf.Q4_K}, {gguf.Q6_K},
+		{gguf.F32}, {gguf.F16}, {gguf.BF16}, {gguf.Q8_0}, {gguf.Q4_0}, {gguf.Q5_0}, {gguf.Q4_K}, {gguf.Q5_K}, {gguf.Q6_K},
 		{gguf.Q8_0, gguf.Q8_0, gguf.Q8_0},
 		{gguf.Q4_0, gguf.Q4_K, gguf.Q6_K, gguf.F16, gguf.F32, gguf.BF16, gguf.Q8_0},
 	}

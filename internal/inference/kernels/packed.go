@@ -59,6 +59,8 @@ func packBlockBytes(t gguf.GGMLType, group int) int {
 		return group * BlockQ8_0
 	case gguf.Q4_K:
 		return q4KPackBytes(group) // a superblock of 256 values
+	case gguf.Q5_K:
+		return 180 * group
 	case gguf.Q6_K:
 		return q6KPackBytes(group)
 	case gguf.Q5_0:
@@ -88,7 +90,7 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // PackedSize is the bytes Pack's copy of m takes (0 where Pack leaves m
 // unchanged).
 func PackedSize(m Matrix) int {
-	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
+	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q5_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
 		m.Type == gguf.Q5_0 && packsQ5_0Matrix(m)
 	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0
@@ -150,7 +152,7 @@ func (m Matrix) Packed() bool { return m.packed != nil }
 // Q8_0 words XORed with flip, in the packed layout to dst.
 func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 	switch m.Type {
-	case gguf.Q4_K:
+	case gguf.Q4_K, gguf.Q5_K:
 		packQ4KGroup(dst, m, g, group)
 		return
 	case gguf.Q6_K:

@@ -48,8 +48,8 @@ func q4KPackBytes(group int) int { return 148 * group }
 var packedKMulRows func(dst []float32, w Matrix, k *kTiles, acts []activation, lo, hi int)
 
 // packGroupK is the rows of a packed group of the AVX-512 family
-// (packGroupVNNI), which has packed Q4_K, Q6_K and Q5_0 kernels; the AVX2
-// family's 8-row groups have packed Q4_K and Q6_K kernels for up to
+// (packGroupVNNI), which has packed Q4_K, Q5_K, Q6_K and Q5_0 kernels; the AVX2
+// family's 8-row groups have packed Q4_K, Q5_K and Q6_K kernels for up to
 // kTokensAVX2 tokens a call.
 const (
 	packGroupK     = 16
@@ -78,7 +78,7 @@ func kTokens(group int) int {
 // packedKQuant reports whether w's products go through packedKMulRows: the
 // pool then splits them on w's group boundaries (rowUnit).
 func packedKQuant(w Matrix) bool {
-	return (w.Type == gguf.Q4_K || w.Type == gguf.Q6_K) && w.packed != nil && packedKMulRows != nil &&
+	return (w.Type == gguf.Q4_K || w.Type == gguf.Q5_K || w.Type == gguf.Q6_K) && w.packed != nil && packedKMulRows != nil &&
 		tilePacked && w.packedGroup == packGroup && kquantPackedOn
 }
 
@@ -92,34 +92,62 @@ var kquantPackedOn = true
 // called while products run.
 func SetKQuantPacked(on bool) { kquantPackedOn = on }
 
-// packQ4KGroup writes group g of the Q4_K matrix m in the packed layout to
-// dst.
+// packQ4KGroup writes group g of the Q4_K or Q5_K matrix m in the packed
+// layout to dst: Q5_K adds, after the Q4_K layout's 148G bytes, a 4G-byte
+// plane per sub-block j whose byte 4i+k holds at bit c the fifth bit of the
+// value chunk byte 4i+k's operand c carries (operands 0–3 the low nibbles
+// of chunks 0–3, 4–7 the high ones), 180 bytes a row and superblock against
+// GGUF's 176.
 func packQ4KGroup(dst []byte, m Matrix, g, group int) {
-	rb, nb, gb := m.RowBytes(), m.Cols/QK_K, q4KPackBytes(group)
-	sc, mn, qo := 4*group, 12*group, 20*group
+	five := m.Type == gguf.Q5_K
+	bs := BlockQ4_K
+	if five {
+		bs = BlockQ5_K
+	}
+	rb, nb, gb := m.RowBytes(), m.Cols/QK_K, packBlockBytes(m.Type, group)
+	sc, mn, qo, fo := 4*group, 12*group, 20*group, 148*group
+	var q [QK_K]byte
 	for b := range nb {
 		o := dst[b*gb : (b+1)*gb]
 		for i := range group {
-			blk := m.Data[(g*group+i)*rb+b*BlockQ4_K:][:BlockQ4_K]
+			blk := m.Data[(g*group+i)*rb+b*bs:][:bs]
 			o[2*i], o[2*i+1] = blk[0], blk[1]
 			o[2*group+2*i], o[2*group+2*i+1] = blk[2], blk[3]
-			scales, qs := blk[4:16], blk[16:144]
+			if five {
+				q5KValues(&q, blk)
+			} else {
+				q4KValues(&q, blk)
+			}
 			for j := range 8 {
-				s, mv := q4KScaleMin(scales, j)
+				s, mv := q4KScaleMin(blk[4:16], j)
 				o[sc+group*j+i] = s
 				o[mn+2*group*(j/2)+2*i+j%2] = mv
-				// Sub-block j's values are the low (j even) or high
-				// nibbles of qs[32·(j/2):][:32].
-				shift := 4 * uint(j%2)
-				q := qs[32*(j/2):][:32]
+				v := q[32*j:][:32]
 				for c := range 4 {
 					for k := range 4 {
-						lo := q[4*c+k] >> shift & 0x0f
-						hi := q[16+4*c+k] >> shift & 0x0f
-						o[qo+16*group*j+4*group*c+4*i+k] = lo | hi<<4
+						lo, hi := v[4*c+k], v[16+4*c+k]
+						o[qo+16*group*j+4*group*c+4*i+k] = lo&0x0f | (hi&0x0f)<<4
+						if five {
+							o[fo+4*group*j+4*i+k] |= (lo>>4)<<uint(c) | (hi>>4)<<uint(4+c)
+						}
 					}
 				}
 			}
+		}
+	}
+}
+
+// q4KValues decodes the 256 values of a Q4_K block (0..15), in
+// dequantisation order: sub-block j's are the low (j even) or high nibbles
+// of qs[32·(j/2):][:32].
+func q4KValues(q *[QK_K]byte, blk []byte) {
+	qs := blk[16:144]
+	for j := range 8 {
+		shift := 4 * uint(j%2)
+		ql := qs[32*(j/2):][:32]
+		v := q[32*j:][:32]
+		for l := range 32 {
+			v[l] = ql[l] >> shift & 0x0f
 		}
 	}
 }
@@ -165,7 +193,7 @@ func (p *kTiles) prepare(x []float32, cols, n, most int) {
 func (p *kTiles) sums(t gguf.GGMLType) []int32 {
 	blocks := p.n * p.nb
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK_K/8)
-	if t == gguf.Q4_K {
+	if t != gguf.Q6_K { // Q4_K and Q5_K
 		if !p.hasBS4 {
 			p.bs4 = grow(p.bs4, 4*blocks)
 			for i := range blocks {

@@ -47,6 +47,10 @@ func Quantize(t gguf.GGMLType, src []float32) ([]byte, error) {
 		for b := 0; b < len(src)/QK_K; b++ {
 			quantizeQ4KBlock(dst[b*BlockQ4_K:(b+1)*BlockQ4_K], src[b*QK_K:(b+1)*QK_K])
 		}
+	case gguf.Q5_K:
+		for b := 0; b < len(src)/QK_K; b++ {
+			quantizeQ5KBlock(dst[b*BlockQ5_K:(b+1)*BlockQ5_K], src[b*QK_K:(b+1)*QK_K])
+		}
 	case gguf.Q6_K:
 		for b := 0; b < len(src)/QK_K; b++ {
 			quantizeQ6KBlock(dst[b*BlockQ6_K:(b+1)*BlockQ6_K], src[b*QK_K:(b+1)*QK_K])

@@ -73,8 +73,38 @@ func q6KPacked9(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, o
 //go:noescape
 func q6KPacked10(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
 
-// The AVX2 Q4_K and Q6_K kernels of tile_packed_avx2_q4_k_amd64.s and
-// tile_packed_avx2_q6_k_amd64.s, over 8-row groups, for up to kTokensAVX2
+//go:noescape
+func q5KPacked1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked2(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked5(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked6(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked7(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked8(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked9(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked10(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+// The AVX2 Q4_K, Q5_K and Q6_K kernels of tile_packed_avx2_q4_k_amd64.s
+// and tile_packed_avx2_q6_k_amd64.s, over 8-row groups, for up to kTokensAVX2
 // tokens.
 
 //go:noescape
@@ -101,6 +131,18 @@ func q6KPacked8x3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32,
 //go:noescape
 func q6KPacked8x4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
 
+//go:noescape
+func q5KPacked8x1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked8x2(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked8x3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5KPacked8x4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
 type kPackedKernel func(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
 
 // q4KPackedKernels and q6KPackedKernels are the packed kernels of each
@@ -108,6 +150,8 @@ type kPackedKernel func(w *byte, x *int8, d *float32, bs *int32, nb int, out *fl
 var q6KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q6KPacked1, q6KPacked2, q6KPacked3, q6KPacked4, q6KPacked5, q6KPacked6, q6KPacked7, q6KPacked8, q6KPacked9, q6KPacked10}
 var q4KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q4KPacked8x1, q4KPacked8x2, q4KPacked8x3, q4KPacked8x4}
 var q6KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q6KPacked8x1, q6KPacked8x2, q6KPacked8x3, q6KPacked8x4}
+var q5KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q5KPacked8x1, q5KPacked8x2, q5KPacked8x3, q5KPacked8x4}
+var q5KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q5KPacked1, q5KPacked2, q5KPacked3, q5KPacked4, q5KPacked5, q5KPacked6, q5KPacked7, q5KPacked8, q5KPacked9, q5KPacked10}
 var q4KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q4KPacked1, q4KPacked2, q4KPacked3, q4KPacked4, q4KPacked5, q4KPacked6, q4KPacked7, q4KPacked8, q4KPacked9, q4KPacked10}
 
 func init() {
@@ -134,10 +178,14 @@ func mulRowsPackedKAsm(dst []float32, w Matrix, p *kTiles, acts []activation, lo
 	switch {
 	case group == packGroupKAVX2 && w.Type == gguf.Q6_K:
 		ks, per = &q6KPacked8Kernels, 8
+	case group == packGroupKAVX2 && w.Type == gguf.Q5_K:
+		ks = &q5KPacked8Kernels
 	case group == packGroupKAVX2:
 		ks = &q4KPacked8Kernels
 	case w.Type == gguf.Q6_K:
 		ks, per = &q6KPackedKernels, 8
+	case w.Type == gguf.Q5_K:
+		ks = &q5KPackedKernels
 	}
 	most := kTokens(group)
 	bs := p.sums(w.Type)

@@ -27,8 +27,8 @@ func TestPackedKQuantMatchesGo(t *testing.T) {
 			t.Skip("this family does not pack Q4_K")
 		}
 		r := rand.New(rand.NewPCG(111, 112))
-		ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q6_K: dotQ6KGo}
-		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+		ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q5_K: dotQ5KGo, gguf.Q6_K: dotQ6KGo}
+		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
 			if !packsKQuant(typ) {
 				continue // this family has no packed kernels for typ
 			}
@@ -78,7 +78,7 @@ func TestPackedKQuantIntegerBounds(t *testing.T) {
 			t.Skip("this family does not pack Q4_K and Q6_K")
 		}
 		const rows, cols = 32, 1024
-		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
 			if !packsKQuant(typ) {
 				continue // this family has no packed kernels for typ
 			}
@@ -88,7 +88,7 @@ func TestPackedKQuantIntegerBounds(t *testing.T) {
 				data[i] = 0xff
 			}
 			for b := 0; b < len(data); b += size {
-				if typ == gguf.Q4_K {
+				if typ != gguf.Q6_K { // Q4_K and Q5_K: d and dmin first
 					putHalfValue(data[b:], 0.01)
 					putHalfValue(data[b+2:], 0.02)
 					continue
@@ -99,7 +99,7 @@ func TestPackedKQuantIntegerBounds(t *testing.T) {
 				putHalfValue(data[b+208:], 0.01)
 			}
 			w := Pack(Matrix{Type: typ, Rows: rows, Cols: cols, Data: data})
-			ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q6_K: dotQ6KGo}[typ]
+			ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q5_K: dotQ5KGo, gguf.Q6_K: dotQ6KGo}[typ]
 			for _, sign := range []float32{1, -1} {
 				for _, n := range []int{1, 10} {
 					x := make([]float32, n*cols)
@@ -148,7 +148,7 @@ func BenchmarkPackedKQuantSideBySide(b *testing.B) {
 		b.Skip("the kernel family in use does not pack Q4_K and Q6_K")
 	}
 	r := rand.New(rand.NewPCG(113, 114))
-	for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+	for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
 		if !packsKQuant(typ) {
 			continue
 		}
