@@ -31,7 +31,7 @@ const (
 
 func activationKind(t gguf.GGMLType) actKind {
 	switch t {
-	case gguf.Q8_0, gguf.Q4_0, gguf.Q5_0:
+	case gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1:
 		return actQ8_0
 	case gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
 		return actQ8_K

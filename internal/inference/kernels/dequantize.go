@@ -23,7 +23,7 @@ const (
 // Supported reports whether the kernels handle weights of type t.
 func Supported(t gguf.GGMLType) bool {
 	switch t {
-	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
+	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
 		return true
 	}
 	return false
@@ -73,6 +73,10 @@ func DequantizeRow(dst []float32, t gguf.GGMLType, src []byte) {
 	case gguf.Q5_0:
 		for b := 0; b < n/QK5_0; b++ {
 			dequantizeQ5_0(dst[b*QK5_0:(b+1)*QK5_0], src[b*BlockQ5_0:(b+1)*BlockQ5_0])
+		}
+	case gguf.Q5_1:
+		for b := 0; b < n/32; b++ {
+			dequantizeQ5_1(dst[b*32:(b+1)*32], src[b*BlockQ5_1:(b+1)*BlockQ5_1])
 		}
 	case gguf.Q4_K:
 		for b := 0; b < n/QK_K; b++ {

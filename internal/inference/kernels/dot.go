@@ -92,6 +92,8 @@ func rowDotFor(t gguf.GGMLType) rowDot {
 		return dotQ4_0
 	case gguf.Q5_0:
 		return dotQ5_0Go
+	case gguf.Q5_1:
+		return dotQ5_1Go
 	case gguf.Q4_K:
 		return dotQ4K
 	case gguf.Q5_K:

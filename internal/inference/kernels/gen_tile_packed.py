@@ -34,7 +34,7 @@ import sys
 # kernels lost 40 % to load stalls; the hardware prefetchers alone do not
 # run far enough ahead of one stream per core. PF="q8dist,q8lines,q4dist,
 # q4lines" in the environment overrides it, for tuning on another CPU.
-PREFETCH = {"q8": (4352, 9), "q4": (2304, 5), "q5": (2816, 6)}
+PREFETCH = {"q8": (4352, 9), "q4": (2304, 5), "q5": (2816, 6), "q51": (3072, 6)}
 if os.environ.get("PF"):
     a = [int(v) for v in os.environ["PF"].split(",")]
     PREFETCH = {"q8": (a[0], a[1]), "q4": (a[2], a[3])}
@@ -58,7 +58,14 @@ DATA packedQ5FifthBit<>+0(SB)/4, $0x10101010
 GLOBL packedQ5FifthBit<>(SB), RODATA|NOPTR, $4
 """
 
-NAMES = {"q8": ("q8_0", 544), "q4": ("q4_0", 288), "q5": ("q5_0", 352)}
+FIFTH1 = """
+DATA packedQ51NibbleMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL packedQ51NibbleMask<>(SB), RODATA|NOPTR, $8
+DATA packedQ51FifthBit<>+0(SB)/4, $0x10101010
+GLOBL packedQ51FifthBit<>(SB), RODATA|NOPTR, $4
+"""
+
+NAMES = {"q8": ("q8_0", 544), "q4": ("q4_0", 288), "q5": ("q5_0", 352), "q51": ("q5_1", 384)}
 
 
 def kernel(typ, T, l2=False):
@@ -90,6 +97,10 @@ def kernel(typ, T, l2=False):
     o.append("\tMOVQ R11, CX")
     o.append("")
     o.append("%sblock:" % lab)
+    if typ == "q51":
+        # Z9 holds the minimums in the float steps, so the mask comes back
+        # each block.
+        o.append("\tVPBROADCASTQ packedQ51NibbleMask<>(SB), Z9")
     o.append("\tVCVTPH2PS (SI), Z8")
     dist, lines = PREFETCH[typ]
     for j in range(lines):
@@ -101,36 +112,44 @@ def kernel(typ, T, l2=False):
             o.append("\tVMOVDQU64 %d(SI), Z%d" % (32 + 64 * j, j))
         offs = [4 * j for j in range(8)]
     else:
+        base = 64 if typ == "q51" else 32  # Q5_1's minimums follow the scales
         for j in range(4):
-            o.append("\tVPANDD %d(SI), Z9, Z%d" % (32 + 64 * j, j))
-            o.append("\tVPSRLW $4, %d(SI), Z%d" % (32 + 64 * j, 4 + j))
+            o.append("\tVPANDD %d(SI), Z9, Z%d" % (base + 64 * j, j))
+            o.append("\tVPSRLW $4, %d(SI), Z%d" % (base + 64 * j, 4 + j))
             o.append("\tVPANDD Z9, Z%d, Z%d" % (4 + j, 4 + j))
         offs = [4 * j for j in range(4)] + [16 + 4 * j for j in range(4)]
-    if typ == "q5":
+    if typ in ("q5", "q51"):
+        plane, bit = (320, "packedQ51FifthBit") if typ == "q51" else (288, "packedQ5FifthBit")
         # Operand j's fifth bits are bit j of the plane's bytes: moved to
         # bit 4 (word shifts; the bits they carry across bytes land
         # elsewhere than bit 4) and ORed in, Z31 scratch (the float tail
         # uses it only after the products).
         for j in range(8):
             if j < 4:
-                o.append("\tVPSLLW $%d, 288(SI), Z31" % (4 - j))
+                o.append("\tVPSLLW $%d, %d(SI), Z31" % (4 - j, plane))
             elif j == 4:
-                o.append("\tVMOVDQU64 288(SI), Z31")
+                o.append("\tVMOVDQU64 %d(SI), Z31" % plane)
             else:
-                o.append("\tVPSRLW $%d, 288(SI), Z31" % (j - 4))
-            o.append("\tVPTERNLOGD.BCST $0xf8, packedQ5FifthBit<>(SB), Z31, Z%d" % j)
+                o.append("\tVPSRLW $%d, %d(SI), Z31" % (j - 4, plane))
+            o.append("\tVPTERNLOGD.BCST $0xf8, %s<>(SB), Z31, Z%d" % (bit, j))
     # Each token's integer sum starts at its correction; with five tokens
     # or fewer there are registers for a second chain per token (the odd
     # chunks), added in before the conversion.
     chains = 2 if T <= 5 else 1
     for k in range(T):
-        o.append("\tVPBROADCASTD %d(DX), Z%d" % (4 * k, 20 + k))
+        if typ == "q51":
+            # No offset to take out: the minimums come in as floats.
+            o.append("\tVPXORD Z%d, Z%d, Z%d" % (20 + k, 20 + k, 20 + k))
+        else:
+            o.append("\tVPBROADCASTD %d(DX), Z%d" % (4 * k, 20 + k))
         if chains == 2:
             o.append("\tVPXORD Z%d, Z%d, Z%d" % (20 + T + k, 20 + T + k, 20 + T + k))
     for j in range(8):
         for k in range(T):
             zi = 20 + k if chains == 1 or j % 2 == 0 else 20 + T + k
             o.append("\tVPDPBUSD.BCST %d(AX), Z%d, Z%d" % (32 * k + offs[j], j, zi))
+    if typ == "q51":
+        o.append("\tVCVTPH2PS 32(SI), Z9")
     for k in range(T):
         zi, zf, acc = 20 + k, 30 + k % 2, 10 + k
         if chains == 2:
@@ -138,6 +157,9 @@ def kernel(typ, T, l2=False):
         o.append("\tVCVTDQ2PS Z%d, Z%d" % (zi, zi))
         o.append("\tVMULPS.BCST %d(BX), Z8, Z%d" % (4 * k, zf))
         o.append("\tVFMADD231PS Z%d, Z%d, Z%d" % (zf, zi, acc))
+        if typ == "q51":
+            # + m_w·(d_x·Σx), the token's block term from its corrections.
+            o.append("\tVFMADD231PS.BCST %d(DX), Z9, Z%d" % (4 * k, acc))
     o.append("\tADDQ $%d, SI" % gstep)
     o.append("\tADDQ $%d, AX" % (32 * T))
     o.append("\tADDQ $%d, BX" % (4 * T))
@@ -161,7 +183,7 @@ def kernel(typ, T, l2=False):
 
 def main():
     d = sys.argv[1]
-    for typ, pre, T in [("q8", "q8_0", "Q8_0"), ("q4", "q4_0", "Q4_0"), ("q5", "q5_0", "Q5_0")]:
+    for typ, pre, T in [("q8", "q8_0", "Q8_0"), ("q4", "q4_0", "Q4_0"), ("q5", "q5_0", "Q5_0"), ("q51", "q5_1", "Q5_1")]:
         out = [HEADER]
         out.append("// The %s kernels over 16-row interleaved weights (packed.go), one per" % T)
         out.append("// token count. Per (group, block) and token: the integer sum starts at the")
@@ -175,6 +197,8 @@ def main():
             out.append(NIBBLES)
         elif typ == "q5":
             out.append(FIFTH)
+        elif typ == "q51":
+            out.append(FIFTH1)
         else:
             out.append("")
         for n in range(1, 11):

@@ -229,7 +229,7 @@ func naiveMatMul(w Matrix, x []float32, nTokens int) []float32 {
 	return out
 }
 
-var allTypes = []gguf.GGMLType{gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K}
+var allTypes = []gguf.GGMLType{gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K}
 
 func randomMatrix(r *rand.Rand, typ gguf.GGMLType, rows, cols int) Matrix {
 	data, err := Quantize(typ, randomVector(r, rows*cols))

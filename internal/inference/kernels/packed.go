@@ -65,6 +65,8 @@ func packBlockBytes(t gguf.GGMLType, group int) int {
 		return q6KPackBytes(group)
 	case gguf.Q5_0:
 		return group * BlockQ5_0
+	case gguf.Q5_1:
+		return group * BlockQ5_1
 	}
 	return group * BlockQ4_0
 }
@@ -91,7 +93,7 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // unchanged).
 func PackedSize(m Matrix) int {
 	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q5_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
-		m.Type == gguf.Q5_0 && packsQ5_0Matrix(m)
+		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5_0Matrix(m)
 	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0
 	}
@@ -161,6 +163,9 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 	case gguf.Q5_0:
 		packQ5_0Group(dst, m, g, group)
 		return
+	case gguf.Q5_1:
+		packQ5_1Group(dst, m, g, group)
+		return
 	}
 	rb, nb, gb := m.RowBytes(), m.Cols/QK8_0, packBlockBytes(m.Type, group)
 	bs, chunks := BlockQ4_0, 4
@@ -183,7 +188,8 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 }
 
 // blockSums fills c8, c4 and c16 with each quantised block's correction,
-// −128·Σx, −8·Σx and −16·Σx (Q5_0): block i of the packed activations (whatever its token
+// −128·Σx, −8·Σx and −16·Σx (Q5_0), and ms with its float term d_x·Σx
+// (Q5_1's minimums multiply it): block i of the packed activations (whatever its token
 // group) is qs[32i:32i+32] with its scale at d[i]. qs must not be biased.
 // The sums are blockSum's SWAR reduction, eight bytes at a time.
 func (p *q8Tiles) blockSums() {
@@ -191,11 +197,13 @@ func (p *q8Tiles) blockSums() {
 	p.c8 = grow(p.c8, blocks)
 	p.c4 = grow(p.c4, blocks)
 	p.c16 = grow(p.c16, blocks)
+	p.ms = grow(p.ms, blocks)
 	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK8_0/8)
 	for i := range blocks {
 		sum := blockSum(w[4*i : 4*i+4])
 		p.c8[i] = -128 * sum
 		p.c4[i] = -8 * sum
 		p.c16[i] = -16 * sum
+		p.ms[i] = p.d[i] * float32(sum)
 	}
 }

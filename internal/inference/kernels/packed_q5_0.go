@@ -28,10 +28,10 @@ func packsQ5_0Matrix(m Matrix) bool {
 	return packsQ5_0 && tilePacked && packGroup == packGroupK && m.Rows%packGroup == 0
 }
 
-// packedQ5_0 reports whether w's products go through the packed Q5_0
-// kernels.
+// packedQ5_0 reports whether w's products go through the packed Q5_0 or
+// Q5_1 kernels.
 func packedQ5_0(w Matrix) bool {
-	return w.Type == gguf.Q5_0 && w.packed != nil && packsQ5_0 && tilePacked && w.packedGroup == packGroup
+	return (w.Type == gguf.Q5_0 || w.Type == gguf.Q5_1) && w.packed != nil && packsQ5_0 && tilePacked && w.packedGroup == packGroup
 }
 
 // packQ5_0Group writes group g of the Q5_0 matrix m in the packed layout

@@ -109,3 +109,54 @@ func BenchmarkPackedQ5_0SideBySide(b *testing.B) {
 		})
 	}
 }
+
+// TestPackedQ5_1 holds the packed Q5_1 kernels to batch invariance (every
+// token of an N-token call gets the bits it gets alone, N = 2..10, 23) and
+// to the Go row dot within float rounding (the kernels fuse the minimum's
+// multiply-add), on random bytes and at the extremes.
+func TestPackedQ5_1(t *testing.T) {
+	forEachPackedPath(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(127, 128))
+		const rows, cols = 48, 640
+		raw := randomRow(r, gguf.Q5_1, rows*cols)
+		ext := make([]byte, len(raw))
+		for i := range ext {
+			ext[i] = 0xff
+		}
+		for b := 0; b < len(ext); b += BlockQ5_1 {
+			putHalfBits(ext[b:], FloatToHalf(0.01))
+			putHalfBits(ext[b+2:], FloatToHalf(-0.2))
+		}
+		for _, data := range [][]byte{raw, ext} {
+			m := Matrix{Type: gguf.Q5_1, Rows: rows, Cols: cols, Data: data}
+			p := Pack(m)
+			if !packsQ5_0Matrix(m) {
+				t.Skip("this family does not pack Q5_1")
+			}
+			if !packedQ5_0(p) {
+				t.Fatal("Pack did not pack")
+			}
+			for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 23} {
+				x := randomVector(r, n*cols)
+				got := make([]float32, n*rows)
+				MatMul(got, p, x, n)
+				var a activation
+				for tok := range n {
+					alone := make([]float32, rows)
+					MatMul(alone, p, x[tok*cols:(tok+1)*cols], 1)
+					a.prepare(actQ8_0, x[tok*cols:(tok+1)*cols])
+					for row := range rows {
+						g := got[tok*rows+row]
+						if math.Float32bits(g) != math.Float32bits(alone[row]) {
+							t.Fatalf("%d tokens: token %d row %d is %v, alone %v", n, tok, row, g, alone[row])
+						}
+						want := dotQ5_1Go(m.Row(row), &a)
+						if d := math.Abs(float64(g - want)); d > 1e-4*(1+math.Abs(float64(want))) {
+							t.Fatalf("%d tokens: token %d row %d is %v, the Go row dot %v", n, tok, row, g, want)
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -43,6 +43,10 @@ func Quantize(t gguf.GGMLType, src []float32) ([]byte, error) {
 		for b := 0; b < len(src)/QK5_0; b++ {
 			quantizeQ5_0Block(dst[b*BlockQ5_0:], src[b*QK5_0:(b+1)*QK5_0])
 		}
+	case gguf.Q5_1:
+		for b := 0; b < len(src)/32; b++ {
+			quantizeQ5_1Block(dst[b*BlockQ5_1:], src[b*32:(b+1)*32])
+		}
 	case gguf.Q4_K:
 		for b := 0; b < len(src)/QK_K; b++ {
 			quantizeQ4KBlock(dst[b*BlockQ4_K:(b+1)*BlockQ4_K], src[b*QK_K:(b+1)*QK_K])

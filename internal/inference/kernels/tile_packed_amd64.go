@@ -2,7 +2,11 @@
 
 package kernels
 
-import "partnerapi/internal/inference/gguf"
+import (
+	"unsafe"
+
+	"partnerapi/internal/inference/gguf"
+)
 
 // The packed Q8_0 and Q4_0 kernels (packed.go describes the layout): the
 // AVX-512 VNNI ones of tile_packed_q8_0_amd64.s and
@@ -107,6 +111,39 @@ func q5_0Packed9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, o
 //go:noescape
 func q5_0Packed10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
+// The Q5_1 kernels of tile_packed_q5_1_amd64.s (q5_1.go), which read
+// their c as floats: each block's d_x·Σx (q8Tiles.ms).
+
+//go:noescape
+func q5_1Packed1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
 // The AVX2 kernels of tile_packed_avx2_q8_0_amd64.s and
 // tile_packed_avx2_q4_0_amd64.s, over 8-row groups (ymm lanes); the Q8_0
 // ones take their weights signed and ignore c.
@@ -180,6 +217,7 @@ type packedSet [maxTileTokens + 1]packedKernel
 
 var (
 	q8_0PackedKernels = packedSet{nil, q8_0Packed1, q8_0Packed2, q8_0Packed3, q8_0Packed4, q8_0Packed5, q8_0Packed6, q8_0Packed7, q8_0Packed8, q8_0Packed9, q8_0Packed10}
+	q5_1PackedKernels = packedSet{nil, q5_1Packed1, q5_1Packed2, q5_1Packed3, q5_1Packed4, q5_1Packed5, q5_1Packed6, q5_1Packed7, q5_1Packed8, q5_1Packed9, q5_1Packed10}
 	q5_0PackedKernels = packedSet{nil, q5_0Packed1, q5_0Packed2, q5_0Packed3, q5_0Packed4, q5_0Packed5, q5_0Packed6, q5_0Packed7, q5_0Packed8, q5_0Packed9, q5_0Packed10}
 	q4_0PackedKernels = packedSet{nil, q4_0Packed1, q4_0Packed2, q4_0Packed3, q4_0Packed4, q4_0Packed5, q4_0Packed6, q4_0Packed7, q4_0Packed8, q4_0Packed9, q4_0Packed10}
 
@@ -207,6 +245,8 @@ func packedKernels(t gguf.GGMLType, group int) *packedSet {
 		return &q4_0PackedKernels
 	case t == gguf.Q5_0:
 		return &q5_0PackedKernels
+	case t == gguf.Q5_1:
+		return &q5_1PackedKernels
 	case prefetchL2:
 		return &q8_0PackedL2Kernels
 	}
@@ -262,6 +302,9 @@ func mulRowsPackedAsm(dst []float32, w Matrix, p *q8Tiles, lo, hi int) {
 		c = p.c4
 	case gguf.Q5_0:
 		c = p.c16
+	case gguf.Q5_1:
+		_ = p.ms[n*nb-1]
+		c = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(p.ms))), len(p.ms))
 	}
 	if n <= maxTileTokens {
 		ks[n](&w.packed[g0*gb], &p.qs[0], &p.d[0], &c[0], nb, &dst[g0*group], 4*rows, g1-g0)

@@ -27,7 +27,7 @@ func testMatMulTokensMatchRowDots(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	ref := map[gguf.GGMLType]rowDot{
 		gguf.F32: dotF32Go, gguf.F16: dotF16Go, gguf.BF16: dotBF16, gguf.Q8_0: dotQ8_0Go,
-		gguf.Q4_0: dotQ4_0Go, gguf.Q5_0: dotQ5_0Go, gguf.Q4_K: dotQ4KGo, gguf.Q5_K: dotQ5KGo, gguf.Q6_K: dotQ6KGo,
+		gguf.Q4_0: dotQ4_0Go, gguf.Q5_0: dotQ5_0Go, gguf.Q5_1: dotQ5_1Go, gguf.Q4_K: dotQ4KGo, gguf.Q5_K: dotQ5KGo, gguf.Q6_K: dotQ6KGo,
 	}
 	for _, typ := range allTypes {
 		colSizes := []int{32, 96, 576, 4864}
@@ -132,7 +132,7 @@ func randomRow(r *rand.Rand, typ gguf.GGMLType, n int) []byte {
 		switch typ {
 		case gguf.Q8_0, gguf.Q4_0, gguf.Q5_0:
 			putHalf(b[o:], r)
-		case gguf.Q4_K, gguf.Q5_K:
+		case gguf.Q4_K, gguf.Q5_K, gguf.Q5_1:
 			putHalf(b[o:], r)
 			putHalf(b[o+2:], r)
 		case gguf.Q6_K:

@@ -34,8 +34,9 @@ type q8Tiles struct {
 	corr        []int16
 	cq          []float32
 	biased      bool
-	hasCQ       bool    // cq holds the offset corrections (prepareFor)
-	c8, c4, c16 []int32 // the packed kernels' block corrections (blockSums)
+	hasCQ       bool      // cq holds the offset corrections (prepareFor)
+	c8, c4, c16 []int32   // the packed kernels' block corrections (blockSums)
+	ms          []float32 // d_x·Σx per block, for Q5_1's minimums (blockSums)
 }
 
 const tileScalePad = 16

@@ -24,7 +24,7 @@ func TestStories260KQuantised(t *testing.T) {
 		typ      gguf.GGMLType
 		minMatch int
 	}{
-		{gguf.F16, 40}, {gguf.BF16, 10}, {gguf.Q8_0, 30}, {gguf.Q4_0, 10}, {gguf.Q5_0, 30},
+		{gguf.F16, 40}, {gguf.BF16, 10}, {gguf.Q8_0, 30}, {gguf.Q4_0, 10}, {gguf.Q5_0, 30}, {gguf.Q5_1, 10},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			f, err := gguf.Open(quanttest.File(t, src, tc.typ))

@@ -377,7 +377,7 @@ func TestQuantisedModelsTrackF32(t *testing.T) {
 		{gguf.Q6_K, 0.03, 0.12}, {gguf.Q4_0, 0.03, 0.4}, {gguf.Q4_K, 0.03, 0.4},
 		// Q5_0 loads rewritten as Q8_0 (kernels.AsQ8_0), through the Q8_0
 		// kernels.
-		{gguf.Q5_0, 0.03, 0.25}, {gguf.Q5_K, 0.03, 0.25},
+		{gguf.Q5_0, 0.03, 0.25}, {gguf.Q5_1, 0.03, 0.25}, {gguf.Q5_K, 0.03, 0.25},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			cfg := base
