@@ -1,16 +1,20 @@
-# gen_tile_packed.py writes tile_packed_q8_0_amd64.s and
-# tile_packed_q4_0_amd64.s, the AVX-512 VNNI kernels over Q8_0 and Q4_0
-# weights repacked in 16-row groups (packed.go describes the layout;
-# gen_tile_packed_avx2.py writes the AVX2 ones over 8-row groups), one kernel per token count
-# 1..10: they differ only in how many tokens each weight block meets, which
-# is easier to get right generated than typed twenty times.
+# gen_tile_packed.py writes tile_packed_q8_0_amd64.s,
+# tile_packed_q4_0_amd64.s, tile_packed_q5_0_amd64.s and
+# tile_packed_q5_1_amd64.s (and the Q8_0 set prefetching into the L2), the
+# AVX-512 VNNI kernels over Q8_0, Q4_0, Q5_0 and Q5_1 weights repacked in
+# 16-row groups (packed.go, packed_q5_0.go and q5_1.go describe the layouts;
+# gen_tile_packed_avx2.py writes the AVX2 ones over 8-row groups), one
+# kernel per token count 1..10: they differ only in how many tokens each
+# weight block meets, which is easier to get right generated than typed
+# twenty times.
 # Run it through `go generate ./internal/inference/kernels`.
 #
 # Registers: SI the weights, R8 the token group's activations, R9 their
 # scales, R10 their corrections (walked by AX, BX, DX per group), CX the
 # block counter, DI the output, R12 the output stride, R13 the groups left.
 # Z0-Z7 the block's eight weight chunks (unsigned bytes), Z8 its sixteen
-# row scales, Z9 0x0f in every byte (Q4_0), Z10-Z19 the tokens' float
+# row scales, Z9 0x0f in every byte (Q4_0, Q5_0, Q5_1; Q5_1's minimums in
+# the float steps), Z10-Z19 the tokens' float
 # accumulators (lane i = row i of the group), Z20-Z29 integer sums (token
 # k's in Z20+k and, with five tokens or fewer, its odd chunks' in
 # Z20+T+k), Z30-Z31 the combined scales.
