@@ -134,7 +134,7 @@ func (b *activationBuffer) reset() { b.prepared = [actKinds + 2]bool{} }
 // nTokens vectors of x, unless an earlier call since reset already did.
 func (b *activationBuffer) prepare(w Matrix, x []float32, cols, nTokens int) {
 	t := w.Type
-	if tiledType(t) || packedQ5_0(w) {
+	if tiledType(t) || packedQ5(w) {
 		// Only Q4_0 rows outside a packed group read the offset
 		// corrections.
 		cq := t == gguf.Q4_0 && (!tilePacked || w.packed == nil || w.Rows%packGroup != 0)
@@ -170,7 +170,7 @@ func (b *activationBuffer) prepare(w Matrix, x []float32, cols, nTokens int) {
 
 // mulRows computes rows [lo, hi) of dst = w·x from the prepared activations.
 func (b *activationBuffer) mulRows(dst []float32, w Matrix, lo, hi int) {
-	if packedQ5_0(w) {
+	if packedQ5(w) {
 		packedMulRows(dst, w, &b.tiles, lo, hi)
 		return
 	}

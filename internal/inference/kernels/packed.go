@@ -93,7 +93,7 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // unchanged).
 func PackedSize(m Matrix) int {
 	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q5_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
-		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5_0Matrix(m)
+		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5Matrix(m)
 	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0
 	}
@@ -160,11 +160,8 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 	case gguf.Q6_K:
 		packQ6KGroup(dst, m, g, group)
 		return
-	case gguf.Q5_0:
-		packQ5_0Group(dst, m, g, group)
-		return
-	case gguf.Q5_1:
-		packQ5_1Group(dst, m, g, group)
+	case gguf.Q5_0, gguf.Q5_1:
+		packQ5Group(dst, m, g, group)
 		return
 	}
 	rb, nb, gb := m.RowBytes(), m.Cols/QK8_0, packBlockBytes(m.Type, group)

@@ -15,40 +15,48 @@ import "partnerapi/internal/inference/gguf"
 // rewrite and the results are its bits (TestPackedQ5_0MatchesQ8_0). 22
 // bytes a row and block, as in GGUF.
 //
-// Only matrices of whole groups are packed (packsQ5_0Matrix): the tail
+// Only matrices of whole groups are packed (packsQ5Matrix): the tail
 // rows of other families' packed matrices take the one-row tiles, which
 // have no Q5_0 form, so other Q5_0 matrices keep the Q8_0 rewrite.
 
-// packsQ5_0 reports whether this CPU has the packed Q5_0 kernels (set at
-// start-up where the assembly is in use).
-var packsQ5_0 bool
+// packsQ5 reports whether this CPU has the packed Q5_0 and Q5_1 kernels
+// (set at start-up where the assembly is in use).
+var packsQ5 bool
 
-// packsQ5_0Matrix reports whether Pack repacks the Q5_0 matrix m.
-func packsQ5_0Matrix(m Matrix) bool {
-	return packsQ5_0 && tilePacked && packGroup == packGroupK && m.Rows%packGroup == 0
+// packsQ5Matrix reports whether Pack repacks the Q5_0 or Q5_1 matrix m.
+func packsQ5Matrix(m Matrix) bool {
+	return packsQ5 && tilePacked && packGroup == packGroupK && m.Rows%packGroup == 0
 }
 
-// packedQ5_0 reports whether w's products go through the packed Q5_0 or
-// Q5_1 kernels.
-func packedQ5_0(w Matrix) bool {
-	return (w.Type == gguf.Q5_0 || w.Type == gguf.Q5_1) && w.packed != nil && packsQ5_0 && tilePacked && w.packedGroup == packGroup
+// packedQ5 reports whether w's products go through the packed Q5_0 or Q5_1
+// kernels.
+func packedQ5(w Matrix) bool {
+	return (w.Type == gguf.Q5_0 || w.Type == gguf.Q5_1) && w.packed != nil && packsQ5 && tilePacked && w.packedGroup == packGroup
 }
 
-// packQ5_0Group writes group g of the Q5_0 matrix m in the packed layout
-// to dst.
-func packQ5_0Group(dst []byte, m Matrix, g, group int) {
-	rb, nb, gb := m.RowBytes(), m.Cols/QK5_0, group*BlockQ5_0
+// packQ5Group writes group g of the Q5_0 or Q5_1 matrix m in the packed
+// layout to dst: the rows' f16 scales (2G bytes), for Q5_1 their f16
+// minimums (2G more), the low four bits in four chunks of 4G bytes and the
+// 4G-byte plane of fifth bits: 22 or 24 bytes a row and block, as in GGUF.
+func packQ5Group(dst []byte, m Matrix, g, group int) {
+	bs, hdr := BlockQ5_0, 2 // hdr: the block bytes before qh
+	if m.Type == gguf.Q5_1 {
+		bs, hdr = BlockQ5_1, 4
+	}
+	rb, nb, gb := m.RowBytes(), m.Cols/QK5_0, group*bs
+	qo := hdr * group // the nibble chunks
 	for b := range nb {
 		o := dst[b*gb : (b+1)*gb]
 		for i := range group {
-			blk := m.Data[(g*group+i)*rb+b*BlockQ5_0:][:BlockQ5_0]
-			o[2*i], o[2*i+1] = blk[0], blk[1]
+			blk := m.Data[(g*group+i)*rb+b*bs:][:bs]
+			for h := 0; h < hdr; h += 2 {
+				o[h*group+2*i], o[h*group+2*i+1] = blk[h], blk[h+1]
+			}
 			for c := range 4 {
 				for k := range 4 {
-					lo, hi := q5_0Value(blk, 4*c+k)+16, q5_0Value(blk, 16+4*c+k)+16
-					o[2*group+4*group*c+4*i+k] = byte(lo)&0x0f | (byte(hi)&0x0f)<<4
-					plane := &o[18*group+4*i+k]
-					*plane |= (byte(lo)>>4)<<uint(c) | (byte(hi)>>4)<<uint(4+c)
+					lo, hi := fiveBits(blk, hdr, 4*c+k), fiveBits(blk, hdr, 16+4*c+k)
+					o[qo+4*group*c+4*i+k] = lo&0x0f | (hi&0x0f)<<4
+					o[qo+16*group+4*i+k] |= (lo>>4)<<uint(c) | (hi>>4)<<uint(4+c)
 				}
 			}
 		}

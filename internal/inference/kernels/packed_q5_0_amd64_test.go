@@ -35,13 +35,13 @@ func TestPackedQ5_0MatchesQ8_0(t *testing.T) {
 		for _, data := range [][]byte{raw, ext} {
 			m := Matrix{Type: gguf.Q5_0, Rows: rows, Cols: cols, Data: data}
 			p := Pack(m)
-			if !packsQ5_0Matrix(m) {
+			if !packsQ5Matrix(m) {
 				if p.Packed() {
 					t.Fatal("packed a Q5_0 matrix this family has no kernels for")
 				}
 				t.Skip("this family does not pack Q5_0")
 			}
-			if !packedQ5_0(p) {
+			if !packedQ5(p) {
 				t.Fatal("Pack did not pack")
 			}
 			q8 := Pack(AsQ8_0(m))
@@ -72,7 +72,7 @@ func TestPackedQ5_0MatchesQ8_0(t *testing.T) {
 // projection each, 11 MB of Q5_0 in all, so the weights stream from
 // beyond the L2 as in a decode step), one token and ten.
 func BenchmarkPackedQ5_0SideBySide(b *testing.B) {
-	if !packsQ5_0 || !tilePacked || packGroup != packGroupK {
+	if !packsQ5 || !tilePacked || packGroup != packGroupK {
 		b.Skip("the kernel family in use does not pack Q5_0")
 	}
 	r := rand.New(rand.NewPCG(125, 126))
@@ -130,10 +130,10 @@ func TestPackedQ5_1(t *testing.T) {
 		for _, data := range [][]byte{raw, ext} {
 			m := Matrix{Type: gguf.Q5_1, Rows: rows, Cols: cols, Data: data}
 			p := Pack(m)
-			if !packsQ5_0Matrix(m) {
+			if !packsQ5Matrix(m) {
 				t.Skip("this family does not pack Q5_1")
 			}
-			if !packedQ5_0(p) {
+			if !packedQ5(p) {
 				t.Fatal("Pack did not pack")
 			}
 			for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 23} {

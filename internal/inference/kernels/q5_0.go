@@ -28,13 +28,18 @@ const (
 )
 
 // q5_0Value is value j (0..31) of a Q5_0 block, q−16.
-func q5_0Value(blk []byte, j int) int8 {
-	qh := binary.LittleEndian.Uint32(blk[2:])
-	lo := blk[6+j%16]
+func q5_0Value(blk []byte, j int) int8 { return int8(fiveBits(blk, 2, j)) - 16 }
+
+// fiveBits is the unsigned five-bit value j (0..31) of a Q5_0 or Q5_1 block
+// whose qh starts at byte hdr (qs follows it): the low four bits from
+// qs[j%16] (the high nibble from 16 on), the fifth bit j of qh.
+func fiveBits(blk []byte, hdr, j int) byte {
+	qh := binary.LittleEndian.Uint32(blk[hdr:])
+	lo := blk[hdr+4+j%16]
 	if j >= 16 {
 		lo >>= 4
 	}
-	return int8(lo&0x0f|byte(qh>>uint(j)&1)<<4) - 16
+	return lo&0x0f | byte(qh>>uint(j)&1)<<4
 }
 
 // AsQ8_0 returns the Q5_0 matrix m rewritten as Q8_0, the same weights in a

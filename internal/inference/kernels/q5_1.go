@@ -15,14 +15,7 @@ import "encoding/binary"
 const BlockQ5_1 = 24
 
 // q5_1Value is value j (0..31) of a Q5_1 block, q.
-func q5_1Value(blk []byte, j int) byte {
-	qh := binary.LittleEndian.Uint32(blk[4:])
-	lo := blk[8+j%16]
-	if j >= 16 {
-		lo >>= 4
-	}
-	return lo&0x0f | byte(qh>>uint(j)&1)<<4
-}
+func q5_1Value(blk []byte, j int) byte { return fiveBits(blk, 4, j) }
 
 func dequantizeQ5_1(out []float32, blk []byte) {
 	d := f16Table[binary.LittleEndian.Uint16(blk)]
@@ -73,26 +66,4 @@ func quantizeQ5_1Block(dst []byte, x []float32) {
 		qh |= uint32(x0>>4&1)<<uint(j) | uint32(x1>>4&1)<<uint(j+16)
 	}
 	binary.LittleEndian.PutUint32(dst[4:], qh)
-}
-
-// packQ5_1Group writes group g of the Q5_1 matrix m in the packed layout
-// (packed_q5_0.go's, with the rows' f16 minimums after their scales: 2G
-// bytes more, 24 bytes a row and block as in GGUF) to dst.
-func packQ5_1Group(dst []byte, m Matrix, g, group int) {
-	rb, nb, gb := m.RowBytes(), m.Cols/32, group*BlockQ5_1
-	for b := range nb {
-		o := dst[b*gb : (b+1)*gb]
-		for i := range group {
-			blk := m.Data[(g*group+i)*rb+b*BlockQ5_1:][:BlockQ5_1]
-			o[2*i], o[2*i+1] = blk[0], blk[1]
-			o[2*group+2*i], o[2*group+2*i+1] = blk[2], blk[3]
-			for c := range 4 {
-				for k := range 4 {
-					lo, hi := q5_1Value(blk, 4*c+k), q5_1Value(blk, 16+4*c+k)
-					o[4*group+4*group*c+4*i+k] = lo&0x0f | (hi&0x0f)<<4
-					o[20*group+4*i+k] |= (lo>>4)<<uint(c) | (hi>>4)<<uint(4+c)
-				}
-			}
-		}
-	}
 }

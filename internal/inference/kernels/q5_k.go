@@ -73,39 +73,7 @@ func dotQ5KGo(row []byte, a *activation) float32 {
 // quantizeQ5KBlock encodes 256 values as Q5_K with quantizeQ4KBlock's plain
 // min/max fit per sub-block (31 steps instead of 15).
 func quantizeQ5KBlock(dst []byte, x []float32) {
-	var scales, mins [8]float32
-	for j := range 8 {
-		lo, hi := float32(0), float32(0)
-		for _, v := range x[32*j : 32*j+32] {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		scales[j] = (hi - lo) / 31
-		mins[j] = -lo
-	}
-	var maxScale, maxMin float32
-	for j := range 8 {
-		maxScale, maxMin = max(maxScale, scales[j]), max(maxMin, mins[j])
-	}
-	d := FloatToHalf(maxScale / 63)
-	dmin := FloatToHalf(maxMin / 63)
-	df, dminf := HalfToFloat(d), HalfToFloat(dmin)
-	var sc, m [8]uint8
-	for j := range 8 {
-		if df > 0 {
-			sc[j] = uint8(min(63, roundHalfAway(scales[j]/df)))
-		}
-		if dminf > 0 {
-			m[j] = uint8(min(63, roundHalfAway(mins[j]/dminf)))
-		}
-	}
-	binary.LittleEndian.PutUint16(dst, d)
-	binary.LittleEndian.PutUint16(dst[2:], dmin)
-	packed := dst[4:16]
-	for j := range 4 {
-		packed[j] = sc[j] | (sc[j+4]>>4)<<6
-		packed[j+4] = m[j] | (m[j+4]>>4)<<6
-		packed[j+8] = sc[j+4]&0x0f | (m[j+4]&0x0f)<<4
-	}
+	df, dminf, sc, m := fitKScales(dst, x, 31)
 	qh, qs := dst[16:48], dst[48:176]
 	clear(qh)
 	clear(qs)

@@ -102,25 +102,43 @@ func quantizeQ4_0Block(dst []byte, x []float32) {
 }
 
 func quantizeQ4KBlock(dst []byte, x []float32) {
-	// Per 32-element sub-block: x ≈ scale·q − min with q in 0..15, min ≥ 0.
+	df, dminf, sc, m := fitKScales(dst, x, 15)
+	qs := dst[16:144]
+	clear(qs)
+	for j := range 8 {
+		step, off := df*float32(sc[j]), dminf*float32(m[j])
+		for l := range 32 {
+			q := 0
+			if step > 0 {
+				q = max(0, min(15, roundHalfAway((x[32*j+l]+off)/step)))
+			}
+			qs[32*(j/2)+l] |= byte(q) << (4 * uint(j%2))
+		}
+	}
+}
+
+// fitKScales fits Q4_K's or Q5_K's scales to a block of 256 values (x ≈
+// scale·q − min per 32-value sub-block, q in 0..levels, min ≥ 0: a plain
+// min/max fit), writes d, dmin and the twelve bytes of six-bit scales and
+// minimums to dst[:16], and returns d, dmin as floats and the six-bit codes.
+func fitKScales(dst []byte, x []float32, levels int) (df, dminf float32, sc, m [8]uint8) {
 	var scales, mins [8]float32
-	for j := 0; j < 8; j++ {
+	for j := range 8 {
 		lo, hi := float32(0), float32(0)
 		for _, v := range x[32*j : 32*j+32] {
 			lo, hi = min(lo, v), max(hi, v)
 		}
-		scales[j] = (hi - lo) / 15
+		scales[j] = (hi - lo) / float32(levels)
 		mins[j] = -lo
 	}
 	var maxScale, maxMin float32
-	for j := 0; j < 8; j++ {
+	for j := range 8 {
 		maxScale, maxMin = max(maxScale, scales[j]), max(maxMin, mins[j])
 	}
 	d := FloatToHalf(maxScale / 63)
 	dmin := FloatToHalf(maxMin / 63)
-	df, dminf := HalfToFloat(d), HalfToFloat(dmin)
-	var sc, m [8]uint8
-	for j := 0; j < 8; j++ {
+	df, dminf = HalfToFloat(d), HalfToFloat(dmin)
+	for j := range 8 {
 		if df > 0 {
 			sc[j] = uint8(min(63, roundHalfAway(scales[j]/df)))
 		}
@@ -131,29 +149,12 @@ func quantizeQ4KBlock(dst []byte, x []float32) {
 	binary.LittleEndian.PutUint16(dst, d)
 	binary.LittleEndian.PutUint16(dst[2:], dmin)
 	packed := dst[4:16]
-	for j := 0; j < 4; j++ {
+	for j := range 4 {
 		packed[j] = sc[j] | (sc[j+4]>>4)<<6
 		packed[j+4] = m[j] | (m[j+4]>>4)<<6
 		packed[j+8] = sc[j+4]&0x0f | (m[j+4]&0x0f)<<4
 	}
-	qs := dst[16:144]
-	for c := 0; c < 4; c++ {
-		for half := 0; half < 2; half++ {
-			j := 2*c + half
-			step, off := df*float32(sc[j]), dminf*float32(m[j])
-			for l := 0; l < 32; l++ {
-				q := 0
-				if step > 0 {
-					q = max(0, min(15, roundHalfAway((x[32*j+l]+off)/step)))
-				}
-				if half == 0 {
-					qs[32*c+l] = byte(q)
-				} else {
-					qs[32*c+l] |= byte(q) << 4
-				}
-			}
-		}
-	}
+	return df, dminf, sc, m
 }
 
 func quantizeQ6KBlock(dst []byte, x []float32) {

@@ -263,7 +263,7 @@ func init() {
 	if tilePacked {
 		packedMulRows = mulRowsPackedAsm
 	}
-	packsQ5_0 = cpuVNNI
+	packsQ5 = cpuVNNI
 }
 
 // packPrefillGroupsAVX2 is how many 8-row groups a prefill pass of
