@@ -335,21 +335,21 @@ def kernel_q4k_avx2(T, five=False):
         w("\tVPOR Y11, Y9, Y9")
         for c in range(4):
             off = AQS + 128 * j + 32 * c
-            w("\tVPAND %d(SI), Y8, Y%d" % (off, c))
-            w("\tVPSRLW $4, %d(SI), Y%d" % (off, 4 + c))
+            # AVX2 shifts take no memory source (that form is AVX-512BW's
+            # EVEX encoding), so the bytes are loaded once and split.
+            w("\tVMOVDQU %d(SI), Y%d" % (off, 4 + c))
+            w("\tVPAND Y8, Y%d, Y%d" % (4 + c, c))
+            w("\tVPSRLW $4, Y%d, Y%d" % (4 + c, 4 + c))
             w("\tVPAND Y8, Y%d, Y%d" % (4 + c, 4 + c))
         if five:
             plane = ASB + 32 * j
             for c in range(8):
+                w("\tVMOVDQU %d(SI), Y11" % plane)
                 if c < 4:
-                    w("\tVPSLLW $%d, %d(SI), Y11" % (4 - c, plane))
-                    w("\tVPAND packedAVX2Q5KFifth<>(SB), Y11, Y11")
-                elif c == 4:
-                    w("\tVMOVDQU %d(SI), Y11" % plane)
-                    w("\tVPAND packedAVX2Q5KFifth<>(SB), Y11, Y11")
-                else:
-                    w("\tVPSRLW $%d, %d(SI), Y11" % (c - 4, plane))
-                    w("\tVPAND packedAVX2Q5KFifth<>(SB), Y11, Y11")
+                    w("\tVPSLLW $%d, Y11, Y11" % (4 - c))
+                elif c > 4:
+                    w("\tVPSRLW $%d, Y11, Y11" % (c - 4))
+                w("\tVPAND packedAVX2Q5KFifth<>(SB), Y11, Y11")
                 w("\tVPOR Y11, Y%d, Y%d" % (c, c))
         # Five-bit values: the int16 sum holds four operands' pairs (at
         # most 4*2*31*128 = 31744), so it is widened twice a sub-block.
@@ -453,15 +453,19 @@ def kernel_q6k_avx2(T):
                 if h == 0:
                     w("\tVPAND %d(SI), Y8, Y%d" % (lo, c))
                 else:
-                    w("\tVPSRLW $4, %d(SI), Y%d" % (lo, c))
+                    # No memory-source shifts on AVX2 (EVEX only).
+                    w("\tVMOVDQU %d(SI), Y%d" % (lo, c))
+                    w("\tVPSRLW $4, Y%d, Y%d" % (c, c))
                     w("\tVPAND Y8, Y%d, Y%d" % (c, c))
                 if m < 2:
-                    w("\tVPSLLW $%d, %d(SI), Y4" % (4 - 2 * m, hi))
+                    w("\tVMOVDQU %d(SI), Y4" % hi)
+                    w("\tVPSLLW $%d, Y4, Y4" % (4 - 2 * m))
                     w("\tVPAND Y9, Y4, Y4")
                 elif m == 2:
                     w("\tVPAND %d(SI), Y9, Y4" % hi)
                 else:
-                    w("\tVPSRLW $2, %d(SI), Y4" % hi)
+                    w("\tVMOVDQU %d(SI), Y4" % hi)
+                    w("\tVPSRLW $2, Y4, Y4")
                     w("\tVPAND Y9, Y4, Y4")
                 w("\tVPOR Y4, Y%d, Y%d" % (c, c))
             for k in range(T):
