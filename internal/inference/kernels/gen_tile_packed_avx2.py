@@ -1,6 +1,6 @@
-# gen_tile_packed_avx2.py writes tile_packed_avx2_q4_0_amd64.s and
-# tile_packed_avx2_q8_0_amd64.s, the AVX2 kernels over Q4_0 and Q8_0 weights
-# packed eight rows at a time (packed.go describes the layout), one kernel
+# gen_tile_packed_avx2.py writes tile_packed_avx2_{q8_0,q4_0,q5_0,q5_1}_amd64.s,
+# the AVX2 kernels over Q8_0, Q4_0, Q5_0 and Q5_1 weights packed eight rows
+# at a time (packed.go and packed_q5_0.go describe the layouts), one kernel
 # per token count 1..10. Run it through `go generate ./internal/inference/kernels`.
 #
 # Lanes are rows: a ymm register holds four bytes of each of the group's
@@ -15,6 +15,14 @@
 #     for all tokens. A token's eight products are added as int16, which
 #     cannot overflow (8 · 2·15·127 = 30480), widened once with VPMADDWD
 #     and offset by the token's −8·Σx (q8Tiles.c4).
+#   - Q5_0 and Q5_1: as Q4_0, with each operand's fifth bits moved from
+#     the block's bit plane to bit 4 and ORed in. Values reach 31, so a
+#     token's eight products no longer fit an int16 sum (8 · 2·31·127): each
+#     half of four is widened with VPMADDWD before the halves are added.
+#     Q5_0 is then offset by −16·Σx (q8Tiles.c16) and gives the integer
+#     sums, and so the bits, of its Q8_0 rewrite; Q5_1 adds its minimums as
+#     one more multiply-add of m_w by the token's d_x·Σx (q8Tiles.ms), the
+#     float steps of the AVX-512 Q5_1 kernels.
 #   - Q8_0: the block's 8 chunks hold signed weights, so the sign trick:
 #     VPABSB makes |w| once per block (eight registers), each token's
 #     broadcast bytes take w's signs with VPSIGNB (w from memory), and each
@@ -62,6 +70,25 @@ DATA packedAVX2OnesQ4<>+16(SB)/8, $0x0001000100010001
 DATA packedAVX2OnesQ4<>+24(SB)/8, $0x0001000100010001
 GLOBL packedAVX2OnesQ4<>(SB), RODATA|NOPTR, $32
 """,
+    "q5": """
+DATA packedAVX2NibblesQ5<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA packedAVX2NibblesQ5<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA packedAVX2NibblesQ5<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA packedAVX2NibblesQ5<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL packedAVX2NibblesQ5<>(SB), RODATA|NOPTR, $32
+
+DATA packedAVX2FifthQ5<>+0(SB)/8, $0x1010101010101010
+DATA packedAVX2FifthQ5<>+8(SB)/8, $0x1010101010101010
+DATA packedAVX2FifthQ5<>+16(SB)/8, $0x1010101010101010
+DATA packedAVX2FifthQ5<>+24(SB)/8, $0x1010101010101010
+GLOBL packedAVX2FifthQ5<>(SB), RODATA|NOPTR, $32
+
+DATA packedAVX2OnesQ5<>+0(SB)/8, $0x0001000100010001
+DATA packedAVX2OnesQ5<>+8(SB)/8, $0x0001000100010001
+DATA packedAVX2OnesQ5<>+16(SB)/8, $0x0001000100010001
+DATA packedAVX2OnesQ5<>+24(SB)/8, $0x0001000100010001
+GLOBL packedAVX2OnesQ5<>(SB), RODATA|NOPTR, $32
+""",
     "q8": """
 DATA packedAVX2OnesQ8<>+0(SB)/8, $0x0001000100010001
 DATA packedAVX2OnesQ8<>+8(SB)/8, $0x0001000100010001
@@ -79,7 +106,16 @@ SUM_REGS = ("Y11", "Y15")
 
 # The software prefetch per weight type: distance in bytes ahead of the
 # weight stream and lines per block step (Q4_0 144 bytes, Q8_0 272).
-PREFETCH = {"q4": (2304, 3), "q8": (2304, 5)}
+PREFETCH = {"q4": (2304, 3), "q8": (2304, 5), "q5": (2304, 3), "q51": (2304, 3)}
+
+# Per type: the .s file's name part, bytes of one (group, block), where the
+# nibble chunks start and where the fifth-bit plane is (packed_q5_0.go).
+LAYOUT = {
+    "q8": ("q8_0", 8 * 34, 16, None),
+    "q4": ("q4_0", 8 * 18, 16, None),
+    "q5": ("q5_0", 8 * 22, 16, 144),
+    "q51": ("q5_1", 8 * 24, 32, 160),
+}
 
 
 def acc_reg(k):
@@ -114,6 +150,28 @@ def products(typ, k, offs, ones):
         else:
             o.append("\tVPMADDUBSW %s, Y%d, %s" % (r, j, r))
 
+    if typ in ("q5", "q51"):
+        # Two int16 trees of four products, each widened (31·2·127·4 fits
+        # an int16, eight do not), then one int32 addition.
+        addw = "\tVPADDW %s, %s, %s"
+        product(0, s)
+        product(1, "Y10")
+        o.append(addw % ("Y10", s, s))
+        product(2, "Y9")
+        product(3, "Y10")
+        o.append(addw % ("Y9", "Y10", "Y10"))
+        o.append(addw % ("Y10", s, s))
+        o.append("\tVPMADDWD %s, %s, %s" % (ones, s, s))
+        product(4, "Y10")
+        product(5, "Y9")
+        o.append(addw % ("Y9", "Y10", "Y10"))
+        product(6, "Y9")
+        o.append(addw % ("Y9", "Y10", "Y10"))
+        product(7, "Y9")
+        o.append(addw % ("Y9", "Y10", "Y10"))
+        o.append("\tVPMADDWD %s, Y10, Y10" % ones)
+        o.append("\tVPADDD Y10, %s, %s" % (s, s))
+        return o
     add = "\tVPADDD %s, %s, %s" if typ == "q8" else "\tVPADDW %s, %s, %s"
     product(0, s)
     product(1, "Y10")
@@ -137,6 +195,7 @@ def tail(typ, k, ones):
     o = []
     if typ == "q4":
         o.append("\tVPMADDWD %s, %s, %s" % (ones, s, s))
+    if typ in ("q4", "q5"):
         o.append("\tVPBROADCASTD %d(DX), Y9" % (4 * k))
         o.append("\tVPADDD Y9, %s, %s" % (s, s))
     o.append("\tVCVTDQ2PS %s, %s" % (s, s))
@@ -144,19 +203,29 @@ def tail(typ, k, ones):
     o.append("\tVMULPS Y8, Y9, Y9")
     if k < REG_ACCS:
         o.append("\tVFMADD231PS Y9, %s, %s" % (s, acc_reg(k)))
+        if typ == "q51":
+            # + m_w·(d_x·Σx): the minimums converted again (no register
+            # is free to keep them) and the token's term from DX.
+            o.append("\tVCVTPH2PS 16(SI), Y9")
+            o.append("\tVBROADCASTSS %d(DX), %s" % (4 * k, s))
+            o.append("\tVFMADD231PS %s, Y9, %s" % (s, acc_reg(k)))
     else:
         # The same fused a·b+c as above, with c from the frame.
         o.append("\tVFMADD213PS %s, %s, Y9" % (frame(k), s))
+        if typ == "q51":
+            o.append("\tVCVTPH2PS 16(SI), Y10")
+            o.append("\tVBROADCASTSS %d(DX), %s" % (4 * k, s))
+            o.append("\tVFMADD231PS %s, Y10, Y9" % s)
         o.append("\tVMOVUPS Y9, %s" % frame(k))
     return o
 
 
 def kernel(typ, T):
-    pre = "q8_0" if typ == "q8" else "q4_0"
-    gstep = 8 * (34 if typ == "q8" else 18)  # bytes of one (group, block)
+    pre, gstep, base, plane = LAYOUT[typ]
     name = "%sPacked8x%d" % (pre, T)
     lab = "%sa%d" % (typ, T)
-    ones = "packedAVX2Ones%s<>(SB)" % ("Q8" if typ == "q8" else "Q4")
+    ones = "packedAVX2Ones%s<>(SB)" % {"q8": "Q8", "q4": "Q4"}.get(typ, "Q5")
+    nibbles = "packedAVX2Nibbles%s<>(SB)" % ("" if typ == "q4" else "Q5")
     fsize = 32 * max(0, T - REG_ACCS)
     o = []
     o.append("// func %s(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)" % name)
@@ -193,11 +262,27 @@ def kernel(typ, T):
         offs = [4 * j for j in range(8)]
     else:
         for j in range(4):
-            o.append("\tVMOVDQU %d(SI), Y%d" % (16 + 32 * j, j))
+            o.append("\tVMOVDQU %d(SI), Y%d" % (base + 32 * j, j))
             o.append("\tVPSRLW $4, Y%d, Y%d" % (j, 4 + j))
-            o.append("\tVPAND packedAVX2Nibbles<>(SB), Y%d, Y%d" % (j, j))
-            o.append("\tVPAND packedAVX2Nibbles<>(SB), Y%d, Y%d" % (4 + j, 4 + j))
+            o.append("\tVPAND %s, Y%d, Y%d" % (nibbles, j, j))
+            o.append("\tVPAND %s, Y%d, Y%d" % (nibbles, 4 + j, 4 + j))
         offs = [4 * j for j in range(4)] + [16 + 4 * j for j in range(4)]
+    if plane is not None:
+        # Operand j's fifth bits are bit j of the plane's bytes: moved to
+        # bit 4 by word shifts (bits carried across bytes land elsewhere
+        # than bit 4), masked and ORed in; Y9 and Y10 are free until the
+        # first token's products.
+        o.append("\tVMOVDQU %d(SI), Y9" % plane)
+        for j in range(8):
+            if j < 4:
+                o.append("\tVPSLLW $%d, Y9, Y10" % (4 - j))
+                o.append("\tVPAND packedAVX2FifthQ5<>(SB), Y10, Y10")
+            elif j == 4:
+                o.append("\tVPAND packedAVX2FifthQ5<>(SB), Y9, Y10")
+            else:
+                o.append("\tVPSRLW $%d, Y9, Y10" % (j - 4))
+                o.append("\tVPAND packedAVX2FifthQ5<>(SB), Y10, Y10")
+            o.append("\tVPOR Y10, Y%d, Y%d" % (j, j))
     # Software pipelining: token k's float tail comes after token k+1's
     # products, when its integer sum is (nearly) ready.
     for k in range(T):
@@ -235,11 +320,11 @@ def kernel(typ, T):
 
 def main():
     d = sys.argv[1]
-    for typ, pre, T in [("q8", "q8_0", "Q8_0"), ("q4", "q4_0", "Q4_0")]:
+    for typ, pre, T in [("q8", "q8_0", "Q8_0"), ("q4", "q4_0", "Q4_0"), ("q5", "q5_0", "Q5_0"), ("q51", "q5_1", "Q5_1")]:
         out = [HEADER]
         out.append("// The AVX2 %s kernels over 8-row interleaved weights (packed.go), one" % T)
         out.append("// per token count; gen_tile_packed_avx2.py describes the arithmetic.")
-        out.append(CONSTANTS[typ])
+        out.append(CONSTANTS["q5" if typ == "q51" else typ])
         for n in range(1, 11):
             out.extend(kernel(typ, n))
         open(d + "/tile_packed_avx2_%s_amd64.s" % pre, "w").write("\n".join(out))

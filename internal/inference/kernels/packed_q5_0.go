@@ -2,11 +2,12 @@ package kernels
 
 import "partnerapi/internal/inference/gguf"
 
-// Repacked Q5_0 weights for the AVX-512 VNNI family. The loader otherwise
+// Repacked Q5_0 weights for both packed families (16-row groups for AVX-512
+// VNNI, 8-row ones for AVX2). The loader otherwise
 // rewrites Q5_0 as Q8_0 (q5_0.go), 34 bytes a block instead of 22, which a
 // memory-bound decode step reads at Q8_0's cost. Packed, a block of a
-// 16-row group is the packed Q4_0 block (the f16 scales, then the low four
-// bits in four chunks: packed.go) followed by a 4G-byte bit plane, G = 16:
+// G-row group is the packed Q4_0 block (the f16 scales, then the low four
+// bits in four chunks: packed.go) followed by a 4G-byte bit plane (G = 16 or 8):
 // at 4i+k, bit j holds the fifth bit of the value that chunk byte 4i+k's
 // operand j carries (operands 0–3 the low nibbles of chunks 0–3, 4–7 their
 // high nibbles), which the kernels OR in as bit 4. The values are then the
@@ -25,7 +26,7 @@ var packsQ5 bool
 
 // packsQ5Matrix reports whether Pack repacks the Q5_0 or Q5_1 matrix m.
 func packsQ5Matrix(m Matrix) bool {
-	return packsQ5 && tilePacked && packGroup == packGroupK && m.Rows%packGroup == 0
+	return packsQ5 && tilePacked && m.Rows%packGroup == 0
 }
 
 // packedQ5 reports whether w's products go through the packed Q5_0 or Q5_1

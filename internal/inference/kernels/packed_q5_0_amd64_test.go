@@ -65,48 +65,53 @@ func TestPackedQ5_0MatchesQ8_0(t *testing.T) {
 	})
 }
 
-// BenchmarkPackedQ5_0SideBySide times the same products with the packed
-// Q5_0 kernels and with the packed Q8_0 kernels over the loader's other
-// choice, the Q8_0 rewrite (34 bytes a block against 22), alternating
-// within each iteration: sixteen 1536×576 matrices (a 135M-class FFN
-// projection each, 11 MB of Q5_0 in all, so the weights stream from
-// beyond the L2 as in a decode step), one token and ten.
-func BenchmarkPackedQ5_0SideBySide(b *testing.B) {
-	if !packsQ5 || !tilePacked || packGroup != packGroupK {
-		b.Skip("the kernel family in use does not pack Q5_0")
+// BenchmarkPackedQ5SideBySide times the same products with the packed
+// Q5_0 and Q5_1 kernels and with the loader's alternative, alternating
+// within each iteration: Q5_0 against the packed Q8_0 kernels over its Q8_0
+// rewrite (34 bytes a block against 22), Q5_1 against its unpacked Go row
+// dot. Sixteen 1536×576 matrices (a 135M-class FFN projection each, 11–12
+// MB in all, so the weights stream from beyond the L2 as in a decode
+// step), one token and ten.
+func BenchmarkPackedQ5SideBySide(b *testing.B) {
+	if !packsQ5 || !tilePacked {
+		b.Skip("the kernel family in use does not pack Q5_0 or Q5_1")
 	}
 	r := rand.New(rand.NewPCG(125, 126))
 	const rows, cols = 1536, 576
-	var q5, q8 []Matrix
-	for range 16 {
-		data := randomBytes(r, rows*cols/QK5_0*BlockQ5_0)
-		for o := 0; o < len(data); o += BlockQ5_0 {
-			putHalfBits(data[o:], FloatToHalf(float32(r.NormFloat64())*0.01))
-		}
-		m := Matrix{Type: gguf.Q5_0, Rows: rows, Cols: cols, Data: data}
-		q5, q8 = append(q5, Pack(m)), append(q8, Pack(AsQ8_0(m)))
-	}
-	for _, n := range []int{1, 10} {
-		x := randomVector(r, n*cols)
-		dst := make([]float32, n*rows)
-		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
-			var t5, t8 time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				for _, w := range q5 {
-					MatMul(dst, w, x, n)
-				}
-				t1 := time.Now()
-				for _, w := range q8 {
-					MatMul(dst, w, x, n)
-				}
-				t5, t8 = t5+t1.Sub(t0), t8+time.Since(t1)
+	for _, typ := range []gguf.GGMLType{gguf.Q5_0, gguf.Q5_1} {
+		var packed, other []Matrix
+		for range 16 {
+			data := randomRow(r, typ, rows*cols)
+			m := Matrix{Type: typ, Rows: rows, Cols: cols, Data: data}
+			packed = append(packed, Pack(m))
+			if typ == gguf.Q5_0 {
+				other = append(other, Pack(AsQ8_0(m)))
+			} else {
+				other = append(other, m)
 			}
-			macs := float64(16*rows*cols*n) * float64(b.N)
-			b.ReportMetric(macs/float64(t5.Nanoseconds()), "MAC/ns-q5_0")
-			b.ReportMetric(macs/float64(t8.Nanoseconds()), "MAC/ns-q8_0")
-			b.ReportMetric(float64(t8)/float64(t5), "speedup")
-		})
+		}
+		for _, n := range []int{1, 10} {
+			x := randomVector(r, n*cols)
+			dst := make([]float32, n*rows)
+			b.Run(fmt.Sprintf("%v/tokens=%d", typ, n), func(b *testing.B) {
+				var tp, to time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					for _, w := range packed {
+						MatMul(dst, w, x, n)
+					}
+					t1 := time.Now()
+					for _, w := range other {
+						MatMul(dst, w, x, n)
+					}
+					tp, to = tp+t1.Sub(t0), to+time.Since(t1)
+				}
+				macs := float64(16*rows*cols*n) * float64(b.N)
+				b.ReportMetric(macs/float64(tp.Nanoseconds()), "MAC/ns-packed")
+				b.ReportMetric(macs/float64(to.Nanoseconds()), "MAC/ns-other")
+				b.ReportMetric(float64(to)/float64(tp), "speedup")
+			})
+		}
 	}
 }
 

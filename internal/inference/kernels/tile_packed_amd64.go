@@ -210,6 +210,69 @@ func q4_0Packed8x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32,
 //go:noescape
 func q4_0Packed8x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
+// The AVX2 Q5_0 and Q5_1 kernels of tile_packed_avx2_q5_0_amd64.s and
+// tile_packed_avx2_q5_1_amd64.s (gen_tile_packed_avx2.py), over 8-row groups.
+
+//go:noescape
+func q5_0Packed8x1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_0Packed8x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q5_1Packed8x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
 type packedKernel func(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 // packedSet holds one weight type's packed kernels indexed by tokens.
@@ -223,6 +286,8 @@ var (
 
 	q8_0Packed8Kernels = packedSet{nil, q8_0Packed8x1, q8_0Packed8x2, q8_0Packed8x3, q8_0Packed8x4, q8_0Packed8x5, q8_0Packed8x6, q8_0Packed8x7, q8_0Packed8x8, q8_0Packed8x9, q8_0Packed8x10}
 	q4_0Packed8Kernels = packedSet{nil, q4_0Packed8x1, q4_0Packed8x2, q4_0Packed8x3, q4_0Packed8x4, q4_0Packed8x5, q4_0Packed8x6, q4_0Packed8x7, q4_0Packed8x8, q4_0Packed8x9, q4_0Packed8x10}
+	q5_0Packed8Kernels = packedSet{nil, q5_0Packed8x1, q5_0Packed8x2, q5_0Packed8x3, q5_0Packed8x4, q5_0Packed8x5, q5_0Packed8x6, q5_0Packed8x7, q5_0Packed8x8, q5_0Packed8x9, q5_0Packed8x10}
+	q5_1Packed8Kernels = packedSet{nil, q5_1Packed8x1, q5_1Packed8x2, q5_1Packed8x3, q5_1Packed8x4, q5_1Packed8x5, q5_1Packed8x6, q5_1Packed8x7, q5_1Packed8x8, q5_1Packed8x9, q5_1Packed8x10}
 )
 
 // The packed layouts of the two families: rows per group and the XOR of
@@ -239,6 +304,10 @@ func packedKernels(t gguf.GGMLType, group int) *packedSet {
 	switch {
 	case group == packGroupAVX2 && t == gguf.Q4_0:
 		return &q4_0Packed8Kernels
+	case group == packGroupAVX2 && t == gguf.Q5_0:
+		return &q5_0Packed8Kernels
+	case group == packGroupAVX2 && t == gguf.Q5_1:
+		return &q5_1Packed8Kernels
 	case group == packGroupAVX2:
 		return &q8_0Packed8Kernels
 	case t == gguf.Q4_0:
@@ -263,7 +332,7 @@ func init() {
 	if tilePacked {
 		packedMulRows = mulRowsPackedAsm
 	}
-	packsQ5 = cpuVNNI
+	packsQ5 = tilePacked
 }
 
 // packPrefillGroupsAVX2 is how many 8-row groups a prefill pass of
