@@ -177,3 +177,44 @@ func BenchmarkPackedKQuantSideBySide(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKChunkSideBySide times the same packed K-quant products with
+// more tokens than a kernel call takes, their token groups passing over
+// kChunkBytes of groups at a time against one group at a time (the former
+// loop), alternating within each iteration: 1B-class (2048×2048) and
+// SmolLM2-class (1536×512) shapes, ten tokens (a ten-stream decode step on
+// AVX2, whose kernels take four) and 64 (prefill).
+func BenchmarkKChunkSideBySide(b *testing.B) {
+	if !packsKQuant(gguf.Q4_K) {
+		b.Skip("the kernel family in use does not pack K-quants")
+	}
+	r := rand.New(rand.NewPCG(115, 116))
+	chunk := kChunkBytes
+	defer func() { kChunkBytes = chunk }()
+	for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q6_K} {
+		for _, shape := range [][2]int{{2048, 2048}, {1536, 512}} {
+			rows, cols := shape[0], shape[1]
+			w := Pack(Matrix{Type: typ, Rows: rows, Cols: cols, Data: randomRow(r, typ, rows*cols)})
+			for _, n := range []int{10, 64} {
+				x := randomVector(r, n*cols)
+				dst := make([]float32, n*rows)
+				b.Run(fmt.Sprintf("%v/%dx%d/tokens=%d", typ, rows, cols, n), func(b *testing.B) {
+					var tc, tg time.Duration
+					for b.Loop() {
+						kChunkBytes = chunk
+						t0 := time.Now()
+						MatMul(dst, w, x, n)
+						t1 := time.Now()
+						kChunkBytes = 0
+						MatMul(dst, w, x, n)
+						tc, tg = tc+t1.Sub(t0), tg+time.Since(t1)
+					}
+					macs := float64(rows*cols*n) * float64(b.N)
+					b.ReportMetric(macs/float64(tc.Nanoseconds()), "MAC/ns-chunks")
+					b.ReportMetric(macs/float64(tg.Nanoseconds()), "MAC/ns-groups")
+					b.ReportMetric(float64(tg)/float64(tc), "speedup")
+				})
+			}
+		}
+	}
+}
