@@ -48,6 +48,36 @@ var q4KM = engineQuant{name: "q4_k_m", probe: gguf.Q5_0, typeFor: func(tensor st
 	return t
 }}
 
+// q3KM mirrors llama.cpp's Q3_K_M as far as these models go: Q3_K, with
+// Q6_K for the tied embedding/output, Q4_K for the attention output, the
+// value projection Q5_K in the first two layers and Q4_K after, the down
+// projection Q5_K in the first sixteenth of the layers and Q4_K after; a
+// tensor whose rows are not a multiple of 256 falls back to IQ4_NL (for
+// Q3_K), Q5_0 (Q4_K), Q5_1 (Q5_K) or Q8_0 (Q6_K). The loader rewrites Q3_K
+// as Q6_K and IQ4_NL as Q8_0 (kernels.Rewrite), so for the three bench
+// shapes most matrices run as Q8_0: the probe type.
+var q3KM = engineQuant{name: "q3_k_m", probe: gguf.Q8_0, typeFor: func(tensor string, layer, n, cols int) gguf.GGMLType {
+	t := gguf.Q3_K
+	switch {
+	case tensor == "token_embd.weight":
+		t = gguf.Q6_K
+	case tensor == "attn_output.weight":
+		t = gguf.Q4_K
+	case tensor == "attn_v.weight" && layer < 2:
+		t = gguf.Q5_K
+	case tensor == "attn_v.weight":
+		t = gguf.Q4_K
+	case tensor == "ffn_down.weight" && layer < n/16:
+		t = gguf.Q5_K
+	case tensor == "ffn_down.weight":
+		t = gguf.Q4_K
+	}
+	if cols%256 != 0 {
+		return map[gguf.GGMLType]gguf.GGMLType{gguf.Q3_K: gguf.IQ4_NL, gguf.Q4_K: gguf.Q5_0, gguf.Q5_K: gguf.Q5_1, gguf.Q6_K: gguf.Q8_0}[t]
+	}
+	return t
+}}
+
 func parseEngineQuants(list string) ([]engineQuant, error) {
 	var qs []engineQuant
 	for _, q := range strings.Split(list, ",") {
@@ -58,8 +88,10 @@ func parseEngineQuants(list string) ([]engineQuant, error) {
 			qs = append(qs, uniformQuant(gguf.Q4_0))
 		case "q4_k_m":
 			qs = append(qs, q4KM)
+		case "q3_k_m":
+			qs = append(qs, q3KM)
 		default:
-			return nil, fmt.Errorf("--quant: unknown type %q (have q8_0, q4_0, q4_k_m)", q)
+			return nil, fmt.Errorf("--quant: unknown type %q (have q8_0, q4_0, q4_k_m, q3_k_m)", q)
 		}
 	}
 	return qs, nil

@@ -45,3 +45,43 @@ func TestQ4KMTypes(t *testing.T) {
 		t.Fatalf("the q4_k_m file does not load: %v", err)
 	}
 }
+
+// TestQ3KMTypes checks the q3_k_m mix on the SmolLM2-135M shape (576 wide,
+// down projections 1536 wide, 30 layers): Q3_K only where rows are
+// multiples of 256, IQ4_NL and the other fallbacks elsewhere, and that the
+// written file loads with Q3_K and IQ4_NL rewritten as Q6_K and Q8_0.
+func TestQ3KMTypes(t *testing.T) {
+	sh, _ := findShape("135m")
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := writeEngineGGUF(path, sh, q3KM, 64); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]gguf.GGMLType{
+		"token_embd.weight":        gguf.Q8_0,   // Q6_K, 576 wide
+		"blk.0.attn_q.weight":      gguf.IQ4_NL, // Q3_K, 576 wide
+		"blk.1.attn_v.weight":      gguf.Q5_1,   // Q5_K in the first two layers
+		"blk.2.attn_v.weight":      gguf.Q5_0,   // Q4_K
+		"blk.1.attn_output.weight": gguf.Q5_0,   // Q4_K
+		"blk.0.ffn_down.weight":    gguf.Q5_K,   // 1536 wide, first sixteenth
+		"blk.2.ffn_down.weight":    gguf.Q4_K,
+		"blk.3.ffn_gate.weight":    gguf.IQ4_NL,
+	}
+	for name, typ := range want {
+		tn, ok := f.Tensor(name)
+		if !ok || tn.Type != typ {
+			t.Errorf("%s: %v (present %v), want %v", name, tn.Type, ok, typ)
+		}
+	}
+	m, err := model.Load(f)
+	if err != nil {
+		t.Fatalf("the q3_k_m file does not load: %v", err)
+	}
+	if q := m.Layers[0].Wq.Type; q != gguf.Q8_0 {
+		t.Errorf("an IQ4_NL matrix loaded as %v, want its Q8_0 rewrite", q)
+	}
+}

@@ -90,15 +90,23 @@ func DequantizeRow(dst []float32, t gguf.GGMLType, src []byte) {
 		for b := 0; b < n/QK_K; b++ {
 			dequantizeQ6K(dst[b*QK_K:(b+1)*QK_K], src[b*BlockQ6_K:(b+1)*BlockQ6_K])
 		}
+	case gguf.Q3_K:
+		for b := 0; b < n/QK_K; b++ {
+			dequantizeQ3K(dst[b*QK_K:(b+1)*QK_K], src[b*BlockQ3_K:(b+1)*BlockQ3_K])
+		}
+	case gguf.IQ4_NL:
+		for b := 0; b < n/32; b++ {
+			dequantizeIQ4NL(dst[b*32:(b+1)*32], src[b*BlockIQ4_NL:(b+1)*BlockIQ4_NL])
+		}
 	default:
 		panic(fmt.Sprintf("kernels: unsupported type %v", t))
 	}
 }
 
 // rowBytes is the encoded size of n elements of type t (-1 when n is not a
-// whole number of blocks or t is unsupported).
+// whole number of blocks or t is neither supported nor rewritten).
 func rowBytes(t gguf.GGMLType, n int) int {
-	if !Supported(t) || n%t.BlockSize() != 0 {
+	if !(Supported(t) || Rewritten(t)) || n%t.BlockSize() != 0 {
 		return -1
 	}
 	return n / t.BlockSize() * t.TypeSize()

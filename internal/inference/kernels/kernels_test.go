@@ -208,7 +208,7 @@ func TestQuantizeRoundTrip(t *testing.T) {
 	if _, err := Quantize(gguf.Q4_K, x[:100]); err == nil {
 		t.Error("quantised a partial block")
 	}
-	if _, err := Quantize(gguf.Q3_K, x); err == nil {
+	if _, err := Quantize(gguf.Q2_K, x); err == nil {
 		t.Error("quantised an unsupported type")
 	}
 }

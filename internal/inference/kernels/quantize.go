@@ -55,6 +55,14 @@ func Quantize(t gguf.GGMLType, src []float32) ([]byte, error) {
 		for b := 0; b < len(src)/QK_K; b++ {
 			quantizeQ5KBlock(dst[b*BlockQ5_K:(b+1)*BlockQ5_K], src[b*QK_K:(b+1)*QK_K])
 		}
+	case gguf.Q3_K:
+		for b := 0; b < len(src)/QK_K; b++ {
+			quantizeQ3KBlock(dst[b*BlockQ3_K:(b+1)*BlockQ3_K], src[b*QK_K:(b+1)*QK_K])
+		}
+	case gguf.IQ4_NL:
+		for b := 0; b < len(src)/32; b++ {
+			quantizeIQ4NLBlock(dst[b*BlockIQ4_NL:(b+1)*BlockIQ4_NL], src[b*32:(b+1)*32])
+		}
 	case gguf.Q6_K:
 		for b := 0; b < len(src)/QK_K; b++ {
 			quantizeQ6KBlock(dst[b*BlockQ6_K:(b+1)*BlockQ6_K], src[b*QK_K:(b+1)*QK_K])
@@ -186,7 +194,13 @@ func quantizeQ6KBlock(dst []byte, x []float32) {
 		}
 		q[i] = uint8(qi + 32)
 	}
-	clear(dst)
+	putQ6KBlock(dst, d, &sc, &q)
+}
+
+// putQ6KBlock encodes a Q6_K block: the f16 scale d, the sixteen int8
+// sub-block scales and the 256 values q+32 (0..63).
+func putQ6KBlock(dst []byte, d uint16, sc *[16]int8, q *[QK_K]uint8) {
+	clear(dst[:BlockQ6_K])
 	for n := 0; n < 2; n++ {
 		ql := dst[64*n : 64*n+64]
 		qh := dst[128+32*n : 128+32*n+32]

@@ -266,6 +266,18 @@ func (l *loader) matrix(name string, cols, rows int) kernels.Matrix {
 		return kernels.Matrix{}
 	}
 	m := kernels.Matrix{Type: t.Type, Rows: int(t.Dims[1]), Cols: cols, Data: data}
+	if kernels.Rewritten(m.Type) {
+		// Q3_K and IQ4_NL are Q6_K and Q8_0 in fewer bytes
+		// (kernels.Rewrite): rewritten onto the heap, the mapped bytes
+		// are never read again.
+		if m, err = kernels.Rewrite(m); err != nil {
+			l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+			return m
+		}
+		if err := l.f.DropResident(data); err != nil {
+			l.err = err
+		}
+	}
 	if err := m.Validate(); err != nil {
 		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
 		return m
