@@ -98,6 +98,10 @@ func DequantizeRow(dst []float32, t gguf.GGMLType, src []byte) {
 		for b := 0; b < n/32; b++ {
 			dequantizeIQ4NL(dst[b*32:(b+1)*32], src[b*BlockIQ4_NL:(b+1)*BlockIQ4_NL])
 		}
+	case gguf.Q4_1:
+		for b := 0; b < n/32; b++ {
+			dequantizeQ4_1(dst[b*32:(b+1)*32], src[b*BlockQ4_1:(b+1)*BlockQ4_1])
+		}
 	default:
 		panic(fmt.Sprintf("kernels: unsupported type %v", t))
 	}

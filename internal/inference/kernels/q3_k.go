@@ -128,12 +128,14 @@ func quantizeQ3KBlock(dst []byte, x []float32) {
 
 // Rewritten reports whether the kernels serve weights of type t only after
 // Rewrite has turned them into another type.
-func Rewritten(t gguf.GGMLType) bool { return t == gguf.Q3_K || t == gguf.IQ4_NL }
+func Rewritten(t gguf.GGMLType) bool {
+	return t == gguf.Q3_K || t == gguf.IQ4_NL || t == gguf.Q4_1
+}
 
 // Rewrite returns a matrix of a type that Rewritten reports in the type the
 // kernels compute it as, the same weights bit for bit in a new heap buffer:
-// Q3_K as Q6_K, IQ4_NL as Q8_0 (iq4_nl.go). Other matrices come back
-// unchanged.
+// Q3_K as Q6_K, IQ4_NL as Q8_0 (iq4_nl.go), Q4_1 as Q5_1 (q4_1.go). Other
+// matrices come back unchanged.
 func Rewrite(m Matrix) (Matrix, error) {
 	if !Rewritten(m.Type) {
 		return m, nil
@@ -143,8 +145,11 @@ func Rewrite(m Matrix) (Matrix, error) {
 		return m, fmt.Errorf("kernels: %d×%d %v matrix with %d bytes is not whole blocks", m.Rows, m.Cols, m.Type, len(m.Data))
 	}
 	to, from, size, conv := gguf.Q6_K, BlockQ3_K, BlockQ6_K, q3KAsQ6K
-	if m.Type == gguf.IQ4_NL {
+	switch m.Type {
+	case gguf.IQ4_NL:
 		to, from, size, conv = gguf.Q8_0, BlockIQ4_NL, BlockQ8_0, iq4NLAsQ8_0
+	case gguf.Q4_1:
+		to, from, size, conv = gguf.Q5_1, BlockQ4_1, BlockQ5_1, q4_1AsQ5_1
 	}
 	nb := len(m.Data) / from
 	out := make([]byte, nb*size)

@@ -107,11 +107,17 @@ func TestRewriteIsExact(t *testing.T) {
 	}{
 		{gguf.Q3_K, gguf.Q6_K, BlockQ3_K, 108},
 		{gguf.IQ4_NL, gguf.Q8_0, BlockIQ4_NL, 0},
+		{gguf.Q4_1, gguf.Q5_1, BlockQ4_1, 0},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			const rows, cols = 48, 512
 			m := Matrix{Type: tc.typ, Rows: rows, Cols: cols}
 			m.Data = randomBlocks(r, rows*cols/tc.typ.BlockSize(), tc.bs, tc.off)
+			if tc.typ == gguf.Q4_1 { // its minimum, a second f16
+				for b := 0; b < len(m.Data); b += tc.bs {
+					binary.LittleEndian.PutUint16(m.Data[b+2:], FloatToHalf(float32(r.NormFloat64())*0.1))
+				}
+			}
 			w, err := Rewrite(m)
 			if err != nil {
 				t.Fatal(err)
@@ -159,10 +165,10 @@ func TestRewriteIsExact(t *testing.T) {
 	}
 }
 
-// TestQuantizeQ3KAndIQ4NL checks that the test quantisers encode Gaussian
+// TestQuantizeRewrittenTypes checks that the test quantisers encode Gaussian
 // values within the error these types allow, so models made with them
 // exercise the rewrites with realistic weights.
-func TestQuantizeQ3KAndIQ4NL(t *testing.T) {
+func TestQuantizeRewrittenTypes(t *testing.T) {
 	r := rand.New(rand.NewPCG(305, 306))
 	x := make([]float32, 64*QK_K)
 	for i := range x {
@@ -171,7 +177,7 @@ func TestQuantizeQ3KAndIQ4NL(t *testing.T) {
 	for _, tc := range []struct {
 		typ    gguf.GGMLType
 		maxRel float64
-	}{{gguf.Q3_K, 0.25}, {gguf.IQ4_NL, 0.15}} {
+	}{{gguf.Q3_K, 0.25}, {gguf.IQ4_NL, 0.15}, {gguf.Q4_1, 0.15}} {
 		data, err := Quantize(tc.typ, x)
 		if err != nil {
 			t.Fatal(err)

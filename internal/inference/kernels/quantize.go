@@ -59,6 +59,10 @@ func Quantize(t gguf.GGMLType, src []float32) ([]byte, error) {
 		for b := 0; b < len(src)/QK_K; b++ {
 			quantizeQ3KBlock(dst[b*BlockQ3_K:(b+1)*BlockQ3_K], src[b*QK_K:(b+1)*QK_K])
 		}
+	case gguf.Q4_1:
+		for b := 0; b < len(src)/32; b++ {
+			quantizeQ4_1Block(dst[b*BlockQ4_1:(b+1)*BlockQ4_1], src[b*32:(b+1)*32])
+		}
 	case gguf.IQ4_NL:
 		for b := 0; b < len(src)/32; b++ {
 			quantizeIQ4NLBlock(dst[b*BlockIQ4_NL:(b+1)*BlockIQ4_NL], src[b*32:(b+1)*32])

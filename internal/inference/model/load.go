@@ -267,7 +267,7 @@ func (l *loader) matrix(name string, cols, rows int) kernels.Matrix {
 	}
 	m := kernels.Matrix{Type: t.Type, Rows: int(t.Dims[1]), Cols: cols, Data: data}
 	if kernels.Rewritten(m.Type) {
-		// Q3_K and IQ4_NL are Q6_K and Q8_0 in fewer bytes
+		// Q3_K, IQ4_NL and Q4_1 are Q6_K, Q8_0 and Q5_1 in fewer bytes
 		// (kernels.Rewrite): rewritten onto the heap, the mapped bytes
 		// are never read again.
 		if m, err = kernels.Rewrite(m); err != nil {

@@ -25,7 +25,7 @@ func TestStories260KQuantised(t *testing.T) {
 		minMatch int
 	}{
 		{gguf.F16, 40}, {gguf.BF16, 10}, {gguf.Q8_0, 30}, {gguf.Q4_0, 10}, {gguf.Q5_0, 30}, {gguf.Q5_1, 10},
-		{gguf.IQ4_NL, 10},
+		{gguf.IQ4_NL, 10}, {gguf.Q4_1, 10},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			f, err := gguf.Open(quanttest.File(t, src, tc.typ))
@@ -46,8 +46,11 @@ func TestStories260KQuantised(t *testing.T) {
 			if wq := m.Layers[0].Wq; tc.typ == gguf.Q5_0 && !(wq.Type == gguf.Q5_0 && wq.Packed()) {
 				wantQ = gguf.Q8_0 // rewritten at load where not packed as Q5_0 (kernels.AsQ8_0)
 			}
-			if tc.typ == gguf.IQ4_NL {
-				wantQ = gguf.Q8_0 // rewritten at load (kernels.Rewrite)
+			switch tc.typ { // rewritten at load (kernels.Rewrite)
+			case gguf.IQ4_NL:
+				wantQ = gguf.Q8_0
+			case gguf.Q4_1:
+				wantQ = gguf.Q5_1
 			}
 			if m.Layers[0].Wq.Type != wantQ || m.Layers[0].Wdown.Type != wantDown {
 				t.Fatalf("weights are %v / %v", m.Layers[0].Wq.Type, m.Layers[0].Wdown.Type)

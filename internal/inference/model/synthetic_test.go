@@ -378,8 +378,9 @@ func TestQuantisedModelsTrackF32(t *testing.T) {
 		// Q5_0 loads rewritten as Q8_0 (kernels.AsQ8_0), through the Q8_0
 		// kernels.
 		{gguf.Q5_0, 0.03, 0.25}, {gguf.Q5_1, 0.03, 0.25}, {gguf.Q5_K, 0.03, 0.25},
-		// Q3_K and IQ4_NL load rewritten as Q6_K and Q8_0 (kernels.Rewrite).
-		{gguf.Q3_K, 0.03, 0.8}, {gguf.IQ4_NL, 0.03, 0.4},
+		// Q3_K, IQ4_NL and Q4_1 load rewritten as Q6_K, Q8_0 and Q5_1
+		// (kernels.Rewrite).
+		{gguf.Q3_K, 0.03, 0.8}, {gguf.IQ4_NL, 0.03, 0.4}, {gguf.Q4_1, 0.03, 0.4},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			cfg := base
