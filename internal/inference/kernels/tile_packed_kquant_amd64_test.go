@@ -19,9 +19,6 @@ import (
 // value equals the reference's for that token alone, so the kernels are
 // batch-invariant too.
 func TestPackedKQuantMatchesGo(t *testing.T) {
-	if !cpuVNNI {
-		t.Skip("this CPU has no AVX-512 VNNI with VL")
-	}
 	forEachPackedPath(t, func(t *testing.T) {
 		if !packsKQuant(gguf.Q4_K) {
 			t.Skip("this family does not pack Q4_K")
@@ -70,9 +67,6 @@ func TestPackedKQuantMatchesGo(t *testing.T) {
 // quantise to all +127 or all -127, one token and ten, over four
 // superblocks.
 func TestPackedKQuantIntegerBounds(t *testing.T) {
-	if !cpuVNNI {
-		t.Skip("this CPU has no AVX-512 VNNI with VL")
-	}
 	forEachPackedPath(t, func(t *testing.T) {
 		if !packsKQuant(gguf.Q4_K) {
 			t.Skip("this family does not pack Q4_K and Q6_K")
