@@ -278,7 +278,7 @@ func TestMatMulMatchesDequantisedProduct(t *testing.T) {
 func TestMatrixValidate(t *testing.T) {
 	for _, m := range []Matrix{
 		{Type: gguf.Q8_0, Rows: 2, Cols: 33, Data: make([]byte, 68)},
-		{Type: gguf.Q3_K, Rows: 1, Cols: 256, Data: make([]byte, 110)},
+		{Type: gguf.Q2_K, Rows: 1, Cols: 256, Data: make([]byte, 84)},
 		{Type: gguf.F32, Rows: 2, Cols: 4, Data: make([]byte, 31)},
 		{Type: gguf.F32, Rows: 0, Cols: 4, Data: nil},
 	} {

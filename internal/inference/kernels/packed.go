@@ -63,6 +63,8 @@ func packBlockBytes(t gguf.GGMLType, group int) int {
 		return 180 * group
 	case gguf.Q6_K:
 		return q6KPackBytes(group)
+	case gguf.Q3_K:
+		return q3KPackBytes(group)
 	case gguf.Q5_0:
 		return group * BlockQ5_0
 	case gguf.Q5_1:
@@ -93,7 +95,7 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // unchanged).
 func PackedSize(m Matrix) int {
 	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q5_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
-		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5Matrix(m)
+		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5Matrix(m) || m.Type == gguf.Q3_K && packsQ3K()
 	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0
 	}
@@ -159,6 +161,9 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 		return
 	case gguf.Q6_K:
 		packQ6KGroup(dst, m, g, group)
+		return
+	case gguf.Q3_K:
+		packQ3KGroup(dst, m, g, group)
 		return
 	case gguf.Q5_0, gguf.Q5_1:
 		packQ5Group(dst, m, g, group)

@@ -13,11 +13,12 @@ import (
 // (f16); value p is d·(s−32)·(q−4), s the scale of sub-block p/16 and q in
 // 0..7. Q6_K has the same sixteen 16-value sub-blocks with an int8 scale
 // each, values in −32..31 and one f16 d, so a Q3_K block is a Q6_K block
-// exactly: the same d, scales s−32 (−32..31), values q−4 (−4..3). The
-// loader rewrites Q3_K matrices so (Rewrite), and every Q6_K kernel,
-// packed ones included, serves them with the Q6_K arithmetic, which is
-// also the arithmetic of a Q3_K block: d·scale first, then the value.
-// The cost is memory: 210 bytes a block instead of 110.
+// exactly: the same d, scales s−32 (−32..31), values q−4 (−4..3). Where
+// the kernel family has no packed Q3_K kernels (packed_q3k.go: the AVX2
+// family has them), the loader rewrites Q3_K matrices so (Rewrite), and
+// every Q6_K kernel, packed ones included, serves them with the Q6_K
+// arithmetic, which is also the arithmetic of a Q3_K block: d·scale first,
+// then the value. The cost is memory: 210 bytes a block instead of 110.
 
 // BlockQ3_K is the bytes of a Q3_K block.
 const BlockQ3_K = 110
@@ -54,6 +55,29 @@ func dequantizeQ3K(out []float32, blk []byte) {
 			out[p] = dl * float32(q3KValue(blk, p))
 		}
 	}
+}
+
+// dotQ3KGo is the Q3_K row dot against Q8_K activations, in dotQ6KGo's
+// steps: the integer sum of each sub-block's scale times its products,
+// then (d·d_x)·isum. The packed kernels give its bits.
+func dotQ3KGo(row []byte, a *activation) float32 {
+	nb := len(row) / BlockQ3_K
+	var sum float32
+	for b := range nb {
+		blk := row[b*BlockQ3_K : (b+1)*BlockQ3_K]
+		d := f16Table[binary.LittleEndian.Uint16(blk[108:])] * a.d[b]
+		qx := a.qs[b*QK_K : (b+1)*QK_K]
+		var isum int32
+		for s := range 16 {
+			var si int32
+			for p := 16 * s; p < 16*s+16; p++ {
+				si += int32(q3KValue(blk, p)) * int32(qx[p])
+			}
+			isum += int32(q3KScale(blk, s)) * si
+		}
+		sum += float32(d * float32(isum)) // not fused: the packed kernels' steps
+	}
+	return sum
 }
 
 // q3KAsQ6K writes the Q3_K block src as the Q6_K block dst.
@@ -126,8 +150,9 @@ func quantizeQ3KBlock(dst []byte, x []float32) {
 	}
 }
 
-// Rewritten reports whether the kernels serve weights of type t only after
-// Rewrite has turned them into another type.
+// Rewritten reports whether the loader turns weights of type t into
+// another type with Rewrite: always for IQ4_NL and Q4_1, for Q3_K where
+// Pack does not pack it.
 func Rewritten(t gguf.GGMLType) bool {
 	return t == gguf.Q3_K || t == gguf.IQ4_NL || t == gguf.Q4_1
 }

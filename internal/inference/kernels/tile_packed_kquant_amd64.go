@@ -149,6 +149,22 @@ type kPackedKernel func(w *byte, x *int8, d *float32, bs *int32, nb int, out *fl
 // type indexed by tokens.
 var q6KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q6KPacked1, q6KPacked2, q6KPacked3, q6KPacked4, q6KPacked5, q6KPacked6, q6KPacked7, q6KPacked8, q6KPacked9, q6KPacked10}
 var q4KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q4KPacked8x1, q4KPacked8x2, q4KPacked8x3, q4KPacked8x4}
+
+// The AVX2 Q3_K kernels of tile_packed_avx2_q3_k_amd64.s (packed_q3k.go).
+
+//go:noescape
+func q3KPacked8x1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q3KPacked8x2(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q3KPacked8x3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q3KPacked8x4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+var q3KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q3KPacked8x1, q3KPacked8x2, q3KPacked8x3, q3KPacked8x4}
 var q6KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q6KPacked8x1, q6KPacked8x2, q6KPacked8x3, q6KPacked8x4}
 var q5KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q5KPacked8x1, q5KPacked8x2, q5KPacked8x3, q5KPacked8x4}
 var q5KPackedKernels = [maxTileTokens + 1]kPackedKernel{nil, q5KPacked1, q5KPacked2, q5KPacked3, q5KPacked4, q5KPacked5, q5KPacked6, q5KPacked7, q5KPacked8, q5KPacked9, q5KPacked10}
@@ -178,6 +194,8 @@ func mulRowsPackedKAsm(dst []float32, w Matrix, p *kTiles, acts []activation, lo
 	switch {
 	case group == packGroupKAVX2 && w.Type == gguf.Q6_K:
 		ks, per = &q6KPacked8Kernels, 8
+	case group == packGroupKAVX2 && w.Type == gguf.Q3_K:
+		ks, per = &q3KPacked8Kernels, 8
 	case group == packGroupKAVX2 && w.Type == gguf.Q5_K:
 		ks = &q5KPacked8Kernels
 	case group == packGroupKAVX2:

@@ -137,6 +137,8 @@ func randomRow(r *rand.Rand, typ gguf.GGMLType, n int) []byte {
 			putHalf(b[o+2:], r)
 		case gguf.Q6_K:
 			putHalf(b[o+208:], r)
+		case gguf.Q3_K:
+			putHalf(b[o+108:], r)
 		}
 	}
 	return b
