@@ -34,6 +34,9 @@ var engineShapes = []engineShape{
 	{"15m", "llama", 288, 768, 6, 6, 6, 32000},
 	{"135m", "llama", 576, 1536, 30, 9, 3, 49152},
 	{"0.5b", "qwen2", 896, 4864, 24, 14, 2, 151936},
+	// Llama-3.2-1B: widths that are multiples of 256, so the K-quant mixes
+	// (q4_k_m, q3_k_m) are K-quants throughout, as in 1B-and-up files.
+	{"1b", "llama", 2048, 8192, 16, 32, 8, 128256},
 }
 
 // engineResult is one case of `bench engine --json`.
@@ -136,7 +139,7 @@ func samplingName(p local.GenerateParams) string {
 // measured in the same run so decode can be judged against its roofline.
 func runBenchEngine(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
 	fs := flag.NewFlagSet("bench engine", flag.ContinueOnError)
-	shapes := fs.String("shape", "15m", "model shapes, comma-separated: 15m, 135m, 0.5b")
+	shapes := fs.String("shape", "15m", "model shapes, comma-separated: 15m, 135m, 0.5b, 1b")
 	quants := fs.String("quant", "q8_0", "weight types, comma-separated: q8_0, q4_0, q4_k_m (llama.cpp's mix: Q4_K/Q6_K, Q5_0/Q8_0 where rows are not multiples of 256), q3_k_m (Q3_K/Q4_K/Q5_K/Q6_K, IQ4_NL and the others' fallbacks)")
 	streamsFlag := fs.String("streams", "1,10", "concurrent streams per case, comma-separated")
 	prompt := fs.Int("prompt", 256, "prompt tokens per stream for the prefill measurement")
@@ -184,7 +187,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	for _, s := range strings.Split(*shapes, ",") {
 		sh, ok := findShape(strings.TrimSpace(s))
 		if !ok {
-			return fmt.Errorf("--shape: unknown shape %q (have 15m, 135m, 0.5b)", s)
+			return fmt.Errorf("--shape: unknown shape %q (have 15m, 135m, 0.5b, 1b)", s)
 		}
 		cases = append(cases, sh)
 	}
