@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/local"
 	"partnerapi/internal/inference/model"
@@ -284,13 +285,23 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ engine
 		res.Temperature, res.TopP = sampling.Temperature, sampling.TopP
 	}
 	// Decode reads every layer matrix and the output projection once per
-	// step; norms and the embedding rows are noise.
-	res.WeightBytesToken = int64(len(m.Net.Output.Data))
-	res.ProductMACsToken = int64(m.Net.Output.Rows) * int64(m.Net.Output.Cols)
+	// step (their packed copies where they have them); norms and the
+	// embedding rows are noise. The compute ceiling probes the type that
+	// carries most of those multiply-adds, as loaded (after any rewrite).
+	matrices := []kernels.Matrix{m.Net.Output}
 	for _, ly := range m.Net.Layers {
-		for _, w := range []kernels.Matrix{ly.Wq, ly.Wk, ly.Wv, ly.Wo, ly.Wgate, ly.Wup, ly.Wdown} {
-			res.WeightBytesToken += int64(len(w.Data))
-			res.ProductMACsToken += int64(w.Rows) * int64(w.Cols)
+		matrices = append(matrices, ly.Wq, ly.Wk, ly.Wv, ly.Wo, ly.Wgate, ly.Wup, ly.Wdown)
+	}
+	macsByType := map[gguf.GGMLType]int64{}
+	for _, w := range matrices {
+		res.WeightBytesToken += int64(w.StreamedBytes())
+		res.ProductMACsToken += int64(w.Rows) * int64(w.Cols)
+		macsByType[w.Type] += int64(w.Rows) * int64(w.Cols)
+	}
+	probeType := gguf.GGMLType(0) // F32, replaced by any type with work
+	for t, n := range macsByType {
+		if n > macsByType[probeType] {
+			probeType = t
 		}
 	}
 	// A warm-up generation faults the mapped weights in, so the timed runs
@@ -319,7 +330,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ engine
 	ceilings, computeFracs := make([][]float64, len(streams)), make([][]float64, len(streams))
 	lagP50, lagP99 := make([][]float64, len(streams)), make([][]float64, len(streams))
 	gapP99, gapMax := make([][]float64, len(streams)), make([][]float64, len(streams))
-	products, err := kernels.NewProductProbe(typ.probe)
+	products, err := kernels.NewProductProbe(probeType)
 	if err != nil {
 		return err
 	}

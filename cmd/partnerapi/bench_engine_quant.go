@@ -15,12 +15,10 @@ type engineQuant struct {
 	// prefix) of layer `layer` of n, whose rows are cols long (-1 for the
 	// embedding, which the models share with the output projection).
 	typeFor func(tensor string, layer, n, cols int) gguf.GGMLType
-	// probe is the type whose products measure the compute ceiling.
-	probe gguf.GGMLType
 }
 
 func uniformQuant(t gguf.GGMLType) engineQuant {
-	return engineQuant{name: strings.ToLower(t.String()), typeFor: func(string, int, int, int) gguf.GGMLType { return t }, probe: t}
+	return engineQuant{name: strings.ToLower(t.String()), typeFor: func(string, int, int, int) gguf.GGMLType { return t }}
 }
 
 // q4KM mirrors llama.cpp's Q4_K_M (llama_tensor_get_type): Q4_K, with Q6_K
@@ -30,7 +28,7 @@ func uniformQuant(t gguf.GGMLType) engineQuant {
 // bench shapes (288, 576 and 896 wide) that leaves Q4_K and Q6_K to the
 // down projections (768, 1536 and 4864 wide) and makes everything else
 // Q5_0 or Q8_0, as in the published Q4_K_M files of those models.
-var q4KM = engineQuant{name: "q4_k_m", probe: gguf.Q5_0, typeFor: func(tensor string, layer, n, cols int) gguf.GGMLType {
+var q4KM = engineQuant{name: "q4_k_m", typeFor: func(tensor string, layer, n, cols int) gguf.GGMLType {
 	moreBits := func(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2 }
 	t := gguf.Q4_K
 	switch {
@@ -54,9 +52,10 @@ var q4KM = engineQuant{name: "q4_k_m", probe: gguf.Q5_0, typeFor: func(tensor st
 // projection Q5_K in the first sixteenth of the layers and Q4_K after; a
 // tensor whose rows are not a multiple of 256 falls back to IQ4_NL (for
 // Q3_K), Q5_0 (Q4_K), Q5_1 (Q5_K) or Q8_0 (Q6_K). The loader rewrites Q3_K
-// as Q6_K and IQ4_NL as Q8_0 (kernels.Rewrite), so for the three bench
-// shapes most matrices run as Q8_0: the probe type.
-var q3KM = engineQuant{name: "q3_k_m", probe: gguf.Q8_0, typeFor: func(tensor string, layer, n, cols int) gguf.GGMLType {
+// as Q6_K where it has no packed Q3_K kernels and IQ4_NL as Q8_0
+// (kernels.Rewrite), so for the three small bench shapes most matrices run
+// as Q8_0.
+var q3KM = engineQuant{name: "q3_k_m", typeFor: func(tensor string, layer, n, cols int) gguf.GGMLType {
 	t := gguf.Q3_K
 	switch {
 	case tensor == "token_embd.weight":

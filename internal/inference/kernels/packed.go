@@ -152,6 +152,16 @@ func wholeGroups(lo, hi, rows, group int, rest func(lo, hi int)) (g0, g1 int, ok
 // Packed reports whether m carries packed weights (Pack).
 func (m Matrix) Packed() bool { return m.packed != nil }
 
+// StreamedBytes is the bytes a product over m reads: its packed copy's
+// where it has one (whose layout can be larger than GGUF's: Q3_K's is 146
+// bytes a row and superblock against 110), else its own.
+func (m Matrix) StreamedBytes() int {
+	if m.packed != nil {
+		return len(m.packed)
+	}
+	return len(m.Data)
+}
+
 // packGroupRows writes group g of m, in groups of `group` rows with the
 // Q8_0 words XORed with flip, in the packed layout to dst.
 func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {

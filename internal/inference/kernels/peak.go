@@ -8,7 +8,8 @@ import (
 )
 
 // ProductProbe measures the multiply-adds per second MatMul reaches on a
-// random matrix small enough to stay in the caches (4096 × 576: 1.3 MB in
+// random matrix small enough to stay in the caches (4096 × 576, × 512 for
+// K-quants: 1.3 MB in
 // Q4_0, 2.5 MB in Q8_0, read from L2 and L3; smaller products pay more for
 // the hand-off of the parallel region, 256 × 576 reaching about 55 % of
 // this on Zen 3), through the worker pool as a decode step calls it. It is
@@ -26,7 +27,12 @@ type ProductProbe struct {
 
 // NewProductProbe makes the probe's matrix of type typ.
 func NewProductProbe(typ gguf.GGMLType) (*ProductProbe, error) {
-	const rows, cols = 4096, 576
+	// 576 columns (SmolLM2-135M's width), or 512 for the 256-value
+	// superblocks of the K-quants.
+	rows, cols := 4096, 576
+	if typ.BlockSize() == QK_K {
+		cols = 512
+	}
 	r := rand.New(rand.NewPCG(uint64(typ), 1))
 	vals := make([]float32, rows*cols)
 	for i := range vals {
