@@ -9,8 +9,8 @@ import (
 
 // ProductProbe measures the multiply-adds per second MatMul reaches on a
 // random matrix small enough to stay in the caches (4096 × 576, × 512 for
-// K-quants: 1.3 MB in
-// Q4_0, 2.5 MB in Q8_0, read from L2 and L3; smaller products pay more for
+// K-quants: 1.3 MB in Q4_0, 2.5 MB in Q8_0, read from L2 and L3; smaller
+// products pay more for
 // the hand-off of the parallel region, 256 × 576 reaching about 55 % of
 // this on Zen 3), through the worker pool as a decode step calls it. It is
 // the compute ceiling of the weight products of a step whose weights are
