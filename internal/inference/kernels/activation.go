@@ -33,7 +33,7 @@ func activationKind(t gguf.GGMLType) actKind {
 	switch t {
 	case gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1:
 		return actQ8_0
-	case gguf.Q3_K, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
+	case gguf.Q2_K, gguf.Q3_K, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
 		return actQ8_K
 	}
 	return actFloat

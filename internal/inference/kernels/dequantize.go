@@ -23,7 +23,7 @@ const (
 // Supported reports whether the kernels handle weights of type t.
 func Supported(t gguf.GGMLType) bool {
 	switch t {
-	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1, gguf.Q3_K, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
+	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1, gguf.Q2_K, gguf.Q3_K, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
 		return true
 	}
 	return false
@@ -89,6 +89,10 @@ func DequantizeRow(dst []float32, t gguf.GGMLType, src []byte) {
 	case gguf.Q6_K:
 		for b := 0; b < n/QK_K; b++ {
 			dequantizeQ6K(dst[b*QK_K:(b+1)*QK_K], src[b*BlockQ6_K:(b+1)*BlockQ6_K])
+		}
+	case gguf.Q2_K:
+		for b := 0; b < n/QK_K; b++ {
+			dequantizeQ2K(dst[b*QK_K:(b+1)*QK_K], src[b*BlockQ2_K:(b+1)*BlockQ2_K])
 		}
 	case gguf.Q3_K:
 		for b := 0; b < n/QK_K; b++ {

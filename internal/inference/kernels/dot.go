@@ -98,6 +98,8 @@ func rowDotFor(t gguf.GGMLType) rowDot {
 		return dotQ4K
 	case gguf.Q5_K:
 		return dotQ5KGo
+	case gguf.Q2_K:
+		return dotQ2KGo
 	case gguf.Q3_K:
 		return dotQ3KGo
 	case gguf.Q6_K:

@@ -208,7 +208,7 @@ func TestQuantizeRoundTrip(t *testing.T) {
 	if _, err := Quantize(gguf.Q4_K, x[:100]); err == nil {
 		t.Error("quantised a partial block")
 	}
-	if _, err := Quantize(gguf.Q2_K, x); err == nil {
+	if _, err := Quantize(gguf.IQ2_XXS, x); err == nil {
 		t.Error("quantised an unsupported type")
 	}
 }
@@ -278,7 +278,7 @@ func TestMatMulMatchesDequantisedProduct(t *testing.T) {
 func TestMatrixValidate(t *testing.T) {
 	for _, m := range []Matrix{
 		{Type: gguf.Q8_0, Rows: 2, Cols: 33, Data: make([]byte, 68)},
-		{Type: gguf.Q2_K, Rows: 1, Cols: 256, Data: make([]byte, 84)},
+		{Type: gguf.IQ2_XXS, Rows: 1, Cols: 256, Data: make([]byte, 66)},
 		{Type: gguf.F32, Rows: 2, Cols: 4, Data: make([]byte, 31)},
 		{Type: gguf.F32, Rows: 0, Cols: 4, Data: nil},
 	} {

@@ -17,7 +17,7 @@ import (
 // runs.
 func BenchmarkMatMulTokens(b *testing.B) {
 	r := rand.New(rand.NewPCG(31, 32))
-	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K, gguf.F16, gguf.F32} {
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0, gguf.Q2_K, gguf.Q3_K, gguf.Q4_K, gguf.Q6_K, gguf.F16, gguf.F32} {
 		cols := 576
 		if typ.BlockSize() == QK_K {
 			cols = 512

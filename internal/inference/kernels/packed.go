@@ -65,6 +65,8 @@ func packBlockBytes(t gguf.GGMLType, group int) int {
 		return q6KPackBytes(group)
 	case gguf.Q3_K:
 		return q3KPackBytes(group)
+	case gguf.Q2_K:
+		return q2KPackBytes(group)
 	case gguf.Q5_0:
 		return group * BlockQ5_0
 	case gguf.Q5_1:
@@ -95,7 +97,7 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // unchanged).
 func PackedSize(m Matrix) int {
 	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q5_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
-		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5Matrix(m) || m.Type == gguf.Q3_K && packsQ3K()
+		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5Matrix(m) || m.Type == gguf.Q3_K && packsQ3K() || m.Type == gguf.Q2_K && packsQ2K()
 	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0
 	}
@@ -174,6 +176,9 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 		return
 	case gguf.Q3_K:
 		packQ3KGroup(dst, m, g, group)
+		return
+	case gguf.Q2_K:
+		packQ2KGroup(dst, m, g, group)
 		return
 	case gguf.Q5_0, gguf.Q5_1:
 		packQ5Group(dst, m, g, group)

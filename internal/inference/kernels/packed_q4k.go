@@ -78,7 +78,7 @@ func kTokens(group int) int {
 // packedKQuant reports whether w's products go through packedKMulRows: the
 // pool then splits them on w's group boundaries (rowUnit).
 func packedKQuant(w Matrix) bool {
-	return (w.Type == gguf.Q4_K || w.Type == gguf.Q5_K || w.Type == gguf.Q6_K || w.Type == gguf.Q3_K) && w.packed != nil && packedKMulRows != nil &&
+	return (w.Type == gguf.Q4_K || w.Type == gguf.Q5_K || w.Type == gguf.Q6_K || w.Type == gguf.Q3_K || w.Type == gguf.Q2_K) && w.packed != nil && packedKMulRows != nil &&
 		tilePacked && w.packedGroup == packGroup && kquantPackedOn
 }
 
@@ -193,7 +193,7 @@ func (p *kTiles) prepare(x []float32, cols, n, most int) {
 func (p *kTiles) sums(t gguf.GGMLType) []int32 {
 	blocks := p.n * p.nb
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK_K/8)
-	if t != gguf.Q6_K && t != gguf.Q3_K { // Q4_K and Q5_K
+	if t == gguf.Q4_K || t == gguf.Q5_K {
 		if !p.hasBS4 {
 			p.bs4 = grow(p.bs4, 4*blocks)
 			for i := range blocks {

@@ -195,7 +195,7 @@ func TestQuantizeRewrittenTypes(t *testing.T) {
 	for _, tc := range []struct {
 		typ    gguf.GGMLType
 		maxRel float64
-	}{{gguf.Q3_K, 0.25}, {gguf.IQ4_NL, 0.15}, {gguf.Q4_1, 0.15}} {
+	}{{gguf.Q3_K, 0.25}, {gguf.IQ4_NL, 0.15}, {gguf.Q4_1, 0.15}, {gguf.Q2_K, 0.45}} {
 		data, err := Quantize(tc.typ, x)
 		if err != nil {
 			t.Fatal(err)

@@ -55,6 +55,10 @@ func Quantize(t gguf.GGMLType, src []float32) ([]byte, error) {
 		for b := 0; b < len(src)/QK_K; b++ {
 			quantizeQ5KBlock(dst[b*BlockQ5_K:(b+1)*BlockQ5_K], src[b*QK_K:(b+1)*QK_K])
 		}
+	case gguf.Q2_K:
+		for b := 0; b < len(src)/QK_K; b++ {
+			quantizeQ2KBlock(dst[b*BlockQ2_K:(b+1)*BlockQ2_K], src[b*QK_K:(b+1)*QK_K])
+		}
 	case gguf.Q3_K:
 		for b := 0; b < len(src)/QK_K; b++ {
 			quantizeQ3KBlock(dst[b*BlockQ3_K:(b+1)*BlockQ3_K], src[b*QK_K:(b+1)*QK_K])

@@ -164,6 +164,21 @@ func q3KPacked8x3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32,
 //go:noescape
 func q3KPacked8x4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
 
+// The AVX2 Q2_K kernels of tile_packed_avx2_q2_k_amd64.s (packed_q2k.go).
+
+//go:noescape
+func q2KPacked8x1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q2KPacked8x2(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q2KPacked8x3(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func q2KPacked8x4(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
+
+var q2KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q2KPacked8x1, q2KPacked8x2, q2KPacked8x3, q2KPacked8x4}
 var q3KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q3KPacked8x1, q3KPacked8x2, q3KPacked8x3, q3KPacked8x4}
 var q6KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q6KPacked8x1, q6KPacked8x2, q6KPacked8x3, q6KPacked8x4}
 var q5KPacked8Kernels = [maxTileTokens + 1]kPackedKernel{nil, q5KPacked8x1, q5KPacked8x2, q5KPacked8x3, q5KPacked8x4}
@@ -196,6 +211,8 @@ func mulRowsPackedKAsm(dst []float32, w Matrix, p *kTiles, acts []activation, lo
 		ks, per = &q6KPacked8Kernels, 8
 	case group == packGroupKAVX2 && w.Type == gguf.Q3_K:
 		ks, per = &q3KPacked8Kernels, 8
+	case group == packGroupKAVX2 && w.Type == gguf.Q2_K:
+		ks, per = &q2KPacked8Kernels, 8
 	case group == packGroupKAVX2 && w.Type == gguf.Q5_K:
 		ks = &q5KPacked8Kernels
 	case group == packGroupKAVX2:

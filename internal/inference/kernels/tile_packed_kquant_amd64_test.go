@@ -24,9 +24,9 @@ func TestPackedKQuantMatchesGo(t *testing.T) {
 			t.Skip("this family does not pack Q4_K")
 		}
 		r := rand.New(rand.NewPCG(111, 112))
-		ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q5_K: dotQ5KGo, gguf.Q6_K: dotQ6KGo, gguf.Q3_K: dotQ3KGo}
-		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K, gguf.Q3_K} {
-			if !packsKQuant(typ) || typ == gguf.Q3_K && !packsQ3K() {
+		ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q5_K: dotQ5KGo, gguf.Q6_K: dotQ6KGo, gguf.Q3_K: dotQ3KGo, gguf.Q2_K: dotQ2KGo}
+		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K, gguf.Q3_K, gguf.Q2_K} {
+			if !packsKQuant(typ) || typ == gguf.Q3_K && !packsQ3K() || typ == gguf.Q2_K && !packsQ2K() {
 				continue // this family has no packed kernels for typ
 			}
 			for _, cols := range []int{256, 1024, 2304} {
@@ -72,8 +72,8 @@ func TestPackedKQuantIntegerBounds(t *testing.T) {
 			t.Skip("this family does not pack Q4_K and Q6_K")
 		}
 		const rows, cols = 32, 1024
-		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K, gguf.Q3_K} {
-			if !packsKQuant(typ) || typ == gguf.Q3_K && !packsQ3K() {
+		for _, typ := range []gguf.GGMLType{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K, gguf.Q3_K, gguf.Q2_K} {
+			if !packsKQuant(typ) || typ == gguf.Q3_K && !packsQ3K() || typ == gguf.Q2_K && !packsQ2K() {
 				continue // this family has no packed kernels for typ
 			}
 			size := typ.TypeSize()
@@ -84,6 +84,11 @@ func TestPackedKQuantIntegerBounds(t *testing.T) {
 			for b := 0; b < len(data); b += size {
 				if typ == gguf.Q3_K { // every value 3 (q 7), every scale 31
 					putHalfValue(data[b+108:], 0.01)
+					continue
+				}
+				if typ == gguf.Q2_K { // every value 3, scale and minimum 15
+					putHalfValue(data[b+80:], 0.01)
+					putHalfValue(data[b+82:], 0.02)
 					continue
 				}
 				if typ != gguf.Q6_K { // Q4_K and Q5_K: d and dmin first
@@ -97,7 +102,7 @@ func TestPackedKQuantIntegerBounds(t *testing.T) {
 				putHalfValue(data[b+208:], 0.01)
 			}
 			w := Pack(Matrix{Type: typ, Rows: rows, Cols: cols, Data: data})
-			ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q5_K: dotQ5KGo, gguf.Q6_K: dotQ6KGo, gguf.Q3_K: dotQ3KGo}[typ]
+			ref := map[gguf.GGMLType]rowDot{gguf.Q4_K: dotQ4KGo, gguf.Q5_K: dotQ5KGo, gguf.Q6_K: dotQ6KGo, gguf.Q3_K: dotQ3KGo, gguf.Q2_K: dotQ2KGo}[typ]
 			for _, sign := range []float32{1, -1} {
 				for _, n := range []int{1, 10} {
 					x := make([]float32, n*cols)

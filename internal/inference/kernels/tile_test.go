@@ -139,6 +139,9 @@ func randomRow(r *rand.Rand, typ gguf.GGMLType, n int) []byte {
 			putHalf(b[o+208:], r)
 		case gguf.Q3_K:
 			putHalf(b[o+108:], r)
+		case gguf.Q2_K:
+			putHalf(b[o+80:], r)
+			putHalf(b[o+82:], r)
 		}
 	}
 	return b

@@ -381,6 +381,8 @@ func TestQuantisedModelsTrackF32(t *testing.T) {
 		// Q3_K, IQ4_NL and Q4_1 load rewritten as Q6_K, Q8_0 and Q5_1
 		// (kernels.Rewrite).
 		{gguf.Q3_K, 0.03, 0.8}, {gguf.IQ4_NL, 0.03, 0.4}, {gguf.Q4_1, 0.03, 0.4},
+		// Q2_K runs packed on AVX2, through dotQ2KGo elsewhere.
+		{gguf.Q2_K, 0.03, 1.2},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			cfg := base
