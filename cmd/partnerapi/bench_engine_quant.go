@@ -89,8 +89,12 @@ func parseEngineQuants(list string) ([]engineQuant, error) {
 			qs = append(qs, q4KM)
 		case "q3_k_m":
 			qs = append(qs, q3KM)
+		case "q2_k":
+			// Every matrix Q2_K: only shapes whose widths are multiples of
+			// 256 (1b) can take it.
+			qs = append(qs, uniformQuant(gguf.Q2_K))
 		default:
-			return nil, fmt.Errorf("--quant: unknown type %q (have q8_0, q4_0, q4_k_m, q3_k_m)", q)
+			return nil, fmt.Errorf("--quant: unknown type %q (have q8_0, q4_0, q4_k_m, q3_k_m, q2_k)", q)
 		}
 	}
 	return qs, nil
