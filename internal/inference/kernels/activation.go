@@ -31,7 +31,7 @@ const (
 
 func activationKind(t gguf.GGMLType) actKind {
 	switch t {
-	case gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1:
+	case gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1, gguf.IQ4_NL:
 		return actQ8_0
 	case gguf.Q2_K, gguf.Q3_K, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
 		return actQ8_K

@@ -23,7 +23,7 @@ const (
 // Supported reports whether the kernels handle weights of type t.
 func Supported(t gguf.GGMLType) bool {
 	switch t {
-	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1, gguf.Q2_K, gguf.Q3_K, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
+	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q5_0, gguf.Q5_1, gguf.IQ4_NL, gguf.Q2_K, gguf.Q3_K, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
 		return true
 	}
 	return false

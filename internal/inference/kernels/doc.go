@@ -1,7 +1,9 @@
 // Package kernels holds the numeric inner loops of the inference engine:
 // half-precision conversion, dequantisation and quantisation of the ggml
-// block formats (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K), and the matrix
-// products the forward pass is made of.
+// block formats (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q5_1, IQ4_NL, Q2_K to
+// Q6_K; Q4_1 and, where not packed, Q3_K and IQ4_NL are rewritten exactly
+// into served types by Rewrite), and the matrix products the forward pass
+// is made of.
 //
 // The seam for faster kernels is deliberately small:
 //

@@ -94,6 +94,8 @@ func rowDotFor(t gguf.GGMLType) rowDot {
 		return dotQ5_0Go
 	case gguf.Q5_1:
 		return dotQ5_1Go
+	case gguf.IQ4_NL:
+		return dotIQ4NLGo
 	case gguf.Q4_K:
 		return dotQ4K
 	case gguf.Q5_K:

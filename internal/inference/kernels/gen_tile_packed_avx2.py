@@ -1,5 +1,5 @@
-# gen_tile_packed_avx2.py writes tile_packed_avx2_{q8_0,q4_0,q5_0,q5_1}_amd64.s,
-# the AVX2 kernels over Q8_0, Q4_0, Q5_0 and Q5_1 weights packed eight rows
+# gen_tile_packed_avx2.py writes tile_packed_avx2_{q8_0,q4_0,q5_0,q5_1,iq4_nl}_amd64.s,
+# the AVX2 kernels over Q8_0, Q4_0, Q5_0, Q5_1 and IQ4_NL weights packed eight rows
 # at a time (packed.go and packed_q5_0.go describe the layouts), one kernel
 # per token count 1..10. Run it through `go generate ./internal/inference/kernels`.
 #
@@ -23,6 +23,11 @@
 #     sums, and so the bits, of its Q8_0 rewrite; Q5_1 adds its minimums as
 #     one more multiply-add of m_w by the token's d_x·Σx (q8Tiles.ms), the
 #     float steps of the AVX-512 Q5_1 kernels.
+#   - IQ4_NL (the packed Q4_0 layout): the nibbles split as Q4_0's are
+#     indices into the sixteen int8 levels, which VPSHUFB looks up; the
+#     signed levels go to the frame and the Q8_0 arithmetic below follows,
+#     its signs read from there instead of from the weights. The integer
+#     sums are those of the Q8_0 rewrite, and so are the bits.
 #   - Q8_0: the block's 8 chunks hold signed weights, so the sign trick:
 #     VPABSB makes |w| once per block (eight registers), each token's
 #     broadcast bytes take w's signs with VPSIGNB (w from memory), and each
@@ -89,6 +94,26 @@ DATA packedAVX2OnesQ5<>+16(SB)/8, $0x0001000100010001
 DATA packedAVX2OnesQ5<>+24(SB)/8, $0x0001000100010001
 GLOBL packedAVX2OnesQ5<>(SB), RODATA|NOPTR, $32
 """,
+    "iq4": """
+DATA packedAVX2NibblesIQ4<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA packedAVX2NibblesIQ4<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA packedAVX2NibblesIQ4<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA packedAVX2NibblesIQ4<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL packedAVX2NibblesIQ4<>(SB), RODATA|NOPTR, $32
+
+DATA packedAVX2OnesIQ4<>+0(SB)/8, $0x0001000100010001
+DATA packedAVX2OnesIQ4<>+8(SB)/8, $0x0001000100010001
+DATA packedAVX2OnesIQ4<>+16(SB)/8, $0x0001000100010001
+DATA packedAVX2OnesIQ4<>+24(SB)/8, $0x0001000100010001
+GLOBL packedAVX2OnesIQ4<>(SB), RODATA|NOPTR, $32
+
+// ggml's kvalues_iq4nl, once per 128-bit lane for VPSHUFB.
+DATA packedAVX2LevelsIQ4<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA packedAVX2LevelsIQ4<>+8(SB)/8, $0x7159453526190d01
+DATA packedAVX2LevelsIQ4<>+16(SB)/8, $0xf6eaddcfbfad9881
+DATA packedAVX2LevelsIQ4<>+24(SB)/8, $0x7159453526190d01
+GLOBL packedAVX2LevelsIQ4<>(SB), RODATA|NOPTR, $32
+""",
     "q8": """
 DATA packedAVX2OnesQ8<>+0(SB)/8, $0x0001000100010001
 DATA packedAVX2OnesQ8<>+8(SB)/8, $0x0001000100010001
@@ -106,7 +131,7 @@ SUM_REGS = ("Y11", "Y15")
 
 # The software prefetch per weight type: distance in bytes ahead of the
 # weight stream and lines per block step (Q4_0 144 bytes, Q8_0 272).
-PREFETCH = {"q4": (2304, 3), "q8": (2304, 5), "q5": (2304, 3), "q51": (2304, 3)}
+PREFETCH = {"q4": (2304, 3), "q8": (2304, 5), "q5": (2304, 3), "q51": (2304, 3), "iq4": (2304, 3)}
 
 # Per type: the .s file's name part, bytes of one (group, block), where the
 # nibble chunks start and where the fifth-bit plane is (packed_q5_0.go).
@@ -115,6 +140,7 @@ LAYOUT = {
     "q4": ("q4_0", 8 * 18, 16, None),
     "q5": ("q5_0", 8 * 22, 16, 144),
     "q51": ("q5_1", 8 * 24, 32, 160),
+    "iq4": ("iq4_nl", 8 * 18, 16, None),
 }
 
 
@@ -130,7 +156,13 @@ def sum_reg(k):
     return SUM_REGS[k % 2]
 
 
-def products(typ, k, offs, ones):
+def levels(T, j):
+    """The frame slot of an IQ4_NL block's signed operand j, after the
+    accumulators of tokens past the first REG_ACCS."""
+    return "%d(SP)" % (32 * max(0, T - REG_ACCS) + 32 * j)
+
+
+def products(typ, k, offs, ones, T=0):
     """Token k's integer sums of the block, added as a tree into sum_reg(k).
 
     Each product is made in place in Y9 or Y10 and joins the running sum
@@ -143,7 +175,11 @@ def products(typ, k, offs, ones):
 
     def product(j, r):
         o.append("\tVPBROADCASTD %d(AX), %s" % (32 * k + offs[j], r))
-        if typ == "q8":
+        if typ == "iq4":
+            o.append("\tVPSIGNB %s, %s, %s" % (levels(T, j), r, r))
+            o.append("\tVPMADDUBSW %s, Y%d, %s" % (r, j, r))
+            o.append("\tVPMADDWD %s, %s, %s" % (ones, r, r))
+        elif typ == "q8":
             o.append("\tVPSIGNB %d(SI), %s, %s" % (16 + 32 * j, r, r))
             o.append("\tVPMADDUBSW %s, Y%d, %s" % (r, j, r))
             o.append("\tVPMADDWD %s, %s, %s" % (ones, r, r))
@@ -172,7 +208,7 @@ def products(typ, k, offs, ones):
         o.append("\tVPMADDWD %s, Y10, Y10" % ones)
         o.append("\tVPADDD Y10, %s, %s" % (s, s))
         return o
-    add = "\tVPADDD %s, %s, %s" if typ == "q8" else "\tVPADDW %s, %s, %s"
+    add = "\tVPADDD %s, %s, %s" if typ in ("q8", "iq4") else "\tVPADDW %s, %s, %s"
     product(0, s)
     product(1, "Y10")
     product(2, "Y9")
@@ -224,9 +260,9 @@ def kernel(typ, T):
     pre, gstep, base, plane = LAYOUT[typ]
     name = "%sPacked8x%d" % (pre, T)
     lab = "%sa%d" % (typ, T)
-    ones = "packedAVX2Ones%s<>(SB)" % {"q8": "Q8", "q4": "Q4"}.get(typ, "Q5")
-    nibbles = "packedAVX2Nibbles%s<>(SB)" % ("" if typ == "q4" else "Q5")
-    fsize = 32 * max(0, T - REG_ACCS)
+    ones = "packedAVX2Ones%s<>(SB)" % {"q8": "Q8", "q4": "Q4", "iq4": "IQ4"}.get(typ, "Q5")
+    nibbles = "packedAVX2Nibbles%s<>(SB)" % {"q4": "", "iq4": "IQ4"}.get(typ, "Q5")
+    fsize = 32 * max(0, T - REG_ACCS) + (256 if typ == "iq4" else 0)
     o = []
     o.append("// func %s(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)" % name)
     o.append("TEXT ·%s(SB), NOSPLIT, $%d-64" % (name, fsize))
@@ -260,6 +296,21 @@ def kernel(typ, T):
         for j in range(8):
             o.append("\tVPABSB %d(SI), Y%d" % (16 + 32 * j, j))
         offs = [4 * j for j in range(8)]
+    elif typ == "iq4":
+        # Split the nibbles, look the levels up (Y9 the table), keep the
+        # signed levels in the frame for VPSIGNB and their magnitudes in
+        # the operand registers.
+        o.append("\tVMOVDQU packedAVX2LevelsIQ4<>(SB), Y9")
+        for j in range(4):
+            o.append("\tVMOVDQU %d(SI), Y%d" % (base + 32 * j, j))
+            o.append("\tVPSRLW $4, Y%d, Y%d" % (j, 4 + j))
+            o.append("\tVPAND %s, Y%d, Y%d" % (nibbles, j, j))
+            o.append("\tVPAND %s, Y%d, Y%d" % (nibbles, 4 + j, 4 + j))
+        for j in range(8):
+            o.append("\tVPSHUFB Y%d, Y9, Y%d" % (j, j))
+            o.append("\tVMOVDQU Y%d, %s" % (j, levels(T, j)))
+            o.append("\tVPABSB Y%d, Y%d" % (j, j))
+        offs = [4 * j for j in range(4)] + [16 + 4 * j for j in range(4)]
     else:
         for j in range(4):
             o.append("\tVMOVDQU %d(SI), Y%d" % (base + 32 * j, j))
@@ -287,7 +338,7 @@ def kernel(typ, T):
     # products, when its integer sum is (nearly) ready.
     for k in range(T):
         o.append("\t// token %d" % k)
-        o.extend(products(typ, k, offs, ones))
+        o.extend(products(typ, k, offs, ones, T))
         if k > 0:
             o.append("\t// token %d, float" % (k - 1))
             o.extend(tail(typ, k - 1, ones))
@@ -320,7 +371,7 @@ def kernel(typ, T):
 
 def main():
     d = sys.argv[1]
-    for typ, pre, T in [("q8", "q8_0", "Q8_0"), ("q4", "q4_0", "Q4_0"), ("q5", "q5_0", "Q5_0"), ("q51", "q5_1", "Q5_1")]:
+    for typ, pre, T in [("q8", "q8_0", "Q8_0"), ("q4", "q4_0", "Q4_0"), ("q5", "q5_0", "Q5_0"), ("q51", "q5_1", "Q5_1"), ("iq4", "iq4_nl", "IQ4_NL")]:
         out = [HEADER]
         out.append("// The AVX2 %s kernels over 8-row interleaved weights (packed.go), one" % T)
         out.append("// per token count; gen_tile_packed_avx2.py describes the arithmetic.")

@@ -8,9 +8,11 @@ import "encoding/binary"
 // weight is d·level. llama.cpp stores as IQ4_NL the tensors of Q2_K, Q3_K
 // and IQ4_XS files whose rows are not a multiple of 256, so Q3_K_M files
 // of SmolLM2-135M and Qwen2.5-0.5B need it. The levels are int8 and the
-// block has Q8_0's one f16 scale per 32 values, so the loader rewrites it
-// as Q8_0 (Rewrite), bit for bit: ggml's own IQ4_NL dot also sums
-// level·x as integers and scales once per block.
+// block has Q8_0's one f16 scale per 32 values: the AVX2 family packs it in
+// the Q4_0 layout (the same bytes) and its kernels look the levels up and
+// run the Q8_0 arithmetic, giving the Q8_0 rewrite's bits; elsewhere the
+// loader rewrites it as Q8_0 (Rewrite), bit for bit. ggml's own IQ4_NL dot
+// also sums level·x as integers and scales once per block.
 
 // BlockIQ4_NL is the bytes of an IQ4_NL block.
 const BlockIQ4_NL = 18
@@ -32,6 +34,23 @@ func dequantizeIQ4NL(out []float32, blk []byte) {
 	for j := range 32 {
 		out[j] = d * float32(iq4NLValue(blk, j))
 	}
+}
+
+// dotIQ4NLGo is the IQ4_NL row dot against Q8_0 activations: the Q8_0 row
+// dot's steps over the levels.
+func dotIQ4NLGo(row []byte, a *activation) float32 {
+	nb := len(row) / BlockIQ4_NL
+	var sum float32
+	for b := range nb {
+		blk := row[b*BlockIQ4_NL : (b+1)*BlockIQ4_NL]
+		qx := a.qs[b*32 : (b+1)*32]
+		var isum int32
+		for j, x := range qx {
+			isum += int32(iq4NLValue(blk, j)) * int32(x)
+		}
+		sum += f16Table[binary.LittleEndian.Uint16(blk)] * a.d[b] * float32(isum)
+	}
+	return sum
 }
 
 // iq4NLAsQ8_0 writes the IQ4_NL block src as the Q8_0 block dst.

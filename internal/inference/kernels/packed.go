@@ -67,6 +67,8 @@ func packBlockBytes(t gguf.GGMLType, group int) int {
 		return q3KPackBytes(group)
 	case gguf.Q2_K:
 		return q2KPackBytes(group)
+	case gguf.IQ4_NL:
+		return group * BlockIQ4_NL
 	case gguf.Q5_0:
 		return group * BlockQ5_0
 	case gguf.Q5_1:
@@ -97,7 +99,8 @@ func Pack(m Matrix) Matrix { return PackInto(m, make([]byte, PackedSize(m))) }
 // unchanged).
 func PackedSize(m Matrix) int {
 	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q5_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
-		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5Matrix(m) || m.Type == gguf.Q3_K && packsQ3K() || m.Type == gguf.Q2_K && packsQ2K()
+		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5Matrix(m) || m.Type == gguf.Q3_K && packsQ3K() || m.Type == gguf.Q2_K && packsQ2K() ||
+		m.Type == gguf.IQ4_NL && packsIQ4NLMatrix(m)
 	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
 		return 0
 	}

@@ -29,10 +29,17 @@ func packsQ5Matrix(m Matrix) bool {
 	return packsQ5 && tilePacked && m.Rows%packGroup == 0
 }
 
-// packedQ5 reports whether w's products go through the packed Q5_0 or Q5_1
-// kernels.
+// packedQ5 reports whether w's products go through the packed Q5_0, Q5_1
+// or IQ4_NL kernels (packed matrices of whole groups over the Q8_0
+// activations of q8Tiles, like Q5_0's).
 func packedQ5(w Matrix) bool {
-	return (w.Type == gguf.Q5_0 || w.Type == gguf.Q5_1) && w.packed != nil && packsQ5 && tilePacked && w.packedGroup == packGroup
+	return (w.Type == gguf.Q5_0 || w.Type == gguf.Q5_1 || w.Type == gguf.IQ4_NL) && w.packed != nil && packsQ5 && tilePacked && w.packedGroup == packGroup
+}
+
+// packsIQ4NLMatrix reports whether Pack repacks the IQ4_NL matrix m: only
+// the AVX2 family has IQ4_NL kernels (iq4_nl.go).
+func packsIQ4NLMatrix(m Matrix) bool {
+	return packsQ5Matrix(m) && packGroup == packGroupKAVX2 // the AVX2 family's 8-row groups
 }
 
 // packQ5Group writes group g of the Q5_0 or Q5_1 matrix m in the packed

@@ -66,10 +66,10 @@ func TestPackedQ5_0MatchesQ8_0(t *testing.T) {
 }
 
 // BenchmarkPackedQ5SideBySide times the same products with the packed
-// Q5_0 and Q5_1 kernels and with the loader's alternative, alternating
-// within each iteration: Q5_0 against the packed Q8_0 kernels over its Q8_0
-// rewrite (34 bytes a block against 22), Q5_1 against its unpacked Go row
-// dot. Sixteen 1536×576 matrices (a 135M-class FFN projection each, 11–12
+// Q5_0, Q5_1 and (AVX2) IQ4_NL kernels and with the loader's alternative,
+// alternating within each iteration: Q5_0 and IQ4_NL against the packed
+// Q8_0 kernels over their Q8_0 rewrites (34 bytes a block against 22 and
+// 18), Q5_1 against its unpacked Go row dot. Sixteen 1536×576 matrices (a 135M-class FFN projection each, 11–12
 // MB in all, so the weights stream from beyond the L2 as in a decode
 // step), one token and ten.
 func BenchmarkPackedQ5SideBySide(b *testing.B) {
@@ -78,15 +78,30 @@ func BenchmarkPackedQ5SideBySide(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(125, 126))
 	const rows, cols = 1536, 576
-	for _, typ := range []gguf.GGMLType{gguf.Q5_0, gguf.Q5_1} {
+	for _, typ := range []gguf.GGMLType{gguf.Q5_0, gguf.Q5_1, gguf.IQ4_NL} {
+		if typ == gguf.IQ4_NL && !packsIQ4NLMatrix(Matrix{Type: typ, Rows: rows, Cols: cols}) {
+			continue
+		}
 		var packed, other []Matrix
 		for range 16 {
-			data := randomRow(r, typ, rows*cols)
+			var data []byte
+			if typ == gguf.IQ4_NL {
+				data = randomBlocks(r, rows*cols/32, BlockIQ4_NL, 0)
+			} else {
+				data = randomRow(r, typ, rows*cols)
+			}
 			m := Matrix{Type: typ, Rows: rows, Cols: cols, Data: data}
 			packed = append(packed, Pack(m))
-			if typ == gguf.Q5_0 {
+			switch typ {
+			case gguf.Q5_0:
 				other = append(other, Pack(AsQ8_0(m)))
-			} else {
+			case gguf.IQ4_NL:
+				w, err := Rewrite(m)
+				if err != nil {
+					b.Fatal(err)
+				}
+				other = append(other, Pack(w))
+			default:
 				other = append(other, m)
 			}
 		}
@@ -160,6 +175,45 @@ func TestPackedQ5_1(t *testing.T) {
 							t.Fatalf("%d tokens: token %d row %d is %v, the Go row dot %v", n, tok, row, g, want)
 						}
 					}
+				}
+			}
+		}
+	})
+}
+
+// TestPackedIQ4NLMatchesQ8_0 holds the packed IQ4_NL kernels (AVX2) to the
+// packed Q8_0 kernels over the Q8_0 rewrite of the same matrix, bit for
+// bit, for every token count of one group and prefill counts, on random
+// bytes (every index pattern).
+func TestPackedIQ4NLMatchesQ8_0(t *testing.T) {
+	forEachPackedPath(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(129, 130))
+		const rows, cols = 48, 640
+		data := randomBlocks(r, rows*cols/32, BlockIQ4_NL, 0)
+		m := Matrix{Type: gguf.IQ4_NL, Rows: rows, Cols: cols, Data: data}
+		p := Pack(m)
+		if !packsIQ4NLMatrix(m) {
+			if p.Packed() {
+				t.Fatal("packed an IQ4_NL matrix this family has no kernels for")
+			}
+			t.Skip("this family does not pack IQ4_NL")
+		}
+		if !packedQ5(p) {
+			t.Fatal("Pack did not pack")
+		}
+		w, err := Rewrite(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q8 := Pack(w)
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23} {
+			x := randomVector(r, n*cols)
+			got, want := make([]float32, n*rows), make([]float32, n*rows)
+			MatMul(got, p, x, n)
+			MatMul(want, q8, x, n)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%d tokens: value %d is %v, the Q8_0 rewrite gives %v", n, i, got[i], want[i])
 				}
 			}
 		}

@@ -151,8 +151,8 @@ func quantizeQ3KBlock(dst []byte, x []float32) {
 }
 
 // Rewritten reports whether the loader turns weights of type t into
-// another type with Rewrite: always for IQ4_NL and Q4_1, for Q3_K where
-// Pack does not pack it.
+// another type with Rewrite: always for Q4_1, for Q3_K and IQ4_NL where
+// Pack does not pack them (only the AVX2 family has their kernels).
 func Rewritten(t gguf.GGMLType) bool {
 	return t == gguf.Q3_K || t == gguf.IQ4_NL || t == gguf.Q4_1
 }

@@ -273,6 +273,39 @@ func q5_1Packed8x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32,
 //go:noescape
 func q5_1Packed8x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
+// The AVX2 IQ4_NL kernels of tile_packed_avx2_iq4_nl_amd64.s (gen_tile_packed_avx2.py), over
+// 8-row groups in the packed Q4_0 layout; they ignore c.
+
+//go:noescape
+func iq4_nlPacked8x1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x2(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x3(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x4(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x5(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x6(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x7(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x8(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x9(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
+//go:noescape
+func iq4_nlPacked8x10(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
+
 type packedKernel func(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)
 
 // packedSet holds one weight type's packed kernels indexed by tokens.
@@ -284,10 +317,11 @@ var (
 	q5_0PackedKernels = packedSet{nil, q5_0Packed1, q5_0Packed2, q5_0Packed3, q5_0Packed4, q5_0Packed5, q5_0Packed6, q5_0Packed7, q5_0Packed8, q5_0Packed9, q5_0Packed10}
 	q4_0PackedKernels = packedSet{nil, q4_0Packed1, q4_0Packed2, q4_0Packed3, q4_0Packed4, q4_0Packed5, q4_0Packed6, q4_0Packed7, q4_0Packed8, q4_0Packed9, q4_0Packed10}
 
-	q8_0Packed8Kernels = packedSet{nil, q8_0Packed8x1, q8_0Packed8x2, q8_0Packed8x3, q8_0Packed8x4, q8_0Packed8x5, q8_0Packed8x6, q8_0Packed8x7, q8_0Packed8x8, q8_0Packed8x9, q8_0Packed8x10}
-	q4_0Packed8Kernels = packedSet{nil, q4_0Packed8x1, q4_0Packed8x2, q4_0Packed8x3, q4_0Packed8x4, q4_0Packed8x5, q4_0Packed8x6, q4_0Packed8x7, q4_0Packed8x8, q4_0Packed8x9, q4_0Packed8x10}
-	q5_0Packed8Kernels = packedSet{nil, q5_0Packed8x1, q5_0Packed8x2, q5_0Packed8x3, q5_0Packed8x4, q5_0Packed8x5, q5_0Packed8x6, q5_0Packed8x7, q5_0Packed8x8, q5_0Packed8x9, q5_0Packed8x10}
-	q5_1Packed8Kernels = packedSet{nil, q5_1Packed8x1, q5_1Packed8x2, q5_1Packed8x3, q5_1Packed8x4, q5_1Packed8x5, q5_1Packed8x6, q5_1Packed8x7, q5_1Packed8x8, q5_1Packed8x9, q5_1Packed8x10}
+	q8_0Packed8Kernels  = packedSet{nil, q8_0Packed8x1, q8_0Packed8x2, q8_0Packed8x3, q8_0Packed8x4, q8_0Packed8x5, q8_0Packed8x6, q8_0Packed8x7, q8_0Packed8x8, q8_0Packed8x9, q8_0Packed8x10}
+	q4_0Packed8Kernels  = packedSet{nil, q4_0Packed8x1, q4_0Packed8x2, q4_0Packed8x3, q4_0Packed8x4, q4_0Packed8x5, q4_0Packed8x6, q4_0Packed8x7, q4_0Packed8x8, q4_0Packed8x9, q4_0Packed8x10}
+	q5_0Packed8Kernels  = packedSet{nil, q5_0Packed8x1, q5_0Packed8x2, q5_0Packed8x3, q5_0Packed8x4, q5_0Packed8x5, q5_0Packed8x6, q5_0Packed8x7, q5_0Packed8x8, q5_0Packed8x9, q5_0Packed8x10}
+	iq4NLPacked8Kernels = packedSet{nil, iq4_nlPacked8x1, iq4_nlPacked8x2, iq4_nlPacked8x3, iq4_nlPacked8x4, iq4_nlPacked8x5, iq4_nlPacked8x6, iq4_nlPacked8x7, iq4_nlPacked8x8, iq4_nlPacked8x9, iq4_nlPacked8x10}
+	q5_1Packed8Kernels  = packedSet{nil, q5_1Packed8x1, q5_1Packed8x2, q5_1Packed8x3, q5_1Packed8x4, q5_1Packed8x5, q5_1Packed8x6, q5_1Packed8x7, q5_1Packed8x8, q5_1Packed8x9, q5_1Packed8x10}
 )
 
 // The packed layouts of the two families: rows per group and the XOR of
@@ -308,6 +342,8 @@ func packedKernels(t gguf.GGMLType, group int) *packedSet {
 		return &q5_0Packed8Kernels
 	case group == packGroupAVX2 && t == gguf.Q5_1:
 		return &q5_1Packed8Kernels
+	case group == packGroupAVX2 && t == gguf.IQ4_NL:
+		return &iq4NLPacked8Kernels
 	case group == packGroupAVX2:
 		return &q8_0Packed8Kernels
 	case t == gguf.Q4_0:

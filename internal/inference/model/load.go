@@ -268,9 +268,10 @@ func (l *loader) matrix(name string, cols, rows int) kernels.Matrix {
 	m := kernels.Matrix{Type: t.Type, Rows: int(t.Dims[1]), Cols: cols, Data: data}
 	if kernels.Rewritten(m.Type) && kernels.PackedSize(m) == 0 {
 		// Q3_K, IQ4_NL and Q4_1 are Q6_K, Q8_0 and Q5_1 in fewer bytes
-		// (kernels.Rewrite): where the kernels in use do not pack them as
-		// they are (only AVX2 packs Q3_K), they are rewritten onto the
-		// heap, and the mapped bytes are never read again.
+		// (kernels.Rewrite): where the kernels in use do not pack them
+		// as they are (only AVX2 packs Q3_K and IQ4_NL), they are
+		// rewritten onto the heap, and the mapped bytes are never read
+		// again.
 		if m, err = kernels.Rewrite(m); err != nil {
 			l.err = fmt.Errorf("model: tensor %s: %w", name, err)
 			return m

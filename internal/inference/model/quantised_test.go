@@ -46,9 +46,11 @@ func TestStories260KQuantised(t *testing.T) {
 			if wq := m.Layers[0].Wq; tc.typ == gguf.Q5_0 && !(wq.Type == gguf.Q5_0 && wq.Packed()) {
 				wantQ = gguf.Q8_0 // rewritten at load where not packed as Q5_0 (kernels.AsQ8_0)
 			}
-			switch tc.typ { // rewritten at load (kernels.Rewrite)
+			switch wq := m.Layers[0].Wq; tc.typ { // rewritten at load where not packed (kernels.Rewrite)
 			case gguf.IQ4_NL:
-				wantQ = gguf.Q8_0
+				if !(wq.Type == gguf.IQ4_NL && wq.Packed()) {
+					wantQ = gguf.Q8_0
+				}
 			case gguf.Q4_1:
 				wantQ = gguf.Q5_1
 			}
