@@ -396,6 +396,63 @@ def kernel_q4k_avx2(T, five=False):
     return o
 
 
+# Shared by the AVX2 Q6_K, Q3_K and Q2_K kernels (registers as described
+# for Q6_K below).
+
+
+def avx2_scale_pairs(w, widen, off):
+    """Sub-block pair p's scales as int16 pairs in Y7 (widen: VPMOVSXBW for
+    int8 scales, VPMOVZXBW for unsigned ones), the even one twice per lane
+    in Y5 and the odd one in Y6."""
+    w("\t%s %d(SI), Y7" % (widen, off))
+    w("\tVPSHUFLW $0xa0, Y7, Y5")
+    w("\tVPSHUFHW $0xa0, Y5, Y5")
+    w("\tVPSHUFLW $0xf5, Y7, Y6")
+    w("\tVPSHUFHW $0xf5, Y6, Y6")
+
+
+def avx2_subblock_products(w, T, sub, h):
+    """Each token's products with sub-block sub's four operands (Y0-Y3),
+    pairs summed as int16, widened and scaled by Y5 (h 0) or Y6 (h 1) in
+    one VPMADDWD and added to the token's isum (Y12+k)."""
+    for k in range(T):
+        for pair in range(2):
+            c0, c1 = 2 * pair, 2 * pair + 1
+            w("\tVPBROADCASTD %d(AX), Y11" % (256 * k + 16 * sub + 4 * c0))
+            w("\tVPMADDUBSW Y11, Y%d, Y10" % c0)
+            w("\tVPBROADCASTD %d(AX), Y11" % (256 * k + 16 * sub + 4 * c1))
+            w("\tVPMADDUBSW Y11, Y%d, Y11" % c1)
+            w("\tVPADDW Y11, Y10, Y10")
+            w("\tVPMADDWD Y%d, Y10, Y10" % (5 + h))
+            w("\tVPADDD Y10, Y%d, Y%d" % (12 + k, 12 + k))
+
+
+def avx2_offset_terms(w, T, p, pairs, acc):
+    """Each token's negated 16-value sums of sub-block pair p times the
+    int16 pairs in register pairs, added to Y(acc+k)."""
+    for k in range(T):
+        w("\tVPBROADCASTD %d(DX), Y11" % (32 * k + 4 * p))
+        w("\tVPMADDWD Y11, %s, Y11" % pairs)
+        w("\tVPADDD Y11, Y%d, Y%d" % (acc + k, acc + k))
+
+
+def avx2_float_tail(w, T):
+    """out += (d·d_x)·float(isum) per token, d from the group's f16 row
+    scales at the superblock's start."""
+    w("\tVCVTPH2PS (SI), Y5")
+    w("\tMOVQ DI, R15")
+    for k in range(T):
+        zi = 12 + k
+        w("\tVCVTDQ2PS Y%d, Y%d" % (zi, zi))
+        w("\tVBROADCASTSS %d(BX), Y11" % (4 * k))
+        w("\tVMULPS Y11, Y5, Y4")
+        w("\tVMULPS Y4, Y%d, Y%d" % (zi, zi))
+        w("\tVADDPS (R15), Y%d, Y%d" % (zi, zi))
+        w("\tVMOVUPS Y%d, (R15)" % zi)
+        if k + 1 < T:
+            w("\tADDQ R12, R15")
+
+
 # The AVX2 Q6_K kernels (8-row groups, G = 8) for 1..4 tokens: a value is
 # its low nibble OR its two high bits (shift, AND 0x30, OR); two
 # VPMADDUBSW (at most 2*63*128 each) add as int16 without overflow, and a
@@ -439,11 +496,7 @@ def kernel_q6k_avx2(T):
         lines = [ln for ln in range(0, A6SB, 64) if ln // 64 % 8 == p]
         for ln in lines:
             w("\tPREFETCHT0 %d(SI)" % (A6SB + ln))
-        w("\tVPMOVSXBW %d(SI), Y7" % (A6SC + 2 * AG * p))
-        w("\tVPSHUFLW $0xa0, Y7, Y5")
-        w("\tVPSHUFHW $0xa0, Y5, Y5")
-        w("\tVPSHUFLW $0xf5, Y7, Y6")
-        w("\tVPSHUFHW $0xf5, Y6, Y6")
+        avx2_scale_pairs(w, "VPMOVSXBW", A6SC + 2 * AG * p)
         w("\tVPSLLW $5, Y7, Y7")
         for h in range(2):
             sub = 2 * p + h
@@ -469,32 +522,9 @@ def kernel_q6k_avx2(T):
                     w("\tVPSRLW $2, Y4, Y4")
                     w("\tVPAND Y9, Y4, Y4")
                 w("\tVPOR Y4, Y%d, Y%d" % (c, c))
-            for k in range(T):
-                for pair in range(2):
-                    c0, c1 = 2 * pair, 2 * pair + 1
-                    w("\tVPBROADCASTD %d(AX), Y11" % (256 * k + 16 * sub + 4 * c0))
-                    w("\tVPMADDUBSW Y11, Y%d, Y10" % c0)
-                    w("\tVPBROADCASTD %d(AX), Y11" % (256 * k + 16 * sub + 4 * c1))
-                    w("\tVPMADDUBSW Y11, Y%d, Y11" % c1)
-                    w("\tVPADDW Y11, Y10, Y10")
-                    w("\tVPMADDWD Y%d, Y10, Y10" % (5 + h))
-                    w("\tVPADDD Y10, Y%d, Y%d" % (12 + k, 12 + k))
-        for k in range(T):
-            w("\tVPBROADCASTD %d(DX), Y11" % (32 * k + 4 * p))
-            w("\tVPMADDWD Y11, Y7, Y11")
-            w("\tVPADDD Y11, Y%d, Y%d" % (12 + k, 12 + k))
-    w("\tVCVTPH2PS (SI), Y5")
-    w("\tMOVQ DI, R15")
-    for k in range(T):
-        zi = 12 + k
-        w("\tVCVTDQ2PS Y%d, Y%d" % (zi, zi))
-        w("\tVBROADCASTSS %d(BX), Y11" % (4 * k))
-        w("\tVMULPS Y11, Y5, Y4")
-        w("\tVMULPS Y4, Y%d, Y%d" % (zi, zi))
-        w("\tVADDPS (R15), Y%d, Y%d" % (zi, zi))
-        w("\tVMOVUPS Y%d, (R15)" % zi)
-        if k + 1 < T:
-            w("\tADDQ R12, R15")
+            avx2_subblock_products(w, T, sub, h)
+        avx2_offset_terms(w, T, p, "Y7", 12)
+    avx2_float_tail(w, T)
     epilogue(w, lab, T, A6SB, 32, rows=AG)
     return o
 
@@ -535,11 +565,7 @@ def kernel_q3k_avx2(T):
         lines = [ln for ln in range(0, A3SB, 64) if ln // 64 % 8 == p]
         for ln in lines:
             w("\tPREFETCHT0 %d(SI)" % (A3SB + ln))
-        w("\tVPMOVSXBW %d(SI), Y7" % (A3SC + 2 * AG * p))
-        w("\tVPSHUFLW $0xa0, Y7, Y5")
-        w("\tVPSHUFHW $0xa0, Y5, Y5")
-        w("\tVPSHUFLW $0xf5, Y7, Y6")
-        w("\tVPSHUFHW $0xf5, Y6, Y6")
+        avx2_scale_pairs(w, "VPMOVSXBW", A3SC + 2 * AG * p)
         w("\tVPSLLW $2, Y7, Y7")
         for h in range(2):
             sub = 2 * p + h
@@ -552,32 +578,9 @@ def kernel_q3k_avx2(T):
                     w("\tVMOVDQU %d(SI), Y%d" % (lo, c))
                     w("\tVPSRLW $4, Y%d, Y%d" % (c, c))
                     w("\tVPAND Y8, Y%d, Y%d" % (c, c))
-            for k in range(T):
-                for pair in range(2):
-                    c0, c1 = 2 * pair, 2 * pair + 1
-                    w("\tVPBROADCASTD %d(AX), Y11" % (256 * k + 16 * sub + 4 * c0))
-                    w("\tVPMADDUBSW Y11, Y%d, Y10" % c0)
-                    w("\tVPBROADCASTD %d(AX), Y11" % (256 * k + 16 * sub + 4 * c1))
-                    w("\tVPMADDUBSW Y11, Y%d, Y11" % c1)
-                    w("\tVPADDW Y11, Y10, Y10")
-                    w("\tVPMADDWD Y%d, Y10, Y10" % (5 + h))
-                    w("\tVPADDD Y10, Y%d, Y%d" % (12 + k, 12 + k))
-        for k in range(T):
-            w("\tVPBROADCASTD %d(DX), Y11" % (32 * k + 4 * p))
-            w("\tVPMADDWD Y11, Y7, Y11")
-            w("\tVPADDD Y11, Y%d, Y%d" % (12 + k, 12 + k))
-    w("\tVCVTPH2PS (SI), Y5")
-    w("\tMOVQ DI, R15")
-    for k in range(T):
-        zi = 12 + k
-        w("\tVCVTDQ2PS Y%d, Y%d" % (zi, zi))
-        w("\tVBROADCASTSS %d(BX), Y11" % (4 * k))
-        w("\tVMULPS Y11, Y5, Y4")
-        w("\tVMULPS Y4, Y%d, Y%d" % (zi, zi))
-        w("\tVADDPS (R15), Y%d, Y%d" % (zi, zi))
-        w("\tVMOVUPS Y%d, (R15)" % zi)
-        if k + 1 < T:
-            w("\tADDQ R12, R15")
+            avx2_subblock_products(w, T, sub, h)
+        avx2_offset_terms(w, T, p, "Y7", 12)
+    avx2_float_tail(w, T)
     epilogue(w, lab, T, A3SB, 32, rows=AG)
     return o
 
@@ -619,11 +622,7 @@ def kernel_q2k_avx2(T):
         lines = [ln for ln in range(0, A2SB, 64) if ln // 64 % 8 == p]
         for ln in lines:
             w("\tPREFETCHT0 %d(SI)" % (A2SB + ln))
-        w("\tVPMOVZXBW %d(SI), Y7" % (A2SC + 2 * AG * p))
-        w("\tVPSHUFLW $0xa0, Y7, Y5")
-        w("\tVPSHUFHW $0xa0, Y5, Y5")
-        w("\tVPSHUFLW $0xf5, Y7, Y6")
-        w("\tVPSHUFHW $0xf5, Y6, Y6")
+        avx2_scale_pairs(w, "VPMOVZXBW", A2SC + 2 * AG * p)
         for h in range(2):
             sub = 2 * p + h
             q, m = sub // 4, sub % 4
@@ -636,25 +635,13 @@ def kernel_q2k_avx2(T):
                     w("\tVMOVDQU %d(SI), Y%d" % (lo, c))
                     w("\tVPSRLW $%d, Y%d, Y%d" % (2 * m, c, c))
                     w("\tVPAND Y8, Y%d, Y%d" % (c, c))
-            for k in range(T):
-                for pair in range(2):
-                    c0, c1 = 2 * pair, 2 * pair + 1
-                    w("\tVPBROADCASTD %d(AX), Y11" % (256 * k + 16 * sub + 4 * c0))
-                    w("\tVPMADDUBSW Y11, Y%d, Y10" % c0)
-                    w("\tVPBROADCASTD %d(AX), Y11" % (256 * k + 16 * sub + 4 * c1))
-                    w("\tVPMADDUBSW Y11, Y%d, Y11" % c1)
-                    w("\tVPADDW Y11, Y10, Y10")
-                    w("\tVPMADDWD Y%d, Y10, Y10" % (5 + h))
-                    w("\tVPADDD Y10, Y%d, Y%d" % (12 + k, 12 + k))
+            avx2_subblock_products(w, T, sub, h)
     # The minimums' term: -Σ m·bsum per token, in Y0+k.
     for k in range(T):
         w("\tVPXOR Y%d, Y%d, Y%d" % (k, k, k))
     for p in range(8):
         w("\tVPMOVZXBW %d(SI), Y7" % (A2MN + 2 * AG * p))
-        for k in range(T):
-            w("\tVPBROADCASTD %d(DX), Y11" % (32 * k + 4 * p))
-            w("\tVPMADDWD Y11, Y7, Y11")
-            w("\tVPADDD Y11, Y%d, Y%d" % (k, k))
+        avx2_offset_terms(w, T, p, "Y7", 0)
     w("\tVCVTPH2PS (SI), Y5")
     w("\tVCVTPH2PS %d(SI), Y6" % A2DM)
     w("\tMOVQ DI, R15")

@@ -13,7 +13,7 @@ import "partnerapi/internal/inference/gguf"
 // high nibbles), which the kernels OR in as bit 4. The values are then the
 // unsigned q (0..31) and the token's correction −16·Σx (q8Tiles.c16) takes
 // the offset out, so a product's integer sums equal those of the Q8_0
-// rewrite and the results are its bits (TestPackedQ5_0MatchesQ8_0). 22
+// rewrite and the results are its bits (TestPackedMatchesQ8_0Rewrite). 22
 // bytes a row and block, as in GGUF.
 //
 // Only matrices of whole groups are packed (packsQ5Matrix): the tail

@@ -7,63 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"partnerapi/internal/inference/gguf"
 )
-
-// TestPackedQ5_0MatchesQ8_0 holds the packed Q5_0 kernels to the packed
-// Q8_0 kernels over the Q8_0 rewrite of the same matrix, bit for bit: the
-// same integer sums (q·x − 16·Σx against (q−16)·x) and the same float
-// steps, for every token count of one group and prefill counts, on random
-// bytes (every fifth-bit and nibble pattern) and at the extremes.
-func TestPackedQ5_0MatchesQ8_0(t *testing.T) {
-	forEachPackedPath(t, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(123, 124))
-		const rows, cols = 48, 640
-		raw := randomBytes(r, rows*cols/QK5_0*BlockQ5_0)
-		for b := 0; b < len(raw); b += BlockQ5_0 {
-			putHalfBits(raw[b:], FloatToHalf(float32(r.NormFloat64())*0.01))
-		}
-		ext := make([]byte, len(raw))
-		for i := range ext {
-			ext[i] = 0xff
-		}
-		for b := 0; b < len(ext); b += BlockQ5_0 {
-			putHalfBits(ext[b:], FloatToHalf(0.01))
-		}
-		for _, data := range [][]byte{raw, ext} {
-			m := Matrix{Type: gguf.Q5_0, Rows: rows, Cols: cols, Data: data}
-			p := Pack(m)
-			if !packsQ5Matrix(m) {
-				if p.Packed() {
-					t.Fatal("packed a Q5_0 matrix this family has no kernels for")
-				}
-				t.Skip("this family does not pack Q5_0")
-			}
-			if !packedQ5(p) {
-				t.Fatal("Pack did not pack")
-			}
-			q8 := Pack(AsQ8_0(m))
-			for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23} {
-				x := randomVector(r, n*cols)
-				if len(data) > 0 && &data[0] == &ext[0] {
-					for i := range x {
-						x[i] = -float32(1 + i%3)
-					}
-				}
-				got, want := make([]float32, n*rows), make([]float32, n*rows)
-				MatMul(got, p, x, n)
-				MatMul(want, q8, x, n)
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%d tokens: value %d is %v, the Q8_0 rewrite gives %v", n, i, got[i], want[i])
-					}
-				}
-			}
-		}
-	})
-}
 
 // BenchmarkPackedQ5SideBySide times the same products with the packed
 // Q5_0, Q5_1 and (AVX2) IQ4_NL kernels and with the loader's alternative,
@@ -109,22 +55,17 @@ func BenchmarkPackedQ5SideBySide(b *testing.B) {
 			x := randomVector(r, n*cols)
 			dst := make([]float32, n*rows)
 			b.Run(fmt.Sprintf("%v/tokens=%d", typ, n), func(b *testing.B) {
-				var tp, to time.Duration
-				for b.Loop() {
-					t0 := time.Now()
-					for _, w := range packed {
-						MatMul(dst, w, x, n)
-					}
-					t1 := time.Now()
-					for _, w := range other {
-						MatMul(dst, w, x, n)
-					}
-					tp, to = tp+t1.Sub(t0), to+time.Since(t1)
-				}
-				macs := float64(16*rows*cols*n) * float64(b.N)
-				b.ReportMetric(macs/float64(tp.Nanoseconds()), "MAC/ns-packed")
-				b.ReportMetric(macs/float64(to.Nanoseconds()), "MAC/ns-other")
-				b.ReportMetric(float64(to)/float64(tp), "speedup")
+				alternate(b, float64(16*rows*cols*n), "packed", "other",
+					func() {
+						for _, w := range packed {
+							MatMul(dst, w, x, n)
+						}
+					},
+					func() {
+						for _, w := range other {
+							MatMul(dst, w, x, n)
+						}
+					})
 			})
 		}
 	}
@@ -181,39 +122,68 @@ func TestPackedQ5_1(t *testing.T) {
 	})
 }
 
-// TestPackedIQ4NLMatchesQ8_0 holds the packed IQ4_NL kernels (AVX2) to the
-// packed Q8_0 kernels over the Q8_0 rewrite of the same matrix, bit for
-// bit, for every token count of one group and prefill counts, on random
-// bytes (every index pattern).
-func TestPackedIQ4NLMatchesQ8_0(t *testing.T) {
+// TestPackedMatchesQ8_0Rewrite holds the packed Q5_0 and (AVX2) IQ4_NL
+// kernels to the packed Q8_0 kernels over the Q8_0 rewrite of the same
+// matrix, bit for bit: the same integer sums (Q5_0: q·x − 16·Σx against
+// (q−16)·x; IQ4_NL: the looked-up levels) and the same float steps, for
+// every token count of one group and prefill counts, on random bytes
+// (every fifth-bit, nibble and index pattern) and, for Q5_0, at the
+// extremes.
+func TestPackedMatchesQ8_0Rewrite(t *testing.T) {
 	forEachPackedPath(t, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(129, 130))
+		r := rand.New(rand.NewPCG(123, 124))
 		const rows, cols = 48, 640
-		data := randomBlocks(r, rows*cols/32, BlockIQ4_NL, 0)
-		m := Matrix{Type: gguf.IQ4_NL, Rows: rows, Cols: cols, Data: data}
-		p := Pack(m)
-		if !packsIQ4NLMatrix(m) {
-			if p.Packed() {
-				t.Fatal("packed an IQ4_NL matrix this family has no kernels for")
+		ext := make([]byte, rows*cols/QK5_0*BlockQ5_0)
+		for i := range ext {
+			ext[i] = 0xff
+		}
+		for b := 0; b < len(ext); b += BlockQ5_0 {
+			putHalfBits(ext[b:], FloatToHalf(0.01))
+		}
+		for _, tc := range []struct {
+			name    string
+			typ     gguf.GGMLType
+			data    []byte
+			extreme bool
+			packs   func(Matrix) bool
+		}{
+			{"Q5_0 random", gguf.Q5_0, randomBlocks(r, rows*cols/32, BlockQ5_0, 0), false, packsQ5Matrix},
+			{"Q5_0 extremes", gguf.Q5_0, ext, true, packsQ5Matrix},
+			{"IQ4_NL random", gguf.IQ4_NL, randomBlocks(r, rows*cols/32, BlockIQ4_NL, 0), false, packsIQ4NLMatrix},
+		} {
+			m := Matrix{Type: tc.typ, Rows: rows, Cols: cols, Data: tc.data}
+			p := Pack(m)
+			if !tc.packs(m) {
+				if p.Packed() {
+					t.Fatalf("%s: packed a matrix this family has no kernels for", tc.name)
+				}
+				continue
 			}
-			t.Skip("this family does not pack IQ4_NL")
-		}
-		if !packedQ5(p) {
-			t.Fatal("Pack did not pack")
-		}
-		w, err := Rewrite(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q8 := Pack(w)
-		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23} {
-			x := randomVector(r, n*cols)
-			got, want := make([]float32, n*rows), make([]float32, n*rows)
-			MatMul(got, p, x, n)
-			MatMul(want, q8, x, n)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%d tokens: value %d is %v, the Q8_0 rewrite gives %v", n, i, got[i], want[i])
+			if !packedQ5(p) {
+				t.Fatalf("%s: Pack did not pack", tc.name)
+			}
+			w := AsQ8_0(m)
+			if tc.typ == gguf.IQ4_NL {
+				var err error
+				if w, err = Rewrite(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q8 := Pack(w)
+			for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23} {
+				x := randomVector(r, n*cols)
+				if tc.extreme {
+					for i := range x {
+						x[i] = -float32(1 + i%3)
+					}
+				}
+				got, want := make([]float32, n*rows), make([]float32, n*rows)
+				MatMul(got, p, x, n)
+				MatMul(want, q8, x, n)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s, %d tokens: value %d is %v, the Q8_0 rewrite gives %v", tc.name, n, i, got[i], want[i])
+					}
 				}
 			}
 		}

@@ -240,22 +240,35 @@ func BenchmarkPackedQ3KSideBySide(b *testing.B) {
 		x := randomVector(r, n*cols)
 		dst := make([]float32, n*rows)
 		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
-			var t3, t6 time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				for _, w := range q3 {
-					MatMul(dst, w, x, n)
-				}
-				t1 := time.Now()
-				for _, w := range q6 {
-					MatMul(dst, w, x, n)
-				}
-				t3, t6 = t3+t1.Sub(t0), t6+time.Since(t1)
-			}
-			macs := float64(16*rows*cols*n) * float64(b.N)
-			b.ReportMetric(macs/float64(t3.Nanoseconds()), "MAC/ns-q3_k")
-			b.ReportMetric(macs/float64(t6.Nanoseconds()), "MAC/ns-q6_k")
-			b.ReportMetric(float64(t6)/float64(t3), "speedup")
+			alternate(b, float64(16*rows*cols*n), "q3_k", "q6_k",
+				func() {
+					for _, w := range q3 {
+						MatMul(dst, w, x, n)
+					}
+				},
+				func() {
+					for _, w := range q6 {
+						MatMul(dst, w, x, n)
+					}
+				})
 		})
 	}
+}
+
+// alternate runs first and then second in every iteration of b, so that
+// both see the same machine, and reports each side's multiply-adds per ns
+// (macs per call) and second's time over first's as the speedup.
+func alternate(b *testing.B, macs float64, firstName, secondName string, first, second func()) {
+	var t1, t2 time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		first()
+		t := time.Now()
+		second()
+		t1, t2 = t1+t.Sub(t0), t2+time.Since(t)
+	}
+	n := macs * float64(b.N)
+	b.ReportMetric(n/float64(t1.Nanoseconds()), "MAC/ns-"+firstName)
+	b.ReportMetric(n/float64(t2.Nanoseconds()), "MAC/ns-"+secondName)
+	b.ReportMetric(float64(t2)/float64(t1), "speedup")
 }
