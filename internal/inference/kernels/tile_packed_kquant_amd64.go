@@ -12,6 +12,7 @@ import "partnerapi/internal/inference/gguf"
 // k's value of row r of the first group at out + 4·r + k·ostride bytes.
 
 //go:generate python3 gen_tile_packed_kquant.py .
+//go:generate python3 gen_tile_packed_kquant_avx2.py .
 
 //go:noescape
 func q4KPacked1(w *byte, x *int8, d *float32, bs *int32, nb int, out *float32, ostride int, groups int)
