@@ -1,11 +1,6 @@
 package kernels
 
-import (
-	"encoding/binary"
-	"fmt"
-
-	"partnerapi/internal/inference/gguf"
-)
+import "encoding/binary"
 
 // Q3_K (ggml type 11), the bulk of llama.cpp's Q3_K_S/M/L files: a block
 // of 256 values holds hmask[32] (each value's third bit), qs[64] (its low
@@ -148,38 +143,4 @@ func quantizeQ3KBlock(dst []byte, x []float32) {
 		dst[32+32*n+i] |= (u & 3) << (2 * uint(j))
 		dst[i] |= (u >> 2) << uint(4*n+j)
 	}
-}
-
-// Rewritten reports whether the loader turns weights of type t into
-// another type with Rewrite: always for Q4_1, for Q3_K and IQ4_NL where
-// Pack does not pack them (only the AVX2 family has their kernels).
-func Rewritten(t gguf.GGMLType) bool {
-	return t == gguf.Q3_K || t == gguf.IQ4_NL || t == gguf.Q4_1
-}
-
-// Rewrite returns a matrix of a type that Rewritten reports in the type the
-// kernels compute it as, the same weights bit for bit in a new heap buffer:
-// Q3_K as Q6_K, IQ4_NL as Q8_0 (iq4_nl.go), Q4_1 as Q5_1 (q4_1.go). Other
-// matrices come back unchanged.
-func Rewrite(m Matrix) (Matrix, error) {
-	if !Rewritten(m.Type) {
-		return m, nil
-	}
-	rb := rowBytes(m.Type, m.Cols)
-	if rb < 0 || m.Rows <= 0 || len(m.Data) != rb*m.Rows {
-		return m, fmt.Errorf("kernels: %d×%d %v matrix with %d bytes is not whole blocks", m.Rows, m.Cols, m.Type, len(m.Data))
-	}
-	to, from, size, conv := gguf.Q6_K, BlockQ3_K, BlockQ6_K, q3KAsQ6K
-	switch m.Type {
-	case gguf.IQ4_NL:
-		to, from, size, conv = gguf.Q8_0, BlockIQ4_NL, BlockQ8_0, iq4NLAsQ8_0
-	case gguf.Q4_1:
-		to, from, size, conv = gguf.Q5_1, BlockQ4_1, BlockQ5_1, q4_1AsQ5_1
-	}
-	nb := len(m.Data) / from
-	out := make([]byte, nb*size)
-	for b := range nb {
-		conv(out[b*size:][:size], m.Data[b*from:][:from])
-	}
-	return Matrix{Type: to, Rows: m.Rows, Cols: m.Cols, Data: out}, nil
 }

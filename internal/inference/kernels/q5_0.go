@@ -42,25 +42,26 @@ func fiveBits(blk []byte, hdr, j int) byte {
 	return lo&0x0f | byte(qh>>uint(j)&1)<<4
 }
 
-// AsQ8_0 returns the Q5_0 matrix m rewritten as Q8_0, the same weights in a
-// new heap buffer; other matrices come back unchanged.
+// AsQ8_0 returns the Q5_0 matrix m rewritten as Q8_0 (Rewrite), the same
+// weights in a new heap buffer; other matrices come back unchanged.
 func AsQ8_0(m Matrix) Matrix {
 	if m.Type != gguf.Q5_0 {
 		return m
 	}
-	if err := m.Validate(); err != nil {
+	w, err := Rewrite(m)
+	if err != nil {
 		panic(fmt.Sprintf("kernels: AsQ8_0: %v", err))
 	}
-	nb := len(m.Data) / BlockQ5_0
-	out := make([]byte, nb*BlockQ8_0)
-	for b := range nb {
-		src, dst := m.Data[b*BlockQ5_0:][:BlockQ5_0], out[b*BlockQ8_0:][:BlockQ8_0]
-		dst[0], dst[1] = src[0], src[1]
-		for j := range QK5_0 {
-			dst[2+j] = byte(q5_0Value(src, j))
-		}
+	return w
+}
+
+// q5_0AsQ8_0 writes the Q5_0 block src as the Q8_0 block dst: the same d,
+// the values q−16.
+func q5_0AsQ8_0(dst, src []byte) {
+	dst[0], dst[1] = src[0], src[1]
+	for j := range QK5_0 {
+		dst[2+j] = byte(q5_0Value(src, j))
 	}
-	return Matrix{Type: gguf.Q8_0, Rows: m.Rows, Cols: m.Cols, Data: out}
 }
 
 func dequantizeQ5_0(out []float32, blk []byte) {

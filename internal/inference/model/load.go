@@ -267,11 +267,11 @@ func (l *loader) matrix(name string, cols, rows int) kernels.Matrix {
 	}
 	m := kernels.Matrix{Type: t.Type, Rows: int(t.Dims[1]), Cols: cols, Data: data}
 	if kernels.Rewritten(m.Type) && kernels.PackedSize(m) == 0 {
-		// Q3_K, IQ4_NL and Q4_1 are Q6_K, Q8_0 and Q5_1 in fewer bytes
-		// (kernels.Rewrite): where the kernels in use do not pack them
-		// as they are (only AVX2 packs Q3_K and IQ4_NL), they are
-		// rewritten onto the heap, and the mapped bytes are never read
-		// again.
+		// Q5_0, Q3_K, IQ4_NL and Q4_1 are Q8_0, Q6_K, Q8_0 and Q5_1 in
+		// fewer bytes (kernels.Rewrite): where the kernels in use do not
+		// pack them as they are, they are rewritten onto the heap, every
+		// kernel of the wider type serves them, and the mapped bytes are
+		// never read again.
 		if m, err = kernels.Rewrite(m); err != nil {
 			l.err = fmt.Errorf("model: tensor %s: %w", name, err)
 			return m
@@ -283,16 +283,6 @@ func (l *loader) matrix(name string, cols, rows int) kernels.Matrix {
 	if err := m.Validate(); err != nil {
 		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
 		return m
-	}
-	if m.Type == gguf.Q5_0 && kernels.PackedSize(m) == 0 {
-		// Q5_0 is Q8_0 in fewer bytes (kernels.AsQ8_0): where the kernels
-		// in use do not pack it as it is, it is rewritten onto the heap,
-		// every Q8_0 kernel serves it, and the mapped bytes are never read
-		// again.
-		m = kernels.AsQ8_0(m)
-		if err := l.f.DropResident(data); err != nil {
-			l.err = err
-		}
 	}
 	return m
 }
