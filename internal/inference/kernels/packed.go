@@ -214,12 +214,15 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 // The sums are blockSum's SWAR reduction, eight bytes at a time.
 func (p *q8Tiles) blockSums() {
 	blocks := p.n * p.nb
-	p.c8 = grow(p.c8, blocks)
-	p.c4 = grow(p.c4, blocks)
-	p.c16 = grow(p.c16, blocks)
-	p.ms = grow(p.ms, blocks)
-	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK8_0/8)
-	for i := range blocks {
+	p.c8, p.c4, p.c16, p.ms = grow(p.c8, blocks), grow(p.c4, blocks), grow(p.c16, blocks), grow(p.ms, blocks)
+	p.blockSumsRange(0, blocks)
+}
+
+// blockSumsRange is blockSums for chunks [lo, hi) of the buffer, its
+// slices already grown.
+func (p *q8Tiles) blockSumsRange(lo, hi int) {
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), hi*QK8_0/8)
+	for i := lo; i < hi; i++ {
 		sum := blockSum(w[4*i : 4*i+4])
 		p.c8[i] = -128 * sum
 		p.c4[i] = -8 * sum

@@ -164,57 +164,84 @@ func q4KValues(q *[QK_K]byte, blk []byte) {
 // sub-blocks 2p and 2p+1 likewise. Each is computed once per preparation,
 // when a product of its type first asks (sums).
 type kTiles struct {
-	n, cols, nb    int
-	most           int // tokens per group (kTokens)
-	qs             []int8
-	d              []float32
-	bs4, bs6       []int32
-	hasBS4, hasBS6 bool
+	n, cols, nb       int
+	most              int // tokens per group (kTokens)
+	qs                []int8
+	d                 []float32
+	bs4, bs6          []int32
+	hasBS4, hasBS6    bool
+	tokStart, tokSize []int32 // each token's group (prepare)
 }
 
+// prepare quantises the n vectors of x to Q8_K in groups of at most most
+// tokens, block by block within a group. Large inputs are split over the
+// worker pool by token, as q8Tiles.prepareSplit does, with the same bits.
 func (p *kTiles) prepare(x []float32, cols, n, most int) {
 	nb := cols / QK_K
 	p.n, p.cols, p.nb, p.most = n, cols, nb, most
 	p.qs = grow(p.qs, n*cols)
 	p.d = grow(p.d, n*nb)
 	p.hasBS4, p.hasBS6 = false, false
+	p.tokStart, p.tokSize = grow(p.tokStart, n), grow(p.tokSize, n)
 	tokenGroups(n, most, func(t0, nt int) {
-		for b := range nb {
-			for k := range nt {
-				t, i := t0+k, t0*nb+nt*b+k
+		for k := range nt {
+			p.tokStart[t0+k], p.tokSize[t0+k] = int32(t0), int32(nt)
+		}
+	})
+	quantise := func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			t0, nt := int(p.tokStart[t]), int(p.tokSize[t])
+			for b := range nb {
+				i := t0*nb + nt*b + t - t0
 				p.d[i] = quantizeQ8K(p.qs[i*QK_K:(i+1)*QK_K], x[t*cols+b*QK_K:][:QK_K])
 			}
 		}
-	})
+	}
+	if n*cols < prepareParallelMin {
+		quantise(0, n)
+		return
+	}
+	workers.parallel(n, n*cols, 0, quantise)
 }
 
 // sums returns the sums the packed kernels of type t take (bs4 or bs6),
-// computing them on first use.
+// computing them on first use (over the worker pool for large inputs).
 func (p *kTiles) sums(t gguf.GGMLType) []int32 {
 	blocks := p.n * p.nb
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK_K/8)
+	split := func(fn func(lo, hi int)) {
+		if p.n*p.cols < prepareParallelMin {
+			fn(0, blocks)
+			return
+		}
+		workers.parallel(blocks, p.n*p.cols, 0, fn)
+	}
 	if t == gguf.Q4_K || t == gguf.Q5_K {
 		if !p.hasBS4 {
 			p.bs4 = grow(p.bs4, 4*blocks)
-			for i := range blocks {
-				w := words[32*i : 32*i+32]
-				for j := range 4 {
-					// |sum| ≤ 32·128, so each fits an int16.
-					p.bs4[4*i+j] = int16Pair(blockSum(w[8*j:8*j+4]), blockSum(w[8*j+4:8*j+8]))
+			split(func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					w := words[32*i : 32*i+32]
+					for j := range 4 {
+						// |sum| ≤ 32·128, so each fits an int16.
+						p.bs4[4*i+j] = int16Pair(blockSum(w[8*j:8*j+4]), blockSum(w[8*j+4:8*j+8]))
+					}
 				}
-			}
+			})
 			p.hasBS4 = true
 		}
 		return p.bs4
 	}
 	if !p.hasBS6 {
 		p.bs6 = grow(p.bs6, 8*blocks)
-		for i := range blocks {
-			w := words[32*i : 32*i+32]
-			for j := range 8 {
-				p.bs6[8*i+j] = int16Pair(-byteSum(w[4*j:4*j+2]), -byteSum(w[4*j+2:4*j+4]))
+		split(func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				w := words[32*i : 32*i+32]
+				for j := range 8 {
+					p.bs6[8*i+j] = int16Pair(-byteSum(w[4*j:4*j+2]), -byteSum(w[4*j+2:4*j+4]))
+				}
 			}
-		}
+		})
 		p.hasBS6 = true
 	}
 	return p.bs6

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"unsafe"
 
 	"partnerapi/internal/inference/gguf"
@@ -37,6 +38,8 @@ type q8Tiles struct {
 	hasCQ       bool      // cq holds the offset corrections (prepareFor)
 	c8, c4, c16 []int32   // the packed kernels' block corrections (blockSums)
 	ms          []float32 // d_x·Σx per block, for Q5_1's minimums (blockSums)
+
+	tokStart, tokSize []int32 // each token's tile group (prepareSplit)
 }
 
 const tileScalePad = 16
@@ -96,10 +99,7 @@ func (p *q8Tiles) prepare(x []float32, cols, n int) {
 // worth computing only for the products that read them (corrections adds
 // them later).
 func (p *q8Tiles) prepareFor(x []float32, cols, n int, withCQ bool) {
-	p.prepareBiasedCQ(x, cols, n, tileBiased && n > 1 && !tilePacked, withCQ || !tilePacked)
-	if tilePacked {
-		p.blockSums()
-	}
+	p.prepareSplit(x, cols, n, tileBiased && n > 1 && !tilePacked, withCQ || !tilePacked, tilePacked)
 }
 
 // prepareBiased is prepare with the choice of bias made by the caller.
@@ -119,29 +119,87 @@ func (p *q8Tiles) corrections() {
 }
 
 func (p *q8Tiles) prepareBiasedCQ(x []float32, cols, n int, biased, withCQ bool) {
+	p.prepareSplit(x, cols, n, biased, withCQ, false)
+}
+
+// prepareParallelValues is the activation count from which prepareSplit
+// spreads its passes over the worker pool. Below it the passes run on the
+// calling goroutine: two parallel regions cost 2–4 µs, what ten tokens of
+// 288 values take to quantise. Above it, left on the caller, they were the
+// serial part of every product: 0.7 ns a value, 36 µs for ten tokens of a
+// 4 864-wide down projection and ~100 µs for a 256-token prompt's
+// 576-wide product while the other workers waited.
+const prepareParallelValues = 16 << 10
+
+// prepareParallelMin is prepareParallelValues, which tests raise to compare
+// the split passes with the serial ones.
+var prepareParallelMin = prepareParallelValues
+
+// SetPrepareSplit spreads large activation passes over the worker pool
+// (on, the default) or keeps them on the caller (off), for benchmarks that
+// compare the two in one process. It must not be called while products
+// run.
+func SetPrepareSplit(on bool) {
+	prepareParallelMin = prepareParallelValues
+	if !on {
+		prepareParallelMin = math.MaxInt
+	}
+}
+
+// prepareSplit quantises x into p (prepareBiasedCQ) and, with sums, adds
+// the packed kernels' block sums (blockSums). Each token's blocks are
+// quantised alone and each later pass reads and writes one 32-value chunk
+// at a time (in the tiled layout, chunk i of the whole buffer has its
+// values at qs[32i:], its scale at d[i] and its corrections at cq[i] and
+// c8[i] …), so large inputs are split over the worker pool, tokens first
+// and then chunks, with the same bits as one goroutine doing it all.
+func (p *q8Tiles) prepareSplit(x []float32, cols, n int, biased, withCQ, sums bool) {
 	nb := cols / QK8_0
 	p.n, p.cols, p.nb = n, cols, nb
 	p.qs = grow(p.qs, n*cols)
 	p.d = grow(p.d, n*nb+tileScalePad)
 	p.corr = grow(p.corr, n*cols/2)
 	p.cq = grow(p.cq, n*nb+tileScalePad)
+	if sums {
+		blocks := n * nb
+		p.c8, p.c4, p.c16, p.ms = grow(p.c8, blocks), grow(p.c4, blocks), grow(p.c16, blocks), grow(p.ms, blocks)
+	}
+	// Token t's group starts at start[t] and has size[t] tokens.
+	p.tokStart, p.tokSize = grow(p.tokStart, n), grow(p.tokSize, n)
 	tileGroups(n, func(t0, T int) {
 		for k := range T {
-			// Where block 0 of token t0+k goes, and the distance between
-			// its blocks.
-			t := t0 + k
-			xOff, dOff := t0*cols+QK8_0*k, t0*nb+k
-			quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:])
-		}
-		if withCQ {
-			blockCorrections(p.cq[t0*nb:(t0+T)*nb], p.qs[t0*cols:(t0+T)*cols], p.d[t0*nb:])
+			p.tokStart[t0+k], p.tokSize[t0+k] = int32(t0), int32(T)
 		}
 	})
+	quantise := func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			// Where block 0 of token t goes, and the distance between its
+			// blocks.
+			t0, T := int(p.tokStart[t]), int(p.tokSize[t])
+			xOff, dOff := t0*cols+QK8_0*(t-t0), t0*nb+(t-t0)
+			quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:])
+		}
+	}
+	chunks := func(lo, hi int) {
+		if withCQ {
+			blockCorrections(p.cq[lo:hi], p.qs[lo*QK8_0:hi*QK8_0], p.d[lo:hi])
+		}
+		if sums {
+			p.blockSumsRange(lo, hi)
+		}
+		if biased {
+			biasBytes(p.qs[lo*QK8_0 : hi*QK8_0])
+		}
+	}
+	if n*cols < prepareParallelMin {
+		quantise(0, n)
+		chunks(0, n*nb)
+	} else {
+		workers.parallel(n, n*cols, 0, quantise)
+		workers.parallel(n*nb, n*cols, 0, chunks)
+	}
 	p.hasCQ = withCQ
 	p.biased = biased
-	if biased {
-		biasBytes(p.qs[:n*cols])
-	}
 }
 
 // blockCorrections writes −8·d[i]·Σx of each quantised block i of qs (the

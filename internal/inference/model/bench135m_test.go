@@ -287,3 +287,31 @@ func BenchmarkKQuantPackedSideBySide(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrepareSplitSideBySide compares a 256-token prefill and a
+// ten-stream decode step with the activation passes of large products
+// spread over the worker pool and kept on the caller
+// (kernels.SetPrepareSplit), alternating in one process, for the 135M shape,
+// a four-layer model of Qwen2.5-0.5B's widths (896/4 864) and a Q4_K model
+// of BenchmarkKQuantPackedSideBySide's shape.
+func BenchmarkPrepareSplitSideBySide(b *testing.B) {
+	defer kernels.SetPrepareSplit(true)
+	b.Run("Q4_K/prefill=256", func(b *testing.B) {
+		m := benchSynthetic(b, synthConfig{arch: "llama", embd: 1024, layers: 8, heads: 16, kvHeads: 4, ff: 2816, vocab: 32000, ctx: 1024, rot: 64, weightType: gguf.Q4_K})
+		stepsSideBySide(b, prefill256(b, m), 256, 1, kernels.SetPrepareSplit)
+	})
+	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+		b.Run(fmt.Sprintf("135M/%v/prefill=256", typ), func(b *testing.B) {
+			stepsSideBySide(b, prefill256(b, bench135M(b, typ)), 256, 1, kernels.SetPrepareSplit)
+		})
+		load05 := func(b *testing.B) *Model {
+			return benchSynthetic(b, synthConfig{arch: "qwen2", embd: 896, layers: 4, heads: 14, kvHeads: 2, ff: 4864, vocab: 32000, ctx: 1024, rot: 64, bias: true, weightType: typ})
+		}
+		b.Run(fmt.Sprintf("0.5Bwide/%v/prefill=256", typ), func(b *testing.B) {
+			stepsSideBySide(b, prefill256(b, load05(b)), 256, 1, kernels.SetPrepareSplit)
+		})
+		b.Run(fmt.Sprintf("0.5Bwide/%v/streams=10", typ), func(b *testing.B) {
+			stepsSideBySide(b, batchedDecode135M(b, load05(b), 10), 10, 4, kernels.SetPrepareSplit)
+		})
+	}
+}
