@@ -124,11 +124,11 @@ func mulRows(dst []float32, w Matrix, acts []activation, lo, hi int) {
 type activationBuffer struct {
 	acts     [actKinds][]activation
 	tiles    q8Tiles
-	ktiles   kTiles
-	prepared [actKinds + 2]bool // the last two entries stand for tiles and ktiles
+	ktiles   [2]kTiles          // by kTilesIndex
+	prepared [actKinds + 3]bool // the last three entries stand for tiles and ktiles
 }
 
-func (b *activationBuffer) reset() { b.prepared = [actKinds + 2]bool{} }
+func (b *activationBuffer) reset() { b.prepared = [actKinds + 3]bool{} }
 
 // prepare makes the activations that weights of type t read from the
 // nTokens vectors of x, unless an earlier call since reset already did.
@@ -147,11 +147,12 @@ func (b *activationBuffer) prepare(w Matrix, x []float32, cols, nTokens int) {
 		return
 	}
 	if packedKQuant(w) {
-		if !b.prepared[actKinds+1] {
-			b.ktiles.prepare(x, cols, nTokens, kTokens(w.packedGroup))
-			b.prepared[actKinds+1] = true
+		k := actKind(kTilesIndex(w.packedGroup))
+		if !b.prepared[actKinds+1+k] {
+			b.ktiles[k].prepare(x, cols, nTokens, kTokens(w.packedGroup))
+			b.prepared[actKinds+1+k] = true
 		}
-		b.ktiles.sums(t)
+		b.ktiles[k].sums(t)
 		if w.Rows%w.packedGroup == 0 {
 			return // no row outside a whole group reads the row dots' activations
 		}
@@ -183,7 +184,7 @@ func (b *activationBuffer) mulRows(dst []float32, w Matrix, lo, hi int) {
 		return
 	}
 	if packedKQuant(w) {
-		packedKMulRows(dst, w, &b.ktiles, b.acts[actQ8_K], lo, hi)
+		packedKMulRows(dst, w, &b.ktiles[kTilesIndex(w.packedGroup)], b.acts[actQ8_K], lo, hi)
 		return
 	}
 	mulRows(dst, w, b.acts[activationKind(w.Type)], lo, hi)

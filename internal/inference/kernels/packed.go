@@ -101,13 +101,14 @@ func PackedSize(m Matrix) int {
 	packs := m.Type == gguf.Q8_0 || m.Type == gguf.Q4_0 || (m.Type == gguf.Q4_K || m.Type == gguf.Q5_K || m.Type == gguf.Q6_K) && packsKQuant(m.Type) ||
 		(m.Type == gguf.Q5_0 || m.Type == gguf.Q5_1) && packsQ5Matrix(m) || m.Type == gguf.Q3_K && packsQ3K() || m.Type == gguf.Q2_K && packsQ2K() ||
 		m.Type == gguf.IQ4_NL && packsIQ4NLMatrix(m)
-	if !tilePacked || !packs || m.Rows < packGroup || m.packed != nil {
+	group := packGroupFor(m.Type)
+	if !tilePacked || !packs || m.Rows < group || m.packed != nil {
 		return 0
 	}
 	if m.Validate() != nil {
 		return 0
 	}
-	return m.Rows / packGroup * (m.Cols / m.Type.BlockSize()) * packBlockBytes(m.Type, packGroup)
+	return m.Rows / group * (m.Cols / m.Type.BlockSize()) * packBlockBytes(m.Type, group)
 }
 
 // PackInto is Pack with the copy written to buf, PackedSize(m) bytes that
@@ -121,7 +122,7 @@ func PackInto(m Matrix, buf []byte) Matrix {
 	if len(buf) != size {
 		panic(fmt.Sprintf("kernels: PackInto buffer of %d bytes for a packed copy of %d", len(buf), size))
 	}
-	group := packGroup
+	group := packGroupFor(m.Type)
 	groups, nb, gb := m.Rows/group, m.Cols/m.Type.BlockSize(), packBlockBytes(m.Type, group)
 	m.packed = buf
 	m.packedGroup = group

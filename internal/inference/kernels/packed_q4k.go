@@ -66,6 +66,28 @@ func packsKQuant(t gguf.GGMLType) bool {
 	return packGroup == packGroupK || packGroup == packGroupKAVX2
 }
 
+// packGroupFor is the rows of a packed group of type t in the kernel
+// family in use: the family's own (packGroup) but for Q2_K under the
+// AVX-512 family, which runs the AVX2 family's 8-row Q2_K kernels
+// (packed_q2k.go).
+func packGroupFor(t gguf.GGMLType) int {
+	if t == gguf.Q2_K && packGroup == packGroupK {
+		return packGroupKAVX2
+	}
+	return packGroup
+}
+
+// kTilesIndex is which of an activation buffer's two Q8_K layouts the
+// packed K-quant kernels of groups of `group` rows read: 0 for the kernel
+// family's own, 1 for the AVX2 kernels' groups of kTokensAVX2 tokens under
+// the AVX-512 family (Q2_K).
+func kTilesIndex(group int) int {
+	if group == packGroupKAVX2 && packGroup != packGroupKAVX2 {
+		return 1
+	}
+	return 0
+}
+
 // kTokens is the most tokens the packed K-quant kernels of groups of
 // `group` rows take in one call (the token groups of kTiles).
 func kTokens(group int) int {
@@ -79,7 +101,7 @@ func kTokens(group int) int {
 // pool then splits them on w's group boundaries (rowUnit).
 func packedKQuant(w Matrix) bool {
 	return (w.Type == gguf.Q4_K || w.Type == gguf.Q5_K || w.Type == gguf.Q6_K || w.Type == gguf.Q3_K || w.Type == gguf.Q2_K) && w.packed != nil && packedKMulRows != nil &&
-		tilePacked && w.packedGroup == packGroup && kquantPackedOn
+		tilePacked && w.packedGroup == packGroupFor(w.Type) && kquantPackedOn
 }
 
 // kquantPackedOn switches the packed K-quant kernels off for packed
