@@ -47,7 +47,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	connList := fs.String("connections", "8,64,256", "comma-separated numbers of concurrent keep-alive connections, one run each")
 	dur := fs.Duration("duration", 3*time.Second, "how long each scenario is loaded in all (split into --rounds)")
 	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
-	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, floor-sqlite, floor-postgres, load)")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, floor-sqlite, floor-postgres, load; -tagfocus takes a regexp, so anchor it: side=^sqlite$ leaves floor-sqlite out)")
 	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state")
 	var gcPercent string
 	registerGCFlag(fs, &gcPercent) // as serve sets it for a banking-only process
