@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"partnerapi/internal/inference/gguf"
 )
@@ -78,8 +77,8 @@ func TestPrepareSplitMatchesTokenByToken(t *testing.T) {
 // within each iteration so both see the same machine load: a 135M-class
 // layer's products (576 wide, the down projection 1 536) for a 256-token
 // prompt and for ten streams, and a 0.5B-class layer's (896, 4 864) for
-// ten streams and a 64-token chunk. It reports split ÷ serial time as
-// speedup (> 1 when splitting is faster).
+// ten streams and a 64-token chunk. It reports each side's median time and
+// split ÷ serial (< 1 when splitting is faster).
 func BenchmarkPrepareSplitSideBySide(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
@@ -101,21 +100,12 @@ func BenchmarkPrepareSplitSideBySide(b *testing.B) {
 					}
 				}
 				b.Run(fmt.Sprintf("%v/%s/tokens=%d", typ, sh.name, n), func(b *testing.B) {
-					var tSplit, tSerial time.Duration
-					old := prepareParallelMin
-					defer func() { prepareParallelMin = old }()
-					for b.Loop() {
-						t0 := time.Now()
+					defer SetPrepareSplit(true)
+					sideBySide(b, []string{"split", "serial"}, layer, func() {
+						SetPrepareSplit(false)
 						layer()
-						t1 := time.Now()
-						prepareParallelMin = math.MaxInt
-						layer()
-						prepareParallelMin = old
-						tSplit, tSerial = tSplit+t1.Sub(t0), tSerial+time.Since(t1)
-					}
-					b.ReportMetric(float64(tSplit.Nanoseconds())/float64(b.N), "ns-split/op")
-					b.ReportMetric(float64(tSerial.Nanoseconds())/float64(b.N), "ns-serial/op")
-					b.ReportMetric(float64(tSerial)/float64(tSplit), "speedup")
+						SetPrepareSplit(true)
+					})
 				})
 			}
 		}
