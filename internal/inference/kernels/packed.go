@@ -3,7 +3,6 @@ package kernels
 import (
 	"encoding/binary"
 	"fmt"
-	"unsafe"
 
 	"partnerapi/internal/inference/gguf"
 )
@@ -211,8 +210,8 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 // blockSums fills c8, c4 and c16 with each quantised block's correction,
 // −128·Σx, −8·Σx and −16·Σx (Q5_0), and ms with its float term d_x·Σx
 // (Q5_1's minimums multiply it): block i of the packed activations (whatever its token
-// group) is qs[32i:32i+32] with its scale at d[i]. qs must not be biased.
-// The sums are blockSum's SWAR reduction, eight bytes at a time.
+// group) is qs[32i:32i+32] with its scale at d[i] and its sum at sums[i].
+// The sums are the quantiser's (quantizeQ8Blocks).
 func (p *q8Tiles) blockSums() {
 	blocks := p.n * p.nb
 	p.c8, p.c4, p.c16, p.ms = grow(p.c8, blocks), grow(p.c4, blocks), grow(p.c16, blocks), grow(p.ms, blocks)
@@ -220,11 +219,11 @@ func (p *q8Tiles) blockSums() {
 }
 
 // blockSumsRange is blockSums for chunks [lo, hi) of the buffer, its
-// slices already grown.
+// slices already grown, from the sums the quantiser left.
 func (p *q8Tiles) blockSumsRange(lo, hi int) {
-	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), hi*QK8_0/8)
-	for i := lo; i < hi; i++ {
-		sum := blockSum(w[4*i : 4*i+4])
+	sums := p.sums[lo:hi]
+	for j, sum := range sums {
+		i := lo + j
 		p.c8[i] = -128 * sum
 		p.c4[i] = -8 * sum
 		p.c16[i] = -16 * sum

@@ -60,11 +60,11 @@ func TestPrepareSplitMatchesTokenByToken(t *testing.T) {
 	p.prepareSplit(x, cols, n, false, true, true)
 	tileGroups(n, func(t0, T int) {
 		for k := range T {
-			qs, d, corr := make([]int8, cols), make([]float32, nb), make([]int16, cols/2)
-			quantizeQ8BlocksGo(x[(t0+k)*cols:(t0+k+1)*cols], qs, QK8_0, d, 1, corr)
+			qs, d, corr, sums := make([]int8, cols), make([]float32, nb), make([]int16, cols/2), make([]int32, nb)
+			quantizeQ8BlocksGo(x[(t0+k)*cols:(t0+k+1)*cols], qs, QK8_0, d, 1, corr, sums)
 			for b := range nb {
 				i := t0*nb + T*b + k
-				if !slices.Equal(p.qs[QK8_0*i:QK8_0*(i+1)], qs[QK8_0*b:QK8_0*(b+1)]) || p.d[i] != d[b] {
+				if !slices.Equal(p.qs[QK8_0*i:QK8_0*(i+1)], qs[QK8_0*b:QK8_0*(b+1)]) || p.d[i] != d[b] || p.sums[i] != sums[b] {
 					t.Fatalf("token %d block %d not at chunk %d", t0+k, b, i)
 				}
 			}

@@ -19,6 +19,8 @@ DATA q8k127<>+0(SB)/4, $0x42fe0000
 GLOBL q8k127<>(SB), RODATA|NOPTR, $4
 DATA q8eights<>+0(SB)/4, $0x08080808
 GLOBL q8eights<>(SB), RODATA|NOPTR, $4
+DATA q8ones16<>+0(SB)/4, $0x00010001
+GLOBL q8ones16<>(SB), RODATA|NOPTR, $4
 DATA q8perm<>+0(SB)/4, $0
 DATA q8perm<>+4(SB)/4, $4
 DATA q8perm<>+8(SB)/4, $1
@@ -43,12 +45,15 @@ GLOBL q8perm<>(SB), RODATA|NOPTR, $32
 	VORPS  Y13, Y10, Y10 \
 	VADDPS Y10, y, y
 
-// func quantizeQ8BlocksAVX2(x *float32, nb int, qs *int8, qstep int, d *float32, dstep int, corr *int16)
+// func quantizeQ8BlocksAVX2(x *float32, nb int, qs *int8, qstep int, d *float32, dstep int, corr *int16, sums *int32)
 //
 // Quantises nb blocks of 32 floats at x: block b's values go to
-// qs + b·qstep, its scale to d + b·dstep (bytes), and its sixteen pair sums
-// 8·(q[2i]+q[2i+1]) to corr + b·qstep.
-TEXT ·quantizeQ8BlocksAVX2(SB), NOSPLIT, $0-56
+// qs + b·qstep, its scale to d + b·dstep (bytes), its sixteen pair sums
+// 8·(q[2i]+q[2i+1]) to corr + b·qstep and the sum of its 32 values to
+// sums + b·dstep (from the pair sums, already in a register: the packed
+// kernels' block corrections need it, and a pass over the bytes in Go cost
+// 0.2 ns a value).
+TEXT ·quantizeQ8BlocksAVX2(SB), NOSPLIT, $0-64
 	MOVQ         x+0(FP), SI
 	MOVQ         nb+8(FP), CX
 	MOVQ         qs+16(FP), DI
@@ -56,9 +61,11 @@ TEXT ·quantizeQ8BlocksAVX2(SB), NOSPLIT, $0-56
 	MOVQ         d+32(FP), DX
 	MOVQ         dstep+40(FP), R9
 	MOVQ         corr+48(FP), R10
+	MOVQ         sums+56(FP), R11
 	VBROADCASTSS q8absMask<>(SB), Y11
 	VBROADCASTSS q8signMask<>(SB), Y12
 	VBROADCASTSS q8half<>(SB), Y13
+	VPBROADCASTD q8ones16<>(SB), Y14
 	VPBROADCASTD q8eights<>(SB), Y15
 	TESTQ        CX, CX
 	JEQ          q8qdone
@@ -112,10 +119,22 @@ q8qloop:
 	VMOVDQU      Y0, (DI)
 	VPMADDUBSW   Y0, Y15, Y0
 	VMOVDQU      Y0, (R10)
+	// The block's sum: the pair sums (8× each) added to eight dwords,
+	// then across them, then divided by 8 (exactly: a multiple of 8).
+	VPMADDWD     Y14, Y0, Y1
+	VEXTRACTI128 $1, Y1, X2
+	VPADDD       X2, X1, X1
+	VPSHUFD      $0x4e, X1, X2
+	VPADDD       X2, X1, X1
+	VPSHUFD      $0xb1, X1, X2
+	VPADDD       X2, X1, X1
+	VPSRAD       $3, X1, X1
+	VMOVD        X1, (R11)
 	ADDQ         $128, SI
 	ADDQ         R8, DI
 	ADDQ         R8, R10
 	ADDQ         R9, DX
+	ADDQ         R9, R11
 	DECQ         CX
 	JNZ          q8qloop
 

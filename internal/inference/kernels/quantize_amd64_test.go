@@ -39,8 +39,19 @@ func TestQuantizeQ8BlocksAsmMatchesGo(t *testing.T) {
 		qa, qg := make([]int8, size), make([]int8, size)
 		da, dg := make([]float32, nb*layout.dStep), make([]float32, nb*layout.dStep)
 		ca, cg := make([]int16, size/2), make([]int16, size/2)
-		quantizeQ8BlocksAsm(x, qa, layout.qStep, da, layout.dStep, ca)
-		quantizeQ8BlocksGo(x, qg, layout.qStep, dg, layout.dStep, cg)
+		sa, sg := make([]int32, nb*layout.dStep), make([]int32, nb*layout.dStep)
+		quantizeQ8BlocksAsm(x, qa, layout.qStep, da, layout.dStep, ca, sa)
+		quantizeQ8BlocksGo(x, qg, layout.qStep, dg, layout.dStep, cg, sg)
+		for b := 0; b < nb; b++ {
+			o := b * layout.qStep
+			var want int32
+			for _, v := range qg[o : o+QK8_0] {
+				want += int32(v)
+			}
+			if sa[b*layout.dStep] != want || sg[b*layout.dStep] != want {
+				t.Fatalf("step %d block %d: sums asm %d, go %d, want %d", layout.qStep, b, sa[b*layout.dStep], sg[b*layout.dStep], want)
+			}
+		}
 		if !slices.Equal(qa, qg) || !slices.Equal(da, dg) || !slices.Equal(ca, cg) {
 			for b := 0; b < nb; b++ {
 				o := b * layout.qStep
@@ -149,10 +160,10 @@ func BenchmarkQuantizeQ8Blocks(b *testing.B) {
 	const cols = 4864
 	x := randomVector(r, cols)
 	for _, tile := range []int{1, 10} {
-		qs, d, corr := make([]int8, cols*tile), make([]float32, cols/QK8_0*tile), make([]int16, cols*tile/2)
+		qs, d, corr, sums := make([]int8, cols*tile), make([]float32, cols/QK8_0*tile), make([]int16, cols*tile/2), make([]int32, cols/QK8_0*tile)
 		b.Run(fmt.Sprintf("tile=%d", tile), func(b *testing.B) {
 			for b.Loop() {
-				quantizeQ8BlocksAsm(x, qs, QK8_0*tile, d, tile, corr)
+				quantizeQ8BlocksAsm(x, qs, QK8_0*tile, d, tile, corr, sums)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/cols, "ns/value")
 		})

@@ -38,6 +38,7 @@ type q8Tiles struct {
 	hasCQ       bool      // cq holds the offset corrections (prepareFor)
 	c8, c4, c16 []int32   // the packed kernels' block corrections (blockSums)
 	ms          []float32 // d_x·Σx per block, for Q5_1's minimums (blockSums)
+	sums        []int32   // Σx of each block, as quantised (in d's order)
 
 	tokStart, tokSize []int32 // each token's tile group (prepareSplit)
 }
@@ -160,6 +161,7 @@ func (p *q8Tiles) prepareSplit(x []float32, cols, n int, biased, withCQ, sums bo
 	p.d = grow(p.d, n*nb+tileScalePad)
 	p.corr = grow(p.corr, n*cols/2)
 	p.cq = grow(p.cq, n*nb+tileScalePad)
+	p.sums = grow(p.sums, n*nb)
 	if sums {
 		blocks := n * nb
 		p.c8, p.c4, p.c16, p.ms = grow(p.c8, blocks), grow(p.c4, blocks), grow(p.c16, blocks), grow(p.ms, blocks)
@@ -177,7 +179,7 @@ func (p *q8Tiles) prepareSplit(x []float32, cols, n int, biased, withCQ, sums bo
 			// blocks.
 			t0, T := int(p.tokStart[t]), int(p.tokSize[t])
 			xOff, dOff := t0*cols+QK8_0*(t-t0), t0*nb+(t-t0)
-			quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:])
+			quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:], p.sums[dOff:])
 		}
 	}
 	chunks := func(lo, hi int) {
@@ -226,19 +228,23 @@ func biasBytes(q []int8) {
 }
 
 // quantizeQ8Blocks quantises the blocks of x: block b's values go to
-// qs[b·qStep:], its scale to d[b·dStep] and its pair sums to
-// corr[b·qStep/2:]. Assembly replaces it where available.
+// qs[b·qStep:], its scale to d[b·dStep], its pair sums to
+// corr[b·qStep/2:] and the sum of its values to sums[b·dStep]. Assembly
+// replaces it where available.
 var quantizeQ8Blocks = quantizeQ8BlocksGo
 
-func quantizeQ8BlocksGo(x []float32, qs []int8, qStep int, d []float32, dStep int, corr []int16) {
+func quantizeQ8BlocksGo(x []float32, qs []int8, qStep int, d []float32, dStep int, corr []int16, sums []int32) {
 	for b := 0; b < len(x)/QK8_0; b++ {
 		o := b * qStep
 		q := qs[o : o+QK8_0]
 		d[b*dStep] = quantizeQ8Block(q, x[b*QK8_0:(b+1)*QK8_0])
 		c := corr[o/2 : o/2+QK8_0/2]
+		var sum int32
 		for i := range c {
 			c[i] = 8 * (int16(q[2*i]) + int16(q[2*i+1]))
+			sum += int32(q[2*i]) + int32(q[2*i+1])
 		}
+		sums[b*dStep] = sum
 	}
 }
 
