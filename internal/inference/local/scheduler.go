@@ -27,6 +27,11 @@ import (
 type joiner struct {
 	req *request
 	seq *model.Sequence
+	// started is set once the request's choices are in the batch (or have
+	// all finished): the joiner then leaves the joining list. Its
+	// sequence's position cannot tell, as a choice done at its first token
+	// hands the sequence to the prefix cache, which may release it at once.
+	started bool
 }
 
 // choiceState is one choice's sequence in the batch.
@@ -407,9 +412,10 @@ func (s *scheduler) step() {
 		if j.seq.Pos() < len(j.req.prompt) {
 			continue
 		}
+		j.started = true
 		s.start(j.req, j.seq, out[nDecode+k])
 	}
-	s.joining = slices.DeleteFunc(s.joining, func(j *joiner) bool { return j.seq != nil && j.seq.Pos() == len(j.req.prompt) })
+	s.joining = slices.DeleteFunc(s.joining, func(j *joiner) bool { return j.started })
 	clear(prefilling)
 }
 
@@ -444,7 +450,9 @@ func (s *scheduler) dropCancelled() {
 		if j.seq != nil {
 			j.seq.Release()
 		}
-		gone = append(gone, j.req)
+		if !slices.Contains(gone, j.req) {
+			gone = append(gone, j.req)
+		}
 		return true
 	})
 	for _, r := range gone {

@@ -168,3 +168,29 @@ func TestPacerForJoinStep(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestDoneAtFirstTokenLeavesOnce admits a request whose only choice
+// is done with the token sampled from its prompt, with the prefix cache
+// off: the cache releases that sequence at once, and the joiner must still
+// leave the joining list (it once stayed, because it was recognised by its
+// sequence's position, which the release reset: the request was prefilled
+// and started again and left twice, a close of a closed channel).
+func TestRequestDoneAtFirstTokenLeavesOnce(t *testing.T) {
+	s, newReq := schedulerOnStories(t)
+	s.cache.max = 0
+	r := newReq(storiesPromptIDs, 1)
+	s.admit(r)
+	s.step()
+	select {
+	case <-r.left:
+	default:
+		t.Fatal("the request did not leave after its first token")
+	}
+	if len(s.joining) != 0 || len(s.active) != 0 {
+		t.Fatalf("after leaving: %d joining, %d active", len(s.joining), len(s.active))
+	}
+	s.step() // panicked here before the fix
+	if evs := r.drain(nil); len(evs) != 1 {
+		t.Errorf("%d events, want 1", len(evs))
+	}
+}
