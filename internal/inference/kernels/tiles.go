@@ -108,14 +108,15 @@ func (p *q8Tiles) prepareBiased(x []float32, cols, n int, biased bool) {
 	p.prepareBiasedCQ(x, cols, n, biased, true)
 }
 
-// corrections computes the offset corrections prepareFor left out.
+// corrections computes the offset corrections prepareFor left out: chunk i
+// of the whole buffer, whatever its token group, has its values at
+// qs[32i:] and its scale at d[i] (prepareSplit), so one pass covers them.
 func (p *q8Tiles) corrections() {
 	if p.hasCQ {
 		return
 	}
-	tileGroups(p.n, func(t0, T int) {
-		blockCorrections(p.cq[t0*p.nb:(t0+T)*p.nb], p.qs[t0*p.cols:(t0+T)*p.cols], p.d[t0*p.nb:])
-	})
+	blocks := p.n * p.nb
+	blockCorrections(p.cq[:blocks], p.qs[:blocks*QK8_0], p.d[:blocks])
 	p.hasCQ = true
 }
 
