@@ -430,28 +430,39 @@ func (s *scheduler) finishIfDone(r *request) {
 }
 
 // dropCancelled removes the choices of cancelled requests at once and
-// releases their KV memory.
+// releases their KV memory. Each request's flag is read once: the caller
+// sets it at any moment, and a request whose choices were judged one by one
+// could have its later choices dropped and its earlier ones kept after it
+// had left, to leave again at the next step or at close (a close of a
+// closed channel that CI hit with n > 1 choices).
 func (s *scheduler) dropCancelled() {
 	var gone []*request
+	for _, c := range s.active {
+		if !slices.Contains(gone, c.req) && c.req.cancelled.Load() {
+			gone = append(gone, c.req)
+		}
+	}
+	for _, j := range s.joining {
+		if j.req.cancelled.Load() {
+			gone = append(gone, j.req)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
 	s.active = slices.DeleteFunc(s.active, func(c *choiceState) bool {
-		if !c.req.cancelled.Load() {
+		if !slices.Contains(gone, c.req) {
 			return false
 		}
 		c.seq.Release()
-		if !slices.Contains(gone, c.req) {
-			gone = append(gone, c.req)
-		}
 		return true
 	})
 	s.joining = slices.DeleteFunc(s.joining, func(j *joiner) bool {
-		if !j.req.cancelled.Load() {
+		if !slices.Contains(gone, j.req) {
 			return false
 		}
 		if j.seq != nil {
 			j.seq.Release()
-		}
-		if !slices.Contains(gone, j.req) {
-			gone = append(gone, j.req)
 		}
 		return true
 	})

@@ -1,6 +1,8 @@
 package local
 
 import (
+	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -192,5 +194,50 @@ func TestRequestDoneAtFirstTokenLeavesOnce(t *testing.T) {
 	s.step() // panicked here before the fix
 	if evs := r.drain(nil); len(evs) != 1 {
 		t.Errorf("%d events, want 1", len(evs))
+	}
+}
+
+// TestCancelDuringDropLeavesOnce cancels a three-choice request from another
+// goroutine while the scheduler drops cancelled requests, over and over: the
+// flag can flip between the request's choices. Judged choice by choice, a
+// request could lose its later choices and leave while its first stayed in
+// the batch, to leave again at the next drop or at close (a close of a
+// closed channel, which panics here).
+func TestCancelDuringDropLeavesOnce(t *testing.T) {
+	s, newReq := schedulerOnStories(t)
+	trials := 20000
+	if testing.Short() {
+		trials = 2000
+	}
+	for trial := range trials {
+		r := newReq(storiesPromptIDs, 10)
+		for i := range 3 {
+			s.active = append(s.active, &choiceState{req: r, index: i, seq: s.m.Net.NewSequence(16)})
+		}
+		ready := make(chan struct{})
+		go func() {
+			<-ready
+			for range trial % 64 {
+				runtime.Gosched()
+			}
+			r.cancelled.Store(true)
+		}()
+		close(ready)
+		for !isClosed(r.left) {
+			s.dropCancelled()
+			if isClosed(r.left) && len(s.active) != 0 {
+				t.Fatalf("trial %d: the request left with %d of its choices still in the batch", trial, len(s.active))
+			}
+		}
+		s.failActive(errors.New("closed")) // a second leave would panic here
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
