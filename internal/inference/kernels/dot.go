@@ -33,8 +33,10 @@ var (
 )
 
 // rowDot4 computes one weight row against four activations at once, so a
-// batched product expands each weight block once per four tokens.
-type rowDot4 func(row []byte, a []activation, out *[4]float32)
+// batched product expands each weight block once per four tokens. The
+// results come back by value: a pointer handed to a function variable
+// escapes, and the caller's array was allocated on every product.
+type rowDot4 func(row []byte, a []activation) [4]float32
 
 func rowDot4For(t gguf.GGMLType) rowDot4 {
 	switch t {

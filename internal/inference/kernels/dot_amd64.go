@@ -173,15 +173,15 @@ func dotF16x4AVX2(w *uint16, x *[4]*float32, n int, out *[4]float32)
 // dotF16x4Asm is dotF16Asm for four tokens: each 8-value weight chunk is
 // converted once. It follows dotF16AVX2's steps per token exactly, so the
 // results are equal bit for bit.
-func dotF16x4Asm(row []byte, a []activation, out *[4]float32) {
+func dotF16x4Asm(row []byte, a []activation) (out [4]float32) {
 	w := uint16s(row)
 	if len(w) == 0 {
-		*out = [4]float32{}
-		return
+		return out
 	}
 	var xs [4]*float32
 	for t := range xs {
 		xs[t] = &a[t].f[:len(w)][0]
 	}
-	dotF16x4AVX2(&w[0], &xs, len(w), out)
+	dotF16x4AVX2(&w[0], &xs, len(w), &out)
+	return out
 }

@@ -68,8 +68,7 @@ func TestAsmMatchesGo(t *testing.T) {
 		for i := range acts {
 			acts[i].prepare(activationKind(c.typ), randomVector(r, c.size))
 		}
-		var out [4]float32
-		c.asm(row, acts, &out)
+		out := c.asm(row, acts)
 		for i := range acts {
 			if want := c.ref(row, &acts[i]); math.Float32bits(out[i]) != math.Float32bits(want) {
 				t.Errorf("%v x4 n=%d token %d: %v, one-token kernel %v", c.typ, c.size, i, out[i], want)

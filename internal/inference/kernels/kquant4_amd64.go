@@ -29,7 +29,7 @@ func init() {
 // are unpacked once. The integer sums are exact and the float arithmetic per
 // token is dotQ4KAsm's (q4KAccumulate), so each result equals dotQ4KAsm's
 // bit for bit.
-func dotQ4Kx4Asm(row []byte, a []activation, out *[4]float32) {
+func dotQ4Kx4Asm(row []byte, a []activation) [4]float32 {
 	nb := len(row) / BlockQ4_K
 	a = a[:4]
 	for t := range a {
@@ -63,11 +63,11 @@ func dotQ4Kx4Asm(row []byte, a []activation, out *[4]float32) {
 			sums[t] = q4KAccumulate(sums[t], dw, dmw, a[t].d[b], isum[t], msum)
 		}
 	}
-	*out = sums
+	return sums
 }
 
 // dotQ6Kx4Asm is dotQ6KAsm for four tokens, equal to it bit for bit.
-func dotQ6Kx4Asm(row []byte, a []activation, out *[4]float32) {
+func dotQ6Kx4Asm(row []byte, a []activation) [4]float32 {
 	nb := len(row) / BlockQ6_K
 	a = a[:4]
 	for t := range a {
@@ -95,5 +95,5 @@ func dotQ6Kx4Asm(row []byte, a []activation, out *[4]float32) {
 			sums[t] = q6KAccumulate(sums[t], dw, a[t].d[b], isum[t]-32*off)
 		}
 	}
-	*out = sums
+	return sums
 }

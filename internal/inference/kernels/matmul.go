@@ -75,9 +75,22 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 	buf.prepare(w, x, w.Cols, nTokens)
 	defer buf.release()
 	unit := rowUnit()
-	parallelFor((w.Rows+unit-1)/unit, w.Rows*w.Cols*nTokens, func(lo, hi int) {
-		buf.mulRows(dst, w, lo*unit, min(hi*unit, w.Rows))
-	})
+	buf.bind()
+	buf.dst, buf.w, buf.unit = dst, w, unit
+	parallelFor((w.Rows+unit-1)/unit, w.Rows*w.Cols*nTokens, buf.mulFn)
+	buf.dst, buf.w = nil, Matrix{}
+}
+
+// mulUnits computes units [lo, hi) of the MatMul in progress.
+func (b *activationBuffer) mulUnits(lo, hi int) {
+	b.mulRows(b.dst, b.w, lo*b.unit, min(hi*b.unit, b.w.Rows))
+}
+
+// bind makes the method values the products hand to the worker pool.
+func (b *activationBuffer) bind() {
+	if b.mulFn == nil {
+		b.mulFn, b.mulManyFn = b.mulUnits, b.mulManyUnits
+	}
 }
 
 // rowUnit is the number of rows the worker pool hands out as one item:
@@ -100,13 +113,12 @@ func mulRows(dst []float32, w Matrix, acts []activation, lo, hi int) {
 	dot := rowDotFor(w.Type)
 	dot4 := rowDot4For(w.Type)
 	rb := w.RowBytes()
-	var out [4]float32
 	for r := lo; r < hi; r++ {
 		row := w.Data[r*rb : (r+1)*rb]
 		t := 0
 		if dot4 != nil {
 			for ; t+4 <= len(acts); t += 4 {
-				dot4(row, acts[t:t+4], &out)
+				out := dot4(row, acts[t:t+4])
 				for i, v := range out {
 					dst[(t+i)*w.Rows+r] = v
 				}
@@ -126,6 +138,16 @@ type activationBuffer struct {
 	tiles    q8Tiles
 	ktiles   [2]kTiles          // by kTilesIndex
 	prepared [actKinds + 3]bool // the last three entries stand for tiles and ktiles
+
+	// The product in progress: MatMul's dst, w and rows per unit, or
+	// MatMulMany's ops, for the pool's workers. Its chunks are method
+	// values bound once (bind), since a closure handed to the pool is
+	// allocated on every call and a decode step is to allocate nothing.
+	dst              []float32
+	w                Matrix
+	ops              []MatMulOp
+	unit             int
+	mulFn, mulManyFn func(lo, hi int)
 }
 
 func (b *activationBuffer) reset() { b.prepared = [actKinds + 3]bool{} }

@@ -48,14 +48,20 @@ func MatMulMany(ops []MatMulOp, x []float32, nTokens int) {
 	for _, op := range ops {
 		totalUnits += (op.W.Rows + unit - 1) / unit
 	}
-	parallelFor(totalUnits, totalRows*cols*nTokens, func(lo, hi int) {
-		base := 0
-		for _, op := range ops {
-			end := base + (op.W.Rows+unit-1)/unit
-			if lo < end && hi > base {
-				buf.mulRows(op.Dst, op.W, (max(lo, base)-base)*unit, min((min(hi, end)-base)*unit, op.W.Rows))
-			}
-			base = end
+	buf.bind()
+	buf.ops, buf.unit = ops, unit
+	parallelFor(totalUnits, totalRows*cols*nTokens, buf.mulManyFn)
+	buf.ops = nil
+}
+
+// mulManyUnits computes units [lo, hi) of the MatMulMany in progress.
+func (b *activationBuffer) mulManyUnits(lo, hi int) {
+	base, unit := 0, b.unit
+	for _, op := range b.ops {
+		end := base + (op.W.Rows+unit-1)/unit
+		if lo < end && hi > base {
+			b.mulRows(op.Dst, op.W, (max(lo, base)-base)*unit, min((min(hi, end)-base)*unit, op.W.Rows))
 		}
-	})
+		base = end
+	}
 }

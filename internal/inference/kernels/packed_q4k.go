@@ -193,6 +193,21 @@ type kTiles struct {
 	bs4, bs6          []int32
 	hasBS4, hasBS6    bool
 	tokStart, tokSize []int32 // each token's group (prepare)
+
+	// The input of the prepare in progress, and the passes bound once as
+	// method values: closures handed to the worker pool are allocated on
+	// every call, and a decode step is to allocate nothing.
+	x            []float32
+	quantiseFn   func(lo, hi int)
+	bs4Fn, bs6Fn func(lo, hi int)
+	words        []uint64
+}
+
+// bind makes the method values the passes hand to the worker pool.
+func (p *kTiles) bind() {
+	if p.quantiseFn == nil {
+		p.quantiseFn, p.bs4Fn, p.bs6Fn = p.quantiseRange, p.bs4Range, p.bs6Range
+	}
 }
 
 // prepare quantises the n vectors of x to Q8_K in groups of at most most
@@ -210,63 +225,80 @@ func (p *kTiles) prepare(x []float32, cols, n, most int) {
 			p.tokStart[t0+k], p.tokSize[t0+k] = int32(t0), int32(nt)
 		}
 	})
-	quantise := func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			t0, nt := int(p.tokStart[t]), int(p.tokSize[t])
-			for b := range nb {
-				i := t0*nb + nt*b + t - t0
-				p.d[i] = quantizeQ8K(p.qs[i*QK_K:(i+1)*QK_K], x[t*cols+b*QK_K:][:QK_K])
-			}
-		}
-	}
+	p.bind()
+	p.x = x
+	defer func() { p.x = nil }()
 	if n*cols < prepareParallelMin {
-		quantise(0, n)
+		p.quantiseRange(0, n)
 		return
 	}
-	workers.parallel(n, n*cols, 0, quantise)
+	workers.parallel(n, n*cols, 0, p.quantiseFn)
+}
+
+// quantiseRange quantises tokens [lo, hi) of the prepare in progress.
+func (p *kTiles) quantiseRange(lo, hi int) {
+	cols, nb := p.cols, p.nb
+	for t := lo; t < hi; t++ {
+		t0, nt := int(p.tokStart[t]), int(p.tokSize[t])
+		for b := range nb {
+			i := t0*nb + nt*b + t - t0
+			p.d[i] = quantizeQ8K(p.qs[i*QK_K:(i+1)*QK_K], p.x[t*cols+b*QK_K:][:QK_K])
+		}
+	}
 }
 
 // sums returns the sums the packed kernels of type t take (bs4 or bs6),
 // computing them on first use (over the worker pool for large inputs).
 func (p *kTiles) sums(t gguf.GGMLType) []int32 {
 	blocks := p.n * p.nb
-	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK_K/8)
-	split := func(fn func(lo, hi int)) {
-		if p.n*p.cols < prepareParallelMin {
-			fn(0, blocks)
-			return
-		}
-		workers.parallel(blocks, p.n*p.cols, 0, fn)
-	}
+	p.bind()
+	p.words = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK_K/8)
+	defer func() { p.words = nil }()
 	if t == gguf.Q4_K || t == gguf.Q5_K {
 		if !p.hasBS4 {
 			p.bs4 = grow(p.bs4, 4*blocks)
-			split(func(lo, hi int) {
-				for i := lo; i < hi; i++ {
-					w := words[32*i : 32*i+32]
-					for j := range 4 {
-						// |sum| ≤ 32·128, so each fits an int16.
-						p.bs4[4*i+j] = int16Pair(blockSum(w[8*j:8*j+4]), blockSum(w[8*j+4:8*j+8]))
-					}
-				}
-			})
+			p.split(blocks, p.bs4Fn)
 			p.hasBS4 = true
 		}
 		return p.bs4
 	}
 	if !p.hasBS6 {
 		p.bs6 = grow(p.bs6, 8*blocks)
-		split(func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				w := words[32*i : 32*i+32]
-				for j := range 8 {
-					p.bs6[8*i+j] = int16Pair(-byteSum(w[4*j:4*j+2]), -byteSum(w[4*j+2:4*j+4]))
-				}
-			}
-		})
+		p.split(blocks, p.bs6Fn)
 		p.hasBS6 = true
 	}
 	return p.bs6
+}
+
+// split runs fn over blocks [0, blocks), over the worker pool for large
+// inputs.
+func (p *kTiles) split(blocks int, fn func(lo, hi int)) {
+	if p.n*p.cols < prepareParallelMin {
+		fn(0, blocks)
+		return
+	}
+	workers.parallel(blocks, p.n*p.cols, 0, fn)
+}
+
+// bs4Range writes the Q4_K/Q5_K sums of blocks [lo, hi).
+func (p *kTiles) bs4Range(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		w := p.words[32*i : 32*i+32]
+		for j := range 4 {
+			// |sum| ≤ 32·128, so each fits an int16.
+			p.bs4[4*i+j] = int16Pair(blockSum(w[8*j:8*j+4]), blockSum(w[8*j+4:8*j+8]))
+		}
+	}
+}
+
+// bs6Range writes the other K-quants' sums of blocks [lo, hi).
+func (p *kTiles) bs6Range(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		w := p.words[32*i : 32*i+32]
+		for j := range 8 {
+			p.bs6[8*i+j] = int16Pair(-byteSum(w[4*j:4*j+2]), -byteSum(w[4*j+2:4*j+4]))
+		}
+	}
 }
 
 // int16Pair packs lo and hi, both within int16, as the low and high halves

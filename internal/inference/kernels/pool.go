@@ -36,9 +36,16 @@ const parallelThreshold = 1 << 15
 // so a worker that the OS has descheduled (the machine is shared) does not
 // hold the caller up. Claims halve what is left of the share (at least
 // min, at most max, so that a descheduled worker holds no more than that
-// up), so a thief finds up to half of it to take. A new job is allocated
-// per region, so a worker that wakes late and still holds the previous job
-// finds nothing left to claim and cannot touch the next.
+// up), so a thief finds up to half of it to take.
+//
+// Jobs are recycled (workerPool.run) so that a decode step allocates
+// nothing: some 60 regions a step each allocated one, and the garbage
+// brought collections whose mark phase had to stop goroutines that spend
+// most of their time in assembly. A worker counts itself in users before it
+// reads a job and checks that the job is still the published one, and a
+// job is reused only while no worker is in it, so a worker that wakes late
+// and still holds an earlier region's job never reads it while it is being
+// set up for another region: it finds nothing left to claim and leaves.
 type poolJob struct {
 	fn     func(lo, hi int)
 	n      int64
@@ -48,6 +55,7 @@ type poolJob struct {
 	np     int              // participants
 	shares [8]atomic.Uint64 // per participant: unclaimed [lo, hi) as lo<<32 | hi
 	done   atomic.Int64     // items finished
+	users  atomic.Int32     // workers inside work(this job)
 }
 
 type poolWorker struct {
@@ -62,6 +70,13 @@ type workerPool struct {
 	splitAt atomic.Int64  // work from which a product is split: parallelThreshold, or CalibrateSplit's (split.go)
 	regions atomic.Uint64 // parallel regions run so far (PoolRegions)
 	job     atomic.Pointer[poolJob]
+	// seq counts published jobs: a recycled job can be published again, so
+	// workers tell a new region from the one they last served by it.
+	seq atomic.Uint64
+	// ring holds the jobs run reuses in turn (only the holder of mu
+	// touches it); a region's job is reused two regions later.
+	ring    [2]*poolJob
+	next    int
 	workers []*poolWorker
 	// The caller parks on callerWake if the last chunk is still running
 	// when it runs out of chunks; the participant that finishes the job
@@ -89,17 +104,17 @@ func newWorkerPool(n int) *workerPool {
 // serve is a worker's loop: run each new job, then park until a caller
 // wakes it.
 func (p *workerPool) serve(w *poolWorker) {
-	var last *poolJob
+	var last uint64
 	var cur prefetchCursor
 	for {
-		if j := p.job.Load(); j != last {
-			last = j
-			p.work(j, w.id)
+		if seq := p.seq.Load(); seq != last {
+			last = seq
+			p.join(w.id)
 			continue
 		}
 		// Before spinning, read this worker's share of the next product's
 		// weights (prefetch.go), stopping as soon as a region starts.
-		cur.run(p.hint.Load(), w.id, p.n, func() bool { return p.job.Load() != last })
+		cur.run(p.hint.Load(), w.id, p.n, func() bool { return p.seq.Load() != last })
 		if p.spinUntilNewJob(last) {
 			continue
 		}
@@ -107,11 +122,27 @@ func (p *workerPool) serve(w *poolWorker) {
 		// publishes the job before reading flags, so either this worker sees
 		// the new job or the caller sees the flag and sends a wake-up.
 		w.parked.Store(true)
-		if p.job.Load() != last && w.parked.CompareAndSwap(true, false) {
+		if p.seq.Load() != last && w.parked.CompareAndSwap(true, false) {
 			continue
 		}
 		<-w.wake
 	}
+}
+
+// join works on the published job as participant self. It counts itself
+// in the job's users first and then checks that the job is still the
+// published one: run reuses a job only while it has no users, so once the
+// check passes the job's fields stay as published until this worker
+// leaves. A job replaced in between is left alone (its region may be over
+// and the job being set up again); the caller publishes a job before
+// moving seq, so the worker comes back for the newer one.
+func (p *workerPool) join(self int) {
+	j := p.job.Load()
+	j.users.Add(1)
+	if p.job.Load() == j {
+		p.work(j, self)
+	}
+	j.users.Add(-1)
 }
 
 // work claims and runs chunks of j as participant self, first from the
@@ -239,14 +270,28 @@ func (p *workerPool) run(n int, fn func(lo, hi int)) {
 	// the participants finish within a small chunk of each other. Equal chunks of n ÷ 4·participants
 	// (poolEqualChunks) left one of them idle for up to an eighth of each
 	// product, spinning until the other's last chunk was done.
-	j := &poolJob{fn: fn, n: int64(n), min: int64(max(1, n/32)), max: int64(max(1, n/(4*p.n))), np: p.n}
+	j := p.ring[p.next]
+	if j == nil || j.users.Load() != 0 {
+		// A worker still holds this slot's job from two regions ago (it
+		// woke late and has not left yet): leave that one to it.
+		j = new(poolJob)
+		p.ring[p.next] = j
+	}
+	p.next = (p.next + 1) % len(p.ring)
+	j.fn, j.n, j.min, j.max, j.equal, j.np = fn, int64(n), int64(max(1, n/32)), int64(max(1, n/(4*p.n))), false, p.n
 	if poolEqualChunks.Load() {
 		j.min, j.equal = int64((n+4*p.n-1)/(4*p.n)), true
 	}
 	for i := range j.np {
 		j.shares[i].Store(uint64(i*n/p.n)<<32 | uint64((i+1)*n/p.n))
 	}
+	j.done.Store(0)
 	p.job.Store(j)
+	p.seq.Add(1)
+	// The job must not keep the caller's function (and what it refers
+	// to) alive after the region: no claim can succeed once it is over, so
+	// no worker reads fn again.
+	defer func() { j.fn = nil }()
 	// Read each flag before swapping it: a CAS takes the flag's cache line
 	// exclusively even when it fails, and a spinning worker, which never
 	// writes the flag, then pays a transfer to read it again. On a host
@@ -302,10 +347,10 @@ func init() { poolSpin.Store(int64(defaultPoolSpin)) }
 
 const defaultPoolSpin = 200 * time.Microsecond
 
-// spinUntilNewJob polls for a job other than last for up to poolSpin and
-// reports whether one arrived.
-func (p *workerPool) spinUntilNewJob(last *poolJob) bool {
-	return spin(func() bool { return p.job.Load() != last })
+// spinUntilNewJob polls for up to poolSpin for a job published after the
+// one numbered last (seq) and reports whether one arrived.
+func (p *workerPool) spinUntilNewJob(last uint64) bool {
+	return spin(func() bool { return p.seq.Load() != last })
 }
 
 // spinUntilDone polls for j to finish for up to poolSpin and reports whether

@@ -83,3 +83,59 @@ func TestPoolShareClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycledJobsRunEachRegionOnce runs many short regions back to back
+// on a pool of four participants (more than this machine may have cores, so
+// that workers are often descheduled mid-region and come back late, holding
+// a job that has since been reused): every region must run each of its
+// indexes exactly once and only its own function. A recycled job that a
+// late worker could still read while it was set up again would show here
+// (and to the race detector) as an index run twice, by a stale function, or
+// not at all.
+func TestRecycledJobsRunEachRegionOnce(t *testing.T) {
+	p := newWorkerPool(4)
+	regions := 20000
+	if testing.Short() || raceEnabled {
+		regions = 3000
+	}
+	seen := make([]atomic.Int32, 64)
+	for r := range regions {
+		n := 8 + r%57
+		var stale atomic.Bool
+		region := int32(r)
+		p.parallel(n, 1<<30, 0, func(lo, hi int) {
+			if region != int32(r) {
+				stale.Store(true)
+			}
+			for i := lo; i < hi; i++ {
+				seen[i].Add(1)
+			}
+		})
+		if stale.Load() {
+			t.Fatalf("region %d ran another region's function", r)
+		}
+		for i := range n {
+			if c := seen[i].Swap(0); c != 1 {
+				t.Fatalf("region %d: index %d of %d ran %d times", r, i, n, c)
+			}
+		}
+	}
+}
+
+// TestParallelRegionAllocatesNothing: a region of a function bound once
+// allocates nothing (the jobs are recycled), so a decode step of some 60
+// regions makes no garbage.
+func TestParallelRegionAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector instruments allocations")
+	}
+	var sum atomic.Int64
+	fn := func(lo, hi int) { sum.Add(int64(hi - lo)) }
+	allocs := testing.AllocsPerRun(1000, func() { workers.parallel(1000, 1<<30, 0, fn) })
+	if allocs != 0 {
+		t.Errorf("a parallel region made %.2f heap allocations, want 0", allocs)
+	}
+	if want := int64(1000 * 1001); sum.Load() != want {
+		t.Errorf("the regions covered %d items, want %d", sum.Load(), want)
+	}
+}

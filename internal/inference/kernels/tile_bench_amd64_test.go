@@ -121,7 +121,7 @@ func BenchmarkKQuantKernel(b *testing.B) {
 						if tokens == 1 {
 							out[0] += one(row, &acts[0])
 						} else {
-							four(row, acts, &out)
+							out = four(row, acts)
 						}
 					}
 					macs := float64(tokens*cols) * float64(b.N)

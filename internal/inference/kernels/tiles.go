@@ -41,6 +41,14 @@ type q8Tiles struct {
 	sums        []int32   // Σx of each block, as quantised (in d's order)
 
 	tokStart, tokSize []int32 // each token's tile group (prepareSplit)
+
+	// The prepareSplit in progress (its input and which passes it makes),
+	// and its passes bound once as method values: closures handed to the
+	// worker pool are allocated on every call, and a decode step is to
+	// allocate nothing.
+	x                   []float32
+	withCQ, withSums    bool
+	quantiseFn, chunkFn func(lo, hi int)
 }
 
 const tileScalePad = 16
@@ -176,35 +184,45 @@ func (p *q8Tiles) prepareSplit(x []float32, cols, n int, biased, withCQ, sums bo
 			p.tokStart[t0+k], p.tokSize[t0+k] = int32(t0), int32(T)
 		}
 	})
-	quantise := func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			// Where block 0 of token t goes, and the distance between its
-			// blocks.
-			t0, T := int(p.tokStart[t]), int(p.tokSize[t])
-			xOff, dOff := t0*cols+QK8_0*(t-t0), t0*nb+(t-t0)
-			quantizeQ8Blocks(x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:], p.sums[dOff:])
-		}
+	if p.quantiseFn == nil {
+		p.quantiseFn, p.chunkFn = p.quantiseRange, p.chunkRange
 	}
-	chunks := func(lo, hi int) {
-		if withCQ {
-			blockCorrections(p.cq[lo:hi], p.qs[lo*QK8_0:hi*QK8_0], p.d[lo:hi])
-		}
-		if sums {
-			p.blockSumsRange(lo, hi)
-		}
-		if biased {
-			biasBytes(p.qs[lo*QK8_0 : hi*QK8_0])
-		}
-	}
+	p.x, p.withCQ, p.withSums, p.biased = x, withCQ, sums, biased
 	if n*cols < prepareParallelMin {
-		quantise(0, n)
-		chunks(0, n*nb)
+		p.quantiseRange(0, n)
+		p.chunkRange(0, n*nb)
 	} else {
-		workers.parallel(n, n*cols, 0, quantise)
-		workers.parallel(n*nb, n*cols, 0, chunks)
+		workers.parallel(n, n*cols, 0, p.quantiseFn)
+		workers.parallel(n*nb, n*cols, 0, p.chunkFn)
 	}
+	p.x = nil
 	p.hasCQ = withCQ
-	p.biased = biased
+}
+
+// quantiseRange quantises tokens [lo, hi) of the prepareSplit in progress.
+func (p *q8Tiles) quantiseRange(lo, hi int) {
+	cols, nb := p.cols, p.nb
+	for t := lo; t < hi; t++ {
+		// Where block 0 of token t goes, and the distance between its
+		// blocks.
+		t0, T := int(p.tokStart[t]), int(p.tokSize[t])
+		xOff, dOff := t0*cols+QK8_0*(t-t0), t0*nb+(t-t0)
+		quantizeQ8Blocks(p.x[t*cols:(t+1)*cols], p.qs[xOff:], QK8_0*T, p.d[dOff:], T, p.corr[xOff/2:], p.sums[dOff:])
+	}
+}
+
+// chunkRange makes the later passes of the prepareSplit in progress over
+// the 32-value chunks [lo, hi) of the whole buffer.
+func (p *q8Tiles) chunkRange(lo, hi int) {
+	if p.withCQ {
+		blockCorrections(p.cq[lo:hi], p.qs[lo*QK8_0:hi*QK8_0], p.d[lo:hi])
+	}
+	if p.withSums {
+		p.blockSumsRange(lo, hi)
+	}
+	if p.biased {
+		biasBytes(p.qs[lo*QK8_0 : hi*QK8_0])
+	}
 }
 
 // blockCorrections writes −8·d[i]·Σx of each quantised block i of qs (the

@@ -128,7 +128,9 @@ var scoresPool = sync.Pool{New: func() any { return new([]float32) }}
 func getScores(n int) *[]float32 {
 	p := scoresPool.Get().(*[]float32)
 	if cap(*p) < n {
-		*p = make([]float32, n)
+		// Grown geometrically: the rows lengthen with the span, one
+		// position a step, and an exact fit was reallocated every step.
+		*p = make([]float32, n, max(n, 2*cap(*p)))
 	}
 	*p = (*p)[:n]
 	return p
