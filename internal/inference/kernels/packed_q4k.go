@@ -248,15 +248,15 @@ func (p *kTiles) quantiseRange(lo, hi int) {
 }
 
 // sums returns the sums the packed kernels of type t take (bs4 or bs6),
-// computing them on first use (over the worker pool for large inputs).
+// computing them on first use (over the worker pool for large inputs). The
+// products' workers call it concurrently once the sums exist (prepare made
+// them), so it writes nothing then.
 func (p *kTiles) sums(t gguf.GGMLType) []int32 {
 	blocks := p.n * p.nb
-	p.bind()
-	p.words = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK_K/8)
-	defer func() { p.words = nil }()
 	if t == gguf.Q4_K || t == gguf.Q5_K {
 		if !p.hasBS4 {
 			p.bs4 = grow(p.bs4, 4*blocks)
+			p.bind()
 			p.split(blocks, p.bs4Fn)
 			p.hasBS4 = true
 		}
@@ -264,15 +264,18 @@ func (p *kTiles) sums(t gguf.GGMLType) []int32 {
 	}
 	if !p.hasBS6 {
 		p.bs6 = grow(p.bs6, 8*blocks)
+		p.bind()
 		p.split(blocks, p.bs6Fn)
 		p.hasBS6 = true
 	}
 	return p.bs6
 }
 
-// split runs fn over blocks [0, blocks), over the worker pool for large
-// inputs.
+// split runs fn over blocks [0, blocks) of the quantised values, over the
+// worker pool for large inputs.
 func (p *kTiles) split(blocks int, fn func(lo, hi int)) {
+	p.words = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p.qs))), blocks*QK_K/8)
+	defer func() { p.words = nil }()
 	if p.n*p.cols < prepareParallelMin {
 		fn(0, blocks)
 		return
