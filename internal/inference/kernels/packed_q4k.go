@@ -194,9 +194,10 @@ type kTiles struct {
 	hasBS4, hasBS6    bool
 	tokStart, tokSize []int32 // each token's group (prepare)
 
-	// The input of the prepare in progress, and the passes bound once as
-	// method values: closures handed to the worker pool are allocated on
-	// every call, and a decode step is to allocate nothing.
+	// The input of the prepare in progress, the word view of the values
+	// while sums computes their sums, and the passes bound once as method
+	// values: closures handed to the worker pool are allocated on every
+	// call, and a decode step is to allocate nothing.
 	x            []float32
 	quantiseFn   func(lo, hi int)
 	bs4Fn, bs6Fn func(lo, hi int)
