@@ -430,11 +430,12 @@ func (s *scheduler) finishIfDone(r *request) {
 }
 
 // dropCancelled removes the choices of cancelled requests at once and
-// releases their KV memory. Each request's flag is read once: the caller
-// sets it at any moment, and a request whose choices were judged one by one
-// could have its later choices dropped and its earlier ones kept after it
-// had left, to leave again at the next step or at close (a close of a
-// closed channel that CI hit with n > 1 choices).
+// releases their KV memory. Which requests go is decided first, and then
+// all of a request's choices go together: the caller sets the flag at any
+// moment, and a request whose choices were judged one by one could have its
+// later choices dropped and its earlier ones kept after it had left, to
+// leave again at the next step or at close (a close of a closed channel
+// that CI hit with n > 1 choices).
 func (s *scheduler) dropCancelled() {
 	var gone []*request
 	for _, c := range s.active {
