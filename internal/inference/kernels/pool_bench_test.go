@@ -106,9 +106,14 @@ type decodeStep struct {
 // newDecodeStep135M makes distinct random Q8_0 weights per layer (about
 // 105 MB), so that as in a real decode step they stream from memory.
 func newDecodeStep135M(r *rand.Rand) *decodeStep {
-	const layers, E, KV, FF = 30, 576, 192, 1536
+	return newDecodeStep(r, gguf.Q8_0, 30, 576, 192, 1536)
+}
+
+// newDecodeStep makes the weight products of a decode step of the given
+// shape: distinct random weights of typ per layer.
+func newDecodeStep(r *rand.Rand, typ gguf.GGMLType, layers, E, KV, FF int) *decodeStep {
 	mat := func(rows, cols int) Matrix {
-		return Pack(Matrix{Type: gguf.Q8_0, Rows: rows, Cols: cols, Data: randomRow(r, gguf.Q8_0, rows*cols)})
+		return Pack(Matrix{Type: typ, Rows: rows, Cols: cols, Data: randomRow(r, typ, rows*cols)})
 	}
 	s := &decodeStep{x: randomVector(r, 10*FF), out: make([]float32, 10*FF)}
 	for range layers {
@@ -245,5 +250,40 @@ func BenchmarkPoolDoneSideBySide(b *testing.B) {
 			b.ReportMetric(float64(perChunk.Nanoseconds())/float64(b.N), "ns-perchunk/op")
 			b.ReportMetric(float64(perChunk)/float64(once), "speedup")
 		})
+	}
+}
+
+// BenchmarkPoolClaimsSideBySide times the weight products of 15M- and
+// 135M-class decode steps (Q8_0 and Q4_0; one and ten tokens) with claims
+// of at least poolClaimWork and with the earlier floor of n ÷ 32 items
+// alone, alternating within each iteration so both see the same machine
+// load, and reports the ratio.
+func BenchmarkPoolClaimsSideBySide(b *testing.B) {
+	r := rand.New(rand.NewPCG(73, 74))
+	for _, shape := range []struct {
+		name              string
+		layers, E, KV, FF int
+	}{{"15m", 6, 288, 288, 768}, {"135m", 30, 576, 192, 1536}} {
+		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+			step := newDecodeStep(r, typ, shape.layers, shape.E, shape.KV, shape.FF)
+			for _, n := range []int{1, 10} {
+				b.Run(fmt.Sprintf("%s/%v/tokens=%d", shape.name, typ, n), func(b *testing.B) {
+					defer poolClaimWork.Store(defaultClaimWork)
+					var floor, items time.Duration
+					for b.Loop() {
+						t0 := time.Now()
+						step.run(n)
+						t1 := time.Now()
+						poolClaimWork.Store(0)
+						step.run(n)
+						poolClaimWork.Store(defaultClaimWork)
+						floor, items = floor+t1.Sub(t0), items+time.Since(t1)
+					}
+					b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N), "ns-claimwork/op")
+					b.ReportMetric(float64(items.Nanoseconds())/float64(b.N), "ns-items/op")
+					b.ReportMetric(float64(items)/float64(floor), "speedup")
+				})
+			}
+		}
 	}
 }

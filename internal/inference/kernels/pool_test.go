@@ -139,3 +139,24 @@ func TestParallelRegionAllocatesNothing(t *testing.T) {
 		t.Errorf("the regions covered %d items, want %d", sum.Load(), want)
 	}
 }
+
+// TestClaimItems pins the smallest claim: n ÷ 32 items for large regions,
+// enough items for poolClaimWork of work in small ones, never more than
+// the region, and the n ÷ 32 floor alone when the region states no work.
+func TestClaimItems(t *testing.T) {
+	for _, c := range []struct {
+		n, work int
+		want    int64
+	}{
+		{18, 288 * 288 * 10, 12},     // a 15M-class 288×288 product of ten tokens
+		{96, 1536 * 576, 57},         // a 135M-class FFN product of one token
+		{3072, 49152 * 576 * 10, 96}, // the 135M classifier, ten tokens: n ÷ 32
+		{4, 1 << 10, 4},              // never more than the region
+		{64, 0, 2},                   // no work stated: n ÷ 32
+		{8, 1 << 30, 1},              // at least one item
+	} {
+		if got := claimItems(c.n, c.work); got != c.want {
+			t.Errorf("claimItems(%d, %d) = %d, want %d", c.n, c.work, got, c.want)
+		}
+	}
+}

@@ -123,7 +123,7 @@ func (pr *splitProbe) product(p *workerPool) {
 		b.mulRows(pr.dst, w, 0, w.Rows)
 	} else {
 		unit := rowUnit()
-		p.run((w.Rows+unit-1)/unit, func(lo, hi int) { b.mulRows(pr.dst, w, lo*unit, min(hi*unit, w.Rows)) })
+		p.run((w.Rows+unit-1)/unit, pr.work(), func(lo, hi int) { b.mulRows(pr.dst, w, lo*unit, min(hi*unit, w.Rows)) })
 	}
 	b.release()
 }
