@@ -176,79 +176,42 @@ func BenchmarkPoolSideBySide(b *testing.B) {
 
 // BenchmarkPoolSpinSideBySide times a 135M-class decode step (the weight
 // products of 30 layers) with the workers spinning for poolSpin before they
-// park, and with them parking at once, alternating within each iteration so
-// both see the same machine load, and reports the ratio.
+// park, and with them parking at once.
 func BenchmarkPoolSpinSideBySide(b *testing.B) {
 	step := newDecodeStep135M(rand.New(rand.NewPCG(65, 66)))
+	spinning := poolSpin.Load()
 	for _, n := range []int{1, 10} {
 		b.Run(fmt.Sprintf("decode-step/tokens=%d", n), func(b *testing.B) {
-			spinning := poolSpin.Load()
-			defer poolSpin.Store(spinning)
-			var withSpin, parkAtOnce time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				step.run(n)
-				t1 := time.Now()
+			settingSideBySide(b, func() { step.run(n) }, "spin", "park", func(on bool) {
 				poolSpin.Store(0)
-				step.run(n)
-				poolSpin.Store(spinning)
-				withSpin, parkAtOnce = withSpin+t1.Sub(t0), parkAtOnce+time.Since(t1)
-			}
-			b.ReportMetric(float64(withSpin.Nanoseconds())/float64(b.N), "ns-spin/op")
-			b.ReportMetric(float64(parkAtOnce.Nanoseconds())/float64(b.N), "ns-park/op")
-			b.ReportMetric(float64(parkAtOnce)/float64(withSpin), "speedup")
+				if on {
+					poolSpin.Store(spinning)
+				}
+			})
 		})
 	}
 }
 
 // BenchmarkPoolChunksSideBySide times a 135M-class decode step (the weight
 // products of 30 layers) with shrinking chunks and with equal chunks of
-// n ÷ 4·participants, alternating within each iteration so both see the
-// same machine load, and reports the ratio.
+// n ÷ 4·participants.
 func BenchmarkPoolChunksSideBySide(b *testing.B) {
 	step := newDecodeStep135M(rand.New(rand.NewPCG(69, 70)))
 	for _, n := range []int{1, 10} {
 		b.Run(fmt.Sprintf("decode-step/tokens=%d", n), func(b *testing.B) {
-			defer poolEqualChunks.Store(false)
-			var shrinking, equal time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				step.run(n)
-				t1 := time.Now()
-				poolEqualChunks.Store(true)
-				step.run(n)
-				poolEqualChunks.Store(false)
-				shrinking, equal = shrinking+t1.Sub(t0), equal+time.Since(t1)
-			}
-			b.ReportMetric(float64(shrinking.Nanoseconds())/float64(b.N), "ns-shrinking/op")
-			b.ReportMetric(float64(equal.Nanoseconds())/float64(b.N), "ns-equal/op")
-			b.ReportMetric(float64(equal)/float64(shrinking), "speedup")
+			settingSideBySide(b, func() { step.run(n) }, "shrinking", "equal", func(on bool) { poolEqualChunks.Store(!on) })
 		})
 	}
 }
 
 // BenchmarkPoolDoneSideBySide times a 135M-class decode step (the weight
 // products of 30 layers) with each participant counting its finished items
-// once per region and once per chunk, alternating within each iteration so
-// both see the same machine load, and reports the ratio.
+// once per region and once per chunk.
 func BenchmarkPoolDoneSideBySide(b *testing.B) {
 	step := newDecodeStep135M(rand.New(rand.NewPCG(71, 72)))
 	for _, n := range []int{1, 10} {
 		b.Run(fmt.Sprintf("decode-step/tokens=%d", n), func(b *testing.B) {
-			defer poolDonePerChunk.Store(false)
-			var once, perChunk time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				step.run(n)
-				t1 := time.Now()
-				poolDonePerChunk.Store(true)
-				step.run(n)
-				poolDonePerChunk.Store(false)
-				once, perChunk = once+t1.Sub(t0), perChunk+time.Since(t1)
-			}
-			b.ReportMetric(float64(once.Nanoseconds())/float64(b.N), "ns-once/op")
-			b.ReportMetric(float64(perChunk.Nanoseconds())/float64(b.N), "ns-perchunk/op")
-			b.ReportMetric(float64(perChunk)/float64(once), "speedup")
+			settingSideBySide(b, func() { step.run(n) }, "once", "perchunk", func(on bool) { poolDonePerChunk.Store(!on) })
 		})
 	}
 }
@@ -256,8 +219,7 @@ func BenchmarkPoolDoneSideBySide(b *testing.B) {
 // BenchmarkPoolClaimsSideBySide times the weight products of 15M- and
 // 135M-class decode steps (Q8_0 and Q4_0; one and ten tokens) with claims
 // of at least poolClaimWork and with the earlier floor of n ÷ 32 items
-// alone, alternating within each iteration so both see the same machine
-// load, and reports the ratio.
+// alone.
 func BenchmarkPoolClaimsSideBySide(b *testing.B) {
 	r := rand.New(rand.NewPCG(73, 74))
 	for _, shape := range []struct {
@@ -268,22 +230,36 @@ func BenchmarkPoolClaimsSideBySide(b *testing.B) {
 			step := newDecodeStep(r, typ, shape.layers, shape.E, shape.KV, shape.FF)
 			for _, n := range []int{1, 10} {
 				b.Run(fmt.Sprintf("%s/%v/tokens=%d", shape.name, typ, n), func(b *testing.B) {
-					defer poolClaimWork.Store(defaultClaimWork)
-					var floor, items time.Duration
-					for b.Loop() {
-						t0 := time.Now()
-						step.run(n)
-						t1 := time.Now()
+					settingSideBySide(b, func() { step.run(n) }, "claimwork", "items", func(on bool) {
 						poolClaimWork.Store(0)
-						step.run(n)
-						poolClaimWork.Store(defaultClaimWork)
-						floor, items = floor+t1.Sub(t0), items+time.Since(t1)
-					}
-					b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N), "ns-claimwork/op")
-					b.ReportMetric(float64(items.Nanoseconds())/float64(b.N), "ns-items/op")
-					b.ReportMetric(float64(items)/float64(floor), "speedup")
+						if on {
+							poolClaimWork.Store(defaultClaimWork)
+						}
+					})
 				})
 			}
 		}
 	}
+}
+
+// settingSideBySide times run with a pool setting on (the one in use, named
+// on) and off (named off), alternating within each iteration so both see
+// the same machine load (the development machine is shared), reports each
+// side's time per iteration and off's time over on's, and leaves the
+// setting on.
+func settingSideBySide(b *testing.B, run func(), on, off string, set func(on bool)) {
+	defer set(true)
+	var tOn, tOff time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		run()
+		t1 := time.Now()
+		set(false)
+		run()
+		set(true)
+		tOn, tOff = tOn+t1.Sub(t0), tOff+time.Since(t1)
+	}
+	b.ReportMetric(float64(tOn.Nanoseconds())/float64(b.N), "ns-"+on+"/op")
+	b.ReportMetric(float64(tOff.Nanoseconds())/float64(b.N), "ns-"+off+"/op")
+	b.ReportMetric(float64(tOff)/float64(tOn), "speedup")
 }
