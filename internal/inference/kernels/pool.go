@@ -340,8 +340,11 @@ func PoolRegions() uint64 { return workers.regions.Load() }
 // claiming as in the kernel. With claims of at least poolClaimWork
 // (BenchmarkPoolClaimsSideBySide, the products of a decode step):
 // 15M-class one token 1.14–1.19× as fast, ten tokens 1.04×; 135M-class,
-// whose weights stream from memory, 0.99–1.04×. Work left unclaimed can
-// still be stolen, so a late worker holds up no more than before.
+// whose weights stream from memory, 0.99–1.04×. In a small product a claim
+// can now be a participant's whole share (at most about 2·poolClaimWork of
+// work): a worker descheduled inside it holds up that much where it held
+// an eighth of the product before, while a worker that has not yet arrived
+// holds nothing, and its share is stolen as before.
 func claimItems(n, work int) int64 {
 	least := int64(max(1, n/32))
 	if cw := poolClaimWork.Load(); cw > 0 && work > 0 {
