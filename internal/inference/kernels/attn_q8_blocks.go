@@ -131,9 +131,9 @@ func (qq *queryQ8) set(q []float32, hd int, scale float32) {
 			lo, hi := j*hd+b*queryBlock, j*hd+min((b+1)*queryBlock, hd)
 			qb := qq.q[lo:hi]
 			d := QuantizeKVRow(qb, q[lo:hi])
-			// The block's sum eight bytes at a time (blocks are 32 or 16
-			// values and start 16-byte aligned): the loop a value at a
-			// time cost as much as the rounding.
+			// The block's sum eight bytes at a time (byteSum), any last
+			// bytes one by one: the loop a value at a time cost as much
+			// as the rounding.
 			s := byteSum(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(qb))), len(qb)/8))
 			for _, v := range qb[len(qb)/8*8:] {
 				s += int32(v)
