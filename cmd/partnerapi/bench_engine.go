@@ -6,14 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"partnerapi/internal/inference/gguf"
@@ -119,6 +117,12 @@ type engineResult struct {
 	// or twice a decode-only one). Zero with one stream.
 	JoinGapP99Ms float64 `json:"join_gap_p99_ms"`
 	JoinGapMaxMs float64 `json:"join_gap_max_ms"`
+	// DecodeFaultsStep is the process's minor page faults per decode step
+	// of the window (the median of the repetitions): first touches of
+	// memory the process had not used, each ~7–12 µs of kernel time on
+	// the Zen 5 KVM guest, where they were 8–18 % of a ten-stream window
+	// before the KV caches were pooled and reserved whole.
+	DecodeFaultsStep float64 `json:"decode_page_faults_per_step"`
 	// Temperature and TopP are the sampling of every stream (temperature
 	// 0: greedy, as llama.cpp's anchors were measured).
 	Temperature float64 `json:"temperature"`
@@ -210,7 +214,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), Q8_0 weights prefetched into %s (PARTNERAPI_WEIGHT_PREFETCH=l1|l2), KV cache %v, %s\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kernels.WeightPrefetch(), kvType, samplingName(sampling))
 		fmt.Fprintf(io.out, "worker pool: a split region costs %v, one core %.0f multiply-adds/ns from cache: regions split from %d multiply-adds\n",
 			split.Handoff.Round(10*time.Nanosecond), split.Rate, split.Threshold)
-		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s %14s %15s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one", "lag p50/p99 ms", "join gap p99/max")
+		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s %14s %17s %12s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one", "lag p50/p99 ms", "join gap p99/max", "faults/step")
 	}
 	probe := newBandwidthProbe(*bwMB << 20)
 	probe.measure(8)
@@ -231,9 +235,9 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 				if res.Streams > 1 {
 					joinGap = fmt.Sprintf("%.1f/%.1f", res.JoinGapP99Ms, res.JoinGapMaxMs)
 				}
-				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%% %12.1f %7.0f%% %9s %14s %15s\n", res.Shape, res.Quant, res.Streams,
+				_, err := fmt.Fprintf(io.out, "%-6s %-5s %7d %12.1f %12.1f %10.1f %8.2f %8.1f %8.0f%% %7.0f%% %12.1f %7.0f%% %9s %14s %17s %12.1f\n", res.Shape, res.Quant, res.Streams,
 					res.PrefillTokS, res.DecodeTokS, float64(res.WeightBytesToken)/1e6, float64(res.KVBytesToken)/1e6, res.BandwidthGBs, 100*res.RooflineFraction, 100*res.RooflineFractionKV,
-					res.ComputeCeilingTokS, 100*res.ComputeFraction, maxOver, fmt.Sprintf("%.2f/%.1f", res.DeliveryLagP50Ms, res.DeliveryLagP99Ms), joinGap)
+					res.ComputeCeilingTokS, 100*res.ComputeFraction, maxOver, fmt.Sprintf("%.2f/%.1f", res.DeliveryLagP50Ms, res.DeliveryLagP99Ms), joinGap, res.DecodeFaultsStep)
 				return err
 			})
 			if err != nil {
@@ -330,6 +334,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ engine
 	ceilings, computeFracs := make([][]float64, len(streams)), make([][]float64, len(streams))
 	lagP50, lagP99 := make([][]float64, len(streams)), make([][]float64, len(streams))
 	gapP99, gapMax := make([][]float64, len(streams)), make([][]float64, len(streams))
+	faults := make([][]float64, len(streams))
 	products, err := kernels.NewProductProbe(probeType)
 	if err != nil {
 		return err
@@ -351,6 +356,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ engine
 			bws[i] = append(bws[i], bw)
 			lagP50[i], lagP99[i] = append(lagP50[i], w.lagP50), append(lagP99[i], w.lagP99)
 			gapP99[i], gapMax[i] = append(gapP99[i], w.joinGapP99), append(gapMax[i], w.joinGapMax)
+			faults[i] = append(faults[i], w.faultsStep)
 			perStream := w.decode / float64(n)
 			fracs[i] = append(fracs[i], perStream*float64(res.WeightBytesToken)/bw)
 			kvToken := int64(w.span * kvPerPos)
@@ -376,6 +382,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ engine
 		r.BandwidthGBs = median(bws[i]) / 1e9
 		r.DeliveryLagP50Ms, r.DeliveryLagP99Ms = 1e3*median(lagP50[i]), 1e3*median(lagP99[i])
 		r.JoinGapP99Ms, r.JoinGapMaxMs = 1e3*median(gapP99[i]), 1e3*median(gapMax[i])
+		r.DecodeFaultsStep = median(faults[i])
 		r.RooflineFraction, r.RooflineFractionKV = median(fracs[i]), median(fracsKV[i])
 		if err := report(r); err != nil {
 			return err
@@ -396,135 +403,6 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// streamsWindow is what measureStreams measured: prefill and decode tok/s,
-// and span, the mean number of cached positions the decode window's tokens
-// attended to (the prompt, the tokens before and the token itself).
-type streamsWindow struct {
-	prefill, decode, span float64
-	lagP50, lagP99        float64 // seconds from a token's draw to its goroutine
-	// Seconds between two tokens of a stream drawn before the last stream
-	// had its first token (zero without such tokens).
-	joinGapP99, joinGapMax float64
-}
-
-// measureStreams starts n greedy generations at once, each from its own
-// random prompt, and times the tokens as the scheduler takes them.
-// Prefill is all prompt tokens over the time until the last stream has its
-// first token. Decode is the steady state after that moment, when all n
-// streams share every step: the time until they have produced n·(gen-1)
-// more tokens, after which the streams are cancelled (they are allowed to
-// run longer, so the streams that joined first do not finish early and
-// shrink the batch).
-func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n, prompt, gen int, sampling local.GenerateParams) (streamsWindow, error) {
-	r := rand.New(rand.NewPCG(uint64(n), uint64(prompt)))
-	prompts := make([][]int, n)
-	for i := range prompts {
-		prompts[i] = make([]int, prompt)
-		for j := range prompts[i] {
-			prompts[i][j] = 3 + r.IntN(vocab-3) // no control tokens
-		}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// Tokens are timed when the scheduler takes them, not when they reach
-	// the stream's goroutine: that may run up to 17 ms later, in bursts
-	// (local.Engine.GenerateTokensTimed), which made a 15M stream's decode
-	// window of some 100 ms land anywhere within ±20 % of its length.
-	type decoded struct {
-		at   time.Time
-		span int // positions the token's step attended to
-	}
-	var (
-		mu     sync.Mutex
-		first  = make([]time.Time, n) // per stream: when its first token came
-		tokens = make([]int, n)       // per stream: tokens so far
-		joined int                    // streams that have their first token
-		allIn  time.Time              // the last of first, once joined == n
-		later  []decoded              // every stream's tokens after its first
-		lags   []time.Duration        // per token: drawn → received
-		prev   = make([]time.Time, n) // per stream: when its last token came
-		gaps   []time.Duration        // tokens k ≥ 2 drawn before allIn: since token k-1
-		after  int                    // of them, those taken after allIn
-	)
-	target := n * (gen - 1)
-	onToken := func(i int, at time.Time) {
-		lag := time.Since(at)
-		mu.Lock()
-		defer mu.Unlock()
-		lags = append(lags, lag)
-		tokens[i]++
-		if tokens[i] == 1 {
-			first[i] = at
-			if joined++; joined == n {
-				allIn = slices.MaxFunc(first, time.Time.Compare)
-				for _, d := range later {
-					if d.at.After(allIn) {
-						after++
-					}
-				}
-			}
-		} else {
-			if joined < n {
-				gaps = append(gaps, at.Sub(prev[i]))
-			}
-			// The k-th token (k ≥ 2) comes from the decode step that
-			// appended token k-1 at position prompt+k-2 and attended to
-			// prompt+k-1 positions.
-			later = append(later, decoded{at, prompt + tokens[i] - 1})
-			if joined == n && at.After(allIn) {
-				after++
-			}
-		}
-		prev[i] = at
-		if joined == n && after >= target {
-			cancel()
-		}
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			params := sampling
-			params.IgnoreEOS, params.Seed = true, uint64(i+1)
-			_, errs[i] = e.GenerateTokensTimed(ctx, name, prompts[i], params,
-				func(_, _ int, at time.Time) { onToken(i, at) })
-		}()
-	}
-	wg.Wait()
-	if joined < n || after < target {
-		if err := errors.Join(errs...); err != nil {
-			return streamsWindow{}, err
-		}
-		return streamsWindow{}, fmt.Errorf("the streams ran out of context after %d of %d steady-state tokens", after, target)
-	}
-	// The window is the first target tokens taken after allIn.
-	window := slices.DeleteFunc(later, func(d decoded) bool { return !d.at.After(allIn) })
-	slices.SortFunc(window, func(a, b decoded) int { return a.at.Compare(b.at) })
-	window = window[:target]
-	spans := 0
-	for _, d := range window {
-		spans += d.span
-	}
-	slices.Sort(lags)
-	var gapP99, gapMax float64
-	if len(gaps) > 0 {
-		slices.Sort(gaps)
-		gapP99, gapMax = gaps[len(gaps)*99/100].Seconds(), gaps[len(gaps)-1].Seconds()
-	}
-	return streamsWindow{
-		joinGapP99: gapP99,
-		joinGapMax: gapMax,
-		lagP50:     lags[len(lags)/2].Seconds(),
-		lagP99:     lags[len(lags)*99/100].Seconds(),
-		prefill:    float64(n*prompt) / allIn.Sub(start).Seconds(),
-		decode:     float64(target) / window[target-1].at.Sub(allIn).Seconds(),
-		span:       float64(spans) / float64(target),
-	}, nil
 }
 
 // bandwidthProbe sums one buffer of n bytes with the float kernel on the

@@ -117,6 +117,11 @@ func TestCancelFreesSlotAndKV(t *testing.T) {
 	if after.ActiveSequences != 0 || after.KVBytes != 0 || after.ActiveRequests != 0 || after.CachedPrompts != 0 {
 		t.Errorf("after cancel: %+v", after)
 	}
+	// The memory went back to the model's pool for the next request, not
+	// to a sequence that is gone.
+	if after.PooledKVBytes < during.KVBytes {
+		t.Errorf("after cancel %d KV bytes pooled, %d were in use", after.PooledKVBytes, during.KVBytes)
+	}
 	// The only slot is free again: a request gets it without waiting.
 	quick, stop := context.WithTimeout(context.Background(), 2*time.Second)
 	defer stop()

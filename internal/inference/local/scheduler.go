@@ -89,11 +89,14 @@ type Stats struct {
 	KVBytes            int64 // KV cache memory of the active and prefilling sequences
 	CachedPrompts      int   // finished prompts kept for prefix reuse
 	CachedKVBytes      int64
-	Steps              int64 // batched decode steps run
-	MaxBatch           int   // most sequences stepped together so far
-	PrefixHits         int64 // requests that reused a cached prefix
-	PrefillTokens      int64 // prompt tokens run through the model
-	DecodedTokens      int64 // tokens sampled (end-of-generation included)
+	// PooledKVBytes is KV memory finished sequences gave back, kept for the
+	// next ones (model.Model.PooledKVBytes): reserved, not in use.
+	PooledKVBytes int64
+	Steps         int64 // batched decode steps run
+	MaxBatch      int   // most sequences stepped together so far
+	PrefixHits    int64 // requests that reused a cached prefix
+	PrefillTokens int64 // prompt tokens run through the model
+	DecodedTokens int64 // tokens sampled (end-of-generation included)
 }
 
 func newScheduler(m *Model, cacheSize int, joinStep time.Duration) *scheduler {
@@ -195,6 +198,7 @@ func (s *scheduler) attach(j *joiner) {
 	}
 	var cached int
 	j.seq, cached = s.cache.take(s.m.Net, j.req.prompt, j.req.params.MaxContext, live)
+	j.seq.Reserve(reservation(j.req))
 	j.req.precached = cached
 	if cached > 0 {
 		s.mu.Lock()
@@ -202,6 +206,20 @@ func (s *scheduler) attach(j *joiner) {
 		s.mu.Unlock()
 	}
 }
+
+// reservation is how many positions a request's KV cache is made for when
+// it joins: its prompt and its max_tokens, at most reserveAhead of them.
+// The cache is then not grown (and copied) in the middle of the steps the
+// other streams wait for; a request that runs longer grows it as before.
+func reservation(r *request) int {
+	return len(r.prompt) + min(r.maxTokens, reserveAhead)
+}
+
+// reserveAhead bounds the tokens a reservation is made for: the API's
+// default max_tokens (512). A request without a limit may run to the end
+// of the context, and reserving all of it would back (and populate) tens
+// of megabytes it most likely never writes.
+const reserveAhead = 512
 
 // minSharedPrefix is the shortest prompt prefix worth waiting for: a
 // joining request whose prompt shares at least this many tokens with one
@@ -251,6 +269,7 @@ func (s *scheduler) start(r *request, seq *model.Sequence, logits []float32) {
 		// The n choices share the prompt's KV by copy; the first keeps it.
 		if i > 0 {
 			choices[i].seq = seq.Clone()
+			choices[i].seq.Reserve(reservation(r))
 		}
 	}
 	// Sampling may penalise logits in place: every choice gets its own
@@ -538,7 +557,9 @@ func (s *scheduler) updateStats() {
 		}
 	}
 	n, ckv := s.cache.usage()
+	pooled := s.m.Net.PooledKVBytes()
 	s.mu.Lock()
+	s.stats.PooledKVBytes = pooled
 	s.stats.ActiveRequests = reqs
 	s.stats.PrefillingRequests = len(s.joining)
 	s.stats.ActiveSequences = len(s.active)

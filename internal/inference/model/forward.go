@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 )
 
 // ErrContextFull is returned when a sequence has no room for more tokens.
@@ -19,12 +20,14 @@ type Sequence struct {
 	m      *Model
 	maxCtx int
 	pos    int
-	k, v   [][]uint16 // per layer: the KV cache (kvcache.go)
-	kvCap  int        // positions each layer's cache has room for
-	kvType KVType     // the cache's element type, fixed at creation
-	// With kvType KVQ8, per layer: the int8 rows and their scales.
-	kq, vq [][]int8
-	ks, vs [][]float32
+	// The KV cache (kvcache.go): per layer, its half-float rows, or with
+	// kvType KVQ8 its int8 rows and their scales, views of slab (nil
+	// before the first token and after Release).
+	kvCarving
+	slab        *kvSlab
+	slabCleanup runtime.Cleanup // returns slab to the pool if s is dropped unreleased
+	kvCap       int             // positions each layer's cache has room for
+	kvType      KVType          // the cache's element type, fixed at creation
 
 	ropeCos, ropeSin []float32 // per chunk row: cos/sin of each rotation angle
 	invFreq          []float64
@@ -47,9 +50,7 @@ func (m *Model) newSequence(maxCtx int, kvType KVType) *Sequence {
 	if kvType == KVDefault {
 		kvType = DefaultKVType()
 	}
-	L := m.NLayer
-	s := &Sequence{m: m, maxCtx: maxCtx, kvType: kvType, k: make([][]uint16, L), v: make([][]uint16, L),
-		kq: make([][]int8, L), vq: make([][]int8, L), ks: make([][]float32, L), vs: make([][]float32, L)}
+	s := &Sequence{m: m, maxCtx: maxCtx, kvType: kvType}
 	s.invFreq = make([]float64, m.NRot/2)
 	for i := range s.invFreq {
 		s.invFreq[i] = math.Pow(m.RopeBase, -2*float64(i)/float64(m.NRot)) * m.RopeFreqSc

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"runtime"
 
 	"partnerapi/internal/inference/kernels"
 )
@@ -106,41 +107,69 @@ func (s *Sequence) reserveKV(need int) {
 	s.copyCaches(s, s.pos, capPos)
 }
 
-// copyCaches sets s's caches to new ones of capPos positions per KV head
-// holding the first n positions of src's (src may be s).
+// Reserve makes room for n positions (at most the sequence's context) at
+// once. A request that knows its length (its prompt and max_tokens) takes
+// its whole cache when it joins instead of growing it by doubling: each
+// growth copied the cache in the middle of a step the other streams
+// waited for, and ten streams of one prompt length grew in the same step.
+// A reservation of up to populateMax bytes is backed at once (kvpool.go).
+func (s *Sequence) Reserve(n int) {
+	if n = min(n, s.maxCtx); n > s.kvCap {
+		s.copyCaches(s, s.pos, n)
+	}
+}
+
+// copyCaches moves s to a cache (a slab from the model's pool) with room
+// for at least capPos positions per KV head, holding the first n positions
+// of src's (src may be s, whose old slab then goes back to the pool).
 func (s *Sequence) copyCaches(src *Sequence, n, capPos int) {
 	H, hd, oldCap := s.m.NHeadKV, s.m.HeadDim, src.kvCap
-	capPos = kernels.KVCapacity(capPos)
+	if capPos <= 0 {
+		s.Release()
+		return
+	}
+	slab := s.m.getSlab(s.kvType, kernels.KVCapacity(capPos))
+	c, newCap := &slab.carving, slab.capPos
 	// Keys are copied in whole blocks (both capacities are whole blocks);
 	// the rows past n in the last block are never read before they are
 	// written.
 	nk := min(kernels.KVCapacity(n), oldCap)
-	for l := range s.k {
-		if s.kvType == KVQ8 {
-			s.kq[l] = copyHeads(src.kq[l], H, hd, oldCap, nk, capPos)
-			s.vq[l] = copyHeads(src.vq[l], H, hd, oldCap, n, capPos)
-			s.ks[l] = copyHeads(src.ks[l], H, 1, oldCap, n, capPos)
-			s.vs[l] = copyHeads(src.vs[l], H, 1, oldCap, n, capPos)
-		} else {
-			s.k[l] = copyHeads(src.k[l], H, hd, oldCap, n, capPos)
-			s.v[l] = copyHeads(src.v[l], H, hd, oldCap, n, capPos)
+	if n > 0 {
+		for l := range s.m.NLayer {
+			if s.kvType == KVQ8 {
+				copyHeads(c.kq[l], src.kq[l], H, hd, oldCap, nk, newCap)
+				copyHeads(c.vq[l], src.vq[l], H, hd, oldCap, n, newCap)
+				copyHeads(c.ks[l], src.ks[l], H, 1, oldCap, n, newCap)
+				copyHeads(c.vs[l], src.vs[l], H, 1, oldCap, n, newCap)
+			} else {
+				copyHeads(c.k[l], src.k[l], H, hd, oldCap, n, newCap)
+				copyHeads(c.v[l], src.v[l], H, hd, oldCap, n, newCap)
+			}
 		}
 	}
-	s.kvCap = capPos
+	s.dropSlab()
+	s.slab, s.kvCarving, s.kvCap = slab, *c, newCap
+	// A sequence dropped without Release still gives its memory back: a
+	// mapped slab is not the collector's to free.
+	s.slabCleanup = runtime.AddCleanup(s, s.m.kvPool.put, slab)
 }
 
-// copyHeads returns a new cache of capPos positions per KV head (of heads
-// heads, width values a position) holding the first n positions of cache,
-// a cache of oldCap positions per head.
-func copyHeads[T any](cache []T, heads, width, oldCap, n, capPos int) []T {
-	if capPos == 0 {
-		return nil
+// dropSlab gives s's slab, if any, back to the pool.
+func (s *Sequence) dropSlab() {
+	if s.slab != nil {
+		s.slabCleanup.Stop()
+		s.m.kvPool.put(s.slab)
+		s.slab = nil
 	}
-	c := make([]T, heads*capPos*width)
+}
+
+// copyHeads copies the first n positions of each of heads heads from cache
+// (oldCap positions a head, width values a position) to dst (capPos
+// positions a head).
+func copyHeads[T any](dst, cache []T, heads, width, oldCap, n, capPos int) {
 	for h := range heads {
-		copy(c[h*capPos*width:(h*capPos+n)*width], cache[h*oldCap*width:(h*oldCap+n)*width])
+		copy(dst[h*capPos*width:(h*capPos+n)*width], cache[h*oldCap*width:(h*oldCap+n)*width])
 	}
-	return c
 }
 
 // storeKV writes the key and value rows k and v of layer l (KVDim-wide
@@ -220,13 +249,10 @@ func (s *Sequence) cloneKV(n int) *Sequence {
 // KVBytes is the memory held by the sequence's KV cache (its capacity, not
 // just the used part).
 func (s *Sequence) KVBytes() int64 {
-	var n int64
-	for l := range s.k {
-		n += int64(cap(s.k[l])+cap(s.v[l])) * 2 // half floats
-		n += int64(cap(s.kq[l]) + cap(s.vq[l]))
-		n += int64(cap(s.ks[l])+cap(s.vs[l])) * 4
+	if s.slab == nil {
+		return 0
 	}
-	return n
+	return int64(len(s.slab.buf))
 }
 
 // KVBytesPerPosition is what one cached position of a sequence occupies over
@@ -244,14 +270,13 @@ func (m *Model) KVBytesPerPosition(t KVType) int64 {
 	return int64(m.NLayer) * perLayer
 }
 
-// Release drops the KV cache so that its memory can be reclaimed at once,
-// even while something still refers to the Sequence; the sequence is empty
-// afterwards and grows a new cache if used again.
+// Release gives the KV cache back to the model's pool (kvpool.go), for the
+// next sequence to reuse, even while something still refers to the
+// Sequence; the sequence is empty afterwards and takes a new cache if used
+// again. Nothing may read the released cache: the next owner overwrites it.
 func (s *Sequence) Release() {
-	for l := range s.k {
-		s.k[l], s.v[l] = nil, nil
-		s.kq[l], s.vq[l], s.ks[l], s.vs[l] = nil, nil, nil, nil
-	}
+	s.dropSlab()
+	s.kvCarving = kvCarving{}
 	s.pos, s.kvCap = 0, 0
 }
 

@@ -57,6 +57,8 @@ type Model struct {
 	// KVCache is the KV cache type of the sequences NewSequence makes from
 	// now on (those made earlier keep theirs); set it before use.
 	KVCache KVType
+
+	kvPool *kvPool // released KV caches, for reuse (kvpool.go)
 }
 
 // Load builds a Model over the tensors of f. The weights are views into f's
@@ -130,6 +132,7 @@ func Load(f *gguf.File) (*Model, error) {
 	}
 
 	m := &Model{Config: c}
+	m.kvPool = newKVPool(m)
 	l := loader{f: f}
 	m.TokenEmbd = l.matrix("token_embd.weight", c.NEmbd, -1)
 	if l.err != nil {
