@@ -59,7 +59,11 @@ const prefillStepBusy = 16
 // character) in order per choice; an emit error stops generation. ctx is
 // checked between tokens.
 func (m *Model) Generate(ctx context.Context, prompt []int, p GenerateParams, emit func(choice int, text string) error) ([]Completion, error) {
-	out, _, err := m.generate(ctx, m.Net.NewSequence(p.MaxContext), prompt, p, emit)
+	seq := m.Net.NewSequence(p.MaxContext)
+	// The cache goes back to the model's pool at once, not when the
+	// collector finds the sequence gone.
+	defer seq.Release()
+	out, _, err := m.generate(ctx, seq, prompt, p, emit)
 	return out, err
 }
 
@@ -108,6 +112,14 @@ func (m *Model) generate(ctx context.Context, seq *model.Sequence, prompt []int,
 		done    bool
 	}
 	choices := make([]*choice, n)
+	// The other choices' copies of the cache are this call's own.
+	defer func() {
+		for _, c := range choices[1:] {
+			if c != nil {
+				c.seq.Release()
+			}
+		}
+	}()
 	for i := range choices {
 		c := &choice{
 			sampler: sampler.New(sampler.Params{Temperature: p.Temperature, TopP: p.TopP, RepetitionPenalty: p.RepetitionPenalty, Seed: seed, Stream: uint64(i)}),
