@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"partnerapi/internal/inference/local"
@@ -147,14 +146,4 @@ func measureStreams(ctx context.Context, e *local.Engine, name string, vocab, n,
 		decode:     float64(target) / window[target-1].at.Sub(allIn).Seconds(),
 		span:       float64(spans) / float64(target),
 	}, nil
-}
-
-// minorFaults is the process's minor page faults so far (0 where the
-// system does not count them).
-func minorFaults() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return int64(ru.Minflt)
 }
