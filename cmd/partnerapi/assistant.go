@@ -69,6 +69,11 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
+	if d.metrics != nil {
+		if err := d.metrics.Registry.Register(newEngineCollector(engine)); err != nil {
+			d.log.Warn("assistant: engine metrics not registered", "err", err)
+		}
+	}
 	models, _ := engine.Models(ctx)
 	if len(models) > 0 {
 		split := kernels.CalibrateSplit() // measured when the engine opened
