@@ -30,6 +30,7 @@ type assistantModule struct {
 	concurrency                    int
 	kvCache                        string
 	joinStep                       time.Duration
+	kvPoolIdle                     time.Duration
 	upstreams                      upstreamFlag
 }
 
@@ -45,6 +46,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
 	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has its AVX2 or AVX-512 kernels)")
 	fs.DurationVar(&m.joinStep, "assistant-join-step", local.DefaultJoinStep, "longest decode step of the running streams while other requests' prompts join the embedded engine's batch (the prompt chunk riding in each step is sized to it, 16–512 tokens; 0: fixed 16-token chunks)")
+	fs.DurationVar(&m.kvPoolIdle, "assistant-kv-pool-idle", local.DefaultKVPoolIdle, "how long a model's embedded engine must be idle before the KV memory finished requests left for the next ones goes back to the system (0: kept)")
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL: serve model NAME from an OpenAI-compatible server (repeatable)")
 	assistantGRPCFlags.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
@@ -65,7 +67,11 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	if joinStep <= 0 {
 		joinStep = -1 // fixed chunks (local.Options reads zero as its default)
 	}
-	engine, err := openEngine(d.modelsDir, local.Options{MaxContext: m.maxContext, Concurrency: m.concurrency, KVCache: kvCache, JoinStep: joinStep})
+	kvPoolIdle := m.kvPoolIdle
+	if kvPoolIdle <= 0 {
+		kvPoolIdle = -1 // kept (local.Options reads zero as its default)
+	}
+	engine, err := openEngine(d.modelsDir, local.Options{MaxContext: m.maxContext, Concurrency: m.concurrency, KVCache: kvCache, JoinStep: joinStep, KVPoolIdle: kvPoolIdle})
 	if err != nil {
 		return built{}, err
 	}

@@ -46,7 +46,16 @@ type Options struct {
 	// (prefillpacer.go). Zero: DefaultJoinStep; negative: fixed chunks of
 	// 16 tokens whatever the steps take.
 	JoinStep time.Duration
+	// KVPoolIdle is how long a model's engine must have nothing to run
+	// before the KV memory its finished requests left for the next ones
+	// (model.Model.PooledKVBytes) goes back to the system (zero:
+	// DefaultKVPoolIdle; negative: kept until the engine closes).
+	KVPoolIdle time.Duration
 }
+
+// DefaultKVPoolIdle is Options.KVPoolIdle's default: a burst's KV memory
+// is reused by the requests that follow it within a minute.
+const DefaultKVPoolIdle = time.Minute
 
 // DefaultJoinStep is Options.JoinStep's default: the running streams get
 // at least 40 tokens a second while prompts join.
@@ -199,7 +208,11 @@ func openServed(path string, opts Options) (*served, error) {
 	if cache == 0 {
 		cache = defaultPrefixCache
 	}
-	s := newScheduler(m, cache, opts.JoinStep)
+	idle := opts.KVPoolIdle
+	if idle == 0 {
+		idle = DefaultKVPoolIdle
+	}
+	s := newScheduler(m, cache, opts.JoinStep, idle)
 	return &served{Model: m, info: info, sched: s,
 		slots: make(chan struct{}, conc), queueDepth: int64(queue)}, nil
 }

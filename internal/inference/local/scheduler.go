@@ -54,6 +54,7 @@ type scheduler struct {
 	quit   chan struct{}
 	exited chan struct{}
 	cache  *prefixCache
+	kvIdle time.Duration // idle time before the KV pool is trimmed (kvidle.go)
 
 	active  []*choiceState
 	joining []*joiner // admitted requests whose prompts are being prefilled, in arrival order
@@ -99,9 +100,10 @@ type Stats struct {
 	DecodedTokens int64 // tokens sampled (end-of-generation included)
 }
 
-func newScheduler(m *Model, cacheSize int, joinStep time.Duration) *scheduler {
+func newScheduler(m *Model, cacheSize int, joinStep, kvIdle time.Duration) *scheduler {
 	s := newSchedulerState(m, cacheSize)
 	s.pacer = pacerFor(joinStep)
+	s.kvIdle = kvIdle
 	go s.run()
 	return s
 }
@@ -131,13 +133,8 @@ func (s *scheduler) snapshot() Stats {
 func (s *scheduler) run() {
 	defer close(s.exited)
 	for {
-		if len(s.active) == 0 && len(s.joining) == 0 {
-			select {
-			case r := <-s.submit:
-				s.admit(r)
-			case <-s.quit:
-				return
-			}
+		if len(s.active) == 0 && len(s.joining) == 0 && !s.waitIdle() {
+			return
 		}
 		// Requests that arrived during the last step join now.
 	join:
