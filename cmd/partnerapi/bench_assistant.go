@@ -58,7 +58,9 @@ func benchAssistant(ctx context.Context, args []string, getenv func(string) stri
 	errc := make(chan error, 1)
 	go func() {
 		errc <- serve(sctx, []string{"--only", "assistant", "--data-dir", data, "--models-dir", filepath.Clean(*modelsDir),
-			"--assistant-addr", "127.0.0.1:0", "--assistant-limit-corp", fmt.Sprint(*clients), "--log-format", "json",
+			// The benchmark speaks HTTP only: no gRPC listener on the
+			// default port, which a server already running would hold.
+			"--assistant-addr", "127.0.0.1:0", "--assistant-grpc-addr", "off", "--assistant-limit-corp", fmt.Sprint(*clients), "--log-format", "json",
 			"--assistant-join-step", joinStep.String()},
 			func(string) string { return "" }, stdio{in: strings.NewReader(""), out: nopWriter{}, err: nopWriter{}}, func(a map[string]string) { ready <- a })
 	}()
