@@ -20,7 +20,7 @@ import (
 // decode step of ten 135M Q4_0 streams, 11.7 of ten 15M ones and 3–9 of a
 // single stream; with slabs that are reused, made for the request's length
 // when it joins (Reserve) and backed in one call when made (MAP_POPULATE,
-// 4.3–5.6 GB/s there), 0.0–0.4. Alternating with the heap-grown caches
+// 4.3–5.6 GB/s there), 0.0–0.5. Alternating with the heap-grown caches
 // over eight rounds, one-stream decode ran 1.09× (135M) and 1.14× (15M)
 // faster and prefill 1.04–1.11×; ten streams measured 0.96–0.98×, within
 // that host's noise (their rounds ranged ±20 %). Go's heap reuses freed
