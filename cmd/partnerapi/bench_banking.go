@@ -144,7 +144,8 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	date := time.Now().UTC().Format(time.DateOnly)
 	fmt.Fprintf(sio.out, "bench banking: POST /v1/payments (sole signature → IMPLEMENTED, fsynced before 201) and GET …/state;\n")
 	fmt.Fprintf(sio.out, "  %s per scenario in %d interleaved rounds; ratio = full stack ÷ bare net/http handler in the same run,\n  both driven by a raw keep-alive client (net/http's client would cost more CPU than the servers);\n  floor = the bare handler plus the same group-committed, fsynced insert of the request body (durability alone)\n", *dur, *rounds)
-	fmt.Fprintf(sio.out, "%6s %-21s %9s %9s %10s %10s %6s %6s %10s\n", "conns", "scenario", "requests", "req/s", "p50", "p99", "errors", "ratio", "docs/commit")
+	fmt.Fprintf(sio.out, "  cpu/req = the whole machine's busy CPU (all cores: server, load generator, PostgreSQL, kernel) per answered\n  request; idle = the cores' idle share (waiting for the disk included) while the row's load ran\n")
+	fmt.Fprintf(sio.out, "%6s %-21s %9s %9s %10s %10s %6s %6s %11s %9s %5s\n", "conns", "scenario", "requests", "req/s", "p50", "p99", "errors", "ratio", "docs/commit", "cpu/req", "idle")
 	slice := *dur / time.Duration(*rounds)
 	// The load generator's goroutines inherit this label; the servers'
 	// connections (and the committers they start) carry their own side.
@@ -462,6 +463,7 @@ func parseConnections(s string) ([]int, error) {
 
 // mergeLoad adds run to total; latencies are sorted again afterwards.
 func mergeLoad(total *loadResult, run loadResult) {
+	total.mergeCPU(run)
 	total.ok += run.ok
 	total.errs += run.errs
 	total.elapsed += run.elapsed
@@ -495,7 +497,14 @@ func printBankRow(w io.Writer, conns int, name string, r loadResult, ratio float
 	if ratio > 0 {
 		rs = strconv.FormatFloat(ratio, 'f', 2, 64)
 	}
-	fmt.Fprintf(w, "%6d %-21s %9d %9.0f %10s %10s %6d %6s %10s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch)
+	if rs == "" {
+		rs = "-"
+	}
+	if batch == "" {
+		batch = "-"
+	}
+	cpu, idle := r.cpu.perRequest(r.ok)
+	fmt.Fprintf(w, "%6d %-21s %9d %9.0f %10s %10s %6d %6s %11s %9s %5s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch, cpu, idle)
 }
 
 func benchDo(ctx context.Context, client *http.Client, method, url, token string, body []byte, want int) (int, error) {

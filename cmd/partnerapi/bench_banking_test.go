@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -131,6 +132,18 @@ func TestBenchBankingQuick(t *testing.T) {
 		}
 		if b, err := strconv.ParseFloat(f[9], 64); err != nil || b < 1 {
 			t.Errorf("%s: documents per commit %q", name, f[9])
+		}
+		// The machine's CPU per request and idle share, on Linux (CI's
+		// system) read from /proc/stat.
+		if len(f) < 12 {
+			t.Fatalf("%s: row %q lacks its CPU columns", name, f)
+		}
+		if runtime.GOOS == "linux" {
+			us, err := strconv.ParseFloat(strings.TrimSuffix(f[10], "µs"), 64)
+			idle, err2 := strconv.ParseFloat(strings.TrimSuffix(f[11], "%"), 64)
+			if err != nil || err2 != nil || us <= 0 || idle < 0 || idle > 100 {
+				t.Errorf("%s: cpu/req %q, idle %q", name, f[10], f[11])
+			}
 		}
 		if strings.HasPrefix(name, "floor-") {
 			re := regexp.MustCompile(`durability ` + name + `: (\d+) rows answered 201, (\d+) rows in the reopened store`)

@@ -22,6 +22,17 @@ type loadResult struct {
 	latencies []time.Duration // successful calls, sorted
 	elapsed   time.Duration
 	firstErr  error
+	cpu       machineCPU // the whole machine's, while the load ran
+}
+
+// mergeCPU sums the machine CPU of runs merged into one result: a result
+// that has run for no time yet takes the run's as it is.
+func (r *loadResult) mergeCPU(o loadResult) {
+	if r.elapsed == 0 {
+		r.cpu = o.cpu
+		return
+	}
+	r.cpu = r.cpu.add(o.cpu)
 }
 
 func (r loadResult) rps() float64 { return float64(r.ok) / r.elapsed.Seconds() }
@@ -37,6 +48,7 @@ func (r loadResult) pct(p int) time.Duration {
 // add merges another run into r (for runs cut into slices); call sort
 // before reading percentiles.
 func (r *loadResult) add(o loadResult) {
+	r.mergeCPU(o)
 	r.ok += o.ok
 	r.errs += o.errs
 	r.latencies = append(r.latencies, o.latencies...)
@@ -54,6 +66,7 @@ func runLoad(ctx context.Context, conns int, d time.Duration, op func() error) l
 	var mu sync.Mutex
 	var res loadResult
 	var wg sync.WaitGroup
+	cpu := sampleCPU()
 	start := time.Now()
 	for range conns {
 		wg.Add(1)
@@ -82,6 +95,7 @@ func runLoad(ctx context.Context, conns int, d time.Duration, op func() error) l
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	res.cpu = cpu.sub(sampleCPU())
 	res.ok = len(res.latencies)
 	slices.Sort(res.latencies)
 	return res
