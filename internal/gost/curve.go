@@ -139,6 +139,20 @@ type curveArith struct {
 	// aMinus3 is set for curves with a = p − 3 (the CryptoPro sets, the
 	// 512-bit sets A and B), whose doubling takes the cheaper formulas.
 	aMinus3 bool
+	q       *big.Int // the order of G
+
+	// Tables of multiples of G, built on first use (base_point_table.go,
+	// verify_mult.go).
+	baseOnce    sync.Once
+	base        *affineTable
+	baseOddOnce sync.Once
+	baseOdd     *affineTable
+
+	// ed is the twisted Edwards form verification uses where the curve has
+	// one (tc26 256 A and 512 C), else nil (edwards.go).
+	ed         *edwardsForm
+	edBaseOnce sync.Once
+	edBaseOdd  []edCached
 }
 
 // arithCache maps *Params to its *curveArith, built on first use so that
@@ -151,8 +165,11 @@ func (c *Params) arith() *curveArith {
 	}
 	f := newMontField(c.P, c.size/8)
 	ca := &curveArith{f: f, a: f.toMont(new(big.Int).Mod(c.A, c.P)),
-		gx: f.toMont(c.X), gy: f.toMont(c.Y)}
+		gx: f.toMont(c.X), gy: f.toMont(c.Y), q: new(big.Int).Set(c.Q)}
 	ca.aMinus3 = new(big.Int).Mod(new(big.Int).Add(c.A, big.NewInt(3)), c.P).Sign() == 0
+	if !ca.aMinus3 {
+		ca.ed = newEdwardsForm(f, new(big.Int).Mod(c.A, c.P), c.B)
+	}
 	v, _ := arithCache.LoadOrStore(c, ca)
 	return v.(*curveArith)
 }
@@ -330,67 +347,6 @@ func (c *Params) toAffine(p point) (x, y *big.Int, ok bool) {
 	f.mul(&zinv2, &zinv2, &zinv)
 	f.mul(&ay, &p.y, &zinv2)
 	return f.fromMont(&ax), f.fromMont(&ay), true
-}
-
-// scalarMult returns k·(x, y) using a fixed 4-bit window: a table of
-// 0..15 multiples, then four doublings and one table addition per nibble.
-// k must be non-negative.
-func (c *Params) scalarMult(x, y, k *big.Int) point {
-	ca := c.arith()
-	f := ca.f
-	px, py := f.toMont(new(big.Int).Mod(x, c.P)), f.toMont(new(big.Int).Mod(y, c.P))
-	var table [16]point
-	table[1] = ca.affinePoint(&px, &py)
-	for i := 2; i < 16; i++ {
-		ca.add(&table[i], &table[i-1], &table[1])
-	}
-	var acc point
-	nibbles := (k.BitLen() + 3) / 4
-	for i := nibbles - 1; i >= 0; i-- {
-		for d := 0; d < 4; d++ {
-			ca.double(&acc, &acc)
-		}
-		w := k.Bit(4*i) | k.Bit(4*i+1)<<1 | k.Bit(4*i+2)<<2 | k.Bit(4*i+3)<<3
-		if w != 0 {
-			ca.add(&acc, &acc, &table[w])
-		}
-	}
-	return acc
-}
-
-// twinMult returns k1·P1 + k2·P2 with Shamir's trick over 2-bit windows:
-// one table of i·P1 + j·P2 for i, j in 0..3 and shared doublings.
-func (c *Params) twinMult(x1, y1, k1, x2, y2, k2 *big.Int) point {
-	ca := c.arith()
-	f := ca.f
-	ax, ay := f.toMont(new(big.Int).Mod(x1, c.P)), f.toMont(new(big.Int).Mod(y1, c.P))
-	bx, by := f.toMont(new(big.Int).Mod(x2, c.P)), f.toMont(new(big.Int).Mod(y2, c.P))
-	var table [16]point // index i + 4j = i·P1 + j·P2
-	table[1] = ca.affinePoint(&ax, &ay)
-	table[4] = ca.affinePoint(&bx, &by)
-	ca.double(&table[2], &table[1])
-	ca.add(&table[3], &table[2], &table[1])
-	ca.double(&table[8], &table[4])
-	ca.add(&table[12], &table[8], &table[4])
-	for j := 1; j < 4; j++ {
-		for i := 1; i < 4; i++ {
-			ca.add(&table[i+4*j], &table[i], &table[4*j])
-		}
-	}
-	n := k1.BitLen()
-	if k2.BitLen() > n {
-		n = k2.BitLen()
-	}
-	var acc point
-	for i := (n+1)/2 - 1; i >= 0; i-- {
-		ca.double(&acc, &acc)
-		ca.double(&acc, &acc)
-		w := k1.Bit(2*i) | k1.Bit(2*i+1)<<1 | (k2.Bit(2*i)|k2.Bit(2*i+1)<<1)<<2
-		if w != 0 {
-			ca.add(&acc, &acc, &table[w])
-		}
-	}
-	return acc
 }
 
 // IsOnCurve reports whether (x, y) satisfies the curve equation with both

@@ -15,9 +15,12 @@
 // keys d, each little-endian.
 //
 // The package does no I/O. Field arithmetic is fixed-width Montgomery code
-// with masked selects, but scalar multiplication and point formulas branch
-// on data, so signing is not constant time; keep signing keys for tests,
-// the sandbox and low-value use.
+// with masked selects, in amd64 assembly where the CPU has BMI2 and ADX
+// (the purego build tag forces the Go code). Signing multiplies the base
+// point with a precomputed table read by masked scans, but the point
+// formulas still branch in rare cases and math/big handles the scalars, so
+// signing is not constant time; keep signing keys for tests, the sandbox
+// and low-value use. Verification runs in variable time on public data.
 //
 // Errors are classified by sentinels for errors.Is: ErrBadSignature,
 // ErrMalformed, ErrNotGOST, ErrInvalidKey, ErrSignerNotFound and the JWS

@@ -11,7 +11,9 @@ import (
 // the first n limbs (little-endian 64-bit words) of a [maxLimbs]uint64.
 // Additions and reductions select results with masks rather than branches;
 // the point formulas above them still branch, so the whole is not constant
-// time.
+// time. On amd64 multiplication, addition and subtraction run in assembly
+// (field_amd64.s, field_pm_amd64.s, field8_amd64.s); the Go code here is the
+// fallback and the reference the assembly is tested against.
 
 const maxLimbs = 8
 
@@ -24,6 +26,13 @@ type montField struct {
 	r2   fe     // R² mod p, R = 2^(64n)
 	one  fe     // R mod p (1 in Montgomery form)
 	pBig *big.Int
+	// invDigits are the 4-bit digits of p − 2, most significant first,
+	// for inv.
+	invDigits []uint8
+	// pseudoMersenne is set for 4-limb p = 2²⁵⁶ − pmC, which the assembly
+	// multiplies with a cheaper reduction (field_pm_amd64.s).
+	pseudoMersenne bool
+	pmC            uint64
 }
 
 func newMontField(p *big.Int, n int) *montField {
@@ -39,6 +48,13 @@ func newMontField(p *big.Int, n int) *montField {
 	f.one = limbsFromBig(new(big.Int).Mod(r, p), n)
 	r2 := new(big.Int).Mul(r, r)
 	f.r2 = limbsFromBig(r2.Mod(r2, p), n)
+	if n == 4 && f.p[1] == ^uint64(0) && f.p[2] == ^uint64(0) && f.p[3] == ^uint64(0) {
+		f.pseudoMersenne, f.pmC = true, -f.p[0]
+	}
+	e := new(big.Int).Sub(p, big.NewInt(2))
+	for i := (e.BitLen()+3)/4 - 1; i >= 0; i-- {
+		f.invDigits = append(f.invDigits, uint8(e.Bit(4*i)|e.Bit(4*i+1)<<1|e.Bit(4*i+2)<<2|e.Bit(4*i+3)<<3))
+	}
 	return f
 }
 
@@ -87,11 +103,12 @@ func (f *montField) fromMont(x *fe) *big.Int {
 	return bigFromLimbs(&z, f.n)
 }
 
-// mul sets z = x·y·R⁻¹ mod p (CIOS Montgomery multiplication). z may alias x
-// or y.
-func (f *montField) mul(z, x, y *fe) {
+// mulGeneric sets z = x·y·R⁻¹ mod p (CIOS Montgomery multiplication) in Go.
+// z may alias x or y. mul, add and sub (field_amd64.go, field_other.go)
+// fall back to the Go code where no assembly applies.
+func (f *montField) mulGeneric(z, x, y *fe) {
 	if f.n == 4 {
-		f.mul4(z, x, y)
+		f.mul4Generic(z, x, y)
 		return
 	}
 	n := f.n
@@ -146,10 +163,8 @@ func (f *montField) reduceOnce(z *fe, t *[maxLimbs + 2]uint64) {
 	}
 }
 
-func (f *montField) sqr(z, x *fe) { f.mul(z, x, x) }
-
-// add sets z = x + y mod p.
-func (f *montField) add(z, x, y *fe) {
+// addGeneric sets z = x + y mod p in Go.
+func (f *montField) addGeneric(z, x, y *fe) {
 	if f.n == 4 {
 		f.add4(z, x, y)
 		return
@@ -163,8 +178,8 @@ func (f *montField) add(z, x, y *fe) {
 	f.reduceOnce(z, &t)
 }
 
-// sub sets z = x - y mod p.
-func (f *montField) sub(z, x, y *fe) {
+// subGeneric sets z = x − y mod p in Go.
+func (f *montField) subGeneric(z, x, y *fe) {
 	if f.n == 4 {
 		f.sub4(z, x, y)
 		return
@@ -190,23 +205,43 @@ func (f *montField) isZero(x *fe) bool {
 	return acc == 0
 }
 
-// inv sets z = x⁻¹ by Fermat's little theorem, x^(p-2).
+// inv sets z = x⁻¹ by Fermat's little theorem, x^(p−2), with a fixed 4-bit
+// window over the exponent's digits (invDigits): about 256 squarings and 64
+// multiplications, where bit-by-bit square-and-multiply needed a
+// multiplication for nearly every bit of p − 2 on primes like 2²⁵⁶ − 617.
+// The sequence of operations depends only on p, not on x.
 func (f *montField) inv(z, x *fe) {
-	e := new(big.Int).Sub(f.pBig, big.NewInt(2))
-	r := f.one
-	base := *x
-	for i := e.BitLen() - 1; i >= 0; i-- {
-		f.sqr(&r, &r)
-		if e.Bit(i) == 1 {
-			f.mul(&r, &r, &base)
+	var table [16]fe
+	table[0] = f.one
+	table[1] = *x
+	for i := 2; i < 16; i++ {
+		f.mul(&table[i], &table[i-1], x)
+	}
+	r := table[f.invDigits[0]]
+	for _, d := range f.invDigits[1:] {
+		for s := 0; s < 4; s++ {
+			f.sqr(&r, &r)
 		}
+		f.mul(&r, &r, &table[d])
 	}
 	*z = r
 }
 
-// mul4 is mul for 256-bit fields with the loop bounds fixed, which lets the
-// compiler drop bounds checks; 256-bit keys are the common case.
-func (f *montField) mul4(z, x, y *fe) {
+// equal reports whether x and y are the same field element; both must be
+// fully reduced, as every operation here leaves them.
+func (f *montField) equal(x, y *fe) bool {
+	var acc uint64
+	for j := 0; j < f.n; j++ {
+		acc |= x[j] ^ y[j]
+	}
+	return acc == 0
+}
+
+// mul4Generic is mul for 256-bit fields with the loop bounds fixed, which
+// lets the compiler drop bounds checks; 256-bit keys are the common case.
+// mulGeneric runs it where the assembly is unavailable, and the assembly
+// must match it bit for bit.
+func (f *montField) mul4Generic(z, x, y *fe) {
 	var t0, t1, t2, t3, t4, t5 uint64
 	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
 	p0, p1, p2, p3 := f.p[0], f.p[1], f.p[2], f.p[3]

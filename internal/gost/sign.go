@@ -74,7 +74,7 @@ func NewPrivateKey(params *Params, d *big.Int) (*PrivateKey, error) {
 	if d.Sign() <= 0 || d.Cmp(params.Q) >= 0 {
 		return nil, fmt.Errorf("%w: private scalar out of range", ErrInvalidKey)
 	}
-	x, y, ok := params.toAffine(params.scalarMult(params.X, params.Y, d))
+	x, y, ok := params.toAffine(params.scalarBaseMult(d))
 	if !ok {
 		return nil, fmt.Errorf("%w: public point at infinity", ErrInvalidKey)
 	}
@@ -122,7 +122,7 @@ func Sign(priv *PrivateKey, digest []byte, rand io.Reader) ([]byte, error) {
 // s = (rd + ke) mod q. ok is false when r or s is zero and a new k is needed.
 func signWithK(priv *PrivateKey, e, k *big.Int) (r, s *big.Int, ok bool) {
 	c := priv.Params
-	cx, _, okAff := c.toAffine(c.scalarMult(c.X, c.Y, k))
+	cx, _, okAff := c.toAffine(c.scalarBaseMult(k))
 	if !okAff {
 		return nil, nil, false
 	}
@@ -182,12 +182,12 @@ func verifyE(pub *PublicKey, e, r, s *big.Int) bool {
 	z2 := new(big.Int).Mul(r, v)
 	z2.Neg(z2)
 	z2.Mod(z2, c.Q)
-	cx, _, ok := c.toAffine(c.twinMult(c.X, c.Y, z1, pub.X, pub.Y, z2))
-	if !ok {
-		return false
-	}
-	cx.Mod(cx, c.Q)
-	return cx.Cmp(r) == 0
+	ca := c.arith()
+	f := ca.f
+	k1, k2 := limbsFromBig(z1, f.n), limbsFromBig(z2, f.n)
+	qx, qy := f.toMont(pub.X), f.toMont(pub.Y)
+	sum := ca.verifyMult(&k1, &k2, &qx, &qy)
+	return ca.xCoordinateModQIs(&sum, r)
 }
 
 // MarshalPublicKeyRaw returns X‖Y, each coordinate little-endian, the content

@@ -174,6 +174,25 @@ func BenchmarkVerify256(b *testing.B) {
 	}
 }
 
+// BenchmarkVerify512 is BenchmarkVerify256 on the 512-bit tc26 A curve.
+func BenchmarkVerify512(b *testing.B) {
+	priv, err := GenerateKey(TC26512A, rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	digest := Streebog512([]byte("benchmark"))
+	sig, err := Sign(priv, digest[:], rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := Verify(priv.Public(), digest[:], sig); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkSign256(b *testing.B) {
 	priv, err := GenerateKey(TC26256A, rand.Reader)
 	if err != nil {
