@@ -40,6 +40,8 @@ func init() { benchmarks["banking"] = benchBanking }
 // targets, so a noisy neighbour on the machine slows all of them alike and
 // the ratios stay fair. After the load, every document that was answered 201
 // is looked up in a freshly opened store. The rate limit is off for the run.
+// The create-signed scenario (bench_banking_signed.go) loads a second pair of
+// full stacks in the production contour with real GOST signatures.
 func benchBanking(ctx context.Context, args []string, getenv func(string) string, sio stdio) error {
 	fs := flag.NewFlagSet("bench banking", flag.ContinueOnError)
 	var store storeConfig
@@ -47,8 +49,10 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	connList := fs.String("connections", "8,64,256", "comma-separated numbers of concurrent keep-alive connections, one run each")
 	dur := fs.Duration("duration", 3*time.Second, "how long each scenario is loaded in all (split into --rounds)")
 	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
-	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, floor-sqlite, floor-postgres, load; -tagfocus takes a regexp, so anchor it: side=^sqlite$ leaves floor-sqlite out)")
-	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, signed-sqlite, signed-postgres, floor-sqlite, floor-postgres, load; -tagfocus takes a regexp, so anchor it: side=^sqlite$ leaves floor-sqlite out)")
+	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state, create-signed "+
+		"(create in the production contour, each document with a real GOST R 34.10-2012 signature by the user's sole-authority certificate, "+
+		"verified by the server; the documents are signed between the timed slices; the durable floors run with create only)")
 	var gcPercent string
 	registerGCFlag(fs, &gcPercent) // as serve sets it for a banking-only process
 	commitDelay := fs.Duration("banking-commit-delay", defaultCommitDelay, "the servers' --banking-commit-delay")
@@ -127,6 +131,21 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 			defer f.stop()
 		}
 	}
+	var seq atomic.Int64
+	run := time.Now().UnixNano() & 0xffffffffffff
+	newID := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", seq.Add(1), run) }
+	date := time.Now().UTC().Format(time.DateOnly)
+	// Every full stack the run loads: the sandbox ones of create and state,
+	// then the production-contour ones of create-signed.
+	all := targets
+	var signed *signedScenario
+	if slices.Contains(scenarios, scenarioCreateSigned) {
+		if signed, err = startSignedScenario(ctx, dataDir, store.DatabaseURL, *commitDelay, newID, date); err != nil {
+			return err
+		}
+		defer signed.stop()
+		all = append(slices.Clone(targets), signed.targets...)
+	}
 	bareURL, stopBare, err := serveLoopbackLabelled(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -138,14 +157,13 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	}
 	defer stopBare()
 
-	var seq atomic.Int64
-	run := time.Now().UnixNano() & 0xffffffffffff
-	newID := func() string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", seq.Add(1), run) }
-	date := time.Now().UTC().Format(time.DateOnly)
 	fmt.Fprintf(sio.out, "bench banking: POST /v1/payments (sole signature → IMPLEMENTED, fsynced before 201) and GET …/state;\n")
+	if signed != nil {
+		fmt.Fprintf(sio.out, "  create-signed = the create in the production contour with a real GOST R 34.10-2012 CMS signature verified\n  per document (signed by the bench between the timed slices; no floor rows)\n")
+	}
 	fmt.Fprintf(sio.out, "  %s per scenario in %d interleaved rounds; ratio = full stack ÷ bare net/http handler in the same run,\n  both driven by a raw keep-alive client (net/http's client would cost more CPU than the servers);\n  floor = the bare handler plus the same group-committed, fsynced insert of the request body (durability alone)\n", *dur, *rounds)
 	fmt.Fprintf(sio.out, "  cpu/req = the whole machine's busy CPU (all cores: server, load generator, PostgreSQL, kernel) per answered\n  request; idle = the cores' idle share (waiting for the disk included) while the row's load ran\n")
-	fmt.Fprintf(sio.out, "%6s %-21s %9s %9s %10s %10s %6s %6s %11s %9s %5s\n", "conns", "scenario", "requests", "req/s", "p50", "p99", "errors", "ratio", "docs/commit", "cpu/req", "idle")
+	fmt.Fprintf(sio.out, "%6s %-22s %9s %9s %10s %10s %6s %6s %11s %9s %5s\n", "conns", "scenario", "requests", "req/s", "p50", "p99", "errors", "ratio", "docs/commit", "cpu/req", "idle")
 	slice := *dur / time.Duration(*rounds)
 	// The load generator's goroutines inherit this label; the servers'
 	// connections (and the committers they start) carry their own side.
@@ -155,13 +173,17 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		// more CPU per request than the servers measured here and would take
 		// it from them on a small machine.
 		bare := newRawClient(bareURL, "/fintech/api/v1/payments/x/state", nil, n)
-		for _, t := range targets {
+		for _, t := range all {
 			t.client = newRawClient(t.url, "/fintech/api/v1/payments/"+t.stateID+"/state", http.Header{"Authorization": {"Bearer " + t.token}}, n)
 		}
 		for _, f := range floors {
 			f.client = newRawClient(f.url, "/", nil, n)
 		}
 		for _, op := range scenarios {
+			targets := targets // create-signed loads its own production-contour stacks
+			if op == scenarioCreateSigned {
+				targets = signed.targets
+			}
 			bareRes := loadResult{}
 			res := make([]loadResult, len(targets))
 			floorRes := make([]loadResult, len(floors))
@@ -175,13 +197,16 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 			}
 			for range *rounds {
 				mergeLoad(&bareRes, runLoad(ctx, n, slice, func() error {
-					if op == "create" {
+					switch op {
+					case "create":
 						return rawExpect(bare, rawPost(bare, "/fintech/api/v1/payments", "", banking.SandboxPaymentJSON(newID(), date)), 201)
+					case scenarioCreateSigned:
+						return rawExpect(bare, rawPost(bare, "/fintech/api/v1/payments", "", signed.sampleBody), 201)
 					}
 					return rawExpect(bare, nil, 201)
 				}))
 				for i, t := range targets {
-					mergeLoad(&res[i], runLoad(ctx, n, slice, func() error { return t.call(op, newID, date) }))
+					mergeLoad(&res[i], t.load(ctx, op, n, slice, newID, date))
 				}
 				if op == "create" {
 					for i, f := range floors {
@@ -202,7 +227,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 			}
 			for i, t := range targets {
 				batch := ""
-				if op == "create" {
+				if op != "state" {
 					batch = perCommit(before[i], t.db.GroupCommitStats())
 				}
 				printBankRow(sio.out, n, op+" "+t.name, res[i], res[i].rps()/bareRes.rps(), batch)
@@ -212,7 +237,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 			}
 		}
 		bare.close()
-		for _, t := range targets {
+		for _, t := range all {
 			t.client.close()
 		}
 		for _, f := range floors {
@@ -220,19 +245,23 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		}
 	}
 	var failed error
-	for _, t := range targets {
+	for _, t := range all {
 		t.stop()
+		name := t.name
+		if t.signed != nil {
+			name = scenarioCreateSigned + " " + t.name
+		}
 		found, err := t.verify(ctx)
 		if err != nil {
-			return fmt.Errorf("%s: verify: %w", t.name, err)
+			return fmt.Errorf("%s: verify: %w", name, err)
 		}
 		acked := len(t.acked)
-		fmt.Fprintf(sio.out, "durability %s: %d documents answered 201, %d of them found in the reopened store", t.name, acked, found)
+		fmt.Fprintf(sio.out, "durability %s: %d documents answered 201, %d of them found in the reopened store", name, acked, found)
 		if found == acked {
 			fmt.Fprintln(sio.out, " — all acknowledged documents are stored")
 		} else {
 			fmt.Fprintf(sio.out, " — %d MISSING\n", acked-found)
-			failed = errors.Join(failed, fmt.Errorf("%s: %d acknowledged documents missing", t.name, acked-found))
+			failed = errors.Join(failed, fmt.Errorf("%s: %d acknowledged documents missing", name, acked-found))
 		}
 	}
 	for _, f := range floors {
@@ -250,8 +279,9 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	return failed
 }
 
-// bankTarget is one full stack under load: its store, its listener, the
-// sandbox token and the externalIds it acknowledged.
+// bankTarget is one full stack under load: its store, its listener, its
+// token (the sandbox's, or with signed the bench's own production-contour
+// user's) and the externalIds it acknowledged.
 type bankTarget struct {
 	name        string
 	commitDelay time.Duration
@@ -262,7 +292,9 @@ type bankTarget struct {
 	stateID     string
 	stopped     bool
 	halt        func()
-	client      *rawClient // the load generator's connections to url
+	client      *rawClient  // the load generator's connections to url
+	orgID       string      // the organisation the token acts for
+	signed      *signedFeed // create-signed's target (bench_banking_signed.go); nil: the sandbox's
 
 	mu    sync.Mutex
 	acked []string
@@ -278,6 +310,9 @@ func (t *bankTarget) start(ctx context.Context) error {
 	mod.registerFlags(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	mod.payments.rate = 0
 	mod.payments.commitDelay = t.commitDelay
+	if t.signed != nil {
+		mod.contour = banking.ContourProduction
+	}
 	if err := mod.migrate(ctx, db); err != nil {
 		return err
 	}
@@ -287,17 +322,30 @@ func (t *bankTarget) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tok, err := banking.NewIdentity(bankingsql.NewIdentityStore(db)).IssueTokens(ctx, banking.SandboxClientID,
-		banking.SandboxOrgID, banking.SandboxUserID, []string{banking.ScopePayDocRU})
+	var tok banking.TokenPair
+	label := t.name
+	t.orgID = banking.SandboxOrgID
+	if t.signed != nil {
+		// The production contour has no sandbox seed: the bench registers
+		// its own organisation, user and certificate.
+		t.orgID, label = signedBenchOrgID, "signed-"+t.name
+		tok, err = t.signed.signer.provision(ctx, db)
+	} else {
+		tok, err = banking.NewIdentity(bankingsql.NewIdentityStore(db)).IssueTokens(ctx, banking.SandboxClientID,
+			banking.SandboxOrgID, banking.SandboxUserID, []string{banking.ScopePayDocRU})
+	}
 	if err != nil {
 		return fmt.Errorf("token: %w", err)
 	}
 	t.token = tok.AccessToken
-	base, stop, err := serveLoopbackLabelled(b.api.Build(log, metrics), t.name)
+	base, stop, err := serveLoopbackLabelled(b.api.Build(log, metrics), label)
 	if err != nil {
 		return err
 	}
 	t.url, t.halt = base, stop
+	if t.signed != nil {
+		return t.signed.checkCreate(ctx, t)
+	}
 	// The document whose state the state scenario reads.
 	t.stateID = fmt.Sprintf("5ea7e000-0000-4000-8000-%012x", time.Now().UnixNano()&0xffffffffffff)
 	if _, err := benchDo(ctx, http.DefaultClient, "POST", t.url+"/fintech/api/v1/payments", t.token,
@@ -371,14 +419,14 @@ func rawExpect(c *rawClient, req []byte, want int) error {
 }
 
 // verify reopens the store and counts how many acknowledged externalIds it
-// holds for the sandbox organisation.
+// holds for the target's organisation.
 func (t *bankTarget) verify(ctx context.Context) (int, error) {
 	db, err := t.open(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer db.Close()
-	rows, err := db.R.QueryContext(ctx, `SELECT external_id FROM banking_payments WHERE org_id = $1`, banking.SandboxOrgID)
+	rows, err := db.R.QueryContext(ctx, `SELECT external_id FROM banking_payments WHERE org_id = $1`, t.orgID)
 	if err != nil {
 		return 0, err
 	}
@@ -435,14 +483,14 @@ func benchSchema(ctx context.Context, base string) (string, func(), error) {
 	return u.String(), drop, nil
 }
 
-// parseScenarios reads --scenarios: a subset of create and state, in the
-// order given, so a profile can hold one scenario alone.
+// parseScenarios reads --scenarios: a subset of create, state and
+// create-signed, in the order given, so a profile can hold one scenario alone.
 func parseScenarios(s string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if f != "create" && f != "state" {
-			return nil, fmt.Errorf("--scenarios: %q is neither create nor state", f)
+		if f != "create" && f != "state" && f != scenarioCreateSigned {
+			return nil, fmt.Errorf("--scenarios: %q is none of create, state, create-signed", f)
 		}
 		out = append(out, f)
 	}
@@ -504,7 +552,7 @@ func printBankRow(w io.Writer, conns int, name string, r loadResult, ratio float
 		batch = "-"
 	}
 	cpu, idle := r.cpu.perRequest(r.ok)
-	fmt.Fprintf(w, "%6d %-21s %9d %9.0f %10s %10s %6d %6s %11s %9s %5s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch, cpu, idle)
+	fmt.Fprintf(w, "%6d %-22s %9d %9.0f %10s %10s %6d %6s %11s %9s %5s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch, cpu, idle)
 }
 
 func benchDo(ctx context.Context, client *http.Client, method, url, token string, body []byte, want int) (int, error) {

@@ -156,3 +156,58 @@ func TestBenchBankingQuick(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchBankingCreateSigned runs `bench banking`'s create-signed scenario
+// briefly on SQLite and, where CI provides it, PostgreSQL: the production
+// contour's full stacks verify every document's GOST signature and answer
+// 201 without an error, each row carries its ratio to the bare handler, no
+// floor row is printed, and every acknowledged document is found after
+// reopening.
+func TestBenchBankingCreateSigned(t *testing.T) {
+	args := []string{"--scenarios", "create-signed", "--connections", "4", "--duration", "300ms", "--rounds", "1", "--data-dir", t.TempDir()}
+	want := []string{"bare", "sqlite"}
+	if base := os.Getenv(storetest.EnvPostgres); base != "" {
+		args = append(args, "--database-url", base)
+		want = append(want, "postgres")
+	}
+	var out bytes.Buffer
+	if err := benchBanking(context.Background(), args, func(string) string { return "" }, stdio{out: &out, err: &out}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 8 && f[0] == "4" && f[1] == "create-signed" {
+			rows[f[2]] = f
+		}
+	}
+	if len(rows) != len(want) || strings.Contains(out.String(), "floor-") {
+		t.Errorf("rows %v, want %v and no floor, in\n%s", rows, want, out.String())
+	}
+	for _, name := range want {
+		f, ok := rows[name]
+		if !ok {
+			t.Fatalf("no create-signed row for %s in\n%s", name, out.String())
+		}
+		if n, err := strconv.Atoi(f[3]); err != nil || n == 0 || f[7] != "0" {
+			t.Errorf("%s: %s requests, errors %s in\n%s", name, f[3], f[7], out.String())
+		}
+		if name == "bare" {
+			continue
+		}
+		if len(f) < 10 {
+			t.Fatalf("%s: row %q lacks its ratio or batch size", name, f)
+		}
+		if r, err := strconv.ParseFloat(f[8], 64); err != nil || r <= 0 {
+			t.Errorf("%s: ratio %q", name, f[8])
+		}
+		if b, err := strconv.ParseFloat(f[9], 64); err != nil || b < 1 {
+			t.Errorf("%s: documents per commit %q", name, f[9])
+		}
+		re := regexp.MustCompile(`durability create-signed ` + name + `: (\d+) documents answered 201, (\d+) of them found in the reopened store — all acknowledged documents are stored`)
+		m := re.FindStringSubmatch(out.String())
+		if m == nil || m[1] != m[2] || m[1] == "0" {
+			t.Errorf("create-signed %s durability line: %q in\n%s", name, m, out.String())
+		}
+	}
+}

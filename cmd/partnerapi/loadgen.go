@@ -59,6 +59,11 @@ func (r *loadResult) add(o loadResult) {
 // sort orders the merged latencies.
 func (r *loadResult) sort() { slices.Sort(r.latencies) }
 
+// errStopLoad, returned by a load's op, ends the calling goroutine's loop
+// without counting an error: the op has run out of work (create-signed's
+// pre-signed documents) and reports that itself.
+var errStopLoad = errors.New("load stopped: no work left")
+
 // runLoad calls op from conns goroutines, each as fast as answers come, for
 // d; the HTTP benchmarks of every API share it so their figures compare.
 func runLoad(ctx context.Context, conns int, d time.Duration, op func() error) loadResult {
@@ -78,6 +83,9 @@ func runLoad(ctx context.Context, conns int, d time.Duration, op func() error) l
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				t := time.Now()
 				if err := op(); err != nil {
+					if errors.Is(err, errStopLoad) {
+						break
+					}
 					errs++
 					if firstErr == nil {
 						firstErr = err
