@@ -16,36 +16,31 @@ import (
 // per-token row dots. A path the CPU lacks carries the reason it is
 // skipped.
 func tilePaths() []tilePath {
-	tiles := func(vnni, packed, amx bool) func() func() {
+	tiles := func(vnni, packed bool) func() func() {
 		return func() func() {
-			tiled, bias, kq, pk, pm, pg, pf, ta := tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows, packGroup, packFlip, tileAMX
+			tiled, bias, kq, pk, pm, pg, pf := tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows, packGroup, packFlip
 			tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows = mulRowsTiledAsm, vnni, vnni, packed, mulRowsPackedAsm
-			tileAMX = amx
 			packGroup, packFlip = packGroupAVX2, 0
 			if vnni {
 				packGroup, packFlip = packGroupVNNI, packFlipVNNI
 			}
 			return func() {
-				tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows, packGroup, packFlip, tileAMX = tiled, bias, kq, pk, pm, pg, pf, ta
+				tiledMulRows, tileBiased, kquantVNNI, tilePacked, packedMulRows, packGroup, packFlip = tiled, bias, kq, pk, pm, pg, pf
 			}
 		}
 	}
-	amx := tilePath{name: "amx-packed", use: tiles(true, true, true)}
-	packed := tilePath{name: "avx512-packed", use: tiles(true, true, false)}
-	vnni := tilePath{name: "avx512-vnni", use: tiles(true, false, false)}
-	avx2Packed, avx2 := tilePath{name: "avx2-packed", use: tiles(false, true, false)}, tilePath{name: "avx2", use: tiles(false, false, false)}
-	if !cpuAMX {
-		amx.skip = "this CPU (or its kernel) has no AMX-INT8"
-	}
+	packed := tilePath{name: "avx512-packed", use: tiles(true, true)}
+	vnni := tilePath{name: "avx512-vnni", use: tiles(true, false)}
+	avx2Packed, avx2 := tilePath{name: "avx2-packed", use: tiles(false, true)}, tilePath{name: "avx2", use: tiles(false, false)}
 	if !cpuVNNI {
 		packed.skip = "this CPU has no AVX-512 VNNI with VL"
-		vnni.skip, amx.skip = packed.skip, packed.skip
+		vnni.skip = packed.skip
 	}
 	if !cpuAVX2 {
 		const why = "this CPU has no AVX2 and FMA"
-		avx2.skip, avx2Packed.skip, vnni.skip, packed.skip, amx.skip = why, why, why, why, why
+		avx2.skip, avx2Packed.skip, vnni.skip, packed.skip = why, why, why, why
 	}
-	return []tilePath{amx, packed, vnni, avx2Packed, avx2, rowDotsPath()}
+	return []tilePath{packed, vnni, avx2Packed, avx2, rowDotsPath()}
 }
 
 // attnPaths lists the ways this machine can run grouped attention over the

@@ -346,10 +346,6 @@ func packedKernels(t gguf.GGMLType, group int) *packedSet {
 		return &iq4NLPacked8Kernels
 	case group == packGroupAVX2:
 		return &q8_0Packed8Kernels
-	case tileAMX && t == gguf.Q4_0:
-		return &q4_0AMXKernels
-	case tileAMX && t == gguf.Q8_0:
-		return &q8_0AMXKernels
 	case t == gguf.Q4_0:
 		return &q4_0PackedKernels
 	case t == gguf.Q5_0:

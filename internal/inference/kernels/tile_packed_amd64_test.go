@@ -20,7 +20,7 @@ import (
 func packedPaths() []tilePath {
 	var ps []tilePath
 	for _, p := range tilePaths() {
-		if p.name == "amx-packed" || p.name == "avx512-packed" || p.name == "avx2-packed" {
+		if p.name == "avx512-packed" || p.name == "avx2-packed" {
 			ps = append(ps, p)
 		}
 	}
@@ -351,7 +351,7 @@ func BenchmarkPackedSideBySide(b *testing.B) {
 	for _, p := range paths {
 		byName[p.name] = p
 	}
-	for _, pair := range [][2]string{{"amx-packed", "avx512-packed"}, {"avx512-packed", "avx512-vnni"}, {"avx2-packed", "avx2"}} {
+	for _, pair := range [][2]string{{"avx512-packed", "avx512-vnni"}, {"avx2-packed", "avx2"}} {
 		packedPath, tilesPath := byName[pair[0]], byName[pair[1]]
 		b.Run(pair[0], func(b *testing.B) {
 			if packedPath.skip != "" {
