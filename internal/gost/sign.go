@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"sync"
+
+	"filippo.io/bigmod"
 )
 
 // PublicKey is a GOST R 34.10-2012 verification key.
@@ -104,6 +107,9 @@ func Sign(priv *PrivateKey, digest []byte, rand io.Reader) ([]byte, error) {
 		return nil, errors.New("gost: nil private key")
 	}
 	c := priv.Params
+	if priv.D == nil || priv.D.Sign() <= 0 || priv.D.Cmp(c.Q) >= 0 {
+		return nil, fmt.Errorf("%w: private scalar out of range", ErrInvalidKey)
+	}
 	e := digestToE(c, digest)
 	for i := 0; i < 100; i++ {
 		k, err := randScalar(c, rand)
@@ -130,13 +136,48 @@ func signWithK(priv *PrivateKey, e, k *big.Int) (r, s *big.Int, ok bool) {
 	if r.Sign() == 0 {
 		return nil, nil, false
 	}
-	s = new(big.Int).Mul(r, priv.D)
-	s.Add(s, new(big.Int).Mul(k, e))
-	s.Mod(s, c.Q)
-	if s.Sign() == 0 {
+	s, ok = scalarMulAdd(c, r, priv.D, k, e)
+	if !ok || s.Sign() == 0 {
 		return nil, nil, false
 	}
 	return r, s, true
+}
+
+// scalarModuli caches each parameter set's q as a bigmod.Modulus.
+var scalarModuli sync.Map // *Params → *bigmod.Modulus
+
+// scalarMulAdd returns (r·d + k·e) mod q in constant time: d is the private
+// key and k the nonce, and math/big's multiplication and reduction take time
+// that depends on their values (a nonce's leading zero bits, leaked over many
+// signatures, are enough to recover the key). bigmod, the standard library's
+// own constant-time modular arithmetic (crypto/internal/bigmod) published as
+// a module, works on fixed-size numbers with Montgomery multiplication. ok is
+// false when an operand is not below q, which the callers rule out.
+func scalarMulAdd(c *Params, r, d, k, e *big.Int) (*big.Int, bool) {
+	m, _ := scalarModuli.Load(c)
+	if m == nil {
+		q, err := bigmod.NewModulus(c.Q.FillBytes(make([]byte, c.size)))
+		if err != nil {
+			return nil, false // q is an odd prime in every parameter set
+		}
+		m, _ = scalarModuli.LoadOrStore(c, q)
+	}
+	q := m.(*bigmod.Modulus)
+	buf := make([]byte, c.size)
+	var nats [4]*bigmod.Nat
+	for i, v := range [4]*big.Int{r, d, k, e} {
+		if v.Sign() < 0 || v.Cmp(c.Q) >= 0 {
+			return nil, false
+		}
+		n, err := bigmod.NewNat().SetBytes(v.FillBytes(buf), q)
+		if err != nil {
+			return nil, false
+		}
+		nats[i] = n
+	}
+	rd := nats[0].Mul(nats[1], q)
+	ke := nats[2].Mul(nats[3], q)
+	return new(big.Int).SetBytes(rd.Add(ke, q).Bytes(q)), true
 }
 
 func packSignature(c *Params, r, s *big.Int) []byte {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"math/big"
+	mrand "math/rand/v2"
 	"testing"
 	"time"
 )
@@ -353,4 +354,37 @@ func BenchmarkVerifyDoubleSideBySide(b *testing.B) {
 	b.ReportMetric(float64(fast.Nanoseconds())/float64(b.N), "ns-a-3")
 	b.ReportMetric(float64(general.Nanoseconds())/float64(b.N), "ns-general")
 	b.ReportMetric(float64(general)/float64(fast), "general÷a-3")
+}
+
+// TestScalarMulAddMatchesBig holds the constant-time s = (r·d + k·e) mod q
+// of signing to math/big's result on every parameter set, for the edge
+// operands 0, 1, q−1 and random ones, and checks it refuses operands that
+// are not below q.
+func TestScalarMulAddMatchesBig(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(5, 6))
+	for _, c := range AllParams {
+		t.Run(c.Name, func(t *testing.T) {
+			qm1 := new(big.Int).Sub(c.Q, big.NewInt(1))
+			vals := []*big.Int{big.NewInt(0), big.NewInt(1), qm1}
+			for range 20 {
+				buf := make([]byte, c.size)
+				for i := range buf {
+					buf[i] = byte(r.Uint32())
+				}
+				vals = append(vals, new(big.Int).Mod(new(big.Int).SetBytes(buf), c.Q))
+			}
+			for i, a := range vals {
+				b, k, e := vals[(i+1)%len(vals)], vals[(i+5)%len(vals)], vals[(i+11)%len(vals)]
+				want := new(big.Int).Mul(a, b)
+				want.Add(want, new(big.Int).Mul(k, e)).Mod(want, c.Q)
+				got, ok := scalarMulAdd(c, a, b, k, e)
+				if !ok || got.Cmp(want) != 0 {
+					t.Fatalf("(%x·%x + %x·%x) mod q = %x, %v; want %x", a, b, k, e, got, ok, want)
+				}
+			}
+			if _, ok := scalarMulAdd(c, c.Q, big.NewInt(1), big.NewInt(1), big.NewInt(1)); ok {
+				t.Fatal("an operand equal to q was accepted")
+			}
+		})
+	}
 }
