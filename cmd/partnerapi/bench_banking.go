@@ -49,6 +49,7 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 	connList := fs.String("connections", "8,64,256", "comma-separated numbers of concurrent keep-alive connections, one run each")
 	dur := fs.Duration("duration", 3*time.Second, "how long each scenario is loaded in all (split into --rounds)")
 	rounds := fs.Int("rounds", 3, "slices each scenario is cut into, alternating between the targets")
+	memprof := fs.String("memprofile", "", "write the run's allocations (pprof allocs profile, every allocation sampled as the runtime's default rate does) to this file when it ends")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (pprof label side: bare, sqlite, postgres, signed-sqlite, signed-postgres, floor-sqlite, floor-postgres, load; -tagfocus takes a regexp, so anchor it: side=^sqlite$ leaves floor-sqlite out)")
 	scenarioList := fs.String("scenarios", "create,state", "comma-separated scenarios to run: create, state, create-signed "+
 		"(create in the production contour, each document with a real GOST R 34.10-2012 signature by the user's sole-authority certificate, "+
@@ -83,6 +84,10 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memprof != "" {
+		// Deferred first, so it runs last: the whole run, shutdown included.
+		defer writeAllocsProfile(*memprof, sio)
 	}
 	dataDir := store.DataDir
 	explicit := false
@@ -578,4 +583,16 @@ func benchDo(ctx context.Context, client *http.Client, method, url, token string
 // (the document row with its walk time, and a webhook outbox row).
 func benchPaymentBody(id string) []byte {
 	return banking.SandboxPaymentJSON(id, time.Now().UTC().Format(time.DateOnly))
+}
+
+// writeAllocsProfile writes the allocations made so far to path; a failure
+// is reported and does not fail the run, whose figures are already out.
+func writeAllocsProfile(path string, sio stdio) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+	}
+	if err != nil {
+		fmt.Fprintf(sio.err, "bench banking: memprofile: %v\n", err)
+	}
 }

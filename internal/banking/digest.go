@@ -72,6 +72,15 @@ func PaymentDigest(p *Payment) string {
 		}
 		b.WriteString(f.name)
 		b.WriteByte('=')
+		// The amount is formatted in place: through its value function it
+		// was a string allocated for every document only to be copied here.
+		if f.name == "amount" {
+			if k, ok := p.Amount.Kopecks(); ok {
+				var buf [24]byte
+				b.Write(appendKopecks(buf[:0], k))
+				continue
+			}
+		}
 		b.WriteString(f.value(p))
 	}
 	return b.String()

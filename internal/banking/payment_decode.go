@@ -106,8 +106,19 @@ func (d *payDecoder) str() (string, bool) {
 		return "", false
 	}
 	start := d.i + 1
-	ascii := true
-	for j := start; j < len(d.s); j++ {
+	// Eight bytes at a time while none of them is a quote, a backslash or
+	// a control byte; the byte loop below finds which one it is. A body is
+	// mostly string literals, and this loop was its decoding's largest part.
+	j, high := start, uint64(0)
+	for ; len(d.s)-j >= 8; j += 8 {
+		x := le64(d.s[j:])
+		if hasByteBelow(x, 0x20) || hasZeroByte(x^(lowBytes*'"')) || hasZeroByte(x^(lowBytes*'\\')) {
+			break
+		}
+		high |= x
+	}
+	ascii := high&(lowBytes<<7) == 0
+	for ; j < len(d.s); j++ {
 		c := d.s[j]
 		switch {
 		case c == '"':
@@ -126,6 +137,25 @@ func (d *payDecoder) str() (string, bool) {
 	}
 	return "", false
 }
+
+// lowBytes has the low bit of every byte of a word set.
+const lowBytes = 0x0101010101010101
+
+// le64 is the little-endian word of s's first eight bytes.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// hasZeroByte reports whether a byte of x is zero, exactly: without a zero
+// byte nothing borrows and no byte keeps a high bit, and the lowest zero
+// byte sets its own.
+func hasZeroByte(x uint64) bool { return (x-lowBytes)&^x&(lowBytes<<7) != 0 }
+
+// hasByteBelow reports whether a byte of x is below n (n ≤ 0x80), as
+// hasZeroByte does for n = 1.
+func hasByteBelow(x uint64, n byte) bool { return (x-lowBytes*uint64(n))&^x&(lowBytes<<7) != 0 }
 
 // null consumes a JSON null if one is next.
 func (d *payDecoder) null() bool {

@@ -3,7 +3,9 @@ package banking
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // decodeSeeds are bodies in and just outside DecodePaymentFast's subset.
@@ -117,4 +119,48 @@ func BenchmarkDecodePayment(b *testing.B) {
 			}
 		}
 	})
+}
+
+// strBytewise is payDecoder.str as it was, one byte at a time: the word
+// loop must find the same end and the same refusals.
+func strBytewise(s string) (string, int, bool) {
+	if s == "" || s[0] != '"' {
+		return "", 0, false
+	}
+	ascii := true
+	for j := 1; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '"':
+			if v := s[1:j]; ascii || utf8.ValidString(v) {
+				return v, j + 1, true
+			}
+			return "", 0, false
+		case c == '\\' || c < 0x20:
+			return "", 0, false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return "", 0, false
+}
+
+// TestStrWords puts each byte the word loop must stop at, and a
+// non-ASCII one, at every position of literals around a word's length.
+func TestStrWords(t *testing.T) {
+	special := []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xd0, 0xff, '!', '#', '[', ']'}
+	for n := range 20 {
+		for pos := range n {
+			for _, c := range special {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = c
+				lit := `"` + string(b) + `",`
+				d := payDecoder{s: lit}
+				got, ok := d.str()
+				want, end, wantOK := strBytewise(lit)
+				if got != want || ok != wantOK || (ok && d.i != end) {
+					t.Fatalf("%q: str = %q, %v, end %d; byte by byte %q, %v, end %d", lit, got, ok, d.i, want, wantOK, end)
+				}
+			}
+		}
+	}
 }

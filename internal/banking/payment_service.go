@@ -34,6 +34,15 @@ type CreateExpecter interface {
 	ExpectCreate(ctx context.Context) (_ context.Context, release func())
 }
 
+// ProcessedCreator is an optional part of a PaymentStore for the common
+// create, a fully signed document: CreateProcessed is CreatePayment with
+// the history processing(at) (the whole ProcessingPath, every step at at,
+// no comments), without the service building those moves for the store to
+// recognise again.
+type ProcessedCreator interface {
+	CreateProcessed(ctx context.Context, sp *StoredPayment, at time.Time) error
+}
+
 // PaymentStateReader is an optional fast path of a PaymentStore for GET
 // …/state: the status columns and the document's crucialFieldsHash without
 // loading and decoding the whole document.
@@ -163,7 +172,7 @@ func appendBankFieldsTo(out, doc []byte, status, comment, hash string) []byte {
 // between quotes; anything else takes json.Marshal.
 func appendJSONString(out []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if c := s[i]; c > 0x7e || jsonEscaped[c] { // jsonEscaped: payment_encode.go
 			v, _ := json.Marshal(s) // a string always encodes
 			return append(out, v...)
 		}
@@ -189,7 +198,8 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d}
 	doc := &sp.Doc
 	now := s.now()
-	findings := InspectPayment(doc, today(now), !s.Config.SkipBudgetRules)
+	var findings Findings
+	inspectPayment(&findings, doc, today(now), !s.Config.SkipBudgetRules)
 	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
 		return nil, "", err
 	}
@@ -216,17 +226,32 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	if sp.DocJSON, err = MarshalPayment(doc); err != nil {
 		return nil, "", err
 	}
-	history := []StatusChange{{Status: StatusCreated, At: now}}
-	if comment := findings.CheckError(); comment != "" {
+	// One history slice is made, the one that is stored; none for a fully
+	// signed document when the store takes its processing walk whole.
+	var history []StatusChange
+	comment := findings.CheckError()
+	walker, walk := s.Store.(ProcessedCreator)
+	walk = walk && comment == "" && set.Complete()
+	switch {
+	case walk:
+		sp.Status, sp.Comment = ProcessingPath[len(ProcessingPath)-1], ""
+	case comment != "":
 		history = []StatusChange{{Status: StatusCheckError, Comment: comment, At: now}}
-	} else if set.Complete() {
+	case set.Complete():
 		history = processing(now)
-	} else if set.Partial() {
-		history = append(history, StatusChange{Status: StatusPartSigned, At: now})
+	case set.Partial():
+		history = []StatusChange{{Status: StatusCreated, At: now}, {Status: StatusPartSigned, At: now}}
+	default:
+		history = []StatusChange{{Status: StatusCreated, At: now}}
 	}
-	last := history[len(history)-1]
-	sp.Status, sp.Comment = last.Status, last.Comment
-	if err := s.Store.CreatePayment(ctx, sp, history); err != nil {
+	if walk {
+		err = walker.CreateProcessed(ctx, sp, now)
+	} else {
+		last := history[len(history)-1]
+		sp.Status, sp.Comment = last.Status, last.Comment
+		err = s.Store.CreatePayment(ctx, sp, history)
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	return sp, digestHash(digest), nil

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 
 	"partnerapi/internal/gost"
 )
@@ -36,16 +37,16 @@ func (v *signatureVerifier) Verify(ctx context.Context, p Principal, digest stri
 		return SignatureSet{}, Errorf(KindWorkflow, "Допускается не более двух подписей, передано %d", len(sigs))
 	}
 	var set SignatureSet
-	seen := map[string]bool{}
 	for i, s := range sigs {
 		if s.CertificateUUID == "" {
 			return SignatureSet{}, &Error{Kind: KindValidation, Message: "Не указан certificateUuid подписи",
 				FieldNames: []string{fmt.Sprintf("digestSignatures[%d].certificateUuid", i)}, Checks: []string{"required"}}
 		}
-		if seen[s.CertificateUUID] {
+		// At most two signatures: the ones before this one, all checked
+		// already, are compared directly rather than through a set.
+		if slices.ContainsFunc(sigs[:i], func(prev DigestSignature) bool { return prev.CertificateUUID == s.CertificateUUID }) {
 			return SignatureSet{}, Errorf(KindWorkflow, "Документ дважды подписан сертификатом %s", s.CertificateUUID)
 		}
-		seen[s.CertificateUUID] = true
 		cms, err := base64.StdEncoding.DecodeString(s.Base64Encoded)
 		if err != nil || len(cms) == 0 {
 			return SignatureSet{}, &Error{Kind: KindValidation, Message: "Подпись не является строкой Base64",

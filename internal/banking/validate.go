@@ -172,6 +172,14 @@ func ValidatePayment(d *Payment, today time.Time) error {
 // logical controls of budget payments.
 func InspectPayment(d *Payment, today time.Time, budgetRules bool) *Findings {
 	f := &Findings{}
+	inspectPayment(f, d, today, budgetRules)
+	return f
+}
+
+// inspectPayment is InspectPayment into f, which it does not keep: a caller
+// whose Findings does not outlive it (PaymentService's create) keeps it on
+// its stack instead of allocating it for every document.
+func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) {
 	p, c := &f.format, &f.checks
 	validateCommon(p, d, today)
 	if required(p, "operationCode", d.OperationCode) && !slices.Contains([]string{"01", "02", "06"}, d.OperationCode) {
@@ -220,7 +228,6 @@ func InspectPayment(d *Payment, today time.Time, budgetRules bool) *Findings {
 		p.add("digestSignatures", "не более двух подписей")
 	}
 	inspectDepartmental(f, d, budgetRules)
-	return f
 }
 
 // inspectDepartmental sorts the departmentalInfo findings: a malformed
@@ -261,9 +268,11 @@ func checkAccount(f *Findings, field, what, account, bic string, corr bool) {
 	if !ValidBIC(bic) {
 		return
 	}
-	ok := ValidAccount(account, bic)
+	var ok bool
 	if corr {
 		ok = ValidCorrAccount(account, bic)
+	} else {
+		ok = ValidAccount(account, bic)
 	}
 	if !ok {
 		f.checks.add(field, what+": неверный контрольный ключ относительно БИК "+bic)

@@ -58,6 +58,10 @@ type GroupCommit[T any] struct {
 	delay    time.Duration
 	expected atomic.Int64
 	kick     chan struct{}
+
+	// items recycles the queue entries of answered callers, each with its
+	// answer channel: a create paid two allocations for them.
+	items sync.Pool
 }
 
 // postgresCommitters is how many batches run at once on PostgreSQL. Two, not
@@ -143,7 +147,11 @@ func (g *GroupCommit[T]) Submit(ctx context.Context, item T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	it := &groupItem[T]{ctx: ctx, item: item, done: make(chan error, 1)}
+	it, _ := g.items.Get().(*groupItem[T])
+	if it == nil {
+		it = &groupItem[T]{done: make(chan error, 1)}
+	}
+	it.ctx, it.item = ctx, item
 	g.mu.Lock()
 	g.queue = append(g.queue, it)
 	full := len(g.queue) >= g.maxBatch
@@ -156,6 +164,13 @@ func (g *GroupCommit[T]) Submit(ctx context.Context, item T) error {
 	g.arrived(ctx, full)
 	select {
 	case err := <-it.done:
+		// Answered: the committer sends on done last and keeps nothing of
+		// it, and done is empty again, so the entry can serve another call.
+		// An entry abandoned below is never reused, since its answer may
+		// still come.
+		var zero T
+		it.ctx, it.item = nil, zero
+		g.items.Put(it)
 		return err
 	case <-ctx.Done():
 		return ctx.Err()

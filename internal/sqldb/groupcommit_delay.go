@@ -20,12 +20,26 @@ import (
 // starts at once, so low concurrency pays nothing.
 
 // expectKey is the context key under which Expect stores a caller's
-// expectation; g tells the group commits of one process apart.
-type expectKey struct{ g any }
+// expectation; g tells the group commits of one process apart. It holds
+// only a pointer, so making it an interface allocates nothing.
+type expectKey[T any] struct{ g *GroupCommit[T] }
 
-// expectation is one announced caller; settled turns true once, when it
-// submits or is released, whichever comes first.
-type expectation struct{ settled atomic.Bool }
+// expectation is one announced caller and the context that carries it (one
+// allocation for both); settled turns true once, when it submits or is
+// released, whichever comes first.
+type expectation[T any] struct {
+	context.Context
+	g       *GroupCommit[T]
+	settled atomic.Bool
+}
+
+// Value is the parent's, but for g's key, which names the expectation.
+func (e *expectation[T]) Value(key any) any {
+	if k, ok := key.(expectKey[T]); ok && k.g == e.g {
+		return e
+	}
+	return e.Context.Value(key)
+}
 
 // WithCommitDelay makes a committer wait up to d for expected callers (see
 // Expect) before it begins a transaction; 0 (the default) never waits. Call
@@ -48,9 +62,9 @@ func (g *GroupCommit[T]) Expect(ctx context.Context) (context.Context, func()) {
 	if g.delay <= 0 {
 		return ctx, func() {}
 	}
-	e := &expectation{}
+	e := &expectation[T]{Context: ctx, g: g}
 	g.expected.Add(1)
-	return context.WithValue(ctx, expectKey{g}, e), func() { g.settle(e) }
+	return e, func() { g.settle(e) }
 }
 
 // Expected is the number of callers announced by Expect that have neither
@@ -65,7 +79,7 @@ func (g *GroupCommit[T]) arrived(ctx context.Context, full bool) {
 	if g.delay <= 0 {
 		return
 	}
-	if e, ok := ctx.Value(expectKey{g}).(*expectation); ok {
+	if e, ok := ctx.Value(expectKey[T]{g}).(*expectation[T]); ok {
 		g.settle(e)
 	}
 	if full {
@@ -75,7 +89,7 @@ func (g *GroupCommit[T]) arrived(ctx context.Context, full bool) {
 
 // settle stops expecting e, once, and wakes a waiting committer when e was
 // the last one expected.
-func (g *GroupCommit[T]) settle(e *expectation) {
+func (g *GroupCommit[T]) settle(e *expectation[T]) {
 	if e.settled.CompareAndSwap(false, true) && g.expected.Add(-1) == 0 {
 		g.wake()
 	}

@@ -62,9 +62,13 @@ func (f *fastRoutes) match(r *http.Request) *fastRoute {
 		strings.Contains(p, "//") || strings.Contains(p, "/.") {
 		return nil
 	}
+	// A route matches only a path of as many segments as it has, so the
+	// count, taken once, passes over most routes without cutting the path
+	// segment by segment against each of them.
+	n := strings.Count(p, "/")
 	var found *fastRoute
 	for i := range routes {
-		if routes[i].matches(p[1:]) {
+		if len(routes[i].segs) == n && routes[i].matches(p[1:]) {
 			if found != nil {
 				return nil
 			}

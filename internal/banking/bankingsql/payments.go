@@ -39,8 +39,9 @@ func NewPaymentStore(db *sqldb.DB) *PaymentStore {
 }
 
 var (
-	_ banking.PaymentStore   = (*PaymentStore)(nil)
-	_ banking.CreateExpecter = (*PaymentStore)(nil)
+	_ banking.PaymentStore     = (*PaymentStore)(nil)
+	_ banking.CreateExpecter   = (*PaymentStore)(nil)
+	_ banking.ProcessedCreator = (*PaymentStore)(nil)
 )
 
 // WithCommitDelay sets how long the creates' group commit waits for create
@@ -102,18 +103,43 @@ func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID, clientID 
 // the transaction that wrote it (with its history and outbox rows) has
 // committed, or with the document's own refusal.
 func (s *PaymentStore) CreatePayment(ctx context.Context, sp *banking.StoredPayment, history []banking.StatusChange) error {
+	doc, err := docString(sp)
+	if err != nil {
+		return err
+	}
+	return s.submit(ctx, sp, newPaymentOf(sp, doc, history))
+}
+
+// CreateProcessed is CreatePayment of a document whose history is the whole
+// processing path at at (banking.ProcessedCreator): its walk goes straight
+// to the row's walked_at, as CreatePayment would find it to.
+func (s *PaymentStore) CreateProcessed(ctx context.Context, sp *banking.StoredPayment, at time.Time) error {
+	doc, err := docString(sp)
+	if err != nil {
+		return err
+	}
+	return s.submit(ctx, sp, newWalkedPayment(sp, doc, at))
+}
+
+// docString is the document's stored JSON. Its bytes are handed to the
+// committer as a string without a copy: DocJSON is never written once the
+// service has encoded it (banking.StoredPayment), and a copy was a kilobyte
+// allocated and moved per create.
+func docString(sp *banking.StoredPayment) (string, error) {
 	doc := sp.DocJSON
 	if doc == nil {
 		var err error
 		if doc, err = json.Marshal(sp.Doc); err != nil {
-			return err
+			return "", err
 		}
 	}
-	// The document's bytes are handed to the committer as a string without
-	// a copy: DocJSON is never written once the service has encoded it
-	// (banking.StoredPayment), and a copy was a kilobyte allocated and
-	// moved per create.
-	err := s.creates.Submit(ctx, newPaymentOf(sp, unsafe.String(unsafe.SliceData(doc), len(doc)), history))
+	return unsafe.String(unsafe.SliceData(doc), len(doc)), nil
+}
+
+// submit queues p into the group commit and returns once the transaction
+// that wrote it has committed, or with the document's own refusal.
+func (s *PaymentStore) submit(ctx context.Context, sp *banking.StoredPayment, p *newPayment) error {
+	err := s.creates.Submit(ctx, p)
 	if sqldb.IsUniqueViolation(err) {
 		return duplicatePayment(sp.Doc.ExternalID)
 	}

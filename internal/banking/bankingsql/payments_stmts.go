@@ -80,6 +80,33 @@ func (c *batchStatements) get(shape batchShape, rows int) *batchStatement {
 	return st
 }
 
+// fixed returns the statement of a text without rows (a savepoint's),
+// kept and prepared as the shapes are; its key has no rows, which no
+// shape's has.
+func (c *batchStatements) fixed(text string) *batchStatement {
+	key := batchKey{head: text}
+	if st, ok := c.m.Load(key); ok {
+		return st.(*batchStatement)
+	}
+	st := &batchStatement{text: text}
+	if prev, loaded := c.m.LoadOrStore(key, st); loaded {
+		return prev.(*batchStatement)
+	}
+	go c.prepare(key, text)
+	return st
+}
+
+// exec runs the statement, without arguments, in tx: prepared once it is.
+func (st *batchStatement) exec(ctx context.Context, tx *sql.Tx) error {
+	var err error
+	if st.prepared != nil {
+		_, err = tx.StmtContext(ctx, st.prepared).ExecContext(ctx)
+	} else {
+		_, err = tx.ExecContext(ctx, st.text)
+	}
+	return err
+}
+
 // prepare prepares text on the writer pool once its connection is free and
 // publishes it under key. A failed prepare (the store closing, say) drops
 // the key, so a later batch builds the shape again and retries.

@@ -34,15 +34,19 @@ func TestPaymentStoreWalkHistory(t *testing.T) {
 			name    string
 			history func(i int) []banking.StatusChange
 			final   bool
+			// processed: created through CreateProcessed, the service's
+			// way for the at-once walk, which must read back alike.
+			processed bool
 		}{
-			{"at-once", atOnce, true},
-			{"stepwise", func(i int) []banking.StatusChange { return signedHistory(at.Add(time.Duration(i) * time.Second)) }, true},
+			{"at-once", atOnce, true, false},
+			{"processed", atOnce, true, true},
+			{"stepwise", func(i int) []banking.StatusChange { return signedHistory(at.Add(time.Duration(i) * time.Second)) }, true, false},
 			{"draft", func(i int) []banking.StatusChange {
 				return []banking.StatusChange{{Status: banking.StatusCreated, At: at.Add(time.Duration(i) * time.Second)}}
-			}, false},
+			}, false, false},
 			{"checkerror", func(i int) []banking.StatusChange {
 				return []banking.StatusChange{{Status: banking.StatusCheckError, Comment: fmt.Sprintf("Ошибка в поле 'kbk' №%d", i), At: at}}
-			}, false},
+			}, false, false},
 		}
 		want := map[string][]banking.StatusChange{}
 		var wg sync.WaitGroup
@@ -59,7 +63,11 @@ func TestPaymentStoreWalkHistory(t *testing.T) {
 				sp := storedPayment("org1", id)
 				last := h[len(h)-1]
 				sp.Status, sp.Comment = last.Status, last.Comment
-				if err := s.CreatePayment(ctx, sp, h); err != nil {
+				create := func() error { return s.CreatePayment(ctx, sp, h) }
+				if shape.processed {
+					create = func() error { return s.CreateProcessed(ctx, sp, h[0].At) }
+				}
+				if err := create(); err != nil {
 					mu.Lock()
 					errs = append(errs, fmt.Errorf("%s: %w", id, err))
 					mu.Unlock()
