@@ -86,7 +86,7 @@ func (c IdentityJWSCertificates) JWSCertificate(ctx context.Context, p Principal
 	if !rec.Active || rec.OrgID != p.OrgID || (p.UserID != "" && rec.UserID != p.UserID) {
 		return nil, Errorf(KindSignCheck, "Сертификат %s не активен или принадлежит другому пользователю", kid)
 	}
-	cert, err := gost.ParseCertificate(rec.DER)
+	cert, err := certParses.parse(rec.DER)
 	if err != nil {
 		return nil, Errorf(KindSignCheck, "Сертификат %s не разбирается: %v", kid, err)
 	}

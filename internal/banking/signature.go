@@ -106,7 +106,7 @@ func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest s
 	if c.UserID != p.UserID || c.OrgID != p.OrgID {
 		return "", Errorf(KindSignCheck, "Сертификат %s не принадлежит пользователю токена", s.CertificateUUID)
 	}
-	cert, err := gost.ParseCertificate(c.DER)
+	cert, err := certParses.parse(c.DER)
 	if err != nil {
 		return "", fmt.Errorf("stored certificate %s: %w", s.CertificateUUID, err)
 	}

@@ -245,6 +245,8 @@ func (s *IdentityStore) OfferSigned(ctx context.Context, clientID, account strin
 }
 
 func (s *IdentityStore) AddCertificate(ctx context.Context, c banking.Certificate) error {
+	// Forgotten once committed, so no read before it is cached past it.
+	defer forgetCertificate(s.db, c.UUID)
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var org string
 		if err := tx.QueryRowContext(ctx, `SELECT org_id FROM banking_users WHERE id = $1`, c.UserID).Scan(&org); err != nil {
@@ -266,9 +268,13 @@ func scanCert(sc interface{ Scan(...any) error }) (banking.Certificate, error) {
 	return c, err
 }
 
+// GetCertificate reads a certificate through the database's read cache
+// (token_cache.go). A cached row is shared: its DER is never written.
 func (s *IdentityStore) GetCertificate(ctx context.Context, uuid string) (banking.Certificate, error) {
-	c, err := scanCert(s.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE uuid = $1`, uuid))
-	return c, idNotFound(err)
+	return cachedCertificate(s.db, uuid, func() (banking.Certificate, error) {
+		c, err := scanCert(s.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE uuid = $1`, uuid))
+		return c, idNotFound(err)
+	})
 }
 
 func (s *IdentityStore) ListCertificates(ctx context.Context, userID string) ([]banking.Certificate, error) {

@@ -92,6 +92,7 @@ func (c *readCache[V]) forget(key string) {
 type dbCaches struct {
 	tokens   readCache[banking.Token]
 	accounts readCache[banking.Account]
+	certs    readCache[banking.Certificate]
 }
 
 var readCaches sync.Map // *sqldb.DB → *dbCaches
@@ -111,6 +112,16 @@ func cachedToken(ctx context.Context, db *sqldb.DB, hash string) (banking.Token,
 
 // forgetToken drops hash from the cache after its row changed.
 func forgetToken(db *sqldb.DB, hash string) { cachesFor(db).tokens.forget(hash) }
+
+// cachedCertificate is GetCertificate through the cache: every signed
+// create and JWS request looks up its signer's certificate, and the query
+// and the copy of its DER cost a tenth of a signed create's CPU.
+func cachedCertificate(db *sqldb.DB, uuid string, load func() (banking.Certificate, error)) (banking.Certificate, error) {
+	return cachesFor(db).certs.get(uuid, load)
+}
+
+// forgetCertificate drops uuid from the cache after its row changed.
+func forgetCertificate(db *sqldb.DB, uuid string) { cachesFor(db).certs.forget(uuid) }
 
 // cachedAccount is GetAccount through the cache.
 func cachedAccount(db *sqldb.DB, number string, load func() (banking.Account, error)) (banking.Account, error) {
