@@ -101,9 +101,15 @@ func benchBanking(ctx context.Context, args []string, getenv func(string) string
 		dataDir = tmp
 	}
 
-	targets := []*bankTarget{{name: "sqlite", open: func(ctx context.Context) (*sqldb.DB, error) { return sqlite.Open(ctx, dataDir) }}}
+	// The sandbox stacks serve create and state; a run of create-signed
+	// alone starts only its own production-contour stacks.
+	var targets []*bankTarget
+	sandbox := slices.Contains(scenarios, "create") || slices.Contains(scenarios, "state")
+	if sandbox {
+		targets = append(targets, &bankTarget{name: "sqlite", open: func(ctx context.Context) (*sqldb.DB, error) { return sqlite.Open(ctx, dataDir) }})
+	}
 	var pgURL string
-	if store.DatabaseURL != "" {
+	if store.DatabaseURL != "" && sandbox {
 		u, drop, err := benchSchema(ctx, store.DatabaseURL)
 		if err != nil {
 			return err
