@@ -64,6 +64,7 @@ func VerifyDetachedSigners(cmsDER []byte, content []byte, cert *Certificate) ([]
 		return nil, fmt.Errorf("%w: SignedData has no signers", ErrMalformed)
 	}
 	var out []Signer
+	var embedded []*Certificate // sd.certs(), once a signer needs them
 	for _, si := range sd.signers {
 		signerCert := cert
 		if signerCert != nil {
@@ -71,7 +72,12 @@ func VerifyDetachedSigners(cmsDER []byte, content []byte, cert *Certificate) ([]
 				return nil, fmt.Errorf("%w: signature is not by the given certificate (serial %s)", ErrSignerNotFound, signerCert.SerialHex)
 			}
 		} else {
-			for _, c := range sd.certs {
+			if embedded == nil {
+				if embedded, err = sd.certs(); err != nil {
+					return nil, err
+				}
+			}
+			for _, c := range embedded {
 				if si.matches(c) {
 					signerCert = c
 					break
@@ -122,8 +128,30 @@ type signedData struct {
 	eContentType asn1.ObjectIdentifier
 	eContent     []byte // nil when detached
 	digestOIDs   []asn1.ObjectIdentifier
-	certs        []*Certificate
-	signers      []signerInfo
+	// rawCerts are the DER certificates of the certificates field, parsed
+	// only when the caller gives no certificate of its own (certs): a
+	// server that verifies against the certificate it stores would
+	// otherwise parse the signer's embedded copy on every request, which
+	// cost a fifth of a signed create's signature check.
+	rawCerts [][]byte
+	signers  []signerInfo
+}
+
+// certs parses the embedded certificates, leaving out those that are not
+// GOST ones (a foreign CA in the bag; only the signer's matters).
+func (sd *signedData) certs() ([]*Certificate, error) {
+	var out []*Certificate
+	for _, der := range sd.rawCerts {
+		cert, err := ParseCertificate(der)
+		if err != nil {
+			if errors.Is(err, ErrNotGOST) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, cert)
+	}
+	return out, nil
 }
 
 type signerInfo struct {
@@ -210,14 +238,7 @@ func parseSignedData(der []byte) (*signedData, error) {
 			if c.tag != tagSequence {
 				continue // attribute certificates and other choices are not used
 			}
-			cert, err := ParseCertificate(c.full)
-			if err != nil {
-				if errors.Is(err, ErrNotGOST) {
-					continue // e.g. a foreign CA in the bag; only the signer's matters
-				}
-				return nil, err
-			}
-			sd.certs = append(sd.certs, cert)
+			sd.rawCerts = append(sd.rawCerts, c.full)
 		}
 	}
 	if _, _, err := sr.optional(tagContext1); err != nil { // CRLs
