@@ -105,33 +105,14 @@ func TestBenchBankingQuick(t *testing.T) {
 	if err := benchBanking(context.Background(), args, func(string) string { return "" }, stdio{out: &out, err: &out}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	rows := map[string][]string{}
-	for _, line := range strings.Split(out.String(), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 8 && f[0] == "4" && f[1] == "create" {
-			rows[f[2]] = f
-		}
-	}
+	rows := benchRows(out.String(), "create")
 	for _, name := range want {
 		f, ok := rows[name]
 		if !ok {
 			t.Fatalf("no row for %s in\n%s", name, out.String())
 		}
-		if n, err := strconv.Atoi(f[3]); err != nil || n == 0 || f[7] != "0" {
-			t.Errorf("%s: %d requests, errors %s", name, n, f[7])
-		}
-		if name == "bare" {
+		if !checkBankRow(t, name, f, out.String()) {
 			continue
-		}
-		// The ratio to the bare handler, then the documents per commit.
-		if len(f) < 10 {
-			t.Fatalf("%s: row %q lacks its ratio or batch size", name, f)
-		}
-		if r, err := strconv.ParseFloat(f[8], 64); err != nil || r <= 0 {
-			t.Errorf("%s: ratio %q", name, f[8])
-		}
-		if b, err := strconv.ParseFloat(f[9], 64); err != nil || b < 1 {
-			t.Errorf("%s: documents per commit %q", name, f[9])
 		}
 		// The machine's CPU per request and idle share, on Linux (CI's
 		// system) read from /proc/stat.
@@ -174,13 +155,7 @@ func TestBenchBankingCreateSigned(t *testing.T) {
 	if err := benchBanking(context.Background(), args, func(string) string { return "" }, stdio{out: &out, err: &out}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	rows := map[string][]string{}
-	for _, line := range strings.Split(out.String(), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 8 && f[0] == "4" && f[1] == "create-signed" {
-			rows[f[2]] = f
-		}
-	}
+	rows := benchRows(out.String(), "create-signed")
 	if len(rows) != len(want) || strings.Contains(out.String(), "floor-") {
 		t.Errorf("rows %v, want %v and no floor, in\n%s", rows, want, out.String())
 	}
@@ -189,20 +164,8 @@ func TestBenchBankingCreateSigned(t *testing.T) {
 		if !ok {
 			t.Fatalf("no create-signed row for %s in\n%s", name, out.String())
 		}
-		if n, err := strconv.Atoi(f[3]); err != nil || n == 0 || f[7] != "0" {
-			t.Errorf("%s: %s requests, errors %s in\n%s", name, f[3], f[7], out.String())
-		}
-		if name == "bare" {
+		if !checkBankRow(t, name, f, out.String()) {
 			continue
-		}
-		if len(f) < 10 {
-			t.Fatalf("%s: row %q lacks its ratio or batch size", name, f)
-		}
-		if r, err := strconv.ParseFloat(f[8], 64); err != nil || r <= 0 {
-			t.Errorf("%s: ratio %q", name, f[8])
-		}
-		if b, err := strconv.ParseFloat(f[9], 64); err != nil || b < 1 {
-			t.Errorf("%s: documents per commit %q", name, f[9])
 		}
 		re := regexp.MustCompile(`durability create-signed ` + name + `: (\d+) documents answered 201, (\d+) of them found in the reopened store — all acknowledged documents are stored`)
 		m := re.FindStringSubmatch(out.String())
@@ -210,4 +173,40 @@ func TestBenchBankingCreateSigned(t *testing.T) {
 			t.Errorf("create-signed %s durability line: %q in\n%s", name, m, out.String())
 		}
 	}
+}
+
+// benchRows are the printed rows of one scenario at 4 connections, by
+// target name, split into their columns.
+func benchRows(out, scenario string) map[string][]string {
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 8 && f[0] == "4" && f[1] == scenario {
+			rows[f[2]] = f
+		}
+	}
+	return rows
+}
+
+// checkBankRow checks a row's request count and errors and, except for the
+// bare handler's row (for which it returns false), its ratio to the bare
+// handler and its documents per commit.
+func checkBankRow(t *testing.T, name string, f []string, out string) bool {
+	t.Helper()
+	if n, err := strconv.Atoi(f[3]); err != nil || n == 0 || f[7] != "0" {
+		t.Errorf("%s: %s requests, errors %s in\n%s", name, f[3], f[7], out)
+	}
+	if name == "bare" {
+		return false
+	}
+	if len(f) < 10 {
+		t.Fatalf("%s: row %q lacks its ratio or batch size", name, f)
+	}
+	if r, err := strconv.ParseFloat(f[8], 64); err != nil || r <= 0 {
+		t.Errorf("%s: ratio %q", name, f[8])
+	}
+	if b, err := strconv.ParseFloat(f[9], 64); err != nil || b < 1 {
+		t.Errorf("%s: documents per commit %q", name, f[9])
+	}
+	return true
 }
