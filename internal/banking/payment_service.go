@@ -381,11 +381,14 @@ func (s *PaymentService) Digest(ctx context.Context, p Principal, externalID str
 
 // Sign adds signatures to a draft: CREATED → PARTSIGNED with one of
 // first/second, → signed and processed once the set is complete. The roles
-// already collected count; a role twice or sole mixed with first/second is
-// refused like at creation.
+// already collected count; a role twice, or a sole-authority or qualified
+// signature together with any other, is refused like at creation.
 func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID string, sigs []DigestSignature) (*Payment, error) {
-	if len(sigs) == 0 || len(sigs) > 2 {
-		return nil, &Error{Kind: KindValidation, Message: "Нужно от одной до двух подписей",
+	// No signature at all is a malformed request. More than two is a
+	// signature-set violation, which the verifier answers with
+	// WORKFLOW_FAULT as at creation (reference §7).
+	if len(sigs) == 0 {
+		return nil, &Error{Kind: KindValidation, Message: "Нужна хотя бы одна подпись",
 			FieldNames: []string{"digestSignatures"}, Checks: []string{"от 1 до 2 элементов"}}
 	}
 	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
@@ -406,9 +409,13 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 		}
 		roles = append(roles, r)
 	}
+	// The verifier saw only this call's signatures; the set the document
+	// ends up with must obey the same rules (§9.1): a sole-authority or a
+	// qualified signature is valid only alone, so neither joins a partly
+	// signed document.
 	all := SignatureSet{Roles: roles}
-	if all.Has(RoleSoleAuthority) && (all.Has(RoleFirst) || all.Has(RoleSecond)) {
-		return nil, Errorf(KindWorkflow, "Единственную подпись нельзя сочетать с первой или второй")
+	if len(roles) > 1 && (all.Has(RoleSoleAuthority) || all.Has(RoleQualified)) {
+		return nil, Errorf(KindWorkflow, "Подпись единоличного органа или УКЭП не может сочетаться с другими подписями")
 	}
 	now := s.now()
 	var history []StatusChange

@@ -224,9 +224,6 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 	if d.VOCode != "" && !digitsBetween(d.VOCode, 5, 5) {
 		p.add("voCode", "код вида валютной операции: 5 цифр")
 	}
-	if len(d.DigestSignatures) > 2 {
-		p.add("digestSignatures", "не более двух подписей")
-	}
 	inspectDepartmental(f, d, budgetRules)
 }
 
