@@ -27,7 +27,11 @@ type cachedSequence struct {
 // entry or by one of the live sequences (whose KV entries for the tokens
 // they list are final: sequences only grow) and that prefix's length, or a
 // new empty sequence and 0. At least one prompt token is left to run, since
-// its logits are needed.
+// its logits are needed. The copy holds maxCtx tokens whatever the context
+// of the sequence it copies: entries outlive the requests that made them,
+// and a request that ran in a smaller window (GenerateTokens takes one)
+// would otherwise hand that window to the next, whose decode then failed
+// with a full context, and with it every stream of that step.
 func (c *prefixCache) take(net *model.Model, prompt []int, maxCtx int, live []cachedSequence) (*model.Sequence, int) {
 	best, bestLen := -1, 0
 	for i, e := range slices.Concat(c.entries, live) {
@@ -40,11 +44,11 @@ func (c *prefixCache) take(net *model.Model, prompt []int, maxCtx int, live []ca
 		return net.NewSequence(maxCtx), 0
 	}
 	if best >= len(c.entries) {
-		return live[best-len(c.entries)].seq.ClonePrefix(bestLen), bestLen
+		return live[best-len(c.entries)].seq.ClonePrefixIn(bestLen, maxCtx), bestLen
 	}
 	e := c.entries[best]
 	c.entries = append(slices.Delete(c.entries, best, best+1), e)
-	return e.seq.ClonePrefix(bestLen), bestLen
+	return e.seq.ClonePrefixIn(bestLen, maxCtx), bestLen
 }
 
 // put keeps seq, which holds tokens, evicting entries it makes redundant

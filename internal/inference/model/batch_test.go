@@ -169,6 +169,39 @@ func TestSequenceReleaseAndClonePrefix(t *testing.T) {
 	}
 }
 
+// TestClonePrefixInTakesItsOwnContext copies a prefix out of sequences of
+// a small and of a large context into the other size: each copy holds the
+// context it was made for, not its source's, and continues as a sequence
+// of that context would from scratch.
+func TestClonePrefixInTakesItsOwnContext(t *testing.T) {
+	m := openModel(t, "stories260K.gguf")
+	for _, c := range []struct{ from, to, wantCtx, wantPos int }{
+		{16, 0, m.NCtx, 4},    // a small window's prefix in the model's window
+		{0, 64, 64, 4},        // and the other way round
+		{0, 3, 3, 3},          // a window smaller than the prefix keeps what fits
+		{16, 4096, m.NCtx, 4}, // never beyond the trained context
+	} {
+		src := m.NewSequence(c.from)
+		if _, err := src.Forward(storiesPrompt); err != nil {
+			t.Fatal(err)
+		}
+		cp := src.ClonePrefixIn(4, c.to)
+		if cp.MaxContext() != c.wantCtx || cp.Pos() != c.wantPos {
+			t.Errorf("from %d to %d: context %d, pos %d; want %d, %d", c.from, c.to, cp.MaxContext(), cp.Pos(), c.wantCtx, c.wantPos)
+			continue
+		}
+		if c.wantPos < 4 {
+			continue
+		}
+		// Twenty tokens more than the small window holds: the copy runs
+		// in its own.
+		want := greedy(t, m.NewSequence(c.to), append(slices.Clone(storiesPrompt), storiesGreedy[0]), 20, true)
+		if got := greedy(t, cp, []int{storiesPrompt[4], storiesGreedy[0]}, 20, true); !slices.Equal(got, want) {
+			t.Errorf("from %d to %d: the copy continued %v, want %v", c.from, c.to, got, want)
+		}
+	}
+}
+
 // TestStepChunksMixesPrefillAndDecode steps a decoding sequence together
 // with another sequence's prompt chunks (as the scheduler does while a
 // request joins) and checks that both get bit-identical logits to running

@@ -238,9 +238,11 @@ func (r *kvRows) weightedSum(out, w []float32, n int) {
 
 // cloneKV returns a copy of s holding its first n positions, with a cache of
 // exactly n positions (it grows on the next step like any other) of the
-// same type.
-func (s *Sequence) cloneKV(n int) *Sequence {
-	c := s.m.newSequence(s.maxCtx, s.kvType)
+// same type, in a context of maxCtx tokens (as NewSequence takes it; n is
+// cut to fit).
+func (s *Sequence) cloneKV(n, maxCtx int) *Sequence {
+	c := s.m.newSequence(maxCtx, s.kvType)
+	n = min(n, c.maxCtx)
 	c.pos = n
 	c.copyCaches(s, n, n)
 	return c
@@ -283,8 +285,17 @@ func (s *Sequence) Release() {
 // ClonePrefix returns an independent copy of the first n tokens of the
 // sequence (all of them when n ≥ Pos): a prompt prefix cached for one request
 // is shared with the next this way.
-func (s *Sequence) ClonePrefix(n int) *Sequence { return s.cloneKV(min(max(n, 0), s.pos)) }
+func (s *Sequence) ClonePrefix(n int) *Sequence { return s.ClonePrefixIn(n, s.maxCtx) }
+
+// ClonePrefixIn is ClonePrefix for a sequence of another context size,
+// maxCtx tokens as NewSequence takes it (at most n of them cached): a
+// prefix cached by a request with a small context window is reused by one
+// with a large window, which must not inherit the small one, and the
+// other way round.
+func (s *Sequence) ClonePrefixIn(n, maxCtx int) *Sequence {
+	return s.cloneKV(min(max(n, 0), s.pos), maxCtx)
+}
 
 // Clone returns an independent copy of the sequence, KV cache included: the
 // n choices of one request share the prompt this way.
-func (s *Sequence) Clone() *Sequence { return s.cloneKV(s.pos) }
+func (s *Sequence) Clone() *Sequence { return s.cloneKV(s.pos, s.maxCtx) }
