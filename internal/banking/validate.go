@@ -358,8 +358,14 @@ func validatePayee(f *Findings, d *Payment, requireBank bool) {
 	if d.PayeeINN != "" {
 		checkINN(f, "payeeInn", "ИНН получателя", d.PayeeINN)
 	}
-	if d.PayeeKPP != "" && !ValidKPP(d.PayeeKPP) {
-		p.add("payeeKpp", "КПП: 0 или 9 символов NNNNPPNNN")
+	if d.PayeeKPP != "" {
+		// As for the payer (§5.2): a 12-digit INN is an individual's or a
+		// sole proprietor's, who have no KPP.
+		if !ValidKPP(d.PayeeKPP) {
+			p.add("payeeKpp", "КПП: 0 или 9 символов NNNNPPNNN")
+		} else if len(d.PayeeINN) == 12 && d.PayeeKPP != "0" {
+			f.checks.add("payeeKpp", "КПП не заполняется при 12-значном ИНН")
+		}
 	}
 	if d.PayeeAccount != "" {
 		checkAccount(f, "payeeAccount", "счёт получателя", d.PayeeAccount, d.PayeeBankBIC, false)

@@ -80,6 +80,26 @@ func CheckDepartmentalInfo(di *DepartmentalInfo, date time.Time) (field, why str
 // ENPKBK is the KBK of the single tax payment (ЕНП, §5.8).
 const ENPKBK = "18201061201010000510"
 
+// ENPPayeeINN is the INN of the ЕНП payee, Казначейство России (ФНС России).
+const ENPPayeeINN = "7727406020"
+
+// toTaxService reports whether a budget payment goes to the tax service:
+// its KBK names the FNS as administrator (`182…`) or it pays the ЕНП payee.
+func toTaxService(d *Payment) bool {
+	return d.PayeeINN == ENPPayeeINN || d.DepartmentalInfo != nil && strings.HasPrefix(d.DepartmentalInfo.KBK, "182")
+}
+
+// identityDocTypes are the codes of the identity documents with which a
+// payer of status 24 without INN and UIN fills field 108 (§5.8).
+var identityDocTypes = []string{"01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14",
+	"22", "24", "25", "26", "28", "29", "30"}
+
+// identityDocNumber reports whether a field-108 value is a document-type
+// code followed by the document's number.
+func identityDocNumber(v string) bool {
+	return len(v) > 2 && slices.Contains(identityDocTypes, v[:2])
+}
+
 var treasuryStatuses = []string{"01", "02", "04", "06", "07", "13", "16", "17", "28", "30"}
 
 // oktmoOptionalAccounts are the payee accounts of budget payments that may
@@ -100,7 +120,9 @@ func IsBudgetPayment(d *Payment) bool {
 // CheckBudgetRules applies the logical controls of §5.8 that relate the
 // budget fields to the rest of a budget payment (IsBudgetPayment): field 101
 // present, account routing by drawer status, the UIN of statuses 31 and 33,
-// OKTMO, the ЕНП requisites. Like CheckDepartmentalInfo it names the first
+// how a payer without INN is identified (status 13 to the tax service by
+// the UIN, status 24 by the UIN or a document in field 108), OKTMO, the ЕНП
+// requisites. Like CheckDepartmentalInfo it names the first
 // offending field for a CHECKERROR bankComment; other payments pass.
 func CheckBudgetRules(d *Payment) (field, why string) {
 	if !IsBudgetPayment(d) {
@@ -115,6 +137,9 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 		return "", ""
 	}
 	st := di.DrawerStatus101
+	// Without the payer's INN (absent or `0`) the payer is identified by the
+	// UIN or, for status 24, by an identity document in field 108.
+	noINN, noUIN := d.PayerINN == "" || d.PayerINN == "0", di.UIP == "" || di.UIP == "0"
 	switch {
 	case slices.Contains(treasuryStatuses, st) && !strings.HasPrefix(d.PayeeAccount, "03100"):
 		return "payeeAccount", "при статусе составителя " + st + " счёт получателя начинается с 03100"
@@ -126,6 +151,10 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 		return pre + "uip", "при статусе составителя 33 нужен УИН из 20 или 25 цифр"
 	case st == "33" && di.DocNumber108 != "":
 		return pre + "docNumber108", "при статусе составителя 33 поле 108 не заполняется"
+	case st == "13" && noINN && noUIN && toTaxService(d):
+		return pre + "uip", "для статуса составителя 13 без ИНН плательщика в налоговый орган УИН обязателен"
+	case st == "24" && noINN && noUIN && !identityDocNumber(di.DocNumber108):
+		return pre + "docNumber108", "при статусе составителя 24 без ИНН и УИН поле 108: код вида документа (2 цифры) и его номер"
 	}
 	if di.KBK == ENPKBK {
 		for _, f := range []struct{ name, v string }{{"oktmo", di.OKTMO}, {"reasonCode106", di.ReasonCode106},

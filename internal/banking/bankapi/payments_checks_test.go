@@ -55,12 +55,24 @@ var checksumCases = []struct {
 	{"payer corr account key", map[string]any{"payerBankCorrAccount": "30101810400000000226"}, "payerBankCorrAccount"},
 	{"payee corr account key", map[string]any{"payeeBankCorrAccount": "30101810800000000747"}, "payeeBankCorrAccount"},
 	{"kpp with a 12-digit inn", map[string]any{"payerInn": "500100732259"}, "payerKpp"},
+	{"payee kpp with a 12-digit payee inn", map[string]any{"payeeInn": "500100732259", "payeeKpp": "783001001"}, "payeeKpp"},
 	{"income type to a company", map[string]any{"incomeTypeCode": "1"}, "incomeTypeCode"},
 	{"uin check digit", map[string]any{"departmentalInfo": map[string]any{"uip": "18210102010011000110"}}, "departmentalInfo.uip"},
 	{"budget: status 01 to 03212", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03212643000000018500"}), "payeeAccount"},
 	{"budget: 03100 without field 101", treasuryPayee(nil), "departmentalInfo.drawerStatus101"},
 	{"budget: ЕНП with oktmo", treasuryPayee(enpBlock(map[string]any{"oktmo": "45328000"})), "departmentalInfo.oktmo"},
 	{"budget: tax without oktmo", treasuryPayee(enpBlock(map[string]any{"kbk": "18210102010011000110"})), "departmentalInfo.oktmo"},
+	// Status 13 without the payer's INN is identified to the tax service
+	// only by the UIN (reference §5.8, field 22).
+	{"budget: status 13 to the tax service without inn and uin", merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "13"})),
+		map[string]any{"payerInn": "0", "payerKpp": "0"}), "departmentalInfo.uip"},
+	{"budget: status 13 to a tax kbk without inn and uin", merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "13",
+		"kbk": "18210102010011000110", "oktmo": "45328000"})), map[string]any{"payerInn": "0", "payerKpp": "0", "payeeInn": "7702807750"}), "departmentalInfo.uip"},
+	// Status 24 without the payer's INN and a UIN identifies the payer by
+	// a document: field 108 is its two-digit type and number (§5.8).
+	{"budget: status 24 without inn, uin and document type", merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "24",
+		"kbk": "32111301031010000130", "oktmo": "45328000", "docNumber108": "4510123456"})),
+		map[string]any{"payerInn": "0", "payerKpp": "0", "payeeInn": "7702807750", "payeeAccount": "03212643000000017300"}), "departmentalInfo.docNumber108"},
 	{"budget: status 31 without uin", merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "31", "kbk": "15311601201010001140"})),
 		map[string]any{"payeeAccount": "03212643000000018500"}), "departmentalInfo.uip"},
 }
@@ -128,6 +140,14 @@ func TestPaymentsBudgetRules(t *testing.T) {
 		treasuryPayee(enpBlock(nil)),
 		merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "06", "kbk": "15311009000010000180", "oktmo": "45328000"})),
 			map[string]any{"payeeAccount": "03100643000000019502", "payeeKpp": "773001001"}), // customs
+		// Without the payer's INN: status 13 with a UIN, status 24 with an
+		// identity document (type 01 and its number) in field 108.
+		merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "13", "uip": "18210102010011000116"})),
+			map[string]any{"payerInn": "0", "payerKpp": "0"}),
+		merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "24", "kbk": "32111301031010000130", "oktmo": "45328000",
+			"docNumber108": "014510123456"})), map[string]any{"payerInn": "0", "payerKpp": "0", "payeeInn": "7702807750",
+			"payeeAccount": "03212643000000017300"}),
+		{"payeeInn": "500100732259", "payeeKpp": "0"}, // a sole proprietor payee without KPP
 	} {
 		if st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(700+i), over)); st != 201 || m["bankStatus"] != "CREATED" {
 			t.Fatalf("case %d: %d %s", i, st, raw)
