@@ -241,3 +241,39 @@ func isClosed(ch chan struct{}) bool {
 		return false
 	}
 }
+
+// TestSchedulerDecodeStepAllocatesNothing steps ten decoding requests
+// through the scheduler, handing their tokens over as their callers do:
+// once the batch's scratch, the KV caches (reserved when the requests
+// joined) and the event buffers exist, a step allocates nothing, so the
+// scratch is made once per sequence and per batch, not per token.
+func TestSchedulerDecodeStepAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items, so every step allocates")
+	}
+	s, newReq := schedulerOnStories(t)
+	reqs := make([]*request, 10)
+	for i := range reqs {
+		reqs[i] = newReq([]int{1, 403 + i, 407, 261, 378}, 400)
+		s.admit(reqs[i])
+	}
+	// Each caller swaps two event buffers (request.drain).
+	spare := make([][]event, len(reqs))
+	step := func() {
+		s.step()
+		s.updateStats()
+		for i, r := range reqs {
+			spare[i] = r.drain(spare[i])
+		}
+	}
+	for range 4 {
+		step()
+	}
+	if len(s.active) != len(reqs) {
+		t.Fatalf("%d choices in the batch, want %d", len(s.active), len(reqs))
+	}
+	if allocs := testing.AllocsPerRun(50, step); allocs != 0 {
+		t.Errorf("a scheduler step of %d streams made %.1f heap allocations, want 0", len(reqs), allocs)
+	}
+	s.failAll(nil)
+}
