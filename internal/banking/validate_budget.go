@@ -83,6 +83,48 @@ const ENPKBK = "18201061201010000510"
 // ENPPayeeINN is the INN of the ЕНП payee, Казначейство России (ФНС России).
 const ENPPayeeINN = "7727406020"
 
+// The ЕНП payee's requisites (§5.8): the tax service's treasury account at
+// the Tula division of the Bank of Russia. Its KPP changed on 2025-12-05.
+const (
+	ENPPayeeAccount  = "03100643000000018500"
+	ENPPayeeBIC      = "017003983"
+	ENPPayeeCorrAcc  = "40102810445370000059"
+	enpPayeeKPPOld   = "770801001"
+	enpPayeeKPPNew   = "770701001"
+	enpPayeeKPPStart = "2025-12-05"
+)
+
+// ENPPayeeKPP is the ЕНП payee's KPP for a document dated date.
+func ENPPayeeKPP(date time.Time) string {
+	if date.Before(mustDate(enpPayeeKPPStart)) {
+		return enpPayeeKPPOld
+	}
+	return enpPayeeKPPNew
+}
+
+// checkENPPayee names the first payee requisite of a single tax payment
+// that is not the tax service's: a ЕНП sent elsewhere is not credited to
+// the payer's single tax account. An unparseable date leaves the KPP to
+// the date's own format error.
+func checkENPPayee(d *Payment) (field, why string) {
+	kpp := ""
+	if date, ok := ParseDate(d.Date); ok {
+		kpp = ENPPayeeKPP(date)
+	}
+	for _, f := range []struct{ name, got, want string }{
+		{"payeeInn", d.PayeeINN, ENPPayeeINN},
+		{"payeeKpp", d.PayeeKPP, kpp},
+		{"payeeAccount", d.PayeeAccount, ENPPayeeAccount},
+		{"payeeBankBic", d.PayeeBankBIC, ENPPayeeBIC},
+		{"payeeBankCorrAccount", d.PayeeBankCorrAccount, ENPPayeeCorrAcc},
+	} {
+		if f.want != "" && f.got != f.want && !(f.name == "payeeBankCorrAccount" && f.got == "") {
+			return f.name, "для единого налогового платежа значение " + f.want
+		}
+	}
+	return "", ""
+}
+
 // toTaxService reports whether a budget payment goes to the tax service:
 // its KBK names the FNS as administrator (`182…`) or it pays the ЕНП payee.
 func toTaxService(d *Payment) bool {
@@ -157,6 +199,9 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 		return pre + "docNumber108", "при статусе составителя 24 без ИНН и УИН поле 108: код вида документа (2 цифры) и его номер"
 	}
 	if di.KBK == ENPKBK {
+		if field, why := checkENPPayee(d); field != "" {
+			return field, why
+		}
 		for _, f := range []struct{ name, v string }{{"oktmo", di.OKTMO}, {"reasonCode106", di.ReasonCode106},
 			{"taxPeriod107", di.TaxPeriod107}, {"docNumber108", di.DocNumber108}, {"docDate109", di.DocDate109}} {
 			if f.v != "" && f.v != "0" {

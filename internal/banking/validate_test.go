@@ -254,7 +254,8 @@ func TestCheckDepartmentalInfo(t *testing.T) {
 func TestCheckBudgetRules(t *testing.T) {
 	enp := func() Payment {
 		p := validPayment()
-		p.PayeeAccount, p.PayeeBankBIC = "03100643000000018500", "017003983"
+		p.PayeeAccount, p.PayeeBankBIC, p.PayeeBankCorrAccount = ENPPayeeAccount, ENPPayeeBIC, ENPPayeeCorrAcc
+		p.PayeeINN, p.PayeeKPP = ENPPayeeINN, "770701001"
 		p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0", ReasonCode106: "0",
 			TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
 		return p
@@ -272,7 +273,9 @@ func TestCheckBudgetRules(t *testing.T) {
 		{"no budget block", func(p *Payment) { p.DepartmentalInfo = nil; p.PayeeAccount = "40602810700000000025" }, ""},
 		// An ordinary payee is not a budget payment: the spec's sandbox
 		// accepts its departmentalInfo shapes there (reference §4).
-		{"status 01 to a bank account", func(p *Payment) { p.PayeeAccount = "40602810700000000025" }, ""},
+		{"status 01 to a bank account", func(p *Payment) {
+			p.PayeeAccount, p.PayeeBankBIC, p.PayeeBankCorrAccount = "40602810700000000025", "049805746", "30101810800000000746"
+		}, ""},
 		{"status 01 to 03212", func(p *Payment) { p.PayeeAccount = "03212643000000018500" }, "payeeAccount"},
 		{"03100 without a budget block", func(p *Payment) { p.DepartmentalInfo = nil }, "departmentalInfo.drawerStatus101"},
 		{"ЕКС payee bank makes it budget", func(p *Payment) {
@@ -292,6 +295,13 @@ func TestCheckBudgetRules(t *testing.T) {
 		}, "payeeAccount"},
 		{"status 33 without uin", func(p *Payment) { p.DepartmentalInfo.DrawerStatus101 = "33"; p.DepartmentalInfo.KBK = "1" }, "departmentalInfo.uip"},
 		{"enp with oktmo", func(p *Payment) { p.DepartmentalInfo.OKTMO = "45328000" }, "departmentalInfo.oktmo"},
+		// The ЕНП payee's KPP is versioned by the document date (§5.8).
+		{"enp before 2025-12-05 to the old kpp", func(p *Payment) { p.Date, p.PayeeKPP = "2025-12-04", "770801001" }, ""},
+		{"enp before 2025-12-05 to the new kpp", func(p *Payment) { p.Date = "2025-12-04" }, "payeeKpp"},
+		{"enp from 2025-12-05 to the old kpp", func(p *Payment) { p.Date, p.PayeeKPP = "2025-12-05", "770801001" }, "payeeKpp"},
+		{"enp without the payee corr account", func(p *Payment) { p.PayeeBankCorrAccount = "" }, ""},
+		{"enp to another payee inn", func(p *Payment) { p.PayeeINN = "7707083893" }, "payeeInn"},
+		{"enp to the customs account", func(p *Payment) { p.PayeeAccount = "03100643000000019502" }, "payeeAccount"},
 	} {
 		p := enp()
 		tc.mutate(&p)

@@ -60,6 +60,13 @@ var checksumCases = []struct {
 	{"uin check digit", map[string]any{"departmentalInfo": map[string]any{"uip": "18210102010011000110"}}, "departmentalInfo.uip"},
 	{"budget: status 01 to 03212", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03212643000000018500"}), "payeeAccount"},
 	{"budget: 03100 without field 101", treasuryPayee(nil), "departmentalInfo.drawerStatus101"},
+	// The ЕНП goes to the tax service's requisites only (§5.8); its payee
+	// KPP changed on 2025-12-05, and these documents are dated after.
+	{"budget: ЕНП to the payee KPP before 2025-12-05", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeKpp": "770801001"}), "payeeKpp"},
+	{"budget: ЕНП to the customs account", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03100643000000019502"}), "payeeAccount"},
+	{"budget: ЕНП to another payee", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeInn": "7702807750"}), "payeeInn"},
+	{"budget: ЕНП through another ЕКС", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeBankCorrAccount": "40102810545370000003",
+		"payeeBankBic": "004525988"}), "payeeBankBic"},
 	{"budget: ЕНП with oktmo", treasuryPayee(enpBlock(map[string]any{"oktmo": "45328000"})), "departmentalInfo.oktmo"},
 	{"budget: tax without oktmo", treasuryPayee(enpBlock(map[string]any{"kbk": "18210102010011000110"})), "departmentalInfo.oktmo"},
 	// Status 13 without the payer's INN is identified to the tax service
