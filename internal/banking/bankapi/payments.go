@@ -15,7 +15,9 @@ import (
 // paymentsBase is the provider's path prefix (reference §1).
 const paymentsBase = "/fintech/api/v1/payments"
 
-// anyPaymentScope may read a document's state and digest (reference §2).
+// anyPaymentScope may read a document's state and digest (reference §2:
+// the state works with any of the four payment scopes; reading the
+// document itself takes PAY_DOC_RU).
 var anyPaymentScope = []string{banking.ScopePayDocRU, banking.ScopePayDocRUInvoice, banking.ScopePayDocRUInvoiceAny, banking.ScopePayDocRUInvoiceBudget}
 
 func (s *server) addPaymentRoutes(mux *web.Mux) {
@@ -39,7 +41,7 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 	mux.HandleFunc("POST", paymentsBase+"/from-invoice-any", gate("from-invoice-any", s.createInvoice(banking.KindInvoiceAny), banking.ScopePayDocRUInvoiceAny))
 	mux.HandleFunc("POST", paymentsBase+"/from-invoice-budget", gate("from-invoice-budget", s.createInvoice(banking.KindInvoiceBudget), banking.ScopePayDocRUInvoiceBudget))
 	mux.HandleFunc("POST", paymentsBase+"/qr-confirmation", gate("qr-confirmation", s.qrConfirm, banking.ScopePayDocRU))
-	mux.HandleFunc("GET", paymentsBase+"/{externalId}", gate("get", s.getPayment, anyPaymentScope...))
+	mux.HandleFunc("GET", paymentsBase+"/{externalId}", gate("get", s.getPayment, banking.ScopePayDocRU))
 	mux.HandleFunc("GET", paymentsBase+"/{externalId}/state", gate("state", s.paymentState, anyPaymentScope...))
 	mux.HandleFunc("GET", paymentsBase+"/{externalId}/digest", gate("digest", s.paymentDigest, anyPaymentScope...))
 	mux.HandleFunc("POST", paymentsBase+"/{externalId}/sign", gate("sign", s.signPayment, banking.ScopePayDocRU))

@@ -382,6 +382,14 @@ func TestPaymentsInvoiceDrafts(t *testing.T) {
 				if st, s, _ := e.do("GET", paymentsBase+"/"+id+"/state", "inv", ""); st != 200 || s["bankStatus"] != tc.bank {
 					t.Fatalf("state %d %v", st, s)
 				}
+				// Reading the document itself takes PAY_DOC_RU; the invoice
+				// scopes read only its state (reference §2).
+				if st, g, _ := e.do("GET", paymentsBase+"/"+id, "inv", ""); st != 403 || g["cause"] != "ACTION_ACCESS_EXCEPTION" {
+					t.Fatalf("get with an invoice scope: %d %v", st, g)
+				}
+				if st, g, _ := e.do("GET", paymentsBase+"/"+id, "pay", ""); st != 200 || g["bankStatus"] != tc.bank {
+					t.Fatalf("get with PAY_DOC_RU: %d %v", st, g)
+				}
 			}
 		})
 	}
