@@ -287,11 +287,11 @@ func (s *Sequence) Release() {
 // is shared with the next this way.
 func (s *Sequence) ClonePrefix(n int) *Sequence { return s.ClonePrefixIn(n, s.maxCtx) }
 
-// ClonePrefixIn is ClonePrefix for a sequence of another context size,
-// maxCtx tokens as NewSequence takes it (at most n of them cached): a
-// prefix cached by a request with a small context window is reused by one
-// with a large window, which must not inherit the small one, and the
-// other way round.
+// ClonePrefixIn is ClonePrefix into a sequence of another context size,
+// maxCtx tokens as NewSequence takes it; a prefix longer than that context
+// is cut to it. A prefix cached by a request with a small context window
+// is reused by one with a large window, which must not inherit the small
+// one, and the other way round.
 func (s *Sequence) ClonePrefixIn(n, maxCtx int) *Sequence {
 	return s.cloneKV(min(max(n, 0), s.pos), maxCtx)
 }
