@@ -190,3 +190,74 @@ func TestAssistantStreamHangUpFreesEngine(t *testing.T) {
 		t.Fatalf("after the hang-up: %d %s", resp.StatusCode, raw)
 	}
 }
+
+// TestAssistantEngineQueueFlags runs `partnerapi serve` with one batch
+// slot, a queue of one and no prefix cache: while a stream holds the slot
+// one request waits, the next is answered 429 in the API's error format at
+// once (not after a wait), the waiting one is served when the stream hangs
+// up, and no finished prompt keeps its KV memory.
+func TestAssistantEngineQueueFlags(t *testing.T) {
+	data := t.TempDir()
+	creds, err := createAssistantClient(t, data, "--scope", "ASSISTANT_API_CORP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, "--data-dir", data, "--models-dir", assistantModelsDir(t), "--only", "assistant",
+		"--assistant-engine-concurrency", "1", "--assistant-engine-queue", "1", "--assistant-prefix-cache", "0")
+	base := ts.urls["assistant"]
+	token := assistantToken(t, base, "ASSISTANT_API_CORP", creds["authorization_key"])
+	c := &upstreamClient{t: t, base: base, token: token}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/chat/completions", strings.NewReader(
+		`{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],"temperature":0,"max_tokens":2000,"stream":true}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The stream holds the slot once its first event has come.
+	if n, err := resp.Body.Read(make([]byte, 4096)); resp.StatusCode != 200 || err != nil || n == 0 {
+		t.Fatalf("stream: %d %v", resp.StatusCode, err)
+	}
+	const queued = `partnerapi_engine_requests{model="stories260K",state="queued"}`
+	short := `{"model":"stories260K","messages":[{"role":"user","content":"The cat"}],"max_tokens":4}`
+	waited := make(chan int, 1)
+	go func() {
+		resp, _ := c.do(context.Background(), "POST", "/api/v1/chat/completions", short)
+		waited <- resp.StatusCode
+	}()
+	for deadline := time.Now().Add(5 * time.Second); engineMetric(t, base, queued) != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second request never queued")
+		}
+	}
+	t0 := time.Now()
+	busy, raw := c.do(context.Background(), "POST", "/api/v1/chat/completions", short)
+	var e struct {
+		Status  int    `json:"status"`
+		Message string `json:"message"`
+	}
+	if busy.StatusCode != http.StatusTooManyRequests || json.Unmarshal(raw, &e) != nil || e.Status != 429 || e.Message == "" {
+		t.Fatalf("beyond the queue: %d %s", busy.StatusCode, raw)
+	}
+	if busy.Header.Get("Retry-After") == "" {
+		t.Error("the busy answer has no Retry-After")
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("the busy answer took %v: it waited instead of failing fast", d)
+	}
+	cancel()
+	select {
+	case code := <-waited:
+		if code != 200 {
+			t.Fatalf("the queued request: %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queued request was not served after the stream hung up")
+	}
+	if v := engineMetric(t, base, `partnerapi_engine_cached_prompts{model="stories260K"}`); v != 0 {
+		t.Errorf("%v prompts cached with --assistant-prefix-cache 0", v)
+	}
+}
