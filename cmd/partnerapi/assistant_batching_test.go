@@ -153,21 +153,7 @@ func TestAssistantStreamHangUpFreesEngine(t *testing.T) {
 	token := assistantToken(t, base, "ASSISTANT_API_CORP", creds["authorization_key"])
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/chat/completions", strings.NewReader(
-		`{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],"temperature":0,"max_tokens":2000,"stream":true}`))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4096)
-	for events := 0; events < 10; {
-		n, err := resp.Body.Read(buf)
-		if err != nil {
-			t.Fatalf("stream ended after %d events: %v", events, err)
-		}
-		events += strings.Count(string(buf[:n]), "data: ")
-	}
+	resp := holdStream(t, ctx, base, token, 10)
 	const (
 		active   = `partnerapi_engine_requests{model="stories260K",state="active"}`
 		activeKV = `partnerapi_engine_kv_bytes{model="stories260K",use="active"}`
@@ -209,18 +195,8 @@ func TestAssistantEngineQueueFlags(t *testing.T) {
 	c := &upstreamClient{t: t, base: base, token: token}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/chat/completions", strings.NewReader(
-		`{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],"temperature":0,"max_tokens":2000,"stream":true}`))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	// The stream holds the slot once its first event has come.
-	if n, err := resp.Body.Read(make([]byte, 4096)); resp.StatusCode != 200 || err != nil || n == 0 {
-		t.Fatalf("stream: %d %v", resp.StatusCode, err)
-	}
+	defer holdStream(t, ctx, base, token, 1).Body.Close()
 	const queued = `partnerapi_engine_requests{model="stories260K",state="queued"}`
 	short := `{"model":"stories260K","messages":[{"role":"user","content":"The cat"}],"max_tokens":4}`
 	waited := make(chan int, 1)
@@ -260,4 +236,30 @@ func TestAssistantEngineQueueFlags(t *testing.T) {
 	if v := engineMetric(t, base, `partnerapi_engine_cached_prompts{model="stories260K"}`); v != 0 {
 		t.Errorf("%v prompts cached with --assistant-prefix-cache 0", v)
 	}
+}
+
+// holdStream starts a long greedy stream of stories260K that ends only when
+// ctx does, and reads it until events events have come, so that the
+// stream is in the engine's batch when it returns.
+func holdStream(t *testing.T, ctx context.Context, base, token string, events int) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/v1/chat/completions", strings.NewReader(
+		`{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time"}],"temperature":0,"max_tokens":2000,"stream":true}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	buf := make([]byte, 4096)
+	for seen := 0; seen < events; {
+		n, err := resp.Body.Read(buf)
+		if err != nil {
+			t.Fatalf("stream ended after %d events: %v", seen, err)
+		}
+		seen += strings.Count(string(buf[:n]), "data: ")
+	}
+	return resp
 }
