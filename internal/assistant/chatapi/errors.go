@@ -79,8 +79,12 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 }
 
-// platformError maps the platform's errors to the assistant envelope.
+// platformError maps the platform's errors to the assistant envelope. The
+// platform also calls it before the request reaches Handler (a declared
+// body over the limit, a recovered panic), so it sets X-Session-Id itself:
+// every response carries one (reference §2).
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
+	setSessionID(w, r)
 	switch {
 	case errors.Is(err, web.ErrNotFound):
 		writeError(w, status, "Not Found")

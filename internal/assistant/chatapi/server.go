@@ -37,12 +37,21 @@ type Handler struct{ *web.Mux }
 func WithSessionID(mux *web.Mux) Handler { return Handler{mux} }
 
 func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSessionID(w, r)
+	h.Mux.ServeHTTP(w, r)
+}
+
+// setSessionID gives the response the client's X-Session-Id, or a new one,
+// unless it already has one.
+func setSessionID(w http.ResponseWriter, r *http.Request) {
+	if w.Header().Get("X-Session-Id") != "" {
+		return
+	}
 	id := r.Header.Get("X-Session-Id")
 	if !validID(id) {
 		id = web.NewUUID()
 	}
 	w.Header().Set("X-Session-Id", id)
-	h.Mux.ServeHTTP(w, r)
 }
 
 // validID refuses ids that could break headers or logs.
