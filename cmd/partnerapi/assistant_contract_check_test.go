@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi/internal/testenv"
+)
+
+// contractFixture is a live server with stories260K as a chat model,
+// toolstory (the same file, declared to support functions) and tinyembed
+// (the same file again, declared an embedder with a 32-token window), and
+// the Authorization values the table names.
+type contractFixture struct {
+	base string
+	auth map[string]string
+}
+
+func newContractFixture(t *testing.T) *contractFixture {
+	t.Helper()
+	src := testenv.Model(t, "stories260K.gguf")
+	models := t.TempDir()
+	for _, name := range []string{"stories260K", "tinyembed", "toolstory"} {
+		if err := os.Symlink(src, filepath.Join(models, name+".gguf")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, manifest := range map[string]string{"tinyembed": `{"type":"embedder","context_window":32}`, "toolstory": `{"supports_functions":true}`} {
+		if err := os.WriteFile(filepath.Join(models, name+".json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := t.TempDir()
+	keys := map[string]string{}
+	for name, args := range map[string][]string{
+		"corp": {"--scope", "ASSISTANT_API_CORP"},
+		// PERS has one concurrent request, which the 429 cases fill.
+		"pers": {"--scope", "ASSISTANT_API_PERS", "--balance", "stories260K=1000000", "--balance", "tinyembed=1000000"},
+		// A prepaid client whose balances are spent gets 402.
+		"broke": {"--scope", "ASSISTANT_API_B2B", "--balance", "stories260K=0", "--balance", "tinyembed=0"},
+		// The token rate limit is per client; a client of its own keeps
+		// the burst from refusing the other cases' tokens.
+		"rate": {"--scope", "ASSISTANT_API_B2B"},
+	} {
+		creds, err := createAssistantClient(t, data, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[name] = creds["authorization_key"]
+		if name == "corp" {
+			id := creds["client_id"]
+			keys["wrong"] = base64.StdEncoding.EncodeToString([]byte(id + ":not-the-secret"))
+		}
+	}
+	ts := startServer(t, "--data-dir", data, "--models-dir", models, "--only", "assistant")
+	f := &contractFixture{base: ts.urls["assistant"], auth: map[string]string{
+		"bad":           "Bearer not-a-token",
+		"basic garbled": "Basic %%%",
+	}}
+	for name, key := range keys {
+		f.auth["basic "+name] = "Basic " + key
+	}
+	for name, scope := range map[string]string{"corp": "ASSISTANT_API_CORP", "pers": "ASSISTANT_API_PERS", "broke": "ASSISTANT_API_B2B"} {
+		f.auth[name] = "Bearer " + assistantToken(t, f.base, scope, keys[name])
+	}
+	return f
+}
+
+// request builds the case's request; it is built twice, once for the
+// server and once for the validator, which reads the body.
+func (f *contractFixture) request(ctx context.Context, tc contractCase) *http.Request {
+	body, ctype := tc.body, "application/json"
+	if tc.form != "" || tc.path == "/api/v2/oauth" {
+		body, ctype = tc.form, "application/x-www-form-urlencoded"
+	}
+	req, _ := http.NewRequestWithContext(ctx, tc.method, f.base+tc.path, strings.NewReader(body))
+	if tc.method == "POST" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	req.Header.Set("Accept", "application/json")
+	if tc.stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if tc.auth != "" {
+		a, ok := f.auth[tc.auth]
+		if !ok {
+			panic("no Authorization value named " + tc.auth)
+		}
+		req.Header.Set("Authorization", a)
+	}
+	if tc.rqUID != "" {
+		req.Header.Set("RqUID", tc.rqUID)
+	}
+	return req
+}
+
+// exchange sends one case and validates the request and the response
+// against the contract, returning the status.
+func (f *contractFixture) exchange(t *testing.T, c *assistantContract, tc contractCase) int {
+	t.Helper()
+	ok, errs := c.requests.ValidateHttpRequest(f.request(context.Background(), tc))
+	switch {
+	case !ok && !tc.badRequest:
+		t.Errorf("the contract refuses the request:%s", describe(errs))
+	case ok && tc.badRequest:
+		t.Errorf("the contract accepts a request it should refuse")
+	}
+	req := f.request(context.Background(), tc)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	if ok, errs := c.responses.ValidateHttpResponse(f.request(context.Background(), tc), resp); !ok {
+		t.Errorf("%d %.300s\nthe response breaks the contract:%s", resp.StatusCode, raw, describe(errs))
+	}
+	// Reference §2: every response of the API, errors included, carries
+	// both ids. /healthz, /metrics and /openapi.yaml are the platform's,
+	// served before the API's handler, and no client logs their ids.
+	for _, h := range []string{"X-Request-Id", "X-Session-Id"} {
+		if strings.HasPrefix(tc.path, "/api/") && resp.Header.Get(h) == "" {
+			t.Errorf("%d response without %s", resp.StatusCode, h)
+		}
+	}
+	if resp.StatusCode == 200 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		c.checkStream(t, raw)
+	} else if tc.stream {
+		t.Errorf("a stream answered %d %s with Content-Type %q", resp.StatusCode, raw, resp.Header.Get("Content-Type"))
+	}
+	return resp.StatusCode
+}
+
+// check is exchange for a row of the table: the status must be the row's.
+func (f *contractFixture) check(t *testing.T, c *assistantContract, tc contractCase) int {
+	t.Helper()
+	if tc.busy {
+		// The client's only slot is held by a stream for the length of
+		// the request; afterwards it is waited for, so later rows of the
+		// same client are not refused.
+		ctx, cancel := context.WithCancel(context.Background())
+		token := strings.TrimPrefix(f.auth[tc.auth], "Bearer ")
+		hold := holdStream(t, ctx, f.base, token, 1)
+		defer f.waitFree(t, tc)
+		defer hold.Body.Close()
+		defer cancel()
+	}
+	got := f.exchange(t, c, tc)
+	if got != tc.status {
+		t.Errorf("status %d, want %d", got, tc.status)
+	}
+	return got
+}
+
+// waitFree waits until the client of a busy row may start a request again.
+func (f *contractFixture) waitFree(t *testing.T, tc contractCase) {
+	t.Helper()
+	probe := tc
+	probe.body = `{"model":"stories260K","messages":[{"role":"user","content":"x"}],"max_tokens":1}`
+	probe.path = "/api/v1/chat/completions"
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.DefaultClient.Do(f.request(context.Background(), probe))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the held stream's slot was never freed")
+		}
+	}
+}
+
+// checkStream validates every event of a finished stream: each data line
+// but the last is a JSON chunk the contract's ChatCompletionChunk takes,
+// and the last is [DONE] (reference §3.4).
+func (c *assistantContract) checkStream(t *testing.T, body []byte) {
+	t.Helper()
+	events := strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n")
+	if len(events) < 2 || events[len(events)-1] != "data: [DONE]" {
+		t.Fatalf("not a finished stream: %.300s", body)
+	}
+	for i, ev := range events[:len(events)-1] {
+		payload, ok := strings.CutPrefix(ev, "data: ")
+		if !ok {
+			t.Errorf("event %d is not `data: `: %q", i, ev)
+			continue
+		}
+		if c.chunk == nil {
+			continue
+		}
+		if ok, errs := c.schema.ValidateSchemaString(c.chunk, payload); !ok {
+			t.Errorf("event %d %s breaks ChatCompletionChunk:%s", i, payload, describe(errs))
+		}
+	}
+}
