@@ -182,7 +182,7 @@ func TestAssistantContract(t *testing.T) {
 		{name: "chat npm client body", method: "POST", path: "/api/v1/chat/completions", auth: "corp",
 			body: `{"messages":[{"role":"system","content":"sys"},{"role":"user","content":"Hi"}],"temperature":0.5,"max_tokens":16,"model":"stories260K","profanity_check":false}`, status: 200},
 		{name: "chat function result body", method: "POST", path: "/api/v1/chat/completions", auth: "corp",
-			body: `{"model":"toolstory","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"","function_call":{"name":"f","arguments":{"a":1}},"functions_state_id":"abc"},{"role":"function","name":"f","content":"{\"r\":1}"}],"functions":[{"name":"f","description":"d","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}],"function_call":"auto","repetition_penalty":1,"update_interval":0,"profanity_check":false,"max_tokens":16}`,
+			body:   `{"model":"toolstory","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"","function_call":{"name":"f","arguments":{"a":1}},"functions_state_id":"abc"},{"role":"function","name":"f","content":"{\"r\":1}"}],"functions":[{"name":"f","description":"d","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}],"function_call":"auto","repetition_penalty":1,"update_interval":0,"profanity_check":false,"max_tokens":16}`,
 			status: 200},
 		{name: "chat stream", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: chat("stories260K", `,"stream":true`), status: 200, stream: true},
 		{name: "chat stream n 2", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: chat("stories260K", `,"stream":true,"n":2,"update_interval":0.01`), status: 200, stream: true},
