@@ -66,6 +66,11 @@ const (
 // SignatureSet is the roles a document's valid signatures cover.
 type SignatureSet struct {
 	Roles []SignatureRole
+	// Foreign lists the certificateUuid of every signature made with a
+	// known certificate of someone other than the token's user. Only
+	// VerifyDocument reports them; Verify refuses such a signature instead.
+	// Nil for the common set, so the hot path allocates nothing for it.
+	Foreign []string
 }
 
 // Has reports whether the set covers role.
@@ -90,5 +95,15 @@ func (s SignatureSet) Partial() bool {
 // signature-set rules (at most two; sole never mixed with first/second; the
 // same certificate twice is an error).
 type SignatureVerifier interface {
+	// Verify is the strict policy card limits use: outside the sandbox a
+	// certificate that is not the token user's is a SIGN_CHECK_EXCEPTION.
 	Verify(ctx context.Context, p Principal, digest string, sigs []DigestSignature) (SignatureSet, error)
+	// VerifyDocument is the policy of payment documents: everything Verify
+	// refuses is refused alike, except a token/certificate mismatch, which
+	// reference §9.1 turns into a document that ends in INVALIDEDS. Such a
+	// signature is checked like any other (the certificate active, the CMS
+	// valid, the signType right) and its role counted, and its uuid is
+	// listed in SignatureSet.Foreign; in the sandbox that is one of the
+	// fixed uuids sent with the token of a user other than the sandbox user.
+	VerifyDocument(ctx context.Context, p Principal, digest string, sigs []DigestSignature) (SignatureSet, error)
 }

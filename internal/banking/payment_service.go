@@ -115,7 +115,9 @@ func digestHash(digest string) string { return hexSHA256(digest) }
 
 // Create handles POST /v1/payments: validate, check the payer account is
 // the principal's, verify signatures, then store a draft, a CHECKERROR
-// document, a PARTSIGNED one or run a fully signed one to its final status.
+// document, a PARTSIGNED one or run a fully signed one to its final status:
+// IMPLEMENTED, or INVALIDEDS when a signature's certificate is not the
+// token user's (reference §9.1, foreignSignatureHistory).
 func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*Payment, error) {
 	sp, hash, err := s.create(ctx, p, d)
 	if err != nil {
@@ -213,7 +215,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	var set SignatureSet
 	if len(sigs) > 0 {
 		var err error
-		if set, err = s.Verifier.Verify(ctx, p, digest, sigs); err != nil {
+		if set, err = s.Verifier.VerifyDocument(ctx, p, digest, sigs); err != nil {
 			return nil, "", err
 		}
 		if !set.Complete() && !set.Partial() {
@@ -231,12 +233,14 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	var history []StatusChange
 	comment := findings.CheckError()
 	walker, walk := s.Store.(ProcessedCreator)
-	walk = walk && comment == "" && set.Complete()
+	walk = walk && comment == "" && set.Complete() && set.Foreign == nil
 	switch {
 	case walk:
 		sp.Status, sp.Comment = ProcessingPath[len(ProcessingPath)-1], ""
 	case comment != "":
 		history = []StatusChange{{Status: StatusCheckError, Comment: comment, At: now}}
+	case set.Foreign != nil:
+		history = foreignSignatureHistory(now, set, "")
 	case set.Complete():
 		history = processing(now)
 	case set.Partial():
@@ -260,6 +264,33 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 func mustDate(s string) time.Time { t, _ := ParseDate(s); return t }
 
 func channel(p Principal) string { return PartnerChannel(p.PartnerID) }
+
+// foreignSignatureHistory is the recorded life of a document signed with a
+// certificate that is not the token user's (reference §9.1: "a token/
+// certificate mismatch creates a draft that later becomes INVALIDEDS"). The
+// signatures move it as they would (a complete set to SIGNED and DELIVERED,
+// one of first/second from a draft to PARTSIGNED), and the bank's
+// e-signature check, the step where a valid set gives VALIDEDS, ends it in
+// INVALIDEDS (§6 machine: DELIVERED ─> VALIDEDS | INVALIDEDS*), a final
+// status with its webhook. Every move happens at now: like the sandbox's
+// success walk, processing is not delayed. from is the document's status
+// before the signatures, "" for a create: a partly signed new document
+// records CREATED first, as it does with valid signatures.
+func foreignSignatureHistory(now time.Time, set SignatureSet, from string) []StatusChange {
+	var h []StatusChange
+	switch {
+	case set.Complete():
+		h = []StatusChange{{Status: StatusSigned, At: now}, {Status: StatusDelivered, At: now}}
+	case from == "":
+		h = []StatusChange{{Status: StatusCreated, At: now}, {Status: StatusPartSigned, At: now}}
+	case from == StatusCreated:
+		h = []StatusChange{{Status: StatusPartSigned, At: now}}
+	}
+	comment := "ЭП недействительна: сертификат " + strings.Join(set.Foreign, ", ") +
+		" не принадлежит пользователю, от имени которого передан документ"
+	h = append(h, StatusChange{Status: StatusInvalidEDS, Comment: comment, At: now})
+	return h
+}
 
 // processing is the recorded walk of a fully signed document to execution.
 func processing(now time.Time) []StatusChange {
@@ -382,7 +413,9 @@ func (s *PaymentService) Digest(ctx context.Context, p Principal, externalID str
 // Sign adds signatures to a draft: CREATED → PARTSIGNED with one of
 // first/second, → signed and processed once the set is complete. The roles
 // already collected count; a role twice, or a sole-authority or qualified
-// signature together with any other, is refused like at creation.
+// signature together with any other, is refused like at creation. A
+// signature with another user's certificate is accepted and ends the
+// document in INVALIDEDS, as at creation (foreignSignatureHistory).
 func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID string, sigs []DigestSignature) (*Payment, error) {
 	// No signature at all is a malformed request. More than two is a
 	// signature-set violation, which the verifier answers with
@@ -398,7 +431,7 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	if !Signable(sp.Status) {
 		return nil, Errorf(KindWorkflow, "Документ в статусе %s нельзя подписать", sp.Status)
 	}
-	set, err := s.Verifier.Verify(ctx, p, PaymentDigest(&sp.Doc), sigs)
+	set, err := s.Verifier.VerifyDocument(ctx, p, PaymentDigest(&sp.Doc), sigs)
 	if err != nil {
 		return nil, err
 	}
@@ -420,15 +453,17 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	now := s.now()
 	var history []StatusChange
 	switch {
+	case all.Partial() && sp.Status == StatusPartSigned:
+		return nil, Errorf(KindWorkflow, "Документ уже частично подписан этой подписью")
+	case !all.Complete() && !all.Partial():
+		return nil, Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
+	case set.Foreign != nil:
+		all.Foreign = set.Foreign
+		history = foreignSignatureHistory(now, all, sp.Status)
 	case all.Complete():
 		history = processing(now)
-	case all.Partial():
-		if sp.Status == StatusPartSigned {
-			return nil, Errorf(KindWorkflow, "Документ уже частично подписан этой подписью")
-		}
+	default: // all.Partial()
 		history = []StatusChange{{Status: StatusPartSigned, At: now}}
-	default:
-		return nil, Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
 	}
 	sp, err = s.Store.AdvancePayment(ctx, p.OrgID, externalID, sp.Status, roles, history)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"slices"
 	"testing"
 	"time"
 
@@ -149,5 +150,71 @@ func TestVerifiedSignatureRules(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSignatureVerifyDocumentForeign: a known, active certificate of someone other
+// than the token's user is a SIGN_CHECK_EXCEPTION to Verify (card limits)
+// and, to VerifyDocument (payments, reference §9.1), a counted role listed
+// in Foreign once the signature is otherwise valid. In the sandbox the four
+// §7 certificates are the sandbox user's: Verify lets any user use them,
+// VerifyDocument reports them foreign to anyone else.
+func TestSignatureVerifyDocumentForeign(t *testing.T) {
+	const digest = "date=2026-01-01\namount=100.00\n"
+	p := Principal{OrgID: "org", UserID: "u1"}
+	a, b := newSigner(t, gost.TC26256A), newSigner(t, gost.TC26256A)
+	certs := certMap{
+		"own":           {UUID: "own", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleFirst, Active: true},
+		"colleague":     {UUID: "colleague", UserID: "u2", OrgID: "org", DER: b.cert.Raw, Role: RoleSecond, Active: true},
+		"other-org":     {UUID: "other-org", UserID: "u3", OrgID: "org2", DER: b.cert.Raw, Role: RoleSoleAuthority, Active: true},
+		"inactive-peer": {UUID: "inactive-peer", UserID: "u2", OrgID: "org", DER: b.cert.Raw, Role: RoleSoleAuthority, Active: false},
+	}
+	tests := []struct {
+		name    string
+		sigs    []DigestSignature
+		kind    Kind     // VerifyDocument's error kind, 0: none
+		foreign []string // VerifyDocument's Foreign
+	}{
+		{"own", []DigestSignature{a.sign(t, "own", digest)}, 0, nil},
+		{"colleague", []DigestSignature{b.sign(t, "colleague", digest)}, 0, []string{"colleague"}},
+		{"own and colleague", []DigestSignature{a.sign(t, "own", digest), b.sign(t, "colleague", digest)}, 0, []string{"colleague"}},
+		{"another organisation", []DigestSignature{b.sign(t, "other-org", digest)}, 0, []string{"other-org"}},
+		{"colleague's uuid, not the colleague's signature", []DigestSignature{a.sign(t, "colleague", digest)}, KindSignCheck, nil},
+		{"colleague, other digest", []DigestSignature{b.sign(t, "colleague", digest+" ")}, KindSignCheck, nil},
+		{"inactive colleague", []DigestSignature{b.sign(t, "inactive-peer", digest)}, KindSignCheck, nil},
+		{"unknown", []DigestSignature{b.sign(t, "nobody", digest)}, KindSignCheck, nil},
+		{"colleague, qualified signType", []DigestSignature{{Base64Encoded: b.sign(t, "colleague", digest).Base64Encoded, CertificateUUID: "colleague", SignType: SignTypeQualified}}, KindWorkflow, nil},
+	}
+	for _, contour := range []string{ContourTest, ContourProduction} {
+		v := NewSignatureVerifier(contour, certs)
+		for _, tt := range tests {
+			t.Run(contour+"/"+tt.name, func(t *testing.T) {
+				set, err := v.VerifyDocument(context.Background(), p, digest, tt.sigs)
+				if KindOf(err) != tt.kind || (tt.kind != 0) != (err != nil) || !slices.Equal(set.Foreign, tt.foreign) {
+					t.Fatalf("VerifyDocument: set %+v err %v, want kind %d foreign %v", set, err, tt.kind, tt.foreign)
+				}
+				if tt.foreign != nil && len(set.Roles) != len(tt.sigs) {
+					t.Fatalf("roles %v", set.Roles)
+				}
+				strict, err := v.Verify(context.Background(), p, digest, tt.sigs)
+				if strict.Foreign != nil || (tt.foreign != nil && KindOf(err) != KindSignCheck) {
+					t.Fatalf("Verify: set %+v err %v, want SIGN_CHECK_EXCEPTION", strict, err)
+				}
+			})
+		}
+	}
+	sandbox := NewSignatureVerifier(ContourSandbox, certMap{})
+	for _, who := range []Principal{{OrgID: SandboxOrgID, UserID: "colleague"}, {OrgID: "org2", UserID: SandboxUserID}} {
+		set, err := sandbox.VerifyDocument(context.Background(), who, "digest", []DigestSignature{sig(SandboxCertSole)})
+		if err != nil || !slices.Equal(set.Foreign, []string{SandboxCertSole}) || !set.Complete() {
+			t.Fatalf("sandbox VerifyDocument %+v: %+v %v", who, set, err)
+		}
+		if set, err := sandbox.Verify(context.Background(), who, "digest", []DigestSignature{sig(SandboxCertSole)}); err != nil || set.Foreign != nil || !set.Complete() {
+			t.Fatalf("sandbox Verify %+v: %+v %v", who, set, err)
+		}
+	}
+	own := Principal{OrgID: SandboxOrgID, UserID: SandboxUserID}
+	if set, err := sandbox.VerifyDocument(context.Background(), own, "digest", []DigestSignature{sig(SandboxCertSole)}); err != nil || set.Foreign != nil {
+		t.Fatalf("sandbox user: %+v %v", set, err)
 	}
 }

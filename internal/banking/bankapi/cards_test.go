@@ -63,6 +63,11 @@ func (f *fakeVerifier) Verify(_ context.Context, _ banking.Principal, digest str
 	return set, nil
 }
 
+// VerifyDocument completes the interface; card limits call only Verify.
+func (f *fakeVerifier) VerifyDocument(ctx context.Context, p banking.Principal, digest string, sigs []banking.DigestSignature) (banking.SignatureSet, error) {
+	return f.Verify(ctx, p, digest, sigs)
+}
+
 // fakeCerts serves one generated certificate under kid.
 type fakeCerts struct {
 	kid  string

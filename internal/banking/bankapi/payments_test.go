@@ -48,6 +48,11 @@ func (f *payVerifier) Verify(_ context.Context, _ banking.Principal, digest stri
 	return set, nil
 }
 
+// VerifyDocument: the fake knows no owners, so no certificate is foreign.
+func (f *payVerifier) VerifyDocument(ctx context.Context, p banking.Principal, digest string, sigs []banking.DigestSignature) (banking.SignatureSet, error) {
+	return f.Verify(ctx, p, digest, sigs)
+}
+
 type payAccounts map[string]string
 
 func (a payAccounts) AccountOrg(_ context.Context, acc string) (string, bool, error) {
