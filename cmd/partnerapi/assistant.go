@@ -46,7 +46,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
-	fs.IntVar(&m.queueDepth, "assistant-engine-queue", 64, "requests per model that may wait for a batch slot; beyond them a request is answered 429 at once")
+	fs.IntVar(&m.queueDepth, "assistant-engine-queue", 64, "requests per model that may wait for a batch slot; beyond them a request is answered 429 at once (0: the engine's default, 64)")
 	fs.IntVar(&m.prefixCache, "assistant-prefix-cache", 4, "finished prompts per model whose KV cache is kept for prefix reuse (0: none; prefixes shared with running requests are reused either way)")
 	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has its AVX2 or AVX-512 kernels)")
 	fs.DurationVar(&m.joinStep, "assistant-join-step", local.DefaultJoinStep, "longest decode step of the running streams while other requests' prompts join the embedded engine's batch (the prompt chunk riding in each step is sized to it, 16–512 tokens; 0: fixed 16-token chunks)")
@@ -75,8 +75,8 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	if kvPoolIdle <= 0 {
 		kvPoolIdle = -1 // kept (local.Options reads zero as its default)
 	}
-	if m.queueDepth < 1 {
-		return built{}, fmt.Errorf("--assistant-engine-queue: want at least 1, got %d", m.queueDepth)
+	if m.queueDepth < 0 {
+		return built{}, fmt.Errorf("--assistant-engine-queue: want 0 (the engine's default) or more, got %d", m.queueDepth)
 	}
 	prefixCache := m.prefixCache
 	if prefixCache <= 0 {
