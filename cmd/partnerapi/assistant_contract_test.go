@@ -11,26 +11,29 @@ import (
 	verrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 
 	"partnerapi/api"
 )
 
-// assistantContract is api/assistant.yaml loaded into the validator, with
-// the schema of one server-sent event of a streamed chat completion, which
-// OpenAPI 3.1 cannot attach to text/event-stream itself.
-type assistantContract struct {
+// contractSpec is one of api/*.yaml loaded into the validator: requests
+// are checked as a client would send them, responses in strict mode, and
+// statuses lists each operation's documented response codes, so a test can
+// tell which of them no case provoked. The assistant and banking contract
+// tests share it.
+type contractSpec struct {
 	requests  validator.Validator
 	responses validator.Validator
-	chunk     *base.Schema
 	schema    schema_validation.SchemaValidator
-	// statuses lists each operation's documented response codes, so the
-	// test can tell which of them no case provoked.
-	statuses map[string][]string
+	model     *libopenapi.DocumentModel[v3.Document]
+	statuses  map[string][]string
 }
 
-func loadAssistantContract(t *testing.T) *assistantContract {
+// loadContract loads api/<name>.yaml. ignoredHeaders join the library's
+// list of response headers strict mode ignores.
+func loadContract(t *testing.T, name string, ignoredHeaders ...string) *contractSpec {
 	t.Helper()
-	spec := api.Spec("assistant")
+	spec := api.Spec(name)
 	doc, err := libopenapi.NewDocument(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -48,12 +51,10 @@ func loadAssistantContract(t *testing.T) *assistantContract {
 	}
 	// Responses are held to strict mode: a property or header the server
 	// sends and the contract does not declare is drift too. Requests are
-	// not, because clients send undeclared extras the reference says to
+	// not, because clients send undeclared extras the references say to
 	// accept (flags, attachments) and function parameters are free-form
-	// JSON Schema. X-Session-Id joins the library's list of headers strict
-	// mode ignores (X-Request-Id is on it): the contract does not repeat
-	// the two ids on every response, and exchange checks both on each.
-	opts = append(opts, config.WithStrictMode(), config.WithStrictIgnoredHeadersExtra("x-session-id"))
+	// JSON Schema.
+	opts = append(opts, config.WithStrictMode(), config.WithStrictIgnoredHeadersExtra(ignoredHeaders...))
 	responses, errs := validator.NewValidator(doc, opts...)
 	if len(errs) > 0 {
 		t.Fatalf("contract: %v", errs)
@@ -62,13 +63,7 @@ func loadAssistantContract(t *testing.T) *assistantContract {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &assistantContract{requests: requests, responses: responses, schema: schema_validation.NewSchemaValidator(opts...), statuses: map[string][]string{}}
-	proxy := model.Model.Components.Schemas.GetOrZero("ChatCompletionChunk")
-	if proxy == nil {
-		t.Error("the contract has no ChatCompletionChunk schema for the events of a stream")
-	} else {
-		c.chunk = proxy.Schema()
-	}
+	c := &contractSpec{requests: requests, responses: responses, schema: schema_validation.NewSchemaValidator(opts...), model: model, statuses: map[string][]string{}}
 	for path, item := range model.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
 			key := strings.ToUpper(method) + " " + path
@@ -80,9 +75,52 @@ func loadAssistantContract(t *testing.T) *assistantContract {
 	return c
 }
 
+// checkCoverage fails for every documented response that no case provoked
+// (seen, by operation and status) and that unprovoked does not name with
+// the reason.
+func (c *contractSpec) checkCoverage(t *testing.T, seen map[string]map[string]bool, unprovoked map[string]string) {
+	t.Helper()
+	for op, codes := range c.statuses {
+		for _, code := range codes {
+			if !seen[op][code] && unprovoked[op+" "+code] == "" {
+				t.Errorf("%s %s: documented, but no case provokes it", op, code)
+			}
+		}
+	}
+	for key := range unprovoked {
+		i := strings.LastIndex(key, " ")
+		if seen[key[:i]][key[i+1:]] {
+			t.Errorf("%s is on the list of unprovoked responses, but a case provokes it", key)
+		}
+	}
+}
+
+// assistantContract is api/assistant.yaml with the schema of one
+// server-sent event of a streamed chat completion, which OpenAPI 3.1
+// cannot attach to text/event-stream itself.
+type assistantContract struct {
+	*contractSpec
+	chunk *base.Schema
+}
+
+func loadAssistantContract(t *testing.T) *assistantContract {
+	t.Helper()
+	// X-Session-Id joins the headers strict mode ignores (X-Request-Id is
+	// on the library's list): the contract does not repeat the two ids on
+	// every response, and exchange checks both on each.
+	c := &assistantContract{contractSpec: loadContract(t, "assistant", "x-session-id")}
+	proxy := c.model.Model.Components.Schemas.GetOrZero("ChatCompletionChunk")
+	if proxy == nil {
+		t.Error("the contract has no ChatCompletionChunk schema for the events of a stream")
+	} else {
+		c.chunk = proxy.Schema()
+	}
+	return c
+}
+
 // operationOf names the contract's operation a request path falls under,
 // as "METHOD /path/{param}".
-func (c *assistantContract) operationOf(method, path string) string {
+func (c *contractSpec) operationOf(method, path string) string {
 	segs := strings.Split(path, "/")
 	for op := range c.statuses {
 		m, tmpl, _ := strings.Cut(op, " ")
@@ -277,11 +315,5 @@ func TestAssistantContract(t *testing.T) {
 		"POST /api/v1/embeddings 500":       "no internal fault can be caused from outside",
 		"POST /api/v1/embeddings 503":       "only an upstream model's server can be unreachable; assistant_upstream_e2e_test covers it",
 	}
-	for op, codes := range contract.statuses {
-		for _, code := range codes {
-			if !seen[op][code] && unprovoked[op+" "+code] == "" {
-				t.Errorf("%s %s: documented, but no case provokes it", op, code)
-			}
-		}
-	}
+	contract.checkCoverage(t, seen, unprovoked)
 }
