@@ -134,25 +134,25 @@ type VAT struct {
 type Payment struct {
 	ExternalID           string            `json:"externalId"`
 	Number               string            `json:"number,omitempty"`
-	Date                 string            `json:"date"`
+	Date                 string            `json:"date,omitempty"`
 	Amount               Amount            `json:"amount"`
-	OperationCode        string            `json:"operationCode"`
+	OperationCode        string            `json:"operationCode,omitempty"`
 	DeliveryKind         string            `json:"deliveryKind,omitempty"`
-	Priority             string            `json:"priority"`
+	Priority             string            `json:"priority,omitempty"`
 	UrgencyCode          string            `json:"urgencyCode,omitempty"`
 	VOCode               string            `json:"voCode,omitempty"`
-	Purpose              string            `json:"purpose"`
-	PayerName            string            `json:"payerName"`
-	PayerINN             string            `json:"payerInn"`
+	Purpose              string            `json:"purpose,omitempty"`
+	PayerName            string            `json:"payerName,omitempty"`
+	PayerINN             string            `json:"payerInn,omitempty"`
 	PayerKPP             string            `json:"payerKpp,omitempty"`
-	PayerAccount         string            `json:"payerAccount"`
-	PayerBankBIC         string            `json:"payerBankBic"`
-	PayerBankCorrAccount string            `json:"payerBankCorrAccount"`
-	PayeeName            string            `json:"payeeName"`
+	PayerAccount         string            `json:"payerAccount,omitempty"`
+	PayerBankBIC         string            `json:"payerBankBic,omitempty"`
+	PayerBankCorrAccount string            `json:"payerBankCorrAccount,omitempty"`
+	PayeeName            string            `json:"payeeName,omitempty"`
 	PayeeINN             string            `json:"payeeInn,omitempty"`
 	PayeeKPP             string            `json:"payeeKpp,omitempty"`
 	PayeeAccount         string            `json:"payeeAccount,omitempty"`
-	PayeeBankBIC         string            `json:"payeeBankBic"`
+	PayeeBankBIC         string            `json:"payeeBankBic,omitempty"`
 	PayeeBankCorrAccount string            `json:"payeeBankCorrAccount,omitempty"`
 	IncomeTypeCode       string            `json:"incomeTypeCode,omitempty"`
 	CreditContractNumber string            `json:"creditContractNumber,omitempty"`
