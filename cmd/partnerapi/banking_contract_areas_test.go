@@ -1,0 +1,179 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"net/url"
+	"testing"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/gost"
+)
+
+// cardLimit is a NON_RENEW limit-change application for a seeded card.
+func cardLimit(card, id string, limit any, certs ...string) string {
+	m := map[string]any{"code": "NON_RENEW", "businessCardId": card, "externalId": id, "limit": limit}
+	if certs != nil {
+		m["digestSignatures"] = signatures(certs...)
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// cardCases covers business cards and their limits (reference §11, §9.6).
+// The seed has sbc-00001 ACTIVE on an offer account, sbc-00002 BLOCKED and
+// sbc-00003 on the account without an offer. The clock rows come last:
+// they move the sandbox time on which limits expire.
+func cardCases(t *testing.T) []bankCase {
+	const (
+		cards  = "/fintech/api/v1/business-cards"
+		limits = cards + "/limits"
+		l1     = "5e0c1a2b-0000-4000-8000-0000000000a1"
+	)
+	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In the sandbox the kid, one of the fixed certificates, decides the
+	// outcome whichever key signed (reference §7).
+	jws, err := gost.SignJWS([]byte(cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a6", 1)), banking.SandboxCertSole, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []bankCase{
+		{name: "list", method: "GET", path: cards, auth: "cards", status: 200},
+		// The contract can say only one of the two forms reference §11
+		// allows for statusCodes; it says repeated, which generated
+		// clients send.
+		{name: "list page 2 by status", method: "GET", path: cards + "?page=2&statusCodes=ACTIVE&statusCodes=NOT_DELIVERED", auth: "cards", status: 200},
+		{name: "list past the last page", method: "GET", path: cards + "?page=9", auth: "cards", status: 200},
+		{name: "list page not a number", method: "GET", path: cards + "?page=x", auth: "cards", status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "list without token", method: "GET", path: cards, status: 401, badRequest: true},
+		{name: "list bad token", method: "GET", path: cards, auth: "bad", status: 401, cause: "UNAUTHORIZED"},
+		{name: "list without scope", method: "GET", path: cards, auth: "pay", status: 403, cause: "ACTION_ACCESS_EXCEPTION"},
+		// Reference §15 #3: a sample lists cards with POST; both are served.
+		{name: "list by POST", method: "POST", path: cards + "?page=1", auth: "cards", status: 200},
+		{name: "list by POST page not a number", method: "POST", path: cards + "?page=x", auth: "cards", status: 400, badRequest: true},
+		{name: "list by POST without token", method: "POST", path: cards, status: 401, badRequest: true},
+		{name: "list by POST without scope", method: "POST", path: cards, auth: "pay", status: 403},
+
+		{name: "limit signed", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00001", l1, 1000, banking.SandboxCertSole), status: 201},
+		{name: "limit draft", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a2", 0), status: 201},
+		{name: "limit first signature", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a3", 5.5, banking.SandboxCertFirst), status: 201},
+		{name: "limit JWS", method: "POST", path: limits, auth: "cards", ctype: "application/jose", body: jws, status: 201},
+		{name: "limit JWS without kid", method: "POST", path: limits, auth: "cards", ctype: "application/jose", body: "eyJhbGciOiJnb3N0MzQuMTAtMjAxMiJ9.e30.AAAA", status: 400, cause: "WORKFLOW_FAULT"},
+		{name: "limit duplicate", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00001", l1, 1000, banking.SandboxCertSole), status: 400, cause: "WORKFLOW_FAULT"},
+		{name: "limit blocked card", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00002", "5e0c1a2b-0000-4000-8000-0000000000a4", 5), status: 400, cause: "WORKFLOW_FAULT"},
+		{name: "limit card without offer", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00003", "5e0c1a2b-0000-4000-8000-0000000000a4", 5), status: 400, cause: "WORKFLOW_FAULT"},
+		{name: "limit not JSON", method: "POST", path: limits, auth: "cards", body: `{"code":`, status: 400, cause: "DESERIALIZATION_FAULT", badRequest: true},
+		{name: "limit negative", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", -1), status: 400, badRequest: true},
+		{name: "limit unknown card", method: "POST", path: limits, auth: "cards", body: cardLimit("nope", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 404, cause: "CARD_ID_NOT_FOUND"},
+		{name: "limit without token", method: "POST", path: limits, body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 401, badRequest: true},
+		{name: "limit without scope", method: "POST", path: limits, auth: "pay", body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 403},
+		{name: "limit unsigned where JWS is required", server: "limited", method: "POST", path: limits, auth: "limited cards",
+			body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 415, cause: "JWS_EXCEPTED"},
+
+		{name: "limit state", method: "GET", path: limits + "/" + l1 + "/state", auth: "cards", status: 200},
+		{name: "limit state JWS", method: "GET", path: limits + "/5e0c1a2b-0000-4000-8000-0000000000a6/state", auth: "cards", status: 200},
+		{name: "limit state unknown", method: "GET", path: limits + "/5e0c1a2b-0000-4000-8000-0000000000ff/state", auth: "cards", status: 404},
+		{name: "limit state not a UUID", method: "GET", path: limits + "/42/state", auth: "cards", status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "limit state without token", method: "GET", path: limits + "/" + l1 + "/state", status: 401, badRequest: true},
+		{name: "limit state without scope", method: "GET", path: limits + "/" + l1 + "/state", auth: "pay", status: 403},
+
+		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"49h"}`, status: 200},
+		{name: "clock not a duration", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"soon"}`, status: 400, cause: "VALIDATION_FAULT"},
+		{name: "clock without token", method: "POST", path: "/fintech/api/sandbox/clock", body: `{"advance":"1h"}`, status: 401, badRequest: true},
+		{name: "clock without scope", method: "POST", path: "/fintech/api/sandbox/clock", auth: "pay", body: `{"advance":"1h"}`, status: 403},
+	}
+}
+
+// webhookCases covers the partner's webhook setting and delivery log
+// (reference §12), gated like the payment operations.
+func webhookCases() []bankCase {
+	const hook, deliveries = "/fintech/api/v1/webhook", "/fintech/api/v1/webhook/deliveries"
+	set := `{"url":"http://127.0.0.1:9/hook"}`
+	return []bankCase{
+		{name: "set generates the secret", method: "PUT", path: hook, auth: "pay", body: set, status: 200},
+		{name: "set with a secret", method: "PUT", path: hook, auth: "invoice", body: `{"url":"http://127.0.0.1:9/hook2","secret":"a-partner-secret-of-32-characters"}`, status: 200},
+		{name: "set not a URL", method: "PUT", path: hook, auth: "pay", body: `{"url":"hook"}`, status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "set ftp URL", method: "PUT", path: hook, auth: "pay", body: `{"url":"ftp://127.0.0.1/hook"}`, status: 400, cause: "VALIDATION_FAULT"},
+		{name: "set secret too short", method: "PUT", path: hook, auth: "pay", body: `{"url":"http://127.0.0.1:9/hook","secret":"short"}`, status: 400, badRequest: true},
+		{name: "set without token", method: "PUT", path: hook, body: set, status: 401, badRequest: true},
+		{name: "set without scope", method: "PUT", path: hook, auth: "cards", body: set, status: 403},
+		{name: "set over the rate limit", server: "limited", method: "PUT", path: hook, auth: "limited pay", body: set, status: 429, warm: true},
+		{name: "set in maintenance", server: "maint", method: "PUT", path: hook, auth: "maint pay", body: set, status: 503},
+		{name: "get", method: "GET", path: hook, auth: "pay", status: 200},
+		{name: "get none set", server: "limited", method: "GET", path: hook, auth: "limited invoice", status: 200},
+		{name: "get without token", method: "GET", path: hook, status: 401, badRequest: true},
+		{name: "get without scope", method: "GET", path: hook, auth: "cards", status: 403},
+		{name: "get over the rate limit", server: "limited", method: "GET", path: hook, auth: "limited pay", status: 429, warm: true},
+		{name: "get in maintenance", server: "maint", method: "GET", path: hook, auth: "maint pay", status: 503},
+		{name: "deliveries", method: "GET", path: deliveries + "?limit=10", auth: "pay", status: 200},
+		{name: "deliveries limit 0", method: "GET", path: deliveries + "?limit=0", auth: "pay", status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "deliveries without token", method: "GET", path: deliveries, status: 401, badRequest: true},
+		{name: "deliveries without scope", method: "GET", path: deliveries, auth: "cards", status: 403},
+		{name: "deliveries over the rate limit", server: "limited", method: "GET", path: deliveries, auth: "limited pay", status: 429, warm: true},
+		{name: "deliveries in maintenance", server: "maint", method: "GET", path: deliveries, auth: "maint pay", status: 503},
+	}
+}
+
+// identityCases covers client-info, crypto, OAuth and the platform's
+// routes (reference §3, §10).
+func identityCases(t *testing.T, f *bankFixture) []bankCase {
+	const sso = "/ic/sso/api"
+	authorize := url.Values{"response_type": {"code"}, "client_id": {banking.SandboxClientID}, "redirect_uri": {banking.SandboxRedirectURI},
+		"scope": {"openid GET_CLIENT_ACCOUNTS"}, "state": {"s1"}}
+	unknownApp := url.Values{"response_type": {"code"}, "client_id": {"nope"}, "redirect_uri": {banking.SandboxRedirectURI}, "scope": {"openid"}}
+	// Codes are single-use and refresh tokens rotate, so each row that
+	// spends one has its own.
+	codeForm := f.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {f.code(t)}, "redirect_uri": {banking.SandboxRedirectURI}})
+	refreshForm := f.tokenForm(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {f.refreshToken(t)}})
+	legacyForm := f.tokenForm(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {f.refreshToken(t)}})
+	badCode := f.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {"not-a-code"}, "redirect_uri": {banking.SandboxRedirectURI}})
+	wrongSecret := f.tokenForm(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_secret": {"not-the-secret"}})
+	revoke := f.tokenForm(url.Values{"token": {f.refreshToken(t)}, "token_type_hint": {"refresh_token"}})
+	return []bankCase{
+		{name: "client-info", method: "GET", path: "/fintech/api/v1/client-info", auth: "accounts", status: 200},
+		{name: "client-info without token", method: "GET", path: "/fintech/api/v1/client-info", status: 401, badRequest: true},
+		{name: "client-info bad token", method: "GET", path: "/fintech/api/v1/client-info", auth: "bad", status: 401, cause: "UNAUTHORIZED"},
+		{name: "client-info without scope", method: "GET", path: "/fintech/api/v1/client-info", auth: "crypto", status: 403, cause: "ACTION_ACCESS_EXCEPTION"},
+		{name: "crypto", method: "GET", path: "/fintech/api/v1/crypto", auth: "crypto", status: 200},
+		{name: "crypto without token", method: "GET", path: "/fintech/api/v1/crypto", status: 401, badRequest: true},
+		{name: "crypto without scope", method: "GET", path: "/fintech/api/v1/crypto", auth: "eio", status: 403},
+		{name: "crypto eio", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "eio", status: 200},
+		{name: "crypto eio without token", method: "GET", path: "/fintech/api/v1/crypto/eio", status: 401, badRequest: true},
+		{name: "crypto eio without scope", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "crypto", status: 403},
+
+		{name: "authorize page", method: "GET", path: sso + "/v2/oauth/authorize?" + authorize.Encode(), accept: "text/html", status: 200},
+		{name: "authorize page unknown app", method: "GET", path: sso + "/v2/oauth/authorize?" + unknownApp.Encode(), status: 401},
+		{name: "authorize page without response_type", method: "GET", path: sso + "/v2/oauth/authorize?client_id=" + banking.SandboxClientID, status: 400, badRequest: true},
+		{name: "authorize", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(nil), status: 302},
+		{name: "authorize denied", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(url.Values{"consent": {"deny"}}), status: 302},
+		{name: "authorize unknown app", method: "POST", path: sso + "/v2/oauth/authorize", body: unknownApp.Encode(), status: 401},
+		{name: "authorize unregistered redirect_uri", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(url.Values{"redirect_uri": {"http://evil.example/cb"}}), status: 400},
+		{name: "token by code", method: "POST", path: sso + "/v2/oauth/token", body: codeForm, status: 200},
+		{name: "token by refresh token", method: "POST", path: sso + "/v2/oauth/token", body: refreshForm, status: 200},
+		{name: "token unversioned path", method: "POST", path: sso + "/oauth/token", body: legacyForm, status: 200},
+		{name: "token bad code", method: "POST", path: sso + "/v2/oauth/token", body: badCode, status: 400},
+		{name: "token unversioned bad code", method: "POST", path: sso + "/oauth/token", body: badCode, status: 400},
+		{name: "token wrong secret", method: "POST", path: sso + "/v2/oauth/token", body: wrongSecret, status: 401},
+		{name: "token unversioned wrong secret", method: "POST", path: sso + "/oauth/token", body: wrongSecret, status: 401},
+		{name: "token password grant", method: "POST", path: sso + "/v2/oauth/token", body: f.tokenForm(url.Values{"grant_type": {"password"}}), status: 400, badRequest: true},
+		{name: "revoke", method: "POST", path: sso + "/v1/oauth/revoke", body: revoke, status: 200},
+		{name: "revoke unknown token", method: "POST", path: sso + "/v2/oauth/revoke", body: f.tokenForm(url.Values{"token": {"unknown"}}), status: 200},
+		{name: "revoke wrong secret", method: "POST", path: sso + "/v1/oauth/revoke", body: f.tokenForm(url.Values{"token": {"x"}, "client_secret": {"not-the-secret"}}), status: 401},
+		{name: "revoke v2 wrong secret", method: "POST", path: sso + "/v2/oauth/revoke", body: f.tokenForm(url.Values{"token": {"x"}, "client_secret": {"not-the-secret"}}), status: 401},
+		{name: "revoke without token", method: "POST", path: sso + "/v1/oauth/revoke", body: f.tokenForm(url.Values{}), status: 400, badRequest: true},
+		{name: "revoke v2 without token", method: "POST", path: sso + "/v2/oauth/revoke", body: f.tokenForm(url.Values{}), status: 400, badRequest: true},
+		{name: "user-info JSON", method: "GET", path: sso + "/v1/oauth/user-info", auth: "openid", status: 200},
+		{name: "user-info JWT", method: "GET", path: sso + "/v2/oauth/user-info", auth: "openid", accept: "application/jwt", status: 200},
+		{name: "user-info without token", method: "GET", path: sso + "/v1/oauth/user-info", status: 401, badRequest: true},
+		{name: "user-info bad token", method: "GET", path: sso + "/v2/oauth/user-info", auth: "bad", status: 401},
+		{name: "user-info without openid", method: "GET", path: sso + "/v1/oauth/user-info", auth: "pay", status: 403, cause: "ACTION_ACCESS_EXCEPTION"},
+		{name: "user-info v2 without openid", method: "GET", path: sso + "/v2/oauth/user-info", auth: "pay", status: 403},
+
+		{name: "health", method: "GET", path: "/healthz", status: 200},
+		{name: "metrics", method: "GET", path: "/metrics", accept: "text/plain", status: 200},
+		{name: "contract", method: "GET", path: "/openapi.yaml", accept: "application/yaml", status: 200},
+	}
+}
