@@ -21,6 +21,7 @@ type bankingModule struct {
 	timeZone   string // bank time zone of card-limit expiry
 	contour    string
 	payments   paymentFlags // banking_payments.go
+	jwsKey     string       // PEM of the bank's signing key (banking_jws_key.go)
 }
 
 func (*bankingModule) name() string        { return "banking" }
@@ -30,6 +31,7 @@ func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.timeZone, "banking-time-zone", banking.DefaultBankZone, "IANA time zone of the bank: card limits above 0 expire at the end of the next calendar day there")
 	fs.StringVar(&m.jwsClients, "banking-jws-required-clients", "", "comma-separated partner client_ids whose card-limit requests must be JWS (application/jose)")
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
+	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+banking.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	m.payments.register(fs)
 }
 
@@ -65,9 +67,12 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	}
 	store := bankingsql.NewIdentityStore(d.db)
 	identity := banking.NewIdentity(store)
-	if identity.IDTokens, err = banking.NewIDTokenSigner("partnerapi"); err != nil {
+	key, err := bankKey(m.jwsKey, d.dataDir) // banking_jws_key.go
+	if err != nil {
 		return built{}, err
 	}
+	d.log.Info("banking: JWS signing key", "kid", key.Kid)
+	identity.IDTokens = banking.NewIDTokenSigner("partnerapi", key)
 	if contour == banking.ContourSandbox {
 		// Idempotent: inserts only what is missing, so every start (and
 		// several processes starting at once) converge on one seed.
@@ -139,6 +144,9 @@ func identityPurger(id *banking.Identity, log *slog.Logger) sidecar {
 func runBanking(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
 	if len(args) > 0 && args[0] == "webhook" {
 		return runBankingWebhook(ctx, args, getenv, io) // banking_payments.go
+	}
+	if len(args) > 0 && args[0] == "jws-certificate" {
+		return runBankingJWSCertificate(ctx, args[1:], getenv, io) // banking_jws_key.go
 	}
 	if len(args) > 0 && (args[0] == "card" || args[0] == "clock") {
 		return runBankingCards(ctx, args, getenv, io) // banking_cards_cli.go

@@ -26,7 +26,8 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   app create --name N --redirect-uri URI [--client-id ID]
   app secret --client CLIENT_ID    (new client_secret, e.g. for the sandbox app)
   offer sign --client CLIENT_ID --account NUMBER
-  sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt`
+  sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt
+  jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)`
 
 // bankingCmd is one provisioning command: its flags and what it does with
 // the opened identity service.

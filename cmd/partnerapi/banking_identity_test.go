@@ -181,12 +181,18 @@ func TestBankingSandboxEndToEnd(t *testing.T) {
 	if pair.IDToken == "" {
 		t.Fatal("openid grant without id_token")
 	}
+	// The id_token is signed with the bank's key, whose certificate
+	// partners get from `banking jws-certificate`.
+	bankCert := bankingJWSCertificate(t, "--data-dir", ts.dataDir)
+	if idt, err := gost.ParseJWS(pair.IDToken); err != nil || idt.Verify(bankCert) != nil || idt.Header.Kid != banking.BankCertificateID(bankCert) {
+		t.Fatalf("id_token does not verify with the bank's certificate: %v", err)
+	}
 	resp, body = get(t, ts.urls["banking"]+"/ic/sso/api/v2/oauth/user-info", "Authorization", "Bearer "+pair.AccessToken, "Accept", "application/json")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), banking.SandboxOrgINN) {
 		t.Fatalf("user-info %d %s", resp.StatusCode, body)
 	}
 	resp, body = get(t, ts.urls["banking"]+"/ic/sso/api/v2/oauth/user-info", "Authorization", "Bearer "+pair.AccessToken)
-	if jws, err := gost.ParseJWS(string(body)); resp.StatusCode != http.StatusOK || err != nil || !strings.Contains(string(jws.Payload), banking.SandboxOrgINN) {
+	if jws, err := gost.ParseJWS(string(body)); resp.StatusCode != http.StatusOK || err != nil || !strings.Contains(string(jws.Payload), banking.SandboxOrgINN) || jws.Verify(bankCert) != nil {
 		t.Fatalf("user-info JWT %d %s %v", resp.StatusCode, body, err)
 	}
 }

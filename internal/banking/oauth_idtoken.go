@@ -1,7 +1,6 @@
 package banking
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"slices"
 	"time"
@@ -17,15 +16,11 @@ type IDTokenSigner struct {
 	Issuer string
 }
 
-// NewIDTokenSigner generates a fresh 256-bit signing key. The key lives as
-// long as the process: id_tokens are checked by partners right after the
-// token exchange, so a restart only invalidates ones nobody still checks.
-func NewIDTokenSigner(issuer string) (*IDTokenSigner, error) {
-	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	return &IDTokenSigner{Key: key, Kid: NewUUID(), Issuer: issuer}, nil
+// NewIDTokenSigner signs with the bank's key (bank_key.go), so partners
+// verify id_tokens with the same certificate as JWS answers, and tokens
+// issued before a restart or by another instance still verify.
+func NewIDTokenSigner(issuer string, key *BankKey) *IDTokenSigner {
+	return &IDTokenSigner{Key: key.Key, Kid: key.Kid, Issuer: issuer}
 }
 
 // Sign returns the compact JWS of claims.

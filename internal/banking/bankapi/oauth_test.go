@@ -253,16 +253,14 @@ func TestOAuthCodeFlow(t *testing.T) {
 		}
 	})
 	t.Run("id_token and user-info JWT", func(t *testing.T) {
-		signer, err := banking.NewIDTokenSigner("https://bank.test")
+		bankKey, err := banking.NewBankKey(e.now)
 		if err != nil {
 			t.Fatal(err)
 		}
+		signer := banking.NewIDTokenSigner("https://bank.test", bankKey)
 		e.id.IDTokens = signer
 		defer func() { e.id.IDTokens = nil }()
-		cert, err := gost.SelfSignedCertificate(signer.Key, "idp", e.now.Add(-time.Hour), e.now.Add(time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
+		cert := bankKey.Cert
 		_, loc, _ := e.login(t, authorizeForm(map[string]string{"nonce": "n-123"}))
 		st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", codeForm(loc.Query().Get("code"), oaVerifier))
 		idt, _ := m["id_token"].(string)

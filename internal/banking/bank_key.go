@@ -1,0 +1,200 @@
+package banking
+
+import (
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"partnerapi/internal/gost"
+)
+
+// BankKeyFile is the name of the bank's signing key in the data directory
+// when no --banking-jws-key is given.
+const BankKeyFile = "banking-jws-key.pem"
+
+// bankCertValidity is how long a generated bank certificate is valid. A
+// partner pins the certificate it was given, so it should outlive any
+// deployment rather than expire under one.
+const bankCertValidity = 20 * 365 * 24 * time.Hour
+
+// BankKey is the bank's own GOST R 34.10-2012 signing key and its
+// self-signed certificate: it signs id_tokens, user-info JWTs and JWS
+// answers (reference §1, §3, §9.6). Partners verify with the certificate,
+// so the key must be the same across restarts and across the instances
+// that share one database.
+type BankKey struct {
+	Key  *gost.PrivateKey
+	Cert *gost.Certificate
+	// Kid is the certificate's id, the JWS header's kid.
+	Kid string
+}
+
+// NewBankKey generates a 256-bit key (parameter set TC26 256 A, the one the
+// provider's certificates use) and a self-signed certificate for it.
+func NewBankKey(now time.Time) (*BankKey, error) {
+	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := gost.SelfSignedCertificate(key, "partnerapi bank JWS", now.Add(-time.Hour), now.Add(bankCertValidity))
+	if err != nil {
+		return nil, err
+	}
+	return &BankKey{Key: key, Cert: cert, Kid: BankCertificateID(cert)}, nil
+}
+
+// BankCertificateID is the UUID that names the bank's certificate in a JWS
+// kid (which §9.6 requires to be a UUID). It is derived from the
+// certificate's Streebog-256 fingerprint rather than stored beside it, so
+// every instance given the same PEM file names the key alike, whatever
+// serial number the certificate's issuer chose. The version and variant
+// bits make it an RFC 9562 version 8 UUID.
+func BankCertificateID(cert *gost.Certificate) string {
+	sum := gost.Streebog256(cert.Raw)
+	b := sum[:16]
+	b[6] = b[6]&0x0f | 0x80
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ParseBankKeyPEM reads a private key ("PRIVATE KEY", PKCS#8) and its
+// certificate ("CERTIFICATE"), in either order, from one PEM file. The
+// certificate must hold the key's public half: a mismatched pair would sign
+// answers nobody can verify. Errors never quote the key material.
+func ParseBankKeyPEM(data []byte) (*BankKey, error) {
+	var key *gost.PrivateKey
+	var cert *gost.Certificate
+	for rest := data; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		switch block.Type {
+		case "PRIVATE KEY":
+			if key != nil {
+				return nil, errors.New("more than one PRIVATE KEY block")
+			}
+			k, err := gost.ParsePrivateKey(block.Bytes)
+			if err != nil {
+				return nil, fmt.Errorf("private key: %w", err)
+			}
+			key = k
+		case "CERTIFICATE":
+			if cert != nil {
+				return nil, errors.New("more than one CERTIFICATE block")
+			}
+			c, err := gost.ParseCertificate(block.Bytes)
+			if err != nil {
+				return nil, fmt.Errorf("certificate: %w", err)
+			}
+			cert = c
+		default:
+			return nil, fmt.Errorf("unexpected PEM block %q (want PRIVATE KEY and CERTIFICATE)", block.Type)
+		}
+	}
+	switch {
+	case key == nil:
+		return nil, errors.New("no PRIVATE KEY block")
+	case cert == nil:
+		return nil, errors.New("no CERTIFICATE block")
+	case !cert.PublicKey.Equal(key.Public()):
+		return nil, errors.New("the certificate is not the private key's")
+	}
+	return &BankKey{Key: key, Cert: cert, Kid: BankCertificateID(cert)}, nil
+}
+
+// MarshalPEM returns the key (PKCS#8, the form OpenSSL's GOST engine reads)
+// followed by the certificate, the form ParseBankKeyPEM reads.
+func (k *BankKey) MarshalPEM() ([]byte, error) {
+	keyPEM, err := gost.MarshalPrivateKeyPEM(k.Key)
+	if err != nil {
+		return nil, err
+	}
+	return append(keyPEM, k.Cert.PEM()...), nil
+}
+
+// SignJWS returns the compact JWS of payload under the bank's key, header
+// {"alg":"gost34.10-2012","kid":Kid}.
+func (k *BankKey) SignJWS(payload []byte) (string, error) {
+	return gost.SignJWS(payload, k.Kid, k.Key)
+}
+
+// String and LogValue name the key by its kid only, so that a BankKey
+// passed to a logger or a format verb never prints the private scalar.
+func (k *BankKey) String() string { return "bank JWS key " + k.Kid }
+
+// GoString is String, for %#v.
+func (k *BankKey) GoString() string { return k.String() }
+
+// LogValue implements slog.LogValuer.
+func (k *BankKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
+
+// LoadBankKeyFile reads a PEM file made by MarshalPEM or by an operator
+// (e.g. with OpenSSL's GOST engine, banking.md §9.5).
+func LoadBankKeyFile(path string) (*BankKey, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	k, err := ParseBankKeyPEM(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// EnsureBankKeyFile returns the key kept at path, generating and writing
+// it first when the file does not exist. The file is written whole under a
+// temporary name (mode 0600) and then hard-linked into place: a link never
+// replaces an existing file, so when two processes start at once on one
+// data directory exactly one key wins and both use it, and a crash never
+// leaves a half-written key behind.
+func EnsureBankKeyFile(path string, now time.Time) (*BankKey, error) {
+	k, err := LoadBankKeyFile(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return k, err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	k, err = NewBankKey(now)
+	if err != nil {
+		return nil, err
+	}
+	data, err := k.MarshalPEM()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	// CreateTemp already makes the file 0600; Chmod keeps that true
+	// whatever a future Go or umask does.
+	_, werr := tmp.Write(data)
+	if err := errors.Join(werr, tmp.Chmod(0o600), tmp.Sync(), tmp.Close()); err != nil {
+		return nil, err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return LoadBankKeyFile(path)
+		}
+		return nil, err
+	}
+	if d, err := os.Open(dir); err == nil {
+		// The directory entry must reach the disk too, or a crash could
+		// lose the key after answers were signed with it.
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return k, nil
+}
