@@ -93,6 +93,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		Auth:       identity,
 		Identity:   identity,
 		Signatures: banking.NewSignatureVerifier(contour, store),
+		JWS:        key,
 	})
 	return built{api: web.API{
 		Name:    "banking",

@@ -27,6 +27,10 @@ type Deps struct {
 	// Webhooks is the partners' webhook settings and delivery log
 	// (webhook_settings.go); nil: routes not served.
 	Webhooks *banking.Webhooks
+	// JWS is the bank's signing key: with it, answers under /fintech/api
+	// to clients that accept application/jose are signed JWS (jose.go);
+	// nil: always JSON.
+	JWS *banking.BankKey
 }
 
 // server carries the dependencies to the handlers.
@@ -36,15 +40,16 @@ type server struct {
 	auth banking.Authenticator
 }
 
-// NewServer builds the banking API's router.
-func NewServer(d Deps) *web.Mux {
+// NewServer builds the banking API's router (a *web.Mux, so the platform
+// and the contract tests see its routes) with the JWS answer rule.
+func NewServer(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
 	s := &server{Deps: d, log: d.Log, auth: d.Auth}
 	mux := web.NewMux("banking", platformError, d.Metrics)
 	s.addRoutes(mux)
-	return mux
+	return &Server{Mux: mux, jws: d.JWS}
 }
 
 // ErrorWriter is the banking envelope for the platform.

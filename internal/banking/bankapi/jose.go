@@ -1,0 +1,187 @@
+package bankapi
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/web"
+)
+
+// joseContentType is the media type of a compact JWS (RFC 7515 9.2.1).
+const joseContentType = "application/jose"
+
+// Server is the banking API's router with the one transport rule that
+// spans every route: a client whose Accept asks for application/jose gets
+// each JSON answer of the API as a compact JWS signed with the bank's key
+// (reference §1, §9.6). Handlers stay unaware of it and keep writing JSON.
+type Server struct {
+	*web.Mux
+	jws *banking.BankKey
+}
+
+// ServeHTTP signs the answer when the client asked for JWS and passes
+// everything else to the router untouched. The check for the common case
+// is one header map look-up and a substring test, so JSON clients pay
+// neither an allocation nor a parse.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.jws == nil || !mentionsJose(r.Header["Accept"]) || !strings.HasPrefix(r.URL.Path, apiPrefix+"/") || !prefersJose(r.Header["Accept"]) {
+		s.Mux.ServeHTTP(w, r)
+		return
+	}
+	jw := &joseWriter{ResponseWriter: w, header: http.Header{}}
+	s.Mux.ServeHTTP(jw, r)
+	jw.finish(s.jws)
+}
+
+// mentionsJose is the cheap pre-check: an Accept that does not contain
+// "jose" (in any case) cannot prefer it.
+func mentionsJose(accept []string) bool {
+	for _, a := range accept {
+		for i := 0; i+4 <= len(a); i++ {
+			if a[i]|0x20 == 'j' && a[i+1]|0x20 == 'o' && a[i+2]|0x20 == 's' && a[i+3]|0x20 == 'e' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// prefersJose parses the Accept media ranges (RFC 9110 12.5.1) and
+// reports whether the client named application/jose with q > 0 and values
+// it at least as much as JSON. JSON's weight is that of the most specific
+// range matching application/json (application/json, else application/*,
+// else */*), so "application/jose, */*;q=0.1" asks for JWS and
+// "application/json, application/jose;q=0.5" does not. Equal weights go to
+// JWS: a client that names application/jose at all is able to read it.
+// Wildcards alone never select JWS.
+func prefersJose(accept []string) bool {
+	jose := -1.0
+	// jsonQ holds the highest q given to */*, application/* and
+	// application/json, by that index; -1 means not named.
+	jsonQ := [3]float64{-1, -1, -1}
+	for _, header := range accept {
+		for _, item := range strings.Split(header, ",") {
+			mediaType, params, _ := strings.Cut(item, ";")
+			mediaType = strings.ToLower(strings.TrimSpace(mediaType))
+			q := acceptQ(params)
+			switch mediaType {
+			case joseContentType:
+				jose = max(jose, q)
+			case "*/*":
+				jsonQ[0] = max(jsonQ[0], q)
+			case "application/*":
+				jsonQ[1] = max(jsonQ[1], q)
+			case "application/json":
+				jsonQ[2] = max(jsonQ[2], q)
+			}
+		}
+	}
+	json := -1.0
+	for _, q := range jsonQ {
+		if q >= 0 {
+			json = q
+		}
+	}
+	return jose > 0 && jose >= json
+}
+
+// acceptQ reads the q parameter of one media range; a missing or
+// unreadable q is 1, the RFC's default.
+func acceptQ(params string) float64 {
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "q") {
+			continue
+		}
+		q, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || q < 0 || q > 1 {
+			return 1
+		}
+		return q
+	}
+	return 1
+}
+
+// joseWriter holds back a JSON answer so that it can be signed whole.
+// Answers of other types (the digest's text/plain, HTML) pass through
+// unchanged: only JSON documents have a JWS form.
+type joseWriter struct {
+	http.ResponseWriter
+	header  http.Header // the handler's headers, copied out in finish or WriteHeader
+	status  int
+	buffer  bool // the answer is JSON and is being collected
+	started bool // WriteHeader has been called
+	body    bytes.Buffer
+}
+
+func (jw *joseWriter) Header() http.Header { return jw.header }
+
+func (jw *joseWriter) WriteHeader(status int) {
+	if jw.started {
+		return
+	}
+	jw.started, jw.status = true, status
+	ct := jw.header.Get("Content-Type")
+	jw.buffer = strings.HasPrefix(ct, "application/json")
+	if jw.buffer {
+		return
+	}
+	copyHeader(jw.ResponseWriter.Header(), jw.header)
+	jw.ResponseWriter.WriteHeader(status)
+}
+
+func (jw *joseWriter) Write(b []byte) (int, error) {
+	if !jw.started {
+		if jw.header.Get("Content-Type") == "" {
+			// What net/http would sniff; the banking handlers always set
+			// their type, so this only keeps the writer honest.
+			jw.header.Set("Content-Type", http.DetectContentType(b))
+		}
+		jw.WriteHeader(http.StatusOK)
+	}
+	if jw.buffer {
+		return jw.body.Write(b)
+	}
+	return jw.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (jw *joseWriter) Unwrap() http.ResponseWriter { return jw.ResponseWriter }
+
+// finish sends the collected JSON as a compact JWS of exactly its bytes.
+// Signing cannot fail for a valid key; if it did, the answer goes out as
+// the JSON it was rather than as nothing.
+func (jw *joseWriter) finish(key *banking.BankKey) {
+	if !jw.started {
+		// A handler that wrote nothing: the empty 200 net/http would send.
+		copyHeader(jw.ResponseWriter.Header(), jw.header)
+		return
+	}
+	if !jw.buffer {
+		return
+	}
+	h := jw.ResponseWriter.Header()
+	copyHeader(h, jw.header)
+	h.Del("Content-Length")
+	h.Add("Vary", "Accept")
+	compact, err := key.SignJWS(jw.body.Bytes())
+	if err != nil {
+		jw.ResponseWriter.WriteHeader(jw.status)
+		_, _ = jw.ResponseWriter.Write(jw.body.Bytes())
+		return
+	}
+	h.Set("Content-Type", joseContentType)
+	jw.ResponseWriter.WriteHeader(jw.status)
+	_, _ = jw.ResponseWriter.Write([]byte(compact))
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = v
+	}
+}
