@@ -85,6 +85,10 @@ type PaymentService struct {
 	// Limits and Maintenance gate every payment operation (nil: off).
 	Limits      *OpLimiter
 	Maintenance *Maintenance
+
+	// numbers assigns the number of a payment order sent without one
+	// (payment_number.go).
+	numbers paymentNumbers
 }
 
 // Gate applies the maintenance switch and the rate limit to one call of
@@ -220,6 +224,17 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 		}
 		if !set.Complete() && !set.Partial() {
 			return nil, "", Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
+		}
+	}
+	// The bank numbers a payment order sent without a number (reference
+	// §4, field 3) after the checks that may refuse it, so a refused
+	// create uses up no number (a duplicate externalId, found only by the
+	// store, still does: numbers may have gaps). The number is not one of the digest's fields (§8): the
+	// digest and the signatures checked above stay as they were.
+	if doc.Number == "" {
+		var err error
+		if doc.Number, err = s.numbers.assign(ctx, s.Store, p.OrgID); err != nil {
+			return nil, "", err
 		}
 	}
 	sp.Roles, sp.Channel, sp.CreatedAt, sp.UpdatedAt = set.Roles, channel(p), now, now
