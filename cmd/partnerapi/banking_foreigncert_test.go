@@ -168,25 +168,7 @@ func (w *foreignWorld) doc(t *testing.T, id, account string) (banking.Payment, s
 
 func (w *foreignWorld) call(t *testing.T, tok, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader = http.NoBody
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = strings.NewReader(string(b))
-	}
-	req, _ := http.NewRequest(method, w.ts.urls["banking"]+"/fintech/api/v1/payments"+path, rd)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
+	return bankRequestJSON(t, method, w.ts.urls["banking"]+"/fintech/api/v1/payments"+path, "Bearer "+tok, body)
 }
 
 // foreignCase is one row: who sends which signature, and what the create

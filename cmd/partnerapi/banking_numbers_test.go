@@ -5,10 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,24 +60,7 @@ func (w *numbersWorld) doc(t *testing.T, id string, b bool, number string) banki
 
 func (w *numbersWorld) call(t *testing.T, tok, method, path string, body any) (int, []byte) {
 	t.Helper()
-	var rd io.Reader = http.NoBody
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = strings.NewReader(string(b))
-	}
-	req, _ := http.NewRequest(method, w.ts.urls["banking"]+"/fintech/api/v1/payments"+path, rd)
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
+	return bankRequest(t, method, w.ts.urls["banking"]+"/fintech/api/v1/payments"+path, "Bearer "+tok, body)
 }
 
 // create posts d and returns the answer's number and crucialFieldsHash.

@@ -33,6 +33,41 @@ func bankingToken(t *testing.T, ts *testServer, scope string) string {
 	return tok.AccessToken
 }
 
+// bankRequest sends body (JSON-encoded; nil: none) to url with the access
+// token as the Authorization header value, and returns the status and the
+// answer's bytes.
+func bankRequest(t *testing.T, method, url, authorization string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Authorization", authorization)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// bankRequestJSON is bankRequest with the answer decoded as a JSON object (nil
+// when it is not one).
+func bankRequestJSON(t *testing.T, method, url, authorization string, body any) (int, map[string]any) {
+	t.Helper()
+	code, out := bankRequest(t, method, url, authorization, body)
+	var m map[string]any
+	_ = json.Unmarshal(out, &m)
+	return code, m
+}
+
 // The payment flow end to end through the real Authenticator, the sandbox
 // SignatureVerifier and the seeded sandbox organisation and accounts.
 func TestBankingPaymentsEndToEnd(t *testing.T) {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,24 +19,7 @@ func TestBankingSignatureSets(t *testing.T) {
 	tok := bankingToken(t, ts, "PAY_DOC_RU")
 	call := func(method, url string, body any) (int, map[string]any) {
 		t.Helper()
-		var r *strings.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			r = strings.NewReader(string(b))
-		} else {
-			r = strings.NewReader("")
-		}
-		req, _ := http.NewRequest(method, url, r)
-		req.Header.Set("Authorization", tok)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&m)
-		return resp.StatusCode, m
+		return bankRequestJSON(t, method, url, tok, body)
 	}
 	sigs := func(certs ...string) []any {
 		var out []any
