@@ -3,6 +3,7 @@ module partnerapi
 go 1.26.8
 
 require (
+	filippo.io/bigmod v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nikolalohinski/gonja/v2 v2.9.1
 	github.com/pb33f/libopenapi v0.42.4
@@ -18,7 +19,6 @@ require (
 )
 
 require (
-	filippo.io/bigmod v0.1.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/basgys/goxml2json v1.1.1-0.20231018121955-e66ee54ceaad // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
