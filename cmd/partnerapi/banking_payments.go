@@ -75,8 +75,9 @@ type paymentArea struct {
 // build makes the payment service, the partners' webhook settings and the
 // outbox dispatcher. The dispatcher always runs: a partner may set its own
 // URL at any time; without a deployment URL only such partners' events are
-// taken from the outbox.
-func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts banking.AccountLookup, verifier banking.SignatureVerifier) (paymentArea, error) {
+// taken from the outbox. jws is the bank's key, signing the bodies of
+// partners whose webhook format is jose.
+func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts banking.AccountLookup, verifier banking.SignatureVerifier, jws *banking.BankKey) (paymentArea, error) {
 	checksums, err := banking.ParseChecksumMode(f.checksums)
 	if err != nil {
 		return paymentArea{}, fmt.Errorf("--banking-checksum-failures: %w", err)
@@ -111,7 +112,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts ban
 	if every <= 0 {
 		every = 2 * time.Second
 	}
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls}, ConfiguredOnly: f.webhookURL == ""}
+	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == ""}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	return paymentArea{payments: svc, webhooks: hooks, sidecars: []sidecar{{
@@ -195,7 +196,9 @@ func webhookKeys(flagValue, dataDir string) ([][]byte, error) {
 }
 
 const bankingWebhookUsage = `usage: partnerapi banking webhook COMMAND --client-id CLIENT_ID [flags]
-  set --url URL [--secret S]     the partner's own webhook (a secret is generated and shown once if none is stored)
+  set --url URL [--secret S] [--format json|jose]
+                                 the partner's own webhook (a secret is generated and shown once if none is stored;
+                                 jose: bodies are JWS under the bank's key; the format, omitted, is kept, json at first)
   show                           the partner's setting (never the secret)
   deliveries [--limit 50]        the partner's delivery log, newest first
   reseal                         (no --client-id) re-seal every stored secret under the newest --banking-webhook-key`
@@ -213,12 +216,13 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 	pf.register(fset) // the webhook keys, URL policy and deployment default, as serve reads them
 	contour := fset.String("banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production (production: https URLs only)")
 	clientID := fset.String("client-id", "", "partner application (OAuth client_id)")
-	var rawURL, secret string
+	var rawURL, secret, format string
 	limit := 50
 	switch name {
 	case "set":
 		fset.StringVar(&rawURL, "url", "", "URL receiving the partner's final payment statuses")
 		fset.StringVar(&secret, "secret", "", "HMAC-SHA256 key of X-Signature (default: keep the stored one, or generate)")
+		fset.StringVar(&format, "format", "", "webhook body: json, or jose (the JWS of the JSON under the bank's key) (default: keep the stored one, or json)")
 	case "show", "reseal":
 	case "deliveries":
 		fset.IntVar(&limit, "limit", 50, "how many newest deliveries (1..500)")
@@ -266,7 +270,13 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 		if secret != "" {
 			sp = &secret
 		}
-		out, err = hooks.Set(ctx, *clientID, rawURL, sp)
+		// An empty --format is "not given", as for --secret: the stored
+		// format is kept.
+		var fp *string
+		if format != "" {
+			fp = &format
+		}
+		out, err = hooks.Set(ctx, *clientID, rawURL, sp, fp)
 	case "show":
 		out, err = hooks.Get(ctx, *clientID)
 	case "deliveries":

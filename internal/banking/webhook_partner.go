@@ -30,8 +30,20 @@ type PartnerWebhook struct {
 	ClientID     string
 	URL          string
 	SealedSecret string // SecretBox.Seal output
-	UpdatedAt    time.Time
+	// Format is the body's format, WebhookFormatJSON or WebhookFormatJOSE;
+	// empty reads as JSON, the format of every setting made before it.
+	Format    string
+	UpdatedAt time.Time
 }
+
+// The formats of a webhook body. JSON is the payload as it is; JOSE is the
+// compact JWS of that same payload under the bank's key (reference §12
+// allows signing as JWS, §9.6), for partners that verify the bank's
+// signature rather than trust a shared HMAC secret alone.
+const (
+	WebhookFormatJSON = "json"
+	WebhookFormatJOSE = "jose"
+)
 
 // WebhookDelivery is one queued event of a partner with its attempts, as
 // the delivery log shows it.
@@ -72,6 +84,9 @@ type WebhookSettingsStore interface {
 type WebhookTarget struct {
 	URL    string
 	Secret []byte
+	// Format is the body's format; empty is JSON (the deployment default
+	// has no format of its own).
+	Format string
 }
 
 // Webhooks manages partners' webhook settings and resolves each event's
@@ -88,9 +103,11 @@ type Webhooks struct {
 
 // WebhookView is a setting as the partner may see it: never the secret.
 type WebhookView struct {
-	URL       string    `json:"url,omitempty"`
-	SecretSet bool      `json:"secretSet"`
-	Source    string    `json:"source"` // partner, default or none
+	URL       string `json:"url,omitempty"`
+	SecretSet bool   `json:"secretSet"`
+	Source    string `json:"source"` // partner, default or none
+	// Format is the body's format, absent when no URL receives anything.
+	Format    string    `json:"format,omitempty"`
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 	// Secret is filled only in the answer that generated it.
 	Secret string `json:"secret,omitempty"`
@@ -106,15 +123,29 @@ func webhookFault(field, check string) error {
 		FieldNames: []string{field}, Checks: []string{check}}
 }
 
-// Set stores clientID's webhook URL and secret. A nil secret keeps the one
-// stored; when none is stored a random one is generated and returned in
-// the view, the only time it is ever shown.
-func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret *string) (WebhookView, error) {
+// webhookFormat is the stored format as a partner sees it: a setting made
+// before formats existed has none and is sent as JSON.
+func webhookFormat(f string) string {
+	if f == "" {
+		return WebhookFormatJSON
+	}
+	return f
+}
+
+// Set stores clientID's webhook URL, secret and body format. A nil secret
+// keeps the one stored; when none is stored a random one is generated and
+// returned in the view, the only time it is ever shown. A nil format keeps
+// the one stored, JSON when none is, like the secret, so a partner
+// changing its URL does not change what its receiver has to parse.
+func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret, format *string) (WebhookView, error) {
 	if err := w.URLs.Check(ctx, rawURL); err != nil {
 		return WebhookView{}, err
 	}
 	if secret != nil && (utf8.RuneCountInString(*secret) < minWebhookSecret || len(*secret) > maxWebhookSecret) {
 		return WebhookView{}, webhookFault("secret", fmt.Sprintf("секрет: от %d до %d символов", minWebhookSecret, maxWebhookSecret))
+	}
+	if format != nil && *format != WebhookFormatJSON && *format != WebhookFormatJOSE {
+		return WebhookView{}, webhookFault("format", "формат: json или jose")
 	}
 	now := time.Now
 	if w.Now != nil {
@@ -122,21 +153,26 @@ func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret *str
 	}
 	set := PartnerWebhook{ClientID: clientID, URL: rawURL, UpdatedAt: now().UTC()}
 	var generated string
-	switch old, err := w.Store.GetPartnerWebhook(ctx, clientID); {
+	old, err := w.Store.GetPartnerWebhook(ctx, clientID)
+	switch {
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return WebhookView{}, err
 	case secret != nil:
 		set.SealedSecret = w.Box.Seal(clientID, []byte(*secret))
 	case err == nil:
 		set.SealedSecret = old.SealedSecret
-	case errors.Is(err, ErrNotFound):
+	default:
 		generated = NewClientSecret()
 		set.SealedSecret = w.Box.Seal(clientID, []byte(generated))
-	default:
-		return WebhookView{}, err
+	}
+	set.Format = webhookFormat(old.Format)
+	if format != nil {
+		set.Format = *format
 	}
 	if err := w.Store.SetPartnerWebhook(ctx, set); err != nil {
 		return WebhookView{}, err
 	}
-	return WebhookView{URL: set.URL, SecretSet: true, Source: "partner", UpdatedAt: set.UpdatedAt, Secret: generated}, nil
+	return WebhookView{URL: set.URL, SecretSet: true, Source: "partner", Format: set.Format, UpdatedAt: set.UpdatedAt, Secret: generated}, nil
 }
 
 // Get is clientID's setting as the partner sees it. The deployment
@@ -145,17 +181,18 @@ func (w *Webhooks) Get(ctx context.Context, clientID string) (WebhookView, error
 	set, err := w.Store.GetPartnerWebhook(ctx, clientID)
 	switch {
 	case err == nil:
-		return WebhookView{URL: set.URL, SecretSet: set.SealedSecret != "", Source: "partner", UpdatedAt: set.UpdatedAt}, nil
+		return WebhookView{URL: set.URL, SecretSet: set.SealedSecret != "", Source: "partner", Format: webhookFormat(set.Format), UpdatedAt: set.UpdatedAt}, nil
 	case !errors.Is(err, ErrNotFound):
 		return WebhookView{}, err
 	case w.Default.URL != "":
-		return WebhookView{SecretSet: len(w.Default.Secret) > 0, Source: "default"}, nil
+		return WebhookView{SecretSet: len(w.Default.Secret) > 0, Source: "default", Format: webhookFormat(w.Default.Format)}, nil
 	}
 	return WebhookView{Source: "none"}, nil
 }
 
-// Target resolves where clientID's events go; ErrNoWebhookTarget when
-// nowhere.
+// Target resolves where clientID's events go and in which format;
+// ErrNoWebhookTarget when nowhere. The dispatcher calls it for every
+// attempt, so a changed setting applies from the next attempt on.
 func (w *Webhooks) Target(ctx context.Context, clientID string) (WebhookTarget, error) {
 	set, err := w.Store.GetPartnerWebhook(ctx, clientID)
 	switch {
@@ -164,7 +201,7 @@ func (w *Webhooks) Target(ctx context.Context, clientID string) (WebhookTarget, 
 		if err != nil {
 			return WebhookTarget{}, err
 		}
-		return WebhookTarget{URL: set.URL, Secret: secret}, nil
+		return WebhookTarget{URL: set.URL, Secret: secret, Format: webhookFormat(set.Format)}, nil
 	case !errors.Is(err, ErrNotFound):
 		return WebhookTarget{}, err
 	case w.Default.URL != "":

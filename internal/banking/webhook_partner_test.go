@@ -88,15 +88,15 @@ func TestWebhooksTargets(t *testing.T) {
 		t.Fatalf("no setting, no default: %v", err)
 	}
 	for _, bad := range []string{"", "partner.example/hook", "mailto:a@b", "https://", "https://u:p@x.example/"} {
-		if _, err := w.Set(ctx, "p1", bad, nil); KindOf(err) != KindValidation {
+		if _, err := w.Set(ctx, "p1", bad, nil, nil); KindOf(err) != KindValidation {
 			t.Errorf("url %q: %v", bad, err)
 		}
 	}
 	long := strings.Repeat("s", 257)
-	if _, err := w.Set(ctx, "p1", "https://x.example/", &long); KindOf(err) != KindValidation {
+	if _, err := w.Set(ctx, "p1", "https://x.example/", &long, nil); KindOf(err) != KindValidation {
 		t.Errorf("long secret: %v", err)
 	}
-	v, err := w.Set(ctx, "p1", "https://x.example/", nil)
+	v, err := w.Set(ctx, "p1", "https://x.example/", nil, nil)
 	if err != nil || len(v.Secret) < minWebhookSecret {
 		t.Fatalf("generated: %+v %v", v, err)
 	}
@@ -116,5 +116,48 @@ func TestWebhooksTargets(t *testing.T) {
 	w.Box, _ = NewSecretBox(bytes.Repeat([]byte{2}, WebhookKeySize))
 	if _, err := w.Target(ctx, "p1"); !errors.Is(err, ErrSealedSecret) {
 		t.Fatalf("after key change: %v", err)
+	}
+}
+
+// The body format is validated, defaults to json, is kept when a later
+// Set omits it, and reaches the target the dispatcher resolves per attempt.
+func TestWebhooksFormat(t *testing.T) {
+	box, _ := NewSecretBox(bytes.Repeat([]byte{1}, WebhookKeySize))
+	w := &Webhooks{Store: memWebhookStore{}, Box: box}
+	ctx := context.Background()
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name   string
+		format *string
+		fault  bool
+		want   string
+	}{
+		{name: "first set without a format is json", want: WebhookFormatJSON},
+		{name: "jose", format: str("jose"), want: WebhookFormatJOSE},
+		{name: "omitted keeps jose", want: WebhookFormatJOSE},
+		{name: "upper case is not a format", format: str("JOSE"), fault: true},
+		{name: "empty is not a format", format: str(""), fault: true},
+		{name: "xml", format: str("xml"), fault: true},
+		{name: "back to json", format: str("json"), want: WebhookFormatJSON},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := w.Set(ctx, "p1", "https://x.example/", nil, tc.format)
+			if tc.fault {
+				var e *Error
+				if !errors.As(err, &e) || e.Kind != KindValidation || len(e.FieldNames) != 1 || e.FieldNames[0] != "format" {
+					t.Fatalf("want a validation fault naming format, got %v", err)
+				}
+				return
+			}
+			if err != nil || v.Format != tc.want {
+				t.Fatalf("set: %+v %v", v, err)
+			}
+			if g, err := w.Get(ctx, "p1"); err != nil || g.Format != tc.want {
+				t.Fatalf("get: %+v %v", g, err)
+			}
+			if tg, err := w.Target(ctx, "p1"); err != nil || tg.Format != tc.want {
+				t.Fatalf("target: %+v %v", tg, err)
+			}
+		})
 	}
 }

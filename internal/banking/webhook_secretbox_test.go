@@ -76,7 +76,7 @@ func TestWebhooksReseal(t *testing.T) {
 	w := &Webhooks{Store: store, Box: oldBox, URLs: WebhookURLPolicy{}}
 	secrets := map[string]string{"p1": "partner-one-secret-01", "p2": "partner-two-secret-02"}
 	for id, s := range secrets {
-		if _, err := w.Set(ctx, id, "https://"+id+".example/hook", &s); err != nil {
+		if _, err := w.Set(ctx, id, "https://"+id+".example/hook", &s, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -26,9 +27,17 @@ type WebhookTargets interface {
 // bankComment, eventTime}: to the partner's own URL, else the deployment's.
 // The body is signed with HMAC-SHA256 under that target's secret in
 // X-Signature, so the partner can tell our calls from forged ones;
-// X-Event-Id (externalId and eventTime) is the dedup key.
+// X-Event-Id (externalId and eventTime) is the dedup key. A partner whose
+// setting asks for jose gets the compact JWS of that same JSON under the
+// bank's key instead, as application/jose; X-Signature then covers the
+// JWS, the body actually sent, so an HMAC check written for JSON bodies
+// keeps passing.
 type WebhookSender struct {
 	Targets WebhookTargets
+	// JWS is the bank's key signing jose bodies; without it an event of a
+	// jose partner fails its attempt (and is retried) rather than going
+	// out unsigned in a format the partner did not choose.
+	JWS *banking.BankKey
 	// URLs is the rule the connections follow (NewWebhookClient): its zero
 	// value reaches only public addresses over https.
 	URLs banking.WebhookURLPolicy
@@ -62,11 +71,22 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int,
 	if err != nil {
 		return 0, err
 	}
+	contentType := "application/json"
+	if target.Format == banking.WebhookFormatJOSE {
+		if s.JWS == nil {
+			return 0, errors.New("no bank signing key for a jose webhook")
+		}
+		jws, err := s.JWS.SignJWS(body)
+		if err != nil {
+			return 0, err
+		}
+		body, contentType = []byte(jws), joseContentType
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("X-Signature", WebhookSignature(target.Secret, body))
 	req.Header.Set("X-Event-Id", ev.ExternalID+"/"+strconv.FormatInt(ev.EventTime.UnixMicro(), 10))
 	s.once.Do(func() {

@@ -37,10 +37,12 @@ func (s *server) addWebhookRoutes(mux *web.Mux) {
 }
 
 // webhookSetBody is PUT's body; secret is write-only and optional after
-// the first call.
+// the first call, and format, omitted, keeps the stored one (json when
+// none is stored).
 type webhookSetBody struct {
 	URL    string  `json:"url"`
 	Secret *string `json:"secret"`
+	Format *string `json:"format"`
 }
 
 func (s *server) setWebhook(w http.ResponseWriter, r *http.Request) {
@@ -49,7 +51,7 @@ func (s *server) setWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writePaymentError(w, r, err)
 		return
 	}
-	out, err := s.Webhooks.Set(r.Context(), principalFrom(r.Context()).PartnerID, b.URL, b.Secret)
+	out, err := s.Webhooks.Set(r.Context(), principalFrom(r.Context()).PartnerID, b.URL, b.Secret, b.Format)
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return

@@ -11,7 +11,7 @@ import (
 
 // PartnerWebhooks lists every partner's setting for the key rotation.
 func (s *PaymentStore) PartnerWebhooks(ctx context.Context) ([]banking.PartnerWebhook, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT client_id, url, secret, updated_at FROM banking_partner_webhooks ORDER BY client_id`)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT client_id, url, secret, format, updated_at FROM banking_partner_webhooks ORDER BY client_id`)
 	if err != nil {
 		return nil, fmt.Errorf("partner webhooks: %w", err)
 	}
@@ -20,7 +20,7 @@ func (s *PaymentStore) PartnerWebhooks(ctx context.Context) ([]banking.PartnerWe
 	for rows.Next() {
 		var w banking.PartnerWebhook
 		var at int64
-		if err := rows.Scan(&w.ClientID, &w.URL, &w.SealedSecret, &at); err != nil {
+		if err := rows.Scan(&w.ClientID, &w.URL, &w.SealedSecret, &w.Format, &at); err != nil {
 			return nil, err
 		}
 		w.UpdatedAt = time.UnixMicro(at).UTC()

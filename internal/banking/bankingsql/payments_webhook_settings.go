@@ -15,9 +15,15 @@ var _ banking.WebhookSettingsStore = (*PaymentStore)(nil)
 
 func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerWebhook) error {
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_partner_webhooks (client_id, url, secret, updated_at) VALUES ($1,$2,$3,$4)
-			ON CONFLICT (client_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, updated_at = excluded.updated_at`,
-			w.ClientID, w.URL, w.SealedSecret, micros(w.UpdatedAt)); err != nil {
+		// A setting without a format is JSON, as the column's default
+		// makes every setting that predates it.
+		format := w.Format
+		if format == "" {
+			format = banking.WebhookFormatJSON
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_partner_webhooks (client_id, url, secret, format, updated_at) VALUES ($1,$2,$3,$4,$5)
+			ON CONFLICT (client_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, format = excluded.format, updated_at = excluded.updated_at`,
+			w.ClientID, w.URL, w.SealedSecret, format, micros(w.UpdatedAt)); err != nil {
 			return err
 		}
 		// Wake the partner's events parked while it had nowhere to
@@ -38,8 +44,8 @@ func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerW
 func (s *PaymentStore) GetPartnerWebhook(ctx context.Context, clientID string) (banking.PartnerWebhook, error) {
 	w := banking.PartnerWebhook{ClientID: clientID}
 	var at int64
-	err := s.db.R.QueryRowContext(ctx, `SELECT url, secret, updated_at FROM banking_partner_webhooks WHERE client_id = $1`, clientID).
-		Scan(&w.URL, &w.SealedSecret, &at)
+	err := s.db.R.QueryRowContext(ctx, `SELECT url, secret, format, updated_at FROM banking_partner_webhooks WHERE client_id = $1`, clientID).
+		Scan(&w.URL, &w.SealedSecret, &w.Format, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return banking.PartnerWebhook{}, banking.ErrNotFound
 	}

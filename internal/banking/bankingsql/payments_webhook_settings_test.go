@@ -112,3 +112,36 @@ func TestPartnerWebhookStoreConformance(t *testing.T) {
 		}
 	})
 }
+
+// The body format is stored with the setting, read back as set, and a
+// setting written without one (as every setting before the column was)
+// reads as json.
+func TestPartnerWebhookFormatStore(t *testing.T) {
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewPaymentStore(db)
+		at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		for _, tc := range []struct {
+			name, format, want string
+		}{
+			{name: "no format", format: "", want: banking.WebhookFormatJSON},
+			{name: "jose", format: banking.WebhookFormatJOSE, want: banking.WebhookFormatJOSE},
+			{name: "json again", format: banking.WebhookFormatJSON, want: banking.WebhookFormatJSON},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if err := s.SetPartnerWebhook(ctx, banking.PartnerWebhook{ClientID: "p1", URL: "https://one.example/hook", SealedSecret: "v1:a",
+					Format: tc.format, UpdatedAt: at}); err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.GetPartnerWebhook(ctx, "p1")
+				if err != nil || got.Format != tc.want {
+					t.Fatalf("get: %+v %v", got, err)
+				}
+				all, err := s.PartnerWebhooks(ctx)
+				if err != nil || len(all) != 1 || all[0].Format != tc.want {
+					t.Fatalf("list: %+v %v", all, err)
+				}
+			})
+		}
+	})
+}
