@@ -73,6 +73,8 @@ func cardCases(t *testing.T) []bankCase {
 		{name: "limit unsigned where JWS is required", server: "limited", method: "POST", path: limits, auth: "limited cards",
 			body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 415, cause: "JWS_EXCEPTED"},
 
+		{name: "limit over the body limit", method: "POST", path: limits, auth: "cards", body: overLimit(cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a7", 5)),
+			status: 413, cause: "VALIDATION_FAULT"},
 		{name: "limit state", method: "GET", path: limits + "/" + l1 + "/state", auth: "cards", status: 200},
 		{name: "limit state JWS", method: "GET", path: limits + "/5e0c1a2b-0000-4000-8000-0000000000a6/state", auth: "cards", status: 200},
 		{name: "limit state unknown", method: "GET", path: limits + "/5e0c1a2b-0000-4000-8000-0000000000ff/state", auth: "cards", status: 404},
@@ -84,6 +86,7 @@ func cardCases(t *testing.T) []bankCase {
 		{name: "clock not a duration", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"soon"}`, status: 400, cause: "VALIDATION_FAULT"},
 		{name: "clock without token", method: "POST", path: "/fintech/api/sandbox/clock", body: `{"advance":"1h"}`, status: 401, badRequest: true},
 		{name: "clock without scope", method: "POST", path: "/fintech/api/sandbox/clock", auth: "pay", body: `{"advance":"1h"}`, status: 403},
+		{name: "clock over the body limit", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: overLimit(`{"advance":"1h"}`), status: 413, cause: "VALIDATION_FAULT"},
 	}
 }
 
@@ -105,6 +108,7 @@ func webhookCases() []bankCase {
 		{name: "set without scope", method: "PUT", path: hook, auth: "cards", body: set, status: 403},
 		{name: "set over the rate limit", server: "limited", method: "PUT", path: hook, auth: "limited pay", body: set, status: 429, warm: true},
 		{name: "set in maintenance", server: "maint", method: "PUT", path: hook, auth: "maint pay", body: set, status: 503},
+		{name: "set over the body limit", method: "PUT", path: hook, auth: "pay", body: overLimit(set), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "get", method: "GET", path: hook, auth: "pay", status: 200},
 		{name: "get none set", server: "limited", method: "GET", path: hook, auth: "limited invoice", status: 200},
 		{name: "get without token", method: "GET", path: hook, status: 401, badRequest: true},
@@ -154,6 +158,9 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "authorize denied", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(url.Values{"consent": {"deny"}}), status: 302},
 		{name: "authorize unknown app", method: "POST", path: sso + "/v2/oauth/authorize", body: unknownApp.Encode(), status: 401},
 		{name: "authorize unregistered redirect_uri", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(url.Values{"redirect_uri": {"http://evil.example/cb"}}), status: 400},
+		// OAuth answers its own errors, but an oversized body is refused
+		// before the endpoint runs, in the banking envelope.
+		{name: "authorize over the body limit", method: "POST", path: sso + "/v2/oauth/authorize", body: overLimit(authorizeForm(nil)), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "token by code", method: "POST", path: sso + "/v2/oauth/token", body: codeForm, status: 200},
 		{name: "token by refresh token", method: "POST", path: sso + "/v2/oauth/token", body: refreshForm, status: 200},
 		{name: "token unversioned path", method: "POST", path: sso + "/oauth/token", body: legacyForm, status: 200},
@@ -162,12 +169,16 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "token wrong secret", method: "POST", path: sso + "/v2/oauth/token", body: wrongSecret, status: 401},
 		{name: "token unversioned wrong secret", method: "POST", path: sso + "/oauth/token", body: wrongSecret, status: 401},
 		{name: "token password grant", method: "POST", path: sso + "/v2/oauth/token", body: f.tokenForm(url.Values{"grant_type": {"password"}}), status: 400, badRequest: true},
+		{name: "token over the body limit", method: "POST", path: sso + "/v2/oauth/token", body: overLimit(badCode), status: 413, cause: "VALIDATION_FAULT"},
+		{name: "token unversioned over the body limit", method: "POST", path: sso + "/oauth/token", body: overLimit(badCode), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "revoke", method: "POST", path: sso + "/v1/oauth/revoke", body: revoke, status: 200},
 		{name: "revoke unknown token", method: "POST", path: sso + "/v2/oauth/revoke", body: f.tokenForm(url.Values{"token": {"unknown"}}), status: 200},
 		{name: "revoke wrong secret", method: "POST", path: sso + "/v1/oauth/revoke", body: f.tokenForm(url.Values{"token": {"x"}, "client_secret": {"not-the-secret"}}), status: 401},
 		{name: "revoke v2 wrong secret", method: "POST", path: sso + "/v2/oauth/revoke", body: f.tokenForm(url.Values{"token": {"x"}, "client_secret": {"not-the-secret"}}), status: 401},
 		{name: "revoke without token", method: "POST", path: sso + "/v1/oauth/revoke", body: f.tokenForm(url.Values{}), status: 400, badRequest: true},
 		{name: "revoke v2 without token", method: "POST", path: sso + "/v2/oauth/revoke", body: f.tokenForm(url.Values{}), status: 400, badRequest: true},
+		{name: "revoke over the body limit", method: "POST", path: sso + "/v1/oauth/revoke", body: overLimit(f.tokenForm(url.Values{"token": {"x"}})), status: 413, cause: "VALIDATION_FAULT"},
+		{name: "revoke v2 over the body limit", method: "POST", path: sso + "/v2/oauth/revoke", body: overLimit(f.tokenForm(url.Values{"token": {"x"}})), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "user-info JSON", method: "GET", path: sso + "/v1/oauth/user-info", auth: "openid", status: 200},
 		{name: "user-info JWT", method: "GET", path: sso + "/v2/oauth/user-info", auth: "openid", accept: "application/jwt", status: 200},
 		{name: "user-info without token", method: "GET", path: sso + "/v1/oauth/user-info", status: 401, badRequest: true},

@@ -104,6 +104,18 @@ func authorizeForm(set url.Values) string {
 	return v.Encode()
 }
 
+// overLimit pads a valid body to one byte over the platform's 1 MiB body
+// limit: JSON with trailing whitespace, a form with one more field. The
+// declared length alone gets the 413, before the operation runs.
+func overLimit(body string) string {
+	const limit = 1 << 20
+	if strings.HasPrefix(body, "{") {
+		return body + strings.Repeat(" ", limit+1-len(body))
+	}
+	const pad = "&pad="
+	return body + pad + strings.Repeat("x", limit+1-len(body)-len(pad))
+}
+
 // code signs the sandbox user in and returns a fresh authorization code.
 func (f *bankFixture) code(t *testing.T) string {
 	t.Helper()

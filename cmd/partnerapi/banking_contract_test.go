@@ -113,6 +113,8 @@ func paymentCases() []bankCase {
 		{name: "create in maintenance", server: "maint", method: "POST", path: pays, auth: "maint pay", body: bankDoc("c0000000-0000-4000-8000-000000000017", nil),
 			status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
 
+		{name: "create over the body limit", method: "POST", path: pays, auth: "pay", body: overLimit(bankDoc("c0000000-0000-4000-8000-000000000018", nil)),
+			status: 413, cause: "VALIDATION_FAULT"},
 		{name: "from-invoice", method: "POST", path: pays + "/from-invoice?backUrl=https://partner.example/back", auth: "invoice", body: invoiceDoc("c1000000-0000-4000-8000-000000000001", nil), status: 201},
 		{name: "from-invoice ten days ahead", method: "POST", path: pays + "/from-invoice", auth: "invoice",
 			body: invoiceDoc("c1000000-0000-4000-8000-000000000002", map[string]any{"date": future}), status: 201},
@@ -125,6 +127,8 @@ func paymentCases() []bankCase {
 			body: invoiceDoc("c1000000-0000-4000-8000-000000000004", nil), status: 503},
 		// Every invoice draft pays the requester's own account (reference
 		// §4.1); -any and -budget add the payee's bank details.
+		{name: "from-invoice over the body limit", method: "POST", path: pays + "/from-invoice", auth: "invoice",
+			body: overLimit(invoiceDoc("c1000000-0000-4000-8000-000000000005", nil)), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "from-invoice-any", method: "POST", path: pays + "/from-invoice-any", auth: "invoice any", body: invoiceDoc("c1000000-0000-4000-8000-000000000011", payee(nil)), status: 201},
 		{name: "from-invoice-any without token", method: "POST", path: pays + "/from-invoice-any", body: invoiceDoc("c1000000-0000-4000-8000-000000000012", payee(nil)), status: 401, badRequest: true},
 		{name: "from-invoice-any without scope", method: "POST", path: pays + "/from-invoice-any", auth: "invoice", body: invoiceDoc("c1000000-0000-4000-8000-000000000012", payee(nil)), status: 403},
@@ -134,6 +138,8 @@ func paymentCases() []bankCase {
 			body: invoiceDoc("c1000000-0000-4000-8000-000000000014", payee(nil)), status: 429, warm: true},
 		{name: "from-invoice-any in maintenance", server: "maint", method: "POST", path: pays + "/from-invoice-any", auth: "maint invoice any",
 			body: invoiceDoc("c1000000-0000-4000-8000-000000000014", payee(nil)), status: 503},
+		{name: "from-invoice-any over the body limit", method: "POST", path: pays + "/from-invoice-any", auth: "invoice any",
+			body: overLimit(invoiceDoc("c1000000-0000-4000-8000-000000000015", payee(nil))), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "from-invoice-budget", method: "POST", path: pays + "/from-invoice-budget", auth: "invoice budget", body: invoiceDoc("c1000000-0000-4000-8000-000000000021", budget), status: 201},
 		{name: "from-invoice-budget without token", method: "POST", path: pays + "/from-invoice-budget", body: invoiceDoc("c1000000-0000-4000-8000-000000000022", budget), status: 401, badRequest: true},
 		{name: "from-invoice-budget without scope", method: "POST", path: pays + "/from-invoice-budget", auth: "invoice any", body: invoiceDoc("c1000000-0000-4000-8000-000000000022", budget), status: 403},
@@ -144,6 +150,8 @@ func paymentCases() []bankCase {
 		{name: "from-invoice-budget in maintenance", server: "maint", method: "POST", path: pays + "/from-invoice-budget", auth: "maint invoice budget",
 			body: invoiceDoc("c1000000-0000-4000-8000-000000000024", budget), status: 503},
 
+		{name: "from-invoice-budget over the body limit", method: "POST", path: pays + "/from-invoice-budget", auth: "invoice budget",
+			body: overLimit(invoiceDoc("c1000000-0000-4000-8000-000000000025", budget)), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "qr confirmation", method: "POST", path: pays + "/qr-confirmation", auth: "pay", body: `{"externalDocIds":["` + banking.QRSandboxOK + `"]}`, status: 201},
 		{name: "qr confirmation not OTP", method: "POST", path: pays + "/qr-confirmation", auth: "pay", body: `{"externalDocIds":["` + banking.QRSandboxNotOTP + `"]}`,
 			status: 400, cause: "WORKFLOW_FAULT"},
@@ -159,6 +167,8 @@ func paymentCases() []bankCase {
 		{name: "qr confirmation in maintenance", server: "maint", method: "POST", path: pays + "/qr-confirmation", auth: "maint pay",
 			body: `{"externalDocIds":["` + banking.QRSandboxOK + `"]}`, status: 503},
 
+		{name: "qr confirmation over the body limit", method: "POST", path: pays + "/qr-confirmation", auth: "pay",
+			body: overLimit(`{"externalDocIds":["` + banking.QRSandboxOK + `"]}`), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "get", method: "GET", path: pays + "/" + p2, auth: "pay", status: 200},
 		{name: "get draft", method: "GET", path: pays + "/" + p1, auth: "pay bare", status: 200},
 		{name: "get CHECKERROR", method: "GET", path: pays + "/" + p4, auth: "pay", status: 200},
@@ -196,6 +206,8 @@ func paymentCases() []bankCase {
 		{name: "sign without scope", method: "POST", path: pays + "/" + p1 + "/sign", auth: "invoice", body: sign(banking.SandboxCertSecond), status: 403},
 		{name: "sign over the rate limit", server: "limited", method: "POST", path: pays + "/" + unknown + "/sign", auth: "limited pay", body: sign(banking.SandboxCertSole), status: 429, warm: true},
 		{name: "sign in maintenance", server: "maint", method: "POST", path: pays + "/" + unknown + "/sign", auth: "maint pay", body: sign(banking.SandboxCertSole), status: 503},
+		{name: "sign over the body limit", method: "POST", path: pays + "/" + p1 + "/sign", auth: "pay", body: overLimit(sign(banking.SandboxCertSecond)),
+			status: 413, cause: "VALIDATION_FAULT"},
 	}
 }
 
