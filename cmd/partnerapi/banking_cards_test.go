@@ -199,3 +199,35 @@ func TestBankingCardsJWSRegisteredCertificate(t *testing.T) {
 		}
 	}
 }
+
+// unsized hides a reader's length, so the client sends the body chunked
+// and only reading it finds it too large.
+type unsized struct{ io.Reader }
+
+// A chunked body over the platform's limit, which no Content-Length
+// refuses up front, is answered 413 in the banking envelope by the
+// operations that read it, with the request's own id as its referenceId,
+// so the answer leads to the access log line.
+func TestBankingStreamedBodyTooLarge(t *testing.T) {
+	ts := startServer(t)
+	for path, scope := range map[string]string{"/v1/business-cards/limits": banking.ScopeBusinessCardLimit, "/v1/payments": banking.ScopePayDocRU} {
+		tok := bankingToken(t, ts, scope)
+		body := unsized{io.MultiReader(strings.NewReader(`{"pad":"`), strings.NewReader(strings.Repeat("x", 2<<20)), strings.NewReader(`"}`))}
+		req, _ := http.NewRequest("POST", ts.urls["banking"]+"/fintech/api"+path, body)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Cause, ReferenceID string }
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || err != nil || e.Cause != "VALIDATION_FAULT" {
+			t.Errorf("%s: %d %+v %v", path, resp.StatusCode, e, err)
+		}
+		if id := resp.Header.Get("X-Request-Id"); id == "" || e.ReferenceID != id {
+			t.Errorf("%s: referenceId %q, request id %q", path, e.ReferenceID, id)
+		}
+	}
+}

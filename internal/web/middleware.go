@@ -17,7 +17,12 @@ import (
 
 type ctxKey int
 
-const requestIDKey ctxKey = iota
+const (
+	requestIDKey ctxKey = iota
+	// idContextKey finds the platform's own context under the contexts
+	// inner layers derive from it (OwnRequestID).
+	idContextKey
+)
 
 // RequestID returns the request id the platform assigned to the request.
 func RequestID(ctx context.Context) string {
@@ -126,6 +131,12 @@ func OwnRequestID(ctx context.Context) (string, bool) {
 	if c, ok := ctx.(*idContext); ok {
 		return c.id, c.made
 	}
+	// An inner layer derived its own context (the authenticated principal,
+	// a deadline): the platform's is found by key, so an error answered
+	// there still carries the id of the access log's line.
+	if c, ok := ctx.Value(idContextKey).(*idContext); ok {
+		return c.id, c.made
+	}
 	return RequestID(ctx), false
 }
 
@@ -137,8 +148,11 @@ func requestIDOf(ctx context.Context) string {
 }
 
 func (c *idContext) Value(key any) any {
-	if key == requestIDKey {
+	switch key {
+	case requestIDKey:
 		return c.id
+	case idContextKey:
+		return c
 	}
 	return c.Context.Value(key)
 }

@@ -101,7 +101,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		if web.IsBodyTooLarge(err) {
-			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: web.NewUUID(), Message: "Тело запроса слишком велико"})
+			platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
 		} else {
 			writeError(w, r, s.log, banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса"))
 		}
