@@ -19,14 +19,20 @@ func bankDoc(id string, set map[string]any) string {
 		"payeeName": "АО Лютик", "payeeInn": "7830002293", "payeeKpp": "781301001", "payeeAccount": "40602810700000000025",
 		"payeeBankBic": "049805746", "payeeBankCorrAccount": "30101810800000000746",
 	}
+	return overlaid(m, set)
+}
+
+// overlaid is the JSON of base with set laid over it: a value replaces
+// base's, a nil removes the member.
+func overlaid(base, set map[string]any) string {
 	for k, v := range set {
 		if v == nil {
-			delete(m, k)
+			delete(base, k)
 		} else {
-			m[k] = v
+			base[k] = v
 		}
 	}
-	b, _ := json.Marshal(m)
+	b, _ := json.Marshal(base)
 	return string(b)
 }
 
@@ -48,15 +54,7 @@ func signatures(certs ...string) []map[string]string {
 func invoiceDoc(id string, set map[string]any) string {
 	m := map[string]any{"externalId": id, "amount": json.Number("150.50"), "date": time.Now().UTC().Format(time.DateOnly),
 		"purpose": "Оплата по счёту 7, без НДС", "payeeAccount": banking.SandboxAccount, "operationCode": "01", "priority": "5"}
-	for k, v := range set {
-		if v == nil {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
+	return overlaid(m, set)
 }
 
 // paymentCases covers the payment operations (reference §4, §7, §8, §9).

@@ -229,8 +229,9 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	// The bank numbers a payment order sent without a number (reference
 	// §4, field 3) after the checks that may refuse it, so a refused
 	// create uses up no number (a duplicate externalId, found only by the
-	// store, still does: numbers may have gaps). The number is not one of the digest's fields (§8): the
-	// digest and the signatures checked above stay as they were.
+	// store, still does: numbers may have gaps). The number is not one of
+	// the digest's fields (§8): the digest and the signatures checked
+	// above stay as they were.
 	if doc.Number == "" {
 		var err error
 		if doc.Number, err = s.numbers.assign(ctx, s.Store, p.OrgID); err != nil {

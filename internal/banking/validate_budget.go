@@ -86,17 +86,19 @@ const ENPPayeeINN = "7727406020"
 // The ЕНП payee's requisites (§5.8): the tax service's treasury account at
 // the Tula division of the Bank of Russia. Its KPP changed on 2025-12-05.
 const (
-	ENPPayeeAccount  = "03100643000000018500"
-	ENPPayeeBIC      = "017003983"
-	ENPPayeeCorrAcc  = "40102810445370000059"
-	enpPayeeKPPOld   = "770801001"
-	enpPayeeKPPNew   = "770701001"
-	enpPayeeKPPStart = "2025-12-05"
+	ENPPayeeAccount = "03100643000000018500"
+	ENPPayeeBIC     = "017003983"
+	ENPPayeeCorrAcc = "40102810445370000059"
+	enpPayeeKPPOld  = "770801001"
+	enpPayeeKPPNew  = "770701001"
 )
+
+// enpPayeeKPPStart is the day the ЕНП payee's KPP changed.
+var enpPayeeKPPStart = time.Date(2025, 12, 5, 0, 0, 0, 0, time.UTC)
 
 // ENPPayeeKPP is the ЕНП payee's KPP for a document dated date.
 func ENPPayeeKPP(date time.Time) string {
-	if date.Before(mustDate(enpPayeeKPPStart)) {
+	if date.Before(enpPayeeKPPStart) {
 		return enpPayeeKPPOld
 	}
 	return enpPayeeKPPNew

@@ -118,7 +118,7 @@ func (s *server) createCardLimit(w http.ResponseWriter, r *http.Request) {
 	}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	channel := "API"
-	if mt == "application/jose" {
+	if mt == joseContentType {
 		payload, err := s.Cards.OpenJWS(r.Context(), p, body)
 		if err != nil {
 			writeError(w, r, s.log, err)
