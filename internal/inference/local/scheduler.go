@@ -223,6 +223,8 @@ const reserveAhead = 512
 // still being prefilled starts after it, and then copies those tokens' KV
 // entries instead of computing them again. Shorter prefixes (a BOS token,
 // a role marker) are recomputed, so unrelated prompts prefill together.
+// Only the waiting request waits: the admission loop skips it, and the
+// requests behind it are prefilled in the same step if the budget allows.
 const minSharedPrefix = 16
 
 // waitsForPrefix reports whether j should wait for one of the requests
@@ -359,12 +361,21 @@ func (s *scheduler) step() {
 	nDecode := len(seqs)
 	prefilling := s.prefilling[:0]
 	prompt := 0
-	for budget := s.prefillBudget(); budget > 0 && len(prefilling) < len(s.joining); {
-		j := s.joining[len(prefilling)]
+	for i, budget := 0, s.prefillBudget(); budget > 0 && i < len(s.joining); i++ {
+		j := s.joining[i]
+		if j.seq == nil && waitsForPrefix(j, prefilling) {
+			// The request waits for a prefix that an earlier one is
+			// computing in this step, but the requests behind it need
+			// not: it is skipped, not stopped at, so unrelated prompts
+			// still take the budget it leaves. It keeps its place in
+			// s.joining, so once the prefix is ready it is considered
+			// before every later arrival, and a later arrival sharing the
+			// same prefix waits for it in turn (waitsForPrefix sees it
+			// among the prefilling ones), which keeps the waiters of one
+			// prefix in arrival order.
+			continue
+		}
 		if j.seq == nil {
-			if waitsForPrefix(j, prefilling) {
-				break
-			}
 			s.attach(j)
 		}
 		pos := j.seq.Pos()
@@ -387,9 +398,10 @@ func (s *scheduler) step() {
 	if err != nil {
 		// Not expected (budgets keep every sequence inside its context): fail
 		// the requests of this step rather than spin; joining requests that
-		// were not in it go on.
+		// were not in it (those the budget did not reach and those waiting
+		// for a prefix) go on.
+		s.failStep(err, prefilling)
 		clear(prefilling)
-		s.failStep(err, len(prefilling))
 		return
 	}
 	s.mu.Lock()
@@ -423,7 +435,8 @@ func (s *scheduler) step() {
 	clear(finished)
 	s.finished = finished
 	// Joiners whose prompts are done sample their first tokens and join
-	// the batch (prefilling holds a prefix of s.joining, in order).
+	// the batch (prefilling holds the joiners of this step in s.joining's
+	// order; requests waiting for a prefix may sit between them there).
 	for k, j := range prefilling {
 		if j.seq.Pos() < len(j.req.prompt) {
 			continue
@@ -502,11 +515,12 @@ func (s *scheduler) failAll(err error) {
 }
 
 // failStep ends with err the requests of a failed step: those in the
-// decode batch and the first n joining ones.
-func (s *scheduler) failStep(err error, n int) {
-	joining := s.joining[:n]
-	s.joining = slices.Clone(s.joining[n:])
-	for _, j := range joining {
+// decode batch and the joining ones it prefilled (inStep). The joiners it
+// did not reach stay, whether the budget ran out before them or they wait
+// for a prefix: inStep need not be a prefix of s.joining.
+func (s *scheduler) failStep(err error, inStep []*joiner) {
+	s.joining = slices.DeleteFunc(s.joining, func(j *joiner) bool { return slices.Contains(inStep, j) })
+	for _, j := range inStep {
 		j.seq.Release()
 		s.leave(j.req, err)
 	}
