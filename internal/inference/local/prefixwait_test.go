@@ -2,8 +2,10 @@ package local
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 )
 
 // prefixWaitPrompt returns a prompt for the prefix-wait tests: a prefix of
@@ -103,7 +105,9 @@ func TestPrefixWaiterDoesNotBlockLaterRequests(t *testing.T) {
 // step as one another (the loop once stopped at the first waiter, so the
 // second unrelated request started a step after the first). The waiters
 // are attached in their arrival order: a later arrival that shares the
-// prefix never overtakes an earlier one.
+// prefix never overtakes an earlier one, and every waiter reuses the
+// prefix, the first one from the leader's sequence while it is still
+// being prefilled.
 func TestPrefixWaitersKeepTheirOrder(t *testing.T) {
 	s, newReq := schedulerOnStories(t)
 	s.pacer.fixed = 48
@@ -140,9 +144,12 @@ func TestPrefixWaitersKeepTheirOrder(t *testing.T) {
 			t.Errorf("waiter %d was attached at step %d, before waiter %d (step %d)", i, attachedAt[waiters[i]], i-1, attachedAt[waiters[i-1]])
 		}
 	}
-	for i, r := range waiters[1:] {
+	// The first waiter starts while the leader is still being prefilled
+	// and copies the prefix from its sequence; the later ones start once
+	// the leader (or the first waiter) is in the batch.
+	for i, r := range waiters {
 		if r.precached != 40 {
-			t.Errorf("waiter %d reused %d prompt tokens, want the shared 40", i+1, r.precached)
+			t.Errorf("waiter %d reused %d prompt tokens, want the shared 40", i, r.precached)
 		}
 	}
 	s.failAll(nil)
@@ -177,4 +184,127 @@ func TestFailedStepSparesWaiters(t *testing.T) {
 		t.Errorf("the waiter did not join after the failed step")
 	}
 	s.failAll(errors.New("done"))
+}
+
+// TestWaiterReusesPrefixStillPrefilling runs, beside a decoding stream
+// (prompt chunks of 48 tokens a step), a leader whose prompt of 70 tokens
+// takes two steps and a waiter sharing its first 40. The waiter waits
+// through the leader's first step and starts in its second, when the
+// leader has computed the shared part but is still being prefilled, so it
+// is neither in the batch nor in the prefix cache yet: the waiter must copy
+// the 40 shared tokens from the leader's sequence. It once recomputed them
+// (reusing only the BOS token it shares with the running stream), and its
+// wait bought nothing.
+func TestWaiterReusesPrefixStillPrefilling(t *testing.T) {
+	s, newReq := schedulerOnStories(t)
+	s.pacer.fixed = 48
+	running := newReq(storiesPromptIDs, 400)
+	s.admit(running)
+	s.step()
+	lead := newReq(prefixWaitPrompt(40, 0, 30), 20)
+	w := newReq(prefixWaitPrompt(40, 1, 3), 20)
+	s.admit(lead)
+	s.admit(w)
+	s.step()
+	// The leader copied the BOS token from the running stream and
+	// prefilled a chunk of 48 after it.
+	leadPos := 0
+	if j := joinerOf(s, lead); j != nil && j.seq != nil {
+		leadPos = j.seq.Pos()
+	}
+	if leadPos != 49 {
+		t.Fatalf("after the first step the leader has %d of its %d prompt tokens, want 49", leadPos, len(lead.prompt))
+	}
+	if j := joinerOf(s, w); j == nil || j.seq != nil {
+		t.Fatalf("the waiter did not wait for the leader's prefix: %+v", j)
+	}
+	before := s.stats.PrefillTokens
+	s.step()
+	if w.precached != 40 {
+		t.Errorf("the waiter reused %d prompt tokens, want the shared 40", w.precached)
+	}
+	if !isActive(s, lead) || !isActive(s, w) {
+		t.Fatalf("the leader (%v) or the waiter (%v) did not join the batch in the second step", isActive(s, lead), isActive(s, w))
+	}
+	if got, want := s.stats.PrefillTokens-before, int64(len(lead.prompt)-leadPos+len(w.prompt)-40); got != want {
+		t.Errorf("the second step prefilled %d prompt tokens, want %d (the leader's rest and the waiter's own tail)", got, want)
+	}
+	s.failAll(nil)
+}
+
+// TestPrefixFromPrefillingLeaderMatchesAlone checks the KV a request copies
+// from one still being prefilled: its greedy tokens must be those it
+// generates alone on an idle scheduler. In the first case the waiter
+// starts as the scheduler starts it, once the leader has computed the
+// shared 40 tokens; in the second it shares 60 tokens with a leader that
+// has computed 49 of them and is attached by hand, so it must copy exactly
+// the 49 computed positions and prefill the rest itself (a copy of the 11
+// positions not yet written would hold whatever the pool's memory held).
+func TestPrefixFromPrefillingLeaderMatchesAlone(t *testing.T) {
+	untimed := func(evs []event) string {
+		for i := range evs {
+			evs[i].at = time.Time{}
+		}
+		return fmt.Sprint(evs)
+	}
+	for _, c := range []struct {
+		name        string
+		shared      int
+		attachEarly bool
+		wantReused  int
+	}{
+		{name: "waiter started by the scheduler", shared: 40, wantReused: 40},
+		{name: "attached before the shared part is computed", shared: 60, attachEarly: true, wantReused: 49},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			alone, newAlone := schedulerOnStories(t)
+			solo := newAlone(prefixWaitPrompt(c.shared, 1, 5), 30)
+			alone.admit(solo)
+			for steps := 0; !isClosed(solo.left); steps++ {
+				if steps > 100 {
+					t.Fatal("the request alone does not finish")
+				}
+				alone.step()
+			}
+			if solo.err != nil || solo.precached != 0 {
+				t.Fatalf("alone: err %v, reused %d", solo.err, solo.precached)
+			}
+			want := untimed(solo.drain(nil))
+
+			s, newReq := schedulerOnStories(t)
+			s.pacer.fixed = 48
+			running := newReq(storiesPromptIDs, 400)
+			s.admit(running)
+			s.step()
+			lead := newReq(prefixWaitPrompt(c.shared, 0, 30), 30)
+			w := newReq(prefixWaitPrompt(c.shared, 1, 5), 30)
+			s.admit(lead)
+			s.admit(w)
+			s.step()
+			if c.attachEarly {
+				// The leader copied the BOS token from the running
+				// stream and prefilled a chunk of 48 after it.
+				if j := joinerOf(s, lead); j == nil || j.seq == nil || j.seq.Pos() != 49 {
+					t.Fatalf("after the first step the leader is not half prefilled: %+v", j)
+				}
+				s.attach(joinerOf(s, w))
+			}
+			for steps := 0; !isClosed(w.left); steps++ {
+				if steps > 100 {
+					t.Fatal("the waiter does not finish")
+				}
+				s.step()
+			}
+			if w.err != nil {
+				t.Fatal(w.err)
+			}
+			if w.precached != c.wantReused {
+				t.Errorf("the waiter reused %d prompt tokens, want %d", w.precached, c.wantReused)
+			}
+			if got := untimed(w.drain(nil)); got != want || len(want) < 20 {
+				t.Errorf("the waiter's tokens after reuse:\n%s\nalone:\n%s", got, want)
+			}
+			s.failAll(nil)
+		})
+	}
 }

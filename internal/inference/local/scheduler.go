@@ -185,13 +185,30 @@ func (s *scheduler) admit(r *request) {
 }
 
 // attach gives a joining request its sequence, starting from the longest
-// prefix it shares with a cached prompt or with a sequence in the batch:
-// requests arriving together with one system prompt compute it once, since
-// the earlier ones are in the batch by the time a later one starts.
+// prefix it shares with a cached prompt, with a sequence in the batch or
+// with a request still being prefilled: requests arriving together with one
+// system prompt compute it once, since a later one waits (waitsForPrefix)
+// until an earlier one has computed the shared part.
 func (s *scheduler) attach(j *joiner) {
-	live := make([]cachedSequence, 0, len(s.active))
+	live := make([]cachedSequence, 0, len(s.active)+len(s.joining))
 	for _, c := range s.active {
 		live = append(live, cachedSequence{seq: c.seq, tokens: c.history[:c.seq.Pos()]})
+	}
+	// A request whose prompt takes several steps of prefill has its shared
+	// part computed before it joins the batch, and a waiter stops waiting
+	// as soon as that part is done, so the prompt's sequence must be
+	// offered here too, or the waiter would compute the prefix again and
+	// its wait would have bought nothing. Only the positions it has filled
+	// are listed: the KV entries below Pos are final (a sequence only
+	// grows), and those from Pos on are not written yet, even for a prompt
+	// prefilled in this very step, since attach runs before the step's
+	// forward pass. The waiter gets a copy of them in its own context
+	// window (prefixCache.take), never the sequence itself, so the
+	// prompt's later chunks, failure or release do not touch it.
+	for _, o := range s.joining {
+		if o.seq != nil && o.seq.Pos() > 0 {
+			live = append(live, cachedSequence{seq: o.seq, tokens: o.req.prompt[:o.seq.Pos()]})
+		}
 	}
 	var cached int
 	j.seq, cached = s.cache.take(s.m.Net, j.req.prompt, j.req.params.MaxContext, live)
