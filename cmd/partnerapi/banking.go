@@ -85,7 +85,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	pay, err := m.payments.build(d.db, d.dataDir, contour, banking.IdentityAccounts{Store: store}, verifier, key) // banking_payments.go
+	pay, err := m.payments.build(d.db, d.dataDir, contour, banking.IdentityAccounts{Store: store}, store, verifier, key) // banking_payments.go
 	if err != nil {
 		return built{}, err
 	}

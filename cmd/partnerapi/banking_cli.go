@@ -21,7 +21,8 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   token --scope "PAY_DOC_RU ..." [--org ORG] [--user USER] [--client CLIENT_ID]
   org create --name N --inn INN [--kpp KPP] [--ogrn OGRN] [--full-name N]
   account add --org ORG --number 20DIGITS --bic BIC [--corr CORR] [--status OPEN]
-  user create --org ORG --login L [--name N] [--email E] [--password P]
+  user create --org ORG --login L [--name N] [--email E] [--password P] [--signing-method Token|OneTimePassword]
+  user signing-method --user USER --signing-method Token|OneTimePassword
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
   app create --name N --redirect-uri URI [--client-id ID]
   app secret --client CLIENT_ID    (new client_secret, e.g. for the sandbox app)
@@ -194,10 +195,14 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&u.Name, "name", "", "full name")
 				fs.StringVar(&u.Email, "email", "", "e-mail")
 				fs.StringVar(&password, "password", "", "password (stored hashed); empty: no interactive login")
+				fs.StringVar(&u.SigningMethod, "signing-method", banking.SigningToken, "signing tool type: Token (a certificate key) or OneTimePassword (only these users may confirm payments by QR outside the sandbox)")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
 				if u.OrgID == "" || u.Login == "" {
 					return nil, errors.New("--org and --login are required")
+				}
+				if !banking.ValidSigningMethod(u.SigningMethod) {
+					return nil, fmt.Errorf("--signing-method must be Token or OneTimePassword, got %q", u.SigningMethod)
 				}
 				u.ID = banking.NewUUID()
 				if password != "" {
@@ -211,6 +216,29 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 					return nil, err
 				}
 				return map[string]string{"id": u.ID}, nil
+			},
+		}
+	},
+	"user signing-method": func(stdio) bankingCmd {
+		var user, method string
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&user, "user", "", "user id")
+				fs.StringVar(&method, "signing-method", "", "signing tool type: Token or OneTimePassword")
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if user == "" {
+					return nil, errors.New("--user is required")
+				}
+				if !banking.ValidSigningMethod(method) {
+					return nil, fmt.Errorf("--signing-method must be Token or OneTimePassword, got %q", method)
+				}
+				if err := id.Store.SetUserSigningMethod(ctx, user, method); errors.Is(err, banking.ErrNotFound) {
+					return nil, fmt.Errorf("--user %s: no such user", user)
+				} else if err != nil {
+					return nil, err
+				}
+				return map[string]string{"id": user, "signingMethod": method}, nil
 			},
 		}
 	},

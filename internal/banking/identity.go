@@ -66,6 +66,32 @@ type User struct {
 	Name         string
 	Email        string
 	PasswordHash string // bcrypt; empty: cannot sign in interactively
+	// SigningMethod is the user's signing tool type (reference §4.2):
+	// SigningToken or SigningOneTimePassword; empty means SigningToken.
+	SigningMethod string
+}
+
+// Signing tool types of a user. Reference §4.2 names OneTimePassword (the
+// signer confirms with a one-time code) as the only type that may confirm
+// payments by QR; a user who signs with a certificate key on a token is
+// SigningToken, which is what every user is unless made otherwise, since
+// the users this service knows sign with GOST certificates.
+const (
+	SigningToken           = "Token"
+	SigningOneTimePassword = "OneTimePassword"
+)
+
+// ValidSigningMethod reports whether m names a signing tool type.
+func ValidSigningMethod(m string) bool {
+	return m == SigningToken || m == SigningOneTimePassword
+}
+
+// SigningMethodOf is u's signing tool type, SigningToken when unset.
+func (u User) SigningMethodOf() string {
+	if u.SigningMethod == "" {
+		return SigningToken
+	}
+	return u.SigningMethod
 }
 
 // PartnerApp is a partner's OAuth client.
@@ -142,6 +168,9 @@ type IdentityStore interface {
 	GetUser(ctx context.Context, id string) (User, error)
 	GetUserByLogin(ctx context.Context, login string) (User, error)
 	ListUsers(ctx context.Context, orgID string) ([]User, error)
+	// SetUserSigningMethod changes the user's signing tool type;
+	// ErrNotFound when the user is absent.
+	SetUserSigningMethod(ctx context.Context, id, method string) error
 	CreateApp(ctx context.Context, a PartnerApp) error
 	GetApp(ctx context.Context, clientID string) (PartnerApp, error)
 	// SetAppSecret replaces the app's secret hash; ErrNotFound when absent.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 
 	"partnerapi/internal/gost"
@@ -16,6 +17,10 @@ const (
 	QRSandboxWrongPrefix = "998be1fd-4e89-4a3"
 )
 
+// qrNotOTP is the refusal of a QR confirmation to a user whose signing
+// tool type is not OneTimePassword (§4.2, §7).
+const qrNotOTP = "Подтверждение по QR-коду доступно только пользователям с типом средства подписи OneTimePassword"
+
 // MaxQRDocs is how many documents one QR confirms (§4.2).
 const MaxQRDocs = 5
 
@@ -27,7 +32,10 @@ type QRConfirmation struct {
 }
 
 // QRConfirm builds a QR confirmation for up to five of the principal's
-// documents awaiting signature. The sandbox magic ids behave as §7 says.
+// documents awaiting signature. In the sandbox the magic ids behave as §7
+// says and any user may confirm; in the test and production contours the
+// magic ids are ordinary ids and only a user whose signing tool type is
+// OneTimePassword may confirm (§4.2), as the provider's bank checks.
 func (s *PaymentService) QRConfirm(ctx context.Context, p Principal, ids []string) (*QRConfirmation, error) {
 	if len(ids) == 0 || len(ids) > MaxQRDocs {
 		return nil, &Error{Kind: KindValidation, Message: "Объект не соответствует модели",
@@ -39,14 +47,22 @@ func (s *PaymentService) QRConfirm(ctx context.Context, p Principal, ids []strin
 				FieldNames: []string{"externalDocIds[" + itoa(i) + "]"}, Checks: []string{"идентификатор должен быть UUID"}}
 		}
 	}
+	sandbox := s.Config.Contour == "" || s.Config.Contour == ContourSandbox
+	if !sandbox {
+		if err := s.checkQRSigner(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	for _, id := range ids {
-		switch {
-		case strings.EqualFold(id, QRSandboxOK):
-			continue
-		case strings.EqualFold(id, QRSandboxNotOTP):
-			return nil, Errorf(KindWorkflow, "Подтверждение по QR-коду доступно только пользователям с типом средства подписи OneTimePassword")
-		case strings.HasPrefix(strings.ToLower(id), QRSandboxWrongPrefix):
-			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: неверный статус документа", id)
+		if sandbox {
+			switch {
+			case strings.EqualFold(id, QRSandboxOK):
+				continue
+			case strings.EqualFold(id, QRSandboxNotOTP):
+				return nil, Errorf(KindWorkflow, qrNotOTP)
+			case strings.HasPrefix(strings.ToLower(id), QRSandboxWrongPrefix):
+				return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: неверный статус документа", id)
+			}
 		}
 		sp, err := s.Store.GetPayment(ctx, p.OrgID, id)
 		if KindOf(err) == KindDataNotFound {
@@ -63,4 +79,25 @@ func (s *PaymentService) QRConfirm(ctx context.Context, p Principal, ids []strin
 	// resolves it. Deterministic so a retried request shows the same code.
 	h := sha256.Sum256([]byte(p.OrgID + "|" + strings.Join(ids, ",")))
 	return &QRConfirmation{QRCode: "sbbol-qr:" + hex.EncodeToString(h[:16]), ExternalDocIDs: ids}, nil
+}
+
+// checkQRSigner refuses a QR confirmation to a principal whose user does not
+// sign with one-time passwords. A token without a user, a user the bank no
+// longer knows and a service without a user lookup are refused alike: the
+// check must not pass for want of an answer.
+func (s *PaymentService) checkQRSigner(ctx context.Context, p Principal) error {
+	if s.Users == nil || p.UserID == "" {
+		return Errorf(KindWorkflow, qrNotOTP)
+	}
+	u, err := s.Users.GetUser(ctx, p.UserID)
+	if errors.Is(err, ErrNotFound) {
+		return Errorf(KindWorkflow, qrNotOTP)
+	}
+	if err != nil {
+		return err
+	}
+	if u.SigningMethodOf() != SigningOneTimePassword {
+		return Errorf(KindWorkflow, qrNotOTP)
+	}
+	return nil
 }

@@ -74,6 +74,15 @@ type PaymentConfig struct {
 	ChecksumFailures ChecksumMode
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Contour is sandbox, test or production; "" means sandbox. In the
+	// sandbox the §7 magic ids decide QR confirmations; elsewhere the
+	// requesting user's signing tool type does (payment_qr.go).
+	Contour string
+}
+
+// UserLookup finds the user behind a token (an IdentityStore is one).
+type UserLookup interface {
+	GetUser(ctx context.Context, id string) (User, error)
 }
 
 // PaymentService is the payment-document use cases (issue 4).
@@ -82,6 +91,9 @@ type PaymentService struct {
 	Accounts AccountLookup
 	Verifier SignatureVerifier
 	Config   PaymentConfig
+	// Users tells a user's signing tool type, which outside the sandbox
+	// decides whether the user may confirm by QR; nil there: nobody may.
+	Users UserLookup
 	// Limits and Maintenance gate every payment operation (nil: off).
 	Limits      *OpLimiter
 	Maintenance *Maintenance

@@ -78,8 +78,8 @@ func insertAccount(ctx context.Context, e idExecer, a banking.Account, suffix st
 }
 
 func insertUser(ctx context.Context, e idExecer, u banking.User, suffix string) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO banking_users (id, org_id, login, name, email, password_hash) VALUES ($1,$2,$3,$4,$5,$6)`+suffix,
-		u.ID, u.OrgID, u.Login, u.Name, u.Email, u.PasswordHash)
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_users (id, org_id, login, name, email, password_hash, signing_method) VALUES ($1,$2,$3,$4,$5,$6,$7)`+suffix,
+		u.ID, u.OrgID, u.Login, u.Name, u.Email, u.PasswordHash, u.SigningMethodOf())
 	return idInsertErr("user", err)
 }
 
@@ -169,12 +169,12 @@ func (s *IdentityStore) CreateUser(ctx context.Context, u banking.User) error {
 	})
 }
 
-const userCols = `id, org_id, login, name, email, password_hash`
+const userCols = `id, org_id, login, name, email, password_hash, signing_method`
 
 func (s *IdentityStore) getUser(ctx context.Context, where string, arg string) (banking.User, error) {
 	var u banking.User
 	err := s.db.R.QueryRowContext(ctx, `SELECT `+userCols+` FROM banking_users WHERE `+where+` = $1`, arg).
-		Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash)
+		Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash, &u.SigningMethod)
 	return u, idNotFound(err)
 }
 
@@ -195,12 +195,25 @@ func (s *IdentityStore) ListUsers(ctx context.Context, orgID string) ([]banking.
 	var out []banking.User
 	for rows.Next() {
 		var u banking.User
-		if err := rows.Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash); err != nil {
+		if err := rows.Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash, &u.SigningMethod); err != nil {
 			return nil, err
 		}
 		out = append(out, u)
 	}
 	return out, rows.Err()
+}
+
+func (s *IdentityStore) SetUserSigningMethod(ctx context.Context, id, method string) error {
+	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_users SET signing_method = $1 WHERE id = $2`, method, id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return banking.ErrNotFound
+	}
+	return nil
 }
 
 func (s *IdentityStore) CreateApp(ctx context.Context, a banking.PartnerApp) error {

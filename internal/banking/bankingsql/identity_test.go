@@ -78,6 +78,7 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if err := s.CreateUser(ctx, u); err != nil {
 				t.Fatal(err)
 			}
+			u.SigningMethod = banking.SigningToken // what an unset signing method is stored as
 			u3 := u
 			u3.ID = "u3"
 			if err := s.CreateUser(ctx, u3); !errors.Is(err, banking.ErrDuplicate) {
@@ -86,8 +87,25 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if got, err := s.GetUserByLogin(ctx, "b"); err != nil || got != u {
 				t.Fatalf("user %+v %v", got, err)
 			}
-			if us, err := s.ListUsers(ctx, "org2"); err != nil || len(us) != 1 {
+			if us, err := s.ListUsers(ctx, "org2"); err != nil || len(us) != 1 || us[0] != u {
 				t.Fatalf("users %v %v", us, err)
+			}
+			// The signing tool type is stored as given and can be changed.
+			otp := banking.User{ID: "u4", OrgID: "org2", Login: "otp", SigningMethod: banking.SigningOneTimePassword}
+			if err := s.CreateUser(ctx, otp); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.GetUser(ctx, "u4"); err != nil || got != otp {
+				t.Fatalf("otp user %+v %v", got, err)
+			}
+			if err := s.SetUserSigningMethod(ctx, "u2", banking.SigningOneTimePassword); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := s.GetUser(ctx, "u2"); err != nil || got.SigningMethod != banking.SigningOneTimePassword {
+				t.Fatalf("changed user %+v %v", got, err)
+			}
+			if err := s.SetUserSigningMethod(ctx, "nobody", banking.SigningToken); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("unknown user: %v", err)
 			}
 			app := banking.PartnerApp{ClientID: "c2", Name: "P", SecretHash: "x", RedirectURIs: []string{"https://a/cb", "https://b/cb"}}
 			if err := s.CreateApp(ctx, app); err != nil {
