@@ -191,3 +191,65 @@ func TestBankingPaymentNumbers(t *testing.T) {
 		}
 	})
 }
+
+// A draft from an invoice (reference §4.1) carries its number as
+// paymentNumber: without one it gets the next value of the organisation's
+// counter that numbers plain payment orders, one sequence for both kinds;
+// one sent is kept; GET answers the number the 201 did.
+func TestBankingInvoiceNumbers(t *testing.T) {
+	ts := startServer(t, "--only", "banking", "--banking-payment-rate", "0")
+	tok := bankingCLI(t, "", "token", "--scope", "PAY_DOC_RU PAY_DOC_RU_INVOICE PAY_DOC_RU_INVOICE_ANY", "--data-dir", ts.dataDir)["access_token"].(string)
+	w := &numbersWorld{ts: ts}
+	today := time.Now().UTC().Format(time.DateOnly)
+	invoice := func(id, number string, anyPayee bool) map[string]any {
+		m := map[string]any{"externalId": id, "amount": 99.9, "date": today, "purpose": "Оплата по счёту 7",
+			"payeeAccount": banking.SandboxAccount, "priority": "5"}
+		if number != "" {
+			m["paymentNumber"] = number
+		}
+		if anyPayee {
+			m["isPaidByCredit"], m["payeeBankBic"], m["payeeInn"], m["payeeName"] = false, banking.SandboxBIC, banking.SandboxOrgINN, "ООО Песочница"
+		}
+		return m
+	}
+	prev := 0
+	for i, tc := range []struct {
+		path   string // "" a plain payment order, else the from-invoice operation
+		number string // sent
+	}{
+		{"", ""},
+		{"/from-invoice", ""},
+		{"/from-invoice-any", ""},
+		{"/from-invoice", "4242"},
+		{"", ""},
+		{"/from-invoice", ""},
+	} {
+		id := fmt.Sprintf("4f8fad5b-d9cb-469f-a165-7086772895%02d", i)
+		field, got := "number", ""
+		if tc.path == "" {
+			got, _ = w.create(t, tok, w.doc(t, id, false, tc.number))
+		} else {
+			field = "paymentNumber"
+			code, body := w.call(t, tok, http.MethodPost, tc.path, invoice(id, tc.number, tc.path == "/from-invoice-any"))
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil || code != http.StatusCreated {
+				t.Fatalf("row %d: %s: %d %s", i, tc.path, code, body)
+			}
+			got, _ = m[field].(string)
+		}
+		if tc.number != "" {
+			if got != tc.number {
+				t.Fatalf("row %d: %s %q, sent %q", i, field, got, tc.number)
+			}
+		} else if v, err := strconv.Atoi(got); err != nil || v != prev+1 {
+			t.Fatalf("row %d: %s %q, want %d", i, field, got, prev+1)
+		} else {
+			prev = v
+		}
+		code, body := w.call(t, tok, http.MethodGet, "/"+id, nil)
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil || code != http.StatusOK || m[field] != got {
+			t.Fatalf("row %d: GET %d %s, want %s %q", i, code, body, field, got)
+		}
+	}
+}

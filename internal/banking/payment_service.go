@@ -390,6 +390,18 @@ func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKi
 	if err := s.ownAccount(ctx, p, d.PayeeAccount, "payeeAccount"); err != nil {
 		return nil, err
 	}
+	// A draft from an invoice carries its number as paymentNumber (§4.1).
+	// One sent without it gets the next value of the organisation's durable
+	// counter that numbers plain payment orders, for it is the same running
+	// document number of the payer organisation; as there, the number is
+	// assigned after the checks that may refuse the request, and one sent
+	// is kept as it is.
+	if d.PaymentNumber == "" {
+		var err error
+		if d.PaymentNumber, err = s.numbers.assign(ctx, s.Store, p.OrgID); err != nil {
+			return nil, err
+		}
+	}
 	d.DigestSignatures = nil
 	d.BankStatus, d.BankComment, d.SigningURL = "", "", ""
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: k, Doc: d, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
