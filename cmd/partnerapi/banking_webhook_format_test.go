@@ -66,6 +66,36 @@ func deliveredJSON(t *testing.T, ts *testServer, tok, id string) []byte {
 	return nil
 }
 
+// attemptFormat waits until the partner's delivery log records an attempt
+// for the event of id and returns the format that attempt's entry shows.
+func attemptFormat(t *testing.T, ts *testServer, tok, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, out := bankRequest(t, "GET", ts.urls["banking"]+"/fintech/api/v1/webhook/deliveries", tok, nil)
+		var log struct {
+			Deliveries []struct {
+				ExternalID string `json:"externalId"`
+				Log        []struct {
+					Format string `json:"format"`
+				} `json:"log"`
+			} `json:"deliveries"`
+		}
+		if err := json.Unmarshal(out, &log); st != 200 || err != nil {
+			t.Fatalf("deliveries: %d %v %s", st, err, out)
+		}
+		for _, d := range log.Deliveries {
+			if d.ExternalID == id && len(d.Log) > 0 {
+				return d.Log[len(d.Log)-1].Format
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recorded attempt for %s: %s", id, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // A partner's webhook format, end to end on a real server: json (the
 // default) sends the JSON body as before; jose sends the JWS of that same
 // JSON under the bank's key, verifiable with the certificate the CLI
@@ -100,6 +130,10 @@ func TestBankingWebhookFormat(t *testing.T) {
 			t.Errorf("X-Signature %q is not the HMAC of the body sent", h.signature)
 		}
 		want := deliveredJSON(t, ts, tok, id)
+		// The delivery log names the format the attempt sent.
+		if got := attemptFormat(t, ts, tok, id); got != format {
+			t.Errorf("delivery log format %q, want %q", got, format)
+		}
 		switch format {
 		case banking.WebhookFormatJSON:
 			if h.contentType != "application/json" || !bytes.Equal(h.body, want) {

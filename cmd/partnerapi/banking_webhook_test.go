@@ -118,6 +118,10 @@ func TestBankingPartnerWebhookEndToEnd(t *testing.T) {
 		}
 		ds, _ := log["deliveries"].([]any)
 		if len(ds) == 1 && ds[0].(map[string]any)["state"] == "DELIVERED" {
+			// The CLI prints the format the attempt sent, json by default.
+			if a, _ := ds[0].(map[string]any)["log"].([]any); len(a) != 1 || a[0].(map[string]any)["format"] != "json" {
+				t.Fatalf("CLI delivery log %v", ds[0])
+			}
 			break
 		}
 		if time.Now().After(deadline) {

@@ -25,6 +25,12 @@ type WebhookAttempt struct {
 	At         time.Time
 	HTTPStatus int // 0: no answer
 	Error      string
+	// Format is the body format the attempt sent, WebhookFormatJSON or
+	// WebhookFormatJOSE, so a partner who switched formats can tell which
+	// attempts carried which; empty when the attempt failed before a
+	// target, and with it a format, was known (and in rows logged before
+	// the format was recorded).
+	Format string
 }
 
 // WebhookOutbox is the durable queue of final-status events.
@@ -43,11 +49,13 @@ type WebhookOutbox interface {
 }
 
 // WebhookSender posts one event; it returns the HTTP status (0 when there
-// was no answer) and a transport error. ErrNoWebhookTarget means the event's
-// partner has nowhere to receive it: no attempt is recorded and the event
-// waits for its lease to end.
+// was no answer), the body format it sent (WebhookFormatJSON or
+// WebhookFormatJOSE; empty when it failed before choosing one) and a
+// transport error. ErrNoWebhookTarget means the event's partner has nowhere
+// to receive it: no attempt is recorded and the event waits for its lease
+// to end.
 type WebhookSender interface {
-	Send(ctx context.Context, ev WebhookEvent) (status int, err error)
+	Send(ctx context.Context, ev WebhookEvent) (status int, format string, err error)
 }
 
 // ErrNoWebhookTarget is a WebhookSender's answer for an event whose partner
@@ -106,11 +114,11 @@ func (d *WebhookDispatcher) RunOnce(ctx context.Context) (int, error) {
 			// Stopping: the claimed events come back when their lease ends.
 			return 0, ctx.Err()
 		}
-		status, serr := d.Sender.Send(ctx, ev)
+		status, format, serr := d.Sender.Send(ctx, ev)
 		if errors.Is(serr, ErrNoWebhookTarget) {
 			continue
 		}
-		a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status}
+		a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status, Format: format}
 		if serr != nil {
 			a.Error = serr.Error()
 		}

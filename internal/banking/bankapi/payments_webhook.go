@@ -62,29 +62,32 @@ func WebhookSignature(secret, body []byte) string {
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
-func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int, error) {
+// Send posts ev and reports the format of the body, json or jose, which
+// the delivery log records with the attempt.
+func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int, string, error) {
 	body, err := json.Marshal(webhookBody{ev.ExternalID, ev.BankStatus, ev.BankComment, ev.EventTime.UTC().Format(time.RFC3339Nano)})
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	target, err := s.Targets.Target(ctx, ev.ClientID)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	contentType := "application/json"
+	format, contentType := banking.WebhookFormatJSON, "application/json"
 	if target.Format == banking.WebhookFormatJOSE {
+		format = banking.WebhookFormatJOSE
 		if s.JWS == nil {
-			return 0, errors.New("no bank signing key for a jose webhook")
+			return 0, format, errors.New("no bank signing key for a jose webhook")
 		}
 		jws, err := s.JWS.SignJWS(body)
 		if err != nil {
-			return 0, err
+			return 0, format, err
 		}
 		body, contentType = []byte(jws), joseContentType
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.URL, bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, format, err
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("X-Signature", WebhookSignature(target.Secret, body))
@@ -97,9 +100,9 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int,
 	})
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, format, err
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode, nil
+	return resp.StatusCode, format, nil
 }

@@ -54,7 +54,14 @@ func TestWebhookFormats(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &WebhookSender{Targets: fixedTarget{URL: partner.URL + "/hooks/sber", Secret: secret, Format: tc.format}, URLs: loopbackURLs, JWS: tc.jws}
-			st, err := s.Send(context.Background(), ev)
+			st, format, err := s.Send(context.Background(), ev)
+			want := banking.WebhookFormatJSON
+			if tc.format == banking.WebhookFormatJOSE {
+				want = banking.WebhookFormatJOSE
+			}
+			if format != want {
+				t.Fatalf("reported format %q, want %q", format, want)
+			}
 			if tc.fails {
 				if err == nil {
 					t.Fatalf("sent %d without a key to sign with", st)

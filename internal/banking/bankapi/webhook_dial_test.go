@@ -203,7 +203,7 @@ func TestWebhookClientRedirectsAndScheme(t *testing.T) {
 	defer redirector.Close()
 	ev := banking.WebhookEvent{ExternalID: newUUID(710), BankStatus: "IMPLEMENTED", EventTime: payNow}
 	s := &WebhookSender{Targets: fixedTarget{URL: redirector.URL, Secret: []byte("redirect-secret-01")}, URLs: loopbackURLs}
-	if st, err := s.Send(context.Background(), ev); err != nil || st != http.StatusTemporaryRedirect {
+	if st, _, err := s.Send(context.Background(), ev); err != nil || st != http.StatusTemporaryRedirect {
 		t.Fatalf("redirect: %d %v", st, err)
 	}
 	inner.Lock()
@@ -214,7 +214,7 @@ func TestWebhookClientRedirectsAndScheme(t *testing.T) {
 	}
 	httpsOnly := &WebhookSender{Targets: fixedTarget{URL: target.URL, Secret: []byte("redirect-secret-01")},
 		URLs: banking.WebhookURLPolicy{AllowPrivate: true}}
-	_, err := httpsOnly.Send(context.Background(), ev)
+	_, _, err := httpsOnly.Send(context.Background(), ev)
 	inner.Lock()
 	defer inner.Unlock()
 	if !errors.Is(err, errPlainHTTPWebhook) || innerCalls != 0 {

@@ -88,6 +88,7 @@ type attemptJSON struct {
 	At         string `json:"at"`
 	HTTPStatus int    `json:"httpStatus,omitempty"`
 	Error      string `json:"error,omitempty"`
+	Format     string `json:"format,omitempty"`
 }
 
 func rfc3339(t time.Time) string {
@@ -106,7 +107,7 @@ func DeliveriesJSON(ds []banking.WebhookDelivery) any {
 			State: d.State, Attempts: d.Attempts, NextAttemptAt: rfc3339(d.NextAt), DeliveredAt: rfc3339(d.DeliveredAt),
 			LastError: d.LastError, Log: make([]attemptJSON, len(d.Log))}
 		for k, a := range d.Log {
-			j.Log[k] = attemptJSON{Attempt: a.Attempt, At: rfc3339(a.At), HTTPStatus: a.HTTPStatus, Error: a.Error}
+			j.Log[k] = attemptJSON{Attempt: a.Attempt, At: rfc3339(a.At), HTTPStatus: a.HTTPStatus, Error: a.Error, Format: a.Format}
 		}
 		out[i] = j
 	}

@@ -256,7 +256,8 @@ func TestWebhookDeliveryPerPartner(t *testing.T) {
 		}
 		d := ds[0].(map[string]any)
 		log, _ := d["log"].([]any)
-		if d["externalId"] != id || d["state"] != "DELIVERED" || d["attempts"] != 1.0 || len(log) != 1 || log[0].(map[string]any)["httpStatus"] != 204.0 {
+		if d["externalId"] != id || d["state"] != "DELIVERED" || d["attempts"] != 1.0 || len(log) != 1 || log[0].(map[string]any)["httpStatus"] != 204.0 ||
+			log[0].(map[string]any)["format"] != "json" {
 			t.Fatalf("%s delivery %v", tok, d)
 		}
 	}

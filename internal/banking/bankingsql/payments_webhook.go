@@ -129,8 +129,8 @@ func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a ban
 		state, nextAt = "FAILED", 0
 	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhook_log (webhook_id, attempt, at, http_status, error) VALUES ($1,$2,$3,$4,$5)`,
-			id, a.Attempt, micros(a.At), a.HTTPStatus, a.Error); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhook_log (webhook_id, attempt, at, http_status, error, format) VALUES ($1,$2,$3,$4,$5,$6)`,
+			id, a.Attempt, micros(a.At), a.HTTPStatus, a.Error, a.Format); err != nil {
 			return fmt.Errorf("webhook log: %w", err)
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = $1, attempts = $2, next_at = $3, delivered_at = $4, last_error = $5 WHERE id = $6`,
@@ -140,7 +140,7 @@ func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a ban
 }
 
 func (s *PaymentStore) WebhookLog(ctx context.Context, id int64) ([]banking.WebhookAttempt, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT attempt, at, http_status, error FROM banking_payment_webhook_log WHERE webhook_id = $1 ORDER BY id`, id)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT attempt, at, http_status, error, format FROM banking_payment_webhook_log WHERE webhook_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("webhook log: %w", err)
 	}
@@ -149,7 +149,7 @@ func (s *PaymentStore) WebhookLog(ctx context.Context, id int64) ([]banking.Webh
 	for rows.Next() {
 		var a banking.WebhookAttempt
 		var at int64
-		if err := rows.Scan(&a.Attempt, &at, &a.HTTPStatus, &a.Error); err != nil {
+		if err := rows.Scan(&a.Attempt, &at, &a.HTTPStatus, &a.Error, &a.Format); err != nil {
 			return nil, err
 		}
 		a.At = time.UnixMicro(at).UTC()

@@ -101,7 +101,7 @@ func (s *PaymentStore) PartnerDeliveries(ctx context.Context, clientID string, l
 	for i, d := range out {
 		marks[i], args[i] = fmt.Sprintf("$%d", i+1), d.ID
 	}
-	logRows, err := s.db.R.QueryContext(ctx, `SELECT webhook_id, attempt, at, http_status, error FROM banking_payment_webhook_log
+	logRows, err := s.db.R.QueryContext(ctx, `SELECT webhook_id, attempt, at, http_status, error, format FROM banking_payment_webhook_log
 		WHERE webhook_id IN (`+strings.Join(marks, ",")+`) ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("partner delivery log: %w", err)
@@ -110,7 +110,7 @@ func (s *PaymentStore) PartnerDeliveries(ctx context.Context, clientID string, l
 	for logRows.Next() {
 		var id, at int64
 		var a banking.WebhookAttempt
-		if err := logRows.Scan(&id, &a.Attempt, &at, &a.HTTPStatus, &a.Error); err != nil {
+		if err := logRows.Scan(&id, &a.Attempt, &at, &a.HTTPStatus, &a.Error, &a.Format); err != nil {
 			return nil, err
 		}
 		a.At = time.UnixMicro(at).UTC()

@@ -82,10 +82,10 @@ func TestPartnerWebhookStoreConformance(t *testing.T) {
 			t.Fatalf("p1 deliveries: %+v %v", ds, err)
 		}
 		p1ev := ds[0].ID
-		if err := s.RecordWebhookAttempt(ctx, p1ev, banking.WebhookAttempt{Attempt: 1, At: at, HTTPStatus: 503}, false, at.Add(time.Second)); err != nil {
+		if err := s.RecordWebhookAttempt(ctx, p1ev, banking.WebhookAttempt{Attempt: 1, At: at, HTTPStatus: 503, Format: banking.WebhookFormatJSON}, false, at.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RecordWebhookAttempt(ctx, p1ev, banking.WebhookAttempt{Attempt: 2, At: at.Add(time.Second), HTTPStatus: 204}, true, time.Time{}); err != nil {
+		if err := s.RecordWebhookAttempt(ctx, p1ev, banking.WebhookAttempt{Attempt: 2, At: at.Add(time.Second), HTTPStatus: 204, Format: banking.WebhookFormatJOSE}, true, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		ds, err = s.PartnerDeliveries(ctx, "p1", 10)
@@ -94,7 +94,8 @@ func TestPartnerWebhookStoreConformance(t *testing.T) {
 		}
 		d := ds[0]
 		if d.State != "DELIVERED" || d.Attempts != 2 || !d.DeliveredAt.Equal(at.Add(time.Second)) || !d.NextAt.IsZero() ||
-			len(d.Log) != 2 || d.Log[0].HTTPStatus != 503 || d.Log[1].HTTPStatus != 204 || d.BankStatus != banking.StatusImplemented {
+			len(d.Log) != 2 || d.Log[0].HTTPStatus != 503 || d.Log[1].HTTPStatus != 204 || d.BankStatus != banking.StatusImplemented ||
+			d.Log[0].Format != banking.WebhookFormatJSON || d.Log[1].Format != banking.WebhookFormatJOSE {
 			t.Fatalf("delivered entry %+v", d)
 		}
 		if len(ds[1].Log) != 0 || ds[1].State != "PENDING" {

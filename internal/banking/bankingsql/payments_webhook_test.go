@@ -11,20 +11,26 @@ import (
 	"partnerapi/internal/storetest"
 )
 
-// scriptSender answers with the scripted statuses in turn.
+// scriptSender answers with the scripted statuses in turn, each sent in the
+// scripted format (json when the script is shorter).
 type scriptSender struct {
-	codes []int
-	sent  []banking.WebhookEvent
+	codes   []int
+	formats []string
+	sent    []banking.WebhookEvent
 }
 
-func (s *scriptSender) Send(_ context.Context, ev banking.WebhookEvent) (int, error) {
+func (s *scriptSender) Send(_ context.Context, ev banking.WebhookEvent) (int, string, error) {
 	s.sent = append(s.sent, ev)
 	c := s.codes[0]
 	s.codes = s.codes[1:]
-	if c == 0 {
-		return 0, errors.New("connection refused")
+	format := banking.WebhookFormatJSON
+	if len(s.formats) > 0 {
+		format, s.formats = s.formats[0], s.formats[1:]
 	}
-	return c, nil
+	if c == 0 {
+		return 0, format, errors.New("connection refused")
+	}
+	return c, format, nil
 }
 
 func TestWebhookOutbox(t *testing.T) {
@@ -60,7 +66,7 @@ func TestWebhookOutbox(t *testing.T) {
 			t.Fatalf("claimed twice: %d", len(again))
 		}
 		now = now.Add(time.Minute) // the lease ends
-		send := &scriptSender{codes: []int{503, 400, 0, 204}}
+		send := &scriptSender{codes: []int{503, 400, 0, 204}, formats: []string{banking.WebhookFormatJSON, banking.WebhookFormatJSON, banking.WebhookFormatJOSE, banking.WebhookFormatJOSE}}
 		d := &banking.WebhookDispatcher{Outbox: s, Sender: send, BaseBackoff: time.Second, Now: func() time.Time { return now }}
 		if n, err := d.RunOnce(ctx); err != nil || n != 2 {
 			t.Fatalf("first run: %d %v", n, err)
@@ -88,6 +94,11 @@ func TestWebhookOutbox(t *testing.T) {
 		log, err := s.WebhookLog(ctx, send.sent[0].ID)
 		if err != nil || len(log) != 3 || log[0].HTTPStatus != 503 || log[1].Error == "" || log[2].HTTPStatus != 204 {
 			t.Fatalf("log %+v %v", log, err)
+		}
+		// Each attempt keeps the format it was sent in: the partner switched
+		// to jose between the first attempt and the later ones.
+		if log[0].Format != banking.WebhookFormatJSON || log[1].Format != banking.WebhookFormatJOSE || log[2].Format != banking.WebhookFormatJOSE {
+			t.Fatalf("log formats %+v", log)
 		}
 		var states []string
 		rows, _ := db.R.QueryContext(ctx, `SELECT state FROM banking_payment_webhooks ORDER BY id`)
