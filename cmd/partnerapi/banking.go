@@ -98,7 +98,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	return built{api: web.API{
 		Name:    "banking",
 		Handler: mux,
-		Errors:  bankapi.ErrorWriter(),
+		Errors:  mux.ErrorWriter(), // JWS for clients that asked for it, like the router's answers
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("banking"),
 	}, sidecars: append(pay.sidecars, identityPurger(identity, d.log))}, nil

@@ -94,9 +94,9 @@ func jwsPaymentDoc(id, payerInn string) string {
 		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`
 }
 
-// Every JSON answer under /fintech/api, success or error, comes back as a
-// JWS of exactly the JSON it would have been when the client accepts
-// application/jose, and as JSON otherwise.
+// Every JSON answer under /fintech/api, success or error (the platform's
+// 413 included), comes back as a JWS of exactly the JSON it would have been
+// when the client accepts application/jose, and as JSON otherwise.
 func TestBankingJWSAnswers(t *testing.T) {
 	ts := startServer(t, "--only", "banking")
 	cert := bankingJWSCertificate(t, "--data-dir", ts.dataDir)
@@ -120,6 +120,8 @@ func TestBankingJWSAnswers(t *testing.T) {
 		{"unknown payment", "GET", "/c0000000-0000-4000-8000-999999999999/state", nil, 404, "DATA_NOT_FOUND_EXCEPTION"},
 		{"invalid payment", "POST", "", func() string { return jwsPaymentDoc(newID(), "12ab") }, 400, "VALIDATION_FAULT"},
 		{"unknown route", "GET", "/" + stateID + "/nothing-here", nil, 404, "NOT_FOUND"},
+		// The platform's own answer, written before the router runs.
+		{"body over the limit", "POST", "", func() string { return `{"purpose":"` + strings.Repeat("x", 1<<20) + `"}` }, 413, "VALIDATION_FAULT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := func() string {

@@ -27,13 +27,39 @@ type Server struct {
 // is one header map look-up and a substring test, so JSON clients pay
 // neither an allocation nor a parse.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.jws == nil || !mentionsJose(r.Header["Accept"]) || !strings.HasPrefix(r.URL.Path, apiPrefix+"/") || !prefersJose(r.Header["Accept"]) {
+	if !s.wantsJose(r) {
 		s.Mux.ServeHTTP(w, r)
 		return
 	}
 	jw := &joseWriter{ResponseWriter: w, header: http.Header{}}
 	s.Mux.ServeHTTP(jw, r)
 	jw.finish(s.jws)
+}
+
+// wantsJose reports whether r's answer is to be a JWS: the server has a
+// key, the path is under the API and the client prefers application/jose.
+func (s *Server) wantsJose(r *http.Request) bool {
+	return s.jws != nil && mentionsJose(r.Header["Accept"]) && strings.HasPrefix(r.URL.Path, apiPrefix+"/") && prefersJose(r.Header["Accept"])
+}
+
+// ErrorWriter is the banking envelope for the platform under the JWS rule
+// of ServeHTTP. The platform writes two answers itself, outside the
+// router: the 413 of a body declared over the limit (before the router
+// runs) and the 500 of a recovered panic (after ServeHTTP has unwound,
+// its joseWriter unfinished). Through this writer both are signed like
+// every other answer to a client that asked for application/jose, so such
+// a client never gets plain JSON it did not ask for; the platform stays
+// unaware of JWS.
+func (s *Server) ErrorWriter() web.ErrorWriter {
+	return func(w http.ResponseWriter, r *http.Request, status int, err error) {
+		if !s.wantsJose(r) {
+			platformError(w, r, status, err)
+			return
+		}
+		jw := &joseWriter{ResponseWriter: w, header: http.Header{}}
+		platformError(jw, r, status, err)
+		jw.finish(s.jws)
+	}
 }
 
 // mentionsJose is the cheap pre-check: an Accept that does not contain

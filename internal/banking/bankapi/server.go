@@ -52,5 +52,6 @@ func NewServer(d Deps) *Server {
 	return &Server{Mux: mux, jws: d.JWS}
 }
 
-// ErrorWriter is the banking envelope for the platform.
+// ErrorWriter is the banking envelope for the platform, always JSON;
+// (*Server).ErrorWriter signs it for clients that asked for JWS.
 func ErrorWriter() web.ErrorWriter { return platformError }
