@@ -90,10 +90,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, err
 	}
 	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: pay.payments, Webhooks: pay.webhooks,
-		Auth:       identity,
-		Identity:   identity,
-		Signatures: banking.NewSignatureVerifier(contour, store),
-		JWS:        key,
+		Auth:     identity,
+		Identity: identity,
+		JWS:      key,
 	})
 	return built{api: web.API{
 		Name:    "banking",

@@ -41,7 +41,7 @@ func newIDEnv(t *testing.T) *idEnv {
 	if err := e.id.SeedSandbox(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mux := NewServer(Deps{Auth: e.id, Identity: e.id, Signatures: banking.NewSignatureVerifier(banking.ContourSandbox, store)})
+	mux := NewServer(Deps{Auth: e.id, Identity: e.id})
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)
 	return e

@@ -90,7 +90,7 @@ func newPayEnv(t *testing.T) *payEnv {
 		"inv":   {OrgID: payOrg, PartnerID: "p1", Scopes: []string{banking.ScopePayDocRUInvoice, banking.ScopePayDocRUInvoiceAny, banking.ScopePayDocRUInvoiceBudget}},
 		"cards": {OrgID: payOrg, Scopes: []string{banking.ScopeBusinessCardLimit}},
 	}
-	srv := httptest.NewServer(NewServer(Deps{Auth: auth, Signatures: ver, Payments: svc}))
+	srv := httptest.NewServer(NewServer(Deps{Auth: auth, Payments: svc}))
 	t.Cleanup(srv.Close)
 	return &payEnv{t: t, srv: srv, ver: ver, svc: svc}
 }

@@ -19,9 +19,7 @@ type Deps struct {
 	// Identity serves OAuth, client-info and crypto (identity.go); nil:
 	// those routes answer 503.
 	Identity *banking.Identity
-	// Signatures is the one signature policy of the contour.
-	Signatures banking.SignatureVerifier
-	Cards      *banking.Cards // business cards and limits (cards.go); nil: routes not served
+	Cards    *banking.Cards // business cards and limits (cards.go); nil: routes not served
 	// Payments is the payment-document service (payments.go); nil: routes not served.
 	Payments *banking.PaymentService
 	// Webhooks is the partners' webhook settings and delivery log

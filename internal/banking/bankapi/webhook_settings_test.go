@@ -56,7 +56,7 @@ func newHookEnv(t *testing.T, def banking.WebhookTarget) *hookEnv {
 		"p3":    {OrgID: payOrg, PartnerID: "partner-3", Scopes: []string{banking.ScopePayDocRU}},
 		"cards": {OrgID: payOrg, PartnerID: "partner-1", Scopes: []string{banking.ScopeBusinessCardLimit}},
 	}
-	srv := httptest.NewServer(NewServer(Deps{Auth: auth, Signatures: ver, Payments: svc, Webhooks: hooks}))
+	srv := httptest.NewServer(NewServer(Deps{Auth: auth, Payments: svc, Webhooks: hooks}))
 	t.Cleanup(srv.Close)
 	return &hookEnv{payEnv: &payEnv{t: t, srv: srv, ver: ver, svc: svc}, dir: dir, db: db, store: store, hooks: hooks, box: box}
 }
