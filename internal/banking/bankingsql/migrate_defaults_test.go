@@ -1,0 +1,80 @@
+package bankingsql
+
+import (
+	"context"
+	"io/fs"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+// areaMigrationsUpTo is the area's migrations numbered at most last.
+func areaMigrationsUpTo(t *testing.T, area string, last int) fs.FS {
+	t.Helper()
+	sub, err := fs.Sub(migrations, "migrations/"+area)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fstest.MapFS{}
+	entries, _ := fs.ReadDir(sub, ".")
+	for _, e := range entries {
+		num, _, _ := strings.Cut(e.Name(), "_")
+		if v, err := strconv.Atoi(num); err != nil || v > last {
+			continue
+		}
+		body, _ := fs.ReadFile(sub, e.Name())
+		out[e.Name()] = &fstest.MapFile{Data: body}
+	}
+	return out
+}
+
+// Identity migration 0002 gives the users made before it the signing
+// method Token: they sign with certificates, so they may not confirm by QR
+// outside the sandbox until made OneTimePassword.
+func TestSigningMethodMigration(t *testing.T) {
+	upTo1 := func(ctx context.Context, db *sqldb.DB) error {
+		return db.Migrate(ctx, "banking_identity", areaMigrationsUpTo(t, "identity", 1))
+	}
+	storetest.Each(t, upTo1, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		if _, err := db.W.Exec(`INSERT INTO banking_orgs (id, name, full_name, inn, kpp, ogrn) VALUES ('org1', 'A', 'A', '7707083893', '', '')`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.W.Exec(`INSERT INTO banking_users (id, org_id, login, name, email, password_hash) VALUES ('old', 'org1', 'old', 'Old', '', '')`); err != nil {
+			t.Fatal(err)
+		}
+		if err := MigrateIdentity(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		s := NewIdentityStore(db)
+		if u, err := s.GetUser(ctx, "old"); err != nil || u.SigningMethod != banking.SigningToken {
+			t.Fatalf("migrated user %+v %v", u, err)
+		}
+	})
+}
+
+// Payments migration 0011 leaves the attempts logged before it without a
+// format (unknown, not guessed), and they still read back.
+func TestWebhookLogFormatMigration(t *testing.T) {
+	upTo10 := func(ctx context.Context, db *sqldb.DB) error {
+		return db.Migrate(ctx, "banking_payments", areaMigrationsUpTo(t, "payments", 10))
+	}
+	storetest.Each(t, upTo10, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		if _, err := db.W.Exec(`INSERT INTO banking_payment_webhook_log (webhook_id, attempt, at, http_status, error) VALUES (42, 1, 5, 503, '')`); err != nil {
+			t.Fatal(err)
+		}
+		if err := MigratePayments(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		log, err := NewPaymentStore(db).WebhookLog(ctx, 42)
+		if err != nil || len(log) != 1 || log[0].HTTPStatus != 503 || log[0].Format != "" {
+			t.Fatalf("old attempt %+v %v", log, err)
+		}
+	})
+}
