@@ -43,12 +43,19 @@ func (c *prefixCache) take(net *model.Model, prompt []int, maxCtx int, live []ca
 	if best < 0 || bestLen <= 0 {
 		return net.NewSequence(maxCtx), 0
 	}
+	var seq *model.Sequence
 	if best >= len(c.entries) {
-		return live[best-len(c.entries)].seq.ClonePrefixIn(bestLen, maxCtx), bestLen
+		seq = live[best-len(c.entries)].seq.ClonePrefixIn(bestLen, maxCtx)
+	} else {
+		e := c.entries[best]
+		c.entries = append(slices.Delete(c.entries, best, best+1), e)
+		seq = e.seq.ClonePrefixIn(bestLen, maxCtx)
 	}
-	e := c.entries[best]
-	c.entries = append(slices.Delete(c.entries, best, best+1), e)
-	return e.seq.ClonePrefixIn(bestLen, maxCtx), bestLen
+	// The copy holds at most the new sequence's context window and the
+	// source's filled positions, which can be fewer than the tokens
+	// matched: what it holds is what was reused, and what usage reports
+	// as precached_prompt_tokens.
+	return seq, seq.Pos()
 }
 
 // put keeps seq, which holds tokens, evicting entries it makes redundant
