@@ -71,7 +71,7 @@ func TestReserveNumbersConcurrent(t *testing.T) {
 // after their count; invoice drafts do not count, they carry no number.
 func TestPaymentNumbersMigration(t *testing.T) {
 	upTo8 := func(ctx context.Context, db *sqldb.DB) error {
-		return db.Migrate(ctx, "banking_payments", migrationsUpTo(t, 8))
+		return db.Migrate(ctx, "banking_payments", areaMigrationsUpTo(t, "payments", 8))
 	}
 	storetest.Each(t, upTo8, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()

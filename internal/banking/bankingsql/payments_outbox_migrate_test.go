@@ -17,7 +17,7 @@ import (
 // log's queries still find their rows.
 func TestOutboxKeysMigration(t *testing.T) {
 	upTo6 := func(ctx context.Context, db *sqldb.DB) error {
-		return db.Migrate(ctx, "banking_payments", migrationsUpTo(t, 6))
+		return db.Migrate(ctx, "banking_payments", areaMigrationsUpTo(t, "payments", 6))
 	}
 	storetest.Each(t, upTo6, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()

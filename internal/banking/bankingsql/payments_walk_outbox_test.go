@@ -224,7 +224,7 @@ func TestWalkOutboxChunks(t *testing.T) {
 // a walked document created after it gets its row.
 func TestWalkOutboxMigration(t *testing.T) {
 	upTo7 := func(ctx context.Context, db *sqldb.DB) error {
-		return db.Migrate(ctx, "banking_payments", migrationsUpTo(t, 7))
+		return db.Migrate(ctx, "banking_payments", areaMigrationsUpTo(t, "payments", 7))
 	}
 	storetest.Each(t, upTo7, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()

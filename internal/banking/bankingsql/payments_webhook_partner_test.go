@@ -2,11 +2,7 @@ package bankingsql
 
 import (
 	"context"
-	"io/fs"
-	"strconv"
-	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -98,32 +94,12 @@ func TestOutboxRowsCarryPartner(t *testing.T) {
 	})
 }
 
-// migrationsUpTo is the payment area's migrations up to version last.
-func migrationsUpTo(t *testing.T, last int) fs.FS {
-	t.Helper()
-	sub, err := fs.Sub(migrations, "migrations/payments")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := fstest.MapFS{}
-	entries, _ := fs.ReadDir(sub, ".")
-	for _, e := range entries {
-		num, _, _ := strings.Cut(e.Name(), "_")
-		if v, err := strconv.Atoi(num); err != nil || v > last {
-			continue
-		}
-		body, _ := fs.ReadFile(sub, e.Name())
-		out[e.Name()] = &fstest.MapFile{Data: body}
-	}
-	return out
-}
-
 // Rows queued before the outbox had the partner column take it from their
 // document when the migration adds it, so old deliveries stay in their
 // partner's log.
 func TestOutboxPartnerBackfill(t *testing.T) {
 	upTo4 := func(ctx context.Context, db *sqldb.DB) error {
-		return db.Migrate(ctx, "banking_payments", migrationsUpTo(t, 4))
+		return db.Migrate(ctx, "banking_payments", areaMigrationsUpTo(t, "payments", 4))
 	}
 	storetest.Each(t, upTo4, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
