@@ -33,6 +33,9 @@ type paymentFlags struct {
 	checksums     string
 	webhookURL    string
 	webhookSecret string
+	// webhookFormat is the body format of webhooks to the default URL
+	// (partners with their own setting choose theirs).
+	webhookFormat string
 	webhookEvery  time.Duration
 	webhookKey    string
 	// webhookAllowPrivate lets webhooks reach private and local addresses
@@ -58,10 +61,22 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.maintenance, "banking-maintenance", false, "answer payment operations with 503 UNAVAILABLE_RESOURCE_EXCEPTION")
 	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "default URL of final payment statuses for partners without their own (empty: their statuses stay queued)")
 	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks to the default URL (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
+	fs.StringVar(&f.webhookFormat, "banking-webhook-format", banking.WebhookFormatJSON, "body format of webhooks to the default URL: json, or jose (the same JSON as a compact JWS under the bank's key, application/jose)")
 	fs.DurationVar(&f.webhookEvery, "banking-webhook-interval", 2*time.Second, "how often the webhook outbox is drained")
 	fs.StringVar(&f.webhookKey, "banking-webhook-key", "", "base64 of the 32-byte keys sealing partners' webhook secrets, comma-separated, newest first: the newest seals, each opens (default: "+webhookKeyFile+" in the data directory, one key a line, made on first use); set it via PARTNERAPI_BANKING_WEBHOOK_KEY when processes share PostgreSQL")
 	fs.DurationVar(&f.commitDelay, "banking-commit-delay", defaultCommitDelay, "longest wait of a payment-create commit for create requests already under way, so one fsync covers more documents (0: commit at once; like PostgreSQL's commit_delay)")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
+}
+
+// defaultWebhook is the deployment's webhook target for partners without
+// their own: --banking-webhook-url, its secret and its body format.
+func (f *paymentFlags) defaultWebhook() (banking.WebhookTarget, error) {
+	switch f.webhookFormat {
+	case banking.WebhookFormatJSON, banking.WebhookFormatJOSE:
+	default:
+		return banking.WebhookTarget{}, fmt.Errorf("--banking-webhook-format %q: want json or jose", f.webhookFormat)
+	}
+	return banking.WebhookTarget{URL: f.webhookURL, Secret: []byte(f.webhookSecret), Format: f.webhookFormat}, nil
 }
 
 // paymentArea is what build makes: the services and the dispatcher that
@@ -107,7 +122,11 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts ban
 			return paymentArea{}, fmt.Errorf("--banking-webhook-url: %w", cliErr(err))
 		}
 	}
-	hooks := &banking.Webhooks{Store: store, Box: box, URLs: urls, Default: banking.WebhookTarget{URL: f.webhookURL, Secret: []byte(f.webhookSecret)}}
+	def, err := f.defaultWebhook()
+	if err != nil {
+		return paymentArea{}, err
+	}
+	hooks := &banking.Webhooks{Store: store, Box: box, URLs: urls, Default: def}
 	every := f.webhookEvery
 	if every <= 0 {
 		every = 2 * time.Second
@@ -261,8 +280,11 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 	if err != nil {
 		return err
 	}
-	hooks := &banking.Webhooks{Store: bankingsql.NewPaymentStore(db), Box: box, URLs: pf.webhookPolicy(*contour),
-		Default: banking.WebhookTarget{URL: pf.webhookURL, Secret: []byte(pf.webhookSecret)}}
+	def, err := pf.defaultWebhook()
+	if err != nil {
+		return err
+	}
+	hooks := &banking.Webhooks{Store: bankingsql.NewPaymentStore(db), Box: box, URLs: pf.webhookPolicy(*contour), Default: def}
 	var out any
 	switch name {
 	case "set":
