@@ -60,7 +60,7 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 		}
 	}
 	g := GenerateRequest{
-		Messages:          req.Messages,
+		Messages:          unwrapFunctionResults(req.Messages),
 		Functions:         req.Functions,
 		Temperature:       DefaultTemperature,
 		TopP:              DefaultTopP,

@@ -193,3 +193,34 @@ func validArguments(raw json.RawMessage) bool {
 	var obj map[string]json.RawMessage
 	return json.Unmarshal(raw, &obj) == nil && obj != nil
 }
+
+// unwrapFunctionResults returns msgs with every role "function" result that
+// is a JSON object serialised twice decoded once. The reference wants the
+// result as a JSON object serialised as a string, but langchain-gigachat
+// JSON.stringify()s a ToolMessage's content, which LangChain tools have
+// already serialised: `"{\"temperature\":3}"` would otherwise reach the
+// model as an escaped string instead of the object. A result that is a
+// plain JSON string ("sunny") is left as sent. msgs itself is not changed.
+func unwrapFunctionResults(msgs []Message) []Message {
+	var out []Message
+	for i, m := range msgs {
+		if m.Role != "function" {
+			continue
+		}
+		var inner string
+		if json.Unmarshal([]byte(m.Content), &inner) != nil {
+			continue
+		}
+		if t := strings.TrimSpace(inner); !strings.HasPrefix(t, "{") || !json.Valid([]byte(t)) {
+			continue
+		}
+		if out == nil {
+			out = append([]Message(nil), msgs...)
+		}
+		out[i].Content = inner
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}

@@ -175,3 +175,30 @@ func TestFunctionRequestValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestFunctionResultDoubleEncoded: langchain-gigachat sends a tool's result
+// JSON.stringify()d once more; the engine gets the object the reference
+// describes, while plain strings and objects pass as sent.
+func TestFunctionResultDoubleEncoded(t *testing.T) {
+	tests := []struct{ sent, want string }{
+		{`"{\"temperature\":3}"`, `{"temperature":3}`},
+		{`{"temperature":3}`, `{"temperature":3}`},
+		{`"sunny"`, `"sunny"`},
+		{`"{not json"`, `"{not json"`},
+		{`not json at all`, `not json at all`},
+	}
+	for _, tt := range tests {
+		msgs := []assistant.Message{
+			{Role: "user", Content: "Weather in Oslo?"},
+			{Role: "assistant", FunctionCall: &assistant.FunctionCall{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)}},
+			{Role: "function", Content: tt.sent},
+		}
+		var got assistant.GenerateRequest
+		if _, _, err := runChat(t, textEngine{pieces: []string{"Cold."}, got: &got}, assistant.ChatRequest{Functions: weather, Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+		if c := got.Messages[2].Content; c != tt.want || msgs[2].Content != tt.sent {
+			t.Errorf("function result %s reached the engine as %s (want %s); the request now says %s", tt.sent, c, tt.want, msgs[2].Content)
+		}
+	}
+}
