@@ -182,8 +182,9 @@ func TestModelsList(t *testing.T) {
 }
 
 // npmClient finds node and the clients/npm package with the unmodified
-// `gigachat` client installed (running npm ci when CI has not), or skips the
-// test loudly, naming what did not run.
+// `gigachat` and `langchain-gigachat` clients installed (running npm ci when
+// CI has not, or when node_modules predates one of them), or skips the test
+// loudly, naming what did not run.
 func npmClient(t *testing.T, what string) (node, pkg string) {
 	t.Helper()
 	node, errNode := exec.LookPath("node")
@@ -196,7 +197,9 @@ func npmClient(t *testing.T, what string) (node, pkg string) {
 		t.Fatal("no repository root")
 	}
 	pkg = filepath.Join(root, "clients", "npm")
-	if _, err := os.Stat(filepath.Join(pkg, "node_modules", "gigachat")); err != nil {
+	_, errGigaChat := os.Stat(filepath.Join(pkg, "node_modules", "gigachat"))
+	_, errLangChain := os.Stat(filepath.Join(pkg, "node_modules", "langchain-gigachat"))
+	if errGigaChat != nil || errLangChain != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		if out, err := exec.CommandContext(ctx, npm, "ci", "--prefix", pkg).CombinedOutput(); err != nil {
