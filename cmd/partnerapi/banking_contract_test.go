@@ -193,6 +193,16 @@ func paymentCases() []bankCase {
 		{name: "digest over the rate limit", server: "limited", method: "GET", path: pays + "/" + unknown + "/digest", auth: "limited pay", status: 429, warm: true},
 		{name: "digest in maintenance", server: "maint", method: "GET", path: pays + "/" + unknown + "/digest", auth: "maint pay", status: 503},
 
+		{name: "requisites QR", method: "GET", path: pays + "/" + p1 + "/requisites-qr", auth: "pay", status: 200},
+		{name: "requisites QR as PNG", method: "GET", path: pays + "/" + p1 + "/requisites-qr", auth: "pay", accept: "image/png", status: 200},
+		{name: "requisites QR as PNG by query", method: "GET", path: pays + "/" + p1 + "/requisites-qr?format=png", auth: "pay", status: 200},
+		{name: "requisites QR unknown format", method: "GET", path: pays + "/" + p1 + "/requisites-qr?format=gif", auth: "pay", status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "requisites QR unknown", method: "GET", path: pays + "/" + unknown + "/requisites-qr", auth: "pay", status: 404, cause: "DATA_NOT_FOUND_EXCEPTION"},
+		{name: "requisites QR without token", method: "GET", path: pays + "/" + p1 + "/requisites-qr", status: 401, badRequest: true},
+		{name: "requisites QR without scope", method: "GET", path: pays + "/" + p1 + "/requisites-qr", auth: "invoice", status: 403},
+		{name: "requisites QR over the rate limit", server: "limited", method: "GET", path: pays + "/" + unknown + "/requisites-qr", auth: "limited pay", status: 429, warm: true},
+		{name: "requisites QR in maintenance", server: "maint", method: "GET", path: pays + "/" + unknown + "/requisites-qr", auth: "maint pay", status: 503},
+
 		{name: "sign second", method: "POST", path: pays + "/" + p3 + "/sign", auth: "pay", body: sign(banking.SandboxCertSecond), status: 200},
 		{name: "sign draft first", method: "POST", path: pays + "/" + p1 + "/sign", auth: "pay", body: sign(banking.SandboxCertFirst), status: 200},
 		{name: "sign signed document", method: "POST", path: pays + "/" + p2 + "/sign", auth: "pay", body: sign(banking.SandboxCertSole), status: 400, cause: "WORKFLOW_FAULT"},
