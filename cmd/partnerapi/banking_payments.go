@@ -61,7 +61,14 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.maintenance, "banking-maintenance", false, "answer payment operations with 503 UNAVAILABLE_RESOURCE_EXCEPTION")
 	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "default URL of final payment statuses for partners without their own (empty: their statuses stay queued)")
 	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks to the default URL (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
-	fs.StringVar(&f.webhookFormat, "banking-webhook-format", banking.WebhookFormatJSON, "body format of webhooks to the default URL: json, or jose (the same JSON as a compact JWS under the bank's key, application/jose)")
+	f.webhookFormat = banking.WebhookFormatJSON
+	fs.Func("banking-webhook-format", "body format of webhooks to the default URL: json (default), or jose (the same JSON as a compact JWS under the bank's key, application/jose)", func(v string) error {
+		if v != banking.WebhookFormatJSON && v != banking.WebhookFormatJOSE {
+			return errors.New("want json or jose")
+		}
+		f.webhookFormat = v
+		return nil
+	})
 	fs.DurationVar(&f.webhookEvery, "banking-webhook-interval", 2*time.Second, "how often the webhook outbox is drained")
 	fs.StringVar(&f.webhookKey, "banking-webhook-key", "", "base64 of the 32-byte keys sealing partners' webhook secrets, comma-separated, newest first: the newest seals, each opens (default: "+webhookKeyFile+" in the data directory, one key a line, made on first use); set it via PARTNERAPI_BANKING_WEBHOOK_KEY when processes share PostgreSQL")
 	fs.DurationVar(&f.commitDelay, "banking-commit-delay", defaultCommitDelay, "longest wait of a payment-create commit for create requests already under way, so one fsync covers more documents (0: commit at once; like PostgreSQL's commit_delay)")
@@ -70,13 +77,15 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 
 // defaultWebhook is the deployment's webhook target for partners without
 // their own: --banking-webhook-url, its secret and its body format.
-func (f *paymentFlags) defaultWebhook() (banking.WebhookTarget, error) {
-	switch f.webhookFormat {
-	case banking.WebhookFormatJSON, banking.WebhookFormatJOSE:
-	default:
-		return banking.WebhookTarget{}, fmt.Errorf("--banking-webhook-format %q: want json or jose", f.webhookFormat)
+func (f *paymentFlags) defaultWebhook() banking.WebhookTarget {
+	format := f.webhookFormat
+	if format == "" {
+		// Flags never parsed (modules that tests build from a zero
+		// paymentFlags) mean the default; the command line's values are
+		// checked when parsed (register).
+		format = banking.WebhookFormatJSON
 	}
-	return banking.WebhookTarget{URL: f.webhookURL, Secret: []byte(f.webhookSecret), Format: f.webhookFormat}, nil
+	return banking.WebhookTarget{URL: f.webhookURL, Secret: []byte(f.webhookSecret), Format: format}
 }
 
 // paymentArea is what build makes: the services and the dispatcher that
@@ -122,11 +131,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts ban
 			return paymentArea{}, fmt.Errorf("--banking-webhook-url: %w", cliErr(err))
 		}
 	}
-	def, err := f.defaultWebhook()
-	if err != nil {
-		return paymentArea{}, err
-	}
-	hooks := &banking.Webhooks{Store: store, Box: box, URLs: urls, Default: def}
+	hooks := &banking.Webhooks{Store: store, Box: box, URLs: urls, Default: f.defaultWebhook()}
 	every := f.webhookEvery
 	if every <= 0 {
 		every = 2 * time.Second
@@ -280,11 +285,7 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 	if err != nil {
 		return err
 	}
-	def, err := pf.defaultWebhook()
-	if err != nil {
-		return err
-	}
-	hooks := &banking.Webhooks{Store: bankingsql.NewPaymentStore(db), Box: box, URLs: pf.webhookPolicy(*contour), Default: def}
+	hooks := &banking.Webhooks{Store: bankingsql.NewPaymentStore(db), Box: box, URLs: pf.webhookPolicy(*contour), Default: pf.defaultWebhook()}
 	var out any
 	switch name {
 	case "set":

@@ -72,7 +72,7 @@ func TestBankingDefaultWebhookFormatChecked(t *testing.T) {
 	for _, format := range []string{"xml", "JOSE", ""} {
 		err := serve(context.Background(), []string{"--data-dir", t.TempDir(), "--only", "banking", "--banking-addr", "127.0.0.1:0", "--banking-webhook-format", format},
 			func(string) string { return "" }, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard}, nil)
-		if err == nil || !strings.Contains(err.Error(), "--banking-webhook-format") {
+		if err == nil || !strings.Contains(err.Error(), "banking-webhook-format") {
 			t.Errorf("format %q: %v", format, err)
 		}
 	}
