@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	filippo.io/bigmod v0.1.0
+	github.com/Role1776/gigago v0.0.0-20250717174942-aa13a66936d4
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nikolalohinski/gonja/v2 v2.9.1
 	github.com/pb33f/libopenapi v0.42.4
