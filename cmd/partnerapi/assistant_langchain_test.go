@@ -86,15 +86,7 @@ func TestLangChainClient(t *testing.T) {
 		EmbedQuery     []float64   `json:"embed_query"`
 		EmbedDocuments [][]float64 `json:"embed_documents"`
 	}
-	var line string
-	for _, l := range strings.Split(string(out), "\n") {
-		if r, ok := strings.CutPrefix(l, "RESULT "); ok {
-			line = r
-		}
-	}
-	if err != nil || json.Unmarshal([]byte(line), &res) != nil {
-		t.Fatalf("langchain client failed: %v\n%s", err, out)
-	}
+	npmResult(t, out, err, &res)
 
 	inv := res.Invoke
 	if inv.Type != "ai" || inv.Content == "" || inv.Finish != "length" || inv.RequestID == "" ||

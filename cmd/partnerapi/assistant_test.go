@@ -118,15 +118,7 @@ func TestNpmClient(t *testing.T) {
 				}
 				BalanceStatus any `json:"balance_status"`
 			}
-			var line string
-			for _, l := range strings.Split(string(out), "\n") {
-				if r, ok := strings.CutPrefix(l, "RESULT "); ok {
-					line = r
-				}
-			}
-			if err != nil || json.Unmarshal([]byte(line), &res) != nil {
-				t.Fatalf("npm client failed: %v\n%s", err, out)
-			}
+			npmResult(t, out, err, &res)
 			if len(res.Models) != 1 || res.Models[0] != "stories260K:1.0" || res.Model != "stories260K:1.0" {
 				t.Errorf("models %v / %q", res.Models, res.Model)
 			}
@@ -207,6 +199,22 @@ func npmClient(t *testing.T, what string) (node, pkg string) {
 		}
 	}
 	return node, pkg
+}
+
+// npmResult decodes into v the last line of a client script's output that
+// starts with RESULT (the SDKs print their own lines before it), failing
+// the test with the whole output when the script failed or printed none.
+func npmResult(t *testing.T, out []byte, runErr error, v any) {
+	t.Helper()
+	var line string
+	for _, l := range strings.Split(string(out), "\n") {
+		if r, ok := strings.CutPrefix(l, "RESULT "); ok {
+			line = r
+		}
+	}
+	if runErr != nil || json.Unmarshal([]byte(line), v) != nil {
+		t.Fatalf("npm client failed: %v\n%s", runErr, out)
+	}
 }
 
 // assistantToken exchanges an authorization key for an access token at

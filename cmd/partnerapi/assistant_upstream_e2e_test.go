@@ -350,12 +350,6 @@ func runNpmEmbeddings(t *testing.T, base, key string) {
 	cmd.Env = append(os.Environ(), "SMOKE_BASE_URL="+base+"/api/v1", "SMOKE_AUTH_URL="+base+"/api/v2/oauth",
 		"SMOKE_CREDENTIALS="+key, "SMOKE_SCOPE=GIGACHAT_API_B2B", "SMOKE_MODEL=GigaChat")
 	out, err := cmd.CombinedOutput()
-	var line string
-	for _, l := range strings.Split(string(out), "\n") {
-		if r, ok := strings.CutPrefix(l, "RESULT "); ok {
-			line = r
-		}
-	}
 	var res struct {
 		Embeddings []struct {
 			Index     int
@@ -371,9 +365,7 @@ func runNpmEmbeddings(t *testing.T, base, key string) {
 			StateID string `json:"state_id"`
 		}
 	}
-	if err != nil || json.Unmarshal([]byte(line), &res) != nil {
-		t.Fatalf("npm client failed: %v\n%s", err, out)
-	}
+	npmResult(t, out, err, &res)
 	if len(res.Embeddings) != 2 || res.Embeddings[1].Index != 1 || res.Embeddings[1].Embedding[0] != 16 || res.Embeddings[1].Tokens != 3 {
 		t.Errorf("embeddings %+v", res.Embeddings)
 	}
