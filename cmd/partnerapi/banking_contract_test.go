@@ -199,7 +199,7 @@ func paymentCases() []bankCase {
 		{name: "requisites QR unknown format", method: "GET", path: pays + "/" + p1 + "/requisites-qr?format=gif", auth: "pay", status: 400, cause: "VALIDATION_FAULT", badRequest: true},
 		{name: "requisites QR unknown", method: "GET", path: pays + "/" + unknown + "/requisites-qr", auth: "pay", status: 404, cause: "DATA_NOT_FOUND_EXCEPTION"},
 		{name: "requisites QR without token", method: "GET", path: pays + "/" + p1 + "/requisites-qr", status: 401, badRequest: true},
-		{name: "requisites QR without scope", method: "GET", path: pays + "/" + p1 + "/requisites-qr", auth: "invoice", status: 403},
+		{name: "requisites QR without scope", method: "GET", path: pays + "/" + p1 + "/requisites-qr", auth: "cards", status: 403},
 		{name: "requisites QR over the rate limit", server: "limited", method: "GET", path: pays + "/" + unknown + "/requisites-qr", auth: "limited pay", status: 429, warm: true},
 		{name: "requisites QR in maintenance", server: "maint", method: "GET", path: pays + "/" + unknown + "/requisites-qr", auth: "maint pay", status: 503},
 
