@@ -101,7 +101,7 @@ type paymentArea struct {
 // URL at any time; without a deployment URL only such partners' events are
 // taken from the outbox. jws is the bank's key, signing the bodies of
 // partners whose webhook format is jose.
-func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts banking.AccountLookup, users banking.UserLookup, verifier banking.SignatureVerifier, jws *banking.BankKey) (paymentArea, error) {
+func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts banking.AccountLookup, identity banking.IdentityStore, verifier banking.SignatureVerifier, jws *banking.BankKey) (paymentArea, error) {
 	checksums, err := banking.ParseChecksumMode(f.checksums)
 	if err != nil {
 		return paymentArea{}, fmt.Errorf("--banking-checksum-failures: %w", err)
@@ -120,7 +120,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts ban
 	if days == 0 {
 		days = -1 // 0 would mean the default inside PaymentConfig
 	}
-	svc := &banking.PaymentService{Store: store, Accounts: accounts, Verifier: verifier, Users: users,
+	svc := &banking.PaymentService{Store: store, Accounts: accounts, Verifier: verifier, Users: identity, Payees: identity,
 		Config: banking.PaymentConfig{SigningHost: f.signingHost, CheckErrorDaysAhead: days,
 			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums, Contour: contour},
 		Limits:      &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst},

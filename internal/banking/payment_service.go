@@ -94,6 +94,9 @@ type PaymentService struct {
 	// Users tells a user's signing tool type, which outside the sandbox
 	// decides whether the user may confirm by QR; nil there: nobody may.
 	Users UserLookup
+	// Payees completes an invoice draft's payee for its requisites QR
+	// (st00012_payment.go); nil: the QR carries what the draft names.
+	Payees PayeeDirectory
 	// Limits and Maintenance gate every payment operation (nil: off).
 	Limits      *OpLimiter
 	Maintenance *Maintenance

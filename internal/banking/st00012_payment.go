@@ -102,9 +102,10 @@ func PaymentST00012(d *Payment) (string, error) {
 	return s, err
 }
 
-// payeeDirectory finds an organisation and an account; an IdentityStore
-// is one. The service looks for it behind Users so no wiring changes.
-type payeeDirectory interface {
+// PayeeDirectory finds an organisation and an account (an IdentityStore is
+// one): the requisites QR of an invoice draft takes the payee's name, INN,
+// KPP and bank from there.
+type PayeeDirectory interface {
 	GetOrg(ctx context.Context, id string) (Organisation, error)
 	GetAccount(ctx context.Context, number string) (Account, error)
 }
@@ -121,8 +122,8 @@ func (s *PaymentService) RequisitesQR(ctx context.Context, p Principal, external
 		return "", err
 	}
 	d := sp.Doc
-	if dir, ok := s.Users.(payeeDirectory); ok && (d.PayeeName == "" || d.PayeeBankBIC == "") {
-		if err := fillOwnPayee(ctx, dir, p, &d); err != nil {
+	if s.Payees != nil && (d.PayeeName == "" || d.PayeeBankBIC == "") {
+		if err := fillOwnPayee(ctx, s.Payees, p, &d); err != nil {
 			return "", err
 		}
 	}
@@ -132,7 +133,7 @@ func (s *PaymentService) RequisitesQR(ctx context.Context, p Principal, external
 // fillOwnPayee completes the payee of d from the principal's organisation
 // when the payee account is one of its own; an account of anybody else is
 // left alone, for its holder's name is not the service's to disclose.
-func fillOwnPayee(ctx context.Context, dir payeeDirectory, p Principal, d *Payment) error {
+func fillOwnPayee(ctx context.Context, dir PayeeDirectory, p Principal, d *Payment) error {
 	acct, err := dir.GetAccount(ctx, d.PayeeAccount)
 	if errors.Is(err, ErrNotFound) || err == nil && acct.OrgID != p.OrgID {
 		return nil

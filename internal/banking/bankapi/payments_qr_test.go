@@ -23,10 +23,6 @@ var updateRequisitesQR = flag.Bool("update-requisites-qr", false, "rewrite testd
 // its identity store, for the invoice draft that names only its account.
 type payeeDir struct{}
 
-func (payeeDir) GetUser(context.Context, string) (banking.User, error) {
-	return banking.User{}, banking.ErrNotFound
-}
-
 func (payeeDir) GetOrg(_ context.Context, id string) (banking.Organisation, error) {
 	return banking.Organisation{ID: id, Name: "ООО «Песочница»", INN: banking.SandboxOrgINN, KPP: banking.SandboxOrgKPP}, nil
 }
@@ -149,7 +145,7 @@ func TestPaymentRequisitesQR(t *testing.T) {
 // payee's name, INN, KPP and bank come from the organisation and the account.
 func TestPaymentRequisitesQRInvoice(t *testing.T) {
 	e := newPayEnv(t)
-	e.svc.Users = payeeDir{}
+	e.svc.Payees = payeeDir{}
 	id := newUUID(92)
 	body := `{"externalId":"` + id + `","amount":99.9,"date":"2026-11-22","purpose":"Счёт 7","payeeAccount":"` +
 		banking.SandboxAccount + `","priority":"5"}`
