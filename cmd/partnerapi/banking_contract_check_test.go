@@ -49,6 +49,9 @@ type bankFixture struct {
 	base   map[string]string
 	auth   map[string]string
 	secret string // the sandbox app's client_secret on the main server
+	// brokenLogs is the log of the server whose store breakBankingStore
+	// broke, where each 500's referenceId must lead to its cause.
+	brokenLogs *syncBuffer
 	client *http.Client
 }
 
@@ -64,6 +67,9 @@ func newBankFixture(t *testing.T) *bankFixture {
 		"limited": startServer(t, "--only", "banking", "--banking-payment-rate", "0.001", "--banking-payment-burst", "1",
 			"--banking-jws-required-clients", banking.SandboxClientID),
 		"maint": startServer(t, "--only", "banking", "--banking-maintenance"),
+		// Its store loses the operations' tables once the tokens are
+		// issued (breakBankingStore), for the 500 of every operation.
+		"broken": startServer(t, "--only", "banking", "--banking-webhook-allow-private"),
 	}
 	f := &bankFixture{base: map[string]string{}, auth: map[string]string{"bad": "Bearer 00000000-0000-4000-8000-000000000000-1"},
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -89,6 +95,8 @@ func newBankFixture(t *testing.T) *bankFixture {
 		}
 	}
 	f.secret = bankingCLI(t, "", "app", "secret", "--data-dir", servers[""].dataDir)["client_secret"].(string)
+	breakBankingStore(t, servers["broken"].dataDir)
+	f.brokenLogs = servers["broken"].logs
 	return f
 }
 
@@ -238,6 +246,19 @@ func (f *bankFixture) exchange(t *testing.T, c *contractSpec, tc bankCase) (int,
 			t.Errorf("cause %q, want %s: %.300s", e.Cause, tc.cause, raw)
 		}
 	}
+	if tc.server == "broken" && resp.StatusCode == http.StatusInternalServerError {
+		// The answer never carries the cause; its referenceId leads to
+		// the log line that does.
+		var e struct{ ReferenceID, Message string }
+		_ = json.Unmarshal(raw, &e)
+		line := logLineWith(f.brokenLogs.String(), "referenceId="+e.ReferenceID)
+		if e.ReferenceID == "" || !strings.Contains(line, "level=ERROR") || !strings.Contains(line, "no such table") {
+			t.Errorf("referenceId %q: log line %q, want the error with its cause", e.ReferenceID, line)
+		}
+		if strings.Contains(e.Message, "table") {
+			t.Errorf("the 500 tells the cause: %s", raw)
+		}
+	}
 	return resp.StatusCode, raw
 }
 
@@ -281,4 +302,14 @@ func (f *bankFixture) runBankCases(t *testing.T, c *contractSpec, seen map[strin
 			seen[op][strconv.Itoa(got)] = true
 		})
 	}
+}
+
+// logLineWith is the first line of logs that contains s, or "".
+func logLineWith(logs, s string) string {
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, s) {
+			return line
+		}
+	}
+	return ""
 }

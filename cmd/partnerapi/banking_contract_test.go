@@ -232,6 +232,7 @@ func TestBankingContract(t *testing.T) {
 	t.Run("webhooks", func(t *testing.T) { f.runBankCases(t, contract, seen, webhookCases()) })
 	t.Run("identity", func(t *testing.T) { f.runBankCases(t, contract, seen, identityCases(t, f)) })
 	t.Run("cards", func(t *testing.T) { f.runBankCases(t, contract, seen, cardCases(t)) })
+	t.Run("store failures", func(t *testing.T) { f.runBankCases(t, contract, seen, failureCases()) })
 	// Every documented response must be provoked, or be one a sandbox
 	// server cannot give, named here with the reason.
 	unprovoked := map[string]string{
