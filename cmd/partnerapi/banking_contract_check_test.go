@@ -52,7 +52,7 @@ type bankFixture struct {
 	// brokenLogs is the log of the server whose store breakBankingStore
 	// broke, where each 500's referenceId must lead to its cause.
 	brokenLogs *syncBuffer
-	client *http.Client
+	client     *http.Client
 }
 
 func newBankFixture(t *testing.T) *bankFixture {
