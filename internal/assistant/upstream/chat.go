@@ -192,7 +192,7 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	done := false
+	done, usageSeen := false, false
 	for !done && sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, "data:") {
@@ -238,8 +238,9 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 			}
 		}
 		if c.Usage != nil {
-			res.Usage.PromptTokens = c.Usage.PromptTokens
-			res.Usage.CompletionTokens = c.Usage.CompletionTokens
+			usageSeen = true
+			res.Usage.PromptTokens = max(c.Usage.PromptTokens, 0)
+			res.Usage.CompletionTokens = max(c.Usage.CompletionTokens, 0)
 		}
 	}
 	if ctx.Err() != nil {
@@ -258,20 +259,65 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 			finishCall(ch, &calls[i])
 		}
 		switch ch.FinishReason {
-		case "", "stop", "length", "function_call", "error":
+		case "", "stop", "length", "error":
 			if ch.FinishReason == "" {
 				ch.FinishReason = "stop"
 			}
-		case "tool_calls":
-			// A tool_calls finish whose call could not be assembled.
-			ch.FinishReason = "error"
+		case "function_call", "tool_calls":
+			// A finish naming a call that could not be assembled (or
+			// never came): clients read a function_call finish as the
+			// promise of a call to run.
+			if ch.FunctionCall == nil {
+				ch.FinishReason = "error"
+			}
 		default:
 			// content_filter and server-specific reasons: this API has no
 			// name for them, and the text simply stopped.
 			ch.FinishReason = "stop"
 		}
 	}
+	if !usageSeen {
+		res.Usage = e.countUsage(ctx, req, res.Choices)
+	}
 	return res, nil
+}
+
+// countUsage counts a generation's tokens for an upstream that streamed no
+// usage (servers that ignore stream_options, such as older Ollama and
+// llama-server builds): the answer would otherwise report zero tokens and
+// bill nothing. The prompt is its messages' text, without the chat
+// template's few tokens, which only the upstream knows; each choice's text
+// and call arguments are counted as generated. CountTokens asks the
+// upstream's tokenizer where it has one and estimates otherwise.
+func (e *Engine) countUsage(ctx context.Context, req assistant.GenerateRequest, choices []assistant.Choice) assistant.Usage {
+	var prompt strings.Builder
+	for _, m := range req.Messages {
+		prompt.WriteString(m.Content)
+		if m.FunctionCall != nil {
+			prompt.WriteString(m.FunctionCall.Name)
+			prompt.Write(m.FunctionCall.Arguments)
+		}
+		prompt.WriteByte('\n')
+	}
+	count := func(text string) int {
+		if text == "" {
+			return 0
+		}
+		n, err := e.CountTokens(ctx, req.Model, text)
+		if err != nil {
+			return EstimateTokens(text)
+		}
+		return n
+	}
+	u := assistant.Usage{PromptTokens: count(prompt.String())}
+	for _, ch := range choices {
+		text := ch.Text
+		if ch.FunctionCall != nil {
+			text += ch.FunctionCall.Name + string(ch.FunctionCall.Arguments)
+		}
+		u.CompletionTokens += count(text)
+	}
+	return u
 }
 
 // finishCall turns an assembled tool call into this API's function_call,

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -43,13 +44,22 @@ func TestGenerate(t *testing.T) {
 			`{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"length"}]}`,
 			`{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2}}`, "[DONE]"},
 			200, "Hello", "length", assistant.Usage{PromptTokens: 7, CompletionTokens: 2}, nil},
+		// Without streamed usage the upstream's tokenizer counts the
+		// messages ("hi\n": 3 bytes, one token each here) and the text.
 		{"no usage defaults stop", []string{`{"choices":[{"index":0,"delta":{"content":"x"}}]}`, "[DONE]"},
-			200, "x", "stop", assistant.Usage{}, nil},
+			200, "x", "stop", assistant.Usage{PromptTokens: 3, CompletionTokens: 1}, nil},
+		{"negative usage", []string{`{"choices":[{"index":0,"delta":{"content":"x"}}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":-5,"completion_tokens":2}}`, "[DONE]"},
+			200, "x", "stop", assistant.Usage{PromptTokens: 0, CompletionTokens: 2}, nil},
 		{"context overflow", nil, 400, "", "", assistant.Usage{}, assistant.ErrContextWindow},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/tokenize" {
+					byteTokens(w, r)
+					return
+				}
 				if r.URL.Path != "/v1/chat/completions" {
 					t.Errorf("path %s", r.URL.Path)
 				}
@@ -75,6 +85,41 @@ func TestGenerate(t *testing.T) {
 				t.Fatalf("got %q %+v", got.String(), res)
 			}
 		})
+	}
+}
+
+// byteTokens answers POST /tokenize with one token per byte of content.
+func byteTokens(w http.ResponseWriter, r *http.Request) {
+	var req struct{ Content string }
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	toks := make([]int, len(req.Content))
+	_ = json.NewEncoder(w).Encode(map[string]any{"tokens": toks})
+}
+
+// An upstream that streams no usage and has no tokenizer (vLLM, Ollama)
+// still reports, and bills, what it generated: the four-bytes-a-token
+// estimate of the messages, each choice's text and its call's arguments.
+func TestGenerateUsageWithoutTokenizer(t *testing.T) {
+	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		sse(w, `{"choices":[{"index":0,"delta":{"content":"Hello there"}}]}`,
+			`{"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"get","arguments":"{\"q\":1}"}}]},"finish_reason":"tool_calls"}]}`,
+			"[DONE]")
+	})
+	res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 2,
+		Messages: []assistant.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Say hello"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := assistant.Usage{
+		PromptTokens:     EstimateTokens("Be brief.\nSay hello\n"),
+		CompletionTokens: EstimateTokens("Hello there") + EstimateTokens(`get{"q":1}`),
+	}
+	if res.Usage != want || res.Choices[1].FinishReason != "function_call" {
+		t.Fatalf("usage %+v, want %+v (choices %+v)", res.Usage, want, res.Choices)
 	}
 }
 
