@@ -21,7 +21,11 @@ import (
 // the Authorization values the table names.
 type contractFixture struct {
 	base string
-	auth map[string]string
+	// brokenBase is a second server whose store lost its balance and
+	// usage tables once its client's token was issued (renameTables):
+	// a generation it cannot bill answers 500.
+	brokenBase string
+	auth       map[string]string
 }
 
 func newContractFixture(t *testing.T) *contractFixture {
@@ -71,6 +75,14 @@ func newContractFixture(t *testing.T) *contractFixture {
 	for name, scope := range map[string]string{"corp": "ASSISTANT_API_CORP", "pers": "ASSISTANT_API_PERS", "broke": "ASSISTANT_API_B2B"} {
 		f.auth[name] = "Bearer " + assistantToken(t, f.base, scope, keys[name])
 	}
+	broken := t.TempDir()
+	creds, err := createAssistantClient(t, broken, "--scope", "ASSISTANT_API_CORP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.brokenBase = startServer(t, "--data-dir", broken, "--models-dir", models, "--only", "assistant").urls["assistant"]
+	f.auth["broken corp"] = "Bearer " + assistantToken(t, f.brokenBase, "ASSISTANT_API_CORP", creds["authorization_key"])
+	renameTables(t, broken, "assistant_balances", "assistant_usage")
 	return f
 }
 
@@ -81,7 +93,11 @@ func (f *contractFixture) request(ctx context.Context, tc contractCase) *http.Re
 	if tc.form != "" || tc.path == "/api/v2/oauth" {
 		body, ctype = tc.form, "application/x-www-form-urlencoded"
 	}
-	req, _ := http.NewRequestWithContext(ctx, tc.method, f.base+tc.path, strings.NewReader(body))
+	base := f.base
+	if tc.broken {
+		base = f.brokenBase
+	}
+	req, _ := http.NewRequestWithContext(ctx, tc.method, base+tc.path, strings.NewReader(body))
 	if tc.method == "POST" {
 		req.Header.Set("Content-Type", ctype)
 	}

@@ -25,12 +25,19 @@ var brokenTables = []string{
 // UNKNOWN_EXCEPTION, in the banking envelope and the contract.
 func breakBankingStore(t *testing.T, dataDir string) {
 	t.Helper()
+	renameTables(t, dataDir, brokenTables...)
+}
+
+// renameTables renames tables (to NAME_gone) in the SQLite database of the
+// server running on dataDir, which sees the change at its next statement.
+func renameTables(t *testing.T, dataDir string, tables ...string) {
+	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dataDir, "partnerapi.db")+"?_pragma=busy_timeout%285000%29")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, table := range brokenTables {
+	for _, table := range tables {
 		if _, err := db.ExecContext(context.Background(), "ALTER TABLE "+table+" RENAME TO "+table+"_gone"); err != nil {
 			t.Fatalf("rename %s: %v", table, err)
 		}
