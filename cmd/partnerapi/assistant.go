@@ -118,6 +118,9 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		Errors:  chatapi.ErrorWriter(),
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("assistant"),
+		// An upload may carry the largest file the service keeps, plus
+		// the multipart form around it.
+		MaxBodyPaths: map[string]int64{"/api/v1/files": assistant.DefaultMaxFileBytes + 1<<20},
 	}, sidecars: grpcSidecars, close: func() { _ = engine.Close() }}, nil
 }
 

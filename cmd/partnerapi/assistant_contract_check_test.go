@@ -93,6 +93,9 @@ func (f *contractFixture) request(ctx context.Context, tc contractCase) *http.Re
 	if tc.form != "" || tc.path == "/api/v2/oauth" {
 		body, ctype = tc.form, "application/x-www-form-urlencoded"
 	}
+	if tc.ctype != "" {
+		ctype = tc.ctype
+	}
 	base := f.base
 	if tc.broken {
 		base = f.brokenBase

@@ -173,6 +173,9 @@ type contractCase struct {
 	busy bool
 	// broken: sent to the fixture's server whose store cannot bill.
 	broken bool
+	// ctype is the body's Content-Type when it is neither JSON nor a form
+	// (a multipart upload).
+	ctype string
 }
 
 // TestAssistantContract drives every operation of api/assistant.yaml
@@ -291,6 +294,7 @@ func TestAssistantContract(t *testing.T) {
 		{name: "metrics", method: "GET", path: "/metrics", status: 200},
 		{name: "contract", method: "GET", path: "/openapi.yaml", status: 200},
 	}
+	cases = append(cases, fileCases(t, f, chat)...)
 	seen := map[string]map[string]bool{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,6 +83,14 @@ type Store interface {
 	// RecordUsage adds postpaid usage.
 	RecordUsage(ctx context.Context, clientID, model string, tokens int64) error
 	Usage(ctx context.Context, clientID string) ([]UsageRecord, error)
+
+	// Files of a client (reference §3.9). Every read and the delete take
+	// the client's id: another client's file is ErrNoSuchFile.
+	SaveFile(ctx context.Context, f File, content []byte) error
+	File(ctx context.Context, clientID, id string) (File, error)
+	Files(ctx context.Context, clientID string) ([]File, error)
+	FileContent(ctx context.Context, clientID, id string) ([]byte, error)
+	DeleteFile(ctx context.Context, clientID, id string) error
 }
 
 // Domain errors; chatapi/errors.go maps them to the wire.
@@ -95,6 +103,7 @@ var (
 	ErrPermissionDenied = errors.New("permission denied")
 	ErrTooManyRequests  = errors.New("too many requests")
 	ErrNoFunctions      = errors.New("requested model does not support functions")
+	ErrNoSuchFile       = errors.New("no such file")
 )
 
 // AuthError is a token-endpoint failure; Code is the provider's numeric code.

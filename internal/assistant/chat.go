@@ -40,6 +40,9 @@ type Chat struct {
 	Principal Principal
 	Model     ModelInfo
 	Request   GenerateRequest
+	// Attached says messages carried attached files, whose text is now in
+	// them: a prompt over the context window is then the provider's 422.
+	Attached bool
 }
 
 // PrepareChat validates req, resolves its model and checks the client's
@@ -59,8 +62,12 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 			return Chat{}, invalid("system message must be the first message")
 		}
 	}
+	msgs, attached, err := s.attach(ctx, p, req.Model, req.Messages)
+	if err != nil {
+		return Chat{}, err
+	}
 	g := GenerateRequest{
-		Messages:          unwrapFunctionResults(req.Messages),
+		Messages:          unwrapFunctionResults(msgs),
 		Functions:         req.Functions,
 		Temperature:       DefaultTemperature,
 		TopP:              DefaultTopP,
@@ -121,7 +128,7 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 		return Chat{}, err
 	}
 	g.Model = m.Name
-	return Chat{Principal: p, Model: m, Request: g}, nil
+	return Chat{Principal: p, Model: m, Request: g, Attached: attached}, nil
 }
 
 // Run generates a prepared chat and bills it. Generation that ends with
@@ -141,6 +148,9 @@ func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Resu
 	}
 	res, err := s.engine.Generate(ctx, req, emit)
 	if err != nil {
+		if c.Attached && errors.Is(err, ErrContextWindow) {
+			return res, ErrAttachmentContext
+		}
 		return res, err
 	}
 	if tc != nil {

@@ -50,6 +50,10 @@ type Message struct {
 	// FunctionsStateID is the id this API gave the function call an
 	// assistant message carries; upstreams use it as the OpenAI tool call id.
 	FunctionsStateID string
+	// Attachments are ids of the client's uploaded files (reference §3.9).
+	// PrepareChat puts a text file's content into the message and clears
+	// the list, so engines never see it.
+	Attachments []string
 }
 
 // FunctionCall is a function call; Arguments is a JSON object.

@@ -23,6 +23,8 @@ type Config struct {
 	// TokenRate is the token requests per second a client may make
 	// (provider: 10).
 	TokenRate int
+	// MaxFileBytes bounds one uploaded file (DefaultMaxFileBytes).
+	MaxFileBytes int64
 }
 
 // Service is the assistant domain: clients, tokens, models, chat.
@@ -50,6 +52,9 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	}
 	if cfg.TokenRate == 0 {
 		cfg.TokenRate = 10
+	}
+	if cfg.MaxFileBytes == 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
 	}
 	return &Service{store: store, engine: engine, cfg: cfg, active: map[string]int{}, tokenTimes: map[string][]time.Time{}}
 }

@@ -18,6 +18,10 @@ type API struct {
 	Health  func(context.Context) error
 	OpenAPI []byte // served at /openapi.yaml
 	MaxBody int64  // request body cap; 0 means 1 MiB
+	// MaxBodyPaths raises the cap for the exact paths it names (the
+	// assistant's file upload), so one route's large bodies do not widen
+	// every other route's.
+	MaxBodyPaths map[string]int64
 	// WriteTimeout bounds ordinary responses; streams lift it. 0 means 2 minutes.
 	WriteTimeout time.Duration
 	// Prepare, when set, rewrites the request before routing (the smart-home
@@ -65,7 +69,7 @@ func (a API) Build(log *slog.Logger, metrics *Metrics) http.Handler {
 		w.Header().Set("Content-Type", "application/yaml")
 		_, _ = w.Write(a.OpenAPI)
 	})
-	inner := withWriteDeadline(wt, withBodyLimit(maxBody, a.Errors, a.Handler))
+	inner := withWriteDeadline(wt, withBodyLimit(maxBody, a.MaxBodyPaths, a.Errors, a.Handler))
 	top.Handle("/", inner)
 	h := dispatch(top, inner)
 	if a.Prepare != nil {

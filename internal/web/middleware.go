@@ -240,8 +240,14 @@ func withRecovery(log *slog.Logger, errs ErrorWriter, next http.Handler) http.Ha
 // refused at once in the API's envelope; a chunked body that grows past it
 // fails on read with *http.MaxBytesError, which handlers report through
 // IsBodyTooLarge.
-func withBodyLimit(limit int64, errs ErrorWriter, next http.Handler) http.Handler {
+func withBodyLimit(max int64, paths map[string]int64, errs ErrorWriter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit := max
+		if len(paths) > 0 {
+			if l, ok := paths[r.URL.Path]; ok {
+				limit = l
+			}
+		}
 		if r.ContentLength > limit {
 			w.Header().Set("Connection", "close")
 			errs(w, r, http.StatusRequestEntityTooLarge, ErrBodyTooLarge)

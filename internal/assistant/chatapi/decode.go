@@ -10,14 +10,16 @@ import (
 	"partnerapi/internal/assistant"
 )
 
-// wireMessage is a chat message as clients send it; unknown keys
-// (attachments, id, functions_state_id) are ignored (reference §6).
+// wireMessage is a chat message as clients send it; unknown keys (id and
+// others) are ignored (reference §6). Attachments are ids of the client's
+// uploaded files (§3.9).
 type wireMessage struct {
 	Role             string            `json:"role"`
 	Content          *string           `json:"content"`
 	Name             string            `json:"name"`
 	FunctionCall     *wireFunctionCall `json:"function_call"`
 	FunctionsStateID string            `json:"functions_state_id"`
+	Attachments      []string          `json:"attachments"`
 }
 
 type wireFunctionCall struct {
@@ -70,7 +72,7 @@ func decodeChatRequest(r io.Reader) (assistant.ChatRequest, bool, error) {
 		if m.Role == "" {
 			return req, false, &assistant.InvalidParams{Status: 400, Message: fmt.Sprintf("messages[%d].role is required", i)}
 		}
-		msg := assistant.Message{Role: m.Role, Name: m.Name, FunctionsStateID: m.FunctionsStateID}
+		msg := assistant.Message{Role: m.Role, Name: m.Name, FunctionsStateID: m.FunctionsStateID, Attachments: m.Attachments}
 		if m.Content != nil {
 			msg.Content = *m.Content
 		}

@@ -57,6 +57,8 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 		writeError(w, http.StatusForbidden, "Permission denied")
 	case errors.Is(err, assistant.ErrNoSuchModel):
 		writeError(w, http.StatusNotFound, "No such model")
+	case errors.Is(err, assistant.ErrNoSuchFile):
+		writeError(w, http.StatusNotFound, "No such file")
 	case errors.Is(err, assistant.ErrContextWindow):
 		writeError(w, http.StatusRequestEntityTooLarge, "Payload too large")
 	case errors.Is(err, assistant.ErrNoFunctions):

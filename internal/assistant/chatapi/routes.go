@@ -13,4 +13,9 @@ func addRoutes(mux *web.Mux, d Deps) {
 	mux.HandleFunc("GET", "/api/v1/balance", s.auth(s.balance))
 	mux.HandleFunc("POST", "/api/v1/embeddings", s.auth(s.embeddings))
 	mux.HandleFunc("POST", "/api/v1/functions/validate", s.auth(s.validateFunction))
+	mux.HandleFunc("POST", "/api/v1/files", s.auth(s.uploadFile))
+	mux.HandleFunc("GET", "/api/v1/files", s.auth(s.files))
+	mux.HandleFunc("GET", "/api/v1/files/{file}", s.auth(s.file))
+	mux.HandleFunc("GET", "/api/v1/files/{file}/content", s.auth(s.fileContent))
+	mux.HandleFunc("POST", "/api/v1/files/{file}/delete", s.auth(s.deleteFile))
 }

@@ -43,9 +43,10 @@ func jsonText(field, s string, object bool) (json.RawMessage, error) {
 }
 
 // decodeChat converts a ChatRequest to the domain's request. Fields the
-// domain has no use for (flags, few-shot examples, attachments, state ids,
-// the function-call policy, which REST does not act on either) are accepted
-// and ignored, as the reference asks.
+// domain has no use for (flags, few-shot examples, state ids, the
+// function-call policy, which REST does not act on either) are accepted and
+// ignored, as the reference asks; attachments name uploaded files, as in
+// REST.
 func decodeChat(req *pb.ChatRequest) (assistant.ChatRequest, error) {
 	o := req.GetOptions()
 	out := assistant.ChatRequest{
@@ -67,7 +68,7 @@ func decodeChat(req *pb.ChatRequest) (assistant.ChatRequest, error) {
 		if m.GetRole() == "" {
 			return out, badArgument(fmt.Sprintf("messages[%d].role is required", i))
 		}
-		msg := assistant.Message{Role: m.GetRole(), Content: m.GetContent(), Name: m.GetFunctionName()}
+		msg := assistant.Message{Role: m.GetRole(), Content: m.GetContent(), Name: m.GetFunctionName(), Attachments: m.GetAttachments()}
 		if fc := m.GetFunctionCall(); fc != nil {
 			args, err := jsonText(fmt.Sprintf("messages[%d].function_call.arguments", i), fc.GetArguments(), true)
 			if err != nil {

@@ -1,0 +1,83 @@
+package assistantsql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"partnerapi/internal/assistant"
+)
+
+// SaveFile stores an uploaded file and its bytes in one row.
+func (s *Store) SaveFile(ctx context.Context, f assistant.File, content []byte) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO assistant_files (id, client_id, filename, purpose, media_type, bytes, created_at, content)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			f.ID, f.ClientID, f.Filename, f.Purpose, f.MediaType, f.Bytes, f.CreatedAt.Unix(), content)
+		return err
+	})
+}
+
+const fileColumns = `id, client_id, filename, purpose, media_type, bytes, created_at`
+
+func scanFile(row interface{ Scan(...any) error }) (assistant.File, error) {
+	var f assistant.File
+	var created int64
+	err := row.Scan(&f.ID, &f.ClientID, &f.Filename, &f.Purpose, &f.MediaType, &f.Bytes, &created)
+	f.CreatedAt = time.Unix(created, 0)
+	return f, err
+}
+
+// File returns one of the client's files; another client's is not found.
+func (s *Store) File(ctx context.Context, clientID, id string) (assistant.File, error) {
+	f, err := scanFile(s.db.R.QueryRowContext(ctx, `SELECT `+fileColumns+` FROM assistant_files WHERE id = $1 AND client_id = $2`, id, clientID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return f, assistant.ErrNoSuchFile
+	}
+	return f, err
+}
+
+// Files lists the client's files in the order they were stored.
+func (s *Store) Files(ctx context.Context, clientID string) ([]assistant.File, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+fileColumns+` FROM assistant_files WHERE client_id = $1 ORDER BY seq`, clientID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []assistant.File{}
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// FileContent returns the bytes of one of the client's files.
+func (s *Store) FileContent(ctx context.Context, clientID, id string) ([]byte, error) {
+	var b []byte
+	err := s.db.R.QueryRowContext(ctx, `SELECT content FROM assistant_files WHERE id = $1 AND client_id = $2`, id, clientID).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, assistant.ErrNoSuchFile
+	}
+	return b, err
+}
+
+// DeleteFile removes one of the client's files.
+func (s *Store) DeleteFile(ctx context.Context, clientID, id string) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM assistant_files WHERE id = $1 AND client_id = $2`, id, clientID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return assistant.ErrNoSuchFile
+		}
+		return nil
+	})
+}

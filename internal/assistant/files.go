@@ -1,0 +1,160 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"mime"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// File is an uploaded file's description (reference §3.9); its bytes are
+// read apart, by FileContent.
+type File struct {
+	ID        string
+	ClientID  string
+	Filename  string
+	Purpose   string // general | assistant
+	MediaType string
+	Bytes     int64
+	CreatedAt time.Time
+}
+
+// Purposes an upload may name.
+const (
+	PurposeGeneral   = "general"
+	PurposeAssistant = "assistant"
+)
+
+// DefaultMaxFileBytes bounds one upload. The provider does not publish its
+// limit for the API; 40 MiB is what its chat interface takes for a
+// document.
+const DefaultMaxFileBytes = 40 << 20
+
+// ErrAttachmentContext is the provider's answer when attached text does
+// not fit the model's context window (reference §4: 422, not the 413 of
+// a long prompt).
+var ErrAttachmentContext = &InvalidParams{422, "Unprocessable Entity for url: /api/v1/chat/completions: the attached files exceed the model's context window"}
+
+// UploadFile stores a client's file. An empty purpose is general, as the
+// npm client sends by default; the media type, when the client names none
+// or only application/octet-stream, comes from the file name's extension.
+func (s *Service) UploadFile(ctx context.Context, p Principal, filename, purpose, mediaType string, content []byte) (File, error) {
+	if purpose == "" {
+		purpose = PurposeGeneral
+	}
+	if purpose != PurposeGeneral && purpose != PurposeAssistant {
+		return File{}, badRequest("purpose must be general or assistant")
+	}
+	name := path.Base(strings.ReplaceAll(filename, "\\", "/"))
+	if filename == "" || name == "." || name == "/" {
+		return File{}, badRequest("file is required: a multipart part named file with a file name")
+	}
+	if len(content) == 0 {
+		return File{}, badRequest("file is empty")
+	}
+	if int64(len(content)) > s.cfg.MaxFileBytes {
+		return File{}, &InvalidParams{413, "Payload too large"}
+	}
+	// The type is served back with the bytes, so only a well-formed one
+	// is kept, re-spelled by the mime package.
+	t, params, err := mime.ParseMediaType(mediaType)
+	if err == nil {
+		mediaType = mime.FormatMediaType(t, params)
+	}
+	if err != nil || mediaType == "" || t == "application/octet-stream" {
+		mediaType = "application/octet-stream"
+		if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+			mediaType = t
+		}
+	}
+	f := File{ID: newUUID(), ClientID: p.ClientID, Filename: name, Purpose: purpose, MediaType: mediaType,
+		Bytes: int64(len(content)), CreatedAt: s.cfg.Now()}
+	if err := s.store.SaveFile(ctx, f, content); err != nil {
+		return File{}, err
+	}
+	return f, nil
+}
+
+// Files lists the client's files.
+func (s *Service) Files(ctx context.Context, p Principal) ([]File, error) {
+	return s.store.Files(ctx, p.ClientID)
+}
+
+// File describes one of the client's files.
+func (s *Service) File(ctx context.Context, p Principal, id string) (File, error) {
+	return s.store.File(ctx, p.ClientID, id)
+}
+
+// FileContent returns one of the client's files with its bytes.
+func (s *Service) FileContent(ctx context.Context, p Principal, id string) (File, []byte, error) {
+	f, err := s.store.File(ctx, p.ClientID, id)
+	if err != nil {
+		return File{}, nil, err
+	}
+	b, err := s.store.FileContent(ctx, p.ClientID, id)
+	return f, b, err
+}
+
+// DeleteFile deletes one of the client's files.
+func (s *Service) DeleteFile(ctx context.Context, p Principal, id string) error {
+	return s.store.DeleteFile(ctx, p.ClientID, id)
+}
+
+// attach puts the text of each message's attached files into the message,
+// after its own content, and reports whether any message had attachments.
+// The models served here read text only, so an attachment that is not
+// text (an image, a PDF) is refused with 422; an id that is not one of the
+// client's files is a bad request.
+func (s *Service) attach(ctx context.Context, p Principal, model string, msgs []Message) ([]Message, bool, error) {
+	attached := false
+	var out []Message
+	for i, m := range msgs {
+		if len(m.Attachments) == 0 {
+			continue
+		}
+		if out == nil {
+			out = append([]Message(nil), msgs...)
+		}
+		attached = true
+		var b strings.Builder
+		b.WriteString(m.Content)
+		for _, id := range m.Attachments {
+			f, content, err := s.FileContent(ctx, p, id)
+			if errors.Is(err, ErrNoSuchFile) {
+				return nil, false, badRequest("attachment " + id + " is not a file of this client")
+			} else if err != nil {
+				return nil, false, err
+			}
+			if !isText(f.MediaType, content) {
+				return nil, false, invalid("model " + model + " reads text only; attachment " + f.Filename + " is " + f.MediaType)
+			}
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(f.Filename)
+			b.WriteString(":\n")
+			b.Write(content)
+		}
+		out[i].Content, out[i].Attachments = b.String(), nil
+	}
+	if out == nil {
+		return msgs, false, nil
+	}
+	return out, attached, nil
+}
+
+// isText reports whether a file can be read as text: a text/* type or a
+// structured-text application type, in UTF-8 without NUL bytes.
+func isText(mediaType string, content []byte) bool {
+	t, _, _ := mime.ParseMediaType(mediaType)
+	switch {
+	case strings.HasPrefix(t, "text/"), t == "application/json", t == "application/xml", t == "application/x-yaml",
+		t == "application/yaml", t == "application/csv", t == "application/x-ndjson", t == "application/octet-stream":
+	default:
+		return false
+	}
+	return utf8.Valid(content) && !strings.ContainsRune(string(content), 0)
+}
