@@ -86,3 +86,46 @@ func TestRequestIDHonouredOrReplaced(t *testing.T) {
 		}
 	}
 }
+
+// MaxBodyPaths raises the cap for the paths it names only: the same body is
+// taken on a named path and refused on any other, declared or chunked.
+func TestMaxBodyPaths(t *testing.T) {
+	echo := func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if IsBodyTooLarge(err) {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			return
+		}
+		w.Write(b)
+	}
+	errs := func(w http.ResponseWriter, r *http.Request, status int, err error) { w.WriteHeader(status) }
+	mux := NewMux("test", errs, nil)
+	mux.HandleFunc("POST", "/upload", echo)
+	mux.HandleFunc("POST", "/echo", echo)
+	h := API{Name: "test", Handler: mux, Errors: errs, MaxBody: 16, MaxBodyPaths: map[string]int64{"/upload": 64}}.
+		Build(slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	for _, tc := range []struct {
+		path    string
+		size    int
+		chunked bool
+		status  int
+	}{
+		{"/upload", 64, false, 200},
+		{"/upload", 64, true, 200},
+		{"/upload", 65, false, 413},
+		{"/upload", 65, true, 413},
+		{"/echo", 17, false, 413},
+		{"/echo", 17, true, 413},
+		{"/echo", 16, false, 200},
+	} {
+		req := httptest.NewRequest("POST", tc.path, strings.NewReader(strings.Repeat("x", tc.size)))
+		if tc.chunked {
+			req.ContentLength = -1
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Errorf("%s %d bytes (chunked %v): %d, want %d", tc.path, tc.size, tc.chunked, rec.Code, tc.status)
+		}
+	}
+}
