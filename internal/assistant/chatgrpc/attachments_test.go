@@ -19,7 +19,9 @@ type echoEngine struct{}
 func (echoEngine) Models(context.Context) ([]assistant.ModelInfo, error) {
 	return []assistant.ModelInfo{{Name: "m", Version: "1.0", Type: assistant.TypeChat, ContextWindow: 4096}}, nil
 }
-func (echoEngine) CountTokens(_ context.Context, _ string, text string) (int, error) { return len(text), nil }
+func (echoEngine) CountTokens(_ context.Context, _ string, text string) (int, error) {
+	return len(text), nil
+}
 func (echoEngine) Generate(_ context.Context, req assistant.GenerateRequest, _ func(assistant.Delta) error) (assistant.Result, error) {
 	last := req.Messages[len(req.Messages)-1]
 	return assistant.Result{Choices: []assistant.Choice{{Text: last.Content, FinishReason: "stop"}}, Usage: assistant.Usage{PromptTokens: 1, CompletionTokens: 1}}, nil
