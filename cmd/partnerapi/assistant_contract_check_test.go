@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -125,24 +123,8 @@ func (f *contractFixture) request(ctx context.Context, tc contractCase) *http.Re
 // against the contract, returning the status.
 func (f *contractFixture) exchange(t *testing.T, c *assistantContract, tc contractCase) int {
 	t.Helper()
-	ok, errs := c.requests.ValidateHttpRequest(f.request(context.Background(), tc))
-	switch {
-	case !ok && !tc.badRequest:
-		t.Errorf("the contract refuses the request:%s", describe(errs))
-	case ok && tc.badRequest:
-		t.Errorf("the contract accepts a request it should refuse")
-	}
-	req := f.request(context.Background(), tc)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	c.checkRequest(t, f.request(context.Background(), tc), tc.badRequest)
+	resp, raw := sendRecorded(t, http.DefaultClient, f.request(context.Background(), tc))
 	if ok, errs := c.responses.ValidateHttpResponse(f.request(context.Background(), tc), resp); !ok {
 		t.Errorf("%d %.300s\nthe response breaks the contract:%s", resp.StatusCode, raw, describe(errs))
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -139,6 +142,39 @@ func (c *contractSpec) operationOf(method, path string) string {
 		}
 	}
 	return method + " " + path
+}
+
+// checkRequest holds req to the contract: refused when badRequest says a
+// generated client would not send it, accepted otherwise.
+func (c *contractSpec) checkRequest(t *testing.T, req *http.Request, badRequest bool) {
+	t.Helper()
+	ok, errs := c.requests.ValidateHttpRequest(req)
+	if !ok {
+		ok, errs = withoutDecodedReserved(errs)
+	}
+	switch {
+	case !ok && !badRequest:
+		t.Errorf("the contract refuses the request:%s", describe(errs))
+	case ok && badRequest:
+		t.Errorf("the contract accepts a request it should refuse")
+	}
+}
+
+// sendRecorded sends req and returns the response with its body read (raw)
+// and put back, for a validator to read again.
+func sendRecorded(t *testing.T, client *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	return resp, raw
 }
 
 func describe(errs []*verrors.ValidationError) string {

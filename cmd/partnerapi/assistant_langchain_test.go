@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -60,14 +57,8 @@ func TestLangChainClient(t *testing.T) {
 		"--assistant-upstream", "GigaChat="+up.URL+"#model=qwen2.5-7b",
 		"--assistant-upstream", "Embeddings="+up.URL+"#model=nomic-embed&type=embedder")
 	base := ts.urls["assistant"]
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(pkg, "langchain.js"))
-	cmd.Env = append(os.Environ(),
-		"SMOKE_BASE_URL="+base+"/api/v1", "SMOKE_AUTH_URL="+base+"/api/v2/oauth",
-		"SMOKE_CREDENTIALS="+creds["authorization_key"], "SMOKE_SCOPE=GIGACHAT_API_B2B",
-		"SMOKE_MODEL=stories260K", "SMOKE_TOOLS_MODEL=GigaChat", "SMOKE_EMBEDDINGS_MODEL=Embeddings")
-	out, err := cmd.CombinedOutput()
+	out, err := runClientScript(node, pkg, "langchain.js", 2*time.Minute, base, creds["authorization_key"], "GIGACHAT_API_B2B", "stories260K",
+		"SMOKE_TOOLS_MODEL=GigaChat", "SMOKE_EMBEDDINGS_MODEL=Embeddings")
 	var res struct {
 		Invoke langChainMessage
 		Stream struct {

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -22,13 +18,7 @@ func TestNpmClientFiles(t *testing.T) {
 	}
 	ts := startServer(t, "--data-dir", data, "--models-dir", assistantModelsDir(t), "--only", "assistant")
 	base := ts.urls["assistant"]
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(pkg, "files.js"))
-	cmd.Env = append(os.Environ(),
-		"SMOKE_BASE_URL="+base+"/api/v1", "SMOKE_AUTH_URL="+base+"/api/v2/oauth",
-		"SMOKE_CREDENTIALS="+creds["authorization_key"], "SMOKE_SCOPE=ASSISTANT_API_CORP", "SMOKE_MODEL=stories260K")
-	out, err := cmd.CombinedOutput()
+	out, err := runClientScript(node, pkg, "files.js", 2*time.Minute, base, creds["authorization_key"], "ASSISTANT_API_CORP", "stories260K")
 	var res struct {
 		Upload struct {
 			Object, Filename, Purpose, ID string

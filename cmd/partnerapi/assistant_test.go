@@ -91,13 +91,7 @@ func TestNpmClient(t *testing.T) {
 			}
 			ts := startServer(t, "--data-dir", data, "--models-dir", assistantModelsDir(t), "--only", "assistant")
 			base := ts.urls["assistant"]
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, filepath.Join(pkg, "smoke.js"))
-			cmd.Env = append(os.Environ(),
-				"SMOKE_BASE_URL="+base+"/api/v1", "SMOKE_AUTH_URL="+base+"/api/v2/oauth",
-				"SMOKE_CREDENTIALS="+creds["authorization_key"], "SMOKE_SCOPE="+scope, "SMOKE_MODEL=stories260K")
-			out, err := cmd.CombinedOutput()
+			out, err := runClientScript(node, pkg, "smoke.js", 2*time.Minute, base, creds["authorization_key"], scope, "stories260K")
 			var res struct {
 				Models []string
 				Model  string
@@ -204,6 +198,19 @@ func npmClient(t *testing.T, what string) (node, pkg string) {
 // npmResult decodes into v the last line of a client script's output that
 // starts with RESULT (the SDKs print their own lines before it), failing
 // the test with the whole output when the script failed or printed none.
+// runClientScript runs one of clients/npm's scripts against the assistant
+// at base with the client's authorization key, scope and model (and extra
+// NAME=VALUE settings), and returns what it printed.
+func runClientScript(node, pkg, script string, timeout time.Duration, base, key, scope, model string, extra ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(pkg, script))
+	cmd.Env = append(append(os.Environ(),
+		"SMOKE_BASE_URL="+base+"/api/v1", "SMOKE_AUTH_URL="+base+"/api/v2/oauth",
+		"SMOKE_CREDENTIALS="+key, "SMOKE_SCOPE="+scope, "SMOKE_MODEL="+model), extra...)
+	return cmd.CombinedOutput()
+}
+
 func npmResult(t *testing.T, out []byte, runErr error, v any) {
 	t.Helper()
 	var line string

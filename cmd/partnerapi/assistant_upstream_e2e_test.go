@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -344,12 +343,7 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 // `gigachat` client calling embeddings() and a chat with functions.
 func runNpmEmbeddings(t *testing.T, base, key string) {
 	node, pkg := npmClient(t, "the npm embeddings test")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(pkg, "embeddings.js"))
-	cmd.Env = append(os.Environ(), "SMOKE_BASE_URL="+base+"/api/v1", "SMOKE_AUTH_URL="+base+"/api/v2/oauth",
-		"SMOKE_CREDENTIALS="+key, "SMOKE_SCOPE=GIGACHAT_API_B2B", "SMOKE_MODEL=GigaChat")
-	out, err := cmd.CombinedOutput()
+	out, err := runClientScript(node, pkg, "embeddings.js", time.Minute, base, key, "GIGACHAT_API_B2B", "GigaChat")
 	var res struct {
 		Embeddings []struct {
 			Index     int
