@@ -1,8 +1,8 @@
 // Drives the unmodified npm `gigachat` client's file operations against a
 // partnerapi server: uploadFile (multipart FormData), getFiles, getFile,
 // getImage (the raw bytes), a chat whose message attaches the uploaded text
-// file, deleteFile, and getFile of the deleted file (an error the SDK
-// throws). cmd/partnerapi/assistant_npm_files_test.go starts the server and
+// file, aiCheck of a text half a person's and half the model's, deleteFile,
+// and getFile of the deleted file (an error the SDK throws). cmd/partnerapi/assistant_npm_files_test.go starts the server and
 // reads the RESULT line.
 const { GigaChat } = require('gigachat');
 
@@ -41,6 +41,17 @@ async function main() {
     max_tokens: 8,
   });
   out.plain_prompt_tokens = plain.usage.prompt_tokens;
+  // aiCheck: a person's sentence followed by what the model wrote itself.
+  const story = await client.chat({
+    model,
+    messages: [{ role: 'user', content: 'Once upon a time' }],
+    temperature: 0,
+    max_tokens: 60,
+  });
+  const human = 'Every benchmark prints ratios measured side by side in one run, against the memory bandwidth it measures.';
+  out.ai_human = human;
+  out.ai_text = human + ' ' + story.choices[0].message.content;
+  out.ai = await client.aiCheck(out.ai_text, model);
   out.deleted = await client.deleteFile(uploaded.id);
   try {
     await client.getFile(uploaded.id);

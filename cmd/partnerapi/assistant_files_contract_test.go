@@ -58,7 +58,8 @@ func (f *contractFixture) uploadFile(t *testing.T, auth, filename, mediaType str
 	return file.ID
 }
 
-// fileCases covers the files operations and attachments (reference §3.9):
+// fileCases covers the files operations, attachments and the AI check
+// (reference §3.9):
 // a text file and an image uploaded by the corp client, a file of the pers
 // client that corp must not reach.
 func fileCases(t *testing.T, f *contractFixture, chat func(model, extra string) string) []contractCase {
@@ -72,7 +73,7 @@ func fileCases(t *testing.T, f *contractFixture, chat func(model, extra string) 
 	// One byte over the 40 MiB a file may have (the form around it stays
 	// under the path's body cap, so the service itself refuses it).
 	big, bigType := multipartBody(t, "big.txt", "text/plain", bytes.Repeat([]byte("x"), 40<<20+1), nil)
-	const files = "/api/v1/files"
+	const files, check = "/api/v1/files", "/api/v1/ai/check"
 	attach := func(ids ...string) string {
 		b, _ := json.Marshal(ids)
 		return `{"model":"stories260K","messages":[{"role":"user","content":"Once upon a time","attachments":` + string(b) + `}],"temperature":0,"max_tokens":8}`
@@ -102,5 +103,19 @@ func fileCases(t *testing.T, f *contractFixture, chat func(model, extra string) 
 		{name: "chat with a text attachment", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: attach(text), status: 200},
 		{name: "chat with an image attachment", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: attach(image), status: 422},
 		{name: "chat with another client's attachment", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: attach(other), status: 400},
+
+		{name: "ai check", method: "POST", path: check, auth: "corp", body: aiCheck("stories260K", "Once upon a time, there was a little girl named Lily."), status: 200},
+		{name: "ai check without input", method: "POST", path: check, auth: "corp", body: `{"model":"stories260K"}`, status: 400, badRequest: true},
+		{name: "ai check without token", method: "POST", path: check, body: aiCheck("stories260K", "x y"), status: 401, badRequest: true},
+		{name: "ai check no balance", method: "POST", path: check, auth: "broke", body: aiCheck("stories260K", "Once upon a time"), status: 402},
+		{name: "ai check unknown model", method: "POST", path: check, auth: "corp", body: aiCheck("nope", "Once upon a time"), status: 404},
+		{name: "ai check over the window", method: "POST", path: check, auth: "corp", body: aiCheck("stories260K", strings.Repeat("Once upon a time. ", 700)), status: 413},
+		{name: "ai check embedder", method: "POST", path: check, auth: "corp", body: aiCheck("tinyembed", "Once upon a time"), status: 422},
 	}
+}
+
+// aiCheck is the body of POST /ai/check.
+func aiCheck(model, input string) string {
+	b, _ := json.Marshal(map[string]string{"model": model, "input": input})
+	return string(b)
 }

@@ -76,6 +76,15 @@ func (m *MultiEngine) Embed(ctx context.Context, model string, inputs []string) 
 	return e.Embed(ctx, model, inputs)
 }
 
+// Surprisal runs on the engine serving model, if it scores text.
+func (m *MultiEngine) Surprisal(ctx context.Context, model, text string) ([]TokenSurprisal, error) {
+	e, ok := m.pick(model).(Scorer)
+	if !ok {
+		return nil, ErrNoAICheck
+	}
+	return e.Surprisal(ctx, model, text)
+}
+
 // CountTokens uses the tokenizer of the engine serving model.
 func (m *MultiEngine) CountTokens(ctx context.Context, model, text string) (int, error) {
 	e := m.pick(model)

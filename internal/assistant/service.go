@@ -25,6 +25,9 @@ type Config struct {
 	TokenRate int
 	// MaxFileBytes bounds one uploaded file (DefaultMaxFileBytes).
 	MaxFileBytes int64
+	// AICheckThreshold is the mean surprisal, in nats a token, under which
+	// POST /ai/check calls a window of text generated (AICheckThreshold).
+	AICheckThreshold float64
 }
 
 // Service is the assistant domain: clients, tokens, models, chat.

@@ -63,6 +63,8 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 		writeError(w, http.StatusRequestEntityTooLarge, "Payload too large")
 	case errors.Is(err, assistant.ErrNoFunctions):
 		writeError(w, http.StatusUnprocessableEntity, "Requested model does not support functions")
+	case errors.Is(err, assistant.ErrNoAICheck):
+		writeError(w, http.StatusUnprocessableEntity, "Requested model does not support ai check")
 	case errors.Is(err, assistant.ErrNotEmbedder):
 		writeError(w, http.StatusUnprocessableEntity, "Requested model does not support embeddings")
 	case errors.Is(err, assistant.ErrUnavailable):

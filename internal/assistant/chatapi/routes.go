@@ -18,4 +18,5 @@ func addRoutes(mux *web.Mux, d Deps) {
 	mux.HandleFunc("GET", "/api/v1/files/{file}", s.auth(s.file))
 	mux.HandleFunc("GET", "/api/v1/files/{file}/content", s.auth(s.fileContent))
 	mux.HandleFunc("POST", "/api/v1/files/{file}/delete", s.auth(s.deleteFile))
+	mux.HandleFunc("POST", "/api/v1/ai/check", s.auth(s.aiCheck))
 }

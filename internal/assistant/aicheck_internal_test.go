@@ -1,0 +1,61 @@
+package assistant
+
+import (
+	"reflect"
+	"testing"
+)
+
+// scored makes n tokens of the given surprisal, each one character long,
+// after a first token of one character.
+func scored(nlls ...float64) []TokenSurprisal {
+	out := make([]TokenSurprisal, len(nlls))
+	for i, v := range nlls {
+		out[i] = TokenSurprisal{End: i + 2, NLL: v}
+	}
+	return out
+}
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func TestJudgeSurprisal(t *testing.T) {
+	cat := func(parts ...[]float64) []float64 {
+		var out []float64
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		nlls      []float64
+		category  string
+		intervals [][2]int
+	}{
+		{"all likely", repeat(0.5, 16), "ai", [][2]int{{1, 17}}},
+		{"all surprising", repeat(5, 16), "human", [][2]int{}},
+		// Windows of 8: tokens 1–8 (characters 1–9 with the first token),
+		// 9–16 (10–17), 17–24 (18–25).
+		{"human then generated", cat(repeat(5, 8), repeat(0.5, 16)), "mixed", [][2]int{{10, 25}}},
+		{"generated, human, generated", cat(repeat(0.5, 8), repeat(5, 8), repeat(0.5, 8)), "mixed", [][2]int{{1, 9}, {18, 25}}},
+		// A tail under half a window joins the window before it: 8 + 3
+		// tokens are one window whose mean decides.
+		{"short tail joins", cat(repeat(0.5, 8), repeat(9, 3)), "human", [][2]int{}},
+		{"short tail joins a likely window", cat(repeat(0.5, 8), repeat(1, 3)), "ai", [][2]int{{1, 12}}},
+		{"at the threshold is human", repeat(AICheckThreshold, 8), "human", [][2]int{}},
+		{"one token", []float64{0.1}, "ai", [][2]int{{1, 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			toks := scored(tc.nlls...)
+			res := judgeSurprisal(toks, len(tc.nlls)+1, AICheckThreshold)
+			if res.Category != tc.category || !reflect.DeepEqual(res.AIIntervals, tc.intervals) || res.Tokens != len(tc.nlls)+1 {
+				t.Fatalf("%+v, want %s %v", res, tc.category, tc.intervals)
+			}
+		})
+	}
+}
