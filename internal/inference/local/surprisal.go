@@ -14,10 +14,10 @@ import (
 var _ assistant.Scorer = (*Engine)(nil)
 
 // Surprisal implements assistant.Scorer for a chat model: the text is
-// tokenized as a prompt (BOS added), run one token at a time through a
-// sequence of its own, and each token after the first gets −log p of it
-// given those before, from the full softmax of the logits that predicted
-// it. Like embeddings it runs outside the chat scheduler in one of the
+// tokenized as a prompt (BOS added) and run through a sequence of its own
+// in prefill chunks that keep every position's logits (ForwardEach), and
+// each token after the first gets −log p of it given those before, from
+// the full softmax of the logits that predicted it. Like embeddings it runs outside the chat scheduler in one of the
 // model's slots (the weights are read-only; the sequence is the call's).
 func (e *Engine) Surprisal(ctx context.Context, name, text string) ([]assistant.TokenSurprisal, error) {
 	s, ok := e.models[name]
@@ -52,25 +52,34 @@ func (e *Engine) Surprisal(ctx context.Context, name, text string) ([]assistant.
 	// the text has none, and holds back split characters).
 	dec := s.Tokenizer.NewStreamDecoder()
 	done := utf8.RuneCountInString(dec.Add(ids[first]))
-	for i := 0; i+1 < len(ids); i++ {
+	// The last token predicts nothing that is scored. ctx is checked
+	// between pieces of scorePiece tokens.
+	read := ids[:len(ids)-1]
+	for from := 0; from < len(read); from += scorePiece {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		logits, err := seq.Forward(ids[i : i+1])
+		err := seq.ForwardEach(read[from:min(from+scorePiece, len(read))], func(j int, logits []float32) {
+			i := from + j
+			if i < first {
+				return // the BOS predicts the first token, which is not scored
+			}
+			done += utf8.RuneCountInString(dec.Add(ids[i+1]))
+			out = append(out, assistant.TokenSurprisal{End: min(done, chars), NLL: negLogProb(logits, ids[i+1])})
+		})
 		if errors.Is(err, model.ErrContextFull) {
 			return nil, fmt.Errorf("%w: %v", assistant.ErrContextWindow, err)
 		}
 		if err != nil {
 			return nil, err
 		}
-		if i < first {
-			continue // the BOS predicts the first token, which is not scored
-		}
-		done += utf8.RuneCountInString(dec.Add(ids[i+1]))
-		out = append(out, assistant.TokenSurprisal{End: min(done, chars), NLL: negLogProb(logits, ids[i+1])})
 	}
 	return out, nil
 }
+
+// scorePiece is how many tokens Surprisal runs between checks of its
+// context: four prefill chunks.
+const scorePiece = 256
 
 // negLogProb is −log softmax(logits)[id], with the log-sum-exp taken from
 // the largest logit so no exponential overflows.

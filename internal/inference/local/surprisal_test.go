@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -45,6 +46,13 @@ func TestSurprisal(t *testing.T) {
 			t.Fatalf("last end %d of %d characters", prev, utf8.RuneCountInString(text))
 		}
 		return sum / float64(len(toks))
+	}
+	// Longer than one scored piece (scorePiece tokens): positions and
+	// character ends carry across the pieces.
+	if long := strings.Repeat(human+" ", 8); len(e.models["stories260K"].Tokenizer.Encode(long, true, false)) <= scorePiece {
+		t.Fatal("the long text fits one piece")
+	} else {
+		mean(long)
 	}
 	g, h := mean(generated), mean(human)
 	t.Logf("mean surprisal: generated %.2f nats, human %.2f", g, h)

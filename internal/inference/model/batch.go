@@ -22,8 +22,11 @@ type Batch struct {
 	x, xb, q, kb, vb, attn, gate, up, normd []float32
 	logits                                  []float32
 	out                                     [][]float32
-	ops                                     []kernels.MatMulOp
-	one                                     [][]int // Step's one-token chunks
+	// everyRow makes a step of one sequence compute the logits after
+	// every row of its chunk, not only the last (ForwardEach).
+	everyRow bool
+	ops      []kernels.MatMulOp
+	one      [][]int // Step's one-token chunks
 
 	// The rows of the current step: the sequence of each row, its position
 	// and its index within the sequence's chunk (its RoPE row), and where
@@ -207,6 +210,9 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 	}
 	if pending != nil {
 		addRows(x, pending)
+	}
+	if b.everyRow && n == 1 {
+		return b.everyRowLogits(seqs[0], x, rows, len(chunks[0]))
 	}
 	// Only each sequence's last row predicts a token.
 	for i := range seqs {
