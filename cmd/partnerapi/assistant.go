@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 // assistantModule wires the assistant API.
 type assistantModule struct {
 	limitPers, limitB2B, limitCorp int
+	aiCheckThreshold               float64
 	modelIDs                       string
 	maxContext                     int
 	concurrency                    int
@@ -43,6 +45,16 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&m.limitPers, "assistant-limit-pers", 1, "concurrent requests per ASSISTANT_API_PERS client")
 	fs.IntVar(&m.limitB2B, "assistant-limit-b2b", 10, "concurrent requests per ASSISTANT_API_B2B client")
 	fs.IntVar(&m.limitCorp, "assistant-limit-corp", 10, "concurrent requests per ASSISTANT_API_CORP client")
+	m.aiCheckThreshold = assistant.AICheckThreshold
+	fs.Func("assistant-ai-check-threshold", "POST /ai/check: mean surprisal (nats a token, > 0) under which a window of 8 tokens counts as generated (default 2.3)",
+		func(v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f > 0) || math.IsInf(f, 0) {
+				return fmt.Errorf("want a positive number of nats, got %q", v)
+			}
+			m.aiCheckThreshold = f
+			return nil
+		})
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
@@ -103,8 +115,9 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 			"models_dir", d.modelsDir)
 	}
 	svc := assistant.NewService(assistantsql.New(d.db), m.upstreams.route(engine), assistant.Config{
-		Limits:  map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
-		BareIDs: m.modelIDs == "bare",
+		Limits:           map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
+		BareIDs:          m.modelIDs == "bare",
+		AICheckThreshold: m.aiCheckThreshold,
 	})
 	grpcSidecars, err := assistantGRPCSidecars(svc, d)
 	if err != nil {
