@@ -59,3 +59,41 @@ func TestJudgeSurprisal(t *testing.T) {
 		})
 	}
 }
+
+// FuzzJudgeSurprisal holds the judgement's invariants for any scores:
+// intervals in order, apart, within the text and ending at a token's end
+// or the text's; the category says whether they cover nothing, all, or
+// some of it.
+func FuzzJudgeSurprisal(f *testing.F) {
+	f.Add([]byte{1, 200, 3, 4, 5, 250, 7, 8, 9, 10, 11, 12}, uint16(40))
+	f.Add([]byte{255, 255, 0, 0}, uint16(3))
+	f.Fuzz(func(t *testing.T, raw []byte, chars uint16) {
+		// Each byte is a token: its surprisal in tenths of a nat and a
+		// step of 0–3 characters.
+		var toks []TokenSurprisal
+		end := 0
+		for _, b := range raw {
+			end += int(b & 3)
+			toks = append(toks, TokenSurprisal{End: min(end, int(chars)), NLL: float64(b>>2) / 10})
+		}
+		res := judgeSurprisal(toks, int(chars), AICheckThreshold)
+		covered, last := 0, 0
+		for _, iv := range res.AIIntervals {
+			if iv[0] < 1 || iv[1] > int(chars) || iv[0] > iv[1] || iv[0] <= last+1 && last > 0 {
+				t.Fatalf("interval %v after %d in %d characters: %+v", iv, last, chars, res)
+			}
+			covered += iv[1] - iv[0] + 1
+			last = iv[1]
+		}
+		want := "mixed"
+		switch {
+		case covered == 0:
+			want = "human"
+		case covered == int(chars):
+			want = "ai"
+		}
+		if res.Category != want || res.Tokens != len(toks)+1 || res.Characters != int(chars) {
+			t.Fatalf("%+v, want category %s", res, want)
+		}
+	})
+}
