@@ -236,13 +236,14 @@ func withRecovery(log *slog.Logger, errs ErrorWriter, next http.Handler) http.Ha
 	})
 }
 
-// withBodyLimit caps request bodies. A declared length over the cap is
+// withBodyLimit caps request bodies at defaultCap, or at paths' own cap for
+// the exact paths it names. A declared length over the cap is
 // refused at once in the API's envelope; a chunked body that grows past it
 // fails on read with *http.MaxBytesError, which handlers report through
 // IsBodyTooLarge.
-func withBodyLimit(max int64, paths map[string]int64, errs ErrorWriter, next http.Handler) http.Handler {
+func withBodyLimit(defaultCap int64, paths map[string]int64, errs ErrorWriter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit := max
+		limit := defaultCap
 		if len(paths) > 0 {
 			if l, ok := paths[r.URL.Path]; ok {
 				limit = l
