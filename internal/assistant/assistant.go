@@ -89,7 +89,7 @@ type Store interface {
 	SaveFile(ctx context.Context, f File, content []byte) error
 	File(ctx context.Context, clientID, id string) (File, error)
 	Files(ctx context.Context, clientID string) ([]File, error)
-	FileContent(ctx context.Context, clientID, id string) ([]byte, error)
+	FileContent(ctx context.Context, clientID, id string) (File, []byte, error)
 	DeleteFile(ctx context.Context, clientID, id string) error
 }
 

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// File is an uploaded file's description (reference §3.9); its bytes are
-// read apart, by FileContent.
+// File is an uploaded file's description (reference §3.9); FileContent
+// reads it with its bytes.
 type File struct {
 	ID        string
 	ClientID  string
@@ -90,12 +90,7 @@ func (s *Service) File(ctx context.Context, p Principal, id string) (File, error
 
 // FileContent returns one of the client's files with its bytes.
 func (s *Service) FileContent(ctx context.Context, p Principal, id string) (File, []byte, error) {
-	f, err := s.store.File(ctx, p.ClientID, id)
-	if err != nil {
-		return File{}, nil, err
-	}
-	b, err := s.store.FileContent(ctx, p.ClientID, id)
-	return f, b, err
+	return s.store.FileContent(ctx, p.ClientID, id)
 }
 
 // DeleteFile deletes one of the client's files.

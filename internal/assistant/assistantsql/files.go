@@ -21,10 +21,11 @@ func (s *Store) SaveFile(ctx context.Context, f assistant.File, content []byte) 
 
 const fileColumns = `id, client_id, filename, purpose, media_type, bytes, created_at`
 
-func scanFile(row interface{ Scan(...any) error }) (assistant.File, error) {
+// scanFile reads fileColumns, then any further columns into extra.
+func scanFile(row interface{ Scan(...any) error }, extra ...any) (assistant.File, error) {
 	var f assistant.File
 	var created int64
-	err := row.Scan(&f.ID, &f.ClientID, &f.Filename, &f.Purpose, &f.MediaType, &f.Bytes, &created)
+	err := row.Scan(append([]any{&f.ID, &f.ClientID, &f.Filename, &f.Purpose, &f.MediaType, &f.Bytes, &created}, extra...)...)
 	f.CreatedAt = time.Unix(created, 0)
 	return f, err
 }
@@ -56,14 +57,15 @@ func (s *Store) Files(ctx context.Context, clientID string) ([]assistant.File, e
 	return out, rows.Err()
 }
 
-// FileContent returns the bytes of one of the client's files.
-func (s *Store) FileContent(ctx context.Context, clientID, id string) ([]byte, error) {
+// FileContent returns one of the client's files with its bytes, in one
+// query.
+func (s *Store) FileContent(ctx context.Context, clientID, id string) (assistant.File, []byte, error) {
 	var b []byte
-	err := s.db.R.QueryRowContext(ctx, `SELECT content FROM assistant_files WHERE id = $1 AND client_id = $2`, id, clientID).Scan(&b)
+	f, err := scanFile(s.db.R.QueryRowContext(ctx, `SELECT `+fileColumns+`, content FROM assistant_files WHERE id = $1 AND client_id = $2`, id, clientID), &b)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, assistant.ErrNoSuchFile
+		return f, nil, assistant.ErrNoSuchFile
 	}
-	return b, err
+	return f, b, err
 }
 
 // DeleteFile removes one of the client's files.

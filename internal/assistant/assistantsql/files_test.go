@@ -44,8 +44,8 @@ func TestFileStoreConformance(t *testing.T) {
 		if err != nil || got != f1 {
 			t.Fatalf("File = %+v, %v; want %+v", got, err, f1)
 		}
-		b, err := s.FileContent(ctx, "a", "f1")
-		if err != nil || !bytes.Equal(b, content) {
+		withBytes, b, err := s.FileContent(ctx, "a", "f1")
+		if err != nil || !bytes.Equal(b, content) || withBytes != f1 {
 			t.Fatalf("FileContent = %q, %v", b, err)
 		}
 		list, err := s.Files(ctx, "a")
@@ -59,7 +59,7 @@ func TestFileStoreConformance(t *testing.T) {
 		if _, err := s.File(ctx, "b", "f1"); !errors.Is(err, assistant.ErrNoSuchFile) {
 			t.Fatalf("File by another client: %v", err)
 		}
-		if _, err := s.FileContent(ctx, "b", "f1"); !errors.Is(err, assistant.ErrNoSuchFile) {
+		if _, _, err := s.FileContent(ctx, "b", "f1"); !errors.Is(err, assistant.ErrNoSuchFile) {
 			t.Fatalf("FileContent by another client: %v", err)
 		}
 		if err := s.DeleteFile(ctx, "b", "f1"); !errors.Is(err, assistant.ErrNoSuchFile) {
