@@ -81,32 +81,48 @@ func (s *Sequence) Truncate(n int) {
 // Forward appends tokens to the sequence and returns the logits that predict
 // the token after the last one. The slice is reused by the next call.
 func (s *Sequence) Forward(tokens []int) ([]float32, error) {
+	if err := s.forwardChunks(tokens, false, nil); err != nil {
+		return nil, err
+	}
+	return s.logits, nil
+}
+
+// forwardChunks checks tokens whole (nothing changes on an error), then runs
+// them through the sequence in prefill chunks; with everyRow each chunk's
+// step keeps every row's logits and hands them to each with the index of
+// the chunk's first token.
+func (s *Sequence) forwardChunks(tokens []int, everyRow bool, each func(first int, rows [][]float32)) error {
 	if len(tokens) == 0 {
-		return nil, errors.New("model: Forward needs at least one token")
+		return errors.New("model: Forward needs at least one token")
 	}
 	if s.pos+len(tokens) > s.maxCtx {
-		return nil, fmt.Errorf("%w (%d + %d > %d)", ErrContextFull, s.pos, len(tokens), s.maxCtx)
+		return fmt.Errorf("%w (%d + %d > %d)", ErrContextFull, s.pos, len(tokens), s.maxCtx)
 	}
 	for _, t := range tokens {
 		if t < 0 || t >= s.m.NVocab {
-			return nil, fmt.Errorf("model: token id %d out of range [0, %d)", t, s.m.NVocab)
+			return fmt.Errorf("model: token id %d out of range [0, %d)", t, s.m.NVocab)
 		}
 	}
 	if s.own == nil {
 		s.own = s.m.NewBatch()
 	}
+	s.own.everyRow = everyRow
+	defer func() { s.own.everyRow = false }()
 	s.self[0] = s
-	for len(tokens) > 0 {
-		n := min(len(tokens), prefillChunk)
-		s.chunk[0] = tokens[:n]
-		_, err := s.own.StepChunks(s.self[:], s.chunk[:])
+	for done := 0; done < len(tokens); {
+		n := min(len(tokens)-done, prefillChunk)
+		s.chunk[0] = tokens[done : done+n]
+		rows, err := s.own.StepChunks(s.self[:], s.chunk[:])
 		s.chunk[0] = nil
 		if err != nil {
-			return nil, err
+			return err
 		}
-		tokens = tokens[n:]
+		if each != nil {
+			each(done, rows)
+		}
+		done += n
 	}
-	return s.logits, nil
+	return nil
 }
 
 func grow(s []float32, n int) []float32 {

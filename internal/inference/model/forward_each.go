@@ -1,11 +1,6 @@
 package model
 
-import (
-	"errors"
-	"fmt"
-
-	"partnerapi/internal/inference/kernels"
-)
+import "partnerapi/internal/inference/kernels"
 
 // everyRowLogits finishes a step of one sequence whose every row predicts
 // a token: all rows are normed and multiplied by the output matrix in one
@@ -37,30 +32,9 @@ func (b *Batch) everyRowLogits(s *Sequence, x []float32, rows, chunk int) ([][]f
 // so scoring a text costs a prefill, not a decode step per token. The
 // logits are valid only during the call of f.
 func (s *Sequence) ForwardEach(tokens []int, f func(i int, logits []float32)) error {
-	if len(tokens) == 0 {
-		return errors.New("model: ForwardEach needs at least one token")
-	}
-	if s.pos+len(tokens) > s.maxCtx {
-		return fmt.Errorf("%w (%d + %d > %d)", ErrContextFull, s.pos, len(tokens), s.maxCtx)
-	}
-	if s.own == nil {
-		s.own = s.m.NewBatch()
-	}
-	s.own.everyRow = true
-	defer func() { s.own.everyRow = false }()
-	s.self[0] = s
-	for done := 0; done < len(tokens); {
-		n := min(len(tokens)-done, prefillChunk)
-		s.chunk[0] = tokens[done : done+n]
-		rows, err := s.own.StepChunks(s.self[:], s.chunk[:])
-		s.chunk[0] = nil
-		if err != nil {
-			return err
-		}
+	return s.forwardChunks(tokens, true, func(first int, rows [][]float32) {
 		for r, logits := range rows {
-			f(done+r, logits)
+			f(first+r, logits)
 		}
-		done += n
-	}
-	return nil
+	})
 }
