@@ -200,6 +200,9 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 	case st == "24" && noINN && noUIN && !identityDocNumber(di.DocNumber108):
 		return pre + "docNumber108", "при статусе составителя 24 без ИНН и УИН поле 108: код вида документа (2 цифры) и его номер"
 	}
+	if field, why := checkBudgetPayerKPP(d, di.KBK == ENPKBK); field != "" {
+		return field, why
+	}
 	if di.KBK == ENPKBK {
 		if field, why := checkENPPayee(d); field != "" {
 			return field, why
@@ -214,6 +217,33 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 	}
 	if (di.OKTMO == "" || di.OKTMO == "0") && !slices.ContainsFunc(oktmoOptionalAccounts, func(p string) bool { return strings.HasPrefix(d.PayeeAccount, p) }) {
 		return pre + "oktmo", "для платежа в бюджет на счёт " + d.PayeeAccount[:min(5, len(d.PayeeAccount))] + " ОКТМО обязателен"
+	}
+	return "", ""
+}
+
+// payerKPP58nStart is the day Minfin order 58n's payer KPP rules take effect
+// (§5.2), judged by the document's date like every versioned budget rule.
+var payerKPP58nStart = time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+
+// checkBudgetPayerKPP applies 58n's payer KPP rules to a budget payment of a
+// legal entity (a 10-digit payer INN) dated from 2026-04-01: a single tax
+// payment carries KPP `0`, because the tax service credits it to the
+// organisation's single tax account rather than to one of its branches,
+// while every other budget payment names the real KPP of the unit that pays.
+// Foreign organisations (INN 9909…) are exempt from the first rule: those
+// with several branches keep their KPP, and the payment alone cannot tell
+// how many branches a foreign organisation has.
+func checkBudgetPayerKPP(d *Payment, enp bool) (field, why string) {
+	date, ok := ParseDate(d.Date)
+	if !ok || date.Before(payerKPP58nStart) || len(d.PayerINN) != 10 {
+		return "", ""
+	}
+	zero := d.PayerKPP == "" || d.PayerKPP == "0"
+	switch {
+	case enp && !zero && !strings.HasPrefix(d.PayerINN, "9909"):
+		return "payerKpp", "с 01.04.2026 в едином налоговом платеже КПП плательщика 0"
+	case !enp && zero:
+		return "payerKpp", "с 01.04.2026 в платеже в бюджет организация указывает свой КПП"
 	}
 	return "", ""
 }

@@ -255,7 +255,7 @@ func TestCheckBudgetRules(t *testing.T) {
 	enp := func() Payment {
 		p := validPayment()
 		p.PayeeAccount, p.PayeeBankBIC, p.PayeeBankCorrAccount = ENPPayeeAccount, ENPPayeeBIC, ENPPayeeCorrAcc
-		p.PayeeINN, p.PayeeKPP = ENPPayeeINN, "770701001"
+		p.PayeeINN, p.PayeeKPP, p.PayerKPP = ENPPayeeINN, "770701001", "0"
 		p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0", ReasonCode106: "0",
 			TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
 		return p
@@ -267,7 +267,7 @@ func TestCheckBudgetRules(t *testing.T) {
 	}{
 		{"enp ok", func(*Payment) {}, ""},
 		{"customs ok", func(p *Payment) {
-			p.PayeeAccount = "03100643000000019502"
+			p.PayeeAccount, p.PayerKPP = "03100643000000019502", "773601001"
 			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK, p.DepartmentalInfo.OKTMO = "06", "15311009000010000180", "45328000"
 		}, ""},
 		{"no budget block", func(p *Payment) { p.DepartmentalInfo = nil; p.PayeeAccount = "40602810700000000025" }, ""},
@@ -285,9 +285,9 @@ func TestCheckBudgetRules(t *testing.T) {
 			p.PayeeAccount = "03212643000000018500"
 			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK = "31", "15311601201010001140"
 		}, "departmentalInfo.uip"},
-		{"non-ЕНП tax without oktmo", func(p *Payment) { p.DepartmentalInfo.KBK = "18210102010011000110" }, "departmentalInfo.oktmo"},
+		{"non-ЕНП tax without oktmo", func(p *Payment) { p.DepartmentalInfo.KBK, p.PayerKPP = "18210102010011000110", "773601001" }, "departmentalInfo.oktmo"},
 		{"non-ЕНП to 03234 may omit oktmo", func(p *Payment) {
-			p.PayeeAccount = "03234643000000018500"
+			p.PayeeAccount, p.PayerKPP = "03234643000000018500", "773601001"
 			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK = "08", "18210102010011000110"
 		}, ""},
 		{"status 31 to 03100", func(p *Payment) {
@@ -295,6 +295,23 @@ func TestCheckBudgetRules(t *testing.T) {
 		}, "payeeAccount"},
 		{"status 33 without uin", func(p *Payment) { p.DepartmentalInfo.DrawerStatus101 = "33"; p.DepartmentalInfo.KBK = "1" }, "departmentalInfo.uip"},
 		{"enp with oktmo", func(p *Payment) { p.DepartmentalInfo.OKTMO = "45328000" }, "departmentalInfo.oktmo"},
+		// Order 58n's payer KPP rules (§5.2), by the document date.
+		{"enp with the payer's kpp", func(p *Payment) { p.PayerKPP = "773601001" }, "payerKpp"},
+		{"enp with the payer's kpp before 2026-04-01", func(p *Payment) { p.Date, p.PayerKPP = "2026-03-31", "773601001" }, ""},
+		{"enp of a foreign organisation with its kpp", func(p *Payment) { p.PayerINN, p.PayerKPP = "9909123454", "773601001" }, ""},
+		{"enp of a sole proprietor", func(p *Payment) { p.PayerINN = "500100732259" }, ""},
+		{"tax payment with payer kpp 0", func(p *Payment) {
+			p.DepartmentalInfo.KBK, p.DepartmentalInfo.OKTMO = "18210102010011000110", "45328000"
+		}, "payerKpp"},
+		{"tax payment without payer kpp before 2026-04-01", func(p *Payment) {
+			p.Date, p.PayerKPP, p.DepartmentalInfo.KBK, p.DepartmentalInfo.OKTMO = "2026-03-31", "", "18210102010011000110", "45328000"
+		}, ""},
+		{"tax payment with the payer's kpp", func(p *Payment) {
+			p.PayerKPP, p.DepartmentalInfo.KBK, p.DepartmentalInfo.OKTMO = "773601001", "18210102010011000110", "45328000"
+		}, ""},
+		{"sole proprietor's tax payment without kpp", func(p *Payment) {
+			p.PayerINN, p.DepartmentalInfo.KBK, p.DepartmentalInfo.OKTMO = "500100732259", "18210102010011000110", "45328000"
+		}, ""},
 		// The ЕНП payee's KPP is versioned by the document date (§5.8).
 		{"enp before 2025-12-05 to the old kpp", func(p *Payment) { p.Date, p.PayeeKPP = "2025-12-04", "770801001" }, ""},
 		{"enp before 2025-12-05 to the new kpp", func(p *Payment) { p.Date = "2025-12-04" }, "payeeKpp"},
@@ -349,6 +366,7 @@ func TestInspectPaymentSortsFindings(t *testing.T) {
 		}, "", "payeeAccount", ""},
 		{"budget ЕНП ok", func(p *Payment) {
 			treasury(p)
+			p.PayerKPP = "0"
 			p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0", ReasonCode106: "0", TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
 		}, "", "", ""},
 	} {

@@ -12,9 +12,15 @@ import (
 // treasuryPayee makes payDoc a budget payment of the single tax payment
 // (ЕНП requisites, reference §5.8) with departmentalInfo di.
 func treasuryPayee(di map[string]any) map[string]any {
-	return map[string]any{"departmentalInfo": di,
+	p := map[string]any{"departmentalInfo": di,
 		"payeeName": "Казначейство России (ФНС России)", "payeeInn": "7727406020", "payeeKpp": "770701001",
 		"payeeAccount": "03100643000000018500", "payeeBankBic": "017003983", "payeeBankCorrAccount": "40102810445370000059"}
+	// From 2026-04-01 an organisation's ЕНП carries payer KPP 0, its other
+	// budget payments its real KPP (§5.2), which the base document has.
+	if di["kbk"] == banking.ENPKBK {
+		p["payerKpp"] = "0"
+	}
+	return p
 }
 
 func enpBlock(over map[string]any) map[string]any {
@@ -67,6 +73,9 @@ var checksumCases = []struct {
 	{"budget: ЕНП to another payee", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeInn": "7702807750"}), "payeeInn"},
 	{"budget: ЕНП through another ЕКС", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeBankCorrAccount": "40102810545370000003",
 		"payeeBankBic": "004525988"}), "payeeBankBic"},
+	{"budget: ЕНП with the payer's KPP", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payerKpp": "773601001"}), "payerKpp"},
+	{"budget: tax payment with payer KPP 0", merge(treasuryPayee(enpBlock(map[string]any{"kbk": "18210102010011000110", "oktmo": "45328000"})),
+		map[string]any{"payerKpp": "0"}), "payerKpp"},
 	{"budget: ЕНП with oktmo", treasuryPayee(enpBlock(map[string]any{"oktmo": "45328000"})), "departmentalInfo.oktmo"},
 	{"budget: tax without oktmo", treasuryPayee(enpBlock(map[string]any{"kbk": "18210102010011000110"})), "departmentalInfo.oktmo"},
 	// Status 13 without the payer's INN is identified to the tax service
