@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing/fstest"
 )
 
 // Migrate applies the migrations of one domain that have not been applied
@@ -137,4 +138,27 @@ func splitStatements(s string) []string {
 		out = append(out, stmt)
 	}
 	return out
+}
+
+// MigrationsUpTo is the part of files up to version last, for tests that
+// build a database as an earlier release left it, fill it, and then check
+// what the later migrations do to its rows.
+func MigrationsUpTo(files fs.FS, last int) (fs.FS, error) {
+	out := fstest.MapFS{}
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		num, _, _ := strings.Cut(e.Name(), "_")
+		if v, err := strconv.Atoi(num); err != nil || v > last {
+			continue
+		}
+		body, err := fs.ReadFile(files, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = &fstest.MapFile{Data: body}
+	}
+	return out, nil
 }

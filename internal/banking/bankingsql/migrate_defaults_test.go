@@ -3,10 +3,7 @@ package bankingsql
 import (
 	"context"
 	"io/fs"
-	"strconv"
-	"strings"
 	"testing"
-	"testing/fstest"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/sqldb"
@@ -20,15 +17,9 @@ func areaMigrationsUpTo(t *testing.T, area string, last int) fs.FS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := fstest.MapFS{}
-	entries, _ := fs.ReadDir(sub, ".")
-	for _, e := range entries {
-		num, _, _ := strings.Cut(e.Name(), "_")
-		if v, err := strconv.Atoi(num); err != nil || v > last {
-			continue
-		}
-		body, _ := fs.ReadFile(sub, e.Name())
-		out[e.Name()] = &fstest.MapFile{Data: body}
+	out, err := sqldb.MigrationsUpTo(sub, last)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
