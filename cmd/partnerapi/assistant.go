@@ -27,6 +27,7 @@ import (
 type assistantModule struct {
 	limitPers, limitB2B, limitCorp int
 	aiCheckThreshold               float64
+	fileQuotaMB                    int64
 	modelIDs                       string
 	maxContext                     int
 	concurrency                    int
@@ -55,6 +56,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 			m.aiCheckThreshold = f
 			return nil
 		})
+	fs.Int64Var(&m.fileQuotaMB, "assistant-file-quota-mb", assistant.DefaultFileQuotaBytes>>20, "MiB that one client's uploaded files may take in all; an upload over it is answered 413 (0: no limit)")
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
@@ -74,6 +76,13 @@ func (*assistantModule) migrate(ctx context.Context, db *sqldb.DB) error {
 func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	if m.modelIDs != "" && m.modelIDs != "versioned" && m.modelIDs != "bare" {
 		return built{}, fmt.Errorf("--assistant-model-ids: want versioned or bare, got %q", m.modelIDs)
+	}
+	if m.fileQuotaMB < 0 || m.fileQuotaMB > math.MaxInt64>>20 {
+		return built{}, fmt.Errorf("--assistant-file-quota-mb: want 0 (no limit) or a number of MiB, got %d", m.fileQuotaMB)
+	}
+	fileQuota := m.fileQuotaMB << 20
+	if fileQuota == 0 {
+		fileQuota = -1 // no limit (assistant.Config reads zero as its default)
 	}
 	kvCache, err := model.ParseKVType(m.kvCache)
 	if err != nil {
@@ -118,6 +127,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		Limits:           map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
 		BareIDs:          m.modelIDs == "bare",
 		AICheckThreshold: m.aiCheckThreshold,
+		FileQuotaBytes:   fileQuota,
 	})
 	grpcSidecars, err := assistantGRPCSidecars(svc, d)
 	if err != nil {

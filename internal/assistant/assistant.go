@@ -85,8 +85,11 @@ type Store interface {
 	Usage(ctx context.Context, clientID string) ([]UsageRecord, error)
 
 	// Files of a client (reference §3.9). Every read and the delete take
-	// the client's id: another client's file is ErrNoSuchFile.
-	SaveFile(ctx context.Context, f File, content []byte) error
+	// the client's id: another client's file is ErrNoSuchFile. SaveFile
+	// refuses with ErrFileQuota a file that would take the client's files
+	// over quota bytes in all (quota ≤ 0: no limit); DeleteFile frees its
+	// bytes.
+	SaveFile(ctx context.Context, f File, content []byte, quota int64) error
 	File(ctx context.Context, clientID, id string) (File, error)
 	Files(ctx context.Context, clientID string) ([]File, error)
 	FileContent(ctx context.Context, clientID, id string) (File, []byte, error)
@@ -104,6 +107,9 @@ var (
 	ErrTooManyRequests  = errors.New("too many requests")
 	ErrNoFunctions      = errors.New("requested model does not support functions")
 	ErrNoSuchFile       = errors.New("no such file")
+	// ErrFileQuota is the store's refusal of an upload over the client's
+	// storage quota; the service answers it as FileQuotaExceeded.
+	ErrFileQuota = errors.New("file storage quota exceeded")
 )
 
 // AuthError is a token-endpoint failure; Code is the provider's numeric code.

@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"errors"
+	"fmt"
 	"mime"
 	"path"
 	"strings"
@@ -33,6 +34,11 @@ const (
 // document.
 const DefaultMaxFileBytes = 40 << 20
 
+// DefaultFileQuotaBytes bounds what one client's files take in all. The
+// provider publishes no storage limit; without one, any client holding a
+// token could fill the server's disk, 40 MiB at a time.
+const DefaultFileQuotaBytes = 1 << 30
+
 // ErrAttachmentContext is the provider's answer when attached text does
 // not fit the model's context window (reference §4: 422, not the 413 of
 // a long prompt).
@@ -58,6 +64,10 @@ func (s *Service) UploadFile(ctx context.Context, p Principal, filename, purpose
 	if int64(len(content)) > s.cfg.MaxFileBytes {
 		return File{}, &InvalidParams{413, "Payload too large"}
 	}
+	quota := max(s.cfg.FileQuotaBytes, 0)
+	if quota > 0 && int64(len(content)) > quota {
+		return File{}, errFileQuota(quota)
+	}
 	// The type is served back with the bytes, so only a well-formed one
 	// is kept, re-spelled by the mime package.
 	t, params, err := mime.ParseMediaType(mediaType)
@@ -72,10 +82,20 @@ func (s *Service) UploadFile(ctx context.Context, p Principal, filename, purpose
 	}
 	f := File{ID: newUUID(), ClientID: p.ClientID, Filename: name, Purpose: purpose, MediaType: mediaType,
 		Bytes: int64(len(content)), CreatedAt: s.cfg.Now()}
-	if err := s.store.SaveFile(ctx, f, content); err != nil {
+	if err := s.store.SaveFile(ctx, f, content, quota); err != nil {
+		if errors.Is(err, ErrFileQuota) {
+			return File{}, errFileQuota(quota)
+		}
 		return File{}, err
 	}
 	return f, nil
+}
+
+// errFileQuota is the answer to an upload over the client's storage quota:
+// the provider's 413 with a message that says which limit was met, so the
+// client knows that deleting files (POST /files/{id}/delete) makes room.
+func errFileQuota(quota int64) error {
+	return &InvalidParams{413, fmt.Sprintf("Payload too large: the client's files would exceed its storage quota of %d bytes; delete files to make room", quota)}
 }
 
 // Files lists the client's files.

@@ -90,6 +90,43 @@ func TestUploadFileChecks(t *testing.T) {
 	}
 }
 
+// The storage quota is checked before the store for a file larger than the
+// whole quota and by the store for the room left; both answers are the
+// provider's 413 naming the quota, and a refused file is not listed.
+func TestUploadFileQuota(t *testing.T) {
+	ctx := context.Background()
+	s, _, me, _ := fileWorld(t, assistant.Config{FileQuotaBytes: 10})
+	for _, tc := range []struct {
+		name   string
+		n      int
+		status int
+	}{
+		{"larger than the quota", 11, 413},
+		{"fits", 8, 0},
+		{"over the room left", 3, 413},
+		{"the room left", 2, 0},
+	} {
+		_, err := s.UploadFile(ctx, me, "a.txt", "general", "text/plain", []byte(strings.Repeat("x", tc.n)))
+		var inv *assistant.InvalidParams
+		switch {
+		case tc.status == 0 && err != nil:
+			t.Fatalf("%s: %v", tc.name, err)
+		case tc.status != 0 && (!errors.As(err, &inv) || inv.Status != tc.status || !strings.Contains(inv.Message, "quota of 10 bytes")):
+			t.Fatalf("%s: %v, want %d naming the quota", tc.name, err, tc.status)
+		}
+	}
+	if files, err := s.Files(ctx, me); err != nil || len(files) != 2 {
+		t.Fatalf("files %v, %v; want the two that fit", files, err)
+	}
+	// A negative quota is no limit.
+	s, _, me, _ = fileWorld(t, assistant.Config{FileQuotaBytes: -1, MaxFileBytes: 1 << 20})
+	for range 3 {
+		if _, err := s.UploadFile(ctx, me, "a.txt", "general", "text/plain", make([]byte, 1<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // An attached text file reaches the engine inside its message, after the
 // message's own text; what cannot be attached is refused before the engine
 // runs, and attached text over the context window is the provider's 422.

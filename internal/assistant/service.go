@@ -25,6 +25,9 @@ type Config struct {
 	TokenRate int
 	// MaxFileBytes bounds one uploaded file (DefaultMaxFileBytes).
 	MaxFileBytes int64
+	// FileQuotaBytes bounds the bytes of all of a client's files
+	// (DefaultFileQuotaBytes when 0; no limit when negative).
+	FileQuotaBytes int64
 	// AICheckThreshold is the mean surprisal, in nats a token, under which
 	// POST /ai/check calls a window of text generated (AICheckThreshold).
 	AICheckThreshold float64
@@ -58,6 +61,9 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	}
 	if cfg.MaxFileBytes == 0 {
 		cfg.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if cfg.FileQuotaBytes == 0 {
+		cfg.FileQuotaBytes = DefaultFileQuotaBytes
 	}
 	return &Service{store: store, engine: engine, cfg: cfg, active: map[string]int{}, tokenTimes: map[string][]time.Time{}}
 }

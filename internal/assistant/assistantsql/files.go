@@ -4,15 +4,35 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"time"
 
 	"partnerapi/internal/assistant"
 )
 
-// SaveFile stores an uploaded file and its bytes in one row.
-func (s *Store) SaveFile(ctx context.Context, f assistant.File, content []byte) error {
+// SaveFile stores an uploaded file and its bytes in one row, and adds them
+// to the client's usage row in the same transaction. The usage upsert
+// carries the quota in its condition: the row it updates is locked until
+// the commit, so two concurrent uploads cannot both fit into the room left
+// for one. A client's first file is checked against the quota by the
+// service (its row does not exist yet, so the insert has no condition).
+func (s *Store) SaveFile(ctx context.Context, f assistant.File, content []byte, quota int64) error {
+	if quota <= 0 {
+		quota = math.MaxInt64
+	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO assistant_files (id, client_id, filename, purpose, media_type, bytes, created_at, content)
+		res, err := tx.ExecContext(ctx, `INSERT INTO assistant_file_usage (client_id, bytes) VALUES ($1, $2)
+			ON CONFLICT (client_id) DO UPDATE SET bytes = assistant_file_usage.bytes + excluded.bytes
+			WHERE assistant_file_usage.bytes <= $3 - excluded.bytes`, f.ClientID, f.Bytes, quota)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return assistant.ErrFileQuota
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO assistant_files (id, client_id, filename, purpose, media_type, bytes, created_at, content)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			f.ID, f.ClientID, f.Filename, f.Purpose, f.MediaType, f.Bytes, f.CreatedAt.Unix(), content)
 		return err
@@ -71,15 +91,15 @@ func (s *Store) FileContent(ctx context.Context, clientID, id string) (assistant
 // DeleteFile removes one of the client's files.
 func (s *Store) DeleteFile(ctx context.Context, clientID, id string) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM assistant_files WHERE id = $1 AND client_id = $2`, id, clientID)
+		var n int64
+		err := tx.QueryRowContext(ctx, `DELETE FROM assistant_files WHERE id = $1 AND client_id = $2 RETURNING bytes`, id, clientID).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return assistant.ErrNoSuchFile
+		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return assistant.ErrNoSuchFile
-		}
-		return nil
+		_, err = tx.ExecContext(ctx, `UPDATE assistant_file_usage SET bytes = bytes - $1 WHERE client_id = $2`, n, clientID)
+		return err
 	})
 }
