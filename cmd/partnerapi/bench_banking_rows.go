@@ -71,7 +71,8 @@ func perCommit(before, after sqldb.GroupStats) string {
 	return ""
 }
 
-func printBankRow(w io.Writer, conns int, name string, r loadResult, ratio float64, batch string) {
+// printBankRow prints one row; a ratio or ofFloor of 0 prints as "-".
+func printBankRow(w io.Writer, conns int, name string, r loadResult, ratio float64, batch string, ofFloor float64) {
 	rs := ""
 	if ratio > 0 {
 		rs = strconv.FormatFloat(ratio, 'f', 2, 64)
@@ -83,5 +84,9 @@ func printBankRow(w io.Writer, conns int, name string, r loadResult, ratio float
 		batch = "-"
 	}
 	cpu, idle := r.cpu.perRequest(r.ok)
-	fmt.Fprintf(w, "%6d %-22s %9d %9.0f %10s %10s %6d %6s %11s %9s %5s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch, cpu, idle)
+	fs := "-"
+	if ofFloor > 0 {
+		fs = strconv.FormatFloat(ofFloor, 'f', 2, 64)
+	}
+	fmt.Fprintf(w, "%6d %-22s %9d %9.0f %10s %10s %6d %6s %11s %9s %5s %7s\n", conns, name, r.ok, r.rps(), r.pct(50), r.pct(99), r.errs, rs, batch, cpu, idle, fs)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -125,6 +126,18 @@ func TestBenchBankingQuick(t *testing.T) {
 			if err != nil || err2 != nil || us <= 0 || idle < 0 || idle > 100 {
 				t.Errorf("%s: cpu/req %q, idle %q", name, f[10], f[11])
 			}
+		}
+		// ÷floor: a target's req/s over its own database's floor's (from
+		// the printed, rounded rates, so within 0.02), "-" on other rows.
+		if fl, ok := rows["floor-"+name]; ok {
+			a, _ := strconv.ParseFloat(f[4], 64)
+			b, _ := strconv.ParseFloat(fl[4], 64)
+			got, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if len(f) < 13 || err != nil || math.Abs(got-a/b) > 0.02 {
+				t.Errorf("%s: ÷floor %q, want %.2f", name, f[len(f)-1], a/b)
+			}
+		} else if len(f) < 13 || f[12] != "-" {
+			t.Errorf("%s: ÷floor column %q, want -", name, f)
 		}
 		if strings.HasPrefix(name, "floor-") {
 			re := regexp.MustCompile(`durability ` + name + `: (\d+) rows answered 201, (\d+) rows in the reopened store`)
