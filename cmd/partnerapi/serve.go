@@ -22,6 +22,10 @@ type deps struct {
 	dataDir   string
 	modelsDir string
 	tls       web.TLSFiles
+	// listenAddr is the address an API's listener is bound to, known once
+	// serve has opened it: sidecars, which start after every listener is
+	// open, may read it (build may not).
+	listenAddr func(api string) string
 }
 
 // sidecar is something an API runs beside its HTTP listener: a gRPC
@@ -155,7 +159,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	}
 	defer db.Close()
 	metrics := web.NewMetrics(version)
-	d := deps{db: db, log: log, metrics: metrics, dataDir: cfg.store.DataDir, modelsDir: cfg.modelsDir, tls: cfg.tls}
+	// bound is written while the listeners open, before any sidecar
+	// goroutine starts, and only read after.
+	bound := map[string]string{}
+	d := deps{db: db, log: log, metrics: metrics, dataDir: cfg.store.DataDir, modelsDir: cfg.modelsDir, tls: cfg.tls,
+		listenAddr: func(api string) string { return bound[api] }}
 
 	var listeners []*web.Listener
 	var sidecars []sidecar
@@ -186,6 +194,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 			return err
 		}
 		listeners = append(listeners, ln)
+		bound[m.name()] = ln.Addr().String()
 	}
 
 	addrs := map[string]string{}

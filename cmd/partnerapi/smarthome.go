@@ -22,6 +22,7 @@ type smarthomeModule struct {
 	omitFalseRequired bool
 	hideAllowed       bool
 	profile           string
+	mqtt              smarthomeMQTT // smarthome_mqtt.go
 }
 
 func (*smarthomeModule) name() string        { return "smarthome" }
@@ -31,6 +32,7 @@ func (m *smarthomeModule) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&m.omitFalseRequired, "smarthome-omit-false-required", false, "leave required out of non-required features instead of emitting false")
 	fs.BoolVar(&m.hideAllowed, "smarthome-hide-allowed-values", false, "do not emit allowed_values in models")
 	fs.StringVar(&m.profile, "smarthome-profile", "", "category profile: empty for all 29, 2025-11 for the provider's list without sensor_air")
+	m.mqtt.registerFlags(fs)
 }
 
 // smarthomeProfiles are the categories each profile hides.
@@ -50,6 +52,14 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 	if err := svc.Init(ctx); err != nil {
 		return built{}, err
 	}
+	gate, err := m.mqtt.sidecar(svc, d)
+	if err != nil {
+		return built{}, err
+	}
+	var sidecars []sidecar
+	if gate != nil {
+		sidecars = append(sidecars, *gate)
+	}
 	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Service: svc, Options: homeapi.Options{
 		OmitFalseRequired: m.omitFalseRequired, HideAllowedValues: m.hideAllowed, HideCategories: hide}})
 	return built{api: web.API{
@@ -59,7 +69,7 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("smarthome"),
 		Prepare: homeapi.FoldSlashes,
-	}}, nil
+	}, sidecars: sidecars}, nil
 }
 
 const smarthomeUsage = `usage:

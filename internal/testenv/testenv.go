@@ -1,12 +1,15 @@
-// Package testenv locates the files tests share with the rest of the
-// workplace: the test models and reference files in ../shared beside the
-// repository. They are never copied into the repository.
+// Package testenv locates what tests share with the rest of the workplace:
+// the test models and reference files in ../shared beside the repository
+// (never copied into it) and the machine's MQTT broker.
 package testenv
 
 import (
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // RepoRoot returns the directory holding go.mod, found by walking up from the
@@ -75,4 +78,32 @@ func Reference(tb testing.TB, name string) string {
 		tb.Skipf("SKIPPING: ../shared/reference/%s is absent", name)
 	}
 	return p
+}
+
+// EnvMQTT names the MQTT broker tests use; CI starts Mosquitto and sets it.
+const EnvMQTT = "PARTNERAPI_TEST_MQTT_URL"
+
+// MQTTBroker returns the URL of a reachable MQTT broker: EnvMQTT's, which
+// must answer, or else Mosquitto's default local port when something
+// listens there; with neither the test is skipped with a loud message.
+func MQTTBroker(tb testing.TB) string {
+	tb.Helper()
+	u := os.Getenv(EnvMQTT)
+	named := u != ""
+	if !named {
+		u = "tcp://127.0.0.1:1883"
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		tb.Fatalf("%s: %v", EnvMQTT, err)
+	}
+	c, err := net.DialTimeout("tcp", pu.Host, 2*time.Second)
+	if err != nil {
+		if named {
+			tb.Fatalf("%s=%s unreachable: %v", EnvMQTT, u, err)
+		}
+		tb.Skipf("SKIPPED LOUDLY: no MQTT broker at %s and %s unset (CI starts Mosquitto and sets it)", u, EnvMQTT)
+	}
+	c.Close()
+	return u
 }

@@ -1,0 +1,79 @@
+package smarthome
+
+import (
+	"encoding/json"
+	"sort"
+	"sync"
+)
+
+// Agent is what the cloud side of the MQTT protocol (reference §7) knows of
+// one agent between its messages: the category of each device of its last
+// up/config. An up/status message names devices by id only, so its values
+// are checked against the features of the category the agent configured
+// each device with; a device it never configured is checked against the
+// whole catalog. An Agent is safe for concurrent use.
+type Agent struct {
+	mu         sync.Mutex
+	categories map[string]string // device id → category
+}
+
+// Config validates an up/config message ({"devices": [...]}) and, when it
+// parses, makes its devices the agent's configuration: devices of an
+// earlier config that this one leaves out are forgotten, as the cloud
+// forgets devices an agent stops announcing.
+func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
+	rep, err := c.Validate(msg, "")
+	if err != nil {
+		return nil, err
+	}
+	if rep.Kind != "config" {
+		return nil, &InvalidError{Details: []string{"up/config carries a list of devices"}}
+	}
+	cats := make(map[string]string, len(rep.Devices))
+	for _, d := range rep.Devices {
+		if d.ID != "" && c.Categories[d.Category] != nil {
+			cats[d.ID] = d.Category
+		}
+	}
+	a.mu.Lock()
+	a.categories = cats
+	a.mu.Unlock()
+	return rep, nil
+}
+
+// Status validates an up/status message ({"devices": {"<id>": {"states":
+// [...]}}}) device by device, each against its configured category.
+func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {
+	var top struct {
+		Devices map[string]json.RawMessage `json:"devices"`
+	}
+	if err := json.Unmarshal(msg, &top); err != nil || top.Devices == nil {
+		// Validate words the complaint about a malformed body.
+		if _, verr := c.Validate(msg, ""); verr != nil {
+			return nil, verr
+		}
+		return nil, &InvalidError{Details: []string{"up/status carries an object of devices by id"}}
+	}
+	ids := make([]string, 0, len(top.Devices))
+	for id := range top.Devices {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	rep := &Report{Kind: "status", Valid: true, Devices: []DeviceReport{}}
+	for _, id := range ids {
+		one, err := json.Marshal(map[string]map[string]json.RawMessage{"devices": {id: top.Devices[id]}})
+		if err != nil {
+			return nil, err
+		}
+		a.mu.Lock()
+		cat := a.categories[id]
+		a.mu.Unlock()
+		r, err := c.Validate(one, cat)
+		if err != nil {
+			return nil, err
+		}
+		rep.Devices = append(rep.Devices, r.Devices...)
+		rep.Valid = rep.Valid && r.Valid
+	}
+	return rep, nil
+}

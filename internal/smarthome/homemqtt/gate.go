@@ -1,0 +1,195 @@
+// Package homemqtt plays the cloud's side of the smart home MQTT protocol
+// (reference §7) on a broker of the operator's, so that an agent under
+// development can be pointed at a local Mosquitto instead of the
+// provider's broker: the gate publishes the retained global configuration
+// that tells agents where the information API is, reads every agent's
+// up/config and up/status, checks them against the catalog the API serves
+// (smarthome.Agent), and answers what it finds on the agent's down/errors.
+// The provider documents no body for down/errors (clients only log it), so
+// the gate sends the findings in the shape of POST /v1/mqtt-gate/validate's
+// report.
+package homemqtt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"partnerapi/internal/smarthome"
+)
+
+// DefaultRoot is the protocol's topic root (reference §7): the global
+// configuration is ROOT/__config, an agent's topics ROOT/<agent>/….
+const DefaultRoot = "sberdevices/v1"
+
+// Catalogs gives the catalog the information API serves at the moment.
+type Catalogs interface {
+	Catalog(ctx context.Context) (*smarthome.Catalog, error)
+}
+
+// Config is how the gate reaches the broker and what it announces.
+type Config struct {
+	Broker             string // e.g. tcp://127.0.0.1:1883
+	Username, Password string // the broker's, when it asks for them
+	ClientID           string
+	// Root is the topic root, DefaultRoot unless several gates share one
+	// broker (each then serves the agents under its own root).
+	Root string
+	// Endpoint is the information API's address announced in the global
+	// configuration (its http_api_endpoint).
+	Endpoint string
+	Log      *slog.Logger
+}
+
+// Gate is a connected gate; Close disconnects it.
+type Gate struct {
+	cfg    Config
+	cat    Catalogs
+	client mqtt.Client
+
+	mu     sync.Mutex
+	agents map[string]*smarthome.Agent
+}
+
+// Message is what the gate publishes on an agent's down/errors: the topic
+// of the agent's message it answers, why that message could not be read
+// at all, or the devices it found something wrong with.
+type Message struct {
+	Topic   string                   `json:"topic"`
+	Errors  []string                 `json:"errors,omitempty"`
+	Devices []smarthome.DeviceReport `json:"devices,omitempty"`
+}
+
+// Start connects to the broker and starts serving; a broker that cannot be
+// reached within ten seconds is an error. After a lost connection the
+// client reconnects by itself, and every connect publishes the global
+// configuration and subscribes again.
+func Start(cfg Config, cat Catalogs) (*Gate, error) {
+	if cfg.Endpoint == "" {
+		return nil, errors.New("homemqtt: the information API's endpoint is required")
+	}
+	if cfg.Root == "" {
+		cfg.Root = DefaultRoot
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = fmt.Sprintf("partnerapi-gate-%d", time.Now().UnixNano())
+	}
+	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}}
+	opts := mqtt.NewClientOptions().AddBroker(cfg.Broker).SetClientID(cfg.ClientID).
+		SetUsername(cfg.Username).SetPassword(cfg.Password).
+		SetCleanSession(true).SetAutoReconnect(true).SetConnectTimeout(10 * time.Second).
+		SetOnConnectHandler(g.onConnect).
+		SetConnectionLostHandler(func(_ mqtt.Client, err error) {
+			cfg.Log.Warn("smarthome mqtt: connection lost, reconnecting", "broker", cfg.Broker, "err", err)
+		})
+	g.client = mqtt.NewClient(opts)
+	tok := g.client.Connect()
+	if !tok.WaitTimeout(10 * time.Second) {
+		g.client.Disconnect(0)
+		return nil, fmt.Errorf("homemqtt: connect to %s: timed out", cfg.Broker)
+	}
+	if err := tok.Error(); err != nil {
+		return nil, fmt.Errorf("homemqtt: connect to %s: %w", cfg.Broker, err)
+	}
+	return g, nil
+}
+
+// Close disconnects, leaving the retained configuration on the broker for
+// agents that start later.
+func (g *Gate) Close() { g.client.Disconnect(250) }
+
+// onConnect announces the endpoint and subscribes to the agents' messages.
+// It runs on the client's goroutine, so it waits for neither: the library
+// cannot complete a token while its own handler blocks.
+func (g *Gate) onConnect(c mqtt.Client) {
+	body, _ := json.Marshal(map[string]string{"http_api_endpoint": g.cfg.Endpoint})
+	c.Publish(g.cfg.Root+"/__config", 1, true, body)
+	c.SubscribeMultiple(map[string]byte{g.cfg.Root + "/+/up/config": 1, g.cfg.Root + "/+/up/status": 1}, g.onMessage)
+	g.cfg.Log.Info("smarthome mqtt: gate connected", "broker", g.cfg.Broker, "http_api_endpoint", g.cfg.Endpoint)
+}
+
+// agentOf splits "ROOT/<agent>/up/<kind>".
+func (g *Gate) agentOf(topic string) (agent, kind string, ok bool) {
+	rest, found := strings.CutPrefix(topic, g.cfg.Root+"/")
+	if !found {
+		return "", "", false
+	}
+	agent, kind, found = strings.Cut(rest, "/up/")
+	return agent, kind, found && agent != "" && !strings.Contains(agent, "/") && (kind == "config" || kind == "status")
+}
+
+func (g *Gate) agent(name string) *smarthome.Agent {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	a := g.agents[name]
+	if a == nil {
+		a = &smarthome.Agent{}
+		g.agents[name] = a
+	}
+	return a
+}
+
+func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
+	name, kind, ok := g.agentOf(m.Topic())
+	if !ok {
+		return
+	}
+	msg, err := Check(context.Background(), g.cat, g.agent(name), kind, m.Payload())
+	if err != nil {
+		g.cfg.Log.Error("smarthome mqtt: catalog unavailable", "agent", name, "err", err)
+		return
+	}
+	if msg == nil {
+		g.cfg.Log.Info("smarthome mqtt: agent message valid", "agent", name, "topic", "up/"+kind)
+		return
+	}
+	g.cfg.Log.Info("smarthome mqtt: agent message has findings", "agent", name, "topic", "up/"+kind,
+		"errors", len(msg.Errors), "devices", len(msg.Devices))
+	body, _ := json.Marshal(msg)
+	c.Publish(g.cfg.Root+"/"+name+"/down/errors", 1, false, body)
+}
+
+// Check judges one agent message of kind config or status and returns what
+// to send on the agent's down/errors, nil when there is nothing to report
+// (warnings alone are not reported). An error means the catalog could not
+// be read.
+func Check(ctx context.Context, cat Catalogs, a *smarthome.Agent, kind string, payload []byte) (*Message, error) {
+	c, err := cat.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	check := a.Config
+	if kind == "status" {
+		check = a.Status
+	}
+	msg := &Message{Topic: "up/" + kind}
+	rep, err := check(c, payload)
+	var inv *smarthome.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		msg.Errors = inv.Details
+		return msg, nil
+	case err != nil:
+		msg.Errors = []string{err.Error()}
+		return msg, nil
+	}
+	for _, d := range rep.Devices {
+		if !d.OK() {
+			msg.Devices = append(msg.Devices, d)
+		}
+	}
+	if len(msg.Devices) == 0 {
+		return nil, nil
+	}
+	return msg, nil
+}

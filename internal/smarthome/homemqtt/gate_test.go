@@ -1,0 +1,129 @@
+package homemqtt_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/smarthome/homemqtt"
+	"partnerapi/internal/testenv"
+)
+
+type seedCatalog struct{ c *smarthome.Catalog }
+
+func (s seedCatalog) Catalog(context.Context) (*smarthome.Catalog, error) { return s.c, nil }
+
+// agent is a test agent connected to the broker: what arrives on the topics
+// it subscribed to, and publish.
+type agent struct {
+	t   *testing.T
+	c   mqtt.Client
+	got chan mqtt.Message
+}
+
+func newAgent(t *testing.T, url string, topics ...string) *agent {
+	t.Helper()
+	a := &agent{t: t, got: make(chan mqtt.Message, 16)}
+	a.c = mqtt.NewClient(mqtt.NewClientOptions().AddBroker(url).SetClientID(fmt.Sprintf("agent-%d", time.Now().UnixNano())))
+	if tok := a.c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("agent connect: %v", tok.Error())
+	}
+	t.Cleanup(func() { a.c.Disconnect(100) })
+	for _, topic := range topics {
+		if tok := a.c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) { a.got <- m }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("subscribe %s: %v", topic, tok.Error())
+		}
+	}
+	return a
+}
+
+func (a *agent) publish(topic, body string, retained bool) {
+	a.t.Helper()
+	if tok := a.c.Publish(topic, 1, retained, body); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		a.t.Fatalf("publish %s: %v", topic, tok.Error())
+	}
+}
+
+func (a *agent) next() mqtt.Message {
+	a.t.Helper()
+	select {
+	case m := <-a.got:
+		return m
+	case <-time.After(10 * time.Second):
+		a.t.Fatal("nothing arrived in 10 s")
+		return nil
+	}
+}
+
+const lamp = `{"id":"lamp","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off","light_brightness"]}}`
+
+// Through a real broker: an agent finds the information API's endpoint in
+// the retained global configuration, and each of its messages with a
+// finding gets one answer on its down/errors (a feature outside the
+// device's category, a malformed body, a status value of the wrong type),
+// while a valid message gets none: the answer that follows a valid config
+// is the next message's.
+func TestGateThroughBroker(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	c, err := smarthome.Seed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
+	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445"}, seedCatalog{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	// The broker keeps retained messages: this root's goes when the test
+	// ends (an empty retained message clears it).
+	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
+	// The retained configuration reaches an agent that subscribes later.
+	var cfg struct {
+		Endpoint string `json:"http_api_endpoint"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for cfg.Endpoint == "" && time.Now().Before(deadline) {
+		a := newAgent(t, url, root+"/__config")
+		select {
+		case m := <-a.got:
+			if err := json.Unmarshal(m.Payload(), &cfg); err != nil || !m.Retained() {
+				t.Fatalf("config %q retained %v: %v", m.Payload(), m.Retained(), err)
+			}
+		case <-time.After(500 * time.Millisecond): // published after this subscription began
+		}
+	}
+	if cfg.Endpoint != "http://127.0.0.1:9445" {
+		t.Fatalf("http_api_endpoint %q", cfg.Endpoint)
+	}
+
+	dev := newAgent(t, url, root+"/dev1/down/errors")
+	answer := func(topic, body string) homemqtt.Message {
+		t.Helper()
+		dev.publish(root+"/dev1/"+topic, body, false)
+		var msg homemqtt.Message
+		if err := json.Unmarshal(dev.next().Payload(), &msg); err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	bad := `{"devices":[` + lamp + `,{"id":"plug","name":"P","default_name":"P","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off","light_colour"]}}]}`
+	if msg := answer("up/config", bad); msg.Topic != "up/config" || len(msg.Devices) != 1 || msg.Devices[0].ID != "plug" ||
+		len(msg.Devices[0].UnknownFeatures) != 1 || msg.Devices[0].UnknownFeatures[0] != "light_colour" {
+		t.Fatalf("bad config answered %+v", msg)
+	}
+	if msg := answer("up/config", `{"devices": nope}`); msg.Topic != "up/config" || len(msg.Errors) == 0 {
+		t.Fatalf("malformed config answered %+v", msg)
+	}
+	dev.publish(root+"/dev1/up/config", `{"devices":[`+lamp+`]}`, false)
+	status := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"INTEGER","integer_value":"1"}}]}}}`
+	if msg := answer("up/status", status); msg.Topic != "up/status" || len(msg.Devices) != 1 || msg.Devices[0].ID != "lamp" ||
+		msg.Devices[0].Category != "light" || len(msg.Devices[0].InvalidValues) != 1 {
+		t.Fatalf("bad status answered %+v (a valid config must not be answered)", msg)
+	}
+}
