@@ -15,6 +15,22 @@ import (
 type Agent struct {
 	mu         sync.Mutex
 	categories map[string]string // device id → category
+	// configured: a config was read; asked: a config was asked for since.
+	configured, asked bool
+}
+
+// AskConfig reports, once until a config arrives, that the agent's config
+// should be asked for (down/config_request): its status came before any
+// config, as after the cloud's side restarted while the agent ran on,
+// and its devices' categories are unknown until the agent sends one.
+func (a *Agent) AskConfig() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.configured || a.asked {
+		return false
+	}
+	a.asked = true
+	return true
 }
 
 // Config validates an up/config message ({"devices": [...]}) and, when it
@@ -36,7 +52,7 @@ func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
 		}
 	}
 	a.mu.Lock()
-	a.categories = cats
+	a.categories, a.configured, a.asked = cats, true, false
 	a.mu.Unlock()
 	return rep, nil
 }

@@ -51,6 +51,27 @@ func TestAgentConfigThenStatus(t *testing.T) {
 	}
 }
 
+// AskConfig says yes once for an agent that has sent no config, again
+// only after a config arrived and was forgotten (never: a config stays), and
+// never for a configured agent.
+func TestAgentAskConfig(t *testing.T) {
+	c := seed(t)
+	var a Agent
+	if !a.AskConfig() || a.AskConfig() {
+		t.Fatal("an unconfigured agent is asked exactly once")
+	}
+	if _, err := a.Config(c, []byte(`{"devices":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if a.AskConfig() {
+		t.Fatal("a configured agent was asked")
+	}
+	var b Agent
+	if _, err := b.Config(c, []byte(`not json`)); err == nil || !b.AskConfig() {
+		t.Fatal("a config that does not parse does not configure")
+	}
+}
+
 // FuzzAgent holds the agent's invariants on any messages: no panic, an
 // answer is a report or an InvalidError, and a report is valid exactly when
 // each of its devices is.

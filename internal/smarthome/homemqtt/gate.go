@@ -4,7 +4,9 @@
 // provider's broker: the gate publishes the retained global configuration
 // that tells agents where the information API is, reads every agent's
 // up/config and up/status, checks them against the catalog the API serves
-// (smarthome.Agent), and answers what it finds on the agent's down/errors.
+// (smarthome.Agent), and answers what it finds on the agent's down/errors;
+// an agent whose status comes before its config is asked for its config
+// (down/config_request).
 // The provider documents no body for down/errors (clients only log it), so
 // the gate sends the findings in the shape of POST /v1/mqtt-gate/validate's
 // report.
@@ -144,7 +146,13 @@ func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
 	if !ok {
 		return
 	}
-	msg, err := Check(context.Background(), g.cat, g.agent(name), kind, m.Payload())
+	a := g.agent(name)
+	if kind == "status" && a.AskConfig() {
+		// The cloud asks an agent for its config as the protocol does
+		// (down/config_request, answered on up/config).
+		c.Publish(g.cfg.Root+"/"+name+"/down/config_request", 1, false, []byte("{}"))
+	}
+	msg, err := Check(context.Background(), g.cat, a, kind, m.Payload())
 	if err != nil {
 		g.cfg.Log.Error("smarthome mqtt: catalog unavailable", "agent", name, "err", err)
 		return

@@ -102,6 +102,15 @@ func TestGateThroughBroker(t *testing.T) {
 		t.Fatalf("http_api_endpoint %q", cfg.Endpoint)
 	}
 
+	// An agent whose status comes first is asked for its config, once.
+	early := newAgent(t, url, root+"/dev0/down/config_request")
+	for range 2 {
+		early.publish(root+"/dev0/up/status", `{"devices":{"lamp":{"states":[]}}}`, false)
+	}
+	if m := early.next(); string(m.Payload()) != "{}" {
+		t.Fatalf("config_request %q", m.Payload())
+	}
+
 	dev := newAgent(t, url, root+"/dev1/down/errors")
 	answer := func(topic, body string) homemqtt.Message {
 		t.Helper()
@@ -125,5 +134,10 @@ func TestGateThroughBroker(t *testing.T) {
 	if msg := answer("up/status", status); msg.Topic != "up/status" || len(msg.Devices) != 1 || msg.Devices[0].ID != "lamp" ||
 		msg.Devices[0].Category != "light" || len(msg.Devices[0].InvalidValues) != 1 {
 		t.Fatalf("bad status answered %+v (a valid config must not be answered)", msg)
+	}
+	select {
+	case m := <-early.got:
+		t.Fatalf("a second config_request: %q", m.Payload())
+	default:
 	}
 }
