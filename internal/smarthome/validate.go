@@ -139,6 +139,14 @@ func (r *DeviceReport) addValueProblem(p Problem) {
 }
 
 func (c *Catalog) checkDevice(id, modelID string, m *Model) DeviceReport {
+	// A device names a registered model or carries its own, exactly one of
+	// the two (reference §7): with both, which one the cloud would use is
+	// not documented, so neither is guessed.
+	if m != nil && modelID != "" {
+		r := newDeviceReport(id)
+		r.Errors = append(r.Errors, "device has both model_id and model: give exactly one")
+		return r
+	}
 	if m == nil && modelID != "" {
 		for i := range c.Models {
 			if c.Models[i].ID == modelID {
