@@ -57,6 +57,19 @@ func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
 	return rep, nil
 }
 
+// Devices lists the ids of the devices of the agent's last config whose
+// category the catalog has, in order.
+func (a *Agent) Devices() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, 0, len(a.categories))
+	for id := range a.categories {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
 // Status validates an up/status message ({"devices": {"<id>": {"states":
 // [...]}}}) device by device, each against its configured category.
 func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {

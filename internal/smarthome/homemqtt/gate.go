@@ -5,8 +5,9 @@
 // that tells agents where the information API is, reads every agent's
 // up/config and up/status, checks them against the catalog the API serves
 // (smarthome.Agent), and answers what it finds on the agent's down/errors;
-// an agent whose status comes before its config is asked for its config
-// (down/config_request).
+// after a config it asks for the configured devices' states
+// (down/status_request), and an agent whose status comes before its config
+// is asked for its config (down/config_request).
 // The provider documents no body for down/errors (clients only log it), so
 // the gate sends the findings in the shape of POST /v1/mqtt-gate/validate's
 // report.
@@ -159,12 +160,21 @@ func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
 	}
 	if msg == nil {
 		g.cfg.Log.Info("smarthome mqtt: agent message valid", "agent", name, "topic", "up/"+kind)
-		return
+	} else {
+		g.cfg.Log.Info("smarthome mqtt: agent message has findings", "agent", name, "topic", "up/"+kind,
+			"errors", len(msg.Errors), "devices", len(msg.Devices))
+		body, _ := json.Marshal(msg)
+		c.Publish(g.cfg.Root+"/"+name+"/down/errors", 1, false, body)
 	}
-	g.cfg.Log.Info("smarthome mqtt: agent message has findings", "agent", name, "topic", "up/"+kind,
-		"errors", len(msg.Errors), "devices", len(msg.Devices))
-	body, _ := json.Marshal(msg)
-	c.Publish(g.cfg.Root+"/"+name+"/down/errors", 1, false, body)
+	// After a config it could read, the cloud asks for the configured
+	// devices' states (down/status_request, answered on up/status), so an
+	// agent's status path is checked without anyone touching a device.
+	if kind == "config" && (msg == nil || len(msg.Errors) == 0) {
+		if ids := a.Devices(); len(ids) > 0 {
+			body, _ := json.Marshal(map[string][]string{"devices": ids})
+			c.Publish(g.cfg.Root+"/"+name+"/down/status_request", 1, false, body)
+		}
+	}
 }
 
 // Check judges one agent message of kind config or status and returns what

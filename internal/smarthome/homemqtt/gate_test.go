@@ -117,6 +117,7 @@ func TestGateThroughBroker(t *testing.T) {
 	}
 
 	dev := newAgent(t, url, root+"/dev1/down/errors")
+	requests := newAgent(t, url, root+"/dev1/down/status_request")
 	answer := func(topic, body string) homemqtt.Message {
 		t.Helper()
 		dev.publish(root+"/dev1/"+topic, body, false)
@@ -134,7 +135,17 @@ func TestGateThroughBroker(t *testing.T) {
 	if msg := answer("up/config", `{"devices": nope}`); msg.Topic != "up/config" || len(msg.Errors) == 0 {
 		t.Fatalf("malformed config answered %+v", msg)
 	}
+	// A config with findings is still read: both its devices, whose
+	// categories the catalog has, are asked for (the plug's finding is a
+	// feature). The malformed one asks for nothing: the next request is
+	// the valid config's, the lamp alone.
+	if m := requests.next(); string(m.Payload()) != `{"devices":["lamp","plug"]}` {
+		t.Fatalf("status_request after the first config: %q", m.Payload())
+	}
 	dev.publish(root+"/dev1/up/config", `{"devices":[`+lamp+`]}`, false)
+	if m := requests.next(); string(m.Payload()) != `{"devices":["lamp"]}` {
+		t.Fatalf("status_request after the valid config: %q", m.Payload())
+	}
 	status := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"INTEGER","integer_value":"1"}}]}}}`
 	if msg := answer("up/status", status); msg.Topic != "up/status" || len(msg.Devices) != 1 || msg.Devices[0].ID != "lamp" ||
 		msg.Devices[0].Category != "light" || len(msg.Devices[0].InvalidValues) != 1 {
