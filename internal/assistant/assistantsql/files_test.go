@@ -14,18 +14,25 @@ import (
 	"partnerapi/internal/storetest"
 )
 
+// clientsAB is a store on db with the clients "a" and "b".
+func clientsAB(t *testing.T, db *sqldb.DB) *assistantsql.Store {
+	t.Helper()
+	s := assistantsql.New(db)
+	for _, id := range []string{"a", "b"} {
+		if err := s.CreateClient(context.Background(), assistant.Client{ID: id, SecretHash: "h", Scope: assistant.ScopeCorp, CreatedAt: time.Unix(1, 0)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
 // Files keep their bytes exactly (NUL and high bytes included), belong to
 // their client only, list in the order they were stored (f2's earlier
 // created_at does not move it first), and are gone after a delete.
 func TestFileStoreConformance(t *testing.T) {
 	storetest.Each(t, assistantsql.Migrate, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		s := assistantsql.New(db)
-		for _, id := range []string{"a", "b"} {
-			if err := s.CreateClient(ctx, assistant.Client{ID: id, SecretHash: "h", Scope: assistant.ScopeCorp, CreatedAt: time.Unix(1, 0)}, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		s := clientsAB(t, db)
 		content := []byte("\x00\x01binary\xff\xfe text")
 		f1 := assistant.File{ID: "f1", ClientID: "a", Filename: "x.bin", Purpose: "general", MediaType: "application/octet-stream",
 			Bytes: int64(len(content)), CreatedAt: time.Unix(200, 0)}
@@ -85,12 +92,7 @@ func TestFileStoreConformance(t *testing.T) {
 func TestFileQuotaConformance(t *testing.T) {
 	storetest.Each(t, assistantsql.Migrate, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		s := assistantsql.New(db)
-		for _, id := range []string{"a", "b"} {
-			if err := s.CreateClient(ctx, assistant.Client{ID: id, SecretHash: "h", Scope: assistant.ScopeCorp, CreatedAt: time.Unix(1, 0)}, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		s := clientsAB(t, db)
 		file := func(client, id string, n int) (assistant.File, []byte) {
 			return assistant.File{ID: id, ClientID: client, Filename: id + ".txt", Purpose: "general", MediaType: "text/plain",
 				Bytes: int64(n), CreatedAt: time.Unix(100, 0)}, bytes.Repeat([]byte("x"), n)
