@@ -52,7 +52,8 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 	if err := svc.Init(ctx); err != nil {
 		return built{}, err
 	}
-	gate, err := m.mqtt.sidecar(svc, d)
+	var ref gateRef
+	gate, err := m.mqtt.sidecar(svc, &ref, d)
 	if err != nil {
 		return built{}, err
 	}
@@ -60,7 +61,7 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 	if gate != nil {
 		sidecars = append(sidecars, *gate)
 	}
-	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Service: svc, Options: homeapi.Options{
+	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Service: svc, Commander: &ref, Options: homeapi.Options{
 		OmitFalseRequired: m.omitFalseRequired, HideAllowedValues: m.hideAllowed, HideCategories: hide}})
 	return built{api: web.API{
 		Name:    "smarthome",

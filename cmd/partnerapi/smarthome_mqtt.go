@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/smarthome/homemqtt"
@@ -24,11 +25,23 @@ func (m *smarthomeMQTT) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.root, "smarthome-mqtt-root", homemqtt.DefaultRoot, "topic root of the global configuration and the agents' topics")
 }
 
+// gateRef is the Commander the smart home API is built with: the gate once
+// its sidecar has connected it, ErrGateOff before and after.
+type gateRef struct{ g atomic.Pointer[homemqtt.Gate] }
+
+func (r *gateRef) Command(ctx context.Context, agent string, msg []byte) (string, error) {
+	g := r.g.Load()
+	if g == nil {
+		return "", smarthome.ErrGateOff
+	}
+	return g.Command(ctx, agent, msg)
+}
+
 // sidecar returns the gate as a sidecar of serve, nil when it is off. The
 // broker is reached when the sidecar starts, after the listeners are open,
 // so that the announced endpoint can be the smart home listener's bound
 // address; a broker that cannot be reached then stops serve.
-func (m *smarthomeMQTT) sidecar(svc *smarthome.Service, d deps) (*sidecar, error) {
+func (m *smarthomeMQTT) sidecar(svc *smarthome.Service, ref *gateRef, d deps) (*sidecar, error) {
 	if m.broker == "" {
 		return nil, nil
 	}
@@ -56,7 +69,9 @@ func (m *smarthomeMQTT) sidecar(svc *smarthome.Service, d deps) (*sidecar, error
 			if err != nil {
 				return err
 			}
+			ref.g.Store(g)
 			<-done
+			ref.g.Store(nil)
 			g.Close()
 			return nil
 		},

@@ -12,6 +12,21 @@ import (
 	"partnerapi/internal/testenv"
 )
 
+// clearRetainedAfter removes, when the test ends, the retained global
+// configuration a gate under root leaves on the broker, which keeps
+// retained messages across restarts.
+func clearRetainedAfter(t *testing.T, broker, root string) {
+	t.Cleanup(func() {
+		c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker).SetClientID(root + "-cleanup"))
+		if tok := c.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+			t.Logf("clearing %s/__config: %v", root, tok.Error())
+			return
+		}
+		c.Publish(root+"/__config", 1, true, "").WaitTimeout(5 * time.Second)
+		c.Disconnect(100)
+	})
+}
+
 // --smarthome-mqtt through serve, its SQLite store and a real broker: an
 // agent learns the smart home listener's address from the global
 // configuration and reads the API there with its credentials; an up/config
@@ -27,13 +42,12 @@ func TestSmarthomeMQTTGate(t *testing.T) {
 		t.Fatalf("agent connect: %v", tok.Error())
 	}
 	defer c.Disconnect(100)
-	for _, topic := range []string{root + "/__config", root + "/agent-m/down/errors"} {
+	for _, topic := range []string{root + "/__config", root + "/agent-m/down/errors", root + "/agent-m/down/commands"} {
 		if tok := c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) { got <- m }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 			t.Fatal(tok.Error())
 		}
 	}
-	// Clear the retained configuration this test's gate leaves.
-	defer func() { c.Publish(root+"/__config", 1, true, "").WaitTimeout(5 * time.Second) }()
+	clearRetainedAfter(t, broker, root)
 	next := func(topic string) []byte {
 		t.Helper()
 		select {
@@ -93,6 +107,27 @@ func TestSmarthomeMQTTGate(t *testing.T) {
 		msg.Devices[0].ID != "plug" || len(msg.Devices[0].Errors) != 1 || !strings.Contains(msg.Devices[0].Errors[0], "acme-s2") ||
 		msg.Devices[1].ID != "lamp" || len(msg.Devices[1].UnknownFeatures) != 1 || msg.Devices[1].UnknownFeatures[0] != "temperature" {
 		t.Fatalf("down/errors %+v", msg)
+	}
+	// The admin API's commands reach the agent as sent, once checked
+	// against its configured categories: the last config made the lamp a
+	// light, which has on_off and no temperature.
+	command := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
+	resp, body := admin.do("POST", "/v1/admin/agents/agent-m/commands", []byte(command))
+	if resp.StatusCode != 202 || !strings.Contains(string(body), root+"/agent-m/down/commands") {
+		t.Fatalf("command: %d %s", resp.StatusCode, body)
+	}
+	if got := next(root + "/agent-m/down/commands"); string(got) != command {
+		t.Fatalf("down/commands %q, want %q", got, command)
+	}
+	resp, body = admin.do("POST", "/v1/admin/agents/agent-m/commands",
+		[]byte(`{"devices":{"lamp":{"states":[{"key":"temperature","value":{"type":"INTEGER","integer_value":"200"}}]}}}`))
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "device 'lamp': feature 'temperature' is not in category 'light'") {
+		t.Fatalf("command outside the lamp's category: %d %s", resp.StatusCode, body)
+	}
+	select {
+	case m := <-got:
+		t.Fatalf("a refused command was sent: %s %s", m.Topic(), m.Payload())
+	case <-time.After(300 * time.Millisecond):
 	}
 }
 

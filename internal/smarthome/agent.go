@@ -1,10 +1,22 @@
 package smarthome
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"sync"
 )
+
+// ErrGateOff is the answer to a command for an agent when serve runs no
+// MQTT gate (its --smarthome-mqtt is empty).
+var ErrGateOff = errors.New("the MQTT gate is off: serve with --smarthome-mqtt to send commands to agents")
+
+// Commander sends the cloud's commands to an agent (its down/commands) and
+// returns the topic it published on; the MQTT gate is one.
+type Commander interface {
+	Command(ctx context.Context, agent string, msg []byte) (topic string, err error)
+}
 
 // Agent is what the cloud side of the MQTT protocol (reference §7) knows of
 // one agent between its messages: the category of each device of its last
@@ -105,4 +117,34 @@ func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {
 		rep.Valid = rep.Valid && r.Valid
 	}
 	return rep, nil
+}
+
+// Command checks a down/commands message for the agent, which has the shape
+// of an up/status message ({"devices": {"<id>": {"states": [...]}}}), as its
+// status would be checked; a command with findings is an InvalidError
+// listing them, one line each, so that nothing the agent's devices cannot
+// take is sent.
+func (a *Agent) Command(c *Catalog, msg []byte) error {
+	rep, err := a.Status(c, msg)
+	if err != nil {
+		return err
+	}
+	var details []string
+	for _, d := range rep.Devices {
+		details = append(details, d.Findings()...)
+	}
+	if len(details) > 0 {
+		return &InvalidError{Details: details}
+	}
+	return nil
+}
+
+// Findings lists what keeps the device from being valid, one line each,
+// naming the device (warnings do not count).
+func (r *DeviceReport) Findings() []string {
+	var out []string
+	for _, p := range append(append([]string{}, r.Errors...), r.featureProblems()...) {
+		out = append(out, "device '"+r.ID+"': "+p)
+	}
+	return out
 }

@@ -183,8 +183,19 @@ func (c *Catalog) CheckModel(m *Model) []string {
 	if m.Manufacturer == "" || m.Model == "" {
 		out = append(out, "manufacturer and model are required")
 	}
+	return append(out, r.featureProblems()...)
+}
+
+// featureProblems words what the report found about features, one line
+// each: unknown, missing, out of the feature's values.
+func (r *DeviceReport) featureProblems() []string {
+	var out []string
 	for _, f := range r.UnknownFeatures {
-		out = append(out, fmt.Sprintf("feature '%s' is not in category '%s'", f, m.Category))
+		if r.Category == "" {
+			out = append(out, fmt.Sprintf("feature '%s' is not in the catalog", f))
+			continue
+		}
+		out = append(out, fmt.Sprintf("feature '%s' is not in category '%s'", f, r.Category))
 	}
 	for _, f := range r.MissingRequired {
 		out = append(out, fmt.Sprintf("required feature '%s' is missing", f))

@@ -129,3 +129,24 @@ func (h *handlers) deleteAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// command sends a down/commands message to the agent named in the path
+// through the MQTT gate, after checking it against the categories of the
+// agent's last config: what the provider's app does when a user switches
+// a device, for agents under development.
+func (h *handlers) command(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	if h.cmd == nil {
+		domainError(w, r, smarthome.ErrGateOff)
+		return
+	}
+	topic, err := h.cmd.Command(r.Context(), r.PathValue("login"), body)
+	if err != nil {
+		domainError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"topic": topic})
+}

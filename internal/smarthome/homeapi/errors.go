@@ -60,6 +60,8 @@ func domainError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, "Conflict", err.Error())
 	case errors.Is(err, smarthome.ErrNotFound):
 		writeError(w, http.StatusNotFound, "Not found", notFoundDetail(r, err))
+	case errors.Is(err, smarthome.ErrGateOff):
+		writeError(w, http.StatusServiceUnavailable, "Service unavailable", err.Error())
 	case errors.Is(err, context.Canceled):
 		writeError(w, http.StatusServiceUnavailable, "Service unavailable")
 	default:

@@ -16,6 +16,7 @@ import (
 type handlers struct {
 	svc *smarthome.Service
 	opt Options
+	cmd smarthome.Commander // nil: no MQTT gate
 
 	// snap is the catalog rendered for the wire; it is replaced, never
 	// changed, when the service hands out a different catalog.

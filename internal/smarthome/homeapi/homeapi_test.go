@@ -2,6 +2,7 @@ package homeapi
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -48,4 +49,15 @@ func FuzzMatchETag(f *testing.F) {
 			t.Fatal("empty header matched")
 		}
 	})
+}
+
+// A server built without a Commander answers commands 503 naming the flag
+// that turns the gate on (the route's admin check runs before, in routes).
+func TestCommandWithoutGate(t *testing.T) {
+	h := &handlers{}
+	w := httptest.NewRecorder()
+	h.command(w, httptest.NewRequest("POST", "/v1/admin/agents/a/commands", strings.NewReader(`{"devices":{}}`)))
+	if w.Code != 503 || !strings.Contains(w.Body.String(), "--smarthome-mqtt") {
+		t.Fatalf("%d %s", w.Code, w.Body.String())
+	}
 }

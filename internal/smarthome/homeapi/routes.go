@@ -22,4 +22,5 @@ func addRoutes(mux *web.Mux, h *handlers) {
 	mux.HandleFunc("POST", "/v1/admin/agents", admin(h.createAgent))
 	mux.HandleFunc("POST", "/v1/admin/agents/{login}/password", admin(h.rotateAgent))
 	mux.HandleFunc("DELETE", "/v1/admin/agents/{login}", admin(h.deleteAgent))
+	mux.HandleFunc("POST", "/v1/admin/agents/{login}/commands", admin(h.command))
 }

@@ -15,6 +15,9 @@ type Deps struct {
 	Metrics *web.Metrics
 	Service *smarthome.Service
 	Options Options
+	// Commander sends the admin API's commands to agents over MQTT; nil
+	// when serve runs no MQTT gate (commands then answer 503).
+	Commander smarthome.Commander
 }
 
 // Options switch the documented ambiguities of the wire format (reference
@@ -33,7 +36,7 @@ type Options struct {
 // NewServer builds the smart-home API's router.
 func NewServer(d Deps) *web.Mux {
 	mux := web.NewMux("smarthome", platformError, d.Metrics)
-	addRoutes(mux, &handlers{svc: d.Service, opt: d.Options})
+	addRoutes(mux, &handlers{svc: d.Service, opt: d.Options, cmd: d.Commander})
 	return mux
 }
 

@@ -211,3 +211,29 @@ func Check(ctx context.Context, cat Catalogs, a *smarthome.Agent, kind string, p
 	}
 	return msg, nil
 }
+
+// Command sends a command to an agent on its down/commands after checking
+// it against the categories of the agent's last config (smarthome.Agent
+// Command); it waits up to five seconds for the broker to take it.
+func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, error) {
+	if agent == "" || strings.ContainsAny(agent, "/+#") {
+		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
+	}
+	c, err := g.cat.Catalog(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := g.agent(agent).Command(c, msg); err != nil {
+		return "", err
+	}
+	topic := g.cfg.Root + "/" + agent + "/down/commands"
+	tok := g.client.Publish(topic, 1, false, msg)
+	if !tok.WaitTimeout(5 * time.Second) {
+		return "", fmt.Errorf("homemqtt: publish %s: the broker did not take it in 5 s", topic)
+	}
+	if err := tok.Error(); err != nil {
+		return "", fmt.Errorf("homemqtt: publish %s: %w", topic, err)
+	}
+	g.cfg.Log.Info("smarthome mqtt: command sent", "agent", agent, "topic", topic)
+	return topic, nil
+}

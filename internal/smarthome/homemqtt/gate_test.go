@@ -3,6 +3,7 @@ package homemqtt_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -155,6 +156,14 @@ func TestGateThroughBroker(t *testing.T) {
 	case m := <-early.got:
 		t.Fatalf("a second config_request: %q", m.Payload())
 	default:
+	}
+	// A command's agent is one topic level: wildcards and separators
+	// would publish elsewhere.
+	var inv *smarthome.InvalidError
+	for _, bad := range []string{"", "a/b", "a+", "#"} {
+		if _, err := g.Command(context.Background(), bad, []byte(`{"devices":{}}`)); !errors.As(err, &inv) {
+			t.Errorf("agent %q: %v, want InvalidError", bad, err)
+		}
 	}
 }
 
