@@ -70,6 +70,14 @@ type Message struct {
 	Devices []smarthome.DeviceReport `json:"devices,omitempty"`
 }
 
+// notify is the QoS of what the gate publishes by itself (the global
+// configuration, findings, requests): 0, at most once. Each is sent again
+// by the next connect or agent message, and a QoS 1 message in flight when
+// the connection drops is resent by the client library in a way its race
+// detector flags (eclipse-paho/paho.mqtt.golang#703); commands, which an
+// administrator sends once and waits for, keep QoS 1.
+const notify = 0
+
 // Start connects to the broker and starts serving; a broker that cannot be
 // reached within ten seconds is an error. After a lost connection the
 // client reconnects by itself, and every connect publishes the global
@@ -116,7 +124,7 @@ func (g *Gate) Close() { g.client.Disconnect(250) }
 // cannot complete a token while its own handler blocks.
 func (g *Gate) onConnect(c mqtt.Client) {
 	body, _ := json.Marshal(map[string]string{"http_api_endpoint": g.cfg.Endpoint})
-	c.Publish(g.cfg.Root+"/__config", 1, true, body)
+	c.Publish(g.cfg.Root+"/__config", notify, true, body)
 	c.SubscribeMultiple(map[string]byte{g.cfg.Root + "/+/up/config": 1, g.cfg.Root + "/+/up/status": 1}, g.onMessage)
 	g.cfg.Log.Info("smarthome mqtt: gate connected", "broker", g.cfg.Broker, "http_api_endpoint", g.cfg.Endpoint)
 }
@@ -151,7 +159,7 @@ func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
 	if kind == "status" && a.AskConfig() {
 		// The cloud asks an agent for its config as the protocol does
 		// (down/config_request, answered on up/config).
-		c.Publish(g.cfg.Root+"/"+name+"/down/config_request", 1, false, []byte("{}"))
+		c.Publish(g.cfg.Root+"/"+name+"/down/config_request", notify, false, []byte("{}"))
 	}
 	msg, err := Check(context.Background(), g.cat, a, kind, m.Payload())
 	if err != nil {
@@ -164,7 +172,7 @@ func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
 		g.cfg.Log.Info("smarthome mqtt: agent message has findings", "agent", name, "topic", "up/"+kind,
 			"errors", len(msg.Errors), "devices", len(msg.Devices))
 		body, _ := json.Marshal(msg)
-		c.Publish(g.cfg.Root+"/"+name+"/down/errors", 1, false, body)
+		c.Publish(g.cfg.Root+"/"+name+"/down/errors", notify, false, body)
 	}
 	// After a config it could read, the cloud asks for the configured
 	// devices' states (down/status_request, answered on up/status), so an
@@ -172,7 +180,7 @@ func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
 	if kind == "config" && (msg == nil || len(msg.Errors) == 0) {
 		if ids := a.Devices(); len(ids) > 0 {
 			body, _ := json.Marshal(map[string][]string{"devices": ids})
-			c.Publish(g.cfg.Root+"/"+name+"/down/status_request", 1, false, body)
+			c.Publish(g.cfg.Root+"/"+name+"/down/status_request", notify, false, body)
 		}
 	}
 }
