@@ -2,7 +2,6 @@ package smarthome
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sort"
 	"sync"
@@ -85,36 +84,15 @@ func (a *Agent) Devices() []string {
 // Status validates an up/status message ({"devices": {"<id>": {"states":
 // [...]}}}) device by device, each against its configured category.
 func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {
-	var top struct {
-		Devices map[string]json.RawMessage `json:"devices"`
+	a.mu.Lock()
+	cats := a.categories // replaced by Config, never changed
+	a.mu.Unlock()
+	rep, err := c.validate(msg, func(id string) string { return cats[id] })
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(msg, &top); err != nil || top.Devices == nil {
-		// Validate words the complaint about a malformed body.
-		if _, verr := c.Validate(msg, ""); verr != nil {
-			return nil, verr
-		}
+	if rep.Kind != "status" {
 		return nil, &InvalidError{Details: []string{"up/status carries an object of devices by id"}}
-	}
-	ids := make([]string, 0, len(top.Devices))
-	for id := range top.Devices {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	rep := &Report{Kind: "status", Valid: true, Devices: []DeviceReport{}}
-	for _, id := range ids {
-		one, err := json.Marshal(map[string]map[string]json.RawMessage{"devices": {id: top.Devices[id]}})
-		if err != nil {
-			return nil, err
-		}
-		a.mu.Lock()
-		cat := a.categories[id]
-		a.mu.Unlock()
-		r, err := c.Validate(one, cat)
-		if err != nil {
-			return nil, err
-		}
-		rep.Devices = append(rep.Devices, r.Devices...)
-		rep.Valid = rep.Valid && r.Valid
 	}
 	return rep, nil
 }

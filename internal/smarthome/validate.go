@@ -61,6 +61,19 @@ type Report struct {
 // category, so category (may be "") names it; without one, features are
 // checked against the whole catalog.
 func (c *Catalog) Validate(msg []byte, category string) (*Report, error) {
+	if category != "" && c.Categories[category] == nil {
+		if _, err := c.validate(msg, func(string) string { return "" }); err != nil {
+			return nil, err // a malformed body is reported before the category
+		}
+		return nil, fmt.Errorf("category %q: %w", category, ErrNotFound)
+	}
+	return c.validate(msg, func(string) string { return category })
+}
+
+// validate is Validate with each status device's category given by
+// categoryOf ("" for the whole catalog; only known categories), which an
+// Agent answers from its last config.
+func (c *Catalog) validate(msg []byte, categoryOf func(id string) string) (*Report, error) {
 	var top struct {
 		Devices json.RawMessage `json:"devices"`
 	}
@@ -70,9 +83,6 @@ func (c *Catalog) Validate(msg []byte, category string) (*Report, error) {
 	devs := bytes.TrimSpace(top.Devices)
 	if len(devs) == 0 || string(devs) == "null" {
 		return nil, &InvalidError{Details: []string{"devices is required"}}
-	}
-	if category != "" && c.Categories[category] == nil {
-		return nil, fmt.Errorf("category %q: %w", category, ErrNotFound)
 	}
 	rep := &Report{Devices: []DeviceReport{}}
 	switch devs[0] {
@@ -107,6 +117,7 @@ func (c *Catalog) Validate(msg []byte, category string) (*Report, error) {
 		sort.Strings(ids)
 		for _, id := range ids {
 			r := newDeviceReport(id)
+			category := categoryOf(id)
 			r.Category = category
 			for _, s := range m[id].States {
 				f := c.Features[s.Key]
