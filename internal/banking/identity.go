@@ -132,6 +132,11 @@ type Token struct {
 	ExpiresAt    time.Time
 	RevokedAt    time.Time // zero: not revoked
 	ReserveUntil time.Time // refresh tokens: set on first use
+	// Chain names the grant a token belongs to: a code exchange or a CLI
+	// issue starts one, and every refresh adds its pair to the chain of the
+	// token it used. Only the newest refresh token of a chain and its
+	// reserve stay usable (RotateRefresh).
+	Chain string
 }
 
 // usableAt reports whether the token still authenticates at now.
@@ -187,9 +192,12 @@ type IdentityStore interface {
 	// RevokeToken marks the token revoked at now; ErrNotFound when absent.
 	RevokeToken(ctx context.Context, hash string, now time.Time) error
 	// RotateRefresh checks the refresh token old is usable at now, starts
-	// its reserve period (if not started) ending reserveUntil, and stores
-	// the new tokens — all in one transaction. ErrNotFound when old is
-	// unknown or no longer usable.
+	// its reserve period (if not started) ending reserveUntil, revokes at
+	// now every other refresh token of old's chain (the newest one when old
+	// is the reserve, the previous reserve when old is the newest), and
+	// stores the new tokens in old's chain — all in one transaction, and
+	// one rotation of a chain at a time. ErrNotFound when old is unknown or
+	// no longer usable.
 	RotateRefresh(ctx context.Context, old string, now, reserveUntil time.Time, newTokens ...Token) (Token, error)
 	SaveCode(ctx context.Context, c AuthCode) error
 	// ConsumeCode returns the code and deletes it so it is used at most
@@ -337,17 +345,19 @@ func ParseScopes(s string) []string {
 // IssueTokens stores and returns a new access/refresh pair for a user of
 // an organisation through a partner app.
 func (id *Identity) IssueTokens(ctx context.Context, clientID, orgID, userID string, scopes []string) (TokenPair, error) {
-	pair, toks := id.newPair(clientID, orgID, userID, scopes)
+	pair, toks := id.newPair(NewUUID(), clientID, orgID, userID, scopes)
 	if err := id.Store.SaveTokens(ctx, toks...); err != nil {
 		return TokenPair{}, fmt.Errorf("issue tokens: %w", err)
 	}
 	return pair, nil
 }
 
-func (id *Identity) newPair(clientID, orgID, userID string, scopes []string) (TokenPair, []Token) {
+// newPair makes an access/refresh pair in chain; the store puts a
+// refreshed pair in the used token's chain whatever chain says.
+func (id *Identity) newPair(chain, clientID, orgID, userID string, scopes []string) (TokenPair, []Token) {
 	now := id.now()
 	access, refresh := newOpaqueToken(), newOpaqueToken()
-	base := Token{ClientID: clientID, OrgID: orgID, UserID: userID, Scopes: scopes}
+	base := Token{ClientID: clientID, OrgID: orgID, UserID: userID, Scopes: scopes, Chain: chain}
 	a, r := base, base
 	a.Hash, a.Kind, a.ExpiresAt = HashSecret(access), TokenAccess, now.Add(AccessTokenTTL)
 	r.Hash, r.Kind, r.ExpiresAt = HashSecret(refresh), TokenRefresh, now.Add(RefreshTokenTTL)
@@ -356,7 +366,10 @@ func (id *Identity) newPair(clientID, orgID, userID string, scopes []string) (To
 }
 
 // Refresh exchanges a refresh token of clientID for a new pair with the
-// same grant. The used token stays valid for RefreshReserve.
+// same grant. The used token stays valid for RefreshReserve as the chain's
+// one reserve; every other refresh token of its chain stops working, so
+// after any sequence of refreshes exactly the newest token and at most one
+// reserve can refresh (reference §3).
 func (id *Identity) Refresh(ctx context.Context, clientID, refresh string) (TokenPair, error) {
 	now := id.now()
 	old, err := id.Store.GetToken(ctx, HashSecret(refresh))
@@ -366,7 +379,7 @@ func (id *Identity) Refresh(ctx context.Context, clientID, refresh string) (Toke
 	if err != nil {
 		return TokenPair{}, err
 	}
-	pair, toks := id.newPair(old.ClientID, old.OrgID, old.UserID, old.Scopes)
+	pair, toks := id.newPair(old.Chain, old.ClientID, old.OrgID, old.UserID, old.Scopes)
 	if _, err := id.Store.RotateRefresh(ctx, HashSecret(refresh), now, now.Add(RefreshReserve), toks...); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return TokenPair{}, ErrInvalidGrant("Unknown refresh token")

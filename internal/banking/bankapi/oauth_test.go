@@ -215,13 +215,26 @@ func TestOAuthCodeFlow(t *testing.T) {
 		if st != 200 || m["refresh_token"] == refresh {
 			t.Fatalf("refresh: %d %v", st, m)
 		}
-		newest := m["refresh_token"].(string)
-		// The client lost the new pair: the old token works within 2 h.
-		e.now = e.now.Add(banking.RefreshReserve - time.Minute)
-		if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(refresh)); st != 200 {
-			t.Fatalf("reserve retry: %d %v", st, m)
+		lost, used := m["refresh_token"].(string), e.now
+		// The client lost the new pair: the old token works within 2 h, as
+		// often as it is retried, and each retry's token replaces the one
+		// before it (which kept working for 180 days before chains).
+		var newest string
+		for i := range 3 {
+			e.now = e.now.Add(banking.RefreshReserve/4 - time.Minute)
+			st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(refresh))
+			if st != 200 {
+				t.Fatalf("reserve retry %d: %d %v", i, st, m)
+			}
+			if newest != "" {
+				lost = newest
+			}
+			newest = m["refresh_token"].(string)
+			if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(lost)); st != 400 || m["error"] != "invalid_grant" || m["error_description"] != "Unknown refresh token" {
+				t.Fatalf("replaced token after retry %d: %d %v", i, st, m)
+			}
 		}
-		e.now = e.now.Add(time.Minute)
+		e.now = used.Add(banking.RefreshReserve)
 		if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(refresh)); st != 400 || m["error_description"] != "Unknown refresh token" {
 			t.Fatalf("after reserve: %d %v", st, m)
 		}

@@ -100,9 +100,18 @@ func insertCert(ctx context.Context, e idExecer, c banking.Certificate, suffix s
 	return idInsertErr("certificate", err)
 }
 
+// tokenChain is the chain a token is stored in: a token given none starts
+// its own, named by its hash, as the migration named the older tokens'.
+func tokenChain(t banking.Token) string {
+	if t.Chain == "" {
+		return t.Hash
+	}
+	return t.Chain
+}
+
 func insertToken(ctx context.Context, e idExecer, t banking.Token) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO banking_tokens (hash, kind, client_id, org_id, user_id, scopes, expires_at, revoked_at, reserve_until) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
-		t.Hash, t.Kind, t.ClientID, t.OrgID, t.UserID, strings.Join(t.Scopes, " "), idNanos(t.ExpiresAt), idNanos(t.RevokedAt), idNanos(t.ReserveUntil))
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_tokens (hash, kind, client_id, org_id, user_id, scopes, expires_at, revoked_at, reserve_until, chain) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
+		t.Hash, t.Kind, t.ClientID, t.OrgID, t.UserID, strings.Join(t.Scopes, " "), idNanos(t.ExpiresAt), idNanos(t.RevokedAt), idNanos(t.ReserveUntil), tokenChain(t))
 	return idInsertErr("token", err)
 }
 
@@ -324,8 +333,8 @@ func getToken(ctx context.Context, q interface {
 	var t banking.Token
 	var scopes string
 	var exp, rev, res int64
-	err := q.QueryRowContext(ctx, `SELECT hash, kind, client_id, org_id, user_id, scopes, expires_at, revoked_at, reserve_until FROM banking_tokens WHERE hash = $1`, hash).
-		Scan(&t.Hash, &t.Kind, &t.ClientID, &t.OrgID, &t.UserID, &scopes, &exp, &rev, &res)
+	err := q.QueryRowContext(ctx, `SELECT hash, kind, client_id, org_id, user_id, scopes, expires_at, revoked_at, reserve_until, chain FROM banking_tokens WHERE hash = $1`, hash).
+		Scan(&t.Hash, &t.Kind, &t.ClientID, &t.OrgID, &t.UserID, &scopes, &exp, &rev, &res, &t.Chain)
 	if err != nil {
 		return banking.Token{}, idNotFound(err)
 	}
@@ -352,12 +361,36 @@ func (s *IdentityStore) RevokeToken(ctx context.Context, hash string, now time.T
 
 func (s *IdentityStore) RotateRefresh(ctx context.Context, old string, now, reserveUntil time.Time, newTokens ...banking.Token) (banking.Token, error) {
 	var t banking.Token
-	defer forgetToken(s.db, old)
+	var superseded []string
+	defer func() {
+		// Forgotten once committed (or rolled back), so no read before the
+		// change is cached past it.
+		forgetToken(s.db, old)
+		for _, h := range superseded {
+			forgetToken(s.db, h)
+		}
+	}()
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		t, err = getToken(ctx, tx, old)
 		if err != nil {
 			return err
+		}
+		chain := tokenChain(t)
+		if s.db.Dialect == sqldb.Postgres {
+			// Two rotations of one chain at once (a client retrying with the
+			// reserve while its first try still runs, or using the reserve and
+			// the newest token together) would each revoke the tokens the other
+			// has not committed yet and both leave a live token. The lock
+			// serialises them; the token is read again under it, since the
+			// other rotation may have revoked it. SQLite's IMMEDIATE
+			// transactions already run one at a time.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7263002))`, chain); err != nil {
+				return err
+			}
+			if t, err = getToken(ctx, tx, old); err != nil {
+				return err
+			}
 		}
 		n := idNanos(now)
 		if t.Kind != banking.TokenRefresh || !t.RevokedAt.IsZero() || idNanos(t.ExpiresAt) <= n ||
@@ -372,7 +405,26 @@ func (s *IdentityStore) RotateRefresh(ctx context.Context, old string, now, rese
 			}
 			t.ReserveUntil = reserveUntil
 		}
+		// The chain keeps the token just used, as its reserve, and the pair
+		// made now: the newest token a retry with the reserve replaces, and
+		// the reserve before it, both stop refreshing here.
+		rows, err := tx.QueryContext(ctx, `UPDATE banking_tokens SET revoked_at = $3 WHERE chain = $1 AND kind = 'refresh' AND hash <> $2 AND revoked_at = 0 RETURNING hash`, chain, old, n)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var h string
+			if err := rows.Scan(&h); err != nil {
+				rows.Close()
+				return err
+			}
+			superseded = append(superseded, h)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
 		for _, nt := range newTokens {
+			nt.Chain = chain
 			if err := insertToken(ctx, tx, nt); err != nil {
 				return err
 			}

@@ -187,6 +187,14 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if _, err := s.RotateRefresh(ctx, "ha", now, now, n3); !errors.Is(err, banking.ErrNotFound) {
 				t.Fatalf("access token as refresh: %v", err)
 			}
+			// The retry with the reserve made n2 the chain's newest token, so
+			// n1, which that retry replaced, no longer refreshes.
+			if got, err := s.GetToken(ctx, "n1"); err != nil || !got.RevokedAt.Equal(now.Add(time.Hour)) || got.Chain != "hr" {
+				t.Fatalf("replaced token: %+v %v", got, err)
+			}
+			if _, err := s.RotateRefresh(ctx, "n1", now.Add(time.Hour), now.Add(3*time.Hour), n3); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("replaced token refreshed: %v", err)
+			}
 			if err := s.RevokeToken(ctx, "ha", now); err != nil {
 				t.Fatal(err)
 			}
@@ -196,8 +204,8 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if got, _ := s.GetToken(ctx, "ha"); !got.RevokedAt.Equal(now) {
 				t.Fatalf("revoked at %v", got.RevokedAt)
 			}
-			// At now+90m: "ha" is revoked, "n1"/"n2" (1 h) expired; "hr"
-			// is inside its reserve and stays.
+			// At now+90m: "ha" and "n1" are revoked, "n2" (1 h) expired;
+			// "hr" is inside its reserve and stays.
 			n, err := s.PurgeExpired(ctx, now.Add(90*time.Minute))
 			if err != nil || n != 3 {
 				t.Fatalf("purged %d %v", n, err)
@@ -209,6 +217,8 @@ func TestIdentityStoreConformance(t *testing.T) {
 				t.Fatal("expired token kept")
 			}
 		})
+
+		t.Run("refresh chain", func(t *testing.T) { identityRefreshChain(t, s) })
 
 		t.Run("codes", func(t *testing.T) {
 			now := time.Unix(1_800_000_000, 0)
