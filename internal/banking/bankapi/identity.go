@@ -111,9 +111,14 @@ type cryptoInfo struct {
 	CryptoProfileInfos []cryptoProfile `json:"cryptoProfileInfos"`
 }
 
-// cryptoInfo is GET /v1/crypto and /v1/crypto/eio: the token user's
-// certificates grouped by crypto profile type (reference §10). The bank's
-// own certificate is not modelled, so certBank is empty.
+// cryptoInfo is GET /v1/crypto and /v1/crypto/eio: the bank's certificate
+// and the token user's certificates grouped by crypto profile type
+// (reference §10). certBank is the certificate of the key that signs JWS
+// answers, id_tokens and webhooks (bank_key.go), so a partner can take the
+// certificate to verify them from here; certBankUuid is that certificate's
+// JWS kid, derived from the certificate itself, so it stays the same across
+// restarts and across instances given the same key file. A server built
+// without a bank key answers both empty.
 func (s *server) cryptoInfo(w http.ResponseWriter, r *http.Request) {
 	id := s.identityOr503(w, r)
 	if id == nil {
@@ -126,6 +131,9 @@ func (s *server) cryptoInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ci := cryptoInfo{CertsCA: []string{}, CryptoProfileInfos: []cryptoProfile{}}
+	if s.JWS != nil {
+		ci.CertBank, ci.CertBankUUID = base64.StdEncoding.EncodeToString(s.JWS.Cert.Raw), s.JWS.Kid
+	}
 	index := map[string]int{}
 	for _, c := range certs {
 		if c.OrgID != p.OrgID {

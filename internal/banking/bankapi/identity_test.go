@@ -223,6 +223,52 @@ func TestCryptoInfo(t *testing.T) {
 	}
 }
 
+// TestCryptoInfoBankCertificate: certBank is the bank's signing certificate
+// (base64 DER) and certBankUuid its kid, the same on every answer and for a
+// second server given the same key; both were empty before the bank key.
+func TestCryptoInfoBankCertificate(t *testing.T) {
+	e := newIDEnv(t)
+	key, err := banking.NewBankKey(e.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := e.token(t, banking.ScopeGetCryptoInfo, banking.ScopeGetCryptoInfoEIO)
+	for round := range 2 {
+		srv := httptest.NewServer(NewServer(Deps{Auth: e.id, Identity: e.id, JWS: key}))
+		for _, path := range []string{"/fintech/api/v1/crypto", "/fintech/api/v1/crypto/eio"} {
+			req, _ := http.NewRequest("GET", srv.URL+path, nil)
+			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ci cryptoInfo
+			err = json.NewDecoder(resp.Body).Decode(&ci)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || err != nil {
+				t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+			}
+			der, err := base64.StdEncoding.DecodeString(ci.CertBank)
+			if err != nil {
+				t.Fatalf("%s round %d: certBank is not base64: %v", path, round, err)
+			}
+			cert, err := gost.ParseCertificate(der)
+			if err != nil || !bytes.Equal(cert.Raw, key.Cert.Raw) || !cert.PublicKey.Equal(key.Key.Public()) {
+				t.Fatalf("%s round %d: certBank is not the bank's certificate: %v", path, round, err)
+			}
+			if ci.CertBankUUID != key.Kid || ci.CertBankUUID != banking.BankCertificateID(cert) || !gost.IsCanonicalUUID(ci.CertBankUUID) {
+				t.Fatalf("%s round %d: certBankUuid %q, want the kid %q", path, round, ci.CertBankUUID, key.Kid)
+			}
+		}
+		srv.Close()
+	}
+	// Without a bank key there is no certificate to name.
+	var ci cryptoInfo
+	if st, _ := e.get(t, "/fintech/api/v1/crypto", tok.AccessToken, &ci); st != 200 || ci.CertBank != "" || ci.CertBankUUID != "" {
+		t.Fatalf("without a key: %d %+v", st, ci)
+	}
+}
+
 func TestIdentityRoutesWithoutIdentity(t *testing.T) {
 	srv := httptest.NewServer(NewServer(Deps{Auth: fakeAuth{"t": {OrgID: "o", Scopes: []string{banking.ScopeGetClientAccounts}}}}))
 	defer srv.Close()
