@@ -1,6 +1,7 @@
 package chatgrpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,9 +43,34 @@ func jsonText(field, s string, object bool) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
-// decodeChat converts a ChatRequest to the domain's request. Fields the
-// domain has no use for (flags, few-shot examples, state ids, the
-// function-call policy, which REST does not act on either) are accepted and
+// functionChoice maps the proto's FunctionCallPolicy to the domain's
+// function_call as REST's JSON maps to it (reference assistant-grpc.md §3):
+// auto and none are REST's strings, forced with its name is {"name": ...},
+// and undefined or absent is no function_call at all, which the service
+// reads as auto. Validation is left to the service so that both transports
+// refuse the same requests with the same messages: forced without a name, or
+// naming a function not offered, is refused there like REST's {"name": ""},
+// and a mode number this build does not know is passed on as its number,
+// which the service refuses like an unknown REST string.
+func functionChoice(p *pb.FunctionCallPolicy) assistant.FunctionChoice {
+	switch p.GetMode() {
+	case pb.FunctionCallPolicy_undefined:
+		return assistant.FunctionChoice{}
+	case pb.FunctionCallPolicy_auto:
+		return assistant.FunctionChoice{Mode: assistant.FunctionCallAuto}
+	case pb.FunctionCallPolicy_none:
+		return assistant.FunctionChoice{Mode: assistant.FunctionCallNone}
+	case pb.FunctionCallPolicy_forced:
+		return assistant.FunctionChoice{Mode: assistant.FunctionCallName, Name: p.GetName()}
+	default:
+		return assistant.FunctionChoice{Mode: strconv.Itoa(int(p.GetMode()))}
+	}
+}
+
+// decodeChat converts a ChatRequest to the domain's request. The
+// function-call policy, the functions and the calls and state ids of earlier
+// assistant messages mean what they mean in REST; fields the domain has no
+// use for (flags, few-shot examples, return parameters) are accepted and
 // ignored, as the reference asks; attachments name uploaded files, as in
 // REST.
 func decodeChat(req *pb.ChatRequest) (assistant.ChatRequest, error) {
@@ -68,7 +94,8 @@ func decodeChat(req *pb.ChatRequest) (assistant.ChatRequest, error) {
 		if m.GetRole() == "" {
 			return out, badArgument(fmt.Sprintf("messages[%d].role is required", i))
 		}
-		msg := assistant.Message{Role: m.GetRole(), Content: m.GetContent(), Name: m.GetFunctionName(), Attachments: m.GetAttachments()}
+		msg := assistant.Message{Role: m.GetRole(), Content: m.GetContent(), Name: m.GetFunctionName(),
+			FunctionsStateID: m.GetFunctionsStateId(), Attachments: m.GetAttachments()}
 		if fc := m.GetFunctionCall(); fc != nil {
 			args, err := jsonText(fmt.Sprintf("messages[%d].function_call.arguments", i), fc.GetArguments(), true)
 			if err != nil {
@@ -85,7 +112,28 @@ func decodeChat(req *pb.ChatRequest) (assistant.ChatRequest, error) {
 		}
 		out.Functions = append(out.Functions, assistant.Function{Name: f.GetName(), Description: f.GetDescription(), Parameters: params})
 	}
+	out.FunctionCall = functionChoice(o.GetFunctionCall())
 	return out, nil
+}
+
+// putFunctionCall puts a choice's call on an outgoing message: the arguments
+// object goes out as JSON text (the proto's string where REST has an
+// object), compacted as REST's encoder compacts it, so both transports send
+// the same bytes; with the call goes the state id a client passes back with
+// the function's result.
+func putFunctionCall(msg *pb.Message, ch assistant.Choice) {
+	if ch.FunctionCall == nil {
+		return
+	}
+	args := string(ch.FunctionCall.Arguments)
+	var compact bytes.Buffer
+	if json.Compact(&compact, ch.FunctionCall.Arguments) == nil {
+		args = compact.String()
+	}
+	msg.FunctionCall = &pb.FunctionCall{Name: ch.FunctionCall.Name, Arguments: args}
+	if ch.FunctionsStateID != "" {
+		msg.FunctionsStateId = &ch.FunctionsStateID
+	}
 }
 
 func usage(u assistant.Usage) *pb.Usage {
@@ -141,6 +189,7 @@ func (s *Server) Chat(ctx context.Context, req *pb.ChatRequest) (*pb.ChatRespons
 	if len(res.Choices) > 0 {
 		alt.Message.Content = res.Choices[0].Text
 		alt.FinishReason = res.Choices[0].FinishReason
+		putFunctionCall(alt.Message, res.Choices[0])
 	}
 	return response(c, created, alt, usage(res.Usage)), nil
 }
@@ -148,7 +197,9 @@ func (s *Server) Chat(ctx context.Context, req *pb.ChatRequest) (*pb.ChatRespons
 // ChatStream sends one message per delta (or per update_interval), then a
 // final message with empty content carrying finish_reason and usage: some
 // clients drop an alternative whose finish_reason is "stop", so the last text
-// never rides on it (reference §4).
+// never rides on it (reference §4). A function call rides on that final
+// message with its state id, as the reference asks; the service holds the
+// call's text back from the deltas, so it is sent once, whole.
 func (s *Server) ChatStream(req *pb.ChatRequest, stream grpc.ServerStreamingServer[pb.ChatResponse]) error {
 	ctx := stream.Context()
 	c, interval, release, err := s.start(ctx, req)
@@ -192,6 +243,7 @@ func (s *Server) ChatStream(req *pb.ChatRequest, stream grpc.ServerStreamingServ
 	alt := &pb.Alternative{Message: &pb.Message{Role: "assistant"}}
 	if len(res.Choices) > 0 {
 		alt.FinishReason = res.Choices[0].FinishReason
+		putFunctionCall(alt.Message, res.Choices[0])
 	}
 	return stream.Send(response(c, created, alt, usage(res.Usage)))
 }

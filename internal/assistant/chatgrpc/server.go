@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"partnerapi/internal/assistant"
 	pb "partnerapi/internal/assistant/gigachatpb"
@@ -49,9 +50,37 @@ func New(svc *assistant.Service, log *slog.Logger, cfg Config) *Server {
 	return &Server{svc: svc, log: log, cfg: cfg}
 }
 
+// MaxRequestBytes caps one request message at what the REST listener reads
+// of a chat body (web.API's default body cap). A larger request is answered
+// INVALID_ARGUMENT "Payload too large", the code the reference gives REST's
+// 413 (assistant-grpc.md §5).
+const MaxRequestBytes = 1 << 20
+
+// receiveLimit is grpc-go's own receive limit. grpc-go refuses a message
+// over its limit with RESOURCE_EXHAUSTED before any interceptor or handler
+// runs, and the reference keeps that code for 402 and 429; so the limit
+// sits far above MaxRequestBytes and the interceptors refuse what lies
+// between with REST's code. It is the largest body the REST listener reads
+// at all (a file upload with its form), so this listener holds no more of
+// one request in memory than that one does. Only a message over even this
+// still gets grpc-go's RESOURCE_EXHAUSTED: grpc-go has no hook that could
+// answer it otherwise without reading it whole.
+const receiveLimit = assistant.DefaultMaxFileBytes + 1<<20
+
+// checkSize refuses a received request over MaxRequestBytes.
+func checkSize(m any) error {
+	if pm, ok := m.(proto.Message); ok && proto.Size(pm) > MaxRequestBytes {
+		return status.Error(codes.InvalidArgument, "Payload too large")
+	}
+	return nil
+}
+
 // NewGRPCServer returns a grpc.Server with the assistant services, health
-// and reflection registered, and the auth and request-id interceptors.
+// and reflection registered, the auth, request-id and size interceptors, and
+// the receive limit above. The caller's options come after ours, so a
+// caller may still set its own receive limit.
 func NewGRPCServer(s *Server, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(receiveLimit)}, opts...)
 	opts = append(opts,
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.streamInterceptor))
@@ -142,6 +171,9 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	start := time.Now()
 	ctx, err = s.prepare(ctx, info.FullMethod, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) })
 	defer func() { s.access(ctx, info.FullMethod, start, err) }()
+	if err == nil {
+		err = checkSize(req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +186,15 @@ type wrappedStream struct {
 }
 
 func (w *wrappedStream) Context() context.Context { return w.ctx }
+
+// RecvMsg refuses an oversized request as the unary interceptor does; the
+// handler returns the refusal, so it becomes the call's status.
+func (w *wrappedStream) RecvMsg(m any) error {
+	if err := w.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	return checkSize(m)
+}
 
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 	start := time.Now()

@@ -1,0 +1,80 @@
+package chatgrpc_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/assistant/chatgrpc"
+	pb "partnerapi/internal/assistant/gigachatpb"
+)
+
+// sized is a chat request whose encoding is exactly n bytes.
+func sized(t *testing.T, n int) *pb.ChatRequest {
+	t.Helper()
+	req := chatReq("echo")
+	// The content's length prefix has the same width for every length near
+	// n, so one correction after a first guess lands on n exactly.
+	guess := n - 64
+	req.Messages[0].Content = strings.Repeat("x", guess)
+	req.Messages[0].Content = strings.Repeat("x", guess+n-proto.Size(req))
+	if got := proto.Size(req); got != n {
+		t.Fatalf("request of %d bytes, want %d", got, n)
+	}
+	return req
+}
+
+// TestRequestSize: a request over REST's body cap is INVALID_ARGUMENT
+// "Payload too large", REST's 413 in the reference's mapping, in unary and
+// streaming calls alike, and so is one over grpc-go's default receive limit
+// of 4 MiB, which would otherwise answer RESOURCE_EXHAUSTED, the code the
+// reference keeps for 402 and 429.
+func TestRequestSize(t *testing.T) {
+	e := start(t, fakeEngine{}, chatgrpc.Config{})
+	ctx := authed(e.token(t, assistant.ScopeCorp))
+	calls := []struct {
+		name string
+		call func(context.Context, *pb.ChatRequest) error
+	}{
+		{"Chat", func(ctx context.Context, req *pb.ChatRequest) error { _, err := e.chat.Chat(ctx, req); return err }},
+		{"ChatStream", func(ctx context.Context, req *pb.ChatRequest) error {
+			st, err := e.chat.ChatStream(ctx, req)
+			if err != nil {
+				return err
+			}
+			for err == nil {
+				_, err = st.Recv()
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}},
+	}
+	sizes := []struct {
+		name string
+		size int
+		code codes.Code
+	}{
+		{"at the cap", chatgrpc.MaxRequestBytes, codes.OK},
+		{"one byte over", chatgrpc.MaxRequestBytes + 1, codes.InvalidArgument},
+		{"over grpc-go's default limit", 5 << 20, codes.InvalidArgument},
+	}
+	for _, c := range calls {
+		for _, s := range sizes {
+			t.Run(c.name+"/"+s.name, func(t *testing.T) {
+				st := status.Convert(c.call(ctx, sized(t, s.size)))
+				if st.Code() != s.code || (s.code == codes.InvalidArgument && st.Message() != "Payload too large") {
+					t.Fatalf("got %v %q, want %v", st.Code(), st.Message(), s.code)
+				}
+			})
+		}
+	}
+}
