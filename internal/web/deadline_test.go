@@ -48,3 +48,53 @@ func TestWriteDeadline(t *testing.T) {
 		t.Errorf("a stream that lifted the deadline: %d bytes, %v", n, err)
 	}
 }
+
+// TestDeferWriteDeadline checks that a handler that computes past the
+// API's WriteTimeout before answering still delivers its answer once it
+// defers the deadline, and that the deadline starts again with the answer:
+// a client that does not read a large answer is cut off.
+func TestDeferWriteDeadline(t *testing.T) {
+	errs := func(w http.ResponseWriter, r *http.Request, status int, err error) {
+		http.Error(w, err.Error(), status)
+	}
+	mux := NewMux("test", errs, nil)
+	// The large answer overflows the socket buffers, so its write meets
+	// whatever deadline is set.
+	mux.HandleFunc("GET", "/slow", func(w http.ResponseWriter, r *http.Request) {
+		DeferWriteDeadline(w)
+		time.Sleep(300 * time.Millisecond)
+		_, _ = io.WriteString(w, strings.Repeat("x", 1<<20))
+	})
+	huge := make(chan error, 1)
+	mux.HandleFunc("GET", "/huge", func(w http.ResponseWriter, r *http.Request) {
+		DeferWriteDeadline(w)
+		_, err := io.WriteString(w, strings.Repeat("x", 64<<20))
+		huge <- err
+	})
+	srv := httptest.NewServer(API{Name: "test", Handler: mux, Errors: errs, WriteTimeout: 100 * time.Millisecond}.Build(quietLog(), nil))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || len(b) != 1<<20 {
+		t.Fatalf("an answer made past the write deadline: %d bytes, %v", len(b), err)
+	}
+	// Read nothing of /huge: the server's write must meet the deadline
+	// rather than wait for the client for ever.
+	resp, err = http.Get(srv.URL + "/huge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	select {
+	case err := <-huge:
+		if err == nil {
+			t.Error("a 64 MiB answer to a client that reads nothing was written whole")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a deferred deadline never started again: the write to a client that reads nothing still waits")
+	}
+}

@@ -269,18 +269,66 @@ func IsBodyTooLarge(err error) bool {
 }
 
 // withWriteDeadline bounds how long an ordinary response may take to write.
-// Streaming handlers lift it with ExtendWriteDeadline, so the server has no
-// global WriteTimeout that would cut long SSE streams.
+// Streaming handlers lift it with LiftWriteDeadline, and handlers that
+// compute for long before answering defer it with DeferWriteDeadline, so
+// the server has no global WriteTimeout that would cut long SSE streams or
+// answers that took long to make.
 func withWriteDeadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := statusWriterOf(w)
+		if sw != nil {
+			sw.writeTimeout = d
+		}
 		_ = setWriteDeadline(w, time.Now().Add(d))
 		next.ServeHTTP(w, r)
+		// A handler that deferred its deadline and then wrote nothing
+		// leaves net/http to send the empty answer: bound that write too.
+		if sw != nil {
+			sw.startDeferredDeadline()
+		}
 	})
 }
 
 // LiftWriteDeadline removes the write deadline of a streaming response.
 func LiftWriteDeadline(w http.ResponseWriter) {
+	if sw := statusWriterOf(w); sw != nil {
+		sw.deferDeadline = false
+	}
 	_ = setWriteDeadline(w, time.Time{})
+}
+
+// DeferWriteDeadline is for a handler that has read its request and will
+// compute for long (a whole generation) before it writes anything: the
+// write deadline, which runs from the request's start, would otherwise
+// expire meanwhile and drop the finished answer. The deadline is lifted
+// now and starts again, the API's WriteTimeout long, when the response
+// starts, so a client that stops reading is still cut off. A client that
+// goes away meanwhile cancels the request's context, as ever. Reading the
+// request stays bounded by the server's read timeouts.
+func DeferWriteDeadline(w http.ResponseWriter) {
+	sw := statusWriterOf(w)
+	if sw == nil || sw.writeTimeout == 0 || sw.Written() {
+		// Without the platform's writer the deadline could not be set
+		// again when the answer starts, so it stays as it is.
+		return
+	}
+	sw.deferDeadline = true
+	_ = setWriteDeadline(w, time.Time{})
+}
+
+// statusWriterOf finds the platform's statusWriter in w or beneath the
+// writers w wraps, nil when there is none.
+func statusWriterOf(w http.ResponseWriter) *statusWriter {
+	for {
+		switch x := w.(type) {
+		case *statusWriter:
+			return x
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 // setWriteDeadline is http.ResponseController.SetWriteDeadline without

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"time"
 )
 
 // statusWriter remembers the status and size of a response for logs and
@@ -13,6 +14,13 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// writeTimeout is the API's bound on writing an ordinary response, set
+	// by withWriteDeadline. When deferDeadline is set, the handler computes
+	// for long before it answers (DeferWriteDeadline): the deadline was
+	// lifted, and it starts again, writeTimeout long, when the response
+	// starts.
+	writeTimeout  time.Duration
+	deferDeadline bool
 }
 
 func wrap(w http.ResponseWriter) *statusWriter {
@@ -24,6 +32,7 @@ func wrap(w http.ResponseWriter) *statusWriter {
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
+		w.startDeferredDeadline()
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
@@ -31,11 +40,22 @@ func (w *statusWriter) WriteHeader(code int) {
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
+		w.startDeferredDeadline()
 		w.status = http.StatusOK
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
 	return n, err
+}
+
+// startDeferredDeadline gives a response whose handler deferred its write
+// deadline the whole writeTimeout from now, when it starts: a client that
+// stops reading the answer is still cut off.
+func (w *statusWriter) startDeferredDeadline() {
+	if w.deferDeadline {
+		w.deferDeadline = false
+		_ = setWriteDeadline(w.ResponseWriter, time.Now().Add(w.writeTimeout))
+	}
 }
 
 // Status is the status written so far (200 if only a body was written, 0 if

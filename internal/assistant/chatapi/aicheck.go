@@ -2,6 +2,8 @@ package chatapi
 
 import (
 	"net/http"
+
+	"partnerapi/internal/web"
 )
 
 // aiCheck serves POST /ai/check (reference §3.9): which parts of the input
@@ -23,6 +25,9 @@ func (s *server) aiCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	// Scoring a long text may outlast the write deadline that runs from
+	// the request's start; the answer gets it whole once ready.
+	web.DeferWriteDeadline(w)
 	res, err := s.svc.AICheck(r.Context(), p, req.Model, req.Input)
 	if err != nil {
 		s.domainError(w, r, err)

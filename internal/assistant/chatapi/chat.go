@@ -91,6 +91,10 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	// A generation may outlast the platform's write deadline, which runs
+	// from the request's start: the answer gets the whole deadline from
+	// when it is ready (a stream lifts it at its first event).
+	web.DeferWriteDeadline(w)
 	created := time.Now().Unix()
 	model := c.Model.Name + ":" + c.Model.Version
 	if stream {

@@ -92,7 +92,9 @@ func newFixture(t *testing.T, fresh ...bool) *fixture {
 	return newFixtureWith(t, eng)
 }
 
-func newFixtureWith(t *testing.T, eng assistant.Engine) *fixture {
+// newFixtureWith starts the API over eng; each of opts may change the
+// platform's settings (a shorter write deadline) before it is built.
+func newFixtureWith(t *testing.T, eng assistant.Engine, opts ...func(*web.API)) *fixture {
 	t.Helper()
 	db := storetest.SQLite(t)
 	if err := assistantsql.Migrate(context.Background(), db); err != nil {
@@ -110,7 +112,11 @@ func newFixtureWith(t *testing.T, eng assistant.Engine) *fixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	metrics := web.NewMetrics("test")
 	mux := NewServer(Deps{Metrics: metrics, Log: log, Service: f.svc})
-	h := web.API{Name: "assistant", Handler: WithSessionID(mux), Errors: ErrorWriter(), Health: db.Ping}.Build(log, metrics)
+	api := web.API{Name: "assistant", Handler: WithSessionID(mux), Errors: ErrorWriter(), Health: db.Ping}
+	for _, o := range opts {
+		o(&api)
+	}
+	h := api.Build(log, metrics)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL

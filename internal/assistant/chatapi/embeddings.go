@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/web"
 )
 
 // wireEmbeddingsRequest accepts input as an array (what clients send) or a
@@ -64,6 +65,9 @@ func (s *server) embeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	// Embedding many long inputs may outlast the write deadline that runs
+	// from the request's start; the answer gets it whole once ready.
+	web.DeferWriteDeadline(w)
 	res, err := s.svc.Embed(r.Context(), p, m, inputs)
 	if err != nil {
 		s.domainError(w, r, err)
