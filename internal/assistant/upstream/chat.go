@@ -62,6 +62,7 @@ func (c *call) add(d functionDelta) {
 }
 
 // requestBody is the OpenAI chat request for req, streaming with usage.
+// max_tokens is req.MaxTokens as clampMaxTokens left it (0: none sent).
 func (e *Engine) requestBody(req assistant.GenerateRequest, n int) map[string]any {
 	body := map[string]any{
 		"model": e.remote(req.Model), "messages": openAIMessages(req.Messages), "stream": true, "n": n,
@@ -173,17 +174,23 @@ func argumentsString(raw json.RawMessage) string {
 // in the result (reference §3.4 rule 9).
 func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
 	n := max(req.N, 1)
-	resp, err := e.do(ctx, http.MethodPost, "/v1/chat/completions", e.requestBody(req, n))
+	clamped, err := e.clampMaxTokens(ctx, req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return assistant.Result{}, ctx.Err()
-		}
+		return assistant.Result{}, err
+	}
+	sent := req
+	sent.MaxTokens = clamped
+	resp, err := e.startChat(ctx, sent, n)
+	if m, ok := retryMaxTokens(err, sent.MaxTokens); ok {
+		// The prompt fits but not with max_tokens on top: once more with
+		// the room the upstream named, as a client's huge max_tokens means.
+		sent.MaxTokens = m
+		resp, err = e.startChat(ctx, sent, n)
+	}
+	if err != nil {
 		return assistant.Result{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return assistant.Result{}, upstreamError(resp)
-	}
 	res := assistant.Result{Choices: make([]assistant.Choice, n)}
 	text := make([]strings.Builder, n)
 	calls := make([]call, n)
@@ -282,6 +289,23 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 	return res, nil
 }
 
+// startChat sends the chat request and returns the streaming response, or
+// the upstream's refusal as an error.
+func (e *Engine) startChat(ctx context.Context, req assistant.GenerateRequest, n int) (*http.Response, error) {
+	resp, err := e.do(ctx, http.MethodPost, "/v1/chat/completions", e.requestBody(req, n))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, upstreamError(resp)
+	}
+	return resp, nil
+}
+
 // countUsage counts a generation's tokens for an upstream that streamed no
 // usage (servers that ignore stream_options, such as older Ollama and
 // llama-server builds): the answer would otherwise report zero tokens and
@@ -290,15 +314,6 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 // and call arguments are counted as generated. CountTokens asks the
 // upstream's tokenizer where it has one and estimates otherwise.
 func (e *Engine) countUsage(ctx context.Context, req assistant.GenerateRequest, choices []assistant.Choice) assistant.Usage {
-	var prompt strings.Builder
-	for _, m := range req.Messages {
-		prompt.WriteString(m.Content)
-		if m.FunctionCall != nil {
-			prompt.WriteString(m.FunctionCall.Name)
-			prompt.Write(m.FunctionCall.Arguments)
-		}
-		prompt.WriteByte('\n')
-	}
 	count := func(text string) int {
 		if text == "" {
 			return 0
@@ -309,7 +324,7 @@ func (e *Engine) countUsage(ctx context.Context, req assistant.GenerateRequest, 
 		}
 		return n
 	}
-	u := assistant.Usage{PromptTokens: count(prompt.String())}
+	u := assistant.Usage{PromptTokens: count(promptText(req.Messages))}
 	for _, ch := range choices {
 		text := ch.Text
 		if ch.FunctionCall != nil {

@@ -32,6 +32,9 @@ type Engine struct {
 	mu       sync.Mutex
 	cached   []assistant.ModelInfo
 	cachedAt time.Time
+	ctxLens  map[string]int // by remote id: vLLM's max_model_len of the cached list
+	propsCtx int            // llama-server's n_ctx from /props, 0 unknown
+	propsAt  time.Time      // when /props was last asked
 }
 
 // Defaults of New.
@@ -120,7 +123,9 @@ func upstreamError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	msg := strings.ToLower(string(b))
 	if strings.Contains(msg, "context") && (strings.Contains(msg, "exceed") || strings.Contains(msg, "length") || strings.Contains(msg, "window")) {
-		return fmt.Errorf("upstream: %w: %s", assistant.ErrContextWindow, strings.TrimSpace(string(b)))
+		// The text may name the window and the prompt's size, which tell
+		// the max_tokens that would have fitted (context.go).
+		return parseOverflow(msg, fmt.Errorf("upstream: %w: %s", assistant.ErrContextWindow, strings.TrimSpace(string(b))))
 	}
 	if resp.StatusCode == http.StatusNotFound && strings.Contains(msg, "model") {
 		return fmt.Errorf("upstream: %w: %s", assistant.ErrNoSuchModel, strings.TrimSpace(string(b)))
@@ -147,34 +152,38 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 	e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, e.ModelsTimeout)
 	defer cancel()
-	out, err := e.fetchModels(ctx)
+	out, lens, err := e.fetchModels(ctx)
 	if err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
-	e.cached, e.cachedAt = slices.Clone(out), time.Now()
+	e.cached, e.cachedAt, e.ctxLens = slices.Clone(out), time.Now(), lens
 	e.mu.Unlock()
 	return out, nil
 }
 
-func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, error) {
+// fetchModels lists the upstream's models and, by remote id, the context
+// lengths it names (vLLM's max_model_len).
+func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[string]int, error) {
 	resp, err := e.do(ctx, http.MethodGet, "/v1/models", nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, upstreamError(resp)
+		return nil, nil, upstreamError(resp)
 	}
 	var list struct {
 		Data []struct {
-			ID      string `json:"id"`
-			OwnedBy string `json:"owned_by"`
+			ID          string `json:"id"`
+			OwnedBy     string `json:"owned_by"`
+			MaxModelLen int    `json:"max_model_len"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return nil, fmt.Errorf("upstream: models: %w", err)
+		return nil, nil, fmt.Errorf("upstream: models: %w", err)
 	}
+	lens := map[string]int{}
 	// Served names stand for the remote ids they map to.
 	byRemote := map[string][]string{}
 	for name := range e.served {
@@ -182,6 +191,9 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, error)
 	}
 	out := make([]assistant.ModelInfo, 0, len(list.Data))
 	for _, m := range list.Data {
+		if m.MaxModelLen > 0 {
+			lens[m.ID] = m.MaxModelLen
+		}
 		names := byRemote[m.ID]
 		if len(names) == 0 {
 			names = []string{m.ID}
@@ -191,10 +203,11 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, error)
 			if m.OwnedBy != "" {
 				info.OwnedBy = m.OwnedBy
 			}
+			info.ContextWindow = m.MaxModelLen
 			out = append(out, info)
 		}
 	}
-	return out, nil
+	return out, lens, nil
 }
 
 // CountTokens asks llama-server's POST /tokenize; upstreams without it (vLLM
@@ -202,6 +215,16 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, error)
 // is the usual ratio for English BPE vocabularies and only used for billing
 // previews, never for the context check (the upstream does that itself).
 func (e *Engine) CountTokens(ctx context.Context, model, text string) (int, error) {
+	n, _ := e.tokenize(ctx, model, text)
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	return n, nil
+}
+
+// tokenize counts text's tokens with the upstream's tokenizer (exact) or,
+// where it has none, estimates them (not exact).
+func (e *Engine) tokenize(ctx context.Context, model, text string) (n int, exact bool) {
 	resp, err := e.do(ctx, http.MethodPost, "/tokenize", map[string]any{"content": text, "add_special": false, "model": e.remote(model)})
 	if err == nil {
 		defer resp.Body.Close()
@@ -210,13 +233,11 @@ func (e *Engine) CountTokens(ctx context.Context, model, text string) (int, erro
 				Tokens []json.RawMessage `json:"tokens"`
 			}
 			if derr := json.NewDecoder(resp.Body).Decode(&tok); derr == nil {
-				return len(tok.Tokens), nil
+				return len(tok.Tokens), true
 			}
 		}
-	} else if ctx.Err() != nil {
-		return 0, ctx.Err()
 	}
-	return EstimateTokens(text), nil
+	return EstimateTokens(text), false
 }
 
 // EstimateTokens is the fallback count: ceil(len(text)/4).

@@ -1,0 +1,191 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"partnerapi/internal/assistant"
+)
+
+// fakeVLLM enforces a context window as vLLM does: a prompt at or over it,
+// or a prompt plus max_tokens over it, is refused with a 400 in one of
+// vLLM's wordings; without max_tokens the completion may fill the room
+// left. A prompt is its messages' words plus two template tokens each, so
+// only the server knows its exact size.
+type fakeVLLM struct {
+	window   int
+	listLen  bool   // /v1/models names max_model_len
+	wording  string // "new", "old" or "bare" (no prompt size)
+	mu       sync.Mutex
+	sentMax  []any // max_tokens of each chat request, nil when absent
+	complete int   // completion tokens of the last answer
+}
+
+func (f *fakeVLLM) promptTokens(msgs []struct{ Content string }) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(strings.Fields(m.Content)) + 2
+	}
+	return n
+}
+
+func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/v1/models":
+		if f.listLen {
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":%d}]}`, f.window)
+		} else {
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}`)
+		}
+		return
+	case "/v1/chat/completions":
+	default:
+		// vLLM's /tokenize wants "prompt", not llama-server's "content".
+		http.Error(w, `{"error":{"message":"Field required"}}`, http.StatusBadRequest)
+		return
+	}
+	var req struct {
+		Messages  []struct{ Content string }
+		MaxTokens *int `json:"max_tokens"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	prompt := f.promptTokens(req.Messages)
+	f.mu.Lock()
+	if req.MaxTokens == nil {
+		f.sentMax = append(f.sentMax, nil)
+	} else {
+		f.sentMax = append(f.sentMax, *req.MaxTokens)
+	}
+	f.mu.Unlock()
+	refuse := func(msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"object":"error","message":%q,"type":"BadRequestError","param":null,"code":400}`, msg)
+	}
+	if prompt >= f.window {
+		refuse(fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.", f.window, prompt))
+		return
+	}
+	room := f.window - prompt
+	if req.MaxTokens != nil && *req.MaxTokens > room {
+		switch f.wording {
+		case "old":
+			refuse(fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", f.window, prompt+*req.MaxTokens, prompt, *req.MaxTokens))
+		case "bare":
+			refuse("Requested tokens exceed context length")
+		default:
+			refuse(fmt.Sprintf("'max_tokens' or 'max_completion_tokens' is too large: %d. This model's maximum context length is %d tokens and your request has %d input tokens (%d > %d - %d). None", *req.MaxTokens, f.window, prompt, *req.MaxTokens, f.window, prompt))
+		}
+		return
+	}
+	n := room
+	if req.MaxTokens != nil {
+		n = *req.MaxTokens
+	}
+	f.mu.Lock()
+	f.complete = n
+	f.mu.Unlock()
+	sse(w, `{"choices":[{"index":0,"delta":{"content":"Once"},"finish_reason":"length"}]}`,
+		fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d}}`, prompt, n), "[DONE]")
+}
+
+// TestMaxTokensClampedToContext checks reference §3.2/§6 against a vLLM
+// that enforces its context: a client's huge max_tokens (999999999) gets
+// the room its prompt leaves, never 413; only a prompt that alone fills
+// the window is ErrContextWindow.
+func TestMaxTokensClampedToContext(t *testing.T) {
+	short := []assistant.Message{{Role: "user", Content: "tell me a story"}} // 4 words + 2 = 6 tokens, 94 left
+	long := []assistant.Message{{Role: "user", Content: strings.Repeat("word ", 120)}}
+	tests := []struct {
+		name      string
+		f         fakeVLLM
+		msgs      []assistant.Message
+		maxTokens int
+		wantSent  []any // max_tokens of each request the upstream saw
+		wantDone  int   // completion tokens it allowed
+		wantErr   error
+	}{
+		// The window is known from /v1/models: one request, without a
+		// max_tokens (vLLM's default is the room left).
+		{"known window", fakeVLLM{window: 100, listLen: true}, short, 999999999, []any{nil}, 94, nil},
+		{"known window, fitting max_tokens", fakeVLLM{window: 100, listLen: true}, short, 50, []any{50}, 50, nil},
+		// Unknown window: the refusal names it and the prompt's size, and
+		// the one retry asks for exactly the room left.
+		{"new wording", fakeVLLM{window: 100, wording: "new"}, short, 999999999, []any{999999999, 94}, 94, nil},
+		{"old wording", fakeVLLM{window: 100, wording: "old"}, short, 999999999, []any{999999999, 94}, 94, nil},
+		{"modest max_tokens over the room", fakeVLLM{window: 100, listLen: true}, short, 99, []any{99, 94}, 94, nil},
+		// A refusal without the sizes: retried without max_tokens.
+		{"bare wording", fakeVLLM{window: 100, wording: "bare"}, short, 999999999, []any{999999999, nil}, 94, nil},
+		{"prompt over the window", fakeVLLM{window: 100, wording: "new"}, long, 999999999, []any{999999999}, 0, assistant.ErrContextWindow},
+		{"prompt over the known window", fakeVLLM{window: 100, listLen: true}, long, 999999999, []any{nil}, 0, assistant.ErrContextWindow},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &tc.f
+			e := fake(t, f.ServeHTTP)
+			res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: tc.maxTokens, Messages: tc.msgs}, nil)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err %v, want %v", err, tc.wantErr)
+			}
+			if fmt.Sprint(f.sentMax) != fmt.Sprint(tc.wantSent) {
+				t.Errorf("upstream saw max_tokens %v, want %v", f.sentMax, tc.wantSent)
+			}
+			if err == nil && (res.Usage.CompletionTokens != tc.wantDone || f.complete != tc.wantDone) {
+				t.Errorf("completion %d tokens (upstream %d), want %d", res.Usage.CompletionTokens, f.complete, tc.wantDone)
+			}
+		})
+	}
+}
+
+// TestMaxTokensClampedLlamaServer checks the clamp against a llama-server,
+// which names its context in /props and counts tokens at /tokenize: a
+// huge max_tokens is sent as the room the prompt leaves, and a prompt
+// over the window is ErrContextWindow without generating.
+func TestMaxTokensClampedLlamaServer(t *testing.T) {
+	var mu sync.Mutex
+	var sent []any
+	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp","meta":{"n_ctx_train":32768}}]}`)
+		case "/props":
+			fmt.Fprint(w, `{"default_generation_settings":{"n_ctx":64},"total_slots":1}`)
+		case "/tokenize":
+			byteTokens(w, r)
+		case "/v1/chat/completions":
+			var req struct {
+				MaxTokens *int `json:"max_tokens"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			mu.Lock()
+			if req.MaxTokens == nil {
+				sent = append(sent, nil)
+			} else {
+				sent = append(sent, *req.MaxTokens)
+			}
+			mu.Unlock()
+			sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"length"}]}`, "[DONE]")
+		}
+	})
+	gen := func(content string) error {
+		_, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: 999999999,
+			Messages: []assistant.Message{{Role: "user", Content: content}}}, nil)
+		return err
+	}
+	// "hi\n" is three tokens at byteTokens' one a byte.
+	if err := gen("hi"); err != nil {
+		t.Fatal(err)
+	}
+	if err := gen(strings.Repeat("x", 100)); !errors.Is(err, assistant.ErrContextWindow) {
+		t.Fatalf("a prompt over n_ctx: err %v, want ErrContextWindow", err)
+	}
+	if fmt.Sprint(sent) != "[61]" {
+		t.Fatalf("upstream saw max_tokens %v, want [61]", sent)
+	}
+}
