@@ -104,7 +104,7 @@ func TestMaxTokensClampedToContext(t *testing.T) {
 	long := []assistant.Message{{Role: "user", Content: strings.Repeat("word ", 120)}}
 	tests := []struct {
 		name      string
-		f         fakeVLLM
+		f         *fakeVLLM
 		msgs      []assistant.Message
 		maxTokens int
 		wantSent  []any // max_tokens of each request the upstream saw
@@ -113,21 +113,21 @@ func TestMaxTokensClampedToContext(t *testing.T) {
 	}{
 		// The window is known from /v1/models: one request, without a
 		// max_tokens (vLLM's default is the room left).
-		{"known window", fakeVLLM{window: 100, listLen: true}, short, 999999999, []any{nil}, 94, nil},
-		{"known window, fitting max_tokens", fakeVLLM{window: 100, listLen: true}, short, 50, []any{50}, 50, nil},
+		{"known window", &fakeVLLM{window: 100, listLen: true}, short, 999999999, []any{nil}, 94, nil},
+		{"known window, fitting max_tokens", &fakeVLLM{window: 100, listLen: true}, short, 50, []any{50}, 50, nil},
 		// Unknown window: the refusal names it and the prompt's size, and
 		// the one retry asks for exactly the room left.
-		{"new wording", fakeVLLM{window: 100, wording: "new"}, short, 999999999, []any{999999999, 94}, 94, nil},
-		{"old wording", fakeVLLM{window: 100, wording: "old"}, short, 999999999, []any{999999999, 94}, 94, nil},
-		{"modest max_tokens over the room", fakeVLLM{window: 100, listLen: true}, short, 99, []any{99, 94}, 94, nil},
+		{"new wording", &fakeVLLM{window: 100, wording: "new"}, short, 999999999, []any{999999999, 94}, 94, nil},
+		{"old wording", &fakeVLLM{window: 100, wording: "old"}, short, 999999999, []any{999999999, 94}, 94, nil},
+		{"modest max_tokens over the room", &fakeVLLM{window: 100, listLen: true}, short, 99, []any{99, 94}, 94, nil},
 		// A refusal without the sizes: retried without max_tokens.
-		{"bare wording", fakeVLLM{window: 100, wording: "bare"}, short, 999999999, []any{999999999, nil}, 94, nil},
-		{"prompt over the window", fakeVLLM{window: 100, wording: "new"}, long, 999999999, []any{999999999}, 0, assistant.ErrContextWindow},
-		{"prompt over the known window", fakeVLLM{window: 100, listLen: true}, long, 999999999, []any{nil}, 0, assistant.ErrContextWindow},
+		{"bare wording", &fakeVLLM{window: 100, wording: "bare"}, short, 999999999, []any{999999999, nil}, 94, nil},
+		{"prompt over the window", &fakeVLLM{window: 100, wording: "new"}, long, 999999999, []any{999999999}, 0, assistant.ErrContextWindow},
+		{"prompt over the known window", &fakeVLLM{window: 100, listLen: true}, long, 999999999, []any{nil}, 0, assistant.ErrContextWindow},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &tc.f
+			f := tc.f
 			e := fake(t, f.ServeHTTP)
 			res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: tc.maxTokens, Messages: tc.msgs}, nil)
 			if !errors.Is(err, tc.wantErr) {
