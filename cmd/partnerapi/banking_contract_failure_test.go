@@ -55,9 +55,9 @@ func failureCases() []bankCase {
 	)
 	payee := map[string]any{"payeeBankBic": banking.SandboxBIC, "payeeBankCorrAccount": banking.SandboxCorrAccount, "payeeInn": banking.SandboxOrgINN,
 		"payeeKpp": banking.SandboxOrgKPP, "payeeName": "ООО Песочница", "isPaidByCredit": false}
-	budget := map[string]any{"payeeBankBic": banking.SandboxBIC, "payeeBankCorrAccount": banking.SandboxCorrAccount, "payeeInn": banking.SandboxOrgINN,
-		"payeeKpp": banking.SandboxOrgKPP, "payeeName": "ООО Песочница",
-		"departmentalInfo": map[string]any{"drawerStatus101": "01", "kbk": "18201061201010000510", "oktmo": "45000000",
+	budget := map[string]any{"payeeName": "Казначейство России (ФНС России)", "payeeInn": banking.ENPPayeeINN, "payeeKpp": "770701001",
+		"payeeAccount": banking.ENPPayeeAccount, "payeeBankBic": banking.ENPPayeeBIC, "payeeBankCorrAccount": banking.ENPPayeeCorrAcc,
+		"departmentalInfo": map[string]any{"drawerStatus101": "01", "kbk": banking.ENPKBK, "oktmo": "0",
 			"reasonCode106": "0", "taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "paymentKind110": nil, "uip": "0"}}
 	sign := `{"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`
 	rows := []bankCase{

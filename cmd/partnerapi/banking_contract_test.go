@@ -79,8 +79,12 @@ func paymentCases() []bankCase {
 		}
 		return m
 	}
-	budget := payee(map[string]any{"isPaidByCredit": nil, "departmentalInfo": map[string]any{"drawerStatus101": "01", "kbk": "18201061201010000510", "oktmo": "45000000",
-		"reasonCode106": "0", "taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "paymentKind110": nil, "uip": "0"}})
+	// A budget draft pays the single tax payment's payee, the treasury
+	// (reference §4.1, §5.8), not the organisation itself.
+	budget := payee(map[string]any{"isPaidByCredit": nil, "payeeName": "Казначейство России (ФНС России)", "payeeInn": banking.ENPPayeeINN,
+		"payeeKpp": "770701001", "payeeAccount": banking.ENPPayeeAccount, "payeeBankBic": banking.ENPPayeeBIC, "payeeBankCorrAccount": banking.ENPPayeeCorrAcc,
+		"departmentalInfo": map[string]any{"drawerStatus101": "01", "kbk": banking.ENPKBK, "oktmo": "0",
+			"reasonCode106": "0", "taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "paymentKind110": nil, "uip": "0"}})
 	future := time.Now().UTC().AddDate(0, 0, 10).Format(time.DateOnly)
 	return []bankCase{
 		{name: "create draft", method: "POST", path: pays, auth: "pay", body: bankDoc(p1, nil), status: 201},

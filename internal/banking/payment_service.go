@@ -386,12 +386,18 @@ func (s *PaymentService) ownAccount(ctx context.Context, p Principal, account, f
 // departmentalInfo) with the signing link.
 func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKind, d Payment) (*Payment, error) {
 	now := s.now()
-	findings := InspectInvoice(&d, k, today(now))
+	findings := InspectInvoiceRules(&d, k, today(now), !s.Config.SkipBudgetRules)
 	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
 		return nil, err
 	}
-	if err := s.ownAccount(ctx, p, d.PayeeAccount, "payeeAccount"); err != nil {
-		return nil, err
+	// Only a draft from the requester's own invoice pays the requester
+	// (§4.1): -any drafts pay any payee, -budget drafts a budget payee, whose
+	// accounts are at other banks or the treasury, so neither is looked up
+	// among the bank's accounts.
+	if k == KindInvoice {
+		if err := s.ownAccount(ctx, p, d.PayeeAccount, "payeeAccount"); err != nil {
+			return nil, err
+		}
 	}
 	// A draft from an invoice carries its number as paymentNumber (§4.1).
 	// One sent without it gets the next value of the organisation's durable

@@ -382,8 +382,16 @@ func ValidateInvoice(d *Payment, k DocKind, today time.Time) error {
 }
 
 // InspectInvoice runs the rules of an invoice draft (reference §4.1) of
-// kind k.
+// kind k, a budget draft with the §5.8 rules on its payee
+// (InspectInvoiceRules with budgetRules on).
 func InspectInvoice(d *Payment, k DocKind, today time.Time) *Findings {
+	return InspectInvoiceRules(d, k, today, true)
+}
+
+// InspectInvoiceRules is InspectInvoice; budgetRules adds the §5.8 logical
+// controls to a draft from a budget invoice (CheckBudgetDraftRules), as
+// InspectPayment's does to a budget payment.
+func InspectInvoiceRules(d *Payment, k DocKind, today time.Time, budgetRules bool) *Findings {
 	f := &Findings{}
 	p := &f.format
 	validateCommon(p, d, today)
@@ -410,5 +418,10 @@ func InspectInvoice(d *Payment, k DocKind, today time.Time) *Findings {
 		p.add("departmentalInfo", "обязательное поле не заполнено")
 	}
 	inspectDepartmental(f, d, false)
+	if budgetRules && k == KindInvoiceBudget && f.deptField == "" && d.DepartmentalInfo != nil {
+		if field, why := CheckBudgetDraftRules(d); field != "" {
+			f.checks.add(field, why)
+		}
+	}
 	return f
 }

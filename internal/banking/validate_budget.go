@@ -172,6 +172,23 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 	if !IsBudgetPayment(d) {
 		return "", ""
 	}
+	return checkBudgetRules(d, true)
+}
+
+// CheckBudgetDraftRules applies CheckBudgetRules to a draft from a budget
+// invoice (/from-invoice-budget, reference §4.1). Its kind says it pays into
+// the budget, so the rules apply whatever its payee account, and a draft
+// sent to an ordinary account is caught by the routing rule. The rules on
+// how the payer is identified (status 13 or 24 without the payer's INN) and
+// on the payer's KPP are left out: a draft names no payer until its signer
+// completes it in the bank's interface.
+func CheckBudgetDraftRules(d *Payment) (field, why string) {
+	return checkBudgetRules(d, false)
+}
+
+// checkBudgetRules is CheckBudgetRules on a budget payment; payerKnown says
+// the document names its payer, so the payer's rules apply too.
+func checkBudgetRules(d *Payment, payerKnown bool) (field, why string) {
 	const pre = "departmentalInfo."
 	di := d.DepartmentalInfo
 	if di == nil || di.DrawerStatus101 == "" {
@@ -195,13 +212,15 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 		return pre + "uip", "при статусе составителя 33 нужен УИН из 20 или 25 цифр"
 	case st == "33" && di.DocNumber108 != "":
 		return pre + "docNumber108", "при статусе составителя 33 поле 108 не заполняется"
-	case st == "13" && noINN && noUIN && toTaxService(d):
+	case payerKnown && st == "13" && noINN && noUIN && toTaxService(d):
 		return pre + "uip", "для статуса составителя 13 без ИНН плательщика в налоговый орган УИН обязателен"
-	case st == "24" && noINN && noUIN && !identityDocNumber(di.DocNumber108):
+	case payerKnown && st == "24" && noINN && noUIN && !identityDocNumber(di.DocNumber108):
 		return pre + "docNumber108", "при статусе составителя 24 без ИНН и УИН поле 108: код вида документа (2 цифры) и его номер"
 	}
-	if field, why := checkBudgetPayerKPP(d, di.KBK == ENPKBK); field != "" {
-		return field, why
+	if payerKnown {
+		if field, why := checkBudgetPayerKPP(d, di.KBK == ENPKBK); field != "" {
+			return field, why
+		}
 	}
 	if di.KBK == ENPKBK {
 		if field, why := checkENPPayee(d); field != "" {

@@ -353,14 +353,27 @@ func TestPaymentsInvoiceDrafts(t *testing.T) {
 		return string(b)
 	}
 	anyExtra := map[string]any{"isPaidByCredit": false, "payeeBankBic": "044525225", "payeeInn": "7707083893", "payeeName": "ООО Ромашка"}
-	budgetExtra := map[string]any{"payeeBankBic": "044525225", "payeeInn": "7707083893", "payeeName": "ООО Ромашка",
+	// A third party's account at another bank, its control key right.
+	thirdParty := map[string]any{"isPaidByCredit": false, "payeeBankBic": "044525593", "payeeBankCorrAccount": "30101810200000000593",
+		"payeeAccount": "40702810600000000777", "payeeInn": "7830002293", "payeeName": "АО Лютик"}
+	// The single tax payment's payee (§5.8): the treasury account at the
+	// treasury's BIC.
+	budgetExtra := map[string]any{"payeeName": "Казначейство России (ФНС России)", "payeeInn": "7727406020", "payeeKpp": "770701001",
+		"payeeAccount": "03100643000000018500", "payeeBankBic": "017003983", "payeeBankCorrAccount": "40102810445370000059",
 		"departmentalInfo": map[string]any{"drawerStatus101": "01", "kbk": "18201061201010000510", "oktmo": "0"}}
+	budgetOwn := merge(budgetExtra, map[string]any{"payeeAccount": banking.SandboxAccount, "payeeBankBic": "044525225",
+		"payeeBankCorrAccount": "30101810400000000225"})
 	for _, tc := range []struct {
 		name, path, token, body string
 		status                  int
 		bank                    string
 		cause                   string
 	}{
+		{"from-invoice-any to a third party", "/from-invoice-any", "inv", inv(newUUID(51), "2026-11-22", thirdParty), 201, "CREATED", ""},
+		{"from-invoice-any to another org of the bank", "/from-invoice-any", "inv", inv(newUUID(52), "2026-11-22",
+			merge(anyExtra, map[string]any{"payeeAccount": otherOrgAcc})), 201, "CREATED", ""},
+		{"from-invoice to a third party", "/from-invoice", "inv", inv(newUUID(53), "2026-11-22", map[string]any{"payeeAccount": "40702810600000000777"}), 400, "", "WORKFLOW_FAULT"},
+		{"from-invoice-budget misrouted to an ordinary account", "/from-invoice-budget", "inv", inv(newUUID(54), "2026-11-22", budgetOwn), 201, "CHECKERROR", ""},
 		{"from-invoice", "/from-invoice", "inv", inv(newUUID(40), "2026-11-22", nil), 201, "CREATED", ""},
 		{"from-invoice +9 days", "/from-invoice", "inv", inv(newUUID(41), "2026-12-01", nil), 201, "CREATED", ""},
 		{"from-invoice +10 days", "/from-invoice", "inv", inv(newUUID(42), "2026-12-02", nil), 201, "CHECKERROR", ""},

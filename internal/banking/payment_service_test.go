@@ -1,0 +1,226 @@
+package banking
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memPayments is a PaymentStore in memory for the service's own tests (the
+// SQL stores have their conformance suites in bankingsql).
+type memPayments struct {
+	mu      sync.Mutex
+	docs    map[string]*StoredPayment
+	history map[string][]StatusChange
+}
+
+func newMemPayments() *memPayments {
+	return &memPayments{docs: map[string]*StoredPayment{}, history: map[string][]StatusChange{}}
+}
+
+func (m *memPayments) CreatePayment(_ context.Context, sp *StoredPayment, history []StatusChange) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := sp.OrgID + "/" + sp.Doc.ExternalID
+	if _, dup := m.docs[key]; dup {
+		return Errorf(KindWorkflow, "duplicate")
+	}
+	c := *sp
+	m.docs[key], m.history[key] = &c, history
+	return nil
+}
+
+func (m *memPayments) GetPayment(_ context.Context, orgID, externalID string) (*StoredPayment, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sp, ok := m.docs[orgID+"/"+externalID]
+	if !ok {
+		return nil, Errorf(KindDataNotFound, "not found")
+	}
+	c := *sp
+	return &c, nil
+}
+
+func (m *memPayments) AdvancePayment(_ context.Context, orgID, externalID, from string, roles []SignatureRole, history []StatusChange) (*StoredPayment, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := orgID + "/" + externalID
+	sp, ok := m.docs[key]
+	if !ok {
+		return nil, Errorf(KindDataNotFound, "not found")
+	}
+	if sp.Status != from {
+		return nil, Errorf(KindWorkflow, "moved on")
+	}
+	last := history[len(history)-1]
+	sp.Status, sp.Comment, sp.Roles = last.Status, last.Comment, roles
+	m.history[key] = append(m.history[key], history...)
+	c := *sp
+	return &c, nil
+}
+
+func (m *memPayments) PaymentHistory(_ context.Context, orgID, externalID string) ([]StatusChange, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.history[orgID+"/"+externalID], nil
+}
+
+// soleVerifier accepts the sandbox certificates by uuid, as the sandbox does.
+type soleVerifier struct{}
+
+func (soleVerifier) Verify(_ context.Context, _ Principal, _ string, sigs []DigestSignature) (SignatureSet, error) {
+	var set SignatureSet
+	for _, s := range sigs {
+		r, ok := SandboxCertRoles[s.CertificateUUID]
+		if !ok {
+			return set, Errorf(KindWorkflow, "unknown certificate")
+		}
+		set.Roles = append(set.Roles, r)
+	}
+	return set, nil
+}
+
+func (v soleVerifier) VerifyDocument(ctx context.Context, p Principal, digest string, sigs []DigestSignature) (SignatureSet, error) {
+	return v.Verify(ctx, p, digest, sigs)
+}
+
+// svcNow is the service clock of these tests.
+var svcNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// newTestPayments is a payment service of the sandbox organisation over
+// memory, its identity store holding the sandbox seed's organisation and
+// accounts plus another organisation's account at the same bank.
+func newTestPayments(t *testing.T) (*PaymentService, Principal) {
+	t.Helper()
+	ids := newMemIdentity()
+	ids.orgs[SandboxOrgID] = Organisation{ID: SandboxOrgID, Name: "ООО «Песочница»", INN: SandboxOrgINN, KPP: SandboxOrgKPP}
+	ids.orgs["org-2"] = Organisation{ID: "org-2", Name: "АО Другое", INN: "7830002293"}
+	for _, a := range []Account{
+		{Number: SandboxAccount, OrgID: SandboxOrgID, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount},
+		{Number: SandboxAccount2, OrgID: "org-2", BIC: SandboxBIC, CorrAccount: SandboxCorrAccount},
+	} {
+		ids.accounts[a.Number] = a
+	}
+	svc := &PaymentService{Store: newMemPayments(), Accounts: IdentityAccounts{Store: ids}, Verifier: soleVerifier{},
+		Config: PaymentConfig{Now: func() time.Time { return svcNow }}}
+	return svc, Principal{OrgID: SandboxOrgID, PartnerID: "p1"}
+}
+
+// memIdentity answers the identity store's organisation and account reads;
+// the other methods are not used by the payment service.
+type memIdentity struct {
+	IdentityStore
+	orgs     map[string]Organisation
+	accounts map[string]Account
+}
+
+func newMemIdentity() *memIdentity {
+	return &memIdentity{orgs: map[string]Organisation{}, accounts: map[string]Account{}}
+}
+
+func (m *memIdentity) GetOrg(_ context.Context, id string) (Organisation, error) {
+	o, ok := m.orgs[id]
+	if !ok {
+		return o, ErrNotFound
+	}
+	return o, nil
+}
+
+func (m *memIdentity) GetAccount(_ context.Context, number string) (Account, error) {
+	a, ok := m.accounts[number]
+	if !ok {
+		return a, ErrNotFound
+	}
+	return a, nil
+}
+
+// enpDraftPayee is the payee of a single tax payment (§5.8) for a budget
+// invoice draft dated after 2025-12-05.
+func enpDraftPayee(d *Payment) {
+	d.PayeeName, d.PayeeINN, d.PayeeKPP = "Казначейство России (ФНС России)", ENPPayeeINN, enpPayeeKPPNew
+	d.PayeeAccount, d.PayeeBankBIC, d.PayeeBankCorrAccount = ENPPayeeAccount, ENPPayeeBIC, ENPPayeeCorrAcc
+	d.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0", ReasonCode106: "0",
+		TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
+}
+
+// Only a draft from the requester's own invoice must name one of its
+// accounts as payee (§4.1); -any drafts pay a third party, -budget drafts
+// the treasury, whose payee is checked by the budget rules instead.
+func TestCreateInvoicePayeeByKind(t *testing.T) {
+	no := false
+	base := func(id string) Payment {
+		return Payment{ExternalID: id, Amount: "99.90", Date: "2026-11-22", Purpose: "Счёт 7", Priority: "5", PayeeAccount: SandboxAccount}
+	}
+	thirdParty := func(d *Payment) {
+		d.IsPaidByCredit = &no
+		d.PayeeName, d.PayeeINN = "АО Лютик", "7830002293"
+		d.PayeeAccount, d.PayeeBankBIC, d.PayeeBankCorrAccount = "40702810600000000777", "044525593", "30101810200000000593"
+	}
+	for i, tc := range []struct {
+		name    string
+		kind    DocKind
+		edit    func(*Payment)
+		status  string
+		comment string // a field the bankComment names
+		refused bool   // WORKFLOW_FAULT instead of a document
+	}{
+		{"own invoice", KindInvoice, nil, StatusCreated, "", false},
+		{"own invoice to another org's account", KindInvoice, func(d *Payment) { d.PayeeAccount = SandboxAccount2 }, "", "", true},
+		{"own invoice to an account elsewhere", KindInvoice, thirdParty, "", "", true},
+		{"any payee at another bank", KindInvoiceAny, thirdParty, StatusCreated, "", false},
+		{"any payee: another org of the bank", KindInvoiceAny, func(d *Payment) {
+			thirdParty(d)
+			d.PayeeAccount, d.PayeeBankBIC, d.PayeeBankCorrAccount = SandboxAccount2, SandboxBIC, SandboxCorrAccount
+		}, StatusCreated, "", false},
+		{"any payee with a wrong account key", KindInvoiceAny, func(d *Payment) {
+			thirdParty(d)
+			d.PayeeAccount = "40702810700000000777"
+		}, StatusCheckError, "payeeAccount", false},
+		{"budget: ЕНП", KindInvoiceBudget, enpDraftPayee, StatusCreated, "", false},
+		{"budget: status 13 without a payer yet", KindInvoiceBudget, func(d *Payment) {
+			enpDraftPayee(d)
+			d.DepartmentalInfo.DrawerStatus101 = "13"
+		}, StatusCreated, "", false},
+		{"budget: ЕНП to the old KPP", KindInvoiceBudget, func(d *Payment) {
+			enpDraftPayee(d)
+			d.PayeeKPP = enpPayeeKPPOld
+		}, StatusCheckError, "payeeKpp", false},
+		{"budget: to an ordinary account", KindInvoiceBudget, func(d *Payment) {
+			enpDraftPayee(d)
+			d.PayeeAccount, d.PayeeBankBIC, d.PayeeBankCorrAccount = SandboxAccount, SandboxBIC, SandboxCorrAccount
+		}, StatusCheckError, "payeeAccount", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, p := newTestPayments(t)
+			d := base("6a000000-0000-4000-8000-00000000000" + itoa(i%10))
+			if tc.edit != nil {
+				tc.edit(&d)
+			}
+			got, err := svc.CreateInvoice(context.Background(), p, tc.kind, d)
+			if tc.refused {
+				if KindOf(err) != KindWorkflow {
+					t.Fatalf("got %v, want a workflow fault", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.BankStatus != tc.status || !strings.Contains(got.BankComment, tc.comment) {
+				t.Fatalf("status %s comment %q, want %s naming %q", got.BankStatus, got.BankComment, tc.status, tc.comment)
+			}
+		})
+	}
+	// Switched off, the budget rules pass the misrouted draft as they pass
+	// a misrouted budget payment.
+	svc, p := newTestPayments(t)
+	svc.Config.SkipBudgetRules = true
+	d := base("6a000000-0000-4000-8000-000000000100")
+	enpDraftPayee(&d)
+	d.PayeeAccount, d.PayeeBankBIC, d.PayeeBankCorrAccount = SandboxAccount, SandboxBIC, SandboxCorrAccount
+	if got, err := svc.CreateInvoice(context.Background(), p, KindInvoiceBudget, d); err != nil || got.BankStatus != StatusCreated {
+		t.Fatalf("rules off: %v %v", got, err)
+	}
+}
