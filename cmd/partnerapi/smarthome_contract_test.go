@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	mqtt "github.com/eclipse/paho.mqtt.golang"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"partnerapi/internal/testenv"
@@ -55,6 +56,10 @@ func TestSmarthomeContract(t *testing.T) {
 		clearRetainedAfter(t, broker, root)
 		tg := startServer(t, "--only", "smarthome", "--smarthome-mqtt", broker, "--smarthome-mqtt-root", root)
 		gatedBase, gatedAdmin = tg.urls["smarthome"], provision(t, tg.dataDir, "admin", "root-g")
+		// Commands go only to devices the agent configured: agent ctl-c
+		// announces the lamp l1, and the gate's status_request that
+		// follows shows it has read the config.
+		configureAgent(t, broker, root, "ctl-c", `{"devices":[{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off","light_brightness"]}}]}`)
 	}
 	const (
 		model   = `{"manufacturer":"Acme","model":"S1","category":"socket","features":["online","on_off","power"],"allowed_values":{"power":{"type":"INTEGER","integer_values":{"min":"10","max":"45000","step":"1"}}}}`
@@ -190,6 +195,35 @@ func TestSmarthomeContract(t *testing.T) {
 		}
 	}
 	contract.checkCoverage(t, seen, unprovoked)
+}
+
+// configureAgent publishes an agent's up/config under root and waits until
+// the gate has read it (its down/status_request for the devices).
+func configureAgent(t *testing.T, broker, root, agent, config string) {
+	t.Helper()
+	got := make(chan []byte, 4)
+	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker).SetClientID(root + "-" + agent))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("agent connect: %v", tok.Error())
+	}
+	defer c.Disconnect(100)
+	topic := root + "/" + agent + "/down/status_request"
+	if tok := c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) { got <- m.Payload() }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+	// The gate subscribes once its sidecar has connected, which may be
+	// after the server answers HTTP: the config goes again each second.
+	for range 10 {
+		if tok := c.Publish(root+"/"+agent+"/up/config", 1, false, config); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("publish: %v", tok.Error())
+		}
+		select {
+		case <-got:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	t.Fatal("the gate did not read the config in 10 s")
 }
 
 // mapKey matches strict mode's complaint about a key of a model's

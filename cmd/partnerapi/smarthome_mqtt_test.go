@@ -108,16 +108,23 @@ func TestSmarthomeMQTTGate(t *testing.T) {
 		msg.Devices[1].ID != "lamp" || len(msg.Devices[1].UnknownFeatures) != 1 || msg.Devices[1].UnknownFeatures[0] != "temperature" {
 		t.Fatalf("down/errors %+v", msg)
 	}
-	// The admin API's commands reach the agent as sent, once checked
-	// against its configured categories: the last config made the lamp a
-	// light, which has on_off and no temperature.
-	command := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
+	// The admin API's commands reach the agent once checked against its
+	// configured devices (the last config made the lamp a light, which has
+	// on_off and no temperature), rebuilt in the canonical encoding: the
+	// stray fields the administrator sent are not.
+	command := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true,"integer_value":1}}]}},"extra":true}`
 	resp, body := admin.do("POST", "/v1/admin/agents/agent-m/commands", []byte(command))
 	if resp.StatusCode != 202 || !strings.Contains(string(body), root+"/agent-m/down/commands") {
 		t.Fatalf("command: %d %s", resp.StatusCode, body)
 	}
-	if got := next(root + "/agent-m/down/commands"); string(got) != command {
-		t.Fatalf("down/commands %q, want %q", got, command)
+	want := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"bool_value":true,"type":"BOOL"}}]}}}`
+	if got := next(root + "/agent-m/down/commands"); string(got) != want {
+		t.Fatalf("down/commands %q, want %q", got, want)
+	}
+	resp, body = admin.do("POST", "/v1/admin/agents/agent-m/commands",
+		[]byte(`{"devices":{"ghost":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`))
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "device 'ghost' is not a device of the agent's last config") {
+		t.Fatalf("command to a device never configured: %d %s", resp.StatusCode, body)
 	}
 	resp, body = admin.do("POST", "/v1/admin/agents/agent-m/commands",
 		[]byte(`{"devices":{"lamp":{"states":[{"key":"temperature","value":{"type":"INTEGER","integer_value":"200"}}]}}}`))

@@ -2,6 +2,7 @@ package smarthome
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sort"
 	"sync"
@@ -98,23 +99,55 @@ func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {
 }
 
 // Command checks a down/commands message for the agent, which has the shape
-// of an up/status message ({"devices": {"<id>": {"states": [...]}}}), as its
-// status would be checked; a command with findings is an InvalidError
-// listing them, one line each, so that nothing the agent's devices cannot
-// take is sent.
-func (a *Agent) Command(c *Catalog, msg []byte) error {
-	rep, err := a.Status(c, msg)
+// of an up/status message ({"devices": {"<id>": {"states": [...]}}}), and
+// returns the message to publish. A command that names no device, a device
+// without states or a device the agent's last config did not announce is
+// refused, and so is one whose states would not pass as the device's
+// status: an InvalidError lists every finding, one line each, so that
+// nothing the agent's devices cannot take is sent. What is sent is rebuilt
+// from the parsed values in the canonical encoding (integers as strings,
+// reference §4 and #10) with only the fields the protocol defines, so the
+// agent receives what the provider's cloud would send, whatever spelling
+// the administrator used.
+func (a *Agent) Command(c *Catalog, msg []byte) ([]byte, error) {
+	devs, err := devicesOf(msg)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if devs[0] != '{' {
+		return nil, &InvalidError{Details: []string{"down/commands carries an object of devices by id"}}
+	}
+	m, err := parseStates(devs)
+	if err != nil {
+		return nil, err
+	}
+	if len(m) == 0 {
+		return nil, &InvalidError{Details: []string{"a command names at least one device"}}
+	}
+	a.mu.Lock()
+	cats := a.categories // replaced by Config, never changed
+	a.mu.Unlock()
 	var details []string
-	for _, d := range rep.Devices {
-		details = append(details, d.Findings()...)
+	for _, id := range sortedKeys(m) {
+		cat, known := cats[id]
+		switch {
+		case !known:
+			details = append(details, "device '"+id+"' is not a device of the agent's last config")
+		case len(m[id].States) == 0:
+			details = append(details, "device '"+id+"': a command sets at least one state")
+		default:
+			r := newDeviceReport(id)
+			r.Category = cat
+			c.checkStates(&r, m[id].States)
+			details = append(details, r.Findings()...)
+		}
 	}
 	if len(details) > 0 {
-		return &InvalidError{Details: details}
+		return nil, &InvalidError{Details: details}
 	}
-	return nil
+	return json.Marshal(struct {
+		Devices map[string]deviceStates `json:"devices"`
+	}{m})
 }
 
 // Findings lists what keeps the device from being valid, one line each,

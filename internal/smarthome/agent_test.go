@@ -1,7 +1,11 @@
 package smarthome
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -51,6 +55,60 @@ func TestAgentConfigThenStatus(t *testing.T) {
 	}
 }
 
+// TestAgentCommand runs the cases in testdata/command/*.json: each file
+// holds the agent's config (none: the agent sent none), the command an
+// administrator posts, and either the message sent on down/commands or the
+// details of the refusal.
+func TestAgentCommand(t *testing.T) {
+	c := seed(t)
+	files, _ := filepath.Glob("testdata/command/*.json")
+	if len(files) < 4 {
+		t.Fatalf("only %d command cases", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc struct {
+				Config  json.RawMessage `json:"config"`
+				Command json.RawMessage `json:"command"`
+				Sent    json.RawMessage `json:"sent"`
+				Details []string        `json:"details"`
+			}
+			if err := json.Unmarshal(b, &tc); err != nil {
+				t.Fatal(err)
+			}
+			var a Agent
+			if tc.Config != nil {
+				if _, err := a.Config(c, tc.Config); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sent, err := a.Command(c, tc.Command)
+			if tc.Details != nil {
+				var inv *InvalidError
+				if !errors.As(err, &inv) || !reflect.DeepEqual(inv.Details, tc.Details) {
+					t.Fatalf("refusal %v (sent %s)\nwant %q", err, sent, tc.Details)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			_ = json.Unmarshal(sent, &got)
+			if err := json.Unmarshal(tc.Sent, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("sent\n %s\nwant %s", sent, tc.Sent)
+			}
+		})
+	}
+}
+
 // AskConfig says yes once for an agent that has sent no config, again
 // only after a config arrived and was forgotten (never: a config stays), and
 // never for a configured agent.
@@ -79,6 +137,8 @@ func FuzzAgent(f *testing.F) {
 	f.Add([]byte(`{"devices":[{"id":"a","model":{"id":"m","manufacturer":"M","model":"X","category":"light","features":["online","on_off"]}}]}`),
 		[]byte(`{"devices":{"a":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`))
 	f.Add([]byte(`{"devices":[]}`), []byte(`{"devices":{"x":{}}}`))
+	f.Add([]byte(`{"devices":[{"id":"a","name":"A","default_name":"A","model":{"id":"m","manufacturer":"M","model":"X","category":"light","features":["online","on_off","light_brightness"]}}]}`),
+		[]byte(`{"x":1,"devices":{"a":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":500,"bool_value":true}}]}}}`))
 	c := seed(f)
 	f.Fuzz(func(t *testing.T, config, status []byte) {
 		var a Agent
@@ -102,6 +162,21 @@ func FuzzAgent(f *testing.F) {
 			if rep.Valid != valid {
 				t.Fatalf("report valid %v, devices %+v", rep.Valid, rep.Devices)
 			}
+		}
+		// The status message sent as a command is refused with an
+		// InvalidError or rebuilt into a message that is itself a command
+		// the agent takes, unchanged.
+		out, err := a.Command(c, status)
+		var inv *InvalidError
+		if err != nil {
+			if !errors.As(err, &inv) {
+				t.Fatalf("command error %v is not an InvalidError", err)
+			}
+			return
+		}
+		again, err := a.Command(c, out)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("rebuilt command %s is not stable: %s, %v", out, again, err)
 		}
 	})
 }

@@ -74,15 +74,9 @@ func (c *Catalog) Validate(msg []byte, category string) (*Report, error) {
 // categoryOf ("" for the whole catalog; only known categories), which an
 // Agent answers from its last config.
 func (c *Catalog) validate(msg []byte, categoryOf func(id string) string) (*Report, error) {
-	var top struct {
-		Devices json.RawMessage `json:"devices"`
-	}
-	if err := json.Unmarshal(msg, &top); err != nil {
-		return nil, &InvalidError{Details: []string{"body is not a JSON object: " + err.Error()}}
-	}
-	devs := bytes.TrimSpace(top.Devices)
-	if len(devs) == 0 || string(devs) == "null" {
-		return nil, &InvalidError{Details: []string{"devices is required"}}
+	devs, err := devicesOf(msg)
+	if err != nil {
+		return nil, err
 	}
 	rep := &Report{Devices: []DeviceReport{}}
 	switch devs[0] {
@@ -101,34 +95,14 @@ func (c *Catalog) validate(msg []byte, categoryOf func(id string) string) (*Repo
 		}
 	case '{':
 		rep.Kind = "status"
-		var m map[string]struct {
-			States []struct {
-				Key   string `json:"key"`
-				Value Value  `json:"value"`
-			} `json:"states"`
+		m, err := parseStates(devs)
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(devs, &m); err != nil {
-			return nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
-		}
-		ids := make([]string, 0, len(m))
-		for id := range m {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
+		for _, id := range sortedKeys(m) {
 			r := newDeviceReport(id)
-			category := categoryOf(id)
-			r.Category = category
-			for _, s := range m[id].States {
-				f := c.Features[s.Key]
-				if f == nil || (category != "" && !c.Categories[category].Has(s.Key)) {
-					r.UnknownFeatures = append(r.UnknownFeatures, s.Key)
-					continue
-				}
-				if p := checkValue(f, nil, s.Value); p != nil {
-					r.addValueProblem(*p)
-				}
-			}
+			r.Category = categoryOf(id)
+			c.checkStates(&r, m[id].States)
 			rep.Devices = append(rep.Devices, r)
 		}
 	default:
@@ -139,6 +113,22 @@ func (c *Catalog) validate(msg []byte, categoryOf func(id string) string) (*Repo
 		rep.Valid = rep.Valid && rep.Devices[i].OK()
 	}
 	return rep, nil
+}
+
+// devicesOf returns the "devices" member of an agent message, which every
+// message of the protocol's device topics carries.
+func devicesOf(msg []byte) (json.RawMessage, error) {
+	var top struct {
+		Devices json.RawMessage `json:"devices"`
+	}
+	if err := json.Unmarshal(msg, &top); err != nil {
+		return nil, &InvalidError{Details: []string{"body is not a JSON object: " + err.Error()}}
+	}
+	devs := bytes.TrimSpace(top.Devices)
+	if len(devs) == 0 || string(devs) == "null" {
+		return nil, &InvalidError{Details: []string{"devices is required"}}
+	}
+	return devs, nil
 }
 
 func (r *DeviceReport) addValueProblem(p Problem) {

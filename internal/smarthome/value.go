@@ -25,21 +25,23 @@ type Value struct {
 	Colour  *HSV
 }
 
-// MarshalJSON emits integers as strings and floats as numbers (#10).
+// MarshalJSON emits integers as strings and floats as numbers (#10), and
+// only the payload field of the value's type: a value read with stray
+// fields (an ENUM that also carried a bool_value) goes out clean.
 func (v Value) MarshalJSON() ([]byte, error) {
 	m := map[string]any{"type": v.Type}
 	switch {
-	case v.Bool != nil:
+	case v.Type == Bool && v.Bool != nil:
 		m["bool_value"] = *v.Bool
-	case v.Integer != nil:
+	case v.Type == Integer && v.Integer != nil:
 		m["integer_value"] = strconv.FormatInt(*v.Integer, 10)
-	case v.Float != nil:
+	case v.Type == Float && v.Float != nil:
 		m["float_value"] = *v.Float
-	case v.String != nil:
+	case v.Type == String && v.String != nil:
 		m["string_value"] = *v.String
-	case v.Enum != nil:
+	case v.Type == Enum && v.Enum != nil:
 		m["enum_value"] = *v.Enum
-	case v.Colour != nil:
+	case v.Type == Colour && v.Colour != nil:
 		m["colour_value"] = v.Colour
 	}
 	return json.Marshal(m)

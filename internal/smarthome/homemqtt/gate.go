@@ -221,8 +221,9 @@ func Check(ctx context.Context, cat Catalogs, a *smarthome.Agent, kind string, p
 }
 
 // Command sends a command to an agent on its down/commands after checking
-// it against the categories of the agent's last config (smarthome.Agent
-// Command); it waits up to five seconds for the broker to take it.
+// it against the devices of the agent's last config (smarthome.Agent
+// Command), as that check rebuilt it: never the bytes it was given; it
+// waits up to five seconds for the broker to take it.
 func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, error) {
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
@@ -231,11 +232,12 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 	if err != nil {
 		return "", err
 	}
-	if err := g.agent(agent).Command(c, msg); err != nil {
+	out, err := g.agent(agent).Command(c, msg)
+	if err != nil {
 		return "", err
 	}
 	topic := g.cfg.Root + "/" + agent + "/down/commands"
-	tok := g.client.Publish(topic, 1, false, msg)
+	tok := g.client.Publish(topic, 1, false, out)
 	if !tok.WaitTimeout(5 * time.Second) {
 		return "", fmt.Errorf("homemqtt: publish %s: the broker did not take it in 5 s", topic)
 	}
