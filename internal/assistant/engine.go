@@ -148,6 +148,19 @@ type Embedder interface {
 	Embed(ctx context.Context, model string, inputs []string) ([]Embedding, error)
 }
 
+// TemplateError is a conversation the model's chat template refuses to
+// render: the template's own raise_exception (roles that must alternate,
+// a system message it allows none of) or a shape it cannot render. The
+// client's messages are at fault and a retry cannot help, so transports
+// answer it as invalid params, not as a server error.
+type TemplateError struct {
+	Reason string // for the client: the template's message, or a general one
+	Err    error  // the renderer's own error
+}
+
+func (e *TemplateError) Error() string { return "chat template refuses the messages: " + e.Reason }
+func (e *TemplateError) Unwrap() error { return e.Err }
+
 // Errors an Engine returns; the transports map them to their envelopes.
 var (
 	ErrContextWindow = errors.New("prompt does not fit the model's context window")

@@ -39,6 +39,7 @@ const retryAfter = "1"
 func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) {
 	var inv *assistant.InvalidParams
 	var ae *assistant.AuthError
+	var te *assistant.TemplateError
 	switch {
 	case errors.As(err, &ae):
 		if ae.Status == http.StatusTooManyRequests {
@@ -47,6 +48,10 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 		writeJSON(w, ae.Status, tokenErrorBody{Code: ae.Code, Message: ae.Message})
 	case errors.As(err, &inv):
 		writeError(w, inv.Status, inv.Message)
+	case errors.As(err, &te):
+		// A conversation the model's chat template refuses is the
+		// client's to fix: 422, which SDKs do not retry, unlike a 500.
+		writeError(w, http.StatusUnprocessableEntity, "Invalid params: "+te.Reason)
 	case errors.Is(err, assistant.ErrUnauthorized):
 		writeError(w, http.StatusUnauthorized, "Unauthorized")
 	case errors.Is(err, assistant.ErrTokenExpired):

@@ -57,6 +57,17 @@ type Template struct {
 // template's own raise_exception calls (for example on role alternation).
 var ErrTemplate = errors.New("chat template")
 
+// RaisedError is a template's own refusal of a conversation through
+// raise_exception (for example roles that must alternate); Message is the
+// template's text, which names what is wrong with the messages. It is an
+// ErrTemplate.
+type RaisedError struct{ Message string }
+
+func (e *RaisedError) Error() string { return "chat template: template raised: " + e.Message }
+
+// Is makes a raised error an ErrTemplate for errors.Is.
+func (e *RaisedError) Is(target error) bool { return target == ErrTemplate }
+
 // Parse compiles a Jinja chat template.
 // Templates come from model files, so a panic inside the Jinja library is
 // turned into an error rather than taking the server down.
@@ -133,19 +144,28 @@ func (t *Template) Render(msgs []Message, opts Options) (out string, err error) 
 		}
 		vars["tools"] = tools
 	}
+	// The Jinja library wraps a raised error in its own text; the
+	// template's message is kept aside to report it as it was raised.
+	var raised *RaisedError
 	maps.Copy(vars, map[string]any{
 		"messages":              list,
 		"bos_token":             opts.BOSToken,
 		"eos_token":             opts.EOSToken,
 		"add_generation_prompt": opts.AddGenerationPrompt,
 		"raise_exception": func(msg string) (string, error) {
-			return "", fmt.Errorf("%w: template raised: %s", ErrTemplate, msg)
+			if raised == nil {
+				raised = &RaisedError{Message: msg}
+			}
+			return "", raised
 		},
 		"strftime_now": strftimeNow,
 	})
 	ctx := exec.NewContext(vars)
 	out, err = t.jinja.ExecuteToString(ctx)
 	if err != nil {
+		if raised != nil {
+			return "", raised
+		}
 		return "", fmt.Errorf("%w: %v", ErrTemplate, err)
 	}
 	return out, nil

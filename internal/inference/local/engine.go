@@ -305,7 +305,14 @@ func (s *served) prompt(msgs []assistant.Message, functions []assistant.Function
 	}
 	text, err := s.Template.Render(cm, chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools})
 	if err != nil {
-		return nil, err
+		// The template parsed when the model loaded, so what fails now is
+		// these messages: the client's to fix (reference §4, 422).
+		reason := "the model's chat template cannot render these messages"
+		var raised *chattemplate.RaisedError
+		if errors.As(err, &raised) {
+			reason = raised.Message
+		}
+		return nil, &assistant.TemplateError{Reason: reason, Err: err}
 	}
 	if s.Template.IsPlainText() {
 		// Message text is user input: control-token spellings in it stay text.
