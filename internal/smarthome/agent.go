@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
 	"sync"
 )
 
@@ -19,14 +18,20 @@ type Commander interface {
 }
 
 // Agent is what the cloud side of the MQTT protocol (reference §7) knows of
-// one agent between its messages: the category of each device of its last
-// up/config. An up/status message names devices by id only, so its values
-// are checked against the features of the category the agent configured
-// each device with; a device it never configured is checked against the
-// whole catalog. An Agent is safe for concurrent use.
+// one agent between its messages: the devices of its last up/config, each
+// with its effective model (inline, or the catalog's by model_id, as it was
+// when the config came). An up/status message names devices by id only, so
+// its values are checked against the model the agent configured each
+// device with: the model's features and allowed_values, within its
+// category; a device it never configured is checked against the whole
+// catalog. An Agent is safe for concurrent use.
 type Agent struct {
-	mu         sync.Mutex
-	categories map[string]string // device id → category
+	mu sync.Mutex
+	// models: device id → effective model, for the devices of the last
+	// config whose model is of a category the catalog has; announced: every
+	// device id of that config.
+	models    map[string]*Model
+	announced map[string]bool
 	// configured: a config was read; asked: a config was asked for since.
 	configured, asked bool
 }
@@ -48,47 +53,56 @@ func (a *Agent) AskConfig() bool {
 // Config validates an up/config message ({"devices": [...]}) and, when it
 // parses, makes its devices the agent's configuration: devices of an
 // earlier config that this one leaves out are forgotten, as the cloud
-// forgets devices an agent stops announcing.
+// forgets devices an agent stops announcing. Of two devices with one id the
+// first counts (the second is a finding).
 func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
-	rep, err := c.Validate(msg, "")
+	rep, models, err := c.validate(msg, func(string) known { return known{} })
 	if err != nil {
 		return nil, err
 	}
 	if rep.Kind != "config" {
 		return nil, &InvalidError{Details: []string{"up/config carries a list of devices"}}
 	}
-	cats := make(map[string]string, len(rep.Devices))
-	for _, d := range rep.Devices {
-		if d.ID != "" && c.Categories[d.Category] != nil {
-			cats[d.ID] = d.Category
+	byID := make(map[string]*Model, len(rep.Devices))
+	announced := make(map[string]bool, len(rep.Devices))
+	for i, d := range rep.Devices {
+		if d.ID == "" || announced[d.ID] {
+			continue
+		}
+		announced[d.ID] = true
+		if models[i] != nil {
+			byID[d.ID] = models[i]
 		}
 	}
 	a.mu.Lock()
-	a.categories, a.configured, a.asked = cats, true, false
+	a.models, a.announced, a.configured, a.asked = byID, announced, true, false
 	a.mu.Unlock()
 	return rep, nil
 }
 
 // Devices lists the ids of the devices of the agent's last config whose
-// category the catalog has, in order.
+// model is of a category the catalog has, in order.
 func (a *Agent) Devices() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ids := make([]string, 0, len(a.categories))
-	for id := range a.categories {
-		ids = append(ids, id)
+	return sortedKeys(a.models)
+}
+
+// device is what the agent's last config says of a device.
+func (a *Agent) device(id string) known {
+	a.mu.Lock()
+	m := a.models[id] // replaced by Config, never changed
+	a.mu.Unlock()
+	if m == nil {
+		return known{}
 	}
-	sort.Strings(ids)
-	return ids
+	return known{category: m.Category, model: m}
 }
 
 // Status validates an up/status message ({"devices": {"<id>": {"states":
-// [...]}}}) device by device, each against its configured category.
+// [...]}}}) device by device, each against its configured model.
 func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {
-	a.mu.Lock()
-	cats := a.categories // replaced by Config, never changed
-	a.mu.Unlock()
-	rep, err := c.validate(msg, func(id string) string { return cats[id] })
+	rep, _, err := c.validate(msg, a.device)
 	if err != nil {
 		return nil, err
 	}
@@ -125,20 +139,22 @@ func (a *Agent) Command(c *Catalog, msg []byte) ([]byte, error) {
 		return nil, &InvalidError{Details: []string{"a command names at least one device"}}
 	}
 	a.mu.Lock()
-	cats := a.categories // replaced by Config, never changed
+	announced := a.announced // replaced by Config, never changed
 	a.mu.Unlock()
 	var details []string
 	for _, id := range sortedKeys(m) {
-		cat, known := cats[id]
+		k := a.device(id)
 		switch {
-		case !known:
+		case !announced[id]:
 			details = append(details, "device '"+id+"' is not a device of the agent's last config")
+		case k.model == nil:
+			details = append(details, "device '"+id+"' has no model of the catalog's categories in the agent's last config")
 		case len(m[id].States) == 0:
 			details = append(details, "device '"+id+"': a command sets at least one state")
 		default:
 			r := newDeviceReport(id)
-			r.Category = cat
-			c.checkStates(&r, m[id].States)
+			r.Category = k.category
+			c.checkStates(&r, k.model, m[id].States, true)
 			details = append(details, r.Findings()...)
 		}
 	}

@@ -109,6 +109,48 @@ func TestAgentCommand(t *testing.T) {
 	}
 }
 
+// TestAgentStatus runs the cases in testdata/status/*.json: each file holds
+// the agent's config, its status and the expected report, in which each
+// device is judged by the model the config gave it.
+func TestAgentStatus(t *testing.T) {
+	c := seed(t)
+	files, _ := filepath.Glob("testdata/status/*.json")
+	if len(files) < 3 {
+		t.Fatalf("only %d status cases", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc struct {
+				Config, Status, Want json.RawMessage
+			}
+			if err := json.Unmarshal(b, &tc); err != nil {
+				t.Fatal(err)
+			}
+			var a Agent
+			if _, err := a.Config(c, tc.Config); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := a.Status(c, tc.Status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			gb, _ := json.Marshal(rep)
+			_ = json.Unmarshal(gb, &got)
+			if err := json.Unmarshal(tc.Want, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("report\n got %s\nwant %s", gb, tc.Want)
+			}
+		})
+	}
+}
+
 // AskConfig says yes once for an agent that has sent no config, again
 // only after a config arrived and was forgotten (never: a config stays), and
 // never for a configured agent.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -36,6 +37,11 @@ type DeviceReport struct {
 	MissingOneOf    [][]string `json:"missing_one_of"`
 	InvalidValues   []Problem  `json:"invalid_values"`
 	Warnings        []Problem  `json:"warnings"`
+	// model is the id of the model a status was checked against, and
+	// notInModel the unknown features that its category has but the model
+	// lacks: they are worded apart from features outside the category.
+	model      string
+	notInModel []string
 }
 
 func newDeviceReport(id string) DeviceReport {
@@ -62,23 +68,36 @@ type Report struct {
 // checked against the whole catalog.
 func (c *Catalog) Validate(msg []byte, category string) (*Report, error) {
 	if category != "" && c.Categories[category] == nil {
-		if _, err := c.validate(msg, func(string) string { return "" }); err != nil {
+		if _, _, err := c.validate(msg, func(string) known { return known{} }); err != nil {
 			return nil, err // a malformed body is reported before the category
 		}
 		return nil, fmt.Errorf("category %q: %w", category, ErrNotFound)
 	}
-	return c.validate(msg, func(string) string { return category })
+	rep, _, err := c.validate(msg, func(string) known { return known{category: category} })
+	return rep, err
 }
 
-// validate is Validate with each status device's category given by
-// categoryOf ("" for the whole catalog; only known categories), which an
-// Agent answers from its last config.
-func (c *Catalog) validate(msg []byte, categoryOf func(id string) string) (*Report, error) {
+// known is what a status check knows of a device: its category ("" for the
+// whole catalog; only categories the catalog has) and, once an agent's
+// config announced it, its model, whose features and allowed_values then
+// apply.
+type known struct {
+	category string
+	model    *Model
+}
+
+// validate is Validate with what is known of each status device given by
+// deviceOf, which an Agent answers from its last config. For a config it
+// also returns each device's effective model (inline, or the catalog's by
+// model_id), aligned with the report's devices: nil where the device has
+// none of a category the catalog has.
+func (c *Catalog) validate(msg []byte, deviceOf func(id string) known) (*Report, []*Model, error) {
 	devs, err := devicesOf(msg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep := &Report{Devices: []DeviceReport{}}
+	var models []*Model
 	switch devs[0] {
 	case '[':
 		rep.Kind = "config"
@@ -88,31 +107,34 @@ func (c *Catalog) validate(msg []byte, categoryOf func(id string) string) (*Repo
 			Model   *Model `json:"model"`
 		}
 		if err := json.Unmarshal(devs, &list); err != nil {
-			return nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
+			return nil, nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
 		}
 		for _, d := range list {
-			rep.Devices = append(rep.Devices, c.checkDevice(d.ID, d.ModelID, d.Model))
+			r, m := c.checkDevice(d.ID, d.ModelID, d.Model)
+			rep.Devices = append(rep.Devices, r)
+			models = append(models, m)
 		}
 	case '{':
 		rep.Kind = "status"
 		m, err := parseStates(devs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, id := range sortedKeys(m) {
 			r := newDeviceReport(id)
-			r.Category = categoryOf(id)
-			c.checkStates(&r, m[id].States)
+			k := deviceOf(id)
+			r.Category = k.category
+			c.checkStates(&r, k.model, m[id].States, false)
 			rep.Devices = append(rep.Devices, r)
 		}
 	default:
-		return nil, &InvalidError{Details: []string{"devices must be a list (up/config) or an object (up/status)"}}
+		return nil, nil, &InvalidError{Details: []string{"devices must be a list (up/config) or an object (up/status)"}}
 	}
 	rep.Valid = true
 	for i := range rep.Devices {
 		rep.Valid = rep.Valid && rep.Devices[i].OK()
 	}
-	return rep, nil
+	return rep, models, nil
 }
 
 // devicesOf returns the "devices" member of an agent message, which every
@@ -139,38 +161,44 @@ func (r *DeviceReport) addValueProblem(p Problem) {
 	r.InvalidValues = append(r.InvalidValues, p)
 }
 
-func (c *Catalog) checkDevice(id, modelID string, m *Model) DeviceReport {
+// checkDevice checks one device of a config and returns its effective
+// model: nil when it has none, or none of a category the catalog has.
+func (c *Catalog) checkDevice(id, modelID string, m *Model) (DeviceReport, *Model) {
 	// A device names a registered model or carries its own, exactly one of
 	// the two (reference §7): with both, which one the cloud would use is
 	// not documented, so neither is guessed.
 	if m != nil && modelID != "" {
 		r := newDeviceReport(id)
 		r.Errors = append(r.Errors, "device has both model_id and model: give exactly one")
-		return r
+		return r, nil
 	}
 	if m == nil && modelID != "" {
 		for i := range c.Models {
 			if c.Models[i].ID == modelID {
-				m = &c.Models[i]
+				registered := c.Models[i]
+				m = &registered
 			}
 		}
 		if m == nil {
 			r := newDeviceReport(id)
 			r.Errors = append(r.Errors, fmt.Sprintf("model_id '%s' is not in the catalog", modelID))
-			return r
+			return r, nil
 		}
 	}
 	if m == nil {
 		r := newDeviceReport(id)
 		r.Errors = append(r.Errors, "device has neither model nor model_id")
-		return r
+		return r, nil
 	}
 	r := c.checkModel(m)
 	r.ID = id
 	if id == "" {
 		r.Errors = append(r.Errors, "device id is required")
 	}
-	return r
+	if c.Categories[m.Category] == nil {
+		return r, nil
+	}
+	return r, m
 }
 
 // CheckModel lists why a model may not enter the catalog; warnings (ranges
@@ -192,6 +220,10 @@ func (c *Catalog) CheckModel(m *Model) []string {
 func (r *DeviceReport) featureProblems() []string {
 	var out []string
 	for _, f := range r.UnknownFeatures {
+		if slices.Contains(r.notInModel, f) {
+			out = append(out, fmt.Sprintf("feature '%s' is not among the features of model '%s'", f, r.model))
+			continue
+		}
 		if r.Category == "" {
 			out = append(out, fmt.Sprintf("feature '%s' is not in the catalog", f))
 			continue

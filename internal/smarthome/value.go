@@ -99,6 +99,48 @@ func (v *Value) present() bool {
 	return false
 }
 
+// equal reports whether two values are the same value of the same type.
+func (v Value) equal(w Value) bool {
+	if v.Type != w.Type || !v.present() || !w.present() {
+		return false
+	}
+	switch v.Type {
+	case Bool:
+		return *v.Bool == *w.Bool
+	case Integer:
+		return *v.Integer == *w.Integer
+	case Float:
+		return *v.Float == *w.Float
+	case String:
+		return *v.String == *w.String
+	case Enum:
+		return *v.Enum == *w.Enum
+	default:
+		return *v.Colour == *w.Colour
+	}
+}
+
+// text words a value for a finding: its payload without the JSON around it.
+func (v Value) text() string {
+	if !v.present() {
+		return "a " + v.Type + " without its value"
+	}
+	switch v.Type {
+	case Bool:
+		return strconv.FormatBool(*v.Bool)
+	case Integer:
+		return strconv.FormatInt(*v.Integer, 10)
+	case Float:
+		return strconv.FormatFloat(*v.Float, 'g', -1, 64)
+	case String:
+		return *v.String
+	case Enum:
+		return *v.Enum
+	default:
+		return fmt.Sprintf("h=%g s=%g v=%g", v.Colour.H, v.Colour.S, v.Colour.V)
+	}
+}
+
 // Dependency makes a feature available only while Key holds one of Value.
 type Dependency struct {
 	Key   string  `json:"key"`
