@@ -37,6 +37,9 @@ type fixture struct {
 	svc *assistant.Service
 	mu  sync.Mutex
 	off time.Duration
+	// closeStore closes the service's database, so that tests can make
+	// every store call fail.
+	closeStore func() error
 }
 
 // sharedEngine is opened once: loading a model per test would dominate.
@@ -100,7 +103,7 @@ func newFixtureWith(t *testing.T, eng assistant.Engine, opts ...func(*web.API)) 
 	if err := assistantsql.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t}
+	f := &fixture{t: t, closeStore: db.Close}
 	f.svc = assistant.NewService(assistantsql.New(db), eng, assistant.Config{
 		Limits: map[assistant.Scope]int{assistant.ScopePers: 1, assistant.ScopeB2B: 10, assistant.ScopeCorp: 10},
 		Now: func() time.Time {

@@ -88,20 +88,53 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 }
 
-// platformError maps the platform's errors to the assistant envelope. The
-// platform also calls it before the request reaches Handler (a declared
-// body over the limit, a recovered panic), so it sets X-Session-Id itself:
-// every response carries one (reference §2).
+// tokenError maps an error of the token endpoint to that endpoint's
+// envelope, {code, message} (reference §1): its clients read code, and no
+// answer of the endpoint may come in the API's {status, message}.
+func (s *server) tokenError(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *assistant.AuthError
+	if errors.As(err, &ae) {
+		if ae.Status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		writeJSON(w, ae.Status, tokenErrorBody{Code: ae.Code, Message: ae.Message})
+		return
+	}
+	if s.log != nil {
+		s.log.ErrorContext(r.Context(), "assistant: token endpoint: internal error", "err", err, "request_id", web.RequestID(r.Context()))
+	}
+	writeTokenError(w, http.StatusInternalServerError, "Internal Server Error")
+}
+
+// writeTokenError answers a failure of the token endpoint the provider
+// publishes no code for (an oversized body, a wrong method, an internal
+// error) in its envelope. The code is the HTTP status, which none of the
+// provider's codes (1–8) can be mistaken for.
+func writeTokenError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, tokenErrorBody{Code: status, Message: message})
+}
+
+// platformError maps the platform's errors to the assistant envelope, or
+// to the token endpoint's for its path. The platform also calls it before
+// the request reaches Handler (a declared body over the limit, a recovered
+// panic), so it sets X-Session-Id itself: every response carries one
+// (reference §2).
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
 	setSessionID(w, r)
+	message := "Internal Server Error"
 	switch {
 	case errors.Is(err, web.ErrNotFound):
-		writeError(w, status, "Not Found")
+		message = "Not Found"
 	case errors.Is(err, web.ErrMethodNotAllowed):
-		writeError(w, status, "Method Not Allowed")
+		message = "Method Not Allowed"
 	case errors.Is(err, web.ErrBodyTooLarge):
-		writeError(w, status, "Payload too large")
+		message = "Payload too large"
 	default:
-		writeError(w, http.StatusInternalServerError, "Internal Server Error")
+		status = http.StatusInternalServerError
 	}
+	if r.URL.Path == oauthPath {
+		writeTokenError(w, status, message)
+		return
+	}
+	writeError(w, status, message)
 }

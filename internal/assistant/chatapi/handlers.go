@@ -44,12 +44,12 @@ func (s *server) oauth(w http.ResponseWriter, r *http.Request) {
 			platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
 			return
 		}
-		s.domainError(w, r, assistant.ErrScopeInvalid)
+		s.tokenError(w, r, assistant.ErrScopeInvalid)
 		return
 	}
 	tok, exp, err := s.svc.IssueToken(r.Context(), r.Header.Get("Authorization"), r.Header.Get("RqUID"), r.PostForm.Get("scope"))
 	if err != nil {
-		s.domainError(w, r, err)
+		s.tokenError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {

@@ -2,10 +2,14 @@ package chatapi
 
 import "partnerapi/internal/web"
 
+// oauthPath is the token endpoint, whose errors have an envelope of their
+// own (errors.go).
+const oauthPath = "/api/v2/oauth"
+
 // addRoutes lists the assistant API. Every route here is in api/assistant.yaml.
 func addRoutes(mux *web.Mux, d Deps) {
 	s := &server{svc: d.Service, log: d.Log}
-	mux.HandleFunc("POST", "/api/v2/oauth", s.oauth)
+	mux.HandleFunc("POST", oauthPath, s.oauth)
 	mux.HandleFunc("GET", "/api/v1/models", s.auth(s.models))
 	mux.HandleFunc("GET", "/api/v1/models/{model}", s.auth(s.model))
 	mux.HandleFunc("POST", "/api/v1/chat/completions", s.auth(s.chat))
