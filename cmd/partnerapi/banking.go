@@ -22,6 +22,7 @@ type bankingModule struct {
 	contour    string
 	payments   paymentFlags // banking_payments.go
 	jwsKey     string       // PEM of the bank's signing key (banking_jws_key.go)
+	secretDays int          // lifetime of client secrets set by change-client-secret (banking_cli.go)
 }
 
 func (*bankingModule) name() string        { return "banking" }
@@ -32,6 +33,7 @@ func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.jwsClients, "banking-jws-required-clients", "", "comma-separated partner client_ids whose card-limit requests must be JWS (application/jose)")
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+banking.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
+	registerClientSecretDays(fs, &m.secretDays) // banking_cli.go
 	m.payments.register(fs)
 }
 
@@ -67,6 +69,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	}
 	store := bankingsql.NewIdentityStore(d.db)
 	identity := banking.NewIdentity(store)
+	if err := setClientSecretDays(identity, m.secretDays); err != nil {
+		return built{}, err
+	}
 	key, err := bankKey(m.jwsKey, d.dataDir) // banking_jws_key.go
 	if err != nil {
 		return built{}, err

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankingsql"
@@ -24,8 +25,8 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   user create --org ORG --login L [--name N] [--email E] [--password P] [--signing-method Token|OneTimePassword]
   user signing-method --user USER --signing-method Token|OneTimePassword
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
-  app create --name N --redirect-uri URI [--client-id ID]
-  app secret --client CLIENT_ID    (new client_secret, e.g. for the sandbox app)
+  app create --name N --redirect-uri URI [--client-id ID] [--banking-client-secret-days 40]
+  app secret --client CLIENT_ID [--banking-client-secret-days 40]   (new client_secret, e.g. for the sandbox app; 0 days: never expires)
   offer sign --client CLIENT_ID --account NUMBER
   sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt
   jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)`
@@ -284,38 +285,51 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 	"app create": func(stdio) bankingCmd {
 		var a banking.PartnerApp
 		var uris string
+		var days int
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&a.Name, "name", "", "application name")
 				fs.StringVar(&a.ClientID, "client-id", "", "client_id (default: a new uuid)")
 				fs.StringVar(&uris, "redirect-uri", "", "space-separated registered redirect URIs")
+				registerClientSecretDays(fs, &days)
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if err := setClientSecretDays(id, days); err != nil {
+					return nil, err
+				}
 				if a.ClientID == "" {
 					a.ClientID = banking.NewUUID()
 				}
 				a.RedirectURIs = strings.Fields(uris)
 				secret := banking.NewClientSecret()
-				a.SecretHash = banking.HashSecret(secret)
+				a.SecretHash, a.SecretExpiresAt = banking.HashSecret(secret), id.SecretExpiry(time.Now())
 				if err := id.Store.CreateApp(ctx, a); err != nil {
 					return nil, err
 				}
-				return map[string]string{"client_id": a.ClientID, "client_secret": secret}, nil
+				return map[string]string{"client_id": a.ClientID, "client_secret": secret,
+					"client_secret_expires_at": secretExpiryText(a.SecretExpiresAt)}, nil
 			},
 		}
 	},
 	"app secret": func(stdio) bankingCmd {
 		var client string
+		var days int
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&client, "client", banking.SandboxClientID, "partner client_id")
+				registerClientSecretDays(fs, &days)
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if err := setClientSecretDays(id, days); err != nil {
+					return nil, err
+				}
 				secret := banking.NewClientSecret()
-				if err := id.Store.SetAppSecret(ctx, client, banking.HashSecret(secret)); err != nil {
+				expires := id.SecretExpiry(time.Now())
+				if err := id.Store.SetAppSecret(ctx, client, banking.HashSecret(secret), expires); err != nil {
 					return nil, fmt.Errorf("--client %s: %w", client, err)
 				}
-				return map[string]string{"client_id": client, "client_secret": secret}, nil
+				return map[string]string{"client_id": client, "client_secret": secret,
+					"client_secret_expires_at": secretExpiryText(expires)}, nil
 			},
 		}
 	},
@@ -351,6 +365,33 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 			},
 		}
 	},
+}
+
+// registerClientSecretDays adds --banking-client-secret-days, the lifetime
+// of the client secrets a command sets, to fs; serve has the same flag for
+// change-client-secret.
+func registerClientSecretDays(fs *flag.FlagSet, days *int) {
+	fs.IntVar(days, "banking-client-secret-days", int(banking.ClientSecretLifetime/(24*time.Hour)),
+		"days a client secret set by change-client-secret or the CLI lives (the provider's 40); 0: secrets never expire")
+}
+
+// setClientSecretDays applies --banking-client-secret-days to id.
+func setClientSecretDays(id *banking.Identity, days int) error {
+	if days < 0 {
+		return fmt.Errorf("--banking-client-secret-days must be 0 (never expire) or more, got %d", days)
+	}
+	id.ClientSecretTTL = time.Duration(days) * 24 * time.Hour
+	return nil
+}
+
+// secretExpiryText is how the CLI prints a secret's expiry: RFC 3339 in
+// UTC, or "never", so whoever provisions an app sees when it will stop
+// working instead of finding out then.
+func secretExpiryText(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // signDigest signs stdin byte for byte: the digest text is what the bank

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"net/url"
+	"strings"
 	"testing"
 
 	"partnerapi/internal/banking"
@@ -185,6 +186,13 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "user-info bad token", method: "GET", path: sso + "/v2/oauth/user-info", auth: "bad", status: 401},
 		{name: "user-info without openid", method: "GET", path: sso + "/v1/oauth/user-info", auth: "pay", status: 403, cause: "ACTION_ACCESS_EXCEPTION"},
 		{name: "user-info v2 without openid", method: "GET", path: sso + "/v2/oauth/user-info", auth: "pay", status: 403},
+		{name: "change client secret wrong secret", method: "POST", path: sso + "/v1/change-client-secret", body: f.changeForm(url.Values{"client_secret": {"not-the-secret"}}), status: 401},
+		{name: "change client secret another app's token", method: "POST", path: sso + "/v1/change-client-secret",
+			body: f.changeForm(url.Values{"access_token": {strings.TrimPrefix(f.auth["openid"], "Bearer ")}}), status: 400},
+		{name: "change client secret too short", method: "POST", path: sso + "/v1/change-client-secret", body: f.changeForm(url.Values{"new_client_secret": {"short"}}), status: 400, badRequest: true},
+		{name: "change client secret over the body limit", method: "POST", path: sso + "/v1/change-client-secret", body: overLimit(f.changeForm(nil)), status: 413, cause: "VALIDATION_FAULT"},
+		// Last: it changes the secret the rows above send.
+		{name: "change client secret", method: "POST", path: sso + "/v1/change-client-secret", body: f.changeForm(nil), status: 200},
 
 		{name: "health", method: "GET", path: "/healthz", status: 200},
 		{name: "metrics", method: "GET", path: "/metrics", accept: "text/plain", status: 200},

@@ -48,6 +48,9 @@ type bankFixture struct {
 	base   map[string]string
 	auth   map[string]string
 	secret string // the sandbox app's client_secret on the main server
+	// changeApp is a valid change-client-secret form of another app of the
+	// main server's (banking_client_secret_test.go).
+	changeApp url.Values
 	// brokenLogs is the log of the server whose store breakBankingStore
 	// broke, where each 500's referenceId must lead to its cause.
 	brokenLogs *syncBuffer
@@ -94,6 +97,7 @@ func newBankFixture(t *testing.T) *bankFixture {
 		}
 	}
 	f.secret = bankingCLI(t, "", "app", "secret", "--data-dir", servers[""].dataDir)["client_secret"].(string)
+	f.changeApp = secretChangeApp(t, servers[""].dataDir)
 	breakBankingStore(t, servers["broken"].dataDir)
 	f.brokenLogs = servers["broken"].logs
 	return f

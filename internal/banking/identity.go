@@ -20,6 +20,9 @@ const (
 	RefreshReserve   = 2 * time.Hour // a used refresh token keeps working this long
 	AuthCodeTTL      = 2 * time.Minute
 	ClientSecretSize = 40
+	// ClientSecretLifetime is how long the provider's client secrets live
+	// (reference §3); Identity.ClientSecretTTL is the configured one.
+	ClientSecretLifetime = 40 * 24 * time.Hour
 )
 
 // ErrNotFound is what a Store returns for a missing row; the services turn
@@ -100,6 +103,9 @@ type PartnerApp struct {
 	Name         string
 	SecretHash   string // sha256 hex of the client secret
 	RedirectURIs []string
+	// SecretExpiresAt is when the secret stops authenticating the app;
+	// zero: never.
+	SecretExpiresAt time.Time
 }
 
 // Certificate is a user's signing certificate (a /v1/crypto entry).
@@ -178,8 +184,14 @@ type IdentityStore interface {
 	SetUserSigningMethod(ctx context.Context, id, method string) error
 	CreateApp(ctx context.Context, a PartnerApp) error
 	GetApp(ctx context.Context, clientID string) (PartnerApp, error)
-	// SetAppSecret replaces the app's secret hash; ErrNotFound when absent.
-	SetAppSecret(ctx context.Context, clientID, secretHash string) error
+	// SetAppSecret replaces the app's secret hash and its expiry (zero:
+	// never); ErrNotFound when absent.
+	SetAppSecret(ctx context.Context, clientID, secretHash string, expiresAt time.Time) error
+	// ChangeAppSecret replaces the app's secret hash and expiry only while
+	// its secret hash is still oldHash, so of two changes made with one
+	// secret only the first lands; ErrNotFound when the app is absent or
+	// its secret has changed.
+	ChangeAppSecret(ctx context.Context, clientID, oldHash, newHash string, expiresAt time.Time) error
 	// SignOffer records that the partner app's offer is signed for account.
 	SignOffer(ctx context.Context, clientID, account string) error
 	OfferSigned(ctx context.Context, clientID, account string) (bool, error)
@@ -284,13 +296,16 @@ type Identity struct {
 	// IDTokens signs id_tokens and user-info JWTs; nil: none are issued
 	// and user-info answers plain JSON.
 	IDTokens *IDTokenSigner
+	// ClientSecretTTL is how long a client secret set through
+	// change-client-secret or the CLI lives; 0: secrets never expire.
+	ClientSecretTTL time.Duration
 
 	failures loginFailures
 }
 
 // NewIdentity returns the identity service over store.
 func NewIdentity(store IdentityStore) *Identity {
-	return &Identity{Store: store, Now: time.Now}
+	return &Identity{Store: store, Now: time.Now, ClientSecretTTL: ClientSecretLifetime}
 }
 
 func (id *Identity) now() time.Time {

@@ -45,6 +45,13 @@ func (id *Identity) AuthenticateClient(ctx context.Context, clientID, secret str
 	if subtle.ConstantTimeCompare([]byte(app.SecretHash), []byte(HashSecret(secret))) != 1 {
 		return PartnerApp{}, oauthErr("invalid_client", "Unknown client or wrong secret")
 	}
+	// Said only to a caller that knows the secret, so it tells nobody else
+	// anything; the partner learns why its integration stopped and how to
+	// get going again.
+	if !app.SecretExpiresAt.IsZero() && !id.now().Before(app.SecretExpiresAt) {
+		return PartnerApp{}, oauthErr("invalid_client", "Client secret expired at %s; ask the bank for a new one",
+			app.SecretExpiresAt.UTC().Format(time.RFC3339))
+	}
 	return app, nil
 }
 

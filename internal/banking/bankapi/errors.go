@@ -83,6 +83,24 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	writeJSON(w, e.status, body)
 }
 
+// writeOAuthError answers the OAuth endpoints' errors in RFC 6749's form,
+// {"error","error_description"}: 401 for invalid_client (RFC 6749 §5.2),
+// 400 for the rest. Anything that is not an OAuthError is the banking
+// envelope (an internal error).
+func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
+	var oe *banking.OAuthError
+	if !errors.As(err, &oe) {
+		writeError(w, r, s.log, err)
+		return
+	}
+	status := http.StatusBadRequest
+	if oe.Code == "invalid_client" {
+		status = http.StatusUnauthorized
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, status, map[string]string{"error": oe.Code, "error_description": oe.Description})
+}
+
 // platformError maps the platform's errors (unknown route, wrong method,
 // oversized body, panic) to the banking envelope.
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {

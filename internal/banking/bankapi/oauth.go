@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/web"
@@ -25,22 +26,7 @@ func (s *server) addOAuthRoutes(mux *web.Mux) {
 	for _, p := range []string{"/ic/sso/api/v1/oauth/user-info", "/ic/sso/api/v2/oauth/user-info"} {
 		mux.HandleFunc("GET", p, s.requireScope(s.userInfo, banking.ScopeOpenID))
 	}
-}
-
-// writeOAuthError answers RFC 6749 errors; anything else is the banking
-// envelope (an internal error).
-func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
-	var oe *banking.OAuthError
-	if !errors.As(err, &oe) {
-		writeError(w, r, s.log, err)
-		return
-	}
-	status := http.StatusBadRequest
-	if oe.Code == "invalid_client" {
-		status = http.StatusUnauthorized
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, status, map[string]string{"error": oe.Code, "error_description": oe.Description})
+	mux.HandleFunc("POST", "/ic/sso/api/v1/change-client-secret", s.changeClientSecret)
 }
 
 func authorizeRequest(v url.Values) banking.AuthorizeRequest {
@@ -231,4 +217,45 @@ func (s *server) userInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, ui)
+}
+
+// neverExpiresDays is the clientSecretExpiration answered when secrets do
+// not expire (--banking-client-secret-days 0): a hundred years. Clients
+// read the field as a number of days to add to today and treat 0 or its
+// absence as a failed change (open-condo-software/condo), so an honest 0
+// would make them drop a secret the bank has already switched to.
+const neverExpiresDays = 36500
+
+// changeClientSecret is POST /ic/sso/api/v1/change-client-secret
+// (reference §3): the partner replaces its own client_secret, proving
+// itself with the current secret and one of its access tokens. The
+// parameters are read from the form body and from the query string alike,
+// since a production client sends them in the query with an empty JSON
+// Content-Type (open-condo-software/condo: the provider reads them there);
+// the access log records the path only, so they are not logged either way.
+// The answer is {"clientSecretExpiration": N}, N the days the new secret
+// lives, which is how the provider's clients read it (they add N days to
+// today).
+func (s *server) changeClientSecret(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+		return
+	}
+	f := r.Form
+	expires, err := id.ChangeClientSecret(r.Context(), banking.ClientSecretChange{AccessToken: f.Get("access_token"),
+		ClientID: f.Get("client_id"), ClientSecret: f.Get("client_secret"), NewClientSecret: f.Get("new_client_secret")})
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	days := neverExpiresDays
+	if !expires.IsZero() {
+		days = int((id.ClientSecretTTL + 12*time.Hour) / (24 * time.Hour))
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]int{"clientSecretExpiration": days})
 }

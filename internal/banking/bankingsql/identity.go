@@ -84,8 +84,8 @@ func insertUser(ctx context.Context, e idExecer, u banking.User, suffix string) 
 }
 
 func insertApp(ctx context.Context, e idExecer, a banking.PartnerApp, suffix string) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO banking_apps (client_id, name, secret_hash, redirect_uris) VALUES ($1,$2,$3,$4)`+suffix,
-		a.ClientID, a.Name, a.SecretHash, strings.Join(a.RedirectURIs, " "))
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_apps (client_id, name, secret_hash, redirect_uris, secret_expires_at) VALUES ($1,$2,$3,$4,$5)`+suffix,
+		a.ClientID, a.Name, a.SecretHash, strings.Join(a.RedirectURIs, " "), idNanos(a.SecretExpiresAt))
 	return idInsertErr("app", err)
 }
 
@@ -232,14 +232,29 @@ func (s *IdentityStore) CreateApp(ctx context.Context, a banking.PartnerApp) err
 func (s *IdentityStore) GetApp(ctx context.Context, clientID string) (banking.PartnerApp, error) {
 	var a banking.PartnerApp
 	var uris string
-	err := s.db.R.QueryRowContext(ctx, `SELECT client_id, name, secret_hash, redirect_uris FROM banking_apps WHERE client_id = $1`, clientID).
-		Scan(&a.ClientID, &a.Name, &a.SecretHash, &uris)
-	a.RedirectURIs = strings.Fields(uris)
+	var exp int64
+	err := s.db.R.QueryRowContext(ctx, `SELECT client_id, name, secret_hash, redirect_uris, secret_expires_at FROM banking_apps WHERE client_id = $1`, clientID).
+		Scan(&a.ClientID, &a.Name, &a.SecretHash, &uris, &exp)
+	a.RedirectURIs, a.SecretExpiresAt = strings.Fields(uris), idFromNanos(exp)
 	return a, idNotFound(err)
 }
 
-func (s *IdentityStore) SetAppSecret(ctx context.Context, clientID, secretHash string) error {
-	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_apps SET secret_hash = $2 WHERE client_id = $1`, clientID, secretHash)
+func (s *IdentityStore) SetAppSecret(ctx context.Context, clientID, secretHash string, expiresAt time.Time) error {
+	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_apps SET secret_hash = $2, secret_expires_at = $3 WHERE client_id = $1`, clientID, secretHash, idNanos(expiresAt))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return banking.ErrNotFound
+	}
+	return nil
+}
+
+func (s *IdentityStore) ChangeAppSecret(ctx context.Context, clientID, oldHash, newHash string, expiresAt time.Time) error {
+	// The old hash in the WHERE makes the check and the write one
+	// statement, which both engines run atomically.
+	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_apps SET secret_hash = $3, secret_expires_at = $4 WHERE client_id = $1 AND secret_hash = $2`,
+		clientID, oldHash, newHash, idNanos(expiresAt))
 	if err != nil {
 		return err
 	}

@@ -114,14 +114,39 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if got, err := s.GetApp(ctx, "c2"); err != nil || len(got.RedirectURIs) != 2 || got.RedirectURIs[1] != "https://b/cb" {
 				t.Fatalf("app %+v %v", got, err)
 			}
-			if err := s.SetAppSecret(ctx, "c2", "y"); err != nil {
+			if got, _ := s.GetApp(ctx, "c2"); !got.SecretExpiresAt.IsZero() {
+				t.Fatalf("app made without an expiry expires at %v", got.SecretExpiresAt)
+			}
+			exp := time.Unix(1_800_000_000, 0)
+			if err := s.SetAppSecret(ctx, "c2", "y", exp); err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := s.GetApp(ctx, "c2"); got.SecretHash != "y" {
-				t.Fatalf("secret hash %q", got.SecretHash)
+			if got, _ := s.GetApp(ctx, "c2"); got.SecretHash != "y" || !got.SecretExpiresAt.Equal(exp) {
+				t.Fatalf("secret hash %q expiring %v", got.SecretHash, got.SecretExpiresAt)
 			}
-			if err := s.SetAppSecret(ctx, "nope", "y"); !errors.Is(err, banking.ErrNotFound) {
+			if err := s.SetAppSecret(ctx, "nope", "y", exp); !errors.Is(err, banking.ErrNotFound) {
 				t.Fatalf("secret of unknown app: %v", err)
+			}
+			// A change lands only over the secret it was made with, so of two
+			// changes with one secret the second finds it gone.
+			if err := s.ChangeAppSecret(ctx, "c2", "y", "z", exp.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ChangeAppSecret(ctx, "c2", "y", "w", exp.Add(2*time.Hour)); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("change over a replaced secret: %v", err)
+			}
+			if got, _ := s.GetApp(ctx, "c2"); got.SecretHash != "z" || !got.SecretExpiresAt.Equal(exp.Add(time.Hour)) {
+				t.Fatalf("after changes: %q expiring %v", got.SecretHash, got.SecretExpiresAt)
+			}
+			if err := s.ChangeAppSecret(ctx, "nope", "y", "z", exp); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("change of unknown app: %v", err)
+			}
+			// Back to never expiring, as an operator may set it.
+			if err := s.SetAppSecret(ctx, "c2", "y", time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.GetApp(ctx, "c2"); !got.SecretExpiresAt.IsZero() {
+				t.Fatalf("expiry not cleared: %v", got.SecretExpiresAt)
 			}
 			if err := s.SignOffer(ctx, "c2", a.Number); err != nil {
 				t.Fatal(err)
