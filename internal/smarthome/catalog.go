@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Data types of features (reference §4).
@@ -43,16 +44,36 @@ type Range struct {
 	Step float64 `json:"step,omitempty"`
 }
 
+// Access of features (reference §6.2): what the device does with one.
+const (
+	AccessRead      = "r"     // reports state
+	AccessReadWrite = "rw"    // stores state and can be changed
+	AccessMaybeRW   = "rw?"   // probably rw: taken as rw
+	AccessWrite     = "w"     // command only, no stored state
+	AccessEvent     = "event" // a notification
+)
+
+var accesses = map[string]bool{AccessRead: true, AccessReadWrite: true, AccessMaybeRW: true, AccessWrite: true, AccessEvent: true}
+
 // Feature is one function of the catalog.
 type Feature struct {
-	Name     string   `json:"-"`
-	DataType string   `json:"data_type"`
-	Enum     []string `json:"enum,omitempty"`
+	Name     string `json:"-"`
+	DataType string `json:"data_type"`
+	// Access is what the device does with the feature (§6.2); it is not
+	// on the wire of the GET endpoints, which the reference shows without it.
+	Access string   `json:"access"`
+	Enum   []string `json:"enum,omitempty"`
 	// Tolerated are enum values accepted on input although the function's
 	// own list lacks them (sensor_sensitive "auto", inconsistency #6).
 	Tolerated []string              `json:"tolerated,omitempty"`
 	Range     *Range                `json:"range,omitempty"`
 	Colour    map[string][2]float64 `json:"colour,omitempty"`
+}
+
+// Commandable reports whether the cloud may send the feature in a command:
+// read-only states and events are the device's to report, not to be set.
+func (f *Feature) Commandable() bool {
+	return f.Access == AccessReadWrite || f.Access == AccessMaybeRW || f.Access == AccessWrite
 }
 
 // Category is a device category with its features in stable (ASCII) order.
@@ -145,6 +166,34 @@ var seedJSON []byte
 // catalog) that a fresh store starts from.
 func Seed() (*Catalog, error) { return ParseCatalog(seedJSON) }
 
+// seedOnce is the built-in catalog parsed once, for reading only.
+var seedOnce = sync.OnceValues(Seed)
+
+// adoptAccess gives each feature without an access the built-in catalog's:
+// a store seeded before features carried their access keeps them without,
+// and since features are only ever written by the seed, the built-in
+// catalog's access is theirs. A feature the built-in catalog lacks is
+// taken as read-only, the access that lets nothing be commanded.
+func (c *Catalog) adoptAccess() error {
+	var seed *Catalog
+	for n, f := range c.Features {
+		if f.Access != "" {
+			continue
+		}
+		if seed == nil {
+			var err error
+			if seed, err = seedOnce(); err != nil {
+				return err
+			}
+		}
+		f.Access = AccessRead
+		if sf := seed.Features[n]; sf != nil {
+			f.Access = sf.Access
+		}
+	}
+	return nil
+}
+
 // ParseCatalog reads a catalog file and checks it is self-consistent.
 func ParseCatalog(b []byte) (*Catalog, error) {
 	var doc struct {
@@ -161,6 +210,9 @@ func ParseCatalog(b []byte) (*Catalog, error) {
 		f.Name = n
 		if !dataTypes[f.DataType] {
 			return nil, fmt.Errorf("catalog: feature %s: unknown data type %q", n, f.DataType)
+		}
+		if !accesses[f.Access] {
+			return nil, fmt.Errorf("catalog: feature %s: unknown access %q", n, f.Access)
 		}
 	}
 	for n, cat := range c.Categories {

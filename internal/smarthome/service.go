@@ -179,6 +179,9 @@ func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error)
 		if err != nil {
 			return nil, now, err
 		}
+		if err := c.adoptAccess(); err != nil {
+			return nil, now, err
+		}
 		next.catalog = c
 		// Load may see a newer version than the stamp; the stamp keeps the
 		// catalog's own so the next check compares like with like.

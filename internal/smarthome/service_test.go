@@ -270,3 +270,38 @@ func TestRecheckTimer(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// legacyStore loads catalogs as a store seeded before features carried
+// their access does: without it.
+type legacyStore struct{ smarthome.Store }
+
+func (s legacyStore) Load(ctx context.Context) (*smarthome.Catalog, error) {
+	c, err := s.Store.Load(ctx)
+	if err == nil {
+		for _, f := range c.Features {
+			f.Access = ""
+		}
+	}
+	return c, err
+}
+
+// A catalog stored without access serves the built-in catalog's, so the
+// command checks that depend on it hold on an old database too.
+func TestServiceAdoptsAccess(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		svc := smarthome.NewService(legacyStore{homesql.New(db)})
+		if err := svc.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c, err := svc.Catalog(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{"unlock": "w", "online": "r", "on_off": "rw", "pir": "event", "alarm_mute": "rw?"} {
+			if got := c.Features[name].Access; got != want {
+				t.Errorf("%s: access %q, want %q", name, got, want)
+			}
+		}
+	})
+}

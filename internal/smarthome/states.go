@@ -62,6 +62,21 @@ func (c *Catalog) checkStates(r *DeviceReport, m *Model, states []state, command
 			r.notInModel = append(r.notInModel, s.Key)
 			continue
 		}
+		// Access (reference §6.2): a command may only set what the device
+		// can change; a status that reports a command-only feature is
+		// flagged but not refused, since the value harms nothing.
+		if command && !f.Commandable() {
+			msg := "access r: the device reports it, it cannot be commanded"
+			if f.Access == AccessEvent {
+				msg = "access event: the device sends it as a notification, it cannot be commanded"
+			}
+			r.InvalidValues = append(r.InvalidValues, Problem{s.Key, ReasonNotWritable, msg})
+			continue
+		}
+		if !command && f.Access == AccessWrite {
+			r.Warnings = append(r.Warnings, Problem{s.Key, ReasonWriteOnly,
+				"access w: command-only, it has no state to report"})
+		}
 		if p := checkValue(f, allowed, s.Value); p != nil {
 			r.addValueProblem(*p)
 			continue

@@ -25,6 +25,12 @@ const (
 	ReasonBadAllowed   = "bad_allowed_values"
 	ReasonBadDepend    = "bad_dependency"
 	ReasonStep         = "off_step"
+	// ReasonNotWritable: a command sets a feature the device only reports
+	// (access r) or sends as an event.
+	ReasonNotWritable = "not_writable"
+	// ReasonWriteOnly: a status reports a command-only feature (access w),
+	// which has no state.
+	ReasonWriteOnly = "write_only"
 )
 
 // DeviceReport is what validation found about one device.

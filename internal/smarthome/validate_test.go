@@ -31,6 +31,20 @@ func TestSeedCatalogShape(t *testing.T) {
 	if got := c.Features["pir"].DataType; got != Enum {
 		t.Errorf("pir is %s, want ENUM", got)
 	}
+	// Access as reference §6.2 counts it: unlock and reject_call are
+	// command-only.
+	count := map[string]int{}
+	for _, f := range c.Features {
+		count[f.Access]++
+	}
+	if want := map[string]int{"r": 36, "rw": 27, "event": 18, "w": 11, "rw?": 4}; !reflect.DeepEqual(count, want) {
+		t.Errorf("access counts %v, want %v", count, want)
+	}
+	for _, n := range []string{"unlock", "reject_call"} {
+		if f := c.Features[n]; f.Access != AccessWrite || !f.Commandable() {
+			t.Errorf("%s: access %q", n, f.Access)
+		}
+	}
 	if len(c.Models) < 4 {
 		t.Errorf("only %d seed models", len(c.Models))
 	}
