@@ -200,7 +200,7 @@ func (s *Store) Load(ctx context.Context) (*smarthome.Catalog, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if err := each(ctx, tx, `SELECT id, body FROM home_models ORDER BY id`, func(id, body string) error {
+	if err := each(ctx, tx, `SELECT id, body FROM home_models`, func(id, body string) error {
 		var m smarthome.Model
 		if err := json.Unmarshal([]byte(body), &m); err != nil {
 			return fmt.Errorf("model %s: %w", id, err)
@@ -210,6 +210,12 @@ func (s *Store) Load(ctx context.Context) (*smarthome.Catalog, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// Models are served in ASCII order of id (reference §8.5: agents cache
+	// the list, so its order must be stable). ORDER BY would follow the
+	// database's collation, which on PostgreSQL is often a linguistic one
+	// (en_US puts "light.x" before "Mdl_x"), and SQLite knows no "C"
+	// collation to ask for, so the order is made here.
+	sort.Slice(c.Models, func(i, j int) bool { return c.Models[i].ID < c.Models[j].ID })
 	return c, nil
 }
 

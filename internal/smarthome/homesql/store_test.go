@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"sort"
 	"sync"
 	"testing"
 
@@ -151,6 +152,45 @@ func TestStoreConformance(t *testing.T) {
 		}
 		if h, err := s.CredentialHash(ctx, smarthome.KindAgent, "a1"); err != nil || h != "h4" {
 			t.Errorf("replaced hash %q %v", h, err)
+		}
+	})
+}
+
+// Models load in ASCII order of id whatever the database's collation: on
+// PostgreSQL the id column is given a linguistic collation, as a database
+// created with an en_US locale has by default, under which "light.x" sorts
+// before "Mdl_x" and "ID_x" after "hub".
+func TestModelOrderIsASCII(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		if db.Dialect == sqldb.Postgres {
+			if _, err := db.W.ExecContext(ctx, `ALTER TABLE home_models ALTER COLUMN id TYPE TEXT COLLATE "und-x-icu"`); err != nil {
+				t.Skipf("SKIPPED LOUDLY: no ICU collation to simulate a linguistic default: %v", err)
+			}
+		}
+		s := homesql.New(db)
+		seed, err := smarthome.Seed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Seed(ctx, seed); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"hub", "Mdl_x", "light.x", "a-b", "aB", "_z"} {
+			if _, _, err := s.PutModel(ctx, smarthome.Model{ID: id, Manufacturer: "A", Model: "B", Category: "hub", Features: []string{"online"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(c.Models))
+		for i, m := range c.Models {
+			ids[i] = m.ID
+		}
+		if !sort.StringsAreSorted(ids) {
+			t.Errorf("models not in ASCII order: %q", ids)
 		}
 	})
 }
