@@ -383,6 +383,9 @@ func checkValue(f *Feature, allowed map[string]AllowedValue, v Value) *Problem {
 	bad := func(reason, format string, a ...any) *Problem {
 		return &Problem{f.Name, reason, fmt.Sprintf(format, a...)}
 	}
+	if r := v.unreadable(); r != "" {
+		return bad(ReasonTypeMismatch, "%s", r)
+	}
 	if v.Type != f.DataType {
 		return bad(ReasonTypeMismatch, "value type %q, feature is %s", v.Type, f.DataType)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // HSV is a COLOUR value.
@@ -23,6 +24,10 @@ type Value struct {
 	String  *string
 	Enum    *string
 	Colour  *HSV
+	// unread says why a member could not be read, by its name ("" for the
+	// value itself or its type): checkValue reports it as a type_mismatch
+	// when it is the value's own payload.
+	unread map[string]string
 }
 
 // MarshalJSON emits integers as strings and floats as numbers (#10), and
@@ -48,36 +53,68 @@ func (v Value) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON accepts integers and floats both as numbers and as strings
-// (#10); a value whose payload field does not match its type is an error.
+// (#10). What it cannot read (a value that is no object, a member of the
+// wrong JSON type, an integer_value that is no int64) is not an error: the
+// reason is kept for checkValue, which reports it as a type_mismatch on
+// the value's feature, so that one malformed value costs its feature a
+// finding instead of the whole message its report.
 func (v *Value) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		Type    string          `json:"type"`
-		Bool    *bool           `json:"bool_value"`
-		Integer json.RawMessage `json:"integer_value"`
-		Float   json.RawMessage `json:"float_value"`
-		String  *string         `json:"string_value"`
-		Enum    *string         `json:"enum_value"`
-		Colour  *HSV            `json:"colour_value"`
+	*v = Value{}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil || members == nil {
+		v.fail("", "value is not an object")
+		return nil
 	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*v = Value{Type: raw.Type, Bool: raw.Bool, String: raw.String, Enum: raw.Enum, Colour: raw.Colour}
-	if len(raw.Integer) > 0 && string(raw.Integer) != "null" {
-		n, err := strconv.ParseInt(string(bytes.Trim(raw.Integer, `"`)), 10, 64)
-		if err != nil {
-			return fmt.Errorf("integer_value %s is not an int64", raw.Integer)
+	read := func(name string, dst any, want string) {
+		raw, ok := members[name]
+		if !ok || string(raw) == "null" {
+			return
 		}
-		v.Integer = &n
-	}
-	if len(raw.Float) > 0 && string(raw.Float) != "null" {
-		f, err := strconv.ParseFloat(string(bytes.Trim(raw.Float, `"`)), 64)
-		if err != nil {
-			return fmt.Errorf("float_value %s is not a number", raw.Float)
+		if err := json.Unmarshal(raw, dst); err != nil {
+			v.fail(name, fmt.Sprintf("%s %s is not %s", name, raw, want))
 		}
-		v.Float = &f
+	}
+	read("type", &v.Type, "a string")
+	read("bool_value", &v.Bool, "a boolean")
+	read("string_value", &v.String, "a string")
+	read("enum_value", &v.Enum, "a string")
+	read("colour_value", &v.Colour, "an object of numbers h, s, v")
+	if raw := members["integer_value"]; len(raw) > 0 && string(raw) != "null" {
+		n, err := strconv.ParseInt(string(bytes.Trim(raw, `"`)), 10, 64)
+		if err != nil {
+			v.fail("integer_value", fmt.Sprintf("integer_value %s is not an int64", raw))
+		} else {
+			v.Integer = &n
+		}
+	}
+	if raw := members["float_value"]; len(raw) > 0 && string(raw) != "null" {
+		f, err := strconv.ParseFloat(string(bytes.Trim(raw, `"`)), 64)
+		if err != nil {
+			v.fail("float_value", fmt.Sprintf("float_value %s is not a number", raw))
+		} else {
+			v.Float = &f
+		}
 	}
 	return nil
+}
+
+func (v *Value) fail(member, reason string) {
+	if v.unread == nil {
+		v.unread = map[string]string{}
+	}
+	v.unread[member] = reason
+}
+
+// unreadable is why the value as its type needs it could not be read, ""
+// when it could: a member other than the type's own payload does not count.
+func (v *Value) unreadable() string {
+	if r := v.unread[""]; r != "" {
+		return r
+	}
+	if r := v.unread["type"]; r != "" {
+		return r
+	}
+	return v.unread[strings.ToLower(v.Type)+"_value"]
 }
 
 // present reports whether the payload field for v.Type is set.
