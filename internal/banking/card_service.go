@@ -84,6 +84,57 @@ func (c *Cards) offerAccounts(ctx context.Context, p Principal) ([]string, error
 	return out, nil
 }
 
+// OrgAccountLister lists an organisation's accounts at the bank; IDENTITY's
+// store is one. An OfferChecker that is also one lets the offer check see
+// the organisation's accounts without cards too.
+type OrgAccountLister interface {
+	ListAccounts(ctx context.Context, orgID string) ([]Account, error)
+}
+
+// errNoOffer is the refusal of a partner that signed no offer on any of the
+// organisation's accounts (reference §11, §13: 403 without offer). A partner
+// with an offer on some of them is answered as usual, and a card outside
+// its offer is the card's own 400.
+func errNoOffer() error {
+	return Errorf(KindForbidden, "Партнёр не подписал оферту ни по одному счёту организации")
+}
+
+// OrgOfferReader is an optional part of a CardStore: its own offer list
+// (used without an OfferChecker) answers whether a partner signed the offer
+// on any of an organisation's accounts, including accounts without cards.
+type OrgOfferReader interface {
+	AnyOffer(ctx context.Context, partnerID, orgID string) (bool, error)
+}
+
+// anyOffer reports whether the principal's partner signed the offer on any
+// account of the organisation: its card accounts and, when the offer
+// records can list them, its other accounts.
+func (c *Cards) anyOffer(ctx context.Context, p Principal) (bool, error) {
+	if r, ok := c.store.(OrgOfferReader); ok && c.offers == nil {
+		return r.AnyOffer(ctx, p.PartnerID, p.OrgID)
+	}
+	accounts, err := c.store.CardAccounts(ctx, p.OrgID)
+	if err != nil {
+		return false, err
+	}
+	if l, ok := c.offers.(OrgAccountLister); ok {
+		all, err := l.ListAccounts(ctx, p.OrgID)
+		if err != nil {
+			return false, err
+		}
+		for _, a := range all {
+			accounts = append(accounts, a.Number)
+		}
+	}
+	for _, a := range accounts {
+		ok, err := c.inOffer(ctx, p, a)
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
 // Store exposes the store for provisioning (CLI, seed).
 func (c *Cards) Store() CardStore { return c.store }
 
@@ -116,6 +167,14 @@ func (c *Cards) List(ctx context.Context, p Principal, page int, statuses []Card
 		return CardPage{}, err
 	}
 	if len(accounts) == 0 {
+		// No card account is in the offer: either the partner has an offer
+		// on accounts without cards (an empty list) or none at all (403).
+		switch ok, err := c.anyOffer(ctx, p); {
+		case err != nil:
+			return CardPage{}, err
+		case !ok:
+			return CardPage{}, errNoOffer()
+		}
 		return CardPage{Page: page, Cards: []CardView{}}, nil
 	}
 	// One extra row tells whether a next page exists without a COUNT.
@@ -173,7 +232,18 @@ func (c *Cards) CardWithLimit(ctx context.Context, orgID, id string) (CardView, 
 // complete signature set it is EXPORTED and in force at once; one of
 // first/second makes it PARTSIGNED.
 func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channel string) (LimitChange, error) {
+	// The offer is looked at in full only when the card alone does not
+	// settle the answer, so an ordinary application costs no extra reads: a
+	// partner without any offer is refused with 403 whether or not the card
+	// exists, and one whose offer leaves out the card's account gets 400.
 	card, err := c.store.Card(ctx, p.OrgID, l.BusinessCardID)
+	if KindOf(err) == KindCardNotFound {
+		if ok, oerr := c.anyOffer(ctx, p); oerr != nil {
+			return LimitChange{}, oerr
+		} else if !ok {
+			return LimitChange{}, errNoOffer()
+		}
+	}
 	if err != nil {
 		return LimitChange{}, err
 	}
@@ -182,6 +252,11 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 		return LimitChange{}, err
 	}
 	if !ok {
+		if offered, err := c.anyOffer(ctx, p); err != nil {
+			return LimitChange{}, err
+		} else if !offered {
+			return LimitChange{}, errNoOffer()
+		}
 		return LimitChange{}, Errorf(KindWorkflow, "Счёт карты %s не входит в оферту партнёра", card.ID)
 	}
 	if !card.Status.TakesLimit() {

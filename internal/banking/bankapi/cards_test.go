@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,6 +142,7 @@ func newCardEnv(t *testing.T, n int, opts ...envOpt) *cardEnv {
 	auth := fakeAuth{
 		"tok":       {OrgID: tOrg, PartnerID: tPartner, Scopes: []string{banking.ScopeBusinessCardLimit}},
 		"tok-other": {OrgID: tOrg, PartnerID: "partner-2", Scopes: []string{banking.ScopeBusinessCardLimit}},
+		"tok-third": {OrgID: tOrg, PartnerID: "partner-3", Scopes: []string{banking.ScopeBusinessCardLimit}},
 		"tok-pay":   {OrgID: tOrg, PartnerID: tPartner, Scopes: []string{banking.ScopePayDocRU}},
 	}
 	e.srv = httptest.NewServer(NewServer(Deps{Auth: auth, Cards: e.cards}))
@@ -284,8 +286,8 @@ func TestCardListStatusCodes(t *testing.T) {
 		t.Fatal("first page not full")
 	}
 	code, body := e.do("GET", "/fintech/api/v1/business-cards", "", "", "tok-other")
-	if code != 200 || !strings.Contains(body, `"businessCards":[]`) {
-		t.Errorf("partner without offer sees cards: %d %s", code, body)
+	if code != 403 || cause(body) != "ACTION_ACCESS_EXCEPTION" {
+		t.Errorf("partner without offer: %d %s", code, body)
 	}
 }
 
@@ -354,7 +356,7 @@ func TestCardLimitErrors(t *testing.T) {
 	if code, body := e.do("GET", path+"/"+ext(99)+"/state", "", ""); code != 404 || cause(body) != "DATA_NOT_FOUND_EXCEPTION" {
 		t.Errorf("unknown state: %d %s", code, body)
 	}
-	if code, body := e.do("POST", path, "application/json", limitBody("sbc-00001", ext(50), "1"), "tok-other"); code != 400 || cause(body) != "WORKFLOW_FAULT" {
+	if code, body := e.do("POST", path, "application/json", limitBody("sbc-00001", ext(50), "1"), "tok-other"); code != 403 || cause(body) != "ACTION_ACCESS_EXCEPTION" {
 		t.Errorf("partner without offer: %d %s", code, body)
 	}
 	if got, want := e.ver.digests[0], "businessCardId=sbc-00005\ncode=NON_RENEW\nexternalId="+ext(2)+"\nlimit=0.00"; got != want {
@@ -461,4 +463,71 @@ func FuzzParseStatusCodes(f *testing.F) {
 			t.Fatalf("href %d chars", len(h))
 		}
 	})
+}
+
+// offerRecords stands in for IDENTITY's offer records: the accounts each
+// partner signed the offer on, and the organisation's accounts, one of
+// which (tCardless) has no cards.
+type offerRecords map[string][]string
+
+const tCardless = "40702810000000000003"
+
+func (o offerRecords) OfferSigned(_ context.Context, clientID, account string) (bool, error) {
+	return slices.Contains(o[clientID], account), nil
+}
+
+func (o offerRecords) ListAccounts(_ context.Context, orgID string) ([]banking.Account, error) {
+	if orgID != tOrg {
+		return nil, nil
+	}
+	return []banking.Account{{Number: tOffer}, {Number: tNoOffer}, {Number: tCardless}}, nil
+}
+
+// A partner without a signed offer on any of the organisation's accounts is
+// refused both operations with 403 (reference §11, §13), whether or not the
+// card exists; one whose offer covers only some accounts keeps the 200 list
+// and the card's own 400 for a card outside it, also when its offer is on an
+// account without cards (so the list is empty, not forbidden).
+func TestCardsWithoutOffer(t *testing.T) {
+	const path = "/fintech/api/v1/business-cards/limits"
+	ext := func(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", 700+i) }
+	for _, records := range []struct {
+		name   string
+		offers banking.OfferChecker // nil: the card area's own offer list
+	}{
+		{"card store offers", nil},
+		{"identity offers", offerRecords{tPartner: {tOffer}, "partner-3": {tCardless}}},
+	} {
+		t.Run(records.name, func(t *testing.T) {
+			e := newCardEnv(t, 3)
+			if records.offers != nil {
+				e.cards.UseOffers(records.offers)
+			} else if err := e.store.AddOfferAccount(context.Background(), "partner-3", tOrg, tCardless); err != nil {
+				t.Fatal(err)
+			}
+			for i, tc := range []struct {
+				name, method, path, body, token string
+				code                            int
+				cause                           string
+			}{
+				{"list with an offer", "GET", "/fintech/api/v1/business-cards", "", "tok", 200, ""},
+				{"list without any offer", "GET", "/fintech/api/v1/business-cards", "", "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
+				{"list by POST without any offer", "POST", "/fintech/api/v1/business-cards", "", "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
+				{"list with an offer on a cardless account", "GET", "/fintech/api/v1/business-cards", "", "tok-third", 200, ""},
+				{"limit without any offer", "POST", path, limitBody("sbc-00001", ext(1), "1"), "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
+				{"limit on an unknown card without any offer", "POST", path, limitBody("nope", ext(2), "1"), "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
+				{"limit on a card outside the offer", "POST", path, limitBody("sbc-01001", ext(3), "1"), "tok", 400, "WORKFLOW_FAULT"},
+				{"limit on an unknown card with an offer", "POST", path, limitBody("nope", ext(4), "1"), "tok", 404, "CARD_ID_NOT_FOUND"},
+				{"limit with an offer on a cardless account", "POST", path, limitBody("sbc-00001", ext(5), "1"), "tok-third", 400, "WORKFLOW_FAULT"},
+			} {
+				code, body := e.do(tc.method, tc.path, "application/json", tc.body, tc.token)
+				if code != tc.code || (tc.cause != "" && cause(body) != tc.cause) {
+					t.Errorf("case %d %s: %d %s, want %d %s", i, tc.name, code, body, tc.code, tc.cause)
+				}
+				if tc.code == 200 && tc.token == "tok-third" && !strings.Contains(body, `"businessCards":[]`) {
+					t.Errorf("%s: %s", tc.name, body)
+				}
+			}
+		})
+	}
 }

@@ -19,7 +19,10 @@ type CardStore struct{ db *sqldb.DB }
 // NewCardStore wraps db (already migrated with MigrateCards).
 func NewCardStore(db *sqldb.DB) *CardStore { return &CardStore{db: db} }
 
-var _ banking.CardStore = (*CardStore)(nil)
+var (
+	_ banking.CardStore      = (*CardStore)(nil)
+	_ banking.OrgOfferReader = (*CardStore)(nil)
+)
 
 const cardCols = `org_id, card_id, account_number, bic, pan, holder_name, holder_birthday, expiry_date, status, embossed_text, card_type`
 
@@ -134,6 +137,22 @@ func (s *CardStore) InOffer(ctx context.Context, partnerID, orgID, account strin
 	var one int
 	err := s.db.R.QueryRowContext(ctx, `SELECT 1 FROM banking_card_offer_accounts WHERE partner_id = $1 AND org_id = $2 AND account_number = $3`,
 		partnerID, orgID, account).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("offer: %w", err)
+	}
+	return true, nil
+}
+
+// AnyOffer reports whether the partner signed the offer on any of the
+// organisation's accounts (banking.OrgOfferReader), whether or not they
+// hold cards.
+func (s *CardStore) AnyOffer(ctx context.Context, partnerID, orgID string) (bool, error) {
+	var one int
+	err := s.db.R.QueryRowContext(ctx, `SELECT 1 FROM banking_card_offer_accounts WHERE partner_id = $1 AND org_id = $2 LIMIT 1`,
+		partnerID, orgID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -67,6 +67,18 @@ func TestCardStoreConformance(t *testing.T) {
 		if ok, _ := s.InOffer(ctx, "app", "org", "A3"); ok {
 			t.Fatal("A3 in offer")
 		}
+		// An offer on an account without cards is an offer all the same.
+		if err := s.AddOfferAccount(ctx, "app2", "org", "A9"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			partner, org string
+			want         bool
+		}{{"app", "org", true}, {"app2", "org", true}, {"app3", "org", false}, {"app", "other-org", false}} {
+			if got, err := s.AnyOffer(ctx, tc.partner, tc.org); err != nil || got != tc.want {
+				t.Fatalf("AnyOffer(%s, %s) = %v, %v; want %v", tc.partner, tc.org, got, err, tc.want)
+			}
+		}
 		at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 		l := banking.LimitChange{OrgID: "org", PartnerID: "app", BusinessCardID: "sbc-00005", Code: "NON_RENEW", ExternalID: "e1",
 			Limit: "10.00", BankStatus: banking.LimitExported, ChannelInfo: "API", CreatedAt: at, ExpiresAt: at.Add(time.Hour),
