@@ -63,7 +63,7 @@ func TestSmarthomeContract(t *testing.T) {
 	}
 	const (
 		model   = `{"manufacturer":"Acme","model":"S1","category":"socket","features":["online","on_off","power"],"allowed_values":{"power":{"type":"INTEGER","integer_values":{"min":"10","max":"45000","step":"1"}}}}`
-		config  = `{"devices":[{"id":"r1","model":{"id":"R","manufacturer":"U","model":"U","category":"relay","features":["online","on_off"]}}]}`
+		config  = `{"devices":[{"id":"r1","name":"R1","default_name":"R1","model":{"id":"R","manufacturer":"U","model":"U","category":"relay","features":["online","on_off"]}}]}`
 		status  = `{"devices":{"l1":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"5"}}]}}}`
 		command = `{"devices":{"l1":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
 		gate    = "/v1/mqtt-gate"

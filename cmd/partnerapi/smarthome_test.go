@@ -236,10 +236,12 @@ func TestSmarthomeValidateOverHTTP(t *testing.T) {
 		status           int
 		want             []string
 	}{
-		{"valid config", "/v1/mqtt-gate/validate", `{"devices":[{"id":"r1","model":{"id":"R","manufacturer":"U","model":"U","category":"relay","features":["online","on_off"]}}]}`,
+		{"valid config", "/v1/mqtt-gate/validate", `{"devices":[{"id":"r1","name":"R1","default_name":"R1","model":{"id":"R","manufacturer":"U","model":"U","category":"relay","features":["online","on_off"]}}]}`,
 			200, []string{`"kind":"config"`, `"valid":true`}},
-		{"unknown and missing", "/v1/mqtt-gate/validate", `{"devices":[{"id":"r1","model":{"id":"R","manufacturer":"U","model":"U","category":"relay","features":["online","colour"]}}]}`,
+		{"unknown and missing", "/v1/mqtt-gate/validate", `{"devices":[{"id":"r1","name":"R1","default_name":"R1","model":{"id":"R","manufacturer":"U","model":"U","category":"relay","features":["online","colour"]}}]}`,
 			200, []string{`"valid":false`, `"unknown_features":["colour"]`, `"missing_required":["on_off"]`}},
+		{"device without names", "/v1/mqtt-gate/validate", `{"devices":[{"id":"r1","model":{"id":"R","manufacturer":"U","model":"U","category":"relay","features":["online","on_off"]}}]}`,
+			200, []string{`"valid":false`, `"errors":["name is required","default_name is required"]`}},
 		{"status out of range", "/v1/mqtt-gate/validate?category=light", `{"devices":{"l1":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"5"}}]}}}`,
 			200, []string{`"kind":"status"`, `"reason":"out_of_range"`}},
 		{"status enum", "//v1/mqtt-gate/validate", `{"devices":{"p1":{"states":[{"key":"pir","value":{"type":"ENUM","enum_value":"motion"}}]}}}`,

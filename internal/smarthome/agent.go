@@ -70,8 +70,8 @@ func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
 			continue
 		}
 		announced[d.ID] = true
-		if models[i] != nil {
-			byID[d.ID] = models[i]
+		if m := models[i]; m != nil && c.Categories[m.Category] != nil {
+			byID[d.ID] = m
 		}
 	}
 	a.mu.Lock()

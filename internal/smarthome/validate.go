@@ -12,7 +12,8 @@ import (
 
 // Problem is one finding about one feature.
 type Problem struct {
-	Feature string `json:"feature"`
+	// Feature is empty for a finding about the whole device.
+	Feature string `json:"feature,omitempty"`
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
 }
@@ -31,6 +32,9 @@ const (
 	// ReasonWriteOnly: a status reports a command-only feature (access w),
 	// which has no state.
 	ReasonWriteOnly = "write_only"
+	// ReasonModelConflict: one model id comes with two feature sets in one
+	// config.
+	ReasonModelConflict = "model_conflict"
 )
 
 // DeviceReport is what validation found about one device.
@@ -96,7 +100,7 @@ type known struct {
 // deviceOf, which an Agent answers from its last config. For a config it
 // also returns each device's effective model (inline, or the catalog's by
 // model_id), aligned with the report's devices: nil where the device has
-// none of a category the catalog has.
+// none.
 func (c *Catalog) validate(msg []byte, deviceOf func(id string) known) (*Report, []*Model, error) {
 	devs, err := devicesOf(msg)
 	if err != nil {
@@ -107,18 +111,8 @@ func (c *Catalog) validate(msg []byte, deviceOf func(id string) known) (*Report,
 	switch devs[0] {
 	case '[':
 		rep.Kind = "config"
-		var list []struct {
-			ID      string `json:"id"`
-			ModelID string `json:"model_id"`
-			Model   *Model `json:"model"`
-		}
-		if err := json.Unmarshal(devs, &list); err != nil {
-			return nil, nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
-		}
-		for _, d := range list {
-			r, m := c.checkDevice(d.ID, d.ModelID, d.Model)
-			rep.Devices = append(rep.Devices, r)
-			models = append(models, m)
+		if rep.Devices, models, err = c.checkConfig(devs); err != nil {
+			return nil, nil, err
 		}
 	case '{':
 		rep.Kind = "status"
@@ -165,46 +159,6 @@ func (r *DeviceReport) addValueProblem(p Problem) {
 		return
 	}
 	r.InvalidValues = append(r.InvalidValues, p)
-}
-
-// checkDevice checks one device of a config and returns its effective
-// model: nil when it has none, or none of a category the catalog has.
-func (c *Catalog) checkDevice(id, modelID string, m *Model) (DeviceReport, *Model) {
-	// A device names a registered model or carries its own, exactly one of
-	// the two (reference §7): with both, which one the cloud would use is
-	// not documented, so neither is guessed.
-	if m != nil && modelID != "" {
-		r := newDeviceReport(id)
-		r.Errors = append(r.Errors, "device has both model_id and model: give exactly one")
-		return r, nil
-	}
-	if m == nil && modelID != "" {
-		for i := range c.Models {
-			if c.Models[i].ID == modelID {
-				registered := c.Models[i]
-				m = &registered
-			}
-		}
-		if m == nil {
-			r := newDeviceReport(id)
-			r.Errors = append(r.Errors, fmt.Sprintf("model_id '%s' is not in the catalog", modelID))
-			return r, nil
-		}
-	}
-	if m == nil {
-		r := newDeviceReport(id)
-		r.Errors = append(r.Errors, "device has neither model nor model_id")
-		return r, nil
-	}
-	r := c.checkModel(m)
-	r.ID = id
-	if id == "" {
-		r.Errors = append(r.Errors, "device id is required")
-	}
-	if c.Categories[m.Category] == nil {
-		return r, nil
-	}
-	return r, m
 }
 
 // CheckModel lists why a model may not enter the catalog; warnings (ranges

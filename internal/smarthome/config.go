@@ -1,0 +1,136 @@
+package smarthome
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// configDevice is one device of an up/config message, the provider's
+// device object (reference §7), as far as the checks read it.
+type configDevice struct {
+	ID          string `json:"id"`
+	ParentID    string `json:"parent_id"`
+	Name        string `json:"name"`
+	DefaultName string `json:"default_name"`
+	ModelID     string `json:"model_id"`
+	Model       *Model `json:"model"`
+}
+
+// checkConfig checks the devices of an up/config message, each on its own
+// and against each other, and returns their reports and effective models
+// (nil where a device has none), in the message's order.
+//
+// Severities follow the reference: what §7 and the provider's device
+// object mark mandatory (id, name, default_name; an inline model's id,
+// manufacturer and model, §5), a second device with one id and a parent_id
+// that names no device of the config are errors; one model id given with
+// two feature sets is a warning, because it breaks nothing the protocol
+// states: integrators report that the provider caches models by id (§7,
+// [C]), so one of the devices would be shown with the other's features.
+func (c *Catalog) checkConfig(devs json.RawMessage) ([]DeviceReport, []*Model, error) {
+	var list []configDevice
+	if err := json.Unmarshal(devs, &list); err != nil {
+		return nil, nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
+	}
+	reps := make([]DeviceReport, len(list))
+	models := make([]*Model, len(list))
+	ids := map[string]bool{}
+	for i, d := range list {
+		reps[i], models[i] = c.checkDevice(d.ID, d.ModelID, d.Model)
+		r := &reps[i]
+		if strings.TrimSpace(d.Name) == "" {
+			r.Errors = append(r.Errors, "name is required")
+		}
+		if strings.TrimSpace(d.DefaultName) == "" {
+			r.Errors = append(r.Errors, "default_name is required")
+		}
+		if d.ID != "" && ids[d.ID] {
+			r.Errors = append(r.Errors, fmt.Sprintf("device id '%s' is already used by an earlier device", d.ID))
+		}
+		ids[d.ID] = true
+	}
+	// A second pass: a parent may come after its children.
+	type first struct {
+		device   string
+		features []string
+	}
+	byModel := map[string]first{}
+	for i, d := range list {
+		r := &reps[i]
+		if d.ParentID != "" && (d.ParentID == d.ID || !ids[d.ParentID]) {
+			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of this config", d.ParentID))
+		}
+		m := models[i]
+		if m == nil || m.ID == "" {
+			continue
+		}
+		features := featureSet(m.Features)
+		f, seen := byModel[m.ID]
+		switch {
+		case !seen:
+			byModel[m.ID] = first{d.ID, features}
+		case !slices.Equal(f.features, features):
+			r.Warnings = append(r.Warnings, Problem{Reason: ReasonModelConflict, Message: fmt.Sprintf(
+				"model '%s' has features %s here but %s in device '%s': the provider caches models by id, so one of the two would be shown with the other's features",
+				m.ID, strings.Join(features, ", "), strings.Join(f.features, ", "), f.device)})
+		}
+	}
+	return reps, models, nil
+}
+
+// featureSet is a list of features as a set: sorted, without repeats.
+func featureSet(fs []string) []string {
+	out := slices.Clone(fs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// checkDevice checks one device of a config on its own and returns its
+// effective model: the inline one, or the catalog's named by model_id; nil
+// when it has none.
+func (c *Catalog) checkDevice(id, modelID string, m *Model) (DeviceReport, *Model) {
+	// A device names a registered model or carries its own, exactly one of
+	// the two (reference §7): with both, which one the cloud would use is
+	// not documented, so neither is guessed.
+	if m != nil && modelID != "" {
+		r := newDeviceReport(id)
+		r.Errors = append(r.Errors, "device has both model_id and model: give exactly one")
+		return r, nil
+	}
+	inline := m != nil
+	if m == nil && modelID != "" {
+		for i := range c.Models {
+			if c.Models[i].ID == modelID {
+				registered := c.Models[i]
+				m = &registered
+			}
+		}
+		if m == nil {
+			r := newDeviceReport(id)
+			r.Errors = append(r.Errors, fmt.Sprintf("model_id '%s' is not in the catalog", modelID))
+			return r, nil
+		}
+	}
+	if m == nil {
+		r := newDeviceReport(id)
+		r.Errors = append(r.Errors, "device has neither model nor model_id")
+		return r, nil
+	}
+	r := c.checkModel(m)
+	r.ID = id
+	if id == "" {
+		r.Errors = append(r.Errors, "device id is required")
+	}
+	// The catalog's own models were checked when they were stored; an
+	// inline one needs the fields a model may not lack (§5).
+	if inline {
+		for _, f := range []struct{ name, value string }{{"id", m.ID}, {"manufacturer", m.Manufacturer}, {"model", m.Model}} {
+			if strings.TrimSpace(f.value) == "" {
+				r.Errors = append(r.Errors, "model: "+f.name+" is required")
+			}
+		}
+	}
+	return r, m
+}
