@@ -53,7 +53,7 @@ const defaultCommitDelay = 200 * time.Microsecond
 
 func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.signingHost, "banking-signing-host", "https://fintech-test.sberbank.ru", "host of the signer's page in invoice-draft links")
-	fs.IntVar(&f.checkDays, "banking-invoice-checkerror-days", 10, "invoice drafts dated this many days ahead or more get CHECKERROR (negative: off)")
+	fs.IntVar(&f.checkDays, "banking-invoice-checkerror-days", 10, "payment orders and invoice drafts dated this many days ahead or more get CHECKERROR, signed or not (negative: off)")
 	fs.Float64Var(&f.rate, "banking-payment-rate", 10, "payment operations per second per token and operation (0: unlimited)")
 	fs.IntVar(&f.burst, "banking-payment-burst", 20, "burst of payment operations per token and operation")
 	fs.BoolVar(&f.budgetRules, "banking-budget-rules", true, "apply the §5.8 logical controls to budget payments (payee account 03…): field 101, treasury routing, UIN of 31/33, OKTMO, ЕНП")

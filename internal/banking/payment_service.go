@@ -57,8 +57,9 @@ type AccountLookup interface {
 
 // PaymentConfig holds the [I] choices of reference §4–7, each switchable.
 type PaymentConfig struct {
-	// CheckErrorDaysAhead: an invoice draft dated this many days or more
-	// after today gets CHECKERROR (sandbox rule, §5.6). 0 means 10; <0 off.
+	// CheckErrorDaysAhead: a payment order or an invoice draft dated this
+	// many days or more after today gets CHECKERROR (sandbox rule, §5.6).
+	// 0 means 10; <0 off.
 	CheckErrorDaysAhead int
 	// SigningHost is prefixed to the signer's link (§4.1).
 	SigningHost string
@@ -262,7 +263,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	// One history slice is made, the one that is stored; none for a fully
 	// signed document when the store takes its processing walk whole.
 	var history []StatusChange
-	comment := findings.CheckError()
+	comment := joinComments(s.futureDateComment(doc.Date, now), findings.CheckError())
 	walker, walk := s.Store.(ProcessedCreator)
 	walk = walk && comment == "" && set.Complete() && set.Foreign == nil
 	switch {
@@ -291,8 +292,6 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	}
 	return sp, digestHash(digest), nil
 }
-
-func mustDate(s string) time.Time { t, _ := ParseDate(s); return t }
 
 func channel(p Principal) string { return PartnerChannel(p.PartnerID) }
 
@@ -416,17 +415,39 @@ func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKi
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: k, Doc: d, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
 	sp.Kopecks, _ = d.Amount.Kopecks()
 	history := []StatusChange{{Status: StatusCreated, At: now}}
+	if comment := joinComments(s.futureDateComment(d.Date, now), findings.CheckError()); comment != "" {
+		history = []StatusChange{{Status: StatusCheckError, Comment: comment, At: now}}
+	}
+	return s.store(ctx, sp, history)
+}
+
+// futureDateComment is the bankComment of a document dated
+// CheckErrorDaysAhead days or more after today ("" for any other date): the
+// sandbox stores such a document, payment order or invoice draft alike, in
+// CHECKERROR (reference §5.6), so a signed one is never executed. It stays
+// CHECKERROR whatever the ChecksumMode, like the sandbox's other stored
+// refusal, a malformed departmentalInfo. An unparseable date is the
+// validation's 400 and never gets here.
+func (s *PaymentService) futureDateComment(date string, now time.Time) string {
 	days := s.Config.CheckErrorDaysAhead
 	if days == 0 {
 		days = 10
 	}
-	date := mustDate(d.Date)
-	if days > 0 && !date.Before(today(now).AddDate(0, 0, days)) {
-		history = []StatusChange{{Status: StatusCheckError, Comment: "Ошибка в поле date: дата документа не может быть позже текущей более чем на " + itoa(days-1) + " дней", At: now}}
-	} else if comment := findings.CheckError(); comment != "" {
-		history = []StatusChange{{Status: StatusCheckError, Comment: comment, At: now}}
+	if t, ok := ParseDate(date); days < 0 || !ok || t.Before(today(now).AddDate(0, 0, days)) {
+		return ""
 	}
-	return s.store(ctx, sp, history)
+	return "Ошибка в поле date: дата документа не может быть позже текущей более чем на " + itoa(days-1) + " дней"
+}
+
+// joinComments joins the bankComment parts that are not empty.
+func joinComments(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // Get returns the principal organisation's document.

@@ -224,3 +224,46 @@ func TestCreateInvoicePayeeByKind(t *testing.T) {
 		t.Fatalf("rules off: %v %v", got, err)
 	}
 }
+
+// payOrder is a valid unsigned payment order of the sandbox organisation,
+// its payer details the organisation's and its account's.
+func payOrder(id, date string) Payment {
+	return Payment{ExternalID: id, Date: date, Amount: "1500.50", OperationCode: "01", Priority: "5",
+		Purpose: "Оплата по счёту № 1, без НДС", PayerName: "ООО Песочница", PayerINN: SandboxOrgINN, PayerKPP: SandboxOrgKPP,
+		PayerAccount: SandboxAccount, PayerBankBIC: SandboxBIC, PayerBankCorrAccount: SandboxCorrAccount,
+		PayeeName: "АО Лютик", PayeeINN: "7830002293", PayeeAccount: "40602810700000000025", PayeeBankBIC: "049805746",
+		PayeeBankCorrAccount: "30101810800000000746"}
+}
+
+// The sandbox's future-date rule (§5.6) holds for payment orders as for
+// invoice drafts: from CheckErrorDaysAhead days ahead a document is stored
+// in CHECKERROR naming date, a signed one too, so it is never executed.
+func TestCreateFutureDate(t *testing.T) {
+	sole := []DigestSignature{{Base64Encoded: "MIIB", CertificateUUID: SandboxCertSole}}
+	for i, tc := range []struct {
+		days   int
+		date   string
+		sigs   []DigestSignature
+		status string
+	}{
+		{0, "2026-12-01", nil, StatusCreated},
+		{0, "2026-12-01", sole, StatusImplemented},
+		{0, "2026-12-02", nil, StatusCheckError},
+		{0, "2026-12-02", sole, StatusCheckError},
+		{5, "2026-11-26", sole, StatusImplemented},
+		{5, "2026-11-27", sole, StatusCheckError},
+		{-1, "2027-06-01", sole, StatusImplemented},
+	} {
+		svc, p := newTestPayments(t)
+		svc.Config.CheckErrorDaysAhead = tc.days
+		d := payOrder("6b000000-0000-4000-8000-00000000000"+itoa(i), tc.date)
+		d.DigestSignatures = tc.sigs
+		got, err := svc.Create(context.Background(), p, d)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if got.BankStatus != tc.status || (tc.status == StatusCheckError) != strings.HasPrefix(got.BankComment, "Ошибка в поле date: ") {
+			t.Fatalf("case %d: %s %q, want %s", i, got.BankStatus, got.BankComment, tc.status)
+		}
+	}
+}

@@ -195,3 +195,54 @@ func TestInvoiceChecksumFailures(t *testing.T) {
 		t.Fatalf("reject: %d %s", st, raw)
 	}
 }
+
+// A payment order dated CheckErrorDaysAhead days or more ahead is stored in
+// CHECKERROR naming date, like an invoice draft (reference §5.6), signed or
+// not and in either checksum mode, so it is never executed; the threshold
+// is configurable and can be switched off.
+func TestPaymentsFutureDate(t *testing.T) {
+	sole := map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)}
+	for i, tc := range []struct {
+		name   string
+		days   int // CheckErrorDaysAhead
+		mode   banking.ChecksumMode
+		date   string
+		over   map[string]any
+		status string
+	}{
+		{"today +9", 0, "", "2026-12-01", nil, "CREATED"},
+		{"today +9 signed", 0, "", "2026-12-01", sole, "IMPLEMENTED"},
+		{"today +10", 0, "", "2026-12-02", nil, "CHECKERROR"},
+		{"today +10 signed", 0, "", "2026-12-02", sole, "CHECKERROR"},
+		{"today +10 partly signed", 0, "", "2026-12-02", map[string]any{"digestSignatures": sigs(banking.SandboxCertFirst)}, "CHECKERROR"},
+		{"today +40 signed", 0, "", "2027-01-01", sole, "CHECKERROR"},
+		{"today +10 signed, reject mode", 0, banking.ChecksReject, "2026-12-02", sole, "CHECKERROR"},
+		{"threshold 3: today +2 signed", 3, "", "2026-11-24", sole, "IMPLEMENTED"},
+		{"threshold 3: today +3 signed", 3, "", "2026-11-25", sole, "CHECKERROR"},
+		{"off: today +40 signed", -1, "", "2027-01-01", sole, "IMPLEMENTED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newPayEnv(t)
+			e.svc.Config.CheckErrorDaysAhead, e.svc.Config.ChecksumFailures = tc.days, tc.mode
+			id := newUUID(800 + i)
+			st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(id, merge(tc.over, map[string]any{"date": tc.date})))
+			if st != 201 || m["bankStatus"] != tc.status {
+				t.Fatalf("%d %s, want 201 %s", st, raw, tc.status)
+			}
+			comment, _ := m["bankComment"].(string)
+			if (tc.status == "CHECKERROR") != strings.Contains(comment, "Ошибка в поле date: ") {
+				t.Fatalf("bankComment %q", comment)
+			}
+			if st, g, _ := e.do("GET", paymentsBase+"/"+id, "pay", ""); st != 200 || g["bankStatus"] != tc.status {
+				t.Fatalf("get %d %v", st, g)
+			}
+			// A far-dated document stays out of signing as well.
+			if tc.status == "CHECKERROR" {
+				b, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})
+				if st, s, _ := e.do("POST", paymentsBase+"/"+id+"/sign", "pay", string(b)); st != 400 || s["cause"] != "WORKFLOW_FAULT" {
+					t.Fatalf("sign: %d %v", st, s)
+				}
+			}
+		})
+	}
+}
