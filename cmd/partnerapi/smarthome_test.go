@@ -247,7 +247,7 @@ func TestSmarthomeValidateOverHTTP(t *testing.T) {
 		{"status enum", "//v1/mqtt-gate/validate", `{"devices":{"p1":{"states":[{"key":"pir","value":{"type":"ENUM","enum_value":"motion"}}]}}}`,
 			200, []string{`"reason":"not_in_enum"`}},
 		{"malformed", "/v1/mqtt-gate/validate", `{"devices":`, 400, []string{`"code":400`}},
-		{"unknown category", "/v1/mqtt-gate/validate?category=toaster", `{"devices":{}}`, 404, []string{`"code":404`}},
+		{"unknown category", "/v1/mqtt-gate/validate?category=toaster", `{"devices":{}}`, 404, []string{`"code":404`, `"details":["category 'toaster' is not supported"]`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := c.do("POST", tc.path, []byte(tc.body))

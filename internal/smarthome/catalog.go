@@ -32,6 +32,18 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 )
 
+// UnknownCategoryError is a category the catalog (as its profile serves it)
+// does not have; it is an ErrNotFound that names the category, so every
+// API words it the same whether the category came in the path or a query.
+type UnknownCategoryError struct{ Category string }
+
+func (e *UnknownCategoryError) Error() string {
+	return fmt.Sprintf("category %q: not found", e.Category)
+}
+
+// Is makes an UnknownCategoryError an ErrNotFound.
+func (e *UnknownCategoryError) Is(target error) bool { return target == ErrNotFound }
+
 // InvalidError is bad input with one detail per problem.
 type InvalidError struct{ Details []string }
 
@@ -150,7 +162,7 @@ type FeatureRef struct {
 func (c *Catalog) CategoryFeatures(category string) ([]FeatureRef, error) {
 	cat, ok := c.Categories[category]
 	if !ok {
-		return nil, fmt.Errorf("category %q: %w", category, ErrNotFound)
+		return nil, &UnknownCategoryError{Category: category}
 	}
 	out := make([]FeatureRef, 0, len(cat.Features))
 	for _, f := range cat.Features {

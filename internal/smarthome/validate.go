@@ -81,7 +81,7 @@ func (c *Catalog) Validate(msg []byte, category string) (*Report, error) {
 		if _, _, err := c.validate(msg, func(string) known { return known{} }); err != nil {
 			return nil, err // a malformed body is reported before the category
 		}
-		return nil, fmt.Errorf("category %q: %w", category, ErrNotFound)
+		return nil, &UnknownCategoryError{Category: category}
 	}
 	rep, _, err := c.validate(msg, func(string) known { return known{category: category} })
 	return rep, err

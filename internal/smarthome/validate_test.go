@@ -104,7 +104,9 @@ func TestValidateRejectsMalformed(t *testing.T) {
 			}
 		})
 	}
-	if _, err := c.Validate([]byte(`{"devices":{}}`), "toaster"); !errors.Is(err, ErrNotFound) {
+	_, err := c.Validate([]byte(`{"devices":{}}`), "toaster")
+	var unknown *UnknownCategoryError
+	if !errors.Is(err, ErrNotFound) || !errors.As(err, &unknown) || unknown.Category != "toaster" {
 		t.Errorf("unknown category: %v", err)
 	}
 }

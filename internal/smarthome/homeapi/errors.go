@@ -50,6 +50,7 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 // decides statuses for the smart-home API.
 func domainError(w http.ResponseWriter, r *http.Request, err error) {
 	var inv *smarthome.InvalidError
+	var unknown *smarthome.UnknownCategoryError
 	switch {
 	case errors.As(err, &inv):
 		writeError(w, http.StatusBadRequest, "Bad request", inv.Details...)
@@ -58,6 +59,9 @@ func domainError(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusUnauthorized, "Unauthorized")
 	case errors.Is(err, smarthome.ErrDuplicate):
 		writeError(w, http.StatusConflict, "Conflict", err.Error())
+	case errors.As(err, &unknown):
+		// The reference's wording (§3), for ?category= as for the path.
+		writeError(w, http.StatusNotFound, "Not found", "category '"+unknown.Category+"' is not supported")
 	case errors.Is(err, smarthome.ErrNotFound):
 		writeError(w, http.StatusNotFound, "Not found", notFoundDetail(r, err))
 	case errors.Is(err, smarthome.ErrGateOff):
@@ -71,9 +75,6 @@ func domainError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func notFoundDetail(r *http.Request, err error) string {
-	if c := r.PathValue("category"); c != "" {
-		return "category '" + c + "' is not supported"
-	}
 	if id := r.PathValue("id"); id != "" {
 		return "model '" + id + "' does not exist"
 	}

@@ -189,7 +189,7 @@ func (h *handlers) features(w http.ResponseWriter, r *http.Request) {
 	}
 	body, ok := s.features[r.PathValue("category")]
 	if !ok {
-		domainError(w, r, smarthome.ErrNotFound)
+		domainError(w, r, &smarthome.UnknownCategoryError{Category: r.PathValue("category")})
 		return
 	}
 	serveCatalog(w, r, s, body)
