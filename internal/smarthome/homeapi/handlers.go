@@ -68,7 +68,7 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 	if s := h.snap.Load(); s != nil && s.catalog == c {
 		return s, nil
 	}
-	s := &rendered{catalog: c, etag: []string{`"catalog-` + strconv.FormatInt(c.Version, 10) + `"`}, features: map[string]renderedBody{}}
+	s := &rendered{catalog: c, etag: []string{`"catalog-` + strconv.FormatInt(c.Version, 10) + h.opt.variant() + `"`}, features: map[string]renderedBody{}}
 	hidden := map[string]bool{}
 	for _, n := range h.opt.HideCategories {
 		hidden[n] = true

@@ -1,9 +1,14 @@
 package homeapi
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/smarthome/homesql"
+	"partnerapi/internal/storetest"
 )
 
 func TestMatchETag(t *testing.T) {
@@ -59,5 +64,39 @@ func TestCommandWithoutGate(t *testing.T) {
 	h.command(w, httptest.NewRequest("POST", "/v1/admin/agents/a/commands", strings.NewReader(`{"devices":{}}`)))
 	if w.Code != 503 || !strings.Contains(w.Body.String(), "--smarthome-mqtt") {
 		t.Fatalf("%d %s", w.Code, w.Body.String())
+	}
+}
+
+// The ETag names the profile and the wire-format switches: each
+// combination serves other bytes for one catalog version, so each has its
+// own tag, and the default keeps the plain "catalog-<version>".
+func TestETagNamesWireSwitches(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	if err := homesql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	svc := smarthome.NewService(homesql.New(db))
+	if err := svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]Options{}
+	for _, opt := range []Options{
+		{}, {Profile: "2025-11"}, {OmitFalseRequired: true}, {HideAllowedValues: true},
+		{Profile: "2025-11", OmitFalseRequired: true, HideAllowedValues: true},
+	} {
+		h := &handlers{svc: svc, opt: opt}
+		s, err := h.render(httptest.NewRequest("GET", "/v1/mqtt-gate/models", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag := s.etag[0]
+		if other, dup := seen[tag]; dup {
+			t.Errorf("options %+v and %+v share the ETag %s", opt, other, tag)
+		}
+		seen[tag] = opt
+		if opt.variant() == "" && tag != `"catalog-1"` {
+			t.Errorf("default ETag %s", tag)
+		}
 	}
 }

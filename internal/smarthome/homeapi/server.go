@@ -31,6 +31,29 @@ type Options struct {
 	// HideCategories removes categories from the served catalog, e.g.
 	// sensor_air for the 2025-11 profile (#13).
 	HideCategories []string
+	// Profile names the category profile (--smarthome-profile) for the
+	// ETag; empty for the default.
+	Profile string
+}
+
+// variant names the wire-format switches in effect for the ETag, "" when
+// none is: two servers on one catalog version that serve different bytes
+// (another profile, required or allowed_values left out) must not tag
+// them alike, or a client that moves between them, or a server restarted
+// with other switches, would keep a copy that is no longer what it
+// serves.
+func (o Options) variant() string {
+	var b strings.Builder
+	if o.Profile != "" {
+		b.WriteString("+profile-" + o.Profile)
+	}
+	if o.OmitFalseRequired {
+		b.WriteString("+omit-false-required")
+	}
+	if o.HideAllowedValues {
+		b.WriteString("+hide-allowed-values")
+	}
+	return b.String()
 }
 
 // NewServer builds the smart-home API's router.
