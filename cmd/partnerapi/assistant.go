@@ -58,7 +58,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 			return nil
 		})
 	fs.Int64Var(&m.fileQuotaMB, "assistant-file-quota-mb", assistant.DefaultFileQuotaBytes>>20, "MiB that one client's uploaded files may take in all; an upload over it is answered 413 (0: no limit)")
-	fs.Int64Var(&m.maxBodyMB, "assistant-max-body-mb", 1, "MiB a request body may take (chat messages, inputs to count or embed); a larger one is answered 413. File uploads have their own cap")
+	fs.Int64Var(&m.maxBodyMB, "assistant-max-body-mb", 1, "MiB a request body may take (chat messages, inputs to count or embed; 0: the default, 1); a larger one is answered 413. File uploads have their own cap")
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
 	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
@@ -83,12 +83,12 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, fmt.Errorf("--assistant-file-quota-mb: want 0 (no limit) or a number of MiB, got %d", m.fileQuotaMB)
 	}
 	// The provider publishes no input size limit (reference §5), so the
-	// cap is the operator's; below 1 MiB real clients' ordinary requests
-	// (a long conversation) would already be refused.
-	if m.maxBodyMB < 1 || m.maxBodyMB > math.MaxInt64>>21 {
-		return built{}, fmt.Errorf("--assistant-max-body-mb: want a number of MiB, at least 1, got %d", m.maxBodyMB)
+	// cap is the operator's. Zero is the platform's default, 1 MiB, as
+	// for a module built without its flags parsed.
+	if m.maxBodyMB < 0 || m.maxBodyMB > math.MaxInt64>>21 {
+		return built{}, fmt.Errorf("--assistant-max-body-mb: want a number of MiB (0: the default, 1), got %d", m.maxBodyMB)
 	}
-	maxBody := m.maxBodyMB << 20
+	maxBody := max(m.maxBodyMB, 1) << 20
 	fileQuota := m.fileQuotaMB << 20
 	if fileQuota == 0 {
 		fileQuota = -1 // no limit (assistant.Config reads zero as its default)

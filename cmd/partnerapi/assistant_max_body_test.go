@@ -11,8 +11,9 @@ import (
 // provider publishes no input size, so it is configurable): through the real
 // server, a 1.5 MiB body is refused with the default 1 MiB cap and reaches
 // the handler with --assistant-max-body-mb 2 (here /tokens/count, which
-// answers without a model: 404 No such model); a cap under 1 MiB, given on
-// the command line or as PARTNERAPI_ASSISTANT_MAX_BODY_MB, ends serve.
+// answers without a model: 404 No such model); a negative or overflowing
+// cap, given on the command line or as PARTNERAPI_ASSISTANT_MAX_BODY_MB,
+// ends serve.
 func TestAssistantMaxBodyFlag(t *testing.T) {
 	body := `{"model":"none","input":["` + strings.Repeat("x", 3<<19) + `"]}`
 	statusOf := func(extra ...string) int {
@@ -47,12 +48,12 @@ func TestAssistantMaxBodyFlag(t *testing.T) {
 		args   []string
 		getenv func(string) string
 	}{
-		{[]string{"--assistant-max-body-mb", "0"}, noEnv},
 		{[]string{"--assistant-max-body-mb", "-1"}, noEnv},
+		{[]string{"--assistant-max-body-mb", "9223372036854775807"}, noEnv},
 		// The environment form reaches the flag as every flag's does.
 		{nil, func(name string) string {
 			if name == "PARTNERAPI_ASSISTANT_MAX_BODY_MB" {
-				return "0"
+				return "-1"
 			}
 			return ""
 		}},
