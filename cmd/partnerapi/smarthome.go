@@ -48,6 +48,7 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, fmt.Errorf("--smarthome-profile: unknown profile %q (want 2025-11 or empty)", m.profile)
 	}
 	svc := smarthome.NewService(homesql.New(d.db))
+	svc.Restrict(hide)
 	// First start seeds the catalog; later starts keep what admins changed.
 	if err := svc.Init(ctx); err != nil {
 		return built{}, err
@@ -62,7 +63,7 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 		sidecars = append(sidecars, *gate)
 	}
 	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Service: svc, Commander: &ref, Options: homeapi.Options{
-		OmitFalseRequired: m.omitFalseRequired, HideAllowedValues: m.hideAllowed, HideCategories: hide, Profile: m.profile}})
+		OmitFalseRequired: m.omitFalseRequired, HideAllowedValues: m.hideAllowed, Profile: m.profile}})
 	return built{api: web.API{
 		Name:    "smarthome",
 		Handler: mux,

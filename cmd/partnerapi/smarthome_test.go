@@ -352,9 +352,27 @@ func TestSmarthomeWireOptions(t *testing.T) {
 	if string(body) != `{"features":[{"name":"light_brightness","data_type":"INTEGER"},{"name":"light_colour","data_type":"COLOUR"},{"name":"light_colour_temp","data_type":"INTEGER"},{"name":"light_mode","data_type":"ENUM"},{"name":"on_off","data_type":"BOOL","required":true},{"name":"online","data_type":"BOOL","required":true}]}`+"\n" {
 		t.Errorf("omit false required: %s", body)
 	}
-	_, body = c.do("GET", "/v1/mqtt-gate/models", nil)
+	resp, body = c.do("GET", "/v1/mqtt-gate/models", nil)
 	if strings.Contains(string(body), "allowed_values") || !strings.Contains(string(body), "QWERTY123") {
 		t.Errorf("hide allowed_values: %s", body)
+	}
+	if tag := resp.Header.Get("ETag"); tag != `"catalog-1+profile-2025-11+omit-false-required+hide-allowed-values"` {
+		t.Errorf("ETag %s does not name the switches", tag)
+	}
+	// The profile holds for validation and model administration too.
+	resp, body = c.do("POST", "/v1/mqtt-gate/validate?category=sensor_air", []byte(`{"devices":{}}`))
+	if e := wantCommonError(t, resp, body, 404); !reflect.DeepEqual(e["details"], []any{"category 'sensor_air' is not supported"}) {
+		t.Errorf("validate ?category=sensor_air: %s", body)
+	}
+	_, body = c.do("POST", "/v1/mqtt-gate/validate", []byte(`{"devices":[{"id":"a","name":"A","default_name":"A","model":{"id":"m","manufacturer":"M","model":"X","category":"sensor_air","features":["online","co2"]}}]}`))
+	if !strings.Contains(string(body), `"valid":false`) || !strings.Contains(string(body), "category 'sensor_air' is not supported") {
+		t.Errorf("validate a sensor_air device: %s", body)
+	}
+	admin := provision(t, ts.dataDir, "admin", "root-o")
+	admin.base = c.base
+	resp, body = admin.do("PUT", "/v1/admin/models/air", []byte(`{"manufacturer":"M","model":"X","category":"sensor_air","features":["online","co2"]}`))
+	if wantCommonError(t, resp, body, 400); !strings.Contains(string(body), "category 'sensor_air' is not supported") {
+		t.Errorf("put a sensor_air model: %s", body)
 	}
 }
 

@@ -151,6 +151,37 @@ func (c *Catalog) CategoryNames() []string {
 	return out
 }
 
+// Without returns the catalog without the named categories, their models
+// and the features no other category has: the catalog as a profile serves
+// it (reference §6.1, #13: the 2025-11 profile has no sensor_air). c is
+// not changed; the result shares its unchanged parts.
+func (c *Catalog) Without(hide []string) *Catalog {
+	if len(hide) == 0 {
+		return c
+	}
+	hidden := map[string]bool{}
+	for _, n := range hide {
+		hidden[n] = true
+	}
+	out := &Catalog{Version: c.Version, Label: c.Label, Features: map[string]*Feature{},
+		Categories: map[string]*Category{}, Models: []Model{}}
+	for n, cat := range c.Categories {
+		if hidden[n] {
+			continue
+		}
+		out.Categories[n] = cat
+		for _, f := range cat.Features {
+			out.Features[f] = c.Features[f]
+		}
+	}
+	for _, m := range c.Models {
+		if !hidden[m.Category] {
+			out.Models = append(out.Models, m)
+		}
+	}
+	return out
+}
+
 // FeatureRef is one entry of GET .../categories/{c}/features.
 type FeatureRef struct {
 	Name     string `json:"name"`

@@ -82,7 +82,17 @@ type Service struct {
 	refresh sync.Mutex
 
 	verified verifiedCache
+	// hide are the categories the profile leaves out (Restrict).
+	hide []string
 }
+
+// Restrict makes the Service serve the catalog without the given
+// categories (a profile, reference §6.1 and #13) to every caller: the
+// information API, validation, the MQTT gate and model administration
+// then know only the profile's categories, so a model of another is
+// refused like one of an unknown category. Call it before the Service is
+// first used.
+func (s *Service) Restrict(hide []string) { s.hide = hide }
 
 // snapshot is the catalog as of one check of the store.
 type snapshot struct {
@@ -182,7 +192,7 @@ func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error)
 		if err := c.adoptAccess(); err != nil {
 			return nil, now, err
 		}
-		next.catalog = c
+		next.catalog = c.Without(s.hide)
 		// Load may see a newer version than the stamp; the stamp keeps the
 		// catalog's own so the next check compares like with like.
 		next.stamp.Catalog = c.Version

@@ -305,3 +305,25 @@ func TestServiceAdoptsAccess(t *testing.T) {
 		}
 	})
 }
+
+// A restricted Service (a profile) hands every caller the profile's
+// catalog: a model of a hidden category is refused as invalid.
+func TestServiceRestrict(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		svc := smarthome.NewService(homesql.New(db))
+		svc.Restrict([]string{"sensor_air"})
+		if err := svc.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c, err := svc.Catalog(ctx)
+		if err != nil || c.Categories["sensor_air"] != nil || c.Categories["sensor_temp"] == nil {
+			t.Fatalf("catalog: %v", err)
+		}
+		var inv *smarthome.InvalidError
+		m := smarthome.Model{ID: "air", Manufacturer: "M", Model: "X", Category: "sensor_air", Features: []string{"online", "co2"}}
+		if _, _, err := svc.PutModel(ctx, m); !errors.As(err, &inv) {
+			t.Errorf("put of a sensor_air model: %v", err)
+		}
+	})
+}

@@ -178,3 +178,33 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+// A profile's catalog (Without) lacks the hidden categories everywhere:
+// validation by query or by a device's model, and a model's admission; the
+// full catalog is left as it was.
+func TestCatalogWithout(t *testing.T) {
+	full := seed(t)
+	c := full.Without([]string{"sensor_air"})
+	if c.Categories["sensor_air"] != nil || full.Categories["sensor_air"] == nil || len(c.Categories) != 28 {
+		t.Fatalf("%d categories", len(c.Categories))
+	}
+	if c.Features["co2"] != nil || c.Features["temperature"] == nil {
+		t.Error("a feature only sensor_air has is still known, or a shared one was dropped")
+	}
+	var unknown *UnknownCategoryError
+	if _, err := c.Validate([]byte(`{"devices":{}}`), "sensor_air"); !errors.As(err, &unknown) {
+		t.Errorf("?category=sensor_air: %v", err)
+	}
+	config := `{"devices":[{"id":"a","name":"A","default_name":"A","model":{"id":"m","manufacturer":"M","model":"X","category":"sensor_air","features":["online","co2"]}}]}`
+	rep, err := c.Validate([]byte(config), "")
+	if err != nil || rep.Valid || !reflect.DeepEqual(rep.Devices[0].Errors, []string{"category 'sensor_air' is not supported"}) {
+		t.Errorf("config of a sensor_air device: %+v, %v", rep, err)
+	}
+	if rep, err := full.Validate([]byte(config), ""); err != nil || !rep.Valid {
+		t.Errorf("the full catalog changed: %+v, %v", rep, err)
+	}
+	m := Model{ID: "m", Manufacturer: "M", Model: "X", Category: "sensor_air", Features: []string{"online", "co2"}}
+	if d := c.CheckModel(&m); len(d) == 0 {
+		t.Error("a sensor_air model was admitted")
+	}
+}

@@ -69,16 +69,7 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 		return s, nil
 	}
 	s := &rendered{catalog: c, etag: []string{`"catalog-` + strconv.FormatInt(c.Version, 10) + h.opt.variant() + `"`}, features: map[string]renderedBody{}}
-	hidden := map[string]bool{}
-	for _, n := range h.opt.HideCategories {
-		hidden[n] = true
-	}
-	names := []string{}
-	for _, n := range c.CategoryNames() {
-		if !hidden[n] {
-			names = append(names, n)
-		}
-	}
+	names := c.CategoryNames()
 	b, err := encode(map[string]any{"categories": names})
 	if err != nil {
 		return nil, err
@@ -100,9 +91,6 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 	}
 	models := []smarthome.Model{}
 	for _, m := range c.Models {
-		if hidden[m.Category] {
-			continue
-		}
 		if h.opt.HideAllowedValues {
 			m.AllowedValues = nil
 		}

@@ -28,11 +28,9 @@ type Options struct {
 	OmitFalseRequired bool
 	// HideAllowedValues drops allowed_values from models (§5).
 	HideAllowedValues bool
-	// HideCategories removes categories from the served catalog, e.g.
-	// sensor_air for the 2025-11 profile (#13).
-	HideCategories []string
 	// Profile names the category profile (--smarthome-profile) for the
-	// ETag; empty for the default.
+	// ETag; empty for the default. The Service applies the profile's
+	// categories (smarthome.Service Restrict), to every route alike.
 	Profile string
 }
 
