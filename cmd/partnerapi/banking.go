@@ -23,6 +23,8 @@ type bankingModule struct {
 	payments   paymentFlags // banking_payments.go
 	jwsKey     string       // PEM of the bank's signing key (banking_jws_key.go)
 	secretDays int          // lifetime of client secrets set by change-client-secret (banking_cli.go)
+	idTokenAlg string       // gost34.10-2012 or RS256 (banking_jws_key.go)
+	idTokenRSA string       // PEM of the RS256 key (banking_jws_key.go)
 }
 
 func (*bankingModule) name() string        { return "banking" }
@@ -34,6 +36,8 @@ func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+banking.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	registerClientSecretDays(fs, &m.secretDays) // banking_cli.go
+	fs.StringVar(&m.idTokenAlg, "banking-id-token-alg", banking.IDTokenGOST, "alg of id_tokens and user-info JWTs: gost34.10-2012 (the provider's, under the --banking-jws-key key) or RS256 (newer SDK builds)")
+	fs.StringVar(&m.idTokenRSA, "banking-id-token-rsa-key", "", "PEM file with the RSA private key of RS256 id_tokens (default: "+banking.IDTokenRSAKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	m.payments.register(fs)
 }
 
@@ -77,7 +81,11 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, err
 	}
 	d.log.Info("banking: JWS signing key", "kid", key.Kid)
-	identity.IDTokens = banking.NewIDTokenSigner("partnerapi", key)
+	identity.IDTokens, err = idTokenSigner(m.idTokenAlg, m.idTokenRSA, d.dataDir, key) // banking_jws_key.go
+	if err != nil {
+		return built{}, err
+	}
+	d.log.Info("banking: id_token signing key", "alg", identity.IDTokens.Alg, "kid", identity.IDTokens.Kid)
 	if contour == banking.ContourSandbox {
 		// Idempotent: inserts only what is missing, so every start (and
 		// several processes starting at once) converge on one seed.
@@ -152,6 +160,9 @@ func runBanking(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	if len(args) > 0 && args[0] == "jws-certificate" {
 		return runBankingJWSCertificate(ctx, args[1:], getenv, io) // banking_jws_key.go
+	}
+	if len(args) > 0 && args[0] == "id-token-key" {
+		return runBankingIDTokenKey(ctx, args[1:], getenv, io) // banking_jws_key.go
 	}
 	if len(args) > 0 && (args[0] == "card" || args[0] == "clock") {
 		return runBankingCards(ctx, args, getenv, io) // banking_cards_cli.go

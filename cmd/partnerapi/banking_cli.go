@@ -29,7 +29,8 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   app secret --client CLIENT_ID [--banking-client-secret-days 40]   (new client_secret, e.g. for the sandbox app; 0 days: never expires)
   offer sign --client CLIENT_ID --account NUMBER
   sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt
-  jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)`
+  jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)
+  id-token-key [--banking-id-token-rsa-key FILE]   (the public key verifying RS256 id_tokens, PEM)`
 
 // bankingCmd is one provisioning command: its flags and what it does with
 // the opened identity service.

@@ -161,10 +161,6 @@ func EnsureBankKeyFile(path string, now time.Time) (*BankKey, error) {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return k, err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
 	k, err = NewBankKey(now)
 	if err != nil {
 		return nil, err
@@ -173,28 +169,43 @@ func EnsureBankKeyFile(path string, now time.Time) (*BankKey, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := createKeyFile(path, data); errors.Is(err, fs.ErrExist) {
+		return LoadBankKeyFile(path)
+	} else if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// createKeyFile writes a new key file at path (mode 0600) the way
+// EnsureBankKeyFile describes: whole under a temporary name, then
+// hard-linked into place, so it never replaces a file another process made
+// first (an error wrapping fs.ErrExist then) and a crash never leaves half
+// a key.
+func createKeyFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	// CreateTemp already makes the file 0600; Chmod keeps that true
 	// whatever a future Go or umask does.
 	_, werr := tmp.Write(data)
 	if err := errors.Join(werr, tmp.Chmod(0o600), tmp.Sync(), tmp.Close()); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return LoadBankKeyFile(path)
-		}
-		return nil, err
+		return err
 	}
 	if d, err := os.Open(dir); err == nil {
 		// The directory entry must reach the disk too, or a crash could
-		// lose the key after answers were signed with it.
+		// lose the key after tokens were signed with it.
 		_ = d.Sync()
 		_ = d.Close()
 	}
-	return k, nil
+	return nil
 }

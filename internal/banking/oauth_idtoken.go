@@ -1,17 +1,33 @@
 package banking
 
 import (
+	"crypto/rsa"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"partnerapi/internal/gost"
 )
 
-// IDTokenSigner signs id_tokens and user-info JWTs with GOST R 34.10-2012
-// (alg "gost34.10-2012", reference §3).
+// id_token algorithms (reference §3, §15 #12): the provider signs with
+// GOST R 34.10-2012; some newer SDK builds expect RS256, so it is a choice.
+const (
+	IDTokenGOST  = gost.JWSAlgorithm // "gost34.10-2012"
+	IDTokenRS256 = "RS256"
+)
+
+// ValidIDTokenAlg reports whether alg is an id_token algorithm served.
+func ValidIDTokenAlg(alg string) bool { return alg == IDTokenGOST || alg == IDTokenRS256 }
+
+// IDTokenSigner signs id_tokens and user-info JWTs, header
+// {"typ":"JWT","alg":Alg,"kid":Kid}: with the bank's GOST key (alg
+// gost34.10-2012) or with an RSA key (RS256).
 type IDTokenSigner struct {
-	Key    *gost.PrivateKey
+	Alg    string
+	Key    *gost.PrivateKey // gost34.10-2012
+	RSA    *rsa.PrivateKey  // RS256
 	Kid    string
 	Issuer string
 }
@@ -20,16 +36,31 @@ type IDTokenSigner struct {
 // verify id_tokens with the same certificate as JWS answers, and tokens
 // issued before a restart or by another instance still verify.
 func NewIDTokenSigner(issuer string, key *BankKey) *IDTokenSigner {
-	return &IDTokenSigner{Key: key.Key, Kid: key.Kid, Issuer: issuer}
+	return &IDTokenSigner{Alg: IDTokenGOST, Key: key.Key, Kid: key.Kid, Issuer: issuer}
 }
 
-// Sign returns the compact JWS of claims.
+// NewRS256IDTokenSigner signs RS256 with key (id_token_rsa.go), kid its
+// JWK thumbprint.
+func NewRS256IDTokenSigner(issuer string, key *rsa.PrivateKey) *IDTokenSigner {
+	return &IDTokenSigner{Alg: IDTokenRS256, RSA: key, Kid: RSAKeyID(&key.PublicKey), Issuer: issuer}
+}
+
+// Sign returns the compact JWT of claims.
 func (s *IDTokenSigner) Sign(claims any) (string, error) {
 	payload, err := json.Marshal(claims)
 	if err != nil {
 		return "", err
 	}
-	return gost.SignJWS(payload, s.Kid, s.Key)
+	switch s.Alg {
+	case IDTokenGOST, "":
+		return gost.SignJWT(payload, s.Kid, s.Key)
+	case IDTokenRS256:
+		if s.RSA == nil {
+			return "", errors.New("id_token: RS256 without an RSA key")
+		}
+		return signRS256(payload, s.Kid, s.RSA)
+	}
+	return "", fmt.Errorf("id_token: unknown alg %q", s.Alg)
 }
 
 type idTokenClaims struct {

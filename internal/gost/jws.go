@@ -61,12 +61,42 @@ func SignJWSWithOptions(payload []byte, kid string, key *PrivateKey, opt JWSOpti
 	if kid == "" {
 		return "", ErrJWSMissingKid
 	}
-	if key == nil {
-		return "", errors.New("gost: nil private key")
-	}
 	hdr, err := json.Marshal(JWSHeader{Alg: JWSAlgorithm, Kid: kid})
 	if err != nil {
 		return "", err
+	}
+	return signCompact(hdr, payload, key, opt)
+}
+
+// jwtHeader is the header of a signed JWT, fields in the order the
+// provider's id_tokens show them (banking.md §3): {"typ":"JWT","alg":…}.
+type jwtHeader struct {
+	Typ string `json:"typ"`
+	Alg string `json:"alg"`
+	Kid string `json:"kid"`
+}
+
+// SignJWT signs a JWT's claims (id_tokens, user-info) with header
+// {"typ":"JWT","alg":"gost34.10-2012","kid":kid}: the provider's id_tokens
+// carry typ (banking.md §3), and kid names the bank's certificate as in
+// its JWS answers, so one certificate verifies both. JWS transport
+// signatures keep SignJWS's header, which §9.6 defines without typ.
+func SignJWT(claims []byte, kid string, key *PrivateKey) (string, error) {
+	if kid == "" {
+		return "", ErrJWSMissingKid
+	}
+	hdr, err := json.Marshal(jwtHeader{Typ: "JWT", Alg: JWSAlgorithm, Kid: kid})
+	if err != nil {
+		return "", err
+	}
+	return signCompact(hdr, claims, key, JWSOptions{})
+}
+
+// signCompact signs B64URL(hdr) "." B64URL(payload) and returns the
+// compact serialisation.
+func signCompact(hdr, payload []byte, key *PrivateKey, opt JWSOptions) (string, error) {
+	if key == nil {
+		return "", errors.New("gost: nil private key")
 	}
 	input := base64.RawURLEncoding.EncodeToString(hdr) + "." + base64.RawURLEncoding.EncodeToString(payload)
 	h := newHashFor(key.Params)

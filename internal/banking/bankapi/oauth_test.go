@@ -2,6 +2,9 @@ package bankapi
 
 import (
 	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -281,8 +284,8 @@ func TestOAuthCodeFlow(t *testing.T) {
 			t.Fatalf("exchange: %d %v", st, m)
 		}
 		jws, err := gost.ParseJWS(idt)
-		if err != nil || jws.Verify(cert) != nil || jws.Header.Kid != signer.Kid {
-			t.Fatalf("id_token does not verify: %v", err)
+		if err != nil || jws.Verify(cert) != nil || jws.Header.Kid != signer.Kid || jws.Header.Typ != "JWT" {
+			t.Fatalf("id_token does not verify or has no typ JWT: %v %+v", err, jws)
 		}
 		var claims map[string]any
 		_ = json.Unmarshal(jws.Payload, &claims)
@@ -298,8 +301,57 @@ func TestOAuthCodeFlow(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		uj, err := gost.ParseJWS(string(body))
-		if resp.Header.Get("Content-Type") != "application/jwt" || err != nil || uj.Verify(cert) != nil || !strings.Contains(string(uj.Payload), banking.SandboxOrgINN) {
+		if resp.Header.Get("Content-Type") != "application/jwt" || err != nil || uj.Verify(cert) != nil || uj.Header.Typ != "JWT" ||
+			!strings.Contains(string(uj.Payload), banking.SandboxOrgINN) {
 			t.Fatalf("user-info JWT: %s %v", body, err)
+		}
+	})
+	t.Run("RS256 id_token and user-info JWT", func(t *testing.T) {
+		key, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.id.IDTokens = banking.NewRS256IDTokenSigner("https://bank.test", key)
+		defer func() { e.id.IDTokens = nil }()
+		verify := func(what, tok string) map[string]any {
+			t.Helper()
+			parts := strings.Split(tok, ".")
+			if len(parts) != 3 {
+				t.Fatalf("%s: %q", what, tok)
+			}
+			hdr, _ := base64.RawURLEncoding.DecodeString(parts[0])
+			if string(hdr) != `{"typ":"JWT","alg":"RS256","kid":"`+banking.RSAKeyID(&key.PublicKey)+`"}` {
+				t.Fatalf("%s header %s", what, hdr)
+			}
+			sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+			sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+			if err := rsa.VerifyPKCS1v15(&key.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
+				t.Fatalf("%s does not verify: %v", what, err)
+			}
+			var claims map[string]any
+			raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
+			_ = json.Unmarshal(raw, &claims)
+			return claims
+		}
+		_, loc, _ := e.login(t, authorizeForm(map[string]string{"nonce": "n-rs"}))
+		st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", codeForm(loc.Query().Get("code"), oaVerifier))
+		idt, _ := m["id_token"].(string)
+		if st != 200 || idt == "" {
+			t.Fatalf("exchange: %d %v", st, m)
+		}
+		if c := verify("id_token", idt); c["nonce"] != "n-rs" || c["aud"] != oaClient {
+			t.Fatalf("claims %v", c)
+		}
+		req, _ := http.NewRequest("GET", e.srv.URL+"/ic/sso/api/v1/oauth/user-info", nil)
+		req.Header.Set("Authorization", "Bearer "+m["access_token"].(string))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if c := verify("user-info", string(body)); c["inn"] != banking.SandboxOrgINN {
+			t.Fatalf("user-info claims %v", c)
 		}
 	})
 	if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", url.Values{"grant_type": {"password"}, "client_id": {oaClient}, "client_secret": {oaSecret}}); st != 400 || m["error"] != "unsupported_grant_type" {
