@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -206,8 +208,52 @@ func (c *Catalog) CategoryFeatures(category string) ([]FeatureRef, error) {
 var seedJSON []byte
 
 // Seed returns the project's built-in catalog (built from the reference
-// catalog) that a fresh store starts from.
-func Seed() (*Catalog, error) { return ParseCatalog(seedJSON) }
+// catalog) that a fresh store starts from: the models of the catalog file
+// and, for each category none of them has, the provider's placeholder
+// model.
+func Seed() (*Catalog, error) {
+	c, err := ParseCatalog(seedJSON)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.addPlaceholders(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// addPlaceholders gives each category without a model the placeholder
+// model the provider's category pages show (reference §5: QWERTY124,
+// Xiaqara SM1123456789, hw 3.1, sw 5.6) with the category's features,
+// dependencies and example allowed_values, so that the seeded models list
+// has one model per category, as §5 suggests. A model id names one model,
+// so each placeholder's id is QWERTY124-<category>.
+func (c *Catalog) addPlaceholders() error {
+	covered := map[string]bool{}
+	for _, m := range c.Models {
+		covered[m.Category] = true
+	}
+	for _, name := range c.CategoryNames() {
+		if covered[name] {
+			continue
+		}
+		cat := c.Categories[name]
+		m := Model{ID: "QWERTY124-" + name, Manufacturer: "Xiaqara", Model: "SM1123456789", HWVersion: "3.1", SWVersion: "5.6",
+			Description: "Xiaqara placeholder " + name, Category: name, Features: slices.Clone(cat.Features)}
+		if len(cat.Dependencies) > 0 {
+			m.Dependencies = maps.Clone(cat.Dependencies)
+		}
+		if len(cat.ExampleAllowed) > 0 {
+			m.AllowedValues = maps.Clone(cat.ExampleAllowed)
+		}
+		if d := c.CheckModel(&m); len(d) > 0 {
+			return fmt.Errorf("catalog: placeholder model %s: %v", m.ID, d)
+		}
+		c.Models = append(c.Models, m)
+	}
+	sort.Slice(c.Models, func(i, j int) bool { return c.Models[i].ID < c.Models[j].ID })
+	return nil
+}
 
 // seedOnce is the built-in catalog parsed once, for reading only.
 var seedOnce = sync.OnceValues(Seed)

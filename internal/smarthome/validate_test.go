@@ -48,6 +48,26 @@ func TestSeedCatalogShape(t *testing.T) {
 	if len(c.Models) < 4 {
 		t.Errorf("only %d seed models", len(c.Models))
 	}
+	// One model per category at least (reference §5): the placeholders
+	// carry the category's example allowed_values.
+	byCategory := map[string]*Model{}
+	for i, m := range c.Models {
+		byCategory[m.Category] = &c.Models[i]
+		if d := c.CheckModel(&c.Models[i]); len(d) > 0 {
+			t.Errorf("seed model %s: %v", m.ID, d)
+		}
+	}
+	if len(byCategory) != len(c.Categories) {
+		t.Errorf("seed models cover %d of %d categories", len(byCategory), len(c.Categories))
+	}
+	kettle := byCategory["kettle"]
+	if kettle == nil || kettle.ID != "QWERTY124-kettle" || kettle.Manufacturer != "Xiaqara" ||
+		!reflect.DeepEqual(kettle.Features, c.Categories["kettle"].Features) {
+		t.Fatalf("kettle placeholder %+v", kettle)
+	}
+	if iv := kettle.AllowedValues["kitchen_water_temperature_set"].IntegerValues; iv == nil || iv.Min != 60 || iv.Max != 100 {
+		t.Errorf("kettle placeholder allowed_values %+v", kettle.AllowedValues)
+	}
 }
 
 // TestValidate runs the messages in testdata/validate/*.json: each file holds
