@@ -88,21 +88,30 @@ func (a *Agent) Devices() []string {
 	return sortedKeys(a.models)
 }
 
-// device is what the agent's last config says of a device.
-func (a *Agent) device(id string) known {
+// last returns the agent's last config: both maps are replaced by Config,
+// never changed, so one message is checked against one config throughout.
+func (a *Agent) last() (models map[string]*Model, announced map[string]bool) {
 	a.mu.Lock()
-	m := a.models[id] // replaced by Config, never changed
-	a.mu.Unlock()
-	if m == nil {
-		return known{}
+	defer a.mu.Unlock()
+	return a.models, a.announced
+}
+
+// knownOf says what a config's models tell of each device.
+func knownOf(models map[string]*Model) func(id string) known {
+	return func(id string) known {
+		m := models[id]
+		if m == nil {
+			return known{}
+		}
+		return known{category: m.Category, model: m}
 	}
-	return known{category: m.Category, model: m}
 }
 
 // Status validates an up/status message ({"devices": {"<id>": {"states":
 // [...]}}}) device by device, each against its configured model.
 func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {
-	rep, _, err := c.validate(msg, a.device)
+	models, _ := a.last()
+	rep, _, err := c.validate(msg, knownOf(models))
 	if err != nil {
 		return nil, err
 	}
@@ -138,12 +147,11 @@ func (a *Agent) Command(c *Catalog, msg []byte) ([]byte, error) {
 	if len(m) == 0 {
 		return nil, &InvalidError{Details: []string{"a command names at least one device"}}
 	}
-	a.mu.Lock()
-	announced := a.announced // replaced by Config, never changed
-	a.mu.Unlock()
+	models, announced := a.last()
+	deviceOf := knownOf(models)
 	var details []string
 	for _, id := range sortedKeys(m) {
-		k := a.device(id)
+		k := deviceOf(id)
 		switch {
 		case !announced[id]:
 			details = append(details, "device '"+id+"' is not a device of the agent's last config")
