@@ -19,9 +19,10 @@ import (
 // the Authorization values the table names.
 type contractFixture struct {
 	base string
-	// brokenBase is a second server whose store lost its balance and
-	// usage tables once its client's token was issued (renameTables):
-	// a generation it cannot bill answers 500.
+	// brokenBase is a second server whose store lost its balance, usage
+	// and client tables once its client's token was issued
+	// (renameTables): a generation it cannot bill answers 500, and so
+	// does the token endpoint, which cannot look the client up.
 	brokenBase string
 	auth       map[string]string
 }
@@ -80,7 +81,8 @@ func newContractFixture(t *testing.T) *contractFixture {
 	}
 	f.brokenBase = startServer(t, "--data-dir", broken, "--models-dir", models, "--only", "assistant").urls["assistant"]
 	f.auth["broken corp"] = "Bearer " + assistantToken(t, f.brokenBase, "ASSISTANT_API_CORP", creds["authorization_key"])
-	renameTables(t, broken, "assistant_balances", "assistant_usage")
+	f.auth["basic broken"] = "Basic " + creds["authorization_key"]
+	renameTables(t, broken, "assistant_balances", "assistant_usage", "assistant_clients")
 	return f
 }
 

@@ -240,6 +240,10 @@ func TestAssistantContract(t *testing.T) {
 		{name: "token without credentials", method: "POST", path: "/api/v2/oauth", rqUID: rq, form: "scope=ASSISTANT_API_CORP", status: 401, badRequest: true},
 		{name: "token undecodable credentials", method: "POST", path: "/api/v2/oauth", auth: "basic garbled", rqUID: rq, form: "scope=ASSISTANT_API_CORP", status: 401},
 		{name: "token wrong secret", method: "POST", path: "/api/v2/oauth", auth: "basic wrong", rqUID: rq, form: "scope=ASSISTANT_API_CORP", status: 401},
+		// The contract refuses a scope that is no scope name, and the
+		// server refuses the body for its size first.
+		{name: "token body over the limit", method: "POST", path: "/api/v2/oauth", auth: "basic corp", rqUID: rq, form: "scope=" + huge, status: 413, badRequest: true},
+		{name: "token store failure", method: "POST", path: "/api/v2/oauth", auth: "basic broken", rqUID: rq, form: "scope=ASSISTANT_API_CORP", status: 500, broken: true},
 
 		{name: "models", method: "GET", path: "/api/v1/models", auth: "corp", status: 200},
 		{name: "models without token", method: "GET", path: "/api/v1/models", status: 401, badRequest: true},
