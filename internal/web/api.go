@@ -22,7 +22,10 @@ type API struct {
 	// assistant's file upload), so one route's large bodies do not widen
 	// every other route's.
 	MaxBodyPaths map[string]int64
-	// WriteTimeout bounds ordinary responses; streams lift it. 0 means 2 minutes.
+	// WriteTimeout bounds ordinary responses, from the request's start;
+	// streams lift it (LiftWriteDeadline), and handlers that compute for
+	// long before answering have it start with the answer instead
+	// (DeferWriteDeadline). 0 means 2 minutes.
 	WriteTimeout time.Duration
 	// Prepare, when set, rewrites the request before routing (the smart-home
 	// API folds doubled slashes that real agents send).
