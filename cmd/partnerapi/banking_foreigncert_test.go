@@ -163,6 +163,11 @@ func (w *foreignWorld) doc(t *testing.T, id, account string) (banking.Payment, s
 		t.Fatal("the sandbox payment does not decode")
 	}
 	d.PayerAccount, d.DigestSignatures = account, nil
+	if account == w.accB {
+		// Organisation B pays as itself: the bank compares the payer's INN
+		// with the account holder's.
+		d.PayerName, d.PayerINN, d.PayerKPP = "ООО Б", "7830002293", "783001001"
+	}
 	return d, banking.PaymentDigest(&d)
 }
 

@@ -19,3 +19,20 @@ func (a IdentityAccounts) AccountOrg(ctx context.Context, account string) (strin
 	}
 	return acc.OrgID, true, nil
 }
+
+// AccountHolder reads the account and its organisation: two reads of the
+// identity store, the account's from its cache.
+func (a IdentityAccounts) AccountHolder(ctx context.Context, account string) (AccountHolder, bool, error) {
+	acc, err := a.Store.GetAccount(ctx, account)
+	if errors.Is(err, ErrNotFound) {
+		return AccountHolder{}, false, nil
+	}
+	if err != nil {
+		return AccountHolder{}, false, err
+	}
+	org, err := a.Store.GetOrg(ctx, acc.OrgID)
+	if err != nil {
+		return AccountHolder{}, false, err
+	}
+	return AccountHolder{OrgID: acc.OrgID, OrgINN: org.INN, BIC: acc.BIC, CorrAccount: acc.CorrAccount}, true, nil
+}

@@ -267,3 +267,52 @@ func TestCreateFutureDate(t *testing.T) {
 		}
 	}
 }
+
+// A payment order's payer details must be what the bank knows of the
+// organisation and the payer account (§13: unknown org/account/bank
+// details are a WORKFLOW_FAULT), each refusal naming its field; the name is
+// not compared, nor a budget payment's payer INN (paid for a third party),
+// nor the details of a document that failed its own checks (it is stored in
+// CHECKERROR for them).
+func TestCreatePayerDetails(t *testing.T) {
+	for i, tc := range []struct {
+		name   string
+		edit   func(*Payment)
+		field  string // refused naming it; "" stored
+		status string
+	}{
+		{"consistent", nil, "", StatusCreated},
+		{"another name form", func(d *Payment) {
+			d.PayerName = "Общество с ограниченной ответственностью «Песочница»"
+		}, "", StatusCreated},
+		{"another org's inn", func(d *Payment) { d.PayerINN = "7830002293" }, "payerInn", ""},
+		{"another bank's bic", func(d *Payment) { d.PayerBankBIC, d.PayerBankCorrAccount = "045004225", "30101810900000000225" }, "payerBankBic", ""},
+		{"another corr account", func(d *Payment) { d.PayerBankCorrAccount = "30101810200000000593" }, "payerBankCorrAccount", ""},
+		{"another org's account", func(d *Payment) { d.PayerAccount = SandboxAccount2 }, "payerAccount", ""},
+		{"unknown account", func(d *Payment) { d.PayerAccount = "40702810200000012345" }, "payerAccount", ""},
+		{"inn with a wrong check digit", func(d *Payment) { d.PayerINN = "7707083894" }, "", StatusCheckError},
+		{"budget payment for a person without inn", func(d *Payment) {
+			d.PayerINN, d.PayerKPP = "0", "0"
+			enpDraftPayee(d)
+			d.DepartmentalInfo.DrawerStatus101, d.DepartmentalInfo.UIP = "13", "18210102010011000116"
+		}, "", StatusCreated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, p := newTestPayments(t)
+			d := payOrder("6c000000-0000-4000-8000-00000000000"+itoa(i), "2026-11-22")
+			if tc.edit != nil {
+				tc.edit(&d)
+			}
+			got, err := svc.Create(context.Background(), p, d)
+			if tc.field != "" {
+				if KindOf(err) != KindWorkflow || !strings.Contains(err.Error(), "("+tc.field+")") {
+					t.Fatalf("got %v, want a workflow fault naming %s", err, tc.field)
+				}
+				return
+			}
+			if err != nil || got.BankStatus != tc.status {
+				t.Fatalf("got %v %v, want %s", got, err, tc.status)
+			}
+		})
+	}
+}

@@ -85,6 +85,10 @@ func (f *Findings) CheckError() string {
 	return strings.Join(parts, "; ")
 }
 
+// failed reports whether any check digit or logical control failed (the
+// malformed departmentalInfo of the spec's sandbox counts as one).
+func (f *Findings) failed() bool { return f.deptField != "" || len(f.checks.fields) > 0 }
+
 // Checks lists the failed check digits and logical controls as parallel
 // field and check lists.
 func (f *Findings) Checks() (fields, checks []string) { return f.checks.fields, f.checks.checks }

@@ -38,6 +38,15 @@ func (s *benchIdentity) GetAccount(_ context.Context, number string) (banking.Ac
 	return s.acc, nil
 }
 
+// GetOrg answers the sandbox organisation, the payer whose INN a create
+// compares.
+func (s *benchIdentity) GetOrg(_ context.Context, id string) (banking.Organisation, error) {
+	if id != banking.SandboxOrgID {
+		return banking.Organisation{}, banking.ErrNotFound
+	}
+	return banking.Organisation{ID: id, INN: banking.SandboxOrgINN, KPP: banking.SandboxOrgKPP}, nil
+}
+
 // benchPayments stores nothing: CreatePayment returns at once. Like the
 // SQL store, it takes a fully signed document's walk whole.
 type benchPayments struct{ banking.PaymentStore }
@@ -79,7 +88,7 @@ func BenchmarkCreatePaymentHandler(b *testing.B) {
 		tok: banking.Token{Hash: banking.HashSecret(token), Kind: banking.TokenAccess, ClientID: banking.SandboxClientID,
 			OrgID: banking.SandboxOrgID, UserID: banking.SandboxUserID, Scopes: []string{banking.ScopePayDocRU},
 			ExpiresAt: time.Now().Add(time.Hour)},
-		acc: banking.Account{Number: banking.SandboxAccount, OrgID: banking.SandboxOrgID},
+		acc: banking.Account{Number: banking.SandboxAccount, OrgID: banking.SandboxOrgID, BIC: banking.SandboxBIC, CorrAccount: banking.SandboxCorrAccount},
 	}
 	identity := banking.NewIdentity(ids)
 	svc := &banking.PaymentService{Store: benchPayments{}, Accounts: banking.IdentityAccounts{Store: ids},

@@ -60,6 +60,15 @@ func (a payAccounts) AccountOrg(_ context.Context, acc string) (string, bool, er
 	return org, ok, nil
 }
 
+// payOrgINNs are the test organisations' INNs: payDoc's payer is payOrg.
+var payOrgINNs = map[string]string{payOrg: "7707083893", payOrg2: "7830002293"}
+
+// AccountHolder: every test account is at the sandbox bank.
+func (a payAccounts) AccountHolder(_ context.Context, acc string) (banking.AccountHolder, bool, error) {
+	org, ok := a[acc]
+	return banking.AccountHolder{OrgID: org, OrgINN: payOrgINNs[org], BIC: banking.SandboxBIC, CorrAccount: banking.SandboxCorrAccount}, ok, nil
+}
+
 const (
 	payOrg      = "org-pay-1"
 	payOrg2     = "org-pay-2"
@@ -237,6 +246,17 @@ func TestPaymentsErrors(t *testing.T) {
 		{"missing payee bic", "pay", payDoc(newUUID(15), map[string]any{"payeeBankBic": nil}), 400, "VALIDATION_FAULT", "payeeBankBic"},
 		{"unknown payer account", "pay", payDoc(newUUID(16), map[string]any{"payerAccount": "40702810400000000005"}), 400, "WORKFLOW_FAULT", ""},
 		{"account of another org", "pay", payDoc(newUUID(17), map[string]any{"payerAccount": otherOrgAcc}), 400, "WORKFLOW_FAULT", ""},
+		// The payer's details are the organisation's and its account's bank
+		// (reference §13: unknown org/account/bank details); each answer
+		// names the field in its message.
+		{"payer inn of another org", "pay", payDoc(newUUID(21), map[string]any{"payerInn": "7830002293"}), 400, "WORKFLOW_FAULT", "payerInn"},
+		{"payer inn of a person", "pay", payDoc(newUUID(22), map[string]any{"payerInn": "500100732259", "payerKpp": nil}), 400, "WORKFLOW_FAULT", "payerInn"},
+		// Another bank whose BIC ends as the sandbox bank's, so the account's
+		// control key holds against it and only the comparison tells.
+		{"payer bank of another bank", "pay", payDoc(newUUID(23), map[string]any{"payerBankBic": "045004225",
+			"payerBankCorrAccount": "30101810900000000225"}), 400, "WORKFLOW_FAULT", "payerBankBic"},
+		{"payer corr account of another bank", "pay", payDoc(newUUID(24), map[string]any{"payerBankCorrAccount": "30101810200000000593"}), 400, "WORKFLOW_FAULT", "payerBankCorrAccount"},
+		{"payer inn signed", "pay", payDoc(newUUID(25), map[string]any{"payerInn": "7830002293", "digestSignatures": sigs(banking.SandboxCertSole)}), 400, "WORKFLOW_FAULT", "payerInn"},
 		{"duplicate externalId", "pay", payDoc(dupID, nil), 400, "WORKFLOW_FAULT", ""},
 		{"unknown certificate", "pay", payDoc(newUUID(18), map[string]any{"digestSignatures": sigs("11111111-1111-4111-8111-111111111111")}), 400, "WORKFLOW_FAULT", ""},
 		{"sole with first", "pay", payDoc(newUUID(19), map[string]any{"digestSignatures": sigs(banking.SandboxCertSole, banking.SandboxCertFirst)}), 400, "WORKFLOW_FAULT", ""},
@@ -247,7 +267,11 @@ func TestPaymentsErrors(t *testing.T) {
 			if st != tc.status || m["cause"] != tc.cause || m["referenceId"] == "" || m["message"] == "" {
 				t.Fatalf("got %d %s, want %d %s", st, raw, tc.status, tc.cause)
 			}
-			if tc.field != "" {
+			if tc.field != "" && tc.cause == "WORKFLOW_FAULT" {
+				if !strings.Contains(m["message"].(string), "("+tc.field+")") {
+					t.Fatalf("message %q does not name %s", m["message"], tc.field)
+				}
+			} else if tc.field != "" {
 				key := "fieldNames"
 				if tc.cause == "DESERIALIZATION_FAULT" {
 					key = "fields"

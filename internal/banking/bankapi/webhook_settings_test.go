@@ -67,8 +67,10 @@ func (e *hookEnv) pay(token, id string) {
 	e.t.Helper()
 	over := map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)}
 	if token == "p2" {
+		// The second organisation pays from its own account, as itself.
 		over["payerAccount"] = otherOrgAcc
 		over["payerBankBic"] = "044525225"
+		over["payerInn"] = payOrgINNs[payOrg2]
 	}
 	if st, m, raw := e.do("POST", paymentsBase, token, payDoc(id, over)); st != 201 || m["bankStatus"] != "IMPLEMENTED" {
 		e.t.Fatalf("pay %s: %d %s", token, st, raw)
