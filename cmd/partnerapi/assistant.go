@@ -138,7 +138,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		AICheckThreshold: m.aiCheckThreshold,
 		FileQuotaBytes:   fileQuota,
 	})
-	grpcSidecars, err := assistantGRPCSidecars(svc, d)
+	grpcSidecars, err := assistantGRPCSidecars(svc, d, maxBody)
 	if err != nil {
 		_ = engine.Close()
 		return built{}, err

@@ -22,6 +22,10 @@ import (
 type assistantGRPCConfig struct {
 	addr     string
 	authCode int
+	// maxRequestBytes is the REST listener's body cap
+	// (--assistant-max-body-mb), so both transports refuse the same sizes;
+	// zero is chatgrpc's default.
+	maxRequestBytes int
 }
 
 func (c *assistantGRPCConfig) registerFlags(fs *flag.FlagSet) {
@@ -54,7 +58,7 @@ func assistantGRPCSidecar(c assistantGRPCConfig, svc *assistant.Service, tlsFile
 	if err != nil {
 		return sidecar{}, nil, false, fmt.Errorf("assistant-grpc: listen on %s: %w", c.addr, err)
 	}
-	g, health := chatgrpc.NewGRPCServer(chatgrpc.New(svc, log, chatgrpc.Config{AuthCode: code}), opts...)
+	g, health := chatgrpc.NewGRPCServer(chatgrpc.New(svc, log, chatgrpc.Config{AuthCode: code, MaxRequestBytes: c.maxRequestBytes}), opts...)
 	log.Info("listening", "service", "assistant-grpc", "addr", ln.Addr().String(), "tls", tlsFiles.Enabled())
 	return sidecar{
 		name: "assistant-grpc",
@@ -86,8 +90,10 @@ var assistantGRPCFlags assistantGRPCConfig
 
 // assistantGRPCSidecars is what the assistant module appends to its built
 // sidecars: the gRPC listener over the same service, or nothing when off.
-func assistantGRPCSidecars(svc *assistant.Service, d deps) ([]sidecar, error) {
-	sc, _, ok, err := assistantGRPCSidecar(assistantGRPCFlags, svc, d.tls, d.log)
+func assistantGRPCSidecars(svc *assistant.Service, d deps, maxBody int64) ([]sidecar, error) {
+	c := assistantGRPCFlags
+	c.maxRequestBytes = int(maxBody)
+	sc, _, ok, err := assistantGRPCSidecar(c, svc, d.tls, d.log)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -19,9 +19,14 @@ func (s *Server) statusError(ctx context.Context, err error) error {
 		return err
 	}
 	var inv *assistant.InvalidParams
+	var te *assistant.TemplateError
 	switch {
 	case errors.As(err, &inv):
 		return status.Error(codes.InvalidArgument, inv.Message)
+	case errors.As(err, &te):
+		// REST's 422 for a conversation the chat template refuses; the
+		// reference maps 422 to INVALID_ARGUMENT, which clients do not retry.
+		return status.Error(codes.InvalidArgument, "Invalid params: "+te.Reason)
 	case errors.Is(err, assistant.ErrUnauthorized):
 		return status.Error(s.cfg.AuthCode, "Unauthorized")
 	case errors.Is(err, assistant.ErrTokenExpired):

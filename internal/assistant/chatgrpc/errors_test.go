@@ -16,12 +16,13 @@ import (
 )
 
 // fakeEngine serves "echo" (one delta, then stop), "slow" (one delta, then
-// waits for the context) and "broken" (fails).
+// waits for the context), "broken" (fails) and "strict" (its chat template
+// refuses every conversation).
 type fakeEngine struct{}
 
 func (fakeEngine) Models(context.Context) ([]assistant.ModelInfo, error) {
 	var out []assistant.ModelInfo
-	for _, n := range []string{"echo", "slow", "broken"} {
+	for _, n := range []string{"echo", "slow", "broken", "strict"} {
 		out = append(out, assistant.ModelInfo{Name: n, Version: "1", Type: "chat", ContextWindow: 64})
 	}
 	return out, nil
@@ -33,6 +34,8 @@ func (fakeEngine) Generate(ctx context.Context, req assistant.GenerateRequest, e
 	switch req.Model {
 	case "broken":
 		return assistant.Result{}, errors.New("boom")
+	case "strict":
+		return assistant.Result{}, &assistant.TemplateError{Reason: "roles must alternate"}
 	case "slow":
 		if emit != nil {
 			if err := emit(assistant.Delta{Text: "a"}); err != nil {
@@ -104,6 +107,14 @@ func TestErrorCodes(t *testing.T) {
 		}, codes.PermissionDenied, "Unauthorized"},
 		{"bad token", "nope", 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, chatReq("echo")); return err }, codes.PermissionDenied, "Unauthorized"},
 		{"balance exhausted", broke, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, chatReq("echo")); return err }, codes.ResourceExhausted, "Payment Required"},
+		{"template refusal", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, chatReq("strict")); return err }, codes.InvalidArgument, "Invalid params: roles must alternate"},
+		{"template refusal stream", corp, 0, func(ctx context.Context) error {
+			st, err := e.chat.ChatStream(ctx, chatReq("strict"))
+			if err == nil {
+				_, err = st.Recv()
+			}
+			return err
+		}, codes.InvalidArgument, "Invalid params: roles must alternate"},
 		{"engine failure", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, chatReq("broken")); return err }, codes.Internal, "Internal Server Error"},
 		{"engine failure stream", corp, 0, func(ctx context.Context) error {
 			st, err := e.chat.ChatStream(ctx, chatReq("broken"))

@@ -30,6 +30,11 @@ type Config struct {
 	// PERMISSION_DENIED (7, the default); gRPC convention and some clients
 	// that re-authenticate only on it want UNAUTHENTICATED (16).
 	AuthCode codes.Code
+	// MaxRequestBytes caps one request message; zero is
+	// DefaultMaxRequestBytes. The wiring passes the REST listener's body
+	// cap (--assistant-max-body-mb), so both transports refuse the same
+	// sizes.
+	MaxRequestBytes int
 }
 
 // Server implements the ChatService and ModelsService.
@@ -47,19 +52,22 @@ func New(svc *assistant.Service, log *slog.Logger, cfg Config) *Server {
 	if cfg.AuthCode == codes.OK {
 		cfg.AuthCode = codes.PermissionDenied
 	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
 	return &Server{svc: svc, log: log, cfg: cfg}
 }
 
-// MaxRequestBytes caps one request message at what the REST listener reads
-// of a chat body (web.API's default body cap). A larger request is answered
+// DefaultMaxRequestBytes caps one request message at what the REST listener
+// reads of a chat body by default (web.API's default body cap). A larger request is answered
 // INVALID_ARGUMENT "Payload too large", the code the reference gives REST's
 // 413 (assistant-grpc.md §5).
-const MaxRequestBytes = 1 << 20
+const DefaultMaxRequestBytes = 1 << 20
 
 // receiveLimit is grpc-go's own receive limit. grpc-go refuses a message
 // over its limit with RESOURCE_EXHAUSTED before any interceptor or handler
 // runs, and the reference keeps that code for 402 and 429; so the limit
-// sits far above MaxRequestBytes and the interceptors refuse what lies
+// sits far above the request cap and the interceptors refuse what lies
 // between with REST's code. It is the largest body the REST listener reads
 // at all (a file upload with its form), so this listener holds no more of
 // one request in memory than that one does. Only a message over even this
@@ -67,9 +75,9 @@ const MaxRequestBytes = 1 << 20
 // answer it otherwise without reading it whole.
 const receiveLimit = assistant.DefaultMaxFileBytes + 1<<20
 
-// checkSize refuses a received request over MaxRequestBytes.
-func checkSize(m any) error {
-	if pm, ok := m.(proto.Message); ok && proto.Size(pm) > MaxRequestBytes {
+// checkSize refuses a received request over the configured cap.
+func (s *Server) checkSize(m any) error {
+	if pm, ok := m.(proto.Message); ok && proto.Size(pm) > s.cfg.MaxRequestBytes {
 		return status.Error(codes.InvalidArgument, "Payload too large")
 	}
 	return nil
@@ -80,7 +88,10 @@ func checkSize(m any) error {
 // the receive limit above. The caller's options come after ours, so a
 // caller may still set its own receive limit.
 func NewGRPCServer(s *Server, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
-	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(receiveLimit)}, opts...)
+	// A cap raised above the file-sized limit moves the limit with it, a
+	// MiB above, so a request just over the cap still gets REST's code.
+	limit := max(receiveLimit, s.cfg.MaxRequestBytes+1<<20)
+	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(limit)}, opts...)
 	opts = append(opts,
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.streamInterceptor))
@@ -172,7 +183,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	ctx, err = s.prepare(ctx, info.FullMethod, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) })
 	defer func() { s.access(ctx, info.FullMethod, start, err) }()
 	if err == nil {
-		err = checkSize(req)
+		err = s.checkSize(req)
 	}
 	if err != nil {
 		return nil, err
@@ -183,6 +194,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 type wrappedStream struct {
 	grpc.ServerStream
 	ctx context.Context
+	s   *Server
 }
 
 func (w *wrappedStream) Context() context.Context { return w.ctx }
@@ -193,7 +205,7 @@ func (w *wrappedStream) RecvMsg(m any) error {
 	if err := w.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	return checkSize(m)
+	return w.s.checkSize(m)
 }
 
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
@@ -203,7 +215,7 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 	if err != nil {
 		return err
 	}
-	return h(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
+	return h(srv, &wrappedStream{ServerStream: ss, ctx: ctx, s: s})
 }
 
 func (s *Server) model(m assistant.ModelInfo) *pb.Model {

@@ -35,10 +35,23 @@ func sized(t *testing.T, n int) *pb.ChatRequest {
 // "Payload too large", REST's 413 in the reference's mapping, in unary and
 // streaming calls alike, and so is one over grpc-go's default receive limit
 // of 4 MiB, which would otherwise answer RESOURCE_EXHAUSTED, the code the
-// reference keeps for 402 and 429.
+// reference keeps for 402 and 429. A cap the operator raised
+// (--assistant-max-body-mb) moves the line for both transports.
 func TestRequestSize(t *testing.T) {
-	e := start(t, fakeEngine{}, chatgrpc.Config{})
+	for _, c := range []struct {
+		name string
+		cap  int
+	}{{"default cap", 0}, {"raised cap", 3 << 20}} {
+		t.Run(c.name, func(t *testing.T) { testRequestSize(t, c.cap) })
+	}
+}
+
+func testRequestSize(t *testing.T, limit int) {
+	e := start(t, fakeEngine{}, chatgrpc.Config{MaxRequestBytes: limit})
 	ctx := authed(e.token(t, assistant.ScopeCorp))
+	if limit == 0 {
+		limit = chatgrpc.DefaultMaxRequestBytes
+	}
 	calls := []struct {
 		name string
 		call func(context.Context, *pb.ChatRequest) error
@@ -63,8 +76,8 @@ func TestRequestSize(t *testing.T) {
 		size int
 		code codes.Code
 	}{
-		{"at the cap", chatgrpc.MaxRequestBytes, codes.OK},
-		{"one byte over", chatgrpc.MaxRequestBytes + 1, codes.InvalidArgument},
+		{"at the cap", limit, codes.OK},
+		{"one byte over", limit + 1, codes.InvalidArgument},
 		{"over grpc-go's default limit", 5 << 20, codes.InvalidArgument},
 	}
 	for _, c := range calls {
