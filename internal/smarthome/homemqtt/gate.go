@@ -119,14 +119,23 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 // agents that start later.
 func (g *Gate) Close() { g.client.Disconnect(250) }
 
-// onConnect announces the endpoint and subscribes to the agents' messages.
-// It runs on the client's goroutine, so it waits for neither: the library
-// cannot complete a token while its own handler blocks.
+// onConnect subscribes to the agents' messages and, once the broker has
+// taken the subscription, announces the endpoint: an agent that reads the
+// announcement and publishes its config at once must find the gate
+// listening (after a broker restart the announcement is what agents wait
+// for). It runs on the client's goroutine, which must not block: the
+// library cannot complete a token while its own handler waits, so the
+// announcement waits on a goroutine of its own.
 func (g *Gate) onConnect(c mqtt.Client) {
-	body, _ := json.Marshal(map[string]string{"http_api_endpoint": g.cfg.Endpoint})
-	c.Publish(g.cfg.Root+"/__config", notify, true, body)
-	c.SubscribeMultiple(map[string]byte{g.cfg.Root + "/+/up/config": 1, g.cfg.Root + "/+/up/status": 1}, g.onMessage)
-	g.cfg.Log.Info("smarthome mqtt: gate connected", "broker", g.cfg.Broker, "http_api_endpoint", g.cfg.Endpoint)
+	tok := c.SubscribeMultiple(map[string]byte{g.cfg.Root + "/+/up/config": 1, g.cfg.Root + "/+/up/status": 1}, g.onMessage)
+	go func() {
+		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			g.cfg.Log.Warn("smarthome mqtt: subscribing to the agents' topics did not complete; announcing anyway", "err", tok.Error())
+		}
+		body, _ := json.Marshal(map[string]string{"http_api_endpoint": g.cfg.Endpoint})
+		c.Publish(g.cfg.Root+"/__config", notify, true, body)
+		g.cfg.Log.Info("smarthome mqtt: gate connected", "broker", g.cfg.Broker, "http_api_endpoint", g.cfg.Endpoint)
+	}()
 }
 
 // agentOf splits "ROOT/<agent>/up/<kind>".
