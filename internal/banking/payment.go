@@ -166,11 +166,23 @@ type Payment struct {
 	OrderNumber    string `json:"orderNumber,omitempty"`
 	PaymentNumber  string `json:"paymentNumber,omitempty"`
 	PayeeOrgIDHash string `json:"payeeOrgIdHash,omitempty"`
+	// LinkedDocs are the partner's documents the draft settles (an
+	// invoice, a contract), kept and answered as sent. They are not signed
+	// fields (§8). They stay before the bank's fields, which must come last
+	// (appendBankFields).
+	LinkedDocs []LinkedDoc `json:"linkedDocs,omitempty"`
 
 	BankStatus        string `json:"bankStatus,omitempty"`
 	BankComment       string `json:"bankComment,omitempty"`
 	CrucialFieldsHash string `json:"crucialFieldsHash,omitempty"`
 	SigningURL        string `json:"signingUrl,omitempty"`
+}
+
+// LinkedDoc is one element of an invoice draft's linkedDocs (§4.1): the
+// partner's id of a document, a UUID, and its type, a free text.
+type LinkedDoc struct {
+	DocExtID string `json:"docExtId"`
+	Type     string `json:"type,omitempty"`
 }
 
 // DocKind tells a payment order from the invoice drafts.

@@ -5,6 +5,21 @@ import (
 	"errors"
 )
 
+// AccountLookup tells which organisation holds an account at the bank.
+type AccountLookup interface {
+	AccountOrg(ctx context.Context, account string) (orgID string, found bool, err error)
+	// AccountHolder is AccountOrg with what a payment order from the
+	// account must say about its payer: the organisation's INN and the
+	// account's bank.
+	AccountHolder(ctx context.Context, account string) (h AccountHolder, found bool, err error)
+}
+
+// AccountHolder is an account of the bank as its payment orders name it.
+type AccountHolder struct {
+	OrgID, OrgINN    string
+	BIC, CorrAccount string // CorrAccount "" when the bank's record has none
+}
+
 // IdentityAccounts answers AccountLookup from the identity area's store, so
 // the payments area never reads identity tables itself.
 type IdentityAccounts struct{ Store IdentityStore }
@@ -35,4 +50,56 @@ func (a IdentityAccounts) AccountHolder(ctx context.Context, account string) (Ac
 		return AccountHolder{}, false, err
 	}
 	return AccountHolder{OrgID: acc.OrgID, OrgINN: org.INN, BIC: acc.BIC, CorrAccount: acc.CorrAccount}, true, nil
+}
+
+// ownAccount requires account to be held by the principal's organisation.
+func (s *PaymentService) ownAccount(ctx context.Context, p Principal, account, field string) error {
+	org, found, err := s.Accounts.AccountOrg(ctx, account)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return Errorf(KindWorkflow, "Счёт %s (%s) не найден в банке", account, field)
+	}
+	if org != p.OrgID {
+		return Errorf(KindWorkflow, "Счёт %s (%s) не принадлежит организации клиента", account, field)
+	}
+	return nil
+}
+
+// ownPayer requires the payer account to be held by the principal's
+// organisation and the payer's details to be what the bank knows of it
+// (reference §13: unknown org/account/bank details are a WORKFLOW_FAULT):
+// payerInn the organisation's INN, payerBankBic and payerBankCorrAccount
+// the account's bank. The names are not compared: an organisation's name is
+// written in more than one accepted form (short or full, quotes, a branch
+// added). A budget payment's payerInn is not compared either: paying a tax
+// for a third party, field 60 carries that party's INN, or 0 for a person
+// without one (§5.8, statuses 13 and 24). A document that failed its own
+// check digits or logical controls (checked) is not compared: it is stored
+// in CHECKERROR, or refused, for them already, and a wrong key of the payer
+// account names the field as the checks placed it.
+func (s *PaymentService) ownPayer(ctx context.Context, p Principal, d *Payment, checked bool) error {
+	h, found, err := s.Accounts.AccountHolder(ctx, d.PayerAccount)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не найден в банке", d.PayerAccount)
+	}
+	if h.OrgID != p.OrgID {
+		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не принадлежит организации клиента", d.PayerAccount)
+	}
+	if checked {
+		return nil
+	}
+	switch {
+	case d.PayerINN != h.OrgINN && !IsBudgetPayment(d):
+		return Errorf(KindWorkflow, "ИНН плательщика %s (payerInn) не совпадает с ИНН организации клиента", d.PayerINN)
+	case d.PayerBankBIC != h.BIC:
+		return Errorf(KindWorkflow, "БИК %s (payerBankBic) не совпадает с БИК банка счёта плательщика %s", d.PayerBankBIC, d.PayerAccount)
+	case h.CorrAccount != "" && d.PayerBankCorrAccount != h.CorrAccount:
+		return Errorf(KindWorkflow, "Корсчёт %s (payerBankCorrAccount) не совпадает с корсчётом банка счёта плательщика %s", d.PayerBankCorrAccount, d.PayerAccount)
+	}
+	return nil
 }

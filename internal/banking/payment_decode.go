@@ -329,6 +329,8 @@ func (d *payDecoder) paymentField(p *Payment) func(string) uint64 {
 			return fieldBit(1<<30, d.text(&p.PaymentNumber))
 		case "payeeOrgIdHash":
 			return fieldBit(1<<31, d.text(&p.PayeeOrgIDHash))
+		case "linkedDocs":
+			return fieldBit(1<<36, d.linkedDocs(&p.LinkedDocs))
 		case "bankStatus":
 			return fieldBit(1<<32, d.text(&p.BankStatus))
 		case "bankComment":
@@ -427,6 +429,54 @@ func (d *payDecoder) signatures(dst *[]DigestSignature) bool {
 			return false
 		}
 		out = append(out, sig)
+		d.space()
+		if d.i >= len(d.s) {
+			return false
+		}
+		switch d.s[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			*dst = out
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// linkedDocs decodes the linkedDocs array as signatures decodes its own: []
+// is an empty, non-nil slice, null elements are left to encoding/json.
+func (d *payDecoder) linkedDocs(dst *[]LinkedDoc) bool {
+	if d.null() {
+		return true
+	}
+	if d.i >= len(d.s) || d.s[d.i] != '[' {
+		return false
+	}
+	d.i++
+	out := []LinkedDoc{}
+	d.space()
+	if d.i < len(d.s) && d.s[d.i] == ']' {
+		d.i++
+		*dst = out
+		return true
+	}
+	for {
+		var doc LinkedDoc
+		if !d.object(func(key string) uint64 {
+			switch key {
+			case "docExtId":
+				return fieldBit(1<<0, d.text(&doc.DocExtID))
+			case "type":
+				return fieldBit(1<<1, d.text(&doc.Type))
+			}
+			return 0
+		}) {
+			return false
+		}
+		out = append(out, doc)
 		d.space()
 		if d.i >= len(d.s) {
 			return false

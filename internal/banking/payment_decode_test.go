@@ -21,9 +21,10 @@ var decodeSeeds = []string{
 	  "digestSignatures" : [ { "base64Encoded" : "x" , "certificateUuid" : "y" , "signType" : "SOLE" } , {} ] } ` + "\n",
 	`{"number":"7","deliveryKind":"electronic","urgencyCode":"","voCode":"10100","payerKpp":"770001001","payeeKpp":null,` +
 		`"incomeTypeCode":"1","creditContractNumber":"c","isPaidByCredit":true,"expirationDate":"2026-12-01","orderNumber":"o",` +
-		`"paymentNumber":"p","payeeOrgIdHash":"h","bankStatus":"NEW","bankComment":"","crucialFieldsHash":"ff","signingUrl":"u"}`,
-	`{"amount":null,"vat":null,"departmentalInfo":null,"digestSignatures":null,"isPaidByCredit":null}`,
-	`{"digestSignatures":[]}`,
+		`"paymentNumber":"p","payeeOrgIdHash":"h","linkedDocs":[{"docExtId":"5ea7e000-0000-4000-8000-000000000002","type":"INVOICE"},{"docExtId":"d"}],` +
+		`"bankStatus":"NEW","bankComment":"","crucialFieldsHash":"ff","signingUrl":"u"}`,
+	`{"amount":null,"vat":null,"departmentalInfo":null,"digestSignatures":null,"isPaidByCredit":null,"linkedDocs":null}`,
+	`{"digestSignatures":[],"linkedDocs":[ ]}`,
 	`{}`,
 	// Outside the subset: encoding/json decides, including its errors.
 	`{"ExternalId":"case-folded key"}`,
@@ -46,6 +47,11 @@ var decodeSeeds = []string{
 	``,
 	`{"isPaidByCredit":tru}`,
 	`{"vat":{"amount":1e5,"amount":2}}`,
+	`{"linkedDocs":[null]}`,
+	`{"linkedDocs":[{"docExtId":"a","docExtId":"b"}]}`,
+	`{"linkedDocs":[{"docExtId":"a","kind":"b"}]}`,
+	`{"linkedDocs":{"docExtId":"a"}}`,
+	`{"linkedDocs":[{"type":1}]}`,
 }
 
 // TestDecodePaymentFast pins that the bodies partners send take the fast

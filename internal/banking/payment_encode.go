@@ -101,6 +101,18 @@ func appendPayment(out []byte, d *Payment) (_ []byte, ok bool) {
 	out = appendStr(out, `,"orderNumber":`, d.OrderNumber, true, &ok)
 	out = appendStr(out, `,"paymentNumber":`, d.PaymentNumber, true, &ok)
 	out = appendStr(out, `,"payeeOrgIdHash":`, d.PayeeOrgIDHash, true, &ok)
+	if len(d.LinkedDocs) > 0 {
+		out = append(out, `,"linkedDocs":[`...)
+		for i, l := range d.LinkedDocs {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = appendStr(out, `{"docExtId":`, l.DocExtID, false, &ok)
+			out = appendStr(out, `,"type":`, l.Type, true, &ok)
+			out = append(out, '}')
+		}
+		out = append(out, ']')
+	}
 	out = appendStr(out, `,"bankStatus":`, d.BankStatus, true, &ok)
 	out = appendStr(out, `,"bankComment":`, d.BankComment, true, &ok)
 	out = appendStr(out, `,"crucialFieldsHash":`, d.CrucialFieldsHash, true, &ok)

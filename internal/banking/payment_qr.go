@@ -74,6 +74,9 @@ func (s *PaymentService) QRConfirm(ctx context.Context, p Principal, ids []strin
 		if !Signable(sp.Status) {
 			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: неверный статус документа %s", id, sp.Status)
 		}
+		if s.expired(&sp.Doc) {
+			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: срок его подтверждения (expirationDate) истёк %s", id, sp.Doc.ExpirationDate)
+		}
 	}
 	// The code names the documents and the organisation; the mobile app
 	// resolves it. Deterministic so a retried request shows the same code.

@@ -50,21 +50,6 @@ type PaymentStateReader interface {
 	PaymentState(ctx context.Context, orgID, externalID string) (State, error)
 }
 
-// AccountLookup tells which organisation holds an account at the bank.
-type AccountLookup interface {
-	AccountOrg(ctx context.Context, account string) (orgID string, found bool, err error)
-	// AccountHolder is AccountOrg with what a payment order from the
-	// account must say about its payer: the organisation's INN and the
-	// account's bank.
-	AccountHolder(ctx context.Context, account string) (h AccountHolder, found bool, err error)
-}
-
-// AccountHolder is an account of the bank as its payment orders name it.
-type AccountHolder struct {
-	OrgID, OrgINN    string
-	BIC, CorrAccount string // CorrAccount "" when the bank's record has none
-}
-
 // PaymentConfig holds the [I] choices of reference §4–7, each switchable.
 type PaymentConfig struct {
 	// CheckErrorDaysAhead: a payment order or an invoice draft dated this
@@ -375,58 +360,6 @@ func (s *PaymentService) SigningURL(externalID, backURL string) string {
 	return u
 }
 
-// ownAccount requires account to be held by the principal's organisation.
-func (s *PaymentService) ownAccount(ctx context.Context, p Principal, account, field string) error {
-	org, found, err := s.Accounts.AccountOrg(ctx, account)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return Errorf(KindWorkflow, "Счёт %s (%s) не найден в банке", account, field)
-	}
-	if org != p.OrgID {
-		return Errorf(KindWorkflow, "Счёт %s (%s) не принадлежит организации клиента", account, field)
-	}
-	return nil
-}
-
-// ownPayer requires the payer account to be held by the principal's
-// organisation and the payer's details to be what the bank knows of it
-// (reference §13: unknown org/account/bank details are a WORKFLOW_FAULT):
-// payerInn the organisation's INN, payerBankBic and payerBankCorrAccount
-// the account's bank. The names are not compared: an organisation's name is
-// written in more than one accepted form (short or full, quotes, a branch
-// added). A budget payment's payerInn is not compared either: paying a tax
-// for a third party, field 60 carries that party's INN, or 0 for a person
-// without one (§5.8, statuses 13 and 24). A document that failed its own
-// check digits or logical controls (checked) is not compared: it is stored
-// in CHECKERROR, or refused, for them already, and a wrong key of the payer
-// account names the field as the checks placed it.
-func (s *PaymentService) ownPayer(ctx context.Context, p Principal, d *Payment, checked bool) error {
-	h, found, err := s.Accounts.AccountHolder(ctx, d.PayerAccount)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не найден в банке", d.PayerAccount)
-	}
-	if h.OrgID != p.OrgID {
-		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не принадлежит организации клиента", d.PayerAccount)
-	}
-	if checked {
-		return nil
-	}
-	switch {
-	case d.PayerINN != h.OrgINN && !IsBudgetPayment(d):
-		return Errorf(KindWorkflow, "ИНН плательщика %s (payerInn) не совпадает с ИНН организации клиента", d.PayerINN)
-	case d.PayerBankBIC != h.BIC:
-		return Errorf(KindWorkflow, "БИК %s (payerBankBic) не совпадает с БИК банка счёта плательщика %s", d.PayerBankBIC, d.PayerAccount)
-	case h.CorrAccount != "" && d.PayerBankCorrAccount != h.CorrAccount:
-		return Errorf(KindWorkflow, "Корсчёт %s (payerBankCorrAccount) не совпадает с корсчётом банка счёта плательщика %s", d.PayerBankCorrAccount, d.PayerAccount)
-	}
-	return nil
-}
-
 // CreateInvoice handles the three from-invoice operations: a draft in
 // CREATED (or CHECKERROR for the sandbox's far-future date or a malformed
 // departmentalInfo) with the signing link.
@@ -548,6 +481,9 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	if !Signable(sp.Status) {
 		return nil, Errorf(KindWorkflow, "Документ в статусе %s нельзя подписать", sp.Status)
 	}
+	if s.expired(&sp.Doc) {
+		return nil, Errorf(KindWorkflow, "Документ нельзя подписать: срок его подтверждения (expirationDate) истёк %s", sp.Doc.ExpirationDate)
+	}
 	set, err := s.Verifier.VerifyDocument(ctx, p, PaymentDigest(&sp.Doc), sigs)
 	if err != nil {
 		return nil, err
@@ -587,6 +523,15 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 		return nil, err
 	}
 	return s.view(sp), nil
+}
+
+// expired reports whether the bank's today is past a draft's
+// expirationDate, the day by which the payer is to confirm it (§4.1): from
+// the next day it may be neither signed nor confirmed by QR code. The day
+// itself still counts, as a payment order's own date does.
+func (s *PaymentService) expired(d *Payment) bool {
+	exp, ok := ParseDate(d.ExpirationDate)
+	return ok && today(s.now()).After(exp)
 }
 
 // History lists a document's recorded status moves.

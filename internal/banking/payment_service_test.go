@@ -2,6 +2,9 @@ package banking
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -314,5 +317,61 @@ func TestCreatePayerDetails(t *testing.T) {
 				t.Fatalf("got %v %v, want %s", got, err, tc.status)
 			}
 		})
+	}
+}
+
+// An invoice draft keeps its linkedDocs through the stored encoding and
+// refuses a docExtId that is not a UUID, naming the element.
+func TestCreateInvoiceLinkedDocs(t *testing.T) {
+	svc, p := newTestPayments(t)
+	d := Payment{ExternalID: "6d000000-0000-4000-8000-000000000001", Amount: "99.90", Date: "2026-11-22", Priority: "5",
+		PayeeAccount: SandboxAccount, LinkedDocs: []LinkedDoc{{DocExtID: "6d000000-0000-4000-8000-0000000000d1", Type: "INVOICE"},
+			{DocExtID: "6d000000-0000-4000-8000-0000000000d2"}}}
+	got, err := svc.CreateInvoice(context.Background(), p, KindInvoice, d)
+	if err != nil || !slices.Equal(got.LinkedDocs, d.LinkedDocs) {
+		t.Fatalf("create: %v %v", got, err)
+	}
+	raw, err := MarshalPayment(got)
+	var back Payment
+	if err != nil || json.Unmarshal(raw, &back) != nil || !slices.Equal(back.LinkedDocs, d.LinkedDocs) {
+		t.Fatalf("stored form %s: %v", raw, err)
+	}
+	d.ExternalID, d.LinkedDocs[1].DocExtID = "6d000000-0000-4000-8000-000000000002", "счёт 7"
+	_, err = svc.CreateInvoice(context.Background(), p, KindInvoice, d)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindValidation || !slices.Equal(e.FieldNames, []string{"linkedDocs[1].docExtId"}) {
+		t.Fatalf("bad docExtId: %v", err)
+	}
+}
+
+// A draft past its expirationDate is neither signed nor confirmed by QR
+// code; on the day itself it still is.
+func TestDraftExpiration(t *testing.T) {
+	svc, p := newTestPayments(t)
+	now := svcNow
+	svc.Config.Now = func() time.Time { return now }
+	sole := []DigestSignature{{Base64Encoded: "MIIB", CertificateUUID: SandboxCertSole}}
+	for i, tc := range []struct {
+		later   int
+		refused bool
+	}{{0, false}, {1, false}, {2, true}, {-1, false}} {
+		now = svcNow
+		id := "6e000000-0000-4000-8000-00000000000" + itoa(i)
+		d := Payment{ExternalID: id, Amount: "99.90", Date: "2026-11-22", Priority: "5", PayeeAccount: SandboxAccount, ExpirationDate: "2026-11-23"}
+		if tc.later < 0 {
+			d.ExpirationDate = "" // none: never expires
+			tc.later = 40
+		}
+		if _, err := svc.CreateInvoice(context.Background(), p, KindInvoice, d); err != nil {
+			t.Fatal(err)
+		}
+		now = svcNow.AddDate(0, 0, tc.later)
+		_, qrErr := svc.QRConfirm(context.Background(), p, []string{id})
+		_, signErr := svc.Sign(context.Background(), p, id, sole)
+		for op, err := range map[string]error{"QR": qrErr, "sign": signErr} {
+			if tc.refused != (KindOf(err) == KindWorkflow) || !tc.refused && err != nil {
+				t.Errorf("case %d %s: %v, refused %v", i, op, err, tc.refused)
+			}
+		}
 	}
 }

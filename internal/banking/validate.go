@@ -345,7 +345,26 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 	if d.PayeeOrgIDHash != "" && !isLowerHex64(d.PayeeOrgIDHash) {
 		p.add("payeeOrgIdHash", "64 шестнадцатеричных символа")
 	}
+	for i, l := range d.LinkedDocs {
+		if !gost.IsCanonicalUUID(l.DocExtID) {
+			p.add("linkedDocs["+itoa(i)+"].docExtId", "идентификатор документа должен быть UUID")
+		}
+		if utf8.RuneCountInString(l.Type) > maxLinkedDocType {
+			p.add("linkedDocs["+itoa(i)+"].type", "тип документа: не длиннее "+itoa(maxLinkedDocType)+" символов")
+		}
+	}
+	if len(d.LinkedDocs) > maxLinkedDocs {
+		p.add("linkedDocs", "не более "+itoa(maxLinkedDocs)+" документов")
+	}
 }
+
+// maxLinkedDocs and maxLinkedDocType bound what a draft keeps of the
+// partner's linked documents: the reference gives no limits, and a stored
+// document should not grow without one.
+const (
+	maxLinkedDocs    = 100
+	maxLinkedDocType = 100
+)
 
 // validatePayee checks the payee block; requireBank says the payee's name
 // and bank are required (payment orders and -any/-budget drafts).
