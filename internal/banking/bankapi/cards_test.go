@@ -513,6 +513,8 @@ func TestCardsWithoutOffer(t *testing.T) {
 				{"list with an offer", "GET", "/fintech/api/v1/business-cards", "", "tok", 200, ""},
 				{"list without any offer", "GET", "/fintech/api/v1/business-cards", "", "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
 				{"list by POST without any offer", "POST", "/fintech/api/v1/business-cards", "", "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
+				{"list far past the end without any offer", "GET", "/fintech/api/v1/business-cards?page=2000000", "", "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
+				{"list far past the end with an offer", "GET", "/fintech/api/v1/business-cards?page=2000000", "", "tok", 200, ""},
 				{"list with an offer on a cardless account", "GET", "/fintech/api/v1/business-cards", "", "tok-third", 200, ""},
 				{"limit without any offer", "POST", path, limitBody("sbc-00001", ext(1), "1"), "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
 				{"limit on an unknown card without any offer", "POST", path, limitBody("nope", ext(2), "1"), "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
