@@ -399,23 +399,8 @@ func (d *payDecoder) departmentalInfo(dst **DepartmentalInfo) bool {
 // signatures decodes the digestSignatures array; [] is an empty, non-nil
 // slice, as encoding/json makes it.
 func (d *payDecoder) signatures(dst *[]DigestSignature) bool {
-	if d.null() {
-		return true
-	}
-	if d.i >= len(d.s) || d.s[d.i] != '[' {
-		return false
-	}
-	d.i++
-	out := []DigestSignature{}
-	d.space()
-	if d.i < len(d.s) && d.s[d.i] == ']' {
-		d.i++
-		*dst = out
-		return true
-	}
-	for {
-		var sig DigestSignature
-		if !d.object(func(key string) uint64 {
+	return decodeArray(d, dst, func(sig *DigestSignature) bool {
+		return d.object(func(key string) uint64 {
 			switch key {
 			case "base64Encoded":
 				return fieldBit(1<<0, d.text(&sig.Base64Encoded))
@@ -425,47 +410,14 @@ func (d *payDecoder) signatures(dst *[]DigestSignature) bool {
 				return fieldBit(1<<2, d.text(&sig.SignType))
 			}
 			return 0
-		}) {
-			return false
-		}
-		out = append(out, sig)
-		d.space()
-		if d.i >= len(d.s) {
-			return false
-		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
-			*dst = out
-			return true
-		default:
-			return false
-		}
-	}
+		})
+	})
 }
 
-// linkedDocs decodes the linkedDocs array as signatures decodes its own: []
-// is an empty, non-nil slice, null elements are left to encoding/json.
+// linkedDocs decodes the linkedDocs array as signatures decodes its own.
 func (d *payDecoder) linkedDocs(dst *[]LinkedDoc) bool {
-	if d.null() {
-		return true
-	}
-	if d.i >= len(d.s) || d.s[d.i] != '[' {
-		return false
-	}
-	d.i++
-	out := []LinkedDoc{}
-	d.space()
-	if d.i < len(d.s) && d.s[d.i] == ']' {
-		d.i++
-		*dst = out
-		return true
-	}
-	for {
-		var doc LinkedDoc
-		if !d.object(func(key string) uint64 {
+	return decodeArray(d, dst, func(doc *LinkedDoc) bool {
+		return d.object(func(key string) uint64 {
 			switch key {
 			case "docExtId":
 				return fieldBit(1<<0, d.text(&doc.DocExtID))
@@ -473,10 +425,34 @@ func (d *payDecoder) linkedDocs(dst *[]LinkedDoc) bool {
 				return fieldBit(1<<1, d.text(&doc.Type))
 			}
 			return 0
-		}) {
+		})
+	})
+}
+
+// decodeArray decodes a JSON array of objects, each by element: null leaves
+// dst as it is, [] is an empty, non-nil slice, as encoding/json makes them;
+// anything else (null elements included) is false, left to encoding/json.
+func decodeArray[T any](d *payDecoder, dst *[]T, element func(*T) bool) bool {
+	if d.null() {
+		return true
+	}
+	if d.i >= len(d.s) || d.s[d.i] != '[' {
+		return false
+	}
+	d.i++
+	out := []T{}
+	d.space()
+	if d.i < len(d.s) && d.s[d.i] == ']' {
+		d.i++
+		*dst = out
+		return true
+	}
+	for {
+		var v T
+		if !element(&v) {
 			return false
 		}
-		out = append(out, doc)
+		out = append(out, v)
 		d.space()
 		if d.i >= len(d.s) {
 			return false
