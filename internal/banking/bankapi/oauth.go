@@ -85,12 +85,8 @@ func (s *server) authorizePage(w http.ResponseWriter, r *http.Request) {
 // authorizeSubmit is the form post: check the password and consent, then
 // redirect to the registered redirect_uri with a one-time code.
 func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
-	id := s.identityOr503(w, r)
-	if id == nil {
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+	id, ok := s.oauthForm(w, r)
+	if !ok {
 		return
 	}
 	req := authorizeRequest(r.PostForm)
@@ -133,12 +129,8 @@ func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 // token is the token endpoint: authorization_code and refresh_token grants
 // with client_secret_post.
 func (s *server) token(w http.ResponseWriter, r *http.Request) {
-	id := s.identityOr503(w, r)
-	if id == nil {
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+	id, ok := s.oauthForm(w, r)
+	if !ok {
 		return
 	}
 	f := r.PostForm
@@ -166,12 +158,8 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 
 // revoke is RFC 7009: 200 whether or not the token existed.
 func (s *server) revoke(w http.ResponseWriter, r *http.Request) {
-	id := s.identityOr503(w, r)
-	if id == nil {
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+	id, ok := s.oauthForm(w, r)
+	if !ok {
 		return
 	}
 	f := r.PostForm
@@ -237,12 +225,8 @@ const neverExpiresDays = 36500
 // lives, which is how the provider's clients read it (they add N days to
 // today).
 func (s *server) changeClientSecret(w http.ResponseWriter, r *http.Request) {
-	id := s.identityOr503(w, r)
-	if id == nil {
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+	id, ok := s.oauthForm(w, r)
+	if !ok {
 		return
 	}
 	f := r.Form
@@ -258,4 +242,19 @@ func (s *server) changeClientSecret(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]int{"clientSecretExpiration": days})
+}
+
+// oauthForm is the preamble of the form-posting OAuth endpoints: the
+// identity service (503 without it) and the parsed form (RFC 6749's
+// invalid_request when it does not parse). ok is false when an answer has
+// been written.
+func (s *server) oauthForm(w http.ResponseWriter, r *http.Request) (id *banking.Identity, ok bool) {
+	if id = s.identityOr503(w, r); id == nil {
+		return nil, false
+	}
+	if err := r.ParseForm(); err != nil {
+		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
+		return nil, false
+	}
+	return id, true
 }
