@@ -97,14 +97,7 @@ func TestAgentCommand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got, want any
-			_ = json.Unmarshal(sent, &got)
-			if err := json.Unmarshal(tc.Sent, &want); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("sent\n %s\nwant %s", sent, tc.Sent)
-			}
+			sameJSON(t, "sent", sent, tc.Sent)
 		})
 	}
 }
@@ -138,15 +131,8 @@ func TestAgentStatus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got, want any
 			gb, _ := json.Marshal(rep)
-			_ = json.Unmarshal(gb, &got)
-			if err := json.Unmarshal(tc.Want, &want); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("report\n got %s\nwant %s", gb, tc.Want)
-			}
+			sameJSON(t, "report", gb, tc.Want)
 		})
 	}
 }

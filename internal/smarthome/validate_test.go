@@ -96,15 +96,8 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got, want any
 			gb, _ := json.Marshal(rep)
-			_ = json.Unmarshal(gb, &got)
-			if err := json.Unmarshal(tc.Want, &want); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("report\n got %s\nwant %s", gb, tc.Want)
-			}
+			sameJSON(t, "report", gb, tc.Want)
 		})
 	}
 }
@@ -226,5 +219,21 @@ func TestCatalogWithout(t *testing.T) {
 	m := Model{ID: "m", Manufacturer: "M", Model: "X", Category: "sensor_air", Features: []string{"online", "co2"}}
 	if d := c.CheckModel(&m); len(d) == 0 {
 		t.Error("a sensor_air model was admitted")
+	}
+}
+
+// sameJSON fails the test unless got and want are the same JSON value
+// (key order and spacing aside); what names the value in the message.
+func sameJSON(t *testing.T, what string, got, want []byte) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s does not parse: %v\n%s", what, err, got)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s\n got %s\nwant %s", what, got, want)
 	}
 }
