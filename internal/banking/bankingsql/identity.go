@@ -120,10 +120,12 @@ func (s *IdentityStore) CreateOrg(ctx context.Context, o banking.Organisation) e
 }
 
 func (s *IdentityStore) GetOrg(ctx context.Context, id string) (banking.Organisation, error) {
-	var o banking.Organisation
-	err := s.db.R.QueryRowContext(ctx, `SELECT id, name, full_name, inn, kpp, ogrn FROM banking_orgs WHERE id = $1`, id).
-		Scan(&o.ID, &o.Name, &o.FullName, &o.INN, &o.KPP, &o.OGRN)
-	return o, idNotFound(err)
+	return cachedOrg(s.db, id, func() (banking.Organisation, error) { // token_cache.go
+		var o banking.Organisation
+		err := s.db.R.QueryRowContext(ctx, `SELECT id, name, full_name, inn, kpp, ogrn FROM banking_orgs WHERE id = $1`, id).
+			Scan(&o.ID, &o.Name, &o.FullName, &o.INN, &o.KPP, &o.OGRN)
+		return o, idNotFound(err)
+	})
 }
 
 func (s *IdentityStore) AddAccount(ctx context.Context, a banking.Account) error {

@@ -16,9 +16,9 @@ import (
 // IdentityStore of this process takes effect at once (the entry is dropped);
 // one made by another process (a CLI command, a second server on PostgreSQL)
 // takes effect within this TTL. Expiry is exact either way: Identity checks
-// the cached row's expiry against its clock on every call. Accounts are
-// never updated or deleted by the stores, only added, and unknown keys are
-// not cached, so an account or token added elsewhere works at once.
+// the cached row's expiry against its clock on every call. Accounts and
+// organisations are never updated or deleted by the stores, only added, and
+// unknown keys are not cached, so a row added elsewhere works at once.
 const readCacheTTL = time.Second
 
 // readCacheMax caps the entries of one cache; a full cache is emptied, not
@@ -92,6 +92,7 @@ func (c *readCache[V]) forget(key string) {
 type dbCaches struct {
 	tokens   readCache[banking.Token]
 	accounts readCache[banking.Account]
+	orgs     readCache[banking.Organisation]
 	certs    readCache[banking.Certificate]
 }
 
@@ -122,6 +123,13 @@ func cachedCertificate(db *sqldb.DB, uuid string, load func() (banking.Certifica
 
 // forgetCertificate drops uuid from the cache after its row changed.
 func forgetCertificate(db *sqldb.DB, uuid string) { cachesFor(db).certs.forget(uuid) }
+
+// cachedOrg is GetOrg through the cache: every create compares its payer's
+// INN with its organisation's, and organisations, like accounts, are only
+// ever added.
+func cachedOrg(db *sqldb.DB, id string, load func() (banking.Organisation, error)) (banking.Organisation, error) {
+	return cachesFor(db).orgs.get(id, load)
+}
 
 // cachedAccount is GetAccount through the cache.
 func cachedAccount(db *sqldb.DB, number string, load func() (banking.Account, error)) (banking.Account, error) {

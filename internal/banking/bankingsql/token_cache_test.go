@@ -56,3 +56,31 @@ func TestTokenCacheRevocation(t *testing.T) {
 		}
 	})
 }
+
+// Organisations are read through the cache (every create compares its
+// payer's INN with its organisation's), and an unknown one is not cached, so
+// one added after a miss is found at once.
+func TestOrgCache(t *testing.T) {
+	storetest.Each(t, MigrateIdentity, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		api, cli := NewIdentityStore(db), NewIdentityStore(db)
+		if _, err := api.GetOrg(ctx, "org-later"); err == nil {
+			t.Fatal("unknown organisation found")
+		}
+		if err := insertOrg(ctx, db.W, banking.Organisation{ID: "org-later", Name: "ООО Позже", INN: "7707083893"}, ""); err != nil {
+			t.Fatal(err)
+		}
+		got, err := api.GetOrg(ctx, "org-later")
+		if err != nil || got.INN != "7707083893" {
+			t.Fatalf("organisation added after a miss: %+v %v", got, err)
+		}
+		// The row is now served from the cache: a change behind its back is
+		// not seen within the TTL (the stores never change one).
+		if _, err := db.W.ExecContext(ctx, `UPDATE banking_orgs SET inn = '7736050003' WHERE id = 'org-later'`); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := cli.GetOrg(ctx, "org-later"); got.INN != "7707083893" {
+			t.Fatalf("cached read went to the database: %+v", got)
+		}
+	})
+}
