@@ -75,7 +75,12 @@ func (e *Engine) requestBody(req assistant.GenerateRequest, n int) map[string]an
 		body["max_tokens"] = req.MaxTokens
 	}
 	if req.RepetitionPenalty > 0 && req.RepetitionPenalty != 1 {
+		// The servers disagree on the name: llama-server reads
+		// repeat_penalty, vLLM repetition_penalty. Each ignores the other's
+		// (llama-server skips unknown JSON fields, vLLM accepts extra
+		// fields), so both are sent. Ollama's OpenAI endpoint has neither.
 		body["repeat_penalty"] = req.RepetitionPenalty
+		body["repetition_penalty"] = req.RepetitionPenalty
 	}
 	if req.Seed != 0 {
 		body["seed"] = req.Seed

@@ -165,3 +165,38 @@ func TestModelsAndCount(t *testing.T) {
 		t.Fatalf("estimate %d", n)
 	}
 }
+
+// TestRepetitionPenaltyNames checks that the penalty reaches both servers:
+// llama-server reads repeat_penalty, vLLM repetition_penalty, and each
+// ignores the other's name. The neutral 1 is not sent at all.
+func TestRepetitionPenaltyNames(t *testing.T) {
+	var sent []map[string]any
+	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		sent = append(sent, body)
+		sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}`, "[DONE]")
+	})
+	for _, p := range []float64{1.3, 1} {
+		if _, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1, RepetitionPenalty: p,
+			Messages: []assistant.Message{{Role: "user", Content: "hi"}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(sent) != 2 {
+		t.Fatalf("%d requests", len(sent))
+	}
+	if sent[0]["repeat_penalty"] != 1.3 || sent[0]["repetition_penalty"] != 1.3 {
+		t.Errorf("penalty 1.3 sent as repeat_penalty %v, repetition_penalty %v", sent[0]["repeat_penalty"], sent[0]["repetition_penalty"])
+	}
+	_, a := sent[1]["repeat_penalty"]
+	_, b := sent[1]["repetition_penalty"]
+	if a || b {
+		t.Errorf("the neutral penalty was sent: %v", sent[1])
+	}
+}
