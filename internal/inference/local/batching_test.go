@@ -338,12 +338,13 @@ func TestPromptSharedWithBatch(t *testing.T) {
 func TestChoicesWithPenaltyMatchStandalone(t *testing.T) {
 	e := openEngine(t, "", Options{})
 	m := e.models["stories260K"]
-	// Greedy, with a penalty that decides between prompt tokens here: one
-	// applied twice or thrice (logits shared between choices) changes the
-	// picks of choices 1 and 2.
+	// A nucleus of the top token alone (greedy skips the penalty), with a
+	// penalty that decides between prompt tokens here: one applied twice or
+	// thrice (logits shared between choices) changes the picks of choices 1
+	// and 2.
 	msgs := userMessage("The cat and the dog. The cat and the")
 	res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: msgs,
-		MaxTokens: 25, N: 3, Temperature: 0, RepetitionPenalty: 1.1, Seed: 7}, nil)
+		MaxTokens: 25, N: 3, Temperature: 1, TopP: 0.01, RepetitionPenalty: 1.1, Seed: 7}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +352,7 @@ func TestChoicesWithPenaltyMatchStandalone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comps, err := m.Generate(context.Background(), prompt, GenerateParams{MaxTokens: 25, N: 3, Temperature: 0, RepetitionPenalty: 1.1, Seed: 7}, nil)
+	comps, err := m.Generate(context.Background(), prompt, GenerateParams{MaxTokens: 25, N: 3, Temperature: 1, TopP: 0.01, RepetitionPenalty: 1.1, Seed: 7}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,6 +127,41 @@ func TestGenerateGreedyMatchesReference(t *testing.T) {
 	}
 }
 
+// TestGreedyWithAPIDefaults runs temperature 0 with the parameters the API
+// fills in when a client gives only the temperature (repetition penalty
+// 1.07, top_p 0.47): greedy must still be the reference argmax, for long
+// enough that the prompt's and the continuation's repeated tokens would
+// have been penalised ("a", "ball", "Lily", "play" recur).
+func TestGreedyWithAPIDefaults(t *testing.T) {
+	// The reference continuation of "Once upon a time" to 64 tokens
+	// (shared/models/README.md, llama.cpp's greedy decoding).
+	const want64 = storiesContinuation + " She wanted to play with it, but it was too high.\nLily's mom said"
+	e := openEngine(t, "", Options{})
+	tests := []struct {
+		name string
+		req  assistant.GenerateRequest
+	}{
+		{"API defaults", assistant.GenerateRequest{Temperature: 0, TopP: assistant.DefaultTopP, RepetitionPenalty: assistant.DefaultRepetitionPenalty}},
+		{"strong penalty", assistant.GenerateRequest{Temperature: 0, TopP: assistant.DefaultTopP, RepetitionPenalty: 1.5}},
+		{"at the greedy threshold", assistant.GenerateRequest{Temperature: 0.001, RepetitionPenalty: assistant.DefaultRepetitionPenalty, N: 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := tc.req
+			req.Model, req.Messages, req.MaxTokens, req.Seed = "stories260K", userMessage("Once upon a time"), 64, 5
+			res, err := e.Generate(context.Background(), req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Choices {
+				if c.Text != want64 {
+					t.Errorf("choice %d: got  %q\nwant %q", c.Index, c.Text, want64)
+				}
+			}
+		})
+	}
+}
+
 func TestGenerateChoicesAreSeededAndIndependent(t *testing.T) {
 	e := openEngine(t, "", Options{})
 	req := assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Lily and Tom went to the"),

@@ -1,6 +1,7 @@
 // Package sampler picks the next token from logits: greedy argmax, or
 // repetition penalty → temperature → top-p (nucleus) → a draw from a seeded
-// RNG, in llama.cpp's order.
+// RNG, in llama.cpp's order. Greedy is pure argmax: the repetition penalty
+// belongs to the sampled chain only (inference.md §6).
 package sampler
 
 import (
@@ -49,13 +50,17 @@ func New(p Params) *Sampler {
 func (s *Sampler) Greedy() bool { return s.p.Temperature <= GreedyBelow }
 
 // Sample returns the next token id. history is the sequence so far (prompt
-// and generated tokens); its last RepeatWindow entries are penalised. logits
-// is modified in place by the repetition penalty.
+// and generated tokens); when sampling, its last RepeatWindow entries are
+// penalised and logits is modified in place by the penalty.
 func (s *Sampler) Sample(logits []float32, history []int) int {
-	s.penalise(logits, history)
+	// Temperature 0 is the client asking for the model's argmax, which the
+	// API's default repetition penalty (1.07) must not change: reference §6
+	// takes the greedy branch before the penalty, as llama.cpp's greedy
+	// sampler does.
 	if s.Greedy() {
 		return Argmax(logits)
 	}
+	s.penalise(logits, history)
 	// A NaN or infinite logit (a broken model's) makes the vector sum NaN or
 	// infinite; the vector exponential would clamp it into a drawable
 	// probability, so such logits are made harmless first.

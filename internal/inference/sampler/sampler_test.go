@@ -122,23 +122,39 @@ func TestTopPKeepsSmallestNucleus(t *testing.T) {
 
 func TestRepetitionPenalty(t *testing.T) {
 	// Token 0 leads slightly; having just been generated, a penalty > 1 makes
-	// greedy choose token 1 instead, and penalty 1 changes nothing.
+	// a sampler whose nucleus holds only the most probable token choose
+	// token 1 instead, and penalty 1 changes nothing. Greedy ignores the
+	// penalty: temperature 0 is pure argmax (inference.md §6).
 	logits := func() []float32 { return []float32{2.0, 1.9, -1, -1.1} }
-	if got := New(Params{RepetitionPenalty: 1}).Sample(logits(), []int{0}); got != 0 {
-		t.Errorf("neutral penalty: got %d", got)
+	const narrow = 0.01 // a nucleus of the top token alone
+	tests := []struct {
+		name    string
+		p       Params
+		history []int
+		want    int
+	}{
+		{"neutral penalty", Params{Temperature: 1, TopP: narrow, RepetitionPenalty: 1}, []int{0}, 0},
+		{"penalty 1.1", Params{Temperature: 1, TopP: narrow, RepetitionPenalty: 1.1}, []int{0}, 1},
+		{"only the recent window counts", Params{Temperature: 1, TopP: narrow, RepetitionPenalty: 2, RepeatWindow: 2}, []int{0, 3, 3}, 0},
+		{"greedy ignores the penalty", Params{Temperature: 0, RepetitionPenalty: 1.1}, []int{0}, 0},
+		{"greedy ignores a strong penalty", Params{Temperature: 0.001, RepetitionPenalty: 2}, []int{0, 0, 1}, 0},
 	}
-	if got := New(Params{RepetitionPenalty: 1.1}).Sample(logits(), []int{0}); got != 1 {
-		t.Errorf("penalty 1.1: got %d", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := logits()
+			if got := New(tc.p).Sample(l, tc.history); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+			if tc.p.Temperature <= GreedyBelow && !slices.Equal(l, logits()) {
+				t.Errorf("greedy changed the logits to %v", l)
+			}
+		})
 	}
 	// Negative logits are pushed further down: -1 * 1.5 < -1.1.
 	l := logits()
 	New(Params{RepetitionPenalty: 1.5}).penalise(l, []int{2, 2, 2})
 	if l[2] != -1.5 {
 		t.Errorf("negative logit penalised to %v, want -1.5 (once per distinct token)", l[2])
-	}
-	// Only the recent window counts.
-	if got := New(Params{RepetitionPenalty: 2, RepeatWindow: 2}).Sample(logits(), []int{0, 3, 3}); got != 0 {
-		t.Errorf("token outside the window was penalised: got %d", got)
 	}
 }
 
