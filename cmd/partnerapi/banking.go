@@ -31,7 +31,7 @@ func (*bankingModule) name() string        { return "banking" }
 func (*bankingModule) defaultAddr() string { return "127.0.0.1:9443" }
 
 func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
-	fs.StringVar(&m.timeZone, "banking-time-zone", banking.DefaultBankZone, "IANA time zone of the bank: card limits above 0 expire at the end of the next calendar day there")
+	fs.StringVar(&m.timeZone, "banking-time-zone", banking.DefaultBankZone, "IANA time zone of the bank: card limits above 0 expire at the end of the next calendar day there, and payment document dates are judged against its calendar date")
 	fs.StringVar(&m.jwsClients, "banking-jws-required-clients", "", "comma-separated partner client_ids whose card-limit requests must be JWS (application/jose)")
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+banking.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
@@ -98,7 +98,13 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	pay, err := m.payments.build(d.db, d.dataDir, contour, banking.IdentityAccounts{Store: store}, store, verifier, key) // banking_payments.go
+	// Payment document dates are the bank's calendar days in the same zone
+	// as card limits' expiry (reference §5.6 counts days at the bank).
+	zone, err := bankZone(m.timeZone) // banking_cards_cli.go
+	if err != nil {
+		return built{}, err
+	}
+	pay, err := m.payments.build(d.db, d.dataDir, contour, zone, banking.IdentityAccounts{Store: store}, store, verifier, key) // banking_payments.go
 	if err != nil {
 		return built{}, err
 	}

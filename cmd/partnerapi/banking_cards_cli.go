@@ -40,13 +40,11 @@ func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier bankin
 	}
 	idStore := bankingsql.NewIdentityStore(db)
 	cfg := banking.CardsConfig{Contour: contour, JWSRequired: func(client string) bool { return required[client] }}
-	if zone != "" {
-		loc, err := time.LoadLocation(zone)
-		if err != nil {
-			return nil, fmt.Errorf("--banking-time-zone: %w", err)
-		}
-		cfg.Location = loc
+	loc, err := bankZone(zone)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Location = loc
 	cards, err := banking.NewCards(store, cfg, verifier, banking.IdentityJWSCertificates{Store: idStore})
 	if err != nil {
 		return nil, err
@@ -60,6 +58,20 @@ func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier bankin
 		}
 	}
 	return cards, nil
+}
+
+// bankZone loads --banking-time-zone, the bank's time zone of card-limit
+// expiry and of every payment document date; "" is nil, which the banking
+// services read as banking.DefaultBankZone.
+func bankZone(zone string) (*time.Location, error) {
+	if zone == "" {
+		return nil, nil
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return nil, fmt.Errorf("--banking-time-zone: %w", err)
+	}
+	return loc, nil
 }
 
 // runBankingCards is `partnerapi banking card ...` and `banking clock ...`.

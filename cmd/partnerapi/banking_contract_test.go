@@ -85,7 +85,7 @@ func paymentCases() []bankCase {
 		"payeeKpp": "770701001", "payeeAccount": banking.ENPPayeeAccount, "payeeBankBic": banking.ENPPayeeBIC, "payeeBankCorrAccount": banking.ENPPayeeCorrAcc,
 		"departmentalInfo": map[string]any{"drawerStatus101": "01", "kbk": banking.ENPKBK, "oktmo": "0",
 			"reasonCode106": "0", "taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "paymentKind110": nil, "uip": "0"}})
-	future := time.Now().UTC().AddDate(0, 0, 10).Format(time.DateOnly)
+	future := banking.BankDate(time.Now(), nil).AddDate(0, 0, 10).Format(time.DateOnly)
 	return []bankCase{
 		{name: "create draft", method: "POST", path: pays, auth: "pay", body: bankDoc(p1, nil), status: 201},
 		{name: "create signed sole", method: "POST", path: pays, auth: "pay bare", body: bankDoc(p2, sole), status: 201},

@@ -100,8 +100,9 @@ type paymentArea struct {
 // outbox dispatcher. The dispatcher always runs: a partner may set its own
 // URL at any time; without a deployment URL only such partners' events are
 // taken from the outbox. jws is the bank's key, signing the bodies of
-// partners whose webhook format is jose.
-func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts banking.AccountLookup, identity banking.IdentityStore, verifier banking.SignatureVerifier, jws *banking.BankKey) (paymentArea, error) {
+// partners whose webhook format is jose; zone is the bank's time zone of
+// document dates (nil: banking.DefaultBankZone).
+func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.Location, accounts banking.AccountLookup, identity banking.IdentityStore, verifier banking.SignatureVerifier, jws *banking.BankKey) (paymentArea, error) {
 	checksums, err := banking.ParseChecksumMode(f.checksums)
 	if err != nil {
 		return paymentArea{}, fmt.Errorf("--banking-checksum-failures: %w", err)
@@ -122,7 +123,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, accounts ban
 	}
 	svc := &banking.PaymentService{Store: store, Accounts: accounts, Verifier: verifier, Users: identity, Payees: identity,
 		Config: banking.PaymentConfig{SigningHost: f.signingHost, CheckErrorDaysAhead: days,
-			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums, Contour: contour},
+			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums, Contour: contour, Location: zone},
 		Limits:      &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst},
 		Maintenance: maint}
 	urls := f.webhookPolicy(contour)

@@ -2,6 +2,7 @@ package banking
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -16,6 +17,30 @@ const (
 // DefaultBankZone is the bank's time zone when none is configured: limit
 // expiry follows the bank's calendar day, not the partner's or UTC.
 const DefaultBankZone = "Europe/Moscow"
+
+// defaultBankLocation is DefaultBankZone loaded once. Where the system has
+// no time zone database it is Moscow's fixed UTC+3, which the zone has kept
+// without daylight saving since 2014, so document dates still follow the
+// bank's calendar rather than UTC.
+var defaultBankLocation = sync.OnceValue(func() *time.Location {
+	if loc, err := time.LoadLocation(DefaultBankZone); err == nil {
+		return loc
+	}
+	return time.FixedZone("MSK", 3*60*60)
+})
+
+// BankDate is the bank's calendar date at t in loc (nil: DefaultBankZone)
+// as midnight UTC, the form ParseDate gives a document date, so the two
+// compare directly. A document's date is the bank's local date: at 00:30
+// in Moscow a document dated that day is today's, though UTC is still on
+// the day before.
+func BankDate(t time.Time, loc *time.Location) time.Time {
+	if loc == nil {
+		loc = defaultBankLocation()
+	}
+	l := t.In(loc)
+	return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, time.UTC)
+}
 
 // maxClockStep bounds one sandbox clock advance so a typo cannot push the
 // sandbox past every card's expiry.

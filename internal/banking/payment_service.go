@@ -70,6 +70,11 @@ type PaymentConfig struct {
 	ChecksumFailures ChecksumMode
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Location is the bank's time zone (--banking-time-zone, the one card
+	// limits use); nil means DefaultBankZone. Every document date rule (the
+	// 10-day past limit, the future-date CHECKERROR, expirationDate) judges
+	// dates against the bank's local date, not UTC's.
+	Location *time.Location
 	// Contour is sandbox, test or production; "" means sandbox. In the
 	// sandbox the §7 magic ids decide QR confirmations; elsewhere the
 	// requesting user's signing tool type does (payment_qr.go).
@@ -118,8 +123,10 @@ func (s *PaymentService) now() time.Time {
 	return time.Now().UTC()
 }
 
-func today(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+// today is the bank's calendar date at now (BankDate in the configured
+// zone), the day every document date is judged against.
+func (s *PaymentService) today(now time.Time) time.Time {
+	return BankDate(now, s.Config.Location)
 }
 
 // CrucialFieldsHash is the bank-computed hash of the signed fields: the
@@ -216,7 +223,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	doc := &sp.Doc
 	now := s.now()
 	var findings Findings
-	inspectPayment(&findings, doc, today(now), !s.Config.SkipBudgetRules)
+	inspectPayment(&findings, doc, s.today(now), !s.Config.SkipBudgetRules)
 	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
 		return nil, "", err
 	}
@@ -365,7 +372,7 @@ func (s *PaymentService) SigningURL(externalID, backURL string) string {
 // departmentalInfo) with the signing link.
 func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKind, d Payment) (*Payment, error) {
 	now := s.now()
-	findings := InspectInvoiceRules(&d, k, today(now), !s.Config.SkipBudgetRules)
+	findings := InspectInvoiceRules(&d, k, s.today(now), !s.Config.SkipBudgetRules)
 	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
 		return nil, err
 	}
@@ -413,7 +420,7 @@ func (s *PaymentService) futureDateComment(date string, now time.Time) string {
 	if days == 0 {
 		days = 10
 	}
-	if t, ok := ParseDate(date); days < 0 || !ok || t.Before(today(now).AddDate(0, 0, days)) {
+	if t, ok := ParseDate(date); days < 0 || !ok || t.Before(s.today(now).AddDate(0, 0, days)) {
 		return ""
 	}
 	return "Ошибка в поле date: дата документа не может быть позже текущей более чем на " + itoa(days-1) + " дней"
@@ -531,7 +538,7 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 // itself still counts, as a payment order's own date does.
 func (s *PaymentService) expired(d *Payment) bool {
 	exp, ok := ParseDate(d.ExpirationDate)
-	return ok && today(s.now()).After(exp)
+	return ok && s.today(s.now()).After(exp)
 }
 
 // History lists a document's recorded status moves.
