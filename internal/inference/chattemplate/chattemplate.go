@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nikolalohinski/gonja/v2"
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
 
@@ -77,7 +76,7 @@ func Parse(source string) (t *Template, err error) {
 			t, err = nil, fmt.Errorf("%w: parser panic: %v", ErrTemplate, r)
 		}
 	}()
-	tpl, err := gonja.FromString(source)
+	tpl, err := exec.NewTemplate(rootName, jinjaConfig(), sourceLoader(source), environment)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTemplate, err)
 	}

@@ -294,6 +294,10 @@ func TestManifestTemplateAndBOS(t *testing.T) {
 	}{
 		// The template writes BOS itself: the tokenizer must not add another.
 		{"template with bos", `{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}`, 5},
+		// The BOS comes after a block tag on its own line, as in templates
+		// laid out over several lines: trim_blocks drops that newline, so the
+		// text still starts with BOS and the tokenizer adds no second one.
+		{"bos after a block line", "{% set greeting = 'hi' %}\n{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}", 5},
 		// Without it the tokenizer's BOS is added as usual.
 		{"template without bos", `{% for m in messages %}{{ m['content'] }}{% endfor %}`, 5},
 		// Two messages concatenated by the template.
