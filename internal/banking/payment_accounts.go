@@ -18,6 +18,10 @@ type AccountLookup interface {
 type AccountHolder struct {
 	OrgID, OrgINN    string
 	BIC, CorrAccount string // CorrAccount "" when the bank's record has none
+	// State is the account's state (reference §10): AccountOpen,
+	// AccountBlocked or AccountClosed; "" for a record made before states
+	// were kept, which counts as open.
+	State string
 }
 
 // IdentityAccounts answers AccountLookup from the identity area's store, so
@@ -49,7 +53,41 @@ func (a IdentityAccounts) AccountHolder(ctx context.Context, account string) (Ac
 	if err != nil {
 		return AccountHolder{}, false, err
 	}
-	return AccountHolder{OrgID: acc.OrgID, OrgINN: org.INN, BIC: acc.BIC, CorrAccount: acc.CorrAccount}, true, nil
+	return AccountHolder{OrgID: acc.OrgID, OrgINN: org.INN, BIC: acc.BIC, CorrAccount: acc.CorrAccount, State: acc.Status}, true, nil
+}
+
+// payerAccountState refuses a payment from an account that is blocked or
+// closed: the bank debits only an open account, so such a document must be
+// neither executed nor left to be signed (reference §10 account states,
+// §13 WORKFLOW_FAULT for account details the bank cannot act on). The
+// refusal names payerAccount and the state.
+func payerAccountState(account string, h AccountHolder) error {
+	if h.State == "" || h.State == AccountOpen {
+		return nil
+	}
+	return Errorf(KindWorkflow, "Счёт %s (payerAccount) в состоянии %s: списание с него невозможно", account, h.State)
+}
+
+// signablePayer is the payer check of a stored document about to be
+// signed or confirmed: its payer account may have been blocked or closed,
+// or taken from the organisation, since the document was made. A draft
+// without a payer account yet (an invoice draft the signer completes) has
+// nothing to check here.
+func (s *PaymentService) signablePayer(ctx context.Context, p Principal, d *Payment) error {
+	if d.PayerAccount == "" {
+		return nil
+	}
+	h, found, err := s.Accounts.AccountHolder(ctx, d.PayerAccount)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не найден в банке", d.PayerAccount)
+	}
+	if h.OrgID != p.OrgID {
+		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не принадлежит организации клиента", d.PayerAccount)
+	}
+	return payerAccountState(d.PayerAccount, h)
 }
 
 // ownAccount requires account to be held by the principal's organisation.
@@ -68,7 +106,7 @@ func (s *PaymentService) ownAccount(ctx context.Context, p Principal, account, f
 }
 
 // ownPayer requires the payer account to be held by the principal's
-// organisation and the payer's details to be what the bank knows of it
+// organisation and open (payerAccountState), and the payer's details to be what the bank knows of it
 // (reference §13: unknown org/account/bank details are a WORKFLOW_FAULT):
 // payerInn the organisation's INN, payerBankBic and payerBankCorrAccount
 // the account's bank. The names are not compared: an organisation's name is
@@ -89,6 +127,9 @@ func (s *PaymentService) ownPayer(ctx context.Context, p Principal, d *Payment, 
 	}
 	if h.OrgID != p.OrgID {
 		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не принадлежит организации клиента", d.PayerAccount)
+	}
+	if err := payerAccountState(d.PayerAccount, h); err != nil {
+		return err
 	}
 	if checked {
 		return nil

@@ -77,6 +77,16 @@ func (s *PaymentService) QRConfirm(ctx context.Context, p Principal, ids []strin
 		if s.expired(&sp.Doc) {
 			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: срок его подтверждения (expirationDate) истёк %s", id, sp.Doc.ExpirationDate)
 		}
+		// A QR confirmation is a signature by other means: a document
+		// whose payer account was blocked or closed since it was made is
+		// refused here as at /sign.
+		if err := s.signablePayer(ctx, p, &sp.Doc); err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != KindWorkflow {
+				return nil, err
+			}
+			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: %s", id, e.Message)
+		}
 	}
 	// The code names the documents and the organisation; the mobile app
 	// resolves it. Deterministic so a retried request shows the same code.

@@ -491,6 +491,9 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	if s.expired(&sp.Doc) {
 		return nil, Errorf(KindWorkflow, "Документ нельзя подписать: срок его подтверждения (expirationDate) истёк %s", sp.Doc.ExpirationDate)
 	}
+	if err := s.signablePayer(ctx, p, &sp.Doc); err != nil {
+		return nil, err
+	}
 	set, err := s.Verifier.VerifyDocument(ctx, p, PaymentDigest(&sp.Doc), sigs)
 	if err != nil {
 		return nil, err
