@@ -85,7 +85,10 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 		if *v < 0 || *v > 1 {
 			return Chat{}, invalid("top_p must be in range [0, 1]")
 		}
-		g.TopP = *v
+		// An explicit 0 means the top token alone; the flag tells it from
+		// the zero value of requests built without a top_p, which keeps
+		// meaning "no cut" for the engines and tools that build them.
+		g.TopP, g.TopPSet = *v, true
 	}
 	if v := req.RepetitionPenalty; v != nil {
 		if *v <= 0 {

@@ -90,7 +90,8 @@ type GenerateRequest struct {
 	Functions         []Function
 	FunctionCall      FunctionChoice
 	Temperature       float64 // <= 0.001 means greedy
-	TopP              float64 // 0 or 1 means no nucleus cut
+	TopP              float64 // nucleus mass; 1, or 0 while TopPSet is false, means no cut
+	TopPSet           bool    // the client gave TopP: an explicit 0 keeps only the most probable token, as in llama.cpp
 	RepetitionPenalty float64 // 1 is neutral
 	MaxTokens         int
 	N                 int    // number of choices, 1..4

@@ -349,6 +349,7 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 	return s.run(ctx, prompt, GenerateParams{
 		Temperature:       req.Temperature,
 		TopP:              req.TopP,
+		TopPSet:           req.TopPSet,
 		RepetitionPenalty: req.RepetitionPenalty,
 		Seed:              req.Seed,
 		MaxTokens:         maxTokens,

@@ -162,6 +162,39 @@ func TestGreedyWithAPIDefaults(t *testing.T) {
 	}
 }
 
+// TestExplicitTopPZero checks that a client's top_p 0 reaches the sampler
+// as llama.cpp's "most probable token only": even at a high temperature the
+// choices are the greedy reference, while the zero value still samples.
+func TestExplicitTopPZero(t *testing.T) {
+	e := openEngine(t, "", Options{})
+	tests := []struct {
+		name       string
+		topPSet    bool
+		wantGreedy bool
+	}{
+		{"explicit 0", true, true},
+		{"unset", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"),
+				MaxTokens: 40, N: 3, Temperature: 1.8, TopP: 0, TopPSet: tc.topPSet, RepetitionPenalty: 1, Seed: 11}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			greedy := 0
+			for _, c := range res.Choices {
+				if c.Text == storiesContinuation {
+					greedy++
+				}
+			}
+			if tc.wantGreedy && greedy != len(res.Choices) || !tc.wantGreedy && greedy == len(res.Choices) {
+				t.Errorf("%d of %d choices are the greedy continuation: %+v", greedy, len(res.Choices), res.Choices)
+			}
+		})
+	}
+}
+
 func TestGenerateChoicesAreSeededAndIndependent(t *testing.T) {
 	e := openEngine(t, "", Options{})
 	req := assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Lily and Tom went to the"),

@@ -21,7 +21,8 @@ const (
 // GenerateParams controls one generation.
 type GenerateParams struct {
 	Temperature       float64 // ≤ 0.001: greedy
-	TopP              float64
+	TopP              float64 // as sampler.Params.TopP
+	TopPSet           bool    // as sampler.Params.TopPSet
 	RepetitionPenalty float64
 	Seed              uint64 // 0: a random seed
 	MaxTokens         int    // per choice; ≤ 0: until the context is full
@@ -122,7 +123,7 @@ func (m *Model) generate(ctx context.Context, seq *model.Sequence, prompt []int,
 	}()
 	for i := range choices {
 		c := &choice{
-			sampler: sampler.New(sampler.Params{Temperature: p.Temperature, TopP: p.TopP, RepetitionPenalty: p.RepetitionPenalty, Seed: seed, Stream: uint64(i)}),
+			sampler: sampler.New(sampler.Params{Temperature: p.Temperature, TopP: p.TopP, TopPSet: p.TopPSet, RepetitionPenalty: p.RepetitionPenalty, Seed: seed, Stream: uint64(i)}),
 			history: slices.Clip(prompt),
 		}
 		if p.Continuation {

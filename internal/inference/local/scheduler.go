@@ -279,7 +279,7 @@ func (s *scheduler) start(r *request, seq *model.Sequence, logits []float32) {
 	for i := range choices {
 		choices[i] = &choiceState{
 			req: r, index: i, seq: seq,
-			sampler: sampler.New(sampler.Params{Temperature: p.Temperature, TopP: p.TopP, RepetitionPenalty: p.RepetitionPenalty, Seed: seed, Stream: uint64(i)}),
+			sampler: sampler.New(sampler.Params{Temperature: p.Temperature, TopP: p.TopP, TopPSet: p.TopPSet, RepetitionPenalty: p.RepetitionPenalty, Seed: seed, Stream: uint64(i)}),
 			history: slices.Clip(r.prompt),
 		}
 		// The n choices share the prompt's KV by copy; the first keeps it.

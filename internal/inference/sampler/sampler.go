@@ -21,7 +21,8 @@ const DefaultRepeatWindow = 64
 // Params configures a Sampler.
 type Params struct {
 	Temperature       float64 // ≤ GreedyBelow: argmax
-	TopP              float64 // 0 or ≥ 1: no nucleus cut
+	TopP              float64 // ≥ 1, or 0 while TopPSet is false: no nucleus cut
+	TopPSet           bool    // TopP was given: 0 keeps the most probable token alone (after the penalty), as in llama.cpp
 	RepetitionPenalty float64 // 0 or 1: neutral; > 1 discourages repeats
 	RepeatWindow      int     // recent tokens penalised; 0: DefaultRepeatWindow
 	Seed              uint64
@@ -61,6 +62,11 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 		return Argmax(logits)
 	}
 	s.penalise(logits, history)
+	if s.p.TopPSet && s.p.TopP <= 0 {
+		// A nucleus of no mass still holds its most probable token; the
+		// temperature does not change which one that is.
+		return Argmax(logits)
+	}
 	// A NaN or infinite logit (a broken model's) makes the vector sum NaN or
 	// infinite; the vector exponential would clamp it into a drawable
 	// probability, so such logits are made harmless first.

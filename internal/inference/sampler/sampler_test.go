@@ -120,6 +120,41 @@ func TestTopPKeepsSmallestNucleus(t *testing.T) {
 	}
 }
 
+// TestExplicitTopPZero checks llama.cpp's top_p 0, which keeps only the
+// most probable token (after the penalty), apart from the zero value's
+// "no nucleus cut".
+func TestExplicitTopPZero(t *testing.T) {
+	// Probabilities about 0.5, 0.3, 0.15, 0.05 at temperature 1.
+	logits := func() []float32 {
+		return []float32{float32(math.Log(0.5)), float32(math.Log(0.3)), float32(math.Log(0.15)), float32(math.Log(0.05))}
+	}
+	tests := []struct {
+		name    string
+		p       Params
+		history []int
+		allowed []int
+	}{
+		{"explicit 0 keeps the top token", Params{Temperature: 1, TopP: 0, TopPSet: true}, nil, []int{0}},
+		{"explicit 0 at a high temperature", Params{Temperature: 2, TopP: 0, TopPSet: true}, nil, []int{0}},
+		{"explicit 0 after the penalty", Params{Temperature: 1, TopP: 0, TopPSet: true, RepetitionPenalty: 3}, []int{0}, []int{1}},
+		{"unset 0 is no cut", Params{Temperature: 1}, nil, []int{0, 1, 2, 3}},
+		{"explicit 1 is no cut", Params{Temperature: 1, TopP: 1, TopPSet: true}, nil, []int{0, 1, 2, 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.p.Seed = 9
+			s := New(tc.p)
+			seen := map[int]int{}
+			for range 2000 {
+				seen[s.Sample(logits(), tc.history)]++
+			}
+			if got := slices.Sorted(maps.Keys(seen)); !slices.Equal(got, tc.allowed) {
+				t.Errorf("drew %v, want exactly %v", seen, tc.allowed)
+			}
+		})
+	}
+}
+
 func TestRepetitionPenalty(t *testing.T) {
 	// Token 0 leads slightly; having just been generated, a penalty > 1 makes
 	// a sampler whose nucleus holds only the most probable token choose
