@@ -50,6 +50,12 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.requests = append(f.requests, body)
 		f.mu.Unlock()
+		if n, ok := body["n"]; ok && n != 1.0 {
+			// llama-server's refusal of n != 1.
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":{"code":400,"message":"Only one completion choice is allowed","type":"invalid_request_error"}}`)
+			return
+		}
 		msgs := body["messages"].([]any)
 		f.chat(w, r, msgs[len(msgs)-1].(map[string]any)["content"].(string))
 	default:
@@ -208,6 +214,60 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 		}
 		upstreamGolden(t, "stream.sse", body)
 	})
+	t.Run("stream, n=2", func(t *testing.T) {
+		// The fake, as llama-server, answers one choice a request: the two
+		// choices are two upstream requests, their deltas merged into one
+		// stream by index, the prompt billed once.
+		fake.mu.Lock()
+		before := len(fake.requests)
+		fake.mu.Unlock()
+		resp, body := c.do(ctx, "POST", "/api/v1/chat/completions", chat("hello", `,"stream":true,"n":2`))
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		events := strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n")
+		if events[len(events)-1] != "data: [DONE]" {
+			t.Fatalf("stream does not end in [DONE]: %s", body)
+		}
+		text, roles := map[int]string{}, map[int]int{}
+		type event struct {
+			Choices []struct {
+				Index        int
+				FinishReason string `json:"finish_reason"`
+				Delta        struct{ Content, Role string }
+			}
+			Usage *struct {
+				PromptTokens     int `json:"prompt_tokens"`
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		var last event
+		for _, ev := range events[:len(events)-1] {
+			last = event{}
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &last); err != nil {
+				t.Fatalf("event %q: %v", ev, err)
+			}
+			for _, ch := range last.Choices {
+				text[ch.Index] += ch.Delta.Content
+				if ch.Delta.Role != "" {
+					roles[ch.Index]++
+				}
+			}
+		}
+		if text[0] != "Hello." || text[1] != "Hello." || roles[0] != 1 || roles[1] != 1 || len(text) != 2 {
+			t.Fatalf("texts %v, roles %v: %s", text, roles, body)
+		}
+		if len(last.Choices) != 2 || last.Choices[0].FinishReason != "stop" || last.Choices[1].FinishReason != "stop" ||
+			last.Usage == nil || last.Usage.PromptTokens != 17 || last.Usage.CompletionTokens != 6 {
+			t.Fatalf("final event %+v", last)
+		}
+		fake.mu.Lock()
+		sent := fake.requests[before:]
+		fake.mu.Unlock()
+		if len(sent) != 2 || sent[0]["n"] != 1.0 || sent[1]["n"] != 1.0 {
+			t.Fatalf("upstream requests %v, want two of n 1", sent)
+		}
+	})
 	functions := `,"functions":[{"name":"weather_forecast","description":"Forecast","parameters":{"type":"object","properties":{"location":{"type":"string"},"num_days":{"type":"integer"}}}}],"function_call":"auto"`
 	t.Run("function call", func(t *testing.T) {
 		_, body := c.do(ctx, "POST", "/api/v1/chat/completions", chat("weather", functions))
@@ -331,9 +391,10 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 			got[it.Usage] = it.Value
 		}
 		// Embeddings: 2 + 3 tokens. GigaChat: four 20-token answers (chat,
-		// stream, the passed-back call, after the disconnect) and two
-		// 313-token calls; the failures and the hung-up stream bill nothing.
-		if got["Embeddings"] != 1000-5 || got["GigaChat"] != 100000-4*20-2*313 {
+		// stream, the passed-back call, after the disconnect), the two
+		// choices of 17 + 3 + 3 tokens and two 313-token calls; the failures
+		// and the hung-up stream bill nothing.
+		if got["Embeddings"] != 1000-5 || got["GigaChat"] != 100000-4*20-23-2*313 {
 			t.Fatalf("balances %v", got)
 		}
 	})

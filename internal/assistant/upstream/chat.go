@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -174,37 +176,71 @@ func argumentsString(raw json.RawMessage) string {
 	return string(raw)
 }
 
+// streamed is what one upstream stream produced: its choices, finished,
+// and the usage it reported (nil when it streamed none).
+type streamed struct {
+	choices []assistant.Choice
+	usage   *assistant.Usage
+}
+
 // Generate streams POST /v1/chat/completions and relays its SSE deltas.
 // Tool-call fragments are assembled, not relayed: the call is reported whole
-// in the result (reference §3.4 rule 9).
+// in the result (reference §3.4 rule 9). n > 1 choices are asked of the
+// upstream in one request only where it generates them itself (vLLM);
+// elsewhere they are fanned out as n requests (fanout.go).
 func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
 	n := max(req.N, 1)
 	clamped, err := e.clampMaxTokens(ctx, req)
 	if err != nil {
 		return assistant.Result{}, err
 	}
-	sent := req
-	sent.MaxTokens = clamped
-	resp, err := e.startChat(ctx, sent, n)
-	if m, ok := retryMaxTokens(err, sent.MaxTokens); ok {
-		// The prompt fits but not with max_tokens on top: once more with
-		// the room the upstream named, as a client's huge max_tokens means.
-		sent.MaxTokens = m
-		resp, err = e.startChat(ctx, sent, n)
+	req.MaxTokens, req.N = clamped, n
+	if n > 1 && !e.answersN(ctx, req.Model) {
+		return e.fanOut(ctx, req, emit)
+	}
+	s, err := e.chat(ctx, req, n, emit)
+	if n > 1 && errors.Is(err, errOneChoice) {
+		// The model list looked like vLLM's but the server is not (a
+		// gateway in front of a llama-server, say). The refusal comes
+		// before any text, so the choices can still be fanned out.
+		e.mu.Lock()
+		e.oneChoice = true
+		e.mu.Unlock()
+		return e.fanOut(ctx, req, emit)
 	}
 	if err != nil {
 		return assistant.Result{}, err
 	}
+	return assistant.Result{Choices: s.choices, Usage: e.usage(ctx, req, []streamed{s})}, nil
+}
+
+// chat sends one request for n choices and reads its stream. A request
+// the upstream refuses for its max_tokens is sent once more with the room
+// the refusal names, as a client's huge max_tokens means.
+func (e *Engine) chat(ctx context.Context, req assistant.GenerateRequest, n int, emit func(assistant.Delta) error) (streamed, error) {
+	resp, err := e.startChat(ctx, req, n)
+	if m, ok := retryMaxTokens(err, req.MaxTokens); ok {
+		req.MaxTokens = m
+		resp, err = e.startChat(ctx, req, n)
+	}
+	if err != nil {
+		return streamed{}, err
+	}
 	defer resp.Body.Close()
-	res := assistant.Result{Choices: make([]assistant.Choice, n)}
+	return readStream(ctx, resp.Body, n, emit)
+}
+
+// readStream reads one upstream SSE stream of n choices to its [DONE].
+func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.Delta) error) (streamed, error) {
+	out := streamed{choices: make([]assistant.Choice, n)}
 	text := make([]strings.Builder, n)
 	calls := make([]call, n)
-	for i := range res.Choices {
-		res.Choices[i].Index = i
+	for i := range out.choices {
+		out.choices[i].Index = i
 	}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	done, usageSeen := false, false
+	done := false
 	for !done && sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, "data:") {
@@ -217,23 +253,23 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 		}
 		var c chunk
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			return assistant.Result{}, fmt.Errorf("upstream: bad chunk %q: %w", data, err)
+			return streamed{}, fmt.Errorf("upstream: bad chunk %q: %w", data, err)
 		}
 		if c.Error != nil {
 			if strings.Contains(strings.ToLower(c.Error.Message), "context") {
-				return assistant.Result{}, fmt.Errorf("upstream: %w: %s", assistant.ErrContextWindow, c.Error.Message)
+				return streamed{}, fmt.Errorf("upstream: %w: %s", assistant.ErrContextWindow, c.Error.Message)
 			}
-			return assistant.Result{}, fmt.Errorf("upstream: %s", c.Error.Message)
+			return streamed{}, fmt.Errorf("upstream: %s", c.Error.Message)
 		}
 		for _, ch := range c.Choices {
 			if ch.Index < 0 || ch.Index >= n {
-				return assistant.Result{}, fmt.Errorf("upstream: choice index %d out of range", ch.Index)
+				return streamed{}, fmt.Errorf("upstream: choice index %d out of range", ch.Index)
 			}
 			if ch.Delta.Content != "" {
 				text[ch.Index].WriteString(ch.Delta.Content)
 				if emit != nil {
 					if err := emit(assistant.Delta{Index: ch.Index, Text: ch.Delta.Content}); err != nil {
-						return assistant.Result{}, err
+						return streamed{}, err
 					}
 				}
 			}
@@ -246,52 +282,52 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 				calls[ch.Index].add(*fc)
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				res.Choices[ch.Index].FinishReason = *ch.FinishReason
+				out.choices[ch.Index].FinishReason = *ch.FinishReason
 			}
 		}
 		if c.Usage != nil {
-			usageSeen = true
-			res.Usage.PromptTokens = max(c.Usage.PromptTokens, 0)
-			res.Usage.CompletionTokens = max(c.Usage.CompletionTokens, 0)
+			out.usage = &assistant.Usage{PromptTokens: max(c.Usage.PromptTokens, 0), CompletionTokens: max(c.Usage.CompletionTokens, 0)}
 		}
 	}
 	if ctx.Err() != nil {
-		return assistant.Result{}, ctx.Err()
+		return streamed{}, ctx.Err()
 	}
 	if err := sc.Err(); err != nil {
-		return assistant.Result{}, fmt.Errorf("upstream: stream: %w", err)
+		return streamed{}, fmt.Errorf("upstream: stream: %w", err)
 	}
 	if !done {
-		return assistant.Result{}, fmt.Errorf("upstream: stream ended without [DONE]")
+		return streamed{}, fmt.Errorf("upstream: stream ended without [DONE]")
 	}
-	for i := range res.Choices {
-		ch := &res.Choices[i]
-		ch.Text = text[i].String()
-		if calls[i].seen {
-			finishCall(ch, &calls[i])
-		}
-		switch ch.FinishReason {
-		case "", "stop", "length", "error":
-			if ch.FinishReason == "" {
-				ch.FinishReason = "stop"
-			}
-		case "function_call", "tool_calls":
-			// A finish naming a call that could not be assembled (or
-			// never came): clients read a function_call finish as the
-			// promise of a call to run.
-			if ch.FunctionCall == nil {
-				ch.FinishReason = "error"
-			}
-		default:
-			// content_filter and server-specific reasons: this API has no
-			// name for them, and the text simply stopped.
+	for i := range out.choices {
+		out.choices[i].Text = text[i].String()
+		finishChoice(&out.choices[i], &calls[i])
+	}
+	return out, nil
+}
+
+// finishChoice settles a streamed choice's call and its finish reason on
+// the names this API has.
+func finishChoice(ch *assistant.Choice, c *call) {
+	if c.seen {
+		finishCall(ch, c)
+	}
+	switch ch.FinishReason {
+	case "", "stop", "length", "error":
+		if ch.FinishReason == "" {
 			ch.FinishReason = "stop"
 		}
+	case "function_call", "tool_calls":
+		// A finish naming a call that could not be assembled (or never
+		// came): clients read a function_call finish as the promise of a
+		// call to run.
+		if ch.FunctionCall == nil {
+			ch.FinishReason = "error"
+		}
+	default:
+		// content_filter and server-specific reasons: this API has no name
+		// for them, and the text simply stopped.
+		ch.FinishReason = "stop"
 	}
-	if !usageSeen {
-		res.Usage = e.countUsage(ctx, req, res.Choices)
-	}
-	return res, nil
 }
 
 // startChat sends the chat request and returns the streaming response, or
@@ -311,14 +347,19 @@ func (e *Engine) startChat(ctx context.Context, req assistant.GenerateRequest, n
 	return resp, nil
 }
 
-// countUsage counts a generation's tokens for an upstream that streamed no
-// usage (servers that ignore stream_options, such as older Ollama and
-// llama-server builds): the answer would otherwise report zero tokens and
-// bill nothing. The prompt is its messages' text, without the chat
-// template's few tokens, which only the upstream knows; each choice's text
-// and call arguments are counted as generated. CountTokens asks the
-// upstream's tokenizer where it has one and estimates otherwise.
-func (e *Engine) countUsage(ctx context.Context, req assistant.GenerateRequest, choices []assistant.Choice) assistant.Usage {
+// usage is a generation's usage from the streams that produced it. The
+// prompt is counted once, as OpenAI and the local engine count n choices,
+// although a fanned-out request sent it n times: every stream reports the
+// same prompt, so the largest report stands for it. Completions add up.
+//
+// A stream without usage (servers that ignore stream_options, such as
+// older Ollama and llama-server builds) would otherwise report zero tokens
+// and bill nothing, so its choices are counted here: each choice's text and
+// call arguments as generated, and the prompt, when no stream reported it,
+// as its messages' text without the chat template's few tokens, which only
+// the upstream knows. CountTokens asks the upstream's tokenizer where it
+// has one and estimates otherwise.
+func (e *Engine) usage(ctx context.Context, req assistant.GenerateRequest, parts []streamed) assistant.Usage {
 	count := func(text string) int {
 		if text == "" {
 			return 0
@@ -329,13 +370,25 @@ func (e *Engine) countUsage(ctx context.Context, req assistant.GenerateRequest, 
 		}
 		return n
 	}
-	u := assistant.Usage{PromptTokens: count(promptText(req.Messages))}
-	for _, ch := range choices {
-		text := ch.Text
-		if ch.FunctionCall != nil {
-			text += ch.FunctionCall.Name + string(ch.FunctionCall.Arguments)
+	var u assistant.Usage
+	promptSeen := false
+	for _, p := range parts {
+		if p.usage != nil {
+			promptSeen = true
+			u.PromptTokens = max(u.PromptTokens, p.usage.PromptTokens)
+			u.CompletionTokens += p.usage.CompletionTokens
+			continue
 		}
-		u.CompletionTokens += count(text)
+		for _, ch := range p.choices {
+			text := ch.Text
+			if ch.FunctionCall != nil {
+				text += ch.FunctionCall.Name + string(ch.FunctionCall.Arguments)
+			}
+			u.CompletionTokens += count(text)
+		}
+	}
+	if !promptSeen {
+		u.PromptTokens = count(promptText(req.Messages))
 	}
 	return u
 }

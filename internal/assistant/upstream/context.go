@@ -29,7 +29,7 @@ import (
 func (e *Engine) contextLength(ctx context.Context, model string) int {
 	if _, err := e.Models(ctx); err == nil {
 		e.mu.Lock()
-		n := e.ctxLens[e.remote(model)]
+		n := e.remotes[e.remote(model)].ctxLen
 		e.mu.Unlock()
 		if n > 0 {
 			return n
@@ -158,7 +158,7 @@ func retryMaxTokens(err error, sent int) (maxTokens int, ok bool) {
 	return 0, true
 }
 
-// promptText is the conversation's text as countUsage counts it.
+// promptText is the conversation's text as usage counts it.
 func promptText(msgs []assistant.Message) string {
 	var prompt strings.Builder
 	for _, m := range msgs {

@@ -24,6 +24,9 @@ type Engine struct {
 	ModelsTTL time.Duration
 	// ModelsTimeout bounds one GET /v1/models.
 	ModelsTimeout time.Duration
+	// FanOut bounds how many of one request's choices are generated at
+	// once when n > 1 is fanned out as n requests (fanout.go).
+	FanOut int
 
 	base   string
 	client *http.Client
@@ -32,16 +35,33 @@ type Engine struct {
 	mu       sync.Mutex
 	cached   []assistant.ModelInfo
 	cachedAt time.Time
-	ctxLens  map[string]int // by remote id: vLLM's max_model_len of the cached list
-	propsCtx int            // llama-server's n_ctx from /props, 0 unknown
-	propsAt  time.Time      // when /props was last asked
+	remotes  map[string]remoteModel // by remote id: what the cached list tells
+	// oneChoice is set once the upstream refused a request for n > 1
+	// choices although its model list looked like vLLM's: from then on
+	// every such request is fanned out.
+	oneChoice bool
+	propsCtx  int       // llama-server's n_ctx from /props, 0 unknown
+	propsAt   time.Time // when /props was last asked
 }
 
 // Defaults of New.
 const (
 	DefaultModelsTTL     = 5 * time.Second
 	DefaultModelsTimeout = 10 * time.Second
+	DefaultFanOut        = 4
 )
+
+// remoteModel is what an upstream's model list tells of one model beyond
+// its id.
+type remoteModel struct {
+	// ctxLen is vLLM's max_model_len, 0 when not listed.
+	ctxLen int
+	// nativeN is true when the server generates n > 1 choices in one
+	// request: vLLM (and SGLang) list max_model_len, and vLLM owns its
+	// models as "vllm". llama-server refuses n != 1 and Ollama ignores
+	// it, and neither lists these.
+	nativeN bool
+}
 
 // Served maps one served model onto the upstream.
 type Served struct {
@@ -54,7 +74,7 @@ func New(base string, client *http.Client) *Engine {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &Engine{ModelsTTL: DefaultModelsTTL, ModelsTimeout: DefaultModelsTimeout,
+	return &Engine{ModelsTTL: DefaultModelsTTL, ModelsTimeout: DefaultModelsTimeout, FanOut: DefaultFanOut,
 		base: strings.TrimRight(base, "/"), client: client, served: map[string]Served{}}
 }
 
@@ -127,6 +147,10 @@ func upstreamError(resp *http.Response) error {
 		// the max_tokens that would have fitted (context.go).
 		return parseOverflow(msg, fmt.Errorf("upstream: %w: %s", assistant.ErrContextWindow, strings.TrimSpace(string(b))))
 	}
+	if strings.Contains(msg, "only one completion choice") {
+		// llama-server's refusal of n != 1: answered by fanning out.
+		return fmt.Errorf("upstream: %w: %s", errOneChoice, strings.TrimSpace(string(b)))
+	}
 	if resp.StatusCode == http.StatusNotFound && strings.Contains(msg, "model") {
 		return fmt.Errorf("upstream: %w: %s", assistant.ErrNoSuchModel, strings.TrimSpace(string(b)))
 	}
@@ -152,19 +176,20 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 	e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, e.ModelsTimeout)
 	defer cancel()
-	out, lens, err := e.fetchModels(ctx)
+	out, remotes, err := e.fetchModels(ctx)
 	if err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
-	e.cached, e.cachedAt, e.ctxLens = slices.Clone(out), time.Now(), lens
+	e.cached, e.cachedAt, e.remotes = slices.Clone(out), time.Now(), remotes
 	e.mu.Unlock()
 	return out, nil
 }
 
-// fetchModels lists the upstream's models and, by remote id, the context
-// lengths it names (vLLM's max_model_len).
-func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[string]int, error) {
+// fetchModels lists the upstream's models and, by remote id, what the list
+// tells of them: the context length it names (vLLM's max_model_len) and
+// whether the server answers n > 1 itself.
+func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[string]remoteModel, error) {
 	resp, err := e.do(ctx, http.MethodGet, "/v1/models", nil)
 	if err != nil {
 		return nil, nil, err
@@ -183,7 +208,7 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[st
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		return nil, nil, fmt.Errorf("upstream: models: %w", err)
 	}
-	lens := map[string]int{}
+	remotes := map[string]remoteModel{}
 	// Served names stand for the remote ids they map to.
 	byRemote := map[string][]string{}
 	for name := range e.served {
@@ -191,9 +216,7 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[st
 	}
 	out := make([]assistant.ModelInfo, 0, len(list.Data))
 	for _, m := range list.Data {
-		if m.MaxModelLen > 0 {
-			lens[m.ID] = m.MaxModelLen
-		}
+		remotes[m.ID] = remoteModel{ctxLen: max(m.MaxModelLen, 0), nativeN: m.MaxModelLen > 0 || m.OwnedBy == "vllm"}
 		names := byRemote[m.ID]
 		if len(names) == 0 {
 			names = []string{m.ID}
@@ -207,7 +230,7 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[st
 			out = append(out, info)
 		}
 	}
-	return out, lens, nil
+	return out, remotes, nil
 }
 
 // CountTokens asks llama-server's POST /tokenize; upstreams without it (vLLM

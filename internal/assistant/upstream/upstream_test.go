@@ -99,8 +99,14 @@ func byteTokens(w http.ResponseWriter, r *http.Request) {
 // An upstream that streams no usage and has no tokenizer (vLLM, Ollama)
 // still reports, and bills, what it generated: the four-bytes-a-token
 // estimate of the messages, each choice's text and its call's arguments.
+// The server is a vLLM (its models are owned by "vllm"), so it answers both
+// choices in one stream.
 func TestGenerateUsageWithoutTokenizer(t *testing.T) {
 	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}`)
+			return
+		}
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
 			return
