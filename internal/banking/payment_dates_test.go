@@ -98,3 +98,71 @@ func TestBankDate(t *testing.T) {
 		}
 	}
 }
+
+// A stored draft whose date is past its 10-day validity (reference §5.6,
+// the rule the create applies) can be neither signed nor confirmed by QR
+// code; on the tenth day it still can. The day is the bank's: 21:30 UTC of
+// the tenth day is already the eleventh in Moscow.
+func TestLapsedDraftRefused(t *testing.T) {
+	sole := []DigestSignature{{Base64Encoded: "MIIB", CertificateUUID: SandboxCertSole}}
+	second := []DigestSignature{{Base64Encoded: "MIIB", CertificateUUID: SandboxCertSecond}}
+	first := []DigestSignature{{Base64Encoded: "MIIB", CertificateUUID: SandboxCertFirst}}
+	for i, tc := range []struct {
+		name    string
+		invoice bool
+		partly  bool          // made PARTSIGNED with the first signature
+		later   time.Duration // after 2026-11-22 12:00 UTC, the create
+		refused bool
+	}{
+		{"order draft on the tenth day", false, false, 10 * 24 * time.Hour, false},
+		{"order draft on the eleventh day", false, false, 11 * 24 * time.Hour, true},
+		{"partly signed order on the eleventh day", false, true, 11 * 24 * time.Hour, true},
+		{"invoice draft on the tenth day", true, false, 10 * 24 * time.Hour, false},
+		{"invoice draft on the eleventh day", true, false, 11 * 24 * time.Hour, true},
+		{"invoice draft at 00:30 of the eleventh day in Moscow", true, false, 10*24*time.Hour + 9*time.Hour + 30*time.Minute, true},
+		{"invoice draft at 23:30 of the tenth day in Moscow", true, false, 10*24*time.Hour + 8*time.Hour + 30*time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, p := newTestPayments(t)
+			now := svcNow
+			svc.Config.Now = func() time.Time { return now }
+			id := "6f200000-0000-4000-8000-0000000000" + itoa(10+i)
+			var err error
+			switch {
+			case tc.invoice:
+				_, err = svc.CreateInvoice(context.Background(), p, KindInvoice,
+					Payment{ExternalID: id, Amount: "99.90", Date: "2026-11-22", Priority: "5", PayeeAccount: SandboxAccount})
+			default:
+				d := payOrder(id, "2026-11-22")
+				if tc.partly {
+					d.DigestSignatures = first
+				}
+				_, err = svc.Create(context.Background(), p, d)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			now = svcNow.Add(tc.later)
+			_, qrErr := svc.QRConfirm(context.Background(), p, []string{id})
+			sigs := sole
+			if tc.partly {
+				sigs = second
+			}
+			got, signErr := svc.Sign(context.Background(), p, id, sigs)
+			for op, err := range map[string]error{"QR": qrErr, "sign": signErr} {
+				if !tc.refused {
+					if err != nil {
+						t.Fatalf("%s: %v", op, err)
+					}
+					continue
+				}
+				if KindOf(err) != KindWorkflow || !strings.Contains(err.Error(), "(date 2026-11-22") {
+					t.Fatalf("%s: got %v, want a workflow fault naming the date", op, err)
+				}
+			}
+			if !tc.refused && got.BankStatus != StatusImplemented {
+				t.Fatalf("signed: %s", got.BankStatus)
+			}
+		})
+	}
+}

@@ -77,6 +77,9 @@ func (s *PaymentService) QRConfirm(ctx context.Context, p Principal, ids []strin
 		if s.expired(&sp.Doc) {
 			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: срок его подтверждения (expirationDate) истёк %s", id, sp.Doc.ExpirationDate)
 		}
+		if s.lapsed(&sp.Doc) {
+			return nil, Errorf(KindWorkflow, "Невозможно сформировать QR-код для платежного документа с внешним идентификатором %s: срок действия документа (date %s, 10 дней) истёк", id, sp.Doc.Date)
+		}
 		// A QR confirmation is a signature by other means: a document
 		// whose payer account was blocked or closed since it was made is
 		// refused here as at /sign.

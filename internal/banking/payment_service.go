@@ -491,6 +491,9 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	if s.expired(&sp.Doc) {
 		return nil, Errorf(KindWorkflow, "Документ нельзя подписать: срок его подтверждения (expirationDate) истёк %s", sp.Doc.ExpirationDate)
 	}
+	if s.lapsed(&sp.Doc) {
+		return nil, Errorf(KindWorkflow, "Документ нельзя подписать: срок действия документа (date %s, 10 дней) истёк", sp.Doc.Date)
+	}
 	if err := s.signablePayer(ctx, p, &sp.Doc); err != nil {
 		return nil, err
 	}
@@ -542,6 +545,14 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 func (s *PaymentService) expired(d *Payment) bool {
 	exp, ok := ParseDate(d.ExpirationDate)
 	return ok && s.today(s.now()).After(exp)
+}
+
+// lapsed reports whether a stored document's date is past its 10-day
+// validity on the bank's today (DateLapsed, the rule the create applies):
+// it may then be neither signed nor confirmed by QR code (§5.6).
+func (s *PaymentService) lapsed(d *Payment) bool {
+	t, ok := ParseDate(d.Date)
+	return ok && DateLapsed(t, s.today(s.now()))
 }
 
 // History lists a document's recorded status moves.

@@ -359,8 +359,8 @@ func TestDraftExpiration(t *testing.T) {
 		id := "6e000000-0000-4000-8000-00000000000" + itoa(i)
 		d := Payment{ExternalID: id, Amount: "99.90", Date: "2026-11-22", Priority: "5", PayeeAccount: SandboxAccount, ExpirationDate: "2026-11-23"}
 		if tc.later < 0 {
-			d.ExpirationDate = "" // none: never expires
-			tc.later = 40
+			d.ExpirationDate = "" // none: only the date's 10-day validity ends it
+			tc.later = 10
 		}
 		if _, err := svc.CreateInvoice(context.Background(), p, KindInvoice, d); err != nil {
 			t.Fatal(err)

@@ -286,6 +286,19 @@ func hasLineBreak(s string) bool {
 	return strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0
 }
 
+// DocValidityDays is how long a payment order is valid after the day it
+// was drawn up, that day not counted (reference §5.6).
+const DocValidityDays = 10
+
+// DateLapsed reports whether a document dated date is past its validity on
+// the bank's day today: dated more than DocValidityDays days before it.
+// Creation refuses such a document, and signing or confirming a stored
+// draft does too, so a draft left lying cannot be executed after the day a
+// new one with its date would have been refused.
+func DateLapsed(date, today time.Time) bool {
+	return date.Before(today.AddDate(0, 0, -DocValidityDays))
+}
+
 // validateCommon checks the fields every document kind shares.
 func validateCommon(p *problems, d *Payment, today time.Time) {
 	// A line break inside a value would add or forge digest lines (§8).
@@ -308,8 +321,7 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 	if required(p, "date", d.Date) {
 		if t, ok := ParseDate(d.Date); !ok {
 			p.add("date", "дата в формате YYYY-MM-DD")
-		} else if t.Before(today.AddDate(0, 0, -10)) {
-			// A payment order is valid for 10 days after it was drawn up (§5.6).
+		} else if DateLapsed(t, today) {
 			p.add("date", "срок действия платёжного поручения (10 дней) истёк")
 		}
 	}

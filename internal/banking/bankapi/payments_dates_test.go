@@ -3,6 +3,7 @@ package bankapi
 import (
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +60,68 @@ func TestPaymentsDatesInBankZone(t *testing.T) {
 			}
 			if m["bankStatus"] != tc.want {
 				t.Fatalf("%s, want %s", raw, tc.want)
+			}
+		})
+	}
+}
+
+// A stored draft dated more than 10 days before the bank's today (§5.6, the
+// create's rule) gets 400 WORKFLOW_FAULT naming its date at /sign and at
+// QR confirmation, a payment order's and an invoice draft's alike.
+func TestPaymentsLapsedDraft(t *testing.T) {
+	signBody, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})
+	for i, tc := range []struct {
+		name   string
+		path   string        // "" a payment order dated 2026-11-20, else from-invoice dated 2026-11-22
+		later  time.Duration // after payNow (2026-11-22 12:00 UTC)
+		qr     bool
+		status int
+	}{
+		{"order signed on its tenth day", "", 8 * 24 * time.Hour, false, 200},
+		{"order signed on its eleventh day", "", 9 * 24 * time.Hour, false, 400},
+		{"order confirmed by QR on its eleventh day", "", 9 * 24 * time.Hour, true, 400},
+		{"draft signed on its tenth day", "/from-invoice", 10 * 24 * time.Hour, false, 200},
+		{"draft signed on its eleventh day", "/from-invoice", 11 * 24 * time.Hour, false, 400},
+		{"draft QR on its tenth day", "/from-invoice", 10 * 24 * time.Hour, true, 201},
+		{"draft QR on its eleventh day", "/from-invoice", 11 * 24 * time.Hour, true, 400},
+		{"draft signed at 00:30 of its eleventh day in Moscow", "/from-invoice", 10*24*time.Hour + 9*time.Hour + 30*time.Minute, false, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newPayEnv(t)
+			var later atomic.Int64
+			e.svc.Config.Now = func() time.Time { return payNow.Add(time.Duration(later.Load())) }
+			id := newUUID(1400 + i)
+			date := "2026-11-20"
+			var st int
+			var raw string
+			if tc.path == "" {
+				st, _, raw = e.do("POST", paymentsBase, "pay", payDoc(id, nil))
+			} else {
+				date = "2026-11-22"
+				st, _, raw = e.do("POST", paymentsBase+tc.path, "inv", invoiceDraft(id, nil))
+			}
+			if st != 201 {
+				t.Fatalf("create: %d %s", st, raw)
+			}
+			later.Store(int64(tc.later))
+			var m map[string]any
+			if tc.qr {
+				st, m, raw = e.do("POST", paymentsBase+"/qr-confirmation", "pay", `{"externalDocIds":["`+id+`"]}`)
+			} else {
+				st, m, raw = e.do("POST", paymentsBase+"/"+id+"/sign", "pay", string(signBody))
+			}
+			if st != tc.status {
+				t.Fatalf("%d %s, want %d", st, raw, tc.status)
+			}
+			if st == 400 && (m["cause"] != "WORKFLOW_FAULT" || !strings.Contains(m["message"].(string), "(date "+date)) {
+				t.Fatalf("refusal %s", raw)
+			}
+			want := "CREATED"
+			if st == 200 {
+				want = "IMPLEMENTED"
+			}
+			if g := e.get(id); g["bankStatus"] != want {
+				t.Fatalf("status after: %v, want %s", g["bankStatus"], want)
 			}
 		})
 	}

@@ -106,10 +106,12 @@ func TestInvoiceExpirationDate(t *testing.T) {
 		{"sign on the day", "2026-11-23", 1, false, 200},
 		{"sign the day after", "2026-11-23", 2, false, 400},
 		{"sign a month after", "2026-11-23", 30, false, 400},
-		{"sign without expirationDate", nil, 30, false, 200},
+		{"sign without expirationDate on the date's last valid day", nil, 10, false, 200},
+		{"sign without expirationDate past the date's 10 days", nil, 11, false, 400},
 		{"QR on the day", "2026-11-23", 1, true, 201},
 		{"QR the day after", "2026-11-23", 2, true, 400},
-		{"QR without expirationDate", nil, 30, true, 201},
+		{"QR without expirationDate on the date's last valid day", nil, 10, true, 201},
+		{"QR without expirationDate past the date's 10 days", nil, 11, true, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			days.Store(0)
@@ -129,7 +131,13 @@ func TestInvoiceExpirationDate(t *testing.T) {
 			if st != tc.status {
 				t.Fatalf("%d %s, want %d", st, raw, tc.status)
 			}
-			if st == 400 && (m["cause"] != "WORKFLOW_FAULT" || !strings.Contains(m["message"].(string), "expirationDate")) {
+			// Without an expirationDate only the document's own date's
+			// 10-day validity (§5.6) ends its signing.
+			field := "(expirationDate)"
+			if tc.expiration == nil {
+				field = "(date 2026-11-22"
+			}
+			if st == 400 && (m["cause"] != "WORKFLOW_FAULT" || !strings.Contains(m["message"].(string), field)) {
 				t.Fatalf("refusal %s", raw)
 			}
 			want := "CREATED"
