@@ -93,6 +93,11 @@ func (f *fakeOpenAI) chat(w http.ResponseWriter, r *http.Request, prompt string)
 			conn.Close()
 		}
 		return
+	case "truncated":
+		// An older llama-server run with --verbose: it cut the prompt to
+		// its context, answered, and says so only in the last chunk.
+		event(`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Once"}}]}`)
+		event(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":4096,"completion_tokens":1},"__verbose":{"truncated":true}}`)
 	case "hang":
 		event(`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Once"}}]}`)
 		<-r.Context().Done()
@@ -318,6 +323,7 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 			{"upstream 500", chat("boom", ""), 500, `{"status":500,"message":"Internal Server Error"}`},
 			{"connection refused", `{"model":"down","messages":[{"role":"user","content":"hello"}],"stream":true}`, 503, `{"status":503,"message":"Service Unavailable"}`},
 			{"cut before the answer was complete", chat("cut", ""), 500, `{"status":500,"message":"Internal Server Error"}`},
+			{"prompt truncated by the upstream", chat("truncated", ""), 413, `{"status":413,"message":"Payload too large"}`},
 			{"embeddings on a chat model", `{"input":["x"],"model":"GigaChat"}`, 422, `{"status":422,"message":"Requested model does not support embeddings"}`},
 		}
 		for _, tt := range tests {
@@ -338,6 +344,12 @@ func TestAssistantUpstreamEndToEnd(t *testing.T) {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 		upstreamGolden(t, "stream_cut.sse", body)
+		// A truncation the upstream owns to only at the end can only be
+		// reported in-band too.
+		resp, body = c.do(ctx, "POST", "/api/v1/chat/completions", chat("truncated", `,"stream":true`))
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"finish_reason":"error"`) || !strings.HasSuffix(string(body), "data: [DONE]\n\n") {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
 	})
 	t.Run("client disconnect", func(t *testing.T) {
 		hctx, cancel := context.WithCancel(ctx)

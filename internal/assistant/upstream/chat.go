@@ -34,6 +34,15 @@ type chunk struct {
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+	// Truncated is llama-server's confession that it cut the prompt to
+	// fit its context (older builds did so silently with a 200; newer ones
+	// refuse). llama.cpp puts the flag at the top of its native final
+	// response, which some servers pass on, and on the OpenAI endpoints
+	// only in the final chunk's __verbose (a server run with --verbose).
+	Truncated bool `json:"truncated"`
+	Verbose   *struct {
+		Truncated bool `json:"truncated"`
+	} `json:"__verbose"`
 }
 
 type toolCallDelta struct {
@@ -260,6 +269,13 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 				return streamed{}, fmt.Errorf("upstream: %w: %s", assistant.ErrContextWindow, c.Error.Message)
 			}
 			return streamed{}, fmt.Errorf("upstream: %s", c.Error.Message)
+		}
+		if c.Truncated || (c.Verbose != nil && c.Verbose.Truncated) {
+			// The answer is to a prompt the client did not send: 413, as
+			// for a prompt the upstream refuses (inference reference §10).
+			// The flag comes with the last chunk, so a stream already
+			// under way ends with the transports' in-band error.
+			return streamed{}, fmt.Errorf("upstream: %w: the upstream truncated the prompt to its context", assistant.ErrContextWindow)
 		}
 		for _, ch := range c.Choices {
 			if ch.Index < 0 || ch.Index >= n {

@@ -22,6 +22,15 @@ import (
 // the prompt leaves when the upstream's context length is known, and the
 // one request vLLM still refuses for it is retried with the room its error
 // names.
+//
+// A prompt over the window must be refused, never truncated (reference
+// §4, 413). vLLM refuses it itself, newer llama-server builds too; older
+// llama-server builds truncate it, which the check below and the truncated
+// flag (chat.go) catch. Ollama truncates silently as well, but through its
+// OpenAI API it names neither its window nor, before generating, the
+// prompt's size, and the prompt_tokens it reports afterwards count the
+// truncated prompt with a tokenizer this package has no access to. Such a
+// prompt is therefore not caught on Ollama: a known gap.
 
 // contextLength is the context window of the served model in tokens, 0
 // when the upstream does not say: vLLM lists it as max_model_len in
@@ -78,28 +87,40 @@ func (e *Engine) propsContext(ctx context.Context) int {
 	return max(n, 0)
 }
 
-// clampMaxTokens is the max_tokens to send for req: unchanged when it fits
-// any prompt or the context length is unknown; else the room the prompt
-// leaves when the upstream's tokenizer counted it (llama-server), and 0,
-// meaning none sent, when only an estimate exists: vLLM's default is
-// exactly the room left. A prompt counted at or over the window is
-// ErrContextWindow.
+// clampMaxTokens checks req's prompt against the context window and is the
+// max_tokens to send for it.
+//
+// Where the upstream's tokenizer counts the prompt (llama-server, whose
+// window /props names), a prompt at or over the window is ErrContextWindow
+// before anything is generated, whatever max_tokens says: older
+// llama-server builds truncate such a prompt and answer 200 (inference
+// reference §10), and the flag they may set comes only at the end of the
+// answer. Otherwise max_tokens is clamped to the room the prompt leaves.
+//
+// Where only an estimate exists (vLLM, whose window its model list names),
+// the prompt is not judged by it: vLLM refuses an over-long prompt itself,
+// which maps to the same error. A max_tokens that fits any prompt is sent
+// unchanged, a larger one not at all: vLLM's default is exactly the room
+// left. An unknown window (Ollama) leaves max_tokens as it is.
 func (e *Engine) clampMaxTokens(ctx context.Context, req assistant.GenerateRequest) (int, error) {
-	if req.MaxTokens <= 0 {
-		return 0, nil
-	}
+	maxTokens := max(req.MaxTokens, 0)
 	window := e.contextLength(ctx, req.Model)
-	if window <= 0 || req.MaxTokens < window {
-		return req.MaxTokens, nil
+	if window <= 0 {
+		return maxTokens, nil
 	}
 	prompt, exact := e.tokenize(ctx, req.Model, promptText(req.Messages))
-	if !exact {
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	switch {
+	case exact && prompt >= window:
+		return 0, assistant.ErrContextWindow
+	case exact && maxTokens > 0:
+		return min(maxTokens, window-prompt), nil
+	case maxTokens >= window:
 		return 0, nil
 	}
-	if prompt >= window {
-		return 0, assistant.ErrContextWindow
-	}
-	return window - prompt, nil
+	return maxTokens, nil
 }
 
 // vLLM's wordings of a request over the context window, old and new:

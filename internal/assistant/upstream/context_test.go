@@ -189,3 +189,105 @@ func TestMaxTokensClampedLlamaServer(t *testing.T) {
 		t.Fatalf("upstream saw max_tokens %v, want [61]", sent)
 	}
 }
+
+// TestPromptCheckedAgainstKnownWindow checks that a llama-server's prompt
+// is judged against the window /props names whatever max_tokens is (older
+// builds would truncate it and answer 200), and that a max_tokens under the
+// window but over the room left is clamped to the room.
+func TestPromptCheckedAgainstKnownWindow(t *testing.T) {
+	var mu sync.Mutex
+	var sent []any
+	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}`)
+		case "/props":
+			fmt.Fprint(w, `{"default_generation_settings":{"n_ctx":64},"total_slots":1}`)
+		case "/tokenize":
+			byteTokens(w, r)
+		case "/v1/chat/completions":
+			var req struct {
+				MaxTokens *int `json:"max_tokens"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			mu.Lock()
+			if req.MaxTokens == nil {
+				sent = append(sent, nil)
+			} else {
+				sent = append(sent, *req.MaxTokens)
+			}
+			mu.Unlock()
+			sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, "[DONE]")
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	gen := func(content string, maxTokens int) error {
+		_, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: maxTokens,
+			Messages: []assistant.Message{{Role: "user", Content: content}}}, nil)
+		return err
+	}
+	long := strings.Repeat("x", 100)
+	for _, maxTokens := range []int{0, 10} {
+		if err := gen(long, maxTokens); !errors.Is(err, assistant.ErrContextWindow) {
+			t.Errorf("a prompt over n_ctx with max_tokens %d: err %v, want ErrContextWindow", maxTokens, err)
+		}
+	}
+	// "hi\n" is three tokens at byteTokens' one a byte: 61 left.
+	for _, maxTokens := range []int{0, 50, 63} {
+		if err := gen("hi", maxTokens); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(sent) != "[<nil> 50 61]" {
+		t.Fatalf("upstream saw max_tokens %v, want [<nil> 50 61] and no request for the long prompt", sent)
+	}
+}
+
+// TestTruncatedFlag checks an older llama-server that truncates a prompt
+// over its context and answers 200, with no window to check it against
+// beforehand (no /props): the truncated flag of its last chunk, at the top
+// (llama.cpp's native final response) or in __verbose (the OpenAI endpoint
+// under --verbose), makes the answer ErrContextWindow, even after text was
+// streamed; false changes nothing.
+func TestTruncatedFlag(t *testing.T) {
+	tests := []struct {
+		name, last string
+		wantErr    error
+	}{
+		{"verbose", `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"object":"chat.completion.chunk","usage":{"prompt_tokens":2048,"completion_tokens":1},"__verbose":{"content":"","stop":true,"tokens_evaluated":2048,"truncated":true}}`, assistant.ErrContextWindow},
+		{"top level", `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"stop":true,"tokens_evaluated":2048,"truncated":true}`, assistant.ErrContextWindow},
+		{"not truncated", `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":1},"__verbose":{"truncated":false}}`, nil},
+	}
+	for _, tc := range tests {
+		for _, streaming := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, streaming %v", tc.name, streaming), func(t *testing.T) {
+				e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+					switch r.URL.Path {
+					case "/v1/models":
+						fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}`)
+					case "/tokenize":
+						byteTokens(w, r)
+					case "/v1/chat/completions":
+						sse(w, `{"choices":[{"index":0,"delta":{"role":"assistant","content":"Once"}}],"object":"chat.completion.chunk"}`, tc.last, "[DONE]")
+					default:
+						http.NotFound(w, r)
+					}
+				})
+				var emit func(assistant.Delta) error
+				var got strings.Builder
+				if streaming {
+					emit = func(d assistant.Delta) error { got.WriteString(d.Text); return nil }
+				}
+				_, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: 999999999,
+					Messages: []assistant.Message{{Role: "user", Content: "a long story"}}}, emit)
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err %v, want %v", err, tc.wantErr)
+				}
+				if streaming && got.String() != "Once" {
+					t.Fatalf("streamed %q before the flag, want %q", got.String(), "Once")
+				}
+			})
+		}
+	}
+}

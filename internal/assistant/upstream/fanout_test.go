@@ -147,6 +147,11 @@ func TestNativeN(t *testing.T) {
 				fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":4096}]}`)
 				return
 			}
+			if r.URL.Path != "/v1/chat/completions" {
+				// vLLM's /tokenize wants "prompt", not llama-server's "content".
+				http.Error(w, `{"error":{"message":"Field required"}}`, http.StatusBadRequest)
+				return
+			}
 			var req map[string]any
 			_ = json.NewDecoder(r.Body).Decode(&req)
 			ns = append(ns, req["n"])

@@ -20,6 +20,10 @@ import (
 func TestToolCallsRoundTrip(t *testing.T) {
 	var sent map[string]any
 	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
 		b, _ := io.ReadAll(r.Body)
 		if err := json.Unmarshal(b, &sent); err != nil {
 			t.Error(err)

@@ -61,7 +61,8 @@ func TestGenerate(t *testing.T) {
 					return
 				}
 				if r.URL.Path != "/v1/chat/completions" {
-					t.Errorf("path %s", r.URL.Path)
+					http.NotFound(w, r)
+					return
 				}
 				if tc.status != 200 {
 					http.Error(w, `{"error":{"message":"the request exceeds the available context size"}}`, tc.status)
@@ -132,6 +133,10 @@ func TestGenerateUsageWithoutTokenizer(t *testing.T) {
 func TestGenerateCancel(t *testing.T) {
 	closed := make(chan struct{})
 	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
 		sse(w, `{"choices":[{"index":0,"delta":{"content":"a"}}]}`)
 		<-r.Context().Done() // the client must close the upstream request
 		close(closed)
