@@ -17,6 +17,7 @@ import (
 	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/model"
+	"partnerapi/internal/inference/tokenizer"
 )
 
 // Options configure an Engine.
@@ -275,8 +276,7 @@ func (e *Engine) CountTokens(ctx context.Context, name, text string) (int, error
 }
 
 // prompt renders messages (and the functions offered, as the template's
-// "tools") with the model's template and tokenizes the result. A template that already writes the BOS token suppresses the
-// tokenizer's own, so the prompt never starts with two.
+// "tools") with the model's template and tokenizes the result.
 func (s *served) prompt(msgs []assistant.Message, functions []assistant.Function) ([]int, error) {
 	cm := make([]chattemplate.Message, len(msgs))
 	for i, m := range msgs {
@@ -294,7 +294,16 @@ func (s *served) prompt(msgs []assistant.Message, functions []assistant.Function
 	for i, f := range functions {
 		tools[i] = chattemplate.Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters}
 	}
-	tok := s.Tokenizer
+	return encodePrompt(s.Tokenizer, s.Template, cm, tools)
+}
+
+// encodePrompt renders a conversation with tpl and tokenizes it with tok.
+// The template's text is tokenized with control-token parsing and the
+// messages' contents without it (chattemplate.RenderPieces), so that a
+// user's "<|end|>" stays text instead of ending their turn; a template
+// that writes the BOS token itself suppresses the tokenizer's own, so the
+// prompt never starts with two.
+func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []chattemplate.Message, tools []chattemplate.Tool) ([]int, error) {
 	bos := ""
 	if tok.BOS() >= 0 {
 		bos = tok.TokenText(tok.BOS())
@@ -303,7 +312,7 @@ func (s *served) prompt(msgs []assistant.Message, functions []assistant.Function
 	if tok.EOS() >= 0 {
 		eos = tok.TokenText(tok.EOS())
 	}
-	text, err := s.Template.Render(cm, chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools})
+	pieces, err := tpl.RenderPieces(cm, chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools})
 	if err != nil {
 		// The template parsed when the model loaded, so what fails now is
 		// these messages: the client's to fix (reference §4, 422).
@@ -314,13 +323,16 @@ func (s *served) prompt(msgs []assistant.Message, functions []assistant.Function
 		}
 		return nil, &assistant.TemplateError{Reason: reason, Err: err}
 	}
-	if s.Template.IsPlainText() {
-		// Message text is user input: control-token spellings in it stay text.
-		return tok.Encode(text, true, false), nil
+	segs := make([]tokenizer.Segment, len(pieces))
+	var text strings.Builder
+	for i, p := range pieces {
+		// Message text is user input: control-token spellings in it stay
+		// text. The plain-text fallback is all message text.
+		segs[i] = tokenizer.Segment{Text: p.Text, ParseSpecial: !p.Content}
+		text.WriteString(p.Text)
 	}
-	addSpecial := !(bos != "" && strings.HasPrefix(text, bos))
-	ids := tok.Encode(text, addSpecial, true)
-	return ids, nil
+	addSpecial := tpl.IsPlainText() || !(bos != "" && strings.HasPrefix(text.String(), bos))
+	return tok.EncodeSegments(segs, addSpecial), nil
 }
 
 // Generate implements assistant.Engine.

@@ -291,13 +291,50 @@ func (t *Tokenizer) TokenType(id int) TokenType {
 // written in the text (e.g. "<|user|>") become their ids. User-defined tokens
 // are always matched whole, as in llama.cpp.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int {
-	out := make([]int, 0, len(text)/3+2)
-	if addSpecial && t.addBOS {
-		out = append(out, t.bos)
-	}
 	var frags []fragment
 	if text != "" {
 		frags = t.partition(text, parseSpecial)
+	}
+	return t.encodeFragments(frags, len(text), addSpecial)
+}
+
+// Segment is a run of text to encode with its own special-token rule.
+type Segment struct {
+	Text         string
+	ParseSpecial bool // control tokens written in Text become their ids
+}
+
+// EncodeSegments encodes the concatenation of segs, parsing control-token
+// text only in the segments that ask for it: a chat prompt's template text
+// does, the messages' contents (user input) do not. Text on both sides of a
+// segment boundary is encoded as one run, so the ids are those Encode gives
+// the whole text wherever no control-token text sits in a segment that
+// must not parse it.
+func (t *Tokenizer) EncodeSegments(segs []Segment, addSpecial bool) []int {
+	var frags []fragment
+	n := 0
+	for _, s := range segs {
+		if s.Text == "" {
+			continue
+		}
+		n += len(s.Text)
+		for _, f := range t.partition(s.Text, s.ParseSpecial) {
+			if last := len(frags) - 1; f.token < 0 && last >= 0 && frags[last].token < 0 {
+				frags[last].text += f.text
+				continue
+			}
+			frags = append(frags, f)
+		}
+	}
+	return t.encodeFragments(frags, n, addSpecial)
+}
+
+// encodeFragments encodes partitioned text of n bytes, adding BOS and EOS
+// as the vocabulary asks when addSpecial is set.
+func (t *Tokenizer) encodeFragments(frags []fragment, n int, addSpecial bool) []int {
+	out := make([]int, 0, n/3+2)
+	if addSpecial && t.addBOS {
+		out = append(out, t.bos)
 	}
 	switch t.kind {
 	case KindSPM:
