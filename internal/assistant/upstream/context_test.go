@@ -25,6 +25,7 @@ type fakeVLLM struct {
 	mu       sync.Mutex
 	sentMax  []any // max_tokens of each chat request, nil when absent
 	complete int   // completion tokens of the last answer
+	tokenize int   // requests to /tokenize
 }
 
 func (f *fakeVLLM) promptTokens(msgs []struct{ Content string }) int {
@@ -46,6 +47,11 @@ func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/v1/chat/completions":
 	default:
+		if r.URL.Path == "/tokenize" {
+			f.mu.Lock()
+			f.tokenize++
+			f.mu.Unlock()
+		}
 		// vLLM's /tokenize wants "prompt", not llama-server's "content".
 		http.Error(w, `{"error":{"message":"Field required"}}`, http.StatusBadRequest)
 		return
@@ -140,6 +146,23 @@ func TestMaxTokensClampedToContext(t *testing.T) {
 				t.Errorf("completion %d tokens (upstream %d), want %d", res.Usage.CompletionTokens, f.complete, tc.wantDone)
 			}
 		})
+	}
+}
+
+// An upstream that refused /tokenize is not asked again for a while: a
+// vLLM with a known window would otherwise take a failed round trip before
+// every chat request.
+func TestTokenizeRefusalRemembered(t *testing.T) {
+	f := &fakeVLLM{window: 100, listLen: true}
+	e := fake(t, f.ServeHTTP)
+	for i := 0; i < 3; i++ {
+		req := assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: 999999999, Messages: []assistant.Message{{Role: "user", Content: "tell me a story"}}}
+		if _, err := e.Generate(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.tokenize != 1 {
+		t.Fatalf("/tokenize asked %d times over three requests, want 1", f.tokenize)
 	}
 }
 

@@ -42,7 +42,16 @@ type Engine struct {
 	oneChoice bool
 	propsCtx  int       // llama-server's n_ctx from /props, 0 unknown
 	propsAt   time.Time // when /props was last asked
+	// noTokenizeAt is when the upstream last refused /tokenize (vLLM,
+	// Ollama): within tokenizeRetry of it
+	// counts are estimated without asking, so a request does not spend a
+	// failed round trip every time.
+	noTokenizeAt time.Time
 }
+
+// tokenizeRetry is how long an upstream without /tokenize is not asked
+// again; an upstream replaced behind the same URL is noticed after it.
+const tokenizeRetry = time.Minute
 
 // Defaults of New.
 const (
@@ -248,9 +257,24 @@ func (e *Engine) CountTokens(ctx context.Context, model, text string) (int, erro
 // tokenize counts text's tokens with the upstream's tokenizer (exact) or,
 // where it has none, estimates them (not exact).
 func (e *Engine) tokenize(ctx context.Context, model, text string) (n int, exact bool) {
+	e.mu.Lock()
+	missing := !e.noTokenizeAt.IsZero() && time.Since(e.noTokenizeAt) < tokenizeRetry
+	e.mu.Unlock()
+	if missing {
+		return EstimateTokens(text), false
+	}
 	resp, err := e.do(ctx, http.MethodPost, "/tokenize", map[string]any{"content": text, "add_special": false, "model": e.remote(model)})
 	if err == nil {
 		defer resp.Body.Close()
+		// A refusal of the request itself (404 from Ollama, 400 from
+		// vLLM's /tokenize, which wants "prompt" and counts without the
+		// chat template's tokens anyway) will not change from one request
+		// to the next; a server error might.
+		if resp.StatusCode/100 == 4 || resp.StatusCode == http.StatusNotImplemented {
+			e.mu.Lock()
+			e.noTokenizeAt = time.Now()
+			e.mu.Unlock()
+		}
 		if resp.StatusCode/100 == 2 {
 			var tok struct {
 				Tokens []json.RawMessage `json:"tokens"`
