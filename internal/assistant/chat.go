@@ -34,6 +34,21 @@ var (
 	functionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
+// ModelRole maps a message's role to the one models and OpenAI-style servers
+// know, for engines to share: the provider's "search_result" (retrieved text
+// the client supplies) is the user's, and "function_in_progress" (the
+// provider's progress notice) is for no model to see, so keep is false.
+// The standard roles pass unchanged.
+func ModelRole(role string) (mapped string, keep bool) {
+	switch role {
+	case "search_result":
+		return "user", true
+	case "function_in_progress":
+		return "", false
+	}
+	return role, true
+}
+
 // Chat is a validated request ready to run: the resolved model and the
 // engine request.
 type Chat struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -278,17 +279,24 @@ func (e *Engine) CountTokens(ctx context.Context, name, text string) (int, error
 // prompt renders messages (and the functions offered, as the template's
 // "tools") with the model's template and tokenizes the result.
 func (s *served) prompt(msgs []assistant.Message, functions []assistant.Function) ([]int, error) {
-	cm := make([]chattemplate.Message, len(msgs))
-	for i, m := range msgs {
-		cm[i] = chattemplate.Message{Role: m.Role, Content: m.Content, Name: m.Name}
+	cm := make([]chattemplate.Message, 0, len(msgs))
+	for _, m := range msgs {
+		// The provider's own roles mean to the model what they mean to an
+		// upstream one; templates refuse or skip roles they do not know.
+		role, keep := assistant.ModelRole(m.Role)
+		if !keep {
+			continue
+		}
 		// Function results travel as role "function" in the API; current
 		// templates (Qwen2.5, Llama 3.1, Hermes) call that role "tool".
-		if m.Role == "function" {
-			cm[i].Role = "tool"
+		if role == "function" {
+			role = "tool"
 		}
+		c := chattemplate.Message{Role: role, Content: m.Content, Name: m.Name}
 		if m.FunctionCall != nil {
-			cm[i].ToolCall = &chattemplate.ToolCall{Name: m.FunctionCall.Name, Arguments: m.FunctionCall.Arguments}
+			c.ToolCall = &chattemplate.ToolCall{Name: m.FunctionCall.Name, Arguments: m.FunctionCall.Arguments}
 		}
+		cm = append(cm, c)
 	}
 	tools := make([]chattemplate.Tool, len(functions))
 	for i, f := range functions {
@@ -312,7 +320,19 @@ func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []cha
 	if tok.EOS() >= 0 {
 		eos = tok.TokenText(tok.EOS())
 	}
-	pieces, err := tpl.RenderPieces(cm, chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools})
+	opts := chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools}
+	pieces, err := tpl.RenderPieces(cm, opts)
+	if merged, ok := systemMerged(cm); ok && errors.Is(err, chattemplate.ErrTemplate) {
+		// Some templates (Mistral v0.1 and v0.2) refuse a system message;
+		// the client's instructions then open the first user message, as
+		// those models' own documentation suggests, rather than failing the
+		// request.
+		// When that fails too, the first refusal, of the messages as the
+		// client sent them, is the one to report.
+		if p, err2 := tpl.RenderPieces(merged, opts); err2 == nil {
+			pieces, err = p, nil
+		}
+	}
 	if err != nil {
 		// The template parsed when the model loaded, so what fails now is
 		// these messages: the client's to fix (reference §4, 422).
@@ -333,6 +353,25 @@ func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []cha
 	}
 	addSpecial := tpl.IsPlainText() || !(bos != "" && strings.HasPrefix(text.String(), bos))
 	return tok.EncodeSegments(segs, addSpecial), nil
+}
+
+// systemMerged is msgs with a leading system message folded into the first
+// user message (its text, a blank line, the user's), or turned into a user
+// message when no user message follows; ok is false without a system
+// message.
+func systemMerged(msgs []chattemplate.Message) (merged []chattemplate.Message, ok bool) {
+	if len(msgs) == 0 || msgs[0].Role != "system" {
+		return nil, false
+	}
+	sys, rest := msgs[0], msgs[1:]
+	merged = slices.Clone(rest)
+	for i, m := range merged {
+		if m.Role == "user" {
+			merged[i].Content = sys.Content + "\n\n" + m.Content
+			return merged, true
+		}
+	}
+	return append([]chattemplate.Message{{Role: "user", Content: sys.Content}}, rest...), true
 }
 
 // Generate implements assistant.Engine.

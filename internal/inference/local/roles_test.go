@@ -1,0 +1,64 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"partnerapi/internal/assistant"
+)
+
+// TestPromptRolesAndSystemMerge checks what local templates see: the
+// provider's roles mapped as for an upstream (search_result is the user's,
+// function_in_progress is dropped, function is tool), and a system message
+// folded into the first user message for templates that refuse one.
+func TestPromptRolesAndSystemMerge(t *testing.T) {
+	mistral, err := os.ReadFile("../chattemplate/testdata/mistral-v0.1.jinja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const echo = `{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}`
+	msg := func(role, content string) assistant.Message { return assistant.Message{Role: role, Content: content} }
+	tests := []struct {
+		name     string
+		template string
+		msgs     []assistant.Message
+		want     string // the prompt's text, without BOS
+		wantErr  string // a TemplateError's reason
+	}{
+		{"provider roles", echo, []assistant.Message{msg("system", "S"), msg("user", "U"), msg("search_result", "R"),
+			msg("assistant", "A"), msg("function_in_progress", "P"), msg("function", "F")},
+			"system:S;user:U;user:R;assistant:A;tool:F;", ""},
+		{"system refused, merged", string(mistral), []assistant.Message{msg("system", "Be brief."), msg("user", "Hi")},
+			"[INST] Be brief.\n\nHi [/INST]", ""},
+		{"system alone", string(mistral), []assistant.Message{msg("system", "Be brief.")}, "[INST] Be brief. [/INST]", ""},
+		{"search result in a refusing template", string(mistral), []assistant.Message{msg("search_result", "R"), msg("function_in_progress", "P")},
+			"[INST] R [/INST]", ""},
+		{"roles still must alternate", string(mistral), []assistant.Message{msg("system", "Be brief."), msg("user", "a"), msg("user", "b")},
+			"", "Conversation roles must alternate user/assistant/user/assistant/..."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest, _ := json.Marshal(Manifest{ChatTemplate: tc.template})
+			e := openEngine(t, string(manifest), Options{})
+			s := e.models["stories260K"]
+			ids, err := s.prompt(tc.msgs, nil)
+			if tc.wantErr != "" {
+				var te *assistant.TemplateError
+				if !errors.As(err, &te) || te.Reason != tc.wantErr {
+					t.Fatalf("got %v, want a TemplateError %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.Tokenizer.Decode(ids)
+			if strings.TrimPrefix(got, "<s>") != tc.want {
+				t.Errorf("prompt %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
