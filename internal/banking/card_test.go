@@ -73,7 +73,7 @@ func TestParseLimitChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Limit != "12.30" || l.ExternalID != "4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a" || l.BankStatus != "" {
+	if l.Limit != "12.30" || l.ExternalID != "4F9C2A1E-8B3D-4C5E-9F6A-7B8C9D0E1F2A" || l.BankStatus != "" {
 		t.Fatalf("parsed %+v", l)
 	}
 	for _, tc := range []struct {

@@ -3,7 +3,6 @@ package banking
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"partnerapi/internal/gost"
 )
@@ -12,16 +11,6 @@ import (
 // user; unknown or inactive certificates give KindSignCheck.
 type JWSCertificates interface {
 	JWSCertificate(ctx context.Context, p Principal, kid string) (*gost.Certificate, error)
-}
-
-// sandboxCertUUIDs are the reference's fixed sandbox test certificates: in
-// the sandbox a JWS under one of them is accepted as signed, the way the
-// provider's sandbox accepts them for digest signatures.
-var sandboxCertUUIDs = []string{
-	"bb014b5d-8159-40be-97c1-eafeed4a8c3d", // sole
-	"d5d4f811-f4d4-4205-a70f-58f772eeab72", // first
-	"4f29c8ef-b55d-43c7-a321-f2b1303a29cd", // second
-	"f47ac10b-58cc-4372-a567-0e02b2c3d479", // qualified
 }
 
 // OpenJWS checks a compact JWS transport signature (reference §9.6) and
@@ -39,7 +28,10 @@ func (c *Cards) OpenJWS(ctx context.Context, p Principal, compact []byte) ([]byt
 		return nil, &Error{Kind: KindDeserialization, Message: "Тело запроса не является JWS compact serialization"}
 	}
 	kid := j.Header.Kid
-	if c.cfg.Contour == ContourSandbox && slices.Contains(sandboxCertUUIDs, kid) {
+	// In the sandbox a JWS under one of the reference's fixed test
+	// certificates (SandboxCertRoles, any case) is accepted as signed, the
+	// way the provider's sandbox accepts them for digest signatures.
+	if _, fixed := SandboxCertRole(kid); c.cfg.Contour == ContourSandbox && fixed {
 		return j.Payload, nil
 	}
 	if c.certs == nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,10 +60,13 @@ func TestOpenJWSIdentityCertificates(t *testing.T) {
 				t.Errorf("%s kid %s: %v", contour, kid, err)
 			}
 		}
-		// Sandbox test certificates pass only in the sandbox.
-		_, err := c.OpenJWS(ctx, p, sign("bb014b5d-8159-40be-97c1-eafeed4a8c3d"))
-		if want := contour == ContourSandbox; (err == nil) != want {
-			t.Errorf("%s sandbox kid: %v", contour, err)
+		// Sandbox test certificates pass only in the sandbox, their uuid
+		// in either case.
+		for _, kid := range []string{SandboxCertSole, strings.ToUpper(SandboxCertSole)} {
+			_, err := c.OpenJWS(ctx, p, sign(kid))
+			if want := contour == ContourSandbox; (err == nil) != want {
+				t.Errorf("%s sandbox kid %s: %v", contour, kid, err)
+			}
 		}
 	}
 }

@@ -129,7 +129,9 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 	if len(v.FieldNames) > 0 {
 		return l, v
 	}
-	l.ExternalID = strings.ToLower(l.ExternalID)
+	// The externalId keeps the client's text: the partner signs it as sent
+	// (LimitDigest) and the answer echoes it. Only the store folds its case,
+	// so the same UUID in another case is the same application.
 	l.BankStatus, l.BankComment = "", ""
 	return l, nil
 }

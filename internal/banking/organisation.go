@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"partnerapi/internal/gost"
@@ -56,6 +57,14 @@ var SandboxCertRoles = map[string]SignatureRole{
 	SandboxCertFirst:     RoleFirst,
 	SandboxCertSecond:    RoleSecond,
 	SandboxCertQualified: RoleQualified,
+}
+
+// SandboxCertRole is the role of a sandbox certificate named by uuid in
+// any case: IsCanonicalUUID accepts upper-case hex digits, so a partner
+// writing the reference's uuids in upper case names the same certificate.
+func SandboxCertRole(uuid string) (SignatureRole, bool) {
+	r, ok := SandboxCertRoles[strings.ToLower(uuid)]
+	return r, ok
 }
 
 // SandboxSeed is the sandbox's initial data. The partner app's secret is

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"partnerapi/internal/gost"
 )
@@ -74,7 +75,8 @@ func (v *signatureVerifier) verify(ctx context.Context, p Principal, digest stri
 		}
 		// At most two signatures: the ones before this one, all checked
 		// already, are compared directly rather than through a set.
-		if slices.ContainsFunc(sigs[:i], func(prev DigestSignature) bool { return prev.CertificateUUID == s.CertificateUUID }) {
+		// The same uuid in another case names the same certificate.
+		if slices.ContainsFunc(sigs[:i], func(prev DigestSignature) bool { return strings.EqualFold(prev.CertificateUUID, s.CertificateUUID) }) {
 			return SignatureSet{}, Errorf(KindWorkflow, "Документ дважды подписан сертификатом %s", s.CertificateUUID)
 		}
 		cms, err := base64.StdEncoding.DecodeString(s.Base64Encoded)
@@ -107,7 +109,7 @@ func (v *signatureVerifier) verify(ctx context.Context, p Principal, digest stri
 // sandboxRole: in the sandbox the fixed certificate uuid decides the
 // outcome and the signature bytes are not checked (reference §7).
 func sandboxRole(s DigestSignature) (SignatureRole, error) {
-	role, ok := SandboxCertRoles[s.CertificateUUID]
+	role, ok := SandboxCertRole(s.CertificateUUID)
 	if !ok {
 		return "", Errorf(KindWorkflow, "Сертификат %s не найден или недействителен. Проверьте сертификат подписи", s.CertificateUUID)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,9 @@ func TestSandboxSignatureRules(t *testing.T) {
 		{"second+sole", []DigestSignature{sig(SandboxCertSecond), sig(SandboxCertSole)}, KindWorkflow, false, false, false},
 		{"qualified+first", []DigestSignature{qual, sig(SandboxCertFirst)}, KindWorkflow, false, false, false},
 		{"same cert twice", []DigestSignature{sig(SandboxCertFirst), sig(SandboxCertFirst)}, KindWorkflow, false, false, false},
+		{"sole in upper case", []DigestSignature{sig(strings.ToUpper(SandboxCertSole))}, 0, true, true, false},
+		{"first and second in upper case", []DigestSignature{sig(strings.ToUpper(SandboxCertFirst)), sig(strings.ToUpper(SandboxCertSecond))}, 0, true, true, false},
+		{"same cert twice in two cases", []DigestSignature{sig(SandboxCertFirst), sig(strings.ToUpper(SandboxCertFirst))}, KindWorkflow, false, false, false},
 		{"three", []DigestSignature{sig(SandboxCertFirst), sig(SandboxCertSecond), sig(SandboxCertSole)}, KindWorkflow, false, false, false},
 		{"not base64", []DigestSignature{{Base64Encoded: "%%%", CertificateUUID: SandboxCertSole}}, KindValidation, false, false, false},
 		{"empty signature", []DigestSignature{{CertificateUUID: SandboxCertSole}}, KindValidation, false, false, false},

@@ -183,11 +183,14 @@ func (s *CardStore) CreateLimit(ctx context.Context, l banking.LimitChange) erro
 	}
 	// The card's status is re-checked in the same statement, so a card
 	// blocked between the service's check and this insert gets no limit.
+	// The key is the externalId in lower case, as Limit looks it up: a UUID
+	// is one application whatever the case the partner wrote it in, while
+	// the service keeps the partner's text for the digest and the answer.
 	res, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_card_limits (org_id, external_id, partner_id, card_id, code, amount, doc_date,
 		doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at)
 		SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14
 		WHERE EXISTS (SELECT 1 FROM banking_cards WHERE org_id = $1 AND card_id = $4 AND status IN ($15, $16))`,
-		l.OrgID, l.ExternalID, l.PartnerID, l.BusinessCardID, l.Code, string(l.Limit), l.Date, l.Number, string(sigs),
+		l.OrgID, strings.ToLower(l.ExternalID), l.PartnerID, l.BusinessCardID, l.Code, string(l.Limit), l.Date, l.Number, string(sigs),
 		l.BankStatus, l.BankComment, l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt),
 		string(banking.CardActive), string(banking.CardNotDelivered))
 	if sqldb.IsUniqueViolation(err) {

@@ -95,8 +95,12 @@ func insertOffer(ctx context.Context, e idExecer, clientID, account, suffix stri
 }
 
 func insertCert(ctx context.Context, e idExecer, c banking.Certificate, suffix string) error {
+	// A certificate's uuid is stored in lower case, the form GetCertificate
+	// looks up: partners may name it in either case (a UUID's hex digits are
+	// case-insensitive), and the same certificate cannot be added twice in
+	// two cases.
 	_, err := e.ExecContext(ctx, `INSERT INTO banking_certs (uuid, user_id, org_id, der, issuer, serial, type_name, role, active) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`+suffix,
-		c.UUID, c.UserID, c.OrgID, c.DER, c.Issuer, c.Serial, c.TypeName, string(c.Role), idBool(c.Active))
+		strings.ToLower(c.UUID), c.UserID, c.OrgID, c.DER, c.Issuer, c.Serial, c.TypeName, string(c.Role), idBool(c.Active))
 	return idInsertErr("certificate", err)
 }
 
@@ -285,7 +289,7 @@ func (s *IdentityStore) OfferSigned(ctx context.Context, clientID, account strin
 
 func (s *IdentityStore) AddCertificate(ctx context.Context, c banking.Certificate) error {
 	// Forgotten once committed, so no read before it is cached past it.
-	defer forgetCertificate(s.db, c.UUID)
+	defer forgetCertificate(s.db, strings.ToLower(c.UUID))
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var org string
 		if err := tx.QueryRowContext(ctx, `SELECT org_id FROM banking_users WHERE id = $1`, c.UserID).Scan(&org); err != nil {
@@ -309,9 +313,19 @@ func scanCert(sc interface{ Scan(...any) error }) (banking.Certificate, error) {
 
 // GetCertificate reads a certificate through the database's read cache
 // (token_cache.go). A cached row is shared: its DER is never written.
+//
+// The uuid is matched whatever its case: it is looked up in lower case, the
+// form rows are written in (insertCert), and only on a miss compared
+// case-insensitively, for a row written in another case before uuids were
+// folded. A miss is an unknown certificate, rare and refused, so the scan
+// it costs stays off the signing path.
 func (s *IdentityStore) GetCertificate(ctx context.Context, uuid string) (banking.Certificate, error) {
-	return cachedCertificate(s.db, uuid, func() (banking.Certificate, error) {
-		c, err := scanCert(s.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE uuid = $1`, uuid))
+	key := strings.ToLower(uuid)
+	return cachedCertificate(s.db, key, func() (banking.Certificate, error) {
+		c, err := scanCert(s.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE uuid = $1`, key))
+		if errors.Is(err, sql.ErrNoRows) {
+			c, err = scanCert(s.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE lower(uuid) = $1`, key))
+		}
 		return c, idNotFound(err)
 	})
 }
