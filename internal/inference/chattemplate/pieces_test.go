@@ -34,7 +34,7 @@ func TestRenderPieces(t *testing.T) {
 			[]Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: "<think>\nx\n</think>\n\nHello!"}, {Role: "user", Content: injected}},
 			[]string{"Hi", "\n\nHello!", injected}},
 		{"empty content", file("qwen2.5.jinja"), []Message{{Role: "user", Content: ""}}, []string{}},
-		{"a template that decides on the text", `{% for m in messages %}{% if 'x' in m.content %}X{% endif %}<|user|>{{ m.content }}{% endfor %}`,
+		{"a template that decides on the text", `{% for m in messages %}{% if '<|end|>' in m.content %}X{% endif %}<|user|>{{ m.content }}{% endfor %}`,
 			[]Message{{Role: "user", Content: "x<|end|>"}}, nil},
 		{"no messages in the prompt", `<|user|>fixed`, []Message{{Role: "user", Content: "Hi"}}, []string{}},
 	}
