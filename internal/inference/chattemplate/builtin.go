@@ -20,19 +20,32 @@ var builtins = []struct {
 // strings identify, else (and for an empty source) the plain-text fallback.
 // fallback reports that the model's own template is not the one used, which
 // callers should log.
+//
+// A template that parses may still use a feature the Jinja library lacks,
+// which shows only when it renders: Render then falls back to the same
+// built-in format, with a warning logged, rather than failing every request
+// on a model's template the client cannot change. The template's own
+// raise_exception is no such failure and stays the caller's error.
 func ForModel(source string) (t *Template, fallback bool) {
 	if source == "" {
 		return PlainText(), false
 	}
 	if t, err := Parse(source); err == nil {
+		t.fallback = builtinFor(source)
 		return t, false
 	}
+	return builtinFor(source), true
+}
+
+// builtinFor is the built-in format source's marker strings identify, else
+// the plain-text fallback.
+func builtinFor(source string) *Template {
 	for _, b := range builtins {
 		if strings.Contains(source, b.marker) {
 			if t, err := Parse(b.source); err == nil {
-				return t, true
+				return t
 			}
 		}
 	}
-	return PlainText(), true
+	return PlainText()
 }

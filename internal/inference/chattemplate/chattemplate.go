@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
@@ -50,6 +52,10 @@ type Options struct {
 type Template struct {
 	source string
 	jinja  *exec.Template // nil for the plain-text fallback
+	// fallback renders when jinja fails for a reason other than the
+	// template's raise_exception (ForModel); nil: such failures are errors.
+	fallback *Template
+	warned   atomic.Bool // the fallback's warning was logged
 }
 
 // ErrTemplate wraps template parse and render failures, including the
@@ -80,6 +86,7 @@ func Parse(source string) (t *Template, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTemplate, err)
 	}
+	fixNegativeIndexes(tpl.Root())
 	return &Template{source: source, jinja: tpl}, nil
 }
 
@@ -100,9 +107,17 @@ func (t *Template) Source() string { return t.source }
 
 // Render renders msgs.
 func (t *Template) Render(msgs []Message, opts Options) (out string, err error) {
+	origMsgs, origOpts := msgs, opts
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", fmt.Errorf("%w: render panic: %v", ErrTemplate, r)
+		}
+		var raised *RaisedError
+		if err != nil && t.fallback != nil && !errors.As(err, &raised) {
+			if !t.warned.Swap(true) {
+				slog.Warn("chat template: the model's template failed to render; using the built-in format its markers identify", "error", err)
+			}
+			out, err = t.fallback.Render(origMsgs, origOpts)
 		}
 	}()
 	if len(opts.Tools) > 0 && !t.rendersTools() {
@@ -117,29 +132,32 @@ func (t *Template) Render(msgs []Message, opts Options) (out string, err error) 
 		}
 		return strings.Join(parts, "\n\n"), nil
 	}
+	// The dictionaries are built in the order Hugging Face's callers build
+	// them, which tojson keeps.
+	var order orderRecorder
+	defer order.release()
 	list := make([]map[string]any, len(msgs))
 	for i, m := range msgs {
-		d := map[string]any{"role": m.Role, "content": m.Content}
+		kv := []any{"role", m.Role, "content", m.Content}
 		if m.Name != "" {
-			d["name"] = m.Name
+			kv = append(kv, "name", m.Name)
 		}
 		if m.ToolCall != nil {
 			// The OpenAI shape templates are written against.
-			d["tool_calls"] = []any{map[string]any{"type": "function", "function": map[string]any{
-				"name": m.ToolCall.Name, "arguments": jsonValue(m.ToolCall.Arguments),
-			}}}
+			kv = append(kv, "tool_calls", []any{order.object("type", "function", "function", order.object(
+				"name", m.ToolCall.Name, "arguments", order.decode(m.ToolCall.Arguments)))})
 		}
-		list[i] = d
+		list[i] = order.object(kv...)
 	}
 	vars := map[string]any{}
 	if len(opts.Tools) > 0 {
 		tools := make([]any, len(opts.Tools))
 		for i, tool := range opts.Tools {
-			fn := map[string]any{"name": tool.Name, "description": tool.Description}
+			kv := []any{"name", tool.Name, "description", tool.Description}
 			if len(tool.Parameters) > 0 {
-				fn["parameters"] = jsonValue(tool.Parameters)
+				kv = append(kv, "parameters", order.decode(tool.Parameters))
 			}
-			tools[i] = map[string]any{"type": "function", "function": fn}
+			tools[i] = order.object("type", "function", "function", order.object(kv...))
 		}
 		vars["tools"] = tools
 	}
@@ -168,16 +186,6 @@ func (t *Template) Render(msgs []Message, opts Options) (out string, err error) 
 		return "", fmt.Errorf("%w: %v", ErrTemplate, err)
 	}
 	return out, nil
-}
-
-// jsonValue decodes raw JSON for the template (objects become maps, so
-// templates can index and tojson them); invalid JSON stays a string.
-func jsonValue(raw json.RawMessage) any {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return string(raw)
-	}
-	return v
 }
 
 // strftimeNow serves templates (Llama 3.x) that print today's date; it maps

@@ -205,6 +205,47 @@ func TestForModelFallsBackByMarker(t *testing.T) {
 	}
 }
 
+// TestForModelFallsBackAtRender checks a model template that parses but
+// uses what the Jinja library lacks: it renders in the built-in format its
+// markers identify, while the template's own raise_exception stays an error.
+func TestForModelFallsBackAtRender(t *testing.T) {
+	const unsupported = `{% for m in messages %}<|im_start|>{{ m.role }}{{ m.content.no_such_method() }}{% endfor %}`
+	tests := []struct {
+		name, source string
+		msgs         []Message
+		want         string
+		wantRaised   string
+	}{
+		{"unsupported method, chatml markers", unsupported, conversation[:2],
+			"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n", ""},
+		{"unsupported method, no markers", `{{ messages[0].content.no_such_method() }}`, conversation[:2], "Be brief.\n\nHi there", ""},
+		{"raise_exception is not a fallback", `<|im_start|>{{ raise_exception('no system messages') }}`, conversation[:2], "", "no system messages"},
+		{"working template is used", `<|im_start|>{{ messages[1].content }}`, conversation[:2], "<|im_start|>Hi there", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tpl, fallback := ForModel(tc.source)
+			if fallback {
+				t.Fatal("a parsable template is reported as replaced")
+			}
+			got, err := tpl.Render(tc.msgs, Options{BOSToken: "<s>", AddGenerationPrompt: true})
+			if tc.wantRaised != "" {
+				var raised *RaisedError
+				if !errors.As(err, &raised) || raised.Message != tc.wantRaised {
+					t.Fatalf("got %q, %v; want the raised %q", got, err, tc.wantRaised)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestToolsAndToolCalls(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("testdata", "qwen2.5.jinja"))
 	if err != nil {

@@ -26,9 +26,13 @@ func jinjaConfig() *config.Config {
 	return c
 }
 
-// environment is gonja's default environment: its filters, tests, control
+// gonjaDefault is gonja's default environment: its filters, tests, control
 // structures and methods.
-var environment = gonja.DefaultEnvironment
+var gonjaDefault = gonja.DefaultEnvironment
+
+// environment is the one chat templates render in: gonja's, with the
+// Python behaviours of pycompat.go.
+var environment = pyEnvironment()
 
 // errNoIncludes refuses every template but the root: a model file's
 // template must not read other files from the server's disk through
