@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -151,6 +152,15 @@ func (s *PaymentStore) submit(ctx context.Context, sp *banking.StoredPayment, p 
 
 const paymentCols = `org_id, kind, doc, kopecks, status, comment, roles, channel, created_at, updated_at`
 
+// keyedRow scans a row whose first column is external_id into key and
+// hands the rest to scanPayment.
+type keyedRow struct {
+	row interface{ Scan(...any) error }
+	key *string
+}
+
+func (k keyedRow) Scan(dest ...any) error { return k.row.Scan(append([]any{k.key}, dest...)...) }
+
 func scanPayment(sc interface{ Scan(...any) error }) (*banking.StoredPayment, error) {
 	var sp banking.StoredPayment
 	var kind, doc, roles string
@@ -166,12 +176,33 @@ func scanPayment(sc interface{ Scan(...any) error }) (*banking.StoredPayment, er
 	return &sp, nil
 }
 
+// paymentKeyOf is the key a document is stored under: its externalId in
+// lower case, so one UUID written in two cases is one document (a UUID's hex
+// digits are case-insensitive) while the stored document, its digest and
+// every answer keep the partner's text. Rows written before keys were
+// folded keep their key as it was sent; lookups (keyMatch) find them by
+// that exact text too, so no migration rewrites them.
+func paymentKeyOf(externalID string) string { return strings.ToLower(externalID) }
+
+// keyMatch is the condition on external_id of a lookup by the partner's
+// externalId: the folded key, or the text itself for a row stored before
+// keys were folded. Its two parameters are keyArgs's values.
+func keyMatch(first int) string {
+	return "external_id IN ($" + strconv.Itoa(first) + ", $" + strconv.Itoa(first+1) + ")"
+}
+
+// keyArgs are the parameters of keyMatch for externalID.
+func keyArgs(externalID string) (folded, sent string) {
+	return paymentKeyOf(externalID), externalID
+}
+
 func notFound(externalID string) error {
 	return banking.Errorf(banking.KindDataNotFound, "Платежный документ с внешним идентификатором %s не найден", externalID)
 }
 
 func (s *PaymentStore) GetPayment(ctx context.Context, orgID, externalID string) (*banking.StoredPayment, error) {
-	sp, err := scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID))
+	folded, sent := keyArgs(externalID)
+	sp, err := scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2), orgID, folded, sent))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(externalID)
 	}
@@ -183,11 +214,13 @@ func (s *PaymentStore) GetPayment(ctx context.Context, orgID, externalID string)
 
 func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, from string, roles []banking.SignatureRole, history []banking.StatusChange) (*banking.StoredPayment, error) {
 	last := history[len(history)-1]
+	folded, sent := keyArgs(externalID)
 	var sp *banking.StoredPayment
+	var key string
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE banking_payments SET status = $1, comment = $2, roles = $3, updated_at = $4
-			WHERE org_id = $5 AND external_id = $6 AND status = $7`,
-			last.Status, last.Comment, joinRoles(roles), micros(last.At), orgID, externalID, from)
+			WHERE org_id = $5 AND `+keyMatch(6)+` AND status = $8`,
+			last.Status, last.Comment, joinRoles(roles), micros(last.At), orgID, folded, sent, from)
 		if err != nil {
 			return err
 		}
@@ -196,11 +229,14 @@ func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, fr
 		} else if n == 0 {
 			return banking.Errorf(banking.KindWorkflow, "Статус документа %s изменился, повторите запрос", externalID)
 		}
-		sp, err = scanPayment(tx.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID))
+		// The history and webhook rows take the row's own key, folded or
+		// (a row stored before keys were folded) as it was sent.
+		row := tx.QueryRowContext(ctx, `SELECT external_id, `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2), orgID, folded, sent)
+		sp, err = scanPayment(keyedRow{row, &key})
 		if err != nil {
 			return err
 		}
-		return recordHistory(ctx, tx, orgID, externalID, banking.PartnerOfChannel(sp.Channel), history)
+		return recordHistory(ctx, tx, orgID, key, banking.PartnerOfChannel(sp.Channel), history)
 	})
 	if err != nil {
 		if banking.KindOf(err) != banking.KindInternal {
@@ -218,7 +254,8 @@ func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, fr
 func (s *PaymentStore) PaymentHistory(ctx context.Context, orgID, externalID string) ([]banking.StatusChange, error) {
 	var out []banking.StatusChange
 	var walked sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT walked_at FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID).Scan(&walked)
+	folded, sent := keyArgs(externalID)
+	err := s.db.QueryRowContext(ctx, `SELECT walked_at FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2), orgID, folded, sent).Scan(&walked)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("payment history: %w", err)
 	}
@@ -229,7 +266,7 @@ func (s *PaymentStore) PaymentHistory(ctx context.Context, orgID, externalID str
 		}
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, comment, at FROM banking_payment_history
-		WHERE org_id = $1 AND external_id = $2 ORDER BY id`, orgID, externalID)
+		WHERE org_id = $1 AND `+keyMatch(2)+` ORDER BY id`, orgID, folded, sent)
 	if err != nil {
 		return nil, fmt.Errorf("payment history: %w", err)
 	}

@@ -15,7 +15,11 @@ import (
 // history) done by its caller before it queues, so the single committer only
 // runs SQL.
 type newPayment struct {
-	sp    *banking.StoredPayment
+	sp *banking.StoredPayment
+	// key is the row's external_id, the document's externalId folded to
+	// lower case (paymentKeyOf); the document itself keeps the partner's
+	// text.
+	key   string
 	doc   string
 	roles string
 	// walkedAt is the time (µs) of a processing walk recorded in the
@@ -66,7 +70,7 @@ func newWalkedPayment(sp *banking.StoredPayment, doc string, at time.Time) *newP
 
 // newRow is the document row of sp, without history.
 func newRow(sp *banking.StoredPayment, doc string) *newPayment {
-	p := &newPayment{sp: sp, doc: doc, roles: joinRoles(sp.Roles), client: banking.PartnerOfChannel(sp.Channel)}
+	p := &newPayment{sp: sp, key: paymentKeyOf(sp.Doc.ExternalID), doc: doc, roles: joinRoles(sp.Roles), client: banking.PartnerOfChannel(sp.Channel)}
 	p.created = any(micros(sp.CreatedAt))
 	p.updated = p.created
 	if !sp.UpdatedAt.Equal(sp.CreatedAt) {
@@ -78,7 +82,7 @@ func newRow(sp *banking.StoredPayment, doc string) *newPayment {
 // paymentKey is the document's unique key: two creates with one externalId
 // in one organisation never share a batch, so the second one to commit
 // meets the first one's row and fails alone.
-func paymentKey(p *newPayment) string { return p.sp.OrgID + "\x00" + p.sp.Doc.ExternalID }
+func paymentKey(p *newPayment) string { return p.sp.OrgID + "\x00" + p.key }
 
 // duplicatePayment is the answer for an externalId the organisation
 // already used.
@@ -128,11 +132,11 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 			continue
 		}
 		for _, h := range p.history {
-			hist.row(p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, micros(h.At))
+			hist.row(p.sp.OrgID, p.key, h.Status, h.Comment, micros(h.At))
 		}
 		for _, h := range p.final {
 			at := micros(h.At)
-			hooks.row(p.sp.OrgID, p.sp.Doc.ExternalID, h.Status, h.Comment, at, at, p.client)
+			hooks.row(p.sp.OrgID, p.key, h.Status, h.Comment, at, at, p.client)
 		}
 	}
 	if err := hist.exec(ctx, tx); err != nil {
@@ -157,7 +161,7 @@ func insertPayments(ctx context.Context, tx *sql.Tx, stmts *batchStatements, bat
 	docs.args = make([]any, 0, 12*len(batch))
 	for _, p := range batch {
 		sp := p.sp
-		docs.row(sp.OrgID, sp.Doc.ExternalID, string(sp.Kind), p.doc, sp.Kopecks, sp.Status, sp.Comment,
+		docs.row(sp.OrgID, p.key, string(sp.Kind), p.doc, sp.Kopecks, sp.Status, sp.Comment,
 			p.roles, sp.Channel, p.created, p.updated, p.walkedAt)
 	}
 	// The savepoint's two statements run every batch, so they are

@@ -29,7 +29,7 @@ func writePaymentBatchPostgres(ctx context.Context, q querier, batch []*newPayme
 	}
 	for _, p := range batch {
 		sp := p.sp
-		d.org, d.ext, d.kind, d.doc = append(d.org, sp.OrgID), append(d.ext, sp.Doc.ExternalID), append(d.kind, string(sp.Kind)), append(d.doc, p.doc)
+		d.org, d.ext, d.kind, d.doc = append(d.org, sp.OrgID), append(d.ext, p.key), append(d.kind, string(sp.Kind)), append(d.doc, p.doc)
 		d.status, d.comment, d.roles, d.channel = append(d.status, sp.Status), append(d.comment, sp.Comment), append(d.roles, p.roles), append(d.channel, sp.Channel)
 		d.kopecks, d.created, d.updated = append(d.kopecks, sp.Kopecks), append(d.created, micros(sp.CreatedAt)), append(d.updated, micros(sp.UpdatedAt))
 		var walked *int64
@@ -38,10 +38,10 @@ func writePaymentBatchPostgres(ctx context.Context, q querier, batch []*newPayme
 		}
 		d.walked = append(d.walked, walked)
 		for _, m := range p.history {
-			h.org, h.ext, h.status, h.comment, h.at = append(h.org, sp.OrgID), append(h.ext, sp.Doc.ExternalID), append(h.status, m.Status), append(h.comment, m.Comment), append(h.at, micros(m.At))
+			h.org, h.ext, h.status, h.comment, h.at = append(h.org, sp.OrgID), append(h.ext, p.key), append(h.status, m.Status), append(h.comment, m.Comment), append(h.at, micros(m.At))
 		}
 		for _, m := range p.final {
-			w.org, w.ext, w.status, w.comment, w.at = append(w.org, sp.OrgID), append(w.ext, sp.Doc.ExternalID), append(w.status, m.Status), append(w.comment, m.Comment), append(w.at, micros(m.At))
+			w.org, w.ext, w.status, w.comment, w.at = append(w.org, sp.OrgID), append(w.ext, p.key), append(w.status, m.Status), append(w.comment, m.Comment), append(w.at, micros(m.At))
 			w.client = append(w.client, p.client)
 		}
 	}

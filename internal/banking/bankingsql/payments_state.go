@@ -45,16 +45,17 @@ func (c *crucialHashes) put(key, hash string) {
 // PaymentState answers GET …/state from the status columns, without
 // decoding the document when its hash is known.
 func (s *PaymentStore) PaymentState(ctx context.Context, orgID, externalID string) (banking.State, error) {
-	key := orgID + "\x00" + externalID
+	folded, sent := keyArgs(externalID)
+	key := orgID + "\x00" + folded
 	var st banking.State
 	hash, known := s.hashes.get(key)
 	var err error
 	if known {
-		err = s.db.QueryRowContext(ctx, `SELECT status, comment, channel FROM banking_payments WHERE org_id = $1 AND external_id = $2`,
-			orgID, externalID).Scan(&st.BankStatus, &st.BankComment, &st.ChannelInfo)
+		err = s.db.QueryRowContext(ctx, `SELECT status, comment, channel FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2),
+			orgID, folded, sent).Scan(&st.BankStatus, &st.BankComment, &st.ChannelInfo)
 	} else {
 		var sp *banking.StoredPayment
-		if sp, err = scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND external_id = $2`, orgID, externalID)); err == nil {
+		if sp, err = scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2), orgID, folded, sent)); err == nil {
 			st.BankStatus, st.BankComment, st.ChannelInfo = sp.Status, sp.Comment, sp.Channel
 			hash = banking.CrucialFieldsHash(&sp.Doc)
 			s.hashes.put(key, hash)
