@@ -10,11 +10,13 @@ import (
 // read at each scrape (local.Engine.Stats): what an operator sizing
 // --assistant-engine-concurrency or watching memory needs to see, the
 // requests in and waiting for the batch and the KV memory in use, kept by
-// the prefix cache, and pooled for the next requests.
+// the prefix cache, and pooled for the next requests, and how long clients
+// wait for the first token.
 type engineCollector struct {
 	engine                                                *local.Engine
 	requests, sequences, kvBytes, cachedPrompts, maxBatch *prometheus.Desc
 	steps, prefixHits, prefillTokens, decodedTokens       *prometheus.Desc
+	ttft                                                  *prometheus.Desc
 }
 
 func newEngineCollector(e *local.Engine) *engineCollector {
@@ -33,11 +35,12 @@ func newEngineCollector(e *local.Engine) *engineCollector {
 		prefixHits:    desc("prefix_hits_total", "Requests that reused a cached prompt prefix."),
 		prefillTokens: desc("prefill_tokens_total", "Prompt tokens run through the model."),
 		decodedTokens: desc("decoded_tokens_total", "Tokens sampled (end-of-generation included)."),
+		ttft:          desc("time_to_first_token_seconds", "Time from a chat request reaching the engine to its first token: queueing for a slot, rendering the prompt and prefill."),
 	}
 }
 
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.requests, c.sequences, c.kvBytes, c.cachedPrompts, c.maxBatch, c.steps, c.prefixHits, c.prefillTokens, c.decodedTokens} {
+	for _, d := range []*prometheus.Desc{c.requests, c.sequences, c.kvBytes, c.cachedPrompts, c.maxBatch, c.steps, c.prefixHits, c.prefillTokens, c.decodedTokens, c.ttft} {
 		ch <- d
 	}
 }
@@ -64,5 +67,7 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.prefixHits, st.PrefixHits, m)
 		counter(c.prefillTokens, st.PrefillTokens, m)
 		counter(c.decodedTokens, st.DecodedTokens, m)
+		h := st.TimeToFirstToken
+		ch <- prometheus.MustNewConstHistogram(c.ttft, h.Count, h.Sum, h.Buckets, m)
 	}
 }

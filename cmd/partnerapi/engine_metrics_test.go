@@ -61,4 +61,19 @@ func TestEngineMetrics(t *testing.T) {
 		t.Errorf("cached KV bytes %v: the finished prompt should be in the prefix cache", v)
 	}
 	value(`partnerapi_engine_kv_bytes{model="stories260K",use="pooled"}`)
+	// The one chat completion is one observation of the time to its first
+	// token.
+	for _, tc := range []struct {
+		series   string
+		min, max float64
+	}{
+		{`partnerapi_engine_time_to_first_token_seconds_count{model="stories260K"}`, 1, 1},
+		{`partnerapi_engine_time_to_first_token_seconds_sum{model="stories260K"}`, 1e-9, 60},
+		{`partnerapi_engine_time_to_first_token_seconds_bucket{model="stories260K",le="+Inf"}`, 1, 1},
+		{`partnerapi_engine_time_to_first_token_seconds_bucket{model="stories260K",le="60"}`, 1, 1},
+	} {
+		if v := value(tc.series); v < tc.min || v > tc.max {
+			t.Errorf("%s = %v, want %v..%v", tc.series, v, tc.min, tc.max)
+		}
+	}
 }

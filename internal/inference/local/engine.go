@@ -103,6 +103,10 @@ type served struct {
 	slots      chan struct{}
 	queueDepth int64
 	waiting    atomic.Int64
+
+	// ttft is the time from Generate's call to the first token of its
+	// answer: queueing, rendering and prefill, what a streaming client waits.
+	ttft latencyHistogram
 }
 
 // acquire takes a batch slot, waiting (within ctx) in the bounded queue.
@@ -376,6 +380,7 @@ func systemMerged(msgs []chattemplate.Message) (merged []chattemplate.Message, o
 
 // Generate implements assistant.Engine.
 func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+	start := time.Now()
 	s, ok := e.models[req.Model]
 	if !ok {
 		return assistant.Result{}, assistant.ErrNoSuchModel
@@ -397,7 +402,7 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 		return assistant.Result{}, err
 	}
 	defer release()
-	return s.run(ctx, prompt, GenerateParams{
+	return s.run(ctx, start, prompt, GenerateParams{
 		Temperature:       req.Temperature,
 		TopP:              req.TopP,
 		TopPSet:           req.TopPSet,
@@ -417,6 +422,7 @@ func (e *Engine) Stats() []Stats {
 		st := e.models[n].sched.snapshot()
 		st.Model = n
 		st.QueuedRequests = int(e.models[n].waiting.Load())
+		st.TimeToFirstToken = e.models[n].ttft.snapshot()
 		out = append(out, st)
 	}
 	return out

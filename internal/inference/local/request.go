@@ -113,7 +113,7 @@ func (r *request) follow(ctx context.Context, onEvent func(event) error) error {
 // run submits one generation to the scheduler and turns its tokens into
 // text on the caller's goroutine: decoding and emitting (which may block on
 // a slow client) never hold up the batch.
-func (s *served) run(ctx context.Context, prompt []int, p GenerateParams, emit func(assistant.Delta) error) (assistant.Result, error) {
+func (s *served) run(ctx context.Context, start time.Time, prompt []int, p GenerateParams, emit func(assistant.Delta) error) (assistant.Result, error) {
 	r, err := s.submit(ctx, prompt, p)
 	if err != nil {
 		return assistant.Result{}, err
@@ -141,7 +141,18 @@ func (s *served) run(ctx context.Context, prompt []int, p GenerateParams, emit f
 		}
 		return emit(assistant.Delta{Index: i, Text: text})
 	}
+	first := true
 	err = r.follow(ctx, func(ev event) error {
+		if first {
+			// The first event is the first token sampled (an end of
+			// generation included, which has no time of its own).
+			first = false
+			at := ev.at
+			if at.IsZero() {
+				at = time.Now()
+			}
+			s.ttft.observe(at.Sub(start))
+		}
 		o := &outs[ev.choice]
 		if ev.tok >= 0 {
 			o.tokens++

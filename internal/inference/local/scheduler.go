@@ -98,6 +98,9 @@ type Stats struct {
 	PrefixHits    int64 // requests that reused a cached prefix
 	PrefillTokens int64 // prompt tokens run through the model
 	DecodedTokens int64 // tokens sampled (end-of-generation included)
+	// TimeToFirstToken is the time from a Generate call to its first token,
+	// over the calls that got one (TTFTBuckets).
+	TimeToFirstToken Histogram
 }
 
 func newScheduler(m *Model, cacheSize int, joinStep, kvIdle time.Duration) *scheduler {
