@@ -192,7 +192,10 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 	if required(p, "priority", d.Priority) && !(len(d.Priority) == 1 && '1' <= d.Priority[0] && d.Priority[0] <= '5') {
 		p.add("priority", "очерёдность платежа от 1 до 5")
 	}
-	if required(p, "purpose", d.Purpose) {
+	// A single tax payment may leave its purpose empty (§5.6: the tax
+	// service credits it by its KBK and the payer's INN); every other
+	// payment order must state what it pays for.
+	if d.Purpose != "" || !IsENPPayment(d) && required(p, "purpose", d.Purpose) {
 		lenBetween(p, "purpose", d.Purpose, 1, 210)
 	}
 	if required(p, "payerName", d.PayerName) {

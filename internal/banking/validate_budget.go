@@ -161,6 +161,12 @@ func IsBudgetPayment(d *Payment) bool {
 	return strings.HasPrefix(d.PayeeAccount, "03") || strings.HasPrefix(d.PayeeBankCorrAccount, "40102")
 }
 
+// IsENPPayment reports whether a document is a single tax payment (ЕНП,
+// §5.8): a budget payment (IsBudgetPayment) under the ЕНП's KBK.
+func IsENPPayment(d *Payment) bool {
+	return IsBudgetPayment(d) && d.DepartmentalInfo != nil && d.DepartmentalInfo.KBK == ENPKBK
+}
+
 // CheckBudgetRules applies the logical controls of §5.8 that relate the
 // budget fields to the rest of a budget payment (IsBudgetPayment): field 101
 // present, account routing by drawer status, the UIN of statuses 31 and 33,
