@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -144,6 +145,19 @@ func TestGreedyWithAPIDefaults(t *testing.T) {
 		{"API defaults", assistant.GenerateRequest{Temperature: 0, TopP: assistant.DefaultTopP, RepetitionPenalty: assistant.DefaultRepetitionPenalty}},
 		{"strong penalty", assistant.GenerateRequest{Temperature: 0, TopP: assistant.DefaultTopP, RepetitionPenalty: 1.5}},
 		{"at the greedy threshold", assistant.GenerateRequest{Temperature: 0.001, RepetitionPenalty: assistant.DefaultRepetitionPenalty, N: 2}},
+	}
+	// The ids themselves, through the model's own generator with the same
+	// parameters: shared/models/README.md's 40 reference ids.
+	m, _ := e.Model("stories260K")
+	refIDs := []int{432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408, 419, 292,
+		411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394, 261, 370, 432, 352, 266, 268, 388, 426}
+	comps, err := m.Generate(context.Background(), []int{1, 403, 407, 261, 378}, GenerateParams{MaxTokens: 40, N: 1,
+		Temperature: 0, TopP: assistant.DefaultTopP, RepetitionPenalty: assistant.DefaultRepetitionPenalty}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(comps[0].Tokens, refIDs) {
+		t.Errorf("ids %v\nwant %v", comps[0].Tokens, refIDs)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
