@@ -79,8 +79,14 @@ func (e *Engine) requestBody(req assistant.GenerateRequest, n int) map[string]an
 		"model": e.remote(req.Model), "messages": openAIMessages(req.Messages), "stream": true, "n": n,
 		"temperature": req.Temperature, "stream_options": map[string]any{"include_usage": true},
 	}
-	if req.TopP > 0 {
+	switch {
+	case req.TopP > 0:
 		body["top_p"] = req.TopP
+	case req.TopPSet:
+		// An explicit top_p of 0 keeps only the most probable token (as
+		// the local engine and llama.cpp read it); vLLM refuses 0 there,
+		// so it is asked as greedy decoding, which is the same choice.
+		body["temperature"] = 0.0
 	}
 	if req.MaxTokens > 0 {
 		body["max_tokens"] = req.MaxTokens
@@ -133,16 +139,13 @@ func openAIMessages(msgs []assistant.Message) []map[string]any {
 	callIDs := map[string]string{} // function name → id of its latest call
 	lastID := ""
 	for i, m := range msgs {
-		om := map[string]any{"role": m.Role, "content": m.Content}
-		switch m.Role {
-		case "function_in_progress":
-			// The provider's progress notice: nothing an upstream model
-			// should see, and a role OpenAI servers refuse.
+		// The provider's own roles are mapped as the local engine maps
+		// them; OpenAI servers refuse roles they do not know.
+		role, keep := assistant.ModelRole(m.Role)
+		if !keep {
 			continue
-		case "search_result":
-			// Retrieved text the client supplies; OpenAI has no such role.
-			om["role"] = "user"
 		}
+		om := map[string]any{"role": role, "content": m.Content}
 		switch {
 		case m.FunctionCall != nil:
 			id := m.FunctionsStateID

@@ -211,3 +211,31 @@ func TestRepetitionPenaltyNames(t *testing.T) {
 		t.Errorf("the neutral penalty was sent: %v", sent[1])
 	}
 }
+
+// top_p goes out as the client gave it; an explicit 0 (only the most
+// probable token) is asked as temperature 0, since vLLM refuses a top_p of
+// 0, and an absent one is not sent at all.
+func TestTopPSent(t *testing.T) {
+	tests := []struct {
+		name     string
+		topP     float64
+		set      bool
+		wantTopP any // nil: absent
+		wantTemp float64
+	}{
+		{"given", 0.5, true, 0.5, 0.7},
+		{"explicit zero", 0, true, nil, 0},
+		{"absent", 0, false, nil, 0.7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := (&Engine{}).requestBody(assistant.GenerateRequest{Model: "m", Temperature: 0.7, TopP: tc.topP, TopPSet: tc.set}, 1)
+			if got := body["top_p"]; got != tc.wantTopP {
+				t.Errorf("top_p %v, want %v", got, tc.wantTopP)
+			}
+			if got := body["temperature"]; got != tc.wantTemp {
+				t.Errorf("temperature %v, want %v", got, tc.wantTemp)
+			}
+		})
+	}
+}
