@@ -184,3 +184,42 @@ func SandboxPaymentJSON(externalID, date string) []byte {
 		`"payeeAccount":"40602810700000000025","payeeBankBic":"049805746","payeeBankCorrAccount":"30101810800000000746",` +
 		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + SandboxCertSole + `"}]}`)
 }
+
+// orgForms are the legal forms an organisation's name may open with, in
+// full and abbreviated, each with the abbreviation /v1/client-info answers
+// (reference §10 orgForm). Longer names come first, so "Публичное
+// акционерное общество" is not read as "Акционерное общество".
+var orgForms = []struct{ prefix, form string }{
+	{"общество с ограниченной ответственностью", "ООО"},
+	{"публичное акционерное общество", "ПАО"},
+	{"непубличное акционерное общество", "НАО"},
+	{"закрытое акционерное общество", "ЗАО"},
+	{"открытое акционерное общество", "ОАО"},
+	{"акционерное общество", "АО"},
+	{"индивидуальный предприниматель", "ИП"},
+	{"ООО", "ООО"}, {"ПАО", "ПАО"}, {"НАО", "НАО"}, {"ЗАО", "ЗАО"}, {"ОАО", "ОАО"}, {"АО", "АО"}, {"ИП", "ИП"},
+}
+
+// Form is the organisation's legal form as /v1/client-info names it: the
+// form its recorded name (short, then full) opens with, else ИП for a
+// 12-digit INN (a sole proprietor's; a legal entity's has 10), else "" —
+// the bank's record does not say, and a guessed ООО would misstate it.
+func (o Organisation) Form() string {
+	for _, name := range []string{o.Name, o.FullName} {
+		name = strings.TrimSpace(name)
+		for _, f := range orgForms {
+			if len(name) < len(f.prefix) || !strings.EqualFold(name[:len(f.prefix)], f.prefix) {
+				continue
+			}
+			// The form must be a whole word: "АОр…" is no АО.
+			rest := name[len(f.prefix):]
+			if rest == "" || strings.ContainsRune(" «\"'", []rune(rest)[0]) {
+				return f.form
+			}
+		}
+	}
+	if len(o.INN) == 12 {
+		return "ИП"
+	}
+	return ""
+}

@@ -72,7 +72,7 @@ func (s *server) clientInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ci := clientInfo{ShortName: org.Name, FullName: org.FullName, OGRN: org.OGRN, INN: org.INN,
-		OrgForm: "ООО", Addresses: []any{}, KPPs: []string{}, Accounts: []clientAccount{}}
+		OrgForm: org.Form(), Addresses: []any{}, KPPs: []string{}, Accounts: []clientAccount{}}
 	if org.KPP != "" {
 		ci.KPPs = append(ci.KPPs, org.KPP)
 	}
