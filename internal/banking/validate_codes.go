@@ -126,8 +126,9 @@ var keyLowDigits = func() (t [3][16]uint8) {
 func noneButDigits(s string) bool { return s == "" || allDigits(s) }
 
 // ValidAccount checks a 20-digit account held at the bank with this BIC:
-// the prefix is BIC digits 7–9; treasury accounts (`03…`) have no valid
-// prefix and skip the key (§5.4).
+// the prefix is BIC digits 7–9 at a credit institution, "0" + BIC digits
+// 5–6 at a Bank of Russia division (BankOfRussiaDivision); treasury
+// accounts (`03…`) have no valid prefix and skip the key (§5.4).
 func ValidAccount(account, bic string) bool {
 	if len(account) != 20 || !allDigits(account) {
 		return false
@@ -138,8 +139,19 @@ func ValidAccount(account, bic string) bool {
 	if !ValidBIC(bic) {
 		return false
 	}
+	if BankOfRussiaDivision(bic) {
+		return accountKeyOK("0"+bic[4:6], account)
+	}
 	return accountKeyOK(bic[6:9], account)
 }
+
+// BankOfRussiaDivision reports whether a valid BIC is a Bank of Russia
+// division's (a main office or RKC): its digits 7–9, the participant's
+// number within the region, are 000, which no credit institution has
+// (theirs are 050–999). An account held there takes "0" + BIC digits 5–6
+// as its conditional bank number in the key (§5.4), as the reference's
+// correspondent account 30101810800000000746 at BIC 049805000 does.
+func BankOfRussiaDivision(bic string) bool { return bic[6:9] == "000" }
 
 // ValidCorrAccount checks an account held at a Bank of Russia division
 // (correspondent `30101…` or ЕКС `40102…`): prefix "0" + BIC digits 5–6.

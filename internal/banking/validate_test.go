@@ -61,6 +61,12 @@ func TestAccountKeys(t *testing.T) {
 		{"40102810445370000059", "017003983", true, true},
 		{"40102810445370000059", "017003983", false, false},
 		{"4070281053883341173", "044525225", false, false},
+		// An account held at a Bank of Russia division (BIC ending 000)
+		// takes "0" + BIC digits 5–6, not BIC digits 7–9 (§5.4).
+		{"40101810045250010041", "044525000", false, true},
+		{"40101810945250010041", "044525000", false, false}, // right only with the prefix 000
+		{"40101810145250010041", "044525000", false, false},
+		{"30101810800000000746", "049805000", false, true},
 	} {
 		var got bool
 		if tc.corr {
