@@ -6,7 +6,9 @@ package chatgrpc
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -182,6 +184,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	start := time.Now()
 	ctx, err = s.prepare(ctx, info.FullMethod, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) })
 	defer func() { s.access(ctx, info.FullMethod, start, err) }()
+	defer s.recoverPanic(ctx, info.FullMethod, &err)
 	if err == nil {
 		err = s.checkSize(req)
 	}
@@ -189,6 +192,22 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		return nil, err
 	}
 	return h(ctx, req)
+}
+
+// recoverPanic turns a panic in a handler into INTERNAL with its stack in
+// the log, as the HTTP listeners' recovery does: grpc-go recovers nothing,
+// so without it one panicking call would end the process and with it all
+// three APIs. It must be deferred directly, so that recover sees the panic.
+func (s *Server) recoverPanic(ctx context.Context, method string, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if s.log != nil {
+		s.log.ErrorContext(ctx, "assistant grpc: panic serving call", "method", method, "request_id", requestID(ctx),
+			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	}
+	*err = status.Error(codes.Internal, "Internal Server Error")
 }
 
 type wrappedStream struct {
@@ -212,6 +231,7 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 	start := time.Now()
 	ctx, err := s.prepare(ss.Context(), info.FullMethod, ss.SetHeader)
 	defer func() { s.access(ctx, info.FullMethod, start, err) }()
+	defer s.recoverPanic(ctx, info.FullMethod, &err)
 	if err != nil {
 		return err
 	}
