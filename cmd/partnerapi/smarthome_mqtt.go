@@ -47,7 +47,8 @@ func (m *smarthomeMQTT) sidecar(svc *smarthome.Service, ref *gateRef, d deps) (*
 	}
 	u, err := url.Parse(m.broker)
 	if err != nil || u.Host == "" || (u.Scheme != "tcp" && u.Scheme != "ssl" && u.Scheme != "tls" && u.Scheme != "ws" && u.Scheme != "wss") {
-		return nil, fmt.Errorf("--smarthome-mqtt: want tcp://host:port (or ssl://, ws://), got %q", m.broker)
+		// The value may carry the broker's password; the error is printed.
+		return nil, fmt.Errorf("--smarthome-mqtt: want tcp://host:port (or ssl://, ws://), got %q", redactURL(m.broker))
 	}
 	cfg := homemqtt.Config{Root: m.root, Log: d.log}
 	if u.User != nil {

@@ -141,11 +141,15 @@ func TestSmarthomeMQTTGate(t *testing.T) {
 // A broker address that is not a URL of a supported scheme ends serve
 // before it listens.
 func TestSmarthomeMQTTFlagChecked(t *testing.T) {
-	for _, bad := range []string{"127.0.0.1:1883", "http://127.0.0.1:1883", "tcp://"} {
+	for _, bad := range []string{"127.0.0.1:1883", "http://127.0.0.1:1883", "tcp://", "mqtt://gate:s3cret-pw@127.0.0.1:1883"} {
 		err := serve(t.Context(), []string{"--only", "smarthome", "--data-dir", t.TempDir(), "--smarthome-addr", "127.0.0.1:0", "--smarthome-mqtt", bad},
 			func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &strings.Builder{}, err: &strings.Builder{}}, nil)
 		if err == nil || !strings.Contains(err.Error(), "--smarthome-mqtt") {
 			t.Errorf("%q: %v", bad, err)
+		}
+		// The refusal is printed: a password in the value must not be.
+		if err != nil && strings.Contains(err.Error(), "s3cret-pw") {
+			t.Errorf("the refusal shows the broker's password: %v", err)
 		}
 	}
 }
