@@ -25,6 +25,12 @@ type bankingModule struct {
 	secretDays int          // lifetime of client secrets set by change-client-secret (banking_cli.go)
 	idTokenAlg string       // gost34.10-2012 or RS256 (banking_jws_key.go)
 	idTokenRSA string       // PEM of the RS256 key (banking_jws_key.go)
+	// jwsReversed reads card-limit JWS signatures byte-reversed (reference
+	// §9.6 leaves the byte layout open: a switch in case real tokens show
+	// the opposite of the CMS convention).
+	jwsReversed bool
+	// cardNotFound is the cause of a card's 404 (reference §15 #4).
+	cardNotFound string
 }
 
 func (*bankingModule) name() string        { return "banking" }
@@ -33,6 +39,8 @@ func (*bankingModule) defaultAddr() string { return "127.0.0.1:9443" }
 func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.timeZone, "banking-time-zone", banking.DefaultBankZone, "IANA time zone of the bank: card limits above 0 expire at the end of the next calendar day there, and payment document dates are judged against its calendar date")
 	fs.StringVar(&m.jwsClients, "banking-jws-required-clients", "", "comma-separated partner client_ids whose card-limit requests must be JWS (application/jose)")
+	fs.BoolVar(&m.jwsReversed, "banking-jws-reversed", false, "read card-limit JWS signatures byte-reversed (r‖s, each little-endian) instead of the CMS convention (s‖r big-endian), reference §9.6")
+	fs.StringVar(&m.cardNotFound, "banking-card-not-found-cause", bankapi.CauseCardNotFound, "cause of the 404 for an unknown card: CARD_ID_NOT_FOUND or DATA_NOT_FOUND_EXCEPTION (the provider's documents name both, reference §15 #4)")
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+banking.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	registerClientSecretDays(fs, &m.secretDays) // banking_cli.go
@@ -71,6 +79,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
+	if !bankapi.ValidCardNotFoundCause(m.cardNotFound) {
+		return built{}, fmt.Errorf("--banking-card-not-found-cause must be %s or %s, got %q", bankapi.CauseCardNotFound, bankapi.CauseDataNotFound, m.cardNotFound)
+	}
 	store := bankingsql.NewIdentityStore(d.db)
 	identity := banking.NewIdentity(store)
 	if err := setClientSecretDays(identity, m.secretDays); err != nil {
@@ -94,7 +105,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		}
 	}
 	verifier := banking.NewSignatureVerifier(contour, store)
-	cards, err := newCards(ctx, d.db, contour, verifier, m.jwsClients, m.timeZone) // banking_cards_cli.go
+	cards, err := newCards(ctx, d.db, contour, verifier, m.jwsClients, m.timeZone, m.jwsReversed) // banking_cards_cli.go
 	if err != nil {
 		return built{}, err
 	}
@@ -109,9 +120,10 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, err
 	}
 	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: pay.payments, Webhooks: pay.webhooks,
-		Auth:     identity,
-		Identity: identity,
-		JWS:      key,
+		Auth:              identity,
+		Identity:          identity,
+		JWS:               key,
+		CardNotFoundCause: m.cardNotFound,
 	})
 	return built{api: web.API{
 		Name:    "banking",

@@ -28,9 +28,10 @@ const sandboxNoOfferAccount = "40702810138833411735"
 // newCards builds the card service over db for a contour, reading offers
 // and JWS certificates from IDENTITY's records; jwsClients is the
 // comma-separated client_ids that must sign card-limit requests with a JWS;
-// zone is the bank's IANA time zone for limit expiry ("" means Europe/Moscow).
+// zone is the bank's IANA time zone for limit expiry ("" means Europe/Moscow);
+// jwsReversed reads JWS signatures byte-reversed (--banking-jws-reversed).
 // In the sandbox it seeds the sandbox cards.
-func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier, jwsClients, zone string) (*banking.Cards, error) {
+func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier, jwsClients, zone string, jwsReversed bool) (*banking.Cards, error) {
 	store := bankingsql.NewCardStore(db)
 	required := map[string]bool{}
 	for _, c := range strings.Split(jwsClients, ",") {
@@ -39,7 +40,7 @@ func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier bankin
 		}
 	}
 	idStore := bankingsql.NewIdentityStore(db)
-	cfg := banking.CardsConfig{Contour: contour, JWSRequired: func(client string) bool { return required[client] }}
+	cfg := banking.CardsConfig{Contour: contour, JWSRequired: func(client string) bool { return required[client] }, JWSReversed: jwsReversed}
 	loc, err := bankZone(zone)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 	if err := bankingsql.MigrateCards(ctx, db); err != nil {
 		return err
 	}
-	cards, err := newCards(ctx, db, *contour, nil, "", "")
+	cards, err := newCards(ctx, db, *contour, nil, "", "", false)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,12 @@ type paymentFlags struct {
 	webhookFormat string
 	webhookEvery  time.Duration
 	webhookKey    string
+	// webhookAttempts, webhookBackoff and webhookMaxBackoff are the retry
+	// schedule of a webhook delivery (reference §12 leaves it to the bank:
+	// configurable), checked by webhookRetry when the service starts.
+	webhookAttempts   int
+	webhookBackoff    time.Duration
+	webhookMaxBackoff time.Duration
 	// webhookAllowPrivate lets webhooks reach private and local addresses
 	// (banking_webhook_keys.go has the policy).
 	webhookAllowPrivate bool
@@ -72,7 +78,40 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.webhookEvery, "banking-webhook-interval", 2*time.Second, "how often the webhook outbox is drained")
 	fs.StringVar(&f.webhookKey, "banking-webhook-key", "", "base64 of the 32-byte keys sealing partners' webhook secrets, comma-separated, newest first: the newest seals, each opens (default: "+webhookKeyFile+" in the data directory, one key a line, made on first use); set it via PARTNERAPI_BANKING_WEBHOOK_KEY when processes share PostgreSQL")
 	fs.DurationVar(&f.commitDelay, "banking-commit-delay", defaultCommitDelay, "longest wait of a payment-create commit for create requests already under way, so one fsync covers more documents (0: commit at once; like PostgreSQL's commit_delay)")
+	fs.IntVar(&f.webhookAttempts, "banking-webhook-max-attempts", defaultWebhookAttempts, "attempts of one webhook delivery, the first included, before it is given up (≥ 1)")
+	fs.DurationVar(&f.webhookBackoff, "banking-webhook-backoff", defaultWebhookBackoff, "wait before the second attempt of a webhook delivery; it doubles per attempt up to --banking-webhook-max-backoff (> 0)")
+	fs.DurationVar(&f.webhookMaxBackoff, "banking-webhook-max-backoff", defaultWebhookMaxBackoff, "longest wait between two attempts of a webhook delivery (≥ --banking-webhook-backoff)")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
+}
+
+// The webhook retry schedule's defaults: ten attempts, 5 s before the
+// second, doubling to at most an hour between two (about 5.5 hours in all,
+// inside the 24 hours after which a partner is told to poll, §12).
+const (
+	defaultWebhookAttempts   = 10
+	defaultWebhookBackoff    = 5 * time.Second
+	defaultWebhookMaxBackoff = time.Hour
+)
+
+// webhookRetry is the checked retry schedule of the webhook flags. Flags
+// never parsed (modules tests build from a zero paymentFlags) mean the
+// defaults; values given are refused at start when the schedule they make
+// is impossible: no attempt at all, no wait, or a ceiling under the first
+// wait.
+func (f *paymentFlags) webhookRetry() (attempts int, backoff, maxBackoff time.Duration, err error) {
+	attempts, backoff, maxBackoff = f.webhookAttempts, f.webhookBackoff, f.webhookMaxBackoff
+	if attempts == 0 && backoff == 0 && maxBackoff == 0 {
+		return defaultWebhookAttempts, defaultWebhookBackoff, defaultWebhookMaxBackoff, nil
+	}
+	switch {
+	case attempts < 1:
+		return 0, 0, 0, fmt.Errorf("--banking-webhook-max-attempts must be ≥ 1, got %d", attempts)
+	case backoff <= 0:
+		return 0, 0, 0, fmt.Errorf("--banking-webhook-backoff must be > 0, got %s", backoff)
+	case maxBackoff < backoff:
+		return 0, 0, 0, fmt.Errorf("--banking-webhook-max-backoff (%s) must be ≥ --banking-webhook-backoff (%s)", maxBackoff, backoff)
+	}
+	return attempts, backoff, maxBackoff, nil
 }
 
 // defaultWebhook is the deployment's webhook target for partners without
@@ -91,9 +130,10 @@ func (f *paymentFlags) defaultWebhook() banking.WebhookTarget {
 // paymentArea is what build makes: the services and the dispatcher that
 // runs beside the listener.
 type paymentArea struct {
-	payments *banking.PaymentService
-	webhooks *banking.Webhooks
-	sidecars []sidecar
+	payments   *banking.PaymentService
+	webhooks   *banking.Webhooks
+	dispatcher *banking.WebhookDispatcher
+	sidecars   []sidecar
 }
 
 // build makes the payment service, the partners' webhook settings and the
@@ -113,6 +153,10 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	}
 	if f.commitDelay < 0 {
 		return paymentArea{}, fmt.Errorf("--banking-commit-delay must be ≥ 0")
+	}
+	attempts, backoff, maxBackoff, err := f.webhookRetry()
+	if err != nil {
+		return paymentArea{}, err
 	}
 	store := bankingsql.NewPaymentStore(db).WithCommitDelay(f.commitDelay)
 	maint := &banking.Maintenance{}
@@ -137,10 +181,11 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	if every <= 0 {
 		every = 2 * time.Second
 	}
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == ""}
+	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == "",
+		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	return paymentArea{payments: svc, webhooks: hooks, sidecars: []sidecar{{
+	return paymentArea{payments: svc, webhooks: hooks, dispatcher: disp, sidecars: []sidecar{{
 		name: "banking-webhooks",
 		serve: func() error {
 			defer close(done)

@@ -74,7 +74,7 @@ func (s *server) listCards(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			writeError(w, r, s.log, &banking.Error{Kind: banking.KindValidation, Message: "Параметр page должен быть целым числом",
+			s.writeCardError(w, r, &banking.Error{Kind: banking.KindValidation, Message: "Параметр page должен быть целым числом",
 				FieldNames: []string{"page"}, Checks: []string{"integer >= 1"}})
 			return
 		}
@@ -83,7 +83,7 @@ func (s *server) listCards(w http.ResponseWriter, r *http.Request) {
 	statuses := parseStatusCodes(r.URL.Query()["statusCodes"])
 	res, err := s.Cards.List(r.Context(), principalFrom(r.Context()), page, statuses)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		s.writeCardError(w, r, err)
 		return
 	}
 	body := cardListBody{Links: []cardLink{}, BusinessCards: res.Cards}
@@ -103,7 +103,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		if web.IsBodyTooLarge(err) {
 			platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
 		} else {
-			writeError(w, r, s.log, banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса"))
+			s.writeCardError(w, r, banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса"))
 		}
 		return nil, false
 	}
@@ -121,22 +121,22 @@ func (s *server) createCardLimit(w http.ResponseWriter, r *http.Request) {
 	if mt == joseContentType {
 		payload, err := s.Cards.OpenJWS(r.Context(), p, body)
 		if err != nil {
-			writeError(w, r, s.log, err)
+			s.writeCardError(w, r, err)
 			return
 		}
 		body, channel = payload, "API_JWS"
 	} else if s.Cards.JWSRequired(p.PartnerID) {
-		writeError(w, r, s.log, banking.Errorf(banking.KindJWSExpected, "Запрос должен быть подписан JWS (Content-Type: application/jose)"))
+		s.writeCardError(w, r, banking.Errorf(banking.KindJWSExpected, "Запрос должен быть подписан JWS (Content-Type: application/jose)"))
 		return
 	}
 	l, err := banking.ParseLimitChange(body)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		s.writeCardError(w, r, err)
 		return
 	}
 	out, err := s.Cards.SetLimit(r.Context(), p, l, channel)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		s.writeCardError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, out)
@@ -145,13 +145,13 @@ func (s *server) createCardLimit(w http.ResponseWriter, r *http.Request) {
 func (s *server) cardLimitState(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("externalId")
 	if !banking.IsUUID(id) {
-		writeError(w, r, s.log, &banking.Error{Kind: banking.KindValidation, Message: "externalId должен быть UUID",
+		s.writeCardError(w, r, &banking.Error{Kind: banking.KindValidation, Message: "externalId должен быть UUID",
 			FieldNames: []string{"externalId"}, Checks: []string{"uuid"}})
 		return
 	}
 	st, err := s.Cards.LimitState(r.Context(), principalFrom(r.Context()), id)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		s.writeCardError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, st)
@@ -172,18 +172,18 @@ func (s *server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	}
 	var req clockReq
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, r, s.log, &banking.Error{Kind: banking.KindDeserialization, Message: "Тело запроса не соответствует формату JSON", Fields: []string{"advance"}})
+		s.writeCardError(w, r, &banking.Error{Kind: banking.KindDeserialization, Message: "Тело запроса не соответствует формату JSON", Fields: []string{"advance"}})
 		return
 	}
 	d, err := time.ParseDuration(req.Advance)
 	if err != nil {
-		writeError(w, r, s.log, &banking.Error{Kind: banking.KindValidation, Message: fmt.Sprintf("advance %q: ожидается длительность вида 36h", req.Advance),
+		s.writeCardError(w, r, &banking.Error{Kind: banking.KindValidation, Message: fmt.Sprintf("advance %q: ожидается длительность вида 36h", req.Advance),
 			FieldNames: []string{"advance"}, Checks: []string{"duration"}})
 		return
 	}
 	now, err := s.Cards.AdvanceClock(r.Context(), d)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		s.writeCardError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, clockRes{Now: now.Format(time.RFC3339)})

@@ -41,6 +41,32 @@ var envelope = map[banking.Kind]struct {
 	banking.KindUnavailable:     {http.StatusServiceUnavailable, "UNAVAILABLE_RESOURCE_EXCEPTION"},
 }
 
+// The two names the provider's documents give a card's 404 (reference §15
+// #4): CARD_ID_NOT_FOUND, the default, or DATA_NOT_FOUND_EXCEPTION, the
+// cause of every other missing document.
+const (
+	CauseCardNotFound = "CARD_ID_NOT_FOUND"
+	CauseDataNotFound = "DATA_NOT_FOUND_EXCEPTION"
+)
+
+// ValidCardNotFoundCause reports whether c may be Deps.CardNotFoundCause.
+func ValidCardNotFoundCause(c string) bool {
+	return c == "" || c == CauseCardNotFound || c == CauseDataNotFound
+}
+
+// writeCardError is writeError for the card routes: a card not found is
+// answered with the cause the deployment chose (Deps.CardNotFoundCause),
+// the same 404 under the other name when it is DATA_NOT_FOUND_EXCEPTION.
+func (s *server) writeCardError(w http.ResponseWriter, r *http.Request, err error) {
+	var de *banking.Error
+	if s.CardNotFoundCause == CauseDataNotFound && errors.As(err, &de) && de.Kind == banking.KindCardNotFound {
+		moved := *de
+		moved.Kind = banking.KindDataNotFound
+		err = &moved
+	}
+	writeError(w, r, s.log, err)
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -29,6 +29,9 @@ type Deps struct {
 	// to clients that accept application/jose are signed JWS (jose.go);
 	// nil: always JSON.
 	JWS *banking.BankKey
+	// CardNotFoundCause is the cause of a card's 404: CauseCardNotFound
+	// ("" too) or CauseDataNotFound (errors.go; reference §15 #4).
+	CardNotFoundCause string
 }
 
 // server carries the dependencies to the handlers.
