@@ -300,7 +300,9 @@ type Identity struct {
 	// change-client-secret or the CLI lives; 0: secrets never expire.
 	ClientSecretTTL time.Duration
 
-	failures loginFailures
+	failures loginFailures // oauth_login.go
+	// checkPassword is CheckPassword unless a test watches the calls.
+	checkPassword func(hash, password string) bool
 }
 
 // NewIdentity returns the identity service over store.

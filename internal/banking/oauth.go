@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -91,60 +90,6 @@ func (id *Identity) CheckAuthorize(ctx context.Context, r AuthorizeRequest) (Par
 		return PartnerApp{}, oauthErr("invalid_request", "only code_challenge_method S256 is supported")
 	}
 	return app, nil
-}
-
-// Login throttling: after loginMaxFailures wrong passwords for one login
-// within loginWindow the login page refuses that login until the window
-// passes, so the form cannot be used to guess passwords.
-const (
-	loginMaxFailures = 5
-	loginWindow      = 15 * time.Minute
-)
-
-type loginFailures struct {
-	mu sync.Mutex
-	m  map[string][]time.Time
-}
-
-func (f *loginFailures) recent(login string, now time.Time) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	kept := f.m[login][:0]
-	for _, t := range f.m[login] {
-		if now.Sub(t) < loginWindow {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == 0 {
-		delete(f.m, login)
-	} else {
-		f.m[login] = kept
-	}
-	return len(kept)
-}
-
-func (f *loginFailures) add(login string, now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[string][]time.Time{}
-	}
-	f.m[login] = append(f.m[login], now)
-}
-
-// Login checks a user's password.
-func (id *Identity) Login(ctx context.Context, login, password string) (User, error) {
-	now := id.now()
-	if id.failures.recent(login, now) >= loginMaxFailures {
-		return User{}, oauthErr("access_denied", "Слишком много неудачных попыток входа, повторите позже")
-	}
-	u, err := id.Store.GetUserByLogin(ctx, login)
-	if errors.Is(err, ErrNotFound) || (err == nil && (u.PasswordHash == "" ||
-		!CheckPassword(u.PasswordHash, password))) {
-		id.failures.add(login, now)
-		return User{}, oauthErr("access_denied", "Неверный логин или пароль")
-	}
-	return u, err
 }
 
 // IssueCode stores a one-time authorization code for the approved request.

@@ -3,6 +3,7 @@ package bankapi
 import (
 	"errors"
 	"html/template"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -106,7 +107,7 @@ func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, target.String(), http.StatusFound)
 		return
 	}
-	user, err := id.Login(r.Context(), r.PostForm.Get("login"), r.PostForm.Get("password"))
+	user, err := id.Login(r.Context(), r.PostForm.Get("login"), r.PostForm.Get("password"), remoteIP(r))
 	if err != nil {
 		var oe *banking.OAuthError
 		if errors.As(err, &oe) {
@@ -124,6 +125,17 @@ func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 	q.Set("code", code)
 	target.RawQuery = q.Encode()
 	http.Redirect(w, r, target.String(), http.StatusFound)
+}
+
+// remoteIP is the address the login throttle counts failures by: the
+// connection's peer without its port, since a client opens a new port for
+// every connection. Forwarding headers are not read: any client could set
+// them to dodge the throttle.
+func remoteIP(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // token is the token endpoint: authorization_code and refresh_token grants
