@@ -81,11 +81,8 @@ func (s *PaymentService) signablePayer(ctx context.Context, p Principal, d *Paym
 	if err != nil {
 		return err
 	}
-	if !found {
-		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не найден в банке", d.PayerAccount)
-	}
-	if h.OrgID != p.OrgID {
-		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не принадлежит организации клиента", d.PayerAccount)
+	if !found || h.OrgID != p.OrgID {
+		return notOwnAccount(d.PayerAccount, "payerAccount")
 	}
 	return payerAccountState(d.PayerAccount, h)
 }
@@ -96,13 +93,18 @@ func (s *PaymentService) ownAccount(ctx context.Context, p Principal, account, f
 	if err != nil {
 		return err
 	}
-	if !found {
-		return Errorf(KindWorkflow, "Счёт %s (%s) не найден в банке", account, field)
-	}
-	if org != p.OrgID {
-		return Errorf(KindWorkflow, "Счёт %s (%s) не принадлежит организации клиента", account, field)
+	if !found || org != p.OrgID {
+		return notOwnAccount(account, field)
 	}
 	return nil
+}
+
+// notOwnAccount is the one refusal of an account that is not the caller
+// organisation's, whether the bank holds it for another organisation or
+// does not know it at all: two answers would let a tenant probe which
+// account numbers exist at the bank and are held by somebody else.
+func notOwnAccount(account, field string) error {
+	return Errorf(KindWorkflow, "Счёт %s (%s) не найден среди счетов организации клиента", account, field)
 }
 
 // ownPayer requires the payer account to be held by the principal's
@@ -122,11 +124,8 @@ func (s *PaymentService) ownPayer(ctx context.Context, p Principal, d *Payment, 
 	if err != nil {
 		return err
 	}
-	if !found {
-		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не найден в банке", d.PayerAccount)
-	}
-	if h.OrgID != p.OrgID {
-		return Errorf(KindWorkflow, "Счёт %s (payerAccount) не принадлежит организации клиента", d.PayerAccount)
+	if !found || h.OrgID != p.OrgID {
+		return notOwnAccount(d.PayerAccount, "payerAccount")
 	}
 	if err := payerAccountState(d.PayerAccount, h); err != nil {
 		return err
