@@ -203,6 +203,10 @@ type IdentityStore interface {
 	GetToken(ctx context.Context, hash string) (Token, error)
 	// RevokeToken marks the token revoked at now; ErrNotFound when absent.
 	RevokeToken(ctx context.Context, hash string, now time.Time) error
+	// RevokeGrant marks revoked at now the token and every token of its
+	// chain (the grant: the pairs issued for one code or CLI issue and
+	// every refresh of them); ErrNotFound when the token is absent.
+	RevokeGrant(ctx context.Context, hash string, now time.Time) error
 	// RotateRefresh checks the refresh token old is usable at now, starts
 	// its reserve period (if not started) ending reserveUntil, revokes at
 	// now every other refresh token of old's chain (the newest one when old

@@ -139,7 +139,12 @@ func PKCEMatches(challenge, verifier string) bool {
 }
 
 // Revoke revokes a token of clientID; unknown tokens are not an error
-// (RFC 7009 §2.2).
+// (RFC 7009 §2.2). A refresh token takes its whole grant with it (RFC 7009
+// §2.1: the access tokens of the same grant SHOULD go too): every access
+// token issued with it or refreshed in its chain, and the chain's other
+// refresh token (its reserve or its successor), which would otherwise mint
+// new access tokens at once. An access token goes alone, so a client that
+// drops one of its access tokens keeps its session.
 func (id *Identity) Revoke(ctx context.Context, clientID, token string) error {
 	t, err := id.Store.GetToken(ctx, HashSecret(token))
 	if errors.Is(err, ErrNotFound) {
@@ -151,7 +156,11 @@ func (id *Identity) Revoke(ctx context.Context, clientID, token string) error {
 	if t.ClientID != clientID {
 		return nil
 	}
-	if err := id.Store.RevokeToken(ctx, t.Hash, id.now()); err != nil && !errors.Is(err, ErrNotFound) {
+	revoke := id.Store.RevokeToken
+	if t.Kind == TokenRefresh {
+		revoke = id.Store.RevokeGrant
+	}
+	if err := revoke(ctx, t.Hash, id.now()); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	return nil

@@ -47,6 +47,13 @@ type ClientSecretChange struct {
 // are OAuthErrors: invalid_request for missing or malformed fields,
 // invalid_client for a wrong or expired secret, invalid_grant for an access
 // token that is not a live token of the app.
+//
+// The app's tokens stay valid (the provider is silent, README says why):
+// its refresh tokens are bound to it and refresh only for whoever holds
+// the new secret, so revoking them would add nothing against a thief of
+// the old one and would sign every user of the partner out at each
+// routine change; its access tokens live an hour at most, and the revoke
+// endpoint takes a grant's access tokens with its refresh token.
 func (id *Identity) ChangeClientSecret(ctx context.Context, r ClientSecretChange) (time.Time, error) {
 	switch {
 	case r.ClientID == "" || r.ClientSecret == "":
