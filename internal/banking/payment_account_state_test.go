@@ -45,7 +45,7 @@ func TestPayerAccountState(t *testing.T) {
 			if tc.atSign != "" && err == nil {
 				setState(tc.atSign)
 				_, qrErr = svc.QRConfirm(context.Background(), p, []string{id})
-				got, err = svc.Sign(context.Background(), p, id, sole)
+				got, err = svc.Sign(context.Background(), p, id, sole, "")
 			}
 			if tc.refused == "" {
 				if err != nil || qrErr != nil || got.BankStatus != StatusImplemented {

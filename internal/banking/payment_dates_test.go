@@ -51,7 +51,7 @@ func TestDocumentDatesUseBankZone(t *testing.T) {
 				d := Payment{ExternalID: id, Amount: "99.90", Date: tc.date, Priority: "5", PayeeAccount: SandboxAccount, ExpirationDate: tc.expires}
 				got, err = svc.CreateInvoice(context.Background(), p, KindInvoice, d)
 				if err == nil && tc.expires != "" {
-					got, err = svc.Sign(context.Background(), p, id, sole)
+					got, err = svc.Sign(context.Background(), p, id, sole, SandboxAccount)
 				}
 			} else {
 				got, err = svc.Create(context.Background(), p, payOrder(id, tc.date))
@@ -148,7 +148,7 @@ func TestLapsedDraftRefused(t *testing.T) {
 			if tc.partly {
 				sigs = second
 			}
-			got, signErr := svc.Sign(context.Background(), p, id, sigs)
+			got, signErr := svc.Sign(context.Background(), p, id, sigs, SandboxAccount)
 			for op, err := range map[string]error{"QR": qrErr, "sign": signErr} {
 				if !tc.refused {
 					if err != nil {

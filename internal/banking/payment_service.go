@@ -472,8 +472,11 @@ func (s *PaymentService) Digest(ctx context.Context, p Principal, externalID str
 // already collected count; a role twice, or a sole-authority or qualified
 // signature together with any other, is refused like at creation. A
 // signature with another user's certificate is accepted and ends the
-// document in INVALIDEDS, as at creation (foreignSignatureHistory).
-func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID string, sigs []DigestSignature) (*Payment, error) {
+// document in INVALIDEDS, as at creation (foreignSignatureHistory). A draft
+// from an invoice without a payer takes payerAccount, whose details
+// complete it before its digest is signed (completeDraftPayer); "" for
+// every other document.
+func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID string, sigs []DigestSignature, payerAccount string) (*Payment, error) {
 	// No signature at all is a malformed request. More than two is a
 	// signature-set violation, which the verifier answers with
 	// WORKFLOW_FAULT as at creation (reference §7).
@@ -493,6 +496,10 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	}
 	if s.lapsed(&sp.Doc) {
 		return nil, Errorf(KindWorkflow, "Документ нельзя подписать: срок действия документа (date %s, 10 дней) истёк", sp.Doc.Date)
+	}
+	completed, err := s.completeDraftPayer(ctx, p, &sp.Doc, payerAccount)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.signablePayer(ctx, p, &sp.Doc); err != nil {
 		return nil, err
@@ -531,7 +538,7 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	default: // all.Partial()
 		history = []StatusChange{{Status: StatusPartSigned, At: now}}
 	}
-	sp, err = s.Store.AdvancePayment(ctx, p.OrgID, externalID, sp.Status, roles, history)
+	sp, err = s.advanceSigned(ctx, p, externalID, sp, completed, roles, history)
 	if err != nil {
 		return nil, err
 	}

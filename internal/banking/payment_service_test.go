@@ -64,6 +64,23 @@ func (m *memPayments) AdvancePayment(_ context.Context, orgID, externalID, from 
 	return &c, nil
 }
 
+// AdvancePaymentDoc is AdvancePayment replacing the document with doc.
+func (m *memPayments) AdvancePaymentDoc(ctx context.Context, orgID, externalID, from string, doc []byte, roles []SignatureRole, history []StatusChange) (*StoredPayment, error) {
+	var d Payment
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, err
+	}
+	sp, err := m.AdvancePayment(ctx, orgID, externalID, from, roles, history)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.docs[orgID+"/"+externalID].Doc = d
+	sp.Doc = d
+	return sp, nil
+}
+
 func (m *memPayments) PaymentHistory(_ context.Context, orgID, externalID string) ([]StatusChange, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -367,7 +384,7 @@ func TestDraftExpiration(t *testing.T) {
 		}
 		now = svcNow.AddDate(0, 0, tc.later)
 		_, qrErr := svc.QRConfirm(context.Background(), p, []string{id})
-		_, signErr := svc.Sign(context.Background(), p, id, sole)
+		_, signErr := svc.Sign(context.Background(), p, id, sole, SandboxAccount)
 		for op, err := range map[string]error{"QR": qrErr, "sign": signErr} {
 			if tc.refused != (KindOf(err) == KindWorkflow) || !tc.refused && err != nil {
 				t.Errorf("case %d %s: %v, refused %v", i, op, err, tc.refused)

@@ -241,6 +241,9 @@ func (s *server) paymentDigest(w http.ResponseWriter, r *http.Request, p banking
 
 type signBody struct {
 	DigestSignatures []banking.DigestSignature `json:"digestSignatures"`
+	// PayerAccount completes a draft from an invoice that has no payer
+	// (banking.PaymentService.Sign).
+	PayerAccount string `json:"payerAccount"`
 }
 
 func (s *server) signPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
@@ -249,7 +252,7 @@ func (s *server) signPayment(w http.ResponseWriter, r *http.Request, p banking.P
 		s.writePaymentError(w, r, err)
 		return
 	}
-	out, err := s.Payments.Sign(r.Context(), p, r.PathValue("externalId"), b.DigestSignatures)
+	out, err := s.Payments.Sign(r.Context(), p, r.PathValue("externalId"), b.DigestSignatures, b.PayerAccount)
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return

@@ -16,7 +16,7 @@ import (
 // future-date CHECKERROR and expirationDate all count from the Moscow day.
 func TestPaymentsDatesInBankZone(t *testing.T) {
 	halfPastMidnight := time.Date(2026, 11, 21, 21, 30, 0, 0, time.UTC) // 2026-11-22 00:30 in Moscow
-	signBody, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})
+	signBody, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole), "payerAccount": banking.SandboxAccount})
 	for i, tc := range []struct {
 		name    string
 		path    string // "" a payment order, else from-invoice
@@ -69,7 +69,7 @@ func TestPaymentsDatesInBankZone(t *testing.T) {
 // create's rule) gets 400 WORKFLOW_FAULT naming its date at /sign and at
 // QR confirmation, a payment order's and an invoice draft's alike.
 func TestPaymentsLapsedDraft(t *testing.T) {
-	signBody, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})
+	signBody, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole), "payerAccount": banking.SandboxAccount})
 	for i, tc := range []struct {
 		name   string
 		path   string        // "" a payment order dated 2026-11-20, else from-invoice dated 2026-11-22

@@ -94,7 +94,7 @@ func TestInvoiceExpirationDate(t *testing.T) {
 	e := newPayEnv(t)
 	var days atomic.Int64 // days after payNow the service's clock shows
 	e.svc.Config.Now = func() time.Time { return payNow.AddDate(0, 0, int(days.Load())) }
-	signBody, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})
+	signBody, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole), "payerAccount": banking.SandboxAccount})
 	for i, tc := range []struct {
 		name       string
 		expiration any // nil: none

@@ -213,14 +213,29 @@ func (s *PaymentStore) GetPayment(ctx context.Context, orgID, externalID string)
 }
 
 func (s *PaymentStore) AdvancePayment(ctx context.Context, orgID, externalID, from string, roles []banking.SignatureRole, history []banking.StatusChange) (*banking.StoredPayment, error) {
+	return s.advance(ctx, orgID, externalID, from, nil, roles, history)
+}
+
+// AdvancePaymentDoc is AdvancePayment that also replaces the stored
+// document with doc (banking.DocAdvancer): a draft whose payer its signer
+// completed. No crucialFieldsHash of the draft was remembered
+// (settledFields), so none is stale now.
+func (s *PaymentStore) AdvancePaymentDoc(ctx context.Context, orgID, externalID, from string, doc []byte, roles []banking.SignatureRole, history []banking.StatusChange) (*banking.StoredPayment, error) {
+	d := string(doc)
+	return s.advance(ctx, orgID, externalID, from, &d, roles, history)
+}
+
+// advance moves a document still in status from to the last entry of
+// history, with its roles and, when doc is not nil, that document.
+func (s *PaymentStore) advance(ctx context.Context, orgID, externalID, from string, doc *string, roles []banking.SignatureRole, history []banking.StatusChange) (*banking.StoredPayment, error) {
 	last := history[len(history)-1]
 	folded, sent := keyArgs(externalID)
 	var sp *banking.StoredPayment
 	var key string
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE banking_payments SET status = $1, comment = $2, roles = $3, updated_at = $4
+		res, err := tx.ExecContext(ctx, `UPDATE banking_payments SET status = $1, comment = $2, roles = $3, updated_at = $4, doc = COALESCE($9, doc)
 			WHERE org_id = $5 AND `+keyMatch(6)+` AND status = $8`,
-			last.Status, last.Comment, joinRoles(roles), micros(last.At), orgID, folded, sent, from)
+			last.Status, last.Comment, joinRoles(roles), micros(last.At), orgID, folded, sent, from, doc)
 		if err != nil {
 			return err
 		}

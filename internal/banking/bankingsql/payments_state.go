@@ -13,10 +13,12 @@ import (
 var _ banking.PaymentStateReader = (*PaymentStore)(nil)
 
 // crucialHashes remembers the crucialFieldsHash of documents by organisation
-// and externalId. A document's signed fields never change after it is
-// created (signing and processing change only its status and roles), so an
-// entry can never be stale, in this process or another; it only saves
-// decoding the stored JSON and rebuilding the digest on every state read.
+// and externalId. A document's signed fields change at most once after it
+// is created: a draft from an invoice without a payer gets one when it is
+// signed (AdvancePaymentDoc). Only documents that can no longer change are
+// remembered (settledFields), so an entry can never be stale, in this
+// process or another; it only saves decoding the stored JSON and rebuilding
+// the digest on every state read.
 type crucialHashes struct {
 	mu sync.Mutex
 	m  map[string]string
@@ -31,6 +33,13 @@ func (c *crucialHashes) get(key string) (string, bool) {
 	defer c.mu.Unlock()
 	h, ok := c.m[key]
 	return h, ok
+}
+
+// settledFields reports whether a document's signed fields are final: a
+// payment order's always, a draft from an invoice's once it names its
+// payer (completed at signing, banking.DocAdvancer).
+func settledFields(sp *banking.StoredPayment) bool {
+	return sp.Kind == banking.KindPayDoc || sp.Doc.PayerAccount != ""
 }
 
 func (c *crucialHashes) put(key, hash string) {
@@ -58,7 +67,9 @@ func (s *PaymentStore) PaymentState(ctx context.Context, orgID, externalID strin
 		if sp, err = scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2), orgID, folded, sent)); err == nil {
 			st.BankStatus, st.BankComment, st.ChannelInfo = sp.Status, sp.Comment, sp.Channel
 			hash = banking.CrucialFieldsHash(&sp.Doc)
-			s.hashes.put(key, hash)
+			if settledFields(sp) {
+				s.hashes.put(key, hash)
+			}
 		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
