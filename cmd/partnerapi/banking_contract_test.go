@@ -192,6 +192,8 @@ func paymentCases() []bankCase {
 
 		{name: "digest", method: "GET", path: pays + "/" + p1 + "/digest", auth: "pay", status: 200},
 		{name: "digest unknown", method: "GET", path: pays + "/" + unknown + "/digest", auth: "pay", status: 404, cause: "DATA_NOT_FOUND_EXCEPTION"},
+		{name: "digest of an invoice draft with its payer", method: "GET", path: pays + "/c1000000-0000-4000-8000-000000000001/digest?payerAccount=" + banking.SandboxAccount, auth: "pay", status: 200},
+		{name: "digest of an invoice draft with an unknown payer", method: "GET", path: pays + "/c1000000-0000-4000-8000-000000000001/digest?payerAccount=40702810200000012345", auth: "pay", status: 400, cause: "WORKFLOW_FAULT"},
 		{name: "digest without token", method: "GET", path: pays + "/" + p1 + "/digest", status: 401, badRequest: true},
 		{name: "digest without scope", method: "GET", path: pays + "/" + p1 + "/digest", auth: "cards", status: 403},
 		{name: "digest over the rate limit", server: "limited", method: "GET", path: pays + "/" + unknown + "/digest", auth: "limited pay", status: 429, warm: true},

@@ -458,11 +458,20 @@ func (s *PaymentService) State(ctx context.Context, p Principal, externalID stri
 	return State{BankStatus: sp.Status, BankComment: sp.Comment, ChannelInfo: sp.Channel, CrucialFieldsHash: CrucialFieldsHash(&sp.Doc)}, nil
 }
 
-// Digest returns the text the document's signers sign.
-func (s *PaymentService) Digest(ctx context.Context, p Principal, externalID string) (string, error) {
+// Digest returns the text the document's signers sign. payerAccount, for a
+// draft from an invoice that names no payer yet, gives the digest of the
+// draft completed with that account as /sign will complete it
+// (completeDraftPayer), which is what its signatures must cover; the
+// stored draft is not changed.
+func (s *PaymentService) Digest(ctx context.Context, p Principal, externalID, payerAccount string) (string, error) {
 	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
 	if err != nil {
 		return "", err
+	}
+	if payerAccount != "" {
+		if _, err := s.completeDraftPayer(ctx, p, &sp.Doc, payerAccount); err != nil {
+			return "", err
+		}
 	}
 	return PaymentDigest(&sp.Doc), nil
 }

@@ -227,9 +227,10 @@ func (s *server) paymentState(w http.ResponseWriter, r *http.Request, p banking.
 }
 
 // paymentDigest answers the exact text to sign as text/plain, so clients
-// sign the bytes they receive.
+// sign the bytes they receive; ?payerAccount= gives a payer-less invoice
+// draft's digest as /sign with that account will complete it.
 func (s *server) paymentDigest(w http.ResponseWriter, r *http.Request, p banking.Principal) {
-	out, err := s.Payments.Digest(r.Context(), p, r.PathValue("externalId"))
+	out, err := s.Payments.Digest(r.Context(), p, r.PathValue("externalId"), r.URL.Query().Get("payerAccount"))
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return

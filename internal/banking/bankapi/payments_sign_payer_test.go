@@ -97,3 +97,49 @@ func TestPaymentsSignInvoiceDraftPayer(t *testing.T) {
 		})
 	}
 }
+
+// GET …/digest?payerAccount= answers a payer-less invoice draft's digest as
+// /sign with that account completes it, without changing the draft, so a
+// signer outside the sandbox signs the text /sign verifies; an account that
+// is not the organisation's is refused as /sign refuses it.
+func TestPaymentsDigestWithPayerAccount(t *testing.T) {
+	e := newPayEnv(t)
+	e.svc.Payees = payeeDir{}
+	id := newUUID(1950)
+	if st, _, raw := e.do("POST", paymentsBase+"/from-invoice", "inv", invoiceDraft(id, nil)); st != 201 {
+		t.Fatalf("draft: %d %s", st, raw)
+	}
+	_, _, bare := e.do("GET", paymentsBase+"/"+id+"/digest", "pay", "")
+	for _, tc := range []struct {
+		name, account string
+		status        int
+	}{
+		{"own account", banking.SandboxAccount, 200},
+		{"another organisation's account", otherOrgAcc, 400},
+		{"none", "", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _, raw := e.do("GET", paymentsBase+"/"+id+"/digest?payerAccount="+tc.account, "pay", "")
+			if st != tc.status {
+				t.Fatalf("%d %s, want %d", st, raw, tc.status)
+			}
+			switch {
+			case st == 400 && (!strings.Contains(raw, "WORKFLOW_FAULT") || !strings.Contains(raw, "payerAccount")):
+				t.Fatalf("refusal %s", raw)
+			case st == 200 && tc.account == "" && raw != bare:
+				t.Fatalf("digest without payerAccount changed:\n%s", raw)
+			case st == 200 && tc.account != "" && !strings.Contains(raw, "\npayerAccount="+tc.account+"\n"):
+				t.Fatalf("digest without the payer:\n%s", raw)
+			}
+		})
+	}
+	if g := e.get(id); g["payerAccount"] != nil && g["payerAccount"] != "" {
+		t.Fatalf("the draft changed: %v", g)
+	}
+	// The digest shown is the one /sign verifies.
+	_, _, shown := e.do("GET", paymentsBase+"/"+id+"/digest?payerAccount="+banking.SandboxAccount, "pay", "")
+	b, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole), "payerAccount": banking.SandboxAccount})
+	if st, _, raw := e.do("POST", paymentsBase+"/"+id+"/sign", "pay", string(b)); st != 200 || e.ver.digests[len(e.ver.digests)-1] != shown {
+		t.Fatalf("sign %d %s: signed digest differs from the one shown", st, raw)
+	}
+}
