@@ -154,8 +154,14 @@ type CardStore interface {
 	Limit(ctx context.Context, orgID, externalID string) (LimitChange, error) // KindDataNotFound when absent
 	// CardLimits returns the card's applied (EXPORTED) limits, newest first.
 	CardLimits(ctx context.Context, orgID, cardID string) ([]LimitChange, error)
-	ClockOffset(ctx context.Context) (time.Duration, error)
+	// ClockOffset is the sandbox clock's offset for an organisation: the
+	// shared offset plus the organisation's own; orgID "" is the shared
+	// one alone.
+	ClockOffset(ctx context.Context, orgID string) (time.Duration, error)
+	// AddClockOffset moves the shared offset, every organisation's clock.
 	AddClockOffset(ctx context.Context, d time.Duration) error
+	// AddOrgClockOffset moves one organisation's own offset.
+	AddOrgClockOffset(ctx context.Context, orgID string, d time.Duration) error
 }
 
 // OfferChecker answers whether a partner application signed the offer on an

@@ -190,7 +190,7 @@ func (c *Cards) List(ctx context.Context, p Principal, page int, statuses []Card
 	if out.HasNext {
 		cards = cards[:CardsPerPage]
 	}
-	now, err := c.Now(ctx)
+	now, err := c.Now(ctx, p.OrgID)
 	if err != nil {
 		return CardPage{}, err
 	}
@@ -219,7 +219,7 @@ func (c *Cards) CardWithLimit(ctx context.Context, orgID, id string) (CardView, 
 	if err != nil {
 		return CardView{}, err
 	}
-	now, err := c.Now(ctx)
+	now, err := c.Now(ctx, orgID)
 	if err != nil {
 		return CardView{}, err
 	}
@@ -265,7 +265,7 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 	if !card.Status.TakesLimit() {
 		return LimitChange{}, Errorf(KindWorkflow, "Карте в статусе %s нельзя установить лимит", card.Status)
 	}
-	now, err := c.Now(ctx)
+	now, err := c.Now(ctx, p.OrgID)
 	if err != nil {
 		return LimitChange{}, err
 	}

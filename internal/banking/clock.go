@@ -46,33 +46,59 @@ func BankDate(t time.Time, loc *time.Location) time.Time {
 // sandbox past every card's expiry.
 const maxClockStep = 366 * 24 * time.Hour
 
-// Now is the bank's current time: the wall clock plus, in the sandbox, the
-// offset `clock advance` accumulated. The offset lives in the store so the
-// CLI and every server process see the same time.
-func (c *Cards) Now(ctx context.Context) (time.Time, error) {
+// Now is the bank's current time for organisation orgID: the wall clock
+// plus, in the sandbox, the offsets clock advances accumulated, the shared
+// one (`banking clock advance`, the operator's) and the organisation's own
+// (POST /fintech/api/sandbox/clock); orgID "" is the shared clock alone.
+// The offsets live in the store so the CLI and every server process see
+// the same time.
+func (c *Cards) Now(ctx context.Context, orgID string) (time.Time, error) {
 	now := c.wall()
 	if c.cfg.Contour != ContourSandbox {
 		return now, nil
 	}
-	off, err := c.store.ClockOffset(ctx)
+	off, err := c.store.ClockOffset(ctx, orgID)
 	if err != nil {
 		return time.Time{}, err
 	}
 	return now.Add(off), nil
 }
 
-// AdvanceClock moves the sandbox clock forward by d and returns the new
-// time. Refused outside the sandbox: real limits must expire on real days.
+// AdvanceClock moves the whole sandbox's clock forward by d, for every
+// organisation, and returns the new shared time: the operator's command.
+// Refused outside the sandbox: real limits must expire on real days.
 func (c *Cards) AdvanceClock(ctx context.Context, d time.Duration) (time.Time, error) {
-	if c.cfg.Contour != ContourSandbox {
-		return time.Time{}, Errorf(KindForbidden, "Сдвиг часов доступен только в песочнице (контур %s)", c.cfg.Contour)
-	}
-	if d <= 0 || d > maxClockStep {
-		return time.Time{}, &Error{Kind: KindValidation, Message: "Сдвиг часов должен быть положительным и не больше 366 дней",
-			FieldNames: []string{"advance"}, Checks: []string{"0 < advance <= 8784h"}}
+	if err := c.checkClockStep(d); err != nil {
+		return time.Time{}, err
 	}
 	if err := c.store.AddClockOffset(ctx, d); err != nil {
 		return time.Time{}, err
 	}
-	return c.Now(ctx)
+	return c.Now(ctx, "")
+}
+
+// AdvanceOrgClock moves the sandbox clock of p's organisation alone
+// forward by d and returns its new time. A partner asks it with no more
+// than BUSINESS_CARD_LIMIT, so it must not reach other tenants: moving the
+// shared clock would expire every organisation's card limits.
+func (c *Cards) AdvanceOrgClock(ctx context.Context, p Principal, d time.Duration) (time.Time, error) {
+	if err := c.checkClockStep(d); err != nil {
+		return time.Time{}, err
+	}
+	if err := c.store.AddOrgClockOffset(ctx, p.OrgID, d); err != nil {
+		return time.Time{}, err
+	}
+	return c.Now(ctx, p.OrgID)
+}
+
+// checkClockStep refuses a clock move outside the sandbox or out of bounds.
+func (c *Cards) checkClockStep(d time.Duration) error {
+	if c.cfg.Contour != ContourSandbox {
+		return Errorf(KindForbidden, "Сдвиг часов доступен только в песочнице (контур %s)", c.cfg.Contour)
+	}
+	if d <= 0 || d > maxClockStep {
+		return &Error{Kind: KindValidation, Message: "Сдвиг часов должен быть положительным и не больше 366 дней",
+			FieldNames: []string{"advance"}, Checks: []string{"0 < advance <= 8784h"}}
+	}
+	return nil
 }

@@ -181,7 +181,7 @@ func (s *server) advanceClock(w http.ResponseWriter, r *http.Request) {
 			FieldNames: []string{"advance"}, Checks: []string{"duration"}})
 		return
 	}
-	now, err := s.Cards.AdvanceClock(r.Context(), d)
+	now, err := s.Cards.AdvanceOrgClock(r.Context(), principalFrom(r.Context()), d)
 	if err != nil {
 		s.writeCardError(w, r, err)
 		return

@@ -254,16 +254,27 @@ func (s *CardStore) CardLimits(ctx context.Context, orgID, cardID string) ([]ban
 	return out, rows.Err()
 }
 
-func (s *CardStore) ClockOffset(ctx context.Context) (time.Duration, error) {
+// ClockOffset is the sandbox clock's offset for orgID: the shared one plus
+// the organisation's own ("" : the shared one alone).
+func (s *CardStore) ClockOffset(ctx context.Context, orgID string) (time.Duration, error) {
 	var n int64
-	err := s.db.R.QueryRowContext(ctx, `SELECT offset_ns FROM banking_card_clock WHERE id = 1`).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
+	err := s.db.R.QueryRowContext(ctx, `SELECT COALESCE((SELECT offset_ns FROM banking_card_clock WHERE id = 1), 0)
+		+ COALESCE((SELECT offset_ns FROM banking_card_org_clock WHERE org_id = $1), 0)`, orgID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("clock: %w", err)
 	}
 	return time.Duration(n), nil
+}
+
+// AddOrgClockOffset adds d to orgID's own offset in one statement so
+// concurrent advances add up.
+func (s *CardStore) AddOrgClockOffset(ctx context.Context, orgID string, d time.Duration) error {
+	_, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_card_org_clock (org_id, offset_ns) VALUES ($1, $2)
+		ON CONFLICT (org_id) DO UPDATE SET offset_ns = banking_card_org_clock.offset_ns + excluded.offset_ns`, orgID, int64(d))
+	if err != nil {
+		return fmt.Errorf("set clock: %w", err)
+	}
+	return nil
 }
 
 // AddClockOffset adds d in one statement so concurrent advances add up.

@@ -110,7 +110,7 @@ func TestCardStoreConformance(t *testing.T) {
 		if _, err := s.Limit(ctx, "org", "e9"); banking.KindOf(err) != banking.KindDataNotFound {
 			t.Fatalf("unknown limit: %v", err)
 		}
-		if d, _ := s.ClockOffset(ctx); d != 0 {
+		if d, _ := s.ClockOffset(ctx, ""); d != 0 {
 			t.Fatalf("fresh clock %v", d)
 		}
 		for range 2 {
@@ -118,7 +118,7 @@ func TestCardStoreConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if d, _ := s.ClockOffset(ctx); d != 72*time.Hour {
+		if d, _ := s.ClockOffset(ctx, ""); d != 72*time.Hour {
 			t.Fatalf("clock %v", d)
 		}
 	})
