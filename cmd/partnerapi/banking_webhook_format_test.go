@@ -36,6 +36,21 @@ func formatPayment(t *testing.T, ts *testServer, tok, id string) {
 	}
 }
 
+// checkJoseWebhook checks what sets a jose webhook apart from the bank's
+// other JWS: typ banking.JWSTypeWebhook in the header, and a payload that
+// is the json format's body (json) with its recipient, the sandbox partner
+// whose token made the document, added as clientId.
+func checkJoseWebhook(t *testing.T, jws *gost.JWS, json []byte) {
+	t.Helper()
+	if jws.Header.Typ != banking.JWSTypeWebhook {
+		t.Errorf("typ %q, want %q", jws.Header.Typ, banking.JWSTypeWebhook)
+	}
+	want := append(bytes.TrimSuffix(bytes.Clone(json), []byte("}")), []byte(`,"clientId":"`+banking.SandboxClientID+`"}`)...)
+	if !bytes.Equal(jws.Payload, want) {
+		t.Fatalf("JWS payload %s, want %s", jws.Payload, want)
+	}
+}
+
 // deliveredJSON is the JSON body the json format sends for the partner's
 // event of id, built from the delivery log in the field order of the
 // golden request (internal/banking/bankapi/testdata/webhook_final_status.golden).
@@ -98,7 +113,7 @@ func attemptFormat(t *testing.T, ts *testServer, tok, id string) string {
 
 // A partner's webhook format, end to end on a real server: json (the
 // default) sends the JSON body as before; jose sends the JWS of that same
-// JSON under the bank's key, verifiable with the certificate the CLI
+// JSON and its recipient under the bank's key, typed as a webhook, verifiable with the certificate the CLI
 // prints and still HMAC-signed over the body sent; anything else is a
 // VALIDATION_FAULT naming format; and the setting survives a restart.
 func TestBankingWebhookFormat(t *testing.T) {
@@ -154,9 +169,7 @@ func TestBankingWebhookFormat(t *testing.T) {
 			if jws.Header.Kid != banking.BankCertificateID(cert) {
 				t.Errorf("kid %q, want the certificate's %q", jws.Header.Kid, banking.BankCertificateID(cert))
 			}
-			if !bytes.Equal(jws.Payload, want) {
-				t.Fatalf("JWS payload %s, want the json format's %s", jws.Payload, want)
-			}
+			checkJoseWebhook(t, jws, want)
 		}
 	}
 

@@ -120,10 +120,28 @@ func (k *BankKey) MarshalPEM() ([]byte, error) {
 	return append(keyPEM, k.Cert.PEM()...), nil
 }
 
-// SignJWS returns the compact JWS of payload under the bank's key, header
-// {"alg":"gost34.10-2012","kid":Kid}.
-func (k *BankKey) SignJWS(payload []byte) (string, error) {
-	return gost.SignJWS(payload, k.Kid, k.Key)
+// The typ of each kind of JWS the bank's key signs besides id_tokens
+// (typ JWT). The one key signs API answers, webhooks and id_tokens, and
+// a partner can get any API answer signed, so without a typ telling them
+// apart a signed answer (a payment's state, say) could be replayed to
+// another partner's webhook URL as a jose webhook. A webhook receiver
+// checks typ is JWSTypeWebhook; reference §9.6 names alg and kid only and
+// does not forbid more.
+const (
+	JWSTypeAnswer  = "api-response+jose"
+	JWSTypeWebhook = "payment-status+jwt"
+)
+
+// SignAnswer returns the compact JWS of an API answer under the bank's
+// key, header {"alg":"gost34.10-2012","kid":Kid,"typ":JWSTypeAnswer}.
+func (k *BankKey) SignAnswer(payload []byte) (string, error) {
+	return gost.SignJWSTyped(payload, k.Kid, JWSTypeAnswer, k.Key)
+}
+
+// SignWebhook returns the compact JWS of a webhook body under the bank's
+// key, header {"alg":"gost34.10-2012","kid":Kid,"typ":JWSTypeWebhook}.
+func (k *BankKey) SignWebhook(payload []byte) (string, error) {
+	return gost.SignJWSTyped(payload, k.Kid, JWSTypeWebhook, k.Key)
 }
 
 // String and LogValue name the key by its kid only, so that a BankKey

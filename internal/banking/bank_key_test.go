@@ -41,7 +41,7 @@ func TestBankKeyFile(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %v", entries)
 	}
-	jws, err := first.SignJWS([]byte(`{"a":1}`))
+	jws, err := first.SignAnswer([]byte(`{"a":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}

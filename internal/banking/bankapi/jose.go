@@ -179,7 +179,9 @@ func (jw *joseWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (jw *joseWriter) Unwrap() http.ResponseWriter { return jw.ResponseWriter }
 
-// finish sends the collected JSON as a compact JWS of exactly its bytes.
+// finish sends the collected JSON as a compact JWS of exactly its bytes,
+// typed as an API answer (banking.JWSTypeAnswer) so that it cannot pass for
+// a webhook.
 // Signing cannot fail for a valid key; if it did, the answer goes out as
 // the JSON it was rather than as nothing.
 func (jw *joseWriter) finish(key *banking.BankKey) {
@@ -195,7 +197,7 @@ func (jw *joseWriter) finish(key *banking.BankKey) {
 	copyHeader(h, jw.header)
 	h.Del("Content-Length")
 	h.Add("Vary", "Accept")
-	compact, err := key.SignJWS(jw.body.Bytes())
+	compact, err := key.SignAnswer(jw.body.Bytes())
 	if err != nil {
 		jw.ResponseWriter.WriteHeader(jw.status)
 		_, _ = jw.ResponseWriter.Write(jw.body.Bytes())

@@ -105,6 +105,10 @@ func TestPlatformErrorsAsJose(t *testing.T) {
 					if err := jws.Verify(key.Cert); err != nil || jws.Header.Kid != key.Kid {
 						t.Fatalf("JWS %+v does not verify with the bank's key: %v", jws.Header, err)
 					}
+					// Typed as an answer, so it cannot pass for a webhook.
+					if jws.Header.Typ != banking.JWSTypeAnswer {
+						t.Fatalf("typ %q, want %q", jws.Header.Typ, banking.JWSTypeAnswer)
+					}
 					payload = jws.Payload
 				} else if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 					t.Fatalf("content type %q without jose", ct)

@@ -29,9 +29,13 @@ type WebhookTargets interface {
 // X-Signature, so the partner can tell our calls from forged ones;
 // X-Event-Id (externalId and eventTime) is the dedup key. A partner whose
 // setting asks for jose gets the compact JWS of that same JSON under the
-// bank's key instead, as application/jose; X-Signature then covers the
-// JWS, the body actually sent, so an HMAC check written for JSON bodies
-// keeps passing.
+// bank's key instead, as application/jose, with the partner's client_id
+// added as clientId and typ banking.JWSTypeWebhook in the header: the
+// bank's key signs API answers too, which any partner can get, so the
+// receiver checks typ (no answer passes for a webhook) and clientId (no
+// webhook of another partner does). X-Signature then covers the JWS, the
+// body actually sent, so an HMAC check written for JSON bodies keeps
+// passing.
 type WebhookSender struct {
 	Targets WebhookTargets
 	// JWS is the bank's key signing jose bodies; without it an event of a
@@ -55,6 +59,13 @@ type webhookBody struct {
 	EventTime   string `json:"eventTime"`
 }
 
+// joseWebhookBody is the JWS payload of a jose webhook: the JSON body and
+// its recipient, the partner's client_id.
+type joseWebhookBody struct {
+	webhookBody
+	ClientID string `json:"clientId"`
+}
+
 // WebhookSignature is the X-Signature value of body under secret.
 func WebhookSignature(secret, body []byte) string {
 	m := hmac.New(sha256.New, secret)
@@ -65,7 +76,8 @@ func WebhookSignature(secret, body []byte) string {
 // Send posts ev and reports the format of the body, json or jose, which
 // the delivery log records with the attempt.
 func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int, string, error) {
-	body, err := json.Marshal(webhookBody{ev.ExternalID, ev.BankStatus, ev.BankComment, ev.EventTime.UTC().Format(time.RFC3339Nano)})
+	wb := webhookBody{ev.ExternalID, ev.BankStatus, ev.BankComment, ev.EventTime.UTC().Format(time.RFC3339Nano)}
+	body, err := json.Marshal(wb)
 	if err != nil {
 		return 0, "", err
 	}
@@ -79,7 +91,11 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int,
 		if s.JWS == nil {
 			return 0, format, errors.New("no bank signing key for a jose webhook")
 		}
-		jws, err := s.JWS.SignJWS(body)
+		payload, err := json.Marshal(joseWebhookBody{wb, ev.ClientID})
+		if err != nil {
+			return 0, format, err
+		}
+		jws, err := s.JWS.SignWebhook(payload)
 		if err != nil {
 			return 0, format, err
 		}
