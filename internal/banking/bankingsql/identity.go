@@ -414,9 +414,8 @@ func (s *IdentityStore) RotateRefresh(ctx context.Context, old string, now, rese
 			// the newest token together) would each revoke the tokens the other
 			// has not committed yet and both leave a live token. The lock
 			// serialises them; the token is read again under it, since the
-			// other rotation may have revoked it. SQLite's IMMEDIATE
-			// transactions already run one at a time.
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7263002))`, chain); err != nil {
+			// other rotation may have revoked it.
+			if err := lockChain(ctx, tx, s.db.Dialect, chain); err != nil {
 				return err
 			}
 			if t, err = getToken(ctx, tx, old); err != nil {
@@ -439,19 +438,7 @@ func (s *IdentityStore) RotateRefresh(ctx context.Context, old string, now, rese
 		// The chain keeps the token just used, as its reserve, and the pair
 		// made now: the newest token a retry with the reserve replaces, and
 		// the reserve before it, both stop refreshing here.
-		rows, err := tx.QueryContext(ctx, `UPDATE banking_tokens SET revoked_at = $3 WHERE chain = $1 AND kind = 'refresh' AND hash <> $2 AND revoked_at = 0 RETURNING hash`, chain, old, n)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var h string
-			if err := rows.Scan(&h); err != nil {
-				rows.Close()
-				return err
-			}
-			superseded = append(superseded, h)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		if superseded, err = updatedHashes(ctx, tx, `UPDATE banking_tokens SET revoked_at = $3 WHERE chain = $1 AND kind = 'refresh' AND hash <> $2 AND revoked_at = 0 RETURNING hash`, chain, old, n); err != nil {
 			return err
 		}
 		for _, nt := range newTokens {

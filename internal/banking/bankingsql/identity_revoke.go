@@ -30,26 +30,43 @@ func (s *IdentityStore) RevokeGrant(ctx context.Context, hash string, now time.T
 			return err
 		}
 		chain := tokenChain(t)
-		if s.db.Dialect == sqldb.Postgres {
-			// The lock RotateRefresh takes: a rotation of this chain under
-			// way would otherwise add a live pair the update below, not
-			// seeing it uncommitted, leaves alone.
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7263002))`, chain); err != nil {
-				return err
-			}
-		}
-		rows, err := tx.QueryContext(ctx, `UPDATE banking_tokens SET revoked_at = $2 WHERE chain = $1 AND revoked_at = 0 RETURNING hash`, chain, idNanos(now))
-		if err != nil {
+		// The lock RotateRefresh takes: a rotation of this chain under way
+		// would otherwise add a live pair the update below, not seeing it
+		// uncommitted, leaves alone.
+		if err := lockChain(ctx, tx, s.db.Dialect, chain); err != nil {
 			return err
 		}
-		for rows.Next() {
-			var h string
-			if err := rows.Scan(&h); err != nil {
-				rows.Close()
-				return err
-			}
-			revoked = append(revoked, h)
-		}
-		return errors.Join(rows.Err(), rows.Close())
+		revoked, err = updatedHashes(ctx, tx, `UPDATE banking_tokens SET revoked_at = $2 WHERE chain = $1 AND revoked_at = 0 RETURNING hash`, chain, idNanos(now))
+		return err
 	})
+}
+
+// lockChain serialises the transactions that change one token chain on
+// PostgreSQL, where two could otherwise each miss the other's uncommitted
+// tokens; SQLite's IMMEDIATE transactions already run one at a time.
+func lockChain(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, chain string) error {
+	if dialect != sqldb.Postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7263002))`, chain)
+	return err
+}
+
+// updatedHashes runs an UPDATE … RETURNING hash and collects the hashes, so
+// the caller can drop them from the token cache once committed.
+func updatedHashes(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, errors.Join(rows.Err(), rows.Close())
 }
