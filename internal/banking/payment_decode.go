@@ -399,8 +399,8 @@ func (d *payDecoder) departmentalInfo(dst **DepartmentalInfo) bool {
 // signatures decodes the digestSignatures array; [] is an empty, non-nil
 // slice, as encoding/json makes it.
 func (d *payDecoder) signatures(dst *[]DigestSignature) bool {
-	return decodeArray(d, dst, func(sig *DigestSignature) bool {
-		return d.object(func(key string) uint64 {
+	return decodeArray(d, dst, func() (sig DigestSignature, ok bool) {
+		ok = d.object(func(key string) uint64 {
 			switch key {
 			case "base64Encoded":
 				return fieldBit(1<<0, d.text(&sig.Base64Encoded))
@@ -411,13 +411,14 @@ func (d *payDecoder) signatures(dst *[]DigestSignature) bool {
 			}
 			return 0
 		})
+		return
 	})
 }
 
 // linkedDocs decodes the linkedDocs array as signatures decodes its own.
 func (d *payDecoder) linkedDocs(dst *[]LinkedDoc) bool {
-	return decodeArray(d, dst, func(doc *LinkedDoc) bool {
-		return d.object(func(key string) uint64 {
+	return decodeArray(d, dst, func() (doc LinkedDoc, ok bool) {
+		ok = d.object(func(key string) uint64 {
 			switch key {
 			case "docExtId":
 				return fieldBit(1<<0, d.text(&doc.DocExtID))
@@ -426,13 +427,16 @@ func (d *payDecoder) linkedDocs(dst *[]LinkedDoc) bool {
 			}
 			return 0
 		})
+		return
 	})
 }
 
 // decodeArray decodes a JSON array of objects, each by element: null leaves
 // dst as it is, [] is an empty, non-nil slice, as encoding/json makes them;
 // anything else (null elements included) is false, left to encoding/json.
-func decodeArray[T any](d *payDecoder, dst *[]T, element func(*T) bool) bool {
+// element returns its value rather than filling a pointer: a pointer passed
+// through the func value would move every element to the heap.
+func decodeArray[T any](d *payDecoder, dst *[]T, element func() (T, bool)) bool {
 	if d.null() {
 		return true
 	}
@@ -448,8 +452,8 @@ func decodeArray[T any](d *payDecoder, dst *[]T, element func(*T) bool) bool {
 		return true
 	}
 	for {
-		var v T
-		if !element(&v) {
+		v, ok := element()
+		if !ok {
 			return false
 		}
 		out = append(out, v)
