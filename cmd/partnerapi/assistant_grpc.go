@@ -61,7 +61,8 @@ func assistantGRPCSidecar(c assistantGRPCConfig, svc *assistant.Service, tlsFile
 	g, health := chatgrpc.NewGRPCServer(chatgrpc.New(svc, log, chatgrpc.Config{AuthCode: code, MaxRequestBytes: c.maxRequestBytes}), opts...)
 	log.Info("listening", "service", "assistant-grpc", "addr", ln.Addr().String(), "tls", tlsFiles.Enabled())
 	return sidecar{
-		name: "assistant-grpc",
+		name:     "assistant-grpc",
+		listener: true,
 		serve: func() error {
 			if err := g.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 				return err
@@ -70,7 +71,9 @@ func assistantGRPCSidecar(c assistantGRPCConfig, svc *assistant.Service, tlsFile
 		},
 		stop: func(ctx context.Context) error {
 			// Health goes NOT_SERVING first so balancers stop sending; then
-			// running streams get the grace period to finish.
+			// running streams get the grace period to finish. The port is
+			// released even when Serve never ran (a failed start-up).
+			defer ln.Close()
 			health.Shutdown()
 			done := make(chan struct{})
 			go func() { g.GracefulStop(); close(done) }()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -15,12 +16,41 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background(), sigs, os.Stderr, os.Exit)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}); err != nil {
 		fmt.Fprintln(os.Stderr, "partnerapi:", err)
 		os.Exit(1)
 	}
+}
+
+// signalContext is the context of a command, ended by the first signal on
+// sigs: serve then drains its listeners and streams for up to
+// --shutdown-timeout. A second signal does not wait for that: it says so on
+// w and calls exit(1) at once (an operator's second Ctrl-C, or a
+// supervisor's repeated SIGTERM). stop releases the watcher.
+func signalContext(parent context.Context, sigs <-chan os.Signal, w io.Writer, exit func(int)) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(w, "partnerapi: %v: shutting down (a second signal exits at once)\n", sig)
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(w, "partnerapi: %v again: exiting without waiting for the shutdown\n", sig)
+			exit(1)
+		case <-done:
+		}
+	}()
+	return ctx, func() { once.Do(func() { close(done) }); cancel() }
 }
 
 // stdio bundles the standard streams so tests can run commands in-process.

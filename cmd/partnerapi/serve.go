@@ -35,6 +35,12 @@ type sidecar struct {
 	name  string
 	serve func() error
 	stop  func(ctx context.Context) error
+	// listener marks a sidecar that serves clients (the gRPC listener): on
+	// shutdown it stops together with the HTTP listeners, before the
+	// sidecars that work for them (the webhook outbox, the MQTT gate).
+	// stop must also be safe on a sidecar whose serve never ran, with an
+	// ended ctx: a failed start-up releases what was built that way.
+	listener bool
 }
 
 // built is an API ready to serve.
@@ -174,13 +180,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		}
 	}
 	defer cleanup()
+	// abandon releases, on a failed start-up, what the modules before the
+	// failing one bound: their listeners and their sidecars' (the gRPC
+	// port), none of which has served yet.
+	abandon := func(err error) error {
+		ended, cancel := context.WithCancel(context.Background())
+		cancel()
+		for _, l := range listeners {
+			_ = l.Shutdown(ended)
+		}
+		for _, s := range sidecars {
+			_ = s.stop(ended)
+		}
+		return err
+	}
 	for _, m := range mods {
 		if err := m.migrate(ctx, db); err != nil {
-			return fmt.Errorf("%s: migrate: %w", m.name(), err)
+			return abandon(fmt.Errorf("%s: migrate: %w", m.name(), err))
 		}
 		b, err := m.build(ctx, d)
 		if err != nil {
-			return fmt.Errorf("%s: %w", m.name(), err)
+			return abandon(fmt.Errorf("%s: %w", m.name(), err))
 		}
 		if b.close != nil {
 			closers = append(closers, b.close)
@@ -188,10 +208,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		sidecars = append(sidecars, b.sidecars...)
 		ln, err := web.Listen(m.name(), *cfg.addrs[m.name()], b.api.Build(log, metrics), cfg.tls, log)
 		if err != nil {
-			for _, l := range listeners {
-				_ = l.Shutdown(context.Background())
-			}
-			return err
+			return abandon(err)
 		}
 		listeners = append(listeners, ln)
 		bound[m.name()] = ln.Addr().String()
@@ -238,17 +255,47 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	var shutdownErr error
+	// Every listener stops accepting at once and drains in parallel (one
+	// listener's long streams must not keep the others open to new
+	// clients); then the sidecars that serve them stop, the webhook outbox
+	// and the MQTT gate, once no request can use them any more.
+	var (
+		shutdownMu  sync.Mutex
+		shutdownErr error
+		phase       sync.WaitGroup
+	)
+	failed := func(err error) {
+		shutdownMu.Lock()
+		shutdownErr = errors.Join(shutdownErr, err)
+		shutdownMu.Unlock()
+	}
+	stopSidecars := func(listenersToo bool) {
+		for _, s := range sidecars {
+			if s.listener != listenersToo {
+				continue
+			}
+			phase.Add(1)
+			go func(s sidecar) {
+				defer phase.Done()
+				if err := s.stop(sctx); err != nil {
+					failed(fmt.Errorf("%s: stop: %w", s.name, err))
+				}
+			}(s)
+		}
+	}
 	for _, l := range listeners {
-		if err := l.Shutdown(sctx); err != nil {
-			shutdownErr = errors.Join(shutdownErr, fmt.Errorf("%s: shutdown: %w", l.Name, err))
-		}
+		phase.Add(1)
+		go func(l *web.Listener) {
+			defer phase.Done()
+			if err := l.Shutdown(sctx); err != nil {
+				failed(fmt.Errorf("%s: shutdown: %w", l.Name, err))
+			}
+		}(l)
 	}
-	for _, s := range sidecars {
-		if err := s.stop(sctx); err != nil {
-			shutdownErr = errors.Join(shutdownErr, fmt.Errorf("%s: stop: %w", s.name, err))
-		}
-	}
+	stopSidecars(true)
+	phase.Wait()
+	stopSidecars(false)
+	phase.Wait()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {

@@ -96,12 +96,14 @@ func (l *Listener) Serve() error {
 }
 
 // Shutdown stops accepting, lets in-flight requests and streams finish until
-// ctx ends, then closes what is left.
+// ctx ends, then closes what is left. A listener that never served is
+// unbound too (the server closes only the listeners Serve was given).
 func (l *Listener) Shutdown(ctx context.Context) error {
 	err := l.srv.Shutdown(ctx)
 	if err != nil {
 		_ = l.srv.Close()
 	}
+	_ = l.ln.Close()
 	return err
 }
 

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/sqlite"
+)
+
+// controlledServer is serve run in-process like startServer, but the test
+// ends it (cancel, as SIGTERM does) and sees what serve returns.
+type controlledServer struct {
+	urls    map[string]string
+	dataDir string
+	logs    *syncBuffer
+	cancel  context.CancelFunc
+	errc    chan error
+}
+
+func startControlledServer(t *testing.T, dir string, extra ...string) *controlledServer {
+	t.Helper()
+	args := []string{"--data-dir", dir, "--banking-addr", "127.0.0.1:0", "--assistant-addr", "127.0.0.1:0",
+		"--smarthome-addr", "127.0.0.1:0", "--assistant-grpc-addr", "127.0.0.1:0", "--models-dir", filepath.Join(dir, "models"),
+		"--log-flush-interval", "0"}
+	args = append(args, extra...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cs := &controlledServer{urls: map[string]string{}, dataDir: dir, logs: &syncBuffer{}, cancel: cancel, errc: make(chan error, 1)}
+	readyc := make(chan map[string]string, 1)
+	go func() {
+		cs.errc <- serve(ctx, args, func(string) string { return "" }, stdio{in: strings.NewReader(""), out: io.Discard, err: cs.logs},
+			func(a map[string]string) { readyc <- a })
+	}()
+	select {
+	case addrs := <-readyc:
+		for k, v := range addrs {
+			cs.urls[k] = v
+		}
+	case err := <-cs.errc:
+		cancel()
+		t.Fatalf("serve failed: %v\n%s", err, cs.logs.String())
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatal("serve did not start in 60s")
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-cs.errc:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop in 30s")
+		}
+	})
+	return cs
+}
+
+// A second SIGINT/SIGTERM exits at once instead of waiting out
+// --shutdown-timeout; the first only ends the context.
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	var out syncBuffer
+	ctx, stop := signalContext(context.Background(), sigs, &out, func(code int) { exited <- code })
+	defer stop()
+	sigs <- syscall.SIGTERM
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("first signal did not end the context")
+	}
+	select {
+	case code := <-exited:
+		t.Fatalf("first signal exited (%d)", code)
+	case <-time.After(100 * time.Millisecond):
+	}
+	sigs <- syscall.SIGINT
+	select {
+	case code := <-exited:
+		if code == 0 {
+			t.Error("forced exit with status 0")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("second signal did not force the exit")
+	}
+	if !strings.Contains(out.String(), "again") {
+		t.Errorf("no line says why it exits: %q", out.String())
+	}
+}
+
+// A start-up that fails at a later service (its port is taken) leaves no
+// port of the earlier ones bound: the banking listener and the assistant's
+// gRPC listener are free again when serve returns.
+func TestServeFailedStartReleasesPorts(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	free := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}
+	bankAddr, assistAddr, grpcAddr := free(), free(), free()
+	dir := t.TempDir()
+	err = serve(context.Background(), []string{"--data-dir", dir, "--models-dir", filepath.Join(dir, "models"),
+		"--banking-addr", bankAddr, "--assistant-addr", assistAddr, "--assistant-grpc-addr", grpcAddr,
+		"--smarthome-addr", busy.Addr().String(), "--log-flush-interval", "0"},
+		func(string) string { return "" }, stdio{out: io.Discard, err: io.Discard}, func(map[string]string) {
+			t.Error("serve started with its smart home port taken")
+		})
+	if err == nil || !strings.Contains(err.Error(), "smarthome: listen") {
+		t.Fatalf("serve: %v", err)
+	}
+	for name, addr := range map[string]string{"banking": bankAddr, "assistant": assistAddr, "assistant-grpc": grpcAddr} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Errorf("%s port still bound after the failed start: %v", name, err)
+			continue
+		}
+		l.Close()
+	}
+}
+
+// On shutdown every listener stops accepting at once: one listener still
+// draining a request does not keep the others open to new clients.
+func TestServeShutdownClosesEveryListenerAtOnce(t *testing.T) {
+	cs := startControlledServer(t, t.TempDir(), "--shutdown-timeout", "20s")
+	// A request under way on the banking listener: its head is not complete,
+	// so the server waits for it (up to its 5 s allowance for a new
+	// connection's first request).
+	c, err := net.Dial("tcp", cs.urls["banking"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cs.cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for _, name := range []string{"smarthome", "assistant"} {
+		for {
+			conn, err := net.DialTimeout("tcp", cs.urls[name], time.Second)
+			if err != nil {
+				break
+			}
+			conn.Close()
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still accepts connections while banking drains", name)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	select {
+	case err := <-cs.errc:
+		t.Fatalf("serve returned (%v) before the banking request was given its time", err)
+	default:
+	}
+}
+
+// Payment creates under way when the shutdown begins either finish or are
+// refused: every create answered 201 is in the database afterwards (the
+// group commit flushed before serve closed the store), and serve returns
+// nil.
+func TestServeShutdownKeepsAcknowledgedPayments(t *testing.T) {
+	dir := t.TempDir()
+	cs := startControlledServer(t, dir, "--shutdown-timeout", "20s", "--only", "banking", "--banking-payment-rate", "0")
+	var tokOut bytes.Buffer
+	if err := runBanking(context.Background(), []string{"token", "--scope", "PAY_DOC_RU", "--data-dir", dir},
+		func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &tokOut, err: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(tokOut.Bytes(), &tok); err != nil || tok.AccessToken == "" {
+		t.Fatalf("token: %v %s", err, tokOut.String())
+	}
+	url := "http://" + cs.urls["banking"] + "/fintech/api/v1/payments"
+	doc := func(id string) []byte {
+		b, _ := json.Marshal(map[string]any{
+			"externalId": id, "date": time.Now().Format("2006-01-02"), "amount": json.Number("10.01"), "operationCode": "01", "priority": "5",
+			"purpose": "Оплата, без НДС", "payerName": "ООО Песочница", "payerInn": banking.SandboxOrgINN,
+			"payerAccount": banking.SandboxAccount, "payerBankBic": banking.SandboxBIC, "payerBankCorrAccount": banking.SandboxCorrAccount,
+			"payeeName": "АО Лютик", "payeeInn": "7830002293", "payeeAccount": "40602810700000000025",
+			"payeeBankBic": "049805746", "payeeBankCorrAccount": "30101810800000000746",
+		})
+		return b
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	var (
+		mu    sync.Mutex
+		acked []string
+		wg    sync.WaitGroup
+	)
+	first := make(chan struct{})
+	var firstOnce sync.Once
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				id := fmt.Sprintf("b%07d-0000-4000-8000-%012d", w, i)
+				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(doc(id)))
+				req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					return // the listener is closed: shutdown under way
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				switch {
+				case resp.StatusCode == http.StatusCreated:
+					mu.Lock()
+					acked = append(acked, id)
+					mu.Unlock()
+					firstOnce.Do(func() { close(first) })
+				case resp.StatusCode >= 500:
+					return
+				default:
+					t.Errorf("create %s: %d %s", id, resp.StatusCode, body)
+					return
+				}
+			}
+		}(w)
+	}
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no create answered 201 in 30s")
+	}
+	time.Sleep(200 * time.Millisecond)
+	cs.cancel()
+	select {
+	case err := <-cs.errc:
+		if err != nil {
+			t.Errorf("serve returned %v", err)
+		}
+		cs.errc <- nil
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop in 30s")
+	}
+	wg.Wait()
+	client.CloseIdleConnections()
+	db, err := sqlite.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	lost := 0
+	for _, id := range acked {
+		var n int
+		if err := db.R.QueryRow(`SELECT COUNT(*) FROM banking_payments WHERE external_id = $1`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d of %d acknowledged creates missing after shutdown", lost, len(acked))
+	}
+	t.Logf("%d creates acknowledged before and during the shutdown, all durable", len(acked))
+}
