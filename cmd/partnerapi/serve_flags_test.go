@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envName is the environment form of a flag: PARTNERAPI_<FLAG>.
+func envName(flagName string) string {
+	return "PARTNERAPI_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Every flag of serve, including the ones added later, is read from its
+// PARTNERAPI_<FLAG> variable, and the command line still wins.
+func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
+	var cfg serveConfig
+	fs := serveFlags(&cfg, modules())
+	asked := map[string]bool{}
+	if err := parseFlags(fs, nil, func(k string) string { asked[k] = true; return "" }); err != nil {
+		t.Fatal(err)
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !asked[envName(f.Name)] {
+			t.Errorf("--%s: %s is never read", f.Name, envName(f.Name))
+		}
+	})
+
+	// The flags added last, each set through the environment to a value
+	// other than its default.
+	want := map[string]string{
+		"assistant-max-body-mb":        "3",
+		"banking-client-secret-days":   "7",
+		"banking-id-token-alg":         "RS256",
+		"banking-jws-reversed":         "true",
+		"banking-webhook-max-attempts": "3",
+		"banking-webhook-backoff":      "2s",
+		"banking-webhook-max-backoff":  "1m0s",
+		"banking-card-not-found-cause": "DATA_NOT_FOUND_EXCEPTION",
+		"shutdown-timeout":             "7s",
+	}
+	env := map[string]string{}
+	for name, v := range want {
+		env[envName(name)] = v
+	}
+	env[envName("banking-webhook-backoff")] = "2s"
+	var cfg2 serveConfig
+	fs = serveFlags(&cfg2, modules())
+	if err := parseFlags(fs, []string{"--banking-webhook-max-attempts", "4"}, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	want["banking-webhook-max-attempts"] = "4" // the command line wins
+	for name, v := range want {
+		f := fs.Lookup(name)
+		if f == nil {
+			t.Errorf("serve has no --%s", name)
+			continue
+		}
+		if got := f.Value.String(); got != v {
+			t.Errorf("--%s from %s = %q, want %q", name, envName(name), got, v)
+		}
+	}
+}
+
+// A value given in the environment reaches the module that checks it: a bad
+// one ends serve with the flag's name, as it would on the command line.
+func TestServeChecksEnvironmentValues(t *testing.T) {
+	for name, bad := range map[string]string{
+		"banking-card-not-found-cause": "NOPE",
+		"banking-webhook-max-attempts": "0",
+		"banking-id-token-alg":         "HS256",
+		"assistant-max-body-mb":        "-1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			dir := t.TempDir()
+			env := map[string]string{envName(name): bad, "PARTNERAPI_DATA_DIR": dir, "PARTNERAPI_MODELS_DIR": dir + "/models",
+				"PARTNERAPI_BANKING_ADDR": "127.0.0.1:0", "PARTNERAPI_ASSISTANT_ADDR": "127.0.0.1:0", "PARTNERAPI_SMARTHOME_ADDR": "127.0.0.1:0",
+				"PARTNERAPI_ASSISTANT_GRPC_ADDR": "127.0.0.1:0", "PARTNERAPI_ONLY": strings.SplitN(name, "-", 2)[0]}
+			err := serve(ctx, nil, func(k string) string { return env[k] }, stdio{out: io.Discard, err: io.Discard}, func(map[string]string) {
+				t.Errorf("serve started with %s=%s", envName(name), bad)
+				cancel()
+			})
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("serve with %s=%s: %v", envName(name), bad, err)
+			}
+		})
+	}
+}
+
+// The README's tables under "Flags of `serve`" list exactly the flags of
+// `serve --help`: a flag added without its row, or a row left behind by a
+// removed flag, fails here.
+func TestReadmeFlagTablesMatchServeFlags(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start := strings.Index(readme, "## Flags of `serve`")
+	if start < 0 {
+		t.Fatal("README has no \"Flags of `serve`\" section")
+	}
+	section := readme[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	documented := map[string]bool{}
+	cell := regexp.MustCompile("`(-{1,2}[a-z0-9-]+)`")
+	inTable := false
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if inTable && strings.TrimSpace(line) != "" {
+				// GitHub's Markdown takes a line right after a table as one
+				// more row of it.
+				t.Errorf("README: a flag table runs into the text after it (no blank line): %.60q", line)
+			}
+			inTable = false
+			continue
+		}
+		inTable = true
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		prev := ""
+		for _, m := range cell.FindAllStringSubmatch(cells[1], -1) {
+			name := m[1]
+			if strings.HasPrefix(name, "--") {
+				prev = strings.TrimPrefix(name, "--")
+				documented[prev] = true
+				continue
+			}
+			// `--assistant-limit-pers`, `-b2b`, `-corp`: a suffix replacing
+			// the last part of the flag before it.
+			if i := strings.LastIndex(prev, "-"); prev != "" && i > 0 {
+				documented[prev[:i]+name] = true
+			}
+		}
+	}
+	var cfg serveConfig
+	fs := serveFlags(&cfg, modules())
+	served := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { served[f.Name] = true })
+	var missing, extra []string
+	for name := range served {
+		if !documented[name] {
+			missing = append(missing, "--"+name)
+		}
+	}
+	for name := range documented {
+		if !served[name] {
+			extra = append(extra, "--"+name)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 {
+		t.Errorf("flags of serve --help missing from the README's flag tables: %s", strings.Join(missing, " "))
+	}
+	if len(extra) > 0 {
+		t.Errorf("README flag tables name flags serve does not have: %s", strings.Join(extra, " "))
+	}
+}
