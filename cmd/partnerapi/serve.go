@@ -164,6 +164,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		return fmt.Errorf("store: %w", err)
 	}
 	defer db.Close()
+	if cfg.store.DatabaseURL == "" {
+		release, err := lockDataDir(cfg.store.DataDir) // datalock.go
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	metrics := web.NewMetrics(version)
 	// bound is written while the listeners open, before any sidecar
 	// goroutine starts, and only read after.

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// dataDirLockFile is the file in the SQLite data directory that a running
+// serve holds locked.
+const dataDirLockFile = "serve.lock"
+
+// errDataDirLocked is what lockFile returns when another process holds the
+// lock.
+var errDataDirLocked = errors.New("locked")
+
+// lockDataDir makes serve the only one on an SQLite data directory. Two
+// serve processes on one file would each have their own single writer and
+// group commit, waiting on each other's write lock for up to the busy
+// timeout under load; so a second one stops at start with a line naming
+// the first one's pid. Provisioning commands and `migrate` take no lock:
+// they are safe beside serve (SQLite's own locking, WAL). The lock is the
+// system's (flock), so it ends with its process, however it ended; the
+// returned release is for serve's own return.
+func lockDataDir(dir string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, dataDirLockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
+	}
+	if err := lockFile(f); err != nil {
+		holder := ""
+		if raw, rerr := os.ReadFile(path); rerr == nil {
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(raw))); perr == nil {
+				holder = fmt.Sprintf(" (pid %d)", pid)
+			}
+		}
+		f.Close()
+		if errors.Is(err, errDataDirLocked) {
+			return nil, fmt.Errorf("data dir %s is in use by another partnerapi serve%s: give each its own --data-dir, or share a PostgreSQL (--database-url)", dir, holder)
+		}
+		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() {
+		_ = f.Truncate(0)
+		_ = unlockFile(f)
+		_ = f.Close()
+	}, nil
+}
