@@ -25,6 +25,7 @@ import (
 
 // assistantModule wires the assistant API.
 type assistantModule struct {
+	grpc                           assistantGRPCConfig // the gRPC listener's flags (assistant_grpc.go)
 	limitPers, limitB2B, limitCorp int
 	aiCheckThreshold               float64
 	fileQuotaMB                    int64
@@ -68,7 +69,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&m.joinStep, "assistant-join-step", local.DefaultJoinStep, "longest decode step of the running streams while other requests' prompts join the embedded engine's batch (the prompt chunk riding in each step is sized to it, 16–512 tokens; 0: fixed 16-token chunks)")
 	fs.DurationVar(&m.kvPoolIdle, "assistant-kv-pool-idle", local.DefaultKVPoolIdle, "how long a model's embedded engine must be idle before the KV memory finished requests left for the next ones goes back to the system (0: kept)")
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL: serve model NAME from an OpenAI-compatible server (repeatable)")
-	assistantGRPCFlags.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
+	m.grpc.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
 
 func (*assistantModule) migrate(ctx context.Context, db *sqldb.DB) error {
@@ -138,7 +139,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		AICheckThreshold: m.aiCheckThreshold,
 		FileQuotaBytes:   fileQuota,
 	})
-	grpcSidecars, err := assistantGRPCSidecars(svc, d, maxBody)
+	grpcSidecars, err := assistantGRPCSidecars(m.grpc, svc, d, maxBody)
 	if err != nil {
 		_ = engine.Close()
 		return built{}, err

@@ -88,13 +88,12 @@ func assistantGRPCSidecar(c assistantGRPCConfig, svc *assistant.Service, tlsFile
 	}, ln.Addr(), true, nil
 }
 
-// assistantGRPCFlags is registered by the assistant module's registerFlags.
-var assistantGRPCFlags assistantGRPCConfig
-
 // assistantGRPCSidecars is what the assistant module appends to its built
 // sidecars: the gRPC listener over the same service, or nothing when off.
-func assistantGRPCSidecars(svc *assistant.Service, d deps, maxBody int64) ([]sidecar, error) {
-	c := assistantGRPCFlags
+// c is the module's own copy of the flags (registered by its
+// registerFlags), so serves running side by side in one process (tests)
+// do not share them.
+func assistantGRPCSidecars(c assistantGRPCConfig, svc *assistant.Service, d deps, maxBody int64) ([]sidecar, error) {
 	c.maxRequestBytes = int(maxBody)
 	sc, _, ok, err := assistantGRPCSidecar(c, svc, d.tls, d.log)
 	if err != nil || !ok {

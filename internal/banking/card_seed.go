@@ -31,6 +31,11 @@ func SeedSandboxCards(ctx context.Context, s CardStore, orgID, partnerID, bic st
 			return err
 		}
 		if err := s.InsertCard(ctx, c); err != nil {
+			// Another process starting on the same database inserted it
+			// between the look-up and the insert: seeded all the same.
+			if _, gerr := s.Card(ctx, orgID, c.ID); gerr == nil {
+				continue
+			}
 			return err
 		}
 	}
