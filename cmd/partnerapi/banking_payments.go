@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -183,21 +184,42 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	}
 	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == "",
 		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff}
+	// On shutdown the dispatcher takes no new batch, but the deliveries of
+	// the one it holds go on for the grace period, so that a partner's
+	// answer under way is heard and recorded rather than cut off (and sent
+	// again after the restart); what is left when the grace ends is
+	// cancelled and comes back when its lease ends.
 	ctx, cancel := context.WithCancel(context.Background())
+	stopping := make(chan struct{})
+	var stopOnce sync.Once
 	done := make(chan struct{})
 	return paymentArea{payments: svc, webhooks: hooks, dispatcher: disp, sidecars: []sidecar{{
 		name: "banking-webhooks",
 		serve: func() error {
 			defer close(done)
-			disp.Run(ctx, every)
-			return nil
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopping:
+					return nil
+				default:
+				}
+				_, _ = disp.RunOnce(ctx)
+				select {
+				case <-stopping:
+					return nil
+				case <-t.C:
+				}
+			}
 		},
 		stop: func(sctx context.Context) error {
-			cancel()
+			stopOnce.Do(func() { close(stopping) })
 			select {
 			case <-done:
 			case <-sctx.Done():
 			}
+			cancel()
 			return nil
 		},
 	}}}, nil

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,4 +283,71 @@ func TestServeShutdownKeepsAcknowledgedPayments(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged creates missing after shutdown", lost, len(acked))
 	}
 	t.Logf("%d creates acknowledged before and during the shutdown, all durable", len(acked))
+}
+
+// A webhook delivery under way when the shutdown begins is given the grace
+// period: the partner's answer is heard and the delivery recorded, not cut
+// off and sent again after the restart.
+func TestServeShutdownFinishesWebhookUnderWay(t *testing.T) {
+	arrived := make(chan struct{}, 4)
+	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		arrived <- struct{}{}
+		time.Sleep(700 * time.Millisecond)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer partner.Close()
+	dir := t.TempDir()
+	cs := startControlledServer(t, dir, "--only", "banking", "--shutdown-timeout", "10s", "--banking-webhook-url", partner.URL,
+		"--banking-webhook-secret", "hook-secret", "--banking-webhook-interval", "50ms", "--banking-webhook-allow-private")
+	var tokOut bytes.Buffer
+	if err := runBanking(context.Background(), []string{"token", "--scope", "PAY_DOC_RU", "--data-dir", dir},
+		func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &tokOut, err: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(tokOut.Bytes(), &tok); err != nil {
+		t.Fatal(err)
+	}
+	id := "c0000000-0000-4000-8000-000000000001"
+	body := `{"externalId":"` + id + `","date":"` + time.Now().UTC().Format(time.DateOnly) + `","amount":1,"operationCode":"01","priority":"5",` +
+		`"purpose":"Оплата","payerName":"ООО","payerInn":"` + banking.SandboxOrgINN + `","payerAccount":"` + banking.SandboxAccount +
+		`","payerBankBic":"` + banking.SandboxBIC + `","payerBankCorrAccount":"` + banking.SandboxCorrAccount +
+		`","payeeName":"АО","payeeBankBic":"049805746","payeeAccount":"40602810700000000025",` +
+		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`
+	req, _ := http.NewRequest(http.MethodPost, "http://"+cs.urls["banking"]+"/fintech/api/v1/payments", strings.NewReader(body))
+	req.Header.Set("Authorization", tok.AccessToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create: %d", resp.StatusCode)
+	}
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook in 10s")
+	}
+	cs.cancel() // the partner is still answering
+	if err := <-cs.errc; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	cs.errc <- nil
+	db, err := sqlite.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var attempts int
+	var delivered sql.NullInt64
+	if err := db.R.QueryRow(`SELECT attempts, delivered_at FROM banking_payment_webhooks WHERE external_id = $1`, id).Scan(&attempts, &delivered); err != nil {
+		t.Fatal(err)
+	}
+	if !delivered.Valid || attempts != 1 {
+		t.Fatalf("webhook under way at shutdown: attempts %d, delivered %v; want recorded as delivered", attempts, delivered.Valid)
+	}
 }
