@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
 	"partnerapi/internal/sqldb"
@@ -16,6 +17,11 @@ import (
 
 // Open connects to url (postgres://...) and checks that the server answers.
 func Open(ctx context.Context, url string) (*sqldb.DB, error) {
+	// A URL pgx cannot read is the operator's typo, not an unreachable
+	// server: said so before any connection is tried.
+	if _, err := pgx.ParseConfig(url); err != nil {
+		return nil, fmt.Errorf("database url: %s", strings.Join(strings.Fields(err.Error()), " "))
+	}
 	pool, err := sql.Open("pgx", url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
