@@ -35,7 +35,7 @@ func TestDocumentDatesUseBankZone(t *testing.T) {
 		{"today+10 in Moscow", nil, false, "2026-12-02", "", StatusCheckError, 0, ""},
 		{"invoice today−11 in Moscow", nil, true, "2026-11-11", "", "", KindValidation, "date"},
 		{"invoice today+9 in Moscow", nil, true, "2026-12-01", "", StatusCreated, 0, ""},
-		{"expired yesterday in Moscow, today in UTC", nil, true, "2026-11-21", "2026-11-21", "", KindWorkflow, "expirationDate"},
+		{"expired yesterday in Moscow, today in UTC", nil, true, "2026-11-21", "2026-11-21", "", KindValidation, "expirationDate"},
 		{"expires today in Moscow", nil, true, "2026-11-21", "2026-11-22", StatusImplemented, 0, ""},
 		{"UTC as the bank's zone: today−10", time.UTC, false, "2026-11-11", "", StatusCreated, 0, ""},
 		{"UTC as the bank's zone: not yet expired", time.UTC, true, "2026-11-21", "2026-11-21", StatusImplemented, 0, ""},

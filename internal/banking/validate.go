@@ -329,8 +329,13 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 		}
 	}
 	if d.ExpirationDate != "" {
-		if _, ok := ParseDate(d.ExpirationDate); !ok {
+		if t, ok := ParseDate(d.ExpirationDate); !ok {
 			p.add("expirationDate", "дата в формате YYYY-MM-DD")
+		} else if today.After(t) {
+			// A draft that could never be confirmed (§4.1: the payer
+			// confirms by this day) is refused at once, not left to fail
+			// at signing; the day itself still counts.
+			p.add("expirationDate", "срок подтверждения уже истёк: дата не раньше сегодняшней")
 		}
 	}
 	if required(p, "amount", string(d.Amount)) {
