@@ -25,7 +25,8 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   user create --org ORG --login L [--name N] [--email E] [--password P] [--signing-method Token|OneTimePassword]
   user signing-method --user USER --signing-method Token|OneTimePassword
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
-  app create --name N --redirect-uri URI [--client-id ID] [--banking-client-secret-days 40]
+  app create --name N --redirect-uri URI [--client-id ID] [--scopes "openid PAY_DOC_RU ..."] [--banking-client-secret-days 40]
+  app scopes --client CLIENT_ID --scopes "openid PAY_DOC_RU ..."   (the scopes authorize grants the app; "": unrestricted)
   app secret --client CLIENT_ID [--banking-client-secret-days 40]   (new client_secret, e.g. for the sandbox app; 0 days: never expires)
   offer sign --client CLIENT_ID --account NUMBER
   sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt
@@ -107,8 +108,14 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				if _, err := id.Store.GetOrg(ctx, org); err != nil {
 					return nil, fmt.Errorf("--org %s: %w", org, err)
 				}
-				if _, err := id.Store.GetApp(ctx, client); err != nil {
+				app, err := id.Store.GetApp(ctx, client)
+				if err != nil {
 					return nil, fmt.Errorf("--client %s: %w", client, err)
+				}
+				// A token the app could not get through authorize would let a
+				// test pass that fails against the bank.
+				if out := app.ScopesOutside(scopes); len(out) > 0 {
+					return nil, fmt.Errorf("--client %s is not registered for scope %s: see `banking app scopes`", client, strings.Join(out, " "))
 				}
 				if user == "" {
 					users, err := id.Store.ListUsers(ctx, org)
@@ -285,13 +292,14 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 	},
 	"app create": func(stdio) bankingCmd {
 		var a banking.PartnerApp
-		var uris string
+		var uris, scopes string
 		var days int
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&a.Name, "name", "", "application name")
 				fs.StringVar(&a.ClientID, "client-id", "", "client_id (default: a new uuid)")
 				fs.StringVar(&uris, "redirect-uri", "", "space-separated registered redirect URIs")
+				registerAppScopes(fs, &scopes)
 				registerClientSecretDays(fs, &days)
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
@@ -302,13 +310,33 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 					a.ClientID = banking.NewUUID()
 				}
 				a.RedirectURIs = strings.Fields(uris)
+				a.Scopes = banking.ParseScopes(scopes)
 				secret := banking.NewClientSecret()
 				a.SecretHash, a.SecretExpiresAt = banking.HashSecret(secret), id.SecretExpiry(time.Now())
 				if err := id.Store.CreateApp(ctx, a); err != nil {
 					return nil, err
 				}
 				return map[string]string{"client_id": a.ClientID, "client_secret": secret,
-					"client_secret_expires_at": secretExpiryText(a.SecretExpiresAt)}, nil
+					"client_secret_expires_at": secretExpiryText(a.SecretExpiresAt), "scopes": scopesText(a.Scopes)}, nil
+			},
+		}
+	},
+	"app scopes": func(stdio) bankingCmd {
+		var client, scopes string
+		return bankingCmd{
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&client, "client", "", "partner client_id")
+				registerAppScopes(fs, &scopes)
+			},
+			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if client == "" {
+					return nil, errors.New("--client is required")
+				}
+				list := banking.ParseScopes(scopes)
+				if err := id.Store.SetAppScopes(ctx, client, list); err != nil {
+					return nil, fmt.Errorf("--client %s: %w", client, err)
+				}
+				return map[string]string{"client_id": client, "scopes": scopesText(list)}, nil
 			},
 		}
 	},
@@ -366,6 +394,21 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 			},
 		}
 	},
+}
+
+// registerAppScopes adds --scopes, the scopes an app is registered for, to
+// fs; app create and app scopes share it so both read the list alike.
+func registerAppScopes(fs *flag.FlagSet, scopes *string) {
+	fs.StringVar(scopes, "scopes", "", "space-separated scopes the app may be granted (reference §2); empty: unrestricted")
+}
+
+// scopesText is how the CLI prints an app's scopes: the list, or "all" for
+// an unrestricted app, so an empty string is never mistaken for "none".
+func scopesText(scopes []string) string {
+	if len(scopes) == 0 {
+		return "all"
+	}
+	return strings.Join(scopes, " ")
 }
 
 // registerClientSecretDays adds --banking-client-secret-days, the lifetime

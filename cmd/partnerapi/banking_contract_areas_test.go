@@ -132,6 +132,8 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 	authorize := url.Values{"response_type": {"code"}, "client_id": {banking.SandboxClientID}, "redirect_uri": {banking.SandboxRedirectURI},
 		"scope": {"openid GET_CLIENT_ACCOUNTS"}, "state": {"s1"}}
 	unknownApp := url.Values{"response_type": {"code"}, "client_id": {"nope"}, "redirect_uri": {banking.SandboxRedirectURI}, "scope": {"openid"}}
+	overScope := url.Values{"response_type": {"code"}, "client_id": f.changeApp["client_id"], "redirect_uri": {"https://partner.example/cb"},
+		"scope": {"openid " + banking.ScopePayDocRU}, "state": {"s1"}}
 	// Codes are single-use and refresh tokens rotate, so each row that
 	// spends one has its own.
 	codeForm := f.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {f.code(t)}, "redirect_uri": {banking.SandboxRedirectURI}})
@@ -154,6 +156,7 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 
 		{name: "authorize page", method: "GET", path: sso + "/v2/oauth/authorize?" + authorize.Encode(), accept: "text/html", status: 200},
 		{name: "authorize page unknown app", method: "GET", path: sso + "/v2/oauth/authorize?" + unknownApp.Encode(), status: 401},
+		{name: "authorize page scope the app is not registered for", method: "GET", path: sso + "/v2/oauth/authorize?" + overScope.Encode(), status: 302},
 		{name: "authorize page without response_type", method: "GET", path: sso + "/v2/oauth/authorize?client_id=" + banking.SandboxClientID, status: 400, badRequest: true},
 		{name: "authorize", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(nil), status: 302},
 		{name: "authorize denied", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(url.Values{"consent": {"deny"}}), status: 302},

@@ -97,7 +97,9 @@ func newBankFixture(t *testing.T) *bankFixture {
 		}
 	}
 	f.secret = bankingCLI(t, "", "app", "secret", "--data-dir", servers[""].dataDir)["client_secret"].(string)
-	f.changeApp = secretChangeApp(t, servers[""].dataDir)
+	// Registered for openid alone, so a request for more provokes the
+	// authorize page's invalid_scope redirect.
+	f.changeApp = secretChangeApp(t, servers[""].dataDir, "--scopes", "openid")
 	breakBankingStore(t, servers["broken"].dataDir)
 	f.brokenLogs = servers["broken"].logs
 	return f

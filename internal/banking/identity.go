@@ -106,6 +106,26 @@ type PartnerApp struct {
 	// SecretExpiresAt is when the secret stops authenticating the app;
 	// zero: never.
 	SecretExpiresAt time.Time
+	// Scopes are the scopes the app is registered for; authorize refuses
+	// any other. Empty means unrestricted, which is what apps made before
+	// the list existed (the sandbox's seeded app among them) keep, so an
+	// upgrade breaks no integration.
+	Scopes []string
+}
+
+// ScopesOutside returns those of requested the app is not registered for,
+// in request order; none when the app is unrestricted.
+func (a PartnerApp) ScopesOutside(requested []string) []string {
+	if len(a.Scopes) == 0 {
+		return nil
+	}
+	var out []string
+	for _, s := range requested {
+		if !slices.Contains(a.Scopes, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Certificate is a user's signing certificate (a /v1/crypto entry).
@@ -192,6 +212,9 @@ type IdentityStore interface {
 	// secret only the first lands; ErrNotFound when the app is absent or
 	// its secret has changed.
 	ChangeAppSecret(ctx context.Context, clientID, oldHash, newHash string, expiresAt time.Time) error
+	// SetAppScopes replaces the scopes the app is registered for (empty:
+	// unrestricted); ErrNotFound when absent.
+	SetAppScopes(ctx context.Context, clientID string, scopes []string) error
 	// SignOffer records that the partner app's offer is signed for account.
 	SignOffer(ctx context.Context, clientID, account string) error
 	OfferSigned(ctx context.Context, clientID, account string) (bool, error)

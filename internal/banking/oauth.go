@@ -21,6 +21,10 @@ import (
 type OAuthError struct {
 	Code        string // invalid_request, invalid_client, invalid_grant, ...
 	Description string
+	// Redirect is set on an authorize error found after the client and its
+	// redirect_uri were checked: RFC 6749 §4.1.2.1 sends such an error back
+	// to the client at that redirect_uri instead of showing it to the user.
+	Redirect bool
 }
 
 func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
@@ -85,6 +89,12 @@ func (id *Identity) CheckAuthorize(ctx context.Context, r AuthorizeRequest) (Par
 	}
 	if len(ParseScopes(r.Scope)) == 0 {
 		return PartnerApp{}, oauthErr("invalid_scope", "scope is required")
+	}
+	// The user's consent cannot grant more than the bank registered the app
+	// for, so a scope outside its list is refused before the login page.
+	if out := app.ScopesOutside(ParseScopes(r.Scope)); len(out) > 0 {
+		return PartnerApp{}, &OAuthError{Code: "invalid_scope", Redirect: true,
+			Description: "the client is not registered for scope " + strings.Join(out, " ")}
 	}
 	if r.CodeChallenge != "" && r.CodeChallengeMethod != "S256" {
 		return PartnerApp{}, oauthErr("invalid_request", "only code_challenge_method S256 is supported")

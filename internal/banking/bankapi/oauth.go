@@ -77,7 +77,7 @@ func (s *server) authorizePage(w http.ResponseWriter, r *http.Request) {
 	req := authorizeRequest(r.URL.Query())
 	app, err := id.CheckAuthorize(r.Context(), req)
 	if err != nil {
-		s.writeOAuthError(w, r, err)
+		s.authorizeError(w, r, req, err)
 		return
 	}
 	s.renderLogin(w, req, app, "")
@@ -93,7 +93,7 @@ func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 	req := authorizeRequest(r.PostForm)
 	app, err := id.CheckAuthorize(r.Context(), req)
 	if err != nil {
-		s.writeOAuthError(w, r, err)
+		s.authorizeError(w, r, req, err)
 		return
 	}
 	target, _ := url.Parse(req.RedirectURI)
@@ -124,6 +124,34 @@ func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	q.Set("code", code)
 	target.RawQuery = q.Encode()
+	http.Redirect(w, r, target.String(), http.StatusFound)
+}
+
+// authorizeError answers a refused authorize request. An error found
+// after the client and its redirect_uri were checked goes back to the
+// client at that redirect_uri with the request's state (RFC 6749
+// §4.1.2.1), so the partner learns why and the user is not left on an
+// error page; any other is answered here, never redirecting to a URI the
+// app has not registered.
+func (s *server) authorizeError(w http.ResponseWriter, r *http.Request, req banking.AuthorizeRequest, err error) {
+	var oe *banking.OAuthError
+	if !errors.As(err, &oe) || !oe.Redirect {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	target, perr := url.Parse(req.RedirectURI)
+	if perr != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	q := target.Query()
+	q.Set("error", oe.Code)
+	q.Set("error_description", oe.Description)
+	if req.State != "" {
+		q.Set("state", req.State)
+	}
+	target.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, target.String(), http.StatusFound)
 }
 

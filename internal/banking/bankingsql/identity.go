@@ -84,8 +84,8 @@ func insertUser(ctx context.Context, e idExecer, u banking.User, suffix string) 
 }
 
 func insertApp(ctx context.Context, e idExecer, a banking.PartnerApp, suffix string) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO banking_apps (client_id, name, secret_hash, redirect_uris, secret_expires_at) VALUES ($1,$2,$3,$4,$5)`+suffix,
-		a.ClientID, a.Name, a.SecretHash, strings.Join(a.RedirectURIs, " "), idNanos(a.SecretExpiresAt))
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_apps (client_id, name, secret_hash, redirect_uris, secret_expires_at, scopes) VALUES ($1,$2,$3,$4,$5,$6)`+suffix,
+		a.ClientID, a.Name, a.SecretHash, strings.Join(a.RedirectURIs, " "), idNanos(a.SecretExpiresAt), strings.Join(a.Scopes, " "))
 	return idInsertErr("app", err)
 }
 
@@ -237,12 +237,23 @@ func (s *IdentityStore) CreateApp(ctx context.Context, a banking.PartnerApp) err
 
 func (s *IdentityStore) GetApp(ctx context.Context, clientID string) (banking.PartnerApp, error) {
 	var a banking.PartnerApp
-	var uris string
+	var uris, scopes string
 	var exp int64
-	err := s.db.R.QueryRowContext(ctx, `SELECT client_id, name, secret_hash, redirect_uris, secret_expires_at FROM banking_apps WHERE client_id = $1`, clientID).
-		Scan(&a.ClientID, &a.Name, &a.SecretHash, &uris, &exp)
-	a.RedirectURIs, a.SecretExpiresAt = strings.Fields(uris), idFromNanos(exp)
+	err := s.db.R.QueryRowContext(ctx, `SELECT client_id, name, secret_hash, redirect_uris, secret_expires_at, scopes FROM banking_apps WHERE client_id = $1`, clientID).
+		Scan(&a.ClientID, &a.Name, &a.SecretHash, &uris, &exp, &scopes)
+	a.RedirectURIs, a.SecretExpiresAt, a.Scopes = strings.Fields(uris), idFromNanos(exp), banking.ParseScopes(scopes)
 	return a, idNotFound(err)
+}
+
+func (s *IdentityStore) SetAppScopes(ctx context.Context, clientID string, scopes []string) error {
+	res, err := s.db.W.ExecContext(ctx, `UPDATE banking_apps SET scopes = $2 WHERE client_id = $1`, clientID, strings.Join(scopes, " "))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return banking.ErrNotFound
+	}
+	return nil
 }
 
 func (s *IdentityStore) SetAppSecret(ctx context.Context, clientID, secretHash string, expiresAt time.Time) error {

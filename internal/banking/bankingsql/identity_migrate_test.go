@@ -47,3 +47,36 @@ func TestIdentityChainAndSecretExpiryMigrations(t *testing.T) {
 		}
 	})
 }
+
+// Identity migration 0005 on an app made before it: the app gets no scope
+// list, so it stays unrestricted and its partner's authorize requests keep
+// working after an upgrade; a list set afterwards holds.
+func TestIdentityAppScopesMigration(t *testing.T) {
+	upTo4 := func(ctx context.Context, db *sqldb.DB) error {
+		return db.Migrate(ctx, "banking_identity", areaMigrationsUpTo(t, "identity", 4))
+	}
+	storetest.Each(t, upTo4, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		if _, err := db.W.Exec(`INSERT INTO banking_apps (client_id, name, secret_hash, redirect_uris, secret_expires_at) VALUES ('old-app', 'Old', 'h', 'https://old.example/cb', 0)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := MigrateIdentity(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		s := NewIdentityStore(db)
+		a, err := s.GetApp(ctx, "old-app")
+		if err != nil || len(a.Scopes) != 0 || a.RedirectURIs[0] != "https://old.example/cb" {
+			t.Fatalf("migrated app %+v %v", a, err)
+		}
+		if out := a.ScopesOutside([]string{"openid", banking.ScopePayDocRU, banking.ScopeBusinessCardLimit}); len(out) != 0 {
+			t.Fatalf("migrated app refuses %q", out)
+		}
+		if err := s.SetAppScopes(ctx, "old-app", []string{"openid"}); err != nil {
+			t.Fatal(err)
+		}
+		a, _ = s.GetApp(ctx, "old-app")
+		if out := a.ScopesOutside([]string{"openid", banking.ScopePayDocRU}); len(out) != 1 || out[0] != banking.ScopePayDocRU {
+			t.Fatalf("restricted app refuses %q", out)
+		}
+	})
+}

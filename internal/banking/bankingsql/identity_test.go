@@ -3,6 +3,7 @@ package bankingsql
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,6 +117,33 @@ func TestIdentityStoreConformance(t *testing.T) {
 			}
 			if got, _ := s.GetApp(ctx, "c2"); !got.SecretExpiresAt.IsZero() {
 				t.Fatalf("app made without an expiry expires at %v", got.SecretExpiresAt)
+			}
+			// An app made without a scope list is unrestricted; a list set
+			// later reads back as set, and an empty one lifts it again.
+			if got, _ := s.GetApp(ctx, "c2"); len(got.Scopes) != 0 {
+				t.Fatalf("app made without scopes has %q", got.Scopes)
+			}
+			if err := s.SetAppScopes(ctx, "c2", []string{"openid", banking.ScopePayDocRU}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.GetApp(ctx, "c2"); strings.Join(got.Scopes, " ") != "openid PAY_DOC_RU" {
+				t.Fatalf("scopes %q", got.Scopes)
+			}
+			if err := s.SetAppScopes(ctx, "c2", nil); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.GetApp(ctx, "c2"); len(got.Scopes) != 0 {
+				t.Fatalf("scopes not cleared: %q", got.Scopes)
+			}
+			if err := s.SetAppScopes(ctx, "nope", []string{"openid"}); !errors.Is(err, banking.ErrNotFound) {
+				t.Fatalf("scopes of unknown app: %v", err)
+			}
+			scoped := banking.PartnerApp{ClientID: "c3", Name: "Q", SecretHash: "x", Scopes: []string{banking.ScopeGetClientAccounts}}
+			if err := s.CreateApp(ctx, scoped); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.GetApp(ctx, "c3"); strings.Join(got.Scopes, " ") != banking.ScopeGetClientAccounts {
+				t.Fatalf("created with scopes %q", got.Scopes)
 			}
 			exp := time.Unix(1_800_000_000, 0)
 			if err := s.SetAppSecret(ctx, "c2", "y", exp); err != nil {
