@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
 	"testing"
 	"time"
 
-	"partnerapi/internal/postgres"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/storetest"
 	"partnerapi/internal/web"
@@ -66,29 +61,8 @@ func TestHealthzFollowsTheStore(t *testing.T) {
 // check once the database is gone (dropped under the running server), and
 // the server still shuts down cleanly.
 func TestServeHealthzWhenPostgresGoesAway(t *testing.T) {
-	base := os.Getenv(storetest.EnvPostgres)
-	if base == "" {
-		t.Skip(storetest.EnvPostgres + " is not set")
-	}
-	ctx := context.Background()
-	admin, err := postgres.Open(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "partnerapi_health_" + hex.EncodeToString(b[:])
-	if _, err := admin.W.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	defer admin.W.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	cs := startControlledServer(t, t.TempDir(), "--only", "smarthome", "--database-url", u.String(), "--shutdown-timeout", "5s")
+	dbURL, drop := scratchPostgres(t, "health")
+	cs := startControlledServer(t, t.TempDir(), "--only", "smarthome", "--database-url", dbURL, "--shutdown-timeout", "5s")
 	health := func() int {
 		resp, err := http.Get("http://" + cs.urls["smarthome"] + "/healthz")
 		if err != nil {
@@ -100,7 +74,7 @@ func TestServeHealthzWhenPostgresGoesAway(t *testing.T) {
 	if got := health(); got != http.StatusOK {
 		t.Fatalf("/healthz = %d on a live database", got)
 	}
-	if _, err := admin.W.ExecContext(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+	if err := drop(); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -22,28 +22,8 @@ import (
 // deploy, CI's parallel jobs) all start: the migrations serialise on the
 // advisory lock and the sandbox seed converges, whatever the interleaving.
 func TestServeInstancesStartTogetherOnOnePostgres(t *testing.T) {
-	base := os.Getenv(storetest.EnvPostgres)
-	if base == "" {
-		t.Skip(storetest.EnvPostgres + " is not set")
-	}
+	dbURL, _ := scratchPostgres(t, "start")
 	ctx := context.Background()
-	admin, err := postgres.Open(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "partnerapi_start_" + hex.EncodeToString(b[:])
-	if _, err := admin.W.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	defer admin.W.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
 	keyFile, _ := writeBankKeyPEM(t) // one bank key for all, as the README asks
 	const n = 3
 	sctx, cancel := context.WithCancel(ctx)
@@ -59,7 +39,7 @@ func TestServeInstancesStartTogetherOnOnePostgres(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			args := []string{"--database-url", u.String(), "--data-dir", dir, "--models-dir", filepath.Join(dir, "models"),
+			args := []string{"--database-url", dbURL, "--data-dir", dir, "--models-dir", filepath.Join(dir, "models"),
 				"--banking-addr", "127.0.0.1:0", "--assistant-addr", "127.0.0.1:0", "--smarthome-addr", "127.0.0.1:0",
 				"--assistant-grpc-addr", "off", "--log-flush-interval", "0", "--shutdown-timeout", "5s",
 				"--banking-jws-key", keyFile}
@@ -105,7 +85,7 @@ func TestServeInstancesStartTogetherOnOnePostgres(t *testing.T) {
 		}
 	}
 	var count int
-	db, err := postgres.Open(ctx, u.String())
+	db, err := postgres.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,4 +97,40 @@ func TestServeInstancesStartTogetherOnOnePostgres(t *testing.T) {
 	if err := db.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT domain, version FROM schema_migrations GROUP BY domain, version HAVING COUNT(*) > 1) d`).Scan(&dup); err != nil || dup != 0 {
 		t.Fatalf("migrations applied twice: %d, %v", dup, err)
 	}
+}
+
+// scratchPostgres creates a database of its own on the test server, named
+// partnerapi_<what>_<random>, drops it (with any sessions still on it) when
+// the test ends, and returns its URL and a drop that removes it at once (a
+// database going away under a server); the test is skipped without a server.
+func scratchPostgres(t *testing.T, what string) (dbURL string, drop func() error) {
+	t.Helper()
+	base := os.Getenv(storetest.EnvPostgres)
+	if base == "" {
+		t.Skip(storetest.EnvPostgres + " is not set")
+	}
+	ctx := context.Background()
+	admin, err := postgres.Open(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "partnerapi_" + what + "_" + hex.EncodeToString(b[:])
+	if _, err := admin.W.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	// Cleanups run last-added first: the drop comes before the close.
+	drop = func() error {
+		_, err := admin.W.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		return err
+	}
+	t.Cleanup(func() { _ = drop() })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String(), drop
 }
