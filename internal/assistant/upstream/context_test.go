@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -171,31 +172,7 @@ func TestTokenizeRefusalRemembered(t *testing.T) {
 // huge max_tokens is sent as the room the prompt leaves, and a prompt
 // over the window is ErrContextWindow without generating.
 func TestMaxTokensClampedLlamaServer(t *testing.T) {
-	var mu sync.Mutex
-	var sent []any
-	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/v1/models":
-			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp","meta":{"n_ctx_train":32768}}]}`)
-		case "/props":
-			fmt.Fprint(w, `{"default_generation_settings":{"n_ctx":64},"total_slots":1}`)
-		case "/tokenize":
-			byteTokens(w, r)
-		case "/v1/chat/completions":
-			var req struct {
-				MaxTokens *int `json:"max_tokens"`
-			}
-			_ = json.NewDecoder(r.Body).Decode(&req)
-			mu.Lock()
-			if req.MaxTokens == nil {
-				sent = append(sent, nil)
-			} else {
-				sent = append(sent, *req.MaxTokens)
-			}
-			mu.Unlock()
-			sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"length"}]}`, "[DONE]")
-		}
-	})
+	e, sent := llamaServerWithContext(t, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp","meta":{"n_ctx_train":32768}}]}`)
 	gen := func(content string) error {
 		_, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: 999999999,
 			Messages: []assistant.Message{{Role: "user", Content: content}}}, nil)
@@ -208,8 +185,8 @@ func TestMaxTokensClampedLlamaServer(t *testing.T) {
 	if err := gen(strings.Repeat("x", 100)); !errors.Is(err, assistant.ErrContextWindow) {
 		t.Fatalf("a prompt over n_ctx: err %v, want ErrContextWindow", err)
 	}
-	if fmt.Sprint(sent) != "[61]" {
-		t.Fatalf("upstream saw max_tokens %v, want [61]", sent)
+	if fmt.Sprint(sent()) != "[61]" {
+		t.Fatalf("upstream saw max_tokens %v, want [61]", sent())
 	}
 }
 
@@ -218,33 +195,7 @@ func TestMaxTokensClampedLlamaServer(t *testing.T) {
 // builds would truncate it and answer 200), and that a max_tokens under the
 // window but over the room left is clamped to the room.
 func TestPromptCheckedAgainstKnownWindow(t *testing.T) {
-	var mu sync.Mutex
-	var sent []any
-	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/v1/models":
-			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}`)
-		case "/props":
-			fmt.Fprint(w, `{"default_generation_settings":{"n_ctx":64},"total_slots":1}`)
-		case "/tokenize":
-			byteTokens(w, r)
-		case "/v1/chat/completions":
-			var req struct {
-				MaxTokens *int `json:"max_tokens"`
-			}
-			_ = json.NewDecoder(r.Body).Decode(&req)
-			mu.Lock()
-			if req.MaxTokens == nil {
-				sent = append(sent, nil)
-			} else {
-				sent = append(sent, *req.MaxTokens)
-			}
-			mu.Unlock()
-			sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, "[DONE]")
-		default:
-			http.NotFound(w, r)
-		}
-	})
+	e, sent := llamaServerWithContext(t, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}`)
 	gen := func(content string, maxTokens int) error {
 		_, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: maxTokens,
 			Messages: []assistant.Message{{Role: "user", Content: content}}}, nil)
@@ -262,8 +213,8 @@ func TestPromptCheckedAgainstKnownWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if fmt.Sprint(sent) != "[<nil> 50 61]" {
-		t.Fatalf("upstream saw max_tokens %v, want [<nil> 50 61] and no request for the long prompt", sent)
+	if fmt.Sprint(sent()) != "[<nil> 50 61]" {
+		t.Fatalf("upstream saw max_tokens %v, want [<nil> 50 61] and no request for the long prompt", sent())
 	}
 }
 
@@ -312,5 +263,43 @@ func TestTruncatedFlag(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// llamaServerWithContext is a llama-server with a 64-token context (/props), a
+// tokenizer of one token a byte (/tokenize) and the model list given; sent
+// returns the max_tokens of each chat request it saw, nil where absent.
+func llamaServerWithContext(t *testing.T, models string) (e *Engine, sent func() []any) {
+	var mu sync.Mutex
+	var maxTokens []any
+	e = fake(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, models)
+		case "/props":
+			fmt.Fprint(w, `{"default_generation_settings":{"n_ctx":64},"total_slots":1}`)
+		case "/tokenize":
+			byteTokens(w, r)
+		case "/v1/chat/completions":
+			var req struct {
+				MaxTokens *int `json:"max_tokens"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			mu.Lock()
+			if req.MaxTokens == nil {
+				maxTokens = append(maxTokens, nil)
+			} else {
+				maxTokens = append(maxTokens, *req.MaxTokens)
+			}
+			mu.Unlock()
+			sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, "[DONE]")
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	return e, func() []any {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(maxTokens)
 	}
 }
