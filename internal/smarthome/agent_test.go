@@ -3,8 +3,6 @@ package smarthome
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -61,45 +59,31 @@ func TestAgentConfigThenStatus(t *testing.T) {
 // details of the refusal.
 func TestAgentCommand(t *testing.T) {
 	c := seed(t)
-	files, _ := filepath.Glob("testdata/command/*.json")
-	if len(files) < 4 {
-		t.Fatalf("only %d command cases", len(files))
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			b, err := os.ReadFile(f)
-			if err != nil {
+	eachGolden(t, "testdata/command/*.json", 4, func(t *testing.T, tc struct {
+		Config  json.RawMessage `json:"config"`
+		Command json.RawMessage `json:"command"`
+		Sent    json.RawMessage `json:"sent"`
+		Details []string        `json:"details"`
+	}) {
+		var a Agent
+		if tc.Config != nil {
+			if _, err := a.Config(c, tc.Config); err != nil {
 				t.Fatal(err)
 			}
-			var tc struct {
-				Config  json.RawMessage `json:"config"`
-				Command json.RawMessage `json:"command"`
-				Sent    json.RawMessage `json:"sent"`
-				Details []string        `json:"details"`
+		}
+		sent, err := a.Command(c, tc.Command)
+		if tc.Details != nil {
+			var inv *InvalidError
+			if !errors.As(err, &inv) || !reflect.DeepEqual(inv.Details, tc.Details) {
+				t.Fatalf("refusal %v (sent %s)\nwant %q", err, sent, tc.Details)
 			}
-			if err := json.Unmarshal(b, &tc); err != nil {
-				t.Fatal(err)
-			}
-			var a Agent
-			if tc.Config != nil {
-				if _, err := a.Config(c, tc.Config); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sent, err := a.Command(c, tc.Command)
-			if tc.Details != nil {
-				var inv *InvalidError
-				if !errors.As(err, &inv) || !reflect.DeepEqual(inv.Details, tc.Details) {
-					t.Fatalf("refusal %v (sent %s)\nwant %q", err, sent, tc.Details)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameJSON(t, "sent", sent, tc.Sent)
-		})
-	}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, "sent", sent, tc.Sent)
+	})
 }
 
 // TestAgentStatus runs the cases in testdata/status/*.json: each file holds
@@ -107,34 +91,20 @@ func TestAgentCommand(t *testing.T) {
 // device is judged by the model the config gave it.
 func TestAgentStatus(t *testing.T) {
 	c := seed(t)
-	files, _ := filepath.Glob("testdata/status/*.json")
-	if len(files) < 3 {
-		t.Fatalf("only %d status cases", len(files))
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var tc struct {
-				Config, Status, Want json.RawMessage
-			}
-			if err := json.Unmarshal(b, &tc); err != nil {
-				t.Fatal(err)
-			}
-			var a Agent
-			if _, err := a.Config(c, tc.Config); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := a.Status(c, tc.Status)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gb, _ := json.Marshal(rep)
-			sameJSON(t, "report", gb, tc.Want)
-		})
-	}
+	eachGolden(t, "testdata/status/*.json", 3, func(t *testing.T, tc struct {
+		Config, Status, Want json.RawMessage
+	}) {
+		var a Agent
+		if _, err := a.Config(c, tc.Config); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := a.Status(c, tc.Status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := json.Marshal(rep)
+		sameJSON(t, "report", gb, tc.Want)
+	})
 }
 
 // AskConfig says yes once for an agent that has sent no config, again

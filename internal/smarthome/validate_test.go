@@ -74,32 +74,18 @@ func TestSeedCatalogShape(t *testing.T) {
 // the message, the category query and the expected report.
 func TestValidate(t *testing.T) {
 	c := seed(t)
-	files, _ := filepath.Glob("testdata/validate/*.json")
-	if len(files) < 5 {
-		t.Fatalf("only %d validation cases", len(files))
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var tc struct {
-				Category string          `json:"category"`
-				Message  json.RawMessage `json:"message"`
-				Want     json.RawMessage `json:"want"`
-			}
-			if err := json.Unmarshal(b, &tc); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := c.Validate(tc.Message, tc.Category)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gb, _ := json.Marshal(rep)
-			sameJSON(t, "report", gb, tc.Want)
-		})
-	}
+	eachGolden(t, "testdata/validate/*.json", 5, func(t *testing.T, tc struct {
+		Category string          `json:"category"`
+		Message  json.RawMessage `json:"message"`
+		Want     json.RawMessage `json:"want"`
+	}) {
+		rep, err := c.Validate(tc.Message, tc.Category)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := json.Marshal(rep)
+		sameJSON(t, "report", gb, tc.Want)
+	})
 }
 
 func TestValidateRejectsMalformed(t *testing.T) {
@@ -235,5 +221,29 @@ func sameJSON(t *testing.T, what string, got, want []byte) {
 	}
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("%s\n got %s\nwant %s", what, got, want)
+	}
+}
+
+// eachGolden runs check as a subtest for every file matching pattern, each
+// file's JSON decoded into a T, and fails when fewer than least files match
+// (a mistyped pattern must not pass by running nothing).
+func eachGolden[T any](t *testing.T, pattern string, least int, check func(t *testing.T, tc T)) {
+	t.Helper()
+	files, _ := filepath.Glob(pattern)
+	if len(files) < least {
+		t.Fatalf("only %d cases match %s", len(files), pattern)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc T
+			if err := json.Unmarshal(b, &tc); err != nil {
+				t.Fatal(err)
+			}
+			check(t, tc)
+		})
 	}
 }
