@@ -311,10 +311,11 @@ func (s *served) prompt(msgs []assistant.Message, functions []assistant.Function
 
 // encodePrompt renders a conversation with tpl and tokenizes it with tok.
 // The template's text is tokenized with control-token parsing and the
-// messages' contents without it (chattemplate.RenderPieces), so that a
-// user's "<|end|>" stays text instead of ending their turn; a template
-// that writes the BOS token itself suppresses the tokenizer's own, so the
-// prompt never starts with two.
+// request's text without it (chattemplate.RenderPieces: contents, names,
+// function calls' arguments, the functions' names, descriptions and
+// parameters), so that a user's "<|end|>" stays text instead of ending
+// their turn; a template that writes the BOS token itself suppresses the
+// tokenizer's own, so the prompt never starts with two.
 func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []chattemplate.Message, tools []chattemplate.Tool) ([]int, error) {
 	bos := ""
 	if tok.BOS() >= 0 {
@@ -350,9 +351,9 @@ func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []cha
 	segs := make([]tokenizer.Segment, len(pieces))
 	var text strings.Builder
 	for i, p := range pieces {
-		// Message text is user input: control-token spellings in it stay
+		// Request text is user input: control-token spellings in it stay
 		// text. The plain-text fallback is all message text.
-		segs[i] = tokenizer.Segment{Text: p.Text, ParseSpecial: !p.Content}
+		segs[i] = tokenizer.Segment{Text: p.Text, ParseSpecial: !p.User}
 		text.WriteString(p.Text)
 	}
 	addSpecial := tpl.IsPlainText() || !(bos != "" && strings.HasPrefix(text.String(), bos))
