@@ -44,11 +44,18 @@ type Mux struct {
 	errors  ErrorWriter
 	metrics *Metrics
 	fast    fastRoutes
+	// literal maps each registered pattern without wildcards to the
+	// methods registered for it. A path a pattern names literally is that
+	// pattern's, as OpenAPI matches concrete paths before templated ones:
+	// GET /payments/qr-confirmation is a wrong method on the POST-only
+	// path, not GET /payments/{externalId} with that id.
+	literal map[string][]string
 }
 
 // NewMux returns an empty router for one API. metrics may be nil.
 func NewMux(api string, errors ErrorWriter, metrics *Metrics) *Mux {
-	m := &Mux{api: api, mux: http.NewServeMux(), paths: http.NewServeMux(), seen: map[string]bool{}, errors: errors, metrics: metrics}
+	m := &Mux{api: api, mux: http.NewServeMux(), paths: http.NewServeMux(), seen: map[string]bool{}, errors: errors, metrics: metrics,
+		literal: map[string][]string{}}
 	// The catch-all takes every request no route matches, so a matched
 	// request is routed once (ServeMux prefers any more specific pattern).
 	m.mux.HandleFunc("/", m.unmatched)
@@ -61,6 +68,9 @@ func (m *Mux) Handle(method, pattern string, h http.Handler) {
 	ih := m.metrics.instrument(m.api, pattern, method, h)
 	m.mux.Handle(method+" "+pattern, ih)
 	m.fast.add(method, pattern, ih)
+	if !strings.Contains(pattern, "{") {
+		m.literal[pattern] = append(m.literal[pattern], method)
+	}
 	if !m.seen[pattern] {
 		m.seen[pattern] = true
 		m.paths.Handle(pattern, http.NotFoundHandler())
@@ -87,6 +97,12 @@ func (m *Mux) Routes() []Route {
 // ServeHTTP dispatches to the matching route, or answers 404/405 in the
 // API's envelope.
 func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if methods, ok := m.literal[r.URL.Path]; ok && !literalServes(methods, r.Method) {
+		// A wildcard route of this method may match the path too; the
+		// literal pattern wins, and it does not serve the method.
+		m.unmatched(w, r)
+		return
+	}
 	if rt := m.fast.match(r); rt != nil {
 		rt.serve(w, r)
 		return
@@ -104,6 +120,17 @@ func (m *Mux) unmatched(w http.ResponseWriter, r *http.Request) {
 	}
 	m.metrics.observeUnmatched(m.api, status)
 	m.errors(w, r, status, err)
+}
+
+// literalServes reports whether a literal pattern registered for methods
+// serves method; a GET route serves HEAD too, as in http.ServeMux.
+func literalServes(methods []string, method string) bool {
+	for _, m := range methods {
+		if m == method || (m == http.MethodGet && method == http.MethodHead) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Mux) allowed(pattern string) string {

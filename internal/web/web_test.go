@@ -129,3 +129,41 @@ func TestMaxBodyPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteralPathBeatsWildcard: a path a route names literally belongs to
+// that route's pattern, as OpenAPI matches concrete paths before templated
+// ones, so another method on it is 405 naming the literal path's methods,
+// even where a wildcard route of that method matches the path.
+func TestLiteralPathBeatsWildcard(t *testing.T) {
+	errs := func(w http.ResponseWriter, r *http.Request, status int, err error) {
+		w.WriteHeader(status)
+		fmt.Fprint(w, err.Error())
+	}
+	mux := NewMux("test", errs, nil)
+	ok := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, name, " ", r.PathValue("id")) }
+	}
+	mux.HandleFunc("POST", "/docs/confirm", ok("confirm"))
+	mux.HandleFunc("GET", "/docs/{id}", ok("get"))
+	mux.HandleFunc("GET", "/docs/list", ok("list"))
+	for _, c := range []struct {
+		method, path string
+		status       int
+		body, allow  string
+	}{
+		{"GET", "/docs/confirm", 405, "method not allowed", "POST"},
+		{"HEAD", "/docs/confirm", 405, "method not allowed", "POST"},
+		{"POST", "/docs/confirm", 200, "confirm ", ""},
+		{"GET", "/docs/42", 200, "get 42", ""},
+		{"GET", "/docs/list", 200, "list ", ""},
+		{"HEAD", "/docs/list", 200, "list ", ""},
+		{"DELETE", "/docs/42", 405, "method not allowed", "GET"},
+	} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
+		if rec.Code != c.status || rec.Body.String() != c.body || rec.Header().Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d %q Allow %q, want %d %q Allow %q", c.method, c.path, rec.Code, rec.Body.String(),
+				rec.Header().Get("Allow"), c.status, c.body, c.allow)
+		}
+	}
+}
