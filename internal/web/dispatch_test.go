@@ -18,7 +18,9 @@ func TestRoutingAnswers(t *testing.T) {
 		contains     string
 		location     string
 	}{
-		{"POST", "/healthz", 404, `"envelope":"no such route"`, ""},
+		// The platform serves /healthz for GET alone: another method is
+		// a wrong method on a known path (RFC 9110 §15.5.6), not 404.
+		{"POST", "/healthz", 405, `"envelope":"method not allowed"`, ""},
 		{"HEAD", "/healthz", 200, "", ""},
 		{"GET", "/metrics", 200, "partnerapi_http_in_flight_requests", ""},
 		{"GET", "/healthz/", 404, `"envelope":"no such route"`, ""},

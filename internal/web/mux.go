@@ -117,10 +117,21 @@ func (m *Mux) unmatched(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := m.paths.Handler(r); pattern != "" {
 		status, err = http.StatusMethodNotAllowed, ErrMethodNotAllowed
 		w.Header().Set("Allow", m.allowed(pattern))
+	} else if servedForGET[r.URL.Path] && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		// The platform serves these paths in front of the API for GET
+		// alone, so any other method reaches the API's router.
+		status, err = http.StatusMethodNotAllowed, ErrMethodNotAllowed
+		w.Header().Set("Allow", http.MethodGet)
 	}
 	m.metrics.observeUnmatched(m.api, status)
 	m.errors(w, r, status, err)
 }
+
+// servedForGET are the platform routes (PlatformRoutes) every listener
+// serves. /metrics is not among them: with serve's --metrics-addr an API
+// listener does not serve it, and answers every method 404, as for any
+// path it does not know, which the router cannot tell apart from here.
+var servedForGET = map[string]bool{"/healthz": true, "/openapi.yaml": true}
 
 // literalServes reports whether a literal pattern registered for methods
 // serves method; a GET route serves HEAD too, as in http.ServeMux.

@@ -51,6 +51,10 @@ func TestPlatform(t *testing.T) {
 		{"panic answers in envelope", "GET", "/boom", "", nil, nil, 500, `"envelope":"internal error"`},
 		{"unknown route", "GET", "/nope", "", nil, nil, 404, `"envelope":"no such route"`},
 		{"wrong method", "DELETE", "/echo", "", nil, nil, 405, `method not allowed`},
+		// The platform's own GET routes answer other methods 405 in the
+		// API's envelope too, not 404 as if the path were unknown.
+		{"wrong method on health", "POST", "/healthz", "", nil, nil, 405, `method not allowed`},
+		{"wrong method on the contract", "DELETE", "/openapi.yaml", "", nil, nil, 405, `method not allowed`},
 		{"declared body too large", "POST", "/echo", strings.Repeat("x", 17), nil, nil, 413, `too large`},
 		{"body within limit", "POST", "/echo", "hello", nil, nil, 200, "hello"},
 		{"contract", "GET", "/openapi.yaml", "", nil, nil, 200, "openapi: 3.1.0"},
@@ -66,6 +70,9 @@ func TestPlatform(t *testing.T) {
 			h.ServeHTTP(rec, req)
 			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.contains) {
 				t.Fatalf("got %d %q, want %d containing %q", rec.Code, rec.Body.String(), c.status, c.contains)
+			}
+			if rec.Code == 405 && rec.Header().Get("Allow") == "" {
+				t.Error("405 without Allow")
 			}
 			if id := rec.Header().Get("X-Request-Id"); len(id) != 36 {
 				t.Errorf("generated request id %q is not a UUID", id)
