@@ -46,6 +46,10 @@ type Options struct {
 	BOSToken            string // e.g. "<s>"
 	EOSToken            string
 	AddGenerationPrompt bool // end with the header that starts the assistant's turn
+	// ControlTokens are the spellings the caller's tokenizer parses as
+	// control tokens. Render does not use them; RenderPieces keeps every
+	// JSON object key that holds one request text (usertext.go).
+	ControlTokens []string
 }
 
 // Template renders a conversation to prompt text. Safe for concurrent use.

@@ -42,10 +42,16 @@ type Piece struct {
 // Either way, what is labelled template text is text the template wrote
 // with no request text in reach, so request text cannot reach the
 // tokenizer's control-token parsing by being copied, cut, re-cased or
-// joined with the template's own text. A template that decides on the
-// request's text, so that neither holds, cannot be told apart from the
-// request: the whole prompt is then one template piece, which is the
-// behaviour without this protection.
+// joined with the template's own text.
+//
+// A template that decides on the request's text, so that neither holds
+// (it writes other text, or reorders the parts of a value), is refused
+// with ErrUnprotectable. Tokenizing such a prompt whole, with control
+// tokens parsed, would let request text become control tokens; escaping
+// control-token spellings in request text before rendering would not stop
+// it either, since the template may assemble a spelling from harmless
+// parts (lower(), replace(), joining pieces of a split), and it would
+// change what the template's own tests of the text see.
 func (t *Template) RenderPieces(msgs []Message, opts Options) ([]Piece, error) {
 	text, err := t.Render(msgs, opts)
 	if err != nil {
@@ -58,8 +64,14 @@ func (t *Template) RenderPieces(msgs []Message, opts Options) ([]Piece, error) {
 	if pieces, ok := t.userPieces(text, msgs, opts); ok {
 		return pieces, nil
 	}
-	return []Piece{{Text: text}}, nil
+	return nil, ErrUnprotectable
 }
+
+// ErrUnprotectable is a conversation RenderPieces cannot split into
+// template text and request text: the template decides on the request's
+// text. It is an ErrTemplate, the client's to change (the request's text),
+// not a fault of the server.
+var ErrUnprotectable = fmt.Errorf("%w: the template treats the request's text in a way that cannot keep it apart from the template's own control tokens", ErrTemplate)
 
 // userPieces splits text, the real rendering, into template text and
 // request text; ok is false when neither way of RenderPieces can.
@@ -71,7 +83,7 @@ func (t *Template) userPieces(text string, msgs []Message, opts Options) ([]Piec
 	var markedErr, bareErr error
 	drawn := false
 	for range 3 {
-		m = newMarking(rand.Uint64())
+		m = newMarking(rand.Uint64(), opts.ControlTokens)
 		mm, mo := m.apply(msgs, opts, false)
 		bm, bo := m.apply(msgs, opts, true)
 		if m.collided || strings.Contains(text, m.prefix) {

@@ -15,11 +15,14 @@ import (
 // arguments, and an offered function's name, description and parameters.
 // Roles are not: callers pass one of a fixed set, and templates compare them
 // with their own literals. Inside JSON (parameters, arguments) every string
-// is request text, object keys included, since templates print a schema's
-// property names and a call's argument names ("<parameter=" + name + ">"),
-// except the JSON Schema vocabulary of schemaWords (below). Numbers, true,
-// false and null stay as they are: they render as digits, signs, '.', 'e'
-// and those three words, from which no control token is spelled.
+// value is request text but JSON Schema's type names (schemaTypes), which
+// templates that write a schema out as text compare with their literals
+// ("param.type == 'array'"). Object keys are request text when they could
+// carry a control token (plainKey): templates look keys up by name
+// ("parameters.properties", "arguments.city"), which a marked key would
+// fail, and print them ("<parameter=" + name + ">"). Numbers, true, false
+// and null stay as they are: they render as digits, signs, '.', 'e' and
+// those three words.
 
 // marking rewrites request text with markers of one nonce: U+E000, the
 // nonce, '[' or ']' (open or close), the value's index, U+E001. The nonce
@@ -28,15 +31,23 @@ import (
 // is one that tojson or Go's JSON encoder escapes.
 type marking struct {
 	prefix string // U+E000 and the nonce
-	index  map[string]int
-	forms  [][]string // by index: the texts a value may stand as in a prompt
+	// controls are the spellings the caller's tokenizer parses as control
+	// tokens (Options.ControlTokens).
+	controls []string
+	// keys are the request's object keys that stay unmarked (plainKey);
+	// a string value equal to one stays unmarked too, so that a template
+	// finding a key in a list of them ("if name in parameters.required")
+	// finds it as it would in the request.
+	keys  map[string]bool
+	index map[string]int
+	forms [][]string // by index: the texts a value may stand as in a prompt
 	// collided is set when request text holds the prefix itself, which
 	// would let it forge a marker; the caller then draws another nonce.
 	collided bool
 }
 
-func newMarking(nonce uint64) *marking {
-	return &marking{prefix: "\uE000" + strconv.FormatUint(nonce, 10), index: map[string]int{}}
+func newMarking(nonce uint64, controls []string) *marking {
+	return &marking{prefix: "\uE000" + strconv.FormatUint(nonce, 10), controls: controls, index: map[string]int{}}
 }
 
 func (m *marking) open(i int) string  { return m.prefix + "[" + strconv.Itoa(i) + "\uE001" }
@@ -137,7 +148,11 @@ func (m *marking) raw(raw json.RawMessage, empty bool) json.RawMessage {
 		lit := raw[i : j+1]
 		i = j + 1
 		var s string
-		if json.Unmarshal(lit, &s) != nil || strings.TrimSpace(s) == "" || schemaWords[s] {
+		if json.Unmarshal(lit, &s) != nil || strings.TrimSpace(s) == "" {
+			out = append(out, lit...)
+			continue
+		}
+		if m.keys[s] || !isKey(raw[i:]) && schemaTypes[s] {
 			out = append(out, lit...)
 			continue
 		}
@@ -154,18 +169,73 @@ func (m *marking) raw(raw json.RawMessage, empty bool) json.RawMessage {
 	return out
 }
 
-// schemaWords are JSON Schema's keywords and type names, left unmarked
-// wherever they stand: templates that write a schema out as text (Hermes 2
-// Pro, Functionary, Command R) look keys up by these names and compare types
-// with them ("param.type == 'array'"), which marked strings would fail.
-// They are a fixed vocabulary the API defines, not text a client words.
-var schemaWords = map[string]bool{
-	"type": true, "properties": true, "required": true, "items": true, "enum": true, "description": true,
-	"title": true, "default": true, "format": true, "additionalProperties": true, "anyOf": true, "oneOf": true,
-	"allOf": true, "$ref": true, "$defs": true, "definitions": true, "minimum": true, "maximum": true,
-	"minItems": true, "maxItems": true, "minLength": true, "maxLength": true, "pattern": true, "const": true,
-	"nullable": true, "examples": true,
+// plainKeys adds raw's object keys that may stay unmarked to m.keys.
+func (m *marking) plainKeys(raw json.RawMessage) {
+	if !json.Valid(raw) {
+		return
+	}
+	strs(raw, func(s string, key bool) {
+		if key && m.plainKey(s) {
+			m.keys[s] = true
+		}
+	})
+}
+
+// strs calls f with every string literal of valid JSON raw, decoded, and
+// whether it is an object key.
+func strs(raw []byte, f func(s string, key bool)) {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for raw[j] != '"' {
+			if raw[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		var s string
+		if json.Unmarshal(raw[i:j+1], &s) == nil {
+			f(s, isKey(raw[j+1:]))
+		}
+		i = j
+	}
+}
+
+// isKey reports whether the JSON that follows a string literal makes it an
+// object key.
+func isKey(rest []byte) bool {
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	return len(rest) > 0 && rest[0] == ':'
+}
+
+// schemaTypes are JSON Schema's type names, left unmarked as string values:
+// templates that write a schema out as text (Hermes 2 Pro, Functionary,
+// Command R) compare types with them, which marked strings would fail. They
+// are a fixed vocabulary the API defines, not text a client words.
+var schemaTypes = map[string]bool{
 	"object": true, "array": true, "string": true, "number": true, "integer": true, "boolean": true, "null": true,
+}
+
+// plainKey reports whether an object key may stay unmarked: letters,
+// digits, '_' and '$' only, and no control token's spelling. Such a key
+// brings none of the punctuation control tokens are spelled with ("<|",
+// "[", ">"), so it becomes part of one only where the template itself
+// writes that punctuation around it, as it writes "<|" + role + "|>"; and
+// one spelled as a control token ("sop" in some vocabularies) is marked.
+func (m *marking) plainKey(s string) bool {
+	for _, r := range s {
+		if !(r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	for _, c := range m.controls {
+		if c != "" && strings.Contains(s, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // apply returns copies of msgs and opts with every request string marked;
@@ -173,6 +243,17 @@ var schemaWords = map[string]bool{
 // marked by one marking, walking the values in one order, so that a value
 // has one index in both.
 func (m *marking) apply(msgs []Message, opts Options, empty bool) ([]Message, Options) {
+	if m.keys == nil {
+		m.keys = map[string]bool{}
+		for _, msg := range msgs {
+			if msg.ToolCall != nil {
+				m.plainKeys(msg.ToolCall.Arguments)
+			}
+		}
+		for _, tool := range opts.Tools {
+			m.plainKeys(tool.Parameters)
+		}
+	}
 	out := make([]Message, len(msgs))
 	for i, msg := range msgs {
 		msg.Content = m.str(msg.Content, empty)

@@ -325,9 +325,12 @@ func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []cha
 	if tok.EOS() >= 0 {
 		eos = tok.TokenText(tok.EOS())
 	}
-	opts := chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools}
+	opts := chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools, ControlTokens: tok.ControlTexts()}
 	pieces, err := tpl.RenderPieces(cm, opts)
-	if merged, ok := systemMerged(cm); ok && errors.Is(err, chattemplate.ErrTemplate) {
+	// A conversation the template renders but cannot keep the request's
+	// text apart in is not one it refuses for its system message.
+	refused := errors.Is(err, chattemplate.ErrTemplate) && !errors.Is(err, chattemplate.ErrUnprotectable)
+	if merged, ok := systemMerged(cm); ok && refused {
 		// Some templates (Mistral v0.1 and v0.2) refuse a system message;
 		// the client's instructions then open the first user message, as
 		// those models' own documentation suggests, rather than failing the
@@ -343,8 +346,13 @@ func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []cha
 		// these messages: the client's to fix (reference §4, 422).
 		reason := "the model's chat template cannot render these messages"
 		var raised *chattemplate.RaisedError
-		if errors.As(err, &raised) {
+		switch {
+		case errors.As(err, &raised):
 			reason = raised.Message
+		case errors.Is(err, chattemplate.ErrUnprotectable):
+			// Rendered, this prompt could turn the messages' text into
+			// control tokens: refused rather than run unprotected.
+			reason = "the model's chat template rewrites these messages' text in a way that cannot keep it apart from its control tokens"
 		}
 		return nil, &assistant.TemplateError{Reason: reason, Err: err}
 	}

@@ -269,6 +269,20 @@ func (t *Tokenizer) Special(text string) (int, bool) {
 	return id, ok
 }
 
+// ControlTexts lists the texts Encode turns into tokens only when it parses
+// special tokens (control and unknown tokens, as partition skips them
+// otherwise), longest first: the spellings request text must not reach
+// that parsing with.
+func (t *Tokenizer) ControlTexts() []string {
+	var out []string
+	for _, id := range t.special {
+		if ty := t.types[id]; ty == TypeControl || ty == TypeUnknown {
+			out = append(out, t.tokens[id])
+		}
+	}
+	return out
+}
+
 // TokenText returns the vocabulary string of id ("" when out of range), e.g.
 // "<s>" for templates that print bos_token.
 func (t *Tokenizer) TokenText(id int) string {
