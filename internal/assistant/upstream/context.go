@@ -90,16 +90,18 @@ func (e *Engine) propsContext(ctx context.Context) int {
 // clampMaxTokens checks req's prompt against the context window and is the
 // max_tokens to send for it.
 //
-// Where the upstream's tokenizer counts the prompt (llama-server, whose
-// window /props names), a prompt at or over the window is ErrContextWindow
-// before anything is generated, whatever max_tokens says: older
-// llama-server builds truncate such a prompt and answer 200 (inference
-// reference §10), and the flag they may set comes only at the end of the
-// answer. Otherwise max_tokens is clamped to the room the prompt leaves.
+// Where the upstream's tokenizer counts the prompt's text, a text at or
+// over the window is ErrContextWindow before anything is generated,
+// whatever max_tokens says: the chat template only adds tokens to it.
+// Older llama-server builds truncate such a prompt and answer 200
+// (inference reference §10), and the flag they may set comes only at the
+// end of the answer; vLLM would refuse it, a round trip later.
 //
-// Where only an estimate exists (vLLM, whose window its model list names),
-// the prompt is not judged by it: vLLM refuses an over-long prompt itself,
-// which maps to the same error. A max_tokens that fits any prompt is sent
+// On llama-server (whose window /props names) max_tokens is then clamped
+// to the room the text leaves. On vLLM (whose window its model list names)
+// and where only an estimate exists, max_tokens is not judged by the count:
+// the text's count lacks the template's tokens, and vLLM judges max_tokens
+// against the real prompt itself. A max_tokens that fits any prompt is sent
 // unchanged, a larger one not at all: vLLM's default is exactly the room
 // left. An unknown window (Ollama) leaves max_tokens as it is.
 func (e *Engine) clampMaxTokens(ctx context.Context, req assistant.GenerateRequest) (int, error) {
@@ -108,14 +110,14 @@ func (e *Engine) clampMaxTokens(ctx context.Context, req assistant.GenerateReque
 	if window <= 0 {
 		return maxTokens, nil
 	}
-	prompt, exact := e.tokenize(ctx, req.Model, promptText(req.Messages))
+	prompt, by := e.tokenize(ctx, req.Model, promptText(req.Messages))
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
 	switch {
-	case exact && prompt >= window:
+	case by != estimated && prompt >= window:
 		return 0, assistant.ErrContextWindow
-	case exact && maxTokens > 0:
+	case by == llamaServer && maxTokens > 0:
 		return min(maxTokens, window-prompt), nil
 	case maxTokens >= window:
 		return 0, nil

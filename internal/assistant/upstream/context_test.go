@@ -18,15 +18,48 @@ import (
 // or a prompt plus max_tokens over it, is refused with a 400 in one of
 // vLLM's wordings; without max_tokens the completion may fill the room
 // left. A prompt is its messages' words plus two template tokens each, so
-// only the server knows its exact size.
+// only the server knows its exact size; its /tokenize counts a text's
+// words.
 type fakeVLLM struct {
-	window   int
-	listLen  bool   // /v1/models names max_model_len
-	wording  string // "new", "old" or "bare" (no prompt size)
-	mu       sync.Mutex
-	sentMax  []any // max_tokens of each chat request, nil when absent
-	complete int   // completion tokens of the last answer
-	tokenize int   // requests to /tokenize
+	window     int
+	listLen    bool   // /v1/models names max_model_len
+	wording    string // "new", "old" or "bare" (no prompt size)
+	noTokenize bool   // /tokenize is not found (a gateway that does not pass it on)
+	mu         sync.Mutex
+	sentMax    []any // max_tokens of each chat request, nil when absent
+	complete   int   // completion tokens of the last answer
+	tokenize   int   // requests to /tokenize
+}
+
+// tokenizeVLLM answers POST /tokenize as vLLM does: the text is "prompt",
+// BOS is added unless add_special_tokens is false, and a field it does not
+// know is refused, as older releases refused them (later ones log a warning
+// for every such request).
+func (f *fakeVLLM) tokenizeVLLM(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.tokenize++
+	f.mu.Unlock()
+	if f.noTokenize {
+		http.NotFound(w, r)
+		return
+	}
+	var req map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	prompt, ok := req["prompt"].(string)
+	for k := range req {
+		if k != "model" && k != "prompt" && k != "add_special_tokens" {
+			ok = false
+		}
+	}
+	if !ok {
+		http.Error(w, `{"object":"error","message":"Field required","type":"BadRequestError","code":400}`, http.StatusBadRequest)
+		return
+	}
+	n := len(strings.Fields(prompt))
+	if req["add_special_tokens"] != false {
+		n++ // BOS
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"count": n, "max_model_len": f.window, "tokens": make([]int, n)})
 }
 
 func (f *fakeVLLM) promptTokens(msgs []struct{ Content string }) int {
@@ -47,14 +80,11 @@ func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	case "/v1/chat/completions":
+	case "/tokenize":
+		f.tokenizeVLLM(w, r)
+		return
 	default:
-		if r.URL.Path == "/tokenize" {
-			f.mu.Lock()
-			f.tokenize++
-			f.mu.Unlock()
-		}
-		// vLLM's /tokenize wants "prompt", not llama-server's "content".
-		http.Error(w, `{"error":{"message":"Field required"}}`, http.StatusBadRequest)
+		http.NotFound(w, r)
 		return
 	}
 	var req struct {
@@ -130,7 +160,11 @@ func TestMaxTokensClampedToContext(t *testing.T) {
 		// A refusal without the sizes: retried without max_tokens.
 		{"bare wording", &fakeVLLM{window: 100, wording: "bare"}, short, 999999999, []any{999999999, nil}, 94, nil},
 		{"prompt over the window", &fakeVLLM{window: 100, wording: "new"}, long, 999999999, []any{999999999}, 0, assistant.ErrContextWindow},
-		{"prompt over the known window", &fakeVLLM{window: 100, listLen: true}, long, 999999999, []any{nil}, 0, assistant.ErrContextWindow},
+		// vLLM's /tokenize counts the text alone at 120 tokens: over the
+		// known window before anything is generated.
+		{"prompt over the known window", &fakeVLLM{window: 100, listLen: true}, long, 999999999, nil, 0, assistant.ErrContextWindow},
+		// Without /tokenize vLLM itself refuses it.
+		{"prompt over the known window, no tokenizer", &fakeVLLM{window: 100, listLen: true, noTokenize: true}, long, 999999999, []any{nil}, 0, assistant.ErrContextWindow},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,10 +185,10 @@ func TestMaxTokensClampedToContext(t *testing.T) {
 }
 
 // An upstream that refused /tokenize is not asked again for a while: a
-// vLLM with a known window would otherwise take a failed round trip before
-// every chat request.
+// vLLM with a known window behind a gateway that does not pass /tokenize on
+// would otherwise take a failed round trip before every chat request.
 func TestTokenizeRefusalRemembered(t *testing.T) {
-	f := &fakeVLLM{window: 100, listLen: true}
+	f := &fakeVLLM{window: 100, listLen: true, noTokenize: true}
 	e := fake(t, f.ServeHTTP)
 	for i := 0; i < 3; i++ {
 		req := assistant.GenerateRequest{Model: "m", N: 1, MaxTokens: 999999999, Messages: []assistant.Message{{Role: "user", Content: "tell me a story"}}}
@@ -164,6 +198,72 @@ func TestTokenizeRefusalRemembered(t *testing.T) {
 	}
 	if f.tokenize != 1 {
 		t.Fatalf("/tokenize asked %d times over three requests, want 1", f.tokenize)
+	}
+}
+
+// TestTokenizeShapes checks that CountTokens gets real counts from both
+// kinds of /tokenize, each asked in its own shape: vLLM's "prompt" (without
+// BOS) when its model list showed vLLM, llama-server's "content" otherwise,
+// the other shape once when the first is refused, and from then on the one
+// that worked. Without a /tokenize the count is the estimate.
+func TestTokenizeShapes(t *testing.T) {
+	const text = "tell me a story please" // 5 words, 22 bytes
+	llama := func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}`)
+		case "/tokenize":
+			byteTokens(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}
+	tests := []struct {
+		name     string
+		h        http.HandlerFunc
+		listed   bool // the model list was fetched before counting
+		want     int  // each of two counts
+		requests int  // to /tokenize over both
+	}{
+		{"vLLM, listed", (&fakeVLLM{window: 100, listLen: true}).ServeHTTP, true, 5, 2},
+		{"vLLM, not listed yet", (&fakeVLLM{window: 100}).ServeHTTP, false, 5, 3},
+		{"llama-server", llama, true, 22, 2},
+		{"llama-server behind a vLLM-looking list", func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/models" {
+				fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}`)
+				return
+			}
+			llama(w, r)
+		}, true, 22, 3},
+		{"no tokenizer", (&fakeVLLM{window: 100, listLen: true, noTokenize: true}).ServeHTTP, true, EstimateTokens(text), 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			requests := 0
+			e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/tokenize" {
+					mu.Lock()
+					requests++
+					mu.Unlock()
+				}
+				tc.h(w, r)
+			})
+			if tc.listed {
+				if _, err := e.Models(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < 2; i++ {
+				n, err := e.CountTokens(context.Background(), "m", text)
+				if err != nil || n != tc.want {
+					t.Fatalf("count %d: %d tokens (%v), want %d", i+1, n, err, tc.want)
+				}
+			}
+			if requests != tc.requests {
+				t.Errorf("%d requests to /tokenize, want %d", requests, tc.requests)
+			}
+		})
 	}
 }
 

@@ -42,11 +42,13 @@ type Engine struct {
 	oneChoice bool
 	propsCtx  int       // llama-server's n_ctx from /props, 0 unknown
 	propsAt   time.Time // when /props was last asked
-	// noTokenizeAt is when the upstream last refused /tokenize (vLLM,
-	// Ollama): within tokenizeRetry of it
-	// counts are estimated without asking, so a request does not spend a
-	// failed round trip every time.
+	// noTokenizeAt is when the upstream last refused /tokenize (Ollama):
+	// within tokenizeRetry of it counts are estimated without asking, so a
+	// request does not spend a failed round trip every time.
 	noTokenizeAt time.Time
+	// tokenizeAs is the /tokenize request shape the upstream last
+	// accepted (estimated: none yet).
+	tokenizeAs counter
 }
 
 // tokenizeRetry is how long an upstream without /tokenize is not asked
@@ -242,10 +244,12 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[st
 	return out, remotes, nil
 }
 
-// CountTokens asks llama-server's POST /tokenize; upstreams without it (vLLM
-// at /v1, Ollama) get an estimate of one token per 4 bytes, rounded up, which
-// is the usual ratio for English BPE vocabularies and only used for billing
-// previews, never for the context check (the upstream does that itself).
+// CountTokens asks the upstream's POST /tokenize (llama-server and vLLM
+// both have one, each with its own request shape: tokenize); upstreams
+// without it (Ollama) get an estimate of one token per 4 bytes, rounded up,
+// which is the usual ratio for English BPE vocabularies and only used for
+// billing previews, never for the context check (the upstream does that
+// itself).
 func (e *Engine) CountTokens(ctx context.Context, model, text string) (int, error) {
 	n, _ := e.tokenize(ctx, model, text)
 	if ctx.Err() != nil {
@@ -254,37 +258,106 @@ func (e *Engine) CountTokens(ctx context.Context, model, text string) (int, erro
 	return n, nil
 }
 
-// tokenize counts text's tokens with the upstream's tokenizer (exact) or,
-// where it has none, estimates them (not exact).
-func (e *Engine) tokenize(ctx context.Context, model, text string) (n int, exact bool) {
+// counter is who counted a prompt's tokens: an estimate, or the upstream's
+// own tokenizer asked in the request shape its /tokenize accepts.
+type counter int
+
+const (
+	estimated counter = iota
+	// llamaServer's /tokenize takes {"content", "add_special"}.
+	llamaServer
+	// vllm's /tokenize takes {"prompt", "add_special_tokens"}; recent vLLM
+	// ignores fields it does not know but logs a warning for each request,
+	// and older releases refuse them, so each kind gets only its own.
+	vllm
+)
+
+// tokenizeBody is the /tokenize request of text in the shape by accepts;
+// neither adds BOS, which the chat template's own tokens stand for.
+func (e *Engine) tokenizeBody(by counter, model, text string) map[string]any {
+	if by == vllm {
+		return map[string]any{"model": e.remote(model), "prompt": text, "add_special_tokens": false}
+	}
+	return map[string]any{"model": e.remote(model), "content": text, "add_special": false}
+}
+
+// tokenize counts text's tokens with the upstream's tokenizer or, where it
+// has none, estimates them (by is then estimated).
+//
+// The request shape is the one the upstream last accepted; before any was,
+// vLLM's when the model list looked like vLLM's (max_model_len, owned_by
+// "vllm"), else llama-server's. A 400 or 422 refuses the shape rather than
+// the endpoint (a gateway in front of the other kind of server), so the
+// other shape is tried once before the upstream counts as one without a
+// tokenizer.
+func (e *Engine) tokenize(ctx context.Context, model, text string) (n int, by counter) {
 	e.mu.Lock()
 	missing := !e.noTokenizeAt.IsZero() && time.Since(e.noTokenizeAt) < tokenizeRetry
+	by = e.tokenizeAs
+	if by == estimated {
+		by = llamaServer
+		if e.remotes[e.remote(model)].nativeN {
+			by = vllm
+		}
+	}
 	e.mu.Unlock()
 	if missing {
-		return EstimateTokens(text), false
+		return EstimateTokens(text), estimated
 	}
-	resp, err := e.do(ctx, http.MethodPost, "/tokenize", map[string]any{"content": text, "add_special": false, "model": e.remote(model)})
-	if err == nil {
-		defer resp.Body.Close()
-		// A refusal of the request itself (404 from Ollama, 400 from
-		// vLLM's /tokenize, which wants "prompt" and counts without the
-		// chat template's tokens anyway) will not change from one request
-		// to the next; a server error might.
-		if resp.StatusCode/100 == 4 || resp.StatusCode == http.StatusNotImplemented {
+	for try := 0; try < 2; try++ {
+		status, n, ok := e.askTokenize(ctx, by, model, text)
+		if ok {
+			e.mu.Lock()
+			e.tokenizeAs = by
+			e.mu.Unlock()
+			return n, by
+		}
+		if try == 0 && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && ctx.Err() == nil {
+			if by == vllm {
+				by = llamaServer
+			} else {
+				by = vllm
+			}
+			continue
+		}
+		// A refusal of the request itself (404 from Ollama, 400 from a
+		// server that takes neither shape) will not change from one
+		// request to the next; a server error might.
+		if status/100 == 4 || status == http.StatusNotImplemented {
 			e.mu.Lock()
 			e.noTokenizeAt = time.Now()
 			e.mu.Unlock()
 		}
-		if resp.StatusCode/100 == 2 {
-			var tok struct {
-				Tokens []json.RawMessage `json:"tokens"`
-			}
-			if derr := json.NewDecoder(resp.Body).Decode(&tok); derr == nil {
-				return len(tok.Tokens), true
-			}
-		}
+		break
 	}
-	return EstimateTokens(text), false
+	return EstimateTokens(text), estimated
+}
+
+// askTokenize posts one /tokenize request in the shape of by: the answer's
+// status (0 when none came) and, when ok, the number of tokens.
+func (e *Engine) askTokenize(ctx context.Context, by counter, model, text string) (status, n int, ok bool) {
+	resp, err := e.do(ctx, http.MethodPost, "/tokenize", e.tokenizeBody(by, model, text))
+	if err != nil {
+		return 0, 0, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, 0, false
+	}
+	// Both servers answer {"tokens": [...]} (vLLM adds count and
+	// max_model_len).
+	var tok struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.Tokens == nil {
+		return resp.StatusCode, 0, false
+	}
+	if len(tok.Tokens) == 0 && text != "" {
+		// llama-server answers a body without "content" with no tokens
+		// rather than an error: the shape was not understood.
+		return http.StatusUnprocessableEntity, 0, false
+	}
+	return resp.StatusCode, len(tok.Tokens), true
 }
 
 // EstimateTokens is the fallback count: ceil(len(text)/4).

@@ -97,8 +97,9 @@ func byteTokens(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"tokens": toks})
 }
 
-// An upstream that streams no usage and has no tokenizer (vLLM, Ollama)
-// still reports, and bills, what it generated: the four-bytes-a-token
+// An upstream that streams no usage and has no tokenizer (Ollama, or a
+// vLLM behind a gateway that does not pass /tokenize on) still reports, and
+// bills, what it generated: the four-bytes-a-token
 // estimate of the messages, each choice's text and its call's arguments.
 // The server is a vLLM (its models are owned by "vllm"), so it answers both
 // choices in one stream.
