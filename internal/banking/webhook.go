@@ -11,8 +11,8 @@ import (
 type WebhookEvent struct {
 	ID          int64     `json:"-"`
 	OrgID       string    `json:"-"`
-	ClientID    string    `json:"-"` // the partner whose channel created the document
-	ExternalID  string    `json:"externalId"`
+	ClientID    string    `json:"-"`          // the partner whose channel created the document
+	ExternalID  string    `json:"externalId"` // as the partner sent it, not the store's folded key: the receiver matches its own document by it
 	BankStatus  string    `json:"bankStatus"`
 	BankComment string    `json:"bankComment"`
 	EventTime   time.Time `json:"eventTime"`

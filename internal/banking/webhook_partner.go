@@ -49,7 +49,7 @@ const (
 // the delivery log shows it.
 type WebhookDelivery struct {
 	ID          int64
-	ExternalID  string
+	ExternalID  string // as the partner sent it, like WebhookEvent's
 	BankStatus  string
 	BankComment string
 	EventTime   time.Time

@@ -81,18 +81,20 @@ func splitRoles(s string) []banking.SignatureRole {
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-// recordHistory writes the status moves and, for a final status, queues its
-// webhook for the document's partner — inside the caller's transaction.
-func recordHistory(ctx context.Context, tx *sql.Tx, orgID, externalID, clientID string, history []banking.StatusChange) error {
+// recordHistory writes the status moves of the document stored under key
+// and, for a final status, queues its webhook for the document's partner
+// with the externalId the partner sent (payments_webhook_sent.go) — inside
+// the caller's transaction.
+func recordHistory(ctx context.Context, tx *sql.Tx, orgID, key, externalID, clientID string, history []banking.StatusChange) error {
 	for _, h := range history {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES ($1,$2,$3,$4,$5)`,
-			orgID, externalID, h.Status, h.Comment, micros(h.At)); err != nil {
+			orgID, key, h.Status, h.Comment, micros(h.At)); err != nil {
 			return fmt.Errorf("record status: %w", err)
 		}
 		if banking.IsFinal(h.Status) {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
-				VALUES ($1,$2,$3,$4,$5,$5,$6)`,
-				orgID, externalID, h.Status, h.Comment, micros(h.At), clientID); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id)
+				VALUES ($1,$2,$3,$4,$5,$6,$6,$7)`,
+				orgID, key, sentExternalID(key, externalID), h.Status, h.Comment, micros(h.At), clientID); err != nil {
 				return fmt.Errorf("queue webhook: %w", err)
 			}
 		}
@@ -251,7 +253,7 @@ func (s *PaymentStore) advance(ctx context.Context, orgID, externalID, from stri
 		if err != nil {
 			return err
 		}
-		return recordHistory(ctx, tx, orgID, key, banking.PartnerOfChannel(sp.Channel), history)
+		return recordHistory(ctx, tx, orgID, key, sp.Doc.ExternalID, banking.PartnerOfChannel(sp.Channel), history)
 	})
 	if err != nil {
 		if banking.KindOf(err) != banking.KindInternal {

@@ -115,7 +115,7 @@ const (
 	paymentsSkip = ` ON CONFLICT (org_id, external_id) DO NOTHING`
 	paymentsTail = paymentsSkip + ` RETURNING org_id, external_id`
 	historyHead  = `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `
-	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id) VALUES `
+	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id) VALUES `
 )
 
 func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, batch []*newPayment) ([]error, error) {
@@ -124,7 +124,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		return nil, fmt.Errorf("insert payments: %w", err)
 	}
 	hist := rowsInsert{stmts: stmts, shape: batchShape{head: historyHead, width: 5}}
-	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, width: 7}}
+	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, width: 8}}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
 		if written != nil && !written[paymentKey(p)] {
@@ -136,7 +136,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		}
 		for _, h := range p.final {
 			at := micros(h.At)
-			hooks.row(p.sp.OrgID, p.key, h.Status, h.Comment, at, at, p.client)
+			hooks.row(p.sp.OrgID, p.key, sentExternalID(p.key, p.sp.Doc.ExternalID), h.Status, h.Comment, at, at, p.client)
 		}
 	}
 	if err := hist.exec(ctx, tx); err != nil {

@@ -120,9 +120,11 @@ func materializeOutboxTx(ctx context.Context, d sqldb.Dialect, tx *sql.Tx, limit
 	for _, st := range walkFinals {
 		// The values newPaymentOf and the batch writers gave a walked
 		// document's final move: no comment, event and first attempt at
-		// the walk's time, the partner of its channel (PartnerOfChannel).
-		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, status, comment, event_time, next_at, client_id)
-			SELECT org_id, external_id, $1, '', walked_at, walked_at,
+		// the walk's time, the partner of its channel (PartnerOfChannel),
+		// and the externalId as the partner sent it when that is not the
+		// key (payments_webhook_sent.go).
+		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id)
+			SELECT org_id, external_id, `+docSentExternalID(d)+`, $1, '', walked_at, walked_at,
 				CASE WHEN substr(channel, 1, $2) = $3 THEN substr(channel, $2 + 1) ELSE channel END
 			FROM banking_payments WHERE `+pos+` > $4 AND `+pos+` <= $5 AND walked_at IS NOT NULL ORDER BY `+pos,
 			st, len(partnerPrefix), partnerPrefix, done, upTo); err != nil {

@@ -37,7 +37,7 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	if !configuredOnly {
 		due = `(` + due + ` OR w.state = 'PARKED')`
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, w.external_id, w.status, w.comment, w.event_time, w.attempts, w.client_id
+	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, `+outboxExternalID+`, w.status, w.comment, w.event_time, w.attempts, w.client_id
 		FROM banking_payment_webhooks w
 		WHERE `+due+` ORDER BY w.next_at, w.id LIMIT $2`, micros(now), limit)
 	if err != nil {

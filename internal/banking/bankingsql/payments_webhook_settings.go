@@ -62,7 +62,7 @@ func (s *PaymentStore) PartnerDeliveries(ctx context.Context, clientID string, l
 	}
 	// The outbox row carries its partner, so only that partner's rows are
 	// read, newest first along the (client_id, id) index.
-	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.external_id, w.status, w.comment, w.event_time, w.state, w.attempts,
+	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, `+outboxExternalID+`, w.status, w.comment, w.event_time, w.state, w.attempts,
 			w.next_at, COALESCE(w.delivered_at, 0), w.last_error
 		FROM banking_payment_webhooks w
 		WHERE w.client_id = $1 ORDER BY w.id DESC LIMIT $2`, clientID, limit)
