@@ -67,14 +67,23 @@ func New(svc *assistant.Service, log *slog.Logger, cfg Config) *Server {
 const DefaultMaxRequestBytes = 1 << 20
 
 // receiveLimit is grpc-go's own receive limit. grpc-go refuses a message
-// over its limit with RESOURCE_EXHAUSTED before any interceptor or handler
-// runs, and the reference keeps that code for 402 and 429; so the limit
-// sits far above the request cap and the interceptors refuse what lies
-// between with REST's code. It is the largest body the REST listener reads
-// at all (a file upload with its form), so this listener holds no more of
-// one request in memory than that one does. Only a message over even this
-// still gets grpc-go's RESOURCE_EXHAUSTED: grpc-go has no hook that could
-// answer it otherwise without reading it whole.
+// over its limit with RESOURCE_EXHAUSTED, and the reference keeps that code
+// for 402 and 429; so the limit sits far above the request cap and the
+// interceptors refuse what lies between with REST's code. It is the largest
+// body the REST listener reads at all (a file upload with its form), so
+// this listener holds no more of one request in memory than that one does.
+//
+// A message over even this limit (over the cap plus a MiB, for a cap the
+// operator raised above it) still gets grpc-go's RESOURCE_EXHAUSTED
+// "grpc: received message larger than max", and nothing of ours can change
+// that: grpc-go judges the message by its length prefix while receiving it,
+// and its server stream's RecvMsg writes that status to the client itself
+// before it returns the error, for unary methods (which grpc-go 1.85 serves
+// through the same stream path, decoding the request before the unary
+// interceptor runs) and streams alike, so a status an interceptor or a
+// handler returns afterwards is dropped. The only way to answer every size
+// with REST's code would be a limit no request reaches, which would let
+// grpc-go read any message whole into memory before we could refuse it.
 const receiveLimit = assistant.DefaultMaxFileBytes + 1<<20
 
 // checkSize refuses a received request over the configured cap.

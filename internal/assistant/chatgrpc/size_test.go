@@ -91,3 +91,34 @@ func testRequestSize(t *testing.T, limit int) {
 		}
 	}
 }
+
+// TestRequestSizeOverReceiveLimit pins what the README's
+// --assistant-max-body-mb row documents: a request over grpc-go's receive
+// limit (41 MiB, the largest body REST reads at all, or the cap plus a MiB
+// for a cap raised above it) gets grpc-go's own RESOURCE_EXHAUSTED, which
+// grpc-go writes before any code of ours runs; one at the limit still gets
+// REST's code.
+func TestRequestSizeOverReceiveLimit(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		cap   int
+		limit int
+	}{
+		{"default cap", 0, assistant.DefaultMaxFileBytes + 1<<20},
+		{"cap raised above the file size", 42 << 20, 43 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := start(t, fakeEngine{}, chatgrpc.Config{MaxRequestBytes: c.cap})
+			ctx := authed(e.token(t, assistant.ScopeCorp))
+			for _, s := range []struct {
+				size int
+				code codes.Code
+			}{{c.limit, codes.InvalidArgument}, {c.limit + 1, codes.ResourceExhausted}} {
+				_, err := e.chat.Chat(ctx, sized(t, s.size))
+				if st := status.Convert(err); st.Code() != s.code {
+					t.Errorf("%d bytes: got %v %q, want %v", s.size, st.Code(), st.Message(), s.code)
+				}
+			}
+		})
+	}
+}
