@@ -75,6 +75,7 @@ type serveConfig struct {
 	only            string
 	shutdownTimeout string
 	gcPercent       string
+	trustedProxies  string
 }
 
 // serveFlags builds the flag set of serve; tests use it too.
@@ -95,6 +96,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	fs.StringVar(&cfg.only, "only", "", "comma-separated subset of banking,assistant,smarthome to run")
 	fs.StringVar(&cfg.shutdownTimeout, "shutdown-timeout", "30s", "how long in-flight requests and streams may finish on SIGINT/SIGTERM")
 	registerGCFlag(fs, &cfg.gcPercent) // gc.go
+	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes or addresses of reverse proxies whose X-Forwarded-For (or X-Real-IP) names the client; empty: none")
 	return fs
 }
 
@@ -148,6 +150,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	if err != nil {
 		return err
 	}
+	proxies, err := web.ParseTrustedProxies(cfg.trustedProxies)
+	if err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
 	mods, err = selectModules(mods, cfg.only)
 	if err != nil {
 		return err
@@ -172,6 +178,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		defer release()
 	}
 	metrics := web.NewMetrics(version)
+	// Every listener shares one platform.
+	platform := web.Platform{Log: log, Metrics: metrics, TrustedProxies: proxies}
 	// bound is written while the listeners open, before any sidecar
 	// goroutine starts, and only read after.
 	bound := map[string]string{}
@@ -213,7 +221,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 			closers = append(closers, b.close)
 		}
 		sidecars = append(sidecars, b.sidecars...)
-		ln, err := web.Listen(m.name(), *cfg.addrs[m.name()], b.api.Build(log, metrics), cfg.tls, log)
+		ln, err := web.Listen(m.name(), *cfg.addrs[m.name()], b.api.BuildOn(platform), cfg.tls, log)
 		if err != nil {
 			return abandon(err)
 		}

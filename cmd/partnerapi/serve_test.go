@@ -211,6 +211,7 @@ func TestServeBadInputFailsAtOnce(t *testing.T) {
 		{"unknown service", []string{"--only", "weather"}, "weather"},
 		{"bad log format", []string{"--log-format", "xml"}, "log-format"},
 		{"bad bank time zone", []string{"--only", "banking", "--banking-time-zone", "Mars/Olympus"}, "banking-time-zone"},
+		{"bad trusted proxy", []string{"--trusted-proxies", "10.0.0.0/8,10.0.0.0/33"}, "--trusted-proxies: \"10.0.0.0/33\""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -45,7 +45,7 @@ func TestAccessLineMatchesSlog(t *testing.T) {
 func TestAccessLogQuotedFallsBack(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(NewTextHandler(&buf, nil))
-	h := withAccessLog("bank", log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	h := withAccessLog("bank", log, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	req := httptest.NewRequest("GET", "/a%20b", nil)
 	h.ServeHTTP(httptest.NewRecorder(), req)
 	log.Warn("other", "k", "v w")

@@ -39,9 +39,27 @@ var PlatformRoutes = []Route{
 	{Method: http.MethodGet, Pattern: "/openapi.yaml"},
 }
 
+// Platform is what every listener of a process wraps around its API: the
+// logger and the metrics they share, and the policies an operator sets for
+// all of them at once.
+type Platform struct {
+	Log     *slog.Logger
+	Metrics *Metrics // nil: nothing is counted and /metrics is not served
+	// TrustedProxies are the peers whose forwarding headers the listener
+	// believes (ClientIP, the access log's remote); empty: none.
+	TrustedProxies TrustedProxies
+}
+
 // Build wraps the API with the platform: health, metrics, contract, request
-// ids, access log, panic recovery, body limit and write deadline.
+// ids, access log, panic recovery, body limit and write deadline. It is
+// BuildOn with no trusted proxies.
 func (a API) Build(log *slog.Logger, metrics *Metrics) http.Handler {
+	return a.BuildOn(Platform{Log: log, Metrics: metrics})
+}
+
+// BuildOn is Build with the whole platform configuration.
+func (a API) BuildOn(p Platform) http.Handler {
+	log, metrics := p.Log, p.Metrics
 	maxBody := a.MaxBody
 	if maxBody == 0 {
 		maxBody = 1 << 20
@@ -83,9 +101,9 @@ func (a API) Build(log *slog.Logger, metrics *Metrics) http.Handler {
 		})
 	}
 	h = withRecovery(log, a.Errors, h)
-	h = withAccessLog(a.Name, log, h)
+	h = withAccessLog(a.Name, log, p.TrustedProxies, h)
 	h = trackInflight(a.Name, metrics, h)
-	return withRequestID(h)
+	return withRequestID(p.TrustedProxies, h)
 }
 
 func trackInflight(api string, m *Metrics, next http.Handler) http.Handler {

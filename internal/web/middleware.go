@@ -77,8 +77,10 @@ func validRequestID(id string) bool {
 }
 
 // withRequestID honours an incoming X-Request-Id, or makes one, and always
-// echoes it in the response.
-func withRequestID(next http.Handler) http.Handler {
+// echoes it in the response. The context it makes also carries the
+// listener's trusted proxies, so ClientIP resolves a request's client the
+// way its listener was told to.
+func withRequestID(proxies TrustedProxies, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// One allocation holds what every request needs from the platform:
 		// the status-recording writer the inner layers share, the context
@@ -88,7 +90,7 @@ func withRequestID(next http.Handler) http.Handler {
 		if !validRequestID(id) {
 			id, made = st.newRequestID(), true
 		}
-		st.ctx = idContext{Context: r.Context(), id: id, made: made}
+		st.ctx = idContext{Context: r.Context(), id: id, made: made, proxies: proxies}
 		st.hdr[0] = id
 		w.Header()["X-Request-Id"] = st.hdr[:]
 		next.ServeHTTP(&st.sw, r.WithContext(&st.ctx))
@@ -120,8 +122,9 @@ func (st *requestState) newRequestID() string {
 // allocation.
 type idContext struct {
 	context.Context
-	id   string
-	made bool // the platform made id (the request came without one)
+	id      string
+	made    bool           // the platform made id (the request came without one)
+	proxies TrustedProxies // the listener's, for ClientIP
 }
 
 // OwnRequestID returns the request's id and true when the platform made it
@@ -162,13 +165,18 @@ func (c *idContext) Value(key any) any {
 // clients put there stay out of the logs. When the logger drops info lines
 // it costs nothing.
 //
+// Its remote is the connection's peer with its port, or, for a request a
+// trusted proxy forwarded, the client's address as ClientIP resolves it
+// (no port: a proxy's header carries none): the address the banking login
+// throttle counts by, not the proxy's, which every request would share.
+//
 // The line is handed to the logger's handler directly: the api attribute
 // is bound once (handlers format it ahead, and it comes first either way),
 // the record's time is the end time the duration is taken from, and no
 // caller's program counter is looked up (slog.Logger walks the stack for
 // it on every call, and the source would be this function anyway). With
 // the platform's TextHandler the line skips the record altogether.
-func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler {
+func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, next http.Handler) http.Handler {
 	fast := textHandlerOf(log.Handler()) // accesslog.go
 	h := log.With(slog.String("api", api)).Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -180,8 +188,14 @@ func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler
 		sw := wrap(w)
 		next.ServeHTTP(sw, r)
 		end := time.Now()
+		remote := r.RemoteAddr
+		if len(proxies) > 0 {
+			if ip, forwarded := proxies.clientIP(r); forwarded {
+				remote = ip
+			}
+		}
 		if fast != nil && fast.writeAccess(&accessLine{end: end, api: api, method: r.Method, path: r.URL.Path,
-			status: sw.Status(), bytes: sw.bytes, duration: end.Sub(start), id: requestIDOf(r.Context()), remote: r.RemoteAddr}) {
+			status: sw.Status(), bytes: sw.bytes, duration: end.Sub(start), id: requestIDOf(r.Context()), remote: remote}) {
 			return
 		}
 		rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
@@ -192,7 +206,7 @@ func withAccessLog(api string, log *slog.Logger, next http.Handler) http.Handler
 			slog.Int64("bytes", sw.bytes),
 			slog.Duration("duration", end.Sub(start)),
 			slog.String("request_id", requestIDOf(r.Context())),
-			slog.String("remote", r.RemoteAddr),
+			slog.String("remote", remote),
 		)
 		_ = h.Handle(r.Context(), rec)
 	})

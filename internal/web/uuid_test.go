@@ -53,7 +53,7 @@ func TestOwnRequestIDUnderDerivedContexts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var id string
 			var made bool
-			h := withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := withRequestID(nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				id, made = OwnRequestID(tc.derive(t, r.Context()))
 			}))
 			rec := httptest.NewRecorder()

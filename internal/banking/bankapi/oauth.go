@@ -3,7 +3,6 @@ package bankapi
 import (
 	"errors"
 	"html/template"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -156,14 +155,16 @@ func (s *server) authorizeError(w http.ResponseWriter, r *http.Request, req bank
 }
 
 // remoteIP is the address the login throttle counts failures by: the
-// connection's peer without its port, since a client opens a new port for
-// every connection. Forwarding headers are not read: any client could set
-// them to dodge the throttle.
+// client's address without a port, since a client opens a new port for
+// every connection. That is the connection's peer, unless serve was told
+// (--trusted-proxies) that the peer is a reverse proxy of ours, and then
+// the address that proxy forwarded (web.ClientIP): keyed on the proxy's
+// address, every user behind it would share one count, and five wrong
+// passwords from anyone would lock a login out for all of them.
+// Forwarding headers from any other peer are not read, since a client
+// could write them to get a fresh count for each guess.
 func remoteIP(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
+	return web.ClientIP(r)
 }
 
 // token is the token endpoint: authorization_code and refresh_token grants
