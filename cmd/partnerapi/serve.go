@@ -75,6 +75,7 @@ type serveConfig struct {
 	only            string
 	shutdownTimeout string
 	gcPercent       string
+	metricsAddr     string
 	trustedProxies  string
 }
 
@@ -96,6 +97,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	fs.StringVar(&cfg.only, "only", "", "comma-separated subset of banking,assistant,smarthome to run")
 	fs.StringVar(&cfg.shutdownTimeout, "shutdown-timeout", "30s", "how long in-flight requests and streams may finish on SIGINT/SIGTERM")
 	registerGCFlag(fs, &cfg.gcPercent) // gc.go
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "listen address of /metrics alone (every API's series), which the API listeners then answer 404; off: served nowhere; empty: on every API listener")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes or addresses of reverse proxies whose X-Forwarded-For (or X-Real-IP) names the client; empty: none")
 	return fs
 }
@@ -178,8 +180,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		defer release()
 	}
 	metrics := web.NewMetrics(version)
-	// Every listener shares one platform.
-	platform := web.Platform{Log: log, Metrics: metrics, TrustedProxies: proxies}
+	// Every listener shares one platform: with --metrics-addr set, none of
+	// the API listeners serves /metrics, which the partners reach, and
+	// the registry gets a listener of its own below (or, off, none).
+	platform := web.Platform{Log: log, Metrics: metrics, MetricsElsewhere: cfg.metricsAddr != "", TrustedProxies: proxies}
 	// bound is written while the listeners open, before any sidecar
 	// goroutine starts, and only read after.
 	bound := map[string]string{}
@@ -228,13 +232,25 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		listeners = append(listeners, ln)
 		bound[m.name()] = ln.Addr().String()
 	}
+	if cfg.metricsAddr != "" && cfg.metricsAddr != "off" {
+		// Plain HTTP even under --tls-cert: the scraper is the operator's,
+		// on an address kept off the partners' networks, and
+		// --tls-client-ca names the partners' CA, not the scraper's. As
+		// one of the listeners it stops at once with the others, and a
+		// failed bind releases the ports bound before it.
+		ln, err := web.Listen("metrics", cfg.metricsAddr, metrics.StandaloneHandler(), web.TLSFiles{}, log)
+		if err != nil {
+			return abandon(err)
+		}
+		listeners = append(listeners, ln)
+	}
 
 	addrs := map[string]string{}
 	errc := make(chan error, len(listeners)+len(sidecars))
 	var wg sync.WaitGroup
 	for _, l := range listeners {
 		addrs[l.Name] = l.Addr().String()
-		log.Info("listening", "service", l.Name, "addr", l.Addr().String(), "tls", cfg.tls.Enabled())
+		log.Info("listening", "service", l.Name, "addr", l.Addr().String(), "tls", l.TLS())
 		wg.Add(1)
 		go func(l *web.Listener) {
 			defer wg.Done()

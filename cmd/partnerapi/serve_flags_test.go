@@ -44,6 +44,7 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 		"banking-webhook-max-backoff":  "1m0s",
 		"banking-card-not-found-cause": "DATA_NOT_FOUND_EXCEPTION",
 		"shutdown-timeout":             "7s",
+		"metrics-addr":                 "127.0.0.1:9100",
 		"trusted-proxies":              "10.0.0.0/8,192.0.2.7",
 	}
 	env := map[string]string{}

@@ -145,6 +145,82 @@ func TestServeEveryListenerAnswersPlatformRoutes(t *testing.T) {
 	}
 }
 
+// TestServeMetricsAddr pins where /metrics is served. By default every
+// API listener serves it, as before the flag. With --metrics-addr an
+// address, a listener of its own serves every API's series in one scrape,
+// and the API listeners answer /metrics as they answer any path they do
+// not serve; off, nothing serves it. /healthz and /openapi.yaml stay on
+// the API listeners either way.
+func TestServeMetricsAddr(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		flags    []string
+		public   int  // status of /metrics on the API listeners
+		listener bool // a metrics listener is announced
+	}{
+		{name: "default", public: http.StatusOK},
+		{name: "own listener", flags: []string{"--metrics-addr", "127.0.0.1:0"}, public: http.StatusNotFound, listener: true},
+		{name: "off", flags: []string{"--metrics-addr", "off"}, public: http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := startServer(t, tc.flags...)
+			apis := []string{"banking", "assistant", "smarthome"}
+			for _, name := range apis {
+				base := ts.urls[name]
+				resp, body := get(t, base+"/metrics")
+				if resp.StatusCode != tc.public {
+					t.Errorf("%s /metrics: %d, want %d", name, resp.StatusCode, tc.public)
+				}
+				if tc.public == http.StatusNotFound {
+					// The same answer, in the API's envelope, as a path
+					// the API has never had.
+					unknown, _ := get(t, base+"/no/such/route")
+					if got, want := resp.Header.Get("Content-Type"), unknown.Header.Get("Content-Type"); got != want {
+						t.Errorf("%s /metrics answered as %q, an unknown path as %q", name, got, want)
+					}
+					if strings.Contains(string(body), "partnerapi_") {
+						t.Errorf("%s /metrics still tells the series: %.200s", name, body)
+					}
+				}
+				for _, p := range []string{"/healthz", "/openapi.yaml"} {
+					if resp, _ := get(t, base+p); resp.StatusCode != http.StatusOK {
+						t.Errorf("%s %s: %d", name, p, resp.StatusCode)
+					}
+				}
+			}
+			murl, ok := ts.urls["metrics"]
+			if ok != tc.listener {
+				t.Fatalf("metrics listener announced: %v, want %v (%v)", ok, tc.listener, ts.urls)
+			}
+			if !tc.listener {
+				return
+			}
+			if !strings.Contains(ts.logs.String(), "msg=listening service=metrics addr="+strings.TrimPrefix(murl, "http://")+" tls=false") {
+				t.Errorf("no listening line for the metrics listener:\n%s", ts.logs.String())
+			}
+			resp, body := get(t, murl+"/metrics")
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("metrics listener /metrics: %d", resp.StatusCode)
+			}
+			for _, want := range []string{"partnerapi_build_info", "partnerapi_http_in_flight_requests", "go_goroutines"} {
+				if !strings.Contains(string(body), want) {
+					t.Errorf("metrics listener lacks %s", want)
+				}
+			}
+			for _, name := range apis {
+				if want := `partnerapi_http_requests_total{api="` + name + `"`; !strings.Contains(string(body), want) {
+					t.Errorf("metrics listener lacks %s", want)
+				}
+			}
+			for _, p := range []string{"/healthz", "/openapi.yaml", "/fintech/api/v1/payments"} {
+				if resp, _ := get(t, murl+p); resp.StatusCode != http.StatusNotFound {
+					t.Errorf("metrics listener %s: %d, want 404", p, resp.StatusCode)
+				}
+			}
+		})
+	}
+}
+
 // TestRoutesMatchContracts fails when a server registers a route its
 // contract lacks, or the contract names one the server lacks.
 func TestRoutesMatchContracts(t *testing.T) {
@@ -211,6 +287,7 @@ func TestServeBadInputFailsAtOnce(t *testing.T) {
 		{"unknown service", []string{"--only", "weather"}, "weather"},
 		{"bad log format", []string{"--log-format", "xml"}, "log-format"},
 		{"bad bank time zone", []string{"--only", "banking", "--banking-time-zone", "Mars/Olympus"}, "banking-time-zone"},
+		{"metrics port in use", []string{"--data-dir", t.TempDir(), "--only", "smarthome", "--metrics-addr", busy.Addr().String()}, "metrics: listen"},
 		{"bad trusted proxy", []string{"--trusted-proxies", "10.0.0.0/8,10.0.0.0/33"}, "--trusted-proxies: \"10.0.0.0/33\""},
 	}
 	for _, c := range cases {

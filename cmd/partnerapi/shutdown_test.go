@@ -140,9 +140,10 @@ func TestServeFailedStartReleasesPorts(t *testing.T) {
 }
 
 // On shutdown every listener stops accepting at once: one listener still
-// draining a request does not keep the others open to new clients.
+// draining a request does not keep the others open to new clients, the
+// --metrics-addr listener included.
 func TestServeShutdownClosesEveryListenerAtOnce(t *testing.T) {
-	cs := startControlledServer(t, t.TempDir(), "--shutdown-timeout", "20s")
+	cs := startControlledServer(t, t.TempDir(), "--shutdown-timeout", "20s", "--metrics-addr", "127.0.0.1:0")
 	// A request under way on the banking listener: its head is not complete,
 	// so the server waits for it (up to its 5 s allowance for a new
 	// connection's first request).
@@ -157,7 +158,10 @@ func TestServeShutdownClosesEveryListenerAtOnce(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	cs.cancel()
 	deadline := time.Now().Add(2 * time.Second)
-	for _, name := range []string{"smarthome", "assistant"} {
+	for _, name := range []string{"smarthome", "assistant", "metrics"} {
+		if cs.urls[name] == "" {
+			t.Fatalf("no %s listener: %v", name, cs.urls)
+		}
 		for {
 			conn, err := net.DialTimeout("tcp", cs.urls[name], time.Second)
 			if err != nil {

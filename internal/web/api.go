@@ -32,7 +32,8 @@ type API struct {
 	Prepare func(*http.Request)
 }
 
-// PlatformRoutes are the routes every listener serves besides its API's.
+// PlatformRoutes are the routes every listener serves besides its API's
+// (/metrics only while Platform.MetricsElsewhere is off).
 var PlatformRoutes = []Route{
 	{Method: http.MethodGet, Pattern: "/healthz"},
 	{Method: http.MethodGet, Pattern: "/metrics"},
@@ -45,6 +46,12 @@ var PlatformRoutes = []Route{
 type Platform struct {
 	Log     *slog.Logger
 	Metrics *Metrics // nil: nothing is counted and /metrics is not served
+	// MetricsElsewhere keeps /metrics off the API's listener (a 404 in the
+	// API's envelope, like any path it does not serve) while its requests
+	// are still counted: serve's --metrics-addr serves the registry on a
+	// listener of its own, or nowhere, so that route names, request counts
+	// and model names are not told to whoever can reach a partner API.
+	MetricsElsewhere bool
 	// TrustedProxies are the peers whose forwarding headers the listener
 	// believes (ClientIP, the access log's remote); empty: none.
 	TrustedProxies TrustedProxies
@@ -52,7 +59,8 @@ type Platform struct {
 
 // Build wraps the API with the platform: health, metrics, contract, request
 // ids, access log, panic recovery, body limit and write deadline. It is
-// BuildOn with no trusted proxies.
+// BuildOn with metrics served on the API's own listener and no trusted
+// proxies.
 func (a API) Build(log *slog.Logger, metrics *Metrics) http.Handler {
 	return a.BuildOn(Platform{Log: log, Metrics: metrics})
 }
@@ -83,7 +91,7 @@ func (a API) BuildOn(p Platform) http.Handler {
 		}
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
-	if metrics != nil {
+	if metrics != nil && !p.MetricsElsewhere {
 		top.Handle("GET /metrics", metrics.Handler())
 	}
 	top.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {

@@ -64,6 +64,16 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
 }
 
+// StandaloneHandler serves the registry at GET /metrics and nothing else,
+// for a listener of its own (serve's --metrics-addr): every API's series
+// in one scrape, on an address the operator keeps off the partners'
+// networks. Any other path is a plain 404.
+func (m *Metrics) StandaloneHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	return mux
+}
+
 // instrument counts and times one route. The children for the route's own
 // method are resolved once, and the request counter per status on first
 // use, so a request costs no label hashing; other methods (HEAD on a GET

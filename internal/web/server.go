@@ -53,6 +53,7 @@ type Listener struct {
 	Name string
 	ln   net.Listener
 	srv  *http.Server
+	tls  bool
 }
 
 // Listen binds addr for a named service. Binding happens before any serving
@@ -80,8 +81,11 @@ func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logg
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &Listener{Name: name, ln: ln, srv: srv}, nil
+	return &Listener{Name: name, ln: ln, srv: srv, tls: tcfg != nil}, nil
 }
+
+// TLS reports whether the listener serves HTTPS.
+func (l *Listener) TLS() bool { return l.tls }
 
 // Addr is the bound address (useful with port 0).
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
