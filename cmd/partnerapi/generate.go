@@ -13,10 +13,10 @@ import (
 
 // runGenerate implements `partnerapi generate`: it continues a raw prompt
 // (no chat template) with a local GGUF model and streams the continuation to
-// stdout as it is produced.
-func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// stdout as it is produced. Its flags take their PARTNERAPI_<FLAG> forms
+// from getenv, as every command's do.
+func runGenerate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	modelPath := fs.String("model", "", "GGUF model file")
 	prompt := fs.String("prompt", "", "prompt text to continue")
 	n := fs.Int("n", 64, "tokens to generate")
@@ -24,7 +24,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	topP := fs.Float64("top-p", 1, "nucleus sampling mass (1: off)")
 	repeat := fs.Float64("repeat-penalty", 1, "repetition penalty (1: off)")
 	seed := fs.Uint64("seed", 0, "random seed (0: random)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -29,7 +29,7 @@ func TestRunGenerate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := runGenerate(context.Background(), tc.args, &out, &errOut)
+			err := runGenerate(context.Background(), tc.args, noEnv, &out, &errOut)
 			if tc.wantErr {
 				if err == nil {
 					t.Fatalf("accepted; output %q", out.String())
@@ -48,7 +48,7 @@ func TestRunGenerate(t *testing.T) {
 	run := func() string {
 		var out bytes.Buffer
 		args := []string{"--model", path, "--prompt", "Once upon a time", "-n", "30", "--temperature", "0.9", "--top-p", "0.9", "--seed", "7"}
-		if err := runGenerate(context.Background(), args, &out, &bytes.Buffer{}); err != nil {
+		if err := runGenerate(context.Background(), args, noEnv, &out, &bytes.Buffer{}); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -169,5 +172,148 @@ func TestReadmeFlagTablesMatchServeFlags(t *testing.T) {
 	}
 	if len(extra) > 0 {
 		t.Errorf("README flag tables name flags serve does not have: %s", strings.Join(extra, " "))
+	}
+}
+
+// noEnv is a getenv with nothing set.
+func noEnv(string) string { return "" }
+
+// subcommandFlags are the commands besides serve whose flags the tests
+// below tie to their PARTNERAPI_<FLAG> forms and to the README. stop is a
+// command line that ends the command with the error containing stopErr
+// right after its flags are read, before it touches anything.
+var subcommandFlags = []struct {
+	path    []string
+	stop    []string
+	stopErr string
+}{
+	{path: []string{"models", "pull"}, stopErr: "takes one SOURCE"},
+	{path: []string{"models", "list"}, stop: []string{"extra"}, stopErr: "takes no arguments"},
+	{path: []string{"models", "rm"}, stopErr: "usage"},
+	{path: []string{"generate"}, stopErr: "--model is required"},
+}
+
+// subcommandFlagSet is the flag set of the command at path, as its -h
+// answer carries it.
+func subcommandFlagSet(t *testing.T, path []string) *flag.FlagSet {
+	t.Helper()
+	err := run(context.Background(), append(append([]string(nil), path...), "-h"), noEnv, stdio{out: io.Discard, err: io.Discard})
+	var h errHelp
+	if !errors.As(err, &h) {
+		t.Fatalf("%s -h: %v, want its usage", strings.Join(path, " "), err)
+	}
+	return h.fs
+}
+
+// Every flag of models and generate, like serve's, is read from its
+// PARTNERAPI_<FLAG> variable.
+func TestEverySubcommandFlagHasItsEnvironmentForm(t *testing.T) {
+	for _, c := range subcommandFlags {
+		t.Run(strings.Join(c.path, " "), func(t *testing.T) {
+			fs := subcommandFlagSet(t, c.path)
+			asked := map[string]bool{}
+			args := append(append([]string(nil), c.path...), c.stop...)
+			err := run(context.Background(), args, func(k string) string { asked[k] = true; return "" }, stdio{out: io.Discard, err: io.Discard})
+			if err == nil || !strings.Contains(err.Error(), c.stopErr) {
+				t.Fatalf("%q: %v, want an error containing %q", args, err, c.stopErr)
+			}
+			n := 0
+			fs.VisitAll(func(f *flag.Flag) {
+				n++
+				if !asked[envName(f.Name)] {
+					t.Errorf("--%s: %s is never read", f.Name, envName(f.Name))
+				}
+			})
+			if n == 0 {
+				t.Fatal("the command has no flags")
+			}
+		})
+	}
+}
+
+// A value in the environment reaches the command, and the command line
+// still wins over it.
+func TestSubcommandsTakeEnvironmentValues(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	model := filepath.Join(dir, "absent-model.gguf")
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string // in the error, or when empty:
+		wantOut string // on stderr
+	}{
+		{name: "generate model", args: []string{"generate"}, env: map[string]string{"PARTNERAPI_MODEL": model}, wantErr: "absent-model.gguf"},
+		{name: "generate n", args: []string{"generate"}, env: map[string]string{"PARTNERAPI_MODEL": model, "PARTNERAPI_N": "0"}, wantErr: "-n must be positive"},
+		{name: "generate command line wins", args: []string{"generate", "-n", "5"}, env: map[string]string{"PARTNERAPI_MODEL": model, "PARTNERAPI_N": "0"}, wantErr: "absent-model.gguf"},
+		{name: "generate bad value names its variable", args: []string{"generate"}, env: map[string]string{"PARTNERAPI_TEMPERATURE": "warm"}, wantErr: "PARTNERAPI_TEMPERATURE"},
+		{name: "models list dir", args: []string{"models", "list"}, env: map[string]string{"PARTNERAPI_MODELS_DIR": dir}, wantOut: "no models in " + dir},
+		{name: "models list command line wins", args: []string{"models", "list", "--models-dir", other}, env: map[string]string{"PARTNERAPI_MODELS_DIR": dir}, wantOut: "no models in " + other},
+		// The pulls below stop at a check made before any download.
+		{name: "models pull name", args: []string{"models", "pull", "https://example.invalid/x.gguf"},
+			env: map[string]string{"PARTNERAPI_MODELS_DIR": dir, "PARTNERAPI_NAME": "bad/name"}, wantErr: `"bad/name"`},
+		{name: "models pull sha256", args: []string{"models", "pull", "https://example.invalid/x.gguf"},
+			env: map[string]string{"PARTNERAPI_MODELS_DIR": dir, "PARTNERAPI_SHA256": "not-hex"}, wantErr: `"not-hex"`},
+		{name: "models pull hf endpoint", args: []string{"models", "pull", "hf.co/owner/repo/x.gguf"},
+			env: map[string]string{"PARTNERAPI_MODELS_DIR": dir, "PARTNERAPI_HF_ENDPOINT": "ftp://mirror.example"}, wantErr: "ftp://mirror.example"},
+		{name: "models pull hf endpoint over HF_ENDPOINT", args: []string{"models", "pull", "hf.co/owner/repo/x.gguf"},
+			env: map[string]string{"PARTNERAPI_MODELS_DIR": dir, "PARTNERAPI_HF_ENDPOINT": "ftp://mirror.example", "HF_ENDPOINT": "https://hf.example"}, wantErr: "ftp://mirror.example"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, stdio{in: strings.NewReader(""), out: io.Discard, err: &stderr})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%q: %v, want an error containing %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(stderr.String(), tc.wantOut) {
+				t.Fatalf("%q: %v, stderr %q; want %q there", tc.args, err, stderr.String(), tc.wantOut)
+			}
+		})
+	}
+}
+
+// The README names every flag of models and generate on its usage line for
+// the command, from "partnerapi <command>" to the next command or the end
+// of the line, as the flag tables name serve's.
+func TestReadmeNamesSubcommandFlags(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	if !strings.Contains(readme, "Every command's flags, not only serve's") {
+		t.Error("README does not say that every command's flags have PARTNERAPI_<FLAG> forms")
+	}
+	for _, c := range subcommandFlags {
+		name := "partnerapi " + strings.Join(c.path, " ")
+		t.Run(name, func(t *testing.T) {
+			var usage []string
+			for _, line := range strings.Split(readme, "\n") {
+				for rest := line; ; {
+					i := strings.Index(rest, name+" ")
+					if i < 0 {
+						break
+					}
+					rest = rest[i+len(name):]
+					u := rest
+					if j := strings.Index(u, "partnerapi "); j >= 0 {
+						u = u[:j]
+					}
+					usage = append(usage, u)
+				}
+			}
+			if len(usage) == 0 {
+				t.Fatalf("README has no usage line for %s", name)
+			}
+			all := strings.Join(usage, "\n")
+			subcommandFlagSet(t, c.path).VisitAll(func(f *flag.Flag) {
+				if !regexp.MustCompile(`--` + regexp.QuoteMeta(f.Name) + `\b`).MatchString(all) {
+					t.Errorf("README's usage of %s lacks --%s", name, f.Name)
+				}
+			})
+		})
 	}
 }
