@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/postgres"
+	"partnerapi/internal/sqldb"
 	"partnerapi/internal/sqlite"
 )
 
@@ -184,12 +186,33 @@ func TestServeShutdownClosesEveryListenerAtOnce(t *testing.T) {
 // Payment creates under way when the shutdown begins either finish or are
 // refused: every create answered 201 is in the database afterwards (the
 // group commit flushed before serve closed the store), and serve returns
-// nil.
+// nil. It runs on both engines, since each has its own batch commit
+// (payments_batch.go, payments_batch_pg.go); on PostgreSQL when
+// PARTNERAPI_TEST_DATABASE_URL names a server, on a database of its own.
 func TestServeShutdownKeepsAcknowledgedPayments(t *testing.T) {
-	dir := t.TempDir()
-	cs := startControlledServer(t, dir, "--shutdown-timeout", "20s", "--only", "banking", "--banking-payment-rate", "0")
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			dir := t.TempDir()
+			var store []string // the store flags of serve and of the token command
+			reopen := func() (*sqldb.DB, error) { return sqlite.Open(context.Background(), dir) }
+			if engine == "postgres" {
+				dbURL, _ := scratchPostgres(t, "shutdown")
+				store = []string{"--database-url", dbURL}
+				reopen = func() (*sqldb.DB, error) { return postgres.Open(context.Background(), dbURL) }
+			}
+			shutdownKeepsAcknowledgedPayments(t, dir, store, reopen)
+		})
+	}
+}
+
+// shutdownKeepsAcknowledgedPayments is TestServeShutdownKeepsAcknowledgedPayments
+// on the store that the flags in store select; reopen opens that store again
+// once serve has returned.
+func shutdownKeepsAcknowledgedPayments(t *testing.T, dir string, store []string, reopen func() (*sqldb.DB, error)) {
+	args := append([]string{"--shutdown-timeout", "20s", "--only", "banking", "--banking-payment-rate", "0"}, store...)
+	cs := startControlledServer(t, dir, args...)
 	var tokOut bytes.Buffer
-	if err := runBanking(context.Background(), []string{"token", "--scope", "PAY_DOC_RU", "--data-dir", dir},
+	if err := runBanking(context.Background(), append([]string{"token", "--scope", "PAY_DOC_RU", "--data-dir", dir}, store...),
 		func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &tokOut, err: io.Discard}); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +289,7 @@ func TestServeShutdownKeepsAcknowledgedPayments(t *testing.T) {
 	}
 	wg.Wait()
 	client.CloseIdleConnections()
-	db, err := sqlite.Open(context.Background(), dir)
+	db, err := reopen()
 	if err != nil {
 		t.Fatal(err)
 	}
