@@ -11,6 +11,7 @@ import (
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankapi"
 	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/banking/bankkeys"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
@@ -42,10 +43,10 @@ func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&m.jwsReversed, "banking-jws-reversed", false, "read card-limit JWS signatures byte-reversed (r‖s, each little-endian) instead of the CMS convention (s‖r big-endian), reference §9.6")
 	fs.StringVar(&m.cardNotFound, "banking-card-not-found-cause", bankapi.CauseCardNotFound, "cause of the 404 for an unknown card: CARD_ID_NOT_FOUND or DATA_NOT_FOUND_EXCEPTION (the provider's documents name both, reference §15 #4)")
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
-	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+banking.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
+	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+bankkeys.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	registerClientSecretDays(fs, &m.secretDays) // banking_cli.go
 	fs.StringVar(&m.idTokenAlg, "banking-id-token-alg", banking.IDTokenGOST, "alg of id_tokens and user-info JWTs: gost34.10-2012 (the provider's, under the --banking-jws-key key) or RS256 (newer SDK builds)")
-	fs.StringVar(&m.idTokenRSA, "banking-id-token-rsa-key", "", "PEM file with the RSA private key of RS256 id_tokens (default: "+banking.IDTokenRSAKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
+	fs.StringVar(&m.idTokenRSA, "banking-id-token-rsa-key", "", "PEM file with the RSA private key of RS256 id_tokens (default: "+bankkeys.IDTokenRSAKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	m.payments.register(fs)
 }
 

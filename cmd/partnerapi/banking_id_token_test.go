@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankkeys"
 	"partnerapi/internal/gost"
 )
 
@@ -87,7 +88,7 @@ func TestBankingIDTokenAlg(t *testing.T) {
 		t.Fatalf("RS256 user-info JWT does not verify with the printed key: %v", err)
 	}
 	// The key was kept in the data directory for the next start.
-	if k, err := banking.LoadIDTokenRSAKeyFile(filepath.Join(rsServer.dataDir, banking.IDTokenRSAKeyFile)); err != nil || !k.PublicKey.Equal(pub) {
+	if k, err := bankkeys.LoadIDTokenRSAKey(filepath.Join(rsServer.dataDir, bankkeys.IDTokenRSAKeyFile)); err != nil || !k.PublicKey.Equal(pub) {
 		t.Fatalf("kept key %v", err)
 	}
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankkeys"
 )
 
 // bankKey is the bank's signing key (banking.BankKey): --banking-jws-key's
@@ -21,7 +21,7 @@ import (
 // reused on every restart.
 func bankKey(flagValue, dataDir string) (*banking.BankKey, error) {
 	if flagValue != "" {
-		k, err := banking.LoadBankKeyFile(flagValue)
+		k, err := bankkeys.LoadBankKey(flagValue)
 		if err != nil {
 			return nil, fmt.Errorf("--banking-jws-key: %w", err)
 		}
@@ -32,7 +32,7 @@ func bankKey(flagValue, dataDir string) (*banking.BankKey, error) {
 		// this process only, rather than a key file in the working directory.
 		return banking.NewBankKey(time.Now())
 	}
-	return banking.EnsureBankKeyFile(filepath.Join(dataDir, banking.BankKeyFile), time.Now())
+	return bankkeys.EnsureBankKey(filepath.Join(dataDir, bankkeys.BankKeyFile), time.Now())
 }
 
 // idTokenIssuer is the iss of id_tokens and user-info JWTs.
@@ -54,17 +54,17 @@ func idTokenSigner(alg, rsaFlag, dataDir string, key *banking.BankKey) (*banking
 	var err error
 	switch {
 	case rsaFlag != "":
-		if rk, err = banking.LoadIDTokenRSAKeyFile(rsaFlag); err != nil {
+		if rk, err = bankkeys.LoadIDTokenRSAKey(rsaFlag); err != nil {
 			return nil, fmt.Errorf("--banking-id-token-rsa-key: %w", err)
 		}
 	case dataDir == "":
 		// No data directory (an in-process bench on PostgreSQL): a key
 		// for this process only, as bankKey does.
-		if rk, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		if rk, err = banking.NewIDTokenRSAKey(); err != nil {
 			return nil, err
 		}
 	default:
-		if rk, err = banking.EnsureIDTokenRSAKeyFile(filepath.Join(dataDir, banking.IDTokenRSAKeyFile)); err != nil {
+		if rk, err = bankkeys.EnsureIDTokenRSAKey(filepath.Join(dataDir, bankkeys.IDTokenRSAKeyFile)); err != nil {
 			return nil, fmt.Errorf("id_token RSA key: %w", err)
 		}
 	}
@@ -82,7 +82,7 @@ func runBankingJWSCertificate(_ context.Context, args []string, getenv func(stri
 	fs := flag.NewFlagSet("banking jws-certificate", flag.ContinueOnError)
 	var store storeConfig
 	store.register(fs)
-	keyFile := fs.String("banking-jws-key", "", "PEM file with the bank's JWS private key and certificate (default: "+banking.BankKeyFile+" in the data directory)")
+	keyFile := fs.String("banking-jws-key", "", "PEM file with the bank's JWS private key and certificate (default: "+bankkeys.BankKeyFile+" in the data directory)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func runBankingIDTokenKey(_ context.Context, args []string, getenv func(string) 
 	fs := flag.NewFlagSet("banking id-token-key", flag.ContinueOnError)
 	var store storeConfig
 	store.register(fs)
-	keyFile := fs.String("banking-id-token-rsa-key", "", "PEM file with the RSA private key of RS256 id_tokens (default: "+banking.IDTokenRSAKeyFile+" in the data directory)")
+	keyFile := fs.String("banking-id-token-rsa-key", "", "PEM file with the RSA private key of RS256 id_tokens (default: "+bankkeys.IDTokenRSAKeyFile+" in the data directory)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankkeys"
 	"partnerapi/internal/gost"
 )
 
@@ -62,7 +63,7 @@ func TestBankingJWSCertificateCLI(t *testing.T) {
 	if !bytes.Equal(first.Raw, again.Raw) {
 		t.Fatal("a second run printed another certificate")
 	}
-	st, err := os.Stat(filepath.Join(dir, banking.BankKeyFile))
+	st, err := os.Stat(filepath.Join(dir, bankkeys.BankKeyFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v %v", st, err)
 	}
@@ -71,7 +72,7 @@ func TestBankingJWSCertificateCLI(t *testing.T) {
 	if got := bankingJWSCertificate(t, "--data-dir", other, "--banking-jws-key", keyFile); !bytes.Equal(got.Raw, k.Cert.Raw) {
 		t.Fatal("--banking-jws-key: another certificate printed")
 	}
-	if _, err := os.Stat(filepath.Join(other, banking.BankKeyFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(other, bankkeys.BankKeyFile)); !os.IsNotExist(err) {
 		t.Fatalf("--banking-jws-key still made a key file in the data directory: %v", err)
 	}
 	for _, bad := range [][]string{{"--banking-jws-key", filepath.Join(dir, "missing.pem")}, {"--data-dir", dir, "extra"}} {

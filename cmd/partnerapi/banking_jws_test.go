@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankkeys"
 	"partnerapi/internal/gost"
 )
 
@@ -195,7 +196,7 @@ func TestBankingJWSKeyAcrossServers(t *testing.T) {
 				if i == 1 && !bytes.Equal(certs[0].Raw, certs[1].Raw) {
 					t.Fatal("the restarted server has another certificate")
 				}
-				key, err := banking.LoadBankKeyFile(filepath.Join(dir, banking.BankKeyFile))
+				key, err := bankkeys.LoadBankKey(filepath.Join(dir, bankkeys.BankKeyFile))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -211,7 +212,7 @@ func TestBankingJWSKeyAcrossServers(t *testing.T) {
 			dir := t.TempDir()
 			ts := startServer(t, "--only", "banking", "--data-dir", dir, "--banking-jws-key", keyFile)
 			openBankJWS(t, signedState(t, ts, dir), key.Cert)
-			if _, err := os.Stat(filepath.Join(dir, banking.BankKeyFile)); !os.IsNotExist(err) {
+			if _, err := os.Stat(filepath.Join(dir, bankkeys.BankKeyFile)); !os.IsNotExist(err) {
 				t.Fatalf("server %d made a key file despite --banking-jws-key: %v", i+1, err)
 			}
 		}

@@ -5,18 +5,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"partnerapi/internal/gost"
 )
-
-// BankKeyFile is the name of the bank's signing key in the data directory
-// when no --banking-jws-key is given.
-const BankKeyFile = "banking-jws-key.pem"
 
 // bankCertValidity is how long a generated bank certificate is valid. A
 // partner pins the certificate it was given, so it should outlive any
@@ -27,7 +20,8 @@ const bankCertValidity = 20 * 365 * 24 * time.Hour
 // self-signed certificate: it signs id_tokens, user-info JWTs and JWS
 // answers (reference §1, §3, §9.6). Partners verify with the certificate,
 // so the key must be the same across restarts and across the instances
-// that share one database.
+// that share one database: package bankkeys keeps it in a file, this
+// package only parses, generates and uses it.
 type BankKey struct {
 	Key  *gost.PrivateKey
 	Cert *gost.Certificate
@@ -153,77 +147,3 @@ func (k *BankKey) GoString() string { return k.String() }
 
 // LogValue implements slog.LogValuer.
 func (k *BankKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
-
-// LoadBankKeyFile reads a PEM file made by MarshalPEM or by an operator
-// (e.g. with OpenSSL's GOST engine, banking.md §9.5).
-func LoadBankKeyFile(path string) (*BankKey, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	k, err := ParseBankKeyPEM(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return k, nil
-}
-
-// EnsureBankKeyFile returns the key kept at path, generating and writing
-// it first when the file does not exist. The file is written whole under a
-// temporary name (mode 0600) and then hard-linked into place: a link never
-// replaces an existing file, so when two processes start at once on one
-// data directory exactly one key wins and both use it, and a crash never
-// leaves a half-written key behind.
-func EnsureBankKeyFile(path string, now time.Time) (*BankKey, error) {
-	k, err := LoadBankKeyFile(path)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return k, err
-	}
-	k, err = NewBankKey(now)
-	if err != nil {
-		return nil, err
-	}
-	data, err := k.MarshalPEM()
-	if err != nil {
-		return nil, err
-	}
-	if err := createKeyFile(path, data); errors.Is(err, fs.ErrExist) {
-		return LoadBankKeyFile(path)
-	} else if err != nil {
-		return nil, err
-	}
-	return k, nil
-}
-
-// createKeyFile writes a new key file at path (mode 0600) the way
-// EnsureBankKeyFile describes: whole under a temporary name, then
-// hard-linked into place, so it never replaces a file another process made
-// first (an error wrapping fs.ErrExist then) and a crash never leaves half
-// a key.
-func createKeyFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp already makes the file 0600; Chmod keeps that true
-	// whatever a future Go or umask does.
-	_, werr := tmp.Write(data)
-	if err := errors.Join(werr, tmp.Chmod(0o600), tmp.Sync(), tmp.Close()); err != nil {
-		return err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		// The directory entry must reach the disk too, or a crash could
-		// lose the key after tokens were signed with it.
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
-}

@@ -11,14 +11,8 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/big"
-	"os"
 )
-
-// IDTokenRSAKeyFile is the name of the RSA key signing RS256 id_tokens in
-// the data directory when no --banking-id-token-rsa-key is given.
-const IDTokenRSAKeyFile = "banking-id-token-rsa.pem"
 
 // idTokenRSABits is the size of a generated RS256 key: 2048 bits is what
 // RFC 7518 §3.3 requires at least and what OIDC providers issue.
@@ -52,43 +46,19 @@ func ParseIDTokenRSAKeyPEM(data []byte) (*rsa.PrivateKey, error) {
 	return nil, fmt.Errorf("unexpected PEM block %q (want PRIVATE KEY)", block.Type)
 }
 
-// LoadIDTokenRSAKeyFile reads the RS256 key at path.
-func LoadIDTokenRSAKeyFile(path string) (*rsa.PrivateKey, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	k, err := ParseIDTokenRSAKeyPEM(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return k, nil
+// NewIDTokenRSAKey generates an RS256 key of idTokenRSABits.
+func NewIDTokenRSAKey() (*rsa.PrivateKey, error) {
+	return rsa.GenerateKey(rand.Reader, idTokenRSABits)
 }
 
-// EnsureIDTokenRSAKeyFile returns the RS256 key kept at path, generating
-// and writing it (PKCS#8 PEM, 0600) first when the file does not exist,
-// the way EnsureBankKeyFile keeps the bank's GOST key: id_tokens issued
-// before a restart, or by another process on the same data directory,
-// must still verify.
-func EnsureIDTokenRSAKeyFile(path string) (*rsa.PrivateKey, error) {
-	k, err := LoadIDTokenRSAKeyFile(path)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return k, err
-	}
-	k, err = rsa.GenerateKey(rand.Reader, idTokenRSABits)
-	if err != nil {
-		return nil, err
-	}
+// MarshalIDTokenRSAKeyPEM returns k as a PKCS#8 "PRIVATE KEY" PEM block,
+// the form ParseIDTokenRSAKeyPEM reads first and OpenSSL writes.
+func MarshalIDTokenRSAKeyPEM(k *rsa.PrivateKey) ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(k)
 	if err != nil {
 		return nil, err
 	}
-	if err := createKeyFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})); errors.Is(err, fs.ErrExist) {
-		return LoadIDTokenRSAKeyFile(path)
-	} else if err != nil {
-		return nil, err
-	}
-	return k, nil
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
 
 // RSAKeyID is the kid of an RS256 key: its RFC 7638 JWK thumbprint

@@ -5,11 +5,11 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +62,7 @@ func TestIDTokenSignerAlgorithms(t *testing.T) {
 		t.Fatalf("GOST id_token does not verify: %v", err)
 	}
 
-	rk, err := EnsureIDTokenRSAKeyFile(filepath.Join(t.TempDir(), IDTokenRSAKeyFile))
+	rk, err := NewIDTokenRSAKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,33 +94,53 @@ func TestIDTokenSignerAlgorithms(t *testing.T) {
 	}
 }
 
-// TestEnsureIDTokenRSAKeyFile: the RS256 key is made once (0600) and read
-// back the same on every later start; a file that is not an RSA key is an
-// error that does not quote it.
-func TestEnsureIDTokenRSAKeyFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", IDTokenRSAKeyFile)
-	k1, err := EnsureIDTokenRSAKeyFile(path)
+// The RS256 key's PEM: a generated key is 2048 bits and round-trips
+// through its PKCS#8 form, the PKCS#1 form operators also have parses, and
+// anything else is an error that never quotes the file.
+func TestIDTokenRSAKeyPEM(t *testing.T) {
+	k, err := NewIDTokenRSAKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("key file %v %v", fi, err)
+	if k.N.BitLen() != 2048 {
+		t.Fatalf("%d-bit key", k.N.BitLen())
 	}
-	k2, err := EnsureIDTokenRSAKeyFile(path)
-	if err != nil || !k1.Equal(k2) || k1.N.BitLen() != 2048 {
-		t.Fatalf("reloaded key differs: %v", err)
+	pkcs8, err := MarshalIDTokenRSAKeyPEM(k)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// RFC 7638's own example key and thumbprint.
+	pkcs1 := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		wantErr string
+	}{
+		{"PKCS#8", pkcs8, ""},
+		{"PKCS#1", pkcs1, ""},
+		{"a certificate", []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), "unexpected PEM block"},
+		{"a broken PKCS#8 block", []byte("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), "does not parse"},
+		{"no PEM", []byte("AAAA"), "no PEM block"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseIDTokenRSAKeyPEM(tc.data)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "AAAA") {
+					t.Fatalf("err %v, want %q without the file's text", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !got.Equal(k) {
+				t.Fatalf("parsed another key: %v", err)
+			}
+		})
+	}
+}
+
+// RSAKeyID is RFC 7638's thumbprint: the RFC's own example key and value.
+func TestRSAKeyID(t *testing.T) {
 	n, _ := base64.RawURLEncoding.DecodeString("0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw")
 	pub := rsa.PublicKey{N: new(big.Int).SetBytes(n), E: 65537}
 	if got := RSAKeyID(&pub); got != "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs" {
 		t.Fatalf("thumbprint %s", got)
-	}
-	bad := filepath.Join(t.TempDir(), "bad.pem")
-	if err := os.WriteFile(bad, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := EnsureIDTokenRSAKeyFile(bad); err == nil || strings.Contains(err.Error(), "AAAA") {
-		t.Fatalf("bad key file: %v", err)
 	}
 }
