@@ -128,6 +128,9 @@ func (s *server) createCardLimit(w http.ResponseWriter, r *http.Request) {
 	} else if s.Cards.JWSRequired(p.PartnerID) {
 		s.writeCardError(w, r, banking.Errorf(banking.KindJWSExpected, "Запрос должен быть подписан JWS (Content-Type: application/jose)"))
 		return
+	} else if !acceptsJSONBody(r) {
+		s.writeCardError(w, r, errNotJSON())
+		return
 	}
 	l, err := banking.ParseLimitChange(body)
 	if err != nil {
@@ -166,6 +169,10 @@ type clockRes struct {
 }
 
 func (s *server) advanceClock(w http.ResponseWriter, r *http.Request) {
+	if !acceptsJSONBody(r) {
+		s.writeCardError(w, r, errNotJSON())
+		return
+	}
 	body, ok := s.readBody(w, r)
 	if !ok {
 		return

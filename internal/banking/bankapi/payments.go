@@ -48,15 +48,19 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 	mux.HandleFunc("POST", paymentsBase+"/{externalId}/sign", gate("sign", s.signPayment, banking.ScopePayDocRU))
 }
 
-// decodePaymentBody reads a JSON body: unparseable JSON and wrong JSON types
-// are DESERIALIZATION_FAULT naming the fields (reference §13); an oversized
-// body is the platform's error. A payment document takes
+// decodePaymentBody reads a JSON body: unparseable JSON, wrong JSON types and
+// a body declared of another type are DESERIALIZATION_FAULT, the first two
+// naming the fields (reference §13); an oversized body is the platform's
+// error. A payment document takes
 // banking.DecodePaymentFast when the body is in its subset (it decodes
 // exactly as encoding/json would); every other body, and so every error
 // answer, is encoding/json's.
 func decodePaymentBody(r *http.Request, v any) error {
 	if p, ok := v.(*banking.Payment); ok {
 		return decodePayment(r, p)
+	}
+	if !acceptsJSONBody(r) {
+		return errNotJSON()
 	}
 	buf, err := readBody(r.Body)
 	defer releaseBody(buf)
@@ -71,6 +75,9 @@ func decodePaymentBody(r *http.Request, v any) error {
 // stays on its stack; only a body encoding/json must decode takes a
 // heap copy.
 func decodePayment(r *http.Request, p *banking.Payment) error {
+	if !acceptsJSONBody(r) {
+		return errNotJSON()
+	}
 	buf, err := readBody(r.Body)
 	defer releaseBody(buf)
 	if err != nil {
