@@ -268,6 +268,9 @@ func TestAssistantContract(t *testing.T) {
 			body:   `{"model":"toolstory","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"","function_call":{"name":"f","arguments":{"a":1}},"functions_state_id":"abc"},{"role":"function","name":"f","content":"{\"r\":1}"}],"functions":[{"name":"f","description":"d","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}],"function_call":"auto","repetition_penalty":1,"update_interval":0,"profanity_check":false,"max_tokens":16}`,
 			status: 200},
 		{name: "chat stream", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: chat("stories260K", `,"stream":true`), status: 200, stream: true},
+		// Reference §2: POST bodies are application/json; another type
+		// is a bad request format, not JSON read regardless.
+		{name: "chat as text/plain", method: "POST", path: "/api/v1/chat/completions", auth: "corp", ctype: "text/plain", body: chat("stories260K", ""), status: 400, badRequest: true},
 		{name: "chat stream n 2", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: chat("stories260K", `,"stream":true,"n":2,"update_interval":0.01`), status: 200, stream: true},
 		{name: "chat without token", method: "POST", path: "/api/v1/chat/completions", body: chat("stories260K", ""), status: 401, badRequest: true},
 		{name: "chat bad token", method: "POST", path: "/api/v1/chat/completions", auth: "bad", body: chat("stories260K", ""), status: 401},

@@ -7,20 +7,22 @@ import "partnerapi/internal/web"
 const oauthPath = "/api/v2/oauth"
 
 // addRoutes lists the assistant API. Every route here is in api/assistant.yaml.
+// Routes that take a JSON body check its Content-Type (jsonBody) once the
+// token is known, so a request without one is still 401 first.
 func addRoutes(mux *web.Mux, d Deps) {
 	s := &server{svc: d.Service, log: d.Log}
 	mux.HandleFunc("POST", oauthPath, s.oauth)
 	mux.HandleFunc("GET", "/api/v1/models", s.auth(s.models))
 	mux.HandleFunc("GET", "/api/v1/models/{model}", s.auth(s.model))
-	mux.HandleFunc("POST", "/api/v1/chat/completions", s.auth(s.chat))
-	mux.HandleFunc("POST", "/api/v1/tokens/count", s.auth(s.tokensCount))
+	mux.HandleFunc("POST", "/api/v1/chat/completions", s.auth(jsonBody(s.chat)))
+	mux.HandleFunc("POST", "/api/v1/tokens/count", s.auth(jsonBody(s.tokensCount)))
 	mux.HandleFunc("GET", "/api/v1/balance", s.auth(s.balance))
-	mux.HandleFunc("POST", "/api/v1/embeddings", s.auth(s.embeddings))
-	mux.HandleFunc("POST", "/api/v1/functions/validate", s.auth(s.validateFunction))
+	mux.HandleFunc("POST", "/api/v1/embeddings", s.auth(jsonBody(s.embeddings)))
+	mux.HandleFunc("POST", "/api/v1/functions/validate", s.auth(jsonBody(s.validateFunction)))
 	mux.HandleFunc("POST", "/api/v1/files", s.auth(s.uploadFile))
 	mux.HandleFunc("GET", "/api/v1/files", s.auth(s.files))
 	mux.HandleFunc("GET", "/api/v1/files/{file}", s.auth(s.file))
 	mux.HandleFunc("GET", "/api/v1/files/{file}/content", s.auth(s.fileContent))
-	mux.HandleFunc("POST", "/api/v1/files/{file}/delete", s.auth(s.deleteFile))
-	mux.HandleFunc("POST", "/api/v1/ai/check", s.auth(s.aiCheck))
+	mux.HandleFunc("POST", "/api/v1/files/{file}/delete", s.auth(jsonBody(s.deleteFile)))
+	mux.HandleFunc("POST", "/api/v1/ai/check", s.auth(jsonBody(s.aiCheck)))
 }
