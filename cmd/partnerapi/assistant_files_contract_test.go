@@ -100,6 +100,10 @@ func fileCases(t *testing.T, f *contractFixture, chat func(model, extra string) 
 		{name: "file delete again", method: "POST", path: files + "/" + doomed + "/delete", auth: "corp", body: `{}`, status: 404},
 		{name: "file delete of another client", method: "POST", path: files + "/" + other + "/delete", auth: "corp", body: `{}`, status: 404},
 		{name: "file delete without token", method: "POST", path: files + "/" + text + "/delete", body: `{}`, status: 401, badRequest: true},
+		// A malformed body is refused and the file kept: the next rows
+		// still read it.
+		{name: "file delete with a body not JSON", method: "POST", path: files + "/" + text + "/delete", auth: "corp", body: `{"a":`, status: 400, badRequest: true},
+		{name: "file delete with a body over the limit", method: "POST", path: files + "/" + text + "/delete", auth: "corp", body: overLimit(`{}`), status: 413},
 		{name: "chat with a text attachment", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: attach(text), status: 200},
 		{name: "chat with an image attachment", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: attach(image), status: 422},
 		{name: "chat with another client's attachment", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: attach(other), status: 400},

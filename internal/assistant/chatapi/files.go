@@ -1,6 +1,7 @@
 package chatapi
 
 import (
+	"bytes"
 	"io"
 	"mime"
 	"net/http"
@@ -101,8 +102,13 @@ func (s *server) fileContent(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteFile is POST …/delete with an empty JSON object, as the provider
-// has it.
+// has it, or no body.
 func (s *server) deleteFile(w http.ResponseWriter, r *http.Request) {
+	// A body that is not the empty object (or nothing) is a malformed
+	// request: it is refused, and the file kept.
+	if !s.readEmptyObject(w, r) {
+		return
+	}
 	id := r.PathValue("file")
 	if err := s.svc.DeleteFile(r.Context(), principal(r), id); err != nil {
 		s.domainError(w, r, err)
@@ -113,4 +119,28 @@ func (s *server) deleteFile(w http.ResponseWriter, r *http.Request) {
 		Object  string `json:"object"`
 		Deleted bool   `json:"deleted"`
 	}{id, "file", true})
+}
+
+// readEmptyObject reads a body that carries nothing but may be sent: none
+// at all, or a JSON object (the provider's delete takes {}). Anything else
+// is a malformed request, refused before the operation runs.
+func (s *server) readEmptyObject(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		if web.IsBodyTooLarge(err) {
+			platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
+		} else {
+			writeError(w, http.StatusBadRequest, "could not read the body")
+		}
+		return false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return true
+	}
+	var obj map[string]any
+	if err := decodeJSON(bytes.NewReader(body), &obj); err != nil || obj == nil {
+		writeError(w, http.StatusBadRequest, "the body must be empty or a JSON object")
+		return false
+	}
+	return true
 }
