@@ -45,8 +45,11 @@ type Piece struct {
 // joined with the template's own text.
 //
 // A template that decides on the request's text, so that neither holds
-// (it writes other text, or reorders the parts of a value), is refused
-// with ErrUnprotectable. Tokenizing such a prompt whole, with control
+// (it writes other text, or reorders the parts of a value), is tokenized
+// whole only when no request string spells a control token and the prompt
+// holds no more control-token spellings than its rendering with the request
+// strings emptied (thinking models' templates decide on their history's
+// text); otherwise it is refused with ErrUnprotectable. Tokenizing such a prompt whole, with control
 // tokens parsed, would let request text become control tokens; escaping
 // control-token spellings in request text before rendering would not stop
 // it either, since the template may assemble a spelling from harmless
@@ -61,10 +64,72 @@ func (t *Template) RenderPieces(msgs []Message, opts Options) ([]Piece, error) {
 		// The plain-text format is the contents alone.
 		return []Piece{{Text: text, User: true}}, nil
 	}
-	if pieces, ok := t.userPieces(text, msgs, opts); ok {
+	pieces, bare, ok := t.userPieces(text, msgs, opts)
+	if ok {
 		return pieces, nil
 	}
+	if bare != nil && !requestSpellsControl(msgs, opts) && countControls(text, opts.ControlTokens) == countControls(*bare, opts.ControlTokens) {
+		// The template decides on the request's text (DeepSeek's and
+		// Qwen3's "'</think>' in content", Qwen3's reasoning of the turns
+		// after the last query), which is how real templates treat
+		// thinking models' history, so refusing it would refuse ordinary
+		// conversations. Such a prompt is tokenized whole only when no
+		// request string spells a control token in any letter case and
+		// the prompt holds exactly as many control-token spellings as the
+		// rendering with every request string emptied: request text then
+		// brought none, directly or through the template's transforms.
+		return []Piece{{Text: text}}, nil
+	}
 	return nil, ErrUnprotectable
+}
+
+// requestSpellsControl reports whether any request string (usertext.go)
+// holds a control token's spelling, compared case-insensitively since a
+// template may change the case ("| lower").
+func requestSpellsControl(msgs []Message, opts Options) bool {
+	var controls []string
+	for _, c := range opts.ControlTokens {
+		if c != "" {
+			controls = append(controls, strings.ToLower(c))
+		}
+	}
+	if len(controls) == 0 {
+		return false
+	}
+	spells := func(s string) bool {
+		s = strings.ToLower(s)
+		for _, c := range controls {
+			if strings.Contains(s, c) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range msgs {
+		if spells(m.Content) || spells(m.Name) {
+			return true
+		}
+		if m.ToolCall != nil && (spells(m.ToolCall.Name) || spells(string(m.ToolCall.Arguments))) {
+			return true
+		}
+	}
+	for _, tool := range opts.Tools {
+		if spells(tool.Name) || spells(tool.Description) || spells(string(tool.Parameters)) {
+			return true
+		}
+	}
+	return false
+}
+
+// countControls counts the control-token spellings in s.
+func countControls(s string, controls []string) int {
+	n := 0
+	for _, c := range controls {
+		if c != "" {
+			n += strings.Count(s, c)
+		}
+	}
+	return n
 }
 
 // ErrUnprotectable is a conversation RenderPieces cannot split into
@@ -74,12 +139,14 @@ func (t *Template) RenderPieces(msgs []Message, opts Options) ([]Piece, error) {
 var ErrUnprotectable = fmt.Errorf("%w: the template treats the request's text in a way that cannot keep it apart from the template's own control tokens", ErrTemplate)
 
 // userPieces splits text, the real rendering, into template text and
-// request text; ok is false when neither way of RenderPieces can.
-func (t *Template) userPieces(text string, msgs []Message, opts Options) ([]Piece, bool) {
+// request text; ok is false when neither way of RenderPieces can. bare is
+// the rendering with every request string emptied, markers removed, when
+// there was one to compare with.
+func (t *Template) userPieces(text string, msgs []Message, opts Options) (pieces []Piece, bare *string, ok bool) {
 	// A nonce the request holds (it cannot know one drawn now, so only by
 	// chance) is drawn again.
 	var m *marking
-	var marked, bare string
+	var marked, bareText string
 	var markedErr, bareErr error
 	drawn := false
 	for range 3 {
@@ -90,27 +157,34 @@ func (t *Template) userPieces(text string, msgs []Message, opts Options) ([]Piec
 			continue
 		}
 		marked, markedErr = t.Render(mm, mo)
-		bare, bareErr = t.Render(bm, bo)
+		bareText, bareErr = t.Render(bm, bo)
 		drawn = true
 		break
 	}
 	if !drawn || bareErr != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	bareItems, ok := m.parse(bare)
+	bareItems, ok := m.parse(bareText)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
+	var outside strings.Builder
+	for _, it := range bareItems {
+		outside.WriteString(it.text)
+	}
+	bare = new(string)
+	*bare = outside.String()
 	bareSk, ok := skeletonOf(bareItems)
 	if !ok {
-		return nil, false
+		return nil, bare, false
 	}
 	if markedErr == nil {
 		if pieces, ok := byMarkers(text, marked, m, bareSk); ok {
-			return pieces, true
+			return pieces, bare, true
 		}
 	}
-	return byAlignment(text, bareSk, m.forms)
+	pieces, ok = byAlignment(text, bareSk, m.forms)
+	return pieces, bare, ok
 }
 
 // byMarkers is the first way: the pieces of marked when it is text with
