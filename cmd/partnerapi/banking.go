@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"partnerapi/api"
@@ -83,6 +84,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if !bankapi.ValidCardNotFoundCause(m.cardNotFound) {
 		return built{}, fmt.Errorf("--banking-card-not-found-cause must be %s or %s, got %q", bankapi.CauseCardNotFound, bankapi.CauseDataNotFound, m.cardNotFound)
 	}
+	if err := reportUnfoldedPaymentKeys(ctx, d.db, d.log); err != nil {
+		return built{}, err
+	}
 	store := bankingsql.NewIdentityStore(d.db)
 	identity := banking.NewIdentity(store)
 	if err := setClientSecretDays(identity, m.secretDays); err != nil {
@@ -133,6 +137,26 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("banking"),
 	}, sidecars: append(pay.sidecars, identityPurger(identity, d.log))}, nil
+}
+
+// reportUnfoldedPaymentKeys warns of the payment documents migration 0013
+// left keyed in their partner's case (bankingsql.UnfoldedPaymentKeys): each
+// is found by its exact externalId only, another case of its UUID finds
+// another document or none, and only the operator, with the partner, can
+// settle which is meant. It warns at every start until they are settled,
+// naming the first ten; a start does not fail over them.
+func reportUnfoldedPaymentKeys(ctx context.Context, db *sqldb.DB, log *slog.Logger) error {
+	keys, err := bankingsql.UnfoldedPaymentKeys(ctx, db)
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	names := make([]string, 0, 10)
+	for _, k := range keys[:min(len(keys), 10)] {
+		names = append(names, k.OrgID+"/"+k.ExternalID)
+	}
+	log.Warn("banking: payment documents stored before externalIds were folded to lower case keep their key, because another document of their organisation has the same UUID in another case; each is found by its exact externalId only (table banking_payment_unfolded_keys)",
+		"count", len(keys), "documents", strings.Join(names, ","))
+	return nil
 }
 
 // identityPurger deletes dead tokens and authorization codes every hour so

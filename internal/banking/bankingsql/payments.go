@@ -181,16 +181,27 @@ func scanPayment(sc interface{ Scan(...any) error }) (*banking.StoredPayment, er
 // paymentKeyOf is the key a document is stored under: its externalId in
 // lower case, so one UUID written in two cases is one document (a UUID's hex
 // digits are case-insensitive) while the stored document, its digest and
-// every answer keep the partner's text. Rows written before keys were
-// folded keep their key as it was sent; lookups (keyMatch) find them by
-// that exact text too, so no migration rewrites them.
+// every answer keep the partner's text. Migration 0013 folded the keys of
+// the rows written before keys were folded, except those whose folded key
+// another document of the organisation holds (UnfoldedPaymentKeys); lookups
+// (keyMatch) find those by their exact text.
 func paymentKeyOf(externalID string) string { return strings.ToLower(externalID) }
 
 // keyMatch is the condition on external_id of a lookup by the partner's
-// externalId: the folded key, or the text itself for a row stored before
-// keys were folded. Its two parameters are keyArgs's values.
-func keyMatch(first int) string {
-	return "external_id IN ($" + strconv.Itoa(first) + ", $" + strconv.Itoa(first+1) + ")"
+// externalId: its parameters are the organisation ($org) and keyArgs's two
+// values ($first, $first+1). A row keyed by the text exactly as sent wins —
+// a row migration 0013 left unfolded, whose folded key may be another
+// document's — else the folded key. So every lookup, update and history
+// read names one document, never both of such a pair. A lookup in lower
+// case (the folded key and the text are one) keeps the plain condition,
+// which costs no more than one key did.
+func keyMatch(org, first int, folded, sent string) string {
+	f, s := "$"+strconv.Itoa(first), "$"+strconv.Itoa(first+1)
+	if folded == sent {
+		return "external_id IN (" + f + ", " + s + ")"
+	}
+	return "external_id = CASE WHEN EXISTS (SELECT 1 FROM banking_payments k WHERE k.org_id = $" + strconv.Itoa(org) +
+		" AND k.external_id = " + s + ") THEN " + s + " ELSE " + f + " END"
 }
 
 // keyArgs are the parameters of keyMatch for externalID.
@@ -204,7 +215,7 @@ func notFound(externalID string) error {
 
 func (s *PaymentStore) GetPayment(ctx context.Context, orgID, externalID string) (*banking.StoredPayment, error) {
 	folded, sent := keyArgs(externalID)
-	sp, err := scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2), orgID, folded, sent))
+	sp, err := scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent), orgID, folded, sent))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(externalID)
 	}
@@ -236,7 +247,7 @@ func (s *PaymentStore) advance(ctx context.Context, orgID, externalID, from stri
 	var key string
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE banking_payments SET status = $1, comment = $2, roles = $3, updated_at = $4, doc = COALESCE($9, doc)
-			WHERE org_id = $5 AND `+keyMatch(6)+` AND status = $8`,
+			WHERE org_id = $5 AND `+keyMatch(5, 6, folded, sent)+` AND status = $8`,
 			last.Status, last.Comment, joinRoles(roles), micros(last.At), orgID, folded, sent, from, doc)
 		if err != nil {
 			return err
@@ -247,8 +258,8 @@ func (s *PaymentStore) advance(ctx context.Context, orgID, externalID, from stri
 			return banking.Errorf(banking.KindWorkflow, "Статус документа %s изменился, повторите запрос", externalID)
 		}
 		// The history and webhook rows take the row's own key, folded or
-		// (a row stored before keys were folded) as it was sent.
-		row := tx.QueryRowContext(ctx, `SELECT external_id, `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2), orgID, folded, sent)
+		// (a row migration 0013 left unfolded) as it was sent.
+		row := tx.QueryRowContext(ctx, `SELECT external_id, `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent), orgID, folded, sent)
 		sp, err = scanPayment(keyedRow{row, &key})
 		if err != nil {
 			return err
@@ -272,7 +283,7 @@ func (s *PaymentStore) PaymentHistory(ctx context.Context, orgID, externalID str
 	var out []banking.StatusChange
 	var walked sql.NullInt64
 	folded, sent := keyArgs(externalID)
-	err := s.db.QueryRowContext(ctx, `SELECT walked_at FROM banking_payments WHERE org_id = $1 AND `+keyMatch(2), orgID, folded, sent).Scan(&walked)
+	err := s.db.QueryRowContext(ctx, `SELECT walked_at FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent), orgID, folded, sent).Scan(&walked)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("payment history: %w", err)
 	}
@@ -283,7 +294,7 @@ func (s *PaymentStore) PaymentHistory(ctx context.Context, orgID, externalID str
 		}
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT status, comment, at FROM banking_payment_history
-		WHERE org_id = $1 AND `+keyMatch(2)+` ORDER BY id`, orgID, folded, sent)
+		WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent)+` ORDER BY id`, orgID, folded, sent)
 	if err != nil {
 		return nil, fmt.Errorf("payment history: %w", err)
 	}
