@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -192,7 +193,19 @@ func (h *handlers) models(w http.ResponseWriter, r *http.Request) {
 	serveCatalog(w, r, s, s.models)
 }
 
+// readBody reads a JSON request body within the platform's limit. A body
+// under a Content-Type other than JSON is refused (400) unread: agents and
+// the provider's tools send application/json (reference §2, which also
+// says to ignore the header on GET, where there is no body), and a body of
+// another declared type is not to be read as JSON and acted on. No
+// Content-Type at all is read as JSON.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			writeError(w, http.StatusBadRequest, "Bad request", "Content-Type must be application/json")
+			return nil, false
+		}
+	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		if web.IsBodyTooLarge(err) {
