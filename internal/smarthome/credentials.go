@@ -82,6 +82,10 @@ func credentialKey(kind, authorization string) [sha256.Size]byte {
 
 var loginPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,128}$`)
 
+// ValidLogin reports whether login has the syntax every agent and admin
+// login has (CreateCredential refuses any other).
+func ValidLogin(login string) bool { return loginPattern.MatchString(login) }
+
 // newPassword returns 192 random bits, so a plain SHA-256 of it is as good
 // as a slow hash and keeps verification cheap.
 func newPassword() (string, error) {

@@ -139,6 +139,21 @@ func (h *handlers) command(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// What is wrong with the request itself is the client's to fix, and
+	// is said as such (400) whether or not the gate runs: a login no agent
+	// can have, a body that is not a command. Only a sound command waits
+	// on the gate (503 without it).
+	if !smarthome.ValidLogin(r.PathValue("login")) {
+		domainError(w, r, &smarthome.InvalidError{Details: []string{"login must be 1-128 of A-Z a-z 0-9 . _ @ -"}})
+		return
+	}
+	var shape struct {
+		Devices map[string]json.RawMessage `json:"devices"`
+	}
+	if err := json.Unmarshal(body, &shape); err != nil || shape.Devices == nil {
+		domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be a JSON object whose "devices" maps device ids to {states}`}})
+		return
+	}
 	if h.cmd == nil {
 		domainError(w, r, smarthome.ErrGateOff)
 		return

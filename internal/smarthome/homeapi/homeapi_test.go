@@ -56,14 +56,31 @@ func FuzzMatchETag(f *testing.F) {
 	})
 }
 
-// A server built without a Commander answers commands 503 naming the flag
-// that turns the gate on (the route's admin check runs before, in routes).
+// A server built without a Commander answers a sound command 503 naming
+// the flag that turns the gate on (the route's admin check runs before, in
+// routes); a request that is no command is the client's fault, 400, gate or
+// none.
 func TestCommandWithoutGate(t *testing.T) {
 	h := &handlers{}
-	w := httptest.NewRecorder()
-	h.command(w, httptest.NewRequest("POST", "/v1/admin/agents/a/commands", strings.NewReader(`{"devices":{}}`)))
-	if w.Code != 503 || !strings.Contains(w.Body.String(), "--smarthome-mqtt") {
-		t.Fatalf("%d %s", w.Code, w.Body.String())
+	for _, c := range []struct {
+		login, body string
+		status      int
+		says        string
+	}{
+		{"a", `{"devices":{}}`, 503, "--smarthome-mqtt"},
+		{"a", `{"devices":`, 400, "devices"},
+		{"a", `[1,2]`, 400, "devices"},
+		{"a", `{"devices":"on"}`, 400, "devices"},
+		{"a", ``, 400, "devices"},
+		{"no such/agent", `{"devices":{}}`, 400, "login"},
+	} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/v1/admin/agents/x/commands", strings.NewReader(c.body))
+		r.SetPathValue("login", c.login)
+		h.command(w, r)
+		if w.Code != c.status || !strings.Contains(w.Body.String(), c.says) {
+			t.Errorf("%q %q: %d %s, want %d naming %s", c.login, c.body, w.Code, w.Body.String(), c.status, c.says)
+		}
 	}
 }
 
