@@ -94,12 +94,14 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "validate without devices", method: "POST", path: gate + "/validate", who: "agent", body: `{}`, status: 400, badRequest: true},
 		{name: "validate unknown category", method: "POST", path: gate + "/validate?category=toaster", who: "agent", body: `{"devices":{}}`, status: 404},
 		{name: "validate without credentials", method: "POST", path: gate + "/validate", body: config, status: 401, badRequest: true},
+		{name: "validate over the body limit", method: "POST", path: gate + "/validate", who: "agent", body: overLimit(config), status: 413},
 
 		{name: "admin put creates", method: "PUT", path: models + "/acme-s1", who: "admin", body: model, status: 201},
 		{name: "admin put replaces", method: "PUT", path: models + "/acme-s1", who: "admin", body: model, status: 200},
 		{name: "admin put without a required feature", method: "PUT", path: models + "/bad", who: "admin",
 			body: `{"manufacturer":"A","model":"B","category":"socket","features":["online"]}`, status: 400},
 		{name: "admin put as agent", method: "PUT", path: models + "/acme-s1", who: "agent", body: model, status: 401},
+		{name: "admin put over the body limit", method: "PUT", path: models + "/big", who: "admin", body: overLimit(model), status: 413},
 		{name: "admin models", method: "GET", path: models, who: "admin", status: 200},
 		{name: "admin models as agent", method: "GET", path: models, who: "agent", status: 401},
 		{name: "admin model", method: "GET", path: models + "/acme-s1", who: "admin", status: 200},
@@ -113,6 +115,7 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "admin create agent twice", method: "POST", path: agents, who: "admin", body: `{"login":"ctl-c"}`, status: 409},
 		{name: "admin create agent bad login", method: "POST", path: agents, who: "admin", body: `{"login":"a b"}`, status: 400, badRequest: true},
 		{name: "admin create agent as agent", method: "POST", path: agents, who: "agent", body: `{"login":"ctl-d"}`, status: 401},
+		{name: "admin create agent over the body limit", method: "POST", path: agents, who: "admin", body: overLimit(`{"login":"ctl-d"}`), status: 413},
 		{name: "admin rotate", method: "POST", path: agents + "/ctl-c/password", who: "admin", status: 200},
 		{name: "admin rotate unknown", method: "POST", path: agents + "/ghost/password", who: "admin", status: 404},
 		{name: "admin rotate wrong password", method: "POST", path: agents + "/ctl-c/password", who: "wrong admin", status: 401},
@@ -125,6 +128,10 @@ func TestSmarthomeContract(t *testing.T) {
 			body: `{"devices":{"l1":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"5000"}}]}}}`, status: 400},
 		{name: "command as agent", method: "POST", path: agents + "/ctl-c/commands", who: "agent", body: command, status: 401},
 		{name: "command without the gate", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: command, status: 503},
+		// A command that is no command is the client's fault, gate or
+		// none.
+		{name: "command not JSON without the gate", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: `{"devices":`, status: 400, badRequest: true},
+		{name: "command over the body limit", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: overLimit(command), status: 413},
 	}
 	request := func(tc homeCase, etag string) *http.Request {
 		var body io.Reader
