@@ -181,6 +181,18 @@ type Principal struct {
 	Scope    Scope
 }
 
+// BearerToken is the token of an Authorization value (an HTTP header or
+// gRPC metadata): "Bearer <token>" with the scheme in any letter case, as
+// RFC 7235 makes auth schemes case-insensitive and some clients send
+// "bearer", or the bare token, which lenient clients send.
+func BearerToken(authorization string) string {
+	h := strings.TrimSpace(authorization)
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return h
+}
+
 // Authenticate resolves a bearer token.
 func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if token == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/web"
@@ -15,8 +14,7 @@ type principalKey struct{}
 // auth requires a bearer token on every /api/v1 call.
 func (s *server) auth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		p, err := s.svc.Authenticate(r.Context(), strings.TrimSpace(tok))
+		p, err := s.svc.Authenticate(r.Context(), assistant.BearerToken(r.Header.Get("Authorization")))
 		if err != nil {
 			s.domainError(w, r, err)
 			return

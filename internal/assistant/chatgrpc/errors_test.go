@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -186,5 +187,26 @@ func TestStreamSlot(t *testing.T) {
 			t.Fatalf("after cancel: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestBearerSchemeCase: the authorization metadata's scheme is read in any
+// letter case, and a bare token is taken as well, as over HTTP; another
+// scheme is refused as Unauthorized (with the configured auth code).
+func TestBearerSchemeCase(t *testing.T) {
+	e := start(t, fakeEngine{}, chatgrpc.Config{})
+	tok := e.token(t, assistant.ScopeCorp)
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{{"bearer " + tok, true}, {"BEARER " + tok, true}, {tok, true}, {"Basic " + tok, false}} {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", tc.value)
+		_, err := e.chat.Chat(ctx, chatReq("echo"))
+		if got := err == nil; got != tc.ok {
+			t.Errorf("%q: error %v, want success %v", tc.value, err, tc.ok)
+		}
+		if !tc.ok && status.Convert(err).Message() != "Unauthorized" {
+			t.Errorf("%q: %v, want Unauthorized", tc.value, err)
+		}
 	}
 }

@@ -171,8 +171,7 @@ func (s *Server) prepare(ctx context.Context, method string, setHeader func(meta
 	if !ours(method) {
 		return ctx, nil
 	}
-	tok, _ := strings.CutPrefix(first(md, "authorization"), "Bearer ")
-	p, err := s.svc.Authenticate(ctx, strings.TrimSpace(tok))
+	p, err := s.svc.Authenticate(ctx, assistant.BearerToken(first(md, "authorization")))
 	if err != nil {
 		return ctx, s.statusError(ctx, err)
 	}

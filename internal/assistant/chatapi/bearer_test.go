@@ -1,0 +1,38 @@
+package chatapi
+
+import (
+	"net/http"
+	"testing"
+
+	"partnerapi/internal/assistant"
+)
+
+// TestBearerScheme checks the Authorization forms /api/v1 accepts: the
+// scheme in any letter case (RFC 7235 makes it case-insensitive, and some
+// clients send "bearer"), and the bare token; another scheme or a scheme
+// without a token is 401.
+func TestBearerScheme(t *testing.T) {
+	f := newFixture(t)
+	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+	tests := []struct {
+		name, header string
+		status       int
+	}{
+		{"Bearer", "Bearer " + tok, 200},
+		{"lower case", "bearer " + tok, 200},
+		{"upper case, two spaces", "BEARER  " + tok, 200},
+		{"bare token", tok, 200},
+		{"Basic", "Basic " + tok, 401},
+		{"scheme alone", "Bearer", 401},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", f.url+"/api/v1/models", nil)
+			req.Header.Set("Authorization", tc.header)
+			resp, body := f.do(req)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%q: status %d %s, want %d", tc.header, resp.StatusCode, body, tc.status)
+			}
+		})
+	}
+}
