@@ -237,23 +237,28 @@ func each(ctx context.Context, tx *sql.Tx, q string, fn func(a, b string) error)
 	return rows.Err()
 }
 
-// PutModel creates or replaces a model and bumps the version.
+// PutModel creates or replaces a model and bumps the version. The bump
+// comes first: it locks the catalog row until the commit, so model writes
+// run one at a time on PostgreSQL too, and the existence check after it
+// (a statement of its own, which under READ COMMITTED sees every write
+// committed before the lock was granted) tells a creation from a
+// replacement even when two puts of one new id arrive together. Checked
+// before the lock, both would see no row and both answer 201.
 func (s *Store) PutModel(ctx context.Context, m smarthome.Model) (bool, int64, error) {
 	var created bool
 	var v int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		now := time.Now().Unix()
+		var err error
+		if v, err = bump(ctx, tx, now); err != nil {
+			return err
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM home_models WHERE id = $1`, m.ID).Scan(&n); err != nil {
 			return err
 		}
 		created = n == 0
-		now := time.Now().Unix()
-		if err := putModel(ctx, tx, m, now); err != nil {
-			return err
-		}
-		var err error
-		v, err = bump(ctx, tx, now)
-		return err
+		return putModel(ctx, tx, m, now)
 	})
 	return created, v, err
 }

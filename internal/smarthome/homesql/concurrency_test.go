@@ -1,0 +1,114 @@
+package homesql_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/smarthome/homesql"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+// TestConcurrentModelWrites puts and deletes the same model ids from many
+// goroutines at once against the real store. The admin API answers 201 to
+// the put that created a model and 200 to one that replaced it, so of
+// concurrent puts of one new id exactly one may report a creation; each
+// write bumps the catalog version once, so every answer names a version of
+// its own and no bump is lost; and of concurrent deletes of one id exactly
+// one succeeds.
+func TestConcurrentModelWrites(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := homesql.New(db)
+		seed, err := smarthome.Seed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Seed(ctx, seed); err != nil {
+			t.Fatal(err)
+		}
+		start, err := s.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const ids, writers = 20, 8
+		var mu sync.Mutex
+		versions := map[int64]bool{}
+		record := func(v int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if versions[v] {
+				t.Errorf("version %d answered twice", v)
+			}
+			versions[v] = true
+		}
+		for i := range ids {
+			id := fmt.Sprintf("race-%d", i)
+			var created sync.WaitGroup
+			var creations, deletes int
+			for range writers {
+				created.Add(1)
+				go func() {
+					defer created.Done()
+					m := smarthome.Model{ID: id, Manufacturer: "A", Model: "B", Category: "relay", Features: []string{"on_off", "online"}}
+					c, v, err := s.PutModel(ctx, m)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					record(v)
+					if c {
+						mu.Lock()
+						creations++
+						mu.Unlock()
+					}
+				}()
+			}
+			created.Wait()
+			if creations != 1 {
+				t.Errorf("%s: %d of %d concurrent puts reported a creation, want 1", id, creations, writers)
+			}
+			var deleted sync.WaitGroup
+			for range writers {
+				deleted.Add(1)
+				go func() {
+					defer deleted.Done()
+					v, err := s.DeleteModel(ctx, id)
+					if errors.Is(err, smarthome.ErrNotFound) {
+						return
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					record(v)
+					mu.Lock()
+					deletes++
+					mu.Unlock()
+				}()
+			}
+			deleted.Wait()
+			if deletes != 1 {
+				t.Errorf("%s: %d of %d concurrent deletes succeeded, want 1", id, deletes, writers)
+			}
+		}
+		end, err := s.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := start + int64(len(versions)); end != want {
+			t.Errorf("version %d after %d answered writes from %d, want %d", end, len(versions), start, want)
+		}
+		c, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Models) != len(seed.Models) {
+			t.Errorf("%d models after every race model was deleted, want the seed's %d", len(c.Models), len(seed.Models))
+		}
+	})
+}
