@@ -18,8 +18,10 @@ import (
 // guesser is slowed down at its own address while the user, signing in from
 // another, is not. A guesser spreading over many addresses still pays a
 // full PBKDF2 per attempt and five attempts per address and window. Behind
-// a reverse proxy every request comes from the proxy's address, and the
-// throttle falls back to one per login.
+// a reverse proxy the address is the client's that the proxy forwards when
+// serve's --trusted-proxies names the proxy (web.ClientIP); without it every
+// request comes from the proxy's address, and the throttle falls back to
+// one per login.
 //
 // The counters are an LRU of at most loginFailuresMax keys: made-up logins
 // cost a guesser nothing, so an unbounded map would grow with every one of

@@ -93,6 +93,14 @@ func (a API) BuildOn(p Platform) http.Handler {
 	})
 	if metrics != nil && !p.MetricsElsewhere {
 		top.Handle("GET /metrics", metrics.Handler())
+		// Only here is it known that this listener serves /metrics, so
+		// here another method gets the 405 of a known path (RFC 9110
+		// §15.5.6) that /healthz gets from the router; served elsewhere,
+		// /metrics is unknown to this listener and every method is 404.
+		top.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", http.MethodGet)
+			a.Errors(w, r, http.StatusMethodNotAllowed, ErrMethodNotAllowed)
+		})
 	}
 	top.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")

@@ -23,6 +23,8 @@ func TestRoutingAnswers(t *testing.T) {
 		{"POST", "/healthz", 405, `"envelope":"method not allowed"`, ""},
 		{"HEAD", "/healthz", 200, "", ""},
 		{"GET", "/metrics", 200, "partnerapi_http_in_flight_requests", ""},
+		{"POST", "/metrics", 405, `"envelope":"method not allowed"`, ""},
+		{"DELETE", "/metrics", 405, `"envelope":"method not allowed"`, ""},
 		{"GET", "/healthz/", 404, `"envelope":"no such route"`, ""},
 		{"GET", "/x/../healthz", 307, "", "/healthz"},
 		{"POST", "/a/./echo", 307, "", "/a/echo"},

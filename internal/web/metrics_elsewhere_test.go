@@ -33,6 +33,9 @@ func TestMetricsElsewhere(t *testing.T) {
 		{"on the listener", false, 200, "partnerapi_http_in_flight_requests"},
 		{"elsewhere", true, 404, `{"envelope":"no such route"}`},
 	} {
+		// Another method on /metrics: a known path's 405 where the
+		// listener serves it, the unknown path's 404 where it does not.
+		post := map[bool]int{false: 405, true: 404}[tc.elsewhere]
 		t.Run(tc.name, func(t *testing.T) {
 			h := a.BuildOn(Platform{Log: quiet, Metrics: metrics, MetricsElsewhere: tc.elsewhere})
 			for _, c := range []struct {
@@ -50,6 +53,11 @@ func TestMetricsElsewhere(t *testing.T) {
 				if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.contains) {
 					t.Errorf("GET %s: %d %.80q, want %d containing %q", c.path, rec.Code, rec.Body.String(), c.status, c.contains)
 				}
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("POST", "/metrics", nil))
+			if rec.Code != post || !strings.HasPrefix(rec.Body.String(), `{"envelope":`) {
+				t.Errorf("POST /metrics: %d %.80q, want %d in the envelope", rec.Code, rec.Body.String(), post)
 			}
 		})
 	}

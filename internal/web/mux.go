@@ -130,7 +130,8 @@ func (m *Mux) unmatched(w http.ResponseWriter, r *http.Request) {
 // servedForGET are the platform routes (PlatformRoutes) every listener
 // serves. /metrics is not among them: with serve's --metrics-addr an API
 // listener does not serve it, and answers every method 404, as for any
-// path it does not know, which the router cannot tell apart from here.
+// path it does not know; where it does serve it, BuildOn answers the other
+// methods 405 itself.
 var servedForGET = map[string]bool{"/healthz": true, "/openapi.yaml": true}
 
 // literalServes reports whether a literal pattern registered for methods
