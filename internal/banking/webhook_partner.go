@@ -66,6 +66,13 @@ type WebhookDelivery struct {
 type WebhookSettingsStore interface {
 	// SetPartnerWebhook creates or replaces the partner's setting.
 	SetPartnerWebhook(ctx context.Context, w PartnerWebhook) error
+	// UpdatePartnerWebhook reads clientID's setting (found is false when
+	// it has none), lets fn make the new one from it and stores that, in
+	// one transaction run one at a time with every other update of
+	// clientID's setting, so a concurrent change is neither lost nor
+	// written over with the value it replaced. An error from fn stores
+	// nothing and is returned as it is.
+	UpdatePartnerWebhook(ctx context.Context, clientID string, fn func(old PartnerWebhook, found bool) (PartnerWebhook, error)) error
 	// GetPartnerWebhook returns the partner's setting or ErrNotFound.
 	GetPartnerWebhook(ctx context.Context, clientID string) (PartnerWebhook, error)
 	// PartnerDeliveries lists the newest events of documents the partner
@@ -151,25 +158,33 @@ func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret, for
 	if w.Now != nil {
 		now = w.Now
 	}
-	set := PartnerWebhook{ClientID: clientID, URL: rawURL, UpdatedAt: now().UTC()}
+	// The stored setting is read and replaced in one serialised update:
+	// read apart from the write, a URL change that keeps the secret could
+	// write back the secret a concurrent change had just replaced, and two
+	// first settings could each generate and show a secret of which only
+	// the last written is stored. Either way the partner's receiver would
+	// check webhooks with a secret the bank no longer signs with.
+	var set PartnerWebhook
 	var generated string
-	old, err := w.Store.GetPartnerWebhook(ctx, clientID)
-	switch {
-	case err != nil && !errors.Is(err, ErrNotFound):
-		return WebhookView{}, err
-	case secret != nil:
-		set.SealedSecret = w.Box.Seal(clientID, []byte(*secret))
-	case err == nil:
-		set.SealedSecret = old.SealedSecret
-	default:
-		generated = NewClientSecret()
-		set.SealedSecret = w.Box.Seal(clientID, []byte(generated))
-	}
-	set.Format = webhookFormat(old.Format)
-	if format != nil {
-		set.Format = *format
-	}
-	if err := w.Store.SetPartnerWebhook(ctx, set); err != nil {
+	err := w.Store.UpdatePartnerWebhook(ctx, clientID, func(old PartnerWebhook, found bool) (PartnerWebhook, error) {
+		set = PartnerWebhook{ClientID: clientID, URL: rawURL, UpdatedAt: now().UTC()}
+		generated = ""
+		switch {
+		case secret != nil:
+			set.SealedSecret = w.Box.Seal(clientID, []byte(*secret))
+		case found:
+			set.SealedSecret = old.SealedSecret
+		default:
+			generated = NewClientSecret()
+			set.SealedSecret = w.Box.Seal(clientID, []byte(generated))
+		}
+		set.Format = webhookFormat(old.Format)
+		if format != nil {
+			set.Format = *format
+		}
+		return set, nil
+	})
+	if err != nil {
 		return WebhookView{}, err
 	}
 	return WebhookView{URL: set.URL, SecretSet: true, Source: "partner", Format: set.Format, UpdatedAt: set.UpdatedAt, Secret: generated}, nil

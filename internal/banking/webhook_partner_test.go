@@ -50,6 +50,18 @@ func (m memWebhookStore) SetPartnerWebhook(_ context.Context, w PartnerWebhook) 
 	return nil
 }
 
+// UpdatePartnerWebhook needs no lock here: the service's tests call it
+// from one goroutine.
+func (m memWebhookStore) UpdatePartnerWebhook(_ context.Context, id string, fn func(PartnerWebhook, bool) (PartnerWebhook, error)) error {
+	old, found := m[id]
+	w, err := fn(old, found)
+	if err != nil {
+		return err
+	}
+	m[id] = w
+	return nil
+}
+
 func (m memWebhookStore) GetPartnerWebhook(_ context.Context, id string) (PartnerWebhook, error) {
 	if w, ok := m[id]; ok {
 		return w, nil

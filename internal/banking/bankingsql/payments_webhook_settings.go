@@ -9,36 +9,91 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
 )
 
 var _ banking.WebhookSettingsStore = (*PaymentStore)(nil)
 
 func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerWebhook) error {
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		// A setting without a format is JSON, as the column's default
-		// makes every setting that predates it.
-		format := w.Format
-		if format == "" {
-			format = banking.WebhookFormatJSON
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_partner_webhooks (client_id, url, secret, format, updated_at) VALUES ($1,$2,$3,$4,$5)
-			ON CONFLICT (client_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, format = excluded.format, updated_at = excluded.updated_at`,
-			w.ClientID, w.URL, w.SealedSecret, format, micros(w.UpdatedAt)); err != nil {
-			return err
-		}
-		// Wake the partner's events parked while it had nowhere to
-		// receive them (DueWebhooks). Walked documents' implied events
-		// not yet written need no waking: they are written due
-		// (payments_walk_outbox.go).
-		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
-			WHERE state = 'PARKED' AND client_id = $2`,
-			micros(w.UpdatedAt), w.ClientID)
-		return err
-	})
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error { return setPartnerWebhook(ctx, tx, w) })
 	if err != nil {
 		return fmt.Errorf("set partner webhook: %w", err)
 	}
 	return nil
+}
+
+// UpdatePartnerWebhook reads, changes and writes clientID's setting in one
+// transaction. On SQLite the single writer's IMMEDIATE transactions already
+// run one at a time; on PostgreSQL a transaction-scoped advisory lock on the
+// client id serialises the updates, including two first settings, which
+// have no row a FOR UPDATE could lock. The read runs after the lock is
+// granted, so under READ COMMITTED it sees every update committed before.
+func (s *PaymentStore) UpdatePartnerWebhook(ctx context.Context, clientID string, fn func(old banking.PartnerWebhook, found bool) (banking.PartnerWebhook, error)) error {
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if s.db.Dialect == sqldb.Postgres {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7263003))`, clientID); err != nil {
+				return err
+			}
+		}
+		old := banking.PartnerWebhook{ClientID: clientID}
+		var at int64
+		err := tx.QueryRowContext(ctx, `SELECT url, secret, format, updated_at FROM banking_partner_webhooks WHERE client_id = $1`, clientID).
+			Scan(&old.URL, &old.SealedSecret, &old.Format, &at)
+		found := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if found {
+			old.UpdatedAt = time.UnixMicro(at).UTC()
+		} else {
+			old = banking.PartnerWebhook{}
+		}
+		w, err := fn(old, found)
+		if err != nil {
+			return &fnError{err}
+		}
+		if w.ClientID != clientID {
+			return fmt.Errorf("update of %q returned the setting of %q", clientID, w.ClientID)
+		}
+		return setPartnerWebhook(ctx, tx, w)
+	})
+	var fe *fnError
+	if errors.As(err, &fe) {
+		return fe.err
+	}
+	if err != nil {
+		return fmt.Errorf("update partner webhook: %w", err)
+	}
+	return nil
+}
+
+// fnError carries an error of UpdatePartnerWebhook's fn through the
+// transaction, so it is returned as fn made it, not as a store failure.
+type fnError struct{ err error }
+
+func (e *fnError) Error() string { return e.err.Error() }
+
+// setPartnerWebhook upserts w and wakes its partner's parked events.
+func setPartnerWebhook(ctx context.Context, tx *sql.Tx, w banking.PartnerWebhook) error {
+	// A setting without a format is JSON, as the column's default
+	// makes every setting that predates it.
+	format := w.Format
+	if format == "" {
+		format = banking.WebhookFormatJSON
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO banking_partner_webhooks (client_id, url, secret, format, updated_at) VALUES ($1,$2,$3,$4,$5)
+		ON CONFLICT (client_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, format = excluded.format, updated_at = excluded.updated_at`,
+		w.ClientID, w.URL, w.SealedSecret, format, micros(w.UpdatedAt)); err != nil {
+		return err
+	}
+	// Wake the partner's events parked while it had nowhere to
+	// receive them (DueWebhooks). Walked documents' implied events
+	// not yet written need no waking: they are written due
+	// (payments_walk_outbox.go).
+	_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
+		WHERE state = 'PARKED' AND client_id = $2`,
+		micros(w.UpdatedAt), w.ClientID)
+	return err
 }
 
 func (s *PaymentStore) GetPartnerWebhook(ctx context.Context, clientID string) (banking.PartnerWebhook, error) {
