@@ -112,3 +112,65 @@ func TestConcurrentModelWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentAgentCreates creates one agent login from many goroutines
+// at once, as two admins (or a retried CLI call) might. The password is
+// shown once, by the create that stored it, so exactly one create may
+// succeed: a second success would hand out a password whose hash was never
+// stored (or overwrote the first's). The others get ErrDuplicate, which the
+// admin API answers 409, and each success bumps the credentials counter
+// once.
+func TestConcurrentAgentCreates(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := homesql.New(db)
+		seed, err := smarthome.Seed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Seed(ctx, seed); err != nil {
+			t.Fatal(err)
+		}
+		before, err := s.Stamp(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const logins, writers = 10, 8
+		for i := range logins {
+			login := fmt.Sprintf("agent-%d", i)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var won []string
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					hash := fmt.Sprintf("hash-%d", w)
+					err := s.CreateCredential(ctx, smarthome.KindAgent, login, hash)
+					switch {
+					case err == nil:
+						mu.Lock()
+						won = append(won, hash)
+						mu.Unlock()
+					case !errors.Is(err, smarthome.ErrDuplicate):
+						t.Errorf("%s: concurrent create: %v, want ErrDuplicate", login, err)
+					}
+				}()
+			}
+			wg.Wait()
+			if len(won) != 1 {
+				t.Fatalf("%s: %d of %d concurrent creates succeeded, want 1", login, len(won), writers)
+			}
+			if h, err := s.CredentialHash(ctx, smarthome.KindAgent, login); err != nil || h != won[0] {
+				t.Fatalf("%s: stored hash %q (%v), want the winner's %q", login, h, err, won[0])
+			}
+		}
+		after, err := s.Stamp(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Credentials != before.Credentials+logins {
+			t.Errorf("credentials counter %d → %d after %d creates, want one bump each", before.Credentials, after.Credentials, logins)
+		}
+	})
+}
