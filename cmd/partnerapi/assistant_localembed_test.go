@@ -22,16 +22,7 @@ import (
 // (reference §3.7), vectors equal to the model's own pooled embedding of
 // the tokenized inputs, 413 over the window and 422 for a chat model.
 func TestAssistantLocalEmbeddings(t *testing.T) {
-	src := testenv.Model(t, "stories260K.gguf")
-	models := t.TempDir()
-	for _, name := range []string{"stories260K", "tinyembed"} {
-		if err := os.Symlink(src, filepath.Join(models, name+".gguf")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(models, "tinyembed.json"), []byte(`{"type":"embedder","context_window":32}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	models := chatAndEmbedderModels(t)
 	data := t.TempDir()
 	creds, err := createAssistantClient(t, data, "--scope", "ASSISTANT_API_PERS", "--balance", "tinyembed=10000", "--balance", "stories260K=10000")
 	if err != nil {
@@ -44,7 +35,7 @@ func TestAssistantLocalEmbeddings(t *testing.T) {
 
 	// The expected vectors come from the model package directly, over the
 	// same file.
-	ref, err := local.LoadModel(src)
+	ref, err := local.LoadModel(testenv.Model(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,4 +120,22 @@ func TestAssistantLocalEmbeddings(t *testing.T) {
 			})
 		}
 	})
+}
+
+// chatAndEmbedderModels is a models directory serving stories260K twice:
+// as the chat model stories260K and, through a manifest, as the embedder
+// tinyembed with a 32-token window.
+func chatAndEmbedderModels(t *testing.T) string {
+	t.Helper()
+	src := testenv.Model(t, "stories260K.gguf")
+	models := t.TempDir()
+	for _, name := range []string{"stories260K", "tinyembed"} {
+		if err := os.Symlink(src, filepath.Join(models, name+".gguf")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(models, "tinyembed.json"), []byte(`{"type":"embedder","context_window":32}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return models
 }

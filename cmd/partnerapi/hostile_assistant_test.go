@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"partnerapi/internal/assistant"
-	"partnerapi/internal/testenv"
 )
 
 // assistantHostile is the assistant API under the sweep: a B2B client with
@@ -30,16 +27,7 @@ type assistantHostile struct {
 const assistantOtherMarker = "secret of the second client 5c1e"
 
 func newAssistantHostile(t *testing.T) *hostileTarget {
-	src := testenv.Model(t, "stories260K.gguf")
-	models := t.TempDir()
-	for _, name := range []string{"stories260K", "tinyembed"} {
-		if err := os.Symlink(src, filepath.Join(models, name+".gguf")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(models, "tinyembed.json"), []byte(`{"type":"embedder","context_window":32}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	models := chatAndEmbedderModels(t)
 	data := t.TempDir()
 	a := &assistantHostile{bearer: map[string]string{}, keys: map[string]string{}}
 	var expiredClient string
