@@ -242,6 +242,12 @@ type IdentityStore interface {
 	// ConsumeCode returns the code and deletes it so it is used at most
 	// once; ErrNotFound when unknown, already used or expired at now.
 	ConsumeCode(ctx context.Context, hash string, now time.Time) (AuthCode, error)
+	// RedeemCode is ConsumeCode that also stores the tokens issue makes of
+	// the code, in the same transaction: a code is never used up by an
+	// exchange whose tokens were not stored, so a failed write leaves it
+	// for the client's retry. When issue refuses the code (an error), the
+	// code is used up all the same and that error returned as it is.
+	RedeemCode(ctx context.Context, hash string, now time.Time, issue func(AuthCode) ([]Token, error)) (AuthCode, error)
 	// PurgeExpired deletes tokens and codes that can no longer be used at
 	// before (expired, revoked, or past their refresh reserve).
 	PurgeExpired(ctx context.Context, before time.Time) (int64, error)

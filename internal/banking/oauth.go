@@ -117,20 +117,25 @@ func (id *Identity) IssueCode(ctx context.Context, r AuthorizeRequest, u User) (
 // ExchangeCode redeems an authorization code (used at most once) for a
 // token pair, checking the client, redirect_uri and PKCE verifier.
 func (id *Identity) ExchangeCode(ctx context.Context, clientID, code, redirectURI, verifier string) (TokenPair, error) {
-	c, err := id.Store.ConsumeCode(ctx, HashSecret(code), id.now())
+	// The code is used up and its tokens stored in one transaction, so a
+	// failed write leaves the code for a retry instead of a used code with
+	// no grant behind it. A code refused here (another client, a wrong
+	// verifier) is used up as before: it may have been stolen.
+	var pair TokenPair
+	c, err := id.Store.RedeemCode(ctx, HashSecret(code), id.now(), func(c AuthCode) ([]Token, error) {
+		if c.ClientID != clientID || c.RedirectURI != redirectURI {
+			return nil, ErrInvalidGrant("Code was issued to another client or redirect_uri")
+		}
+		if c.Challenge != "" && !PKCEMatches(c.Challenge, verifier) {
+			return nil, ErrInvalidGrant("code_verifier does not match code_challenge")
+		}
+		var toks []Token
+		pair, toks = id.newPair(NewUUID(), c.ClientID, c.OrgID, c.UserID, c.Scopes)
+		return toks, nil
+	})
 	if errors.Is(err, ErrNotFound) {
 		return TokenPair{}, ErrInvalidGrant("Unknown, used or expired authorization code")
 	}
-	if err != nil {
-		return TokenPair{}, err
-	}
-	if c.ClientID != clientID || c.RedirectURI != redirectURI {
-		return TokenPair{}, ErrInvalidGrant("Code was issued to another client or redirect_uri")
-	}
-	if c.Challenge != "" && !PKCEMatches(c.Challenge, verifier) {
-		return TokenPair{}, ErrInvalidGrant("code_verifier does not match code_challenge")
-	}
-	pair, err := id.IssueTokens(ctx, c.ClientID, c.OrgID, c.UserID, c.Scopes)
 	if err != nil {
 		return TokenPair{}, err
 	}

@@ -470,19 +470,49 @@ func (s *IdentityStore) SaveCode(ctx context.Context, c banking.AuthCode) error 
 }
 
 func (s *IdentityStore) ConsumeCode(ctx context.Context, hash string, now time.Time) (banking.AuthCode, error) {
+	return s.RedeemCode(ctx, hash, now, func(banking.AuthCode) ([]banking.Token, error) { return nil, nil })
+}
+
+// RedeemCode deletes the code and inserts the tokens issue makes of it in
+// one transaction. DELETE … RETURNING makes the single use atomic: two
+// concurrent redemptions cannot both get the row (on PostgreSQL the second
+// waits for the first's commit and then finds nothing to delete). A token
+// insert that fails rolls the delete back with it, so the code outlives a
+// failed exchange; an expired code, or one issue refuses, is deleted and
+// the refusal committed.
+func (s *IdentityStore) RedeemCode(ctx context.Context, hash string, now time.Time, issue func(banking.AuthCode) ([]banking.Token, error)) (banking.AuthCode, error) {
 	var c banking.AuthCode
-	var scopes string
-	var exp int64
-	// DELETE … RETURNING makes the single use atomic: two concurrent
-	// redemptions cannot both get the row.
-	err := s.db.W.QueryRowContext(ctx, `DELETE FROM banking_auth_codes WHERE hash = $1 RETURNING hash, client_id, org_id, user_id, redirect_uri, scopes, challenge, nonce, expires_at`, hash).
-		Scan(&c.Hash, &c.ClientID, &c.OrgID, &c.UserID, &c.RedirectURI, &scopes, &c.Challenge, &c.Nonce, &exp)
-	if err != nil {
-		return banking.AuthCode{}, idNotFound(err)
+	var refused error
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var scopes string
+		var exp int64
+		err := tx.QueryRowContext(ctx, `DELETE FROM banking_auth_codes WHERE hash = $1 RETURNING hash, client_id, org_id, user_id, redirect_uri, scopes, challenge, nonce, expires_at`, hash).
+			Scan(&c.Hash, &c.ClientID, &c.OrgID, &c.UserID, &c.RedirectURI, &scopes, &c.Challenge, &c.Nonce, &exp)
+		if err != nil {
+			return idNotFound(err)
+		}
+		c.Scopes, c.ExpiresAt = strings.Fields(scopes), idFromNanos(exp)
+		if !now.Before(c.ExpiresAt) {
+			refused = banking.ErrNotFound
+			return nil
+		}
+		toks, err := issue(c)
+		if err != nil {
+			refused = err
+			return nil
+		}
+		for _, t := range toks {
+			if err := insertToken(ctx, tx, t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = refused
 	}
-	c.Scopes, c.ExpiresAt = strings.Fields(scopes), idFromNanos(exp)
-	if !now.Before(c.ExpiresAt) {
-		return banking.AuthCode{}, banking.ErrNotFound
+	if err != nil {
+		return banking.AuthCode{}, err
 	}
 	return c, nil
 }
