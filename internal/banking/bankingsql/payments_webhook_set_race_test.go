@@ -101,5 +101,48 @@ func TestWebhookSetRaces(t *testing.T) {
 				t.Errorf("%s: stored secret %q after its change to %q was answered 200: a concurrent URL change wrote the old one back", client, got, next)
 			}
 		}
+
+		// Key rotation: a process holding the new and the old key keeps
+		// changing a partner's URL while `webhook reseal` moves the secret
+		// under the new key. A URL change copies the sealed secret it read;
+		// written after the reseal's swap, it would put the secret back
+		// under the old key, which the operator then retires, and the
+		// partner's webhooks could no longer be signed at all.
+		rotated, err := banking.NewSecretBox(bytes.Repeat([]byte{9}, 32), bytes.Repeat([]byte{7}, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hooks2 := &banking.Webhooks{Store: hooks.Store, Box: rotated, URLs: hooks.URLs}
+		for r := range rounds {
+			client := fmt.Sprintf("rotate-%d", r)
+			secret := "secret-under-the-old-key-" + client
+			if _, err := hooks.Set(ctx, client, "https://old.example/", &secret, nil); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for i := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if i == 0 {
+						if rep, err := hooks2.Reseal(ctx); err != nil || len(rep.Failed) != 0 {
+							t.Errorf("reseal: %+v %v", rep, err)
+						}
+						return
+					}
+					if _, err := hooks2.Set(ctx, client, fmt.Sprintf("https://new%d.example/", i), nil, nil); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			w, err := hooks.Store.GetPartnerWebhook(ctx, client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rotated.SealedByNewest(w.SealedSecret) {
+				t.Errorf("%s: secret sealed under the old key after a reseal that succeeded: a URL change wrote back what it read before the swap", client)
+			}
+		}
 	})
 }

@@ -35,10 +35,19 @@ func (s *PaymentStore) UpdatePartnerWebhook(ctx context.Context, clientID string
 				return err
 			}
 		}
+		// On PostgreSQL the row is also locked as it is read: the key
+		// rotation's swap of the sealed secret (ReplaceWebhookSecret) takes
+		// no advisory lock, and a change that keeps the secret would
+		// otherwise write back the one it read from before the swap, under
+		// the key being retired. Locked, the swap waits for this commit and
+		// then finds the secret it expects, or this read waits for the swap.
+		q := `SELECT url, secret, format, updated_at FROM banking_partner_webhooks WHERE client_id = $1`
+		if s.db.Dialect == sqldb.Postgres {
+			q += ` FOR UPDATE`
+		}
 		old := banking.PartnerWebhook{ClientID: clientID}
 		var at int64
-		err := tx.QueryRowContext(ctx, `SELECT url, secret, format, updated_at FROM banking_partner_webhooks WHERE client_id = $1`, clientID).
-			Scan(&old.URL, &old.SealedSecret, &old.Format, &at)
+		err := tx.QueryRowContext(ctx, q, clientID).Scan(&old.URL, &old.SealedSecret, &old.Format, &at)
 		found := err == nil
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
