@@ -45,7 +45,7 @@ func (s *PaymentStore) UpdatePartnerWebhook(ctx context.Context, clientID string
 		if s.db.Dialect == sqldb.Postgres {
 			q += ` FOR UPDATE`
 		}
-		old := banking.PartnerWebhook{ClientID: clientID}
+		var old banking.PartnerWebhook
 		var at int64
 		err := tx.QueryRowContext(ctx, q, clientID).Scan(&old.URL, &old.SealedSecret, &old.Format, &at)
 		found := err == nil
@@ -53,9 +53,7 @@ func (s *PaymentStore) UpdatePartnerWebhook(ctx context.Context, clientID string
 			return err
 		}
 		if found {
-			old.UpdatedAt = time.UnixMicro(at).UTC()
-		} else {
-			old = banking.PartnerWebhook{}
+			old.ClientID, old.UpdatedAt = clientID, time.UnixMicro(at).UTC()
 		}
 		w, err := fn(old, found)
 		if err != nil {
