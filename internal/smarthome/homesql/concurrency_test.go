@@ -174,3 +174,61 @@ func TestConcurrentAgentCreates(t *testing.T) {
 		}
 	})
 }
+
+// TestLoadIsOneSnapshot loads the catalog while models are being added. A
+// loaded catalog is served under its version as the ETag, so its models
+// must be those of that version: each put below adds one model and one
+// version, so a load must hold exactly as many of them as its version
+// counts past the start. Read in separate snapshots, the version can be
+// read before a put commits and the models after it, and agents would
+// cache that version's ETag with another version's models.
+func TestLoadIsOneSnapshot(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := homesql.New(db)
+		seed, err := smarthome.Seed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Seed(ctx, seed); err != nil {
+			t.Fatal(err)
+		}
+		start, err := s.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const puts = 150
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range puts {
+				m := smarthome.Model{ID: fmt.Sprintf("snap-%03d", i), Manufacturer: "A", Model: "B", Category: "relay", Features: []string{"on_off", "online"}}
+				if _, _, err := s.PutModel(ctx, m); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		loads := 0
+		for running := true; running; loads++ {
+			select {
+			case <-done:
+				running = false
+			default:
+			}
+			c, err := s.Load(ctx)
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			if got, want := len(c.Models)-len(seed.Models), int(c.Version-start); got != want {
+				t.Errorf("load %d: version %d counts %d puts past the start, but %d of their models were read", loads, c.Version, want, got)
+				break
+			}
+		}
+		// The puts stop at their first error only; the database must
+		// outlive them.
+		<-done
+		t.Logf("%d loads during %d puts", loads, puts)
+	})
+}

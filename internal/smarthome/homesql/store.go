@@ -141,9 +141,18 @@ func (s *Store) Stamp(ctx context.Context) (smarthome.Stamp, error) {
 	return st, err
 }
 
-// Load reads the catalog in one read transaction so version and contents agree.
+// Load reads the catalog in one read transaction so version and contents
+// agree. SQLite's read transaction is one snapshot of the WAL already;
+// PostgreSQL's default READ COMMITTED takes a new snapshot per statement,
+// so a model put committing between the version's read and the models'
+// would be served under the version before it. REPEATABLE READ reads every
+// statement from the transaction's first snapshot.
 func (s *Store) Load(ctx context.Context) (*smarthome.Catalog, error) {
-	tx, err := s.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.db.Dialect == sqldb.Postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := s.db.R.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
