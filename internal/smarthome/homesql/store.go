@@ -272,10 +272,18 @@ func (s *Store) PutModel(ctx context.Context, m smarthome.Model) (bool, int64, e
 	return created, v, err
 }
 
-// DeleteModel removes a model and bumps the version.
+// DeleteModel removes a model and bumps the version. The bump comes first,
+// as in PutModel: every model write locks the catalog row before a model's,
+// so a put and a delete of one model never each hold the row the other
+// waits for (PostgreSQL would fail one of them as a deadlock). A delete
+// that finds no model rolls its bump back.
 func (s *Store) DeleteModel(ctx context.Context, id string) (int64, error) {
 	var v int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if v, err = bump(ctx, tx, time.Now().Unix()); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM home_models WHERE id = $1`, id)
 		if err != nil {
 			return err
@@ -285,10 +293,12 @@ func (s *Store) DeleteModel(ctx context.Context, id string) (int64, error) {
 		} else if n == 0 {
 			return fmt.Errorf("model %q: %w", id, smarthome.ErrNotFound)
 		}
-		v, err = bump(ctx, tx, time.Now().Unix())
-		return err
+		return nil
 	})
-	return v, err
+	if err != nil {
+		return 0, err
+	}
+	return v, nil
 }
 
 // CreateCredential stores a credential hash.
