@@ -1,9 +1,11 @@
 package bankingsql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -64,11 +66,22 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	// Claim each event for a lease so that two dispatchers (two processes on
 	// one PostgreSQL) do not both send it; a dispatcher that dies mid-send
 	// releases it when the lease ends. One transaction for the batch: one
-	// commit (one fsync on SQLite) per tick, not one per event.
+	// commit (one fsync on SQLite) per tick, not one per event. The rows
+	// are locked in id order, as a partner's new setting locks the ones it
+	// wakes (setPartnerWebhook), since two transactions locking rows from
+	// opposite ends deadlock on PostgreSQL; the events are still handed out
+	// in the order they fell due.
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(out[a].ID, out[b].ID) })
+	won := make([]bool, len(out))
 	var claimed []banking.WebhookEvent
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
-		claimed = claimed[:0]
-		for _, ev := range out {
+		clear(won)
+		for _, i := range order {
+			ev := out[i]
 			state, until := "PENDING", now.Add(webhookLease)
 			if configured != nil && !configured[ev.ClientID] {
 				state, until = "PARKED", now.Add(webhookPark)
@@ -83,13 +96,18 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 				return err
 			}
 			if n, _ := res.RowsAffected(); n == 1 && state == "PENDING" {
-				claimed = append(claimed, ev)
+				won[i] = true
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim webhooks: %w", err)
+	}
+	for i, ev := range out {
+		if won[i] {
+			claimed = append(claimed, ev)
+		}
 	}
 	return claimed, nil
 }

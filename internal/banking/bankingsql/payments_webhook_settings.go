@@ -15,7 +15,7 @@ import (
 var _ banking.WebhookSettingsStore = (*PaymentStore)(nil)
 
 func (s *PaymentStore) SetPartnerWebhook(ctx context.Context, w banking.PartnerWebhook) error {
-	err := s.db.Tx(ctx, func(tx *sql.Tx) error { return setPartnerWebhook(ctx, tx, w) })
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error { return setPartnerWebhook(ctx, tx, s.db.Dialect, w) })
 	if err != nil {
 		return fmt.Errorf("set partner webhook: %w", err)
 	}
@@ -62,7 +62,7 @@ func (s *PaymentStore) UpdatePartnerWebhook(ctx context.Context, clientID string
 		if w.ClientID != clientID {
 			return fmt.Errorf("update of %q returned the setting of %q", clientID, w.ClientID)
 		}
-		return setPartnerWebhook(ctx, tx, w)
+		return setPartnerWebhook(ctx, tx, s.db.Dialect, w)
 	})
 	var fe *fnError
 	if errors.As(err, &fe) {
@@ -81,7 +81,7 @@ type fnError struct{ err error }
 func (e *fnError) Error() string { return e.err.Error() }
 
 // setPartnerWebhook upserts w and wakes its partner's parked events.
-func setPartnerWebhook(ctx context.Context, tx *sql.Tx, w banking.PartnerWebhook) error {
+func setPartnerWebhook(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, w banking.PartnerWebhook) error {
 	// A setting without a format is JSON, as the column's default
 	// makes every setting that predates it.
 	format := w.Format
@@ -96,10 +96,18 @@ func setPartnerWebhook(ctx context.Context, tx *sql.Tx, w banking.PartnerWebhook
 	// Wake the partner's events parked while it had nowhere to
 	// receive them (DueWebhooks). Walked documents' implied events
 	// not yet written need no waking: they are written due
-	// (payments_walk_outbox.go).
-	_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
-		WHERE state = 'PARKED' AND client_id = $2`,
-		micros(w.UpdatedAt), w.ClientID)
+	// (payments_walk_outbox.go). On PostgreSQL the rows are locked in
+	// id order first, the order a dispatcher's claim locks them in
+	// (DueWebhooks): a plain UPDATE locks them in scan order, and meeting
+	// a claim that holds some of them from the other end deadlocks, which
+	// fails this setting. SQLite's single writer never interleaves them.
+	wake := `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
+		WHERE state = 'PARKED' AND client_id = $2`
+	if dialect == sqldb.Postgres {
+		wake = `UPDATE banking_payment_webhooks SET state = 'PENDING', next_at = $1
+		WHERE id IN (SELECT id FROM banking_payment_webhooks WHERE state = 'PARKED' AND client_id = $2 ORDER BY id FOR UPDATE)`
+	}
+	_, err := tx.ExecContext(ctx, wake, micros(w.UpdatedAt), w.ClientID)
 	return err
 }
 
