@@ -18,14 +18,7 @@ import (
 func TestCertificateUUIDCase(t *testing.T) {
 	storetest.Each(t, MigrateIdentity, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		s := NewIdentityStore(db)
-		seed, err := banking.SandboxSeed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Seed(ctx, seed); err != nil {
-			t.Fatal(err)
-		}
+		s, _ := sandboxIdentity(t, db)
 		const added, legacy = "ABCDEF01-2345-4678-89AB-CDEF01234567", "FEDCBA98-7654-4321-8FED-CBA987654321"
 		cert := banking.Certificate{UUID: added, UserID: banking.SandboxUserID, DER: []byte{0x30, 0x00}, Role: banking.RoleFirst, Active: true}
 		if err := s.AddCertificate(ctx, cert); err != nil {

@@ -23,14 +23,7 @@ import (
 func TestCodeRedeemedWithItsTokens(t *testing.T) {
 	storetest.Each(t, MigrateIdentity, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		s := NewIdentityStore(db)
-		seed, err := banking.SandboxSeed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Seed(ctx, seed); err != nil {
-			t.Fatal(err)
-		}
+		s, _ := sandboxIdentity(t, db)
 		id := banking.NewIdentity(s)
 		code := func(c string) {
 			t.Helper()

@@ -17,14 +17,7 @@ import (
 func TestIdentityStoreConformance(t *testing.T) {
 	storetest.Each(t, MigrateIdentity, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
-		s := NewIdentityStore(db)
-		seed, err := banking.SandboxSeed()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Seed(ctx, seed); err != nil {
-			t.Fatal(err)
-		}
+		s, seed := sandboxIdentity(t, db)
 		// A second seed (new random certificates) keeps the first rows.
 		seed2, _ := banking.SandboxSeed()
 		if err := s.Seed(ctx, seed2); err != nil {
@@ -315,4 +308,19 @@ func TestIdentityStoreConformance(t *testing.T) {
 			}
 		})
 	})
+}
+
+// sandboxIdentity is an identity store on db seeded with the sandbox's
+// organisation, user, app and certificates, and the seed it was given.
+func sandboxIdentity(t *testing.T, db *sqldb.DB) (*IdentityStore, banking.SeedData) {
+	t.Helper()
+	s := NewIdentityStore(db)
+	seed, err := banking.SandboxSeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seed(context.Background(), seed); err != nil {
+		t.Fatal(err)
+	}
+	return s, seed
 }
