@@ -138,13 +138,7 @@ func (m *marking) raw(raw json.RawMessage, empty bool) json.RawMessage {
 			i++
 			continue
 		}
-		j := i + 1
-		for raw[j] != '"' {
-			if raw[j] == '\\' {
-				j++
-			}
-			j++
-		}
+		j := closingQuote(raw, i)
 		lit := raw[i : j+1]
 		i = j + 1
 		var s string
@@ -181,6 +175,19 @@ func (m *marking) plainKeys(raw json.RawMessage) {
 	})
 }
 
+// closingQuote is the index of the quote that closes the string literal
+// opening at raw[i] in valid JSON raw.
+func closingQuote(raw []byte, i int) int {
+	j := i + 1
+	for raw[j] != '"' {
+		if raw[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return j
+}
+
 // strs calls f with every string literal of valid JSON raw, decoded, and
 // whether it is an object key.
 func strs(raw []byte, f func(s string, key bool)) {
@@ -188,13 +195,7 @@ func strs(raw []byte, f func(s string, key bool)) {
 		if raw[i] != '"' {
 			continue
 		}
-		j := i + 1
-		for raw[j] != '"' {
-			if raw[j] == '\\' {
-				j++
-			}
-			j++
-		}
+		j := closingQuote(raw, i)
 		var s string
 		if json.Unmarshal(raw[i:j+1], &s) == nil {
 			f(s, isKey(raw[j+1:]))
