@@ -3,6 +3,8 @@ package bankapi
 import (
 	"errors"
 	"html/template"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -289,8 +291,23 @@ func (s *server) changeClientSecret(w http.ResponseWriter, r *http.Request) {
 // identity service (503 without it) and the parsed form (RFC 6749's
 // invalid_request when it does not parse). ok is false when an answer has
 // been written.
+//
+// RFC 6749 sends these parameters as an application/x-www-form-urlencoded
+// body (§3.2, §4.1.3), and Go's ParseForm silently skips a body of any
+// other type, so a JSON body used to reach the handlers as an empty form
+// and fail client authentication (401 invalid_client) although its client
+// may well have sent the right secret. A request with such a body is
+// malformed, which §5.2 answers 400 invalid_request. An empty body is no
+// body whatever its Content-Type: open-condo-software/condo posts
+// change-client-secret with Content-Type application/json, no body and its
+// parameters in the query string.
 func (s *server) oauthForm(w http.ResponseWriter, r *http.Request) (id *banking.Identity, ok bool) {
 	if id = s.identityOr503(w, r); id == nil {
+		return nil, false
+	}
+	if !formBody(r) {
+		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request",
+			Description: "the body must be application/x-www-form-urlencoded"})
 		return nil, false
 	}
 	if err := r.ParseForm(); err != nil {
@@ -298,4 +315,23 @@ func (s *server) oauthForm(w http.ResponseWriter, r *http.Request) (id *banking.
 		return nil, false
 	}
 	return id, true
+}
+
+// formBody reports whether r's body is a URL-encoded form or empty. A body
+// of unknown length (chunked) is probed for its first byte; the request is
+// refused when there is one, so the byte need not be put back.
+func formBody(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err == nil && mt == "application/x-www-form-urlencoded" {
+		return true
+	}
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return true
+	}
+	if r.ContentLength > 0 {
+		return false
+	}
+	var first [1]byte
+	n, _ := io.ReadFull(r.Body, first[:])
+	return n == 0
 }
