@@ -311,11 +311,14 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 	if ctx.Err() != nil {
 		return streamed{}, ctx.Err()
 	}
+	// A stream cut short is the server's fault (it died, or something
+	// between us broke the connection): another replica may answer the
+	// request, if nothing of this answer reached the client yet.
 	if err := sc.Err(); err != nil {
-		return streamed{}, fmt.Errorf("upstream: stream: %w", err)
+		return streamed{}, &serverFault{err: fmt.Errorf("upstream: stream: %w", err)}
 	}
 	if !done {
-		return streamed{}, fmt.Errorf("upstream: stream ended without [DONE]")
+		return streamed{}, &serverFault{err: errors.New("upstream: stream ended without [DONE]")}
 	}
 	for i := range out.choices {
 		out.choices[i].Text = text[i].String()

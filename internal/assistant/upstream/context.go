@@ -34,17 +34,22 @@ import (
 
 // contextLength is the context window of the served model in tokens, 0
 // when the upstream does not say: vLLM lists it as max_model_len in
-// /v1/models, llama-server gives its slots' n_ctx in /props.
-func (e *Engine) contextLength(ctx context.Context, model string) int {
-	if _, err := e.Models(ctx); err == nil {
+// /v1/models, llama-server gives its slots' n_ctx in /props. An upstream
+// that cannot be reached, or is busy, is the error: the chat request would
+// only meet it again, a round trip (or a dial timeout) later.
+func (e *Engine) contextLength(ctx context.Context, model string) (int, error) {
+	_, err := e.Models(ctx)
+	if err == nil {
 		e.mu.Lock()
 		n := e.remotes[e.remote(model)].ctxLen
 		e.mu.Unlock()
 		if n > 0 {
-			return n
+			return n, nil
 		}
+	} else if f := faultOf(err); f != nil && f.down {
+		return 0, err
 	}
-	return e.propsContext(ctx)
+	return e.propsContext(ctx), nil
 }
 
 // propsContext asks llama-server's GET /props for n_ctx, at most once per
@@ -106,13 +111,19 @@ func (e *Engine) propsContext(ctx context.Context) int {
 // left. An unknown window (Ollama) leaves max_tokens as it is.
 func (e *Engine) clampMaxTokens(ctx context.Context, req assistant.GenerateRequest) (int, error) {
 	maxTokens := max(req.MaxTokens, 0)
-	window := e.contextLength(ctx, req.Model)
+	window, err := e.contextLength(ctx, req.Model)
+	if err != nil {
+		return 0, err
+	}
 	if window <= 0 {
 		return maxTokens, nil
 	}
-	prompt, by := e.tokenize(ctx, req.Model, promptText(req.Messages))
+	prompt, by, err := e.tokenize(ctx, req.Model, promptText(req.Messages))
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
+	}
+	if err != nil {
+		return 0, err
 	}
 	switch {
 	case by != estimated && prompt >= window:

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -140,11 +141,37 @@ func (e *Engine) do(ctx context.Context, method, path string, body any) (*http.R
 	}
 	resp, err := e.client.Do(req)
 	if err != nil && ctx.Err() == nil {
-		// Refused or reset connections: the upstream is down, which
-		// clients may retry, unlike a fault of ours.
-		return nil, fmt.Errorf("upstream: %w: %v", assistant.ErrUnavailable, err)
+		// Refused or reset connections, dial and header timeouts: the
+		// upstream is down, which clients may retry, unlike a fault of
+		// ours, and another replica may answer (pool.go).
+		return nil, &serverFault{err: fmt.Errorf("upstream: %w: %w", assistant.ErrUnavailable, err), down: true}
 	}
 	return resp, err
+}
+
+// serverFault is a failure of the server rather than of the request, so
+// another replica of the model may well answer it (pool.go). down is set
+// when the server should be left alone until it answers a probe: it could
+// not be reached, or said it is overloaded or unwell (429, 502, 503, 504).
+// A stream cut short is a fault too, but not down: a connection broken
+// mid-answer (a proxy's idle timeout, say) says little about the next one,
+// and a server that really died refuses the next request's connection.
+type serverFault struct {
+	err  error
+	down bool
+}
+
+func (f *serverFault) Error() string { return f.err.Error() }
+func (f *serverFault) Unwrap() error { return f.err }
+
+// faultOf is err's serverFault, nil when err is the request's own (a 400,
+// a prompt over the window) or no error.
+func faultOf(err error) *serverFault {
+	var f *serverFault
+	if errors.As(err, &f) {
+		return f
+	}
+	return nil
 }
 
 // upstreamError turns a non-2xx response into an error, mapping context
@@ -165,8 +192,14 @@ func upstreamError(resp *http.Response) error {
 	if resp.StatusCode == http.StatusNotFound && strings.Contains(msg, "model") {
 		return fmt.Errorf("upstream: %w: %s", assistant.ErrNoSuchModel, strings.TrimSpace(string(b)))
 	}
-	if resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests {
-		return fmt.Errorf("upstream: %w: %s", assistant.ErrEngineBusy, strings.TrimSpace(string(b)))
+	switch resp.StatusCode {
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		// llama-server loading its model, Ollama's full queue, a vLLM
+		// refusing more: busy now, and the client may retry.
+		return &serverFault{err: fmt.Errorf("upstream: %w: %s", assistant.ErrEngineBusy, strings.TrimSpace(string(b))), down: true}
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		// A proxy in front of the server could not reach it.
+		return &serverFault{err: fmt.Errorf("upstream: status %d: %s", resp.StatusCode, strings.TrimSpace(string(b))), down: true}
 	}
 	return fmt.Errorf("upstream: status %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
 }
@@ -251,11 +284,21 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[st
 // billing previews, never for the context check (the upstream does that
 // itself).
 func (e *Engine) CountTokens(ctx context.Context, model, text string) (int, error) {
-	n, _ := e.tokenize(ctx, model, text)
+	n, _, _ := e.tokenize(ctx, model, text)
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
 	return n, nil
+}
+
+// countTokens is CountTokens that reports an upstream it could not reach
+// instead of estimating, so a pool can ask another replica.
+func (e *Engine) countTokens(ctx context.Context, model, text string) (int, error) {
+	n, _, err := e.tokenize(ctx, model, text)
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	return n, err
 }
 
 // counter is who counted a prompt's tokens: an estimate, or the upstream's
@@ -289,8 +332,9 @@ func (e *Engine) tokenizeBody(by counter, model, text string) map[string]any {
 // "vllm"), else llama-server's. A 400 or 422 refuses the shape rather than
 // the endpoint (a gateway in front of the other kind of server), so the
 // other shape is tried once before the upstream counts as one without a
-// tokenizer.
-func (e *Engine) tokenize(ctx context.Context, model, text string) (n int, by counter) {
+// tokenizer. An upstream that cannot be reached is estimated too, and err
+// says so (a serverFault); every other failure is only an estimate.
+func (e *Engine) tokenize(ctx context.Context, model, text string) (n int, by counter, err error) {
 	e.mu.Lock()
 	missing := !e.noTokenizeAt.IsZero() && time.Since(e.noTokenizeAt) < tokenizeRetry
 	by = e.tokenizeAs
@@ -302,15 +346,18 @@ func (e *Engine) tokenize(ctx context.Context, model, text string) (n int, by co
 	}
 	e.mu.Unlock()
 	if missing {
-		return EstimateTokens(text), estimated
+		return EstimateTokens(text), estimated, nil
 	}
 	for try := 0; try < 2; try++ {
-		status, n, ok := e.askTokenize(ctx, by, model, text)
+		status, n, ok, err := e.askTokenize(ctx, by, model, text)
 		if ok {
 			e.mu.Lock()
 			e.tokenizeAs = by
 			e.mu.Unlock()
-			return n, by
+			return n, by, nil
+		}
+		if f := faultOf(err); f != nil {
+			return EstimateTokens(text), estimated, f
 		}
 		if try == 0 && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && ctx.Err() == nil {
 			if by == vllm {
@@ -330,19 +377,20 @@ func (e *Engine) tokenize(ctx context.Context, model, text string) (n int, by co
 		}
 		break
 	}
-	return EstimateTokens(text), estimated
+	return EstimateTokens(text), estimated, nil
 }
 
 // askTokenize posts one /tokenize request in the shape of by: the answer's
-// status (0 when none came) and, when ok, the number of tokens.
-func (e *Engine) askTokenize(ctx context.Context, by counter, model, text string) (status, n int, ok bool) {
+// status (0 when none came, err then saying why) and, when ok, the number
+// of tokens.
+func (e *Engine) askTokenize(ctx context.Context, by counter, model, text string) (status, n int, ok bool, err error) {
 	resp, err := e.do(ctx, http.MethodPost, "/tokenize", e.tokenizeBody(by, model, text))
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, 0, false
+		return resp.StatusCode, 0, false, nil
 	}
 	// Both servers answer {"tokens": [...]} (vLLM adds count and
 	// max_model_len).
@@ -350,15 +398,46 @@ func (e *Engine) askTokenize(ctx context.Context, by counter, model, text string
 		Tokens []json.RawMessage `json:"tokens"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.Tokens == nil {
-		return resp.StatusCode, 0, false
+		return resp.StatusCode, 0, false, nil
 	}
 	if len(tok.Tokens) == 0 && text != "" {
 		// llama-server answers a body without "content" with no tokens
 		// rather than an error: the shape was not understood.
-		return http.StatusUnprocessableEntity, 0, false
+		return http.StatusUnprocessableEntity, 0, false, nil
 	}
-	return resp.StatusCode, len(tok.Tokens), true
+	return resp.StatusCode, len(tok.Tokens), true, nil
 }
 
 // EstimateTokens is the fallback count: ceil(len(text)/4).
 func EstimateTokens(text string) int { return (len(text) + 3) / 4 }
+
+// ping asks the upstream's model list, bypassing the cache: the cheapest
+// request that every kind of server (llama-server, vLLM, Ollama) answers,
+// and one that llama-server refuses with 503 while its model still loads.
+func (e *Engine) ping(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := e.do(ctx, http.MethodGet, "/v1/models", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return upstreamError(resp)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return nil
+}
+
+// forget drops what the engine learnt of its server: the model list, the
+// window /props named, the /tokenize shape and whether it answers n > 1. A
+// server that comes back after being down may be another build, or
+// another kind of server, behind the same URL.
+func (e *Engine) forget() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cached, e.cachedAt, e.remotes = nil, time.Time{}, nil
+	e.oneChoice = false
+	e.propsCtx, e.propsAt = 0, time.Time{}
+	e.noTokenizeAt, e.tokenizeAs = time.Time{}, estimated
+}

@@ -1,0 +1,420 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"partnerapi/internal/assistant"
+)
+
+// A deployment that outgrows one inference server runs several replicas of
+// it (llama-server or vLLM machines) behind one model name. A Pool is that
+// name: every request goes to the healthy replica with the fewest requests
+// in flight, the first one found from a point that moves on with every
+// request, so ties rotate. A replica that fails before any of the answer
+// reached the client (it cannot be reached, times out before its headers,
+// answers 429, 502, 503 or 504, or its stream breaks) loses the request to
+// another healthy replica, once; after the first delta went out a failure
+// ends the answer as it would with one server, since the client cannot be
+// given a second answer spliced onto the first.
+//
+// A replica that could not be reached or said it is overloaded is left
+// alone until a background probe (GET /v1/models, with backoff) finds it
+// answering again; while no replica of the name is healthy, requests fail
+// at once with assistant.ErrUnavailable instead of waiting on dial
+// timeouts. Each replica is an Engine of its own, so what the engine
+// learns of its server (the context window, the /tokenize shape, whether
+// it answers n > 1 itself) stays that server's: a request's max_tokens is
+// clamped to the window of the replica that serves it.
+
+// Defaults of PoolOptions.
+const (
+	DefaultProbeInterval    = 500 * time.Millisecond
+	DefaultProbeMaxInterval = 15 * time.Second
+	DefaultProbeTimeout     = 5 * time.Second
+	// DefaultDialTimeout and DefaultHeaderTimeout bound the connection to
+	// a replica and the wait for its answer's headers, which llama-server
+	// sends once the prompt is read (prefill included): a dead host is
+	// noticed in seconds, a long prompt on a busy CPU server still fits.
+	DefaultDialTimeout   = 5 * time.Second
+	DefaultHeaderTimeout = 2 * time.Minute
+)
+
+// PoolOptions tune a Pool; zero values take the defaults.
+type PoolOptions struct {
+	// Client sends every request to the replicas (nil: NewClient()).
+	Client *http.Client
+	// Log receives the replicas' health transitions (nil: none).
+	Log *slog.Logger
+	// ProbeInterval is the wait before the first probe of a replica found
+	// down, doubled after each failed probe up to ProbeMaxInterval.
+	ProbeInterval, ProbeMaxInterval time.Duration
+	// ProbeTimeout bounds one probe.
+	ProbeTimeout time.Duration
+}
+
+// NewClient is the HTTP client of a pool without one of its own: the
+// default transport with dial and header timeouts, and enough idle
+// connections per replica that ten concurrent streams reuse theirs instead
+// of dialling anew (net/http keeps two by default).
+func NewClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: DefaultDialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	t.ResponseHeaderTimeout = DefaultHeaderTimeout
+	t.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: t}
+}
+
+// Pool is an assistant.Engine serving one model name from its replicas.
+type Pool struct {
+	name   string
+	served Served
+	log    *slog.Logger
+	opts   PoolOptions
+
+	// stop ends the probes; probes counts them for Close.
+	stop   context.Context
+	cancel context.CancelFunc
+	probes sync.WaitGroup
+
+	mu       sync.Mutex
+	replicas []*replica
+	next     int  // where the search for the least busy replica starts
+	closed   bool // no probe starts any more
+}
+
+// replica is one server of a pool. The fields after engine are guarded by
+// the pool's mu.
+type replica struct {
+	engine *Engine
+	host   string // the base URL's host and path: no credentials, no query
+
+	healthy  bool
+	inFlight int
+	requests int64 // requests sent to it, failovers counted on both sides
+	failures int64 // requests that failed for its sake (a serverFault)
+}
+
+// NewPool returns the pool serving name (mapped onto the replicas as
+// served says) from the servers at bases. Close stops its probes.
+func NewPool(name string, served Served, bases []string, opts PoolOptions) *Pool {
+	if opts.Client == nil {
+		opts.Client = NewClient()
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.ProbeInterval <= 0 {
+		opts.ProbeInterval = DefaultProbeInterval
+	}
+	if opts.ProbeMaxInterval < opts.ProbeInterval {
+		opts.ProbeMaxInterval = max(DefaultProbeMaxInterval, opts.ProbeInterval)
+	}
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = DefaultProbeTimeout
+	}
+	p := &Pool{name: name, served: served, log: opts.Log, opts: opts}
+	p.stop, p.cancel = context.WithCancel(context.Background())
+	for _, base := range bases {
+		e := New(base, opts.Client)
+		e.Serve(name, served)
+		p.replicas = append(p.replicas, &replica{engine: e, host: Host(base), healthy: true})
+	}
+	return p
+}
+
+// Host is how a replica's base URL is named in metrics and logs: its host
+// and path, without the userinfo (credentials), query or fragment it may
+// carry.
+func Host(base string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return "invalid"
+	}
+	return u.Host + strings.TrimRight(u.EscapedPath(), "/")
+}
+
+// Close stops the probes of replicas that are down and waits for them.
+// Requests still under way finish as they would.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.probes.Wait()
+}
+
+// ReplicaStats is one replica's state, for metrics.
+type ReplicaStats struct {
+	Model, Host        string
+	Healthy            bool
+	InFlight           int
+	Requests, Failures int64
+}
+
+// Stats reports every replica in the order they were configured.
+func (p *Pool) Stats() []ReplicaStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]ReplicaStats, 0, len(p.replicas))
+	for _, r := range p.replicas {
+		out = append(out, ReplicaStats{Model: p.name, Host: r.host, Healthy: r.healthy, InFlight: r.inFlight, Requests: r.requests, Failures: r.failures})
+	}
+	return out
+}
+
+// acquire takes the healthy replica other than skip with the fewest
+// requests in flight, nil when there is none.
+func (p *Pool) acquire(skip *replica) *replica {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var best *replica
+	n := len(p.replicas)
+	for i := range n {
+		r := p.replicas[(p.next+i)%n]
+		if r.healthy && r != skip && (best == nil || r.inFlight < best.inFlight) {
+			best = r
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	p.next = (p.next + 1) % n
+	best.inFlight++
+	best.requests++
+	return best
+}
+
+// release ends r's request with err: a fault of r counts against it, and
+// one that says r is down takes it out of rotation until a probe finds it
+// answering again.
+func (p *Pool) release(r *replica, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.inFlight--
+	if f := faultOf(err); f != nil {
+		r.failures++
+		if f.down {
+			p.down(r, err)
+		}
+	}
+}
+
+// down takes r out of rotation, unless it already is, and starts its
+// probe. p.mu is held.
+func (p *Pool) down(r *replica, err error) {
+	if !r.healthy {
+		return
+	}
+	r.healthy = false
+	p.log.Warn("assistant: upstream replica down", "model", p.name, "replica", r.host, "reason", reason(err))
+	if !p.closed {
+		p.probes.Add(1)
+		go p.probe(r)
+	}
+}
+
+// reason is err as logged: the transport's error without the URL it names
+// (which may carry credentials), or the server's answer.
+func reason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// probe asks r for its model list until it answers, waiting longer after
+// every failure, and then puts it back into rotation with what its engine
+// knew of the server forgotten.
+func (p *Pool) probe(r *replica) {
+	defer p.probes.Done()
+	wait := p.opts.ProbeInterval
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-p.stop.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if err := r.engine.ping(p.stop, p.opts.ProbeTimeout); err != nil {
+			wait = min(2*wait, p.opts.ProbeMaxInterval)
+			continue
+		}
+		if p.stop.Err() != nil {
+			return
+		}
+		r.engine.forget()
+		p.mu.Lock()
+		r.healthy = true
+		p.mu.Unlock()
+		p.log.Info("assistant: upstream replica back", "model", p.name, "replica", r.host)
+		return
+	}
+}
+
+// run calls do on the least busy healthy replica and, when that fails for
+// the replica's sake before sent reports anything sent to the client, once
+// more on another. With no healthy replica left it is ErrUnavailable at
+// once; a failover that finds none is the first replica's error, as a lone
+// server's would be.
+func (p *Pool) run(ctx context.Context, sent func() bool, do func(*Engine) error) error {
+	var failed *replica
+	var first error
+	for range 2 {
+		r := p.acquire(failed)
+		if r == nil {
+			if first != nil {
+				return first
+			}
+			return fmt.Errorf("upstream: %w: no replica of %s answers", assistant.ErrUnavailable, p.name)
+		}
+		err := do(r.engine)
+		p.release(r, err)
+		if err == nil || faultOf(err) == nil || ctx.Err() != nil || sent() {
+			return err
+		}
+		failed = r
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func nothingSent() bool { return false }
+
+var (
+	_ assistant.Engine               = (*Pool)(nil)
+	_ assistant.NativeFunctionCaller = (*Pool)(nil)
+	_ assistant.Embedder             = (*Pool)(nil)
+)
+
+// Generate runs on a replica (run). Whether any of the answer reached the
+// client is whether emit was called: the transports may have written it.
+func (p *Pool) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+	var emitted atomic.Bool
+	relay := emit
+	if emit != nil {
+		relay = func(d assistant.Delta) error {
+			emitted.Store(true)
+			return emit(d)
+		}
+	}
+	var res assistant.Result
+	err := p.run(ctx, emitted.Load, func(e *Engine) error {
+		var err error
+		res, err = e.Generate(ctx, req, relay)
+		return err
+	})
+	return res, err
+}
+
+// CountTokens counts with a healthy replica's tokenizer; when none can be
+// reached the count is estimated, as a lone upstream's always was.
+func (p *Pool) CountTokens(ctx context.Context, model, text string) (int, error) {
+	var n int
+	err := p.run(ctx, nothingSent, func(e *Engine) error {
+		var err error
+		n, err = e.countTokens(ctx, model, text)
+		return err
+	})
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	if err != nil {
+		return EstimateTokens(text), nil
+	}
+	return n, nil
+}
+
+// Embed runs on a replica; nothing reaches the client before the vectors
+// are all there, so any replica's fault may fail over.
+func (p *Pool) Embed(ctx context.Context, model string, inputs []string) ([]assistant.Embedding, error) {
+	if p.served.Type != assistant.TypeEmbedder {
+		return nil, assistant.ErrNotEmbedder
+	}
+	var out []assistant.Embedding
+	err := p.run(ctx, nothingSent, func(e *Engine) error {
+		var err error
+		out, err = e.Embed(ctx, model, inputs)
+		return err
+	})
+	return out, err
+}
+
+// ModelInfo describes the served model; every replica serves it alike.
+func (p *Pool) ModelInfo(name string) assistant.ModelInfo {
+	return p.replicas[0].engine.ModelInfo(name)
+}
+
+// NativeFunctionCalls implements assistant.NativeFunctionCaller.
+func (p *Pool) NativeFunctionCalls(string) bool { return true }
+
+// Models lists the models of the first healthy replica (in configured
+// order) that answers, every healthy replica being asked at once. A
+// model's context window is the smallest any replica names, so a client
+// that sizes its prompts to the list fits whichever replica serves it. A
+// replica that cannot be reached is taken out of rotation as a failed
+// request would take it.
+func (p *Pool) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
+	p.mu.Lock()
+	var asked []*replica
+	for _, r := range p.replicas {
+		if r.healthy {
+			asked = append(asked, r)
+		}
+	}
+	p.mu.Unlock()
+	if len(asked) == 0 {
+		return nil, fmt.Errorf("upstream: %w: no replica of %s answers", assistant.ErrUnavailable, p.name)
+	}
+	lists := make([][]assistant.ModelInfo, len(asked))
+	errs := make([]error, len(asked))
+	var wg sync.WaitGroup
+	for i, r := range asked {
+		wg.Go(func() {
+			lists[i], errs[i] = r.engine.Models(ctx)
+			if f := faultOf(errs[i]); f != nil && f.down {
+				p.mu.Lock()
+				p.down(r, errs[i])
+				p.mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	var out []assistant.ModelInfo
+	window := map[string]int{}
+	for i, l := range lists {
+		if errs[i] != nil {
+			continue
+		}
+		if out == nil {
+			out = l
+		}
+		for _, m := range l {
+			if w, ok := window[m.Name]; m.ContextWindow > 0 && (!ok || m.ContextWindow < w) {
+				window[m.Name] = m.ContextWindow
+			}
+		}
+	}
+	if out == nil {
+		return nil, errors.Join(errs...)
+	}
+	for i := range out {
+		if w, ok := window[out[i].Name]; ok {
+			out[i].ContextWindow = w
+		}
+	}
+	return out, nil
+}
