@@ -98,7 +98,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	fs.StringVar(&cfg.shutdownTimeout, "shutdown-timeout", "30s", "how long in-flight requests and streams may finish on SIGINT/SIGTERM")
 	registerGCFlag(fs, &cfg.gcPercent) // gc.go
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "listen address of /metrics alone (every API's series), which the API listeners then answer 404; off: served nowhere; empty: on every API listener")
-	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes or addresses of reverse proxies whose X-Forwarded-For (or X-Real-IP) names the client; empty: none")
+	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes or addresses of reverse proxies whose X-Forwarded-For (or X-Real-IP, or Forwarded) names the client; empty: none")
 	return fs
 }
 

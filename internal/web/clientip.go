@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"iter"
 	"net"
 	"net/http"
 	"net/netip"
@@ -75,10 +76,21 @@ func (t TrustedProxies) trusts(a netip.Addr) bool {
 // written by proxies we trust, and the ones to its left by the client,
 // which may have made them up). A request with no X-Forwarded-For from a
 // trusted proxy takes its X-Real-IP, the single address proxies set
-// there. An entry that is no address ends the walk at the proxy that
-// reported it: a trusted proxy that writes garbage makes its own address
-// the client's rather than an address the client chose. When every entry
-// is a trusted proxy's the left-most one is the client.
+// there, and one with neither the for= nodes of its Forwarded header (RFC
+// 7239), walked the same way. An entry that is no address (in Forwarded
+// also unknown, an obfuscated _identifier or an element without one for=)
+// ends the walk at the proxy that reported it: a trusted proxy that hides
+// or garbles its client makes its own address the client's rather than an
+// address the client chose. When every entry is a trusted proxy's the
+// left-most one is the client.
+//
+// The de facto headers come first because they are what the proxies in
+// front of most deployments write (nginx's $proxy_add_x_forwarded_for,
+// X-Real-IP), and such a proxy passes a client's own Forwarded header on
+// untouched: were Forwarded to win, any client behind it could name its
+// address with one. A proxy that writes only Forwarded must in turn drop
+// a client's own X-Forwarded-For and X-Real-IP, as one that sets only
+// X-Real-IP must drop X-Forwarded-For.
 func (t TrustedProxies) ClientIP(r *http.Request) string {
 	ip, _ := t.clientIP(r)
 	return ip
@@ -96,11 +108,46 @@ func (t TrustedProxies) clientIP(r *http.Request) (string, bool) {
 		return host, false
 	}
 	if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
-		// The nearest hop whose forwarding we believe: first the peer,
-		// then each trusted entry in turn, right to left.
-		nearest := peer
-		for i := len(xff) - 1; i >= 0; i-- {
-			line := xff[i]
+		return t.walk(peer, forwardedForHops(xff)).Unmap().String(), true
+	}
+	if xr := strings.TrimSpace(r.Header.Get("X-Real-Ip")); xr != "" {
+		if a, ok := parseForwardedAddr(xr); ok {
+			return a.Unmap().String(), true
+		}
+		return host, false
+	}
+	if fwd := r.Header.Values("Forwarded"); len(fwd) > 0 {
+		return t.walk(peer, forwardedHeaderHops(fwd)).Unmap().String(), true
+	}
+	return host, false
+}
+
+// walk is the client a list of forwarded hops names, read right to left
+// from the trusted peer: the first hop that is not a trusted proxy's, or
+// the nearest trusted one when an unusable hop or the list's end comes
+// first.
+func (t TrustedProxies) walk(peer netip.Addr, hops iter.Seq[forwardedHop]) netip.Addr {
+	// The nearest hop whose forwarding we believe: first the peer, then
+	// each trusted entry in turn.
+	nearest := peer
+	for h := range hops {
+		if !h.ok {
+			return nearest
+		}
+		if !t.trusts(h.addr) {
+			return h.addr
+		}
+		nearest = h.addr
+	}
+	return nearest
+}
+
+// forwardedForHops are the entries of X-Forwarded-For's lines, right to
+// left; empty entries are skipped.
+func forwardedForHops(lines []string) iter.Seq[forwardedHop] {
+	return func(yield func(forwardedHop) bool) {
+		for i := len(lines) - 1; i >= 0; i-- {
+			line := lines[i]
 			for line != "" {
 				entry := line
 				if j := strings.LastIndexByte(line, ','); j >= 0 {
@@ -113,23 +160,27 @@ func (t TrustedProxies) clientIP(r *http.Request) (string, bool) {
 					continue
 				}
 				a, ok := parseForwardedAddr(entry)
-				if !ok {
-					return nearest.Unmap().String(), true
+				if !yield(forwardedHop{addr: a, ok: ok}) {
+					return
 				}
-				if !t.trusts(a) {
-					return a.Unmap().String(), true
-				}
-				nearest = a
 			}
 		}
-		return nearest.Unmap().String(), true
 	}
-	if xr := strings.TrimSpace(r.Header.Get("X-Real-Ip")); xr != "" {
-		if a, ok := parseForwardedAddr(xr); ok {
-			return a.Unmap().String(), true
+}
+
+// forwardedHeaderHops are the elements of Forwarded's lines, right to left.
+func forwardedHeaderHops(lines []string) iter.Seq[forwardedHop] {
+	return func(yield func(forwardedHop) bool) {
+		var buf [8]forwardedHop
+		for i := len(lines) - 1; i >= 0; i-- {
+			hops := appendForwardedHops(buf[:0], lines[i])
+			for j := len(hops) - 1; j >= 0; j-- {
+				if !yield(hops[j]) {
+					return
+				}
+			}
 		}
 	}
-	return host, false
 }
 
 // parseForwardedAddr reads one forwarded address: a bare IPv4 or IPv6

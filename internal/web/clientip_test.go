@@ -58,6 +58,7 @@ func TestClientIP(t *testing.T) {
 		peer      string
 		xff       []string // one header line each
 		realIP    string
+		fwd       []string // Forwarded, one header line each
 		want      string
 		forwarded bool
 	}{
@@ -88,6 +89,71 @@ func TestClientIP(t *testing.T) {
 			xff: []string{"198.51.100.1"}, realIP: "198.51.100.9", want: "198.51.100.1", forwarded: true},
 		{name: "bad X-Real-IP: the peer", proxies: trusted, peer: "10.0.0.1:4000", realIP: "somewhere", want: "10.0.0.1"},
 		{name: "X-Real-IP from an untrusted peer ignored", proxies: trusted, peer: "203.0.113.5:4000", realIP: "198.51.100.9", want: "203.0.113.5"},
+
+		// Forwarded (RFC 7239), read when a trusted peer sent neither
+		// X-Forwarded-For nor X-Real-IP.
+		{name: "Forwarded: one proxy", proxies: trusted, peer: "10.0.0.1:4000", fwd: []string{"for=198.51.100.1;proto=https"},
+			want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded from an untrusted peer ignored", proxies: trusted, peer: "203.0.113.5:4000", fwd: []string{"for=198.51.100.1"},
+			want: "203.0.113.5"},
+		{name: "Forwarded without proxies ignored", peer: "10.0.0.1:4000", fwd: []string{"for=198.51.100.1"}, want: "10.0.0.1"},
+		{name: "Forwarded: client's own elements left of the real one", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=1.1.1.1, for=10.9.9.9, for=198.51.100.1"}, want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: two trusted hops", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd:  []string{`for=6.6.6.6, for=198.51.100.1;by=192.0.2.1, for=192.0.2.1;by=10.0.0.1, for="10.2.3.4:80"`},
+			want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: elements across repeated headers", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=6.6.6.6, for=198.51.100.1", "for=192.0.2.1"}, want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: quoted IPv6 with a port", proxies: trusted, peer: "[fd00::1]:4000",
+			fwd: []string{`for="[2001:db8::1]:4711"`}, want: "2001:db8::1", forwarded: true},
+		{name: "Forwarded: quoted IPv6 without a port", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for="[2001:db8::1]"`}, want: "2001:db8::1", forwarded: true},
+		{name: "Forwarded: IPv6 with an obfuscated port", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for="[2001:db8::1]:_p0rt"`}, want: "2001:db8::1", forwarded: true},
+		{name: "Forwarded: IPv4 with a port", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for="198.51.100.1:8080"`}, want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: parameter names in any case", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"Proto=https;FOR=198.51.100.1;By=10.0.0.1"}, want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: quoted commas and semicolons stay in their value", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for=6.6.6.6;ext="a, for=1.2.3.4; b", for=198.51.100.1`}, want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: an escaped quote stays in its value", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for=198.51.100.1;ext="x\", for=6.6.6.6"`}, want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: unknown stops the walk at the hop that wrote it", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=198.51.100.1, for=unknown, for=192.0.2.1"}, want: "192.0.2.1", forwarded: true},
+		{name: "Forwarded: UNKNOWN in capitals too", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=198.51.100.1, for=UNKNOWN"}, want: "10.0.0.1", forwarded: true},
+		{name: "Forwarded: an obfuscated identifier stops the walk", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=198.51.100.1, for=_hidden, for=192.0.2.1"}, want: "192.0.2.1", forwarded: true},
+		{name: "Forwarded: an obfuscated nearest hop leaves the peer", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for=198.51.100.1, for="_SEVKISEK"`}, want: "10.0.0.1", forwarded: true},
+		{name: "Forwarded: an element without for stops the walk", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=198.51.100.1, proto=https"}, want: "10.0.0.1", forwarded: true},
+		{name: "Forwarded: a repeated for makes the element unusable", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=6.6.6.6;for=198.51.100.1"}, want: "10.0.0.1", forwarded: true},
+		{name: "Forwarded: an unterminated quote stops the walk", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for=198.51.100.1, for="192.0.2.1`}, want: "10.0.0.1", forwarded: true},
+		{name: "Forwarded: a bad port stops the walk", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for=198.51.100.1, for="192.0.2.1:99999"`}, want: "10.0.0.1", forwarded: true},
+		{name: "Forwarded: a host name stops the walk", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=198.51.100.1, for=proxy.internal"}, want: "10.0.0.1", forwarded: true},
+		{name: "Forwarded: empty elements skipped", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=198.51.100.1, , ", ""}, want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: an element of empty pairs says nothing of its client", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=198.51.100.1, ;"}, want: "10.0.0.1", forwarded: true},
+		{name: "Forwarded: every hop trusted, the left-most", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{"for=10.3.3.3, for=192.0.2.1"}, want: "10.3.3.3", forwarded: true},
+		{name: "Forwarded: IPv4-mapped", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for="[::ffff:198.51.100.1]"`}, want: "198.51.100.1", forwarded: true},
+		{name: "Forwarded: zone dropped", proxies: trusted, peer: "10.0.0.1:4000",
+			fwd: []string{`for="[fe80::1%eth0]:80"`}, want: "fe80::1", forwarded: true},
+
+		// Precedence: X-Forwarded-For, then X-Real-IP, then Forwarded.
+		{name: "X-Forwarded-For wins over Forwarded", proxies: trusted, peer: "10.0.0.1:4000",
+			xff: []string{"198.51.100.1"}, fwd: []string{"for=6.6.6.6"}, want: "198.51.100.1", forwarded: true},
+		{name: "X-Real-IP wins over Forwarded", proxies: trusted, peer: "10.0.0.1:4000",
+			realIP: "198.51.100.9", fwd: []string{"for=6.6.6.6"}, want: "198.51.100.9", forwarded: true},
+		{name: "bad X-Real-IP: the peer, not Forwarded", proxies: trusted, peer: "10.0.0.1:4000",
+			realIP: "somewhere", fwd: []string{"for=6.6.6.6"}, want: "10.0.0.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/", nil)
@@ -97,6 +163,9 @@ func TestClientIP(t *testing.T) {
 			}
 			if tc.realIP != "" {
 				r.Header.Set("X-Real-IP", tc.realIP)
+			}
+			for _, v := range tc.fwd {
+				r.Header.Add("Forwarded", v)
 			}
 			got, forwarded := tc.proxies.clientIP(r)
 			if got != tc.want || forwarded != tc.forwarded {
