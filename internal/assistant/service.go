@@ -184,13 +184,18 @@ type Principal struct {
 // BearerToken is the token of an Authorization value (an HTTP header or
 // gRPC metadata): "Bearer <token>" with the scheme in any letter case, as
 // RFC 7235 makes auth schemes case-insensitive and some clients send
-// "bearer", or the bare token, which lenient clients send.
+// "bearer". Any other value, a bare token included, yields "", which
+// Authenticate refuses as a missing token: the reference asks for the
+// scheme (assistant.md §2, assistant-grpc.md §1) and every client of the
+// provider sends it, so a bare token is no client's form, only a
+// leniency that would keep a misconfigured integration from noticing it
+// sends the wrong header.
 func BearerToken(authorization string) string {
 	h := strings.TrimSpace(authorization)
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		return strings.TrimSpace(h[7:])
 	}
-	return h
+	return ""
 }
 
 // Authenticate resolves a bearer token.

@@ -1,16 +1,19 @@
 package chatapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
 	"partnerapi/internal/assistant"
 )
 
-// TestBearerScheme checks the Authorization forms /api/v1 accepts: the
-// scheme in any letter case (RFC 7235 makes it case-insensitive, and some
-// clients send "bearer"), and the bare token; another scheme or a scheme
-// without a token is 401.
+// TestBearerScheme checks the Authorization forms /api/v1 accepts: "Bearer
+// <token>" (reference §2), the scheme in any letter case (RFC 7235 makes it
+// case-insensitive, and some clients send "bearer"). A bare token, another
+// scheme or a scheme without a token is 401 in the API's envelope, as a
+// missing token is: no client of the provider sends a token without its
+// scheme.
 func TestBearerScheme(t *testing.T) {
 	f := newFixture(t)
 	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
@@ -21,7 +24,9 @@ func TestBearerScheme(t *testing.T) {
 		{"Bearer", "Bearer " + tok, 200},
 		{"lower case", "bearer " + tok, 200},
 		{"upper case, two spaces", "BEARER  " + tok, 200},
-		{"bare token", tok, 200},
+		{"bare token", tok, 401},
+		{"bare token after spaces", "  " + tok, 401},
+		{"scheme glued to the token", "Bearer" + tok, 401},
 		{"Basic", "Basic " + tok, 401},
 		{"scheme alone", "Bearer", 401},
 	}
@@ -32,6 +37,13 @@ func TestBearerScheme(t *testing.T) {
 			resp, body := f.do(req)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("%q: status %d %s, want %d", tc.header, resp.StatusCode, body, tc.status)
+			}
+			var e struct {
+				Status  int    `json:"status"`
+				Message string `json:"message"`
+			}
+			if tc.status == 401 && (json.Unmarshal(body, &e) != nil || e.Status != 401 || e.Message != "Unauthorized") {
+				t.Fatalf("%q: body %s, want the envelope's Unauthorized", tc.header, body)
 			}
 		})
 	}

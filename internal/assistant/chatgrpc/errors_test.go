@@ -191,15 +191,16 @@ func TestStreamSlot(t *testing.T) {
 }
 
 // TestBearerSchemeCase: the authorization metadata's scheme is read in any
-// letter case, and a bare token is taken as well, as over HTTP; another
-// scheme is refused as Unauthorized (with the configured auth code).
+// letter case, as over HTTP; a bare token (no client sends one:
+// assistant-grpc.md §1) or another scheme is refused as Unauthorized (with
+// the configured auth code).
 func TestBearerSchemeCase(t *testing.T) {
 	e := start(t, fakeEngine{}, chatgrpc.Config{})
 	tok := e.token(t, assistant.ScopeCorp)
 	for _, tc := range []struct {
 		value string
 		ok    bool
-	}{{"bearer " + tok, true}, {"BEARER " + tok, true}, {tok, true}, {"Basic " + tok, false}} {
+	}{{"bearer " + tok, true}, {"BEARER " + tok, true}, {tok, false}, {"Basic " + tok, false}} {
 		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", tc.value)
 		_, err := e.chat.Chat(ctx, chatReq("echo"))
 		if got := err == nil; got != tc.ok {
