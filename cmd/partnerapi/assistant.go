@@ -16,6 +16,7 @@ import (
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/assistantsql"
 	"partnerapi/internal/assistant/chatapi"
+	"partnerapi/internal/assistant/upstream"
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/local"
 	"partnerapi/internal/inference/model"
@@ -68,7 +69,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has its AVX2 or AVX-512 kernels)")
 	fs.DurationVar(&m.joinStep, "assistant-join-step", local.DefaultJoinStep, "longest decode step of the running streams while other requests' prompts join the embedded engine's batch (the prompt chunk riding in each step is sized to it, 16–512 tokens; 0: fixed 16-token chunks)")
 	fs.DurationVar(&m.kvPoolIdle, "assistant-kv-pool-idle", local.DefaultKVPoolIdle, "how long a model's embedded engine must be idle before the KV memory finished requests left for the next ones goes back to the system (0: kept)")
-	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL: serve model NAME from an OpenAI-compatible server (repeatable)")
+	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL[#model=ID&type=embedder]: serve model NAME from an OpenAI-compatible server (repeatable; a NAME given again adds a replica)")
 	m.grpc.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
 
@@ -133,7 +134,21 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		d.log.Warn("assistant: no models served; pull one with `partnerapi models pull hf.co/OWNER/REPO/FILE.gguf --models-dir DIR` (or copy NAME.gguf, optionally with a NAME.json manifest, into the models directory) and restart",
 			"models_dir", d.modelsDir)
 	}
-	svc := assistant.NewService(assistantsql.New(d.db), m.upstreams.route(engine), assistant.Config{
+	routed, pools := m.upstreams.route(engine, upstream.PoolOptions{Log: d.log})
+	closeEngines := func() {
+		// The pools' probes stop before the local engine closes; requests
+		// are over by now (the listeners drained).
+		for _, p := range pools {
+			p.Close()
+		}
+		_ = engine.Close()
+	}
+	if d.metrics != nil && len(pools) > 0 {
+		if err := d.metrics.Registry.Register(newUpstreamCollector(pools)); err != nil {
+			d.log.Warn("assistant: upstream metrics not registered", "err", err)
+		}
+	}
+	svc := assistant.NewService(assistantsql.New(d.db), routed, assistant.Config{
 		Limits:           map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
 		BareIDs:          m.modelIDs == "bare",
 		AICheckThreshold: m.aiCheckThreshold,
@@ -141,7 +156,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	})
 	grpcSidecars, err := assistantGRPCSidecars(m.grpc, svc, d, maxBody)
 	if err != nil {
-		_ = engine.Close()
+		closeEngines()
 		return built{}, err
 	}
 	mux := chatapi.NewServer(chatapi.Deps{Metrics: d.metrics, Log: d.log, Service: svc})
@@ -156,7 +171,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		// the multipart form around it, and never less than any other
 		// request.
 		MaxBodyPaths: map[string]int64{"/api/v1/files": max(assistant.DefaultMaxFileBytes+1<<20, maxBody)},
-	}, sidecars: grpcSidecars, close: func() { _ = engine.Close() }}, nil
+	}, sidecars: grpcSidecars, close: closeEngines}, nil
 }
 
 // openEngine opens the models directory, creating it when missing so a fresh

@@ -3,31 +3,43 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"slices"
+	"sort"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/upstream"
 )
 
-// upstreamRoute is one --assistant-upstream: the server's base URL and how
-// the served model maps onto it.
+// upstreamRoute is one model name given to --assistant-upstream: the base
+// URLs of its replicas and how the served model maps onto them.
 type upstreamRoute struct {
-	base   string
+	bases  []string
 	served upstream.Served
 }
 
 // upstreamFlag collects --assistant-upstream NAME=URL[#model=ID&type=TYPE];
-// models it names are served by that OpenAI-compatible server, the rest by
-// the local engine. The URL fragment (never sent to the server) carries the
-// options: the upstream's id for the model when it differs from NAME, and
-// type=embedder for an embeddings model (served at /embeddings).
+// models it names are served by those OpenAI-compatible servers, the rest
+// by the local engine. The URL fragment (never sent to the server) carries
+// the options: the upstream's id for the model when it differs from NAME,
+// and type=embedder for an embeddings model (served at /embeddings). A NAME
+// given again adds a replica of it (upstream.Pool), which must take the same
+// options: one name is one model, whichever server answers.
 type upstreamFlag map[string]upstreamRoute
 
 func (f *upstreamFlag) String() string {
 	var parts []string
 	for name, r := range *f {
-		parts = append(parts, name+"="+r.base)
+		for _, base := range r.bases {
+			if u, err := url.Parse(base); err == nil {
+				base = u.Redacted()
+			}
+			parts = append(parts, name+"="+base)
+		}
 	}
+	sort.Strings(parts)
 	return strings.Join(parts, ",")
 }
 
@@ -41,36 +53,132 @@ func (f *upstreamFlag) Set(v string) error {
 	if err != nil {
 		return fmt.Errorf("%q: options after # are model=ID&type=chat|embedder: %v", v, err)
 	}
-	r := upstreamRoute{served: upstream.Served{Remote: opts.Get("model"), Type: opts.Get("type")}}
+	served := upstream.Served{Remote: opts.Get("model"), Type: opts.Get("type")}
 	for k := range opts {
 		if k != "model" && k != "type" {
 			return fmt.Errorf("%q: unknown option %q (want model, type)", v, k)
 		}
 	}
-	switch r.served.Type {
+	switch served.Type {
 	case "", assistant.TypeChat, assistant.TypeEmbedder:
 	default:
 		return fmt.Errorf("%q: type must be chat or embedder", v)
 	}
 	u.Fragment, u.RawFragment = "", ""
-	r.base = u.String()
+	base := u.String()
 	if *f == nil {
 		*f = upstreamFlag{}
 	}
+	r, seen := (*f)[name]
+	if !seen {
+		(*f)[name] = upstreamRoute{bases: []string{base}, served: served}
+		return nil
+	}
+	// The options are compared as they mean: no model= is NAME, no type=
+	// is chat.
+	if canonical(name, served) != canonical(name, r.served) {
+		return fmt.Errorf("%q: every replica of %s takes the same options, and an earlier one has %s", v, name, optionsOf(r.served))
+	}
+	// Metrics and logs name a replica by its host and path, so two of
+	// them there would be one series (and fail every scrape).
+	for _, b := range r.bases {
+		if upstream.Host(b) == upstream.Host(base) {
+			return fmt.Errorf("%q: %s is already a replica of %s", v, upstream.Host(base), name)
+		}
+	}
+	r.bases = append(r.bases, base)
 	(*f)[name] = r
 	return nil
 }
 
-// route returns local unchanged when no upstream is configured.
-func (f upstreamFlag) route(local assistant.Engine) assistant.Engine {
+// canonical spells out the defaults of s, the options of model name.
+func canonical(name string, s upstream.Served) upstream.Served {
+	if s.Remote == "" {
+		s.Remote = name
+	}
+	if s.Type == "" {
+		s.Type = assistant.TypeChat
+	}
+	return s
+}
+
+// optionsOf is s as the URL fragment that gave it.
+func optionsOf(s upstream.Served) string {
+	q := url.Values{}
+	if s.Remote != "" {
+		q.Set("model", s.Remote)
+	}
+	if s.Type != "" {
+		q.Set("type", s.Type)
+	}
+	if len(q) == 0 {
+		return "none"
+	}
+	return "#" + q.Encode()
+}
+
+// route returns local unchanged when no upstream is configured; else an
+// engine routing each configured name to the pool of its replicas, and
+// the pools, which the caller closes on shutdown (their probes stop).
+func (f upstreamFlag) route(local assistant.Engine, opts upstream.PoolOptions) (assistant.Engine, []*upstream.Pool) {
 	if len(f) == 0 {
-		return local
+		return local, nil
 	}
 	m := &assistant.MultiEngine{Default: local, Routes: map[string]assistant.Engine{}}
-	for name, r := range f {
-		e := upstream.New(r.base, nil)
-		e.Serve(name, r.served)
-		m.Routes[name] = e
+	names := make([]string, 0, len(f))
+	for name := range f {
+		names = append(names, name)
 	}
-	return m
+	slices.Sort(names)
+	pools := make([]*upstream.Pool, 0, len(names))
+	for _, name := range names {
+		r := f[name]
+		p := upstream.NewPool(name, r.served, r.bases, opts)
+		m.Routes[name] = p
+		pools = append(pools, p)
+	}
+	return m, pools
+}
+
+// upstreamCollector exports the replicas of every upstream model to
+// Prometheus, read at each scrape (upstream.Pool.Stats): how the load
+// spreads, which replica fails, which is out of rotation. Replicas are
+// named by host and path, never by a URL that may carry credentials.
+type upstreamCollector struct {
+	pools                               []*upstream.Pool
+	inFlight, requests, failures, alive *prometheus.Desc
+}
+
+func newUpstreamCollector(pools []*upstream.Pool) *upstreamCollector {
+	desc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("partnerapi_upstream_"+name, help, []string{"model", "host"}, nil)
+	}
+	return &upstreamCollector{
+		pools:    pools,
+		inFlight: desc("in_flight", "Requests under way on an upstream replica."),
+		requests: desc("requests_total", "Requests sent to an upstream replica (a request that failed over counts on both replicas)."),
+		failures: desc("failures_total", "Requests that failed for the replica's sake: unreachable, timed out, 429/502/503/504, or a stream cut short."),
+		alive:    desc("healthy", "1 while the replica is in rotation, 0 while it is down and probed."),
+	}
+}
+
+func (c *upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.inFlight, c.requests, c.failures, c.alive} {
+		ch <- d
+	}
+}
+
+func (c *upstreamCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.pools {
+		for _, st := range p.Stats() {
+			healthy := 0.0
+			if st.Healthy {
+				healthy = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(st.InFlight), st.Model, st.Host)
+			ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(st.Requests), st.Model, st.Host)
+			ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(st.Failures), st.Model, st.Host)
+			ch <- prometheus.MustNewConstMetric(c.alive, prometheus.GaugeValue, healthy, st.Model, st.Host)
+		}
+	}
 }

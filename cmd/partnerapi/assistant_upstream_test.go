@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"io"
+	"slices"
+	"strings"
 	"testing"
 
 	"partnerapi/internal/assistant/upstream"
@@ -32,9 +36,89 @@ func TestUpstreamFlag(t *testing.T) {
 			continue
 		}
 		for _, r := range f {
-			if r.base != tc.base || r.served != tc.want {
+			if len(r.bases) != 1 || r.bases[0] != tc.base || r.served != tc.want {
 				t.Errorf("Set(%q) = %+v, want %s %+v", tc.in, r, tc.base, tc.want)
 			}
 		}
 	}
+}
+
+// A NAME given again adds a replica, which must take the same options
+// (spelt out or left to their defaults) and be another server.
+func TestUpstreamFlagReplicas(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		bases []string // of "m" when all are accepted
+		err   string   // in the last Set's error otherwise
+	}{
+		{"two replicas", []string{"m=http://gpu-1:8080", "m=http://gpu-2:8080"}, []string{"http://gpu-1:8080", "http://gpu-2:8080"}, ""},
+		{"defaults spelt out", []string{"m=http://a:1#model=m&type=chat", "m=http://b:1", "m=http://c:1#type=chat"}, []string{"http://a:1", "http://b:1", "http://c:1"}, ""},
+		{"same remote model", []string{"m=http://a:1#model=qwen", "m=http://b:1#model=qwen"}, []string{"http://a:1", "http://b:1"}, ""},
+		{"other model id", []string{"m=http://a:1#model=qwen", "m=http://b:1#model=llama"}, nil, "every replica of m takes the same options, and an earlier one has #model=qwen"},
+		{"model id on one only", []string{"m=http://a:1", "m=http://b:1#model=llama"}, nil, "an earlier one has none"},
+		{"other type", []string{"m=http://a:1#type=embedder", "m=http://b:1"}, nil, "an earlier one has #type=embedder"},
+		{"one server twice", []string{"m=http://a:1", "m=http://a:1"}, nil, "a:1 is already a replica of m"},
+		{"one host and path twice", []string{"m=http://u:p@a:1/v1", "m=https://a:1/v1/"}, nil, "a:1/v1 is already a replica of m"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f upstreamFlag
+			var err error
+			for _, v := range tc.flags {
+				if err = f.Set(v); err != nil {
+					break
+				}
+			}
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one saying %q", err, tc.err)
+				}
+				if strings.Contains(err.Error(), "u:p@") {
+					t.Fatalf("the error names the credentials: %v", err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(f["m"].bases, tc.bases) {
+				t.Fatalf("err %v, bases %v, want %v", err, f["m"].bases, tc.bases)
+			}
+		})
+	}
+	// The conflict ends serve before it starts, naming the flag.
+	err := run(context.Background(), []string{"serve", "--only", "assistant",
+		"--assistant-upstream", "m=http://a:1#model=qwen", "--assistant-upstream", "m=http://b:1#model=llama"},
+		noEnv, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "assistant-upstream") || !strings.Contains(err.Error(), "same options") {
+		t.Fatalf("serve with conflicting replicas: %v", err)
+	}
+}
+
+// FuzzUpstreamFlag holds the flag's parser to what route relies on: it
+// never panics, every name it accepts has one or more replicas, each a
+// URL without its options and at a host and path of its own.
+func FuzzUpstreamFlag(f *testing.F) {
+	f.Add("m=http://a:1#model=x", "m=http://b:1#model=x")
+	f.Add("m=http://a:1", "m=http://a:1")
+	f.Add("e=http://u:p@h/v1/#type=embedder", "e=https://h/v1")
+	f.Add("m=http://a:1#model=x&type=chat", "m=http://a:1#model=%zz")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var fl upstreamFlag
+		errA := fl.Set(a)
+		errB := fl.Set(b)
+		if errA == nil && a == b && errB == nil {
+			t.Fatalf("%q given twice was accepted twice", a)
+		}
+		for name, r := range fl {
+			if name == "" || len(r.bases) == 0 {
+				t.Fatalf("route %q: %+v", name, r)
+			}
+			hosts := map[string]bool{}
+			for _, base := range r.bases {
+				if strings.Contains(base, "#") || hosts[upstream.Host(base)] {
+					t.Fatalf("route %q: bases %v", name, r.bases)
+				}
+				hosts[upstream.Host(base)] = true
+			}
+		}
+		_ = fl.String()
+	})
 }
