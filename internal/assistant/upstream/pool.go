@@ -80,6 +80,9 @@ type Pool struct {
 	served Served
 	log    *slog.Logger
 	opts   PoolOptions
+	// ownClient is set when the pool made its client, whose idle
+	// connections (and their goroutines) it then closes with itself.
+	ownClient bool
 
 	// stop ends the probes; probes counts them for Close.
 	stop   context.Context
@@ -107,7 +110,8 @@ type replica struct {
 // NewPool returns the pool serving name (mapped onto the replicas as
 // served says) from the servers at bases. Close stops its probes.
 func NewPool(name string, served Served, bases []string, opts PoolOptions) *Pool {
-	if opts.Client == nil {
+	own := opts.Client == nil
+	if own {
 		opts.Client = NewClient()
 	}
 	if opts.Log == nil {
@@ -122,7 +126,7 @@ func NewPool(name string, served Served, bases []string, opts PoolOptions) *Pool
 	if opts.ProbeTimeout <= 0 {
 		opts.ProbeTimeout = DefaultProbeTimeout
 	}
-	p := &Pool{name: name, served: served, log: opts.Log, opts: opts}
+	p := &Pool{name: name, served: served, log: opts.Log, opts: opts, ownClient: own}
 	p.stop, p.cancel = context.WithCancel(context.Background())
 	for _, base := range bases {
 		e := New(base, opts.Client)
@@ -143,14 +147,18 @@ func Host(base string) string {
 	return u.Host + strings.TrimRight(u.EscapedPath(), "/")
 }
 
-// Close stops the probes of replicas that are down and waits for them.
-// Requests still under way finish as they would.
+// Close stops the probes of replicas that are down and waits for them,
+// and closes the idle connections of a client the pool made. Requests
+// still under way finish as they would.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
 	p.cancel()
 	p.probes.Wait()
+	if p.ownClient {
+		p.opts.Client.CloseIdleConnections()
+	}
 }
 
 // ReplicaStats is one replica's state, for metrics.
@@ -224,13 +232,17 @@ func (p *Pool) down(r *replica, err error) {
 }
 
 // reason is err as logged: the transport's error without the URL it names
-// (which may carry credentials), or the server's answer.
+// (which may carry credentials), or the start of the server's answer.
 func reason(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return ue.Err.Error()
 	}
-	return err.Error()
+	s := err.Error()
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
 }
 
 // probe asks r for its model list until it answers, waiting longer after
