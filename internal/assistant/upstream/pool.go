@@ -207,26 +207,36 @@ func (p *Pool) acquire(skip *replica) *replica {
 // answering again.
 func (p *Pool) release(r *replica, err error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	r.inFlight--
-	if f := faultOf(err); f != nil {
+	f := faultOf(err)
+	if f != nil {
 		r.failures++
-		if f.down {
-			p.down(r, err)
-		}
+	}
+	p.mu.Unlock()
+	if f != nil && f.down {
+		p.down(r, err)
 	}
 }
 
 // down takes r out of rotation, unless it already is, and starts its
-// probe. p.mu is held.
+// probe. The log line is written after the lock is let go: a flushed
+// warning is a write, which requests picking a replica must not wait for.
 func (p *Pool) down(r *replica, err error) {
+	p.mu.Lock()
 	if !r.healthy {
+		p.mu.Unlock()
 		return
 	}
 	r.healthy = false
-	p.log.Warn("assistant: upstream replica down", "model", p.name, "replica", r.host, "reason", reason(err))
-	if !p.closed {
+	// Counted under the lock, so a Close that follows waits for it;
+	// started after the line, so the line comes before the probe's.
+	probe := !p.closed
+	if probe {
 		p.probes.Add(1)
+	}
+	p.mu.Unlock()
+	p.log.Warn("assistant: upstream replica down", "model", p.name, "replica", r.host, "reason", reason(err))
+	if probe {
 		go p.probe(r)
 	}
 }
@@ -398,9 +408,7 @@ func (p *Pool) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 		wg.Go(func() {
 			lists[i], errs[i] = r.engine.Models(ctx)
 			if f := faultOf(errs[i]); f != nil && f.down {
-				p.mu.Lock()
 				p.down(r, errs[i])
-				p.mu.Unlock()
 			}
 		})
 	}
