@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -378,6 +379,12 @@ func TestPoolAllDown(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not stop the probes")
 	}
+	// The probes' goroutines are gone, not merely told to stop (a
+	// goroutine may still be returning when Close's wait ends).
+	waitFor(t, "the probe goroutines to end", func() bool {
+		buf := make([]byte, 1<<20)
+		return !bytes.Contains(buf[:runtime.Stack(buf, true)], []byte("(*Pool).probe"))
+	})
 }
 
 // Each replica clamps max_tokens to its own window: two llama-servers of
