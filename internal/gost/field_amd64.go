@@ -48,16 +48,32 @@ func sqr4PseudoMersenne(f *montField, z, x, xAgain *fe)
 func mul8CIOS(f *montField, z, x, y *fe)
 
 // add8 and sub8 (field8_amd64.s) are montAdd and montSub for 8-limb
-// fields.
+// fields. Only montAdd and montSub jump to them, so no Go code calls them:
+// they are declared here for go vet's check of the assembly's frames, and
+// the lint:ignore directives tell staticcheck, which does not read
+// assembly, that they are used.
 //
 //go:noescape
+//lint:ignore U1000 montAdd in field_amd64.s jumps to it
 func add8(f *montField, z, x, y *fe)
 
 //go:noescape
+//lint:ignore U1000 montSub in field_amd64.s jumps to it
 func sub8(f *montField, z, x, y *fe)
 
+// mulFallback, addFallback and subFallback are where montMul, montAdd and
+// montSub jump for fields the assembly does not handle (or CPUs without
+// MULX): dispatching in assembly keeps montField.mul, add and sub small
+// enough to inline (field_amd64.s). Like add8 and sub8 they are used from
+// assembly only.
+//
+//lint:ignore U1000 montMul in field_amd64.s jumps to it
 func mulFallback(f *montField, z, x, y *fe) { f.mulGeneric(z, x, y) }
+
+//lint:ignore U1000 montAdd in field_amd64.s jumps to it
 func addFallback(f *montField, z, x, y *fe) { f.addGeneric(z, x, y) }
+
+//lint:ignore U1000 montSub in field_amd64.s jumps to it
 func subFallback(f *montField, z, x, y *fe) { f.subGeneric(z, x, y) }
 
 // mul sets z = x·y·R⁻¹ mod p. z may alias x or y.

@@ -235,8 +235,10 @@ func (t *Tokenizer) buildByteTokens() {
 	const hex = "0123456789ABCDEF"
 	for b := 0; b < 256; b++ {
 		t.byteToken[b] = -1
-		name := string([]byte{'<', '0', 'x', hex[b>>4], hex[b&15], '>'})
-		if id, ok := t.toID[name]; ok {
+		// Indexing with the conversion itself lets the compiler look the
+		// name up without allocating a string for it (staticcheck SA6001).
+		name := [...]byte{'<', '0', 'x', hex[b>>4], hex[b&15], '>'}
+		if id, ok := t.toID[string(name[:])]; ok {
 			t.byteToken[b] = id
 		} else if id, ok := t.toID[string([]byte{byte(b)})]; ok {
 			t.byteToken[b] = id
