@@ -26,8 +26,9 @@ import (
 // start listens there again, as a restarted server would. Its chat answer
 // names the replica, so a test sees who served a request, and mode makes
 // it fail: "503", "429", "502" and "400" answer that status, "cut" sends
-// one delta and drops the connection, "hang" sends no headers until the
-// client gives up. While hold is set, chat requests wait for it to close.
+// one delta and drops the connection, "hang" sends no chat headers until
+// the client gives up, and "hung" answers no request at all. While hold is
+// set, chat requests wait for it to close.
 type fakeReplica struct {
 	name   string
 	window int // /props n_ctx, 0: no /props
@@ -79,6 +80,11 @@ func (f *fakeReplica) kill() {
 func (f *fakeReplica) url() string { return "http://" + f.addr }
 
 func (f *fakeReplica) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.mode.Load() == "hung" {
+		// Accepts connections and answers nothing at all.
+		<-r.Context().Done()
+		return
+	}
 	switch r.URL.Path {
 	case "/v1/models":
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"llamacpp"}]}`)
@@ -238,6 +244,7 @@ func TestPoolFailover(t *testing.T) {
 		{"429", true, true},
 		{"502", true, true},
 		{"hang", true, true}, // no headers within the client's timeout
+		{"hung", true, true}, // no model list within ModelsTimeout
 		{"cut", true, false}, // nothing reached the client: retried, but the server is not judged by one broken stream
 		{"400", false, false},
 	} {
@@ -251,6 +258,7 @@ func TestPoolFailover(t *testing.T) {
 			}
 			// The probe must not bring a back while the test looks.
 			p := testPool(t, PoolOptions{Client: client, ProbeInterval: time.Hour}, a, b)
+			p.replicas[0].engine.ModelsTimeout = 300 * time.Millisecond
 			if tc.mode == "killed" {
 				a.kill()
 			} else {

@@ -218,9 +218,16 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 		return out, nil
 	}
 	e.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, e.ModelsTimeout)
+	lctx, cancel := context.WithTimeout(ctx, e.ModelsTimeout)
 	defer cancel()
-	out, remotes, err := e.fetchModels(ctx)
+	out, remotes, err := e.fetchModels(lctx)
+	if err != nil && lctx.Err() != nil && ctx.Err() == nil {
+		// Every kind of server answers its model list at once, busy or
+		// not, so one that does not is hung: a pool takes it out of
+		// rotation rather than send it chats that wait for their header
+		// timeout.
+		return nil, &serverFault{err: fmt.Errorf("upstream: %w: no model list within %v", assistant.ErrUnavailable, e.ModelsTimeout), down: true}
+	}
 	if err != nil {
 		return nil, err
 	}
