@@ -42,8 +42,8 @@ const (
 	DefaultProbeMaxInterval = 15 * time.Second
 	DefaultProbeTimeout     = 5 * time.Second
 	// DefaultDialTimeout and DefaultHeaderTimeout bound the connection to
-	// a replica and the wait for its answer's headers, which llama-server
-	// sends once the prompt is read (prefill included): a dead host is
+	// a replica and the wait for its answer's headers, which a server may
+	// send only after its queue and the prompt's prefill: a dead host is
 	// noticed in seconds, a long prompt on a busy CPU server still fits.
 	DefaultDialTimeout   = 5 * time.Second
 	DefaultHeaderTimeout = 2 * time.Minute
