@@ -1,6 +1,7 @@
 package chatapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -30,6 +31,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, errorBody{Status: status, Message: message})
 }
+
+// statusClientClosedRequest is nginx's status for a request whose client
+// closed the connection before the answer; HTTP defines none.
+const statusClientClosedRequest = 499
 
 // retryAfter is what a 429 tells clients to wait, in seconds.
 const retryAfter = "1"
@@ -80,6 +85,14 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.Is(err, assistant.ErrTooManyRequests), errors.Is(err, assistant.ErrEngineBusy):
 		w.Header().Set("Retry-After", retryAfter)
 		writeError(w, http.StatusTooManyRequests, "Too Many Requests")
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client hung up before its answer was ready, so nothing
+		// failed here and no one reads what is written. As an internal
+		// error it was a 500 and an error line for every client that gave
+		// up on a slow generation; the access log and /metrics count it
+		// as nginx does, 499 "client closed request", as the gRPC side
+		// answers it CANCELLED.
+		w.WriteHeader(statusClientClosedRequest)
 	default:
 		if s.log != nil {
 			s.log.ErrorContext(r.Context(), "assistant: internal error", "err", err, "request_id", web.RequestID(r.Context()))
