@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
@@ -180,6 +182,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		defer release()
 	}
 	metrics := web.NewMetrics(version)
+	registerPoolMetrics(metrics, db)
 	// Every listener shares one platform: with --metrics-addr set, none of
 	// the API listeners serves /metrics, which the partners reach, and
 	// the registry gets a listener of its own below (or, off, none).
@@ -341,4 +344,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		log.Warn("shutdown", "err", shutdownErr)
 	}
 	return nil
+}
+
+// registerPoolMetrics exports the database pools' statistics (go_sql_*:
+// open, in-use and idle connections, waits, closes) by pool: "write" and
+// "read" on SQLite, one "pool" on PostgreSQL. A process that runs for
+// weeks shows a leaked connection (a transaction or rows never closed) as
+// in-use connections that never come back down.
+func registerPoolMetrics(m *web.Metrics, db *sqldb.DB) {
+	if db.R == db.W {
+		m.Registry.MustRegister(collectors.NewDBStatsCollector(db.W, "pool"))
+		return
+	}
+	m.Registry.MustRegister(collectors.NewDBStatsCollector(db.W, "write"), collectors.NewDBStatsCollector(db.R, "read"))
 }
