@@ -103,8 +103,8 @@ func (d *WebhookDispatcher) backoff(attempt int) time.Duration {
 // at once. One at a time, a receiver that hangs until the sender's timeout
 // (10 s) held up every other partner's webhooks behind it: under a soak
 // with one answer in five hanging, 62 of 1 403 events were tried in the
-// minute and a half the soak ran; eight at a time, 768 of 2 650 in three
-// minutes.
+// minute and a half the soak ran; eight at a time, 768 attempts reached the
+// receiver in three minutes (of 3 494 events queued).
 const webhookWorkers = 8
 
 // webhookBatch is how many due events one pass claims. The store leases
