@@ -2,9 +2,9 @@
 
 package gost
 
-// hasMULX is false where the assembly is not built (other architectures,
-// or the purego tag).
-const hasMULX = false
+// Where the assembly is not built (other architectures, or the purego tag)
+// the field methods are the Go code itself, and no CPU check (hasMULX)
+// is needed.
 
 // mul sets z = x·y·R⁻¹ mod p. z may alias x or y.
 func (f *montField) mul(z, x, y *fe) { f.mulGeneric(z, x, y) }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"partnerapi/internal/inference/gguf"
 )
 
@@ -64,15 +62,4 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-}
-
-// threadCPU is the CPU time of the calling OS thread (the caller locks its
-// goroutine to the thread). A single-threaded kernel benchmark measured by
-// it is not slowed by the time other processes take the core from it.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }

@@ -133,27 +133,6 @@ func PackInto(m Matrix, buf []byte) Matrix {
 	return m
 }
 
-// wholeGroups splits rows [lo, hi) of a matrix of `rows` rows packed in
-// groups of `group` into the whole groups [g0, g1), which it returns, and
-// the rows outside them (a split off a group boundary, the tail past the
-// last group), which it passes to rest; ok is false when no whole group
-// lies in the range (rest then had all of it).
-func wholeGroups(lo, hi, rows, group int, rest func(lo, hi int)) (g0, g1 int, ok bool) {
-	g0 = (lo + group - 1) / group
-	g1 = min(hi, rows) / group
-	if g0 >= g1 {
-		rest(lo, hi)
-		return g0, g1, false
-	}
-	if lo < g0*group {
-		rest(lo, g0*group)
-	}
-	if hi > g1*group {
-		rest(g1*group, hi)
-	}
-	return g0, g1, true
-}
-
 // Packed reports whether m carries packed weights (Pack).
 func (m Matrix) Packed() bool { return m.packed != nil }
 
@@ -205,17 +184,6 @@ func packGroupRows(dst []byte, m Matrix, g, group int, flip uint32) {
 			}
 		}
 	}
-}
-
-// blockSums fills c8, c4 and c16 with each quantised block's correction,
-// −128·Σx, −8·Σx and −16·Σx (Q5_0), and ms with its float term d_x·Σx
-// (Q5_1's minimums multiply it): block i of the packed activations (whatever its token
-// group) is qs[32i:32i+32] with its scale at d[i] and its sum at sums[i].
-// The sums are the quantiser's (quantizeQ8Blocks).
-func (p *q8Tiles) blockSums() {
-	blocks := p.n * p.nb
-	p.c8, p.c4, p.c16, p.ms = grow(p.c8, blocks), grow(p.c4, blocks), grow(p.c16, blocks), grow(p.ms, blocks)
-	p.blockSumsRange(0, blocks)
 }
 
 // blockSumsRange is blockSums for chunks [lo, hi) of the buffer, its

@@ -86,20 +86,6 @@ func tokenGroups(n, most int, fn func(t0, size int)) {
 	}
 }
 
-// prepare quantises the n vectors of x (cols values each) into p, biased
-// for the VNNI kernels where they are in use and there is more than one
-// token: for a single token, whose product streams the weights at one
-// block per token, the AVX2 kernels measured faster (Q4_0 single-stream
-// decode 0.8× on VNNI, Q8_0 even), and the two give the same bits.
-//
-// Where the packed kernels are in use the activations stay unbiased (the
-// packed kernels take them as the signed operand, and the one-row tiles of
-// a packed matrix's tail rows then run in AVX2, which gives the VNNI
-// tiles' bits) and carry their block sums.
-func (p *q8Tiles) prepare(x []float32, cols, n int) {
-	p.prepareFor(x, cols, n, true)
-}
-
 // prepareFor is prepare that leaves out the Q4_0 offset corrections (cq)
 // when withCQ is false and the packed kernels are in use: only the one-row
 // tiles read them, for matrices without a packed form and rows past a
@@ -109,11 +95,6 @@ func (p *q8Tiles) prepare(x []float32, cols, n int) {
 // them later).
 func (p *q8Tiles) prepareFor(x []float32, cols, n int, withCQ bool) {
 	p.prepareSplit(x, cols, n, tileBiased && n > 1 && !tilePacked, withCQ || !tilePacked, tilePacked)
-}
-
-// prepareBiased is prepare with the choice of bias made by the caller.
-func (p *q8Tiles) prepareBiased(x []float32, cols, n int, biased bool) {
-	p.prepareBiasedCQ(x, cols, n, biased, true)
 }
 
 // corrections computes the offset corrections prepareFor left out: chunk i
@@ -126,10 +107,6 @@ func (p *q8Tiles) corrections() {
 	blocks := p.n * p.nb
 	blockCorrections(p.cq[:blocks], p.qs[:blocks*QK8_0], p.d[:blocks])
 	p.hasCQ = true
-}
-
-func (p *q8Tiles) prepareBiasedCQ(x []float32, cols, n int, biased, withCQ bool) {
-	p.prepareSplit(x, cols, n, biased, withCQ, false)
 }
 
 // prepareParallelValues is the activation count from which prepareSplit
