@@ -101,7 +101,11 @@ type replica struct {
 	engine *Engine
 	host   string // the base URL's host and path: no credentials, no query
 
-	healthy  bool
+	healthy bool
+	// busy says the replica left rotation because it said it was
+	// overloaded (429, or 503 while it loads or queues), not because it
+	// could not be reached.
+	busy     bool
 	inFlight int
 	requests int64 // requests sent to it, failovers counted on both sides
 	failures int64 // requests that failed for its sake (a serverFault)
@@ -228,6 +232,7 @@ func (p *Pool) down(r *replica, err error) {
 		return
 	}
 	r.healthy = false
+	r.busy = errors.Is(err, assistant.ErrEngineBusy)
 	// Counted under the lock, so a Close that follows waits for it;
 	// started after the line, so the line comes before the probe's.
 	probe := !p.closed
@@ -299,7 +304,7 @@ func (p *Pool) run(ctx context.Context, sent func() bool, do func(*Engine) error
 			if first != nil {
 				return first
 			}
-			return fmt.Errorf("upstream: %w: no replica of %s answers", assistant.ErrUnavailable, p.name)
+			return p.noReplica()
 		}
 		err := do(r.engine)
 		p.release(r, err)
@@ -315,6 +320,25 @@ func (p *Pool) run(ctx context.Context, sent func() bool, do func(*Engine) error
 }
 
 func nothingSent() bool { return false }
+
+// noReplica is the answer while no replica is in rotation. When one of
+// them left it for saying it was overloaded, the name is busy, not gone:
+// ErrEngineBusy is a 429 with Retry-After, which clients retry, as a lone
+// server's own 429 was answered before pools; a server that loads its
+// model or drains a full queue is back within a probe interval. Only
+// replicas that could not be reached at all make it ErrUnavailable (503).
+func (p *Pool) noReplica() error {
+	p.mu.Lock()
+	busy := false
+	for _, r := range p.replicas {
+		busy = busy || (!r.healthy && r.busy)
+	}
+	p.mu.Unlock()
+	if busy {
+		return fmt.Errorf("upstream: %w: every replica of %s is busy", assistant.ErrEngineBusy, p.name)
+	}
+	return fmt.Errorf("upstream: %w: no replica of %s answers", assistant.ErrUnavailable, p.name)
+}
 
 var (
 	_ assistant.Engine               = (*Pool)(nil)
@@ -399,7 +423,7 @@ func (p *Pool) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 	}
 	p.mu.Unlock()
 	if len(asked) == 0 {
-		return nil, fmt.Errorf("upstream: %w: no replica of %s answers", assistant.ErrUnavailable, p.name)
+		return nil, p.noReplica()
 	}
 	lists := make([][]assistant.ModelInfo, len(asked))
 	errs := make([]error, len(asked))

@@ -395,6 +395,55 @@ func TestPoolAllDown(t *testing.T) {
 	})
 }
 
+// A replica out of rotation for saying it is overloaded leaves its name
+// busy, not gone: while no replica is in rotation and one of them is out
+// for a 429 or 503, requests are ErrEngineBusy (429 with Retry-After,
+// which clients retry), as a lone server's own 429 was; a server that
+// cannot be reached is ErrUnavailable (503).
+func TestPoolBusyIsNotUnavailable(t *testing.T) {
+	for _, tc := range []struct {
+		modes []string // each replica's failure: a status, or "killed"
+		want  error
+	}{
+		{[]string{"429"}, assistant.ErrEngineBusy},
+		{[]string{"503"}, assistant.ErrEngineBusy},
+		{[]string{"429", "killed"}, assistant.ErrEngineBusy},
+		{[]string{"killed"}, assistant.ErrUnavailable},
+		{[]string{"502"}, assistant.ErrUnavailable},
+	} {
+		t.Run(strings.Join(tc.modes, ","), func(t *testing.T) {
+			var rs []*fakeReplica
+			for i, mode := range tc.modes {
+				r := newReplica(t, fmt.Sprint(i))
+				if mode == "killed" {
+					r.kill()
+				} else {
+					r.mode.Store(mode)
+				}
+				rs = append(rs, r)
+			}
+			// No probe brings a replica back while the test looks.
+			p := testPool(t, PoolOptions{ProbeInterval: time.Hour}, rs...)
+			// The first requests meet the replicas and take them out.
+			for range len(rs) {
+				_, _ = hello(context.Background(), p, nil)
+			}
+			for _, st := range p.Stats() {
+				if st.Healthy {
+					t.Fatalf("replica %s still in rotation: %+v", st.Host, p.Stats())
+				}
+			}
+			_, err := hello(context.Background(), p, nil)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("with no replica in rotation: %v, want %v", err, tc.want)
+			}
+			if _, err := p.Models(context.Background()); !errors.Is(err, tc.want) {
+				t.Fatalf("model list with no replica in rotation: %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
 // Each replica clamps max_tokens to its own window: two llama-servers of
 // 64 and 128 tokens behind one name, "hi\n" taking 3 tokens.
 func TestPoolPerReplicaWindow(t *testing.T) {
