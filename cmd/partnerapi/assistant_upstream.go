@@ -44,6 +44,19 @@ func (f *upstreamFlag) String() string {
 }
 
 func (f *upstreamFlag) Set(v string) error {
+	// The environment form (PARTNERAPI_ASSISTANT_UPSTREAM) is a single
+	// value, so a deployment configured through its environment names
+	// several upstreams and replicas in it separated by spaces or
+	// newlines, which no URL holds unescaped.
+	if fields := strings.Fields(v); len(fields) > 1 {
+		for _, one := range fields {
+			if err := f.Set(one); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	v = strings.TrimSpace(v)
 	name, raw, ok := strings.Cut(v, "=")
 	u, err := url.Parse(raw)
 	if !ok || name == "" || err != nil || u.Scheme == "" || u.Host == "" {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"partnerapi/internal/assistant/upstream"
 )
@@ -59,6 +60,8 @@ func TestUpstreamFlagReplicas(t *testing.T) {
 		{"model id on one only", []string{"m=http://a:1", "m=http://b:1#model=llama"}, nil, "an earlier one has none"},
 		{"other type", []string{"m=http://a:1#type=embedder", "m=http://b:1"}, nil, "an earlier one has #type=embedder"},
 		{"one server twice", []string{"m=http://a:1", "m=http://a:1"}, nil, "a:1 is already a replica of m"},
+		{"replicas in one value, as the environment gives them", []string{"m=http://a:1 m=http://b:1\n\tm=http://c:1\n"}, []string{"http://a:1", "http://b:1", "http://c:1"}, ""},
+		{"a conflict inside one value", []string{"m=http://a:1 m=http://b:1#type=embedder"}, nil, "an earlier one has none"},
 		{"one host and path twice", []string{"m=http://u:p@a:1/v1", "m=https://a:1/v1/"}, nil, "a:1/v1 is already a replica of m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,6 +92,25 @@ func TestUpstreamFlagReplicas(t *testing.T) {
 		noEnv, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
 	if err == nil || !strings.Contains(err.Error(), "assistant-upstream") || !strings.Contains(err.Error(), "same options") {
 		t.Fatalf("serve with conflicting replicas: %v", err)
+	}
+	// The environment form carries several replicas in its one value:
+	// serve reads both of these, and so meets their conflict.
+	env := func(k string) string {
+		if k == "PARTNERAPI_ASSISTANT_UPSTREAM" {
+			return "m=http://a:1#model=qwen\nm=http://b:1#model=llama"
+		}
+		return ""
+	}
+	// Read as one replica (the second URL lost inside the first one's
+	// options), serve would start and run: the deadline ends it, with no
+	// error, and the test fails instead of hanging.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = run(ctx, []string{"serve", "--only", "assistant", "--data-dir", t.TempDir(), "--models-dir", t.TempDir(),
+		"--assistant-addr", "127.0.0.1:0", "--assistant-grpc-addr", "off", "--metrics-addr", "off"}, env,
+		stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "PARTNERAPI_ASSISTANT_UPSTREAM") || !strings.Contains(err.Error(), "same options") {
+		t.Fatalf("serve with conflicting replicas in the environment: %v", err)
 	}
 }
 
