@@ -79,6 +79,7 @@ type serveConfig struct {
 	gcPercent       string
 	metricsAddr     string
 	trustedProxies  string
+	maxConnections  int
 }
 
 // serveFlags builds the flag set of serve; tests use it too.
@@ -100,6 +101,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	fs.StringVar(&cfg.shutdownTimeout, "shutdown-timeout", "30s", "how long in-flight requests and streams may finish on SIGINT/SIGTERM")
 	registerGCFlag(fs, &cfg.gcPercent) // gc.go
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "listen address of /metrics alone (every API's series), which the API listeners then answer 404; off: served nowhere; empty: on every API listener")
+	fs.IntVar(&cfg.maxConnections, "max-connections", 4096, "most connections each HTTP listener holds open; at the cap the longest-idle keep-alive connection is closed, or with none idle new ones wait in the backlog; 0: no cap")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes or addresses of reverse proxies whose X-Forwarded-For (or X-Real-IP, or Forwarded) names the client; empty: none")
 	return fs
 }
@@ -150,6 +152,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	if logBuf != nil {
 		defer logBuf.Close()
 	}
+	if cfg.maxConnections < 0 {
+		return fmt.Errorf("--max-connections: %d is negative (0 means no cap)", cfg.maxConnections)
+	}
 	grace, err := durationFlag("shutdown-timeout", cfg.shutdownTimeout)
 	if err != nil {
 		return err
@@ -182,6 +187,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		defer release()
 	}
 	metrics := web.NewMetrics(version)
+	connMetrics := metrics.NewConnMetrics()
 	registerPoolMetrics(metrics, db)
 	// Every listener shares one platform: with --metrics-addr set, none of
 	// the API listeners serves /metrics, which the partners reach, and
@@ -232,6 +238,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		if err != nil {
 			return abandon(err)
 		}
+		ln.LimitConnections(cfg.maxConnections, connMetrics)
 		listeners = append(listeners, ln)
 		bound[m.name()] = ln.Addr().String()
 	}
@@ -245,6 +252,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		if err != nil {
 			return abandon(err)
 		}
+		ln.LimitConnections(cfg.maxConnections, connMetrics)
 		listeners = append(listeners, ln)
 	}
 

@@ -49,6 +49,7 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 		"shutdown-timeout":             "7s",
 		"metrics-addr":                 "127.0.0.1:9100",
 		"trusted-proxies":              "10.0.0.0/8,192.0.2.7",
+		"max-connections":              "100",
 	}
 	env := map[string]string{}
 	for name, v := range want {
@@ -81,14 +82,19 @@ func TestServeChecksEnvironmentValues(t *testing.T) {
 		"banking-webhook-max-attempts": "0",
 		"banking-id-token-alg":         "HS256",
 		"assistant-max-body-mb":        "-1",
+		"max-connections":              "-1",
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			dir := t.TempDir()
+			only := strings.SplitN(name, "-", 2)[0]
+			if only != "banking" && only != "assistant" {
+				only = "smarthome" // a flag of every listener
+			}
 			env := map[string]string{envName(name): bad, "PARTNERAPI_DATA_DIR": dir, "PARTNERAPI_MODELS_DIR": dir + "/models",
 				"PARTNERAPI_BANKING_ADDR": "127.0.0.1:0", "PARTNERAPI_ASSISTANT_ADDR": "127.0.0.1:0", "PARTNERAPI_SMARTHOME_ADDR": "127.0.0.1:0",
-				"PARTNERAPI_ASSISTANT_GRPC_ADDR": "127.0.0.1:0", "PARTNERAPI_ONLY": strings.SplitN(name, "-", 2)[0]}
+				"PARTNERAPI_ASSISTANT_GRPC_ADDR": "127.0.0.1:0", "PARTNERAPI_ONLY": only}
 			err := serve(ctx, nil, func(k string) string { return env[k] }, stdio{out: io.Discard, err: io.Discard}, func(map[string]string) {
 				t.Errorf("serve started with %s=%s", envName(name), bad)
 				cancel()

@@ -51,7 +51,9 @@ func (t TLSFiles) Config() (*tls.Config, error) {
 // Listener is one bound, not yet serving, HTTP listener.
 type Listener struct {
 	Name string
-	ln   net.Listener
+	ln   net.Listener // what Serve accepts from: raw, or TLS over raw
+	raw  net.Listener // the bound TCP listener
+	tcfg *tls.Config  // nil: plain HTTP
 	srv  *http.Server
 	tls  bool
 }
@@ -67,12 +69,13 @@ func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logg
 		}
 		tcfg = c
 	}
-	ln, err := net.Listen("tcp", addr)
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: listen on %s: %w", name, addr, err)
 	}
+	ln := raw
 	if tcfg != nil {
-		ln = tls.NewListener(ln, tcfg)
+		ln = tls.NewListener(raw, tcfg)
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -81,7 +84,7 @@ func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logg
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	return &Listener{Name: name, ln: ln, srv: srv, tls: tcfg != nil}, nil
+	return &Listener{Name: name, ln: ln, raw: raw, tcfg: tcfg, srv: srv, tls: tcfg != nil}, nil
 }
 
 // TLS reports whether the listener serves HTTPS.
