@@ -90,6 +90,13 @@ func Settled(deadline time.Duration) Snapshot {
 // come and go on their own, so an exact match would be flaky.
 type Slack struct {
 	Goroutines, FDs int
+	// Pooled bounds the descriptors of files a pool opens as load asks
+	// and then keeps: each SQLite reader connection holds the database
+	// and its WAL open, up to the pool's size, and a warm-up on a quiet
+	// machine opens fewer readers than a burst on a busy one. Each file
+	// named here may hold up to that many descriptors more than the
+	// baseline without counting against FDs; beyond it, they count.
+	Pooled map[string]int
 }
 
 // WaitBack polls until the process holds no more than base plus slack,
@@ -121,7 +128,33 @@ func within(base, now Snapshot, slack Slack) bool {
 	if now.Goroutines > base.Goroutines+slack.Goroutines {
 		return false
 	}
-	return base.FDs < 0 || now.FDs <= base.FDs+slack.FDs
+	if base.FDs < 0 {
+		return true
+	}
+	return now.FDs-pooledGrowth(base, now, slack.Pooled) <= base.FDs+slack.FDs
+}
+
+// pooledGrowth is how many of now's descriptors over base are a pool's,
+// within the pool's bound.
+func pooledGrowth(base, now Snapshot, pooled map[string]int) int {
+	if len(pooled) == 0 {
+		return 0
+	}
+	count := func(links []string) map[string]int {
+		m := map[string]int{}
+		for _, l := range links {
+			if _, ok := pooled[l]; ok {
+				m[l]++
+			}
+		}
+		return m
+	}
+	before, after := count(base.fdLinks), count(now.fdLinks)
+	n := 0
+	for f, bound := range pooled {
+		n += min(max(after[f]-before[f], 0), bound)
+	}
+	return n
 }
 
 // Diff describes what now holds beyond base: each goroutine stack whose

@@ -30,12 +30,15 @@ func TestWaitBack(t *testing.T) {
 		// release runs before WaitBack (given back) or after it (kept).
 		givenBack bool
 		want      string // in the failure message; "" when it must pass
+		pooled    map[string]int
 	}{
 		{name: "nothing held", hold: func(*testing.T) func() { return func() {} }, givenBack: true},
 		{name: "goroutines given back", hold: parkGoroutines, givenBack: true},
 		{name: "goroutines kept", hold: parkGoroutines, want: "parkedForLeakTest"},
 		{name: "files given back", hold: openFiles, givenBack: true},
 		{name: "files kept", hold: openFiles, want: os.DevNull},
+		{name: "files kept by a pool within its bound", hold: openFiles, pooled: map[string]int{os.DevNull: 10}},
+		{name: "files kept by a pool beyond its bound", hold: openFiles, pooled: map[string]int{os.DevNull: 5}, want: os.DevNull},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if strings.HasPrefix(tc.name, "files") && runtime.GOOS != "linux" {
@@ -49,7 +52,7 @@ func TestWaitBack(t *testing.T) {
 				defer release()
 			}
 			r := &recorder{TB: t}
-			WaitBack(r, base, Slack{Goroutines: 2, FDs: 2}, 300*time.Millisecond)
+			WaitBack(r, base, Slack{Goroutines: 2, FDs: 2, Pooled: tc.pooled}, 300*time.Millisecond)
 			switch {
 			case tc.want == "" && r.msg != "":
 				t.Fatalf("failed though everything was given back: %s", r.msg)
