@@ -18,6 +18,10 @@ type WebhookEvent struct {
 	BankComment string    `json:"bankComment"`
 	EventTime   time.Time `json:"eventTime"`
 	Attempts    int       `json:"-"`
+	// Lease is when the claim that handed the event out ends; it tells
+	// that claim apart from a later one, so ReleaseWebhooks frees only
+	// its own.
+	Lease time.Time `json:"-"`
 }
 
 // WebhookAttempt is one delivery try as the log records it.
@@ -47,6 +51,18 @@ type WebhookOutbox interface {
 	RecordWebhookAttempt(ctx context.Context, id int64, a WebhookAttempt, delivered bool, next time.Time) error
 	// WebhookLog lists the attempts of an event, oldest first.
 	WebhookLog(ctx context.Context, id int64) ([]WebhookAttempt, error)
+	// PauseWebhookPartner records that a delivery to clientID got no
+	// answer or a 429/503 at now. Unless the partner is paused already,
+	// its pause begins, lasting base after its first such failure in a
+	// row and doubling per further one up to max (a delivered event
+	// resets the count). The partner's pending events due before the
+	// pause ends are moved to its end with no attempt counted, and claims
+	// hand out none of its events until then. It returns the pause's end.
+	PauseWebhookPartner(ctx context.Context, clientID string, now time.Time, base, max time.Duration) (time.Time, error)
+	// ReleaseWebhooks gives claimed, unsent events back, due at next,
+	// with no attempt counted; an event no longer under the lease its
+	// claim set is left alone.
+	ReleaseWebhooks(ctx context.Context, evs []WebhookEvent, next time.Time) error
 }
 
 // WebhookSender posts one event; it returns the HTTP status (0 when there
@@ -82,6 +98,15 @@ type WebhookDispatcher struct {
 	// Workers is how many deliveries run at once; 0 means webhookWorkers.
 	// A test whose sender answers from a script in order sets 1.
 	Workers int
+	// PerPartner is how many deliveries of one partner (ClientID) run at
+	// once; 0 means webhookPerPartner.
+	PerPartner int
+	// PauseBase and PauseMax set a partner's pause after a delivery that
+	// got no answer or a 429/503: PauseBase after the first in a row
+	// (0 means webhookPauseBase), doubling per further one up to PauseMax
+	// (0 means webhookPauseMax). A negative PauseBase pauses no partner,
+	// for tests of one event's retry schedule alone.
+	PauseBase, PauseMax time.Duration
 }
 
 func (d *WebhookDispatcher) backoff(attempt int) time.Duration {
@@ -114,53 +139,74 @@ const webhookWorkers = 8
 // timeout: 32 events over 8 workers are four rounds, 40 s.
 const webhookBatch = 32
 
-// RunOnce delivers the due events once each and reports how many it tried.
+// RunOnce claims the due events and delivers them, round-robin across
+// partners with at most PerPartner of one partner under way at once, and
+// reports how many it tried. A partner whose delivery gets no answer or a
+// 429/503 is paused (PauseWebhookPartner): its events not yet started are
+// released unsent to the pause's end.
 func (d *WebhookDispatcher) RunOnce(ctx context.Context) (int, error) {
 	now := time.Now
 	if d.Now != nil {
 		now = d.Now
 	}
-	evs, err := d.Outbox.DueWebhooks(ctx, now(), webhookBatch, d.ConfiguredOnly)
-	if err != nil {
+	claimedAt := now()
+	evs, err := d.Outbox.DueWebhooks(ctx, claimedAt, webhookBatch, d.ConfiguredOnly)
+	if err != nil || len(evs) == 0 {
 		return 0, err
 	}
 	workers := d.Workers
 	if workers <= 0 {
 		workers = webhookWorkers
 	}
-	next := make(chan WebhookEvent)
+	perPartner := d.PerPartner
+	if perPartner <= 0 {
+		perPartner = webhookPerPartner
+	}
+	q := newBatchQueue(evs, perPartner, claimedAt.Add(webhookStartWindow))
 	errs := make([]error, workers)
+	tried := make([]int, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			for ev := range next {
-				if errs[w] == nil {
-					errs[w] = d.deliver(ctx, ev, now)
+			for {
+				ev, ok := q.next(ctx, now)
+				if !ok {
+					return
+				}
+				tried[w]++
+				errs[w] = d.deliver(ctx, q, ev, now)
+				q.done(ev)
+				if errs[w] != nil {
+					// The store failed: what is left comes back when its
+					// lease ends, as when stopping.
+					return
 				}
 			}
 		})
 	}
-	for _, ev := range evs {
-		if ctx.Err() != nil {
-			// Stopping: the claimed events not handed out come back when
-			// their lease ends.
-			break
-		}
-		next <- ev
-	}
-	close(next)
 	wg.Wait()
 	if ctx.Err() != nil {
+		// Stopping: the claimed events not handed out come back when
+		// their lease ends.
 		return 0, ctx.Err()
 	}
+	// What the start window left unsent is due again at once rather than
+	// when its lease ends.
+	errs = append(errs, d.Outbox.ReleaseWebhooks(ctx, q.late, now()))
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
-	return len(evs), nil
+	n := 0
+	for _, t := range tried {
+		n += t
+	}
+	return n, nil
 }
 
-// deliver sends one event and records the attempt.
-func (d *WebhookDispatcher) deliver(ctx context.Context, ev WebhookEvent, now func() time.Time) error {
+// deliver sends one event and records the attempt; when the outcome pauses
+// its partner it takes the partner's other events out of the batch, records
+// the pause and releases them to its end.
+func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev WebhookEvent, now func() time.Time) error {
 	maxAttempts := d.MaxAttempts
 	if maxAttempts == 0 {
 		maxAttempts = 10
@@ -168,6 +214,14 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, ev WebhookEvent, now fu
 	status, format, serr := d.Sender.Send(ctx, ev)
 	if errors.Is(serr, ErrNoWebhookTarget) {
 		return nil
+	}
+	// A cancelled ctx is this process stopping, not the receiver failing.
+	pause := d.PauseBase >= 0 && pausesPartner(status) && ctx.Err() == nil
+	var rest []WebhookEvent
+	if pause {
+		// Before anything is written, so that no worker starts another
+		// of the partner's events meanwhile.
+		rest = q.pause(ev.ClientID)
 	}
 	a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status, Format: format}
 	if serr != nil {
@@ -178,7 +232,21 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, ev WebhookEvent, now fu
 	if !delivered && a.Attempt < maxAttempts && (serr != nil || retryableStatus[status]) {
 		next = a.At.Add(d.backoff(a.Attempt))
 	}
-	return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next)
+	if err := d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next); err != nil || !pause {
+		return err
+	}
+	pauseBase, pauseMax := d.PauseBase, d.PauseMax
+	if pauseBase == 0 {
+		pauseBase = webhookPauseBase
+	}
+	if pauseMax == 0 {
+		pauseMax = webhookPauseMax
+	}
+	until, err := d.Outbox.PauseWebhookPartner(ctx, ev.ClientID, a.At, pauseBase, max(pauseBase, pauseMax))
+	if err != nil {
+		return err
+	}
+	return d.Outbox.ReleaseWebhooks(ctx, rest, until)
 }
 
 // Run drains the outbox every interval until ctx ends.

@@ -29,7 +29,7 @@ func TestWebhookDeliverySurvivesRestart(t *testing.T) {
 	// between retries.
 	ctx, cancel := context.WithCancel(context.Background())
 	first := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks, URLs: loopbackURLs}, ConfiguredOnly: true,
-		BaseBackoff: 200 * time.Millisecond}
+		BaseBackoff: 200 * time.Millisecond, PauseBase: -1} // each event's own retries, not the partner's pause
 	done := make(chan struct{})
 	go func() { defer close(done); first.Run(ctx, 5*time.Millisecond) }()
 	waitFor(t, func() bool {
@@ -62,7 +62,7 @@ func TestWebhookDeliverySurvivesRestart(t *testing.T) {
 	store := bankingsql.NewPaymentStore(db)
 	hooks := &banking.Webhooks{Store: store, Box: e.box, URLs: loopbackURLs}
 	second := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: hooks, URLs: loopbackURLs}, ConfiguredOnly: true,
-		BaseBackoff: 20 * time.Millisecond}
+		BaseBackoff: 20 * time.Millisecond, PauseBase: -1}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	done2 := make(chan struct{})
 	go func() { defer close(done2); second.Run(ctx2, 5*time.Millisecond) }()

@@ -71,6 +71,14 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	// wakes (setPartnerWebhook), since two transactions locking rows from
 	// opposite ends deadlock on PostgreSQL; the events are still handed out
 	// in the order they fell due.
+	// A partner paused since its events fell due (PauseWebhookPartner
+	// moved those it had) may have queued new ones: they are moved to the
+	// pause's end here instead of being claimed, so a restarted or second
+	// dispatcher does not try a receiver another one found down.
+	pauses, err := s.webhookPauses(ctx, now)
+	if err != nil {
+		return nil, err
+	}
 	order := make([]int, len(out))
 	for i := range order {
 		order[i] = i
@@ -83,8 +91,12 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 		for _, i := range order {
 			ev := out[i]
 			state, until := "PENDING", now.Add(webhookLease)
+			end, paused := pauses[ev.ClientID]
+			if paused {
+				until = end
+			}
 			if configured != nil && !configured[ev.ClientID] {
-				state, until = "PARKED", now.Add(webhookPark)
+				state, until, paused = "PARKED", now.Add(webhookPark), false
 			}
 			// The park re-checks that the partner still has no setting, so
 			// a setting made since the read above is not missed.
@@ -95,7 +107,7 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 			if err != nil {
 				return err
 			}
-			if n, _ := res.RowsAffected(); n == 1 && state == "PENDING" {
+			if n, _ := res.RowsAffected(); n == 1 && state == "PENDING" && !paused {
 				won[i] = true
 			}
 		}
@@ -106,6 +118,8 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	}
 	for i, ev := range out {
 		if won[i] {
+			// The lease's end identifies this claim to ReleaseWebhooks.
+			ev.Lease = now.Add(webhookLease)
 			claimed = append(claimed, ev)
 		}
 	}
@@ -147,6 +161,15 @@ func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a ban
 		state, nextAt = "FAILED", 0
 	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if delivered {
+			// A delivery ends its partner's pause and resets the doubling:
+			// the receiver answers again. The pause row goes first, before
+			// the outbox row, in the order PauseWebhookPartner locks them.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM banking_webhook_pauses
+				WHERE client_id = (SELECT client_id FROM banking_payment_webhooks WHERE id = $1)`, id); err != nil {
+				return fmt.Errorf("webhook pause reset: %w", err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhook_log (webhook_id, attempt, at, http_status, error, format) VALUES ($1,$2,$3,$4,$5,$6)`,
 			id, a.Attempt, micros(a.At), a.HTTPStatus, a.Error, a.Format); err != nil {
 			return fmt.Errorf("webhook log: %w", err)

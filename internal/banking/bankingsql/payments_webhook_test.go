@@ -67,8 +67,10 @@ func TestWebhookOutbox(t *testing.T) {
 		}
 		now = now.Add(time.Minute) // the lease ends
 		send := &scriptSender{codes: []int{503, 400, 0, 204}, formats: []string{banking.WebhookFormatJSON, banking.WebhookFormatJSON, banking.WebhookFormatJOSE, banking.WebhookFormatJOSE}}
+		// PauseBase -1: the retry schedule of each event alone, not the
+		// pause a 503 or no answer puts the partner in (TestWebhookPause).
 		d := &banking.WebhookDispatcher{Outbox: s, Sender: send, BaseBackoff: time.Second, Now: func() time.Time { return now },
-			Workers: 1} // the script answers events in the order they are claimed
+			Workers: 1, PauseBase: -1} // the script answers events in the order they are claimed
 		if n, err := d.RunOnce(ctx); err != nil || n != 2 {
 			t.Fatalf("first run: %d %v", n, err)
 		}
@@ -79,7 +81,7 @@ func TestWebhookOutbox(t *testing.T) {
 		// A restart: a fresh store and dispatcher over the same database resume.
 		now = now.Add(time.Second)
 		d = &banking.WebhookDispatcher{Outbox: NewPaymentStore(db), Sender: send, BaseBackoff: time.Second, Now: func() time.Time { return now },
-			Workers: 1} // the script answers events in the order they are claimed
+			Workers: 1, PauseBase: -1} // the script answers events in the order they are claimed
 		if n, _ := d.RunOnce(ctx); n != 1 {
 			t.Fatalf("after restart ran %d", n)
 		}

@@ -1,0 +1,357 @@
+package bankingsql
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankapi"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+// queueEvents queues n final-status events of partner's documents, due at
+// at (documents refused by the bank: their outbox rows are written with
+// them).
+func queueEvents(t *testing.T, s *PaymentStore, partner string, n int, at time.Time) {
+	t.Helper()
+	for i := range n {
+		// The partner's name (up to 4 bytes) in hex makes its ids unique.
+		sp := storedPayment("org1", fmt.Sprintf("%s-0000-4000-8000-%012d", (hex.EncodeToString([]byte(partner)) + "00000000")[:8], i))
+		sp.Channel = banking.PartnerChannel(partner)
+		h := []banking.StatusChange{{Status: banking.StatusCreated, At: at}, {Status: banking.StatusRefusedByBank, Comment: "нет", At: at}}
+		if err := s.CreatePayment(context.Background(), sp, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// partnerURLs sends every partner's webhooks to the fake receiver's
+// /<client_id>, so the receiver tells the partners apart.
+type partnerURLs string
+
+func (u partnerURLs) Target(_ context.Context, clientID string) (banking.WebhookTarget, error) {
+	return banking.WebhookTarget{URL: string(u) + "/" + clientID, Secret: []byte("s")}, nil
+}
+
+// fairReceiver is partners' webhook receivers in one: it counts the
+// requests of each partner, the most under way at once and the events
+// accepted, and hangs, answering nothing, for the partners told to.
+type fairReceiver struct {
+	srv      *httptest.Server
+	delay    time.Duration // before each answer
+	mu       sync.Mutex
+	hanging  map[string]bool
+	calls    map[string]int
+	running  map[string]int
+	most     map[string]int
+	accepted map[string]int // externalId → times answered 204
+}
+
+func newFairReceiver(t *testing.T, delay time.Duration) *fairReceiver {
+	r := &fairReceiver{delay: delay, hanging: map[string]bool{}, calls: map[string]int{}, running: map[string]int{}, most: map[string]int{}, accepted: map[string]int{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *fairReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	partner := strings.TrimPrefix(req.URL.Path, "/")
+	var body struct{ ExternalID string }
+	raw, _ := io.ReadAll(req.Body)
+	_ = json.Unmarshal(raw, &body)
+	r.mu.Lock()
+	r.calls[partner]++
+	r.running[partner]++
+	r.most[partner] = max(r.most[partner], r.running[partner])
+	hang := r.hanging[partner]
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.running[partner]--
+		r.mu.Unlock()
+	}()
+	if hang {
+		<-req.Context().Done() // until the sender gives up
+		return
+	}
+	time.Sleep(r.delay)
+	r.mu.Lock()
+	r.accepted[body.ExternalID]++
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// settle waits until no request is under way: a request the sender gave up
+// on ends at the receiver a moment later, and must not count as under way
+// with the next pass's.
+func (r *fairReceiver) settle(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		busy := 0
+		for _, n := range r.running {
+			busy += n
+		}
+		r.mu.Unlock()
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests still under way at the receiver", busy)
+		}
+	}
+}
+
+func (r *fairReceiver) hang(partner string, on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hanging[partner] = on
+}
+
+func (r *fairReceiver) count(m map[string]int, key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return m[key]
+}
+
+// testClock is a dispatcher's clock the test moves; workers read it.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// deliveredOf is how many of partner's events the outbox has DELIVERED.
+func deliveredOf(t *testing.T, db *sqldb.DB, partner string) int {
+	t.Helper()
+	var n int
+	if err := db.R.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM banking_payment_webhooks WHERE client_id = $1 AND state = 'DELIVERED'`, partner).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkAttemptsTried fails unless partner's events count exactly the
+// attempts the receiver saw and the log holds, event by event: a deferral
+// is not an attempt.
+func checkAttemptsTried(t *testing.T, db *sqldb.DB, partner string, calls int) {
+	t.Helper()
+	var attempts, logged, untruthful int
+	if err := db.R.QueryRowContext(context.Background(), `SELECT COALESCE(SUM(attempts), 0),
+			(SELECT COUNT(*) FROM banking_payment_webhook_log l JOIN banking_payment_webhooks w ON w.id = l.webhook_id WHERE w.client_id = $1),
+			COALESCE(SUM(CASE WHEN attempts <> (SELECT COUNT(*) FROM banking_payment_webhook_log l WHERE l.webhook_id = w.id) THEN 1 ELSE 0 END), 0)
+		FROM banking_payment_webhooks w WHERE client_id = $1`, partner).Scan(&attempts, &logged, &untruthful); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != calls || logged != calls || untruthful != 0 {
+		t.Errorf("%s: %d attempts counted, %d logged (%d events disagree with their log), %d requests received", partner, attempts, logged, untruthful, calls)
+	}
+}
+
+// A partner whose receiver hangs, with 200 due events older than every
+// other partner's, delays nobody else: the 5 other partners' events are
+// delivered within two passes of the dispatcher, each pass a fresh store
+// and dispatcher (a restart, or another process: the pause is in the
+// database). The hanging partner's events count only the attempts that
+// reached its receiver, a few while it is down for minutes, and all are
+// delivered once it recovers. Before the per-partner cap and pause, the
+// first passes sent 32 of its events each, 8 at a time, and the others
+// waited seven passes behind its backlog.
+func TestWebhookHangingPartnerDoesNotStarveOthers(t *testing.T) {
+	const backlog, perOther = 200, 3
+	others := []string{"p1", "p2", "p3", "p4", "p5"}
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+		s := NewPaymentStore(db)
+		queueEvents(t, s, "hang", backlog, at)
+		for _, p := range others {
+			queueEvents(t, s, p, perOther, at.Add(time.Second))
+		}
+		rcv := newFairReceiver(t, 0)
+		rcv.hang("hang", true)
+		clock := &testClock{t: at.Add(time.Hour)}
+		pass := func() int {
+			t.Helper()
+			d := &banking.WebhookDispatcher{Outbox: NewPaymentStore(db), Now: clock.now,
+				Sender: &bankapi.WebhookSender{Targets: partnerURLs(rcv.srv.URL), Client: &http.Client{Timeout: 300 * time.Millisecond}}}
+			n, err := d.RunOnce(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rcv.settle(t)
+			clock.add(2 * time.Second) // the default --banking-webhook-interval
+			return n
+		}
+		pass()
+		pass()
+		for _, p := range others {
+			if n := deliveredOf(t, db, p); n != perOther {
+				t.Errorf("after two passes %s has %d of %d events delivered", p, n, perOther)
+			}
+		}
+		if n := rcv.count(rcv.calls, "hang"); n > 4 {
+			t.Errorf("the hanging receiver got %d requests in two passes, want at most 2 a pass", n)
+		}
+		checkAttemptsTried(t, db, "hang", rcv.count(rcv.calls, "hang"))
+		t.Logf("two passes: the hanging receiver got %d requests", rcv.count(rcv.calls, "hang"))
+
+		// Five more minutes of the outage, a pass every 15 s: the pause
+		// doubles, so the receiver is tried a few times, not 32 a pass.
+		for range 20 {
+			clock.add(13 * time.Second)
+			pass()
+		}
+		tried := rcv.count(rcv.calls, "hang")
+		if tried > 20 {
+			t.Errorf("the hanging receiver got %d requests in 5 minutes", tried)
+		}
+		checkAttemptsTried(t, db, "hang", tried)
+		t.Logf("5 more minutes down: %d requests in all", tried)
+		if n := rcv.count(rcv.most, "hang"); n > 2 {
+			t.Errorf("%d deliveries to the hanging receiver under way at once", n)
+		}
+
+		// It recovers: once the pause and the tried events' backoff are
+		// over, every event is delivered, once.
+		rcv.hang("hang", false)
+		clock.add(time.Hour)
+		for idle := 0; idle < 2; {
+			if pass() == 0 {
+				idle++
+			}
+		}
+		if n := deliveredOf(t, db, "hang"); n != backlog {
+			t.Errorf("after recovery %d of %d delivered", n, backlog)
+		}
+		checkAttemptsTried(t, db, "hang", rcv.count(rcv.calls, "hang"))
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		if len(rcv.accepted) != backlog+len(others)*perOther {
+			t.Errorf("%d events accepted, want %d", len(rcv.accepted), backlog+len(others)*perOther)
+		}
+		for id, n := range rcv.accepted {
+			if n != 1 {
+				t.Errorf("%s accepted %d times", id, n)
+			}
+		}
+	})
+}
+
+// However many of one partner's events a batch holds, at most two
+// deliveries to it are under way at once, as its receiver counts them;
+// the other workers serve the other partners meanwhile. Before the cap a
+// batch of one partner's events kept all 8 workers on it.
+func TestWebhookPerPartnerInFlightCap(t *testing.T) {
+	partners := []string{"a1", "b2", "c3"}
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+		s := NewPaymentStore(db)
+		counts := []int{24, 6, 2} // the first fills most of a batch
+		for i, p := range partners {
+			queueEvents(t, s, p, counts[i], at.Add(time.Duration(i)*time.Second))
+		}
+		rcv := newFairReceiver(t, 20*time.Millisecond)
+		d := &banking.WebhookDispatcher{Outbox: s, Now: func() time.Time { return at.Add(time.Hour) },
+			Sender: &bankapi.WebhookSender{Targets: partnerURLs(rcv.srv.URL), Client: &http.Client{Timeout: 5 * time.Second}}}
+		for range 3 {
+			if _, err := d.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, p := range partners {
+			if n := deliveredOf(t, db, p); n != counts[i] {
+				t.Errorf("%s: %d of %d delivered", p, n, counts[i])
+			}
+			if n := rcv.count(rcv.most, p); n > 2 {
+				t.Errorf("%s: %d deliveries under way at once, want at most 2", p, n)
+			}
+		}
+	})
+}
+
+// Two processes dispatching at once on one database, with a hanging
+// partner and two healthy ones: the pause and the releases neither
+// deadlock with the claims (every pass ends without an error), nor lose
+// or double an event, nor count an attempt that did not reach the
+// receiver.
+func TestWebhookPauseAcrossDispatchers(t *testing.T) {
+	others := []string{"q1", "q2"}
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+		s := NewPaymentStore(db)
+		queueEvents(t, s, "hang", 100, at)
+		for _, p := range others {
+			queueEvents(t, s, p, 20, at)
+		}
+		rcv := newFairReceiver(t, time.Millisecond)
+		rcv.hang("hang", true)
+		clock := &testClock{t: at.Add(time.Hour)}
+		dispatchers := make([]*banking.WebhookDispatcher, 2)
+		for i := range dispatchers {
+			dispatchers[i] = &banking.WebhookDispatcher{Outbox: NewPaymentStore(db), Now: clock.now,
+				Sender: &bankapi.WebhookSender{Targets: partnerURLs(rcv.srv.URL), Client: &http.Client{Timeout: 200 * time.Millisecond}}}
+		}
+		passes := func(n int) {
+			for range n {
+				var wg sync.WaitGroup
+				errs := make([]error, len(dispatchers))
+				for i, d := range dispatchers {
+					wg.Go(func() { _, errs[i] = d.RunOnce(ctx) })
+				}
+				wg.Wait()
+				for _, err := range errs {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				rcv.settle(t)
+				clock.add(3 * time.Second)
+			}
+		}
+		passes(4)
+		for _, p := range others {
+			if n := deliveredOf(t, db, p); n != 20 {
+				t.Errorf("%s: %d of 20 delivered", p, n)
+			}
+		}
+		checkAttemptsTried(t, db, "hang", rcv.count(rcv.calls, "hang"))
+		rcv.hang("hang", false)
+		clock.add(time.Hour)
+		passes(6)
+		if n := deliveredOf(t, db, "hang"); n != 100 {
+			t.Errorf("after recovery %d of 100 delivered", n)
+		}
+		checkAttemptsTried(t, db, "hang", rcv.count(rcv.calls, "hang"))
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		for id, n := range rcv.accepted {
+			if n != 1 {
+				t.Errorf("%s accepted %d times", id, n)
+			}
+		}
+	})
+}

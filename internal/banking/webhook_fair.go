@@ -1,0 +1,135 @@
+package banking
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// webhookPerPartner is how many deliveries of one partner are under way at
+// once. A partner whose receiver hangs until the sender's timeout then
+// holds two of the workers, not all of them, while the others serve the
+// rest of the batch.
+const webhookPerPartner = 2
+
+// The pause of a partner after a delivery that got no answer or a 429/503:
+// webhookPauseBase after the first in a row, doubling per further one up
+// to webhookPauseMax, so a receiver that is down for hours is tried a few
+// times an hour rather than at every tick, and one that was down for a
+// moment is back within seconds.
+const (
+	webhookPauseBase = 5 * time.Second
+	webhookPauseMax  = 5 * time.Minute
+)
+
+// webhookStartWindow is how long after its claim a batch may start
+// deliveries. The store leases the claimed events for a minute, after
+// which another dispatcher may claim and send them again, and a delivery
+// takes up to the sender's timeout (10 s): a delivery started within the
+// window ends within the lease. With the per-partner cap a batch of one
+// partner's events to a slow receiver could otherwise run past it; what
+// the window leaves unsent is released, due again at once.
+const webhookStartWindow = 40 * time.Second
+
+// pausesPartner reports whether an attempt's outcome says the partner's
+// receiver will not take its other events either: no answer at all (a
+// transport error or the sender's timeout), or 429/503, the receiver's own
+// word that it is overloaded or down.
+func pausesPartner(status int) bool {
+	return status == 0 || status == 429 || status == 503
+}
+
+// batchQueue hands a claimed batch's events to the workers round-robin
+// across partners, in the order each partner's events fell due, with at
+// most perPartner of one partner under way at once. Events of a partner
+// paused during the batch, and every event once the start window is over,
+// are taken out unsent for release.
+type batchQueue struct {
+	mu         sync.Mutex
+	cond       *sync.Cond
+	partners   []*partnerQueue // in the order of each partner's first event
+	byClient   map[string]*partnerQueue
+	turn       int // where the round-robin looks first
+	left       int // events neither handed out nor taken out
+	perPartner int
+	startBy    time.Time
+	late       []WebhookEvent // taken out when the start window ended
+}
+
+type partnerQueue struct {
+	evs     []WebhookEvent // not yet handed out, oldest due first
+	running int
+}
+
+func newBatchQueue(evs []WebhookEvent, perPartner int, startBy time.Time) *batchQueue {
+	q := &batchQueue{byClient: map[string]*partnerQueue{}, left: len(evs), perPartner: perPartner, startBy: startBy}
+	q.cond = sync.NewCond(&q.mu)
+	for _, ev := range evs {
+		p := q.byClient[ev.ClientID]
+		if p == nil {
+			p = &partnerQueue{}
+			q.byClient[ev.ClientID] = p
+			q.partners = append(q.partners, p)
+		}
+		p.evs = append(p.evs, ev)
+	}
+	return q
+}
+
+// next is the event a worker delivers next; false when there is none to
+// start: the batch is done, ctx ended (what is left comes back when its
+// lease ends), or the start window is over (what is left is in late). It
+// waits while every partner with events left has perPartner under way.
+func (q *batchQueue) next(ctx context.Context, now func() time.Time) (WebhookEvent, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		if q.left == 0 || ctx.Err() != nil {
+			return WebhookEvent{}, false
+		}
+		if now().After(q.startBy) {
+			for _, p := range q.partners {
+				q.late = append(q.late, p.evs...)
+				p.evs = nil
+			}
+			q.left = 0
+			q.cond.Broadcast()
+			return WebhookEvent{}, false
+		}
+		for i := range q.partners {
+			k := (q.turn + i) % len(q.partners)
+			p := q.partners[k]
+			if len(p.evs) == 0 || p.running >= q.perPartner {
+				continue
+			}
+			ev := p.evs[0]
+			p.evs = p.evs[1:]
+			p.running++
+			q.left--
+			q.turn = k + 1
+			return ev, true
+		}
+		q.cond.Wait()
+	}
+}
+
+// done ends a delivery handed out by next, freeing its partner's slot.
+func (q *batchQueue) done(ev WebhookEvent) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.byClient[ev.ClientID].running--
+	q.cond.Broadcast()
+}
+
+// pause takes clientID's events not yet handed out out of the batch and
+// returns them, so that no worker starts one while the pause is recorded.
+func (q *batchQueue) pause(clientID string) []WebhookEvent {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.byClient[clientID]
+	rest := p.evs
+	p.evs = nil
+	q.left -= len(rest)
+	q.cond.Broadcast()
+	return rest
+}
