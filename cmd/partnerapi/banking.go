@@ -89,6 +89,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	}
 	store := bankingsql.NewIdentityStore(d.db)
 	identity := banking.NewIdentity(store)
+	// The login throttle counts in the database, so processes sharing
+	// one PostgreSQL share it and a restart keeps it.
+	identity.LoginFailures = store
 	if err := setClientSecretDays(identity, m.secretDays); err != nil {
 		return built{}, err
 	}

@@ -333,6 +333,10 @@ type Identity struct {
 	// change-client-secret or the CLI lives; 0: secrets never expire.
 	ClientSecretTTL time.Duration
 
+	// LoginFailures keeps the login throttle's failures where every
+	// process sees them; nil: in this process only (oauth_login.go).
+	LoginFailures LoginFailureStore
+
 	failures loginFailures // oauth_login.go
 	// checkPassword is CheckPassword unless a test watches the calls.
 	checkPassword func(hash, password string) bool

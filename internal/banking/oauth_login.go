@@ -23,7 +23,13 @@ import (
 // request comes from the proxy's address, and the throttle falls back to
 // one per login.
 //
-// The counters are an LRU of at most loginFailuresMax keys: made-up logins
+// With Identity.LoginFailures set (serve sets the database's), failures are
+// kept in the store, where every process of a deployment on one PostgreSQL
+// sees them and a restart does not forget them; five guesses per process
+// and per restart would otherwise multiply by the processes behind a load
+// balancer. Without it (tests, tools) the counters live in the process.
+//
+// The in-process counters are an LRU of at most loginFailuresMax keys: made-up logins
 // cost a guesser nothing, so an unbounded map would grow with every one of
 // them. When it is full the key whose last failure is oldest goes first;
 // a key evicted that way loses at most loginMaxFailures-1 counted
@@ -41,6 +47,17 @@ const (
 // timing does not tell which logins exist. Its key is all zeros, which no
 // password derives in practice, and it is refused below anyway.
 var dummyPasswordHash = fmt.Sprintf("pbkdf2-sha256$%d$%s$%s", pbkdf2Iterations, strings.Repeat("00", 16), strings.Repeat("00", 32))
+
+// LoginFailureStore keeps failed sign-ins for the login throttle.
+type LoginFailureStore interface {
+	// LoginFailures counts login's failures from client after since.
+	LoginFailures(ctx context.Context, login, client string, since time.Time) (int, error)
+	// AddLoginFailure records a failure at at, and drops every failure
+	// (of any login) at or before expired, which no count looks at again.
+	AddLoginFailure(ctx context.Context, login, client string, at, expired time.Time) error
+	// ForgetLoginFailures drops login's failures from client.
+	ForgetLoginFailures(ctx context.Context, login, client string) error
+}
 
 type loginKey struct{ login, client string }
 
@@ -131,7 +148,11 @@ func (f *loginFailures) len() int {
 func (id *Identity) Login(ctx context.Context, login, password, client string) (User, error) {
 	now := id.now()
 	k := loginKey{login, client}
-	if id.failures.recent(k, now) >= loginMaxFailures {
+	n, err := id.recentFailures(ctx, k, now)
+	if err != nil {
+		return User{}, err
+	}
+	if n >= loginMaxFailures {
 		return User{}, oauthErr("access_denied", "Слишком много неудачных попыток входа, повторите позже")
 	}
 	check := id.checkPassword
@@ -147,9 +168,35 @@ func (id *Identity) Login(ctx context.Context, login, password, client string) (
 		hash = dummyPasswordHash
 	}
 	if !check(hash, password) || hash == dummyPasswordHash {
-		id.failures.add(k, now)
+		if err := id.addFailure(ctx, k, now); err != nil {
+			return User{}, err
+		}
 		return User{}, oauthErr("access_denied", "Неверный логин или пароль")
 	}
-	id.failures.forget(k)
+	if id.LoginFailures != nil {
+		if err := id.LoginFailures.ForgetLoginFailures(ctx, login, client); err != nil {
+			return User{}, err
+		}
+	} else {
+		id.failures.forget(k)
+	}
 	return u, nil
+}
+
+func (id *Identity) recentFailures(ctx context.Context, k loginKey, now time.Time) (int, error) {
+	if id.LoginFailures == nil {
+		return id.failures.recent(k, now), nil
+	}
+	return id.LoginFailures.LoginFailures(ctx, k.login, k.client, now.Add(-loginWindow))
+}
+
+// addFailure records a wrong password. A failure that cannot be recorded
+// fails the request: answering "wrong password" without counting it would
+// give a guesser unthrottled attempts while the store refuses writes.
+func (id *Identity) addFailure(ctx context.Context, k loginKey, now time.Time) error {
+	if id.LoginFailures == nil {
+		id.failures.add(k, now)
+		return nil
+	}
+	return id.LoginFailures.AddLoginFailure(context.WithoutCancel(ctx), k.login, k.client, now, now.Add(-loginWindow))
 }
