@@ -43,7 +43,7 @@ func outboxRows(t *testing.T, db *sqldb.DB, partner string) map[int64]outboxRow 
 // to its end without an attempt; it doubles per failure outside a pause,
 // not per failure during one; claims skip the paused partner, new events
 // included; a delivery resets it; a release frees only the claim's own
-// lease.
+// lease; a new setting of the partner ends its pause.
 func TestWebhookPauseStore(t *testing.T) {
 	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()
@@ -132,8 +132,35 @@ func TestWebhookPauseStore(t *testing.T) {
 		if err := s.RecordWebhookAttempt(ctx, late, banking.WebhookAttempt{Attempt: 4, At: claimAt, HTTPStatus: 204}, true, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
-		if until, err := s.PauseWebhookPartner(ctx, "pa", now.Add(2*time.Minute), 5*time.Second, 30*time.Second); err != nil || !until.Equal(now.Add(2*time.Minute+5*time.Second)) {
+		until, err := s.PauseWebhookPartner(ctx, "pa", now.Add(2*time.Minute), 5*time.Second, 30*time.Second)
+		if err != nil || !until.Equal(now.Add(2*time.Minute+5*time.Second)) {
 			t.Fatalf("pause after a delivery until %v %v", until, err)
+		}
+
+		// A new setting (the partner names another receiver) ends the
+		// pause: the events it moved are due at once.
+		set := now.Add(2*time.Minute + time.Second)
+		if err := s.SetPartnerWebhook(ctx, banking.PartnerWebhook{ClientID: "pa", URL: "https://new.example/hook", SealedSecret: "x", UpdatedAt: set}); err != nil {
+			t.Fatal(err)
+		}
+		waiting := 0
+		for _, r := range outboxRows(t, db, "pa") {
+			if r.state == "PENDING" {
+				waiting++
+				if !r.next.Equal(set) {
+					t.Errorf("after a new setting an event is due at %v, want %v", r.next, set)
+				}
+			}
+		}
+		evs, err = s.DueWebhooks(ctx, set, 10, false)
+		claimed := 0
+		for _, ev := range evs {
+			if ev.ClientID == "pa" {
+				claimed++
+			}
+		}
+		if err != nil || claimed != waiting || waiting == 0 {
+			t.Fatalf("claim after a new setting: %d of %d, %v", claimed, waiting, err)
 		}
 	})
 }

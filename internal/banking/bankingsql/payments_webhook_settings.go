@@ -93,6 +93,9 @@ func setPartnerWebhook(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, w
 		w.ClientID, w.URL, w.SealedSecret, format, micros(w.UpdatedAt)); err != nil {
 		return err
 	}
+	if err := endWebhookPause(ctx, tx, dialect, w.ClientID, w.UpdatedAt); err != nil {
+		return err
+	}
 	// Wake the partner's events parked while it had nowhere to
 	// receive them (DueWebhooks). Walked documents' implied events
 	// not yet written need no waking: they are written due
@@ -109,6 +112,33 @@ func setPartnerWebhook(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, w
 	}
 	_, err := tx.ExecContext(ctx, wake, micros(w.UpdatedAt), w.ClientID)
 	return err
+}
+
+// endWebhookPause ends clientID's pause (PauseWebhookPartner) as its
+// setting changes: the pause was for the receiver it had, and a partner
+// names a new one most often because that one was down. The events the
+// pause moved (due at its end) are due again at once, not minutes later.
+// The pause row is locked before the outbox rows, in the order the pause
+// itself takes them.
+func endWebhookPause(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, clientID string, at time.Time) error {
+	var end int64
+	err := tx.QueryRowContext(ctx, `DELETE FROM banking_webhook_pauses WHERE client_id = $1 RETURNING paused_until`, clientID).Scan(&end)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && end <= micros(at)) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("end webhook pause: %w", err)
+	}
+	wake := `UPDATE banking_payment_webhooks SET next_at = $1
+		WHERE client_id = $2 AND state = 'PENDING' AND next_at = $3`
+	if dialect == sqldb.Postgres {
+		wake = `UPDATE banking_payment_webhooks SET next_at = $1
+		WHERE id IN (SELECT id FROM banking_payment_webhooks WHERE client_id = $2 AND state = 'PENDING' AND next_at = $3 ORDER BY id FOR UPDATE)`
+	}
+	if _, err := tx.ExecContext(ctx, wake, micros(at), clientID, end); err != nil {
+		return fmt.Errorf("end webhook pause: %w", err)
+	}
+	return nil
 }
 
 func (s *PaymentStore) GetPartnerWebhook(ctx context.Context, clientID string) (banking.PartnerWebhook, error) {
