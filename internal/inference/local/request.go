@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/inference/model"
 	"partnerapi/internal/inference/tokenizer"
 )
 
@@ -41,6 +42,15 @@ type request struct {
 	// Written by the scheduler before left is closed.
 	precached int
 	err       error
+	// generated counts the tokens the scheduler took for the request, all
+	// choices together and ends of generation excluded, whether or not the
+	// caller saw them: a request cut short is billed for them (consumed).
+	generated int
+	// cutInPrefill is set when a cancellation took the request out before
+	// its prompt was done; prefilled is then how much of the prompt was in
+	// its KV cache (the prefix taken from the prefix cache included).
+	cutInPrefill bool
+	prefilled    int
 }
 
 func (r *request) push(ev event) {
@@ -62,6 +72,29 @@ func (r *request) drain(spare []event) []event {
 	evs := r.pending
 	r.pending = spare[:0]
 	return evs
+}
+
+// cutPrefill records, on the scheduler's goroutine, that the request was
+// cancelled while its prompt was still being prefilled; seq is nil when it
+// had not been given a sequence yet, so nothing of the prompt was computed.
+func (r *request) cutPrefill(seq *model.Sequence) {
+	r.cutInPrefill = true
+	if seq != nil {
+		r.prefilled = seq.Pos()
+	}
+}
+
+// consumed is the usage of a request that ended early, once the scheduler
+// has let go of it: the prompt tokens computed (all of them unless it was
+// cut while prefilling) and every token generated up to the cut. The
+// precached tokens are counted as a finished request counts them, so the
+// billable tokens are the ones this request made the model compute.
+func (r *request) consumed() assistant.Usage {
+	prompt := len(r.prompt)
+	if r.cutInPrefill {
+		prompt = min(r.prefilled, prompt)
+	}
+	return assistant.Usage{PromptTokens: prompt, CompletionTokens: r.generated, PrecachedPromptTokens: min(r.precached, prompt)}
 }
 
 // submit hands a new request to the scheduler, which lets it join the
@@ -167,7 +200,10 @@ func (s *served) run(ctx context.Context, start time.Time, prompt []int, p Gener
 		return nil
 	})
 	if err != nil {
-		return assistant.Result{}, err
+		// The scheduler has let go of the request (follow waits for it),
+		// so what it consumed is final: the service bills it when the
+		// client cut the generation short, and drops it for our failures.
+		return assistant.Result{Usage: r.consumed()}, err
 	}
 	res := assistant.Result{Usage: assistant.Usage{PromptTokens: len(prompt), PrecachedPromptTokens: r.precached}}
 	for i := range outs {

@@ -357,6 +357,7 @@ func (s *scheduler) take(c *choiceState, tok int) {
 	}
 	c.history = append(c.history, tok)
 	c.ntok++
+	c.req.generated++
 	c.next = tok
 	ev := event{choice: c.index, tok: tok, at: time.Now()}
 	if c.ntok >= c.req.maxTokens {
@@ -511,6 +512,7 @@ func (s *scheduler) dropCancelled() {
 		if !slices.Contains(gone, j.req) {
 			return false
 		}
+		j.req.cutPrefill(j.seq)
 		if j.seq != nil {
 			j.seq.Release()
 		}
