@@ -149,8 +149,12 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 	return Chat{Principal: p, Model: m, Request: g, Attached: attached}, nil
 }
 
-// Run generates a prepared chat and bills it. Generation that ends with
-// the client gone is billed for nothing, because the engine reports no usage.
+// Run generates a prepared chat and bills it. A generation the client cut
+// short (cut.go) is billed for what it consumed and returns the engine's
+// error with that usage; one that failed on our side bills nothing and
+// returns a zero usage, so that no answer reports tokens it was not billed
+// for. Either way the bill is made once, here, after the engine has
+// returned, so a final token racing a cancellation cannot be billed twice.
 //
 // Function calls: an engine that returns them parsed (an upstream) is
 // trusted; for one that only generates text the reply is parsed here, with
@@ -164,11 +168,27 @@ func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Resu
 			emit = tc.wrap()
 		}
 	}
-	res, err := s.engine.Generate(ctx, req, emit)
-	if err != nil {
+	// The meter sits outside the function-call filter, so text held back
+	// from the client is counted too: it was generated.
+	meter := newCutMeter(emit)
+	res, err := s.engine.Generate(ctx, req, meter.relayFunc())
+	switch {
+	case err == nil:
+	case meter.clientGone(ctx, err):
+		res.Usage = s.cutUsage(ctx, req, res.Usage, meter)
+	default:
+		res.Usage = Usage{}
 		if c.Attached && errors.Is(err, ErrContextWindow) {
 			return res, ErrAttachmentContext
 		}
+		return res, err
+	}
+	// The client may be gone (or go right after the last token): billing
+	// must not be lost with its context.
+	if berr := s.bill(context.WithoutCancel(ctx), c.Principal, c.Model.Name, res.Usage); berr != nil {
+		return res, errors.Join(err, errors.New("billing failed"), berr)
+	}
+	if err != nil {
 		return res, err
 	}
 	if tc != nil {
@@ -184,11 +204,6 @@ func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Resu
 		if ch.FunctionCall != nil && ch.FunctionsStateID == "" {
 			ch.FunctionsStateID = newUUID()
 		}
-	}
-	// Billing must not be lost when the client disconnects right after the
-	// last token.
-	if berr := s.bill(context.WithoutCancel(ctx), c.Principal, c.Model.Name, res.Usage); berr != nil {
-		return res, errors.Join(errors.New("billing failed"), berr)
 	}
 	return res, nil
 }

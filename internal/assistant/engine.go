@@ -22,6 +22,11 @@ type Engine interface {
 	// and generates req.N choices. emit is called for every piece of text as it
 	// is produced, in order per choice; an emit error stops generation and is
 	// returned. Cancelling ctx stops generation at once and returns ctx.Err().
+	// With an error the Result's Usage counts what the generation consumed
+	// up to it (the prompt tokens computed, every token generated), which
+	// the service bills when the client cut the generation short; an
+	// engine that cannot tell leaves it zero, and the service then counts
+	// the deltas it relayed (cut.go).
 	Generate(ctx context.Context, req GenerateRequest, emit func(Delta) error) (Result, error)
 }
 
