@@ -153,6 +153,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		BareIDs:          m.modelIDs == "bare",
 		AICheckThreshold: m.aiCheckThreshold,
 		FileQuotaBytes:   fileQuota,
+		Log:              d.log,
 	})
 	grpcSidecars, err := assistantGRPCSidecars(m.grpc, svc, d, maxBody)
 	if err != nil {

@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 )
 
@@ -186,7 +187,15 @@ func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Resu
 	// The client may be gone (or go right after the last token): billing
 	// must not be lost with its context.
 	if berr := s.bill(context.WithoutCancel(ctx), c.Principal, c.Model.Name, res.Usage); berr != nil {
-		return res, errors.Join(err, errors.New("billing failed"), berr)
+		berr = fmt.Errorf("billing failed: %w", berr)
+		if err != nil {
+			// The transports answer a client that is gone with nothing
+			// and log nothing (499, CANCELLED), so a lost bill would go
+			// unnoticed unless it is logged here.
+			s.cfg.Log.ErrorContext(ctx, "assistant: billing a chat the client cut short failed", "client_id", c.Principal.ClientID,
+				"model", c.Model.Name, "usage", fmt.Sprintf("%+v", res.Usage), "err", berr)
+		}
+		return res, errors.Join(err, berr)
 	}
 	if err != nil {
 		return res, err

@@ -1,7 +1,10 @@
 package assistant_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -191,5 +194,39 @@ func TestCutOnTheLastTokenIsBilledOnce(t *testing.T) {
 		if got := spent(t, svc, p) - before; got != 9 {
 			t.Fatalf("run %d (err %v): billed %d tokens, want 9", i, err, got)
 		}
+	}
+}
+
+// failingCharges is a store whose prepaid charges fail.
+type failingCharges struct{ assistant.Store }
+
+func (failingCharges) Charge(context.Context, string, string, int64) error {
+	return errors.New("the database is gone")
+}
+
+// TestCutBillFailureIsLogged: a chat cut short whose bill fails returns
+// the cancellation (the transports answer 499 or CANCELLED, to no one, and
+// log nothing), so the service logs the lost bill itself.
+func TestCutBillFailureIsLogged(t *testing.T) {
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a"}}
+	svc := assistant.NewService(failingCharges{assistantsql.New(db)}, eng, assistant.Config{Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+	ctx, cancel := context.WithCancel(context.Background())
+	eng.cancel = cancel
+	_, err = svc.Run(ctx, scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil })
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the database is gone") {
+		t.Errorf("Run: %v", err)
+	}
+	if !strings.Contains(logged.String(), "billing a chat the client cut short failed") || !strings.Contains(logged.String(), cr.ClientID) {
+		t.Errorf("log: %q", logged.String())
 	}
 }

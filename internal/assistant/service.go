@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -31,6 +32,9 @@ type Config struct {
 	// AICheckThreshold is the mean surprisal, in nats a token, under which
 	// POST /ai/check calls a window of text generated (AICheckThreshold).
 	AICheckThreshold float64
+	// Log receives what no transport can report: a failed bill of a chat
+	// whose client is gone. Nil discards it.
+	Log *slog.Logger
 }
 
 // Service is the assistant domain: clients, tokens, models, chat.
@@ -64,6 +68,9 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	}
 	if cfg.FileQuotaBytes == 0 {
 		cfg.FileQuotaBytes = DefaultFileQuotaBytes
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{store: store, engine: engine, cfg: cfg, active: map[string]int{}, tokenTimes: map[string][]time.Time{}}
 }
