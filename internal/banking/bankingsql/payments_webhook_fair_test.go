@@ -195,7 +195,7 @@ func TestWebhookHangingPartnerDoesNotStarveOthers(t *testing.T) {
 		pass := func() int {
 			t.Helper()
 			d := &banking.WebhookDispatcher{Outbox: NewPaymentStore(db), Now: clock.now,
-				Sender: &bankapi.WebhookSender{Targets: partnerURLs(rcv.srv.URL), Client: &http.Client{Timeout: 300 * time.Millisecond}}}
+				Sender: &bankapi.WebhookSender{Targets: partnerURLs(rcv.srv.URL), Client: &http.Client{Timeout: 500 * time.Millisecond}}}
 			n, err := d.RunOnce(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -313,7 +313,7 @@ func TestWebhookPauseAcrossDispatchers(t *testing.T) {
 		dispatchers := make([]*banking.WebhookDispatcher, 2)
 		for i := range dispatchers {
 			dispatchers[i] = &banking.WebhookDispatcher{Outbox: NewPaymentStore(db), Now: clock.now,
-				Sender: &bankapi.WebhookSender{Targets: partnerURLs(rcv.srv.URL), Client: &http.Client{Timeout: 200 * time.Millisecond}}}
+				Sender: &bankapi.WebhookSender{Targets: partnerURLs(rcv.srv.URL), Client: &http.Client{Timeout: 500 * time.Millisecond}}}
 		}
 		passes := func(n int) {
 			for range n {
