@@ -163,14 +163,16 @@ type upstreamCollector struct {
 }
 
 func newUpstreamCollector(pools []*upstream.Pool) *upstreamCollector {
-	desc := func(name, help string) *prometheus.Desc {
-		return prometheus.NewDesc("partnerapi_upstream_"+name, help, []string{"model", "host"}, nil)
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("partnerapi_upstream_"+name, help, append([]string{"model", "host"}, labels...), nil)
 	}
 	return &upstreamCollector{
 		pools:    pools,
 		inFlight: desc("in_flight", "Requests under way on an upstream replica."),
 		requests: desc("requests_total", "Requests sent to an upstream replica (a request that failed over counts on both replicas)."),
-		failures: desc("failures_total", "Requests that failed for the replica's sake: unreachable, timed out, 429/502/503/504, or a stream cut short."),
+		// The model lists a replica failed to give are counted too: they
+		// take it out of rotation as a failed chat does.
+		failures: desc("failures_total", "Requests and model lists that failed for the replica's sake, by reason: unreachable, timeout (dial, headers, or no model list within 10 s), busy (429/503), bad_gateway (502/504), stream (cut short) or no_model (404 for the model).", "reason"),
 		alive:    desc("healthy", "1 while the replica is in rotation, 0 while it is down and probed."),
 	}
 }
@@ -190,7 +192,9 @@ func (c *upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(st.InFlight), st.Model, st.Host)
 			ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(st.Requests), st.Model, st.Host)
-			ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(st.Failures), st.Model, st.Host)
+			for _, reason := range upstream.FailureReasons {
+				ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(st.FailuresBy[reason]), st.Model, st.Host, reason)
+			}
 			ch <- prometheus.MustNewConstMetric(c.alive, prometheus.GaugeValue, healthy, st.Model, st.Host)
 		}
 	}

@@ -115,9 +115,10 @@ func TestAssistantUpstreamReplicas(t *testing.T) {
 		for _, want := range []string{
 			`partnerapi_upstream_healthy{host="` + hosts[0] + `",model="GigaChat"} 0`,
 			`partnerapi_upstream_healthy{host="` + hosts[1] + `",model="GigaChat"} 1`,
-			// A chat that met the kill counts 1 (and the cut stream, if it
-			// went there); a model list that met it first counts none.
-			`partnerapi_upstream_failures_total{host="` + hosts[0] + `",model="GigaChat"} `,
+			// A chat or a model list that met the kill counts 1 as
+			// unreachable (the cut stream, if it went there, as stream).
+			`partnerapi_upstream_failures_total{host="` + hosts[0] + `",model="GigaChat",reason="unreachable"} 1`,
+			`partnerapi_upstream_failures_total{host="` + hosts[1] + `",model="GigaChat",reason="no_model"} 0`,
 			`partnerapi_upstream_in_flight{host="` + hosts[1] + `",model="GigaChat"} 0`,
 			`partnerapi_upstream_requests_total{host="` + hosts[1] + `",model="GigaChat"} `,
 		} {

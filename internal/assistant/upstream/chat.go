@@ -315,10 +315,10 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 	// between us broke the connection): another replica may answer the
 	// request, if nothing of this answer reached the client yet.
 	if err := sc.Err(); err != nil {
-		return streamed{}, &serverFault{err: fmt.Errorf("upstream: stream: %w", err)}
+		return streamed{}, &serverFault{err: fmt.Errorf("upstream: stream: %w", err), reason: ReasonStream}
 	}
 	if !done {
-		return streamed{}, &serverFault{err: errors.New("upstream: stream ended without [DONE]")}
+		return streamed{}, &serverFault{err: errors.New("upstream: stream ended without [DONE]"), reason: ReasonStream}
 	}
 	for i := range out.choices {
 		out.choices[i].Text = text[i].String()

@@ -8,10 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"partnerapi/internal/assistant"
 )
@@ -89,6 +92,9 @@ type Pool struct {
 	cancel context.CancelFunc
 	probes sync.WaitGroup
 
+	// flight merges concurrent Models calls into one round of model lists.
+	flight singleflight.Group
+
 	mu       sync.Mutex
 	replicas []*replica
 	next     int  // where the search for the least busy replica starts
@@ -105,10 +111,19 @@ type replica struct {
 	// busy says the replica left rotation because it said it was
 	// overloaded (429, or 503 while it loads or queues), not because it
 	// could not be reached.
-	busy     bool
+	busy bool
+	// lacking says the replica answered 404 for the model: it serves
+	// another one, so it gets no requests for this one until its model
+	// list shows it (probe).
+	lacking bool
+	// probing is set while a probe goroutine watches the replica, so a
+	// replica that is down and lacking has one probe, not two.
+	probing  bool
 	inFlight int
 	requests int64 // requests sent to it, failovers counted on both sides
 	failures int64 // requests that failed for its sake (a serverFault)
+	// failuresBy counts failures by reason (FailureReasons).
+	failuresBy map[string]int64
 }
 
 // NewPool returns the pool serving name (mapped onto the replicas as
@@ -135,7 +150,7 @@ func NewPool(name string, served Served, bases []string, opts PoolOptions) *Pool
 	for _, base := range bases {
 		e := New(base, opts.Client)
 		e.Serve(name, served)
-		p.replicas = append(p.replicas, &replica{engine: e, host: Host(base), healthy: true})
+		p.replicas = append(p.replicas, &replica{engine: e, host: Host(base), healthy: true, failuresBy: map[string]int64{}})
 	}
 	return p
 }
@@ -171,6 +186,9 @@ type ReplicaStats struct {
 	Healthy            bool
 	InFlight           int
 	Requests, Failures int64
+	// FailuresBy splits Failures by reason; every one of FailureReasons
+	// is there, zero or not.
+	FailuresBy map[string]int64
 }
 
 // Stats reports every replica in the order they were configured.
@@ -179,21 +197,25 @@ func (p *Pool) Stats() []ReplicaStats {
 	defer p.mu.Unlock()
 	out := make([]ReplicaStats, 0, len(p.replicas))
 	for _, r := range p.replicas {
-		out = append(out, ReplicaStats{Model: p.name, Host: r.host, Healthy: r.healthy, InFlight: r.inFlight, Requests: r.requests, Failures: r.failures})
+		by := make(map[string]int64, len(FailureReasons))
+		for _, reason := range FailureReasons {
+			by[reason] = r.failuresBy[reason]
+		}
+		out = append(out, ReplicaStats{Model: p.name, Host: r.host, Healthy: r.healthy, InFlight: r.inFlight, Requests: r.requests, Failures: r.failures, FailuresBy: by})
 	}
 	return out
 }
 
-// acquire takes the healthy replica other than skip with the fewest
-// requests in flight, nil when there is none.
-func (p *Pool) acquire(skip *replica) *replica {
+// acquire takes the healthy replica not in tried and not lacking the
+// model with the fewest requests in flight, nil when there is none.
+func (p *Pool) acquire(tried []*replica) *replica {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var best *replica
 	n := len(p.replicas)
 	for i := range n {
 		r := p.replicas[(p.next+i)%n]
-		if r.healthy && r != skip && (best == nil || r.inFlight < best.inFlight) {
+		if r.healthy && !r.lacking && !slices.Contains(tried, r) && (best == nil || r.inFlight < best.inFlight) {
 			best = r
 		}
 	}
@@ -206,19 +228,33 @@ func (p *Pool) acquire(skip *replica) *replica {
 	return best
 }
 
-// release ends r's request with err: a fault of r counts against it, and
-// one that says r is down takes it out of rotation until a probe finds it
-// answering again.
+// release ends r's request with err: a fault of r counts against it, one
+// that says r is down takes it out of rotation until a probe finds it
+// answering again, and one that says r lacks the model keeps requests for
+// it away from r until its model list shows the model.
 func (p *Pool) release(r *replica, err error) {
 	p.mu.Lock()
 	r.inFlight--
-	f := faultOf(err)
-	if f != nil {
-		r.failures++
-	}
 	p.mu.Unlock()
-	if f != nil && f.down {
+	p.fault(r, err)
+}
+
+// fault counts err against r when it is r's fault, and takes r out of
+// rotation (down) or away from the model (lack) as the fault says.
+func (p *Pool) fault(r *replica, err error) {
+	f := faultOf(err)
+	if f == nil {
+		return
+	}
+	p.mu.Lock()
+	r.failures++
+	r.failuresBy[f.reason]++
+	p.mu.Unlock()
+	switch {
+	case f.down:
 		p.down(r, err)
+	case f.noModel:
+		p.lack(r, err)
 	}
 }
 
@@ -233,17 +269,44 @@ func (p *Pool) down(r *replica, err error) {
 	}
 	r.healthy = false
 	r.busy = errors.Is(err, assistant.ErrEngineBusy)
-	// Counted under the lock, so a Close that follows waits for it;
-	// started after the line, so the line comes before the probe's.
-	probe := !p.closed
-	if probe {
-		p.probes.Add(1)
-	}
+	probe := p.startProbe(r)
 	p.mu.Unlock()
 	p.log.Warn("assistant: upstream replica down", "model", p.name, "replica", r.host, "reason", reason(err))
 	if probe {
 		go p.probe(r)
 	}
+}
+
+// lack keeps requests for the model away from r, unless they already
+// are, and starts its probe: r answered that it does not serve the model
+// (a replica started with another one), and asking it again would only
+// cost every request a round trip and a failover.
+func (p *Pool) lack(r *replica, err error) {
+	p.mu.Lock()
+	if r.lacking {
+		p.mu.Unlock()
+		return
+	}
+	r.lacking = true
+	probe := p.startProbe(r)
+	p.mu.Unlock()
+	p.log.Warn("assistant: upstream replica lacks the model", "model", p.name, "replica", r.host, "reason", reason(err))
+	if probe {
+		go p.probe(r)
+	}
+}
+
+// startProbe reports whether the caller, holding mu, is to start r's
+// probe: none runs yet and the pool is open. The probe is counted under
+// the lock, so a Close that follows waits for it; the caller starts it
+// after its log line, so that line comes before the probe's.
+func (p *Pool) startProbe(r *replica) bool {
+	if r.probing || p.closed {
+		return false
+	}
+	r.probing = true
+	p.probes.Add(1)
+	return true
 }
 
 // reason is err as logged: the transport's error without the URL it names
@@ -260,9 +323,10 @@ func reason(err error) string {
 	return s
 }
 
-// probe asks r for its model list until it answers, waiting longer after
-// every failure, and then puts it back into rotation with what its engine
-// knew of the server forgotten.
+// probe asks r for its model list until it answers and, when r lacks the
+// model, until the list shows it, waiting longer after every failure. A
+// replica that answers is put back into rotation with what its engine knew
+// of the server forgotten.
 func (p *Pool) probe(r *replica) {
 	defer p.probes.Done()
 	wait := p.opts.ProbeInterval
@@ -271,52 +335,84 @@ func (p *Pool) probe(r *replica) {
 		select {
 		case <-p.stop.Done():
 			t.Stop()
+			p.mu.Lock()
+			r.probing = false
+			p.mu.Unlock()
 			return
 		case <-t.C:
 		}
-		if err := r.engine.ping(p.stop, p.opts.ProbeTimeout); err != nil {
-			wait = min(2*wait, p.opts.ProbeMaxInterval)
+		wait = min(2*wait, p.opts.ProbeMaxInterval)
+		p.mu.Lock()
+		lacking := r.lacking
+		p.mu.Unlock()
+		listed, err := r.engine.lists(p.stop, p.opts.ProbeTimeout, lacking)
+		if err != nil || p.stop.Err() != nil {
 			continue
 		}
-		if p.stop.Err() != nil {
+		p.mu.Lock()
+		back := !r.healthy
+		if back {
+			r.engine.forget()
+			r.healthy = true
+		}
+		found := r.lacking && listed
+		if found {
+			r.lacking = false
+		}
+		done := !r.lacking
+		if done {
+			r.probing = false
+		}
+		p.mu.Unlock()
+		if back {
+			p.log.Info("assistant: upstream replica back", "model", p.name, "replica", r.host)
+		}
+		if found {
+			p.log.Info("assistant: upstream replica serves the model again", "model", p.name, "replica", r.host)
+		}
+		if done {
 			return
 		}
-		r.engine.forget()
-		p.mu.Lock()
-		r.healthy = true
-		p.mu.Unlock()
-		p.log.Info("assistant: upstream replica back", "model", p.name, "replica", r.host)
-		return
 	}
 }
 
 // run calls do on the least busy healthy replica and, when that fails for
 // the replica's sake before sent reports anything sent to the client, once
-// more on another. With no healthy replica left it is ErrUnavailable at
-// once; a failover that finds none is the first replica's error, as a lone
-// server's would be.
+// more on another. A replica that says it lacks the model does not use up
+// that one failover: its answer is immediate and says nothing of the
+// others, so every replica is asked once before the request fails. With
+// no replica in rotation it is noReplica's error at once; a failover that
+// finds none is the first replica's error, as a lone server's would be,
+// except that a 404 for the model gives way to any other fault (the
+// replica that failed otherwise may well serve the model).
 func (p *Pool) run(ctx context.Context, sent func() bool, do func(*Engine) error) error {
-	var failed *replica
+	var tried []*replica
 	var first error
-	for range 2 {
-		r := p.acquire(failed)
+	faults := 0
+	for {
+		r := p.acquire(tried)
 		if r == nil {
 			if first != nil {
 				return first
 			}
 			return p.noReplica()
 		}
+		tried = append(tried, r)
 		err := do(r.engine)
 		p.release(r, err)
-		if err == nil || faultOf(err) == nil || ctx.Err() != nil || sent() {
+		f := faultOf(err)
+		if err == nil || f == nil || ctx.Err() != nil || sent() {
 			return err
 		}
-		failed = r
-		if first == nil {
+		if first == nil || faultOf(first).noModel {
 			first = err
 		}
+		if !f.noModel {
+			if faults++; faults == 2 {
+				return first
+			}
+		}
 	}
-	return first
 }
 
 func nothingSent() bool { return false }
@@ -327,13 +423,20 @@ func nothingSent() bool { return false }
 // server's own 429 was answered before pools; a server that loads its
 // model or drains a full queue is back within a probe interval. Only
 // replicas that could not be reached at all make it ErrUnavailable (503).
+//
+// When every replica is in rotation but lacks the model, the name is not
+// served by any of them: ErrNoSuchModel, as the first request's 404 was.
 func (p *Pool) noReplica() error {
 	p.mu.Lock()
-	busy := false
+	busy, out := false, false
 	for _, r := range p.replicas {
 		busy = busy || (!r.healthy && r.busy)
+		out = out || !r.healthy
 	}
 	p.mu.Unlock()
+	if !out {
+		return fmt.Errorf("upstream: %w: no replica of %s serves it", assistant.ErrNoSuchModel, p.name)
+	}
 	if busy {
 		return fmt.Errorf("upstream: %w: every replica of %s is busy", assistant.ErrEngineBusy, p.name)
 	}
@@ -411,9 +514,33 @@ func (p *Pool) NativeFunctionCalls(string) bool { return true }
 // order) that answers, every healthy replica being asked at once. A
 // model's context window is the smallest any replica names, so a client
 // that sizes its prompts to the list fits whichever replica serves it. A
-// replica that cannot be reached is taken out of rotation as a failed
-// request would take it.
+// replica that cannot be reached, or does not list its models in time, is
+// taken out of rotation as a failed request would take it, and counted as
+// failing under the same reason.
+//
+// Every chat request lists the models of every upstream name, so calls
+// that overlap share one round of lists (flight), as each replica's engine
+// shares its fetches: a round's fault is counted once, not once for each
+// caller that waited for it. The round runs on a context of its own, each
+// list bounded by its engine's ModelsTimeout, so a caller that gives up
+// does not fail it for the others.
 func (p *Pool) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
+	ch := p.flight.DoChan("models", func() (any, error) {
+		return p.listModels(context.WithoutCancel(ctx))
+	})
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return slices.Clone(r.Val.([]assistant.ModelInfo)), nil
+	}
+}
+
+// listModels is one round of Models.
+func (p *Pool) listModels(ctx context.Context) ([]assistant.ModelInfo, error) {
 	p.mu.Lock()
 	var asked []*replica
 	for _, r := range p.replicas {
@@ -432,7 +559,7 @@ func (p *Pool) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 		wg.Go(func() {
 			lists[i], errs[i] = r.engine.Models(ctx)
 			if f := faultOf(errs[i]); f != nil && f.down {
-				p.down(r, errs[i])
+				p.fault(r, errs[i])
 			}
 		})
 	}

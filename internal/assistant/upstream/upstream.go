@@ -7,14 +7,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"partnerapi/internal/assistant"
 )
@@ -29,11 +31,22 @@ type Engine struct {
 	// once when n > 1 is fanned out as n requests (fanout.go).
 	FanOut int
 
-	base   string
-	client *http.Client
-	served map[string]Served // by served name; names without an entry pass through
+	// base is the server's URL without its query, which query holds
+	// (an API key a gateway takes as ?api_key=, say) to be added after
+	// each request's path; safe names the server in errors (redactedBase).
+	base, query, safe string
+	client            *http.Client
+	served            map[string]Served // by served name; names without an entry pass through
 
-	mu       sync.Mutex
+	// flight merges concurrent fetches of the model list: when the cached
+	// one expires, every chat request resolving its model at that moment
+	// would otherwise send a GET /v1/models of its own.
+	flight singleflight.Group
+
+	mu sync.Mutex
+	// gen counts forget calls, so a model list fetched from the server as
+	// it was before is not cached over what forget dropped.
+	gen      uint64
 	cached   []assistant.ModelInfo
 	cachedAt time.Time
 	remotes  map[string]remoteModel // by remote id: what the cached list tells
@@ -86,8 +99,15 @@ func New(base string, client *http.Client) *Engine {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &Engine{ModelsTTL: DefaultModelsTTL, ModelsTimeout: DefaultModelsTimeout, FanOut: DefaultFanOut,
-		base: strings.TrimRight(base, "/"), client: client, served: map[string]Served{}}
+	e := &Engine{ModelsTTL: DefaultModelsTTL, ModelsTimeout: DefaultModelsTimeout, FanOut: DefaultFanOut,
+		base: strings.TrimRight(base, "/"), safe: redactedBase(base), client: client, served: map[string]Served{}}
+	// A query string must follow each request's path, not precede it.
+	if u, err := url.Parse(base); err == nil && (u.RawQuery != "" || u.ForceQuery) {
+		e.query = u.RawQuery
+		u.RawQuery, u.ForceQuery = "", false
+		e.base = strings.TrimRight(u.String(), "/")
+	}
+	return e
 }
 
 // Serve configures how the model served as name maps onto the upstream:
@@ -132,46 +152,33 @@ func (e *Engine) do(ctx context.Context, method, path string, body any) (*http.R
 		rd = bytes.NewReader(b)
 	}
 	// The request carries ctx so cancellation closes the upstream connection.
-	req, err := http.NewRequestWithContext(ctx, method, e.base+path, rd)
+	target := e.base + path
+	if e.query != "" {
+		target += "?" + e.query
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
-		return nil, err
+		// url.Parse's error quotes the URL whole, credentials included.
+		return nil, fmt.Errorf("upstream: %s%s: invalid URL", e.safe, path)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := e.client.Do(req)
-	if err != nil && ctx.Err() == nil {
+	if err == nil {
+		return resp, nil
+	}
+	// The transport's error names the URL with its user name (net/http
+	// hides only the password) and its query: the server is named as
+	// metrics name it instead, before the error goes anywhere.
+	err = redactURL(err, e.safe+path)
+	if ctx.Err() == nil {
 		// Refused or reset connections, dial and header timeouts: the
 		// upstream is down, which clients may retry, unlike a fault of
 		// ours, and another replica may answer (pool.go).
-		return nil, &serverFault{err: fmt.Errorf("upstream: %w: %w", assistant.ErrUnavailable, err), down: true}
+		return nil, &serverFault{err: fmt.Errorf("upstream: %w: %w", assistant.ErrUnavailable, err), down: true, reason: transportReason(err)}
 	}
-	return resp, err
-}
-
-// serverFault is a failure of the server rather than of the request, so
-// another replica of the model may well answer it (pool.go). down is set
-// when the server should be left alone until it answers a probe: it could
-// not be reached, or said it is overloaded or unwell (429, 502, 503, 504).
-// A stream cut short is a fault too, but not down: a connection broken
-// mid-answer (a proxy's idle timeout, say) says little about the next one,
-// and a server that really died refuses the next request's connection.
-type serverFault struct {
-	err  error
-	down bool
-}
-
-func (f *serverFault) Error() string { return f.err.Error() }
-func (f *serverFault) Unwrap() error { return f.err }
-
-// faultOf is err's serverFault, nil when err is the request's own (a 400,
-// a prompt over the window) or no error.
-func faultOf(err error) *serverFault {
-	var f *serverFault
-	if errors.As(err, &f) {
-		return f
-	}
-	return nil
+	return nil, err
 }
 
 // upstreamError turns a non-2xx response into an error, mapping context
@@ -190,16 +197,20 @@ func upstreamError(resp *http.Response) error {
 		return fmt.Errorf("upstream: %w: %s", errOneChoice, strings.TrimSpace(string(b)))
 	}
 	if resp.StatusCode == http.StatusNotFound && strings.Contains(msg, "model") {
-		return fmt.Errorf("upstream: %w: %s", assistant.ErrNoSuchModel, strings.TrimSpace(string(b)))
+		// vLLM's "The model `x` does not exist", Ollama's "model \"x\" not
+		// found", a llama-server router's "model not found": this server
+		// serves another model, and another replica of the name may
+		// serve this one (pool.go). It is up, so it is not down.
+		return &serverFault{err: fmt.Errorf("upstream: %w: %s", assistant.ErrNoSuchModel, strings.TrimSpace(string(b))), noModel: true, reason: ReasonNoModel}
 	}
 	switch resp.StatusCode {
 	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
 		// llama-server loading its model, Ollama's full queue, a vLLM
 		// refusing more: busy now, and the client may retry.
-		return &serverFault{err: fmt.Errorf("upstream: %w: %s", assistant.ErrEngineBusy, strings.TrimSpace(string(b))), down: true}
+		return &serverFault{err: fmt.Errorf("upstream: %w: %s", assistant.ErrEngineBusy, strings.TrimSpace(string(b))), down: true, reason: ReasonBusy}
 	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		// A proxy in front of the server could not reach it.
-		return &serverFault{err: fmt.Errorf("upstream: status %d: %s", resp.StatusCode, strings.TrimSpace(string(b))), down: true}
+		return &serverFault{err: fmt.Errorf("upstream: status %d: %s", resp.StatusCode, strings.TrimSpace(string(b))), down: true, reason: ReasonBadGateway}
 	}
 	return fmt.Errorf("upstream: status %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
 }
@@ -208,8 +219,13 @@ func upstreamError(resp *http.Response) error {
 //
 // Every chat request resolves its model through Models, so a successful
 // list is reused for ModelsTTL instead of costing each request a round trip
-// to the upstream; a slow upstream is given ModelsTimeout, after which the
-// request fails rather than hangs.
+// to the upstream, and the requests that find it expired at once share one
+// fetch (flight) rather than each sending its own. A slow upstream is given
+// ModelsTimeout, after which the request fails rather than hangs.
+//
+// The shared fetch runs on a context of its own, bounded by ModelsTimeout:
+// a caller that gives up (its client hung up) must not fail the fetch that
+// others wait for. Each caller still returns when its own context ends.
 func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 	e.mu.Lock()
 	if e.ModelsTTL > 0 && e.cached != nil && time.Since(e.cachedAt) < e.ModelsTTL {
@@ -217,6 +233,28 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 		e.mu.Unlock()
 		return out, nil
 	}
+	e.mu.Unlock()
+	ch := e.flight.DoChan("models", func() (any, error) {
+		return e.refreshModels(context.WithoutCancel(ctx))
+	})
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		// Every caller gets a copy of its own: callers change theirs (a
+		// pool sets the smallest window of its replicas).
+		return slices.Clone(r.Val.([]assistant.ModelInfo)), nil
+	}
+}
+
+// refreshModels fetches the model list and caches it, unless forget was
+// called while it was under way.
+func (e *Engine) refreshModels(ctx context.Context) ([]assistant.ModelInfo, error) {
+	e.mu.Lock()
+	gen := e.gen
 	e.mu.Unlock()
 	lctx, cancel := context.WithTimeout(ctx, e.ModelsTimeout)
 	defer cancel()
@@ -226,13 +264,15 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 		// not, so one that does not is hung: a pool takes it out of
 		// rotation rather than send it chats that wait for their header
 		// timeout.
-		return nil, &serverFault{err: fmt.Errorf("upstream: %w: no model list within %v", assistant.ErrUnavailable, e.ModelsTimeout), down: true}
+		return nil, &serverFault{err: fmt.Errorf("upstream: %w: no model list within %v", assistant.ErrUnavailable, e.ModelsTimeout), down: true, reason: ReasonTimeout}
 	}
 	if err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
-	e.cached, e.cachedAt, e.remotes = slices.Clone(out), time.Now(), remotes
+	if e.gen == gen {
+		e.cached, e.cachedAt, e.remotes = slices.Clone(out), time.Now(), remotes
+	}
 	e.mu.Unlock()
 	return out, nil
 }
@@ -418,22 +458,46 @@ func (e *Engine) askTokenize(ctx context.Context, by counter, model, text string
 // EstimateTokens is the fallback count: ceil(len(text)/4).
 func EstimateTokens(text string) int { return (len(text) + 3) / 4 }
 
-// ping asks the upstream's model list, bypassing the cache: the cheapest
+// lists asks the upstream's model list, bypassing the cache: the cheapest
 // request that every kind of server (llama-server, vLLM, Ollama) answers,
 // and one that llama-server refuses with 503 while its model still loads.
-func (e *Engine) ping(ctx context.Context, timeout time.Duration) error {
+// With check it also reports whether the list names a model the engine
+// serves (a pool's engine serves one), as its remote id or an Ollama tag
+// of it; without, the body is not read as a list at all, so a server
+// whose list is no JSON still counts as answering.
+func (e *Engine) lists(ctx context.Context, timeout time.Duration, check bool) (listed bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	resp, err := e.do(ctx, http.MethodGet, "/v1/models", nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return upstreamError(resp)
+		return false, upstreamError(resp)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return nil
+	if !check {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		return false, nil
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&list); err != nil {
+		return false, fmt.Errorf("upstream: models: %w", err)
+	}
+	for name := range e.served {
+		remote := e.remote(name)
+		for _, m := range list.Data {
+			// Ollama lists "llama3:latest" for a model asked as "llama3".
+			if m.ID == remote || (!strings.Contains(remote, ":") && m.ID == remote+":latest") {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // forget drops what the engine learnt of its server: the model list, the
@@ -443,6 +507,7 @@ func (e *Engine) ping(ctx context.Context, timeout time.Duration) error {
 func (e *Engine) forget() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.gen++
 	e.cached, e.cachedAt, e.remotes = nil, time.Time{}, nil
 	e.oneChoice = false
 	e.propsCtx, e.propsAt = 0, time.Time{}
