@@ -43,6 +43,16 @@ func (s *Server) statusError(ctx context.Context, err error) error {
 		return status.Error(codes.InvalidArgument, "Payload too large")
 	case errors.Is(err, assistant.ErrNoFunctions):
 		return status.Error(codes.InvalidArgument, "Requested model does not support functions")
+	case errors.Is(err, assistant.ErrUnavailable):
+		// No server of the model can be reached: REST's 503 "Service
+		// Unavailable". The reference's table (assistant-grpc.md §5) maps
+		// "500 and any other" REST status to 13 INTERNAL and names no 14
+		// UNAVAILABLE, so the code follows the provider's and the message
+		// is REST's, as for every other status. It is not logged as an
+		// internal error: the pool logs the replica leaving and rejoining
+		// rotation, and a line for each request refused meanwhile would
+		// only repeat that (REST writes none either).
+		return status.Error(codes.Internal, "Service Unavailable")
 	case errors.Is(err, context.DeadlineExceeded):
 		// The spec's 408: the client's grpc-timeout ran out.
 		return status.Error(codes.DeadlineExceeded, "Request timeout")

@@ -3,6 +3,7 @@ package chatgrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,13 +18,13 @@ import (
 )
 
 // fakeEngine serves "echo" (one delta, then stop), "slow" (one delta, then
-// waits for the context), "broken" (fails) and "strict" (its chat template
-// refuses every conversation).
+// waits for the context), "broken" (fails), "strict" (its chat template
+// refuses every conversation) and "down" (no server of it can be reached).
 type fakeEngine struct{}
 
 func (fakeEngine) Models(context.Context) ([]assistant.ModelInfo, error) {
 	var out []assistant.ModelInfo
-	for _, n := range []string{"echo", "slow", "broken", "strict"} {
+	for _, n := range []string{"echo", "slow", "broken", "strict", "down"} {
 		out = append(out, assistant.ModelInfo{Name: n, Version: "1", Type: "chat", ContextWindow: 64})
 	}
 	return out, nil
@@ -35,6 +36,8 @@ func (fakeEngine) Generate(ctx context.Context, req assistant.GenerateRequest, e
 	switch req.Model {
 	case "broken":
 		return assistant.Result{}, errors.New("boom")
+	case "down":
+		return assistant.Result{}, fmt.Errorf("upstream: %w: no replica of down answers", assistant.ErrUnavailable)
 	case "strict":
 		return assistant.Result{}, &assistant.TemplateError{Reason: "roles must alternate"}
 	case "slow":
@@ -59,7 +62,8 @@ func chatReq(model string) *pb.ChatRequest {
 }
 
 // TestErrorCodes has one case per code of the mapping table (3, 4, 5, 7, 8,
-// 13), each through the real server.
+// 13), each through the real server, and one per domain error that shares
+// a code with others but has a message of its own.
 func TestErrorCodes(t *testing.T) {
 	e := start(t, fakeEngine{}, chatgrpc.Config{})
 	corp := e.token(t, assistant.ScopeCorp)
@@ -124,6 +128,15 @@ func TestErrorCodes(t *testing.T) {
 			}
 			return err
 		}, codes.Internal, "Internal Server Error"},
+		// REST's 503: the reference maps it, as "any other" status, to 13.
+		{"backend unavailable", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, chatReq("down")); return err }, codes.Internal, "Service Unavailable"},
+		{"backend unavailable stream", corp, 0, func(ctx context.Context) error {
+			st, err := e.chat.ChatStream(ctx, chatReq("down"))
+			if err == nil {
+				_, err = st.Recv()
+			}
+			return err
+		}, codes.Internal, "Service Unavailable"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package chatgrpc_test
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -29,6 +30,12 @@ type env struct {
 
 func start(t *testing.T, engine assistant.Engine, cfg chatgrpc.Config) *env {
 	t.Helper()
+	return startLogged(t, engine, cfg, nil)
+}
+
+// startLogged is start with the server writing its log to log.
+func startLogged(t *testing.T, engine assistant.Engine, cfg chatgrpc.Config, log *slog.Logger) *env {
+	t.Helper()
 	ctx := context.Background()
 	db := storetest.SQLite(t)
 	if err := assistantsql.Migrate(ctx, db); err != nil {
@@ -38,7 +45,7 @@ func start(t *testing.T, engine assistant.Engine, cfg chatgrpc.Config) *env {
 	e.svc = assistant.NewService(assistantsql.New(db), engine, assistant.Config{
 		Now: func() time.Time { return time.Now().Add(time.Duration(e.clock.Load()) * time.Second) },
 	})
-	g, _ := chatgrpc.NewGRPCServer(chatgrpc.New(e.svc, nil, cfg))
+	g, _ := chatgrpc.NewGRPCServer(chatgrpc.New(e.svc, log, cfg))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
