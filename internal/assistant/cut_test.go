@@ -230,3 +230,31 @@ func TestCutBillFailureIsLogged(t *testing.T) {
 		t.Errorf("log: %q", logged.String())
 	}
 }
+
+// TestCutCorpUsageIsRecorded: a postpaid client's chat cut short adds what
+// it consumed to the client's recorded usage, as a finished one does.
+func TestCutCorpUsageIsRecorded(t *testing.T) {
+	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a", "b"}, hang: true}
+	svc, _ := prepaid(t, eng, "m")
+	cr, err := svc.CreateClient(context.Background(), assistant.ScopeCorp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopeCorp}
+	ctx, cancel := context.WithCancel(context.Background())
+	relayed := 0
+	_, err = svc.Run(ctx, scriptedChat(t, svc, p, "three prompt words"), func(assistant.Delta) error {
+		if relayed++; relayed == 2 {
+			cancel()
+		}
+		return nil
+	})
+	cancel()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	us, err := svc.Usage(context.Background(), cr.ClientID)
+	if err != nil || len(us) != 1 || us[0].Tokens != 3+2 {
+		t.Errorf("usage %+v %v, want 5 tokens of m", us, err)
+	}
+}
