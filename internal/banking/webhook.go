@@ -55,7 +55,8 @@ type WebhookOutbox interface {
 	// answer or a 429/503 at now. Unless the partner is paused already,
 	// its pause begins, lasting base after its first such failure in a
 	// row and doubling per further one up to max (a delivered event
-	// resets the count). The partner's pending events due before the
+	// resets the count, and so does a failure more than max after the
+	// last pause ended: a new outage). The partner's pending events due before the
 	// pause ends are moved to its end with no attempt counted, and claims
 	// hand out none of its events until then. It returns the pause's end.
 	PauseWebhookPartner(ctx context.Context, clientID string, now time.Time, base, max time.Duration) (time.Time, error)

@@ -48,6 +48,12 @@ func (s *PaymentStore) PauseWebhookPartner(ctx context.Context, clientID string,
 			// same outage rather than one more that outlasted a pause.
 			until = time.UnixMicro(end).UTC()
 		} else {
+			if now.Sub(time.UnixMicro(end)) > max {
+				// The last pause ended long before this failure, with no
+				// failure at its end: this is a new outage, not the same
+				// one outlasting a pause, and starts at base again.
+				failures = 0
+			}
 			failures++
 			until = now.Add(webhookPauseFor(failures, base, max))
 			if _, err := tx.ExecContext(ctx, `UPDATE banking_webhook_pauses SET failures = $1, paused_until = $2 WHERE client_id = $3`,

@@ -92,6 +92,15 @@ func TestWebhookPauseStore(t *testing.T) {
 			t.Fatalf("capped pause until %v %v", until, err)
 		}
 
+		// A failure long after the last pause ended (more than max) is a
+		// new outage: its pause starts at base again.
+		later := now.Add(2 * time.Hour)
+		for i, st := range []struct{ at, want time.Duration }{{0, 5 * time.Second}, {10 * time.Second, 20 * time.Second}, {51 * time.Second, 56 * time.Second}} {
+			if until, err := s.PauseWebhookPartner(ctx, "pd", later.Add(st.at), 5*time.Second, 30*time.Second); err != nil || !until.Equal(later.Add(st.want)) {
+				t.Fatalf("pd pause %d until %v %v, want %v", i, until, err, later.Add(st.want))
+			}
+		}
+
 		// A claim meanwhile hands out the other partner's events only; a
 		// new event of the paused partner is moved to the pause's end.
 		queueEvents(t, s, "pc", 1, at) // another partner, claimed too
