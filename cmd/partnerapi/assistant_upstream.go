@@ -33,10 +33,7 @@ func (f *upstreamFlag) String() string {
 	var parts []string
 	for name, r := range *f {
 		for _, base := range r.bases {
-			if u, err := url.Parse(base); err == nil {
-				base = u.Redacted()
-			}
-			parts = append(parts, name+"="+base)
+			parts = append(parts, shown(name+"="+base))
 		}
 	}
 	sort.Strings(parts)
@@ -60,22 +57,22 @@ func (f *upstreamFlag) Set(v string) error {
 	name, raw, ok := strings.Cut(v, "=")
 	u, err := url.Parse(raw)
 	if !ok || name == "" || err != nil || u.Scheme == "" || u.Host == "" {
-		return fmt.Errorf("want NAME=URL[#model=ID&type=chat|embedder], got %q", v)
+		return fmt.Errorf("want NAME=URL[#model=ID&type=chat|embedder], got %q", shown(v))
 	}
 	opts, err := url.ParseQuery(u.Fragment)
 	if err != nil {
-		return fmt.Errorf("%q: options after # are model=ID&type=chat|embedder: %v", v, err)
+		return fmt.Errorf("%q: options after # are model=ID&type=chat|embedder: %v", shown(v), err)
 	}
 	served := upstream.Served{Remote: opts.Get("model"), Type: opts.Get("type")}
 	for k := range opts {
 		if k != "model" && k != "type" {
-			return fmt.Errorf("%q: unknown option %q (want model, type)", v, k)
+			return fmt.Errorf("%q: unknown option %q (want model, type)", shown(v), k)
 		}
 	}
 	switch served.Type {
 	case "", assistant.TypeChat, assistant.TypeEmbedder:
 	default:
-		return fmt.Errorf("%q: type must be chat or embedder", v)
+		return fmt.Errorf("%q: type must be chat or embedder", shown(v))
 	}
 	u.Fragment, u.RawFragment = "", ""
 	base := u.String()
@@ -90,18 +87,52 @@ func (f *upstreamFlag) Set(v string) error {
 	// The options are compared as they mean: no model= is NAME, no type=
 	// is chat.
 	if canonical(name, served) != canonical(name, r.served) {
-		return fmt.Errorf("%q: every replica of %s takes the same options, and an earlier one has %s", v, name, optionsOf(r.served))
+		return fmt.Errorf("%q: every replica of %s takes the same options, and an earlier one has %s", shown(v), name, optionsOf(r.served))
 	}
 	// Metrics and logs name a replica by its host and path, so two of
 	// them there would be one series (and fail every scrape).
 	for _, b := range r.bases {
 		if upstream.Host(b) == upstream.Host(base) {
-			return fmt.Errorf("%q: %s is already a replica of %s", v, upstream.Host(base), name)
+			return fmt.Errorf("%q: %s is already a replica of %s", shown(v), upstream.Host(base), name)
 		}
 	}
 	r.bases = append(r.bases, base)
 	(*f)[name] = r
 	return nil
+}
+
+// shown is an --assistant-upstream value as its errors quote it, without
+// the credentials its URL may carry: the user name and password, and the
+// query, where a gateway may take an API key. A deployment keeps them out
+// of the process list by giving them in the environment, and the error
+// reaches the terminal or the service's log. A value whose URL does not
+// parse is not quoted at all when it may hold either.
+func shown(v string) string {
+	name, raw, ok := strings.Cut(v, "=")
+	if !ok || strings.ContainsAny(name, ":/@?") {
+		// No NAME= before the URL: the first = is in its query.
+		name, raw, ok = "", v, false
+	}
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		safe := u.Scheme + "://"
+		if u.User != nil {
+			safe += "xxxxx@"
+		}
+		safe += u.Host + u.EscapedPath()
+		if u.RawQuery != "" || u.ForceQuery {
+			safe += "?xxxxx"
+		}
+		if u.Fragment != "" {
+			safe += "#" + u.EscapedFragment()
+		}
+		raw = safe
+	} else if strings.ContainsAny(raw, "@?") {
+		raw = "(URL not shown: it may hold credentials)"
+	}
+	if !ok {
+		return raw
+	}
+	return name + "=" + raw
 }
 
 // canonical spells out the defaults of s, the options of model name.

@@ -144,3 +144,49 @@ func FuzzUpstreamFlag(f *testing.F) {
 		_ = fl.String()
 	})
 }
+
+// No error of the flag quotes a credential of the URL it refuses (user
+// name, password, an API key in the query): given in the environment to
+// keep them out of the process list, they would otherwise reach the
+// terminal or the service's log with the error.
+func TestUpstreamFlagErrorsRedacted(t *testing.T) {
+	const creds = "http://operator:s3cret@gpu-1:8000/v1?api_key=k3y"
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		err   string // in the last Set's error
+	}{
+		{"unknown option", []string{"m=" + creds + "#colour=red"}, `"m=http://xxxxx@gpu-1:8000/v1?xxxxx#colour=red": unknown option`},
+		{"bad type", []string{"m=" + creds + "#type=image"}, "type must be chat or embedder"},
+		{"unparsable", []string{"m=" + creds + "#model=%zz"}, "want NAME=URL"},
+		{"other options", []string{"m=http://a:1", "m=" + creds + "#model=llama"}, "same options"},
+		{"same server", []string{"m=" + creds, "m=http://gpu-1:8000/v1"}, "already a replica"},
+		{"no scheme", []string{"m=operator:s3cret@gpu-1?api_key=k3y"}, "want NAME=URL"},
+		{"no name", []string{creds}, "want NAME=URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f upstreamFlag
+			var err error
+			for _, v := range tc.flags {
+				if err = f.Set(v); err != nil {
+					break
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("err %v, want one saying %q", err, tc.err)
+			}
+			for _, s := range []string{"operator", "s3cret", "k3y"} {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("the error shows %q: %v", s, err)
+				}
+			}
+		})
+	}
+	var f upstreamFlag
+	if err := f.Set("m=" + creds); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.String(), "m=http://xxxxx@gpu-1:8000/v1?xxxxx"; got != want {
+		t.Fatalf("String() = %s, want %s", got, want)
+	}
+}
