@@ -158,3 +158,15 @@ func TestPoolNoModelFailover(t *testing.T) {
 		})
 	}
 }
+
+// The pool's model list is that of a replica naming the model, not of the
+// first replica that answered with another one.
+func TestPoolModelsPreferNamed(t *testing.T) {
+	a, b := newModelServer(t, "0", "vllm", "other"), newModelServer(t, "1", "vllm", "m")
+	p := NewPool("m", Served{}, []string{a.srv.URL, b.srv.URL}, PoolOptions{})
+	t.Cleanup(p.Close)
+	ms, err := p.Models(context.Background())
+	if err != nil || len(ms) != 1 || ms[0].Name != "m" {
+		t.Fatalf("got %+v %v, want the list naming m", ms, err)
+	}
+}

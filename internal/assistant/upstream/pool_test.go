@@ -238,15 +238,16 @@ func TestPoolFailover(t *testing.T) {
 		mode     string
 		failover bool
 		down     bool
+		reason   string // the failure's reason in the replica's stats
 	}{
-		{"killed", true, true},
-		{"503", true, true},
-		{"429", true, true},
-		{"502", true, true},
-		{"hang", true, true}, // no headers within the client's timeout
-		{"hung", true, true}, // no model list within ModelsTimeout
-		{"cut", true, false}, // nothing reached the client: retried, but the server is not judged by one broken stream
-		{"400", false, false},
+		{"killed", true, true, ReasonUnreachable},
+		{"503", true, true, ReasonBusy},
+		{"429", true, true, ReasonBusy},
+		{"502", true, true, ReasonBadGateway},
+		{"hang", true, true, ReasonTimeout}, // no headers within the client's timeout
+		{"hung", true, true, ReasonTimeout}, // no model list within ModelsTimeout
+		{"cut", true, false, ReasonStream},  // nothing reached the client: retried, but the server is not judged by one broken stream
+		{"400", false, false, ""},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			a, b := newReplica(t, "a"), newReplica(t, "b")
@@ -276,7 +277,7 @@ func TestPoolFailover(t *testing.T) {
 				t.Fatalf("got %q %v, want b's answer", text, err)
 			}
 			st := p.Stats()
-			if st[0].Healthy == tc.down || st[0].Failures != 1 || st[1].Failures != 0 {
+			if st[0].Healthy == tc.down || st[0].Failures != 1 || st[0].FailuresBy[tc.reason] != 1 || st[1].Failures != 0 {
 				t.Fatalf("stats %+v", st)
 			}
 			// Every request after it is answered, by b while a is out.
