@@ -45,6 +45,10 @@ type paymentFlags struct {
 	webhookAttempts   int
 	webhookBackoff    time.Duration
 	webhookMaxBackoff time.Duration
+	// webhookPause and webhookMaxPause are a partner's pause after a
+	// delivery with no answer or a 429/503 (banking.WebhookDispatcher's
+	// PauseBase and PauseMax); a zero pause pauses no partner.
+	webhookPause, webhookMaxPause time.Duration
 	// webhookAllowPrivate lets webhooks reach private and local addresses
 	// (banking_webhook_keys.go has the policy).
 	webhookAllowPrivate bool
@@ -82,6 +86,8 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.webhookAttempts, "banking-webhook-max-attempts", defaultWebhookAttempts, "attempts of one webhook delivery, the first included, before it is given up (≥ 1)")
 	fs.DurationVar(&f.webhookBackoff, "banking-webhook-backoff", defaultWebhookBackoff, "wait before the second attempt of a webhook delivery; it doubles per attempt up to --banking-webhook-max-backoff (> 0)")
 	fs.DurationVar(&f.webhookMaxBackoff, "banking-webhook-max-backoff", defaultWebhookMaxBackoff, "longest wait between two attempts of a webhook delivery (≥ --banking-webhook-backoff)")
+	fs.DurationVar(&f.webhookPause, "banking-webhook-pause", defaultWebhookPause, "pause of a partner's webhooks after a delivery with no answer or a 429/503: its other due events wait that long with no attempt counted; doubles per such delivery in a row up to --banking-webhook-max-pause (0: no pause)")
+	fs.DurationVar(&f.webhookMaxPause, "banking-webhook-max-pause", defaultWebhookMaxPause, "longest pause of a partner's webhooks (≥ --banking-webhook-pause)")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
 }
 
@@ -92,7 +98,26 @@ const (
 	defaultWebhookAttempts   = 10
 	defaultWebhookBackoff    = 5 * time.Second
 	defaultWebhookMaxBackoff = time.Hour
+	defaultWebhookPause      = 5 * time.Second
+	defaultWebhookMaxPause   = 5 * time.Minute
 )
+
+// webhookPauses is the dispatcher's PauseBase and PauseMax from the
+// flags: a zero pause is none (PauseBase < 0), and a zero paymentFlags
+// (flags never parsed) means the defaults.
+func (f *paymentFlags) webhookPauses() (base, max time.Duration, err error) {
+	switch {
+	case f.webhookPause == 0 && f.webhookMaxPause == 0:
+		return 0, 0, nil // the dispatcher's own defaults
+	case f.webhookPause < 0:
+		return 0, 0, fmt.Errorf("--banking-webhook-pause must be ≥ 0, got %s", f.webhookPause)
+	case f.webhookPause == 0:
+		return -1, 0, nil
+	case f.webhookMaxPause < f.webhookPause:
+		return 0, 0, fmt.Errorf("--banking-webhook-max-pause (%s) must be ≥ --banking-webhook-pause (%s)", f.webhookMaxPause, f.webhookPause)
+	}
+	return f.webhookPause, f.webhookMaxPause, nil
+}
 
 // webhookRetry is the checked retry schedule of the webhook flags. Flags
 // never parsed (modules tests build from a zero paymentFlags) mean the
@@ -159,6 +184,10 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	if err != nil {
 		return paymentArea{}, err
 	}
+	pauseBase, pauseMax, err := f.webhookPauses()
+	if err != nil {
+		return paymentArea{}, err
+	}
 	store := bankingsql.NewPaymentStore(db).WithCommitDelay(f.commitDelay)
 	maint := &banking.Maintenance{}
 	maint.Set(f.maintenance)
@@ -183,7 +212,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 		every = 2 * time.Second
 	}
 	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == "",
-		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff}
+		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff, PauseBase: pauseBase, PauseMax: pauseMax}
 	// On shutdown the dispatcher takes no new batch, but the deliveries of
 	// the one it holds go on for the grace period, so that a partner's
 	// answer under way is heard and recorded rather than cut off (and sent

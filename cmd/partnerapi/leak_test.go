@@ -87,6 +87,7 @@ func newLeakTarget(t *testing.T) *leakTarget {
 	}
 	ts := startServer(t, "--data-dir", data, "--models-dir", assistantModelsDir(t), "--banking-webhook-allow-private",
 		"--banking-webhook-interval", "20ms", "--banking-webhook-backoff", "30ms", "--banking-webhook-max-backoff", "60ms",
+		"--banking-webhook-pause", "30ms", "--banking-webhook-max-pause", "60ms",
 		"--banking-webhook-max-attempts", "3", "--banking-payment-rate", "100000", "--banking-payment-burst", "100000")
 	// The later --data-dir wins over the one startServer made and recorded.
 	ts.dataDir = data

@@ -50,6 +50,7 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 		"metrics-addr":                 "127.0.0.1:9100",
 		"trusted-proxies":              "10.0.0.0/8,192.0.2.7",
 		"max-connections":              "100",
+		"banking-webhook-pause":        "0s",
 	}
 	env := map[string]string{}
 	for name, v := range want {
@@ -83,6 +84,7 @@ func TestServeChecksEnvironmentValues(t *testing.T) {
 		"banking-id-token-alg":         "HS256",
 		"assistant-max-body-mb":        "-1",
 		"max-connections":              "-1",
+		"banking-webhook-pause":        "-1s",
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
