@@ -49,6 +49,9 @@ type paymentFlags struct {
 	// delivery with no answer or a 429/503 (banking.WebhookDispatcher's
 	// PauseBase and PauseMax); a zero pause pauses no partner.
 	webhookPause, webhookMaxPause time.Duration
+	// webhookPerPartner is how many deliveries of one partner run at once
+	// (banking.WebhookDispatcher's PerPartner; 0: its default).
+	webhookPerPartner int
 	// webhookAllowPrivate lets webhooks reach private and local addresses
 	// (banking_webhook_keys.go has the policy).
 	webhookAllowPrivate bool
@@ -88,6 +91,7 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.webhookMaxBackoff, "banking-webhook-max-backoff", defaultWebhookMaxBackoff, "longest wait between two attempts of a webhook delivery (≥ --banking-webhook-backoff)")
 	fs.DurationVar(&f.webhookPause, "banking-webhook-pause", defaultWebhookPause, "pause of a partner's webhooks after a delivery with no answer or a 429/503: its other due events wait that long with no attempt counted; doubles per such delivery in a row up to --banking-webhook-max-pause (0: no pause)")
 	fs.DurationVar(&f.webhookMaxPause, "banking-webhook-max-pause", defaultWebhookMaxPause, "longest pause of a partner's webhooks (≥ --banking-webhook-pause)")
+	fs.IntVar(&f.webhookPerPartner, "banking-webhook-per-partner", 2, "deliveries of one partner's webhooks under way at once, of the 8 the outbox runs (1–8): a partner's receiver that hangs holds no more")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
 }
 
@@ -188,6 +192,9 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	if err != nil {
 		return paymentArea{}, err
 	}
+	if f.webhookPerPartner < 0 || f.webhookPerPartner > 8 {
+		return paymentArea{}, fmt.Errorf("--banking-webhook-per-partner must be 1–8 (0: the default, 2), got %d", f.webhookPerPartner)
+	}
 	store := bankingsql.NewPaymentStore(db).WithCommitDelay(f.commitDelay)
 	maint := &banking.Maintenance{}
 	maint.Set(f.maintenance)
@@ -212,7 +219,8 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 		every = 2 * time.Second
 	}
 	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == "",
-		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff, PauseBase: pauseBase, PauseMax: pauseMax}
+		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff, PauseBase: pauseBase, PauseMax: pauseMax,
+		PerPartner: f.webhookPerPartner}
 	// On shutdown the dispatcher takes no new batch, but the deliveries of
 	// the one it holds go on for the grace period, so that a partner's
 	// answer under way is heard and recorded rather than cut off (and sent

@@ -51,6 +51,7 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 		"trusted-proxies":              "10.0.0.0/8,192.0.2.7",
 		"max-connections":              "100",
 		"banking-webhook-pause":        "0s",
+		"banking-webhook-per-partner":  "4",
 	}
 	env := map[string]string{}
 	for name, v := range want {
@@ -85,6 +86,7 @@ func TestServeChecksEnvironmentValues(t *testing.T) {
 		"assistant-max-body-mb":        "-1",
 		"max-connections":              "-1",
 		"banking-webhook-pause":        "-1s",
+		"banking-webhook-per-partner":  "9",
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
