@@ -105,16 +105,17 @@ const countTimeout = 5 * time.Second
 
 // cutUsage is the usage of a generation the client cut short. The engine's
 // own count wins: the local engine reports the prompt tokens it computed
-// and every token generated up to the cut. An engine that reports nothing
-// on a cut (an upstream stops reading its stream and keeps no count) is
-// counted from the deltas relayed: their text with the model's tokenizer
-// (about 4 bytes a token when it cannot count), and the prompt as the
-// messages' text without the chat template's own tokens, as the upstream
-// engine counts a prompt whose server reports no usage. The prompt is
-// billed only once a delta proves the backend processed it, and the count
-// never exceeds max_tokens per choice. Known gap: a non-streamed request to
-// an upstream relays no deltas (see newCutMeter), so it is billed nothing
-// when the client abandons it.
+// and every token generated up to the cut, and the upstream engine what it
+// read of its server's stream up to the cut (upstream/cut.go), streamed to
+// the client or not, so an abandoned request that is not streamed is
+// billed too. An engine that reports nothing on a cut is counted from the
+// deltas relayed: their text with the model's tokenizer (about 4 bytes a
+// token when it cannot count), and the prompt as the messages' text
+// without the chat template's own tokens, as the upstream engine counts a
+// prompt whose server reports no usage. The prompt is billed only once a
+// delta proves the backend processed it, and the count never exceeds
+// max_tokens per choice; such an engine's request that is not streamed
+// relays no deltas (see newCutMeter) and is billed nothing.
 func (s *Service) cutUsage(ctx context.Context, req GenerateRequest, reported Usage, m *cutMeter) Usage {
 	if reported != (Usage{}) {
 		return reported

@@ -193,6 +193,11 @@ func argumentsString(raw json.RawMessage) string {
 type streamed struct {
 	choices []assistant.Choice
 	usage   *assistant.Usage
+	// cut is set on a stream the client cut short (cut.go): its choices
+	// hold the text read up to the cut, unfinished, and calls each
+	// choice's tool-call fragments as they came, unassembled.
+	cut   bool
+	calls []string
 }
 
 // Generate streams POST /v1/chat/completions and relays its SSE deltas.
@@ -200,15 +205,20 @@ type streamed struct {
 // in the result (reference §3.4 rule 9). n > 1 choices are asked of the
 // upstream in one request only where it generates them itself (vLLM);
 // elsewhere they are fanned out as n requests (fanout.go).
+//
+// A generation the client cuts short returns its error with the usage of
+// what the upstream streamed up to the cut (cut.go), which the service
+// bills.
 func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
 	n := max(req.N, 1)
 	clamped, err := e.clampMaxTokens(ctx, req)
 	if err != nil {
 		return assistant.Result{}, err
 	}
+	limit := cutLimit(req.MaxTokens, clamped)
 	req.MaxTokens, req.N = clamped, n
 	if n > 1 && !e.answersN(ctx, req.Model) {
-		return e.fanOut(ctx, req, emit)
+		return e.fanOut(ctx, req, limit, emit)
 	}
 	s, err := e.chat(ctx, req, n, emit)
 	if n > 1 && errors.Is(err, errOneChoice) {
@@ -218,12 +228,15 @@ func (e *Engine) Generate(ctx context.Context, req assistant.GenerateRequest, em
 		e.mu.Lock()
 		e.oneChoice = true
 		e.mu.Unlock()
-		return e.fanOut(ctx, req, emit)
+		return e.fanOut(ctx, req, limit, emit)
 	}
 	if err != nil {
+		if s.cut {
+			return assistant.Result{Usage: e.cutUsage(ctx, req, limit, []streamed{s})}, err
+		}
 		return assistant.Result{}, err
 	}
-	return assistant.Result{Choices: s.choices, Usage: e.usage(ctx, req, []streamed{s})}, nil
+	return assistant.Result{Choices: s.choices, Usage: e.usage(ctx, req, []streamed{s}, 0)}, nil
 }
 
 // chat sends one request for n choices and reads its stream. A request
@@ -242,7 +255,10 @@ func (e *Engine) chat(ctx context.Context, req assistant.GenerateRequest, n int,
 	return readStream(ctx, resp.Body, n, emit)
 }
 
-// readStream reads one upstream SSE stream of n choices to its [DONE].
+// readStream reads one upstream SSE stream of n choices to its [DONE]. A
+// stream the client cut short (its context ended, or emit could not
+// deliver a delta) returns the error with what was read up to the cut
+// (cutShort), so the generation can be billed for it.
 func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.Delta) error) (streamed, error) {
 	out := streamed{choices: make([]assistant.Choice, n)}
 	text := make([]strings.Builder, n)
@@ -265,6 +281,12 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 		}
 		var c chunk
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			if ctx.Err() != nil {
+				// A read cut short by the cancellation leaves the
+				// scanner a last line cut mid-chunk: that is the cut,
+				// not a bad upstream.
+				return cutShort(out, text, calls), ctx.Err()
+			}
 			return streamed{}, fmt.Errorf("upstream: bad chunk %q: %w", data, err)
 		}
 		if c.Error != nil {
@@ -288,7 +310,7 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 				text[ch.Index].WriteString(ch.Delta.Content)
 				if emit != nil {
 					if err := emit(assistant.Delta{Index: ch.Index, Text: ch.Delta.Content}); err != nil {
-						return streamed{}, err
+						return cutShort(out, text, calls), err
 					}
 				}
 			}
@@ -309,7 +331,7 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 		}
 	}
 	if ctx.Err() != nil {
-		return streamed{}, ctx.Err()
+		return cutShort(out, text, calls), ctx.Err()
 	}
 	// A stream cut short is the server's fault (it died, or something
 	// between us broke the connection): another replica may answer the
@@ -381,7 +403,11 @@ func (e *Engine) startChat(ctx context.Context, req assistant.GenerateRequest, n
 // as its messages' text without the chat template's few tokens, which only
 // the upstream knows. CountTokens asks the upstream's tokenizer where it
 // has one and estimates otherwise.
-func (e *Engine) usage(ctx context.Context, req assistant.GenerateRequest, parts []streamed) assistant.Usage {
+//
+// A stream cut short (cut.go) counts its text and tool-call fragments read
+// up to the cut the same way, each choice at most limit tokens (0: no
+// limit), as the upstream could not have generated more.
+func (e *Engine) usage(ctx context.Context, req assistant.GenerateRequest, parts []streamed, limit int) assistant.Usage {
 	count := func(text string) int {
 		if text == "" {
 			return 0
@@ -394,19 +420,28 @@ func (e *Engine) usage(ctx context.Context, req assistant.GenerateRequest, parts
 	}
 	var u assistant.Usage
 	promptSeen := false
+	capped := func(n, choices int) int {
+		if limit > 0 {
+			return min(n, limit*choices)
+		}
+		return n
+	}
 	for _, p := range parts {
 		if p.usage != nil {
 			promptSeen = true
 			u.PromptTokens = max(u.PromptTokens, p.usage.PromptTokens)
-			u.CompletionTokens += p.usage.CompletionTokens
+			u.CompletionTokens += capped(p.usage.CompletionTokens, len(p.choices))
 			continue
 		}
-		for _, ch := range p.choices {
+		for i, ch := range p.choices {
 			text := ch.Text
 			if ch.FunctionCall != nil {
 				text += ch.FunctionCall.Name + string(ch.FunctionCall.Arguments)
 			}
-			u.CompletionTokens += count(text)
+			if i < len(p.calls) {
+				text += p.calls[i]
+			}
+			u.CompletionTokens += capped(count(text), 1)
 		}
 	}
 	if !promptSeen {

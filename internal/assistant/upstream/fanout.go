@@ -37,24 +37,30 @@ func (e *Engine) answersN(ctx context.Context, model string) bool {
 // Choice i gets the seed req.Seed+i: one seed for all would make a seeded
 // request's choices identical, while the local engine draws each choice
 // from its own stream of the one seed.
-func (e *Engine) fanOut(parent context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+//
+// A fan-out the client cuts short (its context ends, or a choice's delta
+// cannot be delivered) returns the usage of every choice's stream up to
+// the cut, each at most limit tokens; one that fails on a choice's own
+// error returns none, as the siblings' cut is ours.
+func (e *Engine) fanOut(parent context.Context, req assistant.GenerateRequest, limit int, emit func(assistant.Delta) error) (assistant.Result, error) {
 	n := req.N
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	var (
-		mu    sync.Mutex // guards first and serialises emit
-		first error
-		wg    sync.WaitGroup
-		parts = make([]streamed, n)
-		slots = make(chan struct{}, max(e.FanOut, 1))
+		mu       sync.Mutex // guards first and firstCut, and serialises emit
+		first    error
+		firstCut bool // first is a cut by the client
+		wg       sync.WaitGroup
+		parts    = make([]streamed, n)
+		slots    = make(chan struct{}, max(e.FanOut, 1))
 	)
-	fail := func(err error) {
+	fail := func(err error, cut bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if first == nil {
 			// The siblings' own errors are the cancellation this
 			// causes; the first failure is the one to report.
-			first = err
+			first, firstCut = err, cut
 			cancel()
 		}
 	}
@@ -88,7 +94,12 @@ func (e *Engine) fanOut(parent context.Context, req assistant.GenerateRequest, e
 			}
 			s, err := e.chat(ctx, one, 1, emitOne)
 			if err != nil {
-				fail(err)
+				if s.cut {
+					// Kept for the bill, should the client be the
+					// one who cut it.
+					parts[i] = s
+				}
+				fail(err, s.cut)
 				return
 			}
 			s.choices[0].Index = i
@@ -97,12 +108,15 @@ func (e *Engine) fanOut(parent context.Context, req assistant.GenerateRequest, e
 	}
 	wg.Wait()
 	if err := parent.Err(); err != nil {
-		return assistant.Result{}, err
+		return assistant.Result{Usage: e.cutUsage(parent, req, limit, parts)}, err
 	}
 	if first != nil {
+		if firstCut {
+			return assistant.Result{Usage: e.cutUsage(parent, req, limit, parts)}, first
+		}
 		return assistant.Result{}, first
 	}
-	res := assistant.Result{Choices: make([]assistant.Choice, 0, n), Usage: e.usage(parent, req, parts)}
+	res := assistant.Result{Choices: make([]assistant.Choice, 0, n), Usage: e.usage(parent, req, parts, 0)}
 	for _, p := range parts {
 		res.Choices = append(res.Choices, p.choices...)
 	}
