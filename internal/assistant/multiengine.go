@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"slices"
+	"sync"
 )
 
 // MultiEngine routes each model to the engine that serves it: Routes by model
@@ -21,7 +22,10 @@ func (m *MultiEngine) pick(model string) Engine {
 }
 
 // Models lists the default engine's models, except names shadowed by a route,
-// followed by each routed model as its engine describes it.
+// followed by each routed model as its engine describes it. The routed
+// engines are asked at once: each may wait for its server up to its own
+// model-list timeout, and one after another a listing would wait for the
+// sum of them.
 func (m *MultiEngine) Models(ctx context.Context) ([]ModelInfo, error) {
 	var out []ModelInfo
 	if m.Default != nil {
@@ -40,25 +44,46 @@ func (m *MultiEngine) Models(ctx context.Context) ([]ModelInfo, error) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	for _, name := range names {
-		e := m.Routes[name]
-		info := ModelInfo{Name: name, Version: "1.0", Type: TypeChat}
-		if d, ok := e.(interface{ ModelInfo(string) ModelInfo }); ok {
-			info = d.ModelInfo(name)
-		}
-		// A routed model is listed even while its server is unreachable or
-		// does not list it: it is configured, and a chat with it reports
-		// the failure where it happens instead of failing every /models.
-		if ms, err := e.Models(ctx); err == nil {
-			for _, mi := range ms {
-				if mi.Name == name {
-					info = mi
-				}
+	infos := make([]ModelInfo, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() { infos[i] = m.routedInfo(ctx, name) })
+	}
+	wg.Wait()
+	return append(out, infos...), nil
+}
+
+// ModelsOf lists what the engine serving name says of its models: the
+// routed model alone, or the default engine's. Resolving a model asks only
+// its own engine, so a chat with a local model does not wait for an
+// upstream server that hangs.
+func (m *MultiEngine) ModelsOf(ctx context.Context, name string) ([]ModelInfo, error) {
+	if _, routed := m.Routes[name]; routed {
+		return []ModelInfo{m.routedInfo(ctx, name)}, nil
+	}
+	if m.Default == nil {
+		return nil, nil
+	}
+	return m.Default.Models(ctx)
+}
+
+// routedInfo describes a routed model. It is listed even while its server
+// is unreachable or does not list it: it is configured, and a chat with it
+// reports the failure where it happens instead of failing every /models.
+func (m *MultiEngine) routedInfo(ctx context.Context, name string) ModelInfo {
+	e := m.Routes[name]
+	info := ModelInfo{Name: name, Version: "1.0", Type: TypeChat}
+	if d, ok := e.(interface{ ModelInfo(string) ModelInfo }); ok {
+		info = d.ModelInfo(name)
+	}
+	if ms, err := e.Models(ctx); err == nil {
+		for _, mi := range ms {
+			if mi.Name == name {
+				info = mi
 			}
 		}
-		out = append(out, info)
 	}
-	return out, nil
+	return info
 }
 
 // NativeFunctionCalls asks the engine serving model.

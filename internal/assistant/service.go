@@ -260,10 +260,23 @@ func (s *Service) Models(ctx context.Context) ([]ModelInfo, error) {
 	return s.engine.Models(ctx)
 }
 
+// modelsOf is an engine that can list only the models of the engine
+// serving one name (MultiEngine), so resolving a model does not wait for
+// every other engine's list.
+type modelsOf interface {
+	ModelsOf(ctx context.Context, name string) ([]ModelInfo, error)
+}
+
 // ResolveModel accepts NAME, NAME:latest and NAME:version.
 func (s *Service) ResolveModel(ctx context.Context, id string) (ModelInfo, error) {
 	name, version, hasVersion := strings.Cut(id, ":")
-	models, err := s.engine.Models(ctx)
+	var models []ModelInfo
+	var err error
+	if r, ok := s.engine.(modelsOf); ok {
+		models, err = r.ModelsOf(ctx, name)
+	} else {
+		models, err = s.engine.Models(ctx)
+	}
 	if err != nil {
 		return ModelInfo{}, err
 	}
