@@ -287,6 +287,15 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 				// not a bad upstream.
 				return cutShort(out, text, calls), ctx.Err()
 			}
+			if !sc.Scan() {
+				// The stream ended inside this line: the scanner hands
+				// over what it had when the read failed or the body
+				// ended, so a connection broken mid-chunk reads as a
+				// chunk cut in two. That is a stream cut short, the
+				// server's fault (below), which another replica may
+				// answer; only a line the stream goes on after is bad.
+				break
+			}
 			return streamed{}, fmt.Errorf("upstream: bad chunk %q: %w", data, err)
 		}
 		if c.Error != nil {
