@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/chatgrpc"
@@ -26,7 +28,15 @@ type assistantGRPCConfig struct {
 	// (--assistant-max-body-mb), so both transports refuse the same sizes;
 	// zero is chatgrpc's default.
 	maxRequestBytes int
+	// maxConns and connMetrics are serve's --max-connections and its
+	// series, which count the gRPC port's connections too.
+	maxConns    int
+	connMetrics *web.ConnMetrics
 }
+
+// grpcMaxIdle is how long a gRPC connection with no call is kept under
+// --max-connections.
+const grpcMaxIdle = 5 * time.Minute
 
 func (c *assistantGRPCConfig) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "assistant-grpc-addr", "127.0.0.1:9446", `assistant gRPC listen address ("off" disables it)`)
@@ -57,6 +67,14 @@ func assistantGRPCSidecar(c assistantGRPCConfig, svc *assistant.Service, tlsFile
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return sidecar{}, nil, false, fmt.Errorf("assistant-grpc: listen on %s: %w", c.addr, err)
+	}
+	if c.maxConns > 0 {
+		// HTTP/2 gives the server no idle state between calls to close
+		// at the cap, so at the cap new connections wait; a connection
+		// with no call for five minutes is sent GOAWAY (its client dials
+		// again when it next calls), so idle ones do not hold the slots.
+		ln = web.LimitListener(ln, "assistant-grpc", c.maxConns, c.connMetrics)
+		opts = append(opts, grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: grpcMaxIdle}))
 	}
 	g, health := chatgrpc.NewGRPCServer(chatgrpc.New(svc, log, chatgrpc.Config{AuthCode: code, MaxRequestBytes: c.maxRequestBytes}), opts...)
 	log.Info("listening", "service", "assistant-grpc", "addr", ln.Addr().String(), "tls", tlsFiles.Enabled())
@@ -95,6 +113,7 @@ func assistantGRPCSidecar(c assistantGRPCConfig, svc *assistant.Service, tlsFile
 // do not share them.
 func assistantGRPCSidecars(c assistantGRPCConfig, svc *assistant.Service, d deps, maxBody int64) ([]sidecar, error) {
 	c.maxRequestBytes = int(maxBody)
+	c.maxConns, c.connMetrics = d.maxConnections, d.connMetrics
 	sc, _, ok, err := assistantGRPCSidecar(c, svc, d.tls, d.log)
 	if err != nil || !ok {
 		return nil, err

@@ -28,6 +28,10 @@ type deps struct {
 	// serve has opened it: sidecars, which start after every listener is
 	// open, may read it (build may not).
 	listenAddr func(api string) string
+	// maxConnections and connMetrics cap the connections of listeners a
+	// module opens itself (the gRPC port) as serve caps its HTTP ones.
+	maxConnections int
+	connMetrics    *web.ConnMetrics
 }
 
 // sidecar is something an API runs beside its HTTP listener: a gRPC
@@ -197,7 +201,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	// goroutine starts, and only read after.
 	bound := map[string]string{}
 	d := deps{db: db, log: log, metrics: metrics, dataDir: cfg.store.DataDir, modelsDir: cfg.modelsDir, tls: cfg.tls,
-		listenAddr: func(api string) string { return bound[api] }}
+		listenAddr: func(api string) string { return bound[api] }, maxConnections: cfg.maxConnections, connMetrics: connMetrics}
 
 	var listeners []*web.Listener
 	var sidecars []sidecar

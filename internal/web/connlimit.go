@@ -40,9 +40,16 @@ type connLimiter struct {
 	waited    prometheus.Counter // accepts that waited for a slot
 }
 
-func newConnLimiter(ln net.Listener, max int) *connLimiter {
-	return &connLimiter{Listener: ln, max: max, idle: map[net.Conn]time.Time{},
+// newConnLimiter caps ln at max, counted in m under name (nil: no series).
+func newConnLimiter(ln net.Listener, max int, name string, m *ConnMetrics) *connLimiter {
+	cl := &connLimiter{Listener: ln, max: max, idle: map[net.Conn]time.Time{},
 		changed: make(chan struct{}, 1), done: make(chan struct{})}
+	if m != nil {
+		cl.openGauge = m.open.WithLabelValues(name)
+		cl.shed = m.shed.WithLabelValues(name)
+		cl.waited = m.waited.WithLabelValues(name)
+	}
+	return cl
 }
 
 // Accept takes the next connection from the kernel and then finds it a
@@ -200,15 +207,21 @@ func (l *Listener) LimitConnections(max int, m *ConnMetrics) {
 	// The cap counts TCP connections under the TLS layer: the server must
 	// still see the *tls.Conn it type-asserts for the handshake and the
 	// client certificate, and that conn's Close reaches countedConn.
-	cl := newConnLimiter(l.raw, max)
-	if m != nil {
-		cl.openGauge = m.open.WithLabelValues(l.Name)
-		cl.shed = m.shed.WithLabelValues(l.Name)
-		cl.waited = m.waited.WithLabelValues(l.Name)
-	}
+	cl := newConnLimiter(l.raw, max, l.Name, m)
 	l.raw, l.ln = cl, cl
 	if l.tcfg != nil {
 		l.ln = tls.NewListener(cl, l.tcfg)
 	}
 	l.srv.ConnState = cl.connState
+}
+
+// LimitListener caps the connections of a listener that is not an HTTP/1
+// server's (the gRPC port) at max, counted in m under name (nil: no
+// series). It has no idle state to look at, so at the cap new connections
+// wait in the backlog until one closes.
+func LimitListener(ln net.Listener, name string, max int, m *ConnMetrics) net.Listener {
+	if max <= 0 {
+		return ln
+	}
+	return newConnLimiter(ln, max, name, m)
 }

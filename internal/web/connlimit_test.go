@@ -221,3 +221,52 @@ func metricValue(c prometheus.Collector) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestLimitListenerWaitsAtTheCap: a listener of no HTTP/1 server (the gRPC
+// port) has no idle connections to close, so at the cap the next
+// connection is accepted only once one closes.
+func TestLimitListenerWaitsAtTheCap(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := NewMetrics("test").NewConnMetrics()
+	ln := LimitListener(raw, "assistant-grpc", 1, cm)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", raw.Addr().String(), 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	dial()
+	first := <-accepted
+	dial() // completes in the kernel's backlog
+	select {
+	case <-accepted:
+		t.Fatal("a second connection was accepted at a cap of one")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if w := metricValue(cm.waited.WithLabelValues("assistant-grpc")); w != 1 {
+		t.Errorf("accept waits: %v, want 1", w)
+	}
+	first.Close()
+	select {
+	case c := <-accepted:
+		c.Close()
+	case <-time.After(3 * time.Second):
+		t.Fatal("the waiting connection was not accepted once the first closed")
+	}
+}
