@@ -27,18 +27,7 @@ import (
 // list bounded by its engine's ModelsTimeout, so a caller that gives up
 // does not fail it for the others.
 func (p *Pool) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
-	ch := p.flight.DoChan("models", func() (any, error) {
-		return p.listModels(context.WithoutCancel(ctx))
-	})
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return slices.Clone(r.Val.([]assistant.ModelInfo)), nil
-	}
+	return sharedModels(ctx, &p.flight, p.listModels)
 }
 
 // listModels is one round of Models.

@@ -234,8 +234,17 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 		return out, nil
 	}
 	e.mu.Unlock()
-	ch := e.flight.DoChan("models", func() (any, error) {
-		return e.refreshModels(context.WithoutCancel(ctx))
+	return sharedModels(ctx, &e.flight, e.refreshModels)
+}
+
+// sharedModels runs fetch once for all the callers that ask while it is
+// under way. It runs on a context of its own, so a caller that gives up
+// does not fail it for the others, and every caller gets a copy of its
+// own list: callers change theirs (a pool sets the smallest window of its
+// replicas).
+func sharedModels(ctx context.Context, g *singleflight.Group, fetch func(context.Context) ([]assistant.ModelInfo, error)) ([]assistant.ModelInfo, error) {
+	ch := g.DoChan("models", func() (any, error) {
+		return fetch(context.WithoutCancel(ctx))
 	})
 	select {
 	case <-ctx.Done():
@@ -244,8 +253,6 @@ func (e *Engine) Models(ctx context.Context) ([]assistant.ModelInfo, error) {
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		// Every caller gets a copy of its own: callers change theirs (a
-		// pool sets the smallest window of its replicas).
 		return slices.Clone(r.Val.([]assistant.ModelInfo)), nil
 	}
 }
