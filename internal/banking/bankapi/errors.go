@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
 
@@ -67,6 +68,11 @@ func (s *server) writeCardError(w http.ResponseWriter, r *http.Request, err erro
 	writeError(w, r, s.log, err)
 }
 
+// retryAfter is what a 503 for an unavailable database tells clients to
+// wait, in seconds: a restarting PostgreSQL is back within a few, and a
+// busy SQLite file sooner.
+const retryAfter = "5"
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -90,10 +96,23 @@ func referenceID(r *http.Request) (ref string, own bool) {
 // other errors of requests that brought their own X-Request-Id are logged
 // at info level with both ids, since the access line carries only the
 // request id.
+//
+// An error saying that the database cannot be used for now (down,
+// restarting, out of connections, SQLite busy past its timeout:
+// sqldb.Unavailable) is 503 UNAVAILABLE_RESOURCE_EXCEPTION, the maintenance
+// switch's cause, with a Retry-After, because the partner's retry succeeds
+// once the database is back, with no restart of ours. It is still logged
+// at error level, saying so, so that operators see the outage; the error's
+// text names the database's user and name, never the URL's password.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var de *banking.Error
+	dbDown := false
 	if !errors.As(err, &de) {
 		de = &banking.Error{Kind: banking.KindInternal, Message: "Внутренняя ошибка сервиса"}
+		if sqldb.Unavailable(err) {
+			de = &banking.Error{Kind: banking.KindUnavailable, Message: "Сервис временно недоступен, повторите запрос позже"}
+			dbDown = true
+		}
 	}
 	e := envelope[de.Kind]
 	ref, own := referenceID(r)
@@ -101,10 +120,15 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		FieldNames: de.FieldNames, Checks: de.Checks, Fields: de.Fields}
 	switch {
 	case log == nil:
+	case dbDown:
+		log.Error("banking: database unavailable", "referenceId", ref, "request_id", web.RequestID(r.Context()), "err", err)
 	case de.Kind == banking.KindInternal:
 		log.Error("banking: unexpected error", "referenceId", ref, "request_id", web.RequestID(r.Context()), "err", err)
 	case !own:
 		log.Info("banking: error answered", "referenceId", ref, "request_id", web.RequestID(r.Context()), "cause", e.cause)
+	}
+	if dbDown {
+		w.Header().Set("Retry-After", retryAfter)
 	}
 	writeJSON(w, e.status, body)
 }
