@@ -72,7 +72,7 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: store, engine: engine, cfg: cfg, active: map[string]int{}, tokenTimes: map[string][]time.Time{}}
+	return &Service{store: markedStore{store}, engine: engine, cfg: cfg, active: map[string]int{}, tokenTimes: map[string][]time.Time{}}
 }
 
 // Credentials are what `client create` prints once; only hashes are stored.

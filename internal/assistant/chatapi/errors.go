@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
 
@@ -38,6 +39,20 @@ const statusClientClosedRequest = 499
 
 // retryAfter is what a 429 tells clients to wait, in seconds.
 const retryAfter = "1"
+
+// retryAfterDatabase is what a 503 for an unavailable database tells
+// clients to wait, in seconds: a restarting PostgreSQL is back within a
+// few.
+const retryAfterDatabase = "5"
+
+// databaseUnavailable logs a request refused because the database cannot
+// be used, at error level so that operators see the outage. The error's
+// text names the database's user and name, never the URL's password.
+func (s *server) databaseUnavailable(r *http.Request, err error) {
+	if s.log != nil {
+		s.log.ErrorContext(r.Context(), "assistant: database unavailable", "err", err, "request_id", web.RequestID(r.Context()))
+	}
+}
 
 // domainError maps the assistant's errors to the envelope: the one place
 // that does.
@@ -85,6 +100,16 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.Is(err, assistant.ErrTooManyRequests), errors.Is(err, assistant.ErrEngineBusy):
 		w.Header().Set("Retry-After", retryAfter)
 		writeError(w, http.StatusTooManyRequests, "Too Many Requests")
+	case assistant.FromStore(err) && sqldb.Unavailable(err):
+		// The database is down, restarting or busy: the model's 503, which
+		// clients retry, since the request succeeds once it is back (the
+		// server recovers by itself). Unlike a model's server, nothing
+		// else logs a database outage, so each refused request does. Only
+		// the store's errors are asked: an upstream's stream cut short
+		// breaks a connection in the same words and stays a 500.
+		s.databaseUnavailable(r, err)
+		w.Header().Set("Retry-After", retryAfterDatabase)
+		writeError(w, http.StatusServiceUnavailable, "Service Unavailable")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client hung up before its answer was ready, so nothing
 		// failed here and no one reads what is written. As an internal
@@ -111,6 +136,12 @@ func (s *server) tokenError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", retryAfter)
 		}
 		writeJSON(w, ae.Status, tokenErrorBody{Code: ae.Code, Message: ae.Message})
+		return
+	}
+	if assistant.FromStore(err) && sqldb.Unavailable(err) {
+		s.databaseUnavailable(r, err)
+		w.Header().Set("Retry-After", retryAfterDatabase)
+		writeTokenError(w, http.StatusServiceUnavailable, "Service Unavailable")
 		return
 	}
 	if s.log != nil {

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/sqldb"
 )
 
 // statusError maps the assistant's domain errors to gRPC statuses: the one
@@ -52,6 +53,20 @@ func (s *Server) statusError(ctx context.Context, err error) error {
 		// internal error: the pool logs the replica leaving and rejoining
 		// rotation, and a line for each request refused meanwhile would
 		// only repeat that (REST writes none either).
+		return status.Error(codes.Internal, "Service Unavailable")
+	case assistant.FromStore(err) && sqldb.Unavailable(err):
+		// The database is down, restarting or busy: REST answers its 503
+		// "Service Unavailable", so this is the same status as a model
+		// that cannot be reached, 13 INTERNAL with REST's message, by the
+		// reference's table (only the store's errors are asked: an
+		// upstream's stream cut short breaks a connection in the same
+		// words and stays "Internal Server Error"). Nothing else logs a
+		// database outage, so each refused call does, at error level for
+		// operators to see; the error's text names the database's user
+		// and name, never the URL's password.
+		if s.log != nil {
+			s.log.ErrorContext(ctx, "assistant grpc: database unavailable", "err", err, "request_id", requestID(ctx))
+		}
 		return status.Error(codes.Internal, "Service Unavailable")
 	case errors.Is(err, context.DeadlineExceeded):
 		// The spec's 408: the client's grpc-timeout ran out.
