@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"partnerapi/internal/smarthome"
+	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
 
@@ -46,6 +47,10 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 	}
 }
 
+// retryAfter is what a 503 for an unavailable database tells clients to
+// wait, in seconds: a restarting PostgreSQL is back within a few.
+const retryAfter = "5"
+
 // domainError maps a domain error to the Common error: the one place that
 // decides statuses for the smart-home API.
 func domainError(w http.ResponseWriter, r *http.Request, err error) {
@@ -67,6 +72,15 @@ func domainError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, smarthome.ErrGateOff):
 		writeError(w, http.StatusServiceUnavailable, "Service unavailable", err.Error())
 	case errors.Is(err, context.Canceled):
+		writeError(w, http.StatusServiceUnavailable, "Service unavailable")
+	case sqldb.Unavailable(err):
+		// The database is down, restarting or busy: the reference's 503,
+		// with a Retry-After, since the request succeeds once it is back
+		// and the server recovers by itself. Logged at error level so that
+		// operators see the outage; the error's text names the database's
+		// user and name, never the URL's password.
+		slog.ErrorContext(r.Context(), "smarthome: database unavailable", "err", err, "request_id", web.RequestID(r.Context()))
+		w.Header().Set("Retry-After", retryAfter)
 		writeError(w, http.StatusServiceUnavailable, "Service unavailable")
 	default:
 		slog.ErrorContext(r.Context(), "smarthome: internal error", "err", err, "request_id", web.RequestID(r.Context()))
