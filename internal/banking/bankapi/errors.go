@@ -127,7 +127,10 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	case !own:
 		log.Info("banking: error answered", "referenceId", ref, "request_id", web.RequestID(r.Context()), "cause", e.cause)
 	}
-	if dbDown {
+	if de.Kind == banking.KindUnavailable {
+		// The maintenance switch's 503 as well as the database's: a
+		// client that honours Retry-After waits instead of retrying at
+		// once.
 		w.Header().Set("Retry-After", retryAfter)
 	}
 	writeJSON(w, e.status, body)
