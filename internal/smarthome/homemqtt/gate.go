@@ -49,6 +49,9 @@ type Config struct {
 	// configuration (its http_api_endpoint).
 	Endpoint string
 	Log      *slog.Logger
+	// Metrics receives the gate's connection state and what it dropped
+	// (NewMetrics); nil keeps them unregistered.
+	Metrics *Metrics
 }
 
 // Gate is a connected gate; Close disconnects it.
@@ -56,9 +59,22 @@ type Gate struct {
 	cfg    Config
 	cat    Catalogs
 	client mqtt.Client
+	store  mqtt.Store
+	m      *Metrics
 
 	mu     sync.Mutex
 	agents map[string]*smarthome.Agent
+
+	// link is the connection's state as the gate logs and exports it,
+	// guarded by its mutex together with the gauge, so that the two agree.
+	link struct {
+		sync.Mutex
+		gen    uint64    // bumped by every connect
+		up     bool      // connected and subscribed to the agents' topics
+		ever   bool      // connected once at least (a later connect is a reconnect)
+		closed bool      // Close was called: nothing is up any more
+		lostAt time.Time // when the connection was last lost
+	}
 }
 
 // Message is what the gate publishes on an agent's down/errors: the topic
@@ -78,10 +94,23 @@ type Message struct {
 // administrator sends once and waits for, keep QoS 1.
 const notify = 0
 
+// MaxReconnectInterval bounds the backoff between reconnection attempts
+// (1 s, doubling): the client library's default, 10 minutes, would leave
+// agents unanswered for that long after a broker that restarts for an
+// upgrade is back, and one attempt every 10 s costs a broker nothing.
+const MaxReconnectInterval = 10 * time.Second
+
+// commandWait is how long Command waits for the broker to acknowledge a
+// command before it withdraws it and reports the gate unavailable.
+const commandWait = 5 * time.Second
+
 // Start connects to the broker and starts serving; a broker that cannot be
 // reached within ten seconds is an error. After a lost connection the
-// client reconnects by itself, and every connect publishes the global
-// configuration and subscribes again.
+// client reconnects by itself with backoff (MaxReconnectInterval), and
+// every connect subscribes again and then publishes the global
+// configuration: the session is clean, so a broker that restarted without
+// persistence, which has forgotten the subscriptions and the retained
+// message, gets both anew.
 func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	if cfg.Endpoint == "" {
 		return nil, errors.New("homemqtt: the information API's endpoint is required")
@@ -95,13 +124,20 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	if cfg.ClientID == "" {
 		cfg.ClientID = fmt.Sprintf("partnerapi-gate-%d", time.Now().UnixNano())
 	}
-	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}, store: mqtt.NewMemoryStore(), m: cfg.Metrics}
 	opts := mqtt.NewClientOptions().AddBroker(cfg.Broker).SetClientID(cfg.ClientID).
 		SetUsername(cfg.Username).SetPassword(cfg.Password).
 		SetCleanSession(true).SetAutoReconnect(true).SetConnectTimeout(10 * time.Second).
+		SetMaxReconnectInterval(MaxReconnectInterval).SetStore(g.store).
 		SetOnConnectHandler(g.onConnect).
-		SetConnectionLostHandler(func(_ mqtt.Client, err error) {
-			cfg.Log.Warn("smarthome mqtt: connection lost, reconnecting", "broker", cfg.Broker, "err", err)
+		SetConnectionLostHandler(g.onLost).
+		SetReconnectingHandler(func(mqtt.Client, *mqtt.ClientOptions) {
+			// Every attempt, every few seconds for as long as the broker
+			// is away: the loss and the recovery are logged once each.
+			cfg.Log.Debug("smarthome mqtt: reconnecting", "broker", cfg.Broker)
 		})
 	g.client = mqtt.NewClient(opts)
 	tok := g.client.Connect()
@@ -116,8 +152,50 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 }
 
 // Close disconnects, leaving the retained configuration on the broker for
-// agents that start later.
-func (g *Gate) Close() { g.client.Disconnect(250) }
+// agents that start later. It returns within a quarter of a second even
+// while the broker is away (the client library then abandons its
+// reconnection attempts at the end of the current backoff).
+func (g *Gate) Close() {
+	g.client.Disconnect(250)
+	g.link.Lock()
+	g.link.closed = true
+	g.setUpLocked(false)
+	g.link.Unlock()
+}
+
+// Connected reports whether the gate is connected to its broker and
+// subscribed to the agents' topics, that is, serving.
+func (g *Gate) Connected() bool {
+	g.link.Lock()
+	defer g.link.Unlock()
+	return g.link.up
+}
+
+// setUpLocked records whether the gate serves, in its state and its gauge;
+// g.link is locked.
+func (g *Gate) setUpLocked(up bool) {
+	g.link.up = up
+	if up {
+		g.m.connected.Set(1)
+	} else {
+		g.m.connected.Set(0)
+	}
+}
+
+// onLost logs the loss once; the client library then reconnects by itself.
+// The library runs it on a goroutine of its own, which may be scheduled
+// only after a quick reconnection has opened the next connection: then
+// that connection's onConnect decides whether the gate is up, not this.
+func (g *Gate) onLost(c mqtt.Client, err error) {
+	g.link.Lock()
+	if !c.IsConnectionOpen() {
+		g.link.lostAt = time.Now()
+		g.setUpLocked(false)
+	}
+	g.link.Unlock()
+	g.cfg.Log.Warn("smarthome mqtt: connection to the broker lost; reconnecting with backoff, commands are refused meanwhile",
+		"broker", g.cfg.Broker, "err", err, "max_backoff", MaxReconnectInterval.String())
+}
 
 // onConnect subscribes to the agents' messages and, once the broker has
 // taken the subscription, announces the endpoint: an agent that reads the
@@ -126,16 +204,68 @@ func (g *Gate) Close() { g.client.Disconnect(250) }
 // for). It runs on the client's goroutine, which must not block: the
 // library cannot complete a token while its own handler waits, so the
 // announcement waits on a goroutine of its own.
+//
+// The gate counts as connected (Connected, the gauge) only once the broker
+// has taken the subscription: connected but deaf is not serving.
 func (g *Gate) onConnect(c mqtt.Client) {
+	g.link.Lock()
+	g.link.gen++
+	gen, reconnect, lostAt := g.link.gen, g.link.ever, g.link.lostAt
+	g.link.ever = true
+	g.link.lostAt = time.Time{}
+	g.link.Unlock()
 	tok := c.SubscribeMultiple(map[string]byte{g.cfg.Root + "/+/up/config": 1, g.cfg.Root + "/+/up/status": 1}, g.onMessage)
 	go func() {
-		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			g.cfg.Log.Warn("smarthome mqtt: subscribing to the agents' topics did not complete; announcing anyway", "err", tok.Error())
+		subscribed := tok.WaitTimeout(10*time.Second) && tok.Error() == nil
+		// A connection lost meanwhile, or replaced by a newer one, or a
+		// gate closed, has nothing more to say: onLost has logged the loss.
+		current := func() bool { return g.link.gen == gen && !g.link.closed && c.IsConnectionOpen() }
+		g.link.Lock()
+		stale := !current()
+		g.link.Unlock()
+		if stale {
+			return
+		}
+		if !subscribed {
+			// Connected but deaf: the gauge stays 0 until a reconnection
+			// subscribes again.
+			g.cfg.Log.Error("smarthome mqtt: subscribing to the agents' topics did not complete; announcing anyway", "err", tok.Error())
 		}
 		body, _ := json.Marshal(map[string]string{"http_api_endpoint": g.cfg.Endpoint})
 		c.Publish(g.cfg.Root+"/__config", notify, true, body)
-		g.cfg.Log.Info("smarthome mqtt: gate connected", "broker", g.cfg.Broker, "http_api_endpoint", g.cfg.Endpoint)
+		g.link.Lock()
+		if stale = !current(); !stale {
+			g.setUpLocked(subscribed)
+		}
+		g.link.Unlock()
+		switch {
+		case stale:
+		case !reconnect:
+			g.cfg.Log.Info("smarthome mqtt: gate connected", "broker", g.cfg.Broker, "http_api_endpoint", g.cfg.Endpoint)
+		case lostAt.IsZero():
+			// Reconnected before onLost ran (see there).
+			g.m.reconnects.Inc()
+			g.cfg.Log.Info("smarthome mqtt: gate reconnected", "broker", g.cfg.Broker)
+		default:
+			g.m.reconnects.Inc()
+			g.cfg.Log.Info("smarthome mqtt: gate reconnected", "broker", g.cfg.Broker, "down_for", time.Since(lostAt).Round(time.Millisecond).String())
+		}
 	}()
+}
+
+// publish sends what the gate says by itself in answer to an agent's
+// message (findings, requests), at most once. Such an answer is dropped,
+// with a log line and a count, when the connection is not open: it is
+// about a message the agent may have replaced by the time the broker is
+// back, and the client library would otherwise drop it silently (it
+// "completes" a QoS 0 publish made while it reconnects).
+func (g *Gate) publish(c mqtt.Client, agent, kind string, body []byte) {
+	if !c.IsConnectionOpen() {
+		g.m.dropped.WithLabelValues(kind).Inc()
+		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message dropped", "agent", agent, "topic", "down/"+kind)
+		return
+	}
+	c.Publish(g.cfg.Root+"/"+agent+"/down/"+kind, notify, false, body)
 }
 
 // agentOf splits "ROOT/<agent>/up/<kind>".
@@ -168,7 +298,7 @@ func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
 	if kind == "status" && a.AskConfig() {
 		// The cloud asks an agent for its config as the protocol does
 		// (down/config_request, answered on up/config).
-		c.Publish(g.cfg.Root+"/"+name+"/down/config_request", notify, false, []byte("{}"))
+		g.publish(c, name, "config_request", []byte("{}"))
 	}
 	msg, err := Check(context.Background(), g.cat, a, kind, m.Payload())
 	if err != nil {
@@ -181,7 +311,7 @@ func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
 		g.cfg.Log.Info("smarthome mqtt: agent message has findings", "agent", name, "topic", "up/"+kind,
 			"errors", len(msg.Errors), "devices", len(msg.Devices))
 		body, _ := json.Marshal(msg)
-		c.Publish(g.cfg.Root+"/"+name+"/down/errors", notify, false, body)
+		g.publish(c, name, "errors", body)
 	}
 	// After a config it could read, the cloud asks for the configured
 	// devices' states (down/status_request, answered on up/status), so an
@@ -189,7 +319,7 @@ func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
 	if kind == "config" && (msg == nil || len(msg.Errors) == 0) {
 		if ids := a.Devices(); len(ids) > 0 {
 			body, _ := json.Marshal(map[string][]string{"devices": ids})
-			c.Publish(g.cfg.Root+"/"+name+"/down/status_request", notify, false, body)
+			g.publish(c, name, "status_request", body)
 		}
 	}
 }
@@ -233,6 +363,14 @@ func Check(ctx context.Context, cat Catalogs, a *smarthome.Agent, kind string, p
 // it against the devices of the agent's last config (smarthome.Agent
 // Command), as that check rebuilt it: never the bytes it was given; it
 // waits up to five seconds for the broker to take it.
+//
+// A command is a user's action at a moment (switch the lamp on now), so it
+// is never queued for a broker that is away: replayed after an outage of
+// unknown length it would switch a device when nobody asked for it any
+// more. While the gate is disconnected a command is refused at once
+// (ErrBrokerDown, the admin API's 503), and one the broker does not take
+// in time is withdrawn from the client library's outgoing store, which
+// would otherwise resend it on reconnection, and refused the same way.
 func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, error) {
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
@@ -246,12 +384,23 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 		return "", err
 	}
 	topic := g.cfg.Root + "/" + agent + "/down/commands"
+	if !g.client.IsConnectionOpen() {
+		g.m.dropped.WithLabelValues("commands").Inc()
+		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, command refused", "agent", agent, "topic", topic)
+		return "", ErrBrokerDown
+	}
 	tok := g.client.Publish(topic, 1, false, out)
-	if !tok.WaitTimeout(5 * time.Second) {
-		return "", fmt.Errorf("homemqtt: publish %s: the broker did not take it in 5 s", topic)
+	if !tok.WaitTimeout(commandWait) {
+		g.withdraw(tok)
+		g.m.dropped.WithLabelValues("commands").Inc()
+		g.cfg.Log.Warn("smarthome mqtt: the broker did not take a command in time, withdrawn", "agent", agent, "topic", topic, "wait", commandWait.String())
+		return "", errNotTaken
 	}
 	if err := tok.Error(); err != nil {
-		return "", fmt.Errorf("homemqtt: publish %s: %w", topic, err)
+		g.withdraw(tok)
+		g.m.dropped.WithLabelValues("commands").Inc()
+		g.cfg.Log.Warn("smarthome mqtt: command not sent", "agent", agent, "topic", topic, "err", err)
+		return "", &brokerError{msg: "the MQTT gate could not send the command (" + err.Error() + "); send it again"}
 	}
 	g.cfg.Log.Info("smarthome mqtt: command sent", "agent", agent, "topic", topic)
 	return topic, nil

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -172,59 +169,12 @@ func TestGateThroughBroker(t *testing.T) {
 	}
 }
 
-// startMosquitto runs a broker of the test's own on a free local port (no
-// persistence), skipping loudly without the mosquitto binary; stop ends it.
-func startMosquitto(t *testing.T, port int) (stop func()) {
-	t.Helper()
-	bin, err := exec.LookPath("mosquitto")
-	if err != nil {
-		if os.Getenv(testenv.EnvMQTT) != "" {
-			t.Fatal("mosquitto is not installed though CI set up a broker")
-		}
-		t.Skip("SKIPPED LOUDLY: no mosquitto binary to restart a broker under the gate (CI installs it)")
-	}
-	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-c", conf)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			c.Close()
-			break
-		}
-		if i == 100 {
-			t.Fatal("mosquitto did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 // After its broker restarts (losing retained messages and subscriptions),
 // the gate reconnects by itself, publishes the global configuration again
 // and answers agents as before.
 func TestGateSurvivesBrokerRestart(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	stop := startMosquitto(t, port)
-	url := fmt.Sprintf("tcp://127.0.0.1:%d", port)
+	broker := testenv.StartMosquitto(t)
+	url := broker.URL()
 	c, err := smarthome.Seed()
 	if err != nil {
 		t.Fatal(err)
@@ -234,8 +184,8 @@ func TestGateSurvivesBrokerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	stop()
-	startMosquitto(t, port)
+	broker.Stop(os.Kill)
+	broker.Start()
 	root := homemqtt.DefaultRoot
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -1,0 +1,77 @@
+package homemqtt
+
+import (
+	"fmt"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"partnerapi/internal/smarthome"
+)
+
+// Metrics are the gate's series on /metrics: whether it is connected, how
+// often it reconnected, and what it dropped because the broker was away.
+type Metrics struct {
+	connected  prometheus.Gauge
+	reconnects prometheus.Counter
+	dropped    *prometheus.CounterVec
+}
+
+// NewMetrics creates the gate's collectors and registers them with reg
+// (nil: registered nowhere).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		connected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "partnerapi_smarthome_mqtt_connected",
+			Help: "1 while the smart home MQTT gate is connected to its broker and subscribed to the agents' topics, else 0.",
+		}),
+		reconnects: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "partnerapi_smarthome_mqtt_reconnects_total",
+			Help: "Times the smart home MQTT gate reconnected to its broker after losing it.",
+		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "partnerapi_smarthome_mqtt_dropped_total",
+			Help: "Messages the smart home MQTT gate did not send because its broker was unreachable, by down/ topic (commands: refused to the admin API with 503).",
+		}, []string{"topic"}),
+	}
+	for _, kind := range []string{"commands", "errors", "status_request", "config_request"} {
+		m.dropped.WithLabelValues(kind)
+	}
+	if reg != nil {
+		reg.MustRegister(m.connected, m.reconnects, m.dropped)
+	}
+	return m
+}
+
+// brokerError is a command the gate could not hand to its broker. It is
+// the gate being unavailable for the moment (smarthome.ErrGateOff, the
+// admin API's 503), not the request's fault nor a bug: the administrator
+// sends it again once the gate is back.
+type brokerError struct{ msg string }
+
+func (e *brokerError) Error() string { return e.msg }
+func (e *brokerError) Unwrap() error { return smarthome.ErrGateOff }
+
+// ErrBrokerDown is a command refused because the gate has lost its broker.
+var ErrBrokerDown error = &brokerError{msg: "the MQTT gate has lost its broker and is reconnecting: the command was not sent; send it again once the gate is back"}
+
+// errNotTaken is a command the broker did not acknowledge in time. The
+// gate withdraws it, so it is not resent after a reconnection; a broker
+// that did receive it but acknowledged late may still deliver it, which
+// the answer says rather than promise what the gate cannot know.
+var errNotTaken error = &brokerError{msg: fmt.Sprintf("the MQTT broker did not acknowledge the command in %s: the gate withdrew it and will not resend it (a broker that received it may still deliver it); send it again if the device did not change", commandWait)}
+
+// withdraw removes an unacknowledged QoS 1 publish from the client's
+// outgoing store, from which the client library resends what is pending
+// after it reconnects: a command the administrator was told failed must
+// not reach the device later. The message id stays reserved in the client
+// until it disconnects, one of 65535 per withdrawn command.
+func (g *Gate) withdraw(tok mqtt.Token) {
+	pt, ok := tok.(*mqtt.PublishToken)
+	if !ok || pt.MessageID() == 0 {
+		return
+	}
+	// The library's key for an outgoing message (store.go,
+	// outboundKeyFromMID); TestCommandNotReplayed fails if it changes.
+	g.store.Del(fmt.Sprintf("o.%d", pt.MessageID()))
+}
