@@ -50,7 +50,7 @@ func (m *smarthomeMQTT) sidecar(svc *smarthome.Service, ref *gateRef, d deps) (*
 		// The value may carry the broker's password; the error is printed.
 		return nil, fmt.Errorf("--smarthome-mqtt: want tcp://host:port (or ssl://, ws://), got %q", redactURL(m.broker))
 	}
-	cfg := homemqtt.Config{Root: m.root, Log: d.log}
+	cfg := homemqtt.Config{Root: m.root, Log: d.log, Metrics: homemqtt.NewMetrics(d.metrics.Registry)}
 	if u.User != nil {
 		cfg.Username = u.User.Username()
 		cfg.Password, _ = u.User.Password()
