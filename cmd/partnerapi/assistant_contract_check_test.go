@@ -24,7 +24,11 @@ type contractFixture struct {
 	// (renameTables): a generation it cannot bill answers 500, and so
 	// does the token endpoint, which cannot look the client up.
 	brokenBase string
-	auth       map[string]string
+	// downBase is a server on PostgreSQL whose database is taken down once
+	// its client, token and file (downFile) are made
+	// (startOutageAssistant); "" without PostgreSQL.
+	downBase, downFile string
+	auth               map[string]string
 }
 
 func newContractFixture(t *testing.T) *contractFixture {
@@ -83,6 +87,7 @@ func newContractFixture(t *testing.T) *contractFixture {
 	f.auth["broken corp"] = "Bearer " + assistantToken(t, f.brokenBase, "ASSISTANT_API_CORP", creds["authorization_key"])
 	f.auth["basic broken"] = "Basic " + creds["authorization_key"]
 	renameTables(t, broken, "assistant_balances", "assistant_usage", "assistant_clients")
+	f.startOutageAssistant(t, models)
 	return f
 }
 
@@ -99,6 +104,9 @@ func (f *contractFixture) request(ctx context.Context, tc contractCase) *http.Re
 	base := f.base
 	if tc.broken {
 		base = f.brokenBase
+	}
+	if tc.down {
+		base = f.downBase
 	}
 	req, _ := http.NewRequestWithContext(ctx, tc.method, base+tc.path, strings.NewReader(body))
 	if tc.method == "POST" {
@@ -129,6 +137,9 @@ func (f *contractFixture) exchange(t *testing.T, c *assistantContract, tc contra
 	resp, raw := sendRecorded(t, http.DefaultClient, f.request(context.Background(), tc))
 	if ok, errs := c.responses.ValidateHttpResponse(f.request(context.Background(), tc), resp); !ok {
 		t.Errorf("%d %.300s\nthe response breaks the contract:%s", resp.StatusCode, raw, describe(errs))
+	}
+	if tc.down {
+		checkOutage(t, resp, raw)
 	}
 	// Reference §2: every response of the API, errors included, carries
 	// both ids. /healthz, /metrics and /openapi.yaml are the platform's,

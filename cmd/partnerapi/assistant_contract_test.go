@@ -209,6 +209,8 @@ type contractCase struct {
 	busy bool
 	// broken: sent to the fixture's server whose store cannot bill.
 	broken bool
+	// down: sent to the fixture's server whose database is down.
+	down bool
 	// ctype is the body's Content-Type when it is neither JSON nor a form
 	// (a multipart upload).
 	ctype string
@@ -338,6 +340,10 @@ func TestAssistantContract(t *testing.T) {
 		{name: "contract", method: "GET", path: "/openapi.yaml", status: 200},
 	}
 	cases = append(cases, fileCases(t, f, chat)...)
+	outage := f.outageCases(t, chat)
+	if f.downBase != "" {
+		cases = append(cases, outage...)
+	}
 	seen := map[string]map[string]bool{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -367,5 +373,10 @@ func TestAssistantContract(t *testing.T) {
 		"POST /api/v1/chat/completions 503": "only an upstream model's server can be unreachable; assistant_upstream_e2e_test covers it",
 		"POST /api/v1/embeddings 503":       "only an upstream model's server can be unreachable; assistant_upstream_e2e_test covers it",
 	}
+	var ops []string
+	for _, tc := range outage {
+		ops = append(ops, contract.operationOf(tc.method, tc.path))
+	}
+	unprovokedOutage(unprovoked, seen, ops, f.downBase != "")
 	contract.checkCoverage(t, seen, unprovoked)
 }

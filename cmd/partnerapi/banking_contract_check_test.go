@@ -54,6 +54,10 @@ type bankFixture struct {
 	// brokenLogs is the log of the server whose store breakBankingStore
 	// broke, where each 500's referenceId must lead to its cause.
 	brokenLogs *syncBuffer
+	// downSecret is the sandbox app's client_secret on the "down" server,
+	// whose database is taken down once its fixtures are made
+	// (startOutageBank); there is no such server without PostgreSQL.
+	downSecret string
 	client     *http.Client
 }
 
@@ -101,6 +105,7 @@ func newBankFixture(t *testing.T) *bankFixture {
 	// authorize page's invalid_scope redirect.
 	f.changeApp = secretChangeApp(t, servers[""].dataDir, "--scopes", "openid")
 	breakBankingStore(t, servers["broken"].dataDir)
+	f.startOutageBank(t, scopes)
 	f.brokenLogs = servers["broken"].logs
 	return f
 }
@@ -226,6 +231,9 @@ func (f *bankFixture) exchange(t *testing.T, c *contractSpec, tc bankCase) (int,
 	if !strings.HasPrefix(tc.path, "/healthz") && !strings.HasPrefix(tc.path, "/metrics") && !strings.HasPrefix(tc.path, "/openapi") &&
 		resp.Header.Get("X-Request-Id") == "" {
 		t.Errorf("%d response without X-Request-Id", resp.StatusCode)
+	}
+	if tc.server == "down" {
+		checkOutage(t, resp, raw)
 	}
 	if tc.cause != "" {
 		var e struct{ Cause string }

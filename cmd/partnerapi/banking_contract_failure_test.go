@@ -47,11 +47,23 @@ func renameTables(t *testing.T, dataDir string, tables ...string) {
 // failureCases has one row per /fintech/api operation on the broken
 // server: a request that would succeed on a whole store, answered 500.
 func failureCases() []bankCase {
+	rows := operationRows()
+	for i := range rows {
+		rows[i].server, rows[i].auth = "broken", "broken "+rows[i].auth
+		rows[i].status, rows[i].cause = 500, "UNKNOWN_EXCEPTION"
+	}
+	return rows
+}
+
+// operationRows has one request per /fintech/api operation that would
+// succeed on a whole store of a sandbox server, with the fixture's
+// Authorization key (without the server's prefix), but no server and no
+// expected answer: failureCases and outageCases fill them in.
+func operationRows() []bankCase {
 	const (
-		pays   = "/fintech/api/v1/payments"
-		cards  = "/fintech/api/v1/business-cards"
-		doc    = "c2000000-0000-4000-8000-000000000001"
-		broken = "broken"
+		pays  = "/fintech/api/v1/payments"
+		cards = "/fintech/api/v1/business-cards"
+		doc   = "c2000000-0000-4000-8000-000000000001"
 	)
 	payee := map[string]any{"payeeBankBic": banking.SandboxBIC, "payeeBankCorrAccount": banking.SandboxCorrAccount, "payeeInn": banking.SandboxOrgINN,
 		"payeeKpp": banking.SandboxOrgKPP, "payeeName": "ООО Песочница", "isPaidByCredit": false}
@@ -60,7 +72,7 @@ func failureCases() []bankCase {
 		"departmentalInfo": map[string]any{"drawerStatus101": "01", "kbk": banking.ENPKBK, "oktmo": "0",
 			"reasonCode106": "0", "taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "paymentKind110": nil, "uip": "0"}}
 	sign := `{"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`
-	rows := []bankCase{
+	return []bankCase{
 		{name: "client-info", method: "GET", path: "/fintech/api/v1/client-info", auth: "accounts"},
 		{name: "crypto", method: "GET", path: "/fintech/api/v1/crypto", auth: "crypto"},
 		{name: "crypto eio", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "eio"},
@@ -83,9 +95,4 @@ func failureCases() []bankCase {
 		{name: "limit state", method: "GET", path: cards + "/limits/" + doc + "/state", auth: "cards"},
 		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"1h"}`},
 	}
-	for i := range rows {
-		rows[i].server, rows[i].auth = broken, broken+" "+rows[i].auth
-		rows[i].status, rows[i].cause = 500, "UNKNOWN_EXCEPTION"
-	}
-	return rows
 }

@@ -239,10 +239,16 @@ func TestBankingContract(t *testing.T) {
 	t.Run("identity", func(t *testing.T) { f.runBankCases(t, contract, seen, identityCases(t, f)) })
 	t.Run("cards", func(t *testing.T) { f.runBankCases(t, contract, seen, cardCases(t)) })
 	t.Run("store failures", func(t *testing.T) { f.runBankCases(t, contract, seen, failureCases()) })
+	outage := f.outageCases()
+	if _, down := f.base["down"]; down {
+		t.Run("database down", func(t *testing.T) { f.runBankCases(t, contract, seen, outage) })
+	}
 	// Every documented response must be provoked, or be one a sandbox
 	// server cannot give, named here with the reason.
 	unprovoked := map[string]string{
 		"GET /healthz 503": "the store is in-process SQLite",
 	}
+	_, down := f.base["down"]
+	unprovokedOutage(unprovoked, seen, contract.outageOps(outage), down)
 	contract.checkCoverage(t, seen, unprovoked)
 }

@@ -33,6 +33,9 @@ type homeCase struct {
 	// gated sends the request to a second server that runs the MQTT gate
 	// (with its own admin), skipped where no broker runs.
 	gated bool
+	// down sends the request to the server whose database is down, with
+	// its agent or admin (startOutageHome), skipped without PostgreSQL.
+	down bool
 }
 
 // TestSmarthomeContract drives every operation of api/smarthome.yaml
@@ -133,14 +136,22 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "command not JSON without the gate", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: `{"devices":`, status: 400, badRequest: true},
 		{name: "command over the body limit", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: overLimit(command), status: 413},
 	}
+	outage := homeOutageCases(model, config, command)
+	down := startOutageHome(t)
+	if down.base != "" {
+		cases = append(cases, outage...)
+	}
 	request := func(tc homeCase, etag string) *http.Request {
 		var body io.Reader
 		if tc.body != "" {
 			body = strings.NewReader(tc.body)
 		}
-		at, adm := base, admin
+		at, adm, agent := base, admin, agent
 		if tc.gated {
 			at, adm = gatedBase, gatedAdmin
+		}
+		if tc.down {
+			at, adm, agent = down.base, down.admin, down.agent
 		}
 		req, _ := http.NewRequestWithContext(context.Background(), tc.method, at+tc.path, body)
 		if tc.body != "" {
@@ -187,6 +198,9 @@ func TestSmarthomeContract(t *testing.T) {
 			if ok, errs := contract.responses.ValidateHttpResponse(request(tc, etag), resp); !ok && !onlyMapKeys(errs) {
 				t.Errorf("%d %.300s\nthe response breaks the contract:%s", resp.StatusCode, raw, describe(errs))
 			}
+			if tc.down {
+				checkOutage(t, resp, raw)
+			}
 			op := contract.operationOf(tc.method, strings.SplitN(tc.path, "?", 2)[0])
 			if seen[op] == nil {
 				seen[op] = map[string]bool{}
@@ -201,6 +215,11 @@ func TestSmarthomeContract(t *testing.T) {
 			unprovoked["POST /v1/admin/agents/{login}/commands "+st] = "no MQTT broker here"
 		}
 	}
+	var ops []string
+	for _, tc := range outage {
+		ops = append(ops, contract.operationOf(tc.method, tc.path))
+	}
+	unprovokedOutage(unprovoked, seen, ops, down.base != "")
 	contract.checkCoverage(t, seen, unprovoked)
 }
 
