@@ -97,7 +97,7 @@ func (m *Mosquitto) Stop(sig os.Signal) {
 }
 
 // Signal sends sig to the running broker without waiting for it to exit
-// (syscall.SIGSTOP freezes it: connections stay open, nothing is answered).
+// (Freeze sends SIGSTOP where there is one).
 func (m *Mosquitto) Signal(sig os.Signal) {
 	if m.cmd != nil {
 		_ = m.cmd.Process.Signal(sig)

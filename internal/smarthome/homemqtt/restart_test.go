@@ -207,7 +207,7 @@ func TestCommandNotReplayed(t *testing.T) {
 	defer g.Close()
 	waitFor(t, "connected at start", g.Connected)
 	configure(t, url)
-	broker.Signal(syscall.SIGSTOP)
+	broker.Freeze()
 	stale := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":false}}]}}}`
 	if _, err := g.Command(context.Background(), "dev", []byte(stale)); !errors.Is(err, smarthome.ErrGateOff) {
 		t.Fatalf("command to a frozen broker: %v, want the gate's unavailability (503)", err)
