@@ -62,7 +62,7 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 	if gate != nil {
 		sidecars = append(sidecars, *gate)
 	}
-	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Service: svc, Commander: &ref, Options: homeapi.Options{
+	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Log: d.log, Service: svc, Commander: &ref, Options: homeapi.Options{
 		OmitFalseRequired: m.omitFalseRequired, HideAllowedValues: m.hideAllowed, Profile: m.profile}})
 	return built{api: web.API{
 		Name:    "smarthome",

@@ -16,7 +16,7 @@ import (
 func (h *handlers) listModels(w http.ResponseWriter, r *http.Request) {
 	c, err := h.svc.Catalog(r.Context())
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	w.Header().Set("X-Catalog-Version", strconv.FormatInt(c.Version, 10))
@@ -26,7 +26,7 @@ func (h *handlers) listModels(w http.ResponseWriter, r *http.Request) {
 func (h *handlers) getModel(w http.ResponseWriter, r *http.Request) {
 	c, err := h.svc.Catalog(r.Context())
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	for _, m := range c.Models {
@@ -36,7 +36,7 @@ func (h *handlers) getModel(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	domainError(w, r, smarthome.ErrNotFound)
+	h.domainError(w, r, smarthome.ErrNotFound)
 }
 
 func (h *handlers) putModel(w http.ResponseWriter, r *http.Request) {
@@ -48,19 +48,19 @@ func (h *handlers) putModel(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		domainError(w, r, &smarthome.InvalidError{Details: []string{"body is not a model: " + err.Error()}})
+		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"body is not a model: " + err.Error()}})
 		return
 	}
 	if m.ID == "" {
 		m.ID = r.PathValue("id")
 	}
 	if m.ID != r.PathValue("id") {
-		domainError(w, r, &smarthome.InvalidError{Details: []string{"id in the body differs from the path"}})
+		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"id in the body differs from the path"}})
 		return
 	}
 	created, v, err := h.svc.PutModel(r.Context(), m)
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	status := http.StatusOK
@@ -74,7 +74,7 @@ func (h *handlers) putModel(w http.ResponseWriter, r *http.Request) {
 func (h *handlers) deleteModel(w http.ResponseWriter, r *http.Request) {
 	v, err := h.svc.DeleteModel(r.Context(), r.PathValue("id"))
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	w.Header().Set("X-Catalog-Version", strconv.FormatInt(v, 10))
@@ -99,12 +99,12 @@ func (h *handlers) createAgent(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be {"login": "..."}: ` + err.Error()}})
+		h.domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be {"login": "..."}: ` + err.Error()}})
 		return
 	}
 	pw, err := h.svc.CreateCredential(r.Context(), smarthome.KindAgent, in.Login)
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -115,7 +115,7 @@ func (h *handlers) rotateAgent(w http.ResponseWriter, r *http.Request) {
 	login := r.PathValue("login")
 	pw, err := h.svc.RotateCredential(r.Context(), smarthome.KindAgent, login)
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -124,7 +124,7 @@ func (h *handlers) rotateAgent(w http.ResponseWriter, r *http.Request) {
 
 func (h *handlers) deleteAgent(w http.ResponseWriter, r *http.Request) {
 	if err := h.svc.DeleteCredential(r.Context(), smarthome.KindAgent, r.PathValue("login")); err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -144,23 +144,23 @@ func (h *handlers) command(w http.ResponseWriter, r *http.Request) {
 	// can have, a body that is not a command. Only a sound command waits
 	// on the gate (503 without it).
 	if !smarthome.ValidLogin(r.PathValue("login")) {
-		domainError(w, r, &smarthome.InvalidError{Details: []string{"login must be 1-128 of A-Z a-z 0-9 . _ @ -"}})
+		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"login must be 1-128 of A-Z a-z 0-9 . _ @ -"}})
 		return
 	}
 	var shape struct {
 		Devices map[string]json.RawMessage `json:"devices"`
 	}
 	if err := json.Unmarshal(body, &shape); err != nil || shape.Devices == nil {
-		domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be a JSON object whose "devices" maps device ids to {states}`}})
+		h.domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be a JSON object whose "devices" maps device ids to {states}`}})
 		return
 	}
 	if h.cmd == nil {
-		domainError(w, r, smarthome.ErrGateOff)
+		h.domainError(w, r, smarthome.ErrGateOff)
 		return
 	}
 	topic, err := h.cmd.Command(r.Context(), r.PathValue("login"), body)
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"topic": topic})

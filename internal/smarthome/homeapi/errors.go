@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"partnerapi/internal/smarthome"
@@ -53,7 +52,7 @@ const retryAfter = "5"
 
 // domainError maps a domain error to the Common error: the one place that
 // decides statuses for the smart-home API.
-func domainError(w http.ResponseWriter, r *http.Request, err error) {
+func (h *handlers) domainError(w http.ResponseWriter, r *http.Request, err error) {
 	var inv *smarthome.InvalidError
 	var unknown *smarthome.UnknownCategoryError
 	switch {
@@ -79,11 +78,11 @@ func domainError(w http.ResponseWriter, r *http.Request, err error) {
 		// and the server recovers by itself. Logged at error level so that
 		// operators see the outage; the error's text names the database's
 		// user and name, never the URL's password.
-		slog.ErrorContext(r.Context(), "smarthome: database unavailable", "err", err, "request_id", web.RequestID(r.Context()))
+		h.log.ErrorContext(r.Context(), "smarthome: database unavailable", "err", err, "request_id", web.RequestID(r.Context()))
 		w.Header().Set("Retry-After", retryAfter)
 		writeError(w, http.StatusServiceUnavailable, "Service unavailable")
 	default:
-		slog.ErrorContext(r.Context(), "smarthome: internal error", "err", err, "request_id", web.RequestID(r.Context()))
+		h.log.ErrorContext(r.Context(), "smarthome: internal error", "err", err, "request_id", web.RequestID(r.Context()))
 		writeError(w, http.StatusInternalServerError, "Internal server error")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
@@ -18,6 +19,7 @@ type handlers struct {
 	svc *smarthome.Service
 	opt Options
 	cmd smarthome.Commander // nil: no MQTT gate
+	log *slog.Logger
 
 	// snap is the catalog rendered for the wire; it is replaced, never
 	// changed, when the service hands out a different catalog.
@@ -54,7 +56,7 @@ var (
 func (h *handlers) auth(kind string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h.svc.AuthenticateBasic(r.Context(), kind, r.Header.Get("Authorization")); err != nil {
-			domainError(w, r, err)
+			h.domainError(w, r, err)
 			return
 		}
 		next(w, r)
@@ -164,7 +166,7 @@ func matchETag(header, etag string) bool {
 func (h *handlers) categories(w http.ResponseWriter, r *http.Request) {
 	s, err := h.render(r)
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	serveCatalog(w, r, s, s.categories)
@@ -173,12 +175,12 @@ func (h *handlers) categories(w http.ResponseWriter, r *http.Request) {
 func (h *handlers) features(w http.ResponseWriter, r *http.Request) {
 	s, err := h.render(r)
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	body, ok := s.features[r.PathValue("category")]
 	if !ok {
-		domainError(w, r, &smarthome.UnknownCategoryError{Category: r.PathValue("category")})
+		h.domainError(w, r, &smarthome.UnknownCategoryError{Category: r.PathValue("category")})
 		return
 	}
 	serveCatalog(w, r, s, body)
@@ -187,7 +189,7 @@ func (h *handlers) features(w http.ResponseWriter, r *http.Request) {
 func (h *handlers) models(w http.ResponseWriter, r *http.Request) {
 	s, err := h.render(r)
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	serveCatalog(w, r, s, s.models)
@@ -225,12 +227,12 @@ func (h *handlers) validate(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := h.svc.Catalog(r.Context())
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	rep, err := c.Validate(body, r.URL.Query().Get("category"))
 	if err != nil {
-		domainError(w, r, err)
+		h.domainError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, rep)

@@ -83,11 +83,10 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The error lines go to the logger the server is given (serve's, with
+	// its --log-format), not to the process's default logger.
 	var logs lockedBuffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
-	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc}), Errors: ErrorWriter()}
+	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.NewTextHandler(&logs, nil))}), Errors: ErrorWriter()}
 	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
 	t.Cleanup(srv.Close)
 

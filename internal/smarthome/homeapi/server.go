@@ -3,6 +3,7 @@
 package homeapi
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -18,6 +19,10 @@ type Deps struct {
 	// Commander sends the admin API's commands to agents over MQTT; nil
 	// when serve runs no MQTT gate (commands then answer 503).
 	Commander smarthome.Commander
+	// Log receives the API's error lines (a database outage, an internal
+	// error); nil: slog.Default(). serve passes its own logger, so these
+	// lines take --log-format and the log buffer like every other.
+	Log *slog.Logger
 }
 
 // Options switch the documented ambiguities of the wire format (reference
@@ -57,7 +62,11 @@ func (o Options) variant() string {
 // NewServer builds the smart-home API's router.
 func NewServer(d Deps) *web.Mux {
 	mux := web.NewMux("smarthome", platformError, d.Metrics)
-	addRoutes(mux, &handlers{svc: d.Service, opt: d.Options, cmd: d.Commander})
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	addRoutes(mux, &handlers{svc: d.Service, opt: d.Options, cmd: d.Commander, log: log})
 	return mux
 }
 
