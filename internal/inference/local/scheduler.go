@@ -238,27 +238,6 @@ func reservation(r *request) int {
 // of megabytes it most likely never writes.
 const reserveAhead = 512
 
-// minSharedPrefix is the shortest prompt prefix worth waiting for: a
-// joining request whose prompt shares at least this many tokens with one
-// still being prefilled starts after it, and then copies those tokens' KV
-// entries instead of computing them again. Shorter prefixes (a BOS token,
-// a role marker) are recomputed, so unrelated prompts prefill together.
-// Only the waiting request waits: the admission loop skips it, and the
-// requests behind it are prefilled in the same step if the budget allows.
-const minSharedPrefix = 16
-
-// waitsForPrefix reports whether j should wait for one of the requests
-// being prefilled because it will share at least minSharedPrefix tokens
-// of that one's prompt that are not computed yet.
-func waitsForPrefix(j *joiner, prefilling []*joiner) bool {
-	for _, p := range prefilling {
-		if n := commonPrefix(p.req.prompt, j.req.prompt); n >= minSharedPrefix && n > p.seq.Pos() {
-			return true
-		}
-	}
-	return false
-}
-
 // prefillBudget is how many prompt tokens one step takes from joining
 // requests (in arrival order): all of a chunk while nothing decodes, while
 // streams wait for the step as many as fit in the time the pacer allows
