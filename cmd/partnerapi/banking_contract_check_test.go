@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"partnerapi/internal/testenv"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ type bankFixture struct {
 	changeApp url.Values
 	// brokenLogs is the log of the server whose store breakBankingStore
 	// broke, where each 500's referenceId must lead to its cause.
-	brokenLogs *syncBuffer
+	brokenLogs *testenv.LogBuffer
 	// downSecret is the sandbox app's client_secret on the "down" server,
 	// whose database is taken down once its fixtures are made
 	// (startOutageBank); there is no such server without PostgreSQL.

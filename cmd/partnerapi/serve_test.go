@@ -7,9 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"partnerapi/internal/testenv"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,30 +17,12 @@ import (
 	"partnerapi/internal/web"
 )
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // testServer runs `partnerapi serve` in-process on free ports and returns
 // the base URLs by service name. The server stops when the test ends.
 type testServer struct {
 	urls    map[string]string
 	dataDir string
-	logs    *syncBuffer
+	logs    *testenv.LogBuffer
 }
 
 func startServer(t *testing.T, extra ...string) *testServer {
@@ -54,7 +36,7 @@ func startServer(t *testing.T, extra ...string) *testServer {
 		"--log-flush-interval", "0"}
 	args = append(args, extra...)
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	readyc := make(chan map[string]string, 1)
 	errc := make(chan error, 1)
 	go func() {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"partnerapi/internal/testenv"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,7 +30,7 @@ import (
 type controlledServer struct {
 	urls    map[string]string
 	dataDir string
-	logs    *syncBuffer
+	logs    *testenv.LogBuffer
 	cancel  context.CancelFunc
 	errc    chan error
 }
@@ -41,7 +42,7 @@ func startControlledServer(t *testing.T, dir string, extra ...string) *controlle
 		"--log-flush-interval", "0"}
 	args = append(args, extra...)
 	ctx, cancel := context.WithCancel(context.Background())
-	cs := &controlledServer{urls: map[string]string{}, dataDir: dir, logs: &syncBuffer{}, cancel: cancel, errc: make(chan error, 1)}
+	cs := &controlledServer{urls: map[string]string{}, dataDir: dir, logs: &testenv.LogBuffer{}, cancel: cancel, errc: make(chan error, 1)}
 	readyc := make(chan map[string]string, 1)
 	go func() {
 		cs.errc <- serve(ctx, args, func(string) string { return "" }, stdio{in: strings.NewReader(""), out: io.Discard, err: cs.logs},
@@ -75,7 +76,7 @@ func startControlledServer(t *testing.T, dir string, extra ...string) *controlle
 func TestSecondSignalExitsAtOnce(t *testing.T) {
 	sigs := make(chan os.Signal, 2)
 	exited := make(chan int, 1)
-	var out syncBuffer
+	var out testenv.LogBuffer
 	ctx, stop := signalContext(context.Background(), sigs, &out, func(code int) { exited <- code })
 	defer stop()
 	sigs <- syscall.SIGTERM

@@ -61,7 +61,7 @@ func TestSmarthomeMQTTGateSurvivesBrokerRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	readyc := make(chan map[string]string, 1)
 	errc := make(chan error, 1)
 	args := []string{"--only", "smarthome", "--data-dir", dir, "--models-dir", filepath.Join(dir, "models"),

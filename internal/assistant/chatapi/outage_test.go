@@ -1,7 +1,6 @@
 package chatapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"partnerapi/internal/testenv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -53,24 +52,6 @@ func (s *outageStore) Balances(ctx context.Context, clientID string) ([]assistan
 	return s.Store.Balances(ctx, clientID)
 }
 
-// lockedBuffer is a log sink the handlers and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // While the database is unavailable the API answers 503 "Service
 // Unavailable" with a Retry-After, in the token endpoint's envelope there,
 // not 500: a token that cannot be checked is 503, not 401, and so is a
@@ -85,7 +66,7 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	}
 	store := &outageStore{Store: assistantsql.New(db), err: storetest.UnavailableError(t)}
 	svc := assistant.NewService(store, toolEngine{}, assistant.Config{})
-	var logs lockedBuffer
+	var logs testenv.LogBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	api := web.API{Name: "assistant", Handler: WithSessionID(NewServer(Deps{Log: log, Service: svc})), Errors: ErrorWriter()}
 	srv := httptest.NewServer(api.Build(log, nil))

@@ -1,14 +1,13 @@
 package chatgrpc_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"partnerapi/internal/testenv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -40,24 +39,6 @@ func (s *outageStore) Token(ctx context.Context, hash string) (assistant.Token, 
 	return s.Store.Token(ctx, hash)
 }
 
-// lockedBuffer is a log sink the server and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // While the database is unavailable every call is REST's 503 "Service
 // Unavailable" in gRPC's terms: the code the reference maps REST's 503 to
 // (13 INTERNAL, as for a model that cannot be reached) with that message,
@@ -72,7 +53,7 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	}
 	store := &outageStore{Store: assistantsql.New(db), err: storetest.UnavailableError(t)}
 	svc := assistant.NewService(store, fakeEngine{}, assistant.Config{})
-	var logs lockedBuffer
+	var logs testenv.LogBuffer
 	g, _ := chatgrpc.NewGRPCServer(chatgrpc.New(svc, slog.New(slog.NewTextHandler(&logs, nil)), chatgrpc.Config{}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

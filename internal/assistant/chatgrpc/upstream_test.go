@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"partnerapi/internal/testenv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +17,6 @@ import (
 	"partnerapi/internal/assistant/chatgrpc"
 	"partnerapi/internal/assistant/upstream"
 )
-
-// logBuffer collects the log lines of the server and the pool's probes.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.WriteString(string(p))
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A model served by an upstream replica whose URL carries credentials (a
 // user name and password, API keys in its query) fails over gRPC with the
@@ -74,7 +56,7 @@ func TestUpstreamFailuresOverGRPC(t *testing.T) {
 			}))
 			defer srv.Close()
 			defer close(release)
-			var logs logBuffer
+			var logs testenv.LogBuffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
 			client := upstream.NewClient()
 			client.Transport.(*http.Transport).ResponseHeaderTimeout = 200 * time.Millisecond

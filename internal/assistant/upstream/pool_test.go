@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"partnerapi/internal/testenv"
 	"runtime"
 	"strings"
 	"sync"
@@ -311,7 +312,7 @@ func TestPoolNoFailoverMidStream(t *testing.T) {
 // credentials its URL carries.
 func TestPoolRejoins(t *testing.T) {
 	a, b := newReplica(t, "a"), newReplica(t, "b")
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	p := NewPool("m", Served{}, []string{"http://user:s3cret@" + a.addr, b.url()},
 		PoolOptions{Log: log, ProbeInterval: 10 * time.Millisecond, ProbeMaxInterval: 40 * time.Millisecond})
@@ -341,24 +342,6 @@ func TestPoolRejoins(t *testing.T) {
 	if got := Host("https://user:pw@gpu-1:8000/v1/?key=x#model=y"); got != "gpu-1:8000/v1" {
 		t.Fatalf("Host = %q", got)
 	}
-}
-
-// syncBuffer is a bytes.Buffer that the probes and the test may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // With every replica down, requests fail at once with ErrUnavailable

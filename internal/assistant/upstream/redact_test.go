@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"partnerapi/internal/testenv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +46,7 @@ func TestPoolErrorsRedacted(t *testing.T) {
 			if tc.fail != nil {
 				tc.fail(srv)
 			}
-			var logs syncBuffer
+			var logs testenv.LogBuffer
 			client := NewClient()
 			client.Transport.(*http.Transport).ResponseHeaderTimeout = 200 * time.Millisecond
 			base := strings.Replace(srv.URL, "http://", "http://operator:s3cret@", 1) + "/v1/?api_key=k3y&token=t0ken"

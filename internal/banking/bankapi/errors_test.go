@@ -1,13 +1,12 @@
 package bankapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"partnerapi/internal/testenv"
 	"strings"
-	"sync"
 	"testing"
 
 	"partnerapi/internal/banking"
@@ -15,30 +14,13 @@ import (
 	"partnerapi/internal/web"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestReferenceIDIsFoundInTheLog checks that the referenceId of an error
 // answer leads to the request in the log: it is the request id the
 // platform made (on the access line as request_id), and for a request that
 // brought its own X-Request-Id it is a fresh UUID logged beside that id.
 // It holds for handler errors and for the platform's own (unknown route).
 func TestReferenceIDIsFoundInTheLog(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testenv.LogBuffer{}
 	log := slog.New(web.NewTextHandler(logs, nil))
 	mux := NewServer(Deps{Log: log, Auth: fakeAuth{"t": {OrgID: "o", Scopes: []string{banking.ScopeGetClientAccounts}}}})
 	srv := httptest.NewServer(web.API{Name: "banking", Handler: mux, Errors: ErrorWriter()}.Build(log, nil))

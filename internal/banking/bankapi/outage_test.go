@@ -1,13 +1,12 @@
 package bankapi
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"partnerapi/internal/testenv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,24 +41,6 @@ func (d downPayments) GetPayment(context.Context, string, string) (*banking.Stor
 	return nil, d.err
 }
 
-// syncBuffer is a log sink the handlers and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // While the database is unavailable, a payment request is 503
 // UNAVAILABLE_RESOURCE_EXCEPTION with a Retry-After, not 500: when the
 // token cannot be checked (before any 401 could be decided) and when the
@@ -72,7 +53,7 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	if err := bankingsql.MigratePayments(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	payments := func(auth banking.Authenticator) *httptest.Server {
 		svc := &banking.PaymentService{Store: downPayments{bankingsql.NewPaymentStore(db), down}, Verifier: &payVerifier{},

@@ -1,15 +1,14 @@
 package homeapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"partnerapi/internal/testenv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,24 +42,6 @@ func (s *outageStore) CredentialHash(ctx context.Context, kind, login string) (s
 	return s.Store.CredentialHash(ctx, kind, login)
 }
 
-// lockedBuffer is a log sink the handlers and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // While the database is unavailable the API answers the reference's 503
 // (code 503, details []) with a Retry-After, not 500, and a login that
 // cannot be checked is 503, not 401. Each is an ERROR line saying the
@@ -85,7 +66,7 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	}
 	// The error lines go to the logger the server is given (serve's, with
 	// its --log-format), not to the process's default logger.
-	var logs lockedBuffer
+	var logs testenv.LogBuffer
 	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.NewTextHandler(&logs, nil))}), Errors: ErrorWriter()}
 	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
 	t.Cleanup(srv.Close)
