@@ -101,6 +101,10 @@ func (f *upstreamFlag) Set(v string) error {
 	return nil
 }
 
+// Redact quotes v without its credentials, for the flag package's own
+// "invalid value" error (see redactFlagError).
+func (f *upstreamFlag) Redact(v string) string { return shown(v) }
+
 // shown is an --assistant-upstream value as its errors quote it, without
 // the credentials its URL may carry: the user name and password, and the
 // query, where a gateway may take an API key. A deployment keeps them out

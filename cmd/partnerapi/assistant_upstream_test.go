@@ -182,6 +182,19 @@ func TestUpstreamFlagErrorsRedacted(t *testing.T) {
 			}
 		})
 	}
+	// On the command line the flag package quotes the value it refuses
+	// in its own words ("invalid value ... for flag"): serve's error
+	// quotes it redacted too.
+	err := run(context.Background(), []string{"serve", "--only", "assistant", "--assistant-upstream", "m=" + creds + "#colour=red"},
+		noEnv, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), `invalid value "m=http://xxxxx@gpu-1:8000/v1?xxxxx#colour=red" for flag -assistant-upstream: `) {
+		t.Fatalf("serve with a bad --assistant-upstream: %v", err)
+	}
+	for _, s := range []string{"operator", "s3cret", "k3y"} {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("serve's error shows %q: %v", s, err)
+		}
+	}
 	var f upstreamFlag
 	if err := f.Set("m=" + creds); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,7 +71,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp{fs}
 		}
-		return err
+		return redactFlagError(fs, err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -87,6 +88,39 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 		}
 	})
 	return err
+}
+
+// redactedValue is a flag whose values may carry credentials (a URL's
+// user, password or query): it quotes a value the way its own errors do.
+type redactedValue interface {
+	flag.Value
+	Redact(value string) string
+}
+
+// redactFlagError rewrites the flag package's `invalid value "V" for flag
+// -NAME: ...` so that V is quoted as NAME's Value would quote it, for a
+// flag that is a redactedValue. The flag package quotes the raw value
+// whole, and the error reaches the terminal or the service's log.
+func redactFlagError(fs *flag.FlagSet, err error) error {
+	rest, ok := strings.CutPrefix(err.Error(), "invalid value ")
+	if !ok {
+		return err
+	}
+	quoted, perr := strconv.QuotedPrefix(rest)
+	if perr != nil {
+		return err
+	}
+	value, _ := strconv.Unquote(quoted)
+	name, _, _ := strings.Cut(strings.TrimPrefix(rest[len(quoted):], " for flag -"), ":")
+	f := fs.Lookup(name)
+	if f == nil {
+		return err
+	}
+	r, ok := f.Value.(redactedValue)
+	if !ok {
+		return err
+	}
+	return errors.New("invalid value " + strconv.Quote(r.Redact(value)) + rest[len(quoted):])
 }
 
 // errHelp carries a flag set whose usage the caller prints.
