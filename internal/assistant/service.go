@@ -224,7 +224,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 
 // Acquire takes one of the client's concurrent-request slots; release frees
 // it and is safe to call more than once.
-func (s *Service) Acquire(p Principal) (release func(), err error) {
+func (s *Service) Acquire(_ context.Context, p Principal) (release func(), err error) {
 	limit := s.cfg.Limits[p.Scope]
 	if limit <= 0 {
 		limit = 1

@@ -59,15 +59,15 @@ func TestResolveModel(t *testing.T) {
 func TestAcquireLimits(t *testing.T) {
 	s := newService(t, assistant.Config{Limits: map[assistant.Scope]int{assistant.ScopePers: 1, assistant.ScopeCorp: 2}})
 	pers := assistant.Principal{ClientID: "a", Scope: assistant.ScopePers}
-	r1, err := s.Acquire(pers)
+	r1, err := s.Acquire(context.Background(), pers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Acquire(pers); !errors.Is(err, assistant.ErrTooManyRequests) {
+	if _, err := s.Acquire(context.Background(), pers); !errors.Is(err, assistant.ErrTooManyRequests) {
 		t.Fatalf("second PERS slot: %v", err)
 	}
 	// Another client is not affected.
-	if r, err := s.Acquire(assistant.Principal{ClientID: "b", Scope: assistant.ScopePers}); err != nil {
+	if r, err := s.Acquire(context.Background(), assistant.Principal{ClientID: "b", Scope: assistant.ScopePers}); err != nil {
 		t.Fatal(err)
 	} else {
 		r()
@@ -76,14 +76,14 @@ func TestAcquireLimits(t *testing.T) {
 	r1() // idempotent: must not free a slot twice
 	corp := assistant.Principal{ClientID: "c", Scope: assistant.ScopeCorp}
 	for range 2 {
-		if _, err := s.Acquire(corp); err != nil {
+		if _, err := s.Acquire(context.Background(), corp); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Acquire(corp); !errors.Is(err, assistant.ErrTooManyRequests) {
+	if _, err := s.Acquire(context.Background(), corp); !errors.Is(err, assistant.ErrTooManyRequests) {
 		t.Fatalf("third CORP slot: %v", err)
 	}
-	if _, err := s.Acquire(pers); err != nil {
+	if _, err := s.Acquire(context.Background(), pers); err != nil {
 		t.Fatalf("PERS slot after release: %v", err)
 	}
 }

@@ -19,7 +19,7 @@ func (s *server) aiCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
-	release, err := s.svc.Acquire(p)
+	release, err := s.svc.Acquire(r.Context(), p)
 	if err != nil {
 		s.domainError(w, r, err)
 		return

@@ -85,7 +85,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		s.domainError(w, r, err)
 		return
 	}
-	release, err := s.svc.Acquire(p)
+	release, err := s.svc.Acquire(r.Context(), p)
 	if err != nil {
 		s.domainError(w, r, err)
 		return

@@ -320,7 +320,7 @@ func TestAPIErrors(t *testing.T) {
 	t.Run("too many requests", func(t *testing.T) {
 		c := f.client(assistant.ScopePers, assistant.Balance{Model: "stories260K", Tokens: 1000})
 		tok := f.token(c, "GIGACHAT_API_PERS")
-		release, err := f.svc.Acquire(assistant.Principal{ClientID: c.ClientID, Scope: assistant.ScopePers})
+		release, err := f.svc.Acquire(context.Background(), assistant.Principal{ClientID: c.ClientID, Scope: assistant.ScopePers})
 		if err != nil {
 			t.Fatal(err)
 		}

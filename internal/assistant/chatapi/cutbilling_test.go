@@ -64,7 +64,7 @@ func promptTokens(t *testing.T, eng *local.Engine, content string) int {
 func spentAfter(t *testing.T, svc *assistant.Service, p assistant.Principal, model string) int64 {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		release, err := svc.Acquire(p)
+		release, err := svc.Acquire(context.Background(), p)
 		if err == nil {
 			release()
 			break

@@ -59,7 +59,7 @@ func (s *server) embeddings(w http.ResponseWriter, r *http.Request) {
 		s.domainError(w, r, err)
 		return
 	}
-	release, err := s.svc.Acquire(p)
+	release, err := s.svc.Acquire(r.Context(), p)
 	if err != nil {
 		s.domainError(w, r, err)
 		return

@@ -37,7 +37,7 @@ func TestStreamDisconnect(t *testing.T) {
 	p := assistant.Principal{ClientID: c.ClientID, Scope: assistant.ScopePers}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		release, err := f.svc.Acquire(p)
+		release, err := f.svc.Acquire(context.Background(), p)
 		if err == nil {
 			release()
 			break

@@ -156,7 +156,7 @@ func (s *Server) start(ctx context.Context, req *pb.ChatRequest) (assistant.Chat
 	if err != nil {
 		return c, 0, nil, s.statusError(ctx, err)
 	}
-	release, err := s.svc.Acquire(p)
+	release, err := s.svc.Acquire(ctx, p)
 	if err != nil {
 		return c, 0, nil, s.statusError(ctx, err)
 	}

@@ -71,7 +71,7 @@ func TestUpstreamCutGRPCChatIsBilled(t *testing.T) {
 			}
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
 				// A PERS client's one slot comes back after Run has billed.
-				if release, err := e.svc.Acquire(p); err == nil {
+				if release, err := e.svc.Acquire(context.Background(), p); err == nil {
 					release()
 					break
 				}
