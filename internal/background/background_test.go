@@ -1,0 +1,134 @@
+package background
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"partnerapi/internal/testenv"
+)
+
+// refused is what a query on a stopped PostgreSQL ends with, as the driver
+// wraps it (sqldb.Unavailable looks at the types alone).
+var refused = fmt.Errorf("failed to connect to `user=root database=test`: %w", syscall.ECONNREFUSED)
+
+// A run of outcomes of one worker gives one line per change, not one per
+// run: a WARN when the database first cannot be used, an INFO when a run
+// works again, an ERROR per distinct other error (a repeat only after
+// repeatEvery), and counts every failure by reason.
+func TestWorkerReportsChangesOnce(t *testing.T) {
+	other := errors.New("scan banking_payment_webhooks: bad row")
+	for _, tc := range []struct {
+		name     string
+		runs     []error
+		step     time.Duration // between runs
+		want     []string      // level and message of each line, in order
+		unavail  float64
+		others   float64
+		failing  bool
+		succeded bool // last success set
+	}{
+		{name: "all well", runs: []error{nil, nil, nil}, succeded: true},
+		{name: "an outage of ten runs", runs: []error{nil, refused, refused, refused, refused, refused, refused, refused, refused, refused, refused, nil, nil},
+			want:    []string{"WARN w: database unavailable", "INFO w: works again"},
+			unavail: 10, succeded: true},
+		{name: "an outage still going", runs: []error{refused, refused, refused},
+			want: []string{"WARN w: database unavailable"}, unavail: 3, failing: true},
+		{name: "two outages", runs: []error{refused, nil, refused, refused, nil},
+			want:    []string{"WARN w: database unavailable", "INFO w: works again", "WARN w: database unavailable", "INFO w: works again"},
+			unavail: 3, succeded: true},
+		{name: "a bug at every tick", runs: []error{other, other, other, other}, step: time.Second,
+			want: []string{"ERROR w: failed"}, others: 4, failing: true},
+		{name: "a bug for two minutes", runs: []error{other, other, other, other, other}, step: 40 * time.Second,
+			want: []string{"ERROR w: failed", "ERROR w: failed", "ERROR w: failed"}, others: 5, failing: true},
+		{name: "an outage then a bug then well", runs: []error{refused, refused, other, nil},
+			want:    []string{"WARN w: database unavailable", "ERROR w: failed", "INFO w: works again"},
+			unavail: 2, others: 1, succeded: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &testenv.LogBuffer{}
+			reg := prometheus.NewRegistry()
+			m := NewMetrics(reg)
+			w := m.Worker("w", slog.New(slog.NewTextHandler(logs, nil)))
+			now := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+			w.now = func() time.Time { return now }
+			for _, err := range tc.runs {
+				w.Report(err)
+				now = now.Add(max(tc.step, time.Second))
+			}
+			var got []string
+			for l := range strings.Lines(logs.String()) {
+				got = append(got, between(l, "level=", " ")+" "+between(l, `msg="`, `"`))
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("log lines %q, want %q:\n%s", got, tc.want, logs)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.want[i]) {
+					t.Fatalf("line %d is %q, want %q:\n%s", i, got[i], tc.want[i], logs)
+				}
+			}
+			if v := value(m.errors.WithLabelValues("w", ReasonUnavailable)); v != tc.unavail {
+				t.Errorf("unavailable errors %v, want %v", v, tc.unavail)
+			}
+			if v := value(m.errors.WithLabelValues("w", ReasonError)); v != tc.others {
+				t.Errorf("other errors %v, want %v", v, tc.others)
+			}
+			if w.Failing() != tc.failing {
+				t.Errorf("failing %v, want %v", w.Failing(), tc.failing)
+			}
+			if v := value(m.lastSuccess.WithLabelValues("w")); (v > 0) != tc.succeded {
+				t.Errorf("last success %v, want set %v", v, tc.succeded)
+			}
+			if strings.Contains(logs.String(), "level=WARN") && !strings.Contains(logs.String(), "connection refused") {
+				t.Errorf("the WARN line does not carry the driver's error:\n%s", logs)
+			}
+		})
+	}
+}
+
+// value is a counter's or a gauge's current value.
+func value(c prometheus.Metric) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	if m.Counter != nil {
+		return m.Counter.GetValue()
+	}
+	return m.Gauge.GetValue()
+}
+
+func between(s, from, to string) string {
+	_, s, _ = strings.Cut(s, from)
+	s, _, _ = strings.Cut(s, to)
+	return s
+}
+
+// Two modules registering workers on one registry share the series instead
+// of panicking, and each worker's series exist from the start (an alert on
+// a missing series would not fire).
+func TestMetricsSharedRegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a, b := NewMetrics(reg), NewMetrics(reg)
+	a.Worker("one", nil)
+	b.Worker("two", nil).Report(refused)
+	families, err := reg.Gather()
+	n := 0
+	for _, f := range families {
+		n += len(f.GetMetric())
+	}
+	if err != nil || n != 6 {
+		t.Fatalf("series %d %v, want 6 (2 workers × 2 reasons + 2 timestamps)", n, err)
+	}
+	if v := value(a.errors.WithLabelValues("two", ReasonUnavailable)); v != 1 {
+		t.Fatalf("the second registration's count is not in the first's series: %v", v)
+	}
+}
