@@ -94,6 +94,27 @@ type Store interface {
 	Files(ctx context.Context, clientID string) ([]File, error)
 	FileContent(ctx context.Context, clientID, id string) (File, []byte, error)
 	DeleteFile(ctx context.Context, clientID, id string) error
+
+	// Leases of concurrent-request slots (limits.go), which every process
+	// sharing the database counts alike. AcquireLease inserts l unless
+	// the client already holds limit leases live at now, and then returns
+	// ErrTooManyRequests; it drops the client's expired leases first, and
+	// concurrent acquisitions of one client, from any process, never both
+	// see room for one. RenewLeases moves the expiry of the named leases
+	// still live at now to until and returns how many it moved; an
+	// expired lease stays expired. ReleaseLease deletes a lease; an
+	// unknown id is no error.
+	AcquireLease(ctx context.Context, l Lease, limit int, now time.Time) error
+	RenewLeases(ctx context.Context, ids []string, now, until time.Time) (int, error)
+	ReleaseLease(ctx context.Context, id string) error
+}
+
+// Lease is one concurrent-request slot of a client as stored: it counts
+// against the client's limit until it is released or ExpiresAt passes.
+type Lease struct {
+	ID        string
+	ClientID  string
+	ExpiresAt time.Time
 }
 
 // Domain errors; chatapi/errors.go maps them to the wire.

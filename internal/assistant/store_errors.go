@@ -98,3 +98,16 @@ func (m markedStore) FileContent(ctx context.Context, clientID, id string) (File
 func (m markedStore) DeleteFile(ctx context.Context, clientID, id string) error {
 	return fromStore(m.s.DeleteFile(ctx, clientID, id))
 }
+
+func (m markedStore) AcquireLease(ctx context.Context, l Lease, limit int, now time.Time) error {
+	return fromStore(m.s.AcquireLease(ctx, l, limit, now))
+}
+
+func (m markedStore) RenewLeases(ctx context.Context, ids []string, now, until time.Time) (int, error) {
+	n, err := m.s.RenewLeases(ctx, ids, now, until)
+	return n, fromStore(err)
+}
+
+func (m markedStore) ReleaseLease(ctx context.Context, id string) error {
+	return fromStore(m.s.ReleaseLease(ctx, id))
+}
