@@ -216,6 +216,14 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if errors.Is(serr, ErrNoWebhookTarget) {
 		return nil
 	}
+	if lookup := (*TargetLookupError)(nil); errors.As(serr, &lookup) {
+		// Our store failed before anything was sent: recorded as an
+		// attempt, a database that is busy for a moment would spend one of
+		// the event's attempts and pause its partner. The event is due
+		// again at once if the store takes the release, else when its
+		// lease ends; the error stops this worker as a failed record does.
+		return errors.Join(serr, d.Outbox.ReleaseWebhooks(ctx, []WebhookEvent{ev}, now()))
+	}
 	// A cancelled ctx is this process stopping, not the receiver failing.
 	pause := d.PauseBase >= 0 && pausesPartner(status) && ctx.Err() == nil
 	var rest []WebhookEvent

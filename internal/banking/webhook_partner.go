@@ -218,12 +218,21 @@ func (w *Webhooks) Target(ctx context.Context, clientID string) (WebhookTarget, 
 		}
 		return WebhookTarget{URL: set.URL, Secret: secret, Format: webhookFormat(set.Format)}, nil
 	case !errors.Is(err, ErrNotFound):
-		return WebhookTarget{}, err
+		return WebhookTarget{}, &TargetLookupError{Err: err}
 	case w.Default.URL != "":
 		return w.Default, nil
 	}
 	return WebhookTarget{}, ErrNoWebhookTarget
 }
+
+// TargetLookupError is a partner's webhook setting that could not be read
+// from the store (the database unavailable for a moment, say). Nothing was
+// sent, so it is no failed delivery of the event: the dispatcher records no
+// attempt and pauses no partner for it, and the event is tried again.
+type TargetLookupError struct{ Err error }
+
+func (e *TargetLookupError) Error() string { return "webhook target: " + e.Err.Error() }
+func (e *TargetLookupError) Unwrap() error { return e.Err }
 
 // Deliveries is clientID's delivery log, newest first (limit 1..500,
 // default 50).
