@@ -35,6 +35,15 @@ type Config struct {
 	// Log receives what no transport can report: a failed bill of a chat
 	// whose client is gone. Nil discards it.
 	Log *slog.Logger
+	// LocalLimits says that no other process uses the store's database
+	// (SQLite, whose data directory serve locks), so that the count of
+	// concurrent requests in memory is the whole count and Acquire writes
+	// no lease (limits.go).
+	LocalLimits bool
+	// LeaseTTL is how long a concurrent-request slot's lease counts in
+	// the store without renewal (DefaultLeaseTTL): how soon the slots of
+	// a process that died are free again.
+	LeaseTTL time.Duration
 }
 
 // Service is the assistant domain: clients, tokens, models, chat.
@@ -44,7 +53,9 @@ type Service struct {
 	cfg    Config
 
 	mu         sync.Mutex
-	active     map[string]int
+	active     map[string]int      // requests under way by client, in this process
+	held       map[string]struct{} // ids of this process's leases in the store
+	stopRenew  chan struct{}       // ends the renewal loop; nil while it is not running
 	tokenTimes map[string][]time.Time
 	issued     atomic.Int64
 }
@@ -72,7 +83,11 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: markedStore{store}, engine: engine, cfg: cfg, active: map[string]int{}, tokenTimes: map[string][]time.Time{}}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	return &Service{store: markedStore{store}, engine: engine, cfg: cfg, active: map[string]int{}, held: map[string]struct{}{},
+		tokenTimes: map[string][]time.Time{}}
 }
 
 // Credentials are what `client create` prints once; only hashes are stored.
@@ -220,31 +235,6 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 		return Principal{}, ErrTokenExpired
 	}
 	return Principal{ClientID: t.ClientID, Scope: t.Scope}, nil
-}
-
-// Acquire takes one of the client's concurrent-request slots; release frees
-// it and is safe to call more than once.
-func (s *Service) Acquire(_ context.Context, p Principal) (release func(), err error) {
-	limit := s.cfg.Limits[p.Scope]
-	if limit <= 0 {
-		limit = 1
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.active[p.ClientID] >= limit {
-		return nil, ErrTooManyRequests
-	}
-	s.active[p.ClientID]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.active[p.ClientID]--; s.active[p.ClientID] <= 0 {
-				delete(s.active, p.ClientID)
-			}
-		})
-	}, nil
 }
 
 // ModelID is a model's public id.
