@@ -78,6 +78,9 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 			return Chat{}, invalid("system message must be the first message")
 		}
 	}
+	if !callsAnswered(req.Messages) {
+		return Chat{}, invalid("every assistant function call must have a result in history")
+	}
 	msgs, attached, err := s.attach(ctx, p, req.Model, req.Messages)
 	if err != nil {
 		return Chat{}, err

@@ -224,3 +224,26 @@ func unwrapFunctionResults(msgs []Message) []Message {
 	}
 	return out
 }
+
+// callsAnswered reports whether every function call an assistant message
+// of the history carries is followed by its result, a role "function"
+// message, before the next call: the provider refuses a history with a
+// call left unanswered (assistant-grpc.md §4, "every assistant function
+// call must have a result in history"), since the model would otherwise be
+// asked to go on from a call whose outcome it is never told. A result with
+// no call before it is not refused; the provider says nothing of it.
+func callsAnswered(msgs []Message) bool {
+	pending := false
+	for _, m := range msgs {
+		switch {
+		case m.Role == "assistant" && m.FunctionCall != nil:
+			if pending {
+				return false
+			}
+			pending = true
+		case m.Role == "function":
+			pending = false
+		}
+	}
+	return !pending
+}

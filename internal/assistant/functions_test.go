@@ -164,6 +164,16 @@ func TestFunctionRequestValidation(t *testing.T) {
 		{"parameters not an object", assistant.ChatRequest{Functions: []assistant.Function{{Name: "f", Parameters: json.RawMessage(`"x"`)}}}, "Invalid params: functions[0].parameters must be a JSON Schema object"},
 		{"named function not offered", assistant.ChatRequest{Functions: weather, FunctionCall: assistant.FunctionChoice{Mode: "name", Name: "nope"}}, "Invalid params: function_call.name must name one of the functions"},
 		{"unknown mode", assistant.ChatRequest{Functions: weather, FunctionCall: assistant.FunctionChoice{Mode: "always"}}, `Invalid params: function_call must be "auto", "none" or {"name": ...}`},
+		{"call without a result", assistant.ChatRequest{Functions: weather, Messages: []assistant.Message{
+			{Role: "user", Content: "Weather in Oslo?"},
+			{Role: "assistant", FunctionCall: &assistant.FunctionCall{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)}},
+		}}, "Invalid params: every assistant function call must have a result in history"},
+		{"second call before the first's result", assistant.ChatRequest{Functions: weather, Messages: []assistant.Message{
+			{Role: "user", Content: "Weather in Oslo?"},
+			{Role: "assistant", FunctionCall: &assistant.FunctionCall{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)}},
+			{Role: "assistant", FunctionCall: &assistant.FunctionCall{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Bergen"}`)}},
+			{Role: "function", Content: `{"t":3}`},
+		}}, "Invalid params: every assistant function call must have a result in history"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,6 +114,10 @@ func TestFunctionCallErrors(t *testing.T) {
 		{"function_call of the wrong type", chat("qwen", ","+weatherFunctions+`,"function_call":5`), 400, `{"status":400,"message":"function_call must be \"auto\", \"none\" or {\"name\": ...}"}`},
 		{"parameters not a schema object", chat("qwen", `,"functions":[{"name":"f","parameters":[]}]`), 422, `{"status":422,"message":"Invalid params: functions[0].parameters must be a JSON Schema object"}`},
 		{"chat with an embedder", chat("Embeddings", ""), 422, `{"status":422,"message":"Invalid params: model Embeddings is an embeddings model; use /embeddings"}`},
+		// The provider refuses a history whose function call has no result
+		// after it (assistant-grpc.md §4), at the end or before another call.
+		{"call without a result", `{"model":"qwen","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"","function_call":{"name":"weather_forecast","arguments":{"location":"Oslo"}}}],` + weatherFunctions + `}`, 422, `{"status":422,"message":"Invalid params: every assistant function call must have a result in history"}`},
+		{"call without a result before the next call", `{"model":"qwen","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"","function_call":{"name":"weather_forecast","arguments":{}}},{"role":"user","content":"y"},{"role":"assistant","content":"","function_call":{"name":"weather_forecast","arguments":{}}},{"role":"function","name":"weather_forecast","content":"{}"}],` + weatherFunctions + `}`, 422, `{"status":422,"message":"Invalid params: every assistant function call must have a result in history"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

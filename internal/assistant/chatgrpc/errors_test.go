@@ -74,6 +74,8 @@ func TestErrorCodes(t *testing.T) {
 	badPenalty.Options = &pb.ChatOptions{RepetitionPenalty: proto.Float32(0)}
 	badArgs := chatReq("echo")
 	badArgs.Messages = append(badArgs.Messages, &pb.Message{Role: "assistant", FunctionCall: &pb.FunctionCall{Name: "f", Arguments: "[1"}})
+	unanswered := chatReq("echo")
+	unanswered.Messages = append(unanswered.Messages, &pb.Message{Role: "assistant", FunctionCall: &pb.FunctionCall{Name: "f", Arguments: "{}"}})
 	badParams := chatReq("echo")
 	badParams.Options = &pb.ChatOptions{Functions: []*pb.Function{{Name: "f", Parameters: "not json"}}}
 
@@ -89,6 +91,8 @@ func TestErrorCodes(t *testing.T) {
 		{"repetition_penalty 0", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, badPenalty); return err }, codes.InvalidArgument, "Invalid params: repetition_penalty must be in range (0, +inf)"},
 		{"function arguments not JSON", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, badArgs); return err }, codes.InvalidArgument, "Invalid params: messages[1].function_call.arguments must be a JSON object"},
 		{"function parameters not JSON", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, badParams); return err }, codes.InvalidArgument, "Invalid params: functions[0].parameters must be a JSON object"},
+		// The provider's own example of a refusal (assistant-grpc.md §4).
+		{"function call without a result", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, unanswered); return err }, codes.InvalidArgument, "Invalid params: every assistant function call must have a result in history"},
 		{"no messages", corp, 0, func(ctx context.Context) error {
 			_, err := e.chat.Chat(ctx, &pb.ChatRequest{Model: "echo"})
 			return err
