@@ -1,0 +1,211 @@
+package chatapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/assistant/assistantsql"
+	"partnerapi/internal/storetest"
+	"partnerapi/internal/web"
+)
+
+// This file asserts facts of the reference (assistant.md) that no other
+// test of the transport pins: the headers of §1 and §2, the parameter
+// ranges of §3.2, the tolerance rules of §6 and the model id styles of
+// §3.1 and §8 #2.
+
+// newConfiguredFixture is newFixtureWith for a service with its own
+// configuration (the model id style), which the shared fixture fixes.
+func newConfiguredFixture(t *testing.T, eng assistant.Engine, cfg assistant.Config) *fixture {
+	t.Helper()
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, closeStore: db.Close}
+	f.svc = assistant.NewService(assistantsql.New(db), eng, cfg)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	metrics := web.NewMetrics("test")
+	api := web.API{Name: "assistant", Handler: WithSessionID(NewServer(Deps{Metrics: metrics, Log: log, Service: f.svc})), Errors: ErrorWriter(), Health: db.Ping}
+	srv := httptest.NewServer(api.Build(log, metrics))
+	t.Cleanup(srv.Close)
+	f.url = srv.URL
+	return f
+}
+
+// TestRequestIDsEchoed: every answer, an error too, carries the client's
+// X-Request-ID and X-Session-ID back, as sent (reference §2), and makes
+// its own when the client sends none (checked by fixture.do on every
+// call of these tests).
+func TestRequestIDsEchoed(t *testing.T) {
+	f := newFixtureWith(t, toolEngine{})
+	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+	for _, tc := range []struct {
+		name, method, path, token string
+		status                    int
+	}{
+		{"answer", "GET", "/api/v1/models", tok, 200},
+		{"refused token", "GET", "/api/v1/models", "nope", 401},
+		{"unknown model", "GET", "/api/v1/models/nope", tok, 404},
+		{"unknown route", "GET", "/api/v1/nope", tok, 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, f.url+tc.path, nil)
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+			req.Header.Set("X-Request-ID", "7a0c1f5e-req")
+			req.Header.Set("X-Session-ID", "conversation-42")
+			req.Header.Set("X-Client-ID", "client-9")
+			resp, body := f.do(req)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tc.status)
+			}
+			if got := resp.Header.Get("X-Request-Id"); got != "7a0c1f5e-req" {
+				t.Errorf("X-Request-Id %q, want the client's", got)
+			}
+			if got := resp.Header.Get("X-Session-Id"); got != "conversation-42" {
+				t.Errorf("X-Session-Id %q, want the client's", got)
+			}
+		})
+	}
+	t.Run("token endpoint", func(t *testing.T) {
+		req, _ := http.NewRequest("POST", f.url+"/api/v2/oauth", strings.NewReader("scope=ASSISTANT_API_CORP"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("RqUID", rqUID)
+		req.Header.Set("X-Session-ID", "conversation-42")
+		resp, body := f.do(req)
+		if resp.StatusCode != 401 || resp.Header.Get("X-Session-Id") != "conversation-42" {
+			t.Fatalf("%d %s, X-Session-Id %q", resp.StatusCode, body, resp.Header.Get("X-Session-Id"))
+		}
+	})
+}
+
+// TestTokenCacheHeaders: the token's answer forbids caching exactly as the
+// provider's does (reference §1, recorded traffic).
+func TestTokenCacheHeaders(t *testing.T) {
+	f := newFixtureWith(t, toolEngine{})
+	c := f.client(assistant.ScopeCorp)
+	resp, body := f.oauth("Basic "+c.AuthorizationKey, rqUID, url.Values{"scope": {"ASSISTANT_API_CORP"}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	for h, want := range map[string]string{
+		"Cache-Control": "no-cache, no-store, max-age=0, must-revalidate",
+		"Pragma":        "no-cache",
+		"Expires":       "0",
+		"Content-Type":  "application/json; charset=utf-8",
+	} {
+		if got := resp.Header.Get(h); got != want {
+			t.Errorf("%s %q, want %q", h, got, want)
+		}
+	}
+}
+
+// TestStreamHeaders: a stream is text/event-stream, not cached (reference
+// §3.4 rules 1 and 12), and an answer without streaming is compact JSON
+// in UTF-8 (§2).
+func TestStreamHeaders(t *testing.T) {
+	f := newFixtureWith(t, toolEngine{})
+	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+	body := func(stream bool) string {
+		return `{"model":"qwen","messages":[{"role":"user","content":"x"}],"stream":` + map[bool]string{true: "true", false: "false"}[stream] + `}`
+	}
+	resp, b := f.call("POST", "/api/v1/chat/completions", tok, body(true))
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("stream: %d Content-Type %q Cache-Control %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), b)
+	}
+	resp, b = f.call("POST", "/api/v1/chat/completions", tok, body(false))
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" || strings.Contains(strings.TrimSpace(string(b)), "\n") {
+		t.Fatalf("JSON: %d Content-Type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+}
+
+// TestChatParams: the parameter ranges of reference §3.2 and the roles of
+// its messages, each refused before the engine runs, and what real
+// clients send besides (§6), accepted.
+func TestChatParams(t *testing.T) {
+	f := newFixtureWith(t, toolEngine{})
+	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+	chat := func(extra string) string {
+		return `{"model":"plain","messages":[{"role":"user","content":"x"}]` + extra + `}`
+	}
+	tests := []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"temperature over 2", chat(`,"temperature":2.01`), 422, `{"status":422,"message":"Invalid params: temperature must be in range [0, 2]"}`},
+		{"temperature negative", chat(`,"temperature":-0.1`), 422, `{"status":422,"message":"Invalid params: temperature must be in range [0, 2]"}`},
+		{"top_p over 1", chat(`,"top_p":1.5`), 422, `{"status":422,"message":"Invalid params: top_p must be in range [0, 1]"}`},
+		{"n 0", chat(`,"n":0`), 422, `{"status":422,"message":"Invalid params: n must be in range [1, 4]"}`},
+		{"max_tokens 0", chat(`,"max_tokens":0`), 422, `{"status":422,"message":"Invalid params: max_tokens must be positive"}`},
+		{"repetition_penalty negative", chat(`,"repetition_penalty":-1`), 422, `{"status":422,"message":"Invalid params: repetition_penalty must be in range (0, +inf)"}`},
+		{"update_interval negative", chat(`,"update_interval":-1`), 422, `{"status":422,"message":"Invalid params: update_interval must not be negative"}`},
+		{"two system messages", `{"model":"plain","messages":[{"role":"system","content":"a"},{"role":"system","content":"b"},{"role":"user","content":"x"}]}`, 422, `{"status":422,"message":"Invalid params: system message must be the first message"}`},
+		{"unknown role", `{"model":"plain","messages":[{"role":"robot","content":"x"}]}`, 422, `{"status":422,"message":"Invalid params: unknown message role robot"}`},
+		{"no role", `{"model":"plain","messages":[{"content":"x"}]}`, 400, `{"status":400,"message":"messages[0].role is required"}`},
+		{"no model", `{"messages":[{"role":"user","content":"x"}]}`, 400, `{"status":400,"message":"model is required"}`},
+		{"not JSON", `{"model":`, 400, ""},
+		// The bounds themselves are in range.
+		{"bounds", chat(`,"temperature":2,"top_p":0,"n":4,"max_tokens":1,"repetition_penalty":0.01,"update_interval":0`), 200, ""},
+		// temperature 0 with top_p 1 is what some clients send (§3.2, §8 #4).
+		{"temperature and top_p together", chat(`,"temperature":0,"top_p":1`), 200, ""},
+		{"huge max_tokens", chat(`,"max_tokens":999999999999`), 200, ""},
+		// Every extra the reference lists (§6), the provider's roles (§3.2)
+		// and a per-message id: accepted and ignored.
+		{"extras", `{"model":"plain","messages":[{"role":"system","content":"s","id":"m1"},{"role":"search_result","content":"found"},{"role":"function_in_progress","content":"..."},{"role":"user","content":"x","id":"m2","attachments":[]}],` +
+			`"profanity_check":true,"flags":["no_cache"],"update_interval":0,"storage":{"limit":1},"function_ranker":{"enabled":true,"top_n":3},` +
+			`"response_format":{"type":"json_schema","schema":{"type":"object"},"strict":true},"reasoning_effort":"low","additional_fields":["x"],"unknown_field":{"a":[1]}}`, 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := f.call("POST", "/api/v1/chat/completions", tok, tt.body)
+			if resp.StatusCode != tt.status || (tt.want != "" && strings.TrimSpace(string(body)) != tt.want) {
+				t.Fatalf("got %d %s, want %d %s", resp.StatusCode, body, tt.status, tt.want)
+			}
+		})
+	}
+}
+
+// TestModelIDStyles: ids are the spec's NAME:version by default and the
+// provider's bare names when configured (reference §3.1, §8 #2), a
+// completion names NAME:version either way (the provider's recorded
+// answers do), and requests take every form under both styles.
+func TestModelIDStyles(t *testing.T) {
+	for _, tc := range []struct {
+		bare bool
+		id   string
+	}{{false, "qwen:2.5"}, {true, "qwen"}} {
+		f := newConfiguredFixture(t, toolEngine{}, assistant.Config{BareIDs: tc.bare})
+		tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+		resp, body := f.call("GET", "/api/v1/models", tok, "")
+		var list struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(body, &list) != nil || len(list.Data) == 0 || list.Data[0].ID != tc.id {
+			t.Fatalf("bare %v: models %d %s, want first id %q", tc.bare, resp.StatusCode, body, tc.id)
+		}
+		for _, asked := range []string{"qwen", "qwen:latest", "qwen:2.5"} {
+			resp, body := f.call("GET", "/api/v1/models/"+asked, tok, "")
+			if want := `{"id":"` + tc.id + `","object":"model","owned_by":"test","type":"chat"}`; resp.StatusCode != 200 || strings.TrimSpace(string(body)) != want {
+				t.Fatalf("bare %v: model %s: %d %s, want %s", tc.bare, asked, resp.StatusCode, body, want)
+			}
+			resp, body = f.call("POST", "/api/v1/chat/completions", tok, `{"model":"`+asked+`","messages":[{"role":"user","content":"x"}]}`)
+			var comp struct {
+				Model string `json:"model"`
+			}
+			if resp.StatusCode != 200 || json.Unmarshal(body, &comp) != nil || comp.Model != "qwen:2.5" {
+				t.Fatalf("bare %v: chat with %s: %d %s, want model qwen:2.5", tc.bare, asked, resp.StatusCode, body)
+			}
+		}
+	}
+}
