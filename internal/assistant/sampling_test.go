@@ -1,6 +1,7 @@
 package assistant_test
 
 import (
+	"reflect"
 	"testing"
 
 	"partnerapi/internal/assistant"
@@ -31,5 +32,31 @@ func TestTopPReachesEngine(t *testing.T) {
 				t.Errorf("engine got top_p %v (set %v), want %v (set %v)", got.TopP, got.TopPSet, tc.want, tc.wantSet)
 			}
 		})
+	}
+}
+
+// TestDefaultsReachEngine: a request that names no parameter is generated
+// with the reference's defaults (§3.2: temperature 0.87, top_p 0.47, one
+// choice, max_tokens 512, repetition_penalty 1.07) and, with no functions,
+// the function_call mode auto; the parameters it names reach the engine
+// as given.
+func TestDefaultsReachEngine(t *testing.T) {
+	var got assistant.GenerateRequest
+	if _, _, err := runChat(t, textEngine{pieces: []string{"ok"}, got: &got}, assistant.ChatRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	want := assistant.GenerateRequest{Model: "qwen", Temperature: 0.87, TopP: 0.47, N: 1, MaxTokens: 512, RepetitionPenalty: 1.07,
+		FunctionCall: assistant.FunctionChoice{Mode: assistant.FunctionCallAuto}}
+	got.Messages = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("engine got %+v, want %+v", got, want)
+	}
+	temp, topP, n, maxTokens, penalty := 0.0, 1.0, 3, 7, 1.0
+	if _, _, err := runChat(t, textEngine{pieces: []string{"ok"}, got: &got}, assistant.ChatRequest{Temperature: &temp, TopP: &topP,
+		N: &n, MaxTokens: &maxTokens, RepetitionPenalty: &penalty}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Temperature != 0 || got.TopP != 1 || !got.TopPSet || got.N != 3 || got.MaxTokens != 7 || got.RepetitionPenalty != 1 {
+		t.Fatalf("engine got %+v", got)
 	}
 }

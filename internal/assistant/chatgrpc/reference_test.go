@@ -1,0 +1,118 @@
+package chatgrpc_test
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/assistant/assistantsql"
+	"partnerapi/internal/assistant/chatgrpc"
+	pb "partnerapi/internal/assistant/gigachatpb"
+	"partnerapi/internal/storetest"
+)
+
+// This file asserts facts of assistant-grpc.md that no other test of the
+// transport pins: the request ids of §1 on answers and refusals alike,
+// and the model naming of §3 under both id styles.
+
+// startConfigured is start for a service with its own configuration (the
+// model id style), which start fixes.
+func startConfigured(t *testing.T, engine assistant.Engine, cfg assistant.Config) *env {
+	t.Helper()
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{svc: assistant.NewService(assistantsql.New(db), engine, cfg)}
+	g, _ := chatgrpc.NewGRPCServer(chatgrpc.New(e.svc, nil, chatgrpc.Config{}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go g.Serve(ln)
+	t.Cleanup(g.Stop)
+	e.conn, err = grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.conn.Close() })
+	e.chat, e.models = pb.NewChatServiceClient(e.conn), pb.NewModelsServiceClient(e.conn)
+	return e
+}
+
+// TestRequestIDsEchoed: the x-request-id and x-session-id a client sends
+// come back in the header metadata as sent, on a refused call too, so
+// that a refusal can be traced by its id; without them the server makes
+// its own.
+func TestRequestIDsEchoed(t *testing.T) {
+	e := start(t, fakeEngine{}, chatgrpc.Config{})
+	tok := e.token(t, assistant.ScopeCorp)
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		model string
+		code  codes.Code
+	}{
+		{"answer", authed(tok), "echo", codes.OK},
+		{"unknown model", authed(tok), "nope", codes.NotFound},
+		{"no token", context.Background(), "echo", codes.PermissionDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := metadata.AppendToOutgoingContext(tc.ctx, "x-request-id", "7a0c1f5e-req", "x-session-id", "conversation-42", "x-client-id", "client-9")
+			var hdr metadata.MD
+			_, err := e.chat.Chat(ctx, chatReq(tc.model), grpc.Header(&hdr))
+			if status.Code(err) != tc.code {
+				t.Fatalf("%v, want %v", err, tc.code)
+			}
+			if got := hdr.Get("x-request-id"); len(got) != 1 || got[0] != "7a0c1f5e-req" {
+				t.Errorf("x-request-id %v, want the client's", got)
+			}
+			if got := hdr.Get("x-session-id"); len(got) != 1 || got[0] != "conversation-42" {
+				t.Errorf("x-session-id %v, want the client's", got)
+			}
+			hdr = nil
+			if _, err := e.chat.Chat(tc.ctx, chatReq(tc.model), grpc.Header(&hdr)); status.Code(err) != tc.code {
+				t.Fatalf("without ids: %v, want %v", err, tc.code)
+			}
+			for _, k := range []string{"x-request-id", "x-session-id"} {
+				if got := hdr.Get(k); len(got) != 1 || !assistant.IsUUID(got[0]) {
+					t.Errorf("without ids: %s %v, want one made", k, got)
+				}
+			}
+		})
+	}
+}
+
+// TestModelNames: Model.name is REST's id, NAME:version by default and the
+// bare name when so configured, while a chat's ModelInfo splits the name
+// and version whatever the style (assistant-grpc.md §3).
+func TestModelNames(t *testing.T) {
+	for _, tc := range []struct {
+		bare bool
+		name string
+	}{{false, "echo:1"}, {true, "echo"}} {
+		e := startConfigured(t, fakeEngine{}, assistant.Config{BareIDs: tc.bare})
+		ctx := authed(e.token(t, assistant.ScopeCorp))
+		list, err := e.models.ListModels(ctx, &pb.ListModelsRequest{})
+		if err != nil || len(list.Models) == 0 || list.Models[0].Name != tc.name || list.Models[0].Object != "model" || list.Models[0].Type != "chat" {
+			t.Fatalf("bare %v: ListModels %v, %v; want first %q", tc.bare, list, err, tc.name)
+		}
+		for _, asked := range []string{"echo", "echo:latest", "echo:1"} {
+			got, err := e.models.RetrieveModel(ctx, &pb.RetrieveModelRequest{Name: asked})
+			if err != nil || got.GetModel().GetName() != tc.name {
+				t.Fatalf("bare %v: RetrieveModel(%s) %v, %v", tc.bare, asked, got, err)
+			}
+			res, err := e.chat.Chat(ctx, chatReq(asked))
+			if err != nil || res.GetModelInfo().GetName() != "echo" || res.GetModelInfo().GetVersion() != "1" {
+				t.Fatalf("bare %v: Chat(%s) %v, %v", tc.bare, asked, res, err)
+			}
+		}
+	}
+}
