@@ -151,12 +151,12 @@ func (s *smarthomeHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.path = strings.Replace(op.path, "{login}", c.user, 1)
 		r.written = s.refused(c)
 	case "POST /v1/admin/agents/{login}/commands":
-		// This server runs no MQTT gate: a sound command is 503, and a
+		// This server runs no MQTT gate: a sound command is 404, and a
 		// broken one must still be refused as the client's fault.
 		c := s.newAgent(t)
 		r.path = strings.Replace(op.path, "{login}", c.user, 1)
 		r.body = `{"devices":{"l1":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
-		r.baseline = http.StatusServiceUnavailable
+		r.baseline = http.StatusNotFound
 	default:
 		return hostileReq{}, false
 	}

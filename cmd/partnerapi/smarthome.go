@@ -59,10 +59,15 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, err
 	}
 	var sidecars []sidecar
+	// Without the gate the API has no Commander (an untyped nil, not a nil
+	// *gateRef): commands are then a feature this deployment does not
+	// offer, not one that is away for the moment.
+	var cmd smarthome.Commander
 	if gate != nil {
 		sidecars = append(sidecars, *gate)
+		cmd = &ref
 	}
-	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Log: d.log, Service: svc, Commander: &ref, Options: homeapi.Options{
+	mux := homeapi.NewServer(homeapi.Deps{Metrics: d.metrics, Log: d.log, Service: svc, Commander: cmd, Options: homeapi.Options{
 		OmitFalseRequired: m.omitFalseRequired, HideAllowedValues: m.hideAllowed, Profile: m.profile}})
 	return built{api: web.API{
 		Name:    "smarthome",

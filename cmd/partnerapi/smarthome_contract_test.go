@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
 
+	"partnerapi/internal/smarthome/homemqtt"
 	"partnerapi/internal/testenv"
 )
 
@@ -36,6 +38,9 @@ type homeCase struct {
 	// down sends the request to the server whose database is down, with
 	// its agent or admin (startOutageHome), skipped without PostgreSQL.
 	down bool
+	// brokerDown sends the request to a server whose MQTT gate has lost
+	// its private broker (startBrokerDownHome), skipped without mosquitto.
+	brokerDown bool
 }
 
 // TestSmarthomeContract drives every operation of api/smarthome.yaml
@@ -130,7 +135,8 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "command out of range", method: "POST", path: agents + "/ctl-c/commands", who: "admin", gated: true,
 			body: `{"devices":{"l1":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"5000"}}]}}}`, status: 400},
 		{name: "command as agent", method: "POST", path: agents + "/ctl-c/commands", who: "agent", body: command, status: 401},
-		{name: "command without the gate", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: command, status: 503},
+		{name: "command while the broker is down", method: "POST", path: agents + "/ctl-c/commands", who: "admin", brokerDown: true, body: command, status: 503},
+		{name: "command without the gate", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: command, status: 404},
 		// A command that is no command is the client's fault, gate or
 		// none.
 		{name: "command not JSON without the gate", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: `{"devices":`, status: 400, badRequest: true},
@@ -141,6 +147,9 @@ func TestSmarthomeContract(t *testing.T) {
 	if down.base != "" {
 		cases = append(cases, outage...)
 	}
+	// brokerDown is the admin of the server startBrokerDownHome started for
+	// the case that needs it, set by that case's subtest.
+	var brokerDown homeClient
 	request := func(tc homeCase, etag string) *http.Request {
 		var body io.Reader
 		if tc.body != "" {
@@ -152,6 +161,9 @@ func TestSmarthomeContract(t *testing.T) {
 		}
 		if tc.down {
 			at, adm, agent = down.base, down.admin, down.agent
+		}
+		if tc.brokerDown {
+			at, adm = brokerDown.base, brokerDown
 		}
 		req, _ := http.NewRequestWithContext(context.Background(), tc.method, at+tc.path, body)
 		if tc.body != "" {
@@ -179,6 +191,9 @@ func TestSmarthomeContract(t *testing.T) {
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.brokerDown {
+				brokerDown = startBrokerDownHome(t)
+			}
 			var etag string
 			if tc.current {
 				resp, err := http.DefaultClient.Do(request(tc, ""))
@@ -198,7 +213,7 @@ func TestSmarthomeContract(t *testing.T) {
 			if ok, errs := contract.responses.ValidateHttpResponse(request(tc, etag), resp); !ok && !onlyMapKeys(errs) {
 				t.Errorf("%d %.300s\nthe response breaks the contract:%s", resp.StatusCode, raw, describe(errs))
 			}
-			if tc.down {
+			if tc.down || tc.brokerDown {
 				checkOutage(t, resp, raw)
 			}
 			op := contract.operationOf(tc.method, strings.SplitN(tc.path, "?", 2)[0])
@@ -221,6 +236,27 @@ func TestSmarthomeContract(t *testing.T) {
 	}
 	unprovokedOutage(unprovoked, seen, ops, down.base != "")
 	contract.checkCoverage(t, seen, unprovoked)
+}
+
+// startBrokerDownHome starts a server whose MQTT gate runs on a private
+// Mosquitto (never the machine's shared one), has agent ctl-c configure
+// the lamp l1 there, then crashes the broker and waits until /metrics
+// shows the gate disconnected: a command is then refused for the moment
+// (503 with Retry-After), not for good. The subtest's cleanup stops both.
+func startBrokerDownHome(t *testing.T) homeClient {
+	t.Helper()
+	broker := testenv.StartMosquitto(t)
+	ts := startServer(t, "--only", "smarthome", "--smarthome-mqtt", broker.URL())
+	base := ts.urls["smarthome"]
+	admin := provision(t, ts.dataDir, "admin", "root-b")
+	admin.base = base
+	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl-c", `{"devices":[{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off","light_brightness"]}}]}`)
+	broker.Stop(os.Kill)
+	pollFor(t, "/metrics shows the gate disconnected", func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(string(body), "\npartnerapi_smarthome_mqtt_connected 0\n")
+	})
+	return admin
 }
 
 // configureAgent publishes an agent's up/config under root and waits until

@@ -25,14 +25,17 @@ func (m *smarthomeMQTT) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.root, "smarthome-mqtt-root", homemqtt.DefaultRoot, "topic root of the global configuration and the agents' topics")
 }
 
-// gateRef is the Commander the smart home API is built with: the gate once
-// its sidecar has connected it, ErrGateOff before and after.
+// gateRef is the Commander the smart home API is built with when serve
+// runs the MQTT gate: the gate once its sidecar has connected it, and
+// before and after that homemqtt.ErrNotConnected, the 503 with
+// Retry-After of a gate that is away for the moment. Without the gate the
+// API has no Commander at all (404, smarthome.ErrGateOff).
 type gateRef struct{ g atomic.Pointer[homemqtt.Gate] }
 
 func (r *gateRef) Command(ctx context.Context, agent string, msg []byte) (string, error) {
 	g := r.g.Load()
 	if g == nil {
-		return "", smarthome.ErrGateOff
+		return "", homemqtt.ErrNotConnected
 	}
 	return g.Command(ctx, agent, msg)
 }

@@ -8,8 +8,16 @@ import (
 )
 
 // ErrGateOff is the answer to a command for an agent when serve runs no
-// MQTT gate (its --smarthome-mqtt is empty).
+// MQTT gate (its --smarthome-mqtt is empty): for good, a feature this
+// deployment does not offer, however often the command is sent again.
 var ErrGateOff = errors.New("the MQTT gate is off: serve with --smarthome-mqtt to send commands to agents")
+
+// ErrGateDown is what an error of a gate that runs but cannot hand a
+// command to its broker for the moment (disconnected and reconnecting, or
+// the broker did not acknowledge in time) wraps: the same command succeeds
+// once the broker is back. Such an error may also tell how long to wait
+// before trying again with a method RetryAfter() time.Duration.
+var ErrGateDown = errors.New("the MQTT broker is unreachable")
 
 // Commander sends the cloud's commands to an agent (its down/commands) and
 // returns the topic it published on; the MQTT gate is one.

@@ -142,7 +142,8 @@ func (h *handlers) command(w http.ResponseWriter, r *http.Request) {
 	// What is wrong with the request itself is the client's to fix, and
 	// is said as such (400) whether or not the gate runs: a login no agent
 	// can have, a body that is not a command. Only a sound command waits
-	// on the gate (503 without it).
+	// on the gate: 404 when serve runs none, 503 with Retry-After while
+	// its broker is away (domainError).
 	if !smarthome.ValidLogin(r.PathValue("login")) {
 		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"login must be 1-128 of A-Z a-z 0-9 . _ @ -"}})
 		return

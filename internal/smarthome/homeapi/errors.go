@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/sqldb"
@@ -69,7 +71,21 @@ func (h *handlers) domainError(w http.ResponseWriter, r *http.Request, err error
 	case errors.Is(err, smarthome.ErrNotFound):
 		writeError(w, http.StatusNotFound, "Not found", notFoundDetail(r, err))
 	case errors.Is(err, smarthome.ErrGateOff):
-		writeError(w, http.StatusServiceUnavailable, "Service unavailable", err.Error())
+		// serve runs no MQTT gate: commands are a feature this deployment
+		// does not offer, for good. The reference's errors (§3) say 404
+		// for a path the API does not serve and keep 503 for being
+		// unavailable, which RFC 9110 §15.6.4 makes temporary and which
+		// clients retry; 501 is in neither the reference's table nor the
+		// provider's. So 404, whose details name the flag that turns the
+		// gate on, and no Retry-After: sending it again cannot help.
+		writeError(w, http.StatusNotFound, "Not found", err.Error())
+	case errors.Is(err, smarthome.ErrGateDown):
+		// The gate runs but its broker is away (or did not acknowledge):
+		// the reference's 503, with a Retry-After as long as the gate's
+		// longest wait between reconnection attempts, since the same
+		// command succeeds once the broker is back.
+		w.Header().Set("Retry-After", gateRetryAfter(err))
+		writeError(w, http.StatusServiceUnavailable, "MQTT broker unreachable", err.Error())
 	case errors.Is(err, context.Canceled):
 		writeError(w, http.StatusServiceUnavailable, "Service unavailable")
 	case sqldb.Unavailable(err):
@@ -85,6 +101,18 @@ func (h *handlers) domainError(w http.ResponseWriter, r *http.Request, err error
 		h.log.ErrorContext(r.Context(), "smarthome: internal error", "err", err, "request_id", web.RequestID(r.Context()))
 		writeError(w, http.StatusInternalServerError, "Internal server error")
 	}
+}
+
+// gateRetryAfter is the Retry-After, in whole seconds rounded up, of an
+// error wrapping smarthome.ErrGateDown: what the error says, else the MQTT
+// gate's reconnection cap (homemqtt.MaxReconnectInterval).
+func gateRetryAfter(err error) string {
+	wait := 10 * time.Second
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+		wait = ra.RetryAfter()
+	}
+	return strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10)
 }
 
 func notFoundDetail(r *http.Request, err error) string {

@@ -56,7 +56,7 @@ func FuzzMatchETag(f *testing.F) {
 	})
 }
 
-// A server built without a Commander answers a sound command 503 naming
+// A server built without a Commander answers a sound command 404 naming
 // the flag that turns the gate on (the route's admin check runs before, in
 // routes); a request that is no command is the client's fault, 400, gate or
 // none.
@@ -67,7 +67,7 @@ func TestCommandWithoutGate(t *testing.T) {
 		status      int
 		says        string
 	}{
-		{"a", `{"devices":{}}`, 503, "--smarthome-mqtt"},
+		{"a", `{"devices":{}}`, 404, "--smarthome-mqtt"},
 		{"a", `{"devices":`, 400, "devices"},
 		{"a", `[1,2]`, 400, "devices"},
 		{"a", `{"devices":"on"}`, 400, "devices"},

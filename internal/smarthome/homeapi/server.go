@@ -17,7 +17,8 @@ type Deps struct {
 	Service *smarthome.Service
 	Options Options
 	// Commander sends the admin API's commands to agents over MQTT; nil
-	// when serve runs no MQTT gate (commands then answer 503).
+	// when serve runs no MQTT gate (commands then answer 404, a feature
+	// this deployment does not offer).
 	Commander smarthome.Commander
 	// Log receives the API's error lines (a database outage, an internal
 	// error); nil: slog.Default(). serve passes its own logger, so these

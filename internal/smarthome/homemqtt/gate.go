@@ -368,9 +368,10 @@ func Check(ctx context.Context, cat Catalogs, a *smarthome.Agent, kind string, p
 // is never queued for a broker that is away: replayed after an outage of
 // unknown length it would switch a device when nobody asked for it any
 // more. While the gate is disconnected a command is refused at once
-// (ErrBrokerDown, the admin API's 503), and one the broker does not take
-// in time is withdrawn from the client library's outgoing store, which
-// would otherwise resend it on reconnection, and refused the same way.
+// (ErrBrokerDown, the admin API's 503 with Retry-After), and one the
+// broker does not take in time is withdrawn from the client library's
+// outgoing store, which would otherwise resend it on reconnection, and
+// refused the same way.
 func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, error) {
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}

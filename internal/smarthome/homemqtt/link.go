@@ -2,6 +2,7 @@ package homemqtt
 
 import (
 	"fmt"
+	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,16 +45,28 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 }
 
 // brokerError is a command the gate could not hand to its broker. It is
-// the gate being unavailable for the moment (smarthome.ErrGateOff, the
-// admin API's 503), not the request's fault nor a bug: the administrator
-// sends it again once the gate is back.
+// the gate being unavailable for the moment (smarthome.ErrGateDown, the
+// admin API's 503 with Retry-After), not the request's fault nor a bug:
+// the administrator sends it again once the gate is back.
 type brokerError struct{ msg string }
 
 func (e *brokerError) Error() string { return e.msg }
-func (e *brokerError) Unwrap() error { return smarthome.ErrGateOff }
+func (e *brokerError) Unwrap() error { return smarthome.ErrGateDown }
+
+// RetryAfter is how long a client should wait before sending the command
+// again: the longest wait between two reconnection attempts, so that one
+// attempt at least has been made by then. The client library keeps the
+// time of its next attempt to itself, so the gate cannot say less.
+func (e *brokerError) RetryAfter() time.Duration { return MaxReconnectInterval }
 
 // ErrBrokerDown is a command refused because the gate has lost its broker.
 var ErrBrokerDown error = &brokerError{msg: "the MQTT gate has lost its broker and is reconnecting: the command was not sent; send it again once the gate is back"}
+
+// ErrNotConnected is a command that came while serve runs a gate but the
+// gate is not (yet, or any more) connected: between the listeners opening
+// and the gate's first connection, which may take up to ten seconds, and
+// during shutdown.
+var ErrNotConnected error = &brokerError{msg: "the MQTT gate is not connected to its broker yet (starting) or any more (stopping): the command was not sent; send it again"}
 
 // errNotTaken is a command the broker did not acknowledge in time. The
 // gate withdraws it, so it is not resent after a reconnection; a broker

@@ -138,7 +138,7 @@ func TestGateAcrossBrokerRestarts(t *testing.T) {
 			t.Fatalf("%v: connected gauge %v while the broker is down, want 0", sig, v)
 		}
 		_, err := g.Command(context.Background(), "dev", []byte(lampOn))
-		if !errors.Is(err, homemqtt.ErrBrokerDown) || !errors.Is(err, smarthome.ErrGateOff) {
+		if !errors.Is(err, homemqtt.ErrBrokerDown) || !errors.Is(err, smarthome.ErrGateDown) {
 			t.Fatalf("%v: command while the broker is down: %v, want ErrBrokerDown (the admin API's 503)", sig, err)
 		}
 		broker.Start()
@@ -209,7 +209,7 @@ func TestCommandNotReplayed(t *testing.T) {
 	configure(t, url)
 	broker.Freeze()
 	stale := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":false}}]}}}`
-	if _, err := g.Command(context.Background(), "dev", []byte(stale)); !errors.Is(err, smarthome.ErrGateOff) {
+	if _, err := g.Command(context.Background(), "dev", []byte(stale)); !errors.Is(err, smarthome.ErrGateDown) {
 		t.Fatalf("command to a frozen broker: %v, want the gate's unavailability (503)", err)
 	}
 	broker.Stop(os.Kill)
