@@ -2,6 +2,7 @@ package chatgrpc_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"testing"
 
@@ -114,5 +115,36 @@ func TestModelNames(t *testing.T) {
 				t.Fatalf("bare %v: Chat(%s) %v, %v", tc.bare, asked, res, err)
 			}
 		}
+	}
+}
+
+// breakingEngine sends one delta of its model "breaks" and then fails.
+type breakingEngine struct{ fakeEngine }
+
+func (breakingEngine) Generate(_ context.Context, _ assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+	if emit != nil {
+		if err := emit(assistant.Delta{Text: "Once"}); err != nil {
+			return assistant.Result{}, err
+		}
+	}
+	return assistant.Result{}, errors.New("the engine broke")
+}
+
+// TestStreamFailsAfterFirstMessage: a failure once messages have gone out
+// ends the call with INTERNAL in the trailers, after the text already
+// sent and with no final message claiming a finish (assistant-grpc.md §4).
+func TestStreamFailsAfterFirstMessage(t *testing.T) {
+	e := start(t, breakingEngine{}, chatgrpc.Config{})
+	st, err := e.chat.ChatStream(authed(e.token(t, assistant.ScopeCorp)), chatReq("echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.Recv()
+	if err != nil || m.Alternatives[0].Message.Content != "Once" || m.Alternatives[0].FinishReason != "" {
+		t.Fatalf("first message %v, %v", m, err)
+	}
+	m, err = st.Recv()
+	if s := status.Convert(err); m != nil || s.Code() != codes.Internal || s.Message() != "Internal Server Error" {
+		t.Fatalf("after the failure: %v, %v; want INTERNAL and no message", m, err)
 	}
 }
