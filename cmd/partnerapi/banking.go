@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"partnerapi/api"
+	"partnerapi/internal/background"
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankapi"
 	"partnerapi/internal/banking/bankingsql"
@@ -123,7 +124,14 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	pay, err := m.payments.build(d.db, d.dataDir, contour, zone, banking.IdentityAccounts{Store: store}, store, verifier, key) // banking_payments.go
+	// The background workers' health: a log line when one starts failing
+	// and one when it works again, and their series on /metrics.
+	var workers *background.Metrics
+	if d.metrics != nil {
+		workers = background.NewMetrics(d.metrics.Registry)
+	}
+	pay, err := m.payments.build(d.db, d.dataDir, contour, zone, banking.IdentityAccounts{Store: store}, store, verifier, key,
+		workers.Worker("banking-webhooks", d.log)) // banking_payments.go
 	if err != nil {
 		return built{}, err
 	}
@@ -139,7 +147,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		Errors:  mux.ErrorWriter(), // JWS for clients that asked for it, like the router's answers
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("banking"),
-	}, sidecars: append(pay.sidecars, identityPurger(identity, d.log))}, nil
+	}, sidecars: append(pay.sidecars, identityPurger(identity, workers.Worker("banking-identity-purge", d.log), purgeEvery))}, nil
 }
 
 // reportUnfoldedPaymentKeys warns of the payment documents migration 0013
@@ -162,37 +170,59 @@ func reportUnfoldedPaymentKeys(ctx context.Context, db *sqldb.DB, log *slog.Logg
 	return nil
 }
 
-// identityPurger deletes dead tokens and authorization codes every hour so
-// the identity tables hold live credentials only.
-func identityPurger(id *banking.Identity, log *slog.Logger) sidecar {
+// purgeEvery is how often the identity purger runs, and purgeRetry how soon
+// it runs again after a run failed (the database unavailable, say), so that
+// the log and /metrics say it works again within a minute of the database's
+// return rather than an hour later.
+const (
+	purgeEvery = time.Hour
+	purgeRetry = time.Minute
+)
+
+// identityPurger deletes dead tokens and authorization codes every interval
+// (purgeEvery; tests pass less) so the identity tables hold live credentials
+// only. A failed run is reported to health, which logs the first failure and
+// the recovery once each, and is retried after purgeRetry (or interval, if
+// shorter); a purge left undone meanwhile loses nothing, since expired
+// credentials are refused whether or not their rows are gone.
+func identityPurger(id *banking.Identity, health *background.Worker, interval time.Duration) sidecar {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
 	return sidecar{
 		name: "banking-identity-purge",
 		serve: func() error {
 			defer close(stopped)
-			t := time.NewTicker(time.Hour)
+			t := time.NewTimer(0)
 			defer t.Stop()
 			for {
-				if n, err := id.Purge(context.Background()); err != nil {
-					log.Warn("banking: purge expired tokens", "err", err)
-				} else if n > 0 {
-					log.Info("banking: purged expired tokens and codes", "count", n)
-				}
 				select {
 				case <-done:
 					return nil
 				case <-t.C:
 				}
+				n, err := id.Purge(ctx)
+				if ctx.Err() != nil {
+					return nil
+				}
+				health.Report(err)
+				next := interval
+				if err != nil {
+					next = min(purgeRetry, interval)
+				} else if n > 0 {
+					health.Log().Info("banking: purged expired tokens and codes", "count", n)
+				}
+				t.Reset(next)
 			}
 		},
-		stop: func(ctx context.Context) error {
+		stop: func(sctx context.Context) error {
 			close(done)
+			defer cancel()
 			select {
 			case <-stopped:
 				return nil
-			case <-ctx.Done():
-				return ctx.Err()
+			case <-sctx.Done():
+				return sctx.Err()
 			}
 		},
 	}

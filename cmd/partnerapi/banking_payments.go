@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"partnerapi/internal/background"
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankapi"
 	"partnerapi/internal/banking/bankingsql"
@@ -172,7 +173,8 @@ type paymentArea struct {
 // taken from the outbox. jws is the bank's key, signing the bodies of
 // partners whose webhook format is jose; zone is the bank's time zone of
 // document dates (nil: banking.DefaultBankZone).
-func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.Location, accounts banking.AccountLookup, identity banking.IdentityStore, verifier banking.SignatureVerifier, jws *banking.BankKey) (paymentArea, error) {
+// health hears the outcome of every pass of the dispatcher.
+func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.Location, accounts banking.AccountLookup, identity banking.IdentityStore, verifier banking.SignatureVerifier, jws *banking.BankKey, health *background.Worker) (paymentArea, error) {
 	checksums, err := banking.ParseChecksumMode(f.checksums)
 	if err != nil {
 		return paymentArea{}, fmt.Errorf("--banking-checksum-failures: %w", err)
@@ -242,7 +244,12 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 					return nil
 				default:
 				}
-				_, _ = disp.RunOnce(ctx)
+				// A pass that fails (the database unavailable, say) leaves
+				// its events in the outbox: the next tick tries again, and
+				// health logs the first failure and the recovery once each.
+				if _, err := disp.RunOnce(ctx); ctx.Err() == nil {
+					health.Report(err)
+				}
 				select {
 				case <-stopping:
 					return nil
