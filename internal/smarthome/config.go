@@ -1,10 +1,12 @@
 package smarthome
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // configDevice is one device of an up/config message, the provider's
@@ -16,7 +18,15 @@ type configDevice struct {
 	DefaultName string `json:"default_name"`
 	ModelID     string `json:"model_id"`
 	Model       *Model `json:"model"`
+	// PartnerMeta is the partner's own data, any JSON the provider keeps
+	// for it within maxPartnerMeta characters.
+	PartnerMeta json.RawMessage `json:"partner_meta"`
 }
+
+// maxPartnerMeta is the most characters of JSON a device's partner_meta
+// may have (reference §7, the provider's device object). The JSON is
+// measured compacted: how an agent indents what it sends is not data.
+const maxPartnerMeta = 1024
 
 // checkConfig checks the devices of an up/config message, each on its own
 // and against each other, and returns their reports and effective models
@@ -45,6 +55,9 @@ func (c *Catalog) checkConfig(devs json.RawMessage) ([]DeviceReport, []*Model, e
 		}
 		if strings.TrimSpace(d.DefaultName) == "" {
 			r.Errors = append(r.Errors, "default_name is required")
+		}
+		if n := partnerMetaLength(d.PartnerMeta); n > maxPartnerMeta {
+			r.Errors = append(r.Errors, fmt.Sprintf("partner_meta is %d characters of JSON, more than the %d the provider keeps", n, maxPartnerMeta))
 		}
 		if d.ID != "" && ids[d.ID] {
 			r.Errors = append(r.Errors, fmt.Sprintf("device id '%s' is already used by an earlier device", d.ID))
@@ -78,6 +91,19 @@ func (c *Catalog) checkConfig(devs json.RawMessage) ([]DeviceReport, []*Model, e
 		}
 	}
 	return reps, models, nil
+}
+
+// partnerMetaLength is the length in characters of partner_meta's JSON
+// without insignificant white space; 0 when it is absent or null.
+func partnerMetaLength(raw json.RawMessage) int {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return utf8.RuneCount(raw)
+	}
+	return utf8.RuneCount(b.Bytes())
 }
 
 // featureSet is a list of features as a set: sorted, without repeats.
