@@ -142,7 +142,27 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 	badCode := f.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {"not-a-code"}, "redirect_uri": {banking.SandboxRedirectURI}})
 	wrongSecret := f.tokenForm(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_secret": {"not-the-secret"}})
 	revoke := f.tokenForm(url.Values{"token": {f.refreshToken(t)}, "token_type_hint": {"refresh_token"}})
-	return []bankCase{
+	v1Form := f.tokenForm(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {f.refreshToken(t)}})
+	// The authorize rows run on each path that serves the endpoint: the
+	// older /ic/sso one and the /ic/sbbid ones of clients configured with
+	// an OAuth version (reference §3).
+	var authorizeRows []bankCase
+	for _, p := range []string{sso + "/v2/oauth/authorize", "/ic/sbbid/api/v1/oauth/authorize", "/ic/sbbid/api/v2/oauth/authorize"} {
+		authorizeRows = append(authorizeRows, []bankCase{
+			{name: p + " authorize page", method: "GET", path: p + "?" + authorize.Encode(), accept: "text/html", status: 200},
+			{name: p + " authorize page unknown app", method: "GET", path: p + "?" + unknownApp.Encode(), status: 401},
+			{name: p + " authorize page scope the app is not registered for", method: "GET", path: p + "?" + overScope.Encode(), status: 302},
+			{name: p + " authorize page without response_type", method: "GET", path: p + "?client_id=" + banking.SandboxClientID, status: 400, badRequest: true},
+			{name: p + " authorize", method: "POST", path: p, body: authorizeForm(nil), status: 302},
+			{name: p + " authorize denied", method: "POST", path: p, body: authorizeForm(url.Values{"consent": {"deny"}}), status: 302},
+			{name: p + " authorize unknown app", method: "POST", path: p, body: unknownApp.Encode(), status: 401},
+			{name: p + " authorize unregistered redirect_uri", method: "POST", path: p, body: authorizeForm(url.Values{"redirect_uri": {"http://evil.example/cb"}}), status: 400},
+			// OAuth answers its own errors, but an oversized body is refused
+			// before the endpoint runs, in the banking envelope.
+			{name: p + " authorize over the body limit", method: "POST", path: p, body: overLimit(authorizeForm(nil)), status: 413, cause: "VALIDATION_FAULT"},
+		}...)
+	}
+	return append(authorizeRows, []bankCase{
 		{name: "client-info", method: "GET", path: "/fintech/api/v1/client-info", auth: "accounts", status: 200},
 		{name: "client-info without token", method: "GET", path: "/fintech/api/v1/client-info", status: 401, badRequest: true},
 		{name: "client-info bad token", method: "GET", path: "/fintech/api/v1/client-info", auth: "bad", status: 401, cause: "UNAUTHORIZED"},
@@ -154,17 +174,6 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "crypto eio without token", method: "GET", path: "/fintech/api/v1/crypto/eio", status: 401, badRequest: true},
 		{name: "crypto eio without scope", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "crypto", status: 403},
 
-		{name: "authorize page", method: "GET", path: sso + "/v2/oauth/authorize?" + authorize.Encode(), accept: "text/html", status: 200},
-		{name: "authorize page unknown app", method: "GET", path: sso + "/v2/oauth/authorize?" + unknownApp.Encode(), status: 401},
-		{name: "authorize page scope the app is not registered for", method: "GET", path: sso + "/v2/oauth/authorize?" + overScope.Encode(), status: 302},
-		{name: "authorize page without response_type", method: "GET", path: sso + "/v2/oauth/authorize?client_id=" + banking.SandboxClientID, status: 400, badRequest: true},
-		{name: "authorize", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(nil), status: 302},
-		{name: "authorize denied", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(url.Values{"consent": {"deny"}}), status: 302},
-		{name: "authorize unknown app", method: "POST", path: sso + "/v2/oauth/authorize", body: unknownApp.Encode(), status: 401},
-		{name: "authorize unregistered redirect_uri", method: "POST", path: sso + "/v2/oauth/authorize", body: authorizeForm(url.Values{"redirect_uri": {"http://evil.example/cb"}}), status: 400},
-		// OAuth answers its own errors, but an oversized body is refused
-		// before the endpoint runs, in the banking envelope.
-		{name: "authorize over the body limit", method: "POST", path: sso + "/v2/oauth/authorize", body: overLimit(authorizeForm(nil)), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "token by code", method: "POST", path: sso + "/v2/oauth/token", body: codeForm, status: 200},
 		{name: "token by refresh token", method: "POST", path: sso + "/v2/oauth/token", body: refreshForm, status: 200},
 		{name: "token unversioned path", method: "POST", path: sso + "/oauth/token", body: legacyForm, status: 200},
@@ -175,6 +184,10 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "token password grant", method: "POST", path: sso + "/v2/oauth/token", body: f.tokenForm(url.Values{"grant_type": {"password"}}), status: 400, badRequest: true},
 		{name: "token over the body limit", method: "POST", path: sso + "/v2/oauth/token", body: overLimit(badCode), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "token unversioned over the body limit", method: "POST", path: sso + "/oauth/token", body: overLimit(badCode), status: 413, cause: "VALIDATION_FAULT"},
+		{name: "token v1 path", method: "POST", path: sso + "/v1/oauth/token", body: v1Form, status: 200},
+		{name: "token v1 bad code", method: "POST", path: sso + "/v1/oauth/token", body: badCode, status: 400},
+		{name: "token v1 wrong secret", method: "POST", path: sso + "/v1/oauth/token", body: wrongSecret, status: 401},
+		{name: "token v1 over the body limit", method: "POST", path: sso + "/v1/oauth/token", body: overLimit(badCode), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "revoke", method: "POST", path: sso + "/v1/oauth/revoke", body: revoke, status: 200},
 		{name: "revoke unknown token", method: "POST", path: sso + "/v2/oauth/revoke", body: f.tokenForm(url.Values{"token": {"unknown"}}), status: 200},
 		{name: "revoke wrong secret", method: "POST", path: sso + "/v1/oauth/revoke", body: f.tokenForm(url.Values{"token": {"x"}, "client_secret": {"not-the-secret"}}), status: 401},
@@ -200,5 +213,5 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "health", method: "GET", path: "/healthz", status: 200},
 		{name: "metrics", method: "GET", path: "/metrics", accept: "text/plain", status: 200},
 		{name: "contract", method: "GET", path: "/openapi.yaml", accept: "application/yaml", status: 200},
-	}
+	}...)
 }

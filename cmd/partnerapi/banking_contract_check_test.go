@@ -25,7 +25,7 @@ type bankCase struct {
 	method string
 	path   string
 	auth   string // a key of the fixture's Authorization values; "" sends none
-	ctype  string // the request's Content-Type; "" is JSON for a body, form for /ic/sso
+	ctype  string // the request's Content-Type; "" is JSON for a body, form for /ic/sso and /ic/sbbid
 	accept string // the request's Accept; "" is application/json
 	body   string
 	status int
@@ -191,7 +191,7 @@ func (f *bankFixture) request(tc bankCase) *http.Request {
 		ctype := tc.ctype
 		switch {
 		case ctype != "":
-		case strings.HasPrefix(tc.path, "/ic/sso/"):
+		case strings.HasPrefix(tc.path, "/ic/sso/"), strings.HasPrefix(tc.path, "/ic/sbbid/"):
 			ctype = "application/x-www-form-urlencoded"
 		default:
 			ctype = "application/json"

@@ -301,13 +301,13 @@ func (b *bankHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.body = `{"advance":"1m"}`
 	case "GET /fintech/api/v1/client-info", "GET /fintech/api/v1/crypto", "GET /fintech/api/v1/crypto/eio",
 		"GET /fintech/api/v1/webhook", "GET /ic/sso/api/v1/oauth/user-info", "GET /ic/sso/api/v2/oauth/user-info":
-	case "GET /ic/sso/api/v2/oauth/authorize":
+	case "GET /ic/sso/api/v2/oauth/authorize", "GET /ic/sbbid/api/v1/oauth/authorize", "GET /ic/sbbid/api/v2/oauth/authorize":
 		r.path += "?" + url.Values{"response_type": {"code"}, "client_id": {banking.SandboxClientID}, "redirect_uri": {banking.SandboxRedirectURI},
 			"scope": {"openid"}, "state": {"s1"}, "code_challenge": {"x"}, "code_challenge_method": {"S256"}}.Encode()
 		r.ctype = ""
-	case "POST /ic/sso/api/v2/oauth/authorize":
+	case "POST /ic/sso/api/v2/oauth/authorize", "POST /ic/sbbid/api/v1/oauth/authorize", "POST /ic/sbbid/api/v2/oauth/authorize":
 		r.ctype, r.body, r.baseline = "application/x-www-form-urlencoded", authorizeForm(nil), http.StatusFound
-	case "POST /ic/sso/api/v2/oauth/token", "POST /ic/sso/api/oauth/token":
+	case "POST /ic/sso/api/v2/oauth/token", "POST /ic/sso/api/v1/oauth/token", "POST /ic/sso/api/oauth/token":
 		form(url.Values{"grant_type": {"authorization_code"}, "code": {b.code(t)}, "redirect_uri": {banking.SandboxRedirectURI},
 			"client_id": {banking.SandboxClientID}, "client_secret": {b.secret}})
 	case "POST /ic/sso/api/v1/oauth/revoke", "POST /ic/sso/api/v2/oauth/revoke":
@@ -343,7 +343,8 @@ func (b *bankHostile) foreign(t *testing.T, op hostileOp) (hostileReq, bool) {
 // (reference §13) everywhere else, the platform's 405 and 413 included.
 func bankEnvelope(t *testing.T, path string, status int, raw []byte) {
 	t.Helper()
-	if strings.HasPrefix(path, "/ic/sso/") && !strings.HasSuffix(path, "/user-info") && status != 405 && status != 413 {
+	oauth := strings.HasPrefix(path, "/ic/sso/") || strings.HasPrefix(path, "/ic/sbbid/")
+	if oauth && !strings.HasSuffix(path, "/user-info") && status != 405 && status != 413 {
 		var e struct {
 			Error            string `json:"error"`
 			ErrorDescription string `json:"error_description"`

@@ -15,11 +15,20 @@ import (
 )
 
 // OAuth paths (reference §3); the Node SDK uses the un-versioned token
-// path and clients use both v1 and v2 of revoke and user-info.
+// path and clients use both v1 and v2 of revoke and user-info. A client
+// configured with an OAuth version N (open-condo-software/condo's
+// oauthVersion) asks for authorization at the newer
+// /ic/sbbid/api/vN/oauth/authorize and for tokens, user-info and revocation
+// at /ic/sso/api/vN/oauth/..., so each endpoint is served under v1 and v2,
+// the versions the provider's paths show, besides the older /ic/sso
+// authorize.
 func (s *server) addOAuthRoutes(mux *web.Mux) {
-	mux.HandleFunc("GET", "/ic/sso/api/v2/oauth/authorize", s.authorizePage)
-	mux.HandleFunc("POST", "/ic/sso/api/v2/oauth/authorize", s.authorizeSubmit)
-	for _, p := range []string{"/ic/sso/api/v2/oauth/token", "/ic/sso/api/oauth/token"} {
+	for _, p := range []string{"/ic/sso/api/v2/oauth/authorize", "/ic/sbbid/api/v1/oauth/authorize", "/ic/sbbid/api/v2/oauth/authorize"} {
+		// The login form posts back to the path it was shown at.
+		mux.HandleFunc("GET", p, s.authorizePage)
+		mux.HandleFunc("POST", p, s.authorizeSubmit)
+	}
+	for _, p := range []string{"/ic/sso/api/v1/oauth/token", "/ic/sso/api/v2/oauth/token", "/ic/sso/api/oauth/token"} {
 		mux.HandleFunc("POST", p, s.token)
 	}
 	for _, p := range []string{"/ic/sso/api/v1/oauth/revoke", "/ic/sso/api/v2/oauth/revoke"} {
