@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -246,5 +248,79 @@ func TestServeBankingBackgroundDuringPostgresOutage(t *testing.T) {
 	last := metricValue(t, ts, `partnerapi_background_last_success_timestamp_seconds{worker="banking-webhooks"}`)
 	if last < float64(upAt.Unix()) {
 		t.Errorf("last success %v, want after the outage (%d)", last, upAt.Unix())
+	}
+}
+
+// The webhook outbox while SQLite stays locked past its 10 s busy timeout
+// (another process holding the write lock: a provisioning command, a
+// backup): the dispatcher's passes fail with SQLITE_BUSY, which is one WARN
+// line saying the database is unavailable and one INFO line once the lock
+// is gone, and the webhook that was due meanwhile is delivered once after.
+func TestServeBankingWebhooksWhileSQLiteBusy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out SQLite's 10 s busy timeout")
+	}
+	recv, recvURL := newWebhookReceiver(t)
+	ts := startServer(t, "--only", "banking", "--banking-webhook-url", recvURL, "--banking-webhook-allow-private",
+		"--banking-webhook-interval", "100ms", "--banking-webhook-backoff", "2s", "--banking-webhook-pause", "0")
+	tok := bankingToken(t, ts, "PAY_DOC_RU")
+	const id = "d1000000-0000-4000-8000-000000000001"
+	recv.setRefuse(id, true)
+	st, m := bankRequestJSON(t, "POST", ts.urls["banking"]+"/fintech/api/v1/payments", "Bearer "+tok, map[string]any{
+		"externalId": id, "date": time.Now().UTC().Format(time.DateOnly), "amount": json.Number("10.01"), "operationCode": "01", "priority": "5",
+		"purpose": "Оплата, без НДС", "payerName": "ООО Песочница", "payerInn": banking.SandboxOrgINN,
+		"payerAccount": banking.SandboxAccount, "payerBankBic": banking.SandboxBIC, "payerBankCorrAccount": banking.SandboxCorrAccount,
+		"payeeName": "АО Лютик", "payeeInn": "7830002293", "payeeAccount": "40602810700000000025",
+		"payeeBankBic": "049805746", "payeeBankCorrAccount": "30101810800000000746",
+		"digestSignatures": []any{map[string]any{"base64Encoded": "MIIB", "certificateUuid": banking.SandboxCertSole}},
+	})
+	if st != http.StatusCreated || m["bankStatus"] != banking.StatusImplemented {
+		t.Fatalf("create: %d %v", st, m)
+	}
+	eventually(t, 10*time.Second, "the refused delivery", func() bool { _, r := recv.counts(id); return r == 1 })
+	recv.setRefuse(id, false)
+
+	// Another connection takes the write lock and keeps it past the
+	// server's busy timeout.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(ts.dataDir, "partnerapi.db")+"?_pragma=busy_timeout%2810000%29")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the dispatcher's WARN line", func() bool {
+		return strings.Contains(ts.logs.String(), "banking-webhooks: database unavailable")
+	})
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the webhook delivered after the lock", func() bool { a, _ := recv.counts(id); return a > 0 })
+	eventually(t, 10*time.Second, "the dispatcher's INFO line", func() bool {
+		return strings.Contains(ts.logs.String(), "banking-webhooks: works again")
+	})
+	time.Sleep(time.Second)
+	if a, r := recv.counts(id); a != 1 || r != 1 {
+		t.Errorf("accepted %d and refused %d times, want once each", a, r)
+	}
+	var lines []string
+	for l := range strings.Lines(ts.logs.String()) {
+		if strings.Contains(l, "worker=banking-webhooks") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "database is locked") ||
+		!strings.Contains(lines[1], "level=INFO") {
+		t.Errorf("the dispatcher's lines: %q, want a WARN naming the lock and an INFO:\n%s", lines, ts.logs.String())
+	}
+	if v := metricValue(t, ts, `partnerapi_background_errors_total{reason="database_unavailable",worker="banking-webhooks"}`); v < 1 {
+		t.Errorf("failed passes counted: %v", v)
 	}
 }
