@@ -222,9 +222,16 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 	}
 	validatePayee(f, d, true)
 	if d.IncomeTypeCode != "" {
-		if !slices.Contains([]string{"1", "2", "3", "4", "5"}, d.IncomeTypeCode) {
-			p.add("incomeTypeCode", "код вида дохода: 1..5")
-		} else if !PayeeIsIndividual(d.PayeeAccount) {
+		// The SDKs' pattern ^[1-9]{1,6}$ is the field's form, and the
+		// rules' 1..5 its content (reference §15 #8: accept the wider
+		// form, validate content by the legal rules): a code the SDKs
+		// send is a failed check, CHECKERROR by default, not a 400.
+		switch {
+		case !digitsBetween(d.IncomeTypeCode, 1, 6) || strings.Contains(d.IncomeTypeCode, "0"):
+			p.add("incomeTypeCode", "код вида дохода: от 1 до 6 цифр 1–9")
+		case len(d.IncomeTypeCode) != 1 || d.IncomeTypeCode[0] > '5':
+			c.add("incomeTypeCode", "код вида дохода: 1..5")
+		case !PayeeIsIndividual(d.PayeeAccount):
 			c.add("incomeTypeCode", "код вида дохода указывается только для платежей физическим лицам")
 		}
 	}

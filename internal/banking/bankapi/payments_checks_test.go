@@ -63,6 +63,12 @@ var checksumCases = []struct {
 	{"kpp with a 12-digit inn", map[string]any{"payerInn": "500100732259"}, "payerKpp"},
 	{"payee kpp with a 12-digit payee inn", map[string]any{"payeeInn": "500100732259", "payeeKpp": "783001001"}, "payeeKpp"},
 	{"income type to a company", map[string]any{"incomeTypeCode": "1"}, "incomeTypeCode"},
+	// The SDKs' pattern ^[1-9]{1,6}$ lets 6 and 12 through; the rules'
+	// 1..5 is a check (reference §15 #8), even to an individual.
+	{"income type 6 to an individual", map[string]any{"incomeTypeCode": "6", "payeeAccount": "40817810900000000021",
+		"payeeInn": "500100732259", "payeeKpp": "0"}, "incomeTypeCode"},
+	{"income type 12 to an individual", map[string]any{"incomeTypeCode": "12", "payeeAccount": "40817810900000000021",
+		"payeeInn": "500100732259", "payeeKpp": "0"}, "incomeTypeCode"},
 	{"uin check digit", map[string]any{"departmentalInfo": map[string]any{"uip": "18210102010011000110"}}, "departmentalInfo.uip"},
 	{"budget: status 01 to 03212", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03212643000000018500"}), "payeeAccount"},
 	{"budget: 03100 without field 101", treasuryPayee(nil), "departmentalInfo.drawerStatus101"},
