@@ -211,6 +211,11 @@ func TestSmarthomeCatalogOverHTTP(t *testing.T) {
 			if etag == "" {
 				t.Fatalf("%s: no ETag", path)
 			}
+			// Reference §8.5: ETag and Last-Modified, the catalog's
+			// time, which this server seeded moments ago.
+			if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); err != nil || lm.After(time.Now()) || time.Since(lm) > time.Hour {
+				t.Errorf("%s: Last-Modified %q (%v), want the catalog's time", path, resp.Header.Get("Last-Modified"), err)
+			}
 			resp, body := c.do("GET", path, nil, "If-None-Match", etag)
 			if resp.StatusCode != 304 || len(body) != 0 {
 				t.Errorf("%s: If-None-Match %s → %d %q", path, etag, resp.StatusCode, body)

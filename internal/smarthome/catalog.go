@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 )
 
 // Data types of features (reference §4).
@@ -136,8 +137,11 @@ type Model struct {
 
 // Catalog is one version of the whole catalog.
 type Catalog struct {
-	Version    int64
-	Label      string
+	Version int64
+	Label   string
+	// Updated is when this version was made, to the second (the store's
+	// clock); zero where unknown, as in the built-in seed.
+	Updated    time.Time
 	Features   map[string]*Feature
 	Categories map[string]*Category
 	Models     []Model // sorted by id
@@ -165,7 +169,7 @@ func (c *Catalog) Without(hide []string) *Catalog {
 	for _, n := range hide {
 		hidden[n] = true
 	}
-	out := &Catalog{Version: c.Version, Label: c.Label, Features: map[string]*Feature{},
+	out := &Catalog{Version: c.Version, Label: c.Label, Updated: c.Updated, Features: map[string]*Feature{},
 		Categories: map[string]*Category{}, Models: []Model{}}
 	for n, cat := range c.Categories {
 		if hidden[n] {

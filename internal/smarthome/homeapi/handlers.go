@@ -31,11 +31,14 @@ type handlers struct {
 // Header values are prepared too, so serving one is a map lookup and a
 // write.
 type rendered struct {
-	catalog    *smarthome.Catalog
-	etag       []string
-	categories renderedBody
-	features   map[string]renderedBody
-	models     renderedBody
+	catalog *smarthome.Catalog
+	etag    []string
+	// lastModified is the catalog version's time in HTTP's format, nil
+	// when the store did not say.
+	lastModified []string
+	categories   renderedBody
+	features     map[string]renderedBody
+	models       renderedBody
 }
 
 type renderedBody struct {
@@ -72,6 +75,9 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 		return s, nil
 	}
 	s := &rendered{catalog: c, etag: []string{`"catalog-` + strconv.FormatInt(c.Version, 10) + h.opt.variant() + `"`}, features: map[string]renderedBody{}}
+	if !c.Updated.IsZero() {
+		s.lastModified = []string{c.Updated.UTC().Format(http.TimeFormat)}
+	}
 	names := c.CategoryNames()
 	b, err := encode(map[string]any{"categories": names})
 	if err != nil {
@@ -137,8 +143,15 @@ func encode(v any) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// serveCatalog writes a catalog body with its ETag, or 304 when the client
-// already holds this version.
+// serveCatalog writes a catalog body with its ETag and Last-Modified
+// (reference §8.5), or 304 when the client already holds this version.
+//
+// If-Modified-Since is not honoured: the ETag names the wire-format
+// switches as well as the version, but the date cannot, so a client that
+// moves to a server with other switches on the same catalog would be told
+// its copy is current. A client that sends it gets the body, which is
+// always correct. A 304 carries the ETag alone, as RFC 9110 §15.4.5
+// advises when there is one.
 func serveCatalog(w http.ResponseWriter, r *http.Request, s *rendered, b renderedBody) {
 	hdr := w.Header()
 	hdr["Etag"] = s.etag
@@ -146,6 +159,9 @@ func serveCatalog(w http.ResponseWriter, r *http.Request, s *rendered, b rendere
 	if inm := r.Header.Get("If-None-Match"); inm != "" && matchETag(inm, s.etag[0]) {
 		w.WriteHeader(http.StatusNotModified)
 		return
+	}
+	if s.lastModified != nil {
+		hdr["Last-Modified"] = s.lastModified
 	}
 	hdr["Content-Type"] = contentTypeJSON
 	hdr["Content-Length"] = b.length

@@ -158,13 +158,15 @@ func (s *Store) Load(ctx context.Context) (*smarthome.Catalog, error) {
 	}
 	defer tx.Rollback()
 	c := &smarthome.Catalog{Features: map[string]*smarthome.Feature{}, Categories: map[string]*smarthome.Category{}, Models: []smarthome.Model{}}
-	err = tx.QueryRowContext(ctx, `SELECT version, label FROM home_catalog WHERE id = 1`).Scan(&c.Version, &c.Label)
+	var updated int64
+	err = tx.QueryRowContext(ctx, `SELECT version, label, updated_at FROM home_catalog WHERE id = 1`).Scan(&c.Version, &c.Label, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("catalog not seeded: %w", smarthome.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
 	}
+	c.Updated = time.Unix(updated, 0).UTC()
 	if err := each(ctx, tx, `SELECT name, spec FROM home_features`, func(name, spec string) error {
 		f := &smarthome.Feature{}
 		if err := json.Unmarshal([]byte(spec), f); err != nil {
