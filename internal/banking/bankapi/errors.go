@@ -156,11 +156,21 @@ func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 
 // platformError maps the platform's errors (unknown route, wrong method,
 // oversized body, panic) to the banking envelope.
+//
+// A wrong method on a path the API serves is 405 with Allow (RFC 9110
+// §15.5.6; the platform sets the header). The reference's error table
+// (§13) has no cause for it, and partners' clients switch on the causes it
+// lists, so it keeps NOT_FOUND, the cause of a path with no such
+// operation, while its message says that the method is what is missing.
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
 	switch {
-	case errors.Is(err, web.ErrNotFound), errors.Is(err, web.ErrMethodNotAllowed):
+	case errors.Is(err, web.ErrNotFound):
 		ref, _ := referenceID(r)
 		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: ref, Message: "Ресурс не найден"})
+	case errors.Is(err, web.ErrMethodNotAllowed):
+		ref, _ := referenceID(r)
+		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: ref,
+			Message: "Метод " + r.Method + " не поддерживается для этого ресурса"})
 	case errors.Is(err, web.ErrBodyTooLarge):
 		ref, _ := referenceID(r)
 		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: ref, Message: "Тело запроса слишком велико"})
