@@ -146,12 +146,16 @@ func ValidAccount(account, bic string) bool {
 }
 
 // BankOfRussiaDivision reports whether a valid BIC is a Bank of Russia
-// division's (a main office or RKC): its digits 7–9, the participant's
-// number within the region, are 000, which no credit institution has
-// (theirs are 050–999). An account held there takes "0" + BIC digits 5–6
-// as its conditional bank number in the key (§5.4), as the reference's
-// correspondent account 30101810800000000746 at BIC 049805000 does.
-func BankOfRussiaDivision(bic string) bool { return bic[6:9] == "000" }
+// institution's: its digits 7–9, the participant's number within the
+// region, are 000 (a main office or RKC), 001 or 002. No credit institution
+// has those (theirs are 050–999), and banks' own budget controls take all
+// three as the Bank of Russia's. An account held there takes "0" + BIC
+// digits 5–6 as its conditional bank number in the key (§5.4: an account
+// at a Bank of Russia division/RKC), as the reference's correspondent
+// account 30101810800000000746 at BIC 049805000 does.
+func BankOfRussiaDivision(bic string) bool {
+	return bic[6] == '0' && bic[7] == '0' && '0' <= bic[8] && bic[8] <= '2'
+}
 
 // ValidCorrAccount checks an account held at a Bank of Russia division
 // (correspondent `30101…` or ЕКС `40102…`): prefix "0" + BIC digits 5–6.

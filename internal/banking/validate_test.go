@@ -67,6 +67,12 @@ func TestAccountKeys(t *testing.T) {
 		{"40101810945250010041", "044525000", false, false}, // right only with the prefix 000
 		{"40101810145250010041", "044525000", false, false},
 		{"30101810800000000746", "049805000", false, true},
+		// 001 and 002 are Bank of Russia numbers as well.
+		{"40101810045250010041", "044525001", false, true},
+		{"40101810845250010041", "044525001", false, false},
+		{"40101810045250010041", "044525002", false, true},
+		{"40101810745250010041", "044525002", false, false},
+		{"40101810545250010041", "045004001", false, true},
 	} {
 		var got bool
 		if tc.corr {
