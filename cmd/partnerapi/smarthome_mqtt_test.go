@@ -117,7 +117,7 @@ func TestSmarthomeMQTTGate(t *testing.T) {
 	if resp.StatusCode != 202 || !strings.Contains(string(body), root+"/agent-m/down/commands") {
 		t.Fatalf("command: %d %s", resp.StatusCode, body)
 	}
-	want := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"bool_value":true,"type":"BOOL"}}]}}}`
+	want := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
 	if got := next(root + "/agent-m/down/commands"); string(got) != want {
 		t.Fatalf("down/commands %q, want %q", got, want)
 	}

@@ -169,6 +169,13 @@ func TestSmarthomeCatalogOverHTTP(t *testing.T) {
 	if !strings.Contains(string(body), `"integer_values":{"min":"100","max":"900","step":"1"}`) {
 		t.Errorf("integer_values not strings: %s", body)
 	}
+	// The lamp of the provider's mqtt-gate models sample, byte for byte as
+	// reference §1 prints it (its id QWERTY123, §5): members in the
+	// sample's order, a dependency's values "type" first.
+	golden, _ = os.ReadFile("testdata/smarthome/model_lamp.json")
+	if lamp := bytes.TrimSpace(golden); len(lamp) == 0 || !bytes.Contains(body, lamp) {
+		t.Errorf("models lack the reference's lamp\n%s\nin\n%.600s", lamp, body)
+	}
 
 	t.Run("unknown category", func(t *testing.T) {
 		resp, body := c.do("GET", "/v1/mqtt-gate/categories/toaster/features", nil)

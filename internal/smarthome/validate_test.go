@@ -152,7 +152,7 @@ func TestDependencyAcceptsValuesEmitsValue(t *testing.T) {
 		t.Fatalf("values not read: %+v", d)
 	}
 	b, _ := json.Marshal(d)
-	if string(b) != `{"key":"light_mode","value":[{"enum_value":"colour","type":"ENUM"}]}` {
+	if string(b) != `{"key":"light_mode","value":[{"type":"ENUM","enum_value":"colour"}]}` {
 		t.Errorf("emitted %s", b)
 	}
 }

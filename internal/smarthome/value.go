@@ -32,24 +32,38 @@ type Value struct {
 
 // MarshalJSON emits integers as strings and floats as numbers (#10), and
 // only the payload field of the value's type: a value read with stray
-// fields (an ENUM that also carried a bool_value) goes out clean.
+// fields (an ENUM that also carried a bool_value) goes out clean. "type"
+// comes first, as in every value the reference and the provider's pages
+// show ({"type":"ENUM","enum_value":"colour"}): member order means nothing
+// to a JSON parser, but the models and the commands we send then read as
+// the documentation does, byte for byte.
 func (v Value) MarshalJSON() ([]byte, error) {
-	m := map[string]any{"type": v.Type}
+	var out struct {
+		Type    string   `json:"type"`
+		Bool    *bool    `json:"bool_value,omitempty"`
+		Integer *string  `json:"integer_value,omitempty"`
+		Float   *float64 `json:"float_value,omitempty"`
+		String  *string  `json:"string_value,omitempty"`
+		Enum    *string  `json:"enum_value,omitempty"`
+		Colour  *HSV     `json:"colour_value,omitempty"`
+	}
+	out.Type = v.Type
 	switch {
 	case v.Type == Bool && v.Bool != nil:
-		m["bool_value"] = *v.Bool
+		out.Bool = v.Bool
 	case v.Type == Integer && v.Integer != nil:
-		m["integer_value"] = strconv.FormatInt(*v.Integer, 10)
+		i := strconv.FormatInt(*v.Integer, 10)
+		out.Integer = &i
 	case v.Type == Float && v.Float != nil:
-		m["float_value"] = *v.Float
+		out.Float = v.Float
 	case v.Type == String && v.String != nil:
-		m["string_value"] = *v.String
+		out.String = v.String
 	case v.Type == Enum && v.Enum != nil:
-		m["enum_value"] = *v.Enum
+		out.Enum = v.Enum
 	case v.Type == Colour && v.Colour != nil:
-		m["colour_value"] = v.Colour
+		out.Colour = v.Colour
 	}
-	return json.Marshal(m)
+	return json.Marshal(out)
 }
 
 // UnmarshalJSON accepts integers and floats both as numbers and as strings
