@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -90,6 +91,10 @@ func wantCommonError(t *testing.T, resp *http.Response, body []byte, status int)
 	}
 	if e["code"] != float64(status) || e["message"] == "" || e["details"] == nil {
 		t.Fatalf("not a Common error: %s", body)
+	}
+	// Reference §2: every answer is JSON in UTF-8, errors too.
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("error %d with Content-Type %q", status, ct)
 	}
 	return e
 }
@@ -184,9 +189,34 @@ func TestSmarthomeCatalogOverHTTP(t *testing.T) {
 			t.Errorf("details %v", e["details"])
 		}
 		resp, body = c.do("GET", "/v1/mqtt-gate/nothing", nil)
-		wantCommonError(t, resp, body, 404)
-		resp, body = c.do("POST", "/v1/mqtt-gate/categories", nil)
-		wantCommonError(t, resp, body, 405)
+		if e := wantCommonError(t, resp, body, 404); !reflect.DeepEqual(e["details"], []any{"path '/v1/mqtt-gate/nothing' is not supported"}) {
+			t.Errorf("unknown path: details %v", e["details"])
+		}
+		// Reference §3: 405 with Allow: GET and details [].
+		for _, method := range []string{"POST", "PUT", "DELETE", "PATCH"} {
+			resp, body = c.do(method, "/v1/mqtt-gate/categories", nil)
+			if e := wantCommonError(t, resp, body, 405); !reflect.DeepEqual(e["details"], []any{}) || resp.Header.Get("Allow") != "GET" {
+				t.Errorf("%s: details %v, Allow %q; want [] and GET", method, e["details"], resp.Header.Get("Allow"))
+			}
+		}
+	})
+
+	// Reference §2 and §8: X-Request-Id is echoed, or made (a UUID) when
+	// the client sends none, as real agents do not; unknown query
+	// parameters are ignored.
+	t.Run("request id and query", func(t *testing.T) {
+		resp, _ := c.do("GET", "/v1/mqtt-gate/categories", nil, "X-Request-Id", "agent-req-42")
+		if got := resp.Header.Get("X-Request-Id"); got != "agent-req-42" {
+			t.Errorf("X-Request-Id %q, want the client's agent-req-42", got)
+		}
+		resp, body := c.do("GET", "/v1/mqtt-gate/categories?page=2&category=light&sort=desc", nil)
+		if got := resp.Header.Get("X-Request-Id"); !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`).MatchString(got) {
+			t.Errorf("X-Request-Id %q without one sent, want a UUID", got)
+		}
+		golden, _ := os.ReadFile("testdata/smarthome/categories.json")
+		if resp.StatusCode != 200 || !bytes.Equal(body, golden) {
+			t.Errorf("categories with unknown query parameters: %d %s", resp.StatusCode, body)
+		}
 	})
 
 	t.Run("auth", func(t *testing.T) {
@@ -197,7 +227,9 @@ func TestSmarthomeCatalogOverHTTP(t *testing.T) {
 			bad.user, bad.pass = tc.user, tc.pass
 			for _, path := range []string{"/v1/mqtt-gate/categories", "/v1/mqtt-gate/categories/light/features", "/v1/mqtt-gate/models"} {
 				resp, body := bad.do("GET", path, nil)
-				wantCommonError(t, resp, body, 401)
+				if e := wantCommonError(t, resp, body, 401); !reflect.DeepEqual(e["details"], []any{}) {
+					t.Errorf("%s %s: details %v, want []", tc.name, path, e["details"])
+				}
 				if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic realm=") {
 					t.Errorf("%s %s: WWW-Authenticate %q", tc.name, path, resp.Header.Get("WWW-Authenticate"))
 				}
