@@ -293,12 +293,12 @@ func checkAllowed(f *Feature, av AllowedValue) []Problem {
 			return bad(ReasonOutOfRange, fmt.Sprintf("range %d..%d is wider than the default %g..%g", iv.Min, iv.Max, f.Range.Min, f.Range.Max))
 		}
 	case Float:
-		fv := av.FloatValues
-		if fv == nil || fv.Min > fv.Max {
+		if av.FloatValues == nil || av.FloatValues.Min > av.FloatValues.Max {
 			return bad(ReasonBadAllowed, "float_values needs min <= max")
 		}
-		if f.Range != nil && (fv.Min < f.Range.Min || fv.Max > f.Range.Max) {
-			return bad(ReasonOutOfRange, fmt.Sprintf("range %g..%g is wider than the default %g..%g", fv.Min, fv.Max, f.Range.Min, f.Range.Max))
+		lo, hi := float64(av.FloatValues.Min), float64(av.FloatValues.Max)
+		if f.Range != nil && (lo < f.Range.Min || hi > f.Range.Max) {
+			return bad(ReasonOutOfRange, fmt.Sprintf("range %g..%g is wider than the default %g..%g", lo, hi, f.Range.Min, f.Range.Max))
 		}
 	case Enum:
 		if av.EnumValues == nil || len(av.EnumValues.Values) == 0 {
@@ -373,7 +373,7 @@ func checkValue(f *Feature, allowed map[string]AllowedValue, v Value) *Problem {
 			lo, hi = f.Range.Min, f.Range.Max
 		}
 		if narrowed && av.FloatValues != nil {
-			lo, hi = av.FloatValues.Min, av.FloatValues.Max
+			lo, hi = float64(av.FloatValues.Min), float64(av.FloatValues.Max)
 		}
 		if math.IsNaN(x) || x < lo || x > hi {
 			return bad(ReasonOutOfRange, "%g is outside %g..%g", x, lo, hi)

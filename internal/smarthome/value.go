@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -240,10 +241,30 @@ type IntegerValues struct {
 	Step *IntString `json:"step,omitempty"`
 }
 
+// FloatNumber is a float_values member: written as a number (§4), read
+// from a number or a numeric string. integer_values members are strings
+// and are read from numbers too, and the provider writes a float_value as
+// a string once (#10): an agent that strings its float bounds as it must
+// its integer ones has its model read, not the whole message refused.
+type FloatNumber float64
+
+func (n FloatNumber) MarshalJSON() ([]byte, error) {
+	return json.Marshal(float64(n))
+}
+
+func (n *FloatNumber) UnmarshalJSON(b []byte) error {
+	v, err := strconv.ParseFloat(string(bytes.Trim(b, `"`)), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s is not a number", b)
+	}
+	*n = FloatNumber(v)
+	return nil
+}
+
 // FloatValues narrows a FLOAT feature.
 type FloatValues struct {
-	Min float64 `json:"min"`
-	Max float64 `json:"max"`
+	Min FloatNumber `json:"min"`
+	Max FloatNumber `json:"max"`
 }
 
 // EnumValues narrows an ENUM feature to a subset.
