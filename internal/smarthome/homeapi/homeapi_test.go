@@ -2,6 +2,8 @@ package homeapi
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/smarthome/homesql"
 	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
 )
 
 func TestMatchETag(t *testing.T) {
@@ -115,5 +118,24 @@ func TestETagNamesWireSwitches(t *testing.T) {
 		if opt.variant() == "" && tag != `"catalog-1"` {
 			t.Errorf("default ETag %s", tag)
 		}
+	}
+}
+
+// An unexpected error is answered with the reference's own sample of the
+// Common error (§3), byte for byte, in JSON UTF-8: its cause goes to the
+// error log with the request, never to the client.
+func TestInternalErrorIsTheReferenceSample(t *testing.T) {
+	var logs testenv.LogBuffer
+	h := &handlers{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	w := httptest.NewRecorder()
+	h.domainError(w, httptest.NewRequest("GET", "/v1/mqtt-gate/models", nil), errors.New("disk on fire"))
+	if want := `{"code":500,"message":"Internal server error","details":[]}` + "\n"; w.Code != 500 || w.Body.String() != want {
+		t.Errorf("%d %q, want 500 %q", w.Code, w.Body.String(), want)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "disk on fire") {
+		t.Errorf("the cause is not in the error log:\n%s", logs.String())
 	}
 }
