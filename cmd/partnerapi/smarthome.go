@@ -22,6 +22,7 @@ type smarthomeModule struct {
 	omitFalseRequired bool
 	hideAllowed       bool
 	profile           string
+	ranges            string        // file of smarthome.Ranges
 	mqtt              smarthomeMQTT // smarthome_mqtt.go
 }
 
@@ -32,6 +33,7 @@ func (m *smarthomeModule) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&m.omitFalseRequired, "smarthome-omit-false-required", false, "leave required out of non-required features instead of emitting false")
 	fs.BoolVar(&m.hideAllowed, "smarthome-hide-allowed-values", false, "do not emit allowed_values in models")
 	fs.StringVar(&m.profile, "smarthome-profile", "", "category profile: empty for all 29, 2025-11 for the provider's list without sensor_air")
+	fs.StringVar(&m.ranges, "smarthome-ranges", "", `JSON file replacing numeric features' default ranges, {"current": {"min": 0, "max": 50000, "step": 1}, ...} (several are a third party's transcription; empty: the catalog's)`)
 	m.mqtt.registerFlags(fs)
 }
 
@@ -49,6 +51,13 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 	}
 	svc := smarthome.NewService(homesql.New(d.db))
 	svc.Restrict(hide)
+	if m.ranges != "" {
+		r, err := loadRanges(m.ranges)
+		if err != nil {
+			return built{}, fmt.Errorf("--smarthome-ranges: %w", err)
+		}
+		svc.SetRanges(r)
+	}
 	// First start seeds the catalog; later starts keep what admins changed.
 	if err := svc.Init(ctx); err != nil {
 		return built{}, err
@@ -77,6 +86,25 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 		OpenAPI: api.Spec("smarthome"),
 		Prepare: homeapi.FoldSlashes,
 	}, sidecars: sidecars}, nil
+}
+
+// loadRanges reads a --smarthome-ranges file and checks it against the
+// built-in catalog, whose features every store has (admins change models,
+// not features), so that a typo stops serve instead of being ignored.
+func loadRanges(path string) (smarthome.Ranges, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := smarthome.ParseRanges(b)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := smarthome.Seed()
+	if err != nil {
+		return nil, err
+	}
+	return r, seed.CheckRanges(r)
 }
 
 const smarthomeUsage = `usage:

@@ -84,6 +84,8 @@ type Service struct {
 	verified verifiedCache
 	// hide are the categories the profile leaves out (Restrict).
 	hide []string
+	// ranges replace features' default ranges (SetRanges).
+	ranges Ranges
 }
 
 // Restrict makes the Service serve the catalog without the given
@@ -93,6 +95,13 @@ type Service struct {
 // refused like one of an unknown category. Call it before the Service is
 // first used.
 func (s *Service) Restrict(hide []string) { s.hide = hide }
+
+// SetRanges makes the Service hand every caller the catalog with r's
+// ranges in place of its features' defaults (Catalog WithRanges), so that
+// validation, the MQTT gate and model administration all judge values by
+// them. Check r with CheckRanges first; call it before the Service is
+// first used.
+func (s *Service) SetRanges(r Ranges) { s.ranges = r }
 
 // snapshot is the catalog as of one check of the store.
 type snapshot struct {
@@ -192,7 +201,7 @@ func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error)
 		if err := c.adoptAccess(); err != nil {
 			return nil, now, err
 		}
-		next.catalog = c.Without(s.hide)
+		next.catalog = c.Without(s.hide).WithRanges(s.ranges)
 		// Load may see a newer version than the stamp; the stamp keeps the
 		// catalog's own so the next check compares like with like.
 		next.stamp.Catalog = c.Version
