@@ -154,6 +154,12 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		AICheckThreshold: m.aiCheckThreshold,
 		FileQuotaBytes:   fileQuota,
 		Log:              d.log,
+		// On SQLite serve holds the data directory's lock, so no other
+		// process shares the database and the count in memory is the
+		// whole count: the limit costs no write there. On PostgreSQL
+		// every slot is a lease in the database, so the limit holds
+		// across the processes sharing it.
+		LocalLimits: d.db.Dialect == sqldb.SQLite,
 	})
 	grpcSidecars, err := assistantGRPCSidecars(m.grpc, svc, d, maxBody)
 	if err != nil {
