@@ -20,9 +20,9 @@ import (
 
 const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   token --scope "PAY_DOC_RU ..." [--org ORG] [--user USER] [--client CLIENT_ID]
-  org create --name N --inn INN [--kpp KPP] [--ogrn OGRN] [--full-name N]
+  org create --name N --inn INN [--kpp KPP] [--ogrn OGRN] [--full-name N] [--address A]
   account add --org ORG --number 20DIGITS --bic BIC [--corr CORR] [--status OPEN]
-  user create --org ORG --login L [--name N] [--email E] [--password P] [--signing-method Token|OneTimePassword]
+  user create --org ORG --login L [--name N] [--email E] [--phone +7…] [--password P] [--signing-method Token|OneTimePassword]
   user signing-method --user USER --signing-method Token|OneTimePassword
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
   app create --name N --redirect-uri URI [--client-id ID] [--scopes "openid PAY_DOC_RU ..."] [--banking-client-secret-days 40]
@@ -152,6 +152,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&o.INN, "inn", "", "INN (10 or 12 digits)")
 				fs.StringVar(&o.KPP, "kpp", "", "KPP (9 digits)")
 				fs.StringVar(&o.OGRN, "ogrn", "", "OGRN (13 or 15 digits)")
+				fs.StringVar(&o.JuridicalAddress, "address", "", "registered address (user-info's orgJuridicalAddress)")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
 				if o.ID == "" {
@@ -203,12 +204,16 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&u.Login, "login", "", "login for the OAuth login page")
 				fs.StringVar(&u.Name, "name", "", "full name")
 				fs.StringVar(&u.Email, "email", "", "e-mail")
+				fs.StringVar(&u.Phone, "phone", "", "phone number in international form, +7… (user-info's phone_number)")
 				fs.StringVar(&password, "password", "", "password (stored hashed); empty: no interactive login")
 				fs.StringVar(&u.SigningMethod, "signing-method", banking.SigningToken, "signing tool type: Token (a certificate key) or OneTimePassword (only these users may confirm payments by QR outside the sandbox)")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
 				if u.OrgID == "" || u.Login == "" {
 					return nil, errors.New("--org and --login are required")
+				}
+				if u.Phone != "" && !banking.ValidPhone(u.Phone) {
+					return nil, fmt.Errorf("--phone must be + and 10 to 15 digits, got %q", u.Phone)
 				}
 				if !banking.ValidSigningMethod(u.SigningMethod) {
 					return nil, fmt.Errorf("--signing-method must be Token or OneTimePassword, got %q", u.SigningMethod)

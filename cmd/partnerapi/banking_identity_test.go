@@ -41,9 +41,10 @@ func bankingCLI(t *testing.T, stdin string, args ...string) map[string]any {
 func TestBankingIdentityCLI(t *testing.T) {
 	dir := t.TempDir()
 	st := []string{"--data-dir", dir, "--banking-contour", "test"}
-	org := bankingCLI(t, "", append([]string{"org", "create", "--name", "ООО Тест", "--inn", "7707083893", "--kpp", "773601001", "--ogrn", "1027700132195"}, st...)...)["id"].(string)
+	org := bankingCLI(t, "", append([]string{"org", "create", "--name", "ООО Тест", "--inn", "7707083893", "--kpp", "773601001", "--ogrn", "1027700132195",
+		"--address", "101000, г. Москва, ул. Мясницкая, д. 1"}, st...)...)["id"].(string)
 	bankingCLI(t, "", append([]string{"account", "add", "--org", org, "--number", "40702810538833411733", "--bic", "044525225", "--corr", "30101810400000000225"}, st...)...)
-	user := bankingCLI(t, "", append([]string{"user", "create", "--org", org, "--login", "ivanov", "--password", "pw"}, st...)...)["id"].(string)
+	user := bankingCLI(t, "", append([]string{"user", "create", "--org", org, "--login", "ivanov", "--password", "pw", "--phone", "+79161234567"}, st...)...)["id"].(string)
 	app := bankingCLI(t, "", append([]string{"app", "create", "--name", "Partner", "--redirect-uri", "https://p/cb"}, st...)...)
 	if len(app["client_secret"].(string)) != 40 {
 		t.Fatalf("app %v", app)
@@ -101,6 +102,10 @@ func TestBankingIdentityCLI(t *testing.T) {
 	if err != nil || p.OrgID != org || p.UserID != user {
 		t.Fatalf("principal %+v %v", p, err)
 	}
+	// The address and phone given to the CLI are user-info's claims.
+	if ui, err := id.UserInfo(context.Background(), p); err != nil || ui.OrgJuridicalAddress != "101000, г. Москва, ул. Мясницкая, д. 1" || ui.PhoneNumber != "+79161234567" {
+		t.Fatalf("user-info %+v %v", ui, err)
+	}
 	v := banking.NewSignatureVerifier(banking.ContourTest, ids)
 	ds := banking.DigestSignature{Base64Encoded: el["base64Encoded"].(string), CertificateUUID: uuid}
 	if set, err := v.Verify(context.Background(), p, digest, []banking.DigestSignature{ds}); err != nil || !set.Complete() {
@@ -124,6 +129,7 @@ func TestBankingCLIRejectsBadInput(t *testing.T) {
 		{"org", "create", "--data-dir", dir, "--name", "x", "--inn", "12"},
 		{"account", "add", "--data-dir", dir, "--org", banking.SandboxOrgID, "--number", "123", "--bic", "044525225"},
 		{"token", "--data-dir", dir, "--scope", "X", "--banking-contour", "moon"},
+		{"user", "create", "--data-dir", dir, "--org", banking.SandboxOrgID, "--login", "p", "--phone", "8 916 123-45-67"},
 	} {
 		err := runBanking(context.Background(), args, func(string) string { return "" }, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
 		if err == nil {

@@ -40,6 +40,9 @@ type Organisation struct {
 	INN      string
 	KPP      string
 	OGRN     string
+	// JuridicalAddress is the registered address user-info names as
+	// orgJuridicalAddress (reference §3); "" when the bank was not told.
+	JuridicalAddress string
 }
 
 // Account states (reference §10).
@@ -63,11 +66,14 @@ type Account struct {
 
 // User is a person of a client organisation who signs in and signs.
 type User struct {
-	ID           string
-	OrgID        string
-	Login        string
-	Name         string
-	Email        string
+	ID    string
+	OrgID string
+	Login string
+	Name  string
+	Email string
+	// Phone is the user's phone number, user-info's phone_number
+	// (reference §3), in international form (+7…); "" when not known.
+	Phone        string
 	PasswordHash string // bcrypt; empty: cannot sign in interactively
 	// SigningMethod is the user's signing tool type (reference §4.2):
 	// SigningToken or SigningOneTimePassword; empty means SigningToken.
@@ -83,6 +89,13 @@ const (
 	SigningToken           = "Token"
 	SigningOneTimePassword = "OneTimePassword"
 )
+
+// ValidPhone reports whether s is a phone number in international form, +
+// and 10 to 15 digits (ITU-T E.164), as user-info's phone_number carries it
+// and clients read it (condo prefixes a + only where one is missing).
+func ValidPhone(s string) bool {
+	return len(s) >= 11 && len(s) <= 16 && s[0] == '+' && allDigits(s[1:])
+}
 
 // ValidSigningMethod reports whether m names a signing tool type.
 func ValidSigningMethod(m string) bool {

@@ -181,20 +181,39 @@ func (id *Identity) Revoke(ctx context.Context, clientID, token string) error {
 	return nil
 }
 
-// UserInfo is the claims of the token's user and organisation.
+// UserInfo is the claims of the token's user and organisation (reference
+// §3). Every claim is present, an empty string where the bank was not told
+// the value: open-condo-software/condo refuses user-info without inn,
+// OrgName, orgJuridicalAddress, email, userGuid and phone_number, and
+// reads phone_number as a string.
 type UserInfo struct {
-	Sub         string            `json:"sub"`
-	Iss         string            `json:"iss"`
-	Aud         string            `json:"aud"`
-	INN         string            `json:"inn"`
-	OrgName     string            `json:"OrgName"`
-	OrgFullName string            `json:"orgFullName"`
-	OrgKPP      string            `json:"orgKpp"`
-	OrgOGRN     string            `json:"orgOgrn"`
-	HashOrgID   string            `json:"HashOrgId"`
-	UserGUID    string            `json:"userGuid"`
-	Email       string            `json:"email,omitempty"`
-	Accounts    []UserInfoAccount `json:"accounts"`
+	Sub                 string            `json:"sub"`
+	Iss                 string            `json:"iss"`
+	Aud                 string            `json:"aud"`
+	INN                 string            `json:"inn"`
+	OrgName             string            `json:"OrgName"`
+	OrgFullName         string            `json:"orgFullName"`
+	OrgJuridicalAddress string            `json:"orgJuridicalAddress"`
+	OrgKPP              string            `json:"orgKpp"`
+	OrgOGRN             string            `json:"orgOgrn"`
+	OrgLawForm          string            `json:"orgLawForm"`
+	OrgLawFormShort     string            `json:"orgLawFormShort"`
+	HashOrgID           string            `json:"HashOrgId"`
+	UserGUID            string            `json:"userGuid"`
+	UserCryptoType      string            `json:"userCryptoType"`
+	PhoneNumber         string            `json:"phone_number"`
+	Email               string            `json:"email"`
+	Accounts            []UserInfoAccount `json:"accounts"`
+}
+
+// userCryptoType is user-info's name of a user's signing tool (reference
+// §3: SMS or TOKEN): a one-time password comes by SMS, a certificate key
+// sits on a token.
+func userCryptoType(u User) string {
+	if u.SigningMethodOf() == SigningOneTimePassword {
+		return "SMS"
+	}
+	return "TOKEN"
 }
 
 // UserInfoAccount is an account claim.
@@ -218,11 +237,16 @@ func (id *Identity) UserInfo(ctx context.Context, p Principal) (UserInfo, error)
 	if err != nil {
 		return UserInfo{}, err
 	}
+	// HashOrgId is the organisation's hash as 64 lower-case hex digits, the
+	// shape of condo's real user-info samples and of the payeeOrgIdHash an
+	// invoice draft names a payee organisation by (reference §4.1), so a
+	// partner can pass one as the other.
 	h := sha256.Sum256([]byte(org.ID))
 	ui := UserInfo{Sub: u.ID, Iss: "partnerapi", Aud: p.PartnerID, INN: org.INN, OrgName: org.Name,
-		OrgFullName: org.FullName, OrgKPP: org.KPP, OrgOGRN: org.OGRN,
-		HashOrgID: base64.RawURLEncoding.EncodeToString(h[:16]), UserGUID: u.ID, Email: u.Email,
-		Accounts: []UserInfoAccount{}}
+		OrgFullName: org.FullName, OrgJuridicalAddress: org.JuridicalAddress, OrgKPP: org.KPP, OrgOGRN: org.OGRN,
+		OrgLawForm: org.FormFull(), OrgLawFormShort: org.Form(),
+		HashOrgID: hex.EncodeToString(h[:]), UserGUID: u.ID, UserCryptoType: userCryptoType(u),
+		PhoneNumber: u.Phone, Email: u.Email, Accounts: []UserInfoAccount{}}
 	for _, a := range accts {
 		ui.Accounts = append(ui.Accounts, UserInfoAccount{a.Number, a.BIC, a.CorrAccount})
 	}

@@ -27,10 +27,15 @@ const (
 // The sandbox organisation and what belongs to it; other areas' tests use
 // these ids.
 const (
-	SandboxOrgID        = "3d5a0f4e-8b1c-4f7a-9e2d-5c6b7a8d9e01"
-	SandboxOrgINN       = "7707083893"
-	SandboxOrgKPP       = "773601001"
-	SandboxOrgOGRN      = "1027700132195"
+	SandboxOrgID   = "3d5a0f4e-8b1c-4f7a-9e2d-5c6b7a8d9e01"
+	SandboxOrgINN  = "7707083893"
+	SandboxOrgKPP  = "773601001"
+	SandboxOrgOGRN = "1027700132195"
+	// The sandbox organisation's registered address and its user's phone
+	// (user-info's orgJuridicalAddress and phone_number); identity
+	// migration 0007 writes the same values into databases seeded before.
+	SandboxOrgAddress   = "117997, г. Москва, ул. Вавилова, д. 19"
+	SandboxUserPhone    = "+79000000000"
 	SandboxAccount      = "40702810538833411733"
 	SandboxAccount2     = "40702810838833411734"
 	SandboxBIC          = "044525225"
@@ -79,12 +84,12 @@ func SandboxSeed() (SeedData, error) {
 	}
 	s := SeedData{
 		Orgs: []Organisation{{ID: SandboxOrgID, Name: "ООО «Песочница»", FullName: "Общество с ограниченной ответственностью «Песочница»",
-			INN: SandboxOrgINN, KPP: SandboxOrgKPP, OGRN: SandboxOrgOGRN}},
+			INN: SandboxOrgINN, KPP: SandboxOrgKPP, OGRN: SandboxOrgOGRN, JuridicalAddress: SandboxOrgAddress}},
 		Accts: []Account{
 			{Number: SandboxAccount, OrgID: SandboxOrgID, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount, Currency: "810", Name: "Расчётный счёт", Status: AccountOpen, OpenDate: "2020-01-01"},
 			{Number: SandboxAccount2, OrgID: SandboxOrgID, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount, Currency: "810", Name: "Расчётный счёт 2", Status: AccountOpen, OpenDate: "2021-06-01"},
 		},
-		Users:  []User{{ID: SandboxUserID, OrgID: SandboxOrgID, Login: SandboxUserLogin, Name: "Иванов Иван Иванович", Email: "sandbox@example.com", PasswordHash: pw}},
+		Users:  []User{{ID: SandboxUserID, OrgID: SandboxOrgID, Login: SandboxUserLogin, Name: "Иванов Иван Иванович", Email: "sandbox@example.com", Phone: SandboxUserPhone, PasswordHash: pw}},
 		Apps:   []PartnerApp{{ClientID: SandboxClientID, Name: "Sandbox partner", SecretHash: HashSecret(NewClientSecret()), RedirectURIs: []string{SandboxRedirectURI}}},
 		Offers: [][2]string{{SandboxClientID, SandboxAccount}, {SandboxClientID, SandboxAccount2}},
 	}
@@ -220,6 +225,21 @@ func (o Organisation) Form() string {
 	}
 	if len(o.INN) == 12 {
 		return "ИП"
+	}
+	return ""
+}
+
+// FormFull is the legal form Form names, written out ("Общество с
+// ограниченной ответственностью" for ООО), as user-info's orgLawForm
+// beside the abbreviation in orgLawFormShort (reference §3); "" when Form
+// is.
+func (o Organisation) FormFull() string {
+	short := o.Form()
+	for _, f := range orgForms {
+		if f.form == short && f.prefix != short {
+			r := []rune(f.prefix)
+			return strings.ToUpper(string(r[0])) + string(r[1:])
+		}
 	}
 	return ""
 }
