@@ -132,7 +132,9 @@ func TestAssistantGRPCMatchesREST(t *testing.T) {
 	if err := os.Symlink(testenv.Model(t, "stories260K.gguf"), filepath.Join(models, "stories260K.gguf")); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, "--models-dir", models)
+	// No prefix cache: the requests share their prompt, and prompt_tokens
+	// leaves out what a cache reuses.
+	ts := startServer(t, "--models-dir", models, "--assistant-prefix-cache", "0")
 	m := grpcAddrLog.FindStringSubmatch(ts.logs.String())
 	if m == nil {
 		t.Fatalf("no assistant-grpc listening line in logs:\n%s", ts.logs.String())

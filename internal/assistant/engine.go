@@ -121,11 +121,23 @@ type Choice struct {
 	FunctionsStateID string
 }
 
-// Usage counts tokens of one generation.
+// Usage counts tokens of one generation. PromptTokens counts the whole
+// prompt, PrecachedPromptTokens the part of it reused from the cache.
 type Usage struct {
 	PromptTokens          int
 	CompletionTokens      int
 	PrecachedPromptTokens int
+}
+
+// UncachedPromptTokens is the prompt tokens the client pays for: those not
+// reused from the cache. The provider's prompt_tokens counts these alone
+// and its total_tokens, what it bills, is them and the completion
+// (reference §3.3: total_tokens is billable with the cached tokens
+// subtracted, while its recorded answers have total_tokens =
+// prompt_tokens + completion_tokens beside a nonzero
+// precached_prompt_tokens), so the transports report them.
+func (u Usage) UncachedPromptTokens() int {
+	return max(u.PromptTokens-u.PrecachedPromptTokens, 0)
 }
 
 // Result is the outcome of Generate.

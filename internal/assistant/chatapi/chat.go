@@ -18,8 +18,12 @@ type wireUsage struct {
 	PrecachedPromptTokens int `json:"precached_prompt_tokens"`
 }
 
+// toWireUsage reports usage as the provider does: prompt_tokens leaves
+// out the tokens reused from the cache, which precached_prompt_tokens
+// counts, so that total_tokens is what the client is billed.
 func toWireUsage(u assistant.Usage) *wireUsage {
-	return &wireUsage{u.PromptTokens, u.CompletionTokens, u.PromptTokens + u.CompletionTokens, u.PrecachedPromptTokens}
+	prompt := u.UncachedPromptTokens()
+	return &wireUsage{prompt, u.CompletionTokens, prompt + u.CompletionTokens, u.PrecachedPromptTokens}
 }
 
 type wireChoiceMessage struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -336,16 +338,30 @@ func TestAPIErrors(t *testing.T) {
 }
 
 var (
-	createdRE   = regexp.MustCompile(`"created":\d+`)
-	precachedRE = regexp.MustCompile(`"precached_prompt_tokens":\d+`)
+	createdRE = regexp.MustCompile(`"created":\d+`)
+	usageRE   = regexp.MustCompile(`"prompt_tokens":(\d+),"completion_tokens":(\d+),"total_tokens":(\d+),"precached_prompt_tokens":(\d+)`)
 )
+
+// wholePrompt rewrites a usage object as if no prompt token had been
+// reused from the cache: prompt_tokens and total_tokens leave the reused
+// ones out (reference §3.3), and how many the engine reuses is its own
+// policy, not the wire format.
+func wholePrompt(b []byte) []byte {
+	return usageRE.ReplaceAllFunc(b, func(m []byte) []byte {
+		var n [4]int
+		for i, s := range usageRE.FindSubmatch(m)[1:] {
+			n[i], _ = strconv.Atoi(string(s))
+		}
+		return fmt.Appendf(nil, `"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"precached_prompt_tokens":0`, n[0]+n[3], n[1], n[2]+n[3])
+	})
+}
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	got = createdRE.ReplaceAll(got, []byte(`"created":0`))
 	// How much of a prompt the engine's KV cache reuses is its own policy,
 	// not the wire format: normalised like the clock.
-	got = precachedRE.ReplaceAll(got, []byte(`"precached_prompt_tokens":0`))
+	got = wholePrompt(got)
 	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -461,16 +477,17 @@ func TestTokensBalanceUsage(t *testing.T) {
 	resp, body = f.call("POST", "/api/v1/chat/completions", tok, `{"model":"stories260K","messages":[{"role":"user","content":"Hi"}],"temperature":0,"max_tokens":8}`)
 	var comp struct {
 		Usage struct {
-			Prompt    int64 `json:"prompt_tokens"`
-			Comp      int64 `json:"completion_tokens"`
-			Precached int64 `json:"precached_prompt_tokens"`
+			Prompt int64 `json:"prompt_tokens"`
+			Comp   int64 `json:"completion_tokens"`
+			Total  int64 `json:"total_tokens"`
 		} `json:"usage"`
 	}
-	if resp.StatusCode != 200 || json.Unmarshal(body, &comp) != nil || comp.Usage.Comp == 0 {
+	if resp.StatusCode != 200 || json.Unmarshal(body, &comp) != nil || comp.Usage.Comp == 0 || comp.Usage.Total != comp.Usage.Prompt+comp.Usage.Comp {
 		t.Fatalf("chat: %d %s", resp.StatusCode, body)
 	}
 	resp, body = f.call("GET", "/api/v1/balance", tok, "")
-	want := 10000 - (comp.Usage.Prompt + comp.Usage.Comp - comp.Usage.Precached)
+	// total_tokens is what is billed (reference §3.3).
+	want := 10000 - comp.Usage.Total
 	var bal struct {
 		Balance []struct {
 			Usage string `json:"usage"`

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -206,6 +207,43 @@ func TestModelIDStyles(t *testing.T) {
 			if resp.StatusCode != 200 || json.Unmarshal(body, &comp) != nil || comp.Model != "qwen:2.5" {
 				t.Fatalf("bare %v: chat with %s: %d %s, want model qwen:2.5", tc.bare, asked, resp.StatusCode, body)
 			}
+		}
+	}
+}
+
+// cachedEngine answers as an engine that reused 30 of a prompt's 40
+// tokens from its cache.
+type cachedEngine struct{ toolEngine }
+
+func (cachedEngine) Generate(_ context.Context, _ assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+	if emit != nil {
+		if err := emit(assistant.Delta{Text: "Hello."}); err != nil {
+			return assistant.Result{}, err
+		}
+	}
+	return assistant.Result{Choices: []assistant.Choice{{Text: "Hello.", FinishReason: "stop"}},
+		Usage: assistant.Usage{PromptTokens: 40, CompletionTokens: 20, PrecachedPromptTokens: 30}}, nil
+}
+
+// TestUsageLeavesOutCachedTokens: total_tokens is what the client is
+// billed, the cached prompt tokens subtracted, and still prompt_tokens +
+// completion_tokens, so prompt_tokens counts the uncached ones alone
+// (reference §3.3: the provider's recorded answers and its docs). The
+// balance falls by total_tokens, in an answer and in a stream alike.
+func TestUsageLeavesOutCachedTokens(t *testing.T) {
+	f := newFixtureWith(t, cachedEngine{})
+	tok := f.token(f.client(assistant.ScopeB2B, assistant.Balance{Model: "plain", Tokens: 1000}), "ASSISTANT_API_B2B")
+	const want = `"usage":{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30,"precached_prompt_tokens":30}`
+	balance := 1000
+	for _, stream := range []string{"false", "true"} {
+		resp, body := f.call("POST", "/api/v1/chat/completions", tok, `{"model":"plain","messages":[{"role":"user","content":"x"}],"stream":`+stream+`}`)
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Fatalf("stream %s: %d %s, want %s", stream, resp.StatusCode, body, want)
+		}
+		balance -= 30
+		resp, body = f.call("GET", "/api/v1/balance", tok, "")
+		if got := `{"balance":[{"usage":"plain","value":` + strconv.Itoa(balance) + `}]}`; resp.StatusCode != 200 || strings.TrimSpace(string(body)) != got {
+			t.Fatalf("stream %s: balance %d %s, want %s", stream, resp.StatusCode, body, got)
 		}
 	}
 }

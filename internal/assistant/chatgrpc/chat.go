@@ -136,11 +136,15 @@ func putFunctionCall(msg *pb.Message, ch assistant.Choice) {
 	}
 }
 
+// usage is REST's usage without precached_prompt_tokens, which the proto
+// has no field for: prompt_tokens leaves out the tokens reused from the
+// cache there too, so that total_tokens is what the client is billed.
 func usage(u assistant.Usage) *pb.Usage {
+	prompt := u.UncachedPromptTokens()
 	return &pb.Usage{
-		PromptTokens:     int32(u.PromptTokens),
+		PromptTokens:     int32(prompt),
 		CompletionTokens: int32(u.CompletionTokens),
-		TotalTokens:      int32(u.PromptTokens + u.CompletionTokens),
+		TotalTokens:      int32(prompt + u.CompletionTokens),
 	}
 }
 

@@ -3,6 +3,7 @@ package chatgrpc_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/assistantsql"
@@ -146,5 +148,50 @@ func TestStreamFailsAfterFirstMessage(t *testing.T) {
 	m, err = st.Recv()
 	if s := status.Convert(err); m != nil || s.Code() != codes.Internal || s.Message() != "Internal Server Error" {
 		t.Fatalf("after the failure: %v, %v; want INTERNAL and no message", m, err)
+	}
+}
+
+// cachedEngine answers as an engine that reused 30 of a prompt's 40
+// tokens from its cache.
+type cachedEngine struct{ fakeEngine }
+
+func (cachedEngine) Generate(_ context.Context, _ assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+	if emit != nil {
+		if err := emit(assistant.Delta{Text: "hi"}); err != nil {
+			return assistant.Result{}, err
+		}
+	}
+	return assistant.Result{Choices: []assistant.Choice{{Text: "hi", FinishReason: "stop"}},
+		Usage: assistant.Usage{PromptTokens: 40, CompletionTokens: 20, PrecachedPromptTokens: 30}}, nil
+}
+
+// TestUsageLeavesOutCachedTokens: as over REST, prompt_tokens leaves out
+// the tokens reused from the cache, so that total_tokens is what the
+// client is billed (reference §3.3), in Chat and in ChatStream's final
+// message.
+func TestUsageLeavesOutCachedTokens(t *testing.T) {
+	e := start(t, cachedEngine{}, chatgrpc.Config{})
+	ctx := authed(e.token(t, assistant.ScopeCorp))
+	want := &pb.Usage{PromptTokens: 10, CompletionTokens: 20, TotalTokens: 30}
+	res, err := e.chat.Chat(ctx, chatReq("echo"))
+	if err != nil || !proto.Equal(res.Usage, want) {
+		t.Fatalf("Chat usage %v, %v; want %v", res.GetUsage(), err, want)
+	}
+	st, err := e.chat.ChatStream(ctx, chatReq("echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *pb.ChatResponse
+	for {
+		m, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		last = m
+	}
+	if last == nil || !proto.Equal(last.Usage, want) {
+		t.Fatalf("ChatStream's final usage %v, want %v", last.GetUsage(), want)
 	}
 }
