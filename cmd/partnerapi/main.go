@@ -66,6 +66,8 @@ func commands() map[string]command {
 	return map[string]command{
 		"serve":     runServe,
 		"migrate":   runMigrate,
+		"backup":    runBackup,
+		"restore":   runRestore,
 		"version":   runVersion,
 		"banking":   runBanking,
 		"assistant": runAssistant,
@@ -81,6 +83,8 @@ const usage = `usage: partnerapi <command> [flags]
 commands:
   serve       run the banking, assistant and smart-home APIs
   migrate     apply database migrations and exit
+  backup      copy the data directory (SQLite snapshot and keys) while serve runs
+  restore     put a backup into a data directory no serve holds
   banking     provision the banking API (tokens, organisations, certificates, cards...)
   assistant   provision the assistant API (client applications)
   smarthome   provision the smart-home API (agents, catalog)

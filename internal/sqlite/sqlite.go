@@ -129,3 +129,75 @@ func checkpoint(r *sql.DB, mode string) int {
 	}
 	return frames
 }
+
+// Snapshot writes a transactionally consistent copy of the database at
+// path into out (which must not exist) with VACUUM INTO, while other
+// processes go on reading and writing it: the copy is what one read
+// transaction sees, every commit before it and none after. The copy holds
+// no WAL of its own and is synced before Snapshot returns, so it survives
+// a crash from that moment on. A database that does not exist is an error
+// rather than an empty copy.
+func Snapshot(ctx context.Context, path, out string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no database to copy: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout%2810000%29")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// VACUUM INTO takes an empty file as it takes a missing one: made
+	// first, the copy has the owner-only mode of the database it copies.
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", out); err != nil {
+		_ = os.Remove(out)
+		return fmt.Errorf("copy %s: %w", path, err)
+	}
+	f, err = os.Open(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// Check runs SQLite's integrity check on the database at path, opened
+// read-only, and returns the migrations it records by domain (the
+// highest version of each), so a restore can tell a partnerapi database
+// from another file and say what it holds.
+func Check(ctx context.Context, path string) (map[string]int, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var verdict string
+	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&verdict); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if verdict != "ok" {
+		return nil, fmt.Errorf("%s fails SQLite's integrity check: %s", path, verdict)
+	}
+	rows, err := db.QueryContext(ctx, "SELECT domain, MAX(version) FROM schema_migrations GROUP BY domain")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a partnerapi database: %w", path, err)
+	}
+	defer rows.Close()
+	versions := map[string]int{}
+	for rows.Next() {
+		var domain string
+		var v int
+		if err := rows.Scan(&domain, &v); err != nil {
+			return nil, err
+		}
+		versions[domain] = v
+	}
+	return versions, rows.Err()
+}
