@@ -18,6 +18,18 @@ import (
 // single-key lock the migrators take.
 const leaseLockClass = 7263002
 
+// asyncCommit, selected in a PostgreSQL transaction, lets that transaction
+// commit without waiting for its WAL to reach the disk. A lease is worth
+// nothing after a crash of the database (every request it counted has lost
+// its connection too), so waiting for the flush would only make each chat
+// wait for an fsync twice and add to the flushes the banking creates' group
+// commits wait for. If PostgreSQL itself crashes, the last moment's
+// acquisitions may be lost (their requests run uncounted until they end)
+// and its releases too (those slots stay taken until the lease lapses).
+// Other sessions see the commit at once either way, so the per-client
+// serialisation is unchanged.
+const asyncCommit = `set_config('synchronous_commit', 'off', true)`
+
 // renewChunk bounds the ids in one renewal statement, well under either
 // engine's limit on bound parameters.
 const renewChunk = 500
@@ -33,7 +45,7 @@ const renewChunk = 500
 func (s *Store) AcquireLease(ctx context.Context, l assistant.Lease, limit int, now time.Time) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if s.db.Dialect == sqldb.Postgres {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(leaseLockClass)+`, hashtext($1))`, l.ClientID); err != nil {
+			if _, err := tx.ExecContext(ctx, `SELECT `+asyncCommit+`, pg_advisory_xact_lock(`+strconv.Itoa(leaseLockClass)+`, hashtext($1))`, l.ClientID); err != nil {
 				return err
 			}
 		}
@@ -85,9 +97,18 @@ func (s *Store) RenewLeases(ctx context.Context, ids []string, now, until time.T
 	return renewed, nil
 }
 
-// ReleaseLease deletes a lease, in one statement of its own: a release is
-// the one write at the end of every request, so it costs one round trip.
+// ReleaseLease deletes a lease. On PostgreSQL it commits without waiting
+// for the flush (asyncCommit), which takes a transaction of its own.
 func (s *Store) ReleaseLease(ctx context.Context, id string) error {
-	_, err := s.db.W.ExecContext(ctx, `DELETE FROM assistant_leases WHERE id = $1`, id)
-	return err
+	if s.db.Dialect != sqldb.Postgres {
+		_, err := s.db.W.ExecContext(ctx, `DELETE FROM assistant_leases WHERE id = $1`, id)
+		return err
+	}
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT `+asyncCommit); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM assistant_leases WHERE id = $1`, id)
+		return err
+	})
 }
