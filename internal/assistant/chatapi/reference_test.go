@@ -1,12 +1,15 @@
 package chatapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -246,4 +249,63 @@ func TestUsageLeavesOutCachedTokens(t *testing.T) {
 			t.Fatalf("stream %s: balance %d %s, want %s", stream, resp.StatusCode, body, got)
 		}
 	}
+}
+
+// fullEngine finds every prompt over its context window.
+type fullEngine struct{ toolEngine }
+
+func (fullEngine) Generate(context.Context, assistant.GenerateRequest, func(assistant.Delta) error) (assistant.Result, error) {
+	return assistant.Result{}, assistant.ErrContextWindow
+}
+
+// TestContextWindowStatuses: a prompt over the model's context window is
+// 413 Payload too large, but the spec's 422 "Unprocessable Entity for url:
+// <...>/chat/completions" when attached files put it over (reference §4).
+func TestContextWindowStatuses(t *testing.T) {
+	f := newFixtureWith(t, fullEngine{})
+	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+	id := uploadText(t, f, tok, "notes.txt", "Lily had a red ball.")
+	for _, tc := range []struct {
+		name, attachments string
+		status            int
+		message           string
+	}{
+		{"prompt", "", 413, "Payload too large"},
+		{"attached files", `,"attachments":["` + id + `"]`, 422, "Unprocessable Entity for url: /api/v1/chat/completions"},
+	} {
+		for _, stream := range []string{"false", "true"} {
+			resp, body := f.call("POST", "/api/v1/chat/completions", tok, `{"model":"plain","stream":`+stream+`,"messages":[{"role":"user","content":"x"`+tc.attachments+`}]}`)
+			var e errorBody
+			if resp.StatusCode != tc.status || json.Unmarshal(body, &e) != nil || e.Status != tc.status || !strings.HasPrefix(e.Message, tc.message) {
+				t.Errorf("%s, stream %s: %d %s, want %d %q", tc.name, stream, resp.StatusCode, body, tc.status, tc.message)
+			}
+		}
+	}
+}
+
+// uploadText uploads a text file through the API and returns its id.
+func uploadText(t *testing.T, f *fixture, tok, name, content string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", `form-data; name="file"; filename="`+name+`"`)
+	h.Set("Content-Type", "text/plain")
+	part, err := mw.CreatePart(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part.Write([]byte(content))
+	mw.Close()
+	req, _ := http.NewRequest("POST", f.url+"/api/v1/files", &buf)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, body := f.do(req)
+	var file struct {
+		ID string `json:"id"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &file) != nil || file.ID == "" {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	return file.ID
 }
