@@ -27,8 +27,9 @@ func TestCatalogMatchesReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ref struct {
-		Features   map[string]map[string]json.RawMessage `json:"features"`
-		Categories map[string]map[string]json.RawMessage `json:"categories"`
+		Features     map[string]map[string]json.RawMessage `json:"features"`
+		Categories   map[string]map[string]json.RawMessage `json:"categories"`
+		SampleModels []map[string]json.RawMessage          `json:"sample_models"`
 	}
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatal(err)
@@ -64,6 +65,55 @@ func TestCatalogMatchesReference(t *testing.T) {
 		for _, field := range []string{"features", "required", "required_one_of", "dependencies", "example_allowed_values"} {
 			sameField(t, "category "+name, field, ours[field], rc[field])
 		}
+	}
+
+	// The sample models are served as the reference gives them, every
+	// field; those it marks "conforming": false (non-platform features,
+	// null versions) are tolerance examples for input, never served
+	// (§8.6). The provider's placeholder id QWERTY124 is on its fan and its
+	// lamp alike; the lamp is served as QWERTY123, the id §5 gives the
+	// mqtt-gate sample's lamp, since one id names one model.
+	models := map[string]*Model{}
+	for i := range c.Models {
+		models[c.Models[i].ID] = &c.Models[i]
+	}
+	for _, rm := range ref.SampleModels {
+		var id, category string
+		_ = json.Unmarshal(rm["id"], &id)
+		_ = json.Unmarshal(rm["category"], &category)
+		if string(rm["conforming"]) == "false" {
+			if models[id] != nil {
+				t.Errorf("sample model %q, a tolerance example, is served", id)
+			}
+			continue
+		}
+		if id == "QWERTY124" && category == "light" {
+			id = "QWERTY123"
+		}
+		m := models[id]
+		if m == nil {
+			t.Errorf("sample model %s (%s) is not served", id, category)
+			continue
+		}
+		ours := asFields(t, m)
+		for field, want := range rm {
+			if field != "source" && field != "id" {
+				sameField(t, "model "+id, field, ours[field], want)
+			}
+		}
+	}
+	// Each category's placeholder model carries its features, dependencies
+	// and example allowed_values (§5).
+	for _, name := range c.CategoryNames() {
+		cat := asFields(t, c.Categories[name])
+		m, ok := models["QWERTY124-"+name]
+		if !ok {
+			continue // the category has a sample model instead
+		}
+		ours := asFields(t, m)
+		sameField(t, "placeholder of "+name, "features", ours["features"], cat["features"])
+		sameField(t, "placeholder of "+name, "dependencies", ours["dependencies"], cat["dependencies"])
+		sameField(t, "placeholder of "+name, "allowed_values", ours["allowed_values"], cat["example_allowed_values"])
 	}
 }
 
