@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/assistantsql"
@@ -308,4 +309,26 @@ func uploadText(t *testing.T, f *fixture, tok, name, content string) string {
 		t.Fatalf("upload: %d %s", resp.StatusCode, body)
 	}
 	return file.ID
+}
+
+// TestCreatedInSeconds: created is Unix seconds (reference §3.3), in an
+// answer and in every event of a stream, not milliseconds as expires_at.
+func TestCreatedInSeconds(t *testing.T) {
+	f := newFixtureWith(t, toolEngine{})
+	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+	for _, stream := range []string{"false", "true"} {
+		before := time.Now().Unix()
+		_, body := f.call("POST", "/api/v1/chat/completions", tok, `{"model":"plain","stream":`+stream+`,"messages":[{"role":"user","content":"x"}]}`)
+		after := time.Now().Unix()
+		n := 0
+		for _, m := range createdRE.FindAll(body, -1) {
+			n++
+			if c, _ := strconv.ParseInt(strings.TrimPrefix(string(m), `"created":`), 10, 64); c < before || c > after {
+				t.Errorf("stream %s: created %d, want Unix seconds in [%d, %d]", stream, c, before, after)
+			}
+		}
+		if n == 0 {
+			t.Errorf("stream %s: no created in %s", stream, body)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -95,7 +96,8 @@ func TestRequestIDsEchoed(t *testing.T) {
 
 // TestModelNames: Model.name is REST's id, NAME:version by default and the
 // bare name when so configured, while a chat's ModelInfo splits the name
-// and version whatever the style (assistant-grpc.md §3).
+// and version whatever the style and its timestamp is in Unix seconds
+// (assistant-grpc.md §3).
 func TestModelNames(t *testing.T) {
 	for _, tc := range []struct {
 		bare bool
@@ -108,6 +110,7 @@ func TestModelNames(t *testing.T) {
 			t.Fatalf("bare %v: ListModels %v, %v; want first %q", tc.bare, list, err, tc.name)
 		}
 		for _, asked := range []string{"echo", "echo:latest", "echo:1"} {
+			before := time.Now().Unix()
 			got, err := e.models.RetrieveModel(ctx, &pb.RetrieveModelRequest{Name: asked})
 			if err != nil || got.GetModel().GetName() != tc.name {
 				t.Fatalf("bare %v: RetrieveModel(%s) %v, %v", tc.bare, asked, got, err)
@@ -115,6 +118,10 @@ func TestModelNames(t *testing.T) {
 			res, err := e.chat.Chat(ctx, chatReq(asked))
 			if err != nil || res.GetModelInfo().GetName() != "echo" || res.GetModelInfo().GetVersion() != "1" {
 				t.Fatalf("bare %v: Chat(%s) %v, %v", tc.bare, asked, res, err)
+			}
+			// timestamp is REST's created, Unix seconds (§3).
+			if ts := res.GetTimestamp(); ts < before || ts > time.Now().Unix() {
+				t.Fatalf("bare %v: Chat(%s) timestamp %d, want Unix seconds from %d", tc.bare, asked, ts, before)
 			}
 		}
 	}
