@@ -160,17 +160,19 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 }
 
 // ParseBasic decodes `Basic base64(client_id:client_secret)`, splitting on
-// the first colon (reference §1).
+// the first colon (reference §1). The scheme is read in any letter case
+// (RFC 7235) and may be left out: the spec shows the authorization data
+// without it, while the provider's clients send "Basic " and the key.
 func ParseBasic(authorization string) (id, secret string, err error) {
-	key, ok := strings.CutPrefix(authorization, "Basic ")
-	if !ok {
-		return "", "", ErrAuthHeader
+	key := strings.TrimSpace(authorization)
+	if len(key) > 6 && strings.EqualFold(key[:6], "basic ") {
+		key = key[6:]
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
 	if err != nil {
 		return "", "", ErrAuthHeader
 	}
-	id, secret, ok = strings.Cut(string(raw), ":")
+	id, secret, ok := strings.Cut(string(raw), ":")
 	if !ok || id == "" {
 		return "", "", ErrAuthHeader
 	}

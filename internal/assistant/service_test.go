@@ -133,6 +133,11 @@ func TestParseBasic(t *testing.T) {
 		{enc("id:"), "id", "", true},
 		{enc("nocolon"), "", "", false},
 		{enc(":secret"), "", "", false},
+		// The scheme in any case, or none: the spec shows the key alone.
+		{"basic " + base64.StdEncoding.EncodeToString([]byte("id:s")), "id", "s", true},
+		{"BASIC " + base64.StdEncoding.EncodeToString([]byte("id:s")), "id", "s", true},
+		{base64.StdEncoding.EncodeToString([]byte("id:s")), "id", "s", true},
+		{"Bearer " + base64.StdEncoding.EncodeToString([]byte("id:s")), "", "", false},
 		{"Bearer x", "", "", false},
 		{"Basic %%%", "", "", false},
 		{"", "", "", false},
