@@ -199,20 +199,16 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 		lenBetween(p, "purpose", d.Purpose, 1, 210)
 	}
 	if required(p, "payerName", d.PayerName) {
-		lenBetween(p, "payerName", d.PayerName, 1, 254)
+		checkName(f, "payerName", "наименование плательщика", d.PayerName)
 	}
 	if required(p, "payerInn", d.PayerINN) {
 		checkINN(f, "payerInn", "ИНН плательщика", d.PayerINN)
 	}
-	if d.PayerKPP != "" {
-		if !ValidKPP(d.PayerKPP) {
-			p.add("payerKpp", "КПП: 0 или 9 символов NNNNPPNNN")
-		} else if len(d.PayerINN) == 12 && d.PayerKPP != "0" {
-			c.add("payerKpp", "КПП не заполняется при 12-значном ИНН")
-		}
+	if d.PayerKPP != "" && checkKPP(f, "payerKpp", d.PayerKPP) && len(d.PayerINN) == 12 && d.PayerKPP != "0" {
+		c.add("payerKpp", "КПП не заполняется при 12-значном ИНН")
 	}
-	if required(p, "payerBankBic", d.PayerBankBIC) && !ValidBIC(d.PayerBankBIC) {
-		p.add("payerBankBic", "БИК: 9 цифр, начинается с 0")
+	if required(p, "payerBankBic", d.PayerBankBIC) {
+		checkBIC(f, "payerBankBic", d.PayerBankBIC)
 	}
 	if required(p, "payerAccount", d.PayerAccount) {
 		checkAccount(f, "payerAccount", "счёт плательщика", d.PayerAccount, d.PayerBankBIC, false)
@@ -265,6 +261,54 @@ func checkINN(f *Findings, field, what, v string) {
 		f.format.add(field, what+": 0, 5, 10 или 12 цифр, не начинается с 00")
 	case !ValidINN(v):
 		f.checks.add(field, what+": неверное контрольное число")
+	}
+}
+
+// The SDKs' patterns are the provider's model, what a 400 VALIDATION_FAULT
+// refuses; where the rules ask more of a value the patterns let through,
+// the bank's logical control finds it, a failed check (CHECKERROR by
+// default), as reference §15 #8 decides ("accept the wider form, validate
+// content by the legal rules") and §13 sorts failures.
+
+// checkName sorts a payer's or payee's name: 1–254 characters is the
+// SDKs' form; the payment-order rules allow 160 (fields 8 and 16, §4).
+func checkName(f *Findings, field, what, v string) {
+	switch n := utf8.RuneCountInString(v); {
+	case n > 254:
+		f.format.add(field, "длина должна быть от 1 до 254 символов")
+	case n > NameMaxRunes:
+		f.checks.add(field, what+": не более "+itoa(NameMaxRunes)+" символов")
+	}
+}
+
+// NameMaxRunes is the longest payer or payee name the payment-order rules
+// allow (fields 8 and 16; reference §4: 254 in the SDKs, 160 by law).
+const NameMaxRunes = 160
+
+// checkKPP sorts a KPP failure: `0` or nine characters NNNNPPNNN (digits,
+// PP digits or capital letters) is the form, the SDKs' ^([0-9]{9}|0)$
+// widened by the letters the rules allow; a KPP opening with 00, which no
+// tax office code has (§5.2), is a failed check. It reports whether the
+// form was right.
+func checkKPP(f *Findings, field, v string) bool {
+	switch {
+	case !kppFormatOK(v):
+		f.format.add(field, "КПП: 0 или 9 символов NNNNPPNNN")
+		return false
+	case !ValidKPP(v):
+		f.checks.add(field, "КПП не может начинаться с 00")
+	}
+	return true
+}
+
+// checkBIC sorts a BIC failure: nine digits is the SDKs' form; a BIC not
+// opening with the country code 0 (§5.3) is a failed check.
+func checkBIC(f *Findings, field, v string) {
+	switch {
+	case !digitsBetween(v, 9, 9):
+		f.format.add(field, "БИК: 9 цифр")
+	case !ValidBIC(v):
+		f.checks.add(field, "БИК: первая цифра — код страны 0")
 	}
 }
 
@@ -399,10 +443,10 @@ func validatePayee(f *Findings, d *Payment, requireBank bool) {
 	p := &f.format
 	if requireBank {
 		if required(p, "payeeName", d.PayeeName) {
-			lenBetween(p, "payeeName", d.PayeeName, 1, 254)
+			checkName(f, "payeeName", "наименование получателя", d.PayeeName)
 		}
-		if required(p, "payeeBankBic", d.PayeeBankBIC) && !ValidBIC(d.PayeeBankBIC) {
-			p.add("payeeBankBic", "БИК: 9 цифр, начинается с 0")
+		if required(p, "payeeBankBic", d.PayeeBankBIC) {
+			checkBIC(f, "payeeBankBic", d.PayeeBankBIC)
 		}
 	}
 	if d.PayeeINN != "" {
@@ -411,9 +455,7 @@ func validatePayee(f *Findings, d *Payment, requireBank bool) {
 	if d.PayeeKPP != "" {
 		// As for the payer (§5.2): a 12-digit INN is an individual's or a
 		// sole proprietor's, who have no KPP.
-		if !ValidKPP(d.PayeeKPP) {
-			p.add("payeeKpp", "КПП: 0 или 9 символов NNNNPPNNN")
-		} else if len(d.PayeeINN) == 12 && d.PayeeKPP != "0" {
+		if checkKPP(f, "payeeKpp", d.PayeeKPP) && len(d.PayeeINN) == 12 && d.PayeeKPP != "0" {
 			f.checks.add("payeeKpp", "КПП не заполняется при 12-значном ИНН")
 		}
 	}

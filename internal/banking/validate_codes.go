@@ -66,10 +66,16 @@ func ValidINN(s string) bool {
 // ValidKPP checks a KPP (§5.2): `0` or NNNN + two digits/capital letters +
 // NNN, not starting with `00`.
 func ValidKPP(s string) bool {
+	return kppFormatOK(s) && !strings.HasPrefix(s, "00")
+}
+
+// kppFormatOK checks the shape of a KPP, ValidKPP without the rule that no
+// KPP opens with 00.
+func kppFormatOK(s string) bool {
 	if s == "0" {
 		return true
 	}
-	if len(s) != 9 || !allDigits(s[:4]) || !allDigits(s[6:]) || strings.HasPrefix(s, "00") {
+	if len(s) != 9 || !allDigits(s[:4]) || !allDigits(s[6:]) {
 		return false
 	}
 	for i := 4; i < 6; i++ {

@@ -70,6 +70,14 @@ var checksumCases = []struct {
 	{"income type 12 to an individual", map[string]any{"incomeTypeCode": "12", "payeeAccount": "40817810900000000021",
 		"payeeInn": "500100732259", "payeeKpp": "0"}, "incomeTypeCode"},
 	{"uin check digit", map[string]any{"departmentalInfo": map[string]any{"uip": "18210102010011000110"}}, "departmentalInfo.uip"},
+	// Values the SDKs' patterns let through that the rules refuse
+	// (reference §15 #8): a KPP opening with 00 (§5.2), a BIC without the
+	// country code 0 (§5.3), a name over the rules' 160 characters (§4).
+	{"payee kpp opening with 00", map[string]any{"payeeKpp": "003601001"}, "payeeKpp"},
+	{"payer kpp opening with 00", map[string]any{"payerKpp": "003601001"}, "payerKpp"},
+	{"payee bic without the country code", map[string]any{"payeeBankBic": "149805746"}, "payeeBankBic"},
+	{"payer name over 160 characters", map[string]any{"payerName": strings.Repeat("я", 161)}, "payerName"},
+	{"payee name over 160 characters", map[string]any{"payeeName": strings.Repeat("я", 200)}, "payeeName"},
 	{"budget: status 01 to 03212", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03212643000000018500"}), "payeeAccount"},
 	{"budget: 03100 without field 101", treasuryPayee(nil), "departmentalInfo.drawerStatus101"},
 	// The ЕНП goes to the tax service's requisites only (§5.8); its payee
