@@ -58,7 +58,7 @@ func assistantGRPCSidecar(c assistantGRPCConfig, svc *assistant.Service, tlsFile
 	}
 	var opts []grpc.ServerOption
 	if tlsFiles.Enabled() {
-		cfg, err := tlsFiles.Config()
+		cfg, err := tlsFiles.Config(log)
 		if err != nil {
 			return sidecar{}, nil, false, fmt.Errorf("assistant-grpc: %w", err)
 		}

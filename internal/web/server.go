@@ -3,13 +3,11 @@ package web
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 )
 
@@ -22,31 +20,6 @@ type TLSFiles struct {
 
 // Enabled reports whether HTTPS is configured.
 func (t TLSFiles) Enabled() bool { return t.Cert != "" || t.Key != "" }
-
-// Config builds the tls.Config.
-func (t TLSFiles) Config() (*tls.Config, error) {
-	if t.Cert == "" || t.Key == "" {
-		return nil, errors.New("both --tls-cert and --tls-key are needed for HTTPS")
-	}
-	pair, err := tls.LoadX509KeyPair(t.Cert, t.Key)
-	if err != nil {
-		return nil, fmt.Errorf("tls key pair: %w", err)
-	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
-	if t.ClientCA != "" {
-		pem, err := os.ReadFile(t.ClientCA)
-		if err != nil {
-			return nil, fmt.Errorf("tls client ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls client ca %s: no PEM certificates", t.ClientCA)
-		}
-		cfg.ClientCAs = pool
-		cfg.ClientAuth = tls.RequireAndVerifyClientCert
-	}
-	return cfg, nil
-}
 
 // Listener is one bound, not yet serving, HTTP listener.
 type Listener struct {
@@ -63,7 +36,7 @@ type Listener struct {
 func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logger) (*Listener, error) {
 	var tcfg *tls.Config
 	if tlsFiles.Enabled() {
-		c, err := tlsFiles.Config()
+		c, err := tlsFiles.Config(log)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
