@@ -197,6 +197,7 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 	// payment order must state what it pays for.
 	if d.Purpose != "" || !IsENPPayment(d) && required(p, "purpose", d.Purpose) {
 		lenBetween(p, "purpose", d.Purpose, 1, 210)
+		checkPurposeCharset(f, d.Purpose)
 	}
 	if required(p, "payerName", d.PayerName) {
 		checkName(f, "payerName", "наименование плательщика", d.PayerName)
@@ -498,6 +499,7 @@ func InspectInvoiceRules(d *Payment, k DocKind, today time.Time, budgetRules boo
 	}
 	if d.Purpose != "" {
 		lenBetween(p, "purpose", d.Purpose, 1, 240)
+		checkPurposeCharset(f, d.Purpose)
 	}
 	if k == KindInvoiceAny || k == KindInvoiceBudget {
 		required(p, "payeeInn", d.PayeeINN) // its content is checked by validatePayee

@@ -375,6 +375,11 @@ func TestInspectPaymentSortsFindings(t *testing.T) {
 		{"bic without the country code", func(p *Payment) { p.PayeeBankBIC = "149805746" }, "", "payeeBankBic", ""},
 		{"bic of 8 digits", func(p *Payment) { p.PayerBankBIC = "04452522" }, "payerBankBic", "", ""},
 		{"name of 160 characters", func(p *Payment) { p.PayerName = strings.Repeat("я", 160) }, "", "", ""},
+		{"purpose in the rules' characters", func(p *Payment) {
+			p.Purpose = "Оплата по счёту № 7 от 01.11.2026 «Ёлка» — 100% (Invoice #7; x+y=z), без НДС…"
+		}, "", "", ""},
+		{"purpose with an emoji", func(p *Payment) { p.Purpose = "Оплата 😀" }, "", "purpose", ""},
+		{"purpose with a control character", func(p *Payment) { p.Purpose = "Оплата\x00" }, "", "purpose", ""},
 		{"name of 161 characters", func(p *Payment) { p.PayerName = strings.Repeat("я", 161) }, "", "payerName", ""},
 		{"name of 254 characters", func(p *Payment) { p.PayeeName = strings.Repeat("я", 254) }, "", "payeeName", ""},
 		{"name of 255 characters", func(p *Payment) { p.PayeeName = strings.Repeat("я", 255) }, "payeeName", "", ""},

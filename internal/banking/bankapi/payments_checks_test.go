@@ -78,6 +78,11 @@ var checksumCases = []struct {
 	{"payee bic without the country code", map[string]any{"payeeBankBic": "149805746"}, "payeeBankBic"},
 	{"payer name over 160 characters", map[string]any{"payerName": strings.Repeat("я", 161)}, "payerName"},
 	{"payee name over 160 characters", map[string]any{"payeeName": strings.Repeat("я", 200)}, "payeeName"},
+	// The purpose's characters are the rules' set (§5.6), which the
+	// SDKs' ^.{1,210}$ does not limit.
+	{"purpose with an emoji", map[string]any{"purpose": "Оплата по счёту 😀, без НДС"}, "purpose"},
+	{"purpose with a tab", map[string]any{"purpose": "Оплата\tпо счёту, без НДС"}, "purpose"},
+	{"purpose in another script", map[string]any{"purpose": "付款 без НДС"}, "purpose"},
 	{"budget: status 01 to 03212", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03212643000000018500"}), "payeeAccount"},
 	{"budget: 03100 without field 101", treasuryPayee(nil), "departmentalInfo.drawerStatus101"},
 	// The ЕНП goes to the tax service's requisites only (§5.8); its payee
