@@ -6,11 +6,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"partnerapi/api"
 	"partnerapi/internal/assistant"
@@ -148,7 +151,12 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 			d.log.Warn("assistant: upstream metrics not registered", "err", err)
 		}
 	}
+	var billed func(string, bool, int64)
+	if d.metrics != nil {
+		billed = billedTokens(d.metrics.Registry, d.log)
+	}
 	svc := assistant.NewService(assistantsql.New(d.db), routed, assistant.Config{
+		Billed:           billed,
 		Limits:           map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
 		BareIDs:          m.modelIDs == "bare",
 		AICheckThreshold: m.aiCheckThreshold,
@@ -179,6 +187,27 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		// request.
 		MaxBodyPaths: map[string]int64{"/api/v1/files": max(assistant.DefaultMaxFileBytes+1<<20, maxBody)},
 	}, sidecars: grpcSidecars, close: closeEngines}, nil
+}
+
+// billedTokens registers partnerapi_assistant_billed_tokens_total, the
+// tokens billed by model and contract (prepaid: charged from balances;
+// postpaid: usage recorded), what the clients' bills add up to, and
+// returns the service's Billed hook that counts them.
+func billedTokens(reg prometheus.Registerer, log *slog.Logger) func(model string, prepaid bool, tokens int64) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "partnerapi_assistant_billed_tokens_total",
+		Help: "Tokens billed to clients (total_tokens of each answer, cached prompt tokens left out) by model and contract (prepaid, postpaid).",
+	}, []string{"model", "contract"})
+	if err := reg.Register(c); err != nil {
+		log.Warn("assistant: billed-token metrics not registered", "err", err)
+	}
+	return func(model string, prepaid bool, tokens int64) {
+		contract := "postpaid"
+		if prepaid {
+			contract = "prepaid"
+		}
+		c.WithLabelValues(model, contract).Add(float64(tokens))
+	}
 }
 
 // openEngine opens the models directory, creating it when missing so a fresh

@@ -40,6 +40,11 @@ type Config struct {
 	// concurrent requests in memory is the whole count and Acquire writes
 	// no lease (limits.go).
 	LocalLimits bool
+	// Billed, when set, hears every bill once it is in the store: the
+	// model, whether the client is prepaid (charged from its balance) or
+	// postpaid (usage recorded), and the tokens billed. serve counts them
+	// for /metrics.
+	Billed func(model string, prepaid bool, tokens int64)
 	// LeaseTTL is how long a concurrent-request slot's lease counts in
 	// the store without renewal (DefaultLeaseTTL): how soon the slots of
 	// a process that died are free again.
@@ -325,16 +330,21 @@ func (s *Service) bill(ctx context.Context, p Principal, model string, u Usage) 
 	if billable <= 0 {
 		return nil
 	}
+	var err error
 	if p.Scope.Prepaid() {
-		err := s.store.Charge(ctx, p.ClientID, model, billable)
+		err = s.store.Charge(ctx, p.ClientID, model, billable)
 		if errors.Is(err, ErrPaymentRequired) {
 			// The balance ran out during this generation; the answer was
 			// already produced, so it is not refused after the fact.
 			return nil
 		}
-		return err
+	} else {
+		err = s.store.RecordUsage(ctx, p.ClientID, model, billable)
 	}
-	return s.store.RecordUsage(ctx, p.ClientID, model, billable)
+	if err == nil && s.cfg.Billed != nil {
+		s.cfg.Billed(model, p.Scope.Prepaid(), billable)
+	}
+	return err
 }
 
 // checkFunds refuses a prepaid client whose balance for the model is gone.
