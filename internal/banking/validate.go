@@ -198,6 +198,11 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 	if d.Purpose != "" || !IsENPPayment(d) && required(p, "purpose", d.Purpose) {
 		lenBetween(p, "purpose", d.Purpose, 1, 210)
 		checkPurposeCharset(f, d.Purpose)
+		if d.Purpose == "0" && !IsENPPayment(d) {
+			// "0" says nothing, which only the ЕНП may (§5.6); the
+			// SDKs' pattern lets it through, so it is a check.
+			c.add("purpose", "назначение платежа 0 допускается только в едином налоговом платеже")
+		}
 	}
 	if required(p, "payerName", d.PayerName) {
 		checkName(f, "payerName", "наименование плательщика", d.PayerName)

@@ -257,9 +257,28 @@ func TestCheckDepartmentalInfo(t *testing.T) {
 			t.Errorf("%s: got %q (%s), want %q", tc.name, field, why, tc.field)
 		}
 	}
-	// 02 (tax agent) was allowed before 2024.
-	if f, _ := CheckDepartmentalInfo(&DepartmentalInfo{DrawerStatus101: "02"}, time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC)); f != "" {
-		t.Errorf("02 in 2023 rejected: %s", f)
+	// The field-101 sets go by the document date (reference §5.8): 02
+	// (tax agent) until 2023, 33 from 2024, 34 from 2026-03-30; 09–12
+	// are gone since 2021-10-01.
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		status string
+		date   time.Time
+		ok     bool
+	}{
+		{"02", day(2023, 12, 31), true},
+		{"02", day(2024, 1, 1), false},
+		{"33", day(2023, 12, 31), false},
+		{"33", day(2024, 1, 1), true},
+		{"34", day(2026, 3, 29), false},
+		{"34", day(2026, 3, 30), true},
+		{"09", day(2023, 5, 1), false},
+		{"13", day(2026, 11, 20), true},
+	} {
+		f, _ := CheckDepartmentalInfo(&DepartmentalInfo{DrawerStatus101: tc.status}, tc.date)
+		if (f == "") != tc.ok {
+			t.Errorf("status %s on %s: field %q, want ok=%v", tc.status, tc.date.Format(time.DateOnly), f, tc.ok)
+		}
 	}
 }
 
@@ -379,6 +398,12 @@ func TestInspectPaymentSortsFindings(t *testing.T) {
 			p.Purpose = "Оплата по счёту № 7 от 01.11.2026 «Ёлка» — 100% (Invoice #7; x+y=z), без НДС…"
 		}, "", "", ""},
 		{"purpose with an emoji", func(p *Payment) { p.Purpose = "Оплата 😀" }, "", "purpose", ""},
+		{"purpose 0 outside a single tax payment", func(p *Payment) { p.Purpose = "0" }, "", "purpose", ""},
+		{"purpose 0 of a single tax payment", func(p *Payment) {
+			treasury(p)
+			p.Purpose, p.PayerKPP = "0", "0"
+			p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0", ReasonCode106: "0", TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
+		}, "", "", ""},
 		{"purpose with a control character", func(p *Payment) { p.Purpose = "Оплата\x00" }, "", "purpose", ""},
 		{"name of 161 characters", func(p *Payment) { p.PayerName = strings.Repeat("я", 161) }, "", "payerName", ""},
 		{"name of 254 characters", func(p *Payment) { p.PayeeName = strings.Repeat("я", 254) }, "", "payeeName", ""},

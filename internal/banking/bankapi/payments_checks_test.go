@@ -83,6 +83,7 @@ var checksumCases = []struct {
 	{"purpose with an emoji", map[string]any{"purpose": "Оплата по счёту 😀, без НДС"}, "purpose"},
 	{"purpose with a tab", map[string]any{"purpose": "Оплата\tпо счёту, без НДС"}, "purpose"},
 	{"purpose in another script", map[string]any{"purpose": "付款 без НДС"}, "purpose"},
+	{"purpose 0 outside a single tax payment", map[string]any{"purpose": "0"}, "purpose"},
 	{"budget: status 01 to 03212", merge(treasuryPayee(enpBlock(nil)), map[string]any{"payeeAccount": "03212643000000018500"}), "payeeAccount"},
 	{"budget: 03100 without field 101", treasuryPayee(nil), "departmentalInfo.drawerStatus101"},
 	// The ЕНП goes to the tax service's requisites only (§5.8); its payee
