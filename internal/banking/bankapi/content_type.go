@@ -27,3 +27,40 @@ func acceptsJSONBody(r *http.Request) bool {
 func errNotJSON() error {
 	return banking.Errorf(banking.KindDeserialization, "Тело запроса должно быть JSON (Content-Type: application/json)")
 }
+
+// prefersJSONClaims reports whether a user-info request's Accept (RFC 9110
+// §12.5.1) values application/json above application/jwt, the provider's
+// answer (reference §3). JWT's weight is that of the most specific range
+// matching it (application/jwt, else application/*, else */*), so a client
+// that names JSON only gets the bare claims, while the official Node SDK,
+// whose axios sends "application/json, text/plain, */*" and then splits
+// the body as a JWT, gets the JWT it reads. Equal weights go to the JWT.
+func prefersJSONClaims(accept []string) bool {
+	json := -1.0
+	// jwtQ holds the highest q given to */*, application/* and
+	// application/jwt, by that index; -1 means not named.
+	jwtQ := [3]float64{-1, -1, -1}
+	for _, header := range accept {
+		for _, item := range strings.Split(header, ",") {
+			mediaType, params, _ := strings.Cut(item, ";")
+			q := acceptQ(params)
+			switch strings.ToLower(strings.TrimSpace(mediaType)) {
+			case "application/json":
+				json = max(json, q)
+			case "*/*":
+				jwtQ[0] = max(jwtQ[0], q)
+			case "application/*":
+				jwtQ[1] = max(jwtQ[1], q)
+			case "application/jwt":
+				jwtQ[2] = max(jwtQ[2], q)
+			}
+		}
+	}
+	jwt := -1.0
+	for _, q := range jwtQ {
+		if q >= 0 {
+			jwt = q
+		}
+	}
+	return json > 0 && json > jwt
+}

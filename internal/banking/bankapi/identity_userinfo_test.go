@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"partnerapi/internal/banking"
@@ -106,5 +107,58 @@ func TestUserInfoClaimsPerUser(t *testing.T) {
 		if got, ok := ui[name].(string); !ok || got != want {
 			t.Errorf("claim %s = %#v, want %q", name, ui[name], want)
 		}
+	}
+}
+
+// user-info answers the provider's JWT (reference §3) unless the client
+// prefers JSON: the official Node SDK reads the body as a JWT while its
+// axios sends Accept "application/json, text/plain, */*", and condo's
+// openid-client asks for application/jwt.
+func TestUserInfoJWTOrJSON(t *testing.T) {
+	e := newIDEnv(t)
+	bankKey, err := banking.NewBankKey(e.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.id.IDTokens = banking.NewIDTokenSigner("https://bank.test", bankKey)
+	tok := e.token(t, banking.ScopeOpenID)
+	for _, tc := range []struct {
+		accept string
+		jwt    bool
+	}{
+		{"", true},
+		{"application/jwt", true},
+		{"application/json, text/plain, */*", true}, // axios, the Node SDK
+		{"*/*", true},
+		{"application/*", true},
+		{"application/json;q=0.5, application/jwt", true},
+		{"application/json", false},
+		{"application/json, */*;q=0.1", false},
+		{"application/jwt;q=0.2, application/json", false},
+	} {
+		t.Run(tc.accept, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", e.srv.URL+"/ic/sso/api/v2/oauth/user-info", nil)
+			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ct := resp.Header.Get("Content-Type")
+			if tc.jwt {
+				if ct != "application/jwt" || bytes.Count(body, []byte(".")) != 2 {
+					t.Fatalf("want a JWT: %d %s %.80s", resp.StatusCode, ct, body)
+				}
+				return
+			}
+			var claims map[string]any
+			if !strings.HasPrefix(ct, "application/json") || json.Unmarshal(body, &claims) != nil || claims["inn"] != banking.SandboxOrgINN {
+				t.Fatalf("want JSON claims: %d %s %.80s", resp.StatusCode, ct, body)
+			}
+		})
 	}
 }

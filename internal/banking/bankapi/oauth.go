@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -242,9 +241,9 @@ func (s *server) userInfo(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	// The provider answers a signed JWT (reference §3); a client that asks
-	// for application/json gets the bare claims.
-	if id.IDTokens != nil && !strings.Contains(r.Header.Get("Accept"), "application/json") {
+	// The provider answers a signed JWT (reference §3); a client that
+	// prefers application/json gets the bare claims.
+	if id.IDTokens != nil && !prefersJSONClaims(r.Header.Values("Accept")) {
 		ui.Iss = id.IDTokens.Issuer
 		jwt, err := id.IDTokens.Sign(ui)
 		if err != nil {
