@@ -20,6 +20,7 @@ import (
 	"partnerapi/internal/assistant/assistantsql"
 	"partnerapi/internal/assistant/chatapi"
 	"partnerapi/internal/assistant/upstream"
+	"partnerapi/internal/background"
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/local"
 	"partnerapi/internal/inference/model"
@@ -66,7 +67,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&m.maxBodyMB, "assistant-max-body-mb", 1, "MiB a request body may take (chat messages, inputs to count or embed; 0: the default, 1); a larger one is answered 413. File uploads have their own cap")
 	fs.StringVar(&m.modelIDs, "assistant-model-ids", "versioned", "model ids in /models: versioned (name:version) or bare (name)")
 	fs.IntVar(&m.maxContext, "assistant-max-context", 0, "cap on a model's context window (0: the model's own)")
-	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 0, "parallel generations per model (0: engine default)")
+	fs.IntVar(&m.concurrency, "assistant-engine-concurrency", 10, "parallel generations per model, sharing one decode batch (0: the engine's default, 10)")
 	fs.IntVar(&m.queueDepth, "assistant-engine-queue", 64, "requests per model that may wait for a batch slot; beyond them a request is answered 429 at once (0: the engine's default, 64)")
 	fs.IntVar(&m.prefixCache, "assistant-prefix-cache", 4, "finished prompts per model whose KV cache is kept for prefix reuse (0: none; prefixes shared with running requests are reused either way)")
 	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has its AVX2 or AVX-512 kernels)")
@@ -168,7 +169,24 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		// every slot is a lease in the database, so the limit holds
 		// across the processes sharing it.
 		LocalLimits: d.db.Dialect == sqldb.SQLite,
+		// A bill the database cannot take for the moment is kept and
+		// charged when it can. The bill retries and the lease renewals
+		// run only while there is something to do, so they log a
+		// failing streak once and when it ends, with no last-success
+		// series, which would read as a stalled worker while idle.
+		Unavailable: sqldb.Unavailable,
+		Billing:     (*background.Metrics)(nil).Worker("assistant-billing", d.log),
+		Renewals:    (*background.Metrics)(nil).Worker("assistant-leases", d.log),
 	})
+	if d.metrics != nil {
+		kept := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "partnerapi_assistant_kept_bills",
+			Help: "Bills kept in memory because the database could not take them; they are charged when it can again, and lost if the process ends first (each logged).",
+		}, func() float64 { return float64(svc.KeptBills()) })
+		if err := d.metrics.Registry.Register(kept); err != nil {
+			d.log.Warn("assistant: kept-bill metric not registered", "err", err)
+		}
+	}
 	grpcSidecars, err := assistantGRPCSidecars(m.grpc, svc, d, maxBody)
 	if err != nil {
 		closeEngines()
@@ -186,7 +204,14 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		// the multipart form around it, and never less than any other
 		// request.
 		MaxBodyPaths: map[string]int64{"/api/v1/files": max(assistant.DefaultMaxFileBytes+1<<20, maxBody)},
-	}, sidecars: grpcSidecars, close: closeEngines}, nil
+	}, sidecars: grpcSidecars, close: func() {
+		closeEngines()
+		// The requests are over: a bill still kept gets one more try,
+		// and is logged as lost if the database still cannot take it.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		svc.Close(ctx)
+	}}, nil
 }
 
 // billedTokens registers partnerapi_assistant_billed_tokens_total, the

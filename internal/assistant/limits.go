@@ -153,9 +153,16 @@ func (s *Service) renewLeases(stop <-chan struct{}) {
 		now := time.Now()
 		renewed, err := s.store.RenewLeases(ctx, ids, now, now.Add(s.cfg.LeaseTTL))
 		cancel()
-		if err != nil {
+		if s.cfg.Renewals != nil {
+			// One line for a streak of failed renewals (a database
+			// outage fails every one of them), and one when they work
+			// again, instead of a line every third of the lease time.
+			s.cfg.Renewals.Report(err)
+		} else if err != nil {
 			s.cfg.Log.Warn("assistant: concurrent-request leases not renewed; they lapse unless a later renewal lands within their lease time",
 				"leases", len(ids), "lease_ttl", s.cfg.LeaseTTL, "err", err)
+		}
+		if err != nil {
 			continue
 		}
 		// A lease released during the renewal is neither renewed nor

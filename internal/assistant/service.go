@@ -45,6 +45,19 @@ type Config struct {
 	// postpaid (usage recorded), and the tokens billed. serve counts them
 	// for /metrics.
 	Billed func(model string, prepaid bool, tokens int64)
+	// Unavailable tells a store error that passes (the database cannot
+	// be used for the moment: sqldb.Unavailable in serve) from one that
+	// does not. A bill that fails with the first is kept and charged when
+	// the store takes it again (billing.go) instead of being lost with
+	// the answer already given. Nil: every bill error is final.
+	Unavailable func(error) bool
+	// BillRetry is how often kept bills are tried again (5 s when 0).
+	BillRetry time.Duration
+	// Billing and Renewals, when set, hear the outcome of each pass of
+	// the service's background loops: the retry of kept bills and the
+	// renewal of concurrent-request leases (background.Worker in serve,
+	// which logs a failing streak once and counts it).
+	Billing, Renewals Reporter
 	// LeaseTTL is how long a concurrent-request slot's lease counts in
 	// the store without renewal (DefaultLeaseTTL): how soon the slots of
 	// a process that died are free again.
@@ -60,6 +73,7 @@ type Service struct {
 	mu         sync.Mutex
 	active     map[string]int      // requests under way by client, in this process
 	held       map[string]struct{} // ids of this process's leases in the store
+	bills      billQueue           // bills kept while the store could not take them (billing.go)
 	stopRenew  chan struct{}       // ends the renewal loop; nil while it is not running
 	tokenTimes map[string][]time.Time
 	issued     atomic.Int64
@@ -322,29 +336,6 @@ func (s *Service) Balance(ctx context.Context, p Principal) ([]Balance, error) {
 // Usage returns a client's recorded postpaid usage.
 func (s *Service) Usage(ctx context.Context, clientID string) ([]UsageRecord, error) {
 	return s.store.Usage(ctx, clientID)
-}
-
-// bill charges the billable tokens of a finished generation.
-func (s *Service) bill(ctx context.Context, p Principal, model string, u Usage) error {
-	billable := int64(u.PromptTokens + u.CompletionTokens - u.PrecachedPromptTokens)
-	if billable <= 0 {
-		return nil
-	}
-	var err error
-	if p.Scope.Prepaid() {
-		err = s.store.Charge(ctx, p.ClientID, model, billable)
-		if errors.Is(err, ErrPaymentRequired) {
-			// The balance ran out during this generation; the answer was
-			// already produced, so it is not refused after the fact.
-			return nil
-		}
-	} else {
-		err = s.store.RecordUsage(ctx, p.ClientID, model, billable)
-	}
-	if err == nil && s.cfg.Billed != nil {
-		s.cfg.Billed(model, p.Scope.Prepaid(), billable)
-	}
-	return err
 }
 
 // checkFunds refuses a prepaid client whose balance for the model is gone.

@@ -1,0 +1,173 @@
+package assistant_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/assistant/assistantsql"
+	"partnerapi/internal/storetest"
+)
+
+// errOutage stands for the database being unavailable for a moment.
+var errOutage = errors.New("database unavailable")
+
+// outageBills is a store whose bills fail while down is set: with
+// errOutage, or with another error when refuse is set.
+type outageBills struct {
+	assistant.Store
+	down, refuse atomic.Bool
+}
+
+func (o *outageBills) fail() error {
+	if !o.down.Load() {
+		return nil
+	}
+	if o.refuse.Load() {
+		return errors.New("the client's row is gone")
+	}
+	return errOutage
+}
+
+func (o *outageBills) Charge(ctx context.Context, client, model string, tokens int64) error {
+	if err := o.fail(); err != nil {
+		return err
+	}
+	return o.Store.Charge(ctx, client, model, tokens)
+}
+
+func (o *outageBills) RecordUsage(ctx context.Context, client, model string, tokens int64) error {
+	if err := o.fail(); err != nil {
+		return err
+	}
+	return o.Store.RecordUsage(ctx, client, model, tokens)
+}
+
+// reports records what the billing loop reports.
+type reports struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *reports) Report(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, err)
+}
+
+func (r *reports) last() (error, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.errs) == 0 {
+		return nil, 0
+	}
+	return r.errs[len(r.errs)-1], len(r.errs)
+}
+
+// A chat that ends while the database cannot take its bill keeps its
+// answer, and the bill is charged once the database is back: once, for
+// prepaid and postpaid clients alike.
+func TestBillKeptThroughOutage(t *testing.T) {
+	for _, scope := range []assistant.Scope{assistant.ScopePers, assistant.ScopeCorp} {
+		t.Run(string(scope), func(t *testing.T) {
+			db := storetest.SQLite(t)
+			if err := assistantsql.Migrate(context.Background(), db); err != nil {
+				t.Fatal(err)
+			}
+			store := &outageBills{Store: assistantsql.New(db)}
+			rep := &reports{}
+			eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a", "b"}}
+			svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+				BillRetry: 10 * time.Millisecond, Billing: rep})
+			cr, err := svc.CreateClient(context.Background(), scope, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := assistant.Principal{ClientID: cr.ClientID, Scope: scope}
+			billed := func() int64 {
+				if scope.Prepaid() {
+					return spent(t, svc, p)
+				}
+				us, err := svc.Usage(context.Background(), cr.ClientID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n int64
+				for _, u := range us {
+					n += u.Tokens
+				}
+				return n
+			}
+			store.down.Store(true)
+			res, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil })
+			if err != nil || len(res.Choices) != 1 {
+				t.Fatalf("Run during the outage: %+v %v", res, err)
+			}
+			want := billable(res.Usage)
+			if got := billed(); got != 0 || svc.KeptBills() != 1 {
+				t.Fatalf("during the outage: %d billed, %d kept; want 0 and 1", got, svc.KeptBills())
+			}
+			time.Sleep(50 * time.Millisecond)
+			if err, n := rep.last(); !errors.Is(err, errOutage) || n < 2 {
+				t.Fatalf("reports during the outage: last %v of %d", err, n)
+			}
+			store.down.Store(false)
+			deadline := time.Now().Add(5 * time.Second)
+			for svc.KeptBills() > 0 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if got := billed(); got != want || svc.KeptBills() != 0 {
+				t.Fatalf("after the outage: %d billed, %d kept; want %d and 0", got, svc.KeptBills(), want)
+			}
+			if err, _ := rep.last(); err != nil {
+				t.Errorf("the last report after the outage: %v", err)
+			}
+		})
+	}
+}
+
+// A bill error that is no outage fails the chat as before, and a bill
+// still kept when the service closes is logged as lost, with what an
+// operator needs to charge it by hand.
+func TestBillRefusedOrLostAtClose(t *testing.T) {
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	store := &outageBills{Store: assistantsql.New(db)}
+	var logged bytes.Buffer
+	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a"}}
+	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+		BillRetry: time.Hour, Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+	store.down.Store(true)
+	store.refuse.Store(true)
+	if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err == nil || svc.KeptBills() != 0 {
+		t.Fatalf("a bill refused for good: Run %v, %d kept", err, svc.KeptBills())
+	}
+	store.refuse.Store(false)
+	if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err != nil || svc.KeptBills() != 1 {
+		t.Fatalf("a bill in an outage: Run %v, %d kept", err, svc.KeptBills())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	svc.Close(ctx)
+	if !strings.Contains(logged.String(), "lost with the process") || !strings.Contains(logged.String(), cr.ClientID) || !strings.Contains(logged.String(), "tokens=") {
+		t.Fatalf("log: %s", logged.String())
+	}
+	if svc.KeptBills() != 0 || spent(t, svc, p) != 0 {
+		t.Fatalf("after Close: %d kept, %d spent", svc.KeptBills(), spent(t, svc, p))
+	}
+}
