@@ -64,6 +64,9 @@ func homeOutageCases(model, config, command string) []homeCase {
 		{name: "admin rotate", method: "POST", path: agents + "/agent-d/password", who: "admin"},
 		{name: "admin delete agent", method: "DELETE", path: agents + "/agent-d", who: "admin"},
 		{name: "command", method: "POST", path: agents + "/agent-d/commands", who: "admin", body: command},
+		{name: "rename", method: "POST", path: agents + "/agent-d/rename_device_request", who: "admin", body: `{"device_id":"l1","new_name":"Desk lamp"}`},
+		{name: "change group", method: "POST", path: agents + "/agent-d/change_group_device_request", who: "admin", body: `{"device_id":"l1","home":"Home","room":"Study"}`},
+		{name: "errors", method: "POST", path: agents + "/agent-d/errors", who: "admin", body: `{"topic":"up/config","errors":["x"]}`},
 	}
 	for i := range rows {
 		rows[i].name = "database down " + rows[i].name

@@ -142,6 +142,7 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "command not JSON without the gate", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: `{"devices":`, status: 400, badRequest: true},
 		{name: "command over the body limit", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: overLimit(command), status: 413},
 	}
+	cases = append(cases, appChangeCases()...)
 	outage := homeOutageCases(model, config, command)
 	down := startOutageHome(t)
 	if down.base != "" {
@@ -228,6 +229,9 @@ func TestSmarthomeContract(t *testing.T) {
 		t.Logf("LOUDLY: no MQTT broker at %s: the commands' 202 and 400 are not provoked", broker)
 		for _, st := range []string{"202", "400"} {
 			unprovoked["POST /v1/admin/agents/{login}/commands "+st] = "no MQTT broker here"
+		}
+		for _, op := range []string{"rename_device_request", "change_group_device_request", "errors"} {
+			unprovoked["POST /v1/admin/agents/{login}/"+op+" 202"] = "no MQTT broker here"
 		}
 	}
 	var ops []string

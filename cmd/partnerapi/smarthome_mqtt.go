@@ -40,6 +40,14 @@ func (r *gateRef) Command(ctx context.Context, agent string, msg []byte) (string
 	return g.Command(ctx, agent, msg)
 }
 
+func (r *gateRef) Send(ctx context.Context, agent, kind string, msg []byte) (string, error) {
+	g := r.g.Load()
+	if g == nil {
+		return "", homemqtt.ErrNotConnected
+	}
+	return g.Send(ctx, agent, kind, msg)
+}
+
 // sidecar returns the gate as a sidecar of serve, nil when it is off. The
 // broker is reached when the sidecar starts, after the listeners are open,
 // so that the announced endpoint can be the smart home listener's bound

@@ -20,9 +20,12 @@ var ErrGateOff = errors.New("the MQTT gate is off: serve with --smarthome-mqtt t
 var ErrGateDown = errors.New("the MQTT broker is unreachable")
 
 // Commander sends the cloud's commands to an agent (its down/commands) and
-// returns the topic it published on; the MQTT gate is one.
+// returns the topic it published on; the MQTT gate is one. Send does the
+// same for the cloud's other messages that a user's action in the app
+// triggers: kind is RenameKind, GroupKind or ErrorsKind.
 type Commander interface {
 	Command(ctx context.Context, agent string, msg []byte) (topic string, err error)
+	Send(ctx context.Context, agent, kind string, msg []byte) (topic string, err error)
 }
 
 // Agent is what the cloud side of the MQTT protocol (reference §7) knows of

@@ -57,6 +57,7 @@ const retryAfter = "5"
 func (h *handlers) domainError(w http.ResponseWriter, r *http.Request, err error) {
 	var inv *smarthome.InvalidError
 	var unknown *smarthome.UnknownCategoryError
+	var device *smarthome.UnknownDeviceError
 	switch {
 	case errors.As(err, &inv):
 		writeError(w, http.StatusBadRequest, "Bad request", inv.Details...)
@@ -68,6 +69,8 @@ func (h *handlers) domainError(w http.ResponseWriter, r *http.Request, err error
 	case errors.As(err, &unknown):
 		// The reference's wording (§3), for ?category= as for the path.
 		writeError(w, http.StatusNotFound, "Not found", "category '"+unknown.Category+"' is not supported")
+	case errors.As(err, &device):
+		writeError(w, http.StatusNotFound, "Not found", device.Error()+" (agent '"+r.PathValue("login")+"')")
 	case errors.Is(err, smarthome.ErrNotFound):
 		writeError(w, http.StatusNotFound, "Not found", notFoundDetail(r, err))
 	case errors.Is(err, smarthome.ErrGateOff):

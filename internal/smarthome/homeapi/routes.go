@@ -23,4 +23,7 @@ func addRoutes(mux *web.Mux, h *handlers) {
 	mux.HandleFunc("POST", "/v1/admin/agents/{login}/password", admin(h.rotateAgent))
 	mux.HandleFunc("DELETE", "/v1/admin/agents/{login}", admin(h.deleteAgent))
 	mux.HandleFunc("POST", "/v1/admin/agents/{login}/commands", admin(h.command))
+	mux.HandleFunc("POST", "/v1/admin/agents/{login}/rename_device_request", admin(h.renameDevice))
+	mux.HandleFunc("POST", "/v1/admin/agents/{login}/change_group_device_request", admin(h.changeDeviceGroup))
+	mux.HandleFunc("POST", "/v1/admin/agents/{login}/errors", admin(h.reportErrors))
 }

@@ -384,25 +384,61 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 	if err != nil {
 		return "", err
 	}
-	topic := g.cfg.Root + "/" + agent + "/down/commands"
+	return g.deliver(agent, "commands", out)
+}
+
+// Send publishes one of the cloud's messages that a user's action in the
+// app triggers, after checking it (smarthome.Agent Rename and ChangeGroup
+// against the devices of the agent's last config, smarthome.ParseErrorReport
+// on its own), as that check rebuilt it; kind is smarthome.RenameKind,
+// GroupKind or ErrorsKind. It is delivered as commands are, and for the same
+// reason: a user renamed or moved a device at a moment, and a change replayed
+// after an outage could undo a later one the agent got meanwhile.
+func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string, error) {
+	if agent == "" || strings.ContainsAny(agent, "/+#") {
+		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
+	}
+	var out []byte
+	var err error
+	switch kind {
+	case smarthome.RenameKind:
+		out, err = g.agent(agent).Rename(msg)
+	case smarthome.GroupKind:
+		out, err = g.agent(agent).ChangeGroup(msg)
+	case smarthome.ErrorsKind:
+		out, err = smarthome.ParseErrorReport(msg)
+	default:
+		err = fmt.Errorf("homemqtt: the gate sends no down/%s", kind)
+	}
+	if err != nil {
+		return "", err
+	}
+	return g.deliver(agent, kind, out)
+}
+
+// deliver publishes a message an administrator is waiting for on the
+// agent's down/<kind> at QoS 1 and waits up to five seconds for the broker
+// to take it; it is never queued for a broker that is away (see Command).
+func (g *Gate) deliver(agent, kind string, out []byte) (string, error) {
+	topic := g.cfg.Root + "/" + agent + "/down/" + kind
 	if !g.client.IsConnectionOpen() {
-		g.m.dropped.WithLabelValues("commands").Inc()
-		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, command refused", "agent", agent, "topic", topic)
+		g.m.dropped.WithLabelValues(kind).Inc()
+		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message refused", "agent", agent, "topic", topic)
 		return "", ErrBrokerDown
 	}
 	tok := g.client.Publish(topic, 1, false, out)
 	if !tok.WaitTimeout(commandWait) {
 		g.withdraw(tok)
-		g.m.dropped.WithLabelValues("commands").Inc()
-		g.cfg.Log.Warn("smarthome mqtt: the broker did not take a command in time, withdrawn", "agent", agent, "topic", topic, "wait", commandWait.String())
+		g.m.dropped.WithLabelValues(kind).Inc()
+		g.cfg.Log.Warn("smarthome mqtt: the broker did not take a message in time, withdrawn", "agent", agent, "topic", topic, "wait", commandWait.String())
 		return "", errNotTaken
 	}
 	if err := tok.Error(); err != nil {
 		g.withdraw(tok)
-		g.m.dropped.WithLabelValues("commands").Inc()
-		g.cfg.Log.Warn("smarthome mqtt: command not sent", "agent", agent, "topic", topic, "err", err)
-		return "", &brokerError{msg: "the MQTT gate could not send the command (" + err.Error() + "); send it again"}
+		g.m.dropped.WithLabelValues(kind).Inc()
+		g.cfg.Log.Warn("smarthome mqtt: message not sent", "agent", agent, "topic", topic, "err", err)
+		return "", &brokerError{msg: "the MQTT gate could not send the message (" + err.Error() + "); send it again"}
 	}
-	g.cfg.Log.Info("smarthome mqtt: command sent", "agent", agent, "topic", topic)
+	g.cfg.Log.Info("smarthome mqtt: message sent", "agent", agent, "topic", topic)
 	return topic, nil
 }

@@ -32,10 +32,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "partnerapi_smarthome_mqtt_dropped_total",
-			Help: "Messages the smart home MQTT gate did not send because its broker was unreachable, by down/ topic (commands: refused to the admin API with 503).",
+			Help: "Messages the smart home MQTT gate did not send because its broker was unreachable, by down/ topic (what the admin API sends, commands and the app's changes: refused to it with 503).",
 		}, []string{"topic"}),
 	}
-	for _, kind := range []string{"commands", "errors", "status_request", "config_request"} {
+	for _, kind := range []string{"commands", "errors", "status_request", "config_request", smarthome.RenameKind, smarthome.GroupKind} {
 		m.dropped.WithLabelValues(kind)
 	}
 	if reg != nil {
