@@ -77,7 +77,7 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "default URL of final payment statuses for partners without their own (empty: their statuses stay queued)")
 	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks to the default URL (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
 	f.webhookFormat = banking.WebhookFormatJSON
-	fs.Func("banking-webhook-format", "body format of webhooks to the default URL: json (default), or jose (the same JSON as a compact JWS under the bank's key, application/jose)", func(v string) error {
+	fs.Func("banking-webhook-format", "body format of webhooks to the default URL: json, or jose (the same JSON as a compact JWS under the bank's key, application/jose) (default json)", func(v string) error {
 		if v != banking.WebhookFormatJSON && v != banking.WebhookFormatJOSE {
 			return errors.New("want json or jose")
 		}

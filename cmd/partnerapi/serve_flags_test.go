@@ -110,10 +110,16 @@ func TestServeChecksEnvironmentValues(t *testing.T) {
 	}
 }
 
-// The README's tables under "Flags of `serve`" list exactly the flags of
-// `serve --help`: a flag added without its row, or a row left behind by a
-// removed flag, fails here.
-func TestReadmeFlagTablesMatchServeFlags(t *testing.T) {
+// readmeFlagRow is one row of the README's tables under "Flags of
+// `serve`": the flags its first cell names, in order, and its default cell.
+type readmeFlagRow struct {
+	flags      []string
+	defaultSet string
+}
+
+// readmeServeFlagRows reads the rows of the README's flag tables.
+func readmeServeFlagRows(t *testing.T) []readmeFlagRow {
+	t.Helper()
 	raw, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +133,7 @@ func TestReadmeFlagTablesMatchServeFlags(t *testing.T) {
 	if end := strings.Index(section, "\n## "); end >= 0 {
 		section = section[:end]
 	}
-	documented := map[string]bool{}
+	var rows []readmeFlagRow
 	cell := regexp.MustCompile("`(-{1,2}[a-z0-9-]+)`")
 	inTable := false
 	for _, line := range strings.Split(section, "\n") {
@@ -142,22 +148,40 @@ func TestReadmeFlagTablesMatchServeFlags(t *testing.T) {
 		}
 		inTable = true
 		cells := strings.Split(line, "|")
-		if len(cells) < 3 {
+		if len(cells) < 4 {
 			continue
 		}
+		var row readmeFlagRow
 		prev := ""
 		for _, m := range cell.FindAllStringSubmatch(cells[1], -1) {
 			name := m[1]
 			if strings.HasPrefix(name, "--") {
 				prev = strings.TrimPrefix(name, "--")
-				documented[prev] = true
+				row.flags = append(row.flags, prev)
 				continue
 			}
 			// `--assistant-limit-pers`, `-b2b`, `-corp`: a suffix replacing
 			// the last part of the flag before it.
 			if i := strings.LastIndex(prev, "-"); prev != "" && i > 0 {
-				documented[prev[:i]+name] = true
+				row.flags = append(row.flags, prev[:i]+name)
 			}
+		}
+		if len(row.flags) > 0 {
+			row.defaultSet = strings.TrimSpace(cells[2])
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// The README's tables under "Flags of `serve`" list exactly the flags of
+// `serve --help`: a flag added without its row, or a row left behind by a
+// removed flag, fails here.
+func TestReadmeFlagTablesMatchServeFlags(t *testing.T) {
+	documented := map[string]bool{}
+	for _, row := range readmeServeFlagRows(t) {
+		for _, name := range row.flags {
+			documented[name] = true
 		}
 	}
 	var cfg serveConfig
@@ -182,6 +206,79 @@ func TestReadmeFlagTablesMatchServeFlags(t *testing.T) {
 	}
 	if len(extra) > 0 {
 		t.Errorf("README flag tables name flags serve does not have: %s", strings.Join(extra, " "))
+	}
+}
+
+// The README's default column says what `serve -h` says: a reader who
+// leaves a flag out gets the value the table promised. A row naming several
+// flags gives their defaults in order, comma-separated; an empty cell means
+// no default (empty, off, 0), as does none in a row of several; off and on are a switch's false and true;
+// DATA_DIR/... is a file the flag's empty default puts in the data
+// directory; words outside backticks ("see above", "model's", "the
+// listener") describe a default the test does not read.
+func TestReadmeFlagDefaultsMatchServeFlags(t *testing.T) {
+	var cfg serveConfig
+	fs := serveFlags(&cfg, modules())
+	same := func(readme, def string) bool {
+		if readme == def {
+			return true
+		}
+		a, errA := time.ParseDuration(readme)
+		b, errB := time.ParseDuration(def)
+		return errA == nil && errB == nil && a == b
+	}
+	for _, row := range readmeServeFlagRows(t) {
+		var parts []string
+		if row.defaultSet != "" {
+			parts = strings.Split(row.defaultSet, ", ")
+		}
+		if len(parts) == 1 && len(row.flags) > 1 {
+			// One default for the row's flags alike ("see above").
+			for len(parts) < len(row.flags) {
+				parts = append(parts, parts[0])
+			}
+		}
+		if len(parts) > 0 && len(parts) != len(row.flags) {
+			t.Errorf("README: the row of %s gives %d defaults for %d flags: %q", strings.Join(row.flags, ", "), len(parts), len(row.flags), row.defaultSet)
+			continue
+		}
+		for i, name := range row.flags {
+			f := fs.Lookup(name)
+			if f == nil {
+				continue // TestReadmeFlagTablesMatchServeFlags reports it
+			}
+			def := f.DefValue
+			// A flag.Func has no default of its own to show: its usage
+			// says "(default X)" instead, which is what -h prints.
+			if m := regexp.MustCompile(`\(default ([^)]+)\)$`).FindStringSubmatch(f.Usage); def == "" && m != nil {
+				def = m[1]
+			}
+			var want string
+			switch {
+			case len(parts) == 0 || parts[i] == "none":
+				if def != "" && def != "false" && def != "0" {
+					t.Errorf("README: --%s has no default in its table, serve's is %q", name, def)
+				}
+				continue
+			case parts[i] == "off":
+				want = "false"
+				if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); !isBool {
+					want = ""
+				}
+			case parts[i] == "on":
+				want = "true"
+			case strings.HasPrefix(parts[i], "`") && strings.HasSuffix(parts[i], "`"):
+				want = strings.Trim(parts[i], "`")
+				if strings.HasPrefix(want, "DATA_DIR/") {
+					want = ""
+				}
+			default:
+				continue
+			}
+			if !same(want, def) {
+				t.Errorf("README: --%s defaults to %q, serve's default is %q", name, want, def)
+			}
+		}
 	}
 }
 
