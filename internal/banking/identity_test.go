@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestHashPassword(t *testing.T) {
@@ -85,4 +86,24 @@ func FuzzParseScopes(f *testing.F) {
 func FuzzPKCEMatches(f *testing.F) {
 	f.Add("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
 	f.Fuzz(func(t *testing.T, c, v string) { _ = PKCEMatches(c, v) })
+}
+
+// The provider's OAuth lifetimes (reference §3): the code 2 minutes, the
+// access token 60 minutes, the refresh token 180 days and a used refresh
+// token's reserve 2 hours. Tests elsewhere move clocks by these constants,
+// so only this one fails if a constant drifts from the provider's value.
+func TestOAuthLifetimes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"code", AuthCodeTTL, 2 * time.Minute},
+		{"access token", AccessTokenTTL, time.Hour},
+		{"refresh token", RefreshTokenTTL, 180 * 24 * time.Hour},
+		{"refresh reserve", RefreshReserve, 2 * time.Hour},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s lives %v, the provider's %v", tc.name, tc.got, tc.want)
+		}
+	}
 }
