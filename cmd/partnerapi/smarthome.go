@@ -115,12 +115,16 @@ const smarthomeUsage = `usage:
   partnerapi smarthome model list                   print the catalog's models
   partnerapi smarthome model put [--file F]         create or replace a model (JSON from F or stdin)
   partnerapi smarthome model delete --id ID         delete a model
-every command takes --data-dir / --database-url`
+every command above takes --data-dir / --database-url
+` + smarthomeAppUsage
 
 // runSmarthome is `partnerapi smarthome ...`: provisioning commands.
 func runSmarthome(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
 	if len(args) < 2 {
 		return errors.New(smarthomeUsage)
+	}
+	if handled, err := runSmarthomeAppChange(ctx, args, getenv, io); handled {
+		return err
 	}
 	what, verb := args[0], args[1]
 	fs := flag.NewFlagSet("smarthome "+what+" "+verb, flag.ContinueOnError)

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"partnerapi/internal/smarthome/homemqtt"
+	"partnerapi/internal/testenv"
+)
+
+// `partnerapi smarthome device rename|move` and `agent errors` through serve
+// and a private Mosquitto: an MQTT client subscribed as agent ctl receives
+// each on exactly its topic with exactly the bytes of its golden file
+// (testdata/smarthome/appchanges), the administrator's password taken from
+// PARTNERAPI_ADMIN_PASSWORD; a device the agent did not announce is an error
+// quoting the server's 404 and sends nothing, as does a command without
+// credentials.
+func TestSmarthomeAppChangesCLI(t *testing.T) {
+	broker := testenv.StartMosquitto(t)
+	ts := startServer(t, "--only", "smarthome", "--smarthome-mqtt", broker.URL())
+	admin := provision(t, ts.dataDir, "admin", "root-cli")
+	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl", `{"devices":[{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}]}`)
+	got := make(chan mqtt.Message, 8)
+	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker.URL()).SetClientID("ctl-cli-test"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("agent connect: %v", tok.Error())
+	}
+	defer c.Disconnect(100)
+	down := homemqtt.DefaultRoot + "/ctl/down/"
+	if tok := c.Subscribe(down+"#", 1, func(_ mqtt.Client, m mqtt.Message) { got <- m }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	env := map[string]string{"PARTNERAPI_ADMIN_PASSWORD": admin.pass, "PARTNERAPI_SMARTHOME_URL": ts.urls["smarthome"]}
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := runSmarthome(context.Background(), append(args, "--admin", admin.user), func(k string) string { return env[k] },
+			stdio{in: strings.NewReader(""), out: &out, err: io.Discard})
+		return out.String(), err
+	}
+
+	for _, c := range []struct {
+		kind string
+		args []string
+	}{
+		{"rename_device_request", []string{"device", "rename", "--agent", "ctl", "--device", "l1", "--name", `Торшер "Ночник" & <лампа>`}},
+		{"change_group_device_request", []string{"device", "move", "--agent", "ctl", "--device", "l1", "--home", "Дача", "--room", "Веранда"}},
+		{"errors", []string{"agent", "errors", "--login", "ctl", "--topic", "up/status", "--error", "device 'l1' reported no online", "--error", "retry the status"}},
+	} {
+		out, err := run(c.args...)
+		var answer struct{ Topic string }
+		if err != nil || json.Unmarshal([]byte(out), &answer) != nil || answer.Topic != down+c.kind {
+			t.Fatalf("%v: %q, %v; want the topic %s", c.args, out, err, down+c.kind)
+		}
+		golden, err := os.ReadFile(filepath.Join("testdata", "smarthome", "appchanges", c.kind+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-got:
+			if m.Topic() != down+c.kind || string(m.Payload()) != string(golden) {
+				t.Fatalf("the agent got %s %s\nwant %s %s", m.Topic(), m.Payload(), down+c.kind, golden)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: nothing reached the agent in 10 s", c.args)
+		}
+	}
+
+	if _, err := run("device", "rename", "--agent", "ctl", "--device", "ghost", "--name", "G"); err == nil ||
+		!strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "device 'ghost' is not a device of the agent's last config") {
+		t.Errorf("rename of a device never announced: %v, want the server's 404", err)
+	}
+	if _, err := run("device", "move", "--agent", "ctl", "--device", "l1", "--home", "H"); err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "room is required") {
+		t.Errorf("move without a room: %v, want the server's 400", err)
+	}
+	delete(env, "PARTNERAPI_ADMIN_PASSWORD")
+	if _, err := run("device", "rename", "--agent", "ctl", "--device", "l1", "--name", "N"); err == nil || !strings.Contains(err.Error(), "PARTNERAPI_ADMIN_PASSWORD") {
+		t.Errorf("rename without a password: %v", err)
+	}
+	select {
+	case m := <-got:
+		t.Errorf("a refused request reached the agent: %s %s", m.Topic(), m.Payload())
+	case <-time.After(500 * time.Millisecond):
+	}
+}
