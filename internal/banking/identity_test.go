@@ -107,3 +107,25 @@ func TestOAuthLifetimes(t *testing.T) {
 		}
 	}
 }
+
+// The sandbox's magic values are the provider's literals (reference §7):
+// partners hard-code them, so a constant that drifts breaks them while
+// tests that use the constants still pass.
+func TestSandboxMagicValues(t *testing.T) {
+	for _, tc := range []struct{ name, got, want string }{
+		{"sole authority certificate", SandboxCertSole, "bb014b5d-8159-40be-97c1-eafeed4a8c3d"},
+		{"first signature certificate", SandboxCertFirst, "d5d4f811-f4d4-4205-a70f-58f772eeab72"},
+		{"second signature certificate", SandboxCertSecond, "4f29c8ef-b55d-43c7-a321-f2b1303a29cd"},
+		{"qualified (UKEP_UL) certificate", SandboxCertQualified, "f47ac10b-58cc-4372-a567-0e02b2c3d479"},
+		{"QR confirmation that succeeds", QRSandboxOK, "739b63f1-a5b2-4150-a152-e22eb39a3386"},
+		{"QR confirmation of a user without OneTimePassword", QRSandboxNotOTP, "175529cd-26bc-4988-b14b-4aa1b7d81b92"},
+		{"QR confirmation of a document in the wrong status (prefix)", QRSandboxWrongPrefix, "998be1fd-4e89-4a3"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %s, the reference's %s", tc.name, tc.got, tc.want)
+		}
+	}
+	if SandboxCertTypes[SandboxCertQualified] != "UKEP_UL" {
+		t.Errorf("the qualified certificate's type is %q, want UKEP_UL", SandboxCertTypes[SandboxCertQualified])
+	}
+}
