@@ -7,7 +7,10 @@
 // (smarthome.Agent), and answers what it finds on the agent's down/errors;
 // after a config it asks for the configured devices' states
 // (down/status_request), and an agent whose status comes before its config
-// is asked for its config (down/config_request).
+// is asked for its config (down/config_request). For the admin API it sends
+// what the provider's app makes the cloud send: commands (down/commands),
+// a device renamed or moved (down/rename_device_request,
+// down/change_group_device_request) and error reports (down/errors).
 // The provider documents no body for down/errors (clients only log it), so
 // the gate sends the findings in the shape of POST /v1/mqtt-gate/validate's
 // report.

@@ -59,20 +59,21 @@ func (e *brokerError) Unwrap() error { return smarthome.ErrGateDown }
 // time of its next attempt to itself, so the gate cannot say less.
 func (e *brokerError) RetryAfter() time.Duration { return MaxReconnectInterval }
 
-// ErrBrokerDown is a command refused because the gate has lost its broker.
-var ErrBrokerDown error = &brokerError{msg: "the MQTT gate has lost its broker and is reconnecting: the command was not sent; send it again once the gate is back"}
+// ErrBrokerDown is a command, or another message an administrator sends
+// (Gate Send), refused because the gate has lost its broker.
+var ErrBrokerDown error = &brokerError{msg: "the MQTT gate has lost its broker and is reconnecting: nothing was sent to the agent; send it again once the gate is back"}
 
 // ErrNotConnected is a command that came while serve runs a gate but the
 // gate is not (yet, or any more) connected: between the listeners opening
 // and the gate's first connection, which may take up to ten seconds, and
 // during shutdown.
-var ErrNotConnected error = &brokerError{msg: "the MQTT gate is not connected to its broker yet (starting) or any more (stopping): the command was not sent; send it again"}
+var ErrNotConnected error = &brokerError{msg: "the MQTT gate is not connected to its broker yet (starting) or any more (stopping): nothing was sent to the agent; send it again"}
 
 // errNotTaken is a command the broker did not acknowledge in time. The
 // gate withdraws it, so it is not resent after a reconnection; a broker
 // that did receive it but acknowledged late may still deliver it, which
 // the answer says rather than promise what the gate cannot know.
-var errNotTaken error = &brokerError{msg: fmt.Sprintf("the MQTT broker did not acknowledge the command in %s: the gate withdrew it and will not resend it (a broker that received it may still deliver it); send it again if the device did not change", commandWait)}
+var errNotTaken error = &brokerError{msg: fmt.Sprintf("the MQTT broker did not acknowledge the message in %s: the gate withdrew it and will not resend it (a broker that received it may still deliver it); send it again if the agent did not act on it", commandWait)}
 
 // withdraw removes an unacknowledged QoS 1 publish from the client's
 // outgoing store, from which the client library resends what is pending
