@@ -31,7 +31,9 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   offer sign --client CLIENT_ID --account NUMBER
   sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt
   jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)
-  id-token-key [--banking-id-token-rsa-key FILE]   (the public key verifying RS256 id_tokens, PEM)`
+  id-token-key [--banking-id-token-rsa-key FILE]   (the public key verifying RS256 id_tokens, PEM)
+  card add|list|set-status, clock advance DURATION   (sandbox cards; 'partnerapi banking card' for their flags)
+  webhook set|show|deliveries|reseal   (partners' webhook settings; 'partnerapi banking webhook' for their flags)`
 
 // bankingCmd is one provisioning command: its flags and what it does with
 // the opened identity service.
@@ -155,6 +157,11 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&o.JuridicalAddress, "address", "", "registered address (user-info's orgJuridicalAddress)")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				// The model's own message names its fields in Russian, not
+				// the flags that were left out.
+				if o.Name == "" || o.INN == "" {
+					return nil, errors.New("--name and --inn are required")
+				}
 				if o.ID == "" {
 					o.ID = banking.NewUUID()
 				}
@@ -185,10 +192,15 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&a.OpenDate, "open-date", "2024-01-01", "opening date YYYY-MM-DD")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if a.OrgID == "" || a.Number == "" || a.BIC == "" {
+					return nil, errors.New("--org, --number and --bic are required")
+				}
 				if err := a.Validate(); err != nil {
 					return nil, cliErr(err)
 				}
-				if err := id.Store.AddAccount(ctx, a); err != nil {
+				if err := id.Store.AddAccount(ctx, a); errors.Is(err, banking.ErrNotFound) {
+					return nil, fmt.Errorf("--org %s: no such organisation", a.OrgID)
+				} else if err != nil {
 					return nil, err
 				}
 				return map[string]string{"number": a.Number, "org": a.OrgID}, nil
@@ -267,6 +279,9 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&uuid, "uuid", "", "certificate uuid (default: a new uuid)")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				if user == "" || file == "" {
+					return nil, errors.New("--user and --cert are required")
+				}
 				raw, err := os.ReadFile(file)
 				if err != nil {
 					return nil, fmt.Errorf("--cert: %w", err)
@@ -288,7 +303,9 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				}
 				c := banking.Certificate{UUID: uuid, UserID: user, DER: cert.Raw, Issuer: cert.Issuer,
 					Serial: cert.SerialHex, TypeName: typ, Role: r, Active: true}
-				if err := id.Store.AddCertificate(ctx, c); err != nil {
+				if err := id.Store.AddCertificate(ctx, c); errors.Is(err, banking.ErrNotFound) {
+					return nil, fmt.Errorf("--user %s: no such user", user)
+				} else if err != nil {
 					return nil, err
 				}
 				return map[string]string{"uuid": uuid}, nil
@@ -375,7 +392,12 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&account, "account", "", "account number")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
-				if err := id.Store.SignOffer(ctx, client, account); err != nil {
+				if client == "" || account == "" {
+					return nil, errors.New("--client and --account are required")
+				}
+				if err := id.Store.SignOffer(ctx, client, account); errors.Is(err, banking.ErrNotFound) {
+					return nil, fmt.Errorf("--client %s --account %s: no such partner application or account", client, account)
+				} else if err != nil {
 					return nil, err
 				}
 				return map[string]string{"client_id": client, "account": account}, nil
@@ -395,6 +417,9 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.BoolVar(&trim, "trim-final-newline", false, "drop one final newline (a file written with echo); the digest itself has none")
 			},
 			run: func(ctx context.Context, _ *banking.Identity) (any, error) {
+				if certFile == "" || keyFile == "" {
+					return nil, errors.New("--cert and --key are required")
+				}
 				return signDigest(sio.in, certFile, keyFile, uuid, signType, trim)
 			},
 		}
