@@ -166,6 +166,14 @@ func TestGateThroughBroker(t *testing.T) {
 		if _, err := g.Command(context.Background(), bad, []byte(`{"devices":{}}`)); !errors.As(err, &inv) {
 			t.Errorf("agent %q: %v, want InvalidError", bad, err)
 		}
+		if _, err := g.Send(context.Background(), bad, smarthome.RenameKind, []byte(`{"device_id":"lamp","new_name":"L"}`)); !errors.As(err, &inv) {
+			t.Errorf("rename for agent %q: %v, want InvalidError", bad, err)
+		}
+	}
+	// Send publishes only the app's changes and error reports: a command
+	// through it would skip the checks of Command.
+	if _, err := g.Send(context.Background(), "dev", "commands", []byte(`{"devices":{}}`)); err == nil || errors.As(err, &inv) {
+		t.Errorf("a command through Send: %v, want refused as no message of Send's", err)
 	}
 }
 
