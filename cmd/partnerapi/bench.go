@@ -20,8 +20,10 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, io
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if len(args) == 0 {
-		return fmt.Errorf("usage: partnerapi bench <%s> [flags]", strings.Join(names, "|"))
+	// -h is the question a new user asks first; it gets the list of
+	// benchmarks, not "unknown benchmark".
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		return fmt.Errorf("usage: partnerapi bench <%s> [flags]   ('partnerapi bench NAME -h' for a benchmark's flags)", strings.Join(names, "|"))
 	}
 	b, ok := benchmarks[args[0]]
 	if !ok {

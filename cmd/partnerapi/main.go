@@ -90,7 +90,7 @@ commands:
   smarthome   provision the smart-home API (agents, catalog)
   models      manage the models directory (pull, list, rm)
   generate    run the inference engine on a raw prompt
-  bench       benchmarks (engine, http)
+  bench       benchmarks (engine, banking, smarthome, assistant)
   version     print the version
 
 Run 'partnerapi <command> -h' for a command's flags.`
