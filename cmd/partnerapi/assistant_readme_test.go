@@ -2,7 +2,10 @@ package main
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,5 +43,48 @@ func TestAssistantReadmeClientSteps(t *testing.T) {
 	base := startServer(t, "--data-dir", data, "--only", "assistant").urls["assistant"]
 	if assistantToken(t, base, scope, creds["authorization_key"]) == "" {
 		t.Fatalf("a client created with %s got no token for the npm client's scope %s", create[1], scope)
+	}
+}
+
+// The README's step that puts a model into ./models runs as written in a
+// fresh clone, which has no models directory, and leaves the model where
+// serve's default --models-dir looks; .gitignore keeps that directory, like
+// ./data, out of the repository, so a pulled model is never committed.
+func TestReadmeModelStepRunsInAFreshClone(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := regexp.MustCompile("`([^`]*cp \\.\\./shared/models/stories260K\\.gguf [^`]*)`").FindStringSubmatch(string(raw))
+	if step == nil {
+		t.Fatal("README: the Assistant steps do not copy stories260K.gguf from ../shared/models")
+	}
+	root := t.TempDir()
+	clone, shared := filepath.Join(root, "main"), filepath.Join(root, "shared", "models")
+	for _, d := range []string{clone, shared} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(shared, "stories260K.gguf"), []byte("GGUF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", step[1])
+	cmd.Dir = clone
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("README step %q in a fresh clone: %v: %s", step[1], err, out)
+	}
+	var cfg serveConfig
+	dir := serveFlags(&cfg, modules()).Lookup("models-dir").DefValue
+	if _, err := os.Stat(filepath.Join(clone, dir, "stories260K.gguf")); err != nil {
+		t.Errorf("README step %q: the model is not in serve's default --models-dir %s: %v", step[1], dir, err)
+	}
+	ignore, err := os.ReadFile("../../.gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "/" + strings.Trim(filepath.ToSlash(filepath.Clean(dir)), "/") + "/"
+	if !slices.Contains(strings.Split(string(ignore), "\n"), want) {
+		t.Errorf(".gitignore lacks %s, the default models directory the README fills", want)
 	}
 }
