@@ -6,6 +6,7 @@ package main
 // the agent did not announce and the server without the gate, 404; a name
 // the server refuses, 400 (the contract refuses an over-long one itself);
 // the agent's credentials, 401; the body limit, 413; the broker away, 503.
+// Without a broker the 202 alone is not provoked.
 func appChangeCases() []homeCase {
 	const agents = "/v1/admin/agents/ctl-c/"
 	type op struct{ name, path, body, unknown, bad, badContract string }
@@ -23,8 +24,10 @@ func appChangeCases() []homeCase {
 	for _, o := range ops {
 		cases = append(cases,
 			homeCase{name: o.name, method: "POST", path: o.path, who: "admin", gated: true, body: o.body, status: 202},
-			homeCase{name: o.name + " refused by the server", method: "POST", path: o.path, who: "admin", gated: true, body: o.bad, status: 400},
-			homeCase{name: o.name + " refused by the contract", method: "POST", path: o.path, who: "admin", gated: true, body: o.badContract, status: 400, badRequest: true},
+			// A request that is no such message is the client's fault,
+			// gate or none, so these go to the server without one.
+			homeCase{name: o.name + " refused by the server", method: "POST", path: o.path, who: "admin", body: o.bad, status: 400},
+			homeCase{name: o.name + " refused by the contract", method: "POST", path: o.path, who: "admin", body: o.badContract, status: 400, badRequest: true},
 			homeCase{name: o.name + " as agent", method: "POST", path: o.path, who: "agent", body: o.body, status: 401},
 			homeCase{name: o.name + " while the broker is down", method: "POST", path: o.path, who: "admin", brokerDown: true, body: o.body, status: 503},
 			homeCase{name: o.name + " without the gate", method: "POST", path: o.path, who: "admin", body: o.body, status: 404},
