@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"partnerapi/api"
 	"partnerapi/internal/smarthome"
@@ -217,10 +218,12 @@ func readModelInput(file string, stdin io.Reader) ([]byte, error) {
 	return os.ReadFile(file)
 }
 
+// cliError prints a model's findings one after another, separated so that
+// a reader sees where each ends: %v of the list ran them together.
 func cliError(err error) error {
 	var inv *smarthome.InvalidError
 	if errors.As(err, &inv) {
-		return fmt.Errorf("invalid: %v", inv.Details)
+		return fmt.Errorf("invalid model: %s", strings.Join(inv.Details, "; "))
 	}
 	return err
 }

@@ -449,6 +449,8 @@ func TestSmarthomeCLI(t *testing.T) {
 		{"admin of that login untouched", "", []string{"admin", "delete", "--login", "dup"}, "not found", ""},
 		{"put invalid model", `{"id":"x","manufacturer":"A","model":"B","category":"kettle","features":["online"]}`,
 			[]string{"model", "put"}, "required feature 'on_off' is missing", ""},
+		{"put model with two findings", `{"id":"x2"}`,
+			[]string{"model", "put"}, "invalid model: category '' is not supported; manufacturer and model are required", ""},
 		{"put model", `{"id":"k1","manufacturer":"A","model":"B","category":"kettle","features":["online","on_off"]}`,
 			[]string{"model", "put"}, "", `"created":true,"id":"k1","version":2`},
 		{"list", "", []string{"model", "list"}, "", `"id":"k1"`},
