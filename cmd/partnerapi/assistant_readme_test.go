@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,9 +42,32 @@ func TestAssistantReadmeClientSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := startServer(t, "--data-dir", data, "--only", "assistant").urls["assistant"]
-	if assistantToken(t, base, scope, creds["authorization_key"]) == "" {
+	base := startServer(t, "--data-dir", data, "--only", "assistant", "--models-dir", assistantModelsDir(t)).urls["assistant"]
+	token := assistantToken(t, base, scope, creds["authorization_key"])
+	if token == "" {
 		t.Fatalf("a client created with %s got no token for the npm client's scope %s", create[1], scope)
+	}
+	// The npm client asks for GigaChat unless configured with a model,
+	// and no model of the README's models directory has that name.
+	model := regexp.MustCompile(`model: "([^"]+)"`).FindStringSubmatch(steps)
+	if model == nil {
+		t.Fatal("README: the Assistant steps configure the npm client with no model")
+	}
+	req, err := http.NewRequest("POST", base+"/api/v1/chat/completions", strings.NewReader(
+		`{"model":"`+model[1]+`","messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("chat with the README's model %q: %d %s", model[1], resp.StatusCode, body)
 	}
 }
 
