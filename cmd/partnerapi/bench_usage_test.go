@@ -37,3 +37,19 @@ func TestBenchUsageNamesEveryBenchmark(t *testing.T) {
 		}
 	}
 }
+
+// A command's -h prints its flags and exits 0, as the flag package's own
+// -h does; an error still exits 1 with the "partnerapi:" prefix.
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{{"serve", "-h"}, {"banking", "org", "create", "-h"}, {"models", "list", "--help"}, {"generate", "-h"}} {
+		var w bytes.Buffer
+		code := report(run(context.Background(), args, noEnv, stdio{out: io.Discard, err: io.Discard}), &w)
+		if code != 0 || !strings.HasPrefix(w.String(), "usage of ") || !strings.Contains(w.String(), "  -") {
+			t.Errorf("partnerapi %s: exit %d, %q; want 0 and the flags", strings.Join(args, " "), code, w.String())
+		}
+	}
+	var w bytes.Buffer
+	if code := report(run(context.Background(), []string{"serve", "--no-such-flag"}, noEnv, stdio{out: io.Discard, err: io.Discard}), &w); code != 1 || !strings.HasPrefix(w.String(), "partnerapi: ") {
+		t.Errorf("partnerapi serve --no-such-flag: exit %d, %q; want 1 and the error", code, w.String())
+	}
+}

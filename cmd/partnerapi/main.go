@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,10 +21,26 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	ctx, stop := signalContext(context.Background(), sigs, os.Stderr, os.Exit)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}); err != nil {
-		fmt.Fprintln(os.Stderr, "partnerapi:", err)
-		os.Exit(1)
+	if code := report(run(ctx, os.Args[1:], os.Getenv, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}), os.Stderr); code != 0 {
+		os.Exit(code)
 	}
+}
+
+// report writes a command's error to w and returns the exit status. A
+// command's -h is no failure: its flags go to w as the flag package prints
+// them, and the status is 0, as `go doc flag` has it for ExitOnError, so a
+// script or a reader checking `$?` after `partnerapi serve -h` sees success.
+func report(err error, w io.Writer) int {
+	var help errHelp
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &help):
+		fmt.Fprint(w, help.Error())
+		return 0
+	}
+	fmt.Fprintln(w, "partnerapi:", err)
+	return 1
 }
 
 // signalContext is the context of a command, ended by the first signal on
