@@ -53,3 +53,12 @@ func TestHelpExitsZero(t *testing.T) {
 		t.Errorf("partnerapi serve --no-such-flag: exit %d, %q; want 1 and the error", code, w.String())
 	}
 }
+
+// `partnerapi models` shows that rm takes several names, as it does and as
+// the README says.
+func TestModelsUsageTakesSeveralNames(t *testing.T) {
+	err := run(context.Background(), []string{"models"}, noEnv, stdio{out: io.Discard, err: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "models rm NAME... ") {
+		t.Errorf("partnerapi models: %v, want its usage to show rm NAME...", err)
+	}
+}

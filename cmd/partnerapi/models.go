@@ -22,7 +22,7 @@ const modelsUsage = `usage:
               https://huggingface.co/OWNER/REPO/resolve/REV/FILE.gguf or any http(s) URL.
       HF_TOKEN is sent to the Hub (never to the CDN it redirects to); HF_ENDPOINT names a mirror.
   partnerapi models list [--models-dir DIR]
-  partnerapi models rm NAME [--models-dir DIR]`
+  partnerapi models rm NAME... [--models-dir DIR]`
 
 // runModels is `partnerapi models ...`: the models directory the assistant
 // serves, managed like a package manager manages packages.
