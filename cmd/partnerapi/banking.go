@@ -241,7 +241,7 @@ func runBanking(ctx context.Context, args []string, getenv func(string) string, 
 		return runBankingIDTokenKey(ctx, args[1:], getenv, io) // banking_jws_key.go
 	}
 	if len(args) > 0 && (args[0] == "card" || args[0] == "clock") {
-		return runBankingCards(ctx, args, getenv, io) // banking_cards_cli.go
+		return cliErr(runBankingCards(ctx, args, getenv, io)) // banking_cards_cli.go
 	}
 	return runBankingCLI(ctx, args, getenv, io)
 }

@@ -506,7 +506,8 @@ func signDigest(in io.Reader, certFile, keyFile, uuid, signType string, trimNewl
 }
 
 // cliErr prints a domain validation error with its fields and, when it
-// has them, the checks that failed.
+// has them, the checks that failed, and any other domain error as its
+// message.
 func cliErr(err error) error {
 	var be *banking.Error
 	if errors.As(err, &be) && len(be.FieldNames) > 0 {
@@ -514,6 +515,11 @@ func cliErr(err error) error {
 			return fmt.Errorf("%s: %s (%s)", be.Message, strings.Join(be.FieldNames, ", "), strings.Join(be.Checks, "; "))
 		}
 		return fmt.Errorf("%s: %s", be.Message, strings.Join(be.FieldNames, ", "))
+	}
+	// The message alone: "banking error 8: " numbers a kind that means
+	// something to the API's error mapping, not to whoever runs the command.
+	if errors.As(err, &be) && error(be) == err {
+		return errors.New(be.Message)
 	}
 	return err
 }

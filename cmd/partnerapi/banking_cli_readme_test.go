@@ -116,3 +116,13 @@ func TestReadmeProvisioningRequiredFlags(t *testing.T) {
 		}
 	}
 }
+
+// A domain error reaches whoever runs a card command as its message, not
+// as "banking error 8: ...", a kind number only the API's mapping reads.
+func TestBankingCardsCLIErrorsWithoutKindNumbers(t *testing.T) {
+	args := []string{"banking", "card", "set-status", "--id", "no-such-card", "--status", "BLOCKED", "--data-dir", t.TempDir()}
+	err := run(context.Background(), args, noEnv, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+	if err == nil || strings.Contains(err.Error(), "banking error") || !strings.Contains(err.Error(), "no-such-card") {
+		t.Fatalf("partnerapi %s: %v, want the card's not-found message alone", strings.Join(args, " "), err)
+	}
+}
