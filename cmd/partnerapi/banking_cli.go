@@ -108,11 +108,11 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 					return nil, errors.New("--scope is required")
 				}
 				if _, err := id.Store.GetOrg(ctx, org); err != nil {
-					return nil, fmt.Errorf("--org %s: %w", org, err)
+					return nil, flagNotFound("--org", org, "organisation", err)
 				}
 				app, err := id.Store.GetApp(ctx, client)
 				if err != nil {
-					return nil, fmt.Errorf("--client %s: %w", client, err)
+					return nil, flagNotFound("--client", client, "partner application", err)
 				}
 				// A token the app could not get through authorize would let a
 				// test pass that fails against the bank.
@@ -356,7 +356,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				}
 				list := banking.ParseScopes(scopes)
 				if err := id.Store.SetAppScopes(ctx, client, list); err != nil {
-					return nil, fmt.Errorf("--client %s: %w", client, err)
+					return nil, flagNotFound("--client", client, "partner application", err)
 				}
 				return map[string]string{"client_id": client, "scopes": scopesText(list)}, nil
 			},
@@ -377,7 +377,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				secret := banking.NewClientSecret()
 				expires := id.SecretExpiry(time.Now())
 				if err := id.Store.SetAppSecret(ctx, client, banking.HashSecret(secret), expires); err != nil {
-					return nil, fmt.Errorf("--client %s: %w", client, err)
+					return nil, flagNotFound("--client", client, "partner application", err)
 				}
 				return map[string]string{"client_id": client, "client_secret": secret,
 					"client_secret_expires_at": secretExpiryText(expires)}, nil
@@ -395,9 +395,13 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				if client == "" || account == "" {
 					return nil, errors.New("--client and --account are required")
 				}
-				if err := id.Store.SignOffer(ctx, client, account); errors.Is(err, banking.ErrNotFound) {
-					return nil, fmt.Errorf("--client %s --account %s: no such partner application or account", client, account)
-				} else if err != nil {
+				if _, err := id.Store.GetApp(ctx, client); err != nil {
+					return nil, flagNotFound("--client", client, "partner application", err)
+				}
+				if _, err := id.Store.GetAccount(ctx, account); err != nil {
+					return nil, flagNotFound("--account", account, "account", err)
+				}
+				if err := id.Store.SignOffer(ctx, client, account); err != nil {
 					return nil, err
 				}
 				return map[string]string{"client_id": client, "account": account}, nil
@@ -503,6 +507,16 @@ func signDigest(in io.Reader, certFile, keyFile, uuid, signType string, trimNewl
 		return ds, err
 	}
 	return banking.DigestSignature{Base64Encoded: base64.StdEncoding.EncodeToString(cms), CertificateUUID: uuid, SignType: signType}, nil
+}
+
+// flagNotFound says that the value of a flag names no such thing, in
+// those words, where the store's "banking: not found" would leave a reader
+// to guess what was looked for; other errors keep the flag as context.
+func flagNotFound(flag, value, what string, err error) error {
+	if errors.Is(err, banking.ErrNotFound) {
+		return fmt.Errorf("%s %s: no such %s", flag, value, what)
+	}
+	return fmt.Errorf("%s %s: %w", flag, value, err)
 }
 
 // cliErr prints a domain validation error with its fields and, when it

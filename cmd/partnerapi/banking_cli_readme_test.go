@@ -126,3 +126,23 @@ func TestBankingCardsCLIErrorsWithoutKindNumbers(t *testing.T) {
 		t.Fatalf("partnerapi %s: %v, want the card's not-found message alone", strings.Join(args, " "), err)
 	}
 }
+
+// A flag naming an organisation, app or user the store does not have is
+// answered in those words, not with the store's "banking: not found".
+func TestBankingCLINamesWhatIsNotFound(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"banking", "token", "--scope", "PAY_DOC_RU", "--org", "ghost"},
+		{"banking", "token", "--scope", "PAY_DOC_RU", "--client", "ghost"},
+		{"banking", "app", "secret", "--client", "ghost"},
+		{"banking", "app", "scopes", "--client", "ghost"},
+		{"banking", "account", "add", "--org", "ghost", "--number", "40702810938000012345", "--bic", "044525225"},
+		{"banking", "offer", "sign", "--client", "ghost", "--account", "40702810938000012345"},
+		{"banking", "user", "signing-method", "--user", "ghost", "--signing-method", "Token"},
+	} {
+		err := run(context.Background(), append(args, "--data-dir", dir), noEnv, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+		if err == nil || !strings.Contains(err.Error(), "ghost: no such ") {
+			t.Errorf("partnerapi %s: %v, want \"ghost: no such ...\"", strings.Join(args, " "), err)
+		}
+	}
+}
