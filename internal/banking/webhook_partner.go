@@ -84,6 +84,17 @@ type WebhookSettingsStore interface {
 	// ReplaceWebhookSecret swaps clientID's sealed secret from old to new
 	// and reports whether it did: false when the setting changed meanwhile.
 	ReplaceWebhookSecret(ctx context.Context, clientID, old, new string) (bool, error)
+	// WebhookPause is clientID's last pause of deliveries (the zero
+	// value when it was never paused): when it ends and how many failed
+	// deliveries in a row led to it.
+	WebhookPause(ctx context.Context, clientID string) (WebhookPause, error)
+}
+
+// WebhookPause is a pause of a partner's deliveries after its receiver
+// did not answer or answered 429/503 (WebhookDispatcher).
+type WebhookPause struct {
+	Until    time.Time
+	Failures int
 }
 
 // WebhookTarget is where one partner's events go and the key they are
@@ -118,6 +129,12 @@ type WebhookView struct {
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 	// Secret is filled only in the answer that generated it.
 	Secret string `json:"secret,omitempty"`
+	// PausedUntil is set while the partner's deliveries are paused: its
+	// receiver did not answer, or answered 429 or 503, FailedInARow
+	// times in a row (the pause doubles with each). Setting the webhook
+	// again ends the pause.
+	PausedUntil  time.Time `json:"pausedUntil,omitzero"`
+	FailedInARow int       `json:"failedInARow,omitempty"`
 }
 
 const (
@@ -193,16 +210,32 @@ func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret, for
 // Get is clientID's setting as the partner sees it. The deployment
 // default's URL is not shown: it is the operator's, not the partner's.
 func (w *Webhooks) Get(ctx context.Context, clientID string) (WebhookView, error) {
+	var view WebhookView
 	set, err := w.Store.GetPartnerWebhook(ctx, clientID)
 	switch {
 	case err == nil:
-		return WebhookView{URL: set.URL, SecretSet: set.SealedSecret != "", Source: "partner", Format: webhookFormat(set.Format), UpdatedAt: set.UpdatedAt}, nil
+		view = WebhookView{URL: set.URL, SecretSet: set.SealedSecret != "", Source: "partner", Format: webhookFormat(set.Format), UpdatedAt: set.UpdatedAt}
 	case !errors.Is(err, ErrNotFound):
 		return WebhookView{}, err
 	case w.Default.URL != "":
-		return WebhookView{SecretSet: len(w.Default.Secret) > 0, Source: "default", Format: webhookFormat(w.Default.Format)}, nil
+		view = WebhookView{SecretSet: len(w.Default.Secret) > 0, Source: "default", Format: webhookFormat(w.Default.Format)}
+	default:
+		return WebhookView{Source: "none"}, nil
 	}
-	return WebhookView{Source: "none"}, nil
+	// A partner whose events stop arriving sees why here: its receiver
+	// failed and the bank waits before trying it again.
+	pause, err := w.Store.WebhookPause(ctx, clientID)
+	if err != nil {
+		return WebhookView{}, err
+	}
+	now := time.Now
+	if w.Now != nil {
+		now = w.Now
+	}
+	if pause.Until.After(now()) {
+		view.PausedUntil, view.FailedInARow = pause.Until.UTC(), pause.Failures
+	}
+	return view, nil
 }
 
 // Target resolves where clientID's events go and in which format;

@@ -91,6 +91,11 @@ func (m memWebhookStore) ReplaceWebhookSecret(_ context.Context, id, old, new st
 	return true, nil
 }
 
+// WebhookPause: the service's tests never pause a partner.
+func (m memWebhookStore) WebhookPause(context.Context, string) (WebhookPause, error) {
+	return WebhookPause{}, nil
+}
+
 func TestWebhooksTargets(t *testing.T) {
 	box, _ := NewSecretBox(bytes.Repeat([]byte{1}, WebhookKeySize))
 	store := memWebhookStore{}

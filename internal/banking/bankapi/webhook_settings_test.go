@@ -329,3 +329,36 @@ func TestWebhookRetryableCodes(t *testing.T) {
 		}
 	}
 }
+
+// GET of the setting shows a pause of the partner's deliveries while it
+// lasts, so a partner whose events stop arriving sees why; setting the
+// webhook again ends it.
+func TestWebhookSettingShowsPause(t *testing.T) {
+	e := newHookEnv(t, banking.WebhookTarget{})
+	if st, _, raw := e.do("PUT", webhookBase, "p1", `{"url":"https://one.example/hook","secret":"0123456789abcdef"}`); st != 200 {
+		t.Fatalf("put: %d %s", st, raw)
+	}
+	if st, m, raw := e.do("GET", webhookBase, "p1", ""); st != 200 || m["pausedUntil"] != nil || m["failedInARow"] != nil {
+		t.Fatalf("before any pause: %d %s", st, raw)
+	}
+	ctx := context.Background()
+	for range 2 {
+		if _, err := e.store.PauseWebhookPartner(ctx, "partner-1", payNow.Add(-time.Second), 5*time.Second, 5*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The second failure fell in the first pause: still one in a row.
+	st, m, raw := e.do("GET", webhookBase, "p1", "")
+	if st != 200 || m["pausedUntil"] != payNow.Add(4*time.Second).UTC().Format(time.RFC3339) || m["failedInARow"] != float64(1) {
+		t.Fatalf("during the pause: %d %s", st, raw)
+	}
+	if _, m, _ := e.do("GET", webhookBase, "p2", ""); m["pausedUntil"] != nil {
+		t.Fatalf("another partner sees a pause: %v", m)
+	}
+	if st, _, raw := e.do("PUT", webhookBase, "p1", `{"url":"https://one.example/hook2"}`); st != 200 {
+		t.Fatalf("put: %d %s", st, raw)
+	}
+	if st, m, raw := e.do("GET", webhookBase, "p1", ""); st != 200 || m["pausedUntil"] != nil {
+		t.Fatalf("after a new setting: %d %s", st, raw)
+	}
+}

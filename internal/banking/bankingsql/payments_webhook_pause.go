@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -135,4 +136,23 @@ func (s *PaymentStore) webhookPauses(ctx context.Context, now time.Time) (map[st
 		out[id] = time.UnixMicro(end).UTC()
 	}
 	return out, rows.Err()
+}
+
+// WebhookPause reads clientID's last pause; the zero value when it was
+// never paused.
+func (s *PaymentStore) WebhookPause(ctx context.Context, clientID string) (banking.WebhookPause, error) {
+	var p banking.WebhookPause
+	var until int64
+	err := s.db.R.QueryRowContext(ctx, `SELECT failures, paused_until FROM banking_webhook_pauses WHERE client_id = $1`, clientID).
+		Scan(&p.Failures, &until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return banking.WebhookPause{}, nil
+	}
+	if err != nil {
+		return banking.WebhookPause{}, fmt.Errorf("webhook pause: %w", err)
+	}
+	if until > 0 {
+		p.Until = time.UnixMicro(until).UTC()
+	}
+	return p, nil
 }

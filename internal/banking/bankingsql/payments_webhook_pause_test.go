@@ -91,6 +91,15 @@ func TestWebhookPauseStore(t *testing.T) {
 		if until, err := s.PauseWebhookPartner(ctx, "pa", now.Add(time.Minute), 5*time.Second, 30*time.Second); err != nil || !until.Equal(now.Add(90*time.Second)) {
 			t.Fatalf("capped pause until %v %v", until, err)
 		}
+		// The partner's view of it: when it ends and after how many
+		// failures in a row (four: the one during the first pause did
+		// not count); a partner never paused has none.
+		if p, err := s.WebhookPause(ctx, "pa"); err != nil || !p.Until.Equal(now.Add(90*time.Second)) || p.Failures != 4 {
+			t.Fatalf("pa's pause read back as %+v %v", p, err)
+		}
+		if p, err := s.WebhookPause(ctx, "never"); err != nil || p != (banking.WebhookPause{}) {
+			t.Fatalf("an unpaused partner's pause: %+v %v", p, err)
+		}
 
 		// A failure long after the last pause ended (more than max) is a
 		// new outage: its pause starts at base again.
