@@ -325,6 +325,11 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				registerClientSecretDays(fs, &days)
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
+				// The login page shows the name to the user it asks for
+				// consent; a nameless app would ask for it anonymously.
+				if a.Name == "" {
+					return nil, errors.New("--name is required")
+				}
 				if err := setClientSecretDays(id, days); err != nil {
 					return nil, err
 				}

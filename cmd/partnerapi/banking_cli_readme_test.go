@@ -88,6 +88,7 @@ func TestReadmeProvisioningRequiredFlags(t *testing.T) {
 		{"banking sign", []string{"--cert", "--key"}},
 		{"banking card add", []string{"--account", "--pan", "--holder"}},
 		{"banking app scopes", []string{"--client"}},
+		{"banking app create", []string{"--name"}},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			usage, ok := readmeUsage(block, c.cmd)
