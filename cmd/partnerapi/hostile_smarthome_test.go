@@ -157,6 +157,18 @@ func (s *smarthomeHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.path = strings.Replace(op.path, "{login}", c.user, 1)
 		r.body = `{"devices":{"l1":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
 		r.baseline = http.StatusNotFound
+	case "POST /v1/admin/agents/{login}/rename_device_request", "POST /v1/admin/agents/{login}/change_group_device_request",
+		"POST /v1/admin/agents/{login}/errors":
+		// The app's changes and error reports go through the gate too:
+		// sound ones are 404 here, broken ones the client's fault.
+		c := s.newAgent(t)
+		r.path = strings.Replace(op.path, "{login}", c.user, 1)
+		r.body = map[string]string{
+			"rename_device_request":       `{"device_id":"l1","new_name":"Лампа"}`,
+			"change_group_device_request": `{"device_id":"l1","home":"Дом","room":"Кухня"}`,
+			"errors":                      `{"topic":"up/config","errors":["unknown feature"]}`,
+		}[op.path[strings.LastIndex(op.path, "/")+1:]]
+		r.baseline = http.StatusNotFound
 	default:
 		return hostileReq{}, false
 	}
