@@ -147,6 +147,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		Errors:  mux.ErrorWriter(), // JWS for clients that asked for it, like the router's answers
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("banking"),
+		// With --tls-client-ca the partners' calls need the bank-issued
+		// certificate; the login form, which a person opens, does not.
+		BrowserPaths: bankapi.AuthorizePaths,
 	}, sidecars: append(pay.sidecars, identityPurger(identity, workers.Worker("banking-identity-purge", d.log), purgeEvery))}, nil
 }
 

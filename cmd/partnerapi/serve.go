@@ -238,7 +238,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 			closers = append(closers, b.close)
 		}
 		sidecars = append(sidecars, b.sidecars...)
-		ln, err := web.Listen(m.name(), *cfg.addrs[m.name()], b.api.BuildOn(platform), cfg.tls, log)
+		tlsFiles := cfg.tls
+		tlsFiles.BrowserPaths = b.api.BrowserPaths
+		ln, err := web.Listen(m.name(), *cfg.addrs[m.name()], b.api.BuildOn(platform), tlsFiles, log)
 		if err != nil {
 			return abandon(err)
 		}

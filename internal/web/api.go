@@ -30,6 +30,9 @@ type API struct {
 	// Prepare, when set, rewrites the request before routing (the smart-home
 	// API folds doubled slashes that real agents send).
 	Prepare func(*http.Request)
+	// BrowserPaths are served without a client certificate when the
+	// listener requires one (TLSFiles.BrowserPaths).
+	BrowserPaths []string
 }
 
 // PlatformRoutes are the routes every listener serves besides its API's

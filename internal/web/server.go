@@ -13,9 +13,14 @@ import (
 
 // TLSFiles names the certificate files of a listener. ClientCA, when set,
 // makes the listener require and verify client certificates, as the real
-// banking API does.
+// banking API does (clientcert.go).
 type TLSFiles struct {
 	Cert, Key, ClientCA string
+	// BrowserPaths are the paths a listener with ClientCA serves without
+	// a client certificate: pages a person's browser opens (the banking
+	// login form), which the provider serves from a host of its own that
+	// asks for none.
+	BrowserPaths []string
 }
 
 // Enabled reports whether HTTPS is configured.
@@ -36,11 +41,18 @@ type Listener struct {
 func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logger) (*Listener, error) {
 	var tcfg *tls.Config
 	if tlsFiles.Enabled() {
-		c, err := tlsFiles.Config(log)
+		// An HTTP listener asks for a client certificate and verifies
+		// one that is sent, but takes a connection without one, so that
+		// such a request is answered as the provider answers it
+		// (requireClientCert) rather than cut off in the handshake.
+		c, err := tlsFiles.config(log, tls.VerifyClientCertIfGiven)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		tcfg = c
+		if tlsFiles.ClientCA != "" {
+			h = requireClientCert(h, tlsFiles.BrowserPaths)
+		}
 	}
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {

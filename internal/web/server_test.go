@@ -96,14 +96,19 @@ func writeCert(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecds
 }
 
 // TestTLSWithClientCertificates checks that --tls-client-ca makes the
-// listener refuse clients without a certificate signed by that CA.
+// listener refuse clients without a certificate signed by that CA: a
+// certificate of another CA in the handshake, no certificate with the
+// provider's nginx page (400 No required SSL certificate was sent), except
+// on the browser paths and the health check.
 func TestTLSWithClientCertificates(t *testing.T) {
 	dir := t.TempDir()
 	caPath, _, ca, caKey := writeCert(t, dir, "ca", nil, nil)
+	_, _, other, otherKey := writeCert(t, dir, "other", nil, nil)
 	srvCert, srvKey, _, _ := writeCert(t, dir, "server", ca, caKey)
 	cliCert, cliKey, _, _ := writeCert(t, dir, "client", ca, caKey)
+	strangerCert, strangerKey, _, _ := writeCert(t, dir, "stranger", other, otherKey)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
-	l, err := Listen("banking", "127.0.0.1:0", h, TLSFiles{Cert: srvCert, Key: srvKey, ClientCA: caPath}, quietLog())
+	l, err := Listen("banking", "127.0.0.1:0", h, TLSFiles{Cert: srvCert, Key: srvKey, ClientCA: caPath, BrowserPaths: []string{"/login"}}, quietLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,16 +118,52 @@ func TestTLSWithClientCertificates(t *testing.T) {
 	pool.AddCert(ca)
 	url := "https://" + l.Addr().String() + "/"
 	anon := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	if resp, err := anon.Get(url); err == nil {
+	resp, err := anon.Get(url + "fintech/api/v1/payments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || string(page) != noClientCertPage || resp.Header.Get("Content-Type") != "text/html" {
+		t.Fatalf("a client without a certificate: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), page)
+	}
+	for _, open := range []string{"login", "healthz"} {
+		resp, err := anon.Get(url + open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		t.Fatal("a client without a certificate was served")
+		if resp.StatusCode != 200 || string(b) != "hello" {
+			t.Errorf("/%s without a certificate: %d %q", open, resp.StatusCode, b)
+		}
+	}
+	stranger, err := tls.LoadX509KeyPair(strangerCert, strangerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A client whose certificate the server's CA list does not name
+	// sends none (crypto/tls): it is a client without one.
+	strange := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{stranger}}}}
+	if resp, err := strange.Get(url + "fintech/api/v1/payments"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Fatalf("a client with another CA's certificate: %d", resp.StatusCode)
+		}
+	}
+	// One that sends it anyway fails the handshake.
+	forced := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &stranger, nil }}}}
+	if resp, err := forced.Get(url + "login"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a client sending another CA's certificate was served")
 	}
 	pair, err := tls.LoadX509KeyPair(cliCert, cliKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	authed := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}}}
-	resp, err := authed.Get(url)
+	resp, err = authed.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

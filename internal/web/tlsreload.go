@@ -25,15 +25,25 @@ var tlsReloadCheck = time.Second
 // under way. Files that do not load (a certificate written before its key,
 // say) leave the previous ones in place, with one warning for that state
 // of the files; the next change is tried again.
+//
+// With ClientCA the config requires and verifies a client certificate in
+// the handshake: for the gRPC port, which has no answer of its own to give
+// a connection without one. HTTP listeners take it in Listen instead.
 func (t TLSFiles) Config(log *slog.Logger) (*tls.Config, error) {
+	return t.config(log, tls.RequireAndVerifyClientCert)
+}
+
+// config is Config with the client-certificate mode used when ClientCA is
+// set.
+func (t TLSFiles) config(log *slog.Logger, mode tls.ClientAuthType) (*tls.Config, error) {
 	if t.Cert == "" || t.Key == "" {
 		return nil, errors.New("both --tls-cert and --tls-key are needed for HTTPS")
 	}
-	cfg, err := t.load()
+	cfg, err := t.load(mode)
 	if err != nil {
 		return nil, err
 	}
-	r := &reloadingTLS{files: t, log: log, seen: t.stamp()}
+	r := &reloadingTLS{files: t, mode: mode, log: log, seen: t.stamp()}
 	r.cur.Store(cfg)
 	r.next.Store(time.Now().Add(tlsReloadCheck).UnixNano())
 	// The outer config's session ticket keys are the ones every returned
@@ -42,7 +52,7 @@ func (t TLSFiles) Config(log *slog.Logger) (*tls.Config, error) {
 }
 
 // load reads the files into a config of their own.
-func (t TLSFiles) load() (*tls.Config, error) {
+func (t TLSFiles) load(mode tls.ClientAuthType) (*tls.Config, error) {
 	pair, err := tls.LoadX509KeyPair(t.Cert, t.Key)
 	if err != nil {
 		return nil, fmt.Errorf("tls key pair: %w", err)
@@ -58,7 +68,7 @@ func (t TLSFiles) load() (*tls.Config, error) {
 			return nil, fmt.Errorf("tls client ca %s: no PEM certificates", t.ClientCA)
 		}
 		cfg.ClientCAs = pool
-		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		cfg.ClientAuth = mode
 	}
 	return cfg, nil
 }
@@ -84,6 +94,7 @@ func (t TLSFiles) stamp() string {
 // its files when they change.
 type reloadingTLS struct {
 	files TLSFiles
+	mode  tls.ClientAuthType
 	log   *slog.Logger
 	cur   atomic.Pointer[tls.Config]
 	next  atomic.Int64 // when a handshake next looks at the files, in Unix ns
@@ -110,7 +121,7 @@ func (r *reloadingTLS) reload() {
 		return
 	}
 	r.seen = stamp
-	cfg, err := r.files.load()
+	cfg, err := r.files.load(r.mode)
 	if err != nil {
 		r.log.Warn("tls: the certificate files changed and do not load; the previous certificate is still served", "err", err)
 		return

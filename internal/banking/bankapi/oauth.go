@@ -13,6 +13,11 @@ import (
 	"partnerapi/internal/web"
 )
 
+// AuthorizePaths are the login form's paths: a person's browser opens them,
+// and the provider serves them without asking for a client certificate
+// (web.TLSFiles.BrowserPaths).
+var AuthorizePaths = []string{"/ic/sso/api/v2/oauth/authorize", "/ic/sbbid/api/v1/oauth/authorize", "/ic/sbbid/api/v2/oauth/authorize"}
+
 // OAuth paths (reference §3); the Node SDK uses the un-versioned token
 // path and clients use both v1 and v2 of revoke and user-info. A client
 // configured with an OAuth version N (open-condo-software/condo's
@@ -22,7 +27,7 @@ import (
 // the versions the provider's paths show, besides the older /ic/sso
 // authorize.
 func (s *server) addOAuthRoutes(mux *web.Mux) {
-	for _, p := range []string{"/ic/sso/api/v2/oauth/authorize", "/ic/sbbid/api/v1/oauth/authorize", "/ic/sbbid/api/v2/oauth/authorize"} {
+	for _, p := range AuthorizePaths {
 		// The login form posts back to the path it was shown at.
 		mux.HandleFunc("GET", p, s.authorizePage)
 		mux.HandleFunc("POST", p, s.authorizeSubmit)

@@ -1,0 +1,43 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// noClientCertPage is the answer of the provider's front (nginx with
+// ssl_verify_client on) to a request sent without a client certificate,
+// byte for byte: the reference gives the status and the reason, and a
+// partner's client that logs or matches the page sees the same.
+const noClientCertPage = "<html>\r\n<head><title>400 No required SSL certificate was sent</title></head>\r\n<body>\r\n" +
+	"<center><h1>400 Bad Request</h1></center>\r\n<center>No required SSL certificate was sent</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+
+// requireClientCert answers a request that came without a verified client
+// certificate with noClientCertPage, except on the browser paths and the
+// health check and contract, which a load balancer and a person's browser
+// reach without one. A certificate that was sent and does not verify never
+// gets here: the handshake refuses it.
+func requireClientCert(next http.Handler, browserPaths []string) http.Handler {
+	open := map[string]bool{"/healthz": true, "/openapi.yaml": true}
+	for _, p := range browserPaths {
+		open[p] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) > 0 || open[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Body != nil {
+			// Whatever the client sent is not read; the connection
+			// closes, as nginx closes it after this answer.
+			_ = r.Body.Close()
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html")
+		h.Set("Content-Length", strconv.Itoa(len(noClientCertPage)))
+		h.Set("Connection", "close")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, noClientCertPage)
+	})
+}
