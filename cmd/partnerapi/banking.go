@@ -34,6 +34,7 @@ type bankingModule struct {
 	jwsReversed bool
 	// cardNotFound is the cause of a card's 404 (reference §15 #4).
 	cardNotFound string
+	prefix       string // the API's path prefix (reference §1)
 }
 
 func (*bankingModule) name() string        { return "banking" }
@@ -44,6 +45,7 @@ func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.jwsClients, "banking-jws-required-clients", "", "comma-separated partner client_ids whose card-limit requests must be JWS (application/jose)")
 	fs.BoolVar(&m.jwsReversed, "banking-jws-reversed", false, "read card-limit JWS signatures byte-reversed (r‖s, each little-endian) instead of the CMS convention (s‖r big-endian), reference §9.6")
 	fs.StringVar(&m.cardNotFound, "banking-card-not-found-cause", bankapi.CauseCardNotFound, "cause of the 404 for an unknown card: CARD_ID_NOT_FOUND or DATA_NOT_FOUND_EXCEPTION (the provider's documents name both, reference §15 #4)")
+	fs.StringVar(&m.prefix, "banking-prefix", bankapi.DefaultPrefix, "path prefix the API is served under besides the provider's /fintech/api (reference §1: {base_url} holds it), e.g. /bank/fintech/api behind a proxy path; /openapi.yaml shows it; the OAuth paths /ic/sso/... stay")
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+bankkeys.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	registerClientSecretDays(fs, &m.secretDays) // banking_cli.go
@@ -78,6 +80,9 @@ func (m *bankingModule) contourOrDefault() (string, error) {
 }
 
 func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
+	if err := bankapi.CheckPrefix(m.prefix); err != nil {
+		return built{}, err
+	}
 	contour, err := m.contourOrDefault()
 	if err != nil {
 		return built{}, err
@@ -141,12 +146,14 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		JWS:               key,
 		CardNotFoundCause: m.cardNotFound,
 	})
+	prepare, spec := bankapi.Prefixed(m.prefix, api.Spec("banking"))
 	return built{api: web.API{
 		Name:    "banking",
 		Handler: mux,
 		Errors:  mux.ErrorWriter(), // JWS for clients that asked for it, like the router's answers
 		Health:  d.db.Ping,
-		OpenAPI: api.Spec("banking"),
+		OpenAPI: spec,
+		Prepare: prepare,
 		// With --tls-client-ca the partners' calls need the bank-issued
 		// certificate; the login form, which a person opens, does not.
 		BrowserPaths: bankapi.AuthorizePaths,
