@@ -174,6 +174,39 @@ func readmeServeFlagRows(t *testing.T) []readmeFlagRow {
 	return rows
 }
 
+// readmeListeners is the README's Listeners table: each service's default
+// address by the name in its first cell ("banking", "smart home" as
+// "smarthome", "assistant gRPC").
+func readmeListeners(t *testing.T) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start := strings.Index(readme, "## Listeners")
+	if start < 0 {
+		t.Fatal("README has no Listeners section")
+	}
+	section := readme[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[2]), "`") {
+			continue
+		}
+		name := strings.TrimSpace(cells[1])
+		if name == "smart home" {
+			name = "smarthome"
+		}
+		out[name] = strings.Trim(strings.TrimSpace(cells[2]), "`")
+	}
+	return out
+}
+
 // The README's tables under "Flags of `serve`" list exactly the flags of
 // `serve --help`: a flag added without its row, or a row left behind by a
 // removed flag, fails here.
@@ -211,11 +244,12 @@ func TestReadmeFlagTablesMatchServeFlags(t *testing.T) {
 
 // The README's default column says what `serve -h` says: a reader who
 // leaves a flag out gets the value the table promised. A row naming several
-// flags gives their defaults in order, comma-separated; an empty cell means
-// no default (empty, off, 0), as does none in a row of several; off and on are a switch's false and true;
-// DATA_DIR/... is a file the flag's empty default puts in the data
-// directory; words outside backticks ("see above", "model's", "the
-// listener") describe a default the test does not read.
+// flags gives their defaults in order, comma-separated; an empty cell, or
+// none in a row of several, means no default (empty, off, 0); off and on are
+// a switch's false and true; DATA_DIR/... is a file the flag's empty default
+// puts in the data directory; "see above" is the Listeners table's address;
+// other words outside backticks ("model's", "the listener") describe a
+// default the test does not read.
 func TestReadmeFlagDefaultsMatchServeFlags(t *testing.T) {
 	var cfg serveConfig
 	fs := serveFlags(&cfg, modules())
@@ -226,6 +260,10 @@ func TestReadmeFlagDefaultsMatchServeFlags(t *testing.T) {
 		a, errA := time.ParseDuration(readme)
 		b, errB := time.ParseDuration(def)
 		return errA == nil && errB == nil && a == b
+	}
+	listeners := readmeListeners(t)
+	if got, want := listeners["assistant gRPC"], fs.Lookup("assistant-grpc-addr").DefValue; got != want {
+		t.Errorf("README: the Listeners table has the assistant's gRPC port at %q, serve's default is %q", got, want)
 	}
 	for _, row := range readmeServeFlagRows(t) {
 		var parts []string
@@ -267,6 +305,13 @@ func TestReadmeFlagDefaultsMatchServeFlags(t *testing.T) {
 				}
 			case parts[i] == "on":
 				want = "true"
+			case parts[i] == "see above":
+				// The listen addresses: the Listeners table's.
+				var ok bool
+				if want, ok = listeners[strings.TrimSuffix(name, "-addr")]; !ok {
+					t.Errorf("README: --%s's default is \"see above\", and the Listeners table has no row for it", name)
+					continue
+				}
 			case strings.HasPrefix(parts[i], "`") && strings.HasSuffix(parts[i], "`"):
 				want = strings.Trim(parts[i], "`")
 				if strings.HasPrefix(want, "DATA_DIR/") {
