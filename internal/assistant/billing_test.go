@@ -62,13 +62,13 @@ func (r *reports) Report(err error) {
 	r.errs = append(r.errs, err)
 }
 
-func (r *reports) last() (error, int) {
+func (r *reports) last() (n int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.errs) == 0 {
-		return nil, 0
+		return 0, nil
 	}
-	return r.errs[len(r.errs)-1], len(r.errs)
+	return len(r.errs), r.errs[len(r.errs)-1]
 }
 
 // A chat that ends while the database cannot take its bill keeps its
@@ -115,7 +115,7 @@ func TestBillKeptThroughOutage(t *testing.T) {
 				t.Fatalf("during the outage: %d billed, %d kept; want 0 and 1", got, svc.KeptBills())
 			}
 			time.Sleep(50 * time.Millisecond)
-			if err, n := rep.last(); !errors.Is(err, errOutage) || n < 2 {
+			if n, err := rep.last(); !errors.Is(err, errOutage) || n < 2 {
 				t.Fatalf("reports during the outage: last %v of %d", err, n)
 			}
 			store.down.Store(false)
@@ -127,7 +127,7 @@ func TestBillKeptThroughOutage(t *testing.T) {
 			if got := billed(); got != want || svc.KeptBills() != 0 {
 				t.Fatalf("after the outage: %d billed, %d kept; want %d and 0", got, svc.KeptBills(), want)
 			}
-			if err, _ := rep.last(); err != nil {
+			if _, err := rep.last(); err != nil {
 				t.Errorf("the last report after the outage: %v", err)
 			}
 		})

@@ -15,9 +15,9 @@ import (
 	"partnerapi/internal/testenv"
 )
 
-// refused is what a query on a stopped PostgreSQL ends with, as the driver
+// errRefused is what a query on a stopped PostgreSQL ends with, as the driver
 // wraps it (sqldb.Unavailable looks at the types alone).
-var refused = fmt.Errorf("failed to connect to `user=root database=test`: %w", syscall.ECONNREFUSED)
+var errRefused = fmt.Errorf("failed to connect to `user=root database=test`: %w", syscall.ECONNREFUSED)
 
 // A run of outcomes of one worker gives one line per change, not one per
 // run: a WARN when the database first cannot be used, an INFO when a run
@@ -36,19 +36,19 @@ func TestWorkerReportsChangesOnce(t *testing.T) {
 		succeded bool // last success set
 	}{
 		{name: "all well", runs: []error{nil, nil, nil}, succeded: true},
-		{name: "an outage of ten runs", runs: []error{nil, refused, refused, refused, refused, refused, refused, refused, refused, refused, refused, nil, nil},
+		{name: "an outage of ten runs", runs: []error{nil, errRefused, errRefused, errRefused, errRefused, errRefused, errRefused, errRefused, errRefused, errRefused, errRefused, nil, nil},
 			want:    []string{"WARN w: database unavailable", "INFO w: works again"},
 			unavail: 10, succeded: true},
-		{name: "an outage still going", runs: []error{refused, refused, refused},
+		{name: "an outage still going", runs: []error{errRefused, errRefused, errRefused},
 			want: []string{"WARN w: database unavailable"}, unavail: 3, failing: true},
-		{name: "two outages", runs: []error{refused, nil, refused, refused, nil},
+		{name: "two outages", runs: []error{errRefused, nil, errRefused, errRefused, nil},
 			want:    []string{"WARN w: database unavailable", "INFO w: works again", "WARN w: database unavailable", "INFO w: works again"},
 			unavail: 3, succeded: true},
 		{name: "a bug at every tick", runs: []error{other, other, other, other}, step: time.Second,
 			want: []string{"ERROR w: failed"}, others: 4, failing: true},
 		{name: "a bug for two minutes", runs: []error{other, other, other, other, other}, step: 40 * time.Second,
 			want: []string{"ERROR w: failed", "ERROR w: failed", "ERROR w: failed"}, others: 5, failing: true},
-		{name: "an outage then a bug then well", runs: []error{refused, refused, other, nil},
+		{name: "an outage then a bug then well", runs: []error{errRefused, errRefused, other, nil},
 			want:    []string{"WARN w: database unavailable", "ERROR w: failed", "INFO w: works again"},
 			unavail: 2, others: 1, succeded: true},
 	} {
@@ -119,7 +119,7 @@ func TestMetricsSharedRegistry(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	a, b := NewMetrics(reg), NewMetrics(reg)
 	a.Worker("one", nil)
-	b.Worker("two", nil).Report(refused)
+	b.Worker("two", nil).Report(errRefused)
 	families, err := reg.Gather()
 	n := 0
 	for _, f := range families {
