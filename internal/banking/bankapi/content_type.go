@@ -36,31 +36,6 @@ func errNotJSON() error {
 // whose axios sends "application/json, text/plain, */*" and then splits
 // the body as a JWT, gets the JWT it reads. Equal weights go to the JWT.
 func prefersJSONClaims(accept []string) bool {
-	json := -1.0
-	// jwtQ holds the highest q given to */*, application/* and
-	// application/jwt, by that index; -1 means not named.
-	jwtQ := [3]float64{-1, -1, -1}
-	for _, header := range accept {
-		for _, item := range strings.Split(header, ",") {
-			mediaType, params, _ := strings.Cut(item, ";")
-			q := acceptQ(params)
-			switch strings.ToLower(strings.TrimSpace(mediaType)) {
-			case "application/json":
-				json = max(json, q)
-			case "*/*":
-				jwtQ[0] = max(jwtQ[0], q)
-			case "application/*":
-				jwtQ[1] = max(jwtQ[1], q)
-			case "application/jwt":
-				jwtQ[2] = max(jwtQ[2], q)
-			}
-		}
-	}
-	jwt := -1.0
-	for _, q := range jwtQ {
-		if q >= 0 {
-			jwt = q
-		}
-	}
+	json, jwt := acceptWeights(accept, "application/json", "application/jwt")
 	return json > 0 && json > jwt
 }

@@ -84,34 +84,43 @@ func mentionsJose(accept []string) bool {
 // JWS: a client that names application/jose at all is able to read it.
 // Wildcards alone never select JWS.
 func prefersJose(accept []string) bool {
-	jose := -1.0
-	// jsonQ holds the highest q given to */*, application/* and
-	// application/json, by that index; -1 means not named.
-	jsonQ := [3]float64{-1, -1, -1}
+	jose, json := acceptWeights(accept, joseContentType, "application/json")
+	return jose > 0 && jose >= json
+}
+
+// acceptWeights reads the Accept media ranges (RFC 9110 12.5.1) and
+// returns the weight the client gave the media type named exactly, and
+// the weight of other: that of the most specific range matching it (other
+// itself, else application/*, else */*). A type that no range matches
+// weighs -1.
+func acceptWeights(accept []string, named, other string) (namedQ, otherQ float64) {
+	namedQ = -1
+	// byRange holds the highest q given to */*, application/* and
+	// other, by that index; -1 means not named.
+	byRange := [3]float64{-1, -1, -1}
 	for _, header := range accept {
 		for _, item := range strings.Split(header, ",") {
 			mediaType, params, _ := strings.Cut(item, ";")
-			mediaType = strings.ToLower(strings.TrimSpace(mediaType))
 			q := acceptQ(params)
-			switch mediaType {
-			case joseContentType:
-				jose = max(jose, q)
+			switch strings.ToLower(strings.TrimSpace(mediaType)) {
+			case named:
+				namedQ = max(namedQ, q)
 			case "*/*":
-				jsonQ[0] = max(jsonQ[0], q)
+				byRange[0] = max(byRange[0], q)
 			case "application/*":
-				jsonQ[1] = max(jsonQ[1], q)
-			case "application/json":
-				jsonQ[2] = max(jsonQ[2], q)
+				byRange[1] = max(byRange[1], q)
+			case other:
+				byRange[2] = max(byRange[2], q)
 			}
 		}
 	}
-	json := -1.0
-	for _, q := range jsonQ {
+	otherQ = -1
+	for _, q := range byRange {
 		if q >= 0 {
-			json = q
+			otherQ = q
 		}
 	}
-	return jose > 0 && jose >= json
+	return namedQ, otherQ
 }
 
 // acceptQ reads the q parameter of one media range; a missing or
