@@ -141,9 +141,12 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, err
 	}
 	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: pay.payments, Webhooks: pay.webhooks,
-		Auth:              identity,
-		Identity:          identity,
-		JWS:               key,
+		Auth:     identity,
+		Identity: identity,
+		JWS:      key,
+		// The bank's key is the test contours' CA of certificate requests
+		// (banking/certreq.go); production issues none through the API.
+		CertRequests:      &banking.CertRequests{Store: store, Directory: store, CA: key, Contour: contour},
 		CardNotFoundCause: m.cardNotFound,
 	})
 	prepare, spec := bankapi.Prefixed(m.prefix, api.Spec("banking"))

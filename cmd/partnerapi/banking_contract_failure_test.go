@@ -17,6 +17,7 @@ var brokenTables = []string{
 	"banking_payments", "banking_payment_history", "banking_payment_numbers", "banking_accounts", "banking_certs",
 	"banking_partner_webhooks", "banking_payment_webhook_log",
 	"banking_cards", "banking_card_offer_accounts", "banking_card_limits", "banking_card_clock",
+	"banking_cert_requests",
 }
 
 // breakBankingStore renames brokenTables in the SQLite database of the
@@ -72,7 +73,7 @@ func operationRows() []bankCase {
 		"departmentalInfo": map[string]any{"drawerStatus101": "01", "kbk": banking.ENPKBK, "oktmo": "0",
 			"reasonCode106": "0", "taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "paymentKind110": nil, "uip": "0"}}
 	sign := `{"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`
-	return []bankCase{
+	return append(certRequestOperationRows(), []bankCase{
 		{name: "client-info", method: "GET", path: "/fintech/api/v1/client-info", auth: "accounts"},
 		{name: "crypto", method: "GET", path: "/fintech/api/v1/crypto", auth: "crypto"},
 		{name: "crypto eio", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "eio"},
@@ -94,5 +95,5 @@ func operationRows() []bankCase {
 		{name: "limit", method: "POST", path: cards + "/limits", auth: "cards", body: cardLimit("sbc-00001", doc, 5, banking.SandboxCertSole)},
 		{name: "limit state", method: "GET", path: cards + "/limits/" + doc + "/state", auth: "cards"},
 		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"1h"}`},
-	}
+	}...) // certRequestOperationRows: banking_contract_certreq_test.go
 }

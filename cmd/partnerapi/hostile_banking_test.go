@@ -24,7 +24,7 @@ var bankHostileScopes = func() map[string][]string {
 	anyPay := []string{banking.ScopePayDocRU, banking.ScopePayDocRUInvoice, banking.ScopePayDocRUInvoiceAny, banking.ScopePayDocRUInvoiceBudget}
 	cards := []string{banking.ScopeBusinessCardLimit}
 	const pays = "/fintech/api/v1/payments"
-	return map[string][]string{
+	m := map[string][]string{
 		"GET /fintech/api/v1/client-info":                              {banking.ScopeGetClientAccounts},
 		"GET /fintech/api/v1/crypto":                                   {banking.ScopeGetCryptoInfo},
 		"GET /fintech/api/v1/crypto/eio":                               {banking.ScopeGetCryptoInfoEIO},
@@ -49,7 +49,46 @@ var bankHostileScopes = func() map[string][]string {
 		"GET /ic/sso/api/v1/oauth/user-info":                           {banking.ScopeOpenID},
 		"GET /ic/sso/api/v2/oauth/user-info":                           {banking.ScopeOpenID},
 	}
+	for _, op := range certRequestOps() {
+		m[op] = []string{banking.ScopeGetCryptoInfo, banking.ScopeGetCryptoInfoEIO}
+	}
+	return m
 }()
+
+// certRequestOps are the certificate-request operations of the contract
+// (reference §10), under each path the SDKs use.
+func certRequestOps() []string {
+	var ops []string
+	for _, v := range []string{certReqV1, certReqV2} {
+		ops = append(ops, "POST "+v, "POST "+v+"/eio", "GET "+v+"/{externalId}/print")
+	}
+	for _, b := range []string{certReqV1, certReqV1 + "/eio"} {
+		ops = append(ops, "GET "+b+"/{externalId}/state", "POST "+b+"/{externalId}/activate")
+	}
+	return append(ops, "GET "+certReqV1+"/eio/{externalId}/print")
+}
+
+// certRequest creates a certificate request of the sandbox organisation.
+func (b *bankHostile) certRequest(t *testing.T) string {
+	t.Helper()
+	id := b.id()
+	if status, raw := b.call(t, "POST", certReqV1, b.tokens[banking.ScopeGetCryptoInfo], certReqBody(id, nil)); status != http.StatusCreated {
+		t.Fatalf("certificate request: %d %s", status, raw)
+	}
+	return id
+}
+
+// certRequestStatus is the bankStatus of a certificate request as auth
+// reads it.
+func (b *bankHostile) certRequestStatus(t *testing.T, id, auth string) string {
+	t.Helper()
+	status, raw := b.call(t, "GET", certReqV1+"/"+id+"/state", auth, "")
+	st, err := certRequestStateOf(raw)
+	if status != http.StatusOK || err != nil {
+		t.Fatalf("state of certificate request %s: %d %s", id, status, raw)
+	}
+	return st.BankStatus
+}
 
 // The second partner: an organisation of its own with an account, a user,
 // an app and an offer, whose documents the sweep's credentials (the
@@ -152,13 +191,14 @@ func (b *bankHostile) setUpOther(t *testing.T) {
 	tok := func(scope string) string {
 		return "Bearer " + cli("token", "--scope", scope, "--org", org, "--client", client)["access_token"].(string)
 	}
-	b.other["pay"], b.other["cards"] = tok(banking.ScopePayDocRU), tok(banking.ScopeBusinessCardLimit)
-	b.other["payment"], b.other["limit"] = "d0000000-0000-4000-8000-0000000000b1", "d0000000-0000-4000-8000-0000000000b2"
+	b.other["pay"], b.other["cards"], b.other["crypto"] = tok(banking.ScopePayDocRU), tok(banking.ScopeBusinessCardLimit), tok(banking.ScopeGetCryptoInfo)
+	b.other["payment"], b.other["limit"], b.other["certreq"] = "d0000000-0000-4000-8000-0000000000b1", "d0000000-0000-4000-8000-0000000000b2", "d0000000-0000-4000-8000-0000000000b3"
 	doc := bankDoc(b.other["payment"], map[string]any{"payerName": "ООО Чужой", "payerInn": otherINN, "payerKpp": otherKPP,
 		"payerAccount": otherAccount, "payerBankBic": otherBIC, "payerBankCorrAccount": otherCorr, "purpose": otherMarker})
 	for _, c := range []struct{ path, auth, body string }{
 		{"/fintech/api/v1/payments", b.other["pay"], doc},
 		{"/fintech/api/v1/business-cards/limits", b.other["cards"], cardLimit("other-card-1", b.other["limit"], 777.77)},
+		{certReqV1, b.other["crypto"], certReqBody(b.other["certreq"], map[string]any{"userName": otherMarker, "orgName": "ООО Чужой"})},
 	} {
 		if status, raw := b.call(t, "POST", c.path, c.auth, c.body); status != http.StatusCreated {
 			t.Fatalf("the second partner's POST %s: %d %s", c.path, status, raw)
@@ -299,6 +339,21 @@ func (b *bankHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.path = strings.Replace(op.path, "{externalId}", id, 1)
 	case "POST /fintech/api/sandbox/clock":
 		r.body = `{"advance":"1m"}`
+	case "POST " + certReqV1, "POST " + certReqV2, "POST " + certReqV1 + "/eio", "POST " + certReqV2 + "/eio":
+		id := b.id()
+		if strings.HasSuffix(op.path, "/eio") {
+			r.body = certReqEIOBody(id, nil)
+		} else {
+			r.body = certReqBody(id, nil)
+		}
+		r.written = b.exists(certReqV1+"/"+id+"/state", r.auth)
+	case "GET " + certReqV1 + "/{externalId}/state", "GET " + certReqV1 + "/eio/{externalId}/state",
+		"GET " + certReqV1 + "/{externalId}/print", "GET " + certReqV2 + "/{externalId}/print", "GET " + certReqV1 + "/eio/{externalId}/print":
+		r.path = strings.Replace(op.path, "{externalId}", b.certRequest(t), 1)
+	case "POST " + certReqV1 + "/{externalId}/activate", "POST " + certReqV1 + "/eio/{externalId}/activate":
+		id := b.certRequest(t)
+		r.path = strings.Replace(op.path, "{externalId}", id, 1)
+		r.written = func(t *testing.T) bool { return b.certRequestStatus(t, id, r.auth) == banking.CertRequestActivated }
 	case "GET /fintech/api/v1/client-info", "GET /fintech/api/v1/crypto", "GET /fintech/api/v1/crypto/eio",
 		"GET /fintech/api/v1/webhook", "GET /ic/sso/api/v1/oauth/user-info", "GET /ic/sso/api/v2/oauth/user-info":
 	case "GET /ic/sso/api/v2/oauth/authorize", "GET /ic/sbbid/api/v1/oauth/authorize", "GET /ic/sbbid/api/v2/oauth/authorize":
@@ -331,9 +386,17 @@ func (b *bankHostile) foreign(t *testing.T, op hostileOp) (hostileReq, bool) {
 	if strings.Contains(op.path, "/business-cards/limits/") {
 		id, owner = b.other["limit"], b.other["cards"]
 	}
+	if strings.Contains(op.path, "/cert-requests/") {
+		id, owner = b.other["certreq"], b.other["crypto"]
+	}
 	r.path = withPathParams(op, r.path, id)
-	if op.key() == "POST /fintech/api/v1/payments/{externalId}/sign" {
+	switch {
+	case op.key() == "POST /fintech/api/v1/payments/{externalId}/sign":
 		r.written = func(t *testing.T) bool { return b.state(t, id, owner) != "CREATED" }
+	case strings.HasSuffix(op.path, "/{externalId}/activate") || strings.HasSuffix(op.path, "/{externalId}/print"):
+		// Printing or activating another organisation's request would move
+		// it on from CREATED.
+		r.written = func(t *testing.T) bool { return b.certRequestStatus(t, id, owner) != banking.CertRequestCreated }
 	}
 	return r, true
 }

@@ -130,8 +130,11 @@ const certFieldMax = 254
 // CertRequests is the certificate-request service.
 type CertRequests struct {
 	Store CertRequestStore
-	Users interface {
+	// Directory finds an EIO request's user by login and the
+	// organisation the printed form names.
+	Directory interface {
 		GetUserByLogin(ctx context.Context, login string) (User, error)
+		GetOrg(ctx context.Context, id string) (Organisation, error)
 	}
 	// CA issues the certificates of activated requests (the bank's key);
 	// nil: activation is unavailable.
@@ -213,7 +216,7 @@ func (s *CertRequests) Create(ctx context.Context, p Principal, b CertRequestBod
 	}
 	owner := p.UserID
 	if eio {
-		u, err := s.Users.GetUserByLogin(ctx, b.Login)
+		u, err := s.Directory.GetUserByLogin(ctx, b.Login)
 		if errors.Is(err, ErrNotFound) || (err == nil && u.OrgID != p.OrgID) {
 			return CertRequestBody{}, Errorf(KindWorkflow, "Пользователь с логином %s не найден в организации", b.Login)
 		}
@@ -290,6 +293,19 @@ func (s *CertRequests) Print(ctx context.Context, p Principal, externalID string
 		return CertRequest{}, notFoundCertRequest(externalID)
 	}
 	return r, err
+}
+
+// PrintForm is Print answered as the paper form (certreq_form.go).
+func (s *CertRequests) PrintForm(ctx context.Context, p Principal, externalID string) ([]byte, error) {
+	r, err := s.Print(ctx, p, externalID)
+	if err != nil {
+		return nil, err
+	}
+	org, err := s.Directory.GetOrg(ctx, p.OrgID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	return CertRequestFormPDF(r, org), nil
 }
 
 // Activate issues the certificate of a request, signed by the bank's key as

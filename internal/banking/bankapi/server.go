@@ -22,6 +22,9 @@ type Deps struct {
 	Cards    *banking.Cards // business cards and limits (cards.go); nil: routes not served
 	// Payments is the payment-document service (payments.go); nil: routes not served.
 	Payments *banking.PaymentService
+	// CertRequests is the certificate-request service (certreq.go); nil:
+	// routes not served.
+	CertRequests *banking.CertRequests
 	// Webhooks is the partners' webhook settings and delivery log
 	// (webhook_settings.go); nil: routes not served.
 	Webhooks *banking.Webhooks
