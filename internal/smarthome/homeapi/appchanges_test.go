@@ -1,14 +1,11 @@
 package homeapi
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,10 +16,6 @@ import (
 
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/smarthome/homemqtt"
-	"partnerapi/internal/smarthome/homesql"
-	"partnerapi/internal/storetest"
-	"partnerapi/internal/testenv"
-	"partnerapi/internal/web"
 )
 
 // The app's changes to a device and the cloud's error reports, through
@@ -37,38 +30,8 @@ import (
 // Without the gate a sound request is 404 naming the flag, with its broker
 // away 503 with Retry-After, as commands are.
 func TestAppChangesReachTheAgent(t *testing.T) {
-	broker := testenv.StartMosquitto(t)
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	svc := smarthome.NewService(homesql.New(db))
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	adminPW, err := svc.CreateCredential(ctx, smarthome.KindAdmin, "root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agentPW, err := svc.CreateCredential(ctx, smarthome.KindAgent, "dev")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := homemqtt.Start(homemqtt.Config{Broker: broker.URL(), Endpoint: "http://127.0.0.1:9445",
-		Log: slog.New(slog.DiscardHandler)}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	serve := func(cmd smarthome.Commander) string {
-		api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Commander: cmd, Log: slog.New(slog.DiscardHandler)}), Errors: ErrorWriter()}
-		srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	}
-	gated, gateless := serve(g), serve(nil)
-	configureLamp(t, broker.URL(), g)
+	f := newGateServers(t)
+	broker, g, adminPW, agentPW, gated, gateless := f.broker, f.gate, f.adminPW, f.agentPW, f.gated, f.gateless
 	down := homemqtt.DefaultRoot + "/dev/down/"
 	agent := subscribeAgent(t, broker.URL(), down+"#")
 

@@ -23,6 +23,53 @@ import (
 	"partnerapi/internal/web"
 )
 
+// gateServers is the smart-home API over one SQLite store twice, with the
+// MQTT gate on a private Mosquitto (gated) and without one (gateless), the
+// administrator root and agent dev, whose last up/config announced a lamp.
+type gateServers struct {
+	broker           *testenv.Mosquitto
+	svc              *smarthome.Service
+	gate             *homemqtt.Gate
+	adminPW, agentPW string
+	gated, gateless  string
+}
+
+func newGateServers(t *testing.T) *gateServers {
+	t.Helper()
+	f := &gateServers{broker: testenv.StartMosquitto(t)}
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	if err := homesql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	f.svc = smarthome.NewService(homesql.New(db))
+	if err := f.svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if f.adminPW, err = f.svc.CreateCredential(ctx, smarthome.KindAdmin, "root"); err != nil {
+		t.Fatal(err)
+	}
+	if f.agentPW, err = f.svc.CreateCredential(ctx, smarthome.KindAgent, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	f.gate, err = homemqtt.Start(homemqtt.Config{Broker: f.broker.URL(), Endpoint: "http://127.0.0.1:9445",
+		Log: slog.New(slog.DiscardHandler)}, f.svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.gate.Close)
+	serve := func(cmd smarthome.Commander) string {
+		api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: f.svc, Commander: cmd, Log: slog.New(slog.DiscardHandler)}), Errors: ErrorWriter()}
+		srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	f.gated, f.gateless = serve(f.gate), serve(nil)
+	configureLamp(t, f.broker.URL(), f.gate)
+	return f
+}
+
 // A command refused because the gate is away for the moment and one
 // refused because this deployment has no gate are different answers,
 // through HTTP against a private Mosquitto: while the broker is down, a
@@ -32,34 +79,8 @@ import (
 // not offered, without Retry-After, since sending it again cannot help.
 // Once the broker is back the same command is taken (202).
 func TestCommandRefusalsTellTransientFromPermanent(t *testing.T) {
-	broker := testenv.StartMosquitto(t)
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	svc := smarthome.NewService(homesql.New(db))
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pw, err := svc.CreateCredential(ctx, smarthome.KindAdmin, "root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := homemqtt.Start(homemqtt.Config{Broker: broker.URL(), Endpoint: "http://127.0.0.1:9445",
-		Log: slog.New(slog.DiscardHandler)}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	serve := func(cmd smarthome.Commander) string {
-		api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Commander: cmd, Log: slog.New(slog.DiscardHandler)}), Errors: ErrorWriter()}
-		srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	}
-	gated, gateless := serve(g), serve(nil)
-	configureLamp(t, broker.URL(), g)
+	f := newGateServers(t)
+	broker, g, pw, gated, gateless := f.broker, f.gate, f.adminPW, f.gated, f.gateless
 
 	const command = `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
 	send := func(base string) (*http.Response, errorBody) {
