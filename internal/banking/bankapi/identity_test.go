@@ -161,13 +161,18 @@ func TestClientInfoGolden(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	// Indent the body as sent, keeping its field order.
+	identityGolden(t, "testdata/identity_client_info.golden", raw)
+}
+
+// identityGolden holds a JSON answer, indented as sent (keeping its field
+// order), to its golden file; -update-identity rewrites the file.
+func identityGolden(t *testing.T, golden string, raw []byte) {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, bytes.TrimSpace(raw), "", "  "); err != nil {
 		t.Fatal(err)
 	}
 	got := append(buf.Bytes(), '\n')
-	const golden = "testdata/identity_client_info.golden"
 	if *updateIdentity {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -178,7 +183,7 @@ func TestClientInfoGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
-		t.Fatalf("client-info differs from %s:\n%s", golden, got)
+		t.Fatalf("the answer differs from %s:\n%s", golden, got)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -48,24 +47,7 @@ func TestUserInfoGolden(t *testing.T) {
 	if h, _ := claims["HashOrgId"].(string); !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(h) {
 		t.Errorf("HashOrgId %q is not 64 lower-case hex digits", h)
 	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, bytes.TrimSpace(raw), "", "  "); err != nil {
-		t.Fatal(err)
-	}
-	got := append(buf.Bytes(), '\n')
-	const golden = "testdata/identity_user_info.golden"
-	if *updateIdentity {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Fatalf("user-info differs from %s:\n%s", golden, got)
-	}
+	identityGolden(t, "testdata/identity_user_info.golden", raw)
 }
 
 // userCryptoType follows the user's signing tool (reference §3: SMS or
