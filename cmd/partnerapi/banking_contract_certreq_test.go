@@ -67,7 +67,9 @@ func certRequestCases() []bankCase {
 	}
 	var rows []bankCase
 	for i, p := range []string{certReqV1, certReqV2, certReqV1 + "/eio", certReqV2 + "/eio"} {
-		id := func(n int) string { return "c3000000-0000-4000-8000-00000000" + string(rune('0'+i)) + "00" + string(rune('0'+n)) }
+		id := func(n int) string {
+			return "c3000000-0000-4000-8000-00000000" + string(rune('0'+i)) + "00" + string(rune('0'+n))
+		}
 		rows = append(rows, []bankCase{
 			{name: p + " create", method: "POST", path: p, auth: "crypto", body: body(p, id(1), nil), status: 201},
 			{name: p + " create with the EIO scope", method: "POST", path: p, auth: "eio", body: body(p, id(2), nil), status: 201},
@@ -88,7 +90,7 @@ func certRequestCases() []bankCase {
 	rows = append(rows,
 		bankCase{name: "create duplicate externalId", method: "POST", path: certReqV1, auth: "crypto", body: certReqBody(plain, nil), status: 400, cause: "WORKFLOW_FAULT"},
 		bankCase{name: "create with a request whose signature fails", method: "POST", path: certReqV1, auth: "crypto",
-			body: certReqBody("c3000000-0000-4000-8000-000000000071", map[string]any{"pkcs10": map[string]any{"bicryptId": "A00TEST.ИВАНОВ", "cms": bad}}),
+			body:   certReqBody("c3000000-0000-4000-8000-000000000071", map[string]any{"pkcs10": map[string]any{"bicryptId": "A00TEST.ИВАНОВ", "cms": bad}}),
 			status: 400, cause: "SIGN_CHECK_EXCEPTION"},
 		bankCase{name: "create EIO for an unknown login", method: "POST", path: certReqV1 + "/eio", auth: "crypto",
 			body: certReqEIOBody("c3000000-0000-4000-8000-000000000072", map[string]any{"login": "nobody"}), status: 400, cause: "WORKFLOW_FAULT"},
@@ -116,7 +118,9 @@ func certRequestCases() []bankCase {
 	// The successes, in the order of the state machine: state, print,
 	// state again, activate (each path activates a request of its own),
 	// then activating again.
-	created := func(i, n int) string { return "c3000000-0000-4000-8000-00000000" + string(rune('0'+i)) + "00" + string(rune('0'+n)) }
+	created := func(i, n int) string {
+		return "c3000000-0000-4000-8000-00000000" + string(rune('0'+i)) + "00" + string(rune('0'+n))
+	}
 	rows = append(rows,
 		bankCase{name: "state CREATED", method: "GET", path: certReqV1 + "/" + plain + "/state", auth: "crypto", status: 200},
 		bankCase{name: "state eio of a plain request", method: "GET", path: certReqV1 + "/eio/" + plain + "/state", auth: "eio", status: 200},
