@@ -36,15 +36,23 @@ func start(t *testing.T, engine assistant.Engine, cfg chatgrpc.Config) *env {
 // startLogged is start with the server writing its log to log.
 func startLogged(t *testing.T, engine assistant.Engine, cfg chatgrpc.Config, log *slog.Logger) *env {
 	t.Helper()
-	ctx := context.Background()
+	clock := &atomic.Int64{}
+	e := startService(t, engine, assistant.Config{
+		Now: func() time.Time { return time.Now().Add(time.Duration(clock.Load()) * time.Second) },
+	}, cfg, log)
+	e.clock = clock
+	return e
+}
+
+// startService runs the gRPC server over a service of svcCfg on a fresh
+// SQLite store.
+func startService(t *testing.T, engine assistant.Engine, svcCfg assistant.Config, cfg chatgrpc.Config, log *slog.Logger) *env {
+	t.Helper()
 	db := storetest.SQLite(t)
-	if err := assistantsql.Migrate(ctx, db); err != nil {
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{clock: &atomic.Int64{}}
-	e.svc = assistant.NewService(assistantsql.New(db), engine, assistant.Config{
-		Now: func() time.Time { return time.Now().Add(time.Duration(e.clock.Load()) * time.Second) },
-	})
+	e := &env{svc: assistant.NewService(assistantsql.New(db), engine, svcCfg)}
 	g, _ := chatgrpc.NewGRPCServer(chatgrpc.New(e.svc, log, cfg))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"partnerapi/internal/assistant"
-	"partnerapi/internal/assistant/assistantsql"
 	"partnerapi/internal/assistant/chatgrpc"
 	pb "partnerapi/internal/assistant/gigachatpb"
-	"partnerapi/internal/storetest"
 )
 
 // This file asserts facts of assistant-grpc.md that no other test of the
@@ -30,25 +26,7 @@ import (
 // model id style), which start fixes.
 func startConfigured(t *testing.T, engine assistant.Engine, cfg assistant.Config) *env {
 	t.Helper()
-	db := storetest.SQLite(t)
-	if err := assistantsql.Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	e := &env{svc: assistant.NewService(assistantsql.New(db), engine, cfg)}
-	g, _ := chatgrpc.NewGRPCServer(chatgrpc.New(e.svc, nil, chatgrpc.Config{}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go g.Serve(ln)
-	t.Cleanup(g.Stop)
-	e.conn, err = grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.conn.Close() })
-	e.chat, e.models = pb.NewChatServiceClient(e.conn), pb.NewModelsServiceClient(e.conn)
-	return e
+	return startService(t, engine, cfg, chatgrpc.Config{}, nil)
 }
 
 // TestRequestIDsEchoed: the x-request-id and x-session-id a client sends
