@@ -78,7 +78,7 @@ func CertRequestFormPDF(r CertRequest, org Organisation) []byte {
 	text := func(size, x int, s string) {
 		fmt.Fprintf(&content, "BT /F1 %d Tf %d %d Td (%s) Tj ET\n", size, x, y, pdfString(s))
 	}
-	text(14, 50, "Запрос на сертификат ключа проверки электронной подписи")
+	text(14, 50, "Запрос № "+r.Number+" на сертификат ключа проверки электронной подписи")
 	y -= 30
 	for _, l := range r.FormLines(org) {
 		text(10, 50, l.Label)
