@@ -62,6 +62,10 @@ func (w *certReqWorld) certInfos(t *testing.T, tok string) (map[string]map[strin
 	if err != nil {
 		t.Fatalf("certBank: %v", err)
 	}
+	// The issuing CA of activated requests' certificates is listed.
+	if ca, _ := m["certsCA"].([]any); len(ca) != 1 || ca[0] != m["certBank"] {
+		t.Fatalf("certsCA %v, want certBank alone", m["certsCA"])
+	}
 	out := map[string]map[string]any{}
 	for _, p := range m["cryptoProfileInfos"].([]any) {
 		profile := p.(map[string]any)

@@ -117,8 +117,11 @@ type cryptoInfo struct {
 // answers, id_tokens and webhooks (bank_key.go), so a partner can take the
 // certificate to verify them from here; certBankUuid is that certificate's
 // JWS kid, derived from the certificate itself, so it stays the same across
-// restarts and across instances given the same key file. A server built
-// without a bank key answers both empty.
+// restarts and across instances given the same key file. The same
+// certificate is certsCA's one entry: the bank's key is the CA of the
+// certificates that activated certificate requests issue (certreq.go), so
+// a partner checks their chain against it. A server built without a bank
+// key answers all three empty.
 func (s *server) cryptoInfo(w http.ResponseWriter, r *http.Request) {
 	id := s.identityOr503(w, r)
 	if id == nil {
@@ -133,6 +136,7 @@ func (s *server) cryptoInfo(w http.ResponseWriter, r *http.Request) {
 	ci := cryptoInfo{CertsCA: []string{}, CryptoProfileInfos: []cryptoProfile{}}
 	if s.JWS != nil {
 		ci.CertBank, ci.CertBankUUID = base64.StdEncoding.EncodeToString(s.JWS.Cert.Raw), s.JWS.Kid
+		ci.CertsCA = append(ci.CertsCA, ci.CertBank)
 	}
 	index := map[string]int{}
 	for _, c := range certs {
