@@ -42,12 +42,15 @@ func (s *server) addCertRequestRoutes(mux *web.Mux) {
 		base := apiPrefix + v + "/crypto/cert-requests"
 		mux.HandleFunc("POST", base, gate("cert-request-create", s.createCertRequest(false)))
 		mux.HandleFunc("POST", base+"/eio", gate("cert-request-create", s.createCertRequest(true)))
-		for _, b := range []string{base, base + "/eio"} {
-			mux.HandleFunc("GET", b+"/{externalId}/state", gate("cert-request-state", s.certRequestState))
-			mux.HandleFunc("GET", b+"/{externalId}/print", gate("cert-request-print", s.printCertRequest))
-			mux.HandleFunc("POST", b+"/{externalId}/activate", gate("cert-request-activate", s.activateCertRequest))
-		}
+		mux.HandleFunc("GET", base+"/{externalId}/print", gate("cert-request-print", s.printCertRequest))
 	}
+	// The Node SDK uses /v2 only to create and print; state and activate
+	// are /v1 in both SDKs, under the plain and the eio paths.
+	for _, b := range []string{apiPrefix + "/v1/crypto/cert-requests", apiPrefix + "/v1/crypto/cert-requests/eio"} {
+		mux.HandleFunc("GET", b+"/{externalId}/state", gate("cert-request-state", s.certRequestState))
+		mux.HandleFunc("POST", b+"/{externalId}/activate", gate("cert-request-activate", s.activateCertRequest))
+	}
+	mux.HandleFunc("GET", apiPrefix+"/v1/crypto/cert-requests/eio/{externalId}/print", gate("cert-request-print", s.printCertRequest))
 }
 
 func (s *server) createCertRequest(eio bool) principalHandler {
