@@ -13,9 +13,10 @@ import (
 const DefaultPrefix = apiPrefix
 
 // CheckPrefix checks a configured API prefix: a path of its own, starting
-// with a slash, without a trailing one, query or dot segments.
+// with a slash, without a trailing one, query or dot segments. Empty is the
+// default (a module built without its flags parsed).
 func CheckPrefix(p string) error {
-	if p == DefaultPrefix {
+	if p == DefaultPrefix || p == "" {
 		return nil
 	}
 	if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#% \t") ||
@@ -35,7 +36,7 @@ func CheckPrefix(p string) error {
 // The OAuth paths (/ic/sso/...) are not under the prefix, at the provider
 // either, and stay where they are.
 func Prefixed(prefix string, spec []byte) (prepare func(*http.Request), served []byte) {
-	if prefix == DefaultPrefix {
+	if prefix == DefaultPrefix || prefix == "" {
 		return nil, spec
 	}
 	from := prefix + "/"

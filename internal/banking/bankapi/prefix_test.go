@@ -33,7 +33,10 @@ func TestPrefixed(t *testing.T) {
 			t.Errorf("CheckPrefix(%q) = %v", bad, err)
 		}
 	}
-	for _, good := range []string{DefaultPrefix, "/bank/fintech/api", "/api"} {
+	if prepare, served := Prefixed("", spec); prepare != nil || string(served) != string(spec) {
+		t.Errorf("no prefix changes something")
+	}
+	for _, good := range []string{DefaultPrefix, "", "/bank/fintech/api", "/api"} {
 		if err := CheckPrefix(good); err != nil {
 			t.Errorf("CheckPrefix(%q) = %v", good, err)
 		}
