@@ -25,13 +25,20 @@ type certReqWorld struct {
 	tokU1, tokU2  string
 	tokB          string
 	userU2, userB string
+	orgA          string
 }
 
 func newCertReqWorld(t *testing.T) *certReqWorld {
 	t.Helper()
-	w := &certReqWorld{ts: startServer(t, "--only", "banking", "--banking-contour", banking.ContourTest)}
+	return newCertReqWorldIn(t, banking.ContourTest)
+}
+
+// newCertReqWorldIn is the world of a server in contour.
+func newCertReqWorldIn(t *testing.T, contour string) *certReqWorld {
+	t.Helper()
+	w := &certReqWorld{ts: startServer(t, "--only", "banking", "--banking-contour", contour)}
 	cli := func(args ...string) map[string]any {
-		return bankingCLI(t, "", append(args, "--data-dir", w.ts.dataDir, "--banking-contour", banking.ContourTest)...)
+		return bankingCLI(t, "", append(args, "--data-dir", w.ts.dataDir, "--banking-contour", contour)...)
 	}
 	str := func(m map[string]any, k string) string { return m[k].(string) }
 	orgA := str(cli("org", "create", "--name", "ООО А", "--inn", banking.SandboxOrgINN, "--kpp", banking.SandboxOrgKPP), "id")
@@ -45,6 +52,7 @@ func newCertReqWorld(t *testing.T) *certReqWorld {
 		return "Bearer " + str(cli("token", "--scope", "GET_CRYPTO_INFO PAY_DOC_RU", "--org", org, "--user", user, "--client", client), "access_token")
 	}
 	w.tokU1, w.tokU2, w.tokB = token(orgA, u1), token(orgA, w.userU2), token(orgB, w.userB)
+	w.orgA = orgA
 	return w
 }
 

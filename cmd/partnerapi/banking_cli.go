@@ -33,14 +33,18 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)
   id-token-key [--banking-id-token-rsa-key FILE]   (the public key verifying RS256 id_tokens, PEM)
   card add|list|set-status, clock advance DURATION   (sandbox cards; 'partnerapi banking card' for their flags)
-  webhook set|show|deliveries|reseal   (partners' webhook settings; 'partnerapi banking webhook' for their flags)`
+  webhook set|show|deliveries|reseal   (partners' webhook settings; 'partnerapi banking webhook' for their flags)
+  cert-request activate --org ORG --external-id ID [--banking-jws-key FILE]   (the bank's activation of a certificate request, in any contour)`
 
 // bankingCmd is one provisioning command: its flags and what it does with
 // the opened identity service.
 type bankingCmd struct {
 	flags func(fs *flag.FlagSet)
 	run   func(ctx context.Context, id *banking.Identity) (any, error)
-	noDB  bool
+	// withStore, when set, runs in place of run for a command that needs
+	// the store's flags too (the data directory of the bank's key).
+	withStore func(ctx context.Context, id *banking.Identity, store storeConfig) (any, error)
+	noDB      bool
 }
 
 func runBankingCLI(ctx context.Context, args []string, getenv func(string) string, sio stdio) error {
@@ -85,7 +89,13 @@ func runBankingCLI(ctx context.Context, args []string, getenv func(string) strin
 			}
 		}
 	}
-	out, err := cmd.run(ctx, id)
+	var out any
+	var err error
+	if cmd.withStore != nil {
+		out, err = cmd.withStore(ctx, id, store)
+	} else {
+		out, err = cmd.run(ctx, id)
+	}
 	if err != nil {
 		return err
 	}

@@ -313,15 +313,31 @@ func (s *CertRequests) PrintForm(ctx context.Context, p Principal, externalID st
 // sandbox and test contours issue on the API's word: in production the
 // bank activates a request once the user has brought the signed form.
 func (s *CertRequests) Activate(ctx context.Context, p Principal, externalID string) (CertRequest, error) {
+	if s.Contour == ContourProduction {
+		if _, err := s.Get(ctx, p, externalID); err != nil {
+			return CertRequest{}, err
+		}
+		return CertRequest{}, Errorf(KindWorkflow, "Сертификат активирует банк после предъявления подписанного бланка запроса %s", externalID)
+	}
+	return s.activate(ctx, p, externalID)
+}
+
+// ActivateAtBank is the bank's own activation of orgID's request, in every
+// contour: the step that follows the user bringing the signed form to the
+// bank in production, where the API refuses to activate (`partnerapi
+// banking cert-request activate`, run by the bank's staff).
+func (s *CertRequests) ActivateAtBank(ctx context.Context, orgID, externalID string) (CertRequest, error) {
+	return s.activate(ctx, Principal{OrgID: orgID}, externalID)
+}
+
+// activate issues and stores the certificate of p's organisation's request.
+func (s *CertRequests) activate(ctx context.Context, p Principal, externalID string) (CertRequest, error) {
 	r, err := s.Get(ctx, p, externalID)
 	if err != nil {
 		return CertRequest{}, err
 	}
 	if r.Status == CertRequestActivated {
 		return CertRequest{}, Errorf(KindWorkflow, "Запрос на сертификат %s уже активирован", externalID)
-	}
-	if s.Contour == ContourProduction {
-		return CertRequest{}, Errorf(KindWorkflow, "Сертификат активирует банк после предъявления подписанного бланка запроса %s", externalID)
 	}
 	if s.CA == nil {
 		return CertRequest{}, Errorf(KindUnavailable, "Удостоверяющий центр недоступен")
