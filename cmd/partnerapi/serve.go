@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"partnerapi/internal/sqldb"
@@ -366,6 +367,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 // weeks shows a leaked connection (a transaction or rows never closed) as
 // in-use connections that never come back down.
 func registerPoolMetrics(m *web.Metrics, db *sqldb.DB) {
+	if c := db.Checkpoints; c != nil {
+		m.Registry.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "partnerapi_sqlite_wal_frames",
+				Help: "Size of SQLite's WAL in pages at the last checkpoint (every 250 ms); one that only grows will fill the disk."},
+				func() float64 { return float64(c.WALFrames.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "partnerapi_sqlite_checkpoint_failures_total",
+				Help: "SQLite WAL checkpoints that failed."},
+				func() float64 { return float64(c.Failures.Load()) }))
+	}
 	if db.R == db.W {
 		m.Registry.MustRegister(collectors.NewDBStatsCollector(db.W, "pool"))
 		return

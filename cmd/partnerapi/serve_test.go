@@ -115,7 +115,8 @@ func TestServeEveryListenerAnswersPlatformRoutes(t *testing.T) {
 			if resp.StatusCode != 200 {
 				t.Fatalf("metrics: %d", resp.StatusCode)
 			}
-			for _, want := range []string{"partnerapi_build_info", "partnerapi_http_in_flight_requests", `partnerapi_http_requests_total{api="` + name + `"`} {
+			for _, want := range []string{"partnerapi_build_info", "partnerapi_http_in_flight_requests", `partnerapi_http_requests_total{api="` + name + `"`,
+				"partnerapi_sqlite_wal_frames", "partnerapi_sqlite_checkpoint_failures_total 0"} {
 				if !strings.Contains(string(body), want) {
 					t.Errorf("metrics lack %s", want)
 				}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Dialect names the engine behind a DB.
@@ -35,6 +36,8 @@ type DB struct {
 	// BeforeClose, when set, runs first in Close: an engine's background
 	// work on the pools (SQLite's checkpointer) stops before they close.
 	BeforeClose func()
+	// Checkpoints is what SQLite's checkpointer saw; nil for PostgreSQL.
+	Checkpoints *CheckpointStats
 
 	stmts  sync.Map      // SQL text → *sql.Stmt prepared on R (stmtcache.go)
 	groups groupCounters // what the group commits on this DB did (groupcommit.go)
@@ -133,4 +136,14 @@ func IsUniqueViolation(err error) bool {
 	return strings.Contains(msg, "UNIQUE constraint failed") || // SQLite
 		strings.Contains(msg, "SQLSTATE 23505") || // PostgreSQL via pgx
 		strings.Contains(msg, "duplicate key value violates unique constraint")
+}
+
+// CheckpointStats is what SQLite's checkpointer saw, for /metrics: a WAL
+// that only grows (checkpoints that fail, or a reader that never lets one
+// finish) fills the disk with no other sign until writes fail.
+type CheckpointStats struct {
+	// WALFrames is the WAL's size in frames (pages) at the last checkpoint.
+	WALFrames atomic.Int64
+	// Failures counts checkpoints that failed.
+	Failures atomic.Int64
 }

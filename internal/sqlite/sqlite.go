@@ -67,7 +67,8 @@ func OpenFile(ctx context.Context, path string) (*sqldb.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db.BeforeClose = startCheckpointer(r)
+	db.Checkpoints = &sqldb.CheckpointStats{}
+	db.BeforeClose = startCheckpointer(r, db.Checkpoints)
 	return db, nil
 }
 
@@ -92,7 +93,7 @@ const restartFrames = 2048
 // PASSIVE checkpoint never blocks the writer; pages the writer changed
 // many times between two ticks are copied once. It returns the function
 // that stops it and runs a last checkpoint.
-func startCheckpointer(r *sql.DB) (stop func()) {
+func startCheckpointer(r *sql.DB, stats *sqldb.CheckpointStats) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -102,11 +103,11 @@ func startCheckpointer(r *sql.DB) (stop func()) {
 		for {
 			select {
 			case <-done:
-				checkpoint(r, "PASSIVE")
+				checkpoint(r, "PASSIVE", stats)
 				return
 			case <-t.C:
-				if frames := checkpoint(r, "PASSIVE"); frames > restartFrames {
-					checkpoint(r, "RESTART")
+				if frames := checkpoint(r, "PASSIVE", stats); frames > restartFrames {
+					checkpoint(r, "RESTART", stats)
 				}
 			}
 		}
@@ -121,12 +122,15 @@ func startCheckpointer(r *sql.DB) (stop func()) {
 }
 
 // checkpoint runs one checkpoint of mode and returns the WAL's size in
-// frames; a failure (a busy database, say) waits for the next tick.
-func checkpoint(r *sql.DB, mode string) int {
+// frames; a failure (a busy database, say) waits for the next tick, and is
+// counted in stats.
+func checkpoint(r *sql.DB, mode string, stats *sqldb.CheckpointStats) int {
 	var busy, frames, copied int
 	if err := r.QueryRow("PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied); err != nil {
+		stats.Failures.Add(1)
 		return 0
 	}
+	stats.WALFrames.Store(int64(frames))
 	return frames
 }
 

@@ -32,9 +32,14 @@ func TestCheckpointer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	frames := checkpoint(db.R, "PASSIVE")
+	frames := checkpoint(db.R, "PASSIVE", db.Checkpoints)
 	if frames == 0 {
 		t.Fatal("the WAL held no frames after 50 commits")
+	}
+	// What /metrics reads: the WAL's size at the last checkpoint, and no
+	// failure; a checkpoint on a closed pool is one.
+	if got := db.Checkpoints.WALFrames.Load(); got != int64(frames) || db.Checkpoints.Failures.Load() != 0 {
+		t.Fatalf("stats: %d frames, %d failures; want %d and 0", got, db.Checkpoints.Failures.Load(), frames)
 	}
 	var busy, log, copied int
 	if err := db.R.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied); err != nil {
@@ -43,8 +48,14 @@ func TestCheckpointer(t *testing.T) {
 	if copied != log {
 		t.Fatalf("after a checkpoint %d of %d frames are copied", copied, log)
 	}
+	stats := db.Checkpoints
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
+	}
+	before := stats.Failures.Load()
+	checkpoint(db.R, "PASSIVE", stats)
+	if stats.Failures.Load() != before+1 {
+		t.Fatalf("a failed checkpoint is not counted: %d failures", stats.Failures.Load())
 	}
 	info, err := os.Stat(filepath.Join(dir, FileName))
 	if err != nil {
