@@ -3,16 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"partnerapi/internal/banking"
-	"partnerapi/internal/gost"
 )
 
 // In production the API does not activate a certificate request (the user
@@ -23,18 +20,8 @@ import (
 // what is wrong.
 func TestCertRequestActivatedAtBankInProduction(t *testing.T) {
 	w := newCertReqWorldIn(t, banking.ContourProduction)
-	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := gost.CreateCertificateRequest(key, "Иванов Иван Иванович", "A00TEST.ИВАНОВ И И")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const id = "f0000000-0000-4000-8000-0000000000aa"
-	body := map[string]any{"externalId": id, "number": "7", "userName": "Иванов Иван Иванович", "orgName": "ООО А",
-		"email": "ivanov@example.com", "userPosition": "Директор",
-		"pkcs10": map[string]any{"bicryptId": "A00TEST.ИВАНОВ И И", "cms": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))}}
+	_, body := ivanovCertRequest(t, id, "7")
 	if code, m := bankRequestJSON(t, "POST", w.url("/v1/crypto/cert-requests"), w.tokU1, body); code != http.StatusCreated {
 		t.Fatalf("create: %d %v", code, m)
 	}

@@ -92,6 +92,23 @@ func (w *certReqWorld) state(t *testing.T, tok, id string) (int, map[string]any)
 	return bankRequestJSON(t, "GET", w.url("/v1/crypto/cert-requests/"+id+"/state"), tok, nil)
 }
 
+// ivanovCertRequest is a new GOST key and the body of a certificate
+// request for it (PEM, as the SDK's sample), of externalId id.
+func ivanovCertRequest(t *testing.T, id, number string) (*gost.PrivateKey, map[string]any) {
+	t.Helper()
+	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := gost.CreateCertificateRequest(key, "Иванов Иван Иванович", "A00TEST.ИВАНОВ И И")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, map[string]any{"externalId": id, "number": number, "userName": "Иванов Иван Иванович", "orgName": "ООО А",
+		"email": "ivanov@example.com", "userPosition": "Директор", "bankStatus": nil, "bankComment": nil,
+		"pkcs10": map[string]any{"bicryptId": "A00TEST.ИВАНОВ И И", "cms": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))}}
+}
+
 var certUUIDInComment = regexp.MustCompile(`сертификат ([0-9a-f-]{36}) выпущен`)
 
 // TestCertRequestEndToEnd: a partner sends a user's GOST key as a PKCS#10
@@ -102,18 +119,8 @@ var certUUIDInComment = regexp.MustCompile(`сертификат ([0-9a-f-]{36})
 // are verified. None of these routes existed before.
 func TestCertRequestEndToEnd(t *testing.T) {
 	w := newCertReqWorld(t)
-	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := gost.CreateCertificateRequest(key, "Иванов Иван Иванович", "A00TEST.ИВАНОВ И И")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const id = "f0000000-0000-4000-8000-000000000001"
-	body := map[string]any{"externalId": id, "number": "1", "userName": "Иванов Иван Иванович", "orgName": "ООО А",
-		"email": "ivanov@example.com", "userPosition": "Директор", "bankStatus": nil, "bankComment": nil,
-		"pkcs10": map[string]any{"bicryptId": "A00TEST.ИВАНОВ И И", "cms": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))}}
+	key, body := ivanovCertRequest(t, id, "1")
 	before, _ := w.certInfos(t, w.tokU1)
 
 	code, created := bankRequestJSON(t, "POST", w.url("/v1/crypto/cert-requests"), w.tokU1, body)
