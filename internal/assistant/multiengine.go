@@ -12,6 +12,22 @@ import (
 type MultiEngine struct {
 	Default Engine
 	Routes  map[string]Engine
+	// Aliases serve a model under another name as well (alias → model).
+	// Real clients ask for the provider's names: the npm client, LangChain
+	// and the Python SDK send "GigaChat" when told no model, and an alias
+	// lets them run unmodified against whatever model is served. An alias
+	// names a model, never another alias, and wins over a model of its own
+	// name. Each call reaches the engine with the model's own name, and the
+	// service (usage, bills, the answer's model field) sees the alias.
+	Aliases map[string]string
+}
+
+// target is the model a name stands for: an alias's model, else the name.
+func (m *MultiEngine) target(model string) string {
+	if t, ok := m.Aliases[model]; ok {
+		return t
+	}
+	return model
 }
 
 func (m *MultiEngine) pick(model string) Engine {
@@ -50,7 +66,37 @@ func (m *MultiEngine) Models(ctx context.Context) ([]ModelInfo, error) {
 		wg.Go(func() { infos[i] = m.routedInfo(ctx, name) })
 	}
 	wg.Wait()
-	return append(out, infos...), nil
+	return m.withAliases(append(out, infos...)), nil
+}
+
+// withAliases lists each alias as its model's twin under the alias's name,
+// in place of a model of that name; an alias whose model is not listed is
+// left out, as a chat with it would find no model.
+func (m *MultiEngine) withAliases(models []ModelInfo) []ModelInfo {
+	if len(m.Aliases) == 0 {
+		return models
+	}
+	out := make([]ModelInfo, 0, len(models)+len(m.Aliases))
+	for _, mi := range models {
+		if _, shadowed := m.Aliases[mi.Name]; !shadowed {
+			out = append(out, mi)
+		}
+	}
+	names := make([]string, 0, len(m.Aliases))
+	for alias := range m.Aliases {
+		names = append(names, alias)
+	}
+	slices.Sort(names)
+	for _, alias := range names {
+		for _, mi := range models {
+			if mi.Name == m.Aliases[alias] {
+				mi.Name = alias
+				out = append(out, mi)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // ModelsOf lists what the engine serving name says of its models: the
@@ -58,6 +104,23 @@ func (m *MultiEngine) Models(ctx context.Context) ([]ModelInfo, error) {
 // its own engine, so a chat with a local model does not wait for an
 // upstream server that hangs.
 func (m *MultiEngine) ModelsOf(ctx context.Context, name string) ([]ModelInfo, error) {
+	if t, ok := m.Aliases[name]; ok {
+		ms, err := m.modelsOf(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, mi := range ms {
+			if mi.Name == t {
+				mi.Name = name
+				return []ModelInfo{mi}, nil
+			}
+		}
+		return nil, nil
+	}
+	return m.modelsOf(ctx, name)
+}
+
+func (m *MultiEngine) modelsOf(ctx context.Context, name string) ([]ModelInfo, error) {
 	if _, routed := m.Routes[name]; routed {
 		return []ModelInfo{m.routedInfo(ctx, name)}, nil
 	}
@@ -88,12 +151,14 @@ func (m *MultiEngine) routedInfo(ctx context.Context, name string) ModelInfo {
 
 // NativeFunctionCalls asks the engine serving model.
 func (m *MultiEngine) NativeFunctionCalls(model string) bool {
+	model = m.target(model)
 	n, ok := m.pick(model).(NativeFunctionCaller)
 	return ok && n.NativeFunctionCalls(model)
 }
 
 // Embed runs on the engine serving model, if it embeds.
 func (m *MultiEngine) Embed(ctx context.Context, model string, inputs []string) ([]Embedding, error) {
+	model = m.target(model)
 	e, ok := m.pick(model).(Embedder)
 	if !ok {
 		return nil, ErrNotEmbedder
@@ -103,6 +168,7 @@ func (m *MultiEngine) Embed(ctx context.Context, model string, inputs []string) 
 
 // Surprisal runs on the engine serving model, if it scores text.
 func (m *MultiEngine) Surprisal(ctx context.Context, model, text string) ([]TokenSurprisal, error) {
+	model = m.target(model)
 	e, ok := m.pick(model).(Scorer)
 	if !ok {
 		return nil, ErrNoAICheck
@@ -112,6 +178,7 @@ func (m *MultiEngine) Surprisal(ctx context.Context, model, text string) ([]Toke
 
 // CountTokens uses the tokenizer of the engine serving model.
 func (m *MultiEngine) CountTokens(ctx context.Context, model, text string) (int, error) {
+	model = m.target(model)
 	e := m.pick(model)
 	if e == nil {
 		return 0, ErrNoSuchModel
@@ -121,6 +188,7 @@ func (m *MultiEngine) CountTokens(ctx context.Context, model, text string) (int,
 
 // Generate runs on the engine serving req.Model.
 func (m *MultiEngine) Generate(ctx context.Context, req GenerateRequest, emit func(Delta) error) (Result, error) {
+	req.Model = m.target(req.Model)
 	e := m.pick(req.Model)
 	if e == nil {
 		return Result{}, ErrNoSuchModel
