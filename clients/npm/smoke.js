@@ -5,7 +5,9 @@
 const { GigaChat } = require('gigachat');
 
 async function main() {
-  const model = process.env.SMOKE_MODEL;
+  // An empty SMOKE_MODEL leaves the model to the client's default
+  // ("GigaChat"), as an application that never names one does.
+  const model = process.env.SMOKE_MODEL || undefined;
   const client = new GigaChat({
     baseUrl: process.env.SMOKE_BASE_URL,
     authUrl: process.env.SMOKE_AUTH_URL,
@@ -27,7 +29,7 @@ async function main() {
     temperature: 0,
     max_tokens: 12,
   });
-  out.chat = { content: chat.choices[0].message.content, finish: chat.choices[0].finish_reason, usage: chat.usage };
+  out.chat = { content: chat.choices[0].message.content, finish: chat.choices[0].finish_reason, usage: chat.usage, model: chat.model };
   let text = '';
   let chunks = 0;
   let finish = '';

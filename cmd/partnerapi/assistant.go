@@ -44,6 +44,7 @@ type assistantModule struct {
 	joinStep                       time.Duration
 	kvPoolIdle                     time.Duration
 	upstreams                      upstreamFlag
+	aliases                        aliasFlag
 }
 
 func (*assistantModule) name() string        { return "assistant" }
@@ -73,6 +74,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.kvCache, "assistant-kv-cache", "default", "KV cache type of the embedded engine: f16, q8 (int8, half the bytes) or default (q8 where the CPU has its AVX2 or AVX-512 kernels)")
 	fs.DurationVar(&m.joinStep, "assistant-join-step", local.DefaultJoinStep, "longest decode step of the running streams while other requests' prompts join the embedded engine's batch (the prompt chunk riding in each step is sized to it, 16–512 tokens; 0: fixed 16-token chunks)")
 	fs.DurationVar(&m.kvPoolIdle, "assistant-kv-pool-idle", local.DefaultKVPoolIdle, "how long a model's embedded engine must be idle before the KV memory finished requests left for the next ones goes back to the system (0: kept)")
+	fs.Var(&m.aliases, "assistant-model-alias", "ALIAS=MODEL: serve MODEL under the name ALIAS too, e.g. GigaChat=stories260K for clients that ask for the provider's model names (repeatable)")
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL[#model=ID&type=embedder]: serve model NAME from an OpenAI-compatible server (repeatable; a NAME given again adds a replica)")
 	m.grpc.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
@@ -138,7 +140,19 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		d.log.Warn("assistant: no models served; pull one with `partnerapi models pull hf.co/OWNER/REPO/FILE.gguf --models-dir DIR` (or copy NAME.gguf, optionally with a NAME.json manifest, into the models directory) and restart",
 			"models_dir", d.modelsDir)
 	}
+	served := make([]string, 0, len(models)+len(m.upstreams))
+	for _, mi := range models {
+		served = append(served, mi.Name)
+	}
+	for name := range m.upstreams {
+		served = append(served, name)
+	}
+	if err := m.aliases.check(served); err != nil {
+		_ = engine.Close()
+		return built{}, err
+	}
 	routed, pools := m.upstreams.route(engine, upstream.PoolOptions{Log: d.log})
+	routed = m.aliases.aliased(routed)
 	closeEngines := func() {
 		// The pools' probes stop before the local engine closes; requests
 		// are over by now (the listeners drained).
