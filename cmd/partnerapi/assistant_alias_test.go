@@ -9,11 +9,10 @@ import (
 	"time"
 )
 
-// TestAssistantModelAlias serves stories260K under the provider's name
-// GigaChat too: it is listed, resolved with or without a version, and a
-// greedy chat with it says exactly what a chat with stories260K says,
-// with the alias as the answer's model.
-func TestAssistantModelAlias(t *testing.T) {
+// aliasedServer serves stories260K also as GigaChat to a postpaid client,
+// returning the assistant's base URL and the client's authorization key.
+func aliasedServer(t *testing.T) (base, key string) {
+	t.Helper()
 	data := t.TempDir()
 	creds, err := createAssistantClient(t, data, "--scope", "ASSISTANT_API_CORP")
 	if err != nil {
@@ -21,8 +20,16 @@ func TestAssistantModelAlias(t *testing.T) {
 	}
 	ts := startServer(t, "--data-dir", data, "--models-dir", assistantModelsDir(t), "--only", "assistant",
 		"--assistant-model-alias", "GigaChat=stories260K")
-	base := ts.urls["assistant"]
-	token := assistantToken(t, base, "ASSISTANT_API_CORP", creds["authorization_key"])
+	return ts.urls["assistant"], creds["authorization_key"]
+}
+
+// TestAssistantModelAlias serves stories260K under the provider's name
+// GigaChat too: it is listed, resolved with or without a version, and a
+// greedy chat with it says exactly what a chat with stories260K says,
+// with the alias as the answer's model.
+func TestAssistantModelAlias(t *testing.T) {
+	base, key := aliasedServer(t)
+	token := assistantToken(t, base, "ASSISTANT_API_CORP", key)
 	resp, body := get(t, base+"/api/v1/models", "Authorization", "Bearer "+token)
 	var list struct{ Data []struct{ ID string } }
 	if err := json.Unmarshal(body, &list); err != nil || resp.StatusCode != 200 {
@@ -117,20 +124,14 @@ func runServeExpectError(t *testing.T, args ...string) error {
 // it says when told stories260K.
 func TestNpmClientDefaultModel(t *testing.T) {
 	node, pkg := npmClient(t, "the npm gigachat client's default-model test")
-	data := t.TempDir()
-	creds, err := createAssistantClient(t, data, "--scope", "ASSISTANT_API_CORP")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := startServer(t, "--data-dir", data, "--models-dir", assistantModelsDir(t), "--only", "assistant",
-		"--assistant-model-alias", "GigaChat=stories260K")
+	base, key := aliasedServer(t)
 	type result struct {
-		Chat struct{ Content, Model string }
+		Chat   struct{ Content, Model string }
 		Stream struct{ Content string }
 		Tokens []int
 	}
 	run := func(model string) result {
-		out, err := runClientScript(node, pkg, "smoke.js", 2*time.Minute, ts.urls["assistant"], creds["authorization_key"], "ASSISTANT_API_CORP", model)
+		out, err := runClientScript(node, pkg, "smoke.js", 2*time.Minute, base, key, "ASSISTANT_API_CORP", model)
 		var res result
 		npmResult(t, out, err, &res)
 		return res

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -55,11 +56,7 @@ func (m *MultiEngine) Models(ctx context.Context) ([]ModelInfo, error) {
 			}
 		}
 	}
-	names := make([]string, 0, len(m.Routes))
-	for name := range m.Routes {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(m.Routes))
 	infos := make([]ModelInfo, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
@@ -82,12 +79,7 @@ func (m *MultiEngine) withAliases(models []ModelInfo) []ModelInfo {
 			out = append(out, mi)
 		}
 	}
-	names := make([]string, 0, len(m.Aliases))
-	for alias := range m.Aliases {
-		names = append(names, alias)
-	}
-	slices.Sort(names)
-	for _, alias := range names {
+	for _, alias := range slices.Sorted(maps.Keys(m.Aliases)) {
 		for _, mi := range models {
 			if mi.Name == m.Aliases[alias] {
 				mi.Name = alias
