@@ -61,6 +61,18 @@ type Balance struct {
 	Tokens int64
 }
 
+// Bill is the billable tokens of one finished generation. Its ID is
+// random and made with the bill, so that the store can tell a retry of a
+// bill it has applied from a new one.
+type Bill struct {
+	ID       string
+	ClientID string
+	Model    string
+	Prepaid  bool // charged from a balance, else recorded as usage
+	Tokens   int64
+	MadeAt   time.Time
+}
+
 // UsageRecord is the postpaid consumption of one client and model.
 type UsageRecord struct {
 	Model  string
@@ -77,11 +89,18 @@ type Store interface {
 	// DeleteExpiredTokens drops tokens that expired before now.
 	DeleteExpiredTokens(ctx context.Context, now time.Time) error
 	Balances(ctx context.Context, clientID string) ([]Balance, error)
-	// Charge takes tokens from a prepaid balance, never below zero. It
-	// returns ErrPaymentRequired when the balance was already exhausted.
-	Charge(ctx context.Context, clientID, model string, tokens int64) error
-	// RecordUsage adds postpaid usage.
-	RecordUsage(ctx context.Context, clientID, model string, tokens int64) error
+	// Charge takes b.Tokens from the prepaid balance of b's client and
+	// model, never below zero. It returns ErrPaymentRequired when the
+	// balance was already exhausted. RecordUsage adds b.Tokens to the
+	// postpaid usage of b's client and model. Both apply a bill id once,
+	// writing it in the transaction that charges: a bill whose id the
+	// store has applied (its commit went through and only the answer was
+	// lost) charges nothing again and is no error.
+	Charge(ctx context.Context, b Bill) error
+	RecordUsage(ctx context.Context, b Bill) error
+	// DeleteAppliedBills forgets the ids of the applied bills made before
+	// before (AppliedBillRetention).
+	DeleteAppliedBills(ctx context.Context, before time.Time) error
 	Usage(ctx context.Context, clientID string) ([]UsageRecord, error)
 
 	// Files of a client (reference §3.9). Every read and the delete take

@@ -36,18 +36,18 @@ func (o *outageBills) fail() error {
 	return errOutage
 }
 
-func (o *outageBills) Charge(ctx context.Context, client, model string, tokens int64) error {
+func (o *outageBills) Charge(ctx context.Context, b assistant.Bill) error {
 	if err := o.fail(); err != nil {
 		return err
 	}
-	return o.Store.Charge(ctx, client, model, tokens)
+	return o.Store.Charge(ctx, b)
 }
 
-func (o *outageBills) RecordUsage(ctx context.Context, client, model string, tokens int64) error {
+func (o *outageBills) RecordUsage(ctx context.Context, b assistant.Bill) error {
 	if err := o.fail(); err != nil {
 		return err
 	}
-	return o.Store.RecordUsage(ctx, client, model, tokens)
+	return o.Store.RecordUsage(ctx, b)
 }
 
 // reports records what the billing loop reports.
@@ -169,5 +169,69 @@ func TestBillRefusedOrLostAtClose(t *testing.T) {
 	}
 	if svc.KeptBills() != 0 || spent(t, svc, p) != 0 {
 		t.Fatalf("after Close: %d kept, %d spent", svc.KeptBills(), spent(t, svc, p))
+	}
+}
+
+// lostAcks is a store whose bills commit and then fail as an outage, while
+// cut is set: the connection cut after COMMIT, the answer lost.
+type lostAcks struct {
+	assistant.Store
+	cut atomic.Bool
+}
+
+func (l *lostAcks) Charge(ctx context.Context, b assistant.Bill) error {
+	if err := l.Store.Charge(ctx, b); err != nil || !l.cut.Load() {
+		return err
+	}
+	return errOutage
+}
+
+func (l *lostAcks) RecordUsage(ctx context.Context, b assistant.Bill) error {
+	if err := l.Store.RecordUsage(ctx, b); err != nil || !l.cut.Load() {
+		return err
+	}
+	return errOutage
+}
+
+// A bill whose COMMIT reached the database but whose answer was lost is
+// kept and retried like any bill the database could not take, and the
+// retry charges nothing: the bill is charged once, not twice.
+func TestBillWithLostAcknowledgementChargedOnce(t *testing.T) {
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	store := &lostAcks{Store: assistantsql.New(db)}
+	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a", "b"}}
+	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+		BillRetry: 5 * time.Millisecond})
+	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+	store.cut.Store(true)
+	res, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil })
+	if err != nil || svc.KeptBills() != 1 {
+		t.Fatalf("Run with its bill's answer lost: %v, %d kept", err, svc.KeptBills())
+	}
+	// The retries while the answers are still lost charge nothing either.
+	time.Sleep(30 * time.Millisecond)
+	store.cut.Store(false)
+	waitKept(t, svc, 0)
+	if got, want := spent(t, svc, p), billable(res.Usage); got != want {
+		t.Fatalf("spent %d, want %d: the retry of an applied bill charged again", got, want)
+	}
+}
+
+// waitKept waits up to five seconds for svc to keep n bills.
+func waitKept(t *testing.T, svc *assistant.Service, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for svc.KeptBills() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bills kept, want %d", svc.KeptBills(), n)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -200,7 +200,7 @@ func TestCutOnTheLastTokenIsBilledOnce(t *testing.T) {
 // failingCharges is a store whose prepaid charges fail.
 type failingCharges struct{ assistant.Store }
 
-func (failingCharges) Charge(context.Context, string, string, int64) error {
+func (failingCharges) Charge(context.Context, assistant.Bill) error {
 	return errors.New("the database is gone")
 }
 

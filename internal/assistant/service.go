@@ -58,6 +58,10 @@ type Config struct {
 	// renewal of concurrent-request leases (background.Worker in serve,
 	// which logs a failing streak once and counts it).
 	Billing, Renewals Reporter
+	// Journal, when set, keeps the bills kept while the store cannot take
+	// them on local disk, and hands NewService those a previous process
+	// left (billing.go). Nil: they live in memory only.
+	Journal BillJournal
 	// LeaseTTL is how long a concurrent-request slot's lease counts in
 	// the store without renewal (DefaultLeaseTTL): how soon the slots of
 	// a process that died are free again.
@@ -105,8 +109,10 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}
-	return &Service{store: markedStore{store}, engine: engine, cfg: cfg, active: map[string]int{}, held: map[string]struct{}{},
+	s := &Service{store: markedStore{store}, engine: engine, cfg: cfg, active: map[string]int{}, held: map[string]struct{}{},
 		tokenTimes: map[string][]time.Time{}}
+	s.replayBills()
+	return s
 }
 
 // Credentials are what `client create` prints once; only hashes are stored.

@@ -63,12 +63,16 @@ func (m markedStore) Balances(ctx context.Context, clientID string) ([]Balance, 
 	return b, fromStore(err)
 }
 
-func (m markedStore) Charge(ctx context.Context, clientID, model string, tokens int64) error {
-	return fromStore(m.s.Charge(ctx, clientID, model, tokens))
+func (m markedStore) Charge(ctx context.Context, b Bill) error {
+	return fromStore(m.s.Charge(ctx, b))
 }
 
-func (m markedStore) RecordUsage(ctx context.Context, clientID, model string, tokens int64) error {
-	return fromStore(m.s.RecordUsage(ctx, clientID, model, tokens))
+func (m markedStore) RecordUsage(ctx context.Context, b Bill) error {
+	return fromStore(m.s.RecordUsage(ctx, b))
+}
+
+func (m markedStore) DeleteAppliedBills(ctx context.Context, before time.Time) error {
+	return fromStore(m.s.DeleteAppliedBills(ctx, before))
 }
 
 func (m markedStore) Usage(ctx context.Context, clientID string) ([]UsageRecord, error) {

@@ -88,7 +88,7 @@ func TestConcurrentChargesNeverBelowZero(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				err := s.Charge(ctx, "p", "m", 10)
+				err := s.Charge(ctx, assistant.Bill{ID: newBillID(), ClientID: "p", Model: "m", Prepaid: true, Tokens: 10, MadeAt: time.Now()})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {

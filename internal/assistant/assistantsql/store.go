@@ -123,25 +123,63 @@ func (s *Store) Balances(ctx context.Context, clientID string) ([]assistant.Bala
 }
 
 // Charge decrements a balance in one statement, so concurrent requests of one
-// client never lose an update; a balance never goes below zero.
-func (s *Store) Charge(ctx context.Context, clientID, model string, tokens int64) error {
+// client never lose an update; a balance never goes below zero. A bill
+// whose id was applied already charges nothing.
+func (s *Store) Charge(ctx context.Context, b assistant.Bill) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if applied, err := applyBill(ctx, tx, b); err != nil || applied {
+			return err
+		}
 		var left int64
 		err := tx.QueryRowContext(ctx, `UPDATE assistant_balances
 			SET tokens = CASE WHEN tokens > $1 THEN tokens - $1 ELSE 0 END
-			WHERE client_id = $2 AND model = $3 AND tokens > 0 RETURNING tokens`, tokens, clientID, model).Scan(&left)
+			WHERE client_id = $2 AND model = $3 AND tokens > 0 RETURNING tokens`, b.Tokens, b.ClientID, b.Model).Scan(&left)
 		if errors.Is(err, sql.ErrNoRows) {
+			// The rollback takes the bill's id back too: the bill was not
+			// applied.
 			return assistant.ErrPaymentRequired
 		}
 		return err
 	})
 }
 
-// RecordUsage adds postpaid usage.
-func (s *Store) RecordUsage(ctx context.Context, clientID, model string, tokens int64) error {
+// RecordUsage adds postpaid usage, once for a bill id.
+func (s *Store) RecordUsage(ctx context.Context, b assistant.Bill) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if applied, err := applyBill(ctx, tx, b); err != nil || applied {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO assistant_usage (client_id, model, tokens) VALUES ($1, $2, $3)
-			ON CONFLICT (client_id, model) DO UPDATE SET tokens = assistant_usage.tokens + excluded.tokens`, clientID, model, tokens)
+			ON CONFLICT (client_id, model) DO UPDATE SET tokens = assistant_usage.tokens + excluded.tokens`, b.ClientID, b.Model, b.Tokens)
+		return err
+	})
+}
+
+// applyBill records b's id in tx and reports whether it was recorded
+// already, in which case the bill must charge nothing. Two transactions
+// with one id cannot both insert it: on PostgreSQL the second waits on the
+// first's row of the unique key and then finds it, and SQLite has one
+// writer at a time.
+func applyBill(ctx context.Context, tx *sql.Tx, b assistant.Bill) (applied bool, err error) {
+	if b.ID == "" {
+		return false, errors.New("assistantsql: a bill without an id")
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO assistant_applied_bills (id, made_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`,
+		b.ID, b.MadeAt.UnixMilli())
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	return n == 0, nil
+}
+
+// DeleteAppliedBills forgets the ids of bills made before before.
+func (s *Store) DeleteAppliedBills(ctx context.Context, before time.Time) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM assistant_applied_bills WHERE made_at < $1`, before.UnixMilli())
 		return err
 	})
 }
