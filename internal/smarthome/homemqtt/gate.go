@@ -68,6 +68,21 @@ type Gate struct {
 	mu     sync.Mutex
 	agents map[string]*smarthome.Agent
 
+	// held are the agents' messages that came while the catalog could not
+	// be read, oldest first (held.go), bytes their payloads' size; busy:
+	// retryHeld is checking the first; wake tells retryHeld of a new one,
+	// done that the gate closed.
+	held struct {
+		sync.Mutex
+		queue []heldMessage
+		bytes int
+		busy  bool
+		// dropped counts the messages dropped since nothing was held.
+		dropped int
+		wake    chan struct{}
+		done    chan struct{}
+	}
+
 	// link is the connection's state as the gate logs and exports it,
 	// guarded by its mutex together with the gauge, so that the two agree.
 	link struct {
@@ -131,6 +146,7 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 		cfg.Metrics = NewMetrics(nil)
 	}
 	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}, store: mqtt.NewMemoryStore(), m: cfg.Metrics}
+	g.held.wake, g.held.done = make(chan struct{}, 1), make(chan struct{})
 	opts := mqtt.NewClientOptions().AddBroker(cfg.Broker).SetClientID(cfg.ClientID).
 		SetUsername(cfg.Username).SetPassword(cfg.Password).
 		SetCleanSession(true).SetAutoReconnect(true).SetConnectTimeout(10 * time.Second).
@@ -151,6 +167,7 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	if err := tok.Error(); err != nil {
 		return nil, fmt.Errorf("homemqtt: connect to %s: %w", cfg.Broker, err)
 	}
+	go g.retryHeld()
 	return g, nil
 }
 
@@ -164,6 +181,22 @@ func (g *Gate) Close() {
 	g.link.closed = true
 	g.setUpLocked(false)
 	g.link.Unlock()
+	g.held.Lock()
+	defer g.held.Unlock()
+	select {
+	case <-g.held.done:
+		return
+	default:
+		close(g.held.done)
+	}
+	if n := len(g.held.queue); n > 0 {
+		// They live in memory only: a gate that stops loses them, as the
+		// broker, which delivered them, will not send them again.
+		g.m.heldDropped.Add(float64(n))
+		g.cfg.Log.Warn("smarthome mqtt: gate closed with agent messages held for the catalog; they are dropped", "held", n)
+		g.held.queue, g.held.bytes = nil, 0
+		g.m.held.Set(0)
+	}
 }
 
 // Connected reports whether the gate is connected to its broker and
@@ -292,37 +325,24 @@ func (g *Gate) agent(name string) *smarthome.Agent {
 	return a
 }
 
-func (g *Gate) onMessage(c mqtt.Client, m mqtt.Message) {
-	name, kind, ok := g.agentOf(m.Topic())
-	if !ok {
-		return
-	}
-	a := g.agent(name)
-	if kind == "status" && a.AskConfig() {
-		// The cloud asks an agent for its config as the protocol does
-		// (down/config_request, answered on up/config).
-		g.publish(c, name, "config_request", []byte("{}"))
-	}
-	msg, err := Check(context.Background(), g.cat, a, kind, m.Payload())
-	if err != nil {
-		g.cfg.Log.Error("smarthome mqtt: catalog unavailable", "agent", name, "err", err)
-		return
-	}
+// answer tells the agent what its message's check found (down/errors, none
+// for a valid message) and, after a config it could read, asks for the
+// configured devices' states (down/status_request, answered on up/status),
+// as the cloud does, so that an agent's status path is checked without
+// anyone touching a device.
+func (g *Gate) answer(name, kind string, a *smarthome.Agent, msg *Message) {
 	if msg == nil {
 		g.cfg.Log.Info("smarthome mqtt: agent message valid", "agent", name, "topic", "up/"+kind)
 	} else {
 		g.cfg.Log.Info("smarthome mqtt: agent message has findings", "agent", name, "topic", "up/"+kind,
 			"errors", len(msg.Errors), "devices", len(msg.Devices))
 		body, _ := json.Marshal(msg)
-		g.publish(c, name, "errors", body)
+		g.publish(g.client, name, "errors", body)
 	}
-	// After a config it could read, the cloud asks for the configured
-	// devices' states (down/status_request, answered on up/status), so an
-	// agent's status path is checked without anyone touching a device.
 	if kind == "config" && (msg == nil || len(msg.Errors) == 0) {
 		if ids := a.Devices(); len(ids) > 0 {
 			body, _ := json.Marshal(map[string][]string{"devices": ids})
-			g.publish(c, name, "status_request", body)
+			g.publish(g.client, name, "status_request", body)
 		}
 	}
 }

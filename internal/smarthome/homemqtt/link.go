@@ -11,11 +11,16 @@ import (
 )
 
 // Metrics are the gate's series on /metrics: whether it is connected, how
-// often it reconnected, and what it dropped because the broker was away.
+// often it reconnected, what it dropped because the broker was away, and
+// the agents' messages it holds for a catalog that cannot be read.
 type Metrics struct {
 	connected  prometheus.Gauge
 	reconnects prometheus.Counter
 	dropped    *prometheus.CounterVec
+	// held: agent messages waiting for a catalog that cannot be read;
+	// heldDropped: those dropped beyond the bound or at Close (held.go).
+	held        prometheus.Gauge
+	heldDropped prometheus.Counter
 }
 
 // NewMetrics creates the gate's collectors and registers them with reg
@@ -34,12 +39,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "partnerapi_smarthome_mqtt_dropped_total",
 			Help: "Messages the smart home MQTT gate did not send because its broker was unreachable, by down/ topic (what the admin API sends, commands and the app's changes: refused to it with 503).",
 		}, []string{"topic"}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "partnerapi_smarthome_mqtt_held",
+			Help: "Agent messages (up/config, up/status) the smart home MQTT gate holds because the catalog cannot be read; they are checked, in order, once it can.",
+		}),
+		heldDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "partnerapi_smarthome_mqtt_held_dropped_total",
+			Help: "Agent messages the smart home MQTT gate dropped unchecked while the catalog could not be read: the oldest held beyond its bound (1000 messages, 8 MiB), and those still held when it stopped.",
+		}),
 	}
 	for _, kind := range []string{"commands", "errors", "status_request", "config_request", smarthome.RenameKind, smarthome.GroupKind} {
 		m.dropped.WithLabelValues(kind)
 	}
 	if reg != nil {
-		reg.MustRegister(m.connected, m.reconnects, m.dropped)
+		reg.MustRegister(m.connected, m.reconnects, m.dropped, m.held, m.heldDropped)
 	}
 	return m
 }

@@ -1,0 +1,106 @@
+package homemqtt_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/smarthome/homemqtt"
+	"partnerapi/internal/smarthome/homesql"
+	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
+)
+
+// outageStore is the real SQLite store whose database goes down on demand:
+// its change check fails with the error of a real connect to a closed port.
+type outageStore struct {
+	smarthome.Store
+	down atomic.Bool
+	err  error
+}
+
+func (s *outageStore) Stamp(ctx context.Context) (smarthome.Stamp, error) {
+	if s.down.Load() {
+		return smarthome.Stamp{}, s.err
+	}
+	return s.Store.Stamp(ctx)
+}
+
+// An agent's config and status that arrive while the catalog's store is
+// down are held, not dropped, and checked in the order they came once the
+// store is back: the status is judged against the model of the config that
+// came before it (a feature the configured model lacks is a finding, which
+// the whole catalog would not find), the config gets its status_request,
+// the gauge shows what is held meanwhile and nothing is answered before
+// the store is back.
+func TestGateHoldsAgentMessagesWhileTheCatalogIsDown(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	if err := homesql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	store := &outageStore{Store: homesql.New(db), err: storetest.UnavailableError(t)}
+	// A recheck this short asks the store on every read of the catalog.
+	svc := smarthome.NewServiceRecheck(store, time.Nanosecond)
+	if err := svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	var logs testenv.LogBuffer
+	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
+	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445",
+		Log: slog.New(slog.NewTextHandler(&logs, nil)), Metrics: homemqtt.NewMetrics(reg)}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
+	waitFor(t, "the gate to subscribe", g.Connected)
+
+	dev := newAgent(t, url, root+"/dev/down/errors", root+"/dev/down/status_request", root+"/dev/down/config_request")
+	store.down.Store(true)
+	const onOffLamp = `{"id":"lamp","name":"Lamp","default_name":"Lamp","model":{"id":"m2","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+	dev.publish(root+"/dev/up/config", `{"devices":[`+onOffLamp+`]}`, false)
+	dev.publish(root+"/dev/up/status", `{"devices":{"lamp":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"500"}}]}}}`, false)
+	waitFor(t, "two messages held", func() bool { return metric(t, reg, "partnerapi_smarthome_mqtt_held", "") == 2 })
+	select {
+	case m := <-dev.got:
+		t.Fatalf("answered while the catalog is down: %s %s", m.Topic(), m.Payload())
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	store.down.Store(false)
+	if m := dev.next(); m.Topic() != root+"/dev/down/status_request" || string(m.Payload()) != `{"devices":["lamp"]}` {
+		t.Fatalf("first answer after the store came back: %s %s, want the config's status_request", m.Topic(), m.Payload())
+	}
+	if m := dev.next(); m.Topic() != root+"/dev/down/errors" || !strings.Contains(string(m.Payload()), `"category":"light","errors":[],"unknown_features":["light_brightness"]`) {
+		t.Fatalf("second answer: %s %s, want the status's finding against the held config's model", m.Topic(), m.Payload())
+	}
+	waitFor(t, "nothing held", func() bool { return metric(t, reg, "partnerapi_smarthome_mqtt_held", "") == 0 })
+	if v := metric(t, reg, "partnerapi_smarthome_mqtt_held_dropped_total", ""); v != 0 {
+		t.Errorf("held_dropped_total %v, want 0", v)
+	}
+	for _, line := range []string{"level=WARN msg=\"smarthome mqtt: catalog unavailable; holding agent messages until it can be read\"",
+		"level=INFO msg=\"smarthome mqtt: catalog readable again; held agent messages checked\" checked=2 still_held=0 dropped=0"} {
+		if !strings.Contains(logs.String(), line) {
+			t.Errorf("no %s in the log:\n%s", line, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), storetest.DeadPassword) {
+		t.Errorf("the log shows the database password:\n%s", logs.String())
+	}
+
+	// Back to normal: a message is checked at once.
+	dev.publish(root+"/dev/up/config", `{"devices": nope}`, false)
+	if m := dev.next(); m.Topic() != root+"/dev/down/errors" {
+		t.Fatalf("answer after recovery: %s %s", m.Topic(), m.Payload())
+	}
+}
