@@ -188,6 +188,30 @@ func (c *Catalog) Without(hide []string) *Catalog {
 	return out
 }
 
+// ModelsOf lists the catalog's models of the given categories, in the
+// catalog's order (by id), for GET /v1/mqtt-gate/models?category=, an
+// extension the reference leaves room for (§8.7). A category the catalog
+// (as its profile serves it) does not have is an UnknownCategoryError,
+// the reference's 404 for an unknown category (§3), rather than an empty
+// list: a misspelt name would otherwise read as "no models", and clients
+// cache the models list for good (§8.5). A name given twice counts once.
+func (c *Catalog) ModelsOf(categories []string) ([]Model, error) {
+	want := make(map[string]bool, len(categories))
+	for _, n := range categories {
+		if c.Categories[n] == nil {
+			return nil, &UnknownCategoryError{Category: n}
+		}
+		want[n] = true
+	}
+	out := []Model{}
+	for _, m := range c.Models {
+		if want[m.Category] {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
 // FeatureRef is one entry of GET .../categories/{c}/features.
 type FeatureRef struct {
 	Name     string `json:"name"`

@@ -98,17 +98,9 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 		}
 		s.features[name] = newBody(b)
 	}
-	models := []smarthome.Model{}
-	for _, m := range c.Models {
-		if h.opt.HideAllowedValues {
-			m.AllowedValues = nil
-		}
-		models = append(models, m)
-	}
-	if b, err = encode(map[string]any{"models": models}); err != nil {
+	if s.models, err = h.renderModels(c.Models); err != nil {
 		return nil, err
 	}
-	s.models = newBody(b)
 	// Concurrent renders of one catalog produce equal bytes; a newer catalog
 	// must not be replaced by an older one.
 	for {
@@ -120,6 +112,20 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 			return s, nil
 		}
 	}
+}
+
+// renderModels encodes a list of models as GET /v1/mqtt-gate/models
+// answers it.
+func (h *handlers) renderModels(ms []smarthome.Model) (renderedBody, error) {
+	models := make([]smarthome.Model, 0, len(ms))
+	for _, m := range ms {
+		if h.opt.HideAllowedValues {
+			m.AllowedValues = nil
+		}
+		models = append(models, m)
+	}
+	b, err := encode(map[string]any{"models": models})
+	return newBody(b), err
 }
 
 func omitFalse(fs []smarthome.FeatureRef) any {
@@ -208,7 +214,51 @@ func (h *handlers) models(w http.ResponseWriter, r *http.Request) {
 		h.domainError(w, r, err)
 		return
 	}
-	serveCatalog(w, r, s, s.models)
+	categories, filtered, err := categoryFilter(r)
+	if err != nil {
+		h.domainError(w, r, err)
+		return
+	}
+	if !filtered {
+		serveCatalog(w, r, s, s.models)
+		return
+	}
+	ms, err := s.catalog.ModelsOf(categories)
+	if err != nil {
+		h.domainError(w, r, err)
+		return
+	}
+	body, err := h.renderModels(ms)
+	if err != nil {
+		h.domainError(w, r, err)
+		return
+	}
+	// The catalog version's ETag fits a filtered list too: caches key
+	// their copies by the whole URL, query included, and the list changes
+	// only with the version.
+	serveCatalog(w, r, s, body)
+}
+
+// categoryFilter reads the models listing's ?category= (the extension of
+// reference §8.7): several categories as the parameter repeated
+// (?category=light&category=socket, OpenAPI's form style) or as one
+// comma-separated value (?category=light,socket), which come to the same.
+// Without the parameter the listing is not filtered; a name left empty
+// (?category= or light,,socket) is the client's mistake, 400, not a
+// request for everything. Every other query parameter stays ignored
+// (§8.7).
+func categoryFilter(r *http.Request) (categories []string, filtered bool, err error) {
+	values, filtered := r.URL.Query()["category"]
+	for _, v := range values {
+		for n := range strings.SplitSeq(v, ",") {
+			if n == "" {
+				return nil, true, &smarthome.InvalidError{Details: []string{
+					"category must name a category: ?category=light, repeated or comma-separated for several"}}
+			}
+			categories = append(categories, n)
+		}
+	}
+	return categories, filtered, nil
 }
 
 // readBody reads a JSON request body within the platform's limit. A body
