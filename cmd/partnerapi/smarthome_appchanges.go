@@ -18,7 +18,7 @@ import (
 // The app's changes to a device and the cloud's error reports, from the
 // command line: what a user does in the provider's app, sent to an agent
 // under test. Unlike the other smarthome commands these do not open the
-// store: the MQTT gate and the agents' last configs live in the running
+// store: the MQTT gate and the agents' configs live in the running
 // serve, so they go to its admin API (POST /v1/admin/agents/{login}/…),
 // with an administrator's credentials, and print its answer.
 

@@ -75,7 +75,7 @@ func TestSmarthomeAppChangesCLI(t *testing.T) {
 	}
 
 	if _, err := run("device", "rename", "--agent", "ctl", "--device", "ghost", "--name", "G"); err == nil ||
-		!strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "device 'ghost' is not a device of the agent's last config") {
+		!strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "device 'ghost' is not a device of the agent's config") {
 		t.Errorf("rename of a device never announced: %v, want the server's 404", err)
 	}
 	if _, err := run("device", "move", "--agent", "ctl", "--device", "l1", "--home", "H"); err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "room is required") {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -29,20 +31,23 @@ type Commander interface {
 }
 
 // Agent is what the cloud side of the MQTT protocol (reference §7) knows of
-// one agent between its messages: the devices of its last up/config, each
-// with its effective model (inline, or the catalog's by model_id, as it was
-// when the config came). An up/status message names devices by id only, so
-// its values are checked against the model the agent configured each
-// device with: the model's features and allowed_values, within its
-// category; a device it never configured is checked against the whole
-// catalog. An Agent is safe for concurrent use.
+// one agent between its messages: the devices its up/config messages
+// announced, each with its effective model (inline, or the catalog's by
+// model_id, as it was when the config came). An up/status message names
+// devices by id only, so its values are checked against the model the
+// agent configured each device with: the model's features and
+// allowed_values, within its category; a device it never configured is
+// checked against the whole catalog. An Agent is safe for concurrent use.
 type Agent struct {
 	mu sync.Mutex
-	// models: device id → effective model, for the devices of the last
-	// config whose model is of a category the catalog has; announced: every
-	// device id of that config.
+	// models: device id → effective model, for the announced devices
+	// whose model is of a category the catalog has; announced: every
+	// device id the agent's configs announced.
 	models    map[string]*Model
 	announced map[string]bool
+	// latest: the devices of the latest config message that have a model
+	// of the catalog's categories, in order.
+	latest []string
 	// configured: a config was read; asked: a config was asked for since.
 	configured, asked bool
 }
@@ -62,36 +67,74 @@ func (a *Agent) AskConfig() bool {
 }
 
 // Config validates an up/config message ({"devices": [...]}) and, when it
-// parses, makes its devices the agent's configuration: devices of an
-// earlier config that this one leaves out are forgotten, as the cloud
-// forgets devices an agent stops announcing. Of two devices with one id the
+// parses, merges its devices into the agent's configuration: each device
+// it carries replaces the one of that id (or is added), and the devices it
+// leaves out are kept. Of two devices with one id in one message the
 // first counts (the second is a finding).
+//
+// A merge, not a replacement, because the protocol lets an agent send only
+// what changed. The reference gives up/config as a list of devices (§7)
+// and names the provider's page for it ([P]), which describes the list as
+// the devices "the configuration of which is transmitted" when "the user
+// changes a characteristic of one or more devices", and whose example is
+// an up/config of the one lamp that was updated. Agents do so: the
+// community agent the reference cites ([C], MQTT-SberGate) answers a
+// rename or a move (down/rename_device_request,
+// down/change_group_device_request) with an up/config of that one device.
+// Read as the whole list, such a message would make the gate forget every
+// other device of the agent: its statuses would be judged by the whole
+// catalog instead of their models, and commands, renames and moves for
+// them refused as for devices never announced. The protocol has no message
+// that removes a device, so a device stays until the gate restarts.
 func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
-	rep, models, err := c.validate(msg, func(string) known { return known{} })
+	_, earlier := a.last()
+	rep, models, err := c.validate(msg, func(string) known { return known{} }, func(id string) bool { return earlier[id] })
 	if err != nil {
 		return nil, err
 	}
 	if rep.Kind != "config" {
 		return nil, &InvalidError{Details: []string{"up/config carries a list of devices"}}
 	}
-	byID := make(map[string]*Model, len(rep.Devices))
-	announced := make(map[string]bool, len(rep.Devices))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	// The maps are replaced, never changed (last), so the merge copies.
+	byID := make(map[string]*Model, len(a.models)+len(rep.Devices))
+	maps.Copy(byID, a.models)
+	announced := make(map[string]bool, len(a.announced)+len(rep.Devices))
+	maps.Copy(announced, a.announced)
+	seen := make(map[string]bool, len(rep.Devices))
+	var latest []string
 	for i, d := range rep.Devices {
-		if d.ID == "" || announced[d.ID] {
+		if d.ID == "" || seen[d.ID] {
 			continue
 		}
+		seen[d.ID] = true
 		announced[d.ID] = true
 		if m := models[i]; m != nil && c.Categories[m.Category] != nil {
 			byID[d.ID] = m
+			latest = append(latest, d.ID)
+		} else {
+			// Announced again without a model the catalog knows: its
+			// earlier model no longer describes it.
+			delete(byID, d.ID)
 		}
 	}
-	a.mu.Lock()
-	a.models, a.announced, a.configured, a.asked = byID, announced, true, false
-	a.mu.Unlock()
+	slices.Sort(latest)
+	a.models, a.announced, a.latest, a.configured, a.asked = byID, announced, latest, true, false
 	return rep, nil
 }
 
-// Devices lists the ids of the devices of the agent's last config whose
+// Latest lists the devices of the agent's latest up/config message whose
+// model is of a category the catalog has, in order: the devices whose
+// states the cloud asks for after that message (down/status_request),
+// not every device the agent ever announced.
+func (a *Agent) Latest() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.latest)
+}
+
+// Devices lists the ids of the devices the agent's configs announced whose
 // model is of a category the catalog has, in order.
 func (a *Agent) Devices() []string {
 	a.mu.Lock()
@@ -99,8 +142,9 @@ func (a *Agent) Devices() []string {
 	return sortedKeys(a.models)
 }
 
-// last returns the agent's last config: both maps are replaced by Config,
-// never changed, so one message is checked against one config throughout.
+// last returns the agent's config as of now: both maps are replaced by
+// Config, never changed, so one message is checked against one config
+// throughout.
 func (a *Agent) last() (models map[string]*Model, announced map[string]bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -122,7 +166,7 @@ func knownOf(models map[string]*Model) func(id string) known {
 // [...]}}}) device by device, each against its configured model.
 func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {
 	models, _ := a.last()
-	rep, _, err := c.validate(msg, knownOf(models))
+	rep, _, err := c.validate(msg, knownOf(models), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +179,7 @@ func (a *Agent) Status(c *Catalog, msg []byte) (*Report, error) {
 // Command checks a down/commands message for the agent, which has the shape
 // of an up/status message ({"devices": {"<id>": {"states": [...]}}}), and
 // returns the message to publish. A command that names no device, a device
-// without states or a device the agent's last config did not announce is
+// without states or a device the agent's configs did not announce is
 // refused, and so is one whose states would not pass as the device's
 // status: an InvalidError lists every finding, one line each, so that
 // nothing the agent's devices cannot take is sent. What is sent is rebuilt
@@ -165,9 +209,9 @@ func (a *Agent) Command(c *Catalog, msg []byte) ([]byte, error) {
 		k := deviceOf(id)
 		switch {
 		case !announced[id]:
-			details = append(details, "device '"+id+"' is not a device of the agent's last config")
+			details = append(details, "device '"+id+"' is not a device of the agent's config")
 		case k.model == nil:
-			details = append(details, "device '"+id+"' has no model of the catalog's categories in the agent's last config")
+			details = append(details, "device '"+id+"' has no model of the catalog's categories in the agent's config")
 		case len(m[id].States) == 0:
 			details = append(details, "device '"+id+"': a command sets at least one state")
 		default:

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// An agent's status is checked against the categories of its last config:
-// a lamp's brightness passes and a socket's is unknown; a device of an
-// earlier config that the new one leaves out is judged by the whole
-// catalog; malformed messages are InvalidError.
+// An agent's status is checked against the categories of its config: a
+// lamp's brightness passes and a socket's is unknown; a device a later
+// config leaves out keeps its model (configs are merged); malformed
+// messages are InvalidError.
 func TestAgentConfigThenStatus(t *testing.T) {
 	c := seed(t)
 	var a Agent
@@ -24,21 +24,26 @@ func TestAgentConfigThenStatus(t *testing.T) {
 	status := `{"devices":{
 		"lamp":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"500"}}]},
 		"plug":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"500"}}]}}}`
-	rep, err = a.Status(c, []byte(status))
-	if err != nil || rep.Valid || len(rep.Devices) != 2 {
-		t.Fatalf("status: %+v, %v", rep, err)
+	judged := func(when string) {
+		t.Helper()
+		rep, err := a.Status(c, []byte(status))
+		if err != nil || rep.Valid || len(rep.Devices) != 2 {
+			t.Fatalf("status %s: %+v, %v", when, rep, err)
+		}
+		if lamp, plug := rep.Devices[0], rep.Devices[1]; !lamp.OK() || lamp.Category != "light" ||
+			len(plug.UnknownFeatures) != 1 || plug.UnknownFeatures[0] != "light_brightness" || plug.Category != "socket" {
+			t.Fatalf("%s: lamp %+v, plug %+v", when, lamp, plug)
+		}
 	}
-	if lamp, plug := rep.Devices[0], rep.Devices[1]; !lamp.OK() || lamp.Category != "light" ||
-		len(plug.UnknownFeatures) != 1 || plug.UnknownFeatures[0] != "light_brightness" || plug.Category != "socket" {
-		t.Fatalf("lamp %+v, plug %+v", lamp, plug)
-	}
-	// A new config without the plug: its brightness is now judged by the
-	// whole catalog, where the feature exists.
-	if _, err := a.Config(c, []byte(`{"devices":[{"id":"lamp","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off","light_brightness"]}}]}`)); err != nil {
+	judged("after the config")
+	// A config of the lamp alone, as an agent sends after a rename: the
+	// plug keeps its model.
+	if _, err := a.Config(c, []byte(`{"devices":[{"id":"lamp","name":"Desk lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off","light_brightness"]}}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := a.Status(c, []byte(status)); err != nil || !rep.Valid {
-		t.Fatalf("status after the plug left: %+v, %v", rep, err)
+	judged("after a config of the lamp alone")
+	if got := a.Devices(); !reflect.DeepEqual(got, []string{"lamp", "plug"}) {
+		t.Errorf("devices after a config of the lamp alone: %v", got)
 	}
 	var inv *InvalidError
 	for _, bad := range []string{`not json`, `{"devices":{"lamp":{}}}`, `{}`} {
@@ -177,4 +182,89 @@ func FuzzAgent(f *testing.F) {
 			t.Fatalf("rebuilt command %s is not stable: %s, %v", out, again, err)
 		}
 	})
+}
+
+// An up/config of one device, as the community agent sends after a
+// rename or a move (MQTT-SberGate answers down/rename_device_request with
+// up/config of that device alone), updates that device and keeps the
+// others: the renamed device's new model applies to its statuses, a
+// command to another device still goes out, and a hub's child sent alone
+// may name the hub of an earlier config as its parent_id, which the
+// stateless validation of one message still refuses.
+func TestAgentConfigOfOneDeviceIsMerged(t *testing.T) {
+	c := seed(t)
+	var a Agent
+	const (
+		hub   = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
+		lamp  = `{"id":"lamp","parent_id":"hub","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+		plug  = `{"id":"plug","parent_id":"hub","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
+		lamp2 = `{"id":"lamp","parent_id":"hub","name":"Desk lamp","default_name":"Lamp","model":{"id":"m3","manufacturer":"M","model":"L2","category":"light","features":["online","on_off","light_brightness"]}}`
+	)
+	if rep, err := a.Config(c, []byte(`{"devices":[`+hub+`,`+lamp+`,`+plug+`]}`)); err != nil || !rep.Valid {
+		t.Fatalf("whole config: %+v, %v", rep, err)
+	}
+	renamed := `{"devices":[` + lamp2 + `]}`
+	if rep, err := a.Config(c, []byte(renamed)); err != nil || !rep.Valid {
+		t.Fatalf("config of the renamed lamp alone: %+v, %v", rep, err)
+	}
+	if got := a.Devices(); !reflect.DeepEqual(got, []string{"hub", "lamp", "plug"}) {
+		t.Errorf("devices after the one-device config: %v, want all three", got)
+	}
+	rep, err := a.Status(c, []byte(`{"devices":{"lamp":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"500"}}]}}}`))
+	if err != nil || !rep.Valid {
+		t.Errorf("the lamp's brightness under its new model: %+v, %v", rep, err)
+	}
+	if _, err := a.Command(c, []byte(`{"devices":{"plug":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`)); err != nil {
+		t.Errorf("command to the plug the one-device config left out: %v", err)
+	}
+	if _, err := a.Rename([]byte(`{"device_id":"plug","new_name":"P"}`)); err != nil {
+		t.Errorf("rename of the plug: %v", err)
+	}
+	// The stateless check of the message alone knows no earlier config.
+	if rep, err := c.Validate([]byte(renamed), ""); err != nil || rep.Valid ||
+		!reflect.DeepEqual(rep.Devices[0].Errors, []string{"parent_id 'hub' is not another device of this config"}) {
+		t.Errorf("validation of the one-device config alone: %+v, %v", rep, err)
+	}
+	// A parent the agent never announced is still a finding.
+	rep, err = a.Config(c, []byte(`{"devices":[{"id":"x","parent_id":"nohub","name":"X","default_name":"X","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}]}`))
+	if err != nil || rep.Valid || !reflect.DeepEqual(rep.Devices[0].Errors, []string{"parent_id 'nohub' is not another device of the agent's config"}) {
+		t.Errorf("a parent never announced: %+v, %v", rep, err)
+	}
+	// A device announced again without a model the catalog has loses the
+	// model it had: its statuses are judged by the whole catalog again.
+	if _, err := a.Config(c, []byte(`{"devices":[{"id":"plug","name":"Plug","default_name":"Plug","model_id":"nope"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Devices(); !reflect.DeepEqual(got, []string{"hub", "lamp", "x"}) {
+		t.Errorf("devices with a model after the plug lost its: %v", got)
+	}
+}
+
+// Latest names the devices of the latest config message alone (those with
+// a model of the catalog's categories), which the gate asks the states of;
+// Devices names every device the merged configs gave a model.
+func TestAgentLatest(t *testing.T) {
+	c := seed(t)
+	var a Agent
+	for _, tc := range []struct {
+		config         string
+		latest, merged []string
+	}{
+		{`{"devices":[{"id":"b","name":"B","default_name":"B","model":{"id":"m","manufacturer":"M","model":"X","category":"hub","features":["online"]}},` +
+			`{"id":"a","name":"A","default_name":"A","model":{"id":"m","manufacturer":"M","model":"X","category":"hub","features":["online"]}}]}`,
+			[]string{"a", "b"}, []string{"a", "b"}},
+		{`{"devices":[{"id":"c","name":"C","default_name":"C","model":{"id":"m","manufacturer":"M","model":"X","category":"hub","features":["online"]}}]}`,
+			[]string{"c"}, []string{"a", "b", "c"}},
+		{`{"devices":[{"id":"d","name":"D","default_name":"D","model_id":"nope"}]}`, nil, []string{"a", "b", "c"}},
+	} {
+		if _, err := a.Config(c, []byte(tc.config)); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Latest(); !reflect.DeepEqual(got, tc.latest) {
+			t.Errorf("%s: latest %v, want %v", tc.config, got, tc.latest)
+		}
+		if got := a.Devices(); !reflect.DeepEqual(got, tc.merged) {
+			t.Errorf("%s: devices %v, want %v", tc.config, got, tc.merged)
+		}
+	}
 }

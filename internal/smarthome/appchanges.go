@@ -28,7 +28,7 @@ import (
 //
 // The agent is the source of truth for its config (reference §7: the cloud
 // reads devices from up/config), so the gate keeps nothing of a change: it
-// checks the device against the agent's last up/config and forwards the
+// checks the device against the agent's up/config and forwards the
 // change, and the agent's next up/config carries the new name or room, which
 // the gate then reads like any config.
 
@@ -58,13 +58,13 @@ type GroupRequest struct {
 	Room     string `json:"room"`
 }
 
-// UnknownDeviceError is a change to a device that the agent's last up/config
+// UnknownDeviceError is a change to a device that the agent's up/config
 // did not announce (or an agent that sent none): an ErrNotFound naming the
 // device.
 type UnknownDeviceError struct{ Device string }
 
 func (e *UnknownDeviceError) Error() string {
-	return "device '" + e.Device + "' is not a device of the agent's last config"
+	return "device '" + e.Device + "' is not a device of the agent's config"
 }
 
 // Is makes an UnknownDeviceError an ErrNotFound.
@@ -102,7 +102,7 @@ func ParseGroup(msg []byte) (GroupRequest, error) {
 	return g, nil
 }
 
-// Rename checks a rename against the agent's last config and returns the
+// Rename checks a rename against the agent's config and returns the
 // message to publish, rebuilt from the parsed fields.
 func (a *Agent) Rename(msg []byte) ([]byte, error) {
 	r, err := ParseRename(msg)
@@ -116,7 +116,7 @@ func (a *Agent) Rename(msg []byte) ([]byte, error) {
 }
 
 // ChangeGroup checks a move to another home or room against the agent's
-// last config and returns the message to publish, rebuilt from the parsed
+// config and returns the message to publish, rebuilt from the parsed
 // fields.
 func (a *Agent) ChangeGroup(msg []byte) ([]byte, error) {
 	g, err := ParseGroup(msg)
@@ -129,7 +129,7 @@ func (a *Agent) ChangeGroup(msg []byte) ([]byte, error) {
 	return marshalMessage(g)
 }
 
-// checkAnnounced is nil when the agent's last config announced the device,
+// checkAnnounced is nil when the agent's config announced the device,
 // whatever its model: the app lists, names and places every device the
 // agent announces.
 func (a *Agent) checkAnnounced(id string) error {

@@ -9,10 +9,10 @@ import (
 	"unicode/utf8"
 )
 
-// The app's changes go only to devices of the agent's last config, any of
-// them whatever its model (a device of a category the catalog lacks is
-// still listed and named in the app); one the agent stopped announcing is
-// not found any more.
+// The app's changes go only to devices the agent's configs announced, any
+// of them whatever its model (a device of a category the catalog lacks is
+// still listed and named in the app), including one a later config of
+// other devices left out: configs are merged.
 func TestAgentRenameAndChangeGroup(t *testing.T) {
 	c := seed(t)
 	var a Agent
@@ -38,9 +38,12 @@ func TestAgentRenameAndChangeGroup(t *testing.T) {
 	if _, err := a.Config(c, []byte(`{"devices":[{"id":"lamp","name":"Lamp","default_name":"Lamp","model_id":"nope"}]}`)); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := a.ChangeGroup([]byte(`{"device_id":"odd","home":"H","room":"R"}`)); err != nil {
+		t.Errorf("move of a device the last config left out: %v", err)
+	}
 	var unknown *UnknownDeviceError
-	if _, err := a.ChangeGroup([]byte(`{"device_id":"odd","home":"H","room":"R"}`)); !errors.As(err, &unknown) || unknown.Device != "odd" {
-		t.Errorf("move of a device the last config left out: %v, want UnknownDeviceError naming it", err)
+	if _, err := a.ChangeGroup([]byte(`{"device_id":"ghost","home":"H","room":"R"}`)); !errors.As(err, &unknown) || unknown.Device != "ghost" {
+		t.Errorf("move of a device never announced: %v, want UnknownDeviceError naming it", err)
 	}
 	if _, err := a.Rename([]byte(`{"device_id":"lamp","new_name":"L"}`)); err != nil {
 		t.Errorf("rename of a device whose model is unknown: %v", err)

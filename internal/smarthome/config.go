@@ -35,11 +35,17 @@ const maxPartnerMeta = 1024
 // Severities follow the reference: what §7 and the provider's device
 // object mark mandatory (id, name, default_name; an inline model's id,
 // manufacturer and model, §5), a second device with one id and a parent_id
-// that names no device of the config are errors; one model id given with
+// that names no other device of the config (or of the agent's earlier
+// ones) are errors; one model id given with
 // two feature sets is a warning, because it breaks nothing the protocol
 // states: integrators report that the provider caches models by id (§7,
 // [C]), so one of the devices would be shown with the other's features.
-func (c *Catalog) checkConfig(devs json.RawMessage) ([]DeviceReport, []*Model, error) {
+//
+// earlier says whether an id is a device the agent announced in an earlier
+// config (nil: none, as for POST /v1/mqtt-gate/validate, which knows no
+// agent): an agent may send only the devices that changed (see Agent
+// Config), so a child's parent_id may name a hub of an earlier message.
+func (c *Catalog) checkConfig(devs json.RawMessage, earlier func(id string) bool) ([]DeviceReport, []*Model, error) {
 	var list []configDevice
 	if err := json.Unmarshal(devs, &list); err != nil {
 		return nil, nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
@@ -72,8 +78,12 @@ func (c *Catalog) checkConfig(devs json.RawMessage) ([]DeviceReport, []*Model, e
 	byModel := map[string]first{}
 	for i, d := range list {
 		r := &reps[i]
-		if d.ParentID != "" && (d.ParentID == d.ID || !ids[d.ParentID]) {
-			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of this config", d.ParentID))
+		if d.ParentID != "" && (d.ParentID == d.ID || !ids[d.ParentID] && (earlier == nil || !earlier(d.ParentID))) {
+			what := "this config"
+			if earlier != nil {
+				what = "the agent's config"
+			}
+			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of %s", d.ParentID, what))
 		}
 		m := models[i]
 		if m == nil || m.ID == "" {

@@ -78,12 +78,12 @@ type Report struct {
 // checked against the whole catalog.
 func (c *Catalog) Validate(msg []byte, category string) (*Report, error) {
 	if category != "" && c.Categories[category] == nil {
-		if _, _, err := c.validate(msg, func(string) known { return known{} }); err != nil {
+		if _, _, err := c.validate(msg, func(string) known { return known{} }, nil); err != nil {
 			return nil, err // a malformed body is reported before the category
 		}
 		return nil, &UnknownCategoryError{Category: category}
 	}
-	rep, _, err := c.validate(msg, func(string) known { return known{category: category} })
+	rep, _, err := c.validate(msg, func(string) known { return known{category: category} }, nil)
 	return rep, err
 }
 
@@ -97,11 +97,14 @@ type known struct {
 }
 
 // validate is Validate with what is known of each status device given by
-// deviceOf, which an Agent answers from its last config. For a config it
+// deviceOf, which an Agent answers from its config. For a config it
 // also returns each device's effective model (inline, or the catalog's by
 // model_id), aligned with the report's devices: nil where the device has
 // none.
-func (c *Catalog) validate(msg []byte, deviceOf func(id string) known) (*Report, []*Model, error) {
+//
+// earlier says, for a config, which devices the agent announced before
+// (checkConfig); nil for none.
+func (c *Catalog) validate(msg []byte, deviceOf func(id string) known, earlier func(id string) bool) (*Report, []*Model, error) {
 	devs, err := devicesOf(msg)
 	if err != nil {
 		return nil, nil, err
@@ -111,7 +114,7 @@ func (c *Catalog) validate(msg []byte, deviceOf func(id string) known) (*Report,
 	switch devs[0] {
 	case '[':
 		rep.Kind = "config"
-		if rep.Devices, models, err = c.checkConfig(devs); err != nil {
+		if rep.Devices, models, err = c.checkConfig(devs, earlier); err != nil {
 			return nil, nil, err
 		}
 	case '{':

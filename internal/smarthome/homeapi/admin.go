@@ -132,7 +132,7 @@ func (h *handlers) deleteAgent(w http.ResponseWriter, r *http.Request) {
 
 // command sends a down/commands message to the agent named in the path
 // through the MQTT gate, after checking it against the categories of the
-// agent's last config: what the provider's app does when a user switches
+// agent's config: what the provider's app does when a user switches
 // a device, for agents under development.
 func (h *handlers) command(w http.ResponseWriter, r *http.Request) {
 	body, ok := readBody(w, r)

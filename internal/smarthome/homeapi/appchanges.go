@@ -28,7 +28,7 @@ func (h *handlers) reportErrors(w http.ResponseWriter, r *http.Request) {
 // request itself (a login no agent can have, a body that is not the
 // message) is 400 whether or not the gate runs; a sound request then waits
 // on the gate, 404 when serve runs none, 404 too for a device the agent's
-// last up/config did not announce, 503 with Retry-After while the broker is
+// up/config messages did not announce, 503 with Retry-After while the broker is
 // away (domainError), and 202 with the topic once the broker took it.
 func (h *handlers) appChange(w http.ResponseWriter, r *http.Request, kind string, parse func([]byte) error) {
 	body, ok := readBody(w, r)

@@ -87,9 +87,9 @@ func TestAppChangesReachTheAgent(t *testing.T) {
 		status                                  int
 		says                                    string
 	}{
-		{"rename of a device never configured", gated, rename, "root", adminPW, `{"device_id":"ghost","new_name":"G"}`, 404, "device 'ghost' is not a device of the agent's last config (agent 'dev')"},
+		{"rename of a device never configured", gated, rename, "root", adminPW, `{"device_id":"ghost","new_name":"G"}`, 404, "device 'ghost' is not a device of the agent's config (agent 'dev')"},
 		{"move of a device never configured", gated, group, "root", adminPW, `{"device_id":"ghost","home":"H","room":"R"}`, 404, "device 'ghost'"},
-		{"rename for an agent without a config", gated, "/v1/admin/agents/other/rename_device_request", "root", adminPW, `{"device_id":"lamp","new_name":"L"}`, 404, "device 'lamp' is not a device of the agent's last config (agent 'other')"},
+		{"rename for an agent without a config", gated, "/v1/admin/agents/other/rename_device_request", "root", adminPW, `{"device_id":"lamp","new_name":"L"}`, 404, "device 'lamp' is not a device of the agent's config (agent 'other')"},
 		{"blank name", gated, rename, "root", adminPW, `{"device_id":"lamp","new_name":"  "}`, 400, "new_name is required and cannot be blank"},
 		{"name over 128 characters", gated, rename, "root", adminPW, `{"device_id":"lamp","new_name":"` + strings.Repeat("я", 129) + `"}`, 400, "new_name is 129 characters, more than 128"},
 		{"name with a line break", gated, rename, "root", adminPW, `{"device_id":"lamp","new_name":"a\nb"}`, 400, "new_name cannot hold control characters"},

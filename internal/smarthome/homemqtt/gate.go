@@ -327,9 +327,9 @@ func (g *Gate) agent(name string) *smarthome.Agent {
 
 // answer tells the agent what its message's check found (down/errors, none
 // for a valid message) and, after a config it could read, asks for the
-// configured devices' states (down/status_request, answered on up/status),
-// as the cloud does, so that an agent's status path is checked without
-// anyone touching a device.
+// states of the devices that config carried (down/status_request, answered
+// on up/status), as the cloud does, so that an agent's status path is
+// checked without anyone touching a device.
 func (g *Gate) answer(name, kind string, a *smarthome.Agent, msg *Message) {
 	if msg == nil {
 		g.cfg.Log.Info("smarthome mqtt: agent message valid", "agent", name, "topic", "up/"+kind)
@@ -340,7 +340,7 @@ func (g *Gate) answer(name, kind string, a *smarthome.Agent, msg *Message) {
 		g.publish(g.client, name, "errors", body)
 	}
 	if kind == "config" && (msg == nil || len(msg.Errors) == 0) {
-		if ids := a.Devices(); len(ids) > 0 {
+		if ids := a.Latest(); len(ids) > 0 {
 			body, _ := json.Marshal(map[string][]string{"devices": ids})
 			g.publish(g.client, name, "status_request", body)
 		}
@@ -383,7 +383,7 @@ func Check(ctx context.Context, cat Catalogs, a *smarthome.Agent, kind string, p
 }
 
 // Command sends a command to an agent on its down/commands after checking
-// it against the devices of the agent's last config (smarthome.Agent
+// it against the devices of the agent's config (smarthome.Agent
 // Command), as that check rebuilt it: never the bytes it was given; it
 // waits up to five seconds for the broker to take it.
 //
@@ -412,7 +412,7 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 
 // Send publishes one of the cloud's messages that a user's action in the
 // app triggers, after checking it (smarthome.Agent Rename and ChangeGroup
-// against the devices of the agent's last config, smarthome.ParseErrorReport
+// against the devices of the agent's config, smarthome.ParseErrorReport
 // on its own), as that check rebuilt it; kind is smarthome.RenameKind,
 // GroupKind or ErrorsKind. It is delivered as commands are, and for the same
 // reason: a user renamed or moved a device at a moment, and a change replayed
