@@ -45,8 +45,9 @@ import (
 // it even if the catalog has come back, so none overtakes an older one.
 
 // maxHeld and maxHeldBytes bound the agent messages held for a catalog
-// that cannot be read: a few minutes of a few hundred agents' messages at
-// the rate they send them, in a few megabytes at most.
+// that cannot be read: a config and a few statuses for each of a few
+// hundred agents, in a few megabytes at most (a config of a hundred
+// devices is some 30 KiB).
 const (
 	maxHeld      = 1000
 	maxHeldBytes = 8 << 20
