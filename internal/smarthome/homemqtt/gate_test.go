@@ -31,7 +31,10 @@ type agent struct {
 
 func newAgent(t *testing.T, url string, topics ...string) *agent {
 	t.Helper()
-	a := &agent{t: t, got: make(chan mqtt.Message, 16)}
+	// Room for a stream of answers read only after it was sent: a full
+	// channel would block the client's goroutine, its acknowledgements
+	// with it.
+	a := &agent{t: t, got: make(chan mqtt.Message, 128)}
 	a.c = mqtt.NewClient(mqtt.NewClientOptions().AddBroker(url).SetClientID(fmt.Sprintf("agent-%d", time.Now().UnixNano())))
 	if tok := a.c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatalf("agent connect: %v", tok.Error())

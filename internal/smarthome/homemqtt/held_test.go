@@ -2,6 +2,7 @@ package homemqtt_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -102,5 +103,77 @@ func TestGateHoldsAgentMessagesWhileTheCatalogIsDown(t *testing.T) {
 	dev.publish(root+"/dev/up/config", `{"devices": nope}`, false)
 	if m := dev.next(); m.Topic() != root+"/dev/down/errors" {
 		t.Fatalf("answer after recovery: %s %s", m.Topic(), m.Payload())
+	}
+}
+
+// While the catalog's store comes and goes under a stream of one agent's
+// messages, every message is answered once, in the order it was sent:
+// messages checked at once, held, and checked once the store is back do
+// not overtake each other at the boundaries.
+func TestGateKeepsOrderWhileTheCatalogFlaps(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	if err := homesql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	store := &outageStore{Store: homesql.New(db), err: storetest.UnavailableError(t)}
+	svc := smarthome.NewServiceRecheck(store, time.Nanosecond)
+	if err := svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
+	var logs testenv.LogBuffer
+	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445",
+		Log: slog.New(slog.NewTextHandler(&logs, nil))}, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
+	waitFor(t, "the gate to subscribe", g.Connected)
+
+	const n = 60
+	dev := newAgent(t, url, root+"/dev/down/errors")
+	stop := make(chan struct{})
+	flapped := make(chan struct{})
+	go func() {
+		defer close(flapped)
+		for {
+			select {
+			case <-stop:
+				store.down.Store(false)
+				return
+			case <-time.After(15 * time.Millisecond):
+				store.down.Store(!store.down.Load())
+			}
+		}
+	}()
+	for i := range n {
+		// A BOOL feature sent as an INTEGER: each message has one finding,
+		// answered on down/errors naming its device.
+		dev.publish(root+"/dev/up/status", fmt.Sprintf(`{"devices":{"d%02d":{"states":[{"key":"on_off","value":{"type":"INTEGER","integer_value":"1"}}]}}}`, i), false)
+		time.Sleep(2 * time.Millisecond)
+	}
+	close(stop)
+	<-flapped
+	for i := range n {
+		var msg homemqtt.Message
+		if err := json.Unmarshal(dev.next().Payload(), &msg); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("d%02d", i); len(msg.Devices) != 1 || msg.Devices[0].ID != want {
+			t.Fatalf("answer %d is about %+v, want %s", i, msg.Devices, want)
+		}
+	}
+	select {
+	case m := <-dev.got:
+		t.Fatalf("an answer too many: %s", m.Payload())
+	case <-time.After(300 * time.Millisecond):
+	}
+	// The store went down under the stream at least once, or the test
+	// proved nothing about the boundaries.
+	if !strings.Contains(logs.String(), "holding agent messages until it can be read") {
+		t.Errorf("no message was held:\n%s", logs.String())
 	}
 }
