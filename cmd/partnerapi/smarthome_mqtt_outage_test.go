@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
+)
+
+// Through serve on PostgreSQL and a real broker: an agent's up/config that
+// arrives while the database is down is held by the gate, shown on
+// /metrics (partnerapi_smarthome_mqtt_held 1), and read once the database
+// is back, when the agent gets the status_request that follows a config;
+// nothing was lost on the way.
+func TestSmarthomeGateHoldsAgentMessagesAcrossADatabaseOutage(t *testing.T) {
+	broker := testenv.MQTTBroker(t)
+	dbURL, proxy, ok := outageDatabase(t, "homehold")
+	if !ok {
+		t.Skip("needs PostgreSQL: set " + storetest.EnvPostgres)
+	}
+	root := fmt.Sprintf("partnerapi-serve-test-%d", time.Now().UnixNano())
+	clearRetainedAfter(t, broker, root)
+	ts := startServer(t, "--only", "smarthome", "--database-url", dbURL, "--smarthome-mqtt", broker, "--smarthome-mqtt-root", root)
+	// The gate is serving once it answers a config.
+	configureAgent(t, broker, root, "ctl-h", `{"devices":[{"id":"h0","name":"H0","default_name":"H0","model":{"id":"H","manufacturer":"U","model":"U","category":"hub","features":["online"]}}]}`)
+
+	got := make(chan []byte, 4)
+	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker).SetClientID(root + "-held"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("agent connect: %v", tok.Error())
+	}
+	defer c.Disconnect(100)
+	if tok := c.Subscribe(root+"/ctl-h/down/status_request", 1, func(_ mqtt.Client, m mqtt.Message) { got <- m.Payload() }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+	proxy.down()
+	// The catalog read for the config above is served for 50 ms more
+	// (smarthome.DefaultRecheck) without asking the database.
+	time.Sleep(300 * time.Millisecond)
+	config := `{"devices":[{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}]}`
+	if tok := c.Publish(root+"/ctl-h/up/config", 1, false, config); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("publish: %v", tok.Error())
+	}
+	held := regexp.MustCompile(`(?m)^partnerapi_smarthome_mqtt_held 1$`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, body := get(t, ts.urls["smarthome"]+"/metrics"); held.Match(body) {
+			break
+		}
+		if time.Now().After(deadline) {
+			_, body := get(t, ts.urls["smarthome"]+"/metrics")
+			t.Fatalf("the config is not held 30 s into the outage:\n%s\n%s", grepLines(string(body), "partnerapi_smarthome_mqtt"), grepLines(ts.logs.String(), "smarthome"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	select {
+	case p := <-got:
+		t.Fatalf("status_request while the database is down: %s", p)
+	case <-time.After(300 * time.Millisecond):
+	}
+	proxy.up()
+	select {
+	case p := <-got:
+		if string(p) != `{"devices":["l1"]}` {
+			t.Fatalf("status_request after the outage: %s", p)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held config was not read 30 s after the database came back")
+	}
+	if _, body := get(t, ts.urls["smarthome"]+"/metrics"); !regexp.MustCompile(`(?m)^partnerapi_smarthome_mqtt_held 0$`).Match(body) ||
+		!regexp.MustCompile(`(?m)^partnerapi_smarthome_mqtt_held_dropped_total 0$`).Match(body) {
+		t.Errorf("/metrics after the outage:\n%s", grepLines(string(body), "partnerapi_smarthome_mqtt"))
+	}
+}
