@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"partnerapi/api"
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/assistantsql"
+	"partnerapi/internal/assistant/billjournal"
 	"partnerapi/internal/assistant/chatapi"
 	"partnerapi/internal/assistant/upstream"
 	"partnerapi/internal/background"
@@ -170,6 +172,15 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	if d.metrics != nil {
 		billed = billedTokens(d.metrics.Registry, d.log)
 	}
+	// The bills kept while the database cannot take them are journaled in
+	// the data directory, which serve has on PostgreSQL too (--data-dir,
+	// unlocked there): each process has a journal of its own in it and
+	// takes over, at start, those of processes gone.
+	journal, err := billjournal.Open(filepath.Join(d.dataDir, billJournalDir), d.log)
+	if err != nil {
+		closeEngines()
+		return built{}, fmt.Errorf("kept bills: %w (--data-dir)", err)
+	}
 	svc := assistant.NewService(assistantsql.New(d.db), routed, assistant.Config{
 		Billed:           billed,
 		Limits:           map[assistant.Scope]int{assistant.ScopePers: m.limitPers, assistant.ScopeB2B: m.limitB2B, assistant.ScopeCorp: m.limitCorp},
@@ -189,13 +200,14 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		// failing streak once and when it ends, with no last-success
 		// series, which would read as a stalled worker while idle.
 		Unavailable: sqldb.Unavailable,
+		Journal:     journal,
 		Billing:     (*background.Metrics)(nil).Worker("assistant-billing", d.log),
 		Renewals:    (*background.Metrics)(nil).Worker("assistant-leases", d.log),
 	})
 	if d.metrics != nil {
 		kept := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "partnerapi_assistant_kept_bills",
-			Help: "Bills kept in memory because the database could not take them; they are charged when it can again, and lost if the process ends first (each logged).",
+			Help: "Bills kept because the database could not take them, journaled in the data directory (those a previous process left included); they are charged when it can again.",
 		}, func() float64 { return float64(svc.KeptBills()) })
 		if err := d.metrics.Registry.Register(kept); err != nil {
 			d.log.Warn("assistant: kept-bill metric not registered", "err", err)
@@ -204,6 +216,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	grpcSidecars, err := assistantGRPCSidecars(m.grpc, svc, d, maxBody)
 	if err != nil {
 		closeEngines()
+		_ = journal.Close()
 		return built{}, err
 	}
 	mux := chatapi.NewServer(chatapi.Deps{Metrics: d.metrics, Log: d.log, Service: svc})
@@ -221,12 +234,20 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	}, sidecars: grpcSidecars, close: func() {
 		closeEngines()
 		// The requests are over: a bill still kept gets one more try,
-		// and is logged as lost if the database still cannot take it.
+		// and stays in the journal for the next start if the database
+		// still cannot take it.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		svc.Close(ctx)
+		if err := journal.Close(); err != nil {
+			d.log.Warn("assistant: bill journal not closed cleanly", "err", err)
+		}
 	}}, nil
 }
+
+// billJournalDir is the directory of the kept-bill journals in the data
+// directory.
+const billJournalDir = "assistant-bills"
 
 // billedTokens registers partnerapi_assistant_billed_tokens_total, the
 // tokens billed by model and contract (prepaid: charged from balances;
