@@ -157,13 +157,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 // rolled back to its savepoint and inserted again with RETURNING, which
 // names the rows really inserted.
 func insertPayments(ctx context.Context, tx *sql.Tx, stmts *batchStatements, batch []*newPayment) (map[string]bool, error) {
-	docs := rowsInsert{stmts: stmts, shape: batchShape{head: paymentsHead, tail: paymentsSkip, width: 12}}
-	docs.args = make([]any, 0, 12*len(batch))
-	for _, p := range batch {
-		sp := p.sp
-		docs.row(sp.OrgID, p.key, string(sp.Kind), p.doc, sp.Kopecks, sp.Status, sp.Comment,
-			p.roles, sp.Channel, p.created, p.updated, p.walkedAt)
-	}
+	docs, returning := paymentRows(stmts, batch)
 	// The savepoint's two statements run every batch, so they are
 	// prepared like the inserts: unprepared, parsing and finalizing them
 	// cost half a microsecond per document.
@@ -183,7 +177,7 @@ func insertPayments(ctx context.Context, tx *sql.Tx, stmts *batchStatements, bat
 	if _, err := tx.ExecContext(ctx, "RELEASE payments"); err != nil {
 		return nil, err
 	}
-	docs.shape.tail = paymentsTail
+	docs.shape.tail = returning
 	written := make(map[string]bool, len(batch))
 	err = docs.query(ctx, tx, func(rows *sql.Rows) error {
 		var org, ext string
@@ -212,11 +206,14 @@ func processedAtOnce(history []banking.StatusChange) (time.Time, bool) {
 }
 
 // rowsInsert collects the rows of one table's multi-row INSERT and runs
-// them in the statements batchStatements sizes.
+// them in the statements batchStatements sizes. shared, when set, are the
+// values bound ahead of the rows in each of those statements (the shared
+// columns of payments_batch_shared.go).
 type rowsInsert struct {
-	stmts *batchStatements
-	shape batchShape
-	args  []any
+	stmts  *batchStatements
+	shape  batchShape
+	shared []any
+	args   []any
 }
 
 func (r *rowsInsert) row(vals ...any) { r.args = append(r.args, vals...) }
@@ -273,9 +270,15 @@ func (r *rowsInsert) query(ctx context.Context, tx *sql.Tx, scan func(*sql.Rows)
 
 func (r *rowsInsert) each(ctx context.Context, run func(*batchStatement, []any) error) error {
 	args := r.args
+	var withShared []any
 	for n := len(args) / r.shape.width; n > 0; {
 		size := rowsPerStatement(n)
-		if err := run(r.stmts.get(r.shape, size), args[:size*r.shape.width]); err != nil {
+		stmtArgs := args[:size*r.shape.width]
+		if len(r.shared) > 0 {
+			withShared = append(append(withShared[:0], r.shared...), stmtArgs...)
+			stmtArgs = withShared
+		}
+		if err := run(r.stmts.get(r.shape, size), stmtArgs); err != nil {
 			return err
 		}
 		args, n = args[size*r.shape.width:], n-size
