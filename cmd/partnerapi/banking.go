@@ -160,7 +160,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		// With --tls-client-ca the partners' calls need the bank-issued
 		// certificate; the login form, which a person opens, does not.
 		BrowserPaths: bankapi.AuthorizePaths,
-	}, sidecars: append(pay.sidecars, identityPurger(identity, workers.Worker("banking-identity-purge", d.log), purgeEvery))}, nil
+	}, sidecars: append(pay.sidecars, identityPurger(identity, workers.Worker("banking-identity-purge", d.log), purgeEvery, purgeTimeout))}, nil
 }
 
 // reportUnfoldedPaymentKeys warns of the payment documents migration 0013
@@ -186,10 +186,14 @@ func reportUnfoldedPaymentKeys(ctx context.Context, db *sqldb.DB, log *slog.Logg
 // purgeEvery is how often the identity purger runs, and purgeRetry how soon
 // it runs again after a run failed (the database unavailable, say), so that
 // the log and /metrics say it works again within a minute of the database's
-// return rather than an hour later.
+// return rather than an hour later. purgeTimeout bounds a run: an hour's
+// expired tokens go in well under a second, and a database that stopped
+// answering would otherwise hold the purger, silent, until the process
+// ended.
 const (
-	purgeEvery = time.Hour
-	purgeRetry = time.Minute
+	purgeEvery   = time.Hour
+	purgeRetry   = time.Minute
+	purgeTimeout = 5 * time.Minute
 )
 
 // identityPurger deletes dead tokens and authorization codes every interval
@@ -197,8 +201,10 @@ const (
 // only. A failed run is reported to health, which logs the first failure and
 // the recovery once each, and is retried after purgeRetry (or interval, if
 // shorter); a purge left undone meanwhile loses nothing, since expired
-// credentials are refused whether or not their rows are gone.
-func identityPurger(id *banking.Identity, health *background.Worker, interval time.Duration) sidecar {
+// credentials are refused whether or not their rows are gone. A run ends
+// within bound (background.Bounded), failed if the database has not
+// answered by then.
+func identityPurger(id *banking.Identity, health *background.Worker, interval, bound time.Duration) sidecar {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -214,7 +220,11 @@ func identityPurger(id *banking.Identity, health *background.Worker, interval ti
 					return nil
 				case <-t.C:
 				}
-				n, err := id.Purge(ctx)
+				var n int64
+				err := background.Bounded(ctx, bound, func(ctx context.Context) (err error) {
+					n, err = id.Purge(ctx)
+					return err
+				})
 				if ctx.Err() != nil {
 					return nil
 				}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,8 @@ import (
 	"partnerapi/internal/background"
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/sqlite"
 	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 )
@@ -73,7 +77,7 @@ func TestIdentityPurgerAcrossOutage(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			metrics := background.NewMetrics(reg)
 			health := metrics.Worker("banking-identity-purge", slog.New(slog.NewTextHandler(logs, nil)))
-			p := identityPurger(banking.NewIdentity(store), health, 20*time.Millisecond)
+			p := identityPurger(banking.NewIdentity(store), health, 20*time.Millisecond, time.Minute)
 			served := make(chan error, 1)
 			go func() { served <- p.serve() }()
 			for range tc.outages {
@@ -142,4 +146,88 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, worker, reason s
 		}
 	}
 	return -1
+}
+
+// The identity purger on a database another session holds locked (on
+// PostgreSQL an ACCESS EXCLUSIVE lock of the tokens, which a DELETE waits
+// for without end; on SQLite the file's write lock, which a writer waits
+// for until busy_timeout, 10 s): each run ends at its bound and is
+// reported, one WARN line and database_unavailable counts, and once the
+// lock is gone the purger works again and says so. Before runs had a
+// bound, the first run held the purger for as long as the lock lasted.
+func TestIdentityPurgerOfALockedDatabase(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			var db *sqldb.DB
+			if engine == "sqlite" {
+				var err error
+				if db, err = sqlite.Open(ctx, dir); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+			} else {
+				db = storetest.Postgres(t)
+			}
+			if err := bankingsql.MigrateIdentity(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			var lock *sql.Tx
+			if engine == "sqlite" {
+				other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, sqlite.FileName)+"?_txlock=immediate")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { other.Close() })
+				if lock, err = other.BeginTx(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				var err error
+				if lock, err = db.W.BeginTx(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := lock.ExecContext(ctx, `LOCK TABLE banking_tokens IN ACCESS EXCLUSIVE MODE`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			release := sync.OnceFunc(func() { _ = lock.Rollback() })
+			t.Cleanup(release)
+			if engine == "sqlite" {
+				// Any write takes the file's write lock.
+				if _, err := lock.ExecContext(ctx, `DELETE FROM banking_auth_codes`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			logs := &testenv.LogBuffer{}
+			reg := prometheus.NewRegistry()
+			health := background.NewMetrics(reg).Worker("banking-identity-purge", slog.New(slog.NewTextHandler(logs, nil)))
+			p := identityPurger(banking.NewIdentity(bankingsql.NewIdentityStore(db)), health, 20*time.Millisecond, 100*time.Millisecond)
+			served := make(chan error, 1)
+			go func() { served <- p.serve() }()
+			defer func() {
+				release()
+				sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				if err := p.stop(sctx); err != nil {
+					t.Error(err)
+				}
+				if err := <-served; err != nil {
+					t.Error(err)
+				}
+			}()
+			failed := func() bool {
+				return counterValue(t, reg, "partnerapi_background_errors_total", "banking-identity-purge", background.ReasonUnavailable) >= 3
+			}
+			eventually(t, 3*time.Second, "three runs failed at their bound", failed)
+			release()
+			eventually(t, 5*time.Second, "the purger working again", func() bool { return !health.Failing() })
+			out := logs.String()
+			if strings.Count(out, `level=WARN msg="banking-identity-purge: database unavailable`) != 1 ||
+				strings.Count(out, `level=INFO msg="banking-identity-purge: works again"`) != 1 || strings.Contains(out, "level=ERROR") {
+				t.Fatalf("the purger's log, want one WARN and one INFO:\n%s", out)
+			}
+		})
+	}
 }

@@ -5,7 +5,9 @@
 package background
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,7 +19,7 @@ import (
 
 // Reasons of partnerapi_background_errors_total.
 const (
-	ReasonUnavailable = "database_unavailable" // sqldb.Unavailable: the database cannot be used for now
+	ReasonUnavailable = "database_unavailable" // sqldb.Unavailable, or a run its bound ended (Bounded): the database cannot be used for now
 	ReasonError       = "error"                // anything else: a bug, a broken row, a configuration fault
 )
 
@@ -36,7 +38,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "partnerapi_background_errors_total",
-			Help: "Failed runs of a background worker, by worker and reason: database_unavailable (the database could not be used for the moment; the worker retries by itself) or error.",
+			Help: "Failed runs of a background worker, by worker and reason: database_unavailable (the database could not be used for the moment, or did not answer within the run's bound; the worker retries by itself) or error.",
 		}, []string{"worker", "reason"}),
 		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "partnerapi_background_last_success_timestamp_seconds",
@@ -136,7 +138,7 @@ func (w *Worker) Report(err error) {
 		w.failingFrom = now
 	}
 	w.failures++
-	if sqldb.Unavailable(err) {
+	if unavailable(err) {
 		if w.m != nil {
 			w.m.errors.WithLabelValues(w.name, ReasonUnavailable).Inc()
 		}
@@ -155,6 +157,34 @@ func (w *Worker) Report(err error) {
 		w.log.Error(w.name+": failed", "worker", w.name, "err", err, "failed_runs", w.failures)
 		w.lastLogged, w.lastLogAt = msg, now
 	}
+}
+
+// unavailable reports whether err is the database not being usable for
+// now: an error sqldb.Unavailable knows, or a run that its bound ended
+// (context.DeadlineExceeded, which sqldb.Unavailable leaves out, since a
+// request's own deadline is no outage). A worker's runs wait on nothing
+// else that could hang: a database that accepts the connection and never
+// answers shows as runs that end at their bound, and is reported as the
+// outage it is, once, with the recovery, rather than as an ERROR per run.
+func unavailable(err error) bool {
+	return sqldb.Unavailable(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Bounded runs one run of a worker under a context that ends bound after
+// it starts (or with ctx), so that a database that stops answering fails
+// the run, to be reported and tried again, instead of holding the worker
+// for good. The error of a run the bound ended wraps
+// context.DeadlineExceeded whatever the driver made of the cancellation
+// (SQLite answers "interrupted"), so Report counts it as the database not
+// answering; when ctx itself ended, the error is returned as it is.
+func Bounded(ctx context.Context, bound time.Duration, run func(context.Context) error) error {
+	rctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	err := run(rctx)
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s: %w: %w", bound, context.DeadlineExceeded, err)
+	}
+	return err
 }
 
 // Log is the logger the worker's lines go to, for the lines of its own a

@@ -1,6 +1,7 @@
 package background
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -130,5 +131,47 @@ func TestMetricsSharedRegistry(t *testing.T) {
 	}
 	if v := value(a.errors.WithLabelValues("two", ReasonUnavailable)); v != 1 {
 		t.Fatalf("the second registration's count is not in the first's series: %v", v)
+	}
+}
+
+// A run that hangs (a database that took the connection and never answers)
+// ends at its bound, and is reported as the database not answering: one
+// WARN line and database_unavailable counts, not an ERROR per run, whatever
+// the driver made of the cancellation, and one INFO line when a run works
+// again. A run that ends with ctx (the worker stopping) is not given the
+// bound's error, so that its caller can leave it out of the report.
+func TestBoundedRunOfAHungDatabase(t *testing.T) {
+	const bound = 50 * time.Millisecond
+	hang := func(ctx context.Context) error {
+		<-ctx.Done()
+		return errors.New("interrupted (9)") // SQLite's answer to a cancelled statement
+	}
+	logs := &testenv.LogBuffer{}
+	m := NewMetrics(prometheus.NewRegistry())
+	w := m.Worker("w", slog.New(slog.NewTextHandler(logs, nil)))
+	for range 3 {
+		start := time.Now()
+		err := Bounded(context.Background(), bound, hang)
+		if took := time.Since(start); err == nil || !errors.Is(err, context.DeadlineExceeded) || took > bound+time.Second {
+			t.Fatalf("a hung run: %v after %s, want a deadline error after %s", err, took, bound)
+		}
+		w.Report(err)
+	}
+	w.Report(Bounded(context.Background(), bound, func(context.Context) error { return nil }))
+	var got []string
+	for l := range strings.Lines(logs.String()) {
+		got = append(got, between(l, "level=", " ")+" "+between(l, `msg="`, `"`))
+	}
+	if len(got) != 2 || !strings.HasPrefix(got[0], "WARN w: database unavailable") || !strings.HasPrefix(got[1], "INFO w: works again") ||
+		!strings.Contains(logs.String(), "no answer within 50ms") {
+		t.Fatalf("log lines %q, want one WARN naming the bound and one INFO:\n%s", got, logs)
+	}
+	if u, o := value(m.errors.WithLabelValues("w", ReasonUnavailable)), value(m.errors.WithLabelValues("w", ReasonError)); u != 3 || o != 0 {
+		t.Fatalf("database_unavailable %v, error %v; want 3 and 0", u, o)
+	}
+	stopping, stop := context.WithCancel(context.Background())
+	go func() { time.Sleep(bound / 5); stop() }()
+	if err := Bounded(stopping, time.Hour, hang); err == nil || errors.Is(err, context.DeadlineExceeded) || stopping.Err() == nil {
+		t.Fatalf("a run stopped by its caller: %v, want its own error", err)
 	}
 }

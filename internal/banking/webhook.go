@@ -3,6 +3,7 @@ package banking
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -108,6 +109,12 @@ type WebhookDispatcher struct {
 	// (0 means webhookPauseMax). A negative PauseBase pauses no partner,
 	// for tests of one event's retry schedule alone.
 	PauseBase, PauseMax time.Duration
+	// PassTimeout bounds a pass (RunOnce) as a whole, 0 meaning
+	// webhookPassTimeout; StoreTimeout bounds each of its store calls, 0
+	// meaning webhookStoreTimeout. A database that takes the connection
+	// and never answers then fails the pass, which is reported and tried
+	// again, instead of holding every delivery behind it for good.
+	PassTimeout, StoreTimeout time.Duration
 }
 
 func (d *WebhookDispatcher) backoff(attempt int) time.Duration {
@@ -140,18 +147,78 @@ const webhookWorkers = 8
 // timeout: 32 events over 8 workers are four rounds, 40 s.
 const webhookBatch = 32
 
+// webhookStoreTimeout bounds one store call of a pass: the claim, a
+// delivery's record, pause or release, the partner's setting read before
+// a send. A claim of a batch takes milliseconds, and SQLite gives up on a
+// lock after its busy_timeout (10 s) by itself; a database that accepted
+// the connection and then stopped answering (a PostgreSQL whose disk
+// stalled, a network that drops packets without a reset) would otherwise
+// hold the pass, and every delivery after it, until the process ended.
+const webhookStoreTimeout = 15 * time.Second
+
+// webhookPassTimeout bounds a pass as a whole: its claim, the start window
+// (webhookStartWindow), the last delivery's send (the sender's timeout,
+// 10 s) and its store calls fit within it with room to spare, so only a
+// pass that something holds past every other bound reaches it.
+const webhookPassTimeout = 2 * time.Minute
+
+// ErrWebhookStoreStalled is the error of a pass whose store did not answer
+// within its bound. It wraps context.DeadlineExceeded, as the serve loop's
+// health report (background.Worker) reads a deadline: the database could
+// not be used for now, and the next pass tries again.
+var ErrWebhookStoreStalled = fmt.Errorf("webhook outbox: the store did not answer in time: %w", context.DeadlineExceeded)
+
+// inStore runs one store call of a pass under its own bound. When the
+// bound ends the call, the error says so whatever the driver made of the
+// cancellation (SQLite's "interrupted", say), so that it reads as the
+// database not answering rather than as a fault of ours.
+func (d *WebhookDispatcher) inStore(ctx context.Context, call func(ctx context.Context) error) error {
+	bound := d.StoreTimeout
+	if bound <= 0 {
+		bound = webhookStoreTimeout
+	}
+	sctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	err := call(sctx)
+	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
+		return fmt.Errorf("%w (%s): %w", ErrWebhookStoreStalled, bound, err)
+	}
+	return err
+}
+
 // RunOnce claims the due events and delivers them, round-robin across
 // partners with at most PerPartner of one partner under way at once, and
 // reports how many it tried. A partner whose delivery gets no answer or a
 // 429/503 is paused (PauseWebhookPartner): its events not yet started are
-// released unsent to the pause's end.
+// released unsent to the pause's end. The pass ends within PassTimeout and
+// each store call within StoreTimeout: past either it fails with an error
+// that is ErrWebhookStoreStalled, and what it claimed comes back when the
+// claim's lease ends.
 func (d *WebhookDispatcher) RunOnce(ctx context.Context) (int, error) {
+	bound := d.PassTimeout
+	if bound <= 0 {
+		bound = webhookPassTimeout
+	}
+	pass, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	n, err := d.runPass(pass)
+	if err != nil && ctx.Err() == nil && pass.Err() != nil && !errors.Is(err, ErrWebhookStoreStalled) {
+		err = fmt.Errorf("%w (the pass ran past %s): %w", ErrWebhookStoreStalled, bound, err)
+	}
+	return n, err
+}
+
+func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 	now := time.Now
 	if d.Now != nil {
 		now = d.Now
 	}
 	claimedAt := now()
-	evs, err := d.Outbox.DueWebhooks(ctx, claimedAt, webhookBatch, d.ConfiguredOnly)
+	var evs []WebhookEvent
+	err := d.inStore(ctx, func(ctx context.Context) (err error) {
+		evs, err = d.Outbox.DueWebhooks(ctx, claimedAt, webhookBatch, d.ConfiguredOnly)
+		return err
+	})
 	if err != nil || len(evs) == 0 {
 		return 0, err
 	}
@@ -187,13 +254,13 @@ func (d *WebhookDispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		// Stopping: the claimed events not handed out come back when
-		// their lease ends.
-		return 0, ctx.Err()
+		// Stopping, or the pass ran out of time: the claimed events not
+		// handed out come back when their lease ends.
+		return 0, errors.Join(append(errs, ctx.Err())...)
 	}
 	// What the start window left unsent is due again at once rather than
 	// when its lease ends.
-	errs = append(errs, d.Outbox.ReleaseWebhooks(ctx, q.late, now()))
+	errs = append(errs, d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.ReleaseWebhooks(ctx, q.late, now()) }))
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
@@ -222,7 +289,9 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 		// the event's attempts and pause its partner. The event is due
 		// again at once if the store takes the release, else when its
 		// lease ends; the error stops this worker as a failed record does.
-		return errors.Join(serr, d.Outbox.ReleaseWebhooks(ctx, []WebhookEvent{ev}, now()))
+		return errors.Join(serr, d.inStore(ctx, func(ctx context.Context) error {
+			return d.Outbox.ReleaseWebhooks(ctx, []WebhookEvent{ev}, now())
+		}))
 	}
 	// A cancelled ctx is this process stopping, not the receiver failing.
 	pause := d.PauseBase >= 0 && pausesPartner(status) && ctx.Err() == nil
@@ -241,7 +310,8 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if !delivered && a.Attempt < maxAttempts && (serr != nil || retryableStatus[status]) {
 		next = a.At.Add(d.backoff(a.Attempt))
 	}
-	if err := d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next); err != nil || !pause {
+	err := d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next) })
+	if err != nil || !pause {
 		return err
 	}
 	pauseBase, pauseMax := d.PauseBase, d.PauseMax
@@ -251,11 +321,15 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if pauseMax == 0 {
 		pauseMax = webhookPauseMax
 	}
-	until, err := d.Outbox.PauseWebhookPartner(ctx, ev.ClientID, a.At, pauseBase, max(pauseBase, pauseMax))
+	var until time.Time
+	err = d.inStore(ctx, func(ctx context.Context) (err error) {
+		until, err = d.Outbox.PauseWebhookPartner(ctx, ev.ClientID, a.At, pauseBase, max(pauseBase, pauseMax))
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	return d.Outbox.ReleaseWebhooks(ctx, rest, until)
+	return d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.ReleaseWebhooks(ctx, rest, until) })
 }
 
 // Run drains the outbox every interval until ctx ends.

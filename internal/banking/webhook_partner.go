@@ -117,6 +117,9 @@ type Webhooks struct {
 	// to public addresses only.
 	URLs WebhookURLPolicy
 	Now  func() time.Time
+	// LookupTimeout bounds Target's read of a partner's setting; 0 means
+	// webhookStoreTimeout, the bound of the dispatcher's other store calls.
+	LookupTimeout time.Duration
 }
 
 // WebhookView is a setting as the partner may see it: never the secret.
@@ -242,7 +245,19 @@ func (w *Webhooks) Get(ctx context.Context, clientID string) (WebhookView, error
 // ErrNoWebhookTarget when nowhere. The dispatcher calls it for every
 // attempt, so a changed setting applies from the next attempt on.
 func (w *Webhooks) Target(ctx context.Context, clientID string) (WebhookTarget, error) {
-	set, err := w.Store.GetPartnerWebhook(ctx, clientID)
+	// Bounded apart from the send that follows it, which the sender's own
+	// timeout bounds: a store that stopped answering fails the lookup, and
+	// the event is released unsent, instead of holding its worker.
+	bound := w.LookupTimeout
+	if bound <= 0 {
+		bound = webhookStoreTimeout
+	}
+	lctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	set, err := w.Store.GetPartnerWebhook(lctx, clientID)
+	if err != nil && ctx.Err() == nil && lctx.Err() != nil {
+		err = fmt.Errorf("%w (%s): %w", ErrWebhookStoreStalled, bound, err)
+	}
 	switch {
 	case err == nil:
 		secret, err := w.Box.Open(clientID, set.SealedSecret)
