@@ -22,11 +22,11 @@ const maxKeptBills = 100_000
 const billAttemptTimeout = 10 * time.Second
 
 // AppliedBillRetention is how long the store remembers the id of a bill it
-// applied, so that a retry of it charges nothing. A bill is retried only
-// while it is younger than MaxKeptBillAge, and its id is written when it
-// is applied, after it is made, so the id outlives every retry by the
-// difference, three weeks: room for clocks of processes sharing a
-// database that disagree.
+// applied, counted from when the bill was made (the time stored with the
+// id). A kept bill is retried only while it is younger than
+// MaxKeptBillAge, so every retry comes while its id is remembered, with
+// three weeks to spare for the clocks of processes sharing a database
+// that disagree.
 const AppliedBillRetention = 30 * 24 * time.Hour
 
 // MaxKeptBillAge is how long a kept bill is retried. One older than that
@@ -38,8 +38,8 @@ const MaxKeptBillAge = 7 * 24 * time.Hour
 
 // appliedBillSweep is every how many bills the ids of old applied bills
 // are forgotten: the table gains a row a bill, and a sweep is one indexed
-// DELETE.
-const appliedBillSweep = 1000
+// DELETE. A variable only so that a test need not make a thousand bills.
+var appliedBillSweep int64 = 1000
 
 // BillJournal keeps the kept bills on local disk (billjournal.Journal in
 // serve), so that a process that ends before the store takes them, a crash

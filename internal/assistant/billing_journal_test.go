@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,7 +98,7 @@ func TestKeptBillsSurviveACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j2.Close()
-	var logged bytes.Buffer
+	var logged syncBuffer
 	svc2 := assistant.NewService(store2, eng, assistant.Config{Unavailable: unavailable, BillRetry: 5 * time.Millisecond, Journal: j2,
 		Log: slog.New(slog.NewTextHandler(&logged, nil))})
 	if svc2.KeptBills() != 4 {
@@ -172,4 +174,73 @@ func TestBillFailsWhenTheJournalCannotKeepIt(t *testing.T) {
 	if len(again.Bills()) != 1 {
 		t.Fatalf("%d bills journaled, want the one kept before Close", len(again.Bills()))
 	}
+}
+
+// A kept bill older than MaxKeptBillAge is not charged, since the store
+// may have forgotten that it applied it, but dropped with an ERROR line
+// naming it, and taken out of the journal.
+func TestKeptBillTooOldIsDroppedNotCharged(t *testing.T) {
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	j, err := billjournal.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	store := &outageBills{Store: assistantsql.New(db)}
+	var logged syncBuffer
+	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a"}}
+	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+		BillRetry: 5 * time.Millisecond, Journal: j, Now: now, Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+	store.down.Store(true)
+	if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err != nil || svc.KeptBills() != 1 {
+		t.Fatalf("Run: %v, %d kept", err, svc.KeptBills())
+	}
+	skew.Store(int64(assistant.MaxKeptBillAge + time.Hour))
+	store.down.Store(false)
+	waitKept(t, svc, 0)
+	if got := spent(t, svc, p); got != 0 {
+		t.Fatalf("a bill older than MaxKeptBillAge charged %d", got)
+	}
+	if s := logged.String(); !strings.Contains(s, "too old to charge safely") || !strings.Contains(s, cr.ClientID) || !strings.Contains(s, "tokens=") {
+		t.Fatalf("log: %s", s)
+	}
+	j.Close()
+	again, err := billjournal.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if len(again.Bills()) != 0 {
+		t.Fatalf("the dropped bill is still journaled: %+v", again.Bills())
+	}
+}
+
+// syncBuffer is a log sink that the billing loop writes while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

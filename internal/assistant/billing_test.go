@@ -235,3 +235,42 @@ func waitKept(t *testing.T, svc *assistant.Service, n int) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// Every appliedBillSweep-th bill forgets the ids of bills made more than
+// AppliedBillRetention ago, and only those.
+func TestAppliedBillIdsSwept(t *testing.T) {
+	defer assistant.SetAppliedBillSweep(10)()
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	var skew atomic.Int64
+	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a"}}
+	svc := assistant.NewService(assistantsql.New(db), eng, assistant.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	cr, err := svc.CreateClient(context.Background(), assistant.ScopeCorp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopeCorp}
+	applied := func() (n int) {
+		if err := db.R.QueryRow(`SELECT COUNT(*) FROM assistant_applied_bills`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := range 10 {
+		if i == 1 {
+			// The first bill is now older than the retention.
+			skew.Store(int64(assistant.AppliedBillRetention + 24*time.Hour))
+		}
+		if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if i == 8 && applied() != 9 {
+			t.Fatalf("%d ids before the sweep, want 9", applied())
+		}
+	}
+	if got := applied(); got != 9 {
+		t.Fatalf("%d ids after the sweep, want 9: the old one forgotten, the recent ones kept", got)
+	}
+}
