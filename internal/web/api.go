@@ -70,6 +70,33 @@ func (a API) Build(log *slog.Logger, metrics *Metrics) http.Handler {
 
 // BuildOn is Build with the whole platform configuration.
 func (a API) BuildOn(p Platform) http.Handler {
+	return &builtAPI{Handler: a.build(p, nil), api: a, platform: p}
+}
+
+// builtAPI is what BuildOn returns: the API under the platform's layers,
+// and what it takes to build them again with the client-certificate check
+// among them, which Listen asks for when its listener requires client
+// certificates (clientcert.go).
+type builtAPI struct {
+	http.Handler
+	api      API
+	platform Platform
+}
+
+// certGate is the client-certificate check a listener asks the platform
+// for: the paths served without one.
+type certGate struct{ open []string }
+
+// withClientCertGate is the API with requests that lack a client
+// certificate refused inside the access log and the request metrics, so
+// that such a refusal is logged and counted as every other answer is.
+func (b *builtAPI) withClientCertGate(open []string) http.Handler {
+	return b.api.build(b.platform, &certGate{open: open})
+}
+
+// build wraps the API with the platform; gate, when set, refuses requests
+// without a client certificate just inside the access log.
+func (a API) build(p Platform, gate *certGate) http.Handler {
 	log, metrics := p.Log, p.Metrics
 	maxBody := a.MaxBody
 	if maxBody == 0 {
@@ -120,6 +147,11 @@ func (a API) BuildOn(p Platform) http.Handler {
 		})
 	}
 	h = withRecovery(log, a.Errors, h)
+	if gate != nil {
+		// Outside Prepare, which may rewrite the path: the open paths
+		// are the ones the client asked for, as before the platform.
+		h = requireClientCert(h, gate.open, a.Name, metrics)
+	}
 	h = withAccessLog(a.Name, log, p.TrustedProxies, h)
 	h = trackInflight(a.Name, metrics, h)
 	return withRequestID(p.TrustedProxies, h)

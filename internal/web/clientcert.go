@@ -13,18 +13,38 @@ import (
 const noClientCertPage = "<html>\r\n<head><title>400 No required SSL certificate was sent</title></head>\r\n<body>\r\n" +
 	"<center><h1>400 Bad Request</h1></center>\r\n<center>No required SSL certificate was sent</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
 
+// gateClientCert is h refusing requests without a verified client
+// certificate (requireClientCert). An API the platform built (BuildOn) gets
+// the check among its layers, inside the access log and the request
+// metrics, so the refusal has its access-log line and its count like every
+// other answer; any other handler gets it in front, as nothing of the
+// platform is there to log or count it.
+func gateClientCert(h http.Handler, open []string) http.Handler {
+	if b, ok := h.(*builtAPI); ok {
+		return b.withClientCertGate(open)
+	}
+	return requireClientCert(h, open, "", nil)
+}
+
+// NoClientCertRoute is the route label of the requests refused for want of
+// a client certificate in partnerapi_http_requests_total, with the method
+// left empty as for unmatched requests: they never reach routing, and a
+// method the client made up must not become a series of its own.
+const NoClientCertRoute = "no_client_certificate"
+
 // requireClientCert answers a request that came without a verified client
-// certificate with noClientCertPage, except on the browser paths and the
-// health check and contract, which a load balancer and a person's browser
-// reach without one. A certificate that was sent and does not verify never
-// gets here: the handshake refuses it.
-func requireClientCert(next http.Handler, browserPaths []string) http.Handler {
-	open := map[string]bool{"/healthz": true, "/openapi.yaml": true}
-	for _, p := range browserPaths {
-		open[p] = true
+// certificate with noClientCertPage, except on the open paths (the browser
+// paths) and the health check and contract, which a load balancer and a
+// person's browser reach without one. A certificate that was sent and does
+// not verify never gets here: the handshake refuses it. The refusals are
+// counted in metrics (nil: not counted) under api.
+func requireClientCert(next http.Handler, open []string, api string, metrics *Metrics) http.Handler {
+	served := map[string]bool{"/healthz": true, "/openapi.yaml": true}
+	for _, p := range open {
+		served[p] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS == nil || len(r.TLS.VerifiedChains) > 0 || open[r.URL.Path] {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) > 0 || served[r.URL.Path] {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -39,5 +59,8 @@ func requireClientCert(next http.Handler, browserPaths []string) http.Handler {
 		h.Set("Connection", "close")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, noClientCertPage)
+		if metrics != nil {
+			metrics.requests.WithLabelValues(api, NoClientCertRoute, "", strconv.Itoa(http.StatusBadRequest)).Inc()
+		}
 	})
 }
