@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 )
 
 // ErrGateOff is the answer to a command for an agent when serve runs no
@@ -50,6 +51,56 @@ type Agent struct {
 	latest []string
 	// configured: a config was read; asked: a config was asked for since.
 	configured, asked bool
+	// answerBy: until when the next up/config is read as the answer to a
+	// down/config_request the gate sent (ConfigRequested), the agent's
+	// whole list; zero when no request is outstanding.
+	answerBy time.Time
+	// now is the clock (time.Now unless a test sets it).
+	now func() time.Time
+}
+
+// FullConfigWait is how long after a down/config_request the agent's next
+// up/config is taken for its answer. An agent answers at once; one that
+// never answers must not leave the gate reading a later config of one
+// device as the whole list, so after this the gate merges again.
+const FullConfigWait = 10 * time.Second
+
+// ConfigRequested records that a down/config_request is about to be sent
+// to the agent, so that its next up/config within FullConfigWait is read
+// as the whole list of its devices and replaces them (see Config); call it
+// before sending, so that no answer can come before it. The function it
+// returns withdraws the expectation when the request could not be sent,
+// unless a later request has renewed it meanwhile.
+func (a *Agent) ConfigRequested() (withdraw func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	by := a.clock().Add(FullConfigWait)
+	a.answerBy = by
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.answerBy.Equal(by) {
+			a.answerBy = time.Time{}
+		}
+	}
+}
+
+func (a *Agent) clock() time.Time {
+	if a.now != nil {
+		return a.now()
+	}
+	return time.Now()
+}
+
+// takeAnswer reports whether a config that arrives now answers an
+// outstanding down/config_request, and ends the expectation either way:
+// the first config after a request is its answer.
+func (a *Agent) takeAnswer() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	answer := !a.answerBy.IsZero() && a.clock().Before(a.answerBy)
+	a.answerBy = time.Time{}
+	return answer
 }
 
 // AskConfig reports, once until a config arrives, that the agent's config
@@ -67,27 +118,54 @@ func (a *Agent) AskConfig() bool {
 }
 
 // Config validates an up/config message ({"devices": [...]}) and, when it
-// parses, merges its devices into the agent's configuration: each device
-// it carries replaces the one of that id (or is added), and the devices it
-// leaves out are kept. Of two devices with one id in one message the
-// first counts (the second is a finding).
+// parses, applies it to the agent's configuration. The answer to the
+// gate's own down/config_request (ConfigRequested) is the agent's whole
+// list and replaces its devices: a device it leaves out is forgotten, its
+// statuses judged as a device's never announced and commands to it
+// refused. Any other config is merged: each device it carries replaces the
+// one of that id (or is added), and the devices it leaves out are kept. Of
+// two devices with one id in one message the first counts (the second is
+// a finding).
 //
-// A merge, not a replacement, because the protocol lets an agent send only
-// what changed. The reference gives up/config as a list of devices (§7)
-// and names the provider's page for it ([P]), which describes the list as
-// the devices "the configuration of which is transmitted" when "the user
-// changes a characteristic of one or more devices", and whose example is
-// an up/config of the one lamp that was updated. Agents do so: the
-// community agent the reference cites ([C], MQTT-SberGate) answers a
-// rename or a move (down/rename_device_request,
-// down/change_group_device_request) with an up/config of that one device.
-// Read as the whole list, such a message would make the gate forget every
-// other device of the agent: its statuses would be judged by the whole
-// catalog instead of their models, and commands, renames and moves for
-// them refused as for devices never announced. The protocol has no message
-// that removes a device, so a device stays until the gate restarts.
+// A merge, because the protocol lets an agent send only what changed. The
+// reference gives up/config as a list of devices (§7) and names the
+// provider's page for it ([P]), which describes the list as the devices
+// "the configuration of which is transmitted" when "the user changes a
+// characteristic of one or more devices", and whose example is an
+// up/config of the one lamp that was updated. Agents do so: the community
+// agent the reference cites ([C], MQTT-SberGate) answers a rename or a
+// move (down/rename_device_request, down/change_group_device_request) with
+// an up/config of that one device. Read as the whole list, such a message
+// would make the gate forget every other device of the agent.
+//
+// A replacement for the answer to down/config_request, because that
+// request asks for the configuration (§7: "{} → reply on up/config"),
+// and it is the one way a device taken off a controller leaves the gate:
+// the protocol has no message that removes one. MQTT carries no request
+// id, so the answer is the first config the agent sends after the request,
+// within FullConfigWait; the rules for the races that leaves are simple:
+//
+//   - a config of one device the agent had sent before the request reached
+//     it is taken for the answer, and the real answer, right behind it,
+//     is merged: as it lists every device, the gate ends knowing exactly
+//     the agent's devices, having missed the others between the two
+//     messages only;
+//   - several requests outstanding make one expectation, renewed by each:
+//     the first config replaces, the agent's further answers (each the
+//     whole list) merge to the same devices;
+//   - a request the agent does not answer in FullConfigWait expires, and
+//     its configs merge again (a config held for an unreadable catalog
+//     and checked after that merges too: merging never loses a device).
+//
+// A config the agent sends first, after the gate started, has nothing to
+// be merged into, so it is the whole list as far as the gate knows.
 func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
+	answer := a.takeAnswer()
 	_, earlier := a.last()
+	if answer {
+		// The whole list: a child's parent must be in it.
+		earlier = nil
+	}
 	rep, models, err := c.validate(msg, func(string) known { return known{} }, func(id string) bool { return earlier[id] })
 	if err != nil {
 		return nil, err
@@ -99,9 +177,11 @@ func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
 	defer a.mu.Unlock()
 	// The maps are replaced, never changed (last), so the merge copies.
 	byID := make(map[string]*Model, len(a.models)+len(rep.Devices))
-	maps.Copy(byID, a.models)
 	announced := make(map[string]bool, len(a.announced)+len(rep.Devices))
-	maps.Copy(announced, a.announced)
+	if !answer {
+		maps.Copy(byID, a.models)
+		maps.Copy(announced, a.announced)
+	}
 	seen := make(map[string]bool, len(rep.Devices))
 	var latest []string
 	for i, d := range rep.Devices {

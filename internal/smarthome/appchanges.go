@@ -234,3 +234,22 @@ func ParseErrorReport(msg []byte) ([]byte, error) {
 	}
 	return marshalMessage(e)
 }
+
+// ConfigRequestKind is the down/ topic (after "down/") of the cloud's
+// request for an agent's whole config (reference §7: "{} → reply on
+// up/config"). An administrator has the gate send it to resynchronise
+// with an agent without restarting serve: its answer replaces the devices
+// the gate knows of the agent (Agent Config), so a device taken off the
+// controller is forgotten.
+const ConfigRequestKind = "config_request"
+
+// ParseConfigRequest reads a down/config_request message as an
+// administrator sends it, the empty object the reference gives, and
+// returns the message to publish.
+func ParseConfigRequest(msg []byte) ([]byte, error) {
+	var empty struct{}
+	if err := decodeStrict(msg, &empty, "{}"); err != nil {
+		return nil, err
+	}
+	return []byte("{}"), nil
+}

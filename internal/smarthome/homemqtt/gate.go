@@ -7,10 +7,13 @@
 // (smarthome.Agent), and answers what it finds on the agent's down/errors;
 // after a config it asks for the configured devices' states
 // (down/status_request), and an agent whose status comes before its config
-// is asked for its config (down/config_request). For the admin API it sends
+// is asked for its config (down/config_request), whose answer replaces the
+// devices the gate knew of the agent while other configs merge into them
+// (smarthome.Agent Config). For the admin API it sends
 // what the provider's app makes the cloud send: commands (down/commands),
 // a device renamed or moved (down/rename_device_request,
-// down/change_group_device_request) and error reports (down/errors).
+// down/change_group_device_request), error reports (down/errors) and
+// requests for an agent's whole config (down/config_request).
 // The provider documents no body for down/errors (clients only log it), so
 // the gate sends the findings in the shape of POST /v1/mqtt-gate/validate's
 // report.
@@ -295,13 +298,14 @@ func (g *Gate) onConnect(c mqtt.Client) {
 // about a message the agent may have replaced by the time the broker is
 // back, and the client library would otherwise drop it silently (it
 // "completes" a QoS 0 publish made while it reconnects).
-func (g *Gate) publish(c mqtt.Client, agent, kind string, body []byte) {
+func (g *Gate) publish(c mqtt.Client, agent, kind string, body []byte) (sent bool) {
 	if !c.IsConnectionOpen() {
 		g.m.dropped.WithLabelValues(kind).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message dropped", "agent", agent, "topic", "down/"+kind)
-		return
+		return false
 	}
 	c.Publish(g.cfg.Root+"/"+agent+"/down/"+kind, notify, false, body)
+	return true
 }
 
 // agentOf splits "ROOT/<agent>/up/<kind>".
@@ -414,9 +418,12 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 // app triggers, after checking it (smarthome.Agent Rename and ChangeGroup
 // against the devices of the agent's config, smarthome.ParseErrorReport
 // on its own), as that check rebuilt it; kind is smarthome.RenameKind,
-// GroupKind or ErrorsKind. It is delivered as commands are, and for the same
-// reason: a user renamed or moved a device at a moment, and a change replayed
-// after an outage could undo a later one the agent got meanwhile.
+// GroupKind, ErrorsKind or ConfigRequestKind. It is delivered as commands
+// are, and for the same reason: a user renamed or moved a device at a
+// moment, and a change replayed after an outage could undo a later one the
+// agent got meanwhile. A config request makes the agent's answer replace
+// its devices (smarthome.Agent ConfigRequested); one the broker did not
+// take expects no answer.
 func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string, error) {
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
@@ -430,6 +437,16 @@ func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string
 		out, err = g.agent(agent).ChangeGroup(msg)
 	case smarthome.ErrorsKind:
 		out, err = smarthome.ParseErrorReport(msg)
+	case smarthome.ConfigRequestKind:
+		if out, err = smarthome.ParseConfigRequest(msg); err != nil {
+			return "", err
+		}
+		withdraw := g.agent(agent).ConfigRequested()
+		topic, err := g.deliver(agent, kind, out)
+		if err != nil {
+			withdraw()
+		}
+		return topic, err
 	default:
 		err = fmt.Errorf("homemqtt: the gate sends no down/%s", kind)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"partnerapi/internal/smarthome"
 )
 
 // An agent's message that arrives while the catalog cannot be read (its
@@ -74,8 +76,11 @@ func (g *Gate) handle(name, kind string, payload []byte) error {
 	}
 	if kind == "status" && a.AskConfig() {
 		// The cloud asks an agent for its config as the protocol does
-		// (down/config_request, answered on up/config).
-		g.publish(g.client, name, "config_request", []byte("{}"))
+		// (down/config_request, answered on up/config with the whole list).
+		withdraw := a.ConfigRequested()
+		if !g.publish(g.client, name, smarthome.ConfigRequestKind, []byte("{}")) {
+			withdraw()
+		}
 	}
 	g.answer(name, kind, a, msg)
 	return nil

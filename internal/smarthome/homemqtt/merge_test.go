@@ -2,7 +2,10 @@ package homemqtt_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,5 +70,79 @@ func TestGateMergesAConfigOfOneDevice(t *testing.T) {
 	}
 	if m := told.next(); string(m.Payload()) != cmd {
 		t.Fatalf("command sent: %s", m.Payload())
+	}
+}
+
+// Through a real broker: the agent's answer to a down/config_request the
+// gate sends (as the admin API has it do) is its whole list and replaces
+// its devices. The plug it leaves out, taken off the controller, is
+// forgotten: its status is judged as a device's never announced (no
+// category) and a command to it refused; a later unsolicited config of one
+// device still merges.
+func TestGateReplacesDevicesWithTheAnswerToConfigRequest(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	c, err := smarthome.Seed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
+	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445"}, seedCatalog{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
+	waitFor(t, "the gate to subscribe", g.Connected)
+
+	const (
+		lamp = `{"id":"lamp","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+		plug = `{"id":"plug","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
+		tv   = `{"id":"tv","name":"TV","default_name":"TV","model":{"id":"m3","manufacturer":"M","model":"T","category":"socket","features":["online","on_off"]}}`
+	)
+	errs := newAgent(t, url, root+"/ctl/down/errors")
+	asked := newAgent(t, url, root+"/ctl/down/status_request", root+"/ctl/down/config_request")
+	errs.publish(root+"/ctl/up/config", `{"devices":[`+lamp+`,`+plug+`]}`, false)
+	if m := asked.next(); string(m.Payload()) != `{"devices":["lamp","plug"]}` {
+		t.Fatalf("status_request after the whole config: %s", m.Payload())
+	}
+
+	topic, err := g.Send(context.Background(), "ctl", smarthome.ConfigRequestKind, []byte(`{}`))
+	if err != nil || topic != root+"/ctl/down/config_request" {
+		t.Fatalf("config_request: %q, %v", topic, err)
+	}
+	if m := asked.next(); m.Topic() != root+"/ctl/down/config_request" || string(m.Payload()) != `{}` {
+		t.Fatalf("config_request sent: %s %s", m.Topic(), m.Payload())
+	}
+	// The answer: the plug was taken off the controller.
+	errs.publish(root+"/ctl/up/config", `{"devices":[`+lamp+`]}`, false)
+	if m := asked.next(); string(m.Payload()) != `{"devices":["lamp"]}` {
+		t.Fatalf("status_request after the answer: %s", m.Payload())
+	}
+	// An INTEGER on_off is a finding either way; the plug's is judged
+	// without its model's category once it is forgotten.
+	errs.publish(root+"/ctl/up/status", `{"devices":{"plug":{"states":[{"key":"on_off","value":{"type":"INTEGER","integer_value":"1"}}]}}}`, false)
+	var msg homemqtt.Message
+	if err := json.Unmarshal(errs.next().Payload(), &msg); err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.Devices) != 1 || msg.Devices[0].ID != "plug" || msg.Devices[0].Category != "" {
+		t.Fatalf("the forgotten plug's status answered %+v, want judged as never announced", msg)
+	}
+	cmd := `{"devices":{"%s":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
+	var inv *smarthome.InvalidError
+	if _, err := g.Command(context.Background(), "ctl", []byte(fmt.Sprintf(cmd, "plug"))); !errors.As(err, &inv) ||
+		!slices.Contains(inv.Details, "device 'plug' is not a device of the agent's config") {
+		t.Fatalf("command to the forgotten plug: %v", err)
+	}
+
+	// Unsolicited, a config of one device merges: the lamp stays.
+	errs.publish(root+"/ctl/up/config", `{"devices":[`+tv+`]}`, false)
+	if m := asked.next(); string(m.Payload()) != `{"devices":["tv"]}` {
+		t.Fatalf("status_request after the unsolicited config: %s", m.Payload())
+	}
+	for _, id := range []string{"lamp", "tv"} {
+		if _, err := g.Command(context.Background(), "ctl", []byte(fmt.Sprintf(cmd, id))); err != nil {
+			t.Errorf("command to the %s after the unsolicited config: %v", id, err)
+		}
 	}
 }

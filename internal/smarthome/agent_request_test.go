@@ -1,0 +1,150 @@
+package smarthome
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// The answer to the gate's down/config_request is the agent's whole list
+// and replaces its devices, while any other config merges: the first
+// config after a request (within FullConfigWait) is the answer, a request
+// that was withdrawn or expired expects none, and requests outstanding
+// together make one expectation.
+func TestAgentConfigRequestAnswerReplaces(t *testing.T) {
+	c := seed(t)
+	const (
+		hub  = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
+		lamp = `{"id":"lamp","parent_id":"hub","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+		plug = `{"id":"plug","parent_id":"hub","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
+	)
+	all := `{"devices":[` + hub + `,` + lamp + `,` + plug + `]}`
+	withoutPlug := `{"devices":[` + hub + `,` + lamp + `]}`
+	plugAlone := `{"devices":[` + plug + `]}`
+	for _, tc := range []struct {
+		name string
+		// request runs before the second config, with the clock's
+		// advance function.
+		request func(a *Agent, advance func(time.Duration))
+		second  string
+		want    []string
+	}{
+		{"no request: a config of two devices merges", func(*Agent, func(time.Duration)) {}, withoutPlug, []string{"hub", "lamp", "plug"}},
+		{"the answer to a request replaces", func(a *Agent, _ func(time.Duration)) { a.ConfigRequested() }, withoutPlug, []string{"hub", "lamp"}},
+		{"an answer just before FullConfigWait replaces", func(a *Agent, advance func(time.Duration)) {
+			a.ConfigRequested()
+			advance(FullConfigWait - time.Millisecond)
+		}, withoutPlug, []string{"hub", "lamp"}},
+		{"a config after FullConfigWait merges", func(a *Agent, advance func(time.Duration)) {
+			a.ConfigRequested()
+			advance(FullConfigWait)
+		}, withoutPlug, []string{"hub", "lamp", "plug"}},
+		{"a withdrawn request expects no answer", func(a *Agent, _ func(time.Duration)) { a.ConfigRequested()() }, withoutPlug, []string{"hub", "lamp", "plug"}},
+		{"withdrawing an earlier request keeps a later one", func(a *Agent, advance func(time.Duration)) {
+			first := a.ConfigRequested()
+			advance(time.Second)
+			a.ConfigRequested()
+			first()
+		}, withoutPlug, []string{"hub", "lamp"}},
+		{"a request renewed by a later one waits from the later", func(a *Agent, advance func(time.Duration)) {
+			a.ConfigRequested()
+			advance(FullConfigWait / 2)
+			a.ConfigRequested()
+			advance(FullConfigWait/2 + time.Second)
+		}, withoutPlug, []string{"hub", "lamp"}},
+		{"the answer's child needs its parent in the answer", func(a *Agent, _ func(time.Duration)) { a.ConfigRequested() }, plugAlone, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+			var a Agent
+			a.SetClock(func() time.Time { return now })
+			if rep, err := a.Config(c, []byte(all)); err != nil || !rep.Valid {
+				t.Fatalf("whole config: %+v, %v", rep, err)
+			}
+			tc.request(&a, func(d time.Duration) { now = now.Add(d) })
+			rep, err := a.Config(c, []byte(tc.second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == nil {
+				if rep.Valid || !reflect.DeepEqual(rep.Devices[0].Errors, []string{"parent_id 'hub' is not another device of the agent's config"}) {
+					t.Errorf("a child without its hub in the whole list: %+v", rep)
+				}
+				return
+			}
+			if !rep.Valid {
+				t.Fatalf("second config: %+v", rep)
+			}
+			if got := a.Devices(); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("devices %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A device the answer to a config request leaves out is forgotten: its
+// status is judged as a device's never announced (no category), a command,
+// a rename or a move for it is refused; the next unsolicited config of one
+// device merges again.
+func TestAgentForgetsDeviceLeftOutOfAnswer(t *testing.T) {
+	c := seed(t)
+	var a Agent
+	const (
+		lamp = `{"id":"lamp","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+		plug = `{"id":"plug","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
+		tv   = `{"id":"tv","name":"TV","default_name":"TV","model":{"id":"m3","manufacturer":"M","model":"T","category":"socket","features":["online","on_off"]}}`
+	)
+	if _, err := a.Config(c, []byte(`{"devices":[`+lamp+`,`+plug+`]}`)); err != nil {
+		t.Fatal(err)
+	}
+	a.ConfigRequested()
+	if _, err := a.Config(c, []byte(`{"devices":[`+lamp+`]}`)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Status(c, []byte(`{"devices":{"plug":{"states":[{"key":"on_off","value":{"type":"INTEGER","integer_value":"1"}}]}}}`))
+	if err != nil || rep.Devices[0].Category != "" {
+		t.Errorf("status of the forgotten plug judged with a category: %+v, %v", rep, err)
+	}
+	_, err = a.Command(c, []byte(`{"devices":{"plug":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`))
+	var inv *InvalidError
+	if !errors.As(err, &inv) || !reflect.DeepEqual(inv.Details, []string{"device 'plug' is not a device of the agent's config"}) {
+		t.Errorf("command to the forgotten plug: %v", err)
+	}
+	if _, err := a.Rename([]byte(`{"device_id":"plug","new_name":"P"}`)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("rename of the forgotten plug: %v", err)
+	}
+	if _, err := a.ChangeGroup([]byte(`{"device_id":"plug","home":"H","room":"R"}`)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("move of the forgotten plug: %v", err)
+	}
+	if _, err := a.Config(c, []byte(`{"devices":[`+tv+`]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Devices(); !reflect.DeepEqual(got, []string{"lamp", "tv"}) {
+		t.Errorf("devices after an unsolicited config of one device: %v, want lamp and tv", got)
+	}
+}
+
+// A config request is the empty object the reference gives, nothing else.
+func TestParseConfigRequest(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{}`, true},
+		{` { } `, true},
+		{`{"devices":[]}`, false},
+		{`[]`, false},
+		{`{}{}`, false},
+		{``, false},
+	} {
+		out, err := ParseConfigRequest([]byte(tc.body))
+		var inv *InvalidError
+		switch {
+		case tc.ok && (err != nil || string(out) != "{}"):
+			t.Errorf("%q: %q, %v", tc.body, out, err)
+		case !tc.ok && !errors.As(err, &inv):
+			t.Errorf("%q: %v, want InvalidError", tc.body, err)
+		}
+	}
+}
