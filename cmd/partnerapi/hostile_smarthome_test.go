@@ -162,7 +162,7 @@ func (s *smarthomeHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.body = `{"devices":{"l1":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
 		r.baseline = http.StatusNotFound
 	case "POST /v1/admin/agents/{login}/rename_device_request", "POST /v1/admin/agents/{login}/change_group_device_request",
-		"POST /v1/admin/agents/{login}/errors":
+		"POST /v1/admin/agents/{login}/errors", "POST /v1/admin/agents/{login}/config_request":
 		// The app's changes and error reports go through the gate too:
 		// sound ones are 404 here, broken ones the client's fault.
 		c := s.newAgent(t)
@@ -171,6 +171,7 @@ func (s *smarthomeHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 			"rename_device_request":       `{"device_id":"l1","new_name":"Лампа"}`,
 			"change_group_device_request": `{"device_id":"l1","home":"Дом","room":"Кухня"}`,
 			"errors":                      `{"topic":"up/config","errors":["unknown feature"]}`,
+			"config_request":              `{}`,
 		}[op.path[strings.LastIndex(op.path, "/")+1:]]
 		r.baseline = http.StatusNotFound
 	default:

@@ -25,10 +25,14 @@ import (
 const smarthomeAppUsage = `  partnerapi smarthome device rename --agent LOGIN --device ID --name NAME
   partnerapi smarthome device move --agent LOGIN --device ID --home HOME --room ROOM
   partnerapi smarthome agent errors --login LOGIN --topic up/config|up/status --error TEXT [--error TEXT ...]
+  partnerapi smarthome agent config-request --login LOGIN
                                                     send what the app sends to an agent through serve's MQTT gate
                                                     (its admin API at --smarthome-url, default http://127.0.0.1:9445,
                                                     as --admin with --admin-password, best given as
-                                                    PARTNERAPI_ADMIN_PASSWORD); prints {"topic": ...}`
+                                                    PARTNERAPI_ADMIN_PASSWORD); prints {"topic": ...}; config-request
+                                                    asks the agent for its whole config, whose answer replaces
+                                                    the devices the gate knows (a device taken off the controller
+                                                    is forgotten without restarting serve)`
 
 // repeatedFlag collects every value of a flag given more than once.
 type repeatedFlag []string
@@ -37,10 +41,10 @@ func (f *repeatedFlag) String() string     { return strings.Join(*f, ", ") }
 func (f *repeatedFlag) Set(v string) error { *f = append(*f, v); return nil }
 
 // runSmarthomeAppChange runs `smarthome device rename|move` and `smarthome
-// agent errors`; handled is false for every other command.
+// agent errors|config-request`; handled is false for every other command.
 func runSmarthomeAppChange(ctx context.Context, args []string, getenv func(string) string, io stdio) (handled bool, err error) {
 	cmd := args[0] + " " + args[1]
-	if cmd != "device rename" && cmd != "device move" && cmd != "agent errors" {
+	if cmd != "device rename" && cmd != "device move" && cmd != "agent errors" && cmd != "agent config-request" {
 		return false, nil
 	}
 	fs := flag.NewFlagSet("smarthome "+cmd, flag.ContinueOnError)
@@ -48,7 +52,7 @@ func runSmarthomeAppChange(ctx context.Context, args []string, getenv func(strin
 	admin := fs.String("admin", "", "administrator login (partnerapi smarthome admin create)")
 	password := fs.String("admin-password", "", "the administrator's password (better as PARTNERAPI_ADMIN_PASSWORD: a flag shows in the process list)")
 	agent := fs.String("agent", "", "the agent's login (device commands)")
-	login := fs.String("login", "", "the agent's login (agent errors)")
+	login := fs.String("login", "", "the agent's login (agent errors, agent config-request)")
 	device := fs.String("device", "", "device id, as the agent's up/config announced it")
 	name := fs.String("name", "", "the device's new name")
 	home := fs.String("home", "", "the device's home")
@@ -69,11 +73,13 @@ func runSmarthomeAppChange(ctx context.Context, args []string, getenv func(strin
 		kind, body = smarthome.RenameKind, smarthome.RenameRequest{DeviceID: *device, NewName: *name}
 	case "device move":
 		kind, body = smarthome.GroupKind, smarthome.GroupRequest{DeviceID: *device, Home: *home, Room: *room}
+	case "agent config-request":
+		kind, body, *agent = smarthome.ConfigRequestKind, struct{}{}, *login
 	default:
 		kind, body, *agent = smarthome.ErrorsKind, smarthome.ErrorReport{Topic: *topic, Errors: reported}, *login
 	}
 	if *agent == "" {
-		return true, errors.New("the agent's login is required (--agent for device commands, --login for agent errors)")
+		return true, errors.New("the agent's login is required (--agent for device commands, --login for agent errors and config-request)")
 	}
 	b, _ := json.Marshal(body)
 	url := strings.TrimRight(*server, "/") + "/v1/admin/agents/" + *agent + "/" + kind

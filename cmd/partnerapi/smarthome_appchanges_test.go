@@ -17,18 +17,21 @@ import (
 	"partnerapi/internal/testenv"
 )
 
-// `partnerapi smarthome device rename|move` and `agent errors` through serve
-// and a private Mosquitto: an MQTT client subscribed as agent ctl receives
-// each on exactly its topic with exactly the bytes of its golden file
-// (testdata/smarthome/appchanges), the administrator's password taken from
-// PARTNERAPI_ADMIN_PASSWORD; a device the agent did not announce is an error
+// `partnerapi smarthome device rename|move` and `agent errors|config-request`
+// through serve and a private Mosquitto: an MQTT client subscribed as agent
+// ctl receives each on exactly its topic with exactly the bytes of its
+// golden file (testdata/smarthome/appchanges), the administrator's password
+// taken from PARTNERAPI_ADMIN_PASSWORD; the agent's answer to the config
+// request, without l2, makes the server forget l2; a device the agent did not announce is an error
 // quoting the server's 404 and sends nothing, as does a command without
 // credentials.
 func TestSmarthomeAppChangesCLI(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	ts := startServer(t, "--only", "smarthome", "--smarthome-mqtt", broker.URL())
 	admin := provision(t, ts.dataDir, "admin", "root-cli")
-	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl", `{"devices":[{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}]}`)
+	const l1 = `{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
+	const l2 = `{"id":"l2","name":"L2","default_name":"L2","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
+	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl", `{"devices":[`+l1+`,`+l2+`]}`)
 	got := make(chan mqtt.Message, 8)
 	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker.URL()).SetClientID("ctl-cli-test"))
 	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
@@ -54,6 +57,7 @@ func TestSmarthomeAppChangesCLI(t *testing.T) {
 		{"rename_device_request", []string{"device", "rename", "--agent", "ctl", "--device", "l1", "--name", `Торшер "Ночник" & <лампа>`}},
 		{"change_group_device_request", []string{"device", "move", "--agent", "ctl", "--device", "l1", "--home", "Дача", "--room", "Веранда"}},
 		{"errors", []string{"agent", "errors", "--login", "ctl", "--topic", "up/status", "--error", "device 'l1' reported no online", "--error", "retry the status"}},
+		{"config_request", []string{"agent", "config-request", "--login", "ctl"}},
 	} {
 		out, err := run(c.args...)
 		var answer struct{ Topic string }
@@ -74,6 +78,23 @@ func TestSmarthomeAppChangesCLI(t *testing.T) {
 		}
 	}
 
+	// The agent answers the config request without l2, taken off the
+	// controller: the gate forgets it, so renaming it is the server's 404.
+	if tok := c.Publish(homemqtt.DefaultRoot+"/ctl/up/config", 1, false, `{"devices":[`+l1+`]}`); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	select {
+	case m := <-got:
+		if m.Topic() != down+"status_request" || string(m.Payload()) != `{"devices":["l1"]}` {
+			t.Fatalf("after the answer to the config request the agent got %s %s, want a status_request for l1", m.Topic(), m.Payload())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no status_request after the answer to the config request")
+	}
+	if _, err := run("device", "rename", "--agent", "ctl", "--device", "l2", "--name", "L"); err == nil ||
+		!strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "device 'l2' is not a device of the agent's config") {
+		t.Errorf("rename of the device the answer left out: %v, want the server's 404", err)
+	}
 	if _, err := run("device", "rename", "--agent", "ctl", "--device", "ghost", "--name", "G"); err == nil ||
 		!strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "device 'ghost' is not a device of the agent's config") {
 		t.Errorf("rename of a device never announced: %v, want the server's 404", err)

@@ -1,7 +1,8 @@
 package main
 
-// appChangeCases are the contract's rows for the app's changes to a device
-// and the cloud's error reports sent through the MQTT gate: each operation's
+// appChangeCases are the contract's rows for the app's changes to a device,
+// the cloud's error reports and its config requests sent through the MQTT
+// gate: each operation's
 // 202 on the gated server, whose agent ctl-c announced the lamp l1; a device
 // the agent did not announce and the server without the gate, 404; a name
 // the server refuses, 400 (the contract refuses an over-long one itself);
@@ -19,6 +20,9 @@ func appChangeCases() []homeCase {
 			`{"device_id":"l1","home":"Home"}`},
 		{"errors", agents + "errors", `{"topic":"up/config","errors":["model 'x' is not in the catalog"]}`,
 			"", `{"topic":"up/config","errors":[" "]}`, `{"topic":"down/commands","errors":["x"]}`},
+		// Whatever the server refuses of a config request the contract
+		// refuses too: it has no row of the server's own.
+		{"config request", agents + "config_request", `{}`, "", "", `{"devices":[]}`},
 	}
 	var cases []homeCase
 	for _, o := range ops {
@@ -26,13 +30,15 @@ func appChangeCases() []homeCase {
 			homeCase{name: o.name, method: "POST", path: o.path, who: "admin", gated: true, body: o.body, status: 202},
 			// A request that is no such message is the client's fault,
 			// gate or none, so these go to the server without one.
-			homeCase{name: o.name + " refused by the server", method: "POST", path: o.path, who: "admin", body: o.bad, status: 400},
 			homeCase{name: o.name + " refused by the contract", method: "POST", path: o.path, who: "admin", body: o.badContract, status: 400, badRequest: true},
 			homeCase{name: o.name + " as agent", method: "POST", path: o.path, who: "agent", body: o.body, status: 401},
 			homeCase{name: o.name + " while the broker is down", method: "POST", path: o.path, who: "admin", brokerDown: true, body: o.body, status: 503},
 			homeCase{name: o.name + " without the gate", method: "POST", path: o.path, who: "admin", body: o.body, status: 404},
 			homeCase{name: o.name + " over the body limit", method: "POST", path: o.path, who: "admin", body: overLimit(o.body), status: 413},
 		)
+		if o.bad != "" {
+			cases = append(cases, homeCase{name: o.name + " refused by the server", method: "POST", path: o.path, who: "admin", body: o.bad, status: 400})
+		}
 		if o.unknown != "" {
 			cases = append(cases, homeCase{name: o.name + " of a device the agent did not announce", method: "POST", path: o.path, who: "admin", gated: true, body: o.unknown, status: 404})
 		}

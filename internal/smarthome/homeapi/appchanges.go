@@ -6,8 +6,8 @@ import (
 	"partnerapi/internal/smarthome"
 )
 
-// The app's changes to a device and the cloud's error reports, sent to an
-// agent through the MQTT gate: what the provider's cloud sends when a user
+// The app's changes to a device, the cloud's error reports and its request
+// for an agent's config, sent to an agent through the MQTT gate: what the provider's cloud sends when a user
 // renames a device or moves it to another room or home in the app, so that
 // agents under development can be tested against them. The body is the
 // down/ message itself, as for commands.
@@ -22,6 +22,14 @@ func (h *handlers) changeDeviceGroup(w http.ResponseWriter, r *http.Request) {
 
 func (h *handlers) reportErrors(w http.ResponseWriter, r *http.Request) {
 	h.appChange(w, r, smarthome.ErrorsKind, func(b []byte) error { _, err := smarthome.ParseErrorReport(b); return err })
+}
+
+// requestConfig asks an agent for its whole config (down/config_request),
+// so that an operator resynchronises the gate with it without restarting
+// serve: the agent's answer replaces the devices the gate knows of it,
+// dropping those taken off the controller (smarthome.Agent Config).
+func (h *handlers) requestConfig(w http.ResponseWriter, r *http.Request) {
+	h.appChange(w, r, smarthome.ConfigRequestKind, func(b []byte) error { _, err := smarthome.ParseConfigRequest(b); return err })
 }
 
 // appChange answers as the commands endpoint does: what is wrong with the

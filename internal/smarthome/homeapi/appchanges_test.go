@@ -18,7 +18,8 @@ import (
 	"partnerapi/internal/smarthome/homemqtt"
 )
 
-// The app's changes to a device and the cloud's error reports, through
+// The app's changes to a device, the cloud's error reports and its
+// config request, through
 // HTTP against a private Mosquitto, as an agent under test receives them:
 // an MQTT client subscribed to every down/ topic of agent dev gets each
 // sound request on exactly its topic with exactly the bytes of its golden
@@ -60,12 +61,14 @@ func TestAppChangesReachTheAgent(t *testing.T) {
 		rename = "/v1/admin/agents/dev/rename_device_request"
 		group  = "/v1/admin/agents/dev/change_group_device_request"
 		report = "/v1/admin/agents/dev/errors"
+		ask    = "/v1/admin/agents/dev/config_request"
 	)
 
 	for _, c := range []struct{ path, body, kind string }{
 		{rename, `{ "new_name": "Лампа у дивана & <Tom>", "device_id": "lamp" }`, smarthome.RenameKind},
 		{group, "{\"room\":\"Спальня\",\n \"home\":\"Обогатительная\", \"device_id\":\"lamp\"}", smarthome.GroupKind},
 		{report, `{"errors":["model 'acme-s9' is not in the catalog"],"topic":"up/config"}`, smarthome.ErrorsKind},
+		{ask, " { } ", smarthome.ConfigRequestKind},
 	} {
 		a := asAdmin(gated, c.path, c.body)
 		var got struct{ Topic string }
@@ -105,6 +108,10 @@ func TestAppChangesReachTheAgent(t *testing.T) {
 		{"move without the gate", gateless, group, "root", adminPW, `{"device_id":"lamp","home":"H","room":"R"}`, 404, "--smarthome-mqtt"},
 		{"report without the gate", gateless, report, "root", adminPW, `{"topic":"up/config","errors":["x"]}`, 404, "--smarthome-mqtt"},
 		{"bad rename without the gate", gateless, rename, "root", adminPW, `{"device_id":"lamp"}`, 400, "new_name is required"},
+		{"config request with a field", gated, ask, "root", adminPW, `{"devices":[]}`, 400, `unknown field "devices"`},
+		{"config request without a body", gated, ask, "root", adminPW, ``, 400, "body must be {}"},
+		{"config request as the agent", gated, ask, "dev", agentPW, `{}`, 401, ""},
+		{"config request without the gate", gateless, ask, "root", adminPW, `{}`, 404, "--smarthome-mqtt"},
 	} {
 		a := post(c.base, c.path, c.login, c.password, c.body)
 		var e errorBody
@@ -127,6 +134,7 @@ func TestAppChangesReachTheAgent(t *testing.T) {
 		{rename, `{"device_id":"lamp","new_name":"L"}`},
 		{group, `{"device_id":"lamp","home":"H","room":"R"}`},
 		{report, `{"topic":"up/config","errors":["x"]}`},
+		{ask, `{}`},
 	} {
 		a := asAdmin(gated, c.path, c.body)
 		var e errorBody

@@ -26,4 +26,5 @@ func addRoutes(mux *web.Mux, h *handlers) {
 	mux.HandleFunc("POST", "/v1/admin/agents/{login}/rename_device_request", admin(h.renameDevice))
 	mux.HandleFunc("POST", "/v1/admin/agents/{login}/change_group_device_request", admin(h.changeDeviceGroup))
 	mux.HandleFunc("POST", "/v1/admin/agents/{login}/errors", admin(h.reportErrors))
+	mux.HandleFunc("POST", "/v1/admin/agents/{login}/config_request", admin(h.requestConfig))
 }
