@@ -34,17 +34,22 @@ const maxPartnerMeta = 1024
 //
 // Severities follow the reference: what §7 and the provider's device
 // object mark mandatory (id, name, default_name; an inline model's id,
-// manufacturer and model, §5), a second device with one id and a parent_id
-// that names no other device of the config (or of the agent's earlier
-// ones) are errors; one model id given with
-// two feature sets is a warning, because it breaks nothing the protocol
-// states: integrators report that the provider caches models by id (§7,
-// [C]), so one of the devices would be shown with the other's features.
+// manufacturer and model, §5), a second device with one id, a device that
+// is its own parent and, for an agent's config, a parent_id that names no
+// other device of the config or of the agent's earlier ones are errors;
+// one model id given with two feature sets is a warning, because it breaks
+// nothing the protocol states: integrators report that the provider caches
+// models by id (§7, [C]), so one of the devices would be shown with the
+// other's features.
 //
 // earlier says whether an id is a device the agent announced in an earlier
 // config (nil: none, as for POST /v1/mqtt-gate/validate, which knows no
 // agent): an agent may send only the devices that changed (see Agent
 // Config), so a child's parent_id may name a hub of an earlier message.
+// Without earlier configs to look in, a parent_id that names no device of
+// the message is a warning: the message alone cannot tell a child sent
+// after a rename, whose hub the agent announced before, from a whole list
+// that lacks the hub, and an error would call the first invalid.
 func (c *Catalog) checkConfig(devs json.RawMessage, earlier func(id string) bool) ([]DeviceReport, []*Model, error) {
 	var list []configDevice
 	if err := json.Unmarshal(devs, &list); err != nil {
@@ -78,12 +83,15 @@ func (c *Catalog) checkConfig(devs json.RawMessage, earlier func(id string) bool
 	byModel := map[string]first{}
 	for i, d := range list {
 		r := &reps[i]
-		if d.ParentID != "" && (d.ParentID == d.ID || !ids[d.ParentID] && (earlier == nil || !earlier(d.ParentID))) {
-			what := "this config"
-			if earlier != nil {
-				what = "the agent's config"
-			}
-			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of %s", d.ParentID, what))
+		switch {
+		case d.ParentID == "" || d.ParentID != d.ID && (ids[d.ParentID] || earlier != nil && earlier(d.ParentID)):
+		case d.ParentID != d.ID && earlier == nil:
+			r.Warnings = append(r.Warnings, Problem{Reason: ReasonParentNotInConfig, Message: fmt.Sprintf(
+				"parent_id '%s' is not a device of this config: right if the agent announced it in an earlier config, wrong if this is its whole list", d.ParentID)})
+		case earlier == nil:
+			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of this config", d.ParentID))
+		default:
+			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of the agent's config", d.ParentID))
 		}
 		m := models[i]
 		if m == nil || m.ID == "" {

@@ -35,6 +35,10 @@ const (
 	// ReasonModelConflict: one model id comes with two feature sets in one
 	// config.
 	ReasonModelConflict = "model_conflict"
+	// ReasonParentNotInConfig: a child's parent_id names no device of the
+	// config, which POST /v1/mqtt-gate/validate, knowing no earlier config
+	// of the agent, cannot call wrong (checkConfig).
+	ReasonParentNotInConfig = "parent_not_in_config"
 )
 
 // DeviceReport is what validation found about one device.
