@@ -19,6 +19,12 @@ type WebhookEvent struct {
 	BankComment string    `json:"bankComment"`
 	EventTime   time.Time `json:"eventTime"`
 	Attempts    int       `json:"-"`
+	// Endpoint is the receiver the event goes to, as pauses know it
+	// (PauseWebhookPartner): its partner's ClientID when the partner has
+	// a webhook of its own, else DefaultWebhookEndpoint, the deployment's
+	// URL, which every partner without one shares. Empty reads as
+	// ClientID.
+	Endpoint string `json:"-"`
 	// Lease is when the claim that handed the event out ends; it tells
 	// that claim apart from a later one, so ReleaseWebhooks frees only
 	// its own.
@@ -52,15 +58,20 @@ type WebhookOutbox interface {
 	RecordWebhookAttempt(ctx context.Context, id int64, a WebhookAttempt, delivered bool, next time.Time) error
 	// WebhookLog lists the attempts of an event, oldest first.
 	WebhookLog(ctx context.Context, id int64) ([]WebhookAttempt, error)
-	// PauseWebhookPartner records that a delivery to clientID got no
-	// answer or a 429/503 at now. Unless the partner is paused already,
-	// its pause begins, lasting base after its first such failure in a
-	// row and doubling per further one up to max (a delivered event
-	// resets the count, and so does a failure more than max after the
-	// last pause ended: a new outage). The partner's pending events due before the
-	// pause ends are moved to its end with no attempt counted, and claims
-	// hand out none of its events until then. It returns the pause's end.
-	PauseWebhookPartner(ctx context.Context, clientID string, now time.Time, base, max time.Duration) (time.Time, error)
+	// PauseWebhookPartner records that a delivery to endpoint (an
+	// event's Endpoint: a partner's own webhook, or the deployment's
+	// default that the partners without one share) got no answer or a
+	// 429/503 at now. Unless the endpoint is paused already, its pause
+	// begins, lasting base after its first such failure in a row and
+	// doubling per further one up to max (a delivered event resets the
+	// count, and so does a failure more than max after the last pause
+	// ended: a new outage). The pending events that go to the endpoint,
+	// whichever partner's, due before the pause ends are moved to its end
+	// with no attempt counted, and claims hand out none of them until
+	// then. It returns the pause's end, and whether this failure opened
+	// the outage (the first in a row): only such a failure is a failed
+	// attempt of its event; the others are the same outage seen again.
+	PauseWebhookPartner(ctx context.Context, endpoint string, now time.Time, base, max time.Duration) (until time.Time, opened bool, err error)
 	// ReleaseWebhooks gives claimed, unsent events back, due at next,
 	// with no attempt counted; an event no longer under the lease its
 	// claim set is left alone.
@@ -75,6 +86,20 @@ type WebhookOutbox interface {
 // to end.
 type WebhookSender interface {
 	Send(ctx context.Context, ev WebhookEvent) (status int, format string, err error)
+}
+
+// DefaultWebhookEndpoint is the Endpoint of the events that go to the
+// deployment's default URL (their partners have no webhook of their own):
+// one receiver, paused as one, whoever's events it failed. The asterisk
+// keeps it apart from every client ID.
+const DefaultWebhookEndpoint = "*default"
+
+// endpointOf is ev's Endpoint, its partner's when the store named none.
+func endpointOf(ev WebhookEvent) string {
+	if ev.Endpoint == "" {
+		return ev.ClientID
+	}
+	return ev.Endpoint
 }
 
 // ErrNoWebhookTarget is a WebhookSender's answer for an event whose partner
@@ -188,9 +213,9 @@ func (d *WebhookDispatcher) inStore(ctx context.Context, call func(ctx context.C
 
 // RunOnce claims the due events and delivers them, round-robin across
 // partners with at most PerPartner of one partner under way at once, and
-// reports how many it tried. A partner whose delivery gets no answer or a
-// 429/503 is paused (PauseWebhookPartner): its events not yet started are
-// released unsent to the pause's end. The pass ends within PassTimeout and
+// reports how many it tried. A receiver whose delivery gets no answer or a
+// 429/503 is paused (PauseWebhookPartner): the events bound for it not yet
+// started, whichever partner's, are released unsent to the pause's end. The pass ends within PassTimeout and
 // each store call within StoreTimeout: past either it fails with an error
 // that is ErrWebhookStoreStalled, and what it claimed comes back when the
 // claim's lease ends.
@@ -272,8 +297,9 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 }
 
 // deliver sends one event and records the attempt; when the outcome pauses
-// its partner it takes the partner's other events out of the batch, records
-// the pause and releases them to its end.
+// its receiver (Endpoint) it takes the receiver's other events out of the
+// batch, records the pause and releases them to its end, and counts the
+// attempt only when this failure opened the receiver's outage.
 func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev WebhookEvent, now func() time.Time) error {
 	maxAttempts := d.MaxAttempts
 	if maxAttempts == 0 {
@@ -295,12 +321,6 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	}
 	// A cancelled ctx is this process stopping, not the receiver failing.
 	pause := d.PauseBase >= 0 && pausesPartner(status) && ctx.Err() == nil
-	var rest []WebhookEvent
-	if pause {
-		// Before anything is written, so that no worker starts another
-		// of the partner's events meanwhile.
-		rest = q.pause(ev.ClientID)
-	}
 	a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status, Format: format}
 	if serr != nil {
 		a.Error = serr.Error()
@@ -310,10 +330,13 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if !delivered && a.Attempt < maxAttempts && (serr != nil || retryableStatus[status]) {
 		next = a.At.Add(d.backoff(a.Attempt))
 	}
-	err := d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next) })
-	if err != nil || !pause {
-		return err
+	if !pause {
+		return d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next) })
 	}
+	// Before anything is written, so that no worker starts another event
+	// bound for the endpoint meanwhile.
+	endpoint := endpointOf(ev)
+	rest := q.pause(endpoint)
 	pauseBase, pauseMax := d.PauseBase, d.PauseMax
 	if pauseBase == 0 {
 		pauseBase = webhookPauseBase
@@ -322,12 +345,34 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 		pauseMax = webhookPauseMax
 	}
 	var until time.Time
-	err = d.inStore(ctx, func(ctx context.Context) (err error) {
-		until, err = d.Outbox.PauseWebhookPartner(ctx, ev.ClientID, a.At, pauseBase, max(pauseBase, pauseMax))
+	var opened bool
+	err := d.inStore(ctx, func(ctx context.Context) (err error) {
+		until, opened, err = d.Outbox.PauseWebhookPartner(ctx, endpoint, a.At, pauseBase, max(pauseBase, pauseMax))
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if opened {
+		// The failure that found the endpoint down is one of the event's
+		// attempts; its next is not before the pause ends.
+		if !next.IsZero() && next.Before(until) {
+			next = until
+		}
+		err = d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, false, next) })
+		if err != nil {
+			return err
+		}
+	} else {
+		// The endpoint was down already: this delivery was the probe
+		// after its pause, or ran beside the one that found it down. It
+		// says nothing about the event, so it spends none of the event's
+		// attempts (a receiver down for hours would otherwise use them
+		// all up on probes, one event after another, and fail events its
+		// return would have taken): the event waits for the pause's end
+		// with the endpoint's others, and the pause, longer each time,
+		// is what the failure changed.
+		rest = append(rest, ev)
 	}
 	return d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.ReleaseWebhooks(ctx, rest, until) })
 }

@@ -41,9 +41,9 @@ func pausesPartner(status int) bool {
 
 // batchQueue hands a claimed batch's events to the workers round-robin
 // across partners, in the order each partner's events fell due, with at
-// most perPartner of one partner under way at once. Events of a partner
-// paused during the batch, and every event once the start window is over,
-// are taken out unsent for release.
+// most perPartner of one partner under way at once. Events bound for a
+// receiver paused during the batch, and every event once the start window
+// is over, are taken out unsent for release.
 type batchQueue struct {
 	mu         sync.Mutex
 	cond       *sync.Cond
@@ -121,14 +121,24 @@ func (q *batchQueue) done(ev WebhookEvent) {
 	q.cond.Broadcast()
 }
 
-// pause takes clientID's events not yet handed out out of the batch and
-// returns them, so that no worker starts one while the pause is recorded.
-func (q *batchQueue) pause(clientID string) []WebhookEvent {
+// pause takes the events bound for endpoint not yet handed out out of the
+// batch, whichever partner's, and returns them, so that no worker starts
+// one while the pause is recorded.
+func (q *batchQueue) pause(endpoint string) []WebhookEvent {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	p := q.byClient[clientID]
-	rest := p.evs
-	p.evs = nil
+	var rest []WebhookEvent
+	for _, p := range q.partners {
+		kept := p.evs[:0]
+		for _, ev := range p.evs {
+			if endpointOf(ev) == endpoint {
+				rest = append(rest, ev)
+			} else {
+				kept = append(kept, ev)
+			}
+		}
+		p.evs = kept
+	}
 	q.left -= len(rest)
 	q.cond.Broadcast()
 	return rest

@@ -84,10 +84,11 @@ type WebhookSettingsStore interface {
 	// ReplaceWebhookSecret swaps clientID's sealed secret from old to new
 	// and reports whether it did: false when the setting changed meanwhile.
 	ReplaceWebhookSecret(ctx context.Context, clientID, old, new string) (bool, error)
-	// WebhookPause is clientID's last pause of deliveries (the zero
+	// WebhookPause is endpoint's last pause of deliveries (the zero
 	// value when it was never paused): when it ends and how many failed
-	// deliveries in a row led to it.
-	WebhookPause(ctx context.Context, clientID string) (WebhookPause, error)
+	// deliveries in a row led to it. endpoint is a partner's ClientID,
+	// for its own webhook, or DefaultWebhookEndpoint.
+	WebhookPause(ctx context.Context, endpoint string) (WebhookPause, error)
 }
 
 // WebhookPause is a pause of a partner's deliveries after its receiver
@@ -214,6 +215,7 @@ func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret, for
 // default's URL is not shown: it is the operator's, not the partner's.
 func (w *Webhooks) Get(ctx context.Context, clientID string) (WebhookView, error) {
 	var view WebhookView
+	endpoint := clientID
 	set, err := w.Store.GetPartnerWebhook(ctx, clientID)
 	switch {
 	case err == nil:
@@ -222,12 +224,15 @@ func (w *Webhooks) Get(ctx context.Context, clientID string) (WebhookView, error
 		return WebhookView{}, err
 	case w.Default.URL != "":
 		view = WebhookView{SecretSet: len(w.Default.Secret) > 0, Source: "default", Format: webhookFormat(w.Default.Format)}
+		// Its events go to the deployment's URL, paused as one
+		// receiver whoever's events it failed.
+		endpoint = DefaultWebhookEndpoint
 	default:
 		return WebhookView{Source: "none"}, nil
 	}
 	// A partner whose events stop arriving sees why here: its receiver
 	// failed and the bank waits before trying it again.
-	pause, err := w.Store.WebhookPause(ctx, clientID)
+	pause, err := w.Store.WebhookPause(ctx, endpoint)
 	if err != nil {
 		return WebhookView{}, err
 	}

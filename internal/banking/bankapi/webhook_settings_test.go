@@ -343,7 +343,7 @@ func TestWebhookSettingShowsPause(t *testing.T) {
 	}
 	ctx := context.Background()
 	for range 2 {
-		if _, err := e.store.PauseWebhookPartner(ctx, "partner-1", payNow.Add(-time.Second), 5*time.Second, 5*time.Minute); err != nil {
+		if _, _, err := e.store.PauseWebhookPartner(ctx, "partner-1", payNow.Add(-time.Second), 5*time.Second, 5*time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}

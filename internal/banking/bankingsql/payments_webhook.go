@@ -39,7 +39,11 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	if !configuredOnly {
 		due = `(` + due + ` OR w.state = 'PARKED')`
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, `+outboxExternalID+`, w.status, w.comment, w.event_time, w.attempts, w.client_id
+	// Whether the partner has a webhook of its own names the event's
+	// endpoint: its own, or the deployment default every other partner
+	// shares, paused as one receiver.
+	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, `+outboxExternalID+`, w.status, w.comment, w.event_time, w.attempts, w.client_id,
+		CASE WHEN EXISTS (SELECT 1 FROM banking_partner_webhooks p WHERE p.client_id = w.client_id) THEN 1 ELSE 0 END
 		FROM banking_payment_webhooks w
 		WHERE `+due+` ORDER BY w.next_at, w.id LIMIT $2`, micros(now), limit)
 	if err != nil {
@@ -50,8 +54,13 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	for rows.Next() {
 		var ev banking.WebhookEvent
 		var at int64
-		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &ev.Attempts, &ev.ClientID); err != nil {
+		var own int
+		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &ev.Attempts, &ev.ClientID, &own); err != nil {
 			return nil, err
+		}
+		ev.Endpoint = banking.DefaultWebhookEndpoint
+		if own == 1 {
+			ev.Endpoint = ev.ClientID
 		}
 		ev.EventTime = time.UnixMicro(at).UTC()
 		out = append(out, ev)
@@ -71,10 +80,10 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	// wakes (setPartnerWebhook), since two transactions locking rows from
 	// opposite ends deadlock on PostgreSQL; the events are still handed out
 	// in the order they fell due.
-	// A partner paused since its events fell due (PauseWebhookPartner
-	// moved those it had) may have queued new ones: they are moved to the
-	// pause's end here instead of being claimed, so a restarted or second
-	// dispatcher does not try a receiver another one found down.
+	// An endpoint paused since its events fell due (PauseWebhookPartner
+	// moved those it had) may have been sent new ones: they are moved to
+	// the pause's end here instead of being claimed, so a restarted or
+	// second dispatcher does not try a receiver another one found down.
 	pauses, err := s.webhookPauses(ctx, now)
 	if err != nil {
 		return nil, err
@@ -91,7 +100,7 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 		for _, i := range order {
 			ev := out[i]
 			state, until := "PENDING", now.Add(webhookLease)
-			end, paused := pauses[ev.ClientID]
+			end, paused := pauses[ev.Endpoint]
 			if paused {
 				until = end
 			}
@@ -162,11 +171,14 @@ func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a ban
 	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if delivered {
-			// A delivery ends its partner's pause and resets the doubling:
-			// the receiver answers again. The pause row goes first, before
+			// A delivery ends its endpoint's pause and resets the
+			// doubling: the receiver answers again. The endpoint is the
+			// partner's own webhook, or the deployment default when it
+			// has none (DueWebhooks). The pause row goes first, before
 			// the outbox row, in the order PauseWebhookPartner locks them.
-			if _, err := tx.ExecContext(ctx, `DELETE FROM banking_webhook_pauses
-				WHERE client_id = (SELECT client_id FROM banking_payment_webhooks WHERE id = $1)`, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM banking_webhook_pauses WHERE client_id = (
+				SELECT CASE WHEN EXISTS (SELECT 1 FROM banking_partner_webhooks p WHERE p.client_id = w.client_id) THEN w.client_id ELSE $2 END
+				FROM banking_payment_webhooks w WHERE w.id = $1)`, id, banking.DefaultWebhookEndpoint); err != nil {
 				return fmt.Errorf("webhook pause reset: %w", err)
 			}
 		}

@@ -13,16 +13,20 @@ import (
 	"partnerapi/internal/sqldb"
 )
 
-// PauseWebhookPartner pauses clientID's webhooks after a delivery that got
-// no answer or a 429/503 (banking.WebhookDispatcher). The pause row is
-// durable, so every dispatcher on the database, and this one after a
-// restart, honours it; and the partner's pending events due before its end
-// are moved to the end at once, without an attempt, so that a claim's scan
-// along (state, next_at) does not walk past a dead receiver's backlog on
-// every tick, and the events do not spend their attempts on a receiver
-// that is down.
-func (s *PaymentStore) PauseWebhookPartner(ctx context.Context, clientID string, now time.Time, base, max time.Duration) (time.Time, error) {
+// PauseWebhookPartner pauses the webhooks to endpoint after a delivery
+// that got no answer or a 429/503 (banking.WebhookDispatcher): a partner's
+// own webhook, keyed by its client ID, or the deployment default
+// (banking.DefaultWebhookEndpoint), which the partners without one share,
+// keyed as one. The pause row is durable, so every dispatcher on the
+// database, and this one after a restart, honours it; and the pending
+// events bound for the endpoint due before its end are moved to the end at
+// once, without an attempt, so that a claim's scan along (state, next_at)
+// does not walk past a dead receiver's backlog on every tick, and the
+// events do not spend their attempts on a receiver that is down.
+func (s *PaymentStore) PauseWebhookPartner(ctx context.Context, endpoint string, now time.Time, base, max time.Duration) (time.Time, bool, error) {
 	var until time.Time
+	var opened bool
+	clientID := endpoint
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		// The row exists before it is read, so that on PostgreSQL the read
 		// locks it: two dispatchers failing on one partner at once then
@@ -56,6 +60,7 @@ func (s *PaymentStore) PauseWebhookPartner(ctx context.Context, clientID string,
 				failures = 0
 			}
 			failures++
+			opened = failures == 1
 			until = now.Add(webhookPauseFor(failures, base, max))
 			if _, err := tx.ExecContext(ctx, `UPDATE banking_webhook_pauses SET failures = $1, paused_until = $2 WHERE client_id = $3`,
 				failures, micros(until), clientID); err != nil {
@@ -71,12 +76,24 @@ func (s *PaymentStore) PauseWebhookPartner(ctx context.Context, clientID string,
 			move = `UPDATE banking_payment_webhooks SET next_at = $1
 			WHERE id IN (SELECT id FROM banking_payment_webhooks WHERE client_id = $2 AND state = 'PENDING' AND next_at < $1 ORDER BY id FOR UPDATE)`
 		}
+		if endpoint == banking.DefaultWebhookEndpoint {
+			// The default's events are those of every partner without a
+			// webhook of its own ($2, the endpoint's key, is no client's).
+			move = `UPDATE banking_payment_webhooks SET next_at = $1
+			WHERE state = 'PENDING' AND next_at < $1 AND client_id <> $2
+			AND NOT EXISTS (SELECT 1 FROM banking_partner_webhooks p WHERE p.client_id = banking_payment_webhooks.client_id)`
+			if s.db.Dialect == sqldb.Postgres {
+				move = `UPDATE banking_payment_webhooks SET next_at = $1
+			WHERE id IN (SELECT w.id FROM banking_payment_webhooks w WHERE w.state = 'PENDING' AND w.next_at < $1 AND w.client_id <> $2
+			AND NOT EXISTS (SELECT 1 FROM banking_partner_webhooks p WHERE p.client_id = w.client_id) ORDER BY w.id FOR UPDATE)`
+			}
+		}
 		if _, err := tx.ExecContext(ctx, move, micros(until), clientID); err != nil {
 			return fmt.Errorf("webhook pause: defer events: %w", err)
 		}
 		return nil
 	})
-	return until, err
+	return until, opened, err
 }
 
 // webhookPauseFor is the pause after the n-th consecutive failure: base,
@@ -138,9 +155,10 @@ func (s *PaymentStore) webhookPauses(ctx context.Context, now time.Time) (map[st
 	return out, rows.Err()
 }
 
-// WebhookPause reads clientID's last pause; the zero value when it was
-// never paused.
-func (s *PaymentStore) WebhookPause(ctx context.Context, clientID string) (banking.WebhookPause, error) {
+// WebhookPause reads endpoint's last pause (a partner's client ID, or
+// banking.DefaultWebhookEndpoint); the zero value when it was never paused.
+func (s *PaymentStore) WebhookPause(ctx context.Context, endpoint string) (banking.WebhookPause, error) {
+	clientID := endpoint
 	var p banking.WebhookPause
 	var until int64
 	err := s.db.R.QueryRowContext(ctx, `SELECT failures, paused_until FROM banking_webhook_pauses WHERE client_id = $1`, clientID).

@@ -52,6 +52,11 @@ func TestWebhookPauseStore(t *testing.T) {
 		now := at.Add(time.Hour)
 		queueEvents(t, s, "pa", 4, at)
 		queueEvents(t, s, "pb", 2, at)
+		// pa has a webhook of its own, its pause its own; pb's events go
+		// to the deployment default.
+		if err := s.SetPartnerWebhook(ctx, banking.PartnerWebhook{ClientID: "pa", URL: "https://pa.example/hook", SealedSecret: "x", UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
 		// One of pa's events retries after the pause would end: it stays.
 		var late int64
 		for id := range outboxRows(t, db, "pa") {
@@ -73,7 +78,7 @@ func TestWebhookPauseStore(t *testing.T) {
 			{"third in a row", 20 * time.Second, 20*time.Second + 20*time.Second},
 		}
 		for _, st := range steps {
-			until, err := s.PauseWebhookPartner(ctx, "pa", now.Add(st.at), 5*time.Second, 30*time.Second)
+			until, _, err := s.PauseWebhookPartner(ctx, "pa", now.Add(st.at), 5*time.Second, 30*time.Second)
 			if err != nil || !until.Equal(now.Add(st.wantUntil)) {
 				t.Fatalf("%s: pause until %v %v, want %v", st.name, until, err, now.Add(st.wantUntil))
 			}
@@ -88,7 +93,7 @@ func TestWebhookPauseStore(t *testing.T) {
 			}
 		}
 		// The cap: a fifth failure in a row pauses for max, 30 s.
-		if until, err := s.PauseWebhookPartner(ctx, "pa", now.Add(time.Minute), 5*time.Second, 30*time.Second); err != nil || !until.Equal(now.Add(90*time.Second)) {
+		if until, _, err := s.PauseWebhookPartner(ctx, "pa", now.Add(time.Minute), 5*time.Second, 30*time.Second); err != nil || !until.Equal(now.Add(90*time.Second)) {
 			t.Fatalf("capped pause until %v %v", until, err)
 		}
 		// The partner's view of it: when it ends and after how many
@@ -105,7 +110,7 @@ func TestWebhookPauseStore(t *testing.T) {
 		// new outage: its pause starts at base again.
 		later := now.Add(2 * time.Hour)
 		for i, st := range []struct{ at, want time.Duration }{{0, 5 * time.Second}, {10 * time.Second, 20 * time.Second}, {51 * time.Second, 56 * time.Second}} {
-			if until, err := s.PauseWebhookPartner(ctx, "pd", later.Add(st.at), 5*time.Second, 30*time.Second); err != nil || !until.Equal(later.Add(st.want)) {
+			if until, _, err := s.PauseWebhookPartner(ctx, "pd", later.Add(st.at), 5*time.Second, 30*time.Second); err != nil || !until.Equal(later.Add(st.want)) {
 				t.Fatalf("pd pause %d until %v %v, want %v", i, until, err, later.Add(st.want))
 			}
 		}
@@ -150,7 +155,7 @@ func TestWebhookPauseStore(t *testing.T) {
 		if err := s.RecordWebhookAttempt(ctx, late, banking.WebhookAttempt{Attempt: 4, At: claimAt, HTTPStatus: 204}, true, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
-		until, err := s.PauseWebhookPartner(ctx, "pa", now.Add(2*time.Minute), 5*time.Second, 30*time.Second)
+		until, _, err := s.PauseWebhookPartner(ctx, "pa", now.Add(2*time.Minute), 5*time.Second, 30*time.Second)
 		if err != nil || !until.Equal(now.Add(2*time.Minute+5*time.Second)) {
 			t.Fatalf("pause after a delivery until %v %v", until, err)
 		}

@@ -123,7 +123,17 @@ func setPartnerWebhook(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, w
 func endWebhookPause(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, clientID string, at time.Time) error {
 	var end int64
 	err := tx.QueryRowContext(ctx, `DELETE FROM banking_webhook_pauses WHERE client_id = $1 RETURNING paused_until`, clientID).Scan(&end)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && end <= micros(at)) {
+	if errors.Is(err, sql.ErrNoRows) {
+		// A partner without a setting of its own until now had its
+		// events sent to the deployment default: those the default's
+		// pause holds go to the partner's own receiver at once. The
+		// default's pause itself goes on for the other partners.
+		err = tx.QueryRowContext(ctx, `SELECT paused_until FROM banking_webhook_pauses WHERE client_id = $1`, banking.DefaultWebhookEndpoint).Scan(&end)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+	}
+	if err == nil && end <= micros(at) {
 		return nil
 	}
 	if err != nil {
