@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -131,7 +132,8 @@ const commandWait = 5 * time.Second
 // every connect subscribes again and then publishes the global
 // configuration: the session is clean, so a broker that restarted without
 // persistence, which has forgotten the subscriptions and the retained
-// message, gets both anew.
+// message, gets both anew. A reconnection then asks the agents the gate
+// knows for their configs (resync).
 func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	if cfg.Endpoint == "" {
 		return nil, errors.New("homemqtt: the information API's endpoint is required")
@@ -277,6 +279,9 @@ func (g *Gate) onConnect(c mqtt.Client) {
 			g.setUpLocked(subscribed)
 		}
 		g.link.Unlock()
+		if reconnect && subscribed && !stale {
+			g.resync(c)
+		}
 		switch {
 		case stale:
 		case !reconnect:
@@ -290,6 +295,28 @@ func (g *Gate) onConnect(c mqtt.Client) {
 			g.cfg.Log.Info("smarthome mqtt: gate reconnected", "broker", g.cfg.Broker, "down_for", time.Since(lostAt).Round(time.Millisecond).String())
 		}
 	}()
+}
+
+// resync asks every agent the gate knows for its whole config after a
+// reconnection: what agents published while the gate was away is lost
+// (its session is clean), a config that took a device off a controller
+// included, and the answers replace each agent's devices
+// (smarthome.Agent ConfigRequested), so the gate is up to date again
+// without waiting for each agent's next config.
+func (g *Gate) resync(c mqtt.Client) {
+	g.mu.Lock()
+	agents := make(map[string]*smarthome.Agent, len(g.agents))
+	maps.Copy(agents, g.agents)
+	g.mu.Unlock()
+	for name, a := range agents {
+		withdraw := a.ConfigRequested()
+		if !g.publish(c, name, smarthome.ConfigRequestKind, []byte("{}")) {
+			withdraw()
+		}
+	}
+	if len(agents) > 0 {
+		g.cfg.Log.Info("smarthome mqtt: asked the agents for their configs after the reconnection", "agents", len(agents))
+	}
 }
 
 // publish sends what the gate says by itself in answer to an agent's
