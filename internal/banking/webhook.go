@@ -25,6 +25,11 @@ type WebhookEvent struct {
 	// URL, which every partner without one shares. Empty reads as
 	// ClientID.
 	Endpoint string `json:"-"`
+	// Probe: the event's endpoint failed last (it was paused and has not
+	// answered since). A batch sends one probe of an endpoint at a time
+	// until one gets an answer, so a receiver still down is tried once
+	// per pause, whatever the number of partners whose events go there.
+	Probe bool `json:"-"`
 	// Lease is when the claim that handed the event out ends; it tells
 	// that claim apart from a later one, so ReleaseWebhooks frees only
 	// its own.
@@ -267,8 +272,9 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 					return
 				}
 				tried[w]++
-				errs[w] = d.deliver(ctx, q, ev, now)
-				q.done(ev)
+				var answered bool
+				answered, errs[w] = d.deliver(ctx, q, ev, now)
+				q.done(ev, answered)
 				if errs[w] != nil {
 					// The store failed: what is left comes back when its
 					// lease ends, as when stopping.
@@ -299,15 +305,16 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 // deliver sends one event and records the attempt; when the outcome pauses
 // its receiver (Endpoint) it takes the receiver's other events out of the
 // batch, records the pause and releases them to its end, and counts the
-// attempt only when this failure opened the receiver's outage.
-func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev WebhookEvent, now func() time.Time) error {
+// attempt only when this failure opened the receiver's outage. It reports
+// whether the receiver answered (anything but no answer or a 429/503).
+func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev WebhookEvent, now func() time.Time) (answered bool, err error) {
 	maxAttempts := d.MaxAttempts
 	if maxAttempts == 0 {
 		maxAttempts = 10
 	}
 	status, format, serr := d.Sender.Send(ctx, ev)
 	if errors.Is(serr, ErrNoWebhookTarget) {
-		return nil
+		return false, nil
 	}
 	if lookup := (*TargetLookupError)(nil); errors.As(serr, &lookup) {
 		// Our store failed before anything was sent: recorded as an
@@ -315,7 +322,7 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 		// the event's attempts and pause its partner. The event is due
 		// again at once if the store takes the release, else when its
 		// lease ends; the error stops this worker as a failed record does.
-		return errors.Join(serr, d.inStore(ctx, func(ctx context.Context) error {
+		return false, errors.Join(serr, d.inStore(ctx, func(ctx context.Context) error {
 			return d.Outbox.ReleaseWebhooks(ctx, []WebhookEvent{ev}, now())
 		}))
 	}
@@ -330,8 +337,9 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if !delivered && a.Attempt < maxAttempts && (serr != nil || retryableStatus[status]) {
 		next = a.At.Add(d.backoff(a.Attempt))
 	}
+	answered = !pausesPartner(status)
 	if !pause {
-		return d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next) })
+		return answered, d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next) })
 	}
 	// Before anything is written, so that no worker starts another event
 	// bound for the endpoint meanwhile.
@@ -346,12 +354,12 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	}
 	var until time.Time
 	var opened bool
-	err := d.inStore(ctx, func(ctx context.Context) (err error) {
+	err = d.inStore(ctx, func(ctx context.Context) (err error) {
 		until, opened, err = d.Outbox.PauseWebhookPartner(ctx, endpoint, a.At, pauseBase, max(pauseBase, pauseMax))
 		return err
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	if opened {
 		// The failure that found the endpoint down is one of the event's
@@ -361,7 +369,7 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 		}
 		err = d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, false, next) })
 		if err != nil {
-			return err
+			return false, err
 		}
 	} else {
 		// The endpoint was down already: this delivery was the probe
@@ -374,7 +382,7 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 		// is what the failure changed.
 		rest = append(rest, ev)
 	}
-	return d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.ReleaseWebhooks(ctx, rest, until) })
+	return false, d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.ReleaseWebhooks(ctx, rest, until) })
 }
 
 // Run drains the outbox every interval until ctx ends.

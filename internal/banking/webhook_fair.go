@@ -54,6 +54,12 @@ type batchQueue struct {
 	perPartner int
 	startBy    time.Time
 	late       []WebhookEvent // taken out when the start window ended
+	// onTrial counts the deliveries under way to each endpoint whose
+	// events came as probes (WebhookEvent.Probe) and that has not answered
+	// in this batch yet: one at a time, so a receiver still down is tried
+	// once per pause, not once per partner that sends to it.
+	onTrial  map[string]int
+	answered map[string]bool // probed endpoints that answered in this batch
 }
 
 type partnerQueue struct {
@@ -62,7 +68,8 @@ type partnerQueue struct {
 }
 
 func newBatchQueue(evs []WebhookEvent, perPartner int, startBy time.Time) *batchQueue {
-	q := &batchQueue{byClient: map[string]*partnerQueue{}, left: len(evs), perPartner: perPartner, startBy: startBy}
+	q := &batchQueue{byClient: map[string]*partnerQueue{}, left: len(evs), perPartner: perPartner, startBy: startBy,
+		onTrial: map[string]int{}, answered: map[string]bool{}}
 	q.cond = sync.NewCond(&q.mu)
 	for _, ev := range evs {
 		p := q.byClient[ev.ClientID]
@@ -99,12 +106,15 @@ func (q *batchQueue) next(ctx context.Context, now func() time.Time) (WebhookEve
 		for i := range q.partners {
 			k := (q.turn + i) % len(q.partners)
 			p := q.partners[k]
-			if len(p.evs) == 0 || p.running >= q.perPartner {
+			if len(p.evs) == 0 || p.running >= q.perPartner || q.waitsForProbe(p.evs[0]) {
 				continue
 			}
 			ev := p.evs[0]
 			p.evs = p.evs[1:]
 			p.running++
+			if ev.Probe {
+				q.onTrial[endpointOf(ev)]++
+			}
 			q.left--
 			q.turn = k + 1
 			return ev, true
@@ -113,11 +123,26 @@ func (q *batchQueue) next(ctx context.Context, now func() time.Time) (WebhookEve
 	}
 }
 
-// done ends a delivery handed out by next, freeing its partner's slot.
-func (q *batchQueue) done(ev WebhookEvent) {
+// waitsForProbe reports whether ev is a probe of an endpoint that has one
+// under way and has not answered yet.
+func (q *batchQueue) waitsForProbe(ev WebhookEvent) bool {
+	e := endpointOf(ev)
+	return ev.Probe && q.onTrial[e] > 0 && !q.answered[e]
+}
+
+// done ends a delivery handed out by next, freeing its partner's slot;
+// answered says its receiver answered (anything but no answer or a
+// 429/503), which ends the one-at-a-time of a probed endpoint.
+func (q *batchQueue) done(ev WebhookEvent, answered bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.byClient[ev.ClientID].running--
+	if ev.Probe {
+		q.onTrial[endpointOf(ev)]--
+	}
+	if answered {
+		q.answered[endpointOf(ev)] = true
+	}
 	q.cond.Broadcast()
 }
 

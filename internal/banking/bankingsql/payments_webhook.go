@@ -84,7 +84,9 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	// moved those it had) may have been sent new ones: they are moved to
 	// the pause's end here instead of being claimed, so a restarted or
 	// second dispatcher does not try a receiver another one found down.
-	pauses, err := s.webhookPauses(ctx, now)
+	// An endpoint whose pause is over but that has not answered since is
+	// tried with probes (banking.WebhookEvent.Probe).
+	pauses, err := s.webhookPauses(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +103,7 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 			ev := out[i]
 			state, until := "PENDING", now.Add(webhookLease)
 			end, paused := pauses[ev.Endpoint]
+			paused = paused && end.After(now)
 			if paused {
 				until = end
 			}
@@ -129,6 +132,7 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 		if won[i] {
 			// The lease's end identifies this claim to ReleaseWebhooks.
 			ev.Lease = now.Add(webhookLease)
+			_, ev.Probe = pauses[ev.Endpoint]
 			claimed = append(claimed, ev)
 		}
 	}

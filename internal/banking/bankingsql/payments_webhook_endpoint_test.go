@@ -51,7 +51,9 @@ func attemptsOf(t *testing.T, db *sqldb.DB, partners ...string) int {
 // outage of half an hour, with three attempts an event, fails no event;
 // a partner that sets a receiver of its own during the pause gets its
 // events there at once; and once the default answers, every event is
-// delivered, once. Before, each partner of the default was paused apart
+// delivered, once. Each pause ends with one probe of the receiver, not
+// one per partner whose events it holds. Before, each partner of the
+// default was paused apart
 // (three pauses of one receiver, each found by a failure of its own), and
 // every probe spent an attempt: the first event of each partner failed
 // for good after three probes.
@@ -116,6 +118,7 @@ func TestWebhookDefaultEndpointPausedAsOne(t *testing.T) {
 		if v, err := hooks.Get(ctx, "own"); err != nil || !v.PausedUntil.IsZero() {
 			t.Fatalf("the partner with its own receiver sees %+v %v, want no pause", v, err)
 		}
+		found := rcv.count(rcv.calls, "default")
 
 		// Half an hour down, a pass every 15 s; d3 names a receiver of
 		// its own a minute in.
@@ -140,6 +143,10 @@ func TestWebhookDefaultEndpointPausedAsOne(t *testing.T) {
 		}
 		if n := attemptsOf(t, db, "d1", "d2"); n > 1 {
 			t.Fatalf("%d attempts counted in an outage of %d requests, want the one that found it", n, probes)
+		}
+		// One probe a pause, not one per partner of the default.
+		if probes-found != failures-1 {
+			t.Fatalf("%d requests after the outage was found, in %d pauses: want one a pause", probes-found, failures-1)
 		}
 		t.Logf("half an hour down: %d requests to the default, %d failures in a row", probes, failures)
 

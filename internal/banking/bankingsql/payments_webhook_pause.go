@@ -132,10 +132,12 @@ func (s *PaymentStore) ReleaseWebhooks(ctx context.Context, evs []banking.Webhoo
 	return nil
 }
 
-// webhookPauses is the end of every partner's pause still running at now.
-// The table holds a row per partner ever paused, a few, not per event.
-func (s *PaymentStore) webhookPauses(ctx context.Context, now time.Time) (map[string]time.Time, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT client_id, paused_until FROM banking_webhook_pauses WHERE paused_until > $1`, micros(now))
+// webhookPauses is the end of every endpoint's last pause, running at now
+// or not. A row lasts from an endpoint's first failure to its next
+// delivery, so the table holds the endpoints found down and not since
+// heard from, a few, not a row per event.
+func (s *PaymentStore) webhookPauses(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT client_id, paused_until FROM banking_webhook_pauses WHERE failures > 0`)
 	if err != nil {
 		return nil, fmt.Errorf("webhook pauses: %w", err)
 	}
