@@ -25,7 +25,7 @@ type storeConfig struct {
 
 // register adds the store flags to fs.
 func (c *storeConfig) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory of the embedded SQLite database and of the files beside it (keys, kept-bill journals), which --database-url needs too: one per host")
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory of the embedded SQLite database and of the files beside it (keys, kept-bill journals), which --database-url uses too")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... switches every store to PostgreSQL")
 }
 
