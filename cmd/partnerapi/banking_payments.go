@@ -53,6 +53,9 @@ type paymentFlags struct {
 	// webhookPerPartner is how many deliveries of one partner run at once
 	// (banking.WebhookDispatcher's PerPartner; 0: its default).
 	webhookPerPartner int
+	// webhookMaxAge is how old an event may be and still be sent
+	// (banking.WebhookDispatcher's MaxAge; 0: no limit).
+	webhookMaxAge time.Duration
 	// webhookAllowPrivate lets webhooks reach private and local addresses
 	// (banking_webhook_keys.go has the policy).
 	webhookAllowPrivate bool
@@ -93,6 +96,7 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.webhookPause, "banking-webhook-pause", defaultWebhookPause, "pause of a partner's webhooks after a delivery with no answer or a 429/503: its other due events wait that long with no attempt counted; doubles per such delivery in a row up to --banking-webhook-max-pause (0: no pause)")
 	fs.DurationVar(&f.webhookMaxPause, "banking-webhook-max-pause", defaultWebhookMaxPause, "longest pause of a partner's webhooks (≥ --banking-webhook-pause)")
 	fs.IntVar(&f.webhookPerPartner, "banking-webhook-per-partner", 2, "deliveries of one partner's webhooks under way at once, of the 8 the outbox runs (1–8): a partner's receiver that hangs holds no more")
+	fs.DurationVar(&f.webhookMaxAge, "banking-webhook-max-age", defaultWebhookMaxAge, "age (from its eventTime) past which a pending webhook is failed for good instead of sent late, its delivery log saying so; after it the partner polls the payment's state (reference §12) (0: no limit)")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
 }
 
@@ -105,6 +109,9 @@ const (
 	defaultWebhookMaxBackoff = time.Hour
 	defaultWebhookPause      = 5 * time.Second
 	defaultWebhookMaxPause   = 5 * time.Minute
+	// defaultWebhookMaxAge: reference §12 has a partner with no webhook
+	// within 24 h poll the payment's state instead.
+	defaultWebhookMaxAge = 24 * time.Hour
 )
 
 // webhookPauses is the dispatcher's PauseBase and PauseMax from the
@@ -197,6 +204,9 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	if f.webhookPerPartner < 0 || f.webhookPerPartner > 8 {
 		return paymentArea{}, fmt.Errorf("--banking-webhook-per-partner must be 1–8 (0: the default, 2), got %d", f.webhookPerPartner)
 	}
+	if f.webhookMaxAge < 0 {
+		return paymentArea{}, fmt.Errorf("--banking-webhook-max-age must be ≥ 0 (0: no limit), got %s", f.webhookMaxAge)
+	}
 	store := bankingsql.NewPaymentStore(db).WithCommitDelay(f.commitDelay)
 	maint := &banking.Maintenance{}
 	maint.Set(f.maintenance)
@@ -222,7 +232,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	}
 	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == "",
 		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff, PauseBase: pauseBase, PauseMax: pauseMax,
-		PerPartner: f.webhookPerPartner}
+		PerPartner: f.webhookPerPartner, MaxAge: f.webhookMaxAge}
 	// On shutdown the dispatcher takes no new batch, but the deliveries of
 	// the one it holds go on for the grace period, so that a partner's
 	// answer under way is heard and recorded rather than cut off (and sent

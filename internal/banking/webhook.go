@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -145,6 +146,14 @@ type WebhookDispatcher struct {
 	// and never answers then fails the pass, which is reported and tried
 	// again, instead of holding every delivery behind it for good.
 	PassTimeout, StoreTimeout time.Duration
+	// MaxAge is how long after its EventTime an event may still be sent;
+	// 0 means no limit. Reference §12 has the partner poll a payment's
+	// state when no webhook came within 24 h, so a status that arrives
+	// later tells it nothing it has not read, and an event whose receiver
+	// never comes back would otherwise stay pending for good (probes
+	// spend no attempt). A claimed event past it is failed, with an entry
+	// in its delivery log saying so, instead of sent.
+	MaxAge time.Duration
 }
 
 func (d *WebhookDispatcher) backoff(attempt int) time.Duration {
@@ -252,6 +261,9 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 	if err != nil || len(evs) == 0 {
 		return 0, err
 	}
+	if evs, err = d.expire(ctx, evs, claimedAt); err != nil || len(evs) == 0 {
+		return 0, err
+	}
 	workers := d.Workers
 	if workers <= 0 {
 		workers = webhookWorkers
@@ -300,6 +312,50 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 		n += t
 	}
 	return n, nil
+}
+
+// expire fails the claimed events older than MaxAge at now, each with an
+// entry in its delivery log (no HTTP status, the error naming the limit)
+// that spends no attempt, and returns the others. The age is read from
+// the events a claim hands out, so the limit costs no scan of the outbox:
+// an event waiting out its receiver's pause is failed when its next
+// attempt falls due, at the latest at the first probe after the limit.
+func (d *WebhookDispatcher) expire(ctx context.Context, evs []WebhookEvent, now time.Time) ([]WebhookEvent, error) {
+	if d.MaxAge <= 0 {
+		return evs, nil
+	}
+	live := evs[:0:0]
+	var expired []WebhookEvent
+	for _, ev := range evs {
+		if now.Sub(ev.EventTime) > d.MaxAge {
+			expired = append(expired, ev)
+		} else {
+			live = append(live, ev)
+		}
+	}
+	reason := "expired after " + shortDuration(d.MaxAge)
+	for _, ev := range expired {
+		a := WebhookAttempt{Attempt: ev.Attempts, At: now, Error: reason}
+		if err := d.inStore(ctx, func(ctx context.Context) error {
+			return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, false, time.Time{})
+		}); err != nil {
+			// The rest of the batch comes back when its lease ends.
+			return nil, err
+		}
+	}
+	return live, nil
+}
+
+// shortDuration is d as a person writes it: 24h rather than 24h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // deliver sends one event and records the attempt; when the outcome pauses
