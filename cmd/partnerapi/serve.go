@@ -13,7 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"partnerapi/internal/background"
 	"partnerapi/internal/sqldb"
+	"partnerapi/internal/sqlite"
 	"partnerapi/internal/web"
 )
 
@@ -194,6 +196,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	metrics := web.NewMetrics(version)
 	connMetrics := metrics.NewConnMetrics()
 	registerPoolMetrics(metrics, db)
+	// SQLite's checkpointer reports as the other background workers do: a
+	// WARN line when its checkpoints stop answering within their bound (a
+	// hung disk, reads that hold every reader connection), an INFO line
+	// when they work again, and its partnerapi_background_* series.
+	sqlite.ReportCheckpoints(db, background.NewMetrics(metrics.Registry).Worker("sqlite-checkpoint", log).Report)
 	// Every listener shares one platform: with --metrics-addr set, none of
 	// the API listeners serves /metrics, which the partners reach, and
 	// the registry gets a listener of its own below (or, off, none).

@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"partnerapi/internal/background"
 	"partnerapi/internal/sqldb"
 )
 
@@ -68,7 +70,13 @@ func OpenFile(ctx context.Context, path string) (*sqldb.DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.Checkpoints = &sqldb.CheckpointStats{}
-	db.BeforeClose = startCheckpointer(r, db.Checkpoints)
+	c := &checkpointer{r: r, stats: db.Checkpoints, bound: checkpointBound}
+	checkpointers.Store(db.Checkpoints, c)
+	stop := c.start()
+	db.BeforeClose = func() {
+		stop()
+		checkpointers.Delete(db.Checkpoints)
+	}
 	return db, nil
 }
 
@@ -87,13 +95,49 @@ const checkpointEvery = 250 * time.Millisecond
 // 127/96/112 µs with 16384).
 const restartFrames = 2048
 
-// startCheckpointer checkpoints the WAL from a reader connection on a
-// timer, in place of SQLite's automatic checkpoint, which runs inside the
-// commit that crosses 1000 pages and so made every writer wait for it. A
-// PASSIVE checkpoint never blocks the writer; pages the writer changed
-// many times between two ticks are copied once. It returns the function
-// that stops it and runs a last checkpoint.
-func startCheckpointer(r *sql.DB, stats *sqldb.CheckpointStats) (stop func()) {
+// checkpointBound bounds one checkpoint. A PASSIVE one takes
+// milliseconds; a RESTART one may wait out the busy timeout (10 s) for the
+// writer's lock and the readers. What has no bound of its own is the wait
+// for a reader connection: a database whose reads hang (a disk that stopped
+// answering) or that other users hold keeps all eight busy, and the
+// checkpointer, and with it Close, waited for one for good.
+const checkpointBound = 15 * time.Second
+
+// checkpointer checkpoints the WAL from a reader connection on a timer, in
+// place of SQLite's automatic checkpoint, which runs inside the commit that
+// crosses 1000 pages and so made every writer wait for it. A PASSIVE
+// checkpoint never blocks the writer; pages the writer changed many times
+// between two ticks are copied once.
+type checkpointer struct {
+	r     *sql.DB
+	stats *sqldb.CheckpointStats
+	bound time.Duration
+	// report, when set (ReportCheckpoints), hears the outcome of each
+	// tick's checkpoints: a background.Worker's Report.
+	report atomic.Pointer[func(error)]
+}
+
+// checkpointers are the running checkpointers by their database's stats,
+// so that serve can attach a report to the one OpenFile started.
+var checkpointers sync.Map // *sqldb.CheckpointStats → *checkpointer
+
+// ReportCheckpoints sends the outcome of each of db's checkpoints to
+// report (a background.Worker's Report): nil, or an error that wraps
+// context.DeadlineExceeded when the database did not answer within the
+// checkpoint's bound. A database that is not SQLite's has no checkpointer,
+// and report is never called.
+func ReportCheckpoints(db *sqldb.DB, report func(error)) {
+	if db.Checkpoints == nil {
+		return
+	}
+	if c, ok := checkpointers.Load(db.Checkpoints); ok {
+		c.(*checkpointer).report.Store(&report)
+	}
+}
+
+// start runs the checkpointer until the function it returns is called,
+// which runs a last checkpoint.
+func (c *checkpointer) start() (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -103,12 +147,15 @@ func startCheckpointer(r *sql.DB, stats *sqldb.CheckpointStats) (stop func()) {
 		for {
 			select {
 			case <-done:
-				checkpoint(r, "PASSIVE", stats)
+				_, err := c.checkpoint("PASSIVE")
+				c.reportRun(err)
 				return
 			case <-t.C:
-				if frames := checkpoint(r, "PASSIVE", stats); frames > restartFrames {
-					checkpoint(r, "RESTART", stats)
+				frames, err := c.checkpoint("PASSIVE")
+				if err == nil && frames > restartFrames {
+					_, err = c.checkpoint("RESTART")
 				}
+				c.reportRun(err)
 			}
 		}
 	}()
@@ -121,17 +168,27 @@ func startCheckpointer(r *sql.DB, stats *sqldb.CheckpointStats) (stop func()) {
 	}
 }
 
-// checkpoint runs one checkpoint of mode and returns the WAL's size in
-// frames; a failure (a busy database, say) waits for the next tick, and is
-// counted in stats.
-func checkpoint(r *sql.DB, mode string, stats *sqldb.CheckpointStats) int {
-	var busy, frames, copied int
-	if err := r.QueryRow("PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied); err != nil {
-		stats.Failures.Add(1)
-		return 0
+func (c *checkpointer) reportRun(err error) {
+	if report := c.report.Load(); report != nil {
+		(*report)(err)
 	}
-	stats.WALFrames.Store(int64(frames))
-	return frames
+}
+
+// checkpoint runs one checkpoint of mode within the checkpointer's bound
+// and returns the WAL's size in frames; a failure (a busy database, or one
+// that did not answer in time) waits for the next tick, and is counted in
+// stats.
+func (c *checkpointer) checkpoint(mode string) (int, error) {
+	var busy, frames, copied int
+	err := background.Bounded(context.Background(), c.bound, func(ctx context.Context) error {
+		return c.r.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
+	})
+	if err != nil {
+		c.stats.Failures.Add(1)
+		return 0, fmt.Errorf("sqlite checkpoint (%s): %w", mode, err)
+	}
+	c.stats.WALFrames.Store(int64(frames))
+	return frames, nil
 }
 
 // Snapshot writes a transactionally consistent copy of the database at

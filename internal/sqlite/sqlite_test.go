@@ -32,8 +32,9 @@ func TestCheckpointer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	frames := checkpoint(db.R, "PASSIVE", db.Checkpoints)
-	if frames == 0 {
+	c := &checkpointer{r: db.R, stats: db.Checkpoints, bound: checkpointBound}
+	frames, err := c.checkpoint("PASSIVE")
+	if err != nil || frames == 0 {
 		t.Fatal("the WAL held no frames after 50 commits")
 	}
 	// What /metrics reads: the WAL's size at the last checkpoint, and no
@@ -53,7 +54,9 @@ func TestCheckpointer(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := stats.Failures.Load()
-	checkpoint(db.R, "PASSIVE", stats)
+	if _, err := c.checkpoint("PASSIVE"); err == nil {
+		t.Fatal("a checkpoint on a closed pool worked")
+	}
 	if stats.Failures.Load() != before+1 {
 		t.Fatalf("a failed checkpoint is not counted: %d failures", stats.Failures.Load())
 	}
