@@ -59,6 +59,10 @@ type Config struct {
 	// Metrics receives the gate's connection state and what it dropped
 	// (NewMetrics); nil keeps them unregistered.
 	Metrics *Metrics
+	// CatalogTimeout bounds each read of the catalog an agent's message
+	// needs (0 means catalogTimeout); past it the message is held as for a
+	// catalog that cannot be read.
+	CatalogTimeout time.Duration
 }
 
 // Gate is a connected gate; Close disconnects it.

@@ -7,6 +7,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"partnerapi/internal/background"
 	"partnerapi/internal/smarthome"
 )
 
@@ -59,6 +60,26 @@ const (
 // messages are held: the first after 100 ms, doubling to this.
 const heldRetry = 5 * time.Second
 
+// catalogTimeout bounds one read of the catalog for an agent's message.
+// The catalog comes from the database when its snapshot is due for a
+// recheck; a database that takes the query and never answers (a stalled
+// disk, a table another connection holds locked, a reader pool held by
+// reads that do not end) would otherwise hold the client library's one
+// message goroutine, and every agent's message after it, for good. Past
+// the bound the message is held and retried like one that met an outage.
+const catalogTimeout = 10 * time.Second
+
+// readCatalog runs read under the gate's catalog bound; a read the bound
+// ended fails with an error that wraps context.DeadlineExceeded, whatever
+// the driver made of the cancellation.
+func (g *Gate) readCatalog(read func(ctx context.Context) error) error {
+	bound := g.cfg.CatalogTimeout
+	if bound <= 0 {
+		bound = catalogTimeout
+	}
+	return background.Bounded(context.Background(), bound, read)
+}
+
 // heldMessage is an agent's message waiting for the catalog.
 type heldMessage struct {
 	agent, kind string
@@ -70,7 +91,11 @@ type heldMessage struct {
 // would repeat.
 func (g *Gate) handle(name, kind string, payload []byte) error {
 	a := g.agent(name)
-	msg, err := Check(context.Background(), g.cat, a, kind, payload)
+	var msg *Message
+	err := g.readCatalog(func(ctx context.Context) (err error) {
+		msg, err = Check(ctx, g.cat, a, kind, payload)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -182,9 +207,10 @@ func (g *Gate) retryHeld() {
 			continue
 		case <-timer:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err := g.cat.Catalog(ctx)
-		cancel()
+		err := g.readCatalog(func(ctx context.Context) error {
+			_, err := g.cat.Catalog(ctx)
+			return err
+		})
 		if err != nil {
 			wait = min(2*wait, heldRetry)
 			continue
