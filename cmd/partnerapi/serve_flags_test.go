@@ -52,6 +52,7 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 		"max-connections":              "100",
 		"banking-webhook-pause":        "0s",
 		"banking-webhook-per-partner":  "4",
+		"banking-webhook-max-age":      "1h0m0s",
 	}
 	env := map[string]string{}
 	for name, v := range want {
@@ -87,6 +88,7 @@ func TestServeChecksEnvironmentValues(t *testing.T) {
 		"max-connections":              "-1",
 		"banking-webhook-pause":        "-1s",
 		"banking-webhook-per-partner":  "9",
+		"banking-webhook-max-age":      "-1s",
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
