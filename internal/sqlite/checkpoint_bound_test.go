@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"log/slog"
 	"strings"
@@ -15,31 +14,6 @@ import (
 	"partnerapi/internal/background"
 	"partnerapi/internal/testenv"
 )
-
-// holdReaders takes every connection of the reader pool, each in an open
-// read transaction, as reads that hang (a stalled disk) or other users of
-// the pool would hold them, and returns the function that gives them back.
-func holdReaders(t *testing.T, r *sql.DB, n int) (release func()) {
-	t.Helper()
-	ctx := context.Background()
-	var conns []*sql.Conn
-	for range n {
-		c, err := r.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.ExecContext(ctx, "BEGIN; SELECT count(*) FROM sqlite_schema"); err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-	}
-	return func() {
-		for _, c := range conns {
-			_, _ = c.ExecContext(ctx, "ROLLBACK")
-			c.Close()
-		}
-	}
-}
 
 func failures(t *testing.T, reg *prometheus.Registry, worker, reason string) float64 {
 	t.Helper()
@@ -98,7 +72,7 @@ func TestCheckpointerBoundedWhenReadersHang(t *testing.T) {
 	c.report.Store(&report)
 	stop := c.start()
 
-	release := holdReaders(t, db.R, 8)
+	release := testenv.HoldReaders(t, db.R, 8)
 	before := db.Checkpoints.Failures.Load()
 	deadline := time.Now().Add(10 * time.Second)
 	for failures(t, reg, "sqlite-checkpoint", background.ReasonUnavailable) == 0 {
@@ -134,7 +108,7 @@ func TestCheckpointerBoundedWhenReadersHang(t *testing.T) {
 
 	// Stopping while the readers are held again ends within the bound of
 	// the last checkpoint rather than when a reader comes back.
-	release = holdReaders(t, db.R, 8)
+	release = testenv.HoldReaders(t, db.R, 8)
 	defer release()
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()

@@ -2,7 +2,6 @@ package homemqtt_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -17,37 +16,6 @@ import (
 	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 )
-
-// holdReaders takes every connection of the SQLite reader pool, each in an
-// open read transaction, as reads that never end would hold them; a read
-// of the catalog then waits for a connection. It returns the function that
-// gives them back.
-func holdReaders(t *testing.T, r *sql.DB, n int) (release func()) {
-	t.Helper()
-	ctx := context.Background()
-	var conns []*sql.Conn
-	for range n {
-		c, err := r.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.ExecContext(ctx, "BEGIN; SELECT count(*) FROM home_catalog"); err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-	}
-	var done bool
-	return func() {
-		if done {
-			return
-		}
-		done = true
-		for _, c := range conns {
-			_, _ = c.ExecContext(ctx, "ROLLBACK")
-			c.Close()
-		}
-	}
-}
 
 // A read of the catalog that the database never answers (here: every
 // reader connection of the real SQLite store held by a read that does not
@@ -83,7 +51,7 @@ func TestGateHoldsMessagesWhenTheCatalogReadHangs(t *testing.T) {
 	waitFor(t, "the gate to subscribe", g.Connected)
 
 	dev := newAgent(t, url, root+"/dev/down/errors")
-	release := holdReaders(t, db.R, 8)
+	release := testenv.HoldReaders(t, db.R, 8)
 	defer release()
 	for i := range 2 {
 		dev.publish(root+"/dev/up/status", fmt.Sprintf(`{"devices":{"d%d":{"states":[{"key":"on_off","value":{"type":"INTEGER","integer_value":"1"}}]}}}`, i), false)
