@@ -1,7 +1,6 @@
 package homemqtt_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,10 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"partnerapi/internal/smarthome"
 	"partnerapi/internal/smarthome/homemqtt"
 	"partnerapi/internal/smarthome/homesql"
-	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 )
 
@@ -28,27 +25,12 @@ import (
 // no message was answered until a connection came back.
 func TestGateHoldsMessagesWhenTheCatalogReadHangs(t *testing.T) {
 	url := testenv.MQTTBroker(t)
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	// A recheck this short asks the store on every read of the catalog.
-	svc := smarthome.NewServiceRecheck(homesql.New(db), time.Nanosecond)
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := homeDB(t)
 	reg := prometheus.NewRegistry()
 	var logs testenv.LogBuffer
-	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445",
-		Log: slog.New(slog.NewTextHandler(&logs, nil)), Metrics: homemqtt.NewMetrics(reg), CatalogTimeout: 300 * time.Millisecond}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
-	waitFor(t, "the gate to subscribe", g.Connected)
+	root := testRoot(t, url)
+	startGate(t, homemqtt.Config{Broker: url, Root: root, Log: slog.New(slog.NewTextHandler(&logs, nil)), Metrics: homemqtt.NewMetrics(reg),
+		CatalogTimeout: 300 * time.Millisecond}, readingService(t, homesql.New(db)))
 
 	dev := newAgent(t, url, root+"/dev/down/errors")
 	release := testenv.HoldReaders(t, db.R, 8)

@@ -21,6 +21,45 @@ type seedCatalog struct{ c *smarthome.Catalog }
 
 func (s seedCatalog) Catalog(context.Context) (*smarthome.Catalog, error) { return s.c, nil }
 
+// seeded is the catalog the service starts with, as a gate reads it.
+func seeded(t *testing.T) seedCatalog {
+	t.Helper()
+	c, err := smarthome.Seed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seedCatalog{c}
+}
+
+// testRoot is a topic root of the test's own on the shared broker at url,
+// so that tests running one after another do not hear each other. The
+// broker keeps retained messages: the root's global configuration goes
+// when the test ends (an empty retained message clears it), after the
+// gate started later has closed.
+func testRoot(t *testing.T, url string) string {
+	t.Helper()
+	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
+	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
+	return root
+}
+
+// startGate starts a gate with cfg (its Endpoint http://127.0.0.1:9445
+// when unset) reading cat, and waits until it has subscribed, so that what
+// an agent publishes next is heard. The gate closes when the test ends.
+func startGate(t *testing.T, cfg homemqtt.Config, cat homemqtt.Catalogs) *homemqtt.Gate {
+	t.Helper()
+	if cfg.Endpoint == "" {
+		cfg.Endpoint = "http://127.0.0.1:9445"
+	}
+	g, err := homemqtt.Start(cfg, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	waitFor(t, "the gate to subscribe", g.Connected)
+	return g
+}
+
 // agent is a test agent connected to the broker: what arrives on the topics
 // it subscribed to, and publish.
 type agent struct {
@@ -76,19 +115,8 @@ const lamp = `{"id":"lamp","name":"Lamp","default_name":"Lamp","model":{"id":"m1
 // is the next message's.
 func TestGateThroughBroker(t *testing.T) {
 	url := testenv.MQTTBroker(t)
-	c, err := smarthome.Seed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445"}, seedCatalog{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	// The broker keeps retained messages: this root's goes when the test
-	// ends (an empty retained message clears it).
-	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
+	root := testRoot(t, url)
+	g := startGate(t, homemqtt.Config{Broker: url, Root: root}, seeded(t))
 	// The retained configuration reaches an agent that subscribes later.
 	var cfg struct {
 		Endpoint string `json:"http_api_endpoint"`
@@ -186,15 +214,7 @@ func TestGateThroughBroker(t *testing.T) {
 func TestGateSurvivesBrokerRestart(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	url := broker.URL()
-	c, err := smarthome.Seed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Endpoint: "http://127.0.0.1:9445"}, seedCatalog{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	startGate(t, homemqtt.Config{Broker: url}, seeded(t))
 	broker.Stop(os.Kill)
 	broker.Start()
 	root := homemqtt.DefaultRoot

@@ -15,6 +15,7 @@ import (
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/smarthome/homemqtt"
 	"partnerapi/internal/smarthome/homesql"
+	"partnerapi/internal/sqldb"
 	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 )
@@ -34,6 +35,28 @@ func (s *outageStore) Stamp(ctx context.Context) (smarthome.Stamp, error) {
 	return s.Store.Stamp(ctx)
 }
 
+// homeDB is a fresh SQLite database with the smarthome schema.
+func homeDB(t *testing.T) *sqldb.DB {
+	t.Helper()
+	db := storetest.SQLite(t)
+	if err := homesql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// readingService is the service over store, started, whose recheck is so
+// short that every read of the catalog asks the store: a store that stops
+// answering shows at the gate's next message.
+func readingService(t *testing.T, store smarthome.Store) *smarthome.Service {
+	t.Helper()
+	svc := smarthome.NewServiceRecheck(store, time.Nanosecond)
+	if err := svc.Init(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
 // An agent's config and status that arrive while the catalog's store is
 // down are held, not dropped, and checked in the order they came once the
 // store is back: the status is judged against the model of the config that
@@ -43,28 +66,12 @@ func (s *outageStore) Stamp(ctx context.Context) (smarthome.Stamp, error) {
 // the store is back.
 func TestGateHoldsAgentMessagesWhileTheCatalogIsDown(t *testing.T) {
 	url := testenv.MQTTBroker(t)
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	store := &outageStore{Store: homesql.New(db), err: storetest.UnavailableError(t)}
-	// A recheck this short asks the store on every read of the catalog.
-	svc := smarthome.NewServiceRecheck(store, time.Nanosecond)
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store := &outageStore{Store: homesql.New(homeDB(t)), err: storetest.UnavailableError(t)}
 	reg := prometheus.NewRegistry()
 	var logs testenv.LogBuffer
-	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445",
-		Log: slog.New(slog.NewTextHandler(&logs, nil)), Metrics: homemqtt.NewMetrics(reg)}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
-	waitFor(t, "the gate to subscribe", g.Connected)
+	root := testRoot(t, url)
+	startGate(t, homemqtt.Config{Broker: url, Root: root, Log: slog.New(slog.NewTextHandler(&logs, nil)), Metrics: homemqtt.NewMetrics(reg)},
+		readingService(t, store))
 
 	dev := newAgent(t, url, root+"/dev/down/errors", root+"/dev/down/status_request", root+"/dev/down/config_request")
 	store.down.Store(true)
@@ -112,26 +119,10 @@ func TestGateHoldsAgentMessagesWhileTheCatalogIsDown(t *testing.T) {
 // not overtake each other at the boundaries.
 func TestGateKeepsOrderWhileTheCatalogFlaps(t *testing.T) {
 	url := testenv.MQTTBroker(t)
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	store := &outageStore{Store: homesql.New(db), err: storetest.UnavailableError(t)}
-	svc := smarthome.NewServiceRecheck(store, time.Nanosecond)
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
+	store := &outageStore{Store: homesql.New(homeDB(t)), err: storetest.UnavailableError(t)}
+	root := testRoot(t, url)
 	var logs testenv.LogBuffer
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445",
-		Log: slog.New(slog.NewTextHandler(&logs, nil))}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
-	waitFor(t, "the gate to subscribe", g.Connected)
+	startGate(t, homemqtt.Config{Broker: url, Root: root, Log: slog.New(slog.NewTextHandler(&logs, nil))}, readingService(t, store))
 
 	const n = 60
 	dev := newAgent(t, url, root+"/dev/down/errors")

@@ -22,18 +22,8 @@ import (
 // other devices stay the agent's, so a command to one of them goes out.
 func TestGateMergesAConfigOfOneDevice(t *testing.T) {
 	url := testenv.MQTTBroker(t)
-	c, err := smarthome.Seed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445"}, seedCatalog{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
-	waitFor(t, "the gate to subscribe", g.Connected)
+	root := testRoot(t, url)
+	g := startGate(t, homemqtt.Config{Broker: url, Root: root}, seeded(t))
 
 	const (
 		hub  = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
@@ -81,18 +71,8 @@ func TestGateMergesAConfigOfOneDevice(t *testing.T) {
 // device still merges.
 func TestGateReplacesDevicesWithTheAnswerToConfigRequest(t *testing.T) {
 	url := testenv.MQTTBroker(t)
-	c, err := smarthome.Seed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445"}, seedCatalog{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	t.Cleanup(func() { newAgent(t, url).publish(root+"/__config", "", true) })
-	waitFor(t, "the gate to subscribe", g.Connected)
+	root := testRoot(t, url)
+	g := startGate(t, homemqtt.Config{Broker: url, Root: root}, seeded(t))
 
 	const (
 		lamp = `{"id":"lamp","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`

@@ -114,19 +114,9 @@ func configure(t *testing.T, url string) *agent {
 func TestGateAcrossBrokerRestarts(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	url := broker.URL()
-	c, err := smarthome.Seed()
-	if err != nil {
-		t.Fatal(err)
-	}
 	reg := prometheus.NewRegistry()
 	logs := &records{}
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Endpoint: "http://127.0.0.1:9445", Log: slog.New(logs),
-		Metrics: homemqtt.NewMetrics(reg)}, seedCatalog{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	waitFor(t, "connected at start", g.Connected)
+	g := startGate(t, homemqtt.Config{Broker: url, Log: slog.New(logs), Metrics: homemqtt.NewMetrics(reg)}, seeded(t))
 	if v := metric(t, reg, "partnerapi_smarthome_mqtt_connected", ""); v != 1 {
 		t.Fatalf("connected gauge %v at start, want 1", v)
 	}
@@ -196,16 +186,7 @@ func TestGateAcrossBrokerRestarts(t *testing.T) {
 func TestCommandNotReplayed(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	url := broker.URL()
-	c, err := smarthome.Seed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Endpoint: "http://127.0.0.1:9445"}, seedCatalog{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	waitFor(t, "connected at start", g.Connected)
+	g := startGate(t, homemqtt.Config{Broker: url}, seeded(t))
 	configure(t, url)
 	broker.Freeze()
 	stale := `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":false}}]}}}`
@@ -249,17 +230,8 @@ func TestCommandNotReplayed(t *testing.T) {
 func TestGateKickedByBroker(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	url := broker.URL()
-	c, err := smarthome.Seed()
-	if err != nil {
-		t.Fatal(err)
-	}
 	id := "gate-kicked-" + time.Now().Format("150405.000000000")
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Endpoint: "http://127.0.0.1:9445", ClientID: id}, seedCatalog{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	waitFor(t, "connected at start", g.Connected)
+	g := startGate(t, homemqtt.Config{Broker: url, ClientID: id}, seeded(t))
 	configure(t, url)
 	for i := range 3 {
 		rogue := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(url).SetClientID(id).SetAutoReconnect(false))

@@ -19,16 +19,7 @@ import (
 func TestGateAsksForConfigsAfterReconnecting(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	url := broker.URL()
-	c, err := smarthome.Seed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := homemqtt.Start(homemqtt.Config{Broker: url, Endpoint: "http://127.0.0.1:9445"}, seedCatalog{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	waitFor(t, "connected at start", g.Connected)
+	g := startGate(t, homemqtt.Config{Broker: url}, seeded(t))
 	const plug = `{"id":"plug","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
 	root := homemqtt.DefaultRoot
 	before := newAgent(t, url, root+"/dev/down/status_request")
