@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/assistantsql"
 	"partnerapi/internal/assistant/billjournal"
-	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
 )
 
 // crashingStore is a store whose bills either fail as an outage (down) or
@@ -45,13 +44,9 @@ func (c *crashingStore) RecordUsage(ctx context.Context, b assistant.Bill) error
 // are charged exactly once when the database is back, the one whose
 // COMMIT went through before the crash included.
 func TestKeptBillsSurviveACrash(t *testing.T) {
-	db := storetest.SQLite(t)
-	if err := assistantsql.Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
+	db := billingDB(t)
 	dir := t.TempDir()
-	unavailable := func(err error) bool { return errors.Is(err, errOutage) }
-	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a", "b"}}
+	eng := oneModel("a", "b")
 
 	// The first process: its store stays down for good, so that only the
 	// second process can charge anything.
@@ -60,7 +55,7 @@ func TestKeptBillsSurviveACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	store1 := &crashingStore{outageBills: outageBills{Store: assistantsql.New(db)}, lost: lostAcks{Store: assistantsql.New(db)}}
-	svc1 := assistant.NewService(store1, eng, assistant.Config{Unavailable: unavailable, BillRetry: 5 * time.Millisecond, Journal: j1})
+	svc1 := assistant.NewService(store1, eng, assistant.Config{Unavailable: isOutage, BillRetry: 5 * time.Millisecond, Journal: j1})
 	pers, err := svc1.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +67,7 @@ func TestKeptBillsSurviveACrash(t *testing.T) {
 	pp := assistant.Principal{ClientID: pers.ClientID, Scope: assistant.ScopePers}
 	cp := assistant.Principal{ClientID: corp.ClientID, Scope: assistant.ScopeCorp}
 	run := func(p assistant.Principal) int64 {
-		res, err := svc1.Run(context.Background(), scriptedChat(t, svc1, p, "hi"), func(assistant.Delta) error { return nil })
+		res, err := sayHi(t, svc1, p)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -98,8 +93,8 @@ func TestKeptBillsSurviveACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j2.Close()
-	var logged syncBuffer
-	svc2 := assistant.NewService(store2, eng, assistant.Config{Unavailable: unavailable, BillRetry: 5 * time.Millisecond, Journal: j2,
+	var logged testenv.LogBuffer
+	svc2 := assistant.NewService(store2, eng, assistant.Config{Unavailable: isOutage, BillRetry: 5 * time.Millisecond, Journal: j2,
 		Log: slog.New(slog.NewTextHandler(&logged, nil))})
 	if svc2.KeptBills() != 4 {
 		t.Fatalf("the restarted service keeps %d bills, want 4", svc2.KeptBills())
@@ -133,10 +128,7 @@ func TestKeptBillsSurviveACrash(t *testing.T) {
 // fails as it did before bills were kept; with a journal, Close leaves the
 // bills still kept in it rather than logging them lost.
 func TestBillFailsWhenTheJournalCannotKeepIt(t *testing.T) {
-	db := storetest.SQLite(t)
-	if err := assistantsql.Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
+	db := billingDB(t)
 	dir := t.TempDir()
 	j, err := billjournal.Open(dir, nil)
 	if err != nil {
@@ -144,16 +136,12 @@ func TestBillFailsWhenTheJournalCannotKeepIt(t *testing.T) {
 	}
 	store := &outageBills{Store: assistantsql.New(db)}
 	var logged bytes.Buffer
-	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a"}}
-	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+	eng := oneModel("a")
+	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: isOutage,
 		BillRetry: time.Hour, Journal: j, Log: slog.New(slog.NewTextHandler(&logged, nil))})
-	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+	p := prepaidClient(t, svc)
 	store.down.Store(true)
-	if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err != nil || svc.KeptBills() != 1 {
+	if _, err := sayHi(t, svc, p); err != nil || svc.KeptBills() != 1 {
 		t.Fatalf("a bill journaled: Run %v, %d kept", err, svc.KeptBills())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -163,7 +151,7 @@ func TestBillFailsWhenTheJournalCannotKeepIt(t *testing.T) {
 		t.Fatalf("Close with a journal: %s", logged.String())
 	}
 	j.Close()
-	if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); !errors.Is(err, errOutage) || svc.KeptBills() != 0 {
+	if _, err := sayHi(t, svc, p); !errors.Is(err, errOutage) || svc.KeptBills() != 0 {
 		t.Fatalf("a bill the journal cannot keep: Run %v, %d kept; want the outage and none", err, svc.KeptBills())
 	}
 	again, err := billjournal.Open(dir, nil)
@@ -180,10 +168,7 @@ func TestBillFailsWhenTheJournalCannotKeepIt(t *testing.T) {
 // may have forgotten that it applied it, but dropped with an ERROR line
 // naming it, and taken out of the journal.
 func TestKeptBillTooOldIsDroppedNotCharged(t *testing.T) {
-	db := storetest.SQLite(t)
-	if err := assistantsql.Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
+	db := billingDB(t)
 	dir := t.TempDir()
 	j, err := billjournal.Open(dir, nil)
 	if err != nil {
@@ -193,17 +178,13 @@ func TestKeptBillTooOldIsDroppedNotCharged(t *testing.T) {
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	store := &outageBills{Store: assistantsql.New(db)}
-	var logged syncBuffer
-	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a"}}
-	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+	var logged testenv.LogBuffer
+	eng := oneModel("a")
+	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: isOutage,
 		BillRetry: 5 * time.Millisecond, Journal: j, Now: now, Log: slog.New(slog.NewTextHandler(&logged, nil))})
-	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+	p := prepaidClient(t, svc)
 	store.down.Store(true)
-	if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err != nil || svc.KeptBills() != 1 {
+	if _, err := sayHi(t, svc, p); err != nil || svc.KeptBills() != 1 {
 		t.Fatalf("Run: %v, %d kept", err, svc.KeptBills())
 	}
 	skew.Store(int64(assistant.MaxKeptBillAge + time.Hour))
@@ -212,7 +193,7 @@ func TestKeptBillTooOldIsDroppedNotCharged(t *testing.T) {
 	if got := spent(t, svc, p); got != 0 {
 		t.Fatalf("a bill older than MaxKeptBillAge charged %d", got)
 	}
-	if s := logged.String(); !strings.Contains(s, "too old to charge safely") || !strings.Contains(s, cr.ClientID) || !strings.Contains(s, "tokens=") {
+	if s := logged.String(); !strings.Contains(s, "too old to charge safely") || !strings.Contains(s, p.ClientID) || !strings.Contains(s, "tokens=") {
 		t.Fatalf("log: %s", s)
 	}
 	j.Close()
@@ -224,23 +205,4 @@ func TestKeptBillTooOldIsDroppedNotCharged(t *testing.T) {
 	if len(again.Bills()) != 0 {
 		t.Fatalf("the dropped bill is still journaled: %+v", again.Bills())
 	}
-}
-
-// syncBuffer is a log sink that the billing loop writes while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -13,11 +13,50 @@ import (
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/assistant/assistantsql"
+	"partnerapi/internal/sqldb"
 	"partnerapi/internal/storetest"
 )
 
 // errOutage stands for the database being unavailable for a moment.
 var errOutage = errors.New("database unavailable")
+
+// isOutage is the billing tests' Config.Unavailable: errOutage alone is
+// the database being away for a moment.
+func isOutage(err error) bool { return errors.Is(err, errOutage) }
+
+// billingDB is a fresh SQLite database with the assistant's schema.
+func billingDB(t *testing.T) *sqldb.DB {
+	t.Helper()
+	db := storetest.SQLite(t)
+	if err := assistantsql.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// oneModel is the billing tests' engine: one chat model, m, whose every
+// answer is words.
+func oneModel(words ...string) *scriptEngine {
+	return &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: words}
+}
+
+// prepaidClient is a new prepaid client of svc with a balance of m that the
+// tests' chats do not use up.
+func prepaidClient(t *testing.T, svc *assistant.Service) assistant.Principal {
+	t.Helper()
+	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+}
+
+// sayHi runs p's chat "hi" through svc, its answer's deltas dropped: what
+// the tests look at is the bill it leaves.
+func sayHi(t *testing.T, svc *assistant.Service, p assistant.Principal) (assistant.Result, error) {
+	t.Helper()
+	return svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil })
+}
 
 // outageBills is a store whose bills fail while down is set: with
 // errOutage, or with another error when refuse is set.
@@ -77,14 +116,11 @@ func (r *reports) last() (n int, err error) {
 func TestBillKeptThroughOutage(t *testing.T) {
 	for _, scope := range []assistant.Scope{assistant.ScopePers, assistant.ScopeCorp} {
 		t.Run(string(scope), func(t *testing.T) {
-			db := storetest.SQLite(t)
-			if err := assistantsql.Migrate(context.Background(), db); err != nil {
-				t.Fatal(err)
-			}
+			db := billingDB(t)
 			store := &outageBills{Store: assistantsql.New(db)}
 			rep := &reports{}
-			eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a", "b"}}
-			svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+			eng := oneModel("a", "b")
+			svc := assistant.NewService(store, eng, assistant.Config{Unavailable: isOutage,
 				BillRetry: 10 * time.Millisecond, Billing: rep})
 			cr, err := svc.CreateClient(context.Background(), scope, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
 			if err != nil {
@@ -106,7 +142,7 @@ func TestBillKeptThroughOutage(t *testing.T) {
 				return n
 			}
 			store.down.Store(true)
-			res, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil })
+			res, err := sayHi(t, svc, p)
 			if err != nil || len(res.Choices) != 1 {
 				t.Fatalf("Run during the outage: %+v %v", res, err)
 			}
@@ -138,33 +174,26 @@ func TestBillKeptThroughOutage(t *testing.T) {
 // still kept when the service closes is logged as lost, with what an
 // operator needs to charge it by hand.
 func TestBillRefusedOrLostAtClose(t *testing.T) {
-	db := storetest.SQLite(t)
-	if err := assistantsql.Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
+	db := billingDB(t)
 	store := &outageBills{Store: assistantsql.New(db)}
 	var logged bytes.Buffer
-	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a"}}
-	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+	eng := oneModel("a")
+	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: isOutage,
 		BillRetry: time.Hour, Log: slog.New(slog.NewTextHandler(&logged, nil))})
-	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+	p := prepaidClient(t, svc)
 	store.down.Store(true)
 	store.refuse.Store(true)
-	if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err == nil || svc.KeptBills() != 0 {
+	if _, err := sayHi(t, svc, p); err == nil || svc.KeptBills() != 0 {
 		t.Fatalf("a bill refused for good: Run %v, %d kept", err, svc.KeptBills())
 	}
 	store.refuse.Store(false)
-	if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err != nil || svc.KeptBills() != 1 {
+	if _, err := sayHi(t, svc, p); err != nil || svc.KeptBills() != 1 {
 		t.Fatalf("a bill in an outage: Run %v, %d kept", err, svc.KeptBills())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	svc.Close(ctx)
-	if !strings.Contains(logged.String(), "lost with the process") || !strings.Contains(logged.String(), cr.ClientID) || !strings.Contains(logged.String(), "tokens=") {
+	if !strings.Contains(logged.String(), "lost with the process") || !strings.Contains(logged.String(), p.ClientID) || !strings.Contains(logged.String(), "tokens=") {
 		t.Fatalf("log: %s", logged.String())
 	}
 	if svc.KeptBills() != 0 || spent(t, svc, p) != 0 {
@@ -197,21 +226,14 @@ func (l *lostAcks) RecordUsage(ctx context.Context, b assistant.Bill) error {
 // kept and retried like any bill the database could not take, and the
 // retry charges nothing: the bill is charged once, not twice.
 func TestBillWithLostAcknowledgementChargedOnce(t *testing.T) {
-	db := storetest.SQLite(t)
-	if err := assistantsql.Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
+	db := billingDB(t)
 	store := &lostAcks{Store: assistantsql.New(db)}
-	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a", "b"}}
-	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: func(err error) bool { return errors.Is(err, errOutage) },
+	eng := oneModel("a", "b")
+	svc := assistant.NewService(store, eng, assistant.Config{Unavailable: isOutage,
 		BillRetry: 5 * time.Millisecond})
-	cr, err := svc.CreateClient(context.Background(), assistant.ScopePers, []assistant.Balance{{Model: "m", Tokens: cutBalance}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := assistant.Principal{ClientID: cr.ClientID, Scope: assistant.ScopePers}
+	p := prepaidClient(t, svc)
 	store.cut.Store(true)
-	res, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil })
+	res, err := sayHi(t, svc, p)
 	if err != nil || svc.KeptBills() != 1 {
 		t.Fatalf("Run with its bill's answer lost: %v, %d kept", err, svc.KeptBills())
 	}
@@ -240,12 +262,9 @@ func waitKept(t *testing.T, svc *assistant.Service, n int) {
 // AppliedBillRetention ago, and only those.
 func TestAppliedBillIdsSwept(t *testing.T) {
 	defer assistant.SetAppliedBillSweep(10)()
-	db := storetest.SQLite(t)
-	if err := assistantsql.Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
+	db := billingDB(t)
 	var skew atomic.Int64
-	eng := &scriptEngine{fakeEngine: fakeEngine{[]assistant.ModelInfo{{Name: "m", Version: "1", Type: "chat", ContextWindow: 100}}}, words: []string{"a"}}
+	eng := oneModel("a")
 	svc := assistant.NewService(assistantsql.New(db), eng, assistant.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	cr, err := svc.CreateClient(context.Background(), assistant.ScopeCorp, nil)
 	if err != nil {
@@ -263,7 +282,7 @@ func TestAppliedBillIdsSwept(t *testing.T) {
 			// The first bill is now older than the retention.
 			skew.Store(int64(assistant.AppliedBillRetention + 24*time.Hour))
 		}
-		if _, err := svc.Run(context.Background(), scriptedChat(t, svc, p, "hi"), func(assistant.Delta) error { return nil }); err != nil {
+		if _, err := sayHi(t, svc, p); err != nil {
 			t.Fatal(err)
 		}
 		if i == 8 && applied() != 9 {
