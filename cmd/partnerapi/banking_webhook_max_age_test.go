@@ -3,7 +3,6 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,23 +24,8 @@ func TestServeBankingWebhookMaxAge(t *testing.T) {
 	ts := startServer(t, "--banking-webhook-interval", "50ms", "--banking-webhook-allow-private",
 		"--banking-webhook-url", partner.URL, "--banking-webhook-max-age", "1us")
 
-	tok := bankingToken(t, ts, "PAY_DOC_RU")
-	id := "c0000000-0000-4000-8000-0000000000a9"
-	body := `{"externalId":"` + id + `","date":"` + time.Now().UTC().Format(time.DateOnly) + `","amount":1,"operationCode":"01","priority":"5",` +
-		`"purpose":"Оплата","payerName":"ООО","payerInn":"` + banking.SandboxOrgINN + `","payerAccount":"` + banking.SandboxAccount +
-		`","payerBankBic":"` + banking.SandboxBIC + `","payerBankCorrAccount":"` + banking.SandboxCorrAccount +
-		`","payeeName":"АО","payeeBankBic":"049805746","payeeAccount":"40602810700000000025",` +
-		`"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"` + banking.SandboxCertSole + `"}]}`
-	req, _ := http.NewRequest("POST", ts.urls["banking"]+"/fintech/api/v1/payments", strings.NewReader(body))
-	req.Header.Set("Authorization", tok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 201 {
-		t.Fatalf("create: %d", resp.StatusCode)
-	}
+	// A fully signed sandbox payment: final at once, one webhook queued.
+	formatPayment(t, ts, bankingToken(t, ts, "PAY_DOC_RU"), "c0000000-0000-4000-8000-0000000000a9")
 	const reason = "expired after 1µs"
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		log, err := webhookCLI(t, ts.dataDir, "deliveries", "--client-id", banking.SandboxClientID)
