@@ -7,15 +7,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"partnerapi/internal/filelock"
 )
 
 // dataDirLockFile is the file in the SQLite data directory that a running
 // serve holds locked.
 const dataDirLockFile = "serve.lock"
-
-// errDataDirLocked is what lockFile returns when another process holds the
-// lock.
-var errDataDirLocked = errors.New("locked")
 
 // lockDataDir makes serve the only one on an SQLite data directory. Two
 // serve processes on one file would each have their own single writer and
@@ -23,8 +21,10 @@ var errDataDirLocked = errors.New("locked")
 // timeout under load; so a second one stops at start with a line naming
 // the first one's pid. Provisioning commands and `migrate` take no lock:
 // they are safe beside serve (SQLite's own locking, WAL). The lock is the
-// system's (flock), so it ends with its process, however it ended; the
-// returned release is for serve's own return.
+// system's (flock, LockFileEx on Windows), so it ends with its process,
+// however it ended; the returned release is for serve's own return. Where
+// the system has neither (Plan 9, WebAssembly) a second serve is not
+// refused.
 func lockDataDir(dir string) (release func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir %s: %w", dir, err)
@@ -34,7 +34,7 @@ func lockDataDir(dir string) (release func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
 	}
-	if err := lockFile(f); err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		holder := ""
 		if raw, rerr := os.ReadFile(path); rerr == nil {
 			if pid, perr := strconv.Atoi(strings.TrimSpace(string(raw))); perr == nil {
@@ -42,7 +42,7 @@ func lockDataDir(dir string) (release func(), err error) {
 			}
 		}
 		f.Close()
-		if errors.Is(err, errDataDirLocked) {
+		if errors.Is(err, filelock.ErrLocked) {
 			return nil, fmt.Errorf("data dir %s is in use by another partnerapi serve%s: give each its own --data-dir, or share a PostgreSQL (--database-url)", dir, holder)
 		}
 		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
@@ -51,7 +51,7 @@ func lockDataDir(dir string) (release func(), err error) {
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return func() {
 		_ = f.Truncate(0)
-		_ = unlockFile(f)
+		_ = filelock.Unlock(f)
 		_ = f.Close()
 	}, nil
 }

@@ -14,10 +14,8 @@ import (
 	"sync"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/filelock"
 )
-
-// errLocked is what tryLock returns when another process holds the lock.
-var errLocked = errors.New("locked")
 
 // errClosed is what a closed journal answers.
 var errClosed = errors.New("billjournal: closed")
@@ -68,7 +66,7 @@ func Open(dir string, log *slog.Logger) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bill journal: %w", err)
 	}
-	if err := tryLock(f); err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		f.Close()
 		os.Remove(j.path)
 		return nil, fmt.Errorf("bill journal: lock %s: %w", j.path, err)
@@ -111,6 +109,9 @@ func Open(dir string, log *slog.Logger) (*Journal, error) {
 
 // takeOver reads the journals in j.dir that no process holds, into
 // j.bills, and returns their files, still open and locked.
+// Where the system has no file lock (Plan 9, WebAssembly) two processes
+// on one data directory may both read a journal; the store's bill ids
+// keep its bills charged once there.
 func (j *Journal) takeOver() (taken []*os.File, err error) {
 	entries, err := os.ReadDir(j.dir)
 	if err != nil {
@@ -129,7 +130,7 @@ func (j *Journal) takeOver() (taken []*os.File, err error) {
 		} else if err != nil {
 			return taken, err
 		}
-		if err := tryLock(f); errors.Is(err, errLocked) {
+		if err := filelock.TryLock(f); errors.Is(err, filelock.ErrLocked) {
 			f.Close() // a live process's
 			continue
 		} else if err != nil {
@@ -286,7 +287,7 @@ func (j *Journal) compact() error {
 		bills = append(bills, b)
 	}
 	slices.SortStableFunc(bills, func(a, b assistant.Bill) int { return cmp.Compare(a.MadeAt.UnixMilli(), b.MadeAt.UnixMilli()) })
-	err = tryLock(f)
+	err = filelock.TryLock(f)
 	if err == nil {
 		err = j.rewrite(f, bills)
 	}
