@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"partnerapi/internal/banking/bankkeys"
+	"partnerapi/internal/dirsync"
 	"partnerapi/internal/sqlite"
 )
 
@@ -101,7 +102,7 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, i
 	if err := writeDurably(filepath.Join(*out, backupManifestFile), append(raw, '\n')); err != nil {
 		return err
 	}
-	if err := syncDir(*out); err != nil {
+	if err := dirsync.Sync(*out); err != nil {
 		return err
 	}
 	if m.Database == "postgresql" {
@@ -148,7 +149,7 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 			return fmt.Errorf("restore: %w (the data directory's files before it are in %s)", err, aside)
 		}
 	}
-	if err := syncDir(store.DataDir); err != nil {
+	if err := dirsync.Sync(store.DataDir); err != nil {
 		return err
 	}
 	return json.NewEncoder(io.out).Encode(map[string]any{"restored": *from, "database": m.Database,
@@ -226,11 +227,11 @@ func moveAside(dir, aside string, m backupManifest) ([]string, error) {
 	}
 	sort.Strings(moved)
 	if len(moved) > 0 {
-		if err := syncDir(aside); err != nil {
+		if err := dirsync.Sync(aside); err != nil {
 			return moved, err
 		}
 	}
-	return moved, syncDir(dir)
+	return moved, dirsync.Sync(dir)
 }
 
 // emptyDir makes dir, or accepts it when it exists and is empty, so a
@@ -310,18 +311,4 @@ func writeDurably(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// syncDir makes the renames into dir durable. Windows cannot sync a
-// directory, and its renames need no such step.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
-		return err
-	}
-	return nil
 }

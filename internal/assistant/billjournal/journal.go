@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/dirsync"
 	"partnerapi/internal/filelock"
 )
 
@@ -77,7 +78,7 @@ func Open(dir string, log *slog.Logger) (*Journal, error) {
 		err = j.rewrite(j.f, j.bills)
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = dirsync.Sync(dir)
 	}
 	if err != nil {
 		for _, t := range taken {
@@ -100,7 +101,7 @@ func Open(dir string, log *slog.Logger) (*Journal, error) {
 		t.Close()
 	}
 	if len(taken) > 0 {
-		if err := syncDir(dir); err != nil {
+		if err := dirsync.Sync(dir); err != nil {
 			log.Warn("assistant: bill journal directory not synced", "dir", dir, "err", err)
 		}
 	}
@@ -300,7 +301,7 @@ func (j *Journal) compact() error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := syncDir(j.dir); err != nil {
+	if err := dirsync.Sync(j.dir); err != nil {
 		j.log.Warn("assistant: bill journal directory not synced", "dir", j.dir, "err", err)
 	}
 	old.Close()
@@ -323,18 +324,4 @@ func (j *Journal) Close() error {
 	err := j.f.Close()
 	j.f = nil
 	return err
-}
-
-// syncDir makes the directory's entries (a file made, renamed or
-// removed) durable, where the system can sync a directory.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
-		return err
-	}
-	return nil
 }
