@@ -19,6 +19,18 @@ func storedPayment(org, id string) *banking.StoredPayment {
 			DepartmentalInfo: &banking.DepartmentalInfo{KBK: "18201061201010000510"}}}
 }
 
+// implementedPayment stores org1's payment id, created and implemented at
+// at: a final status, so its webhook is queued at once.
+func implementedPayment(t *testing.T, store banking.PaymentStore, id string, at time.Time) *banking.StoredPayment {
+	t.Helper()
+	sp := storedPayment("org1", id)
+	sp.Status = banking.StatusImplemented
+	if err := store.CreatePayment(context.Background(), sp, []banking.StatusChange{{Status: banking.StatusCreated, At: at}, {Status: banking.StatusImplemented, At: at}}); err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
 func TestPaymentStoreConformance(t *testing.T) {
 	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
 		ctx := context.Background()

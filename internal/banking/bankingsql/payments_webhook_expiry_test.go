@@ -51,11 +51,7 @@ func TestWebhookDispatcherMaxAge(t *testing.T) {
 				ctx := context.Background()
 				at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 				store := NewPaymentStore(db)
-				sp := storedPayment("org1", "e3000000-0000-4000-8000-000000000001")
-				sp.Status = banking.StatusImplemented
-				if err := store.CreatePayment(ctx, sp, []banking.StatusChange{{Status: banking.StatusCreated, At: at}, {Status: banking.StatusImplemented, At: at}}); err != nil {
-					t.Fatal(err)
-				}
+				sp := implementedPayment(t, store, "e3000000-0000-4000-8000-000000000001", at)
 				recv := &downSender{down: true}
 				now := at.Add(time.Second)
 				d := &banking.WebhookDispatcher{Outbox: store, Sender: recv, Now: func() time.Time { return now }, MaxAge: tc.maxAge,

@@ -132,11 +132,7 @@ func TestWebhookDispatcherAcrossOutage(t *testing.T) {
 				at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 				now := at.Add(time.Second)
 				store := &outageStore{PaymentStore: NewPaymentStore(db), err: storetest.UnavailableError(t)}
-				sp := storedPayment("org1", "e2000000-0000-4000-8000-000000000001")
-				sp.Status = banking.StatusImplemented
-				if err := store.CreatePayment(ctx, sp, []banking.StatusChange{{Status: banking.StatusCreated, At: at}, {Status: banking.StatusImplemented, At: at}}); err != nil {
-					t.Fatal(err)
-				}
+				sp := implementedPayment(t, store, "e2000000-0000-4000-8000-000000000001", at)
 				send := &targetSender{hooks: &banking.Webhooks{Store: store, Default: banking.WebhookTarget{URL: "https://partner.example/hook"}}}
 				d := &banking.WebhookDispatcher{Outbox: store, Sender: send, Now: func() time.Time { return now }}
 				for i, r := range tc.runs {

@@ -168,11 +168,7 @@ func TestWebhookPassOfAStalledStore(t *testing.T) {
 				now := at.Add(time.Second)
 				store := &stallStore{PaymentStore: NewPaymentStore(db)}
 				t.Cleanup(store.resume) // before the database closes
-				sp := storedPayment("org1", "e3000000-0000-4000-8000-000000000001")
-				sp.Status = banking.StatusImplemented
-				if err := store.CreatePayment(ctx, sp, []banking.StatusChange{{Status: banking.StatusCreated, At: at}, {Status: banking.StatusImplemented, At: at}}); err != nil {
-					t.Fatal(err)
-				}
+				implementedPayment(t, store, "e3000000-0000-4000-8000-000000000001", at)
 				send := &targetSender{hooks: &banking.Webhooks{Store: store, Default: banking.WebhookTarget{URL: "https://partner.example/hook"}, LookupTimeout: stallBound}}
 				d := &banking.WebhookDispatcher{Outbox: store, Sender: send, Now: func() time.Time { return now }, Workers: 1,
 					PassTimeout: time.Hour, StoreTimeout: stallBound}
@@ -277,11 +273,7 @@ func TestWebhookPassOfALockedDatabase(t *testing.T) {
 			}
 			store := NewPaymentStore(db)
 			at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-			sp := storedPayment("org1", "e3000000-0000-4000-8000-000000000002")
-			sp.Status = banking.StatusImplemented
-			if err := store.CreatePayment(ctx, sp, []banking.StatusChange{{Status: banking.StatusCreated, At: at}, {Status: banking.StatusImplemented, At: at}}); err != nil {
-				t.Fatal(err)
-			}
+			implementedPayment(t, store, "e3000000-0000-4000-8000-000000000002", at)
 			send := &targetSender{hooks: &banking.Webhooks{Store: store, Default: banking.WebhookTarget{URL: "https://partner.example/hook"}}}
 			d := &banking.WebhookDispatcher{Outbox: store, Sender: send, Now: func() time.Time { return at.Add(time.Second) },
 				StoreTimeout: stallBound}
