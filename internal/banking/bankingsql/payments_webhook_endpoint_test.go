@@ -82,15 +82,6 @@ func TestWebhookDefaultEndpointPausedAsOne(t *testing.T) {
 		}
 		d := &banking.WebhookDispatcher{Outbox: s, Now: clock.now, MaxAttempts: maxAttempts,
 			Sender: &bankapi.WebhookSender{Targets: hooks, Client: &http.Client{Timeout: 300 * time.Millisecond}}}
-		pass := func() int {
-			t.Helper()
-			n, err := d.RunOnce(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rcv.settle(t)
-			return n
-		}
 		pauses := func() (rows int, failures int) {
 			t.Helper()
 			if err := db.R.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(failures), 0) FROM banking_webhook_pauses`).Scan(&rows, &failures); err != nil {
@@ -99,7 +90,7 @@ func TestWebhookDefaultEndpointPausedAsOne(t *testing.T) {
 			return rows, failures
 		}
 
-		pass()
+		rcv.pass(t, d)
 		if n := deliveredOf(t, db, "own"); n != 3 {
 			t.Fatalf("the partner with its own receiver: %d of 3 delivered", n)
 		}
@@ -128,13 +119,13 @@ func TestWebhookDefaultEndpointPausedAsOne(t *testing.T) {
 				if _, err := hooks.Set(ctx, "d3", rcv.srv.URL+"/d3", nil, nil); err != nil {
 					t.Fatal(err)
 				}
-				pass()
+				rcv.pass(t, d)
 				if n := deliveredOf(t, db, "d3"); n != perDefault {
 					t.Fatalf("d3 with a receiver of its own: %d of %d delivered at the next pass", n, perDefault)
 				}
 				continue
 			}
-			pass()
+			rcv.pass(t, d)
 		}
 		probes := rcv.count(rcv.calls, "default")
 		rows, failures := pauses()
@@ -154,7 +145,7 @@ func TestWebhookDefaultEndpointPausedAsOne(t *testing.T) {
 		clock.add(time.Hour)
 		for idle := 0; idle < 2; {
 			clock.add(15 * time.Second)
-			if pass() == 0 {
+			if rcv.pass(t, d) == 0 {
 				idle++
 			}
 		}
@@ -183,7 +174,6 @@ func TestWebhookDefaultEndpointPausedAsOne(t *testing.T) {
 func TestWebhookProbeSpendsNoAttempt(t *testing.T) {
 	const events, maxAttempts = 5, 3
 	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
-		ctx := context.Background()
 		at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 		s := NewPaymentStore(db)
 		queueEvents(t, s, "solo", events, at)
@@ -193,17 +183,8 @@ func TestWebhookProbeSpendsNoAttempt(t *testing.T) {
 		clock := &testClock{t: at.Add(time.Hour)}
 		d := &banking.WebhookDispatcher{Outbox: s, Now: clock.now, MaxAttempts: maxAttempts,
 			Sender: &bankapi.WebhookSender{Targets: partnerURLs(rcv.srv.URL), Client: &http.Client{Timeout: 300 * time.Millisecond}}}
-		pass := func() int {
-			t.Helper()
-			n, err := d.RunOnce(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rcv.settle(t)
-			return n
-		}
 		for range 120 {
-			pass()
+			rcv.pass(t, d)
 			clock.add(15 * time.Second)
 		}
 		probes := rcv.count(rcv.calls, "solo")
@@ -214,7 +195,7 @@ func TestWebhookProbeSpendsNoAttempt(t *testing.T) {
 		rcv.hang("solo", false)
 		clock.add(time.Hour)
 		for idle := 0; idle < 2; {
-			if pass() == 0 {
+			if rcv.pass(t, d) == 0 {
 				idle++
 			}
 			clock.add(15 * time.Second)
