@@ -1,9 +1,7 @@
 package web
 
 import (
-	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"io"
 	"log/slog"
 	"net/http"
@@ -66,19 +64,11 @@ func TestClientCertRefusalIsLoggedAndCounted(t *testing.T) {
 	mux.HandleFunc(http.MethodGet, "/fintech/api/v1/payments", hello)
 	mux.HandleFunc(http.MethodGet, "/login", hello)
 	api := API{Name: "banking", Handler: mux, Errors: errs}.BuildOn(Platform{Log: slog.New(NewTextHandler(logs, nil)), Metrics: metrics})
-	l, err := Listen("banking", "127.0.0.1:0", api, TLSFiles{Cert: srvCert, Key: srvKey, ClientCA: caPath, BrowserPaths: []string{"/login"}}, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	go l.Serve()
-	defer l.Shutdown(context.Background())
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	base, pool := serveWithClientCA(t, api, srvCert, srvKey, caPath, ca)
 	pair, err := tls.LoadX509KeyPair(cliCert, cliKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "https://" + l.Addr().String()
 	get := func(certs []tls.Certificate, path, id string) int {
 		t.Helper()
 		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: certs}}}

@@ -95,6 +95,24 @@ func writeCert(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecds
 	return cp, kp, cert, key
 }
 
+// serveWithClientCA serves h over TLS on a loopback port until the test
+// ends, with the server certificate srvCert and key srvKey (signed by ca),
+// and ca, in caPath, as --tls-client-ca; /login is its browser path. It
+// returns the server's base URL (no trailing slash) and a pool that trusts
+// ca, for the clients.
+func serveWithClientCA(t *testing.T, h http.Handler, srvCert, srvKey, caPath string, ca *x509.Certificate) (base string, pool *x509.CertPool) {
+	t.Helper()
+	l, err := Listen("banking", "127.0.0.1:0", h, TLSFiles{Cert: srvCert, Key: srvKey, ClientCA: caPath, BrowserPaths: []string{"/login"}}, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go l.Serve()
+	t.Cleanup(func() { l.Shutdown(context.Background()) })
+	pool = x509.NewCertPool()
+	pool.AddCert(ca)
+	return "https://" + l.Addr().String(), pool
+}
+
 // TestTLSWithClientCertificates checks that --tls-client-ca makes the
 // listener refuse clients without a certificate signed by that CA: a
 // certificate of another CA in the handshake, no certificate with the
@@ -108,15 +126,8 @@ func TestTLSWithClientCertificates(t *testing.T) {
 	cliCert, cliKey, _, _ := writeCert(t, dir, "client", ca, caKey)
 	strangerCert, strangerKey, _, _ := writeCert(t, dir, "stranger", other, otherKey)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
-	l, err := Listen("banking", "127.0.0.1:0", h, TLSFiles{Cert: srvCert, Key: srvKey, ClientCA: caPath, BrowserPaths: []string{"/login"}}, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	go l.Serve()
-	defer l.Shutdown(context.Background())
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	url := "https://" + l.Addr().String() + "/"
+	base, pool := serveWithClientCA(t, h, srvCert, srvKey, caPath, ca)
+	url := base + "/"
 	anon := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	resp, err := anon.Get(url + "fintech/api/v1/payments")
 	if err != nil {
