@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	mqtt "github.com/eclipse/paho.mqtt.golang"
-
 	"partnerapi/internal/smarthome/homemqtt"
 	"partnerapi/internal/testenv"
 )
@@ -32,16 +30,8 @@ func TestSmarthomeAppChangesCLI(t *testing.T) {
 	const l1 = `{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
 	const l2 = `{"id":"l2","name":"L2","default_name":"L2","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
 	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl", `{"devices":[`+l1+`,`+l2+`]}`)
-	got := make(chan mqtt.Message, 8)
-	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker.URL()).SetClientID("ctl-cli-test"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("agent connect: %v", tok.Error())
-	}
-	defer c.Disconnect(100)
 	down := homemqtt.DefaultRoot + "/ctl/down/"
-	if tok := c.Subscribe(down+"#", 1, func(_ mqtt.Client, m mqtt.Message) { got <- m }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatal(tok.Error())
-	}
+	c, got := subscribedAgent(t, broker.URL(), "ctl-cli-test", down+"#")
 	env := map[string]string{"PARTNERAPI_ADMIN_PASSWORD": admin.pass, "PARTNERAPI_SMARTHOME_URL": ts.urls["smarthome"]}
 	run := func(args ...string) (string, error) {
 		var out bytes.Buffer

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	mqtt "github.com/eclipse/paho.mqtt.golang"
-
 	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 )
@@ -29,15 +27,7 @@ func TestSmarthomeGateHoldsAgentMessagesAcrossADatabaseOutage(t *testing.T) {
 	// The gate is serving once it answers a config.
 	configureAgent(t, broker, root, "ctl-h", `{"devices":[{"id":"h0","name":"H0","default_name":"H0","model":{"id":"H","manufacturer":"U","model":"U","category":"hub","features":["online"]}}]}`)
 
-	got := make(chan []byte, 4)
-	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker).SetClientID(root + "-held"))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("agent connect: %v", tok.Error())
-	}
-	defer c.Disconnect(100)
-	if tok := c.Subscribe(root+"/ctl-h/down/status_request", 1, func(_ mqtt.Client, m mqtt.Message) { got <- m.Payload() }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("subscribe: %v", tok.Error())
-	}
+	c, got := subscribedAgent(t, broker, root+"-held", root+"/ctl-h/down/status_request")
 	proxy.down()
 	// The catalog read for the config above is served for 50 ms more
 	// (smarthome.DefaultRecheck) without asking the database.
@@ -59,15 +49,15 @@ func TestSmarthomeGateHoldsAgentMessagesAcrossADatabaseOutage(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	select {
-	case p := <-got:
-		t.Fatalf("status_request while the database is down: %s", p)
+	case m := <-got:
+		t.Fatalf("status_request while the database is down: %s", m.Payload())
 	case <-time.After(300 * time.Millisecond):
 	}
 	proxy.up()
 	select {
-	case p := <-got:
-		if string(p) != `{"devices":["l1"]}` {
-			t.Fatalf("status_request after the outage: %s", p)
+	case m := <-got:
+		if string(m.Payload()) != `{"devices":["l1"]}` {
+			t.Fatalf("status_request after the outage: %s", m.Payload())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the held config was not read 30 s after the database came back")

@@ -31,18 +31,7 @@ func pollFor(t *testing.T, what string, cond func() bool) {
 // down/ topics (status_request, commands) and hands over what arrives.
 func mqttAgent(t *testing.T, broker, topicPrefix string) (mqtt.Client, chan mqtt.Message) {
 	t.Helper()
-	got := make(chan mqtt.Message, 16)
-	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker).SetClientID("agent-" + time.Now().Format("150405.000000000")))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("agent connect: %v", tok.Error())
-	}
-	t.Cleanup(func() { c.Disconnect(100) })
-	for _, topic := range []string{topicPrefix + "/down/status_request", topicPrefix + "/down/commands"} {
-		if tok := c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) { got <- m }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
-	return c, got
+	return subscribedAgent(t, broker, "agent-"+time.Now().Format("150405.000000000"), topicPrefix+"/down/status_request", topicPrefix+"/down/commands")
 }
 
 // --smarthome-mqtt through serve, with a private Mosquitto (never the

@@ -12,6 +12,25 @@ import (
 	"partnerapi/internal/testenv"
 )
 
+// subscribedAgent is an MQTT client playing an agent, connected to broker
+// as clientID until the test ends and subscribed to topics: what arrives
+// on them comes out of the channel, which has room for a burst read later.
+func subscribedAgent(t *testing.T, broker, clientID string, topics ...string) (mqtt.Client, chan mqtt.Message) {
+	t.Helper()
+	got := make(chan mqtt.Message, 16)
+	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker).SetClientID(clientID))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("agent connect: %v", tok.Error())
+	}
+	t.Cleanup(func() { c.Disconnect(100) })
+	for _, topic := range topics {
+		if tok := c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) { got <- m }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("subscribe %s: %v", topic, tok.Error())
+		}
+	}
+	return c, got
+}
+
 // clearRetainedAfter removes, when the test ends, the retained global
 // configuration a gate under root leaves on the broker, which keeps
 // retained messages across restarts.
@@ -36,17 +55,7 @@ func clearRetainedAfter(t *testing.T, broker, root string) {
 func TestSmarthomeMQTTGate(t *testing.T) {
 	broker := testenv.MQTTBroker(t)
 	root := fmt.Sprintf("partnerapi-serve-test-%d", time.Now().UnixNano())
-	got := make(chan mqtt.Message, 16)
-	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker).SetClientID(root))
-	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("agent connect: %v", tok.Error())
-	}
-	defer c.Disconnect(100)
-	for _, topic := range []string{root + "/__config", root + "/agent-m/down/errors", root + "/agent-m/down/commands"} {
-		if tok := c.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) { got <- m }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-			t.Fatal(tok.Error())
-		}
-	}
+	c, got := subscribedAgent(t, broker, root, root+"/__config", root+"/agent-m/down/errors", root+"/agent-m/down/commands")
 	clearRetainedAfter(t, broker, root)
 	next := func(topic string) []byte {
 		t.Helper()
