@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"partnerapi/internal/dirsync"
 )
 
 // PullOptions configure one Pull.
@@ -207,5 +209,5 @@ func (s *Store) install(name string, d *download, want string) (Result, error) {
 	if err := os.Rename(tmp, s.sidecarPath(name)); err != nil {
 		return Result{}, err
 	}
-	return res, syncDir(s.Dir)
+	return res, dirsync.Sync(s.Dir)
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"partnerapi/internal/dirsync"
+	"partnerapi/internal/filelock"
 	"partnerapi/internal/inference/gguf"
 )
 
@@ -50,15 +52,15 @@ func (s *Store) lock(name string) (unlock func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockFile(f); err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, errLocked) {
+		if errors.Is(err, filelock.ErrLocked) {
 			return nil, fmt.Errorf("%w: another pull or rm of %q is running (lock %s)", ErrBusy, name, s.lockPath(name))
 		}
 		return nil, fmt.Errorf("lock %s: %w", s.lockPath(name), err)
 	}
 	return func() {
-		_ = unlockFile(f)
+		_ = filelock.Unlock(f)
 		f.Close()
 	}, nil
 }
@@ -228,17 +230,7 @@ func (s *Store) Remove(name string) ([]string, error) {
 	if len(removed) == 0 {
 		return nil, fmt.Errorf("%w %q in %s", ErrNotFound, name, s.Dir)
 	}
-	return removed, syncDir(s.Dir)
-}
-
-// syncDir makes renames and removals in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return removed, dirsync.Sync(s.Dir)
 }
 
 func isSHA256(s string) bool {
