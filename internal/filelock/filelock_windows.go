@@ -15,7 +15,9 @@ import (
 func TryLock(f *os.File) error {
 	var ol windows.Overlapped
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
-	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+	// On a handle opened for overlapped I/O a lock that cannot be had at
+	// once is reported as pending rather than refused.
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
 		return ErrLocked
 	}
 	return err
