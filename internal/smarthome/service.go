@@ -49,6 +49,8 @@ type Store interface {
 	DeleteCredential(ctx context.Context, kind, login string) error
 	// CredentialHash returns a login's secret hash (ErrNotFound if absent).
 	CredentialHash(ctx context.Context, kind, login string) (string, error)
+	// Logins lists every login of a kind.
+	Logins(ctx context.Context, kind string) ([]string, error)
 }
 
 // DefaultRecheck is how often a Service asks the store whether the catalog
@@ -82,6 +84,10 @@ type Service struct {
 	refresh sync.Mutex
 
 	verified verifiedCache
+	// agents is the set of agent logins (AgentRegistered), read again when
+	// the credentials counter moves; agentsLoad lets one caller read it.
+	agents     atomic.Pointer[agentSet]
+	agentsLoad sync.Mutex
 	// hide are the categories the profile leaves out (Restrict).
 	hide []string
 	// ranges replace features' default ranges (SetRanges).

@@ -23,7 +23,12 @@ func (c *fakeClock) advance(d time.Duration) { c.t.Add(int64(d)) }
 // countingStore counts the queries the Service's caches are meant to save.
 type countingStore struct {
 	smarthome.Store
-	stamps, hashes, loads atomic.Int64
+	stamps, hashes, loads, logins atomic.Int64
+}
+
+func (s *countingStore) Logins(ctx context.Context, kind string) ([]string, error) {
+	s.logins.Add(1)
+	return s.Store.Logins(ctx, kind)
 }
 
 func (s *countingStore) Stamp(ctx context.Context) (smarthome.Stamp, error) {

@@ -44,6 +44,12 @@ type Catalogs interface {
 	Catalog(ctx context.Context) (*smarthome.Catalog, error)
 }
 
+// Registry tells which agents are registered: smarthome.Service, whose
+// agent credentials are the broker's (reference §7).
+type Registry interface {
+	AgentRegistered(ctx context.Context, login string) (bool, error)
+}
+
 // Config is how the gate reaches the broker and what it announces.
 type Config struct {
 	Broker             string // e.g. tcp://127.0.0.1:1883
@@ -63,6 +69,11 @@ type Config struct {
 	// needs (0 means catalogTimeout); past it the message is held as for a
 	// catalog that cannot be read.
 	CatalogTimeout time.Duration
+	// Agents, when set, limits the gate to the agents it registers
+	// (registered.go): a message under any other name is ignored. Nil
+	// serves every name that publishes under Root, for a broker whose own
+	// ACLs decide who may.
+	Agents Registry
 }
 
 // Gate is a connected gate; Close disconnects it.
@@ -75,6 +86,14 @@ type Gate struct {
 
 	mu     sync.Mutex
 	agents map[string]*smarthome.Agent
+
+	// unknown rate-limits the log of messages from unregistered agents
+	// (registered.go).
+	unknown struct {
+		sync.Mutex
+		logged  time.Time
+		ignored int // since the last line
+	}
 
 	// held are the agents' messages that came while the catalog could not
 	// be read, oldest first (held.go), bytes their payloads' size; busy:
@@ -177,6 +196,9 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 		return nil, fmt.Errorf("homemqtt: connect to %s: %w", cfg.Broker, err)
 	}
 	go g.retryHeld()
+	if cfg.Agents != nil {
+		go g.pruneAgents()
+	}
 	return g, nil
 }
 

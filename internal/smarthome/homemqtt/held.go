@@ -89,15 +89,31 @@ type heldMessage struct {
 // handle checks one agent message and answers it; it fails only when the
 // catalog cannot be read, and then has done nothing the message's retry
 // would repeat.
+//
+// A message of an agent that is not registered (Config Agents) is
+// ignored here, after the check of the registration, which reads the same
+// store as the catalog: one whose agent cannot be checked for an outage is
+// held like any other.
 func (g *Gate) handle(name, kind string, payload []byte) error {
-	a := g.agent(name)
+	var a *smarthome.Agent
 	var msg *Message
+	known := true
 	err := g.readCatalog(func(ctx context.Context) (err error) {
+		if g.cfg.Agents != nil {
+			if known, err = g.cfg.Agents.AgentRegistered(ctx, name); err != nil || !known {
+				return err
+			}
+		}
+		a = g.agent(name)
 		msg, err = Check(ctx, g.cat, a, kind, payload)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if !known {
+		g.ignore(name, kind)
+		return nil
 	}
 	if kind == "status" && a.AskConfig() {
 		// The cloud asks an agent for its config as the protocol does

@@ -21,6 +21,9 @@ type Metrics struct {
 	// heldDropped: those dropped beyond the bound or at Close (held.go).
 	held        prometheus.Gauge
 	heldDropped prometheus.Counter
+	// unknownAgents: messages ignored because their agent is not
+	// registered (registered.go); no label, the names are anyone's.
+	unknownAgents prometheus.Counter
 }
 
 // NewMetrics creates the gate's collectors and registers them with reg
@@ -47,12 +50,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "partnerapi_smarthome_mqtt_held_dropped_total",
 			Help: "Agent messages the smart home MQTT gate dropped unchecked while the catalog could not be read: the oldest held beyond its bound (1000 messages, 8 MiB), and those still held when it stopped.",
 		}),
+		unknownAgents: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "partnerapi_smarthome_mqtt_unknown_agent_total",
+			Help: "Agent messages (up/config, up/status) the smart home MQTT gate ignored, unchecked and unanswered, because no agent credential has their topic's agent name.",
+		}),
 	}
 	for _, kind := range []string{"commands", "errors", "status_request", "config_request", smarthome.RenameKind, smarthome.GroupKind} {
 		m.dropped.WithLabelValues(kind)
 	}
 	if reg != nil {
-		reg.MustRegister(m.connected, m.reconnects, m.dropped, m.held, m.heldDropped)
+		reg.MustRegister(m.connected, m.reconnects, m.dropped, m.held, m.heldDropped, m.unknownAgents)
 	}
 	return m
 }

@@ -363,6 +363,24 @@ func (s *Store) CredentialHash(ctx context.Context, kind, login string) (string,
 	return h, err
 }
 
+// Logins reads every login of a kind.
+func (s *Store) Logins(ctx context.Context, kind string) ([]string, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT login FROM home_credentials WHERE kind = $1`, kind)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

@@ -1,0 +1,94 @@
+package homemqtt
+
+import (
+	"context"
+	"time"
+)
+
+// The broker's credentials are the information API's, made per agent in
+// the provider's studio (reference §7), so the agents the gate serves are
+// the ones with an agent credential (partnerapi smarthome agent create).
+// Anyone who can publish on the broker can publish under any name, and
+// every name served would cost the gate an agent's state and a check of
+// its configs: with Config Agents set, a message under a name that has no
+// credential is ignored (neither checked nor answered, no state kept),
+// counted in partnerapi_smarthome_mqtt_unknown_agent_total and logged at
+// most once a minute; an agent whose credential is deleted is forgotten
+// at its next message or by pruneAgents, and one created while the gate
+// runs is served from its next message on.
+
+// unknownLogEvery bounds how often messages of unregistered agents are
+// logged: their names are chosen by whoever publishes them, as many as
+// they like.
+const unknownLogEvery = time.Minute
+
+// pruneEvery is how often the gate forgets the agents whose credentials
+// were deleted and that have not published since.
+const pruneEvery = 30 * time.Second
+
+// ignore drops a message of an agent that is not registered, and whatever
+// the gate knew of that agent from when it was.
+func (g *Gate) ignore(name, kind string) {
+	g.m.unknownAgents.Inc()
+	if g.forget(name) {
+		g.cfg.Log.Info("smarthome mqtt: agent no longer registered; what the gate knew of it is dropped", "agent", name)
+	}
+	u := &g.unknown
+	u.Lock()
+	u.ignored++
+	now := time.Now()
+	if now.Sub(u.logged) < unknownLogEvery {
+		u.Unlock()
+		return
+	}
+	ignored := u.ignored
+	u.logged, u.ignored = now, 0
+	u.Unlock()
+	g.cfg.Log.Warn("smarthome mqtt: message of an agent that is not registered ignored (partnerapi smarthome agent create registers one); such messages are logged once a minute",
+		"agent", name, "topic", "up/"+kind, "ignored", ignored)
+}
+
+// forget drops the gate's state of an agent; it reports whether there was
+// any.
+func (g *Gate) forget(name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.agents[name]
+	delete(g.agents, name)
+	return ok
+}
+
+// pruneAgents forgets, every pruneEvery until Close, the agents that are
+// no longer registered, so that a deleted agent that never publishes again
+// does not keep its state for the gate's life. A store that cannot be
+// read skips a round.
+func (g *Gate) pruneAgents() {
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.held.done:
+			return
+		case <-t.C:
+		}
+		g.mu.Lock()
+		names := make([]string, 0, len(g.agents))
+		for name := range g.agents {
+			names = append(names, name)
+		}
+		g.mu.Unlock()
+		for _, name := range names {
+			var known bool
+			err := g.readCatalog(func(ctx context.Context) (err error) {
+				known, err = g.cfg.Agents.AgentRegistered(ctx, name)
+				return err
+			})
+			if err != nil {
+				break
+			}
+			if !known && g.forget(name) {
+				g.cfg.Log.Info("smarthome mqtt: agent no longer registered; what the gate knew of it is dropped", "agent", name)
+			}
+		}
+	}
+}

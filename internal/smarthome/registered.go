@@ -1,0 +1,58 @@
+package smarthome
+
+import (
+	"context"
+	"time"
+)
+
+// agentSet is the logins of every agent credential as of one value of the
+// store's credentials counter.
+type agentSet struct {
+	logins      map[string]struct{}
+	credentials int64         // Stamp.Credentials it belongs to
+	read        time.Duration // when it was read, on the Service clock
+}
+
+// AgentRegistered reports whether login has an agent credential (made by
+// CreateCredential with KindAgent and not deleted since). It answers from
+// a set of every agent login, read from the store once and again only
+// when the credentials counter moves (a credential created, replaced or
+// deleted by this or any other process, seen within twice DefaultRecheck)
+// or VerifiedTTL after the last read (a row edited by hand): the MQTT gate
+// asks it for every message an agent publishes, and names it has never
+// seen, which anyone on the broker can make up, must cost no query each.
+// An error means the store could not be read.
+func (s *Service) AgentRegistered(ctx context.Context, login string) (bool, error) {
+	if !ValidLogin(login) {
+		return false, nil
+	}
+	snap, now, err := s.current(ctx)
+	if err != nil {
+		return false, err
+	}
+	set := s.agents.Load()
+	if !set.current(snap.stamp.Credentials, now) {
+		s.agentsLoad.Lock()
+		defer s.agentsLoad.Unlock()
+		if set = s.agents.Load(); !set.current(snap.stamp.Credentials, now) {
+			logins, err := s.store.Logins(ctx, KindAgent)
+			if err != nil {
+				return false, err
+			}
+			set = &agentSet{logins: make(map[string]struct{}, len(logins)), credentials: snap.stamp.Credentials, read: now}
+			for _, l := range logins {
+				set.logins[l] = struct{}{}
+			}
+			s.agents.Store(set)
+		}
+	}
+	_, ok := set.logins[login]
+	return ok, nil
+}
+
+// current reports whether the set may answer for the credentials counter
+// cred at time now. The logins were read after the counter was, so they
+// are at least as new as it.
+func (a *agentSet) current(cred int64, now time.Duration) bool {
+	return a != nil && a.credentials == cred && now-a.read < VerifiedTTL
+}
