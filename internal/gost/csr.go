@@ -72,8 +72,14 @@ func ParseCertificateRequest(data []byte) (*CertificateRequest, error) {
 	return parseCSR(der)
 }
 
-// decodeRequestInput turns PEM or base64 into DER; DER passes through.
+// decodeRequestInput turns PEM or base64 into DER; DER passes through as
+// it is. DER is recognised before anything is trimmed: it ends with a
+// signature, whose last bytes may be any value, a tab or a newline too,
+// and trimming those cut one request in forty short.
 func decodeRequestInput(in []byte) ([]byte, error) {
+	if len(in) > 0 && in[0] == tagSequence {
+		return in, nil
+	}
 	trimmed := bytes.TrimSpace(in)
 	if block, _ := pem.Decode(trimmed); block != nil {
 		switch block.Type {
@@ -81,9 +87,6 @@ func decodeRequestInput(in []byte) ([]byte, error) {
 			return block.Bytes, nil
 		}
 		return nil, fmt.Errorf("%w: PEM block %q", ErrNotCSR, block.Type)
-	}
-	if len(trimmed) > 0 && trimmed[0] == tagSequence {
-		return trimmed, nil
 	}
 	// Base64 as JSON carries it, possibly wrapped over several lines.
 	compact := bytes.Map(func(r rune) rune {

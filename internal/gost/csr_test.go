@@ -1,6 +1,7 @@
 package gost
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/pem"
@@ -156,5 +157,44 @@ func TestCertificateRequestOpenSSLOracle(t *testing.T) {
 	writeFile(t, dir, "cert.pem", cert.PEM())
 	if out, err := openssl(t, dir, "verify", "-engine", "gost", "-CAfile", filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem")); err != nil {
 		t.Fatalf("OpenSSL refuses the issued certificate: %v %s", err, out)
+	}
+}
+
+// TestCertificateRequestEndingInWhitespaceBytes: a request's DER ends with
+// its signature, whose last byte is a tab, a newline or a space in about
+// one request in forty; such a request parses whole, as DER, in itself
+// and wrapped in CMS, as any other (it once lost its last bytes to the
+// trimming meant for PEM and base64).
+func TestCertificateRequestEndingInWhitespaceBytes(t *testing.T) {
+	caKey, _ := GenerateKey(TC26256A, rand.Reader)
+	now := time.Now()
+	ca, err := SelfSignedCertificate(caKey, "Test CA", now.Add(-time.Hour), now.AddDate(1, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for i := 0; i < 5000 && found < 3; i++ {
+		key, _ := GenerateKey(TC26256A, rand.Reader)
+		der, err := CreateCertificateRequest(key, "Петров Пётр", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bytes.TrimSpace(der)) == len(der) {
+			continue
+		}
+		found++
+		req, err := ParseCertificateRequest(der)
+		if err != nil {
+			t.Fatalf("a request ending in % x: %v", der[len(der)-2:], err)
+		}
+		if err := req.CheckSignature(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := IssueCertificate(req, ca, caKey, now.Add(-time.Minute), now.AddDate(1, 0, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if found == 0 {
+		t.Fatal("no request of 5000 ended in a whitespace byte")
 	}
 }
