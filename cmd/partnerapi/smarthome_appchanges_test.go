@@ -27,6 +27,7 @@ func TestSmarthomeAppChangesCLI(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	ts := startServer(t, "--only", "smarthome", "--smarthome-mqtt", broker.URL())
 	admin := provision(t, ts.dataDir, "admin", "root-cli")
+	provision(t, ts.dataDir, "agent", "ctl") // the gate serves registered agents only
 	const l1 = `{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
 	const l2 = `{"id":"l2","name":"L2","default_name":"L2","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
 	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl", `{"devices":[`+l1+`,`+l2+`]}`)

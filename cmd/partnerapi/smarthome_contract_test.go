@@ -64,6 +64,7 @@ func TestSmarthomeContract(t *testing.T) {
 		clearRetainedAfter(t, broker, root)
 		tg := startServer(t, "--only", "smarthome", "--smarthome-mqtt", broker, "--smarthome-mqtt-root", root)
 		gatedBase, gatedAdmin = tg.urls["smarthome"], provision(t, tg.dataDir, "admin", "root-g")
+		provision(t, tg.dataDir, "agent", "ctl-c") // the gate serves registered agents only
 		// Commands go only to devices the agent configured: agent ctl-c
 		// announces the lamp l1, and the gate's status_request that
 		// follows shows it has read the config.
@@ -257,6 +258,7 @@ func startBrokerDownHome(t *testing.T) homeClient {
 	base := ts.urls["smarthome"]
 	admin := provision(t, ts.dataDir, "admin", "root-b")
 	admin.base = base
+	provision(t, ts.dataDir, "agent", "ctl-c") // the gate serves registered agents only
 	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl-c", `{"devices":[{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off","light_brightness"]}}]}`)
 	broker.Stop(os.Kill)
 	pollFor(t, "/metrics shows the gate disconnected", func() bool {

@@ -17,12 +17,16 @@ import (
 // (internal/smarthome/homemqtt): off unless --smarthome-mqtt names a broker.
 type smarthomeMQTT struct {
 	broker, endpoint, root string
+	// registered limits the gate to agents with a credential here
+	// (homemqtt Config Agents).
+	registered bool
 }
 
 func (m *smarthomeMQTT) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.broker, "smarthome-mqtt", "", "MQTT broker (tcp://[user:password@]host:port) on which to play the cloud's side of the protocol for agents under development: publish the retained global configuration, check their up/config and up/status against the catalog, answer findings on down/errors (empty: off)")
 	fs.StringVar(&m.endpoint, "smarthome-mqtt-endpoint", "", "http_api_endpoint announced to agents (empty: this server's smart home listener)")
 	fs.StringVar(&m.root, "smarthome-mqtt-root", homemqtt.DefaultRoot, "topic root of the global configuration and the agents' topics")
+	fs.BoolVar(&m.registered, "smarthome-mqtt-registered-agents", true, "serve only the agents that have a credential (partnerapi smarthome agent create): a message under another agent name is ignored, counted in partnerapi_smarthome_mqtt_unknown_agent_total and logged once a minute (false: every agent name that publishes under the root, for a broker whose own ACLs decide who may)")
 }
 
 // gateRef is the Commander the smart home API is built with when serve
@@ -62,6 +66,9 @@ func (m *smarthomeMQTT) sidecar(svc *smarthome.Service, ref *gateRef, d deps) (*
 		return nil, fmt.Errorf("--smarthome-mqtt: want tcp://host:port (or ssl://, ws://), got %q", redactURL(m.broker))
 	}
 	cfg := homemqtt.Config{Root: m.root, Log: d.log, Metrics: homemqtt.NewMetrics(d.metrics.Registry)}
+	if m.registered {
+		cfg.Agents = svc
+	}
 	if u.User != nil {
 		cfg.Username = u.User.Username()
 		cfg.Password, _ = u.User.Password()

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +27,12 @@ func TestSmarthomeGateHoldsAgentMessagesAcrossADatabaseOutage(t *testing.T) {
 	root := fmt.Sprintf("partnerapi-serve-test-%d", time.Now().UnixNano())
 	clearRetainedAfter(t, broker, root)
 	ts := startServer(t, "--only", "smarthome", "--database-url", dbURL, "--smarthome-mqtt", broker, "--smarthome-mqtt-root", root)
+	// The gate serves registered agents only.
+	var out strings.Builder
+	if err := runSmarthome(context.Background(), []string{"agent", "create", "--login", "ctl-h", "--database-url", dbURL},
+		func(string) string { return "" }, stdio{in: strings.NewReader(""), out: &out, err: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
 	// The gate is serving once it answers a config.
 	configureAgent(t, broker, root, "ctl-h", `{"devices":[{"id":"h0","name":"H0","default_name":"H0","model":{"id":"H","manufacturer":"U","model":"U","category":"hub","features":["online"]}}]}`)
 
