@@ -56,3 +56,18 @@ func (s *Service) AgentRegistered(ctx context.Context, login string) (bool, erro
 func (a *agentSet) current(cred int64, now time.Duration) bool {
 	return a != nil && a.credentials == cred && now-a.read < VerifiedTTL
 }
+
+// AgentLastRegistered answers from the last set of agent logins that
+// AgentRegistered read, however old, and never asks the store: registered
+// tells whether login was in it, read whether any set was ever read. The
+// MQTT gate asks it while the store cannot be read, so that messages under
+// names that were not registered then, which anyone on the broker can make
+// up, are not held beside (and do not push out) the registered agents'.
+func (s *Service) AgentLastRegistered(login string) (registered, read bool) {
+	set := s.agents.Load()
+	if set == nil {
+		return false, false
+	}
+	_, ok := set.logins[login]
+	return ok, true
+}

@@ -48,6 +48,9 @@ type Catalogs interface {
 // agent credentials are the broker's (reference §7).
 type Registry interface {
 	AgentRegistered(ctx context.Context, login string) (bool, error)
+	// AgentLastRegistered answers from the last registered set read,
+	// without the store; read is false when none ever was.
+	AgentLastRegistered(login string) (registered, read bool)
 }
 
 // Config is how the gate reaches the broker and what it announces.

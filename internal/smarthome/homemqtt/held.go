@@ -93,7 +93,8 @@ type heldMessage struct {
 // A message of an agent that is not registered (Config Agents) is
 // ignored here, after the check of the registration, which reads the same
 // store as the catalog: one whose agent cannot be checked for an outage is
-// held like any other.
+// held like any other if its agent was registered when the registered set
+// was last read, and ignored if not (hold).
 func (g *Gate) handle(name, kind string, payload []byte) error {
 	var a *smarthome.Agent
 	var msg *Message
@@ -141,18 +142,49 @@ func (g *Gate) onMessage(_ mqtt.Client, m mqtt.Message) {
 	msg := heldMessage{agent: name, kind: kind, payload: m.Payload()}
 	g.held.Lock()
 	waiting := len(g.held.queue) > 0
-	if waiting {
-		g.holdLocked(msg, nil)
-	}
 	g.held.Unlock()
-	if waiting {
+	if !waiting {
+		err := g.handle(name, kind, msg.payload)
+		if err == nil {
+			return
+		}
+		if !g.hold(msg, err) {
+			g.ignore(name, kind)
+		}
 		return
 	}
-	if err := g.handle(name, kind, msg.payload); err != nil {
-		g.held.Lock()
-		g.holdLocked(msg, err)
-		g.held.Unlock()
+	if !g.hold(msg, nil) {
+		g.ignore(name, kind)
 	}
+}
+
+// hold queues a message behind the held ones unless the gate is limited to
+// registered agents (Config Agents) and its agent was not registered when
+// the registered set was last read: it reports whether it did, and one it
+// did not is for the caller to ignore as unknown. Held like the others,
+// messages under names anyone on the broker can make up would push the
+// registered agents' held configs out of the bound in a moment.
+//
+// An agent registered during the outage, after that read, is ignored too
+// until the store can be read again, and its messages of that window are
+// lost. That is accepted rather than holding such names in a smaller bound
+// of their own: registering an agent writes the same store whose outage
+// this is, so few can be registered meanwhile; the gate asks an agent
+// whose config it lacks for one at its next status (AskConfig), so a lost
+// config comes back unasked by anyone; and a separate bound would still
+// hold junk, and could still be filled by junk ahead of the new agent's
+// messages. When no set was ever read (the store down since the gate
+// started), nothing tells junk from agents and every message is held.
+func (g *Gate) hold(m heldMessage, cause error) bool {
+	if g.cfg.Agents != nil {
+		if registered, read := g.cfg.Agents.AgentLastRegistered(m.agent); read && !registered {
+			return false
+		}
+	}
+	g.held.Lock()
+	g.holdLocked(m, cause)
+	g.held.Unlock()
+	return true
 }
 
 // holdLocked queues a message for a catalog that cannot be read, dropping
