@@ -65,6 +65,16 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, i
 		return err
 	}
 	m := backupManifest{Created: time.Now().UTC().Truncate(time.Second), Version: version, Database: "postgresql"}
+	// The kept-bill journals are copied before the database: a bill
+	// charged between the two is then both in a journal copy and in the
+	// snapshot's applied bills, and its retry after a restore charges
+	// nothing, by its id. The other order would lose a bill charged, and
+	// so dropped from its journal, after the snapshot.
+	journals, err := backupBillJournals(store.DataDir, *out)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	m.Files = append(m.Files, journals...)
 	if store.DatabaseURL == "" {
 		m.Database = "sqlite"
 		dst := filepath.Join(*out, sqlite.FileName)
@@ -145,9 +155,15 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("restore: %w", err)
 	}
 	for _, f := range m.Files {
+		if isBackupBillJournal(f.Name) {
+			continue
+		}
 		if err := copyDurably(filepath.Join(*from, f.Name), filepath.Join(store.DataDir, f.Name)); err != nil {
 			return fmt.Errorf("restore: %w (the data directory's files before it are in %s)", err, aside)
 		}
+	}
+	if err := restoreBillJournals(*from, store.DataDir, m); err != nil {
+		return fmt.Errorf("restore: %w (the data directory's files before it are in %s)", err, aside)
 	}
 	if err := dirsync.Sync(store.DataDir); err != nil {
 		return err
@@ -178,7 +194,7 @@ func readBackupManifest(ctx context.Context, dir string) (backupManifest, error)
 	for _, f := range m.Files {
 		// Names come from a file anyone may have edited: only the
 		// files a backup writes, so none lands outside the data dir.
-		if !allowed[f.Name] {
+		if !allowed[f.Name] && !isBackupBillJournal(f.Name) {
 			return m, fmt.Errorf("%s: unexpected file %q", backupManifestFile, f.Name)
 		}
 		got, err := describeFile(dir, f.Name)
@@ -207,6 +223,9 @@ func readBackupManifest(ctx context.Context, dir string) (backupManifest, error)
 func moveAside(dir, aside string, m backupManifest) ([]string, error) {
 	names := []string{}
 	for _, f := range m.Files {
+		if isBackupBillJournal(f.Name) {
+			continue // the journals there stay: their bills are owed too
+		}
 		names = append(names, f.Name)
 		if f.Name == sqlite.FileName {
 			names = append(names, sqlite.FileName+"-wal", sqlite.FileName+"-shm")
