@@ -47,9 +47,10 @@ type backupFile struct {
 
 // runBackup copies the data directory of a running or stopped serve into
 // a new directory: a consistent snapshot of the SQLite database, taken
-// while serve goes on writing, and the key files beside it, with a
-// manifest of their digests. With --database-url the database is
-// PostgreSQL's to back up (pg_dump) and only the keys are copied.
+// while serve goes on writing, the key files beside it and the
+// assistant's kept-bill journals, with a manifest of their digests. With
+// --database-url the database is PostgreSQL's to back up (pg_dump) and
+// only the keys and the journals are copied.
 func runBackup(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
 	var store storeConfig
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
