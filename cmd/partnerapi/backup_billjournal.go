@@ -1,23 +1,15 @@
 package main
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"partnerapi/internal/assistant/billjournal"
 	"partnerapi/internal/dirsync"
 )
-
-// billJournalName is billjournal.Open's name for a process's journal:
-// "bills-", 16 of rand.Text's base32 characters lower-cased, ".journal".
-// A backup copies only files so named, and restore accepts no other name
-// from a manifest, so none of its files lands outside the journal
-// directory.
-var billJournalName = regexp.MustCompile(`^bills-[a-z2-7]{16}\.journal$`)
 
 // backupBillJournalPrefix is the directory part of a journal's name in a
 // backup's manifest, always written with a slash.
@@ -25,10 +17,12 @@ const backupBillJournalPrefix = billJournalDir + "/"
 
 // isBackupBillJournal tells whether a manifest's name is a journal's:
 // the journal directory, one slash, and a journal's own name, nothing
-// else (no "..", no other directory, no second separator).
+// else (no "..", no other directory, no second separator): a backup copies
+// only such files, and restore accepts no other name from a manifest, so
+// none of its files lands outside the journal directory.
 func isBackupBillJournal(name string) bool {
 	rest, ok := strings.CutPrefix(name, backupBillJournalPrefix)
-	return ok && billJournalName.MatchString(rest)
+	return ok && billjournal.IsName(rest)
 }
 
 // backupBillJournals copies the kept-bill journals of dataDir into out's
@@ -56,7 +50,7 @@ func backupBillJournals(dataDir, out string) ([]backupFile, error) {
 		vanished := false
 		for _, e := range entries {
 			name := e.Name()
-			if copied[name] || !e.Type().IsRegular() || !billJournalName.MatchString(name) {
+			if copied[name] || !e.Type().IsRegular() || !billjournal.IsName(name) {
 				continue
 			}
 			if err := os.MkdirAll(dst, 0o700); err != nil {
@@ -120,11 +114,10 @@ func restoreBillJournals(from, dataDir string, m backupManifest) error {
 	return dirsync.Sync(dir)
 }
 
-// newBillJournalPath is a journal name in dir that no file there has yet,
-// made as billjournal.Open makes its own.
+// newBillJournalPath is a journal name in dir that no file there has yet.
 func newBillJournalPath(dir string) (string, error) {
 	for range 16 {
-		p := filepath.Join(dir, "bills-"+strings.ToLower(rand.Text()[:16])+".journal")
+		p := filepath.Join(dir, billjournal.NewName())
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			return p, nil
 		} else if err != nil {

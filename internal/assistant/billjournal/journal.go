@@ -2,7 +2,6 @@ package billjournal
 
 import (
 	"cmp"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -62,7 +61,7 @@ func Open(dir string, log *slog.Logger) (*Journal, error) {
 		return nil, fmt.Errorf("bill journal: %w", err)
 	}
 	j := &Journal{dir: dir, log: log, live: map[string]assistant.Bill{}}
-	j.path = filepath.Join(dir, "bills-"+strings.ToLower(rand.Text()[:16])+".journal")
+	j.path = filepath.Join(dir, NewName())
 	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("bill journal: %w", err)
