@@ -357,7 +357,7 @@ func (g *Gate) resync(c mqtt.Client) {
 func (g *Gate) publish(c mqtt.Client, agent, kind string, body []byte) (sent bool) {
 	if !c.IsConnectionOpen() {
 		g.m.dropped.WithLabelValues(kind).Inc()
-		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message dropped", "agent", agent, "topic", "down/"+kind)
+		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message dropped", "agent", loggedName(agent), "topic", "down/"+kind)
 		return false
 	}
 	c.Publish(g.cfg.Root+"/"+agent+"/down/"+kind, notify, false, body)
@@ -392,9 +392,9 @@ func (g *Gate) agent(name string) *smarthome.Agent {
 // checked without anyone touching a device.
 func (g *Gate) answer(name, kind string, a *smarthome.Agent, msg *Message) {
 	if msg == nil {
-		g.cfg.Log.Info("smarthome mqtt: agent message valid", "agent", name, "topic", "up/"+kind)
+		g.cfg.Log.Info("smarthome mqtt: agent message valid", "agent", loggedName(name), "topic", "up/"+kind)
 	} else {
-		g.cfg.Log.Info("smarthome mqtt: agent message has findings", "agent", name, "topic", "up/"+kind,
+		g.cfg.Log.Info("smarthome mqtt: agent message has findings", "agent", loggedName(name), "topic", "up/"+kind,
 			"errors", len(msg.Errors), "devices", len(msg.Devices))
 		body, _ := json.Marshal(msg)
 		g.publish(g.client, name, "errors", body)
@@ -519,22 +519,22 @@ func (g *Gate) deliver(agent, kind string, out []byte) (string, error) {
 	topic := g.cfg.Root + "/" + agent + "/down/" + kind
 	if !g.client.IsConnectionOpen() {
 		g.m.dropped.WithLabelValues(kind).Inc()
-		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message refused", "agent", agent, "topic", topic)
+		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message refused", "agent", loggedName(agent), "topic", topic)
 		return "", ErrBrokerDown
 	}
 	tok := g.client.Publish(topic, 1, false, out)
 	if !tok.WaitTimeout(commandWait) {
 		g.withdraw(tok)
 		g.m.dropped.WithLabelValues(kind).Inc()
-		g.cfg.Log.Warn("smarthome mqtt: the broker did not take a message in time, withdrawn", "agent", agent, "topic", topic, "wait", commandWait.String())
+		g.cfg.Log.Warn("smarthome mqtt: the broker did not take a message in time, withdrawn", "agent", loggedName(agent), "topic", topic, "wait", commandWait.String())
 		return "", errNotTaken
 	}
 	if err := tok.Error(); err != nil {
 		g.withdraw(tok)
 		g.m.dropped.WithLabelValues(kind).Inc()
-		g.cfg.Log.Warn("smarthome mqtt: message not sent", "agent", agent, "topic", topic, "err", err)
+		g.cfg.Log.Warn("smarthome mqtt: message not sent", "agent", loggedName(agent), "topic", topic, "err", err)
 		return "", &brokerError{msg: "the MQTT gate could not send the message (" + err.Error() + "); send it again"}
 	}
-	g.cfg.Log.Info("smarthome mqtt: message sent", "agent", agent, "topic", topic)
+	g.cfg.Log.Info("smarthome mqtt: message sent", "agent", loggedName(agent), "topic", topic)
 	return topic, nil
 }

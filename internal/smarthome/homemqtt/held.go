@@ -197,12 +197,12 @@ func (g *Gate) holdLocked(m heldMessage, cause error) {
 		g.m.heldDropped.Inc()
 		h.dropped++
 		g.cfg.Log.Warn("smarthome mqtt: agent message larger than what is held for the catalog; dropped",
-			"agent", m.agent, "topic", "up/"+m.kind, "bytes", len(m.payload), "max_held_bytes", maxHeldBytes, "err", cause)
+			"agent", loggedName(m.agent), "topic", "up/"+m.kind, "bytes", len(m.payload), "max_held_bytes", maxHeldBytes, "err", cause)
 		return
 	}
 	if len(h.queue) == 0 {
 		g.cfg.Log.Warn("smarthome mqtt: catalog unavailable; holding agent messages until it can be read",
-			"agent", m.agent, "topic", "up/"+m.kind, "err", cause, "max_held", maxHeld)
+			"agent", loggedName(m.agent), "topic", "up/"+m.kind, "err", cause, "max_held", maxHeld)
 	}
 	h.queue = append(h.queue, m)
 	h.bytes += len(m.payload)
@@ -224,7 +224,7 @@ func (g *Gate) holdLocked(m heldMessage, cause error) {
 		}
 		h.dropped++
 		g.cfg.Log.Log(context.Background(), level, "smarthome mqtt: too many agent messages held for the catalog; the oldest is dropped",
-			"agent", old.agent, "topic", "up/"+old.kind, "max_held", maxHeld, "max_held_bytes", maxHeldBytes)
+			"agent", loggedName(old.agent), "topic", "up/"+old.kind, "max_held", maxHeld, "max_held_bytes", maxHeldBytes)
 	}
 	g.m.held.Set(float64(len(h.queue)))
 	select {

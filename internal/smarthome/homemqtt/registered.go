@@ -2,7 +2,10 @@ package homemqtt
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // The broker's credentials are the information API's, made per agent in
@@ -22,6 +25,37 @@ import (
 // they like.
 const unknownLogEvery = time.Minute
 
+// maxLoggedName bounds how many bytes of an agent's name a log line
+// carries: a topic level may be 65 535 bytes long.
+const maxLoggedName = 64
+
+// loggedName is an agent name as the gate's log lines carry it. The name
+// is the topic level its sender chose, anything but the wildcards and '/',
+// so it is cut to maxLoggedName bytes (on a character boundary, with the
+// whole length appended) and every character that is not printable
+// (control characters, the format characters that turn text around on a
+// terminal, invalid UTF-8) is escaped as Go quotes it, backslash and
+// quotes included: whatever handler writes the line, and whoever reads
+// it, no name can end a line, make it up or hide the name's own length.
+// A name that passes smarthome.ValidLogin, every registered agent's, is
+// unchanged.
+func loggedName(name string) string {
+	cut := name
+	if len(cut) > maxLoggedName {
+		i := maxLoggedName
+		for j := 1; j < utf8.UTFMax && i > 0 && !utf8.RuneStart(name[i]); j++ {
+			i--
+		}
+		cut = name[:i]
+	}
+	q := strconv.Quote(cut)
+	q = q[1 : len(q)-1]
+	if len(cut) < len(name) {
+		q += fmt.Sprintf("...(%d bytes)", len(name))
+	}
+	return q
+}
+
 // pruneEvery is how often the gate forgets the agents whose credentials
 // were deleted and that have not published since.
 const pruneEvery = 30 * time.Second
@@ -31,7 +65,7 @@ const pruneEvery = 30 * time.Second
 func (g *Gate) ignore(name, kind string) {
 	g.m.unknownAgents.Inc()
 	if g.forget(name) {
-		g.cfg.Log.Info("smarthome mqtt: agent no longer registered; what the gate knew of it is dropped", "agent", name)
+		g.cfg.Log.Info("smarthome mqtt: agent no longer registered; what the gate knew of it is dropped", "agent", loggedName(name))
 	}
 	u := &g.unknown
 	u.Lock()
@@ -45,7 +79,7 @@ func (g *Gate) ignore(name, kind string) {
 	u.logged, u.ignored = now, 0
 	u.Unlock()
 	g.cfg.Log.Warn("smarthome mqtt: message of an agent that is not registered ignored (partnerapi smarthome agent create registers one); such messages are logged once a minute",
-		"agent", name, "topic", "up/"+kind, "ignored", ignored)
+		"agent", loggedName(name), "topic", "up/"+kind, "ignored", ignored)
 }
 
 // forget drops the gate's state of an agent; it reports whether there was
@@ -87,7 +121,7 @@ func (g *Gate) pruneAgents() {
 				break
 			}
 			if !known && g.forget(name) {
-				g.cfg.Log.Info("smarthome mqtt: agent no longer registered; what the gate knew of it is dropped", "agent", name)
+				g.cfg.Log.Info("smarthome mqtt: agent no longer registered; what the gate knew of it is dropped", "agent", loggedName(name))
 			}
 		}
 	}
