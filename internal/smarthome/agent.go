@@ -55,6 +55,11 @@ type Agent struct {
 	// down/config_request the gate sent (ConfigRequested), the agent's
 	// whole list; zero when no request is outstanding.
 	answerBy time.Time
+	// changed: the devices the gate asked the agent to rename or move
+	// (DeviceChangeRequested), each until when the agent's config of it
+	// is expected as the answer; expired ones are dropped by the next
+	// config.
+	changed map[string]time.Time
 	// now is the clock (time.Now unless a test sets it).
 	now func() time.Time
 }
@@ -85,6 +90,30 @@ func (a *Agent) ConfigRequested() (withdraw func()) {
 	}
 }
 
+// DeviceChangeRequested records that a down/rename_device_request or
+// down/change_group_device_request for the device is about to be sent to
+// the agent, so that the config of that device it answers with within
+// FullConfigWait is not taken for the answer to a config request (see
+// Config); call it before sending. The function it returns withdraws the
+// expectation when the request could not be sent, unless a later request
+// for the device has renewed it meanwhile.
+func (a *Agent) DeviceChangeRequested(id string) (withdraw func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	by := a.clock().Add(FullConfigWait)
+	if a.changed == nil {
+		a.changed = map[string]time.Time{}
+	}
+	a.changed[id] = by
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.changed[id].Equal(by) {
+			delete(a.changed, id)
+		}
+	}
+}
+
 func (a *Agent) clock() time.Time {
 	if a.now != nil {
 		return a.now()
@@ -92,15 +121,52 @@ func (a *Agent) clock() time.Time {
 	return time.Now()
 }
 
-// takeAnswer reports whether a config that arrives now answers an
-// outstanding down/config_request, and ends the expectation either way:
-// the first config after a request is its answer.
-func (a *Agent) takeAnswer() bool {
+// hubCategory is the category of a hub (reference §6.1), whose children
+// name it by parent_id (§7).
+const hubCategory = "hub"
+
+// takeAnswer reports whether a config of the devices devs (with their
+// effective models, aligned) that arrives now answers an outstanding
+// down/config_request (see Config for the rule). A config that answers a
+// rename or a move settles those requests and leaves the config request
+// outstanding; any other config ends its expectation, answer or not.
+func (a *Agent) takeAnswer(devs []DeviceReport, models []*Model) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	answer := !a.answerBy.IsZero() && a.clock().Before(a.answerBy)
+	now := a.clock()
+	for id, by := range a.changed {
+		if !now.Before(by) {
+			delete(a.changed, id)
+		}
+	}
+	if a.answersChange(devs, models) {
+		for _, d := range devs {
+			delete(a.changed, d.ID)
+		}
+		return false
+	}
+	answer := !a.answerBy.IsZero() && now.Before(a.answerBy)
 	a.answerBy = time.Time{}
 	return answer
+}
+
+// answersChange reports whether a config answers renames or moves the
+// gate sent: it carries a device one of them named and, beside such
+// devices, hubs only (MQTT-SberGate puts its hub in every config it
+// sends); a.mu is held.
+func (a *Agent) answersChange(devs []DeviceReport, models []*Model) bool {
+	changed := false
+	for i, d := range devs {
+		_, asked := a.changed[d.ID]
+		switch {
+		case asked:
+			changed = true
+		case models[i] != nil && models[i].Category == hubCategory:
+		default:
+			return false
+		}
+	}
+	return changed
 }
 
 // AskConfig reports, once until a config arrives, that the agent's config
@@ -142,14 +208,27 @@ func (a *Agent) AskConfig() bool {
 // request asks for the configuration (§7: "{} → reply on up/config"),
 // and it is the one way a device taken off a controller leaves the gate:
 // the protocol has no message that removes one. MQTT carries no request
-// id, so the answer is the first config the agent sends after the request,
-// within FullConfigWait; the rules for the races that leaves are simple:
+// id, and the answer cannot be told by its size (it lists fewer devices
+// than the agent had when one was taken off) nor by ids it knows (every
+// device of it may be known), so the rule is the order of messages: the
+// answer is the first config the agent sends after the request, within
+// FullConfigWait, that does not answer a rename or a move the gate sent
+// (DeviceChangeRequested). The gate is the agent's only cloud, so every
+// rename and move the agent answers with a config of that one device came
+// from it: such a config carries a device the gate asked to rename or
+// move and, beside it, hubs only (MQTT-SberGate sends its hub, "root",
+// with every config; the answer to the request carries every device, the
+// hub included). A config of that shape, within FullConfigWait of the
+// rename or move, merges and leaves the config request outstanding,
+// whether it comes before the answer or after it; a whole list that is
+// nothing but the renamed device and hubs is the same devices either way.
+// The rules for the races that remain are simple:
 //
-//   - a config of one device the agent had sent before the request reached
-//     it is taken for the answer, and the real answer, right behind it,
-//     is merged: as it lists every device, the gate ends knowing exactly
-//     the agent's devices, having missed the others between the two
-//     messages only;
+//   - a config of one device the agent sent on its own (not answering the
+//     gate) before the request reached it is taken for the answer, and
+//     the real answer, right behind it, is merged: as it lists every
+//     device, the gate ends knowing exactly the agent's devices, having
+//     missed the others between the two messages only;
 //   - several requests outstanding make one expectation, renewed by each:
 //     the first config replaces, the agent's further answers (each the
 //     whole list) merge to the same devices;
@@ -160,18 +239,21 @@ func (a *Agent) AskConfig() bool {
 // A config the agent sends first, after the gate started, has nothing to
 // be merged into, so it is the whole list as far as the gate knows.
 func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
-	answer := a.takeAnswer()
 	_, earlier := a.last()
-	if answer {
-		// The whole list: a child's parent must be in it.
-		earlier = nil
-	}
-	rep, models, err := c.validate(msg, func(string) known { return known{} }, func(id string) bool { return earlier[id] })
+	noneKnown := func(string) known { return known{} }
+	rep, models, err := c.validate(msg, noneKnown, func(id string) bool { return earlier[id] })
 	if err != nil {
 		return nil, err
 	}
 	if rep.Kind != "config" {
 		return nil, &InvalidError{Details: []string{"up/config carries a list of devices"}}
+	}
+	answer := a.takeAnswer(rep.Devices, models)
+	if answer {
+		// The whole list: a child's parent must be in it.
+		if rep, models, err = c.validate(msg, noneKnown, func(string) bool { return false }); err != nil {
+			return nil, err
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

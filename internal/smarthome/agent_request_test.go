@@ -3,6 +3,7 @@ package smarthome
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -146,5 +147,82 @@ func TestParseConfigRequest(t *testing.T) {
 		case !tc.ok && !errors.As(err, &inv):
 			t.Errorf("%q: %v, want InvalidError", tc.body, err)
 		}
+	}
+}
+
+// The agent's config of a device the gate asked it to rename or move is
+// not the answer to a config request outstanding beside it, whichever of
+// the two comes first: it merges, and the whole list replaces. The agent
+// (hub, lamp, plug, tv) had the tv taken off; the rename's answer is the
+// lamp alone, or with the hub as MQTT-SberGate sends it.
+func TestAgentRenameAnswerIsNotTheConfigAnswer(t *testing.T) {
+	c := seed(t)
+	const (
+		hub  = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
+		lamp = `{"id":"lamp","parent_id":"hub","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+		plug = `{"id":"plug","parent_id":"hub","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
+		tv   = `{"id":"tv","parent_id":"hub","name":"TV","default_name":"TV","model":{"id":"m3","manufacturer":"M","model":"T","category":"socket","features":["online","on_off"]}}`
+	)
+	list := func(devs ...string) string { return `{"devices":[` + strings.Join(devs, ",") + `]}` }
+	everything, whole := []string{"hub", "lamp", "plug", "tv"}, []string{"hub", "lamp", "plug"}
+	rename := func(a *Agent) { a.DeviceChangeRequested("lamp") }
+	type step struct {
+		config string
+		want   []string // the agent's devices after it
+	}
+	for _, tc := range []struct {
+		name    string
+		request func(a *Agent) // before the config request
+		steps   []step
+	}{
+		{"the rename's answer first, the lamp alone", rename, []step{{list(lamp), everything}, {list(hub, lamp, plug), whole}}},
+		{"the rename's answer first, with the hub", rename, []step{{list(hub, lamp), everything}, {list(hub, lamp, plug), whole}}},
+		{"the whole list first", rename, []step{{list(hub, lamp, plug), whole}, {list(hub, lamp), whole}}},
+		{"renames of two devices answered in one config", func(a *Agent) {
+			a.DeviceChangeRequested("lamp")
+			a.DeviceChangeRequested("plug")
+		}, []step{{list(plug, lamp), everything}, {list(hub, lamp, plug), whole}}},
+		{"a config of the lamp and another device is the answer", rename, []step{{list(hub, lamp, plug), whole}}},
+		{"a withdrawn rename expects no answer", func(a *Agent) { a.DeviceChangeRequested("lamp")() },
+			[]step{{list(hub, lamp), []string{"hub", "lamp"}}}},
+		{"the rename's answer only once", rename, []step{{list(hub, lamp), everything}, {list(hub, lamp), []string{"hub", "lamp"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+			var a Agent
+			a.SetClock(func() time.Time { return now })
+			if rep, err := a.Config(c, []byte(list(hub, lamp, plug, tv))); err != nil || !rep.Valid {
+				t.Fatalf("whole config: %+v, %v", rep, err)
+			}
+			tc.request(&a)
+			a.ConfigRequested()
+			for i, s := range tc.steps {
+				rep, err := a.Config(c, []byte(s.config))
+				if err != nil || !rep.Valid {
+					t.Fatalf("config %d: %+v, %v", i+1, rep, err)
+				}
+				if got := a.Devices(); !reflect.DeepEqual(got, s.want) {
+					t.Fatalf("devices after config %d: %v, want %v", i+1, got, s.want)
+				}
+			}
+		})
+	}
+
+	// A rename's expectation ends with FullConfigWait as a request's does:
+	// then the lamp alone is the answer to a newer request.
+	now := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+	var a Agent
+	a.SetClock(func() time.Time { return now })
+	if _, err := a.Config(c, []byte(list(hub, lamp, plug, tv))); err != nil {
+		t.Fatal(err)
+	}
+	a.DeviceChangeRequested("lamp")
+	now = now.Add(FullConfigWait)
+	a.ConfigRequested()
+	if _, err := a.Config(c, []byte(list(hub, lamp))); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Devices(); !reflect.DeepEqual(got, []string{"hub", "lamp"}) {
+		t.Errorf("devices after an expired rename and a request: %v, want hub and lamp", got)
 	}
 }

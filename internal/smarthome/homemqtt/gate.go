@@ -478,7 +478,9 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 // are, and for the same reason: a user renamed or moved a device at a
 // moment, and a change replayed after an outage could undo a later one the
 // agent got meanwhile. A config request makes the agent's answer replace
-// its devices (smarthome.Agent ConfigRequested); one the broker did not
+// its devices (smarthome.Agent ConfigRequested), and a rename or a move
+// keeps the agent's config of that device from being taken for that
+// answer (smarthome.Agent DeviceChangeRequested); one the broker did not
 // take expects no answer.
 func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string, error) {
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
@@ -487,10 +489,27 @@ func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string
 	var out []byte
 	var err error
 	switch kind {
-	case smarthome.RenameKind:
-		out, err = g.agent(agent).Rename(msg)
-	case smarthome.GroupKind:
-		out, err = g.agent(agent).ChangeGroup(msg)
+	case smarthome.RenameKind, smarthome.GroupKind:
+		a := g.agent(agent)
+		change := a.Rename
+		if kind == smarthome.GroupKind {
+			change = a.ChangeGroup
+		}
+		if out, err = change(msg); err != nil {
+			return "", err
+		}
+		// The agent answers with a config of the device, which must not
+		// be taken for the answer to a config request.
+		var req struct {
+			DeviceID string `json:"device_id"`
+		}
+		_ = json.Unmarshal(out, &req) // rebuilt by the check: it parses
+		withdraw := a.DeviceChangeRequested(req.DeviceID)
+		topic, err := g.deliver(agent, kind, out)
+		if err != nil {
+			withdraw()
+		}
+		return topic, err
 	case smarthome.ErrorsKind:
 		out, err = smarthome.ParseErrorReport(msg)
 	case smarthome.ConfigRequestKind:

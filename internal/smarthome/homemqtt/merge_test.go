@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,79 @@ func TestGateReplacesDevicesWithTheAnswerToConfigRequest(t *testing.T) {
 		if _, err := g.Command(context.Background(), "ctl", []byte(fmt.Sprintf(cmd, id))); err != nil {
 			t.Errorf("command to the %s after the unsolicited config: %v", id, err)
 		}
+	}
+}
+
+// Through a real broker, an agent that answers a rename or a move as
+// MQTT-SberGate does (a config of its hub and that device) while a
+// config request of the gate's is outstanding: whichever answer comes
+// first, the one-device config merges (no device dropped meanwhile: a
+// command to the plug goes out) and the whole list replaces (the tv taken
+// off the controller is forgotten).
+func TestGateTellsARenameAnswerFromTheConfigAnswer(t *testing.T) {
+	const (
+		hub  = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
+		lamp = `{"id":"lamp","parent_id":"hub","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+		plug = `{"id":"plug","parent_id":"hub","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
+		tv   = `{"id":"tv","parent_id":"hub","name":"TV","default_name":"TV","model":{"id":"m3","manufacturer":"M","model":"T","category":"socket","features":["online","on_off"]}}`
+		cmd  = `{"devices":{"%s":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
+	)
+	list := func(devs ...string) string { return `{"devices":[` + strings.Join(devs, ",") + `]}` }
+	for _, tc := range []struct {
+		name        string
+		kind, body  string // the app's change the gate sends
+		renameFirst bool
+	}{
+		{"rename answered first", smarthome.RenameKind, `{"device_id":"lamp","new_name":"Lamp"}`, true},
+		{"rename answered last", smarthome.RenameKind, `{"device_id":"lamp","new_name":"Lamp"}`, false},
+		{"move answered first", smarthome.GroupKind, `{"device_id":"lamp","home":"Home","room":"Study"}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := testenv.MQTTBroker(t)
+			root := testRoot(t, url)
+			g := startGate(t, homemqtt.Config{Broker: url, Root: root}, seeded(t))
+			errs := newAgent(t, url, root+"/ctl/down/errors")
+			asked := newAgent(t, url, root+"/ctl/down/status_request")
+			config := func(body, want string) {
+				t.Helper()
+				errs.publish(root+"/ctl/up/config", body, false)
+				if m := asked.next(); string(m.Payload()) != want {
+					t.Fatalf("status_request after %s: %s, want %s", body, m.Payload(), want)
+				}
+			}
+			known := func(id string) bool {
+				t.Helper()
+				_, err := g.Command(context.Background(), "ctl", []byte(fmt.Sprintf(cmd, id)))
+				return err == nil
+			}
+			config(list(hub, lamp, plug, tv), `{"devices":["hub","lamp","plug","tv"]}`)
+			for _, k := range []string{tc.kind, smarthome.ConfigRequestKind} {
+				body := tc.body
+				if k == smarthome.ConfigRequestKind {
+					body = `{}`
+				}
+				if _, err := g.Send(context.Background(), "ctl", k, []byte(body)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.renameFirst {
+				config(list(hub, lamp), `{"devices":["hub","lamp"]}`)
+				if !known("plug") || !known("tv") {
+					t.Fatal("the rename's answer was taken for the whole list: the plug or the tv was dropped")
+				}
+			}
+			config(list(hub, lamp, plug), `{"devices":["hub","lamp","plug"]}`)
+			if !tc.renameFirst {
+				config(list(hub, lamp), `{"devices":["hub","lamp"]}`)
+			}
+			if !known("plug") || known("tv") {
+				t.Fatalf("after both answers: plug known %v, tv known %v; want the plug only", known("plug"), known("tv"))
+			}
+			select {
+			case m := <-errs.got:
+				t.Fatalf("findings: %s", m.Payload())
+			case <-time.After(300 * time.Millisecond):
+			}
+		})
 	}
 }
