@@ -239,9 +239,9 @@ func (a *Agent) AskConfig() bool {
 // A config the agent sends first, after the gate started, has nothing to
 // be merged into, so it is the whole list as far as the gate knows.
 func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
-	_, earlier := a.last()
+	before, announcedBefore := a.last()
 	noneKnown := func(string) known { return known{} }
-	rep, models, err := c.validate(msg, noneKnown, func(id string) bool { return earlier[id] })
+	rep, models, err := c.validate(msg, noneKnown, &earlierConfig{announced: announcedBefore, models: before})
 	if err != nil {
 		return nil, err
 	}
@@ -250,8 +250,9 @@ func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
 	}
 	answer := a.takeAnswer(rep.Devices, models)
 	if answer {
-		// The whole list: a child's parent must be in it.
-		if rep, models, err = c.validate(msg, noneKnown, func(string) bool { return false }); err != nil {
+		// The whole list: a child's parent must be in it. The provider's
+		// models cached by id are not replaced with the list.
+		if rep, models, err = c.validate(msg, noneKnown, &earlierConfig{models: before}); err != nil {
 			return nil, err
 		}
 	}

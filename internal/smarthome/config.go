@@ -28,6 +28,34 @@ type configDevice struct {
 // measured compacted: how an agent indents what it sends is not data.
 const maxPartnerMeta = 1024
 
+// earlierConfig is what an agent's earlier configs told the gate, for
+// checkConfig: the devices they announced (a child's parent may be one of
+// them) and each device's effective model (an inline model's id keeps its
+// features). The maps are the Agent's, never changed.
+type earlierConfig struct {
+	announced map[string]bool
+	models    map[string]*Model
+}
+
+// modelFeatures is the device and feature set under which an earlier
+// config gave each model id, the first device in id order for each.
+func (e *earlierConfig) modelFeatures() map[string]modelUse {
+	out := map[string]modelUse{}
+	for _, id := range sortedKeys(e.models) {
+		m := e.models[id]
+		if _, seen := out[m.ID]; m.ID != "" && !seen {
+			out[m.ID] = modelUse{id, featureSet(m.Features)}
+		}
+	}
+	return out
+}
+
+// modelUse is a model id's feature set as one device has it.
+type modelUse struct {
+	device   string
+	features []string
+}
+
 // checkConfig checks the devices of an up/config message, each on its own
 // and against each other, and returns their reports and effective models
 // (nil where a device has none), in the message's order.
@@ -42,15 +70,25 @@ const maxPartnerMeta = 1024
 // models by id (§7, [C]), so one of the devices would be shown with the
 // other's features.
 //
-// earlier says whether an id is a device the agent announced in an earlier
-// config (nil: none, as for POST /v1/mqtt-gate/validate, which knows no
-// agent): an agent may send only the devices that changed (see Agent
-// Config), so a child's parent_id may name a hub of an earlier message.
+// That cache outlives a message, and "changing features without changing
+// the id leaves a stale model" (§7) is its very case, so with earlier
+// configs an inline model is also checked against the models they gave:
+// an id they gave other features (another device's, or this device's
+// before) is the same warning. It costs one pass over the agent's devices,
+// made only when the message has an inline model with an id. Catalog
+// models named by model_id are not: an administrator who edits one
+// changes it for every agent, and no agent can do anything about it.
+//
+// earlier is what the agent's earlier configs announced (nil: none, as for
+// POST /v1/mqtt-gate/validate, which knows no agent): an agent may send
+// only the devices that changed (see Agent Config), so a child's parent_id
+// may name a hub of an earlier message; earlier.announced is nil for the
+// answer to a config request, which is the whole list.
 // Without earlier configs to look in, a parent_id that names no device of
 // the message is a warning: the message alone cannot tell a child sent
 // after a rename, whose hub the agent announced before, from a whole list
 // that lacks the hub, and an error would call the first invalid.
-func (c *Catalog) checkConfig(devs json.RawMessage, earlier func(id string) bool) ([]DeviceReport, []*Model, error) {
+func (c *Catalog) checkConfig(devs json.RawMessage, earlier *earlierConfig) ([]DeviceReport, []*Model, error) {
 	var list []configDevice
 	if err := json.Unmarshal(devs, &list); err != nil {
 		return nil, nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
@@ -76,15 +114,12 @@ func (c *Catalog) checkConfig(devs json.RawMessage, earlier func(id string) bool
 		ids[d.ID] = true
 	}
 	// A second pass: a parent may come after its children.
-	type first struct {
-		device   string
-		features []string
-	}
-	byModel := map[string]first{}
+	byModel := map[string]modelUse{}
+	var before map[string]modelUse // earlier.modelFeatures, once needed
 	for i, d := range list {
 		r := &reps[i]
 		switch {
-		case d.ParentID == "" || d.ParentID != d.ID && (ids[d.ParentID] || earlier != nil && earlier(d.ParentID)):
+		case d.ParentID == "" || d.ParentID != d.ID && (ids[d.ParentID] || earlier != nil && earlier.announced[d.ParentID]):
 		case d.ParentID != d.ID && earlier == nil:
 			r.Warnings = append(r.Warnings, Problem{Reason: ReasonParentNotInConfig, Message: fmt.Sprintf(
 				"parent_id '%s' is not a device of this config: right if the agent announced it in an earlier config, wrong if this is its whole list", d.ParentID)})
@@ -101,10 +136,22 @@ func (c *Catalog) checkConfig(devs json.RawMessage, earlier func(id string) bool
 		f, seen := byModel[m.ID]
 		switch {
 		case !seen:
-			byModel[m.ID] = first{d.ID, features}
+			byModel[m.ID] = modelUse{d.ID, features}
 		case !slices.Equal(f.features, features):
 			r.Warnings = append(r.Warnings, Problem{Reason: ReasonModelConflict, Message: fmt.Sprintf(
 				"model '%s' has features %s here but %s in device '%s': the provider caches models by id, so one of the two would be shown with the other's features",
+				m.ID, strings.Join(features, ", "), strings.Join(f.features, ", "), f.device)})
+			continue
+		}
+		if earlier == nil || d.Model == nil {
+			continue
+		}
+		if before == nil {
+			before = earlier.modelFeatures()
+		}
+		if f, seen := before[m.ID]; seen && !slices.Equal(f.features, features) {
+			r.Warnings = append(r.Warnings, Problem{Reason: ReasonModelConflict, Message: fmt.Sprintf(
+				"model '%s' has features %s here but %s in device '%s' of an earlier config: the provider caches models by id, so this device would be shown with the earlier features; give a changed model a new id",
 				m.ID, strings.Join(features, ", "), strings.Join(f.features, ", "), f.device)})
 		}
 	}

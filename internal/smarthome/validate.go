@@ -33,7 +33,8 @@ const (
 	// which has no state.
 	ReasonWriteOnly = "write_only"
 	// ReasonModelConflict: one model id comes with two feature sets in one
-	// config.
+	// config, or an agent's config gives an inline model the id an earlier
+	// config of the agent gave other features.
 	ReasonModelConflict = "model_conflict"
 	// ReasonParentNotInConfig: a child's parent_id names no device of the
 	// config, which POST /v1/mqtt-gate/validate, knowing no earlier config
@@ -106,9 +107,9 @@ type known struct {
 // model_id), aligned with the report's devices: nil where the device has
 // none.
 //
-// earlier says, for a config, which devices the agent announced before
+// earlier is, for a config, what the agent's earlier configs announced
 // (checkConfig); nil for none.
-func (c *Catalog) validate(msg []byte, deviceOf func(id string) known, earlier func(id string) bool) (*Report, []*Model, error) {
+func (c *Catalog) validate(msg []byte, deviceOf func(id string) known, earlier *earlierConfig) (*Report, []*Model, error) {
 	devs, err := devicesOf(msg)
 	if err != nil {
 		return nil, nil, err

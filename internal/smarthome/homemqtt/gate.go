@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -409,8 +410,15 @@ func (g *Gate) answer(name, kind string, a *smarthome.Agent, msg *Message) {
 
 // Check judges one agent message of kind config or status and returns what
 // to send on the agent's down/errors, nil when there is nothing to report
-// (warnings alone are not reported). An error means the catalog could not
-// be read.
+// (warnings alone are not reported, but for a model conflict). An error
+// means the catalog could not be read.
+//
+// A model conflict is the one warning reported: one model id given two
+// feature sets, in the message or against the agent's earlier configs
+// (smarthome.ReasonModelConflict), leaves the provider showing a device
+// with a stale model it caches by id (reference §7), and nothing else
+// would tell the agent's developer, while the other warnings are the
+// reference's own leniencies.
 func Check(ctx context.Context, cat Catalogs, a *smarthome.Agent, kind string, payload []byte) (*Message, error) {
 	c, err := cat.Catalog(ctx)
 	if err != nil {
@@ -432,7 +440,7 @@ func Check(ctx context.Context, cat Catalogs, a *smarthome.Agent, kind string, p
 		return msg, nil
 	}
 	for _, d := range rep.Devices {
-		if !d.OK() {
+		if !d.OK() || slices.ContainsFunc(d.Warnings, func(p smarthome.Problem) bool { return p.Reason == smarthome.ReasonModelConflict }) {
 			msg.Devices = append(msg.Devices, d)
 		}
 	}

@@ -240,3 +240,38 @@ func TestGateSurvivesBrokerRestart(t *testing.T) {
 		t.Fatalf("answer after the restart: %q", m.Payload())
 	}
 }
+
+// Through a real broker: a config that gives a model id other features
+// than the agent's earlier config gave it is answered on down/errors with
+// the model_conflict warning (the provider would keep showing the model
+// it cached by id), and its devices' states are still asked for; the
+// same features again are not answered.
+func TestGateReportsModelConflictAcrossConfigs(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	root := testRoot(t, url)
+	startGate(t, homemqtt.Config{Broker: url, Root: root}, seeded(t))
+	const lamp = `{"devices":[{"id":"lamp","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":[%s]}}]}`
+	errs := newAgent(t, url, root+"/ctl/down/errors")
+	asked := newAgent(t, url, root+"/ctl/down/status_request")
+	errs.publish(root+"/ctl/up/config", fmt.Sprintf(lamp, `"online","on_off"`), false)
+	asked.next()
+	errs.publish(root+"/ctl/up/config", fmt.Sprintf(lamp, `"online","on_off","light_brightness"`), false)
+	var msg homemqtt.Message
+	if err := json.Unmarshal(errs.next().Payload(), &msg); err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.Errors) != 0 || len(msg.Devices) != 1 || msg.Devices[0].ID != "lamp" || len(msg.Devices[0].Warnings) != 1 ||
+		msg.Devices[0].Warnings[0].Reason != smarthome.ReasonModelConflict {
+		t.Fatalf("answer to the changed model: %+v", msg)
+	}
+	if m := asked.next(); string(m.Payload()) != `{"devices":["lamp"]}` {
+		t.Fatalf("status_request after the changed model: %s", m.Payload())
+	}
+	errs.publish(root+"/ctl/up/config", fmt.Sprintf(lamp, `"online","on_off","light_brightness"`), false)
+	asked.next()
+	select {
+	case m := <-errs.got:
+		t.Fatalf("the same model again answered: %s", m.Payload())
+	case <-time.After(300 * time.Millisecond):
+	}
+}
