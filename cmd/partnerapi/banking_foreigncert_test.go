@@ -53,6 +53,7 @@ type foreignWorld struct {
 	orgA, orgB         string
 	accA, accB         string
 	tokA1, tokA2, tokB string
+	userA1             string
 	a1, a2, a2First, b foreignSigner
 	hooks              *hookLog
 }
@@ -151,7 +152,7 @@ func newForeignWorld(t *testing.T, contour string) *foreignWorld {
 		return str(cli("token", "--scope", "PAY_DOC_RU", "--org", org, "--user", user, "--client", w.client), "access_token")
 	}
 	w.tokA1, w.tokA2, w.tokB = token(orgA, userA1), token(orgA, userA2), token(orgB, userB)
-	w.orgA, w.orgB = orgA, orgB
+	w.orgA, w.orgB, w.userA1 = orgA, orgB, userA1
 	return w
 }
 

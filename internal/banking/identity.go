@@ -234,6 +234,9 @@ type IdentityStore interface {
 	AddCertificate(ctx context.Context, c Certificate) error
 	GetCertificate(ctx context.Context, uuid string) (Certificate, error)
 	ListCertificates(ctx context.Context, userID string) ([]Certificate, error)
+	// SetCertificateActive sets whether signatures with the certificate
+	// (uuid in any case) are taken; ErrNotFound when it is absent.
+	SetCertificateActive(ctx context.Context, uuid string, active bool) error
 	// SaveTokens stores tokens atomically (an access/refresh pair).
 	SaveTokens(ctx context.Context, ts ...Token) error
 	GetToken(ctx context.Context, hash string) (Token, error)

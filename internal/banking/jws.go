@@ -31,7 +31,14 @@ func (c *Cards) OpenJWS(ctx context.Context, p Principal, compact []byte) ([]byt
 	// In the sandbox a JWS under one of the reference's fixed test
 	// certificates (SandboxCertRoles, any case) is accepted as signed, the
 	// way the provider's sandbox accepts them for digest signatures.
+	// One the operator deactivated is refused as any inactive certificate
+	// is (§9.6: SIGN_CHECK_EXCEPTION).
 	if _, fixed := SandboxCertRole(kid); c.cfg.Contour == ContourSandbox && fixed {
+		if st, ok := c.certs.(sandboxCertificateState); ok {
+			if err := st.SandboxCertificateRefusal(ctx, kid); err != nil {
+				return nil, err
+			}
+		}
 		return j.Payload, nil
 	}
 	if c.certs == nil {
@@ -83,6 +90,28 @@ func (c IdentityJWSCertificates) JWSCertificate(ctx context.Context, p Principal
 		return nil, Errorf(KindSignCheck, "Сертификат %s не разбирается: %v", kid, err)
 	}
 	return cert, nil
+}
+
+// sandboxCertificateState is what JWSCertificates backed by the store can
+// tell of a sandbox certificate: whether the operator deactivated it. The
+// sandbox takes a fixed kid without checking the signature or the owner,
+// but not once its certificate is inactive.
+type sandboxCertificateState interface {
+	SandboxCertificateRefusal(ctx context.Context, kid string) error
+}
+
+// SandboxCertificateRefusal is a KindSignCheck error when the store holds
+// the certificate kid and it is inactive; nil when it is active or the
+// store does not hold it (the fixed uuid then decides alone).
+func (c IdentityJWSCertificates) SandboxCertificateRefusal(ctx context.Context, kid string) error {
+	rec, err := c.Store.GetCertificate(ctx, kid)
+	switch {
+	case err == nil && !rec.Active:
+		return Errorf(KindSignCheck, "Сертификат %s не активен", kid)
+	case err != nil && !errors.Is(err, ErrNotFound) && !isNotFound(err):
+		return err
+	}
+	return nil
 }
 
 // isNotFound reports a store's not-found answer whatever kind it chose.

@@ -91,7 +91,7 @@ func (v *signatureVerifier) verify(ctx context.Context, p Principal, digest stri
 			// (§7): partners test with the four published uuids from
 			// whichever sandbox user their token is for, so none of them is
 			// foreign there.
-			role, err = sandboxRole(s)
+			role, err = v.sandboxRole(ctx, s)
 		} else {
 			role, foreign, err = v.verifyOne(ctx, p, digest, s, cms, foreignOK)
 		}
@@ -107,16 +107,37 @@ func (v *signatureVerifier) verify(ctx context.Context, p Principal, digest stri
 }
 
 // sandboxRole: in the sandbox the fixed certificate uuid decides the
-// outcome and the signature bytes are not checked (reference §7).
-func sandboxRole(s DigestSignature) (SignatureRole, error) {
+// outcome and the signature bytes are not checked (reference §7). A fixed
+// certificate the operator deactivated (`banking cert deactivate`) is no
+// longer valid, and the sandbox answers that as it answers any certificate
+// it does not take: 400 WORKFLOW_FAULT asking to check the certificate
+// (§7, §13 "sandbox certificate not valid"), so /v1/crypto's active:false
+// and the payment's answer agree. A fixed uuid the store does not hold (a
+// verifier without the seed) still decides the outcome alone.
+func (v *signatureVerifier) sandboxRole(ctx context.Context, s DigestSignature) (SignatureRole, error) {
 	role, ok := SandboxCertRole(s.CertificateUUID)
 	if !ok {
-		return "", Errorf(KindWorkflow, "Сертификат %s не найден или недействителен. Проверьте сертификат подписи", s.CertificateUUID)
+		return "", sandboxCertRefused(s.CertificateUUID)
+	}
+	if v.certs != nil {
+		c, err := v.certs.GetCertificate(ctx, s.CertificateUUID)
+		switch {
+		case err == nil && !c.Active:
+			return "", sandboxCertRefused(s.CertificateUUID)
+		case err != nil && !errors.Is(err, ErrNotFound):
+			return "", fmt.Errorf("certificate %s: %w", s.CertificateUUID, err)
+		}
 	}
 	if err := checkSignType(role, s); err != nil {
 		return "", err
 	}
 	return role, nil
+}
+
+// sandboxCertRefused is the sandbox's answer to a certificate it does not
+// take (reference §7).
+func sandboxCertRefused(uuid string) error {
+	return Errorf(KindWorkflow, "Сертификат %s не найден или недействителен. Проверьте сертификат подписи", uuid)
 }
 
 func checkSignType(role SignatureRole, s DigestSignature) error {
