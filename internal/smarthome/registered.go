@@ -26,28 +26,49 @@ func (s *Service) AgentRegistered(ctx context.Context, login string) (bool, erro
 	if !ValidLogin(login) {
 		return false, nil
 	}
-	snap, now, err := s.current(ctx)
+	set, err := s.agentSet(ctx)
 	if err != nil {
 		return false, err
 	}
-	set := s.agents.Load()
-	if !set.current(snap.stamp.Credentials, now) {
-		s.agentsLoad.Lock()
-		defer s.agentsLoad.Unlock()
-		if set = s.agents.Load(); !set.current(snap.stamp.Credentials, now) {
-			logins, err := s.store.Logins(ctx, KindAgent)
-			if err != nil {
-				return false, err
-			}
-			set = &agentSet{logins: make(map[string]struct{}, len(logins)), credentials: snap.stamp.Credentials, read: now}
-			for _, l := range logins {
-				set.logins[l] = struct{}{}
-			}
-			s.agents.Store(set)
-		}
-	}
 	_, ok := set.logins[login]
 	return ok, nil
+}
+
+// ReadAgents reads the set of agent logins that AgentRegistered and
+// AgentLastRegistered answer from, unless the one read is current. The
+// MQTT gate calls it when it starts, so that a set exists before the first
+// agent's message, even if the store fails before one comes.
+func (s *Service) ReadAgents(ctx context.Context) error {
+	_, err := s.agentSet(ctx)
+	return err
+}
+
+// agentSet returns the current set of agent logins, read from the store
+// when the one read is not current (see AgentRegistered).
+func (s *Service) agentSet(ctx context.Context) (*agentSet, error) {
+	snap, now, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	set := s.agents.Load()
+	if set.current(snap.stamp.Credentials, now) {
+		return set, nil
+	}
+	s.agentsLoad.Lock()
+	defer s.agentsLoad.Unlock()
+	if set = s.agents.Load(); set.current(snap.stamp.Credentials, now) {
+		return set, nil
+	}
+	logins, err := s.store.Logins(ctx, KindAgent)
+	if err != nil {
+		return nil, err
+	}
+	set = &agentSet{logins: make(map[string]struct{}, len(logins)), credentials: snap.stamp.Credentials, read: now}
+	for _, l := range logins {
+		set.logins[l] = struct{}{}
+	}
+	s.agents.Store(set)
+	return set, nil
 }
 
 // current reports whether the set may answer for the credentials counter

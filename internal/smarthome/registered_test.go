@@ -27,6 +27,18 @@ func TestAgentRegisteredCache(t *testing.T) {
 			}
 		}
 		clock.advance(recheck)
+		// ReadAgents fills the set that AgentLastRegistered answers from
+		// (the gate calls it at start), and AgentRegistered reads it no
+		// more until the credentials change.
+		if _, read := srv.AgentLastRegistered("ctl"); read {
+			t.Fatal("a set read before any was")
+		}
+		if err := srv.ReadAgents(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if registered, read := srv.AgentLastRegistered("ctl"); !registered || !read {
+			t.Fatalf("after ReadAgents: ctl registered %v, set read %v", registered, read)
+		}
 		want := func(login string, registered bool) {
 			t.Helper()
 			got, err := srv.AgentRegistered(ctx, login)

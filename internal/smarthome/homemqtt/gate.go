@@ -52,6 +52,9 @@ type Registry interface {
 	// AgentLastRegistered answers from the last registered set read,
 	// without the store; read is false when none ever was.
 	AgentLastRegistered(login string) (registered, read bool)
+	// ReadAgents reads the registered set (the gate's start does, so that
+	// AgentLastRegistered has one before the first message).
+	ReadAgents(ctx context.Context) error
 }
 
 // Config is how the gate reaches the broker and what it announces.
@@ -100,13 +103,14 @@ type Gate struct {
 	}
 
 	// held are the agents' messages that came while the catalog could not
-	// be read, oldest first (held.go), bytes their payloads' size; busy:
+	// be read, oldest first (held.go), count how many there are and their
+	// payloads' size, by bound (registered when last read, or not); busy:
 	// retryHeld is checking the first; wake tells retryHeld of a new one,
 	// done that the gate closed.
 	held struct {
 		sync.Mutex
 		queue []heldMessage
-		bytes int
+		count [2]heldCount
 		busy  bool
 		// dropped counts the messages dropped since nothing was held.
 		dropped int
@@ -179,6 +183,9 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	}
 	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}, store: mqtt.NewMemoryStore(), m: cfg.Metrics}
 	g.held.wake, g.held.done = make(chan struct{}, 1), make(chan struct{})
+	if cfg.Agents != nil {
+		g.startReadingAgents()
+	}
 	opts := mqtt.NewClientOptions().AddBroker(cfg.Broker).SetClientID(cfg.ClientID).
 		SetUsername(cfg.Username).SetPassword(cfg.Password).
 		SetCleanSession(true).SetAutoReconnect(true).SetConnectTimeout(10 * time.Second).
@@ -194,9 +201,11 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	tok := g.client.Connect()
 	if !tok.WaitTimeout(10 * time.Second) {
 		g.client.Disconnect(0)
+		g.closeHeld()
 		return nil, fmt.Errorf("homemqtt: connect to %s: timed out", cfg.Broker)
 	}
 	if err := tok.Error(); err != nil {
+		g.closeHeld()
 		return nil, fmt.Errorf("homemqtt: connect to %s: %w", cfg.Broker, err)
 	}
 	go g.retryHeld()
@@ -218,18 +227,15 @@ func (g *Gate) Close() {
 	g.link.Unlock()
 	g.held.Lock()
 	defer g.held.Unlock()
-	select {
-	case <-g.held.done:
+	if !g.closeHeldLocked() {
 		return
-	default:
-		close(g.held.done)
 	}
 	if n := len(g.held.queue); n > 0 {
 		// They live in memory only: a gate that stops loses them, as the
 		// broker, which delivered them, will not send them again.
 		g.m.heldDropped.Add(float64(n))
 		g.cfg.Log.Warn("smarthome mqtt: gate closed with agent messages held for the catalog; they are dropped", "held", n)
-		g.held.queue, g.held.bytes = nil, 0
+		g.held.queue, g.held.count = nil, [2]heldCount{}
 		g.m.held.Set(0)
 	}
 }

@@ -41,7 +41,10 @@ import (
 // What is held is bounded (maxHeld messages, maxHeldBytes of payload):
 // beyond that the oldest held message is dropped, counted in
 // partnerapi_smarthome_mqtt_held_dropped_total and logged, because an
-// agent's newer message carries its newer config or state. The held count
+// agent's newer message carries its newer config or state. With the gate
+// limited to registered agents, the messages of agents that were not in
+// the registered set last read are held under a bound of their own
+// (maxHeldUnknown, maxHeldUnknownBytes; see hold). The held count
 // is the gauge partnerapi_smarthome_mqtt_held. Messages are held and then
 // checked in the order they arrived, one FIFO for all agents, so each
 // agent's order is kept; while any message is held, newer ones queue behind
@@ -55,6 +58,29 @@ const (
 	maxHeld      = 1000
 	maxHeldBytes = 8 << 20
 )
+
+// maxHeldUnknown and maxHeldUnknownBytes bound, apart from the others, the
+// held messages of agents that were not registered when the registered
+// set was last read: a config and a few statuses for each of the few
+// agents registered during an outage, while made-up names fill this bound
+// alone.
+const (
+	maxHeldUnknown      = 100
+	maxHeldUnknownBytes = 1 << 20
+)
+
+// The two bounds, as indexes of the gate's held counts.
+const (
+	registeredBound = 0
+	unknownBound    = 1
+)
+
+// heldCount is how many messages are held under one bound, and their
+// payloads' size.
+type heldCount struct{ n, bytes int }
+
+// heldBounds are the limits of each bound, by index.
+var heldBounds = [2]heldCount{registeredBound: {maxHeld, maxHeldBytes}, unknownBound: {maxHeldUnknown, maxHeldUnknownBytes}}
 
 // heldRetry bounds the wait between two attempts to read the catalog while
 // messages are held: the first after 100 ms, doubling to this.
@@ -73,17 +99,24 @@ const catalogTimeout = 10 * time.Second
 // ended fails with an error that wraps context.DeadlineExceeded, whatever
 // the driver made of the cancellation.
 func (g *Gate) readCatalog(read func(ctx context.Context) error) error {
-	bound := g.cfg.CatalogTimeout
-	if bound <= 0 {
-		bound = catalogTimeout
-	}
-	return background.Bounded(context.Background(), bound, read)
+	return background.Bounded(context.Background(), g.catalogBound(), read)
 }
 
-// heldMessage is an agent's message waiting for the catalog.
+// catalogBound is the bound of one read of the store (Config
+// CatalogTimeout, catalogTimeout unless set).
+func (g *Gate) catalogBound() time.Duration {
+	if g.cfg.CatalogTimeout > 0 {
+		return g.cfg.CatalogTimeout
+	}
+	return catalogTimeout
+}
+
+// heldMessage is an agent's message waiting for the catalog; bound is
+// the bound it is held under.
 type heldMessage struct {
 	agent, kind string
 	payload     []byte
+	bound       int
 }
 
 // handle checks one agent message and answers it; it fails only when the
@@ -93,8 +126,8 @@ type heldMessage struct {
 // A message of an agent that is not registered (Config Agents) is
 // ignored here, after the check of the registration, which reads the same
 // store as the catalog: one whose agent cannot be checked for an outage is
-// held like any other if its agent was registered when the registered set
-// was last read, and ignored if not (hold).
+// held, under the bound of agents not registered when the registered set
+// was last read if its agent was not (hold).
 func (g *Gate) handle(name, kind string, payload []byte) error {
 	var a *smarthome.Agent
 	var msg *Message
@@ -148,72 +181,76 @@ func (g *Gate) onMessage(_ mqtt.Client, m mqtt.Message) {
 		if err == nil {
 			return
 		}
-		if !g.hold(msg, err) {
-			g.ignore(name, kind)
-		}
+		g.hold(msg, err)
 		return
 	}
-	if !g.hold(msg, nil) {
-		g.ignore(name, kind)
-	}
+	g.hold(msg, nil)
 }
 
-// hold queues a message behind the held ones unless the gate is limited to
-// registered agents (Config Agents) and its agent was not registered when
-// the registered set was last read: it reports whether it did, and one it
-// did not is for the caller to ignore as unknown. Held like the others,
-// messages under names anyone on the broker can make up would push the
-// registered agents' held configs out of the bound in a moment.
-//
-// An agent registered during the outage, after that read, is ignored too
-// until the store can be read again, and its messages of that window are
-// lost. That is accepted rather than holding such names in a smaller bound
-// of their own: registering an agent writes the same store whose outage
-// this is, so few can be registered meanwhile; the gate asks an agent
-// whose config it lacks for one at its next status (AskConfig), so a lost
-// config comes back unasked by anyone; and a separate bound would still
-// hold junk, and could still be filled by junk ahead of the new agent's
-// messages. When no set was ever read (the store down since the gate
-// started), nothing tells junk from agents and every message is held.
-func (g *Gate) hold(m heldMessage, cause error) bool {
+// hold queues a message behind the held ones. When the gate is limited
+// to registered agents (Config Agents), a message whose agent was not
+// registered when the registered set was last read is held under a bound
+// of its own, smaller (maxHeldUnknown, maxHeldUnknownBytes): messages
+// under names anyone on the broker can make up, held beside the
+// registered agents', would push their configs out of the bound in a
+// moment, and dropped at once they would take with them the messages of
+// an agent registered during the outage (another process, the CLI, may
+// write the credential while this one cannot read), which are checked
+// like the others once the store is back. Made-up names can still push
+// such an agent's messages out of their bound, never a registered one's;
+// one whose config is lost is asked for it at its next status
+// (AskConfig). When no set was ever read (the store down since the gate
+// started, see startReadingAgents), nothing tells junk from agents and
+// every message is held under the main bound.
+func (g *Gate) hold(m heldMessage, cause error) {
 	if g.cfg.Agents != nil {
 		if registered, read := g.cfg.Agents.AgentLastRegistered(m.agent); read && !registered {
-			return false
+			m.bound = unknownBound
 		}
 	}
 	g.held.Lock()
 	g.holdLocked(m, cause)
 	g.held.Unlock()
-	return true
 }
 
 // holdLocked queues a message for a catalog that cannot be read, dropping
-// the oldest held ones beyond the bounds (never the one retryHeld is
-// checking); g.held is locked.
+// the oldest held ones of its bound beyond that bound's limits (never the
+// one retryHeld is checking); g.held is locked.
 func (g *Gate) holdLocked(m heldMessage, cause error) {
 	h := &g.held
-	if len(m.payload) > maxHeldBytes {
+	limit := heldBounds[m.bound]
+	if len(m.payload) > limit.bytes {
 		// Held, it would push out every other message and then itself.
 		g.m.heldDropped.Inc()
 		h.dropped++
 		g.cfg.Log.Warn("smarthome mqtt: agent message larger than what is held for the catalog; dropped",
-			"agent", loggedName(m.agent), "topic", "up/"+m.kind, "bytes", len(m.payload), "max_held_bytes", maxHeldBytes, "err", cause)
+			"agent", loggedName(m.agent), "topic", "up/"+m.kind, "bytes", len(m.payload), "max_held_bytes", limit.bytes, "err", cause)
 		return
 	}
 	if len(h.queue) == 0 {
 		g.cfg.Log.Warn("smarthome mqtt: catalog unavailable; holding agent messages until it can be read",
-			"agent", loggedName(m.agent), "topic", "up/"+m.kind, "err", cause, "max_held", maxHeld)
+			"agent", loggedName(m.agent), "topic", "up/"+m.kind, "err", cause, "max_held", maxHeld, "max_held_unregistered", maxHeldUnknown)
 	}
 	h.queue = append(h.queue, m)
-	h.bytes += len(m.payload)
+	c := &h.count[m.bound]
+	c.n++
+	c.bytes += len(m.payload)
 	first := 0
 	if h.busy {
 		first = 1
 	}
-	for len(h.queue) > first && (len(h.queue) > maxHeld || h.bytes > maxHeldBytes) {
-		old := h.queue[first]
-		h.queue = append(h.queue[:first], h.queue[first+1:]...)
-		h.bytes -= len(old.payload)
+	for c.n > limit.n || c.bytes > limit.bytes {
+		i := first
+		for i < len(h.queue) && h.queue[i].bound != m.bound {
+			i++
+		}
+		if i == len(h.queue) {
+			break // only the one being checked is left of its bound
+		}
+		old := h.queue[i]
+		h.queue = append(h.queue[:i], h.queue[i+1:]...)
+		c.n--
+		c.bytes -= len(old.payload)
 		g.m.heldDropped.Inc()
 		// The first drop of an outage is a WARN line; the others, one per
 		// message that comes while it lasts, go to DEBUG and the count to
@@ -224,7 +261,8 @@ func (g *Gate) holdLocked(m heldMessage, cause error) {
 		}
 		h.dropped++
 		g.cfg.Log.Log(context.Background(), level, "smarthome mqtt: too many agent messages held for the catalog; the oldest is dropped",
-			"agent", loggedName(old.agent), "topic", "up/"+old.kind, "max_held", maxHeld, "max_held_bytes", maxHeldBytes)
+			"agent", loggedName(old.agent), "topic", "up/"+old.kind, "registered_when_last_read", old.bound == registeredBound,
+			"max_held", limit.n, "max_held_bytes", limit.bytes)
 	}
 	g.m.held.Set(float64(len(h.queue)))
 	select {
@@ -296,7 +334,8 @@ func (g *Gate) drainHeld() {
 		}
 		h.queue[0] = heldMessage{}
 		h.queue = h.queue[1:]
-		h.bytes -= len(m.payload)
+		h.count[m.bound].n--
+		h.count[m.bound].bytes -= len(m.payload)
 		g.m.held.Set(float64(len(h.queue)))
 		h.Unlock()
 		checked++
@@ -309,5 +348,24 @@ func (g *Gate) drainHeld() {
 		}
 		h.Unlock()
 		g.cfg.Log.Info("smarthome mqtt: catalog readable again; held agent messages checked", "checked", checked, "still_held", left, "dropped", dropped)
+	}
+}
+
+// closeHeld tells the gate's goroutines that it closed.
+func (g *Gate) closeHeld() {
+	g.held.Lock()
+	defer g.held.Unlock()
+	g.closeHeldLocked()
+}
+
+// closeHeldLocked closes g.held.done unless it is; it reports whether it
+// did. g.held is locked.
+func (g *Gate) closeHeldLocked() bool {
+	select {
+	case <-g.held.done:
+		return false
+	default:
+		close(g.held.done)
+		return true
 	}
 }

@@ -61,8 +61,8 @@ func TestHeldMessagesAreBounded(t *testing.T) {
 	check("one over the bytes on its own", maxHeld, "a1", "a3", 3)
 
 	hold("big", maxHeldBytes-5*10)
-	if q := g.held.queue; len(q) != 6 || q[0].agent != "a997" || q[5].agent != "big" || g.held.bytes > maxHeldBytes {
-		t.Fatalf("over the bytes: %d held from %s to %s, %d bytes", len(q), q[0].agent, q[len(q)-1].agent, g.held.bytes)
+	if q := g.held.queue; len(q) != 6 || q[0].agent != "a997" || q[5].agent != "big" || g.held.count[registeredBound].bytes > maxHeldBytes {
+		t.Fatalf("over the bytes: %d held from %s to %s, %d bytes", len(q), q[0].agent, q[len(q)-1].agent, g.held.count[registeredBound].bytes)
 	}
 	// One WARN line for the outage, not one per message: the count is in
 	// the metric.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,85 +17,105 @@ import (
 	"partnerapi/internal/testenv"
 )
 
-// Through a real broker, with the SQLite store failing and then
-// recovering: during an outage, a flood of messages under made-up names,
-// more than the held bound, is ignored and counted as unknown against the
-// registered set the gate read before the outage, so it does not push out
-// a registered agent's held config, which is answered once the store is
-// back. With no set ever read (the store down since the gate started),
-// made-up names are held as before, since nothing tells them from agents.
+// Through a real broker, with the gate's SQLite store failing and then
+// recovering, no agent having published before the outage: the gate read
+// the registered set when it started (or, the store down then, in the
+// background once it came back), so during the outage the messages under
+// names not in it (an agent registered meanwhile by the CLI's Service,
+// which still reaches the database, and made-up ones) are held under
+// their own bound of 100: a flood beyond it cannot push out the
+// registered agent's held config, which is answered once the store is
+// back, and a few made-up names leave the new agent's config held too,
+// answered then (whether the set was read at start or again at the
+// registered agent's message before the outage). With no set ever read (the store down since the gate
+// started), every message is held under the main bound, since nothing
+// tells made-up names from agents.
 func TestGateOutageFloodOfUnknownAgents(t *testing.T) {
-	const flood = 1100 // beyond the 1 000 messages held
 	const bad = `{"devices": nope}`
 	for _, tc := range []struct {
-		name      string
-		readFirst bool // a registered agent's message is checked before the outage
-		wantHeld  float64
+		name string
+		// downAtStart: the store is down when the gate starts; upBefore:
+		// it comes back (and the gate reads the set) before the outage.
+		downAtStart, upBefore bool
+		flood                 int
+		wantHeld, wantUnknown float64
+		freshAnswered         bool // the agent registered during the outage
+		// devFirst: the registered agent publishes before the outage too.
+		devFirst bool
 	}{
-		{name: "set read before the outage", readFirst: true, wantHeld: 1},
-		{name: "no set ever read", readFirst: false, wantHeld: 1000},
+		{name: "set read at start, flood beyond the bound", flood: 1100, wantHeld: 1 + 100, wantUnknown: 100},
+		{name: "set read at start, a few made-up names", flood: 10, wantHeld: 1 + 1 + 10, wantUnknown: 10, freshAnswered: true},
+		{name: "set read again, a few made-up names", flood: 10, wantHeld: 1 + 1 + 10, wantUnknown: 10, freshAnswered: true, devFirst: true},
+		{name: "set read in the background after a failed start", downAtStart: true, upBefore: true, flood: 1100, wantHeld: 1 + 100, wantUnknown: 100},
+		{name: "no set ever read", downAtStart: true, flood: 1100, wantHeld: 1000, wantUnknown: 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := testenv.MQTTBroker(t)
+			ctx := context.Background()
 			db := homeDB(t)
 			store := &outageStore{Store: homesql.New(db), err: storetest.UnavailableError(t)}
 			svc := readingService(t, store)
-			if _, err := svc.CreateCredential(context.Background(), smarthome.KindAgent, "dev"); err != nil {
+			cli := smarthome.NewService(homesql.New(db))
+			if _, err := cli.CreateCredential(ctx, smarthome.KindAgent, "dev"); err != nil {
 				t.Fatal(err)
 			}
 			reg := prometheus.NewRegistry()
 			var logs testenv.LogBuffer
 			root := testRoot(t, url)
+			store.down.Store(tc.downAtStart)
 			startGate(t, homemqtt.Config{Broker: url, Root: root, Log: slog.New(slog.NewTextHandler(&logs, nil)),
 				Metrics: homemqtt.NewMetrics(reg), Agents: svc}, svc)
 			held := func() float64 { return metric(t, reg, "partnerapi_smarthome_mqtt_held", "") }
 			unknown := func() float64 { return metric(t, reg, "partnerapi_smarthome_mqtt_unknown_agent_total", "") }
+			if tc.upBefore {
+				store.down.Store(false)
+				waitFor(t, "the set read in the background", func() bool { return strings.Contains(logs.String(), "the registered agents read") })
+			}
 
 			dev := newAgent(t, url, root+"/dev/down/errors")
-			if tc.readFirst {
+			if tc.devFirst {
 				dev.publish(root+"/dev/up/config", bad, false)
-				if m := dev.next(); m.Topic() != root+"/dev/down/errors" {
-					t.Fatalf("before the outage: %s %s", m.Topic(), m.Payload())
-				}
+				dev.next()
 			}
-
 			store.down.Store(true)
+			if _, err := cli.CreateCredential(ctx, smarthome.KindAgent, "fresh"); err != nil {
+				t.Fatal(err)
+			}
+			fresh := newAgent(t, url, root+"/fresh/down/errors")
+			fresh.publish(root+"/fresh/up/config", bad, false)
+			waitFor(t, "the new agent's config held", func() bool { return held() == 1 })
 			dev.publish(root+"/dev/up/config", bad, false)
-			waitFor(t, "the config held", func() bool { return held() == 1 })
 			junk := newAgent(t, url)
-			for i := range flood {
+			for i := range tc.flood {
 				junk.publish(fmt.Sprintf("%s/junk%04d/up/config", root, i), `{"devices":[]}`, false)
 			}
-			if tc.readFirst {
-				waitFor(t, "the flood counted as unknown", func() bool { return unknown() == flood })
-			} else {
-				waitFor(t, "the flood held", func() bool {
-					return metric(t, reg, "partnerapi_smarthome_mqtt_held_dropped_total", "") == flood+1-1000
-				})
-				if unknown() != 0 {
-					t.Fatalf("unknown_agent_total %v with no set ever read, want 0", unknown())
-				}
-			}
-			if held() != tc.wantHeld {
-				t.Fatalf("%v messages held during the flood, want %v", held(), tc.wantHeld)
+			waitFor(t, "the flood held or dropped", func() bool {
+				return held()+metric(t, reg, "partnerapi_smarthome_mqtt_held_dropped_total", "") == float64(2+tc.flood)
+			})
+			if held() != tc.wantHeld || unknown() != 0 {
+				t.Fatalf("%v messages held during the flood, unknown_agent_total %v; want %v and 0", held(), unknown(), tc.wantHeld)
 			}
 
 			store.down.Store(false)
-			if !tc.readFirst {
-				// The config was pushed out; after recovery the
-				// made-up names are ignored as they are checked.
-				waitFor(t, "the held flood checked", func() bool { return held() == 0 })
-				if unknown() != 1000 {
-					t.Fatalf("unknown_agent_total %v after recovery, want 1000", unknown())
-				}
-				return
+			waitFor(t, "the held messages checked", func() bool { return held() == 0 })
+			if unknown() != tc.wantUnknown {
+				t.Fatalf("unknown_agent_total %v after recovery, want %v", unknown(), tc.wantUnknown)
+			}
+			if tc.downAtStart && !tc.upBefore {
+				return // the registered agent's config was pushed out
 			}
 			if m := dev.next(); m.Topic() != root+"/dev/down/errors" {
-				t.Fatalf("after the outage: %s %s", m.Topic(), m.Payload())
+				t.Fatalf("the registered agent after the outage: %s %s", m.Topic(), m.Payload())
 			}
-			waitFor(t, "nothing held", func() bool { return held() == 0 })
-			if v := metric(t, reg, "partnerapi_smarthome_mqtt_held_dropped_total", ""); v != 0 {
-				t.Errorf("held_dropped_total %v, want 0", v)
+			select {
+			case m := <-fresh.got:
+				if !tc.freshAnswered {
+					t.Fatalf("the new agent's config, pushed out, was answered: %s", m.Payload())
+				}
+			case <-time.After(time.Second):
+				if tc.freshAnswered {
+					t.Fatal("the new agent's config held during the outage was not answered")
+				}
 			}
 		})
 	}

@@ -48,7 +48,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		heldDropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "partnerapi_smarthome_mqtt_held_dropped_total",
-			Help: "Agent messages the smart home MQTT gate dropped unchecked while the catalog could not be read: the oldest held beyond its bound (1000 messages, 8 MiB), and those still held when it stopped.",
+			Help: "Agent messages the smart home MQTT gate dropped unchecked while the catalog could not be read: the oldest held beyond its bound (1000 messages, 8 MiB; for agents not registered when the registered set was last read, 100 messages, 1 MiB), and those still held when it stopped.",
 		}),
 		unknownAgents: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "partnerapi_smarthome_mqtt_unknown_agent_total",

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"partnerapi/internal/background"
 )
 
 // The broker's credentials are the information API's, made per agent in
@@ -125,4 +127,43 @@ func (g *Gate) pruneAgents() {
 			}
 		}
 	}
+}
+
+// agentsStartWait bounds the read of the registered set that Start waits
+// for: a store that hangs must not hold the gate's start for the whole
+// catalog bound, and one that fails is read again in the background.
+const agentsStartWait = 2 * time.Second
+
+// startReadingAgents reads the registered set as the gate starts, before
+// it connects, so that the set exists before the first agent's message
+// and an outage that begins before any agent published tells registered
+// agents from made-up names all the same (hold). A store that cannot be
+// read then is read again in the background, every 100 ms doubling to
+// heldRetry, until it can be or the gate closes; until then every message
+// held is held under the main bound.
+func (g *Gate) startReadingAgents() {
+	read := func(bound time.Duration) error {
+		return background.Bounded(context.Background(), bound, g.cfg.Agents.ReadAgents)
+	}
+	err := read(min(g.catalogBound(), agentsStartWait))
+	if err == nil {
+		return
+	}
+	g.cfg.Log.Warn("smarthome mqtt: the registered agents cannot be read yet; reading them again in the background", "err", err)
+	go func() {
+		wait := 100 * time.Millisecond
+		for {
+			select {
+			case <-g.held.done:
+				return
+			case <-time.After(wait):
+			}
+			if err := read(g.catalogBound()); err != nil {
+				wait = min(2*wait, heldRetry)
+				continue
+			}
+			g.cfg.Log.Info("smarthome mqtt: the registered agents read")
+			return
+		}
+	}()
 }
