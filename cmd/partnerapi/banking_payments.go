@@ -50,8 +50,10 @@ type paymentFlags struct {
 	// delivery with no answer or a 429/503 (banking.WebhookDispatcher's
 	// PauseBase and PauseMax); a zero pause pauses no partner.
 	webhookPause, webhookMaxPause time.Duration
-	// webhookPerPartner is how many deliveries of one partner run at once
-	// (banking.WebhookDispatcher's PerPartner; 0: its default).
+	// webhookPerPartner is how many deliveries to one receiver run at
+	// once, a partner's own or the default its partners share
+	// (banking.WebhookDispatcher's PerEndpoint; 0: its default). The flag
+	// keeps its name from when the cap was per partner.
 	webhookPerPartner int
 	// webhookMaxAge is how old an event may be and still be sent
 	// (banking.WebhookDispatcher's MaxAge; 0: no limit).
@@ -95,7 +97,7 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.webhookMaxBackoff, "banking-webhook-max-backoff", defaultWebhookMaxBackoff, "longest wait between two attempts of a webhook delivery (≥ --banking-webhook-backoff)")
 	fs.DurationVar(&f.webhookPause, "banking-webhook-pause", defaultWebhookPause, "pause of a partner's webhooks after a delivery with no answer or a 429/503: its other due events wait that long with no attempt counted; doubles per such delivery in a row up to --banking-webhook-max-pause (0: no pause)")
 	fs.DurationVar(&f.webhookMaxPause, "banking-webhook-max-pause", defaultWebhookMaxPause, "longest pause of a partner's webhooks (≥ --banking-webhook-pause)")
-	fs.IntVar(&f.webhookPerPartner, "banking-webhook-per-partner", 2, "deliveries of one partner's webhooks under way at once, of the 8 the outbox runs (1–8): a partner's receiver that hangs holds no more")
+	fs.IntVar(&f.webhookPerPartner, "banking-webhook-per-partner", 2, "webhook deliveries under way at once to one receiver (a partner's own URL, or the default URL all partners without one share), of the 8 the outbox runs (1–8): a receiver that hangs holds no more")
 	fs.DurationVar(&f.webhookMaxAge, "banking-webhook-max-age", defaultWebhookMaxAge, "age (from its eventTime) past which a pending webhook is failed for good instead of sent late, its delivery log saying so; after it the partner polls the payment's state (reference §12) (0: no limit)")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
 }
@@ -232,7 +234,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	}
 	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == "",
 		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff, PauseBase: pauseBase, PauseMax: pauseMax,
-		PerPartner: f.webhookPerPartner, MaxAge: f.webhookMaxAge}
+		PerEndpoint: f.webhookPerPartner, MaxAge: f.webhookMaxAge}
 	// On shutdown the dispatcher takes no new batch, but the deliveries of
 	// the one it holds go on for the grace period, so that a partner's
 	// answer under way is heard and recorded rather than cut off (and sent

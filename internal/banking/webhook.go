@@ -84,14 +84,28 @@ type WebhookOutbox interface {
 	ReleaseWebhooks(ctx context.Context, evs []WebhookEvent, next time.Time) error
 }
 
-// WebhookSender posts one event; it returns the HTTP status (0 when there
-// was no answer), the body format it sent (WebhookFormatJSON or
-// WebhookFormatJOSE; empty when it failed before choosing one) and a
-// transport error. ErrNoWebhookTarget means the event's partner has nowhere
-// to receive it: no attempt is recorded and the event waits for its lease
-// to end.
+// WebhookSender posts one event; it returns what it sent where (WebhookSent)
+// and a transport error. ErrNoWebhookTarget means the event's partner has
+// nowhere to receive it: no attempt is recorded and the event waits for
+// its lease to end.
 type WebhookSender interface {
-	Send(ctx context.Context, ev WebhookEvent) (status int, format string, err error)
+	Send(ctx context.Context, ev WebhookEvent) (WebhookSent, error)
+}
+
+// WebhookSent is the outcome of one delivery try.
+type WebhookSent struct {
+	// Status is the receiver's HTTP status, 0 when there was no answer.
+	Status int
+	// Format is the body format sent, WebhookFormatJSON or
+	// WebhookFormatJOSE; empty when the try failed before choosing one.
+	Format string
+	// Endpoint is the receiver the try went to (WebhookTarget.Endpoint),
+	// as the partner's setting read for this try named it; empty when
+	// unknown, and then the event's Endpoint, named at its claim, is
+	// taken. A partner that set or changed its webhook since the claim
+	// has its try sent to the new URL, so a failure is charged to that
+	// receiver's pause, not to the one the claim named.
+	Endpoint string
 }
 
 // DefaultWebhookEndpoint is the Endpoint of the events that go to the
@@ -131,9 +145,10 @@ type WebhookDispatcher struct {
 	// Workers is how many deliveries run at once; 0 means webhookWorkers.
 	// A test whose sender answers from a script in order sets 1.
 	Workers int
-	// PerPartner is how many deliveries of one partner (ClientID) run at
-	// once; 0 means webhookPerPartner.
-	PerPartner int
+	// PerEndpoint is how many deliveries to one receiver (an event's
+	// Endpoint, which several partners may share) run at once; 0 means
+	// webhookPerEndpoint.
+	PerEndpoint int
 	// PauseBase and PauseMax set a partner's pause after a delivery that
 	// got no answer or a 429/503: PauseBase after the first in a row
 	// (0 means webhookPauseBase), doubling per further one up to PauseMax
@@ -226,7 +241,7 @@ func (d *WebhookDispatcher) inStore(ctx context.Context, call func(ctx context.C
 }
 
 // RunOnce claims the due events and delivers them, round-robin across
-// partners with at most PerPartner of one partner under way at once, and
+// partners with at most PerEndpoint to one receiver under way at once, and
 // reports how many it tried. A receiver whose delivery gets no answer or a
 // 429/503 is paused (PauseWebhookPartner): the events bound for it not yet
 // started, whichever partner's, are released unsent to the pause's end. The pass ends within PassTimeout and
@@ -268,11 +283,11 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 	if workers <= 0 {
 		workers = webhookWorkers
 	}
-	perPartner := d.PerPartner
-	if perPartner <= 0 {
-		perPartner = webhookPerPartner
+	perEndpoint := d.PerEndpoint
+	if perEndpoint <= 0 {
+		perEndpoint = webhookPerEndpoint
 	}
-	q := newBatchQueue(evs, perPartner, claimedAt.Add(webhookStartWindow))
+	q := newBatchQueue(evs, perEndpoint, claimedAt.Add(webhookStartWindow))
 	errs := make([]error, workers)
 	tried := make([]int, workers)
 	var wg sync.WaitGroup
@@ -368,7 +383,8 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if maxAttempts == 0 {
 		maxAttempts = 10
 	}
-	status, format, serr := d.Sender.Send(ctx, ev)
+	sent, serr := d.Sender.Send(ctx, ev)
+	status, format := sent.Status, sent.Format
 	if errors.Is(serr, ErrNoWebhookTarget) {
 		return false, nil
 	}
@@ -397,9 +413,14 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if !pause {
 		return answered, d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next) })
 	}
-	// Before anything is written, so that no worker starts another event
-	// bound for the endpoint meanwhile.
-	endpoint := endpointOf(ev)
+	// The receiver the try went to, which is the claim's unless the
+	// partner's setting changed since. Its events are taken out of the
+	// batch before anything is written, so that no worker starts another
+	// one bound for it meanwhile.
+	endpoint := sent.Endpoint
+	if endpoint == "" {
+		endpoint = endpointOf(ev)
+	}
 	rest := q.pause(endpoint)
 	pauseBase, pauseMax := d.PauseBase, d.PauseMax
 	if pauseBase == 0 {

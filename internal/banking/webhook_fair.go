@@ -6,11 +6,15 @@ import (
 	"time"
 )
 
-// webhookPerPartner is how many deliveries of one partner are under way at
-// once. A partner whose receiver hangs until the sender's timeout then
-// holds two of the workers, not all of them, while the others serve the
-// rest of the batch.
-const webhookPerPartner = 2
+// webhookPerEndpoint is how many deliveries to one receiver (an event's
+// Endpoint: a partner's own webhook, or the deployment default that every
+// partner without one shares) are under way at once. A receiver that hangs
+// until the sender's timeout then holds two of the workers, not all of
+// them, while the others serve the rest of the batch; and a receiver is
+// sent no more at once for having more partners: capped per partner, the
+// default's receiver took two deliveries at once from each of its
+// partners, up to all eight workers.
+const webhookPerEndpoint = 2
 
 // The pause of a partner after a delivery that got no answer or a 429/503:
 // webhookPauseBase after the first in a row, doubling per further one up
@@ -41,19 +45,21 @@ func pausesPartner(status int) bool {
 
 // batchQueue hands a claimed batch's events to the workers round-robin
 // across partners, in the order each partner's events fell due, with at
-// most perPartner of one partner under way at once. Events bound for a
-// receiver paused during the batch, and every event once the start window
-// is over, are taken out unsent for release.
+// most perEndpoint under way at once to one receiver (endpointOf), however
+// many partners send to it. Events bound for a receiver paused during the
+// batch, and every event once the start window is over, are taken out
+// unsent for release.
 type batchQueue struct {
-	mu         sync.Mutex
-	cond       *sync.Cond
-	partners   []*partnerQueue // in the order of each partner's first event
-	byClient   map[string]*partnerQueue
-	turn       int // where the round-robin looks first
-	left       int // events neither handed out nor taken out
-	perPartner int
-	startBy    time.Time
-	late       []WebhookEvent // taken out when the start window ended
+	mu          sync.Mutex
+	cond        *sync.Cond
+	partners    []*partnerQueue // in the order of each partner's first event
+	turn        int             // where the round-robin looks first
+	left        int             // events neither handed out nor taken out
+	perEndpoint int
+	// running counts the deliveries under way to each endpoint.
+	running map[string]int
+	startBy time.Time
+	late    []WebhookEvent // taken out when the start window ended
 	// onTrial counts the deliveries under way to each endpoint whose
 	// events came as probes (WebhookEvent.Probe) and that has not answered
 	// in this batch yet: one at a time, so a receiver still down is tried
@@ -63,19 +69,19 @@ type batchQueue struct {
 }
 
 type partnerQueue struct {
-	evs     []WebhookEvent // not yet handed out, oldest due first
-	running int
+	evs []WebhookEvent // not yet handed out, oldest due first
 }
 
-func newBatchQueue(evs []WebhookEvent, perPartner int, startBy time.Time) *batchQueue {
-	q := &batchQueue{byClient: map[string]*partnerQueue{}, left: len(evs), perPartner: perPartner, startBy: startBy,
+func newBatchQueue(evs []WebhookEvent, perEndpoint int, startBy time.Time) *batchQueue {
+	q := &batchQueue{left: len(evs), perEndpoint: perEndpoint, running: map[string]int{}, startBy: startBy,
 		onTrial: map[string]int{}, answered: map[string]bool{}}
 	q.cond = sync.NewCond(&q.mu)
+	byClient := map[string]*partnerQueue{}
 	for _, ev := range evs {
-		p := q.byClient[ev.ClientID]
+		p := byClient[ev.ClientID]
 		if p == nil {
 			p = &partnerQueue{}
-			q.byClient[ev.ClientID] = p
+			byClient[ev.ClientID] = p
 			q.partners = append(q.partners, p)
 		}
 		p.evs = append(p.evs, ev)
@@ -86,7 +92,8 @@ func newBatchQueue(evs []WebhookEvent, perPartner int, startBy time.Time) *batch
 // next is the event a worker delivers next; false when there is none to
 // start: the batch is done, ctx ended (what is left comes back when its
 // lease ends), or the start window is over (what is left is in late). It
-// waits while every partner with events left has perPartner under way.
+// waits while the endpoint of every partner with events left has
+// perEndpoint under way.
 func (q *batchQueue) next(ctx context.Context, now func() time.Time) (WebhookEvent, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -106,12 +113,12 @@ func (q *batchQueue) next(ctx context.Context, now func() time.Time) (WebhookEve
 		for i := range q.partners {
 			k := (q.turn + i) % len(q.partners)
 			p := q.partners[k]
-			if len(p.evs) == 0 || p.running >= q.perPartner || q.waitsForProbe(p.evs[0]) {
+			if len(p.evs) == 0 || q.running[endpointOf(p.evs[0])] >= q.perEndpoint || q.waitsForProbe(p.evs[0]) {
 				continue
 			}
 			ev := p.evs[0]
 			p.evs = p.evs[1:]
-			p.running++
+			q.running[endpointOf(ev)]++
 			if ev.Probe {
 				q.onTrial[endpointOf(ev)]++
 			}
@@ -130,13 +137,13 @@ func (q *batchQueue) waitsForProbe(ev WebhookEvent) bool {
 	return ev.Probe && q.onTrial[e] > 0 && !q.answered[e]
 }
 
-// done ends a delivery handed out by next, freeing its partner's slot;
+// done ends a delivery handed out by next, freeing its endpoint's slot;
 // answered says its receiver answered (anything but no answer or a
 // 429/503), which ends the one-at-a-time of a probed endpoint.
 func (q *batchQueue) done(ev WebhookEvent, answered bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.byClient[ev.ClientID].running--
+	q.running[endpointOf(ev)]--
 	if ev.Probe {
 		q.onTrial[endpointOf(ev)]--
 	}
@@ -148,7 +155,9 @@ func (q *batchQueue) done(ev WebhookEvent, answered bool) {
 
 // pause takes the events bound for endpoint not yet handed out out of the
 // batch, whichever partner's, and returns them, so that no worker starts
-// one while the pause is recorded.
+// one while the pause is recorded. A partner's own endpoint is keyed by its
+// ClientID, so its events claimed as the default's before it set a webhook
+// (which go to its own now) are taken out with it.
 func (q *batchQueue) pause(endpoint string) []WebhookEvent {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -156,7 +165,7 @@ func (q *batchQueue) pause(endpoint string) []WebhookEvent {
 	for _, p := range q.partners {
 		kept := p.evs[:0]
 		for _, ev := range p.evs {
-			if endpointOf(ev) == endpoint {
+			if endpointOf(ev) == endpoint || ev.ClientID == endpoint {
 				rest = append(rest, ev)
 			} else {
 				kept = append(kept, ev)

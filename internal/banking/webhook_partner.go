@@ -106,6 +106,10 @@ type WebhookTarget struct {
 	// Format is the body's format; empty is JSON (the deployment default
 	// has no format of its own).
 	Format string
+	// Endpoint is the receiver as pauses know it (WebhookEvent.Endpoint):
+	// the partner's ClientID for its own webhook, DefaultWebhookEndpoint
+	// for the deployment's. Target sets it; empty in Webhooks.Default.
+	Endpoint string
 }
 
 // Webhooks manages partners' webhook settings and resolves each event's
@@ -269,11 +273,13 @@ func (w *Webhooks) Target(ctx context.Context, clientID string) (WebhookTarget, 
 		if err != nil {
 			return WebhookTarget{}, err
 		}
-		return WebhookTarget{URL: set.URL, Secret: secret, Format: webhookFormat(set.Format)}, nil
+		return WebhookTarget{URL: set.URL, Secret: secret, Format: webhookFormat(set.Format), Endpoint: clientID}, nil
 	case !errors.Is(err, ErrNotFound):
 		return WebhookTarget{}, &TargetLookupError{Err: err}
 	case w.Default.URL != "":
-		return w.Default, nil
+		t := w.Default
+		t.Endpoint = DefaultWebhookEndpoint
+		return t, nil
 	}
 	return WebhookTarget{}, ErrNoWebhookTarget
 }

@@ -74,36 +74,38 @@ func WebhookSignature(secret, body []byte) string {
 }
 
 // Send posts ev and reports the format of the body, json or jose, which
-// the delivery log records with the attempt.
-func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int, string, error) {
+// the delivery log records with the attempt, and the receiver it went to
+// (the target's Endpoint), which a failure pauses.
+func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (banking.WebhookSent, error) {
 	wb := webhookBody{ev.ExternalID, ev.BankStatus, ev.BankComment, ev.EventTime.UTC().Format(time.RFC3339Nano)}
 	body, err := json.Marshal(wb)
 	if err != nil {
-		return 0, "", err
+		return banking.WebhookSent{}, err
 	}
 	target, err := s.Targets.Target(ctx, ev.ClientID)
 	if err != nil {
-		return 0, "", err
+		return banking.WebhookSent{}, err
 	}
-	format, contentType := banking.WebhookFormatJSON, "application/json"
+	sent := banking.WebhookSent{Format: banking.WebhookFormatJSON, Endpoint: target.Endpoint}
+	contentType := "application/json"
 	if target.Format == banking.WebhookFormatJOSE {
-		format = banking.WebhookFormatJOSE
+		sent.Format = banking.WebhookFormatJOSE
 		if s.JWS == nil {
-			return 0, format, errors.New("no bank signing key for a jose webhook")
+			return sent, errors.New("no bank signing key for a jose webhook")
 		}
 		payload, err := json.Marshal(joseWebhookBody{wb, ev.ClientID})
 		if err != nil {
-			return 0, format, err
+			return sent, err
 		}
 		jws, err := s.JWS.SignWebhook(payload)
 		if err != nil {
-			return 0, format, err
+			return sent, err
 		}
 		body, contentType = []byte(jws), joseContentType
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.URL, bytes.NewReader(body))
 	if err != nil {
-		return 0, format, err
+		return sent, err
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("X-Signature", WebhookSignature(target.Secret, body))
@@ -116,9 +118,10 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (int,
 	})
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, format, err
+		return sent, err
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode, format, nil
+	sent.Status = resp.StatusCode
+	return sent, nil
 }

@@ -55,7 +55,8 @@ func TestWebhookFormats(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &WebhookSender{Targets: fixedTarget{URL: partner.URL + "/hooks/sber", Secret: secret, Format: tc.format}, URLs: loopbackURLs, JWS: tc.jws}
-			st, format, err := s.Send(context.Background(), ev)
+			sent, err := s.Send(context.Background(), ev)
+			st, format := sent.Status, sent.Format
 			want := banking.WebhookFormatJSON
 			if tc.format == banking.WebhookFormatJOSE {
 				want = banking.WebhookFormatJOSE

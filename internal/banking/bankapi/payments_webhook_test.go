@@ -96,8 +96,8 @@ func TestWebhookRequestGolden(t *testing.T) {
 	s := &WebhookSender{Targets: fixedTarget{URL: partner.URL + "/hooks/sber", Secret: []byte("golden-secret-0001")}, URLs: loopbackURLs}
 	ev := banking.WebhookEvent{ClientID: "p1", ExternalID: "0f8fad5b-d9cb-469f-a165-70867728950e", BankStatus: "REQUISITEERROR",
 		BankComment: "Ошибка реквизитов", EventTime: time.Date(2026, 11, 22, 12, 0, 0, 123456000, time.UTC)}
-	if st, _, err := s.Send(context.Background(), ev); err != nil || st != 204 {
-		t.Fatalf("send: %d %v", st, err)
+	if sent, err := s.Send(context.Background(), ev); err != nil || sent.Status != 204 {
+		t.Fatalf("send: %d %v", sent.Status, err)
 	}
 	const golden = "testdata/webhook_final_status.golden"
 	if *updateWebhook {

@@ -203,8 +203,8 @@ func TestWebhookClientRedirectsAndScheme(t *testing.T) {
 	defer redirector.Close()
 	ev := banking.WebhookEvent{ExternalID: newUUID(710), BankStatus: "IMPLEMENTED", EventTime: payNow}
 	s := &WebhookSender{Targets: fixedTarget{URL: redirector.URL, Secret: []byte("redirect-secret-01")}, URLs: loopbackURLs}
-	if st, _, err := s.Send(context.Background(), ev); err != nil || st != http.StatusTemporaryRedirect {
-		t.Fatalf("redirect: %d %v", st, err)
+	if sent, err := s.Send(context.Background(), ev); err != nil || sent.Status != http.StatusTemporaryRedirect {
+		t.Fatalf("redirect: %d %v", sent.Status, err)
 	}
 	inner.Lock()
 	followed := innerCalls
@@ -214,7 +214,7 @@ func TestWebhookClientRedirectsAndScheme(t *testing.T) {
 	}
 	httpsOnly := &WebhookSender{Targets: fixedTarget{URL: target.URL, Secret: []byte("redirect-secret-01")},
 		URLs: banking.WebhookURLPolicy{AllowPrivate: true}}
-	_, _, err := httpsOnly.Send(context.Background(), ev)
+	_, err := httpsOnly.Send(context.Background(), ev)
 	inner.Lock()
 	defer inner.Unlock()
 	if !errors.Is(err, errPlainHTTPWebhook) || innerCalls != 0 {

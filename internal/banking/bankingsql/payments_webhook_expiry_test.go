@@ -18,12 +18,12 @@ type downSender struct {
 	received []banking.WebhookEvent
 }
 
-func (s *downSender) Send(ctx context.Context, ev banking.WebhookEvent) (int, string, error) {
+func (s *downSender) Send(ctx context.Context, ev banking.WebhookEvent) (banking.WebhookSent, error) {
 	if s.down {
-		return 0, banking.WebhookFormatJSON, errors.New("dial tcp 192.0.2.1:443: connect: connection refused")
+		return banking.WebhookSent{Format: banking.WebhookFormatJSON}, errors.New("dial tcp 192.0.2.1:443: connect: connection refused")
 	}
 	s.received = append(s.received, ev)
-	return 204, banking.WebhookFormatJSON, nil
+	return banking.WebhookSent{Status: 204, Format: banking.WebhookFormatJSON}, nil
 }
 
 // An event whose receiver is down is probed once per pause with no attempt

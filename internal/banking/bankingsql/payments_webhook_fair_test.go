@@ -379,3 +379,66 @@ func TestWebhookPauseAcrossDispatchers(t *testing.T) {
 		}
 	})
 }
+
+// oneURL sends the webhooks of the partners without a setting of their own
+// to the fake receiver's /default, one receiver as the deployment default
+// is, and those of the others to /<client_id>, as Webhooks.Target does.
+type oneURL struct {
+	url string
+	own map[string]bool
+}
+
+func (u oneURL) Target(_ context.Context, clientID string) (banking.WebhookTarget, error) {
+	if u.own[clientID] {
+		return banking.WebhookTarget{URL: u.url + "/" + clientID, Secret: []byte("s")}, nil
+	}
+	return banking.WebhookTarget{URL: u.url + "/default", Secret: []byte("s")}, nil
+}
+
+// The cap is per receiver, not per partner: the partners without a webhook
+// of their own share the deployment default's receiver, which gets at most
+// two deliveries at once whatever their number, while a partner with its
+// own receiver keeps a cap of its own beside them. Before, each partner of
+// the default had two under way, three partners six at one receiver.
+func TestWebhookInFlightCapPerReceiver(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		own  []string // partners with a webhook of their own
+	}{
+		{name: "three partners on the default"},
+		{name: "two on the default beside one of its own", own: []string{"c3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			partners := []string{"a1", "b2", "c3"}
+			storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+				at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+				s := NewPaymentStore(db)
+				own := map[string]bool{}
+				for _, p := range tc.own {
+					own[p] = true
+				}
+				for i, p := range partners {
+					queueEvents(t, s, p, 8, at.Add(time.Duration(i)*time.Second))
+				}
+				ownWebhooks(t, s, at, tc.own...)
+				rcv := newFairReceiver(t, 30*time.Millisecond)
+				d := &banking.WebhookDispatcher{Outbox: s, Now: func() time.Time { return at.Add(time.Hour) },
+					Sender: &bankapi.WebhookSender{Targets: oneURL{rcv.srv.URL, own}, Client: &http.Client{Timeout: 5 * time.Second}}}
+				rcv.pass(t, d)
+				for _, p := range partners {
+					if n := deliveredOf(t, db, p); n != 8 {
+						t.Errorf("%s: %d of 8 delivered", p, n)
+					}
+				}
+				if n := rcv.count(rcv.most, "default"); n > 2 {
+					t.Errorf("the default's receiver had %d deliveries under way at once, want at most 2", n)
+				}
+				for _, p := range tc.own {
+					if n := rcv.count(rcv.most, p); n != 2 {
+						t.Errorf("%s's own receiver had at most %d deliveries under way at once, want 2 beside the default's", p, n)
+					}
+				}
+			})
+		})
+	}
+}

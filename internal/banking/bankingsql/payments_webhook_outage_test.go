@@ -75,12 +75,12 @@ type targetSender struct {
 	received []banking.WebhookEvent
 }
 
-func (s *targetSender) Send(ctx context.Context, ev banking.WebhookEvent) (int, string, error) {
+func (s *targetSender) Send(ctx context.Context, ev banking.WebhookEvent) (banking.WebhookSent, error) {
 	if _, err := s.hooks.Target(ctx, ev.ClientID); err != nil {
-		return 0, "", err
+		return banking.WebhookSent{}, err
 	}
 	s.received = append(s.received, ev)
-	return 204, banking.WebhookFormatJSON, nil
+	return banking.WebhookSent{Status: 204, Format: banking.WebhookFormatJSON}, nil
 }
 
 // A final-status event queued before a database outage reaches its partner

@@ -19,7 +19,7 @@ type scriptSender struct {
 	sent    []banking.WebhookEvent
 }
 
-func (s *scriptSender) Send(_ context.Context, ev banking.WebhookEvent) (int, string, error) {
+func (s *scriptSender) Send(_ context.Context, ev banking.WebhookEvent) (banking.WebhookSent, error) {
 	s.sent = append(s.sent, ev)
 	c := s.codes[0]
 	s.codes = s.codes[1:]
@@ -28,9 +28,9 @@ func (s *scriptSender) Send(_ context.Context, ev banking.WebhookEvent) (int, st
 		format, s.formats = s.formats[0], s.formats[1:]
 	}
 	if c == 0 {
-		return 0, format, errors.New("connection refused")
+		return banking.WebhookSent{Format: format}, errors.New("connection refused")
 	}
-	return c, format, nil
+	return banking.WebhookSent{Status: c, Format: format}, nil
 }
 
 func TestWebhookOutbox(t *testing.T) {
