@@ -98,7 +98,7 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.webhookPause, "banking-webhook-pause", defaultWebhookPause, "pause of a partner's webhooks after a delivery with no answer or a 429/503: its other due events wait that long with no attempt counted; doubles per such delivery in a row up to --banking-webhook-max-pause (0: no pause)")
 	fs.DurationVar(&f.webhookMaxPause, "banking-webhook-max-pause", defaultWebhookMaxPause, "longest pause of a partner's webhooks (≥ --banking-webhook-pause)")
 	fs.IntVar(&f.webhookPerPartner, "banking-webhook-per-partner", 2, "webhook deliveries under way at once to one receiver (a partner's own URL, or the default URL all partners without one share), of the 8 the outbox runs (1–8): a receiver that hangs holds no more")
-	fs.DurationVar(&f.webhookMaxAge, "banking-webhook-max-age", defaultWebhookMaxAge, "age (from its eventTime) past which a pending webhook is failed for good instead of sent late, its delivery log saying so; after it the partner polls the payment's state (reference §12) (0: no limit)")
+	fs.DurationVar(&f.webhookMaxAge, "banking-webhook-max-age", defaultWebhookMaxAge, "age (from when it was queued, not its eventTime) past which a pending webhook is failed for good instead of sent late, its delivery log saying so; after it the partner polls the payment's state (reference §12) (0: no limit)")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
 }
 

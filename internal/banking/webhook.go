@@ -19,7 +19,10 @@ type WebhookEvent struct {
 	BankStatus  string    `json:"bankStatus"`
 	BankComment string    `json:"bankComment"`
 	EventTime   time.Time `json:"eventTime"`
-	Attempts    int       `json:"-"`
+	// CreatedAt is when the event was queued, from which MaxAge counts;
+	// zero (events queued before it was recorded) reads as EventTime.
+	CreatedAt time.Time `json:"-"`
+	Attempts  int       `json:"-"`
 	// Endpoint is the receiver the event goes to, as pauses know it
 	// (PauseWebhookPartner): its partner's ClientID when the partner has
 	// a webhook of its own, else DefaultWebhookEndpoint, the deployment's
@@ -82,6 +85,13 @@ type WebhookOutbox interface {
 	// with no attempt counted; an event no longer under the lease its
 	// claim set is left alone.
 	ReleaseWebhooks(ctx context.Context, evs []WebhookEvent, next time.Time) error
+	// ExpireParkedWebhooks fails for good up to limit of the events
+	// parked for want of a URL (DueWebhooks with configuredOnly) that
+	// were queued before queuedBefore and whose park is over at now, each
+	// with a delivery log entry of no HTTP status and reason as its error
+	// that spends no attempt; it returns how many. No claim hands those
+	// events out, so MaxAge reaches them only through it.
+	ExpireParkedWebhooks(ctx context.Context, now, queuedBefore time.Time, reason string, limit int) (int, error)
 }
 
 // WebhookSender posts one event; it returns what it sent where (WebhookSent)
@@ -161,13 +171,17 @@ type WebhookDispatcher struct {
 	// and never answers then fails the pass, which is reported and tried
 	// again, instead of holding every delivery behind it for good.
 	PassTimeout, StoreTimeout time.Duration
-	// MaxAge is how long after its EventTime an event may still be sent;
-	// 0 means no limit. Reference §12 has the partner poll a payment's
-	// state when no webhook came within 24 h, so a status that arrives
-	// later tells it nothing it has not read, and an event whose receiver
-	// never comes back would otherwise stay pending for good (probes
-	// spend no attempt). A claimed event past it is failed, with an entry
-	// in its delivery log saying so, instead of sent.
+	// MaxAge is how long after it was queued (CreatedAt) an event may
+	// still be sent; 0 means no limit. It counts from the queueing, not
+	// from EventTime, the status's own time, so that an event queued now
+	// about an older status is not expired at once. Reference §12 has the
+	// partner poll a payment's state when no webhook came within 24 h,
+	// so a status that arrives later tells it nothing it has not read,
+	// and an event whose receiver never comes back would otherwise stay
+	// pending for good (probes spend no attempt). A claimed event past it
+	// is failed, with an entry in its delivery log saying so, instead of
+	// sent; so is a parked one (ExpireParkedWebhooks), which no claim
+	// hands out.
 	MaxAge time.Duration
 }
 
@@ -268,6 +282,17 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 		now = d.Now
 	}
 	claimedAt := now()
+	if d.ConfiguredOnly && d.MaxAge > 0 {
+		// The events of partners with nowhere to send to are parked, never
+		// claimed: those past the limit are failed here, or they would
+		// stay in the outbox for good.
+		if err := d.inStore(ctx, func(ctx context.Context) error {
+			_, err := d.Outbox.ExpireParkedWebhooks(ctx, claimedAt, claimedAt.Add(-d.MaxAge), d.expiredReason(), webhookExpireBatch)
+			return err
+		}); err != nil {
+			return 0, err
+		}
+	}
 	var evs []WebhookEvent
 	err := d.inStore(ctx, func(ctx context.Context) (err error) {
 		evs, err = d.Outbox.DueWebhooks(ctx, claimedAt, webhookBatch, d.ConfiguredOnly)
@@ -342,13 +367,13 @@ func (d *WebhookDispatcher) expire(ctx context.Context, evs []WebhookEvent, now 
 	live := evs[:0:0]
 	var expired []WebhookEvent
 	for _, ev := range evs {
-		if now.Sub(ev.EventTime) > d.MaxAge {
+		if now.Sub(queuedAt(ev)) > d.MaxAge {
 			expired = append(expired, ev)
 		} else {
 			live = append(live, ev)
 		}
 	}
-	reason := "expired after " + shortDuration(d.MaxAge)
+	reason := d.expiredReason()
 	for _, ev := range expired {
 		a := WebhookAttempt{Attempt: ev.Attempts, At: now, Error: reason}
 		if err := d.inStore(ctx, func(ctx context.Context) error {
@@ -359,6 +384,25 @@ func (d *WebhookDispatcher) expire(ctx context.Context, evs []WebhookEvent, now 
 		}
 	}
 	return live, nil
+}
+
+// expiredReason is the error of an expired event's last log entry.
+func (d *WebhookDispatcher) expiredReason() string {
+	return "expired after " + shortDuration(d.MaxAge)
+}
+
+// webhookExpireBatch is how many parked events a pass fails at most: a
+// transaction of a few hundred small updates, so that a backlog of expired
+// events is cleared over a few passes without holding the outbox long.
+const webhookExpireBatch = 256
+
+// queuedAt is when ev was queued: its CreatedAt, else (an event queued
+// before that was recorded) its EventTime.
+func queuedAt(ev WebhookEvent) time.Time {
+	if ev.CreatedAt.IsZero() {
+		return ev.EventTime
+	}
+	return ev.CreatedAt
 }
 
 // shortDuration is d as a person writes it: 24h rather than 24h0m0s.

@@ -24,6 +24,9 @@ type PaymentStore struct {
 	hashes *crucialHashes
 	// batches are the group commit's statements (payments_stmts.go).
 	batches *batchStatements
+	// now is the clock of the outbox rows' created_at, when each was
+	// queued (WithClock); nil is the wall clock.
+	now func() time.Time
 }
 
 // NewPaymentStore wraps db (already migrated with MigratePayments).
@@ -51,6 +54,22 @@ var (
 func (s *PaymentStore) WithCommitDelay(d time.Duration) *PaymentStore {
 	s.creates.WithCommitDelay(d)
 	return s
+}
+
+// WithClock sets the clock that stamps each queued webhook with the time it
+// was queued (its created_at, from which the dispatcher's MaxAge counts);
+// the wall clock by default. Tests of the age limit set theirs.
+func (s *PaymentStore) WithClock(now func() time.Time) *PaymentStore {
+	s.now = now
+	return s
+}
+
+// queuedAt is the created_at of an outbox row written now (µs).
+func (s *PaymentStore) queuedAt() int64 {
+	if s.now != nil {
+		return micros(s.now())
+	}
+	return micros(time.Now())
 }
 
 // ExpectCreate announces a create request that will call CreatePayment with
@@ -83,18 +102,18 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 
 // recordHistory writes the status moves of the document stored under key
 // and, for a final status, queues its webhook for the document's partner
-// with the externalId the partner sent (payments_webhook_sent.go) — inside
-// the caller's transaction.
-func recordHistory(ctx context.Context, tx *sql.Tx, orgID, key, externalID, clientID string, history []banking.StatusChange) error {
+// with the externalId the partner sent (payments_webhook_sent.go), queued
+// at queued (µs, its created_at) — inside the caller's transaction.
+func recordHistory(ctx context.Context, tx *sql.Tx, orgID, key, externalID, clientID string, history []banking.StatusChange, queued int64) error {
 	for _, h := range history {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES ($1,$2,$3,$4,$5)`,
 			orgID, key, h.Status, h.Comment, micros(h.At)); err != nil {
 			return fmt.Errorf("record status: %w", err)
 		}
 		if banking.IsFinal(h.Status) {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id)
-				VALUES ($1,$2,$3,$4,$5,$6,$6,$7)`,
-				orgID, key, sentExternalID(key, externalID), h.Status, h.Comment, micros(h.At), clientID); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id, created_at)
+				VALUES ($1,$2,$3,$4,$5,$6,$6,$7,$8)`,
+				orgID, key, sentExternalID(key, externalID), h.Status, h.Comment, micros(h.At), clientID, queued); err != nil {
 				return fmt.Errorf("queue webhook: %w", err)
 			}
 		}
@@ -110,7 +129,11 @@ func (s *PaymentStore) CreatePayment(ctx context.Context, sp *banking.StoredPaym
 	if err != nil {
 		return err
 	}
-	return s.submit(ctx, sp, newPaymentOf(sp, doc, history))
+	p := newPaymentOf(sp, doc, history)
+	if len(p.final) > 0 {
+		p.queued = s.queuedAt()
+	}
+	return s.submit(ctx, sp, p)
 }
 
 // CreateProcessed is CreatePayment of a document whose history is the whole
@@ -264,7 +287,7 @@ func (s *PaymentStore) advance(ctx context.Context, orgID, externalID, from stri
 		if err != nil {
 			return err
 		}
-		return recordHistory(ctx, tx, orgID, key, sp.Doc.ExternalID, banking.PartnerOfChannel(sp.Channel), history)
+		return recordHistory(ctx, tx, orgID, key, sp.Doc.ExternalID, banking.PartnerOfChannel(sp.Channel), history, s.queuedAt())
 	})
 	if err != nil {
 		if banking.KindOf(err) != banking.KindInternal {

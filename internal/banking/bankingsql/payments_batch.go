@@ -38,6 +38,10 @@ type newPayment struct {
 	// (payments_walk_outbox.go).
 	final  []banking.StatusChange
 	client string
+	// queued is the created_at (µs) of the rows queued for final, the
+	// store's clock when the create was submitted; nil writes NULL, which
+	// reads as each row's event_time.
+	queued any
 }
 
 // newPaymentOf prepares sp and the moves of its creation for the committer.
@@ -115,7 +119,7 @@ const (
 	paymentsSkip = ` ON CONFLICT (org_id, external_id) DO NOTHING`
 	paymentsTail = paymentsSkip + ` RETURNING org_id, external_id`
 	historyHead  = `INSERT INTO banking_payment_history (org_id, external_id, status, comment, at) VALUES `
-	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id) VALUES `
+	webhooksHead = `INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id, created_at) VALUES `
 )
 
 func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, batch []*newPayment) ([]error, error) {
@@ -124,7 +128,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		return nil, fmt.Errorf("insert payments: %w", err)
 	}
 	hist := rowsInsert{stmts: stmts, shape: batchShape{head: historyHead, width: 5}}
-	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, width: 8}}
+	hooks := rowsInsert{stmts: stmts, shape: batchShape{head: webhooksHead, width: 9}}
 	outcomes := make([]error, len(batch))
 	for i, p := range batch {
 		if written != nil && !written[paymentKey(p)] {
@@ -136,7 +140,7 @@ func writePaymentBatch(ctx context.Context, tx *sql.Tx, stmts *batchStatements, 
 		}
 		for _, h := range p.final {
 			at := micros(h.At)
-			hooks.row(p.sp.OrgID, p.key, sentExternalID(p.key, p.sp.Doc.ExternalID), h.Status, h.Comment, at, at, p.client)
+			hooks.row(p.sp.OrgID, p.key, sentExternalID(p.key, p.sp.Doc.ExternalID), h.Status, h.Comment, at, at, p.client, p.queued)
 		}
 	}
 	if err := hist.exec(ctx, tx); err != nil {

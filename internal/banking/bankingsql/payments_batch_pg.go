@@ -26,8 +26,10 @@ func writePaymentBatchPostgres(ctx context.Context, q querier, batch []*newPayme
 	var h, w struct {
 		org, ext, status, comment, client []string
 		at                                []int64
-		// sent is the outbox rows' sent_external_id (w only).
-		sent []*string
+		// sent is the outbox rows' sent_external_id, queued their
+		// created_at (w only).
+		sent   []*string
+		queued []*int64
 	}
 	for _, p := range batch {
 		sp := p.sp
@@ -50,12 +52,17 @@ func writePaymentBatchPostgres(ctx context.Context, q querier, batch []*newPayme
 				sent = &p.sp.Doc.ExternalID
 			}
 			w.sent = append(w.sent, sent)
+			var queued *int64
+			if q, ok := p.queued.(int64); ok {
+				queued = &q
+			}
+			w.queued = append(w.queued, queued)
 		}
 	}
 	rows, err := q.QueryContext(ctx, postgresBatch,
 		d.org, d.ext, d.kind, d.doc, d.kopecks, d.status, d.comment, d.roles, d.channel, d.created, d.updated, d.walked,
 		h.org, h.ext, h.status, h.comment, h.at,
-		w.org, w.ext, w.status, w.comment, w.at, w.client, w.sent)
+		w.org, w.ext, w.status, w.comment, w.at, w.client, w.sent, w.queued)
 	if err != nil {
 		return nil, fmt.Errorf("insert payments: %w", err)
 	}
@@ -108,9 +115,9 @@ const postgresBatch = `WITH d AS (
 	JOIN d ON d.org_id = m.org_id AND d.external_id = m.external_id
 	ORDER BY m.n
 ), w AS (
-	INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id)
-	SELECT m.org_id, m.external_id, m.sent, m.status, m.comment, m.at, m.at, m.client_id
-	FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[], $23::text[], $24::text[]) AS m(org_id, external_id, status, comment, at, client_id, sent)
+	INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id, created_at)
+	SELECT m.org_id, m.external_id, m.sent, m.status, m.comment, m.at, m.at, m.client_id, m.queued
+	FROM unnest($18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[], $23::text[], $24::text[], $25::bigint[]) AS m(org_id, external_id, status, comment, at, client_id, sent, queued)
 	JOIN d ON d.org_id = m.org_id AND d.external_id = m.external_id
 )
 SELECT org_id, external_id FROM d`

@@ -122,7 +122,9 @@ func materializeOutboxTx(ctx context.Context, d sqldb.Dialect, tx *sql.Tx, limit
 		// document's final move: no comment, event and first attempt at
 		// the walk's time, the partner of its channel (PartnerOfChannel),
 		// and the externalId as the partner sent it when that is not the
-		// key (payments_webhook_sent.go).
+		// key (payments_webhook_sent.go). It was queued with its document,
+		// in the walk, not when it is materialized: its created_at is left
+		// NULL, which reads as its event_time, the walk's time.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhooks (org_id, external_id, sent_external_id, status, comment, event_time, next_at, client_id)
 			SELECT org_id, external_id, `+docSentExternalID(d)+`, $1, '', walked_at, walked_at,
 				CASE WHEN substr(channel, 1, $2) = $3 THEN substr(channel, $2 + 1) ELSE channel END

@@ -26,14 +26,15 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 		if configured, err = s.configuredPartners(ctx); err != nil {
 			return nil, err
 		}
-		if len(configured) == 0 {
-			// Nothing can be sent: leave the events as they are (and
-			// the walked documents' implied ones unwritten).
-			return nil, nil
-		}
 	}
-	if err := s.materializeOutbox(ctx); err != nil {
-		return nil, err
+	// With nowhere to send anything, the walked documents' implied events
+	// are left unwritten; the written ones are still parked below, so that
+	// the dispatcher's age limit finds them (ExpireParkedWebhooks) instead
+	// of their staying pending for good.
+	if len(configured) > 0 || !configuredOnly {
+		if err := s.materializeOutbox(ctx); err != nil {
+			return nil, err
+		}
 	}
 	due := `(w.state IN ('PENDING', 'PARKED') AND w.next_at <= $1)`
 	if !configuredOnly {
@@ -42,7 +43,7 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	// Whether the partner has a webhook of its own names the event's
 	// endpoint: its own, or the deployment default every other partner
 	// shares, paused as one receiver.
-	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, `+outboxExternalID+`, w.status, w.comment, w.event_time, w.attempts, w.client_id,
+	rows, err := s.db.R.QueryContext(ctx, `SELECT w.id, w.org_id, `+outboxExternalID+`, w.status, w.comment, w.event_time, COALESCE(w.created_at, w.event_time), w.attempts, w.client_id,
 		CASE WHEN EXISTS (SELECT 1 FROM banking_partner_webhooks p WHERE p.client_id = w.client_id) THEN 1 ELSE 0 END
 		FROM banking_payment_webhooks w
 		WHERE `+due+` ORDER BY w.next_at, w.id LIMIT $2`, micros(now), limit)
@@ -53,9 +54,9 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 	var out []banking.WebhookEvent
 	for rows.Next() {
 		var ev banking.WebhookEvent
-		var at int64
+		var at, queued int64
 		var own int
-		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &ev.Attempts, &ev.ClientID, &own); err != nil {
+		if err := rows.Scan(&ev.ID, &ev.OrgID, &ev.ExternalID, &ev.BankStatus, &ev.BankComment, &at, &queued, &ev.Attempts, &ev.ClientID, &own); err != nil {
 			return nil, err
 		}
 		ev.Endpoint = banking.DefaultWebhookEndpoint
@@ -63,6 +64,7 @@ func (s *PaymentStore) DueWebhooks(ctx context.Context, now time.Time, limit int
 			ev.Endpoint = ev.ClientID
 		}
 		ev.EventTime = time.UnixMicro(at).UTC()
+		ev.CreatedAt = time.UnixMicro(queued).UTC()
 		out = append(out, ev)
 	}
 	if err := rows.Err(); err != nil {
