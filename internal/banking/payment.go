@@ -44,9 +44,10 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 	return []byte(a), nil
 }
 
-// Kopecks parses the amount exactly: digits, at most two decimals, no
-// exponent. At least one digit comes before the dot and, after a dot, one
-// or two; a value past int64 fails. The 18-character limit of reference
+// Kopecks parses the amount exactly: digits, at most two decimals. At
+// least one digit comes before the dot and, after a dot, one or two; a
+// value past int64 fails. An exponent form is exponentKopecks's: exact in
+// kopecks or refused. The 18-character limit of reference
 // §5.6 is a rule for what a partner sends (MaxAmountLen, checked by the
 // validation), not for parsing: a stored document carries its amount as
 // FormatKopecks wrote it, two decimals added, and "1000000000000000" (16
@@ -64,12 +65,15 @@ func (a Amount) Kopecks() (int64, bool) {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c >= '0' && c <= '9':
+			// A third decimal or a long mantissa fail a plain amount but
+			// may be exact once an exponent follows (1.505e1, 1e-20 with
+			// twenty zeros before it).
 			if frac >= 2 {
-				return 0, false
+				return exponentOrFail(s)
 			}
 			d := int64(c - '0')
 			if k > (math.MaxInt64-d)/10 {
-				return 0, false
+				return exponentOrFail(s)
 			}
 			k = k*10 + d
 			if frac >= 0 {
@@ -79,6 +83,8 @@ func (a Amount) Kopecks() (int64, bool) {
 			}
 		case c == '.' && frac < 0:
 			frac = 0
+		case c == 'e' || c == 'E':
+			return exponentOrFail(s)
 		default:
 			return 0, false
 		}

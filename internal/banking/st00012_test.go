@@ -159,7 +159,7 @@ func TestPaymentST00012Refuses(t *testing.T) {
 	noAcc := st00012ExampleDoc()
 	noAcc.PayeeAccount = ""
 	badSum := st00012ExampleDoc()
-	badSum.Amount = "1e3"
+	badSum.Amount = "1e-3" // below the kopeck
 	for _, tc := range []struct {
 		name  string
 		doc   Payment

@@ -396,8 +396,8 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 		}
 	}
 	if required(p, "amount", string(d.Amount)) {
-		if k, ok := d.Amount.Kopecks(); !ok || k <= 0 || len(d.Amount) > MaxAmountLen {
-			p.add("amount", "сумма больше 0, не более 2 знаков после точки, не длиннее 18 символов")
+		if msg := amountInputFault(d.Amount, "сумма", true); msg != "" {
+			p.add("amount", msg)
 		}
 	}
 	if d.DeliveryKind != "" && !slices.Contains(deliveryKind, d.DeliveryKind) {
@@ -414,8 +414,8 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 			p.add("vat.rate", "ставка НДС: до 2 цифр")
 		}
 		if d.VAT.Amount != "" {
-			if _, ok := d.VAT.Amount.Kopecks(); !ok || len(d.VAT.Amount) > MaxAmountLen {
-				p.add("vat.amount", "сумма НДС: не более 2 знаков после точки")
+			if msg := amountInputFault(d.VAT.Amount, "сумма НДС", false); msg != "" {
+				p.add("vat.amount", msg)
 			}
 		}
 	}

@@ -118,7 +118,16 @@ func TestAmountKopecks(t *testing.T) {
 		want bool
 	}{
 		{"100", 10000, true}, {"100.5", 10050, true}, {"0.01", 1, true}, {"12345678901234.99", 1234567890123499, true},
-		{"1.001", 0, false}, {"1e3", 0, false}, {"-1", 0, false}, {"1.", 0, false},
+		{"1.001", 0, false}, {"-1", 0, false}, {"1.", 0, false},
+		// Exponent forms (JSON allows them; Jackson writes BigDecimal so)
+		// count when exact in kopecks, parsed from the digits.
+		{"1e3", 100000, true}, {"1.5E+3", 150000, true}, {"1.505e1", 1505, true}, {"1.500E0", 150, true},
+		{"1e-2", 1, true}, {"100e-4", 1, true}, {"0.29e0", 29, true}, {"0e-999999999999", 0, true},
+		{"1234567890123456.78E0", 123456789012345678, true}, {"9223372036854775807e-2", math.MaxInt64, true},
+		{"1e-3", 0, false}, {"1.005e0", 0, false}, {"1e17", 0, false}, {"9223372036854775808e-2", 0, false},
+		{"1e99999999999999999999", 0, false}, {"1e-99999999999999999999", 0, false},
+		{"1e", 0, false}, {"1e+", 0, false}, {"e3", 0, false}, {".5e1", 0, false}, {"1.e1", 0, false}, {"1e1.5", 0, false},
+		{"1e3e3", 0, false}, {"-1e3", 0, false}, {"1e--3", 0, false},
 		// Longer than a partner may send, but what FormatKopecks writes for
 		// an accepted "1234567890123456.9" or "1000000000000000": a stored
 		// document must read back.
