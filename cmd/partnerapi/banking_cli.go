@@ -19,7 +19,7 @@ import (
 )
 
 const bankingUsage = `usage: partnerapi banking COMMAND [flags]
-  token --scope "PAY_DOC_RU ..." [--org ORG] [--user USER] [--client CLIENT_ID]
+  token --scope "PAY_DOC_RU ..." [--org ORG] [--user USER] [--client CLIENT_ID]   (scopes of reference §2 only)
   org create --name N --inn INN [--kpp KPP] [--ogrn OGRN] [--full-name N] [--address A]
   account add --org ORG --number 20DIGITS --bic BIC [--corr CORR] [--status OPEN]
   user create --org ORG --login L [--name N] [--email E] [--phone +7…] [--password P] [--signing-method Token|OneTimePassword]
@@ -118,6 +118,12 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				scopes := banking.ParseScopes(scope)
 				if len(scopes) == 0 {
 					return nil, errors.New("--scope is required")
+				}
+				// A token's scopes only open this API's operations, so a
+				// misspelt one would give a token every call refuses with
+				// 403 and no hint why.
+				if bad := banking.UnknownScopes(scopes); len(bad) > 0 {
+					return nil, fmt.Errorf("--scope: unknown scope %s; known scopes: %s", strings.Join(bad, " "), strings.Join(banking.Scopes, " "))
 				}
 				if _, err := id.Store.GetOrg(ctx, org); err != nil {
 					return nil, flagNotFound("--org", org, "organisation", err)

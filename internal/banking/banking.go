@@ -21,6 +21,27 @@ const (
 	ScopeOpenID                = "openid"
 )
 
+// Scopes is every scope this API grants access by (reference §2), in the
+// reference's order. Only the provisioning CLI refuses a scope outside it:
+// the OAuth endpoints take any, since real clients ask for the provider's
+// other services and for claim names in the same scope string
+// (open-condo-software/condo and the SDK samples send "openid ... inn email
+// accounts ..."), and refusing those would break their sign-in.
+var Scopes = []string{ScopePayDocRU, ScopePayDocRUInvoice, ScopePayDocRUInvoiceAny, ScopePayDocRUInvoiceBudget,
+	ScopeBusinessCardLimit, ScopeGetCryptoInfo, ScopeGetCryptoInfoEIO, ScopeGetClientAccounts, ScopeOpenID}
+
+// UnknownScopes returns those of requested that are not in Scopes, in
+// request order.
+func UnknownScopes(requested []string) []string {
+	var out []string
+	for _, s := range requested {
+		if !slices.Contains(Scopes, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Principal is who an access token speaks for: a user of a client
 // organisation, through a partner application, with scopes.
 type Principal struct {
