@@ -20,9 +20,9 @@ import (
 
 const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   token --scope "PAY_DOC_RU ..." [--org ORG] [--user USER] [--client CLIENT_ID]   (scopes of reference §2 only)
-  org create --name N --inn INN [--kpp KPP] [--ogrn OGRN] [--full-name N] [--address A]
+  org create --name N --inn INN [--kpp KPP] [--ogrn OGRN] [--full-name N] [--address A] [--ter-bank NAME]
   account add --org ORG --number 20DIGITS --bic BIC [--corr CORR] [--status OPEN]
-  user create --org ORG --login L [--name N] [--email E] [--phone +7…] [--password P] [--signing-method Token|OneTimePassword]
+  user create --org ORG --login L [--name N] [--email E] [--phone +7…] [--password P] [--executive] [--signing-method Token|OneTimePassword]
   user signing-method --user USER --signing-method Token|OneTimePassword
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
   cert list --user USER | --org ORG   (each certificate's uuid, role, type, active, issuer, serial and validity)
@@ -173,6 +173,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&o.KPP, "kpp", "", "KPP (9 digits)")
 				fs.StringVar(&o.OGRN, "ogrn", "", "OGRN (13 or 15 digits)")
 				fs.StringVar(&o.JuridicalAddress, "address", "", "registered address (user-info's orgJuridicalAddress)")
+				fs.StringVar(&o.TerBank, "ter-bank", "", "territorial bank serving it (user-info's terBank); empty: the territorial bank of its accounts' BIC, else empty")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
 				// The model's own message names its fields in Russian, not
@@ -236,6 +237,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&u.Email, "email", "", "e-mail")
 				fs.StringVar(&u.Phone, "phone", "", "phone number in international form, +7… (user-info's phone_number)")
 				fs.StringVar(&password, "password", "", "password (stored hashed); empty: no interactive login")
+				fs.BoolVar(&u.Executive, "executive", false, "the user is the organisation's sole executive body, its director (user-info's individualExecutiveAgency 1)")
 				fs.StringVar(&u.SigningMethod, "signing-method", banking.SigningToken, "signing tool type: Token (a certificate key) or OneTimePassword (only these users may confirm payments by QR outside the sandbox)")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {

@@ -42,9 +42,9 @@ func TestBankingIdentityCLI(t *testing.T) {
 	dir := t.TempDir()
 	st := []string{"--data-dir", dir, "--banking-contour", "test"}
 	org := bankingCLI(t, "", append([]string{"org", "create", "--name", "ООО Тест", "--inn", "7707083893", "--kpp", "773601001", "--ogrn", "1027700132195",
-		"--address", "101000, г. Москва, ул. Мясницкая, д. 1"}, st...)...)["id"].(string)
+		"--address", "101000, г. Москва, ул. Мясницкая, д. 1", "--ter-bank", "Байкальский Банк Сбербанка РФ"}, st...)...)["id"].(string)
 	bankingCLI(t, "", append([]string{"account", "add", "--org", org, "--number", "40702810538833411733", "--bic", "044525225", "--corr", "30101810400000000225"}, st...)...)
-	user := bankingCLI(t, "", append([]string{"user", "create", "--org", org, "--login", "ivanov", "--password", "pw", "--phone", "+79161234567"}, st...)...)["id"].(string)
+	user := bankingCLI(t, "", append([]string{"user", "create", "--org", org, "--login", "ivanov", "--password", "pw", "--phone", "+79161234567", "--executive"}, st...)...)["id"].(string)
 	app := bankingCLI(t, "", append([]string{"app", "create", "--name", "Partner", "--redirect-uri", "https://p/cb"}, st...)...)
 	if len(app["client_secret"].(string)) != 40 {
 		t.Fatalf("app %v", app)
@@ -102,8 +102,10 @@ func TestBankingIdentityCLI(t *testing.T) {
 	if err != nil || p.OrgID != org || p.UserID != user {
 		t.Fatalf("principal %+v %v", p, err)
 	}
-	// The address and phone given to the CLI are user-info's claims.
-	if ui, err := id.UserInfo(context.Background(), p); err != nil || ui.OrgJuridicalAddress != "101000, г. Москва, ул. Мясницкая, д. 1" || ui.PhoneNumber != "+79161234567" {
+	// The address, phone, territorial bank and executive given to the CLI
+	// are user-info's claims.
+	if ui, err := id.UserInfo(context.Background(), p); err != nil || ui.OrgJuridicalAddress != "101000, г. Москва, ул. Мясницкая, д. 1" || ui.PhoneNumber != "+79161234567" ||
+		ui.TerBank != "Байкальский Банк Сбербанка РФ" || ui.IndividualExecutiveAgency != 1 {
 		t.Fatalf("user-info %+v %v", ui, err)
 	}
 	v := banking.NewSignatureVerifier(banking.ContourTest, ids)

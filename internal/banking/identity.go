@@ -43,6 +43,10 @@ type Organisation struct {
 	// JuridicalAddress is the registered address user-info names as
 	// orgJuridicalAddress (reference §3); "" when the bank was not told.
 	JuridicalAddress string
+	// TerBank is the territorial bank serving the organisation, user-info's
+	// terBank (reference §3); "" reads it from the accounts' BICs
+	// (TerritorialBank).
+	TerBank string
 }
 
 // Account states (reference §10).
@@ -78,6 +82,10 @@ type User struct {
 	// SigningMethod is the user's signing tool type (reference §4.2):
 	// SigningToken or SigningOneTimePassword; empty means SigningToken.
 	SigningMethod string
+	// Executive tells that the user is the organisation's sole executive
+	// body (ЕИО: its director or the entrepreneur), user-info's
+	// individualExecutiveAgency.
+	Executive bool
 }
 
 // Signing tool types of a user. Reference §4.2 names OneTimePassword (the

@@ -187,23 +187,31 @@ func (id *Identity) Revoke(ctx context.Context, clientID, token string) error {
 // OrgName, orgJuridicalAddress, email, userGuid and phone_number, and
 // reads phone_number as a string.
 type UserInfo struct {
-	Sub                 string            `json:"sub"`
-	Iss                 string            `json:"iss"`
-	Aud                 string            `json:"aud"`
-	INN                 string            `json:"inn"`
-	OrgName             string            `json:"OrgName"`
-	OrgFullName         string            `json:"orgFullName"`
-	OrgJuridicalAddress string            `json:"orgJuridicalAddress"`
-	OrgKPP              string            `json:"orgKpp"`
-	OrgOGRN             string            `json:"orgOgrn"`
-	OrgLawForm          string            `json:"orgLawForm"`
-	OrgLawFormShort     string            `json:"orgLawFormShort"`
-	HashOrgID           string            `json:"HashOrgId"`
-	UserGUID            string            `json:"userGuid"`
-	UserCryptoType      string            `json:"userCryptoType"`
-	PhoneNumber         string            `json:"phone_number"`
-	Email               string            `json:"email"`
-	Accounts            []UserInfoAccount `json:"accounts"`
+	Sub                 string `json:"sub"`
+	Iss                 string `json:"iss"`
+	Aud                 string `json:"aud"`
+	INN                 string `json:"inn"`
+	OrgName             string `json:"OrgName"`
+	OrgFullName         string `json:"orgFullName"`
+	OrgJuridicalAddress string `json:"orgJuridicalAddress"`
+	OrgKPP              string `json:"orgKpp"`
+	OrgOGRN             string `json:"orgOgrn"`
+	OrgLawForm          string `json:"orgLawForm"`
+	OrgLawFormShort     string `json:"orgLawFormShort"`
+	HashOrgID           string `json:"HashOrgId"`
+	UserGUID            string `json:"userGuid"`
+	TerBank             string `json:"terBank"`
+	UserSignatureType   string `json:"userSignatureType"`
+	UserCryptoType      string `json:"userCryptoType"`
+	// IndividualExecutiveAgency is 1 for the organisation's sole executive
+	// body, else 0: a number, as the provider's samples carry it.
+	IndividualExecutiveAgency int `json:"individualExecutiveAgency"`
+	// IsIdentified tells that the user holds an active signing
+	// certificate, which the bank issues only to a person it identified.
+	IsIdentified bool              `json:"isIdentified"`
+	PhoneNumber  string            `json:"phone_number"`
+	Email        string            `json:"email"`
+	Accounts     []UserInfoAccount `json:"accounts"`
 }
 
 // userCryptoType is user-info's name of a user's signing tool (reference
@@ -237,6 +245,11 @@ func (id *Identity) UserInfo(ctx context.Context, p Principal) (UserInfo, error)
 	if err != nil {
 		return UserInfo{}, err
 	}
+	certs, err := id.Store.ListCertificates(ctx, u.ID)
+	if err != nil {
+		return UserInfo{}, err
+	}
+	signs := signingRights(certs)
 	// HashOrgId is the organisation's hash as 64 lower-case hex digits, the
 	// shape of condo's real user-info samples and of the payeeOrgIdHash an
 	// invoice draft names a payee organisation by (reference §4.1), so a
@@ -245,7 +258,9 @@ func (id *Identity) UserInfo(ctx context.Context, p Principal) (UserInfo, error)
 	ui := UserInfo{Sub: u.ID, Iss: "partnerapi", Aud: p.PartnerID, INN: org.INN, OrgName: org.Name,
 		OrgFullName: org.FullName, OrgJuridicalAddress: org.JuridicalAddress, OrgKPP: org.KPP, OrgOGRN: org.OGRN,
 		OrgLawForm: org.FormFull(), OrgLawFormShort: org.Form(),
-		HashOrgID: hex.EncodeToString(h[:]), UserGUID: u.ID, UserCryptoType: userCryptoType(u),
+		HashOrgID: hex.EncodeToString(h[:]), UserGUID: u.ID, TerBank: TerritorialBank(org, accts),
+		UserSignatureType: userSignatureType(signs), UserCryptoType: userCryptoType(u),
+		IndividualExecutiveAgency: executiveClaim(u), IsIdentified: len(signs.Roles) > 0,
 		PhoneNumber: u.Phone, Email: u.Email, Accounts: []UserInfoAccount{}}
 	for _, a := range accts {
 		ui.Accounts = append(ui.Accounts, UserInfoAccount{a.Number, a.BIC, a.CorrAccount})

@@ -89,7 +89,7 @@ func SandboxSeed() (SeedData, error) {
 			{Number: SandboxAccount, OrgID: SandboxOrgID, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount, Currency: "810", Name: "Расчётный счёт", Status: AccountOpen, OpenDate: "2020-01-01"},
 			{Number: SandboxAccount2, OrgID: SandboxOrgID, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount, Currency: "810", Name: "Расчётный счёт 2", Status: AccountOpen, OpenDate: "2021-06-01"},
 		},
-		Users:  []User{{ID: SandboxUserID, OrgID: SandboxOrgID, Login: SandboxUserLogin, Name: "Иванов Иван Иванович", Email: "sandbox@example.com", Phone: SandboxUserPhone, PasswordHash: pw}},
+		Users:  []User{{ID: SandboxUserID, OrgID: SandboxOrgID, Login: SandboxUserLogin, Name: "Иванов Иван Иванович", Email: "sandbox@example.com", Phone: SandboxUserPhone, PasswordHash: pw, Executive: true}},
 		Apps:   []PartnerApp{{ClientID: SandboxClientID, Name: "Sandbox partner", SecretHash: HashSecret(NewClientSecret()), RedirectURIs: []string{SandboxRedirectURI}}},
 		Offers: [][2]string{{SandboxClientID, SandboxAccount}, {SandboxClientID, SandboxAccount2}},
 	}

@@ -66,8 +66,8 @@ func idBool(b bool) int {
 const idIgnoreDup = " ON CONFLICT DO NOTHING"
 
 func insertOrg(ctx context.Context, e idExecer, o banking.Organisation, suffix string) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO banking_orgs (id, name, full_name, inn, kpp, ogrn, juridical_address) VALUES ($1,$2,$3,$4,$5,$6,$7)`+suffix,
-		o.ID, o.Name, o.FullName, o.INN, o.KPP, o.OGRN, o.JuridicalAddress)
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_orgs (id, name, full_name, inn, kpp, ogrn, juridical_address, ter_bank) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`+suffix,
+		o.ID, o.Name, o.FullName, o.INN, o.KPP, o.OGRN, o.JuridicalAddress, o.TerBank)
 	return idInsertErr("org", err)
 }
 
@@ -78,8 +78,8 @@ func insertAccount(ctx context.Context, e idExecer, a banking.Account, suffix st
 }
 
 func insertUser(ctx context.Context, e idExecer, u banking.User, suffix string) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO banking_users (id, org_id, login, name, email, password_hash, signing_method, phone) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`+suffix,
-		u.ID, u.OrgID, u.Login, u.Name, u.Email, u.PasswordHash, u.SigningMethodOf(), u.Phone)
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_users (id, org_id, login, name, email, password_hash, signing_method, phone, executive) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`+suffix,
+		u.ID, u.OrgID, u.Login, u.Name, u.Email, u.PasswordHash, u.SigningMethodOf(), u.Phone, idBool(u.Executive))
 	return idInsertErr("user", err)
 }
 
@@ -126,8 +126,8 @@ func (s *IdentityStore) CreateOrg(ctx context.Context, o banking.Organisation) e
 func (s *IdentityStore) GetOrg(ctx context.Context, id string) (banking.Organisation, error) {
 	return cachedOrg(s.db, id, func() (banking.Organisation, error) { // token_cache.go
 		var o banking.Organisation
-		err := s.db.R.QueryRowContext(ctx, `SELECT id, name, full_name, inn, kpp, ogrn, juridical_address FROM banking_orgs WHERE id = $1`, id).
-			Scan(&o.ID, &o.Name, &o.FullName, &o.INN, &o.KPP, &o.OGRN, &o.JuridicalAddress)
+		err := s.db.R.QueryRowContext(ctx, `SELECT id, name, full_name, inn, kpp, ogrn, juridical_address, ter_bank FROM banking_orgs WHERE id = $1`, id).
+			Scan(&o.ID, &o.Name, &o.FullName, &o.INN, &o.KPP, &o.OGRN, &o.JuridicalAddress, &o.TerBank)
 		return o, idNotFound(err)
 	})
 }
@@ -184,12 +184,18 @@ func (s *IdentityStore) CreateUser(ctx context.Context, u banking.User) error {
 	})
 }
 
-const userCols = `id, org_id, login, name, email, password_hash, signing_method, phone`
+const userCols = `id, org_id, login, name, email, password_hash, signing_method, phone, executive`
+
+func scanUser(sc interface{ Scan(...any) error }) (banking.User, error) {
+	var u banking.User
+	var executive int
+	err := sc.Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash, &u.SigningMethod, &u.Phone, &executive)
+	u.Executive = executive != 0
+	return u, err
+}
 
 func (s *IdentityStore) getUser(ctx context.Context, where string, arg string) (banking.User, error) {
-	var u banking.User
-	err := s.db.R.QueryRowContext(ctx, `SELECT `+userCols+` FROM banking_users WHERE `+where+` = $1`, arg).
-		Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash, &u.SigningMethod, &u.Phone)
+	u, err := scanUser(s.db.R.QueryRowContext(ctx, `SELECT `+userCols+` FROM banking_users WHERE `+where+` = $1`, arg))
 	return u, idNotFound(err)
 }
 
@@ -209,8 +215,8 @@ func (s *IdentityStore) ListUsers(ctx context.Context, orgID string) ([]banking.
 	defer rows.Close()
 	var out []banking.User
 	for rows.Next() {
-		var u banking.User
-		if err := rows.Scan(&u.ID, &u.OrgID, &u.Login, &u.Name, &u.Email, &u.PasswordHash, &u.SigningMethod, &u.Phone); err != nil {
+		u, err := scanUser(rows)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, u)

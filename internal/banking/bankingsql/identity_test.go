@@ -31,6 +31,9 @@ func TestIdentityStoreConformance(t *testing.T) {
 		if err != nil || len(certs) != 4 {
 			t.Fatalf("certs %d %v", len(certs), err)
 		}
+		if u, err := s.GetUser(ctx, banking.SandboxUserID); err != nil || !u.Executive {
+			t.Fatalf("the sandbox user is its organisation's executive: %+v %v", u, err)
+		}
 		accts, err := s.ListAccounts(ctx, banking.SandboxOrgID)
 		if err != nil || len(accts) != 2 || accts[0].Number != banking.SandboxAccount {
 			t.Fatalf("accounts %+v %v", accts, err)
@@ -43,7 +46,8 @@ func TestIdentityStoreConformance(t *testing.T) {
 		}
 
 		t.Run("entities", func(t *testing.T) {
-			o := banking.Organisation{ID: "org2", Name: "Б", FullName: "ББ", INN: "7707083893", KPP: "773601001", OGRN: "1027700132195"}
+			o := banking.Organisation{ID: "org2", Name: "Б", FullName: "ББ", INN: "7707083893", KPP: "773601001", OGRN: "1027700132195",
+				TerBank: "Северо-Западный Банк Сбербанка РФ"}
 			if err := s.CreateOrg(ctx, o); err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +72,7 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if err := s.AddAccount(ctx, bad); !errors.Is(err, banking.ErrNotFound) {
 				t.Fatalf("account of unknown org: %v", err)
 			}
-			u := banking.User{ID: "u2", OrgID: "org2", Login: "b", Name: "Б", Email: "b@x", PasswordHash: "h"}
+			u := banking.User{ID: "u2", OrgID: "org2", Login: "b", Name: "Б", Email: "b@x", PasswordHash: "h", Executive: true}
 			if err := s.CreateUser(ctx, u); err != nil {
 				t.Fatal(err)
 			}
