@@ -30,7 +30,8 @@ func TestSmarthomeAppChangesCLI(t *testing.T) {
 	provision(t, ts.dataDir, "agent", "ctl") // the gate serves registered agents only
 	const l1 = `{"id":"l1","name":"L1","default_name":"L1","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
 	const l2 = `{"id":"l2","name":"L2","default_name":"L2","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
-	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl", `{"devices":[`+l1+`,`+l2+`]}`)
+	const l3 = `{"id":"l3","name":"L3","default_name":"L3","model":{"id":"L","manufacturer":"U","model":"U","category":"light","features":["online","on_off"]}}`
+	configureAgent(t, broker.URL(), homemqtt.DefaultRoot, "ctl", `{"devices":[`+l1+`,`+l2+`,`+l3+`]}`)
 	down := homemqtt.DefaultRoot + "/ctl/down/"
 	c, got := subscribedAgent(t, broker.URL(), "ctl-cli-test", down+"#")
 	env := map[string]string{"PARTNERAPI_ADMIN_PASSWORD": admin.pass, "PARTNERAPI_SMARTHOME_URL": ts.urls["smarthome"]}
@@ -71,13 +72,16 @@ func TestSmarthomeAppChangesCLI(t *testing.T) {
 
 	// The agent answers the config request without l2, taken off the
 	// controller: the gate forgets it, so renaming it is the server's 404.
-	if tok := c.Publish(homemqtt.DefaultRoot+"/ctl/up/config", 1, false, `{"devices":[`+l1+`]}`); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+	// (A list of l1 alone would be read as the answer to the rename and
+	// the move of l1 sent before, which agents answer with a config of
+	// that device: smarthome.Agent Config.)
+	if tok := c.Publish(homemqtt.DefaultRoot+"/ctl/up/config", 1, false, `{"devices":[`+l1+`,`+l3+`]}`); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())
 	}
 	select {
 	case m := <-got:
-		if m.Topic() != down+"status_request" || string(m.Payload()) != `{"devices":["l1"]}` {
-			t.Fatalf("after the answer to the config request the agent got %s %s, want a status_request for l1", m.Topic(), m.Payload())
+		if m.Topic() != down+"status_request" || string(m.Payload()) != `{"devices":["l1","l3"]}` {
+			t.Fatalf("after the answer to the config request the agent got %s %s, want a status_request for l1 and l3", m.Topic(), m.Payload())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no status_request after the answer to the config request")

@@ -13,6 +13,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"partnerapi/internal/smarthome"
 	"partnerapi/internal/testenv"
 )
 
@@ -78,6 +79,9 @@ func TestSmarthomeMQTTGateSurvivesBrokerRestart(t *testing.T) {
 	agent := provision(t, dir, "agent", "agent-r")
 	admin := provision(t, dir, "admin", "root")
 	agent.base, admin.base = base, base
+	// The gate read the registered agents when it started; a credential
+	// another process creates is seen within twice the recheck.
+	time.Sleep(3 * smarthome.DefaultRecheck)
 	connected := func(want string) func() bool {
 		return func() bool {
 			_, body := get(t, base+"/metrics")

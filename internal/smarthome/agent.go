@@ -234,7 +234,13 @@ func (a *Agent) AskConfig() bool {
 //     whole list) merge to the same devices;
 //   - a request the agent does not answer in FullConfigWait expires, and
 //     its configs merge again (a config held for an unreadable catalog
-//     and checked after that merges too: merging never loses a device).
+//     and checked after that merges too: merging never loses a device);
+//   - an agent that does not answer renames or moves with a config, and
+//     whose whole list is nothing but a device renamed or moved in the
+//     last FullConfigWait and hubs, has that list merged: a device taken
+//     off its controller then stays the gate's until the next config
+//     request, the price of never dropping devices on MQTT-SberGate's
+//     answers to renames.
 //
 // A config the agent sends first, after the gate started, has nothing to
 // be merged into, so it is the whole list as far as the gate knows.
