@@ -118,7 +118,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 			return built{}, err
 		}
 	}
-	verifier := banking.NewSignatureVerifier(contour, store)
+	// Certificates' validity periods are checked on the identity service's
+	// clock, the one /v1/crypto reports their active flag by.
+	verifier := banking.NewSignatureVerifierAt(contour, store, identity.Now)
 	cards, err := newCards(ctx, d.db, contour, verifier, m.jwsClients, m.timeZone, m.jwsReversed) // banking_cards_cli.go
 	if err != nil {
 		return built{}, err

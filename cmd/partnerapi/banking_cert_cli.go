@@ -20,7 +20,8 @@ func init() {
 // certListEntry is one certificate as `banking cert list` prints it.
 // Active is the operator's flag (cert activate / deactivate); the
 // validity period is the certificate's own, empty when its DER does not
-// parse.
+// parse; ActiveNow is both together at the wall clock, what /v1/crypto
+// reports as active and whether the bank takes signatures made with it.
 type certListEntry struct {
 	UUID      string `json:"uuid"`
 	User      string `json:"user"`
@@ -28,6 +29,7 @@ type certListEntry struct {
 	Role      string `json:"role"`
 	Type      string `json:"type"`
 	Active    bool   `json:"active"`
+	ActiveNow bool   `json:"activeNow"`
 	Issuer    string `json:"issuer"`
 	Serial    string `json:"serial"`
 	NotBefore string `json:"notBefore,omitempty"`
@@ -36,7 +38,7 @@ type certListEntry struct {
 
 func newCertListEntry(c banking.Certificate) certListEntry {
 	e := certListEntry{UUID: c.UUID, User: c.UserID, Org: c.OrgID, Role: string(c.Role), Type: c.TypeName,
-		Active: c.Active, Issuer: c.Issuer, Serial: c.Serial}
+		Active: c.Active, ActiveNow: c.UsableAt(time.Now()), Issuer: c.Issuer, Serial: c.Serial}
 	if cert, err := gost.ParseCertificate(c.DER); err == nil {
 		e.NotBefore, e.NotAfter = cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339)
 	}

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/gost"
 )
 
 // certCLI runs `partnerapi banking args...` against w's data and contour
@@ -172,5 +176,74 @@ func TestBankingCertCLIErrors(t *testing.T) {
 		if !e.Active || e.Role == "" || e.Type == "" || e.Issuer == "" || e.Serial == "" || e.NotBefore == "" || e.NotAfter == "" {
 			t.Errorf("entry %+v", e)
 		}
+	}
+}
+
+// TestBankingCertValidityPeriod: a certificate registered outside its
+// validity period (expired, or not yet valid) is reported active:false by
+// /v1/crypto and activeNow:false by `cert list` although nobody deactivated
+// it, and a payment signed with it is refused with SIGN_CHECK_EXCEPTION.
+func TestBankingCertValidityPeriod(t *testing.T) {
+	const contour = banking.ContourTest
+	w := newForeignWorld(t, contour)
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := certCLI(w, contour, &tok, "token", "--scope", "GET_CRYPTO_INFO", "--org", w.orgA, "--user", w.userA1, "--client", w.client); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, tc := range []struct {
+		name                string
+		notBefore, notAfter time.Time
+	}{
+		{"expired", now.Add(-48 * time.Hour), now.Add(-24 * time.Hour)},
+		{"not yet valid", now.Add(24 * time.Hour), now.Add(48 * time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cert, err := gost.SelfSignedCertificate(key, tc.name, tc.notBefore, tc.notAfter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "cert.pem")
+			if err := os.WriteFile(file, cert.PEM(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var added map[string]string
+			if err := certCLI(w, contour, &added, "cert", "add", "--user", w.userA1, "--cert", file); err != nil {
+				t.Fatal(err)
+			}
+			s := foreignSigner{uuid: added["uuid"], cert: cert, key: key}
+			var list []certListEntry
+			if err := certCLI(w, contour, &list, "cert", "list", "--user", w.userA1); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range list {
+				if e.UUID == s.uuid && (!e.Active || e.ActiveNow || e.NotAfter != tc.notAfter.UTC().Truncate(time.Second).Format(time.RFC3339)) {
+					t.Errorf("listed %+v", e)
+				}
+				if e.UUID == w.a1.uuid && (!e.Active || !e.ActiveNow) {
+					t.Errorf("the valid certificate listed %+v", e)
+				}
+			}
+			if cryptoActive(t, w, tok.AccessToken, s.uuid) {
+				t.Error("crypto says active")
+			}
+			if !cryptoActive(t, w, tok.AccessToken, w.a1.uuid) {
+				t.Error("crypto says the valid certificate is inactive")
+			}
+			d, digest := w.doc(t, banking.NewUUID(), w.accA)
+			body := map[string]any{}
+			raw, _ := banking.MarshalPayment(&d)
+			_ = json.Unmarshal(raw, &body)
+			body["digestSignatures"] = []any{s.sign(t, s.uuid, digest)}
+			if code, m := w.call(t, w.tokA1, "POST", "", body); code != 400 || m["cause"] != "SIGN_CHECK_EXCEPTION" {
+				t.Fatalf("signed with it: %d %v", code, m)
+			}
+		})
 	}
 }

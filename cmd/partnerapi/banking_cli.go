@@ -25,7 +25,7 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   user create --org ORG --login L [--name N] [--email E] [--phone +7…] [--password P] [--executive] [--signing-method Token|OneTimePassword]
   user signing-method --user USER --signing-method Token|OneTimePassword
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
-  cert list --user USER | --org ORG   (each certificate's uuid, role, type, active, issuer, serial and validity)
+  cert list --user USER | --org ORG   (each certificate's uuid, role, type, active, activeNow, issuer, serial and validity)
   cert deactivate --uuid UUID | cert activate --uuid UUID   (whether signatures made with it are taken from now on)
   app create --name N --redirect-uri URI [--client-id ID] [--scopes "openid PAY_DOC_RU ..."] [--banking-client-secret-days 40]
   app scopes --client CLIENT_ID --scopes "openid PAY_DOC_RU ..."   (the scopes authorize grants the app; "": unrestricted)

@@ -3,6 +3,7 @@ package banking
 import (
 	"context"
 	"errors"
+	"time"
 
 	"partnerapi/internal/gost"
 )
@@ -69,9 +70,20 @@ type CertificateGetter interface {
 }
 
 // IdentityJWSCertificates finds JWS certificates among IDENTITY's records:
-// the certificate must exist, be active and belong to the principal's user
-// (or, for tokens without a user, organisation).
-type IdentityJWSCertificates struct{ Store CertificateGetter }
+// the certificate must exist, be active and within its validity period at
+// Now (nil: the wall clock), and belong to the principal's user (or, for
+// tokens without a user, organisation).
+type IdentityJWSCertificates struct {
+	Store CertificateGetter
+	Now   func() time.Time
+}
+
+func (c IdentityJWSCertificates) now() time.Time {
+	if c.Now == nil {
+		return time.Now()
+	}
+	return c.Now()
+}
 
 // JWSCertificate implements JWSCertificates.
 func (c IdentityJWSCertificates) JWSCertificate(ctx context.Context, p Principal, kid string) (*gost.Certificate, error) {
@@ -82,14 +94,14 @@ func (c IdentityJWSCertificates) JWSCertificate(ctx context.Context, p Principal
 		}
 		return nil, Errorf(KindSignCheck, "Сертификат %s не найден", kid)
 	}
-	if !rec.Active || rec.OrgID != p.OrgID || (p.UserID != "" && rec.UserID != p.UserID) {
+	if rec.OrgID != p.OrgID || (p.UserID != "" && rec.UserID != p.UserID) {
 		return nil, Errorf(KindSignCheck, "Сертификат %s не активен или принадлежит другому пользователю", kid)
 	}
-	cert, err := certParses.parse(rec.DER)
-	if err != nil {
+	cert, err := signingCertificate(rec, c.now())
+	if err != nil && KindOf(err) != KindSignCheck {
 		return nil, Errorf(KindSignCheck, "Сертификат %s не разбирается: %v", kid, err)
 	}
-	return cert, nil
+	return cert, err
 }
 
 // sandboxCertificateState is what JWSCertificates backed by the store can
@@ -101,12 +113,12 @@ type sandboxCertificateState interface {
 }
 
 // SandboxCertificateRefusal is a KindSignCheck error when the store holds
-// the certificate kid and it is inactive; nil when it is active or the
+// the certificate kid and it is inactive or outside its validity period; nil when it is active or the
 // store does not hold it (the fixed uuid then decides alone).
 func (c IdentityJWSCertificates) SandboxCertificateRefusal(ctx context.Context, kid string) error {
 	rec, err := c.Store.GetCertificate(ctx, kid)
 	switch {
-	case err == nil && !rec.Active:
+	case err == nil && !rec.UsableAt(c.now()):
 		return Errorf(KindSignCheck, "Сертификат %s не активен", kid)
 	case err != nil && !errors.Is(err, ErrNotFound) && !isNotFound(err):
 		return err

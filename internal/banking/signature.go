@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"partnerapi/internal/gost"
 )
@@ -23,12 +24,23 @@ type CertificateLookup interface {
 type signatureVerifier struct {
 	contour string
 	certs   CertificateLookup
+	now     func() time.Time // whether a certificate is within its validity period
 }
 
 // NewSignatureVerifier returns the verification policy of contour
-// (sandbox, test or production) over the stored certificates.
+// (sandbox, test or production) over the stored certificates, checking
+// their validity periods against the wall clock.
 func NewSignatureVerifier(contour string, certs CertificateLookup) SignatureVerifier {
-	return &signatureVerifier{contour: contour, certs: certs}
+	return NewSignatureVerifierAt(contour, certs, time.Now)
+}
+
+// NewSignatureVerifierAt is NewSignatureVerifier with the clock the
+// certificates' validity periods are checked against. It is the wall
+// clock in every contour: the sandbox clock moves card limits only, and
+// the sandbox certificates are everyone's, so one organisation's clock
+// must not expire them for the others.
+func NewSignatureVerifierAt(contour string, certs CertificateLookup, now func() time.Time) SignatureVerifier {
+	return &signatureVerifier{contour: contour, certs: certs, now: now}
 }
 
 // Verify checks each signature and then the set rules. No signatures is an
@@ -108,12 +120,13 @@ func (v *signatureVerifier) verify(ctx context.Context, p Principal, digest stri
 
 // sandboxRole: in the sandbox the fixed certificate uuid decides the
 // outcome and the signature bytes are not checked (reference §7). A fixed
-// certificate the operator deactivated (`banking cert deactivate`) is no
-// longer valid, and the sandbox answers that as it answers any certificate
-// it does not take: 400 WORKFLOW_FAULT asking to check the certificate
-// (§7, §13 "sandbox certificate not valid"), so /v1/crypto's active:false
-// and the payment's answer agree. A fixed uuid the store does not hold (a
-// verifier without the seed) still decides the outcome alone.
+// certificate the operator deactivated (`banking cert deactivate`), or one
+// outside its validity period, is no longer valid, and the sandbox answers
+// that as it answers any certificate it does not take: 400 WORKFLOW_FAULT
+// asking to check the certificate (§7, §13 "sandbox certificate not
+// valid"), so /v1/crypto's active:false and the payment's answer agree. A
+// fixed uuid the store does not hold (a verifier without the seed) still
+// decides the outcome alone.
 func (v *signatureVerifier) sandboxRole(ctx context.Context, s DigestSignature) (SignatureRole, error) {
 	role, ok := SandboxCertRole(s.CertificateUUID)
 	if !ok {
@@ -122,7 +135,7 @@ func (v *signatureVerifier) sandboxRole(ctx context.Context, s DigestSignature) 
 	if v.certs != nil {
 		c, err := v.certs.GetCertificate(ctx, s.CertificateUUID)
 		switch {
-		case err == nil && !c.Active:
+		case err == nil && !c.UsableAt(v.now()):
 			return "", sandboxCertRefused(s.CertificateUUID)
 		case err != nil && !errors.Is(err, ErrNotFound):
 			return "", fmt.Errorf("certificate %s: %w", s.CertificateUUID, err)
@@ -151,7 +164,7 @@ func checkSignType(role SignatureRole, s DigestSignature) error {
 }
 
 // verifyOne checks a signature against the registered certificate: it must
-// exist, be active, belong to the token's user, and the CMS must verify
+// exist, be active and within its validity period, belong to the token's user, and the CMS must verify
 // over the exact digest text. With foreignOK a certificate of someone else
 // is not refused but reported (foreign) once its signature has passed every
 // other check; without it the refusal comes before the CMS is looked at, as
@@ -164,18 +177,15 @@ func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest s
 	if err != nil {
 		return "", false, fmt.Errorf("certificate %s: %w", s.CertificateUUID, err)
 	}
-	if !c.Active {
-		return "", false, Errorf(KindSignCheck, "Сертификат %s не активен", s.CertificateUUID)
+	cert, err := signingCertificate(c, v.now())
+	if err != nil {
+		return "", false, err
 	}
 	if c.UserID != p.UserID || c.OrgID != p.OrgID {
 		if !foreignOK {
 			return "", false, Errorf(KindSignCheck, "Сертификат %s не принадлежит пользователю токена", s.CertificateUUID)
 		}
 		foreign = true
-	}
-	cert, err := certParses.parse(c.DER)
-	if err != nil {
-		return "", false, fmt.Errorf("stored certificate %s: %w", s.CertificateUUID, err)
 	}
 	if err := gost.VerifyDetached(cms, []byte(digest), cert); err != nil {
 		return "", false, Errorf(KindSignCheck, "Подпись сертификатом %s не прошла проверку", s.CertificateUUID)

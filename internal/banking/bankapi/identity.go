@@ -121,7 +121,9 @@ type cryptoInfo struct {
 // certificate is certsCA's one entry: the bank's key is the CA of the
 // certificates that activated certificate requests issue (certreq.go), so
 // a partner checks their chain against it. A server built without a bank
-// key answers all three empty.
+// key answers all three empty. A certificate is active while the operator
+// has not deactivated it and the clock is within its validity period: the
+// signatures the bank takes (Identity.CertificateActive).
 func (s *server) cryptoInfo(w http.ResponseWriter, r *http.Request) {
 	id := s.identityOr503(w, r)
 	if id == nil {
@@ -150,7 +152,7 @@ func (s *server) cryptoInfo(w http.ResponseWriter, r *http.Request) {
 			ci.CryptoProfileInfos = append(ci.CryptoProfileInfos, cryptoProfile{Alias: c.TypeName, TypeName: c.TypeName, CertificateInfos: []certificateInfo{}})
 		}
 		ci.CryptoProfileInfos[i].CertificateInfos = append(ci.CryptoProfileInfos[i].CertificateInfos, certificateInfo{
-			Active: c.Active, Cert: base64.StdEncoding.EncodeToString(c.DER), Issuer: c.Issuer, SerialNumber: c.Serial, UUID: c.UUID})
+			Active: id.CertificateActive(c), Cert: base64.StdEncoding.EncodeToString(c.DER), Issuer: c.Issuer, SerialNumber: c.Serial, UUID: c.UUID})
 	}
 	writeJSON(w, http.StatusOK, ci)
 }
