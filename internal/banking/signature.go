@@ -187,6 +187,11 @@ func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest s
 		}
 		foreign = true
 	}
+	// Verified with the registered certificate whatever the CMS carries:
+	// clients that send no certificate (openssl cms -nocerts, CryptoPro)
+	// are taken once the SignerInfo's sid (issuerAndSerialNumber or
+	// subjectKeyIdentifier) names it, and a sid naming any other
+	// certificate, even one of the same key, is refused.
 	if err := gost.VerifyDetached(cms, []byte(digest), cert); err != nil {
 		return "", false, Errorf(KindSignCheck, "Подпись сертификатом %s не прошла проверку", s.CertificateUUID)
 	}

@@ -68,6 +68,47 @@ func TestVerifyOpenSSLGolden(t *testing.T) {
 	}
 }
 
+// TestVerifyOpenSSLGoldenNoCertificate verifies signatures made by
+// `openssl cms -sign -nocerts` (issuerAndSerialNumber) and `-nocerts
+// -keyid` (subjectKeyIdentifier) over digest.txt with the key of
+// openssl-256-cpA.cert.pem: the SignedData has no certificates, so they
+// verify only with the signer's certificate given.
+func TestVerifyOpenSSLGoldenNoCertificate(t *testing.T) {
+	content := readTestdata(t, "digest.txt")
+	cert, err := ParseCertificate(readTestdata(t, "openssl-256-cpA.cert.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p7s   string
+		keyID bool
+	}{
+		{"openssl-256-cpA-nocerts.p7s", false},
+		{"openssl-256-cpA-nocerts-keyid.p7s", true},
+	} {
+		t.Run(tc.p7s, func(t *testing.T) {
+			p7s := readTestdata(t, tc.p7s)
+			if _, err := VerifyDetachedSigners(p7s, content, nil); !errors.Is(err, ErrSignerNotFound) {
+				t.Fatalf("without a certificate: %v, want ErrSignerNotFound", err)
+			}
+			signers, err := VerifyDetachedSigners(p7s, content, cert)
+			if err != nil {
+				t.Fatalf("given certificate: %v", err)
+			}
+			if len(signers) != 1 || signers[0].BySubjectKeyID != tc.keyID || !signers[0].SignedAttrs {
+				t.Fatalf("signers = %+v", signers)
+			}
+			if err := VerifyDetached(p7s, append(bytes.Clone(content), ' '), cert); !errors.Is(err, ErrBadSignature) {
+				t.Fatalf("changed content: %v", err)
+			}
+			_, other := testKeyAndCert(t, cert.PublicKey.Params)
+			if err := VerifyDetached(p7s, content, other); !errors.Is(err, ErrSignerNotFound) {
+				t.Fatalf("other certificate: %v", err)
+			}
+		})
+	}
+}
+
 func TestSignDetachedRoundTrip(t *testing.T) {
 	content := []byte("amount=1500.00\ndate=2026-02-01\npurpose=Оплата по счёту №5")
 	when := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)

@@ -5,18 +5,38 @@ import (
 	"testing"
 )
 
+// fuzzCert is the certificate of the golden CMS files FuzzVerifyDetached
+// also verifies against.
+var fuzzCert *Certificate
+
 // The fuzz targets check that parsers never panic and that whatever they
 // accept is internally consistent. Seeds are the golden files.
 
 func FuzzVerifyDetached(f *testing.F) {
+	var err error
+	if fuzzCert, err = ParseCertificate(readTestdata(f, "openssl-256-cpA.cert.pem")); err != nil {
+		f.Fatal(err)
+	}
 	f.Add(readTestdata(f, "openssl-256-cpA.p7s"))
 	f.Add(readTestdata(f, "openssl-512-A-noattr.p7s"))
+	// Without the signer's certificate (openssl cms -nocerts, as
+	// CryptoPro-based clients send): sid by issuerAndSerialNumber and by
+	// subjectKeyIdentifier.
+	f.Add(readTestdata(f, "openssl-256-cpA-nocerts.p7s"))
+	f.Add(readTestdata(f, "openssl-256-cpA-nocerts-keyid.p7s"))
 	f.Add([]byte{0x30, 0x80, 0x06, 0x00, 0x00, 0x00})
 	content := readTestdata(f, "digest.txt")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		signers, err := VerifyDetachedSigners(data, content, nil)
 		if err == nil && len(signers) == 0 {
 			t.Fatal("verified without signers")
+		}
+		// With the certificate given, as the bank verifies against the
+		// registered one, which also reaches SignedData without
+		// certificates.
+		signers, err = VerifyDetachedSigners(data, content, fuzzCert)
+		if err == nil && (len(signers) == 0 || signers[0].Certificate != fuzzCert) {
+			t.Fatal("verified with the given certificate, but not by it")
 		}
 	})
 }

@@ -23,6 +23,8 @@ import (
 //	openssl genpkey -engine gost -algorithm gost2012_256 -pkeyopt paramset:A -out k.pem
 //	openssl req -engine gost -new -x509 -key k.pem -subj "/CN=openssl-256/O=Test Bank" -days 3650 -md_gost12_256 -out c.pem
 //	openssl cms -engine gost -sign -binary -nosmimecap -in digest.txt -signer c.pem -inkey k.pem -outform DER -out openssl-256-cpA.p7s -md md_gost12_256
+//	openssl cms -engine gost -sign -binary -nosmimecap -nocerts -in digest.txt -signer c.pem -inkey k.pem -outform DER -out openssl-256-cpA-nocerts.p7s -md md_gost12_256
+//	openssl cms -engine gost -sign -binary -nosmimecap -nocerts -keyid -in digest.txt -signer c.pem -inkey k.pem -outform DER -out openssl-256-cpA-nocerts-keyid.p7s -md md_gost12_256
 
 var (
 	engineOnce sync.Once
