@@ -157,3 +157,30 @@ func TestSandboxExpiredCertificate(t *testing.T) {
 		t.Errorf("JWS: %v, want SIGN_CHECK_EXCEPTION", err)
 	}
 }
+
+// user-info's signing right (userSignatureType, isIdentified) counts only
+// the certificates the bank takes signatures with now: a deactivated or
+// expired sole-authority certificate gives no right to sign.
+func TestSigningRightsCountUsableCertificates(t *testing.T) {
+	now := time.Now()
+	sole, _ := certWithin(t, "11111111-1111-4111-8111-111111111111", now.Add(-time.Hour), now.Add(time.Hour))
+	expired, _ := certWithin(t, "22222222-2222-4222-8222-222222222222", now.Add(-48*time.Hour), now.Add(-24*time.Hour))
+	off := sole
+	off.Active = false
+	first := sole
+	first.Role = RoleFirst
+	for _, tc := range []struct {
+		name  string
+		certs []Certificate
+		want  string
+	}{
+		{"sole", []Certificate{sole}, "Единственная подпись"},
+		{"deactivated sole", []Certificate{off}, "Без права подписи"},
+		{"expired sole", []Certificate{expired}, "Без права подписи"},
+		{"expired sole and a first", []Certificate{expired, first}, "Первая подпись"},
+	} {
+		if got := userSignatureType(signingRights(tc.certs, now)); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -249,7 +249,7 @@ func (id *Identity) UserInfo(ctx context.Context, p Principal) (UserInfo, error)
 	if err != nil {
 		return UserInfo{}, err
 	}
-	signs := signingRights(certs)
+	signs := signingRights(certs, id.now())
 	// HashOrgId is the organisation's hash as 64 lower-case hex digits, the
 	// shape of condo's real user-info samples and of the payeeOrgIdHash an
 	// invoice draft names a payee organisation by (reference §4.1), so a

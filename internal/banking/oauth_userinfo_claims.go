@@ -1,5 +1,7 @@
 package banking
 
+import "time"
+
 // The user-info claims the bank derives rather than stores as they are
 // (reference §3 names them; their values come from the provider's samples
 // in open-condo-software/condo, which is all that is public of them).
@@ -41,11 +43,13 @@ func TerritorialBank(org Organisation, accts []Account) string {
 	return ""
 }
 
-// signingRights is the roles of the user's active certificates.
-func signingRights(certs []Certificate) SignatureSet {
+// signingRights is the roles of the user's certificates active at now: a
+// deactivated or expired certificate gives no right to sign, since the
+// bank refuses signatures made with it (cert_lifecycle.go).
+func signingRights(certs []Certificate, now time.Time) SignatureSet {
 	var s SignatureSet
 	for _, c := range certs {
-		if c.Active && !s.Has(c.Role) {
+		if !s.Has(c.Role) && c.UsableAt(now) {
 			s.Roles = append(s.Roles, c.Role)
 		}
 	}

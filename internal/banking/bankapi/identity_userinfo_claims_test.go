@@ -2,14 +2,17 @@ package bankapi
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/gost"
 )
 
 // TestUserInfoDerivedClaims: the signed user-info JWT carries terBank,
@@ -27,6 +30,16 @@ func TestUserInfoDerivedClaims(t *testing.T) {
 	e.id.IDTokens = banking.NewIDTokenSigner("https://bank.test", bankKey)
 	ctx := context.Background()
 	st := e.id.Store
+	// A certificate valid on the test's clock: one outside its validity
+	// period gives no right to sign.
+	certKey, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := gost.SelfSignedCertificate(certKey, "user-info", e.now.Add(-time.Hour), e.now.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// newUser makes an organisation with accounts at bics and a user
 	// holding certificates of roles (the last inactive when inactive).
 	newUser := func(t *testing.T, n, terBank string, executive bool, bics []string, roles []banking.SignatureRole, inactive bool) string {
@@ -45,7 +58,7 @@ func TestUserInfoDerivedClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, r := range roles {
-			c := banking.Certificate{UUID: banking.NewUUID(), UserID: user, OrgID: org, DER: []byte{1}, TypeName: "TOKEN", Role: r,
+			c := banking.Certificate{UUID: banking.NewUUID(), UserID: user, OrgID: org, DER: cert.Raw, TypeName: "TOKEN", Role: r,
 				Active: !inactive || i < len(roles)-1}
 			if err := st.AddCertificate(ctx, c); err != nil {
 				t.Fatal(err)
