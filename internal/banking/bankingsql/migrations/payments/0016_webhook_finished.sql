@@ -1,0 +1,15 @@
+-- The webhook retention purge (--banking-webhook-retention,
+-- PurgeWebhooks) deletes finished events, DELIVERED or FAILED, oldest id
+-- first, with their delivery log. This partial index holds those events
+-- alone, in id order: a purge reads the head of it and no other row,
+-- however many events are still pending or parked, and an event pays for
+-- its entry only once it has finished (its queueing, claims and retries
+-- write none). No other index orders the finished events by id on both
+-- databases: banking_payment_webhooks_state_due (state, next_at) has them
+-- all at next_at 0, which SQLite orders by rowid but PostgreSQL does not.
+--
+-- From this migration on outbox rows are deleted, so 0007's "a plain rowid
+-- never reuses an id" holds only because the purge never deletes the
+-- newest row of the outbox: SQLite gives a new row the largest rowid plus
+-- one, which then stays above every id ever handed out.
+CREATE INDEX banking_payment_webhooks_finished ON banking_payment_webhooks (id) WHERE state IN ('DELIVERED', 'FAILED');
