@@ -151,6 +151,10 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		CertRequests:      &banking.CertRequests{Store: store, Directory: store, CA: key, Contour: contour},
 		CardNotFoundCause: m.cardNotFound,
 	})
+	sidecars := append(pay.sidecars, identityPurger(identity, workers.Worker("banking-identity-purge", d.log), purgeEvery, purgeTimeout))
+	if pay.retention != nil {
+		sidecars = append(sidecars, webhookPurger(pay.retention, workers.Worker("banking-webhook-purge", d.log), purgeEvery, purgeTimeout))
+	}
 	prepare, spec := bankapi.Prefixed(m.prefix, api.Spec("banking"))
 	return built{api: web.API{
 		Name:    "banking",
@@ -162,7 +166,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		// With --tls-client-ca the partners' calls need the bank-issued
 		// certificate; the login form, which a person opens, does not.
 		BrowserPaths: bankapi.AuthorizePaths,
-	}, sidecars: append(pay.sidecars, identityPurger(identity, workers.Worker("banking-identity-purge", d.log), purgeEvery, purgeTimeout))}, nil
+	}, sidecars: sidecars}, nil
 }
 
 // reportUnfoldedPaymentKeys warns of the payment documents migration 0013
@@ -200,31 +204,50 @@ const (
 
 // identityPurger deletes dead tokens and authorization codes every interval
 // (purgeEvery; tests pass less) so the identity tables hold live credentials
-// only. A failed run is reported to health, which logs the first failure and
-// the recovery once each, and is retried after purgeRetry (or interval, if
-// shorter); a purge left undone meanwhile loses nothing, since expired
-// credentials are refused whether or not their rows are gone. A run ends
-// within bound (background.Bounded), failed if the database has not
-// answered by then.
+// only. A purge left undone meanwhile (a failed run) loses nothing, since
+// expired credentials are refused whether or not their rows are gone.
 func identityPurger(id *banking.Identity, health *background.Worker, interval, bound time.Duration) sidecar {
-	done := make(chan struct{})
+	return periodicPurger("banking-identity-purge", "banking: purged expired tokens and codes", health, interval, bound,
+		func(ctx context.Context) (int64, bool, error) {
+			n, err := id.Purge(ctx)
+			return n, false, err
+		})
+}
+
+// webhookPurger deletes the finished webhook events past the retention
+// every interval (purgeEvery), batch by batch (banking.WebhookRetention),
+// and again after purgeRetry while a run stopped with more to do.
+func webhookPurger(r *banking.WebhookRetention, health *background.Worker, interval, bound time.Duration) sidecar {
+	return periodicPurger("banking-webhook-purge", "banking: purged finished webhook events past the retention", health, interval, bound, r.Purge)
+}
+
+// periodicPurger runs purge every interval until stopped, the first run at
+// once. A failed run is reported to health, which logs the first failure
+// and the recovery once each, and is retried after purgeRetry (or
+// interval, if shorter); so is a run that stopped with more to do (a
+// backlog it deletes batch by batch). A run ends within bound
+// (background.Bounded), failed if the database has not answered by then.
+// A run that deleted something says how many under done.
+func periodicPurger(name, done string, health *background.Worker, interval, bound time.Duration, purge func(context.Context) (n int64, more bool, err error)) sidecar {
+	stopping := make(chan struct{})
 	stopped := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	return sidecar{
-		name: "banking-identity-purge",
+		name: name,
 		serve: func() error {
 			defer close(stopped)
 			t := time.NewTimer(0)
 			defer t.Stop()
 			for {
 				select {
-				case <-done:
+				case <-stopping:
 					return nil
 				case <-t.C:
 				}
 				var n int64
+				var more bool
 				err := background.Bounded(ctx, bound, func(ctx context.Context) (err error) {
-					n, err = id.Purge(ctx)
+					n, more, err = purge(ctx)
 					return err
 				})
 				if ctx.Err() != nil {
@@ -232,16 +255,17 @@ func identityPurger(id *banking.Identity, health *background.Worker, interval, b
 				}
 				health.Report(err)
 				next := interval
-				if err != nil {
+				if err != nil || more {
 					next = min(purgeRetry, interval)
-				} else if n > 0 {
-					health.Log().Info("banking: purged expired tokens and codes", "count", n)
+				}
+				if err == nil && n > 0 {
+					health.Log().Info(done, "count", n)
 				}
 				t.Reset(next)
 			}
 		},
 		stop: func(sctx context.Context) error {
-			close(done)
+			close(stopping)
 			defer cancel()
 			select {
 			case <-stopped:

@@ -58,6 +58,9 @@ type paymentFlags struct {
 	// webhookMaxAge is how old an event may be and still be sent
 	// (banking.WebhookDispatcher's MaxAge; 0: no limit).
 	webhookMaxAge time.Duration
+	// webhookRetention is how long finished webhook events and their
+	// delivery log are kept (0: for good).
+	webhookRetention time.Duration
 	// webhookAllowPrivate lets webhooks reach private and local addresses
 	// (banking_webhook_keys.go has the policy).
 	webhookAllowPrivate bool
@@ -99,6 +102,7 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.webhookMaxPause, "banking-webhook-max-pause", defaultWebhookMaxPause, "longest pause of a partner's webhooks (≥ --banking-webhook-pause)")
 	fs.IntVar(&f.webhookPerPartner, "banking-webhook-per-partner", 2, "webhook deliveries under way at once to one receiver (a partner's own URL, or the default URL all partners without one share), of the 8 the outbox runs (1–8): a receiver that hangs holds no more")
 	fs.DurationVar(&f.webhookMaxAge, "banking-webhook-max-age", defaultWebhookMaxAge, "age (from when it was queued, not its eventTime) past which a pending webhook is failed for good instead of sent late, its delivery log saying so; after it the partner polls the payment's state (reference §12) (0: no limit)")
+	fs.DurationVar(&f.webhookRetention, "banking-webhook-retention", defaultWebhookRetention, "how long a finished webhook event (delivered, or failed for good) stays in the outbox and the partner's delivery log before it is deleted with its attempts; pending and parked events stay whatever their age (0: keep them all)")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
 }
 
@@ -114,6 +118,10 @@ const (
 	// defaultWebhookMaxAge: reference §12 has a partner with no webhook
 	// within 24 h poll the payment's state instead.
 	defaultWebhookMaxAge = 24 * time.Hour
+	// defaultWebhookRetention keeps a month of finished events: a
+	// partner's delivery log still shows what happened to a webhook well
+	// past the day after which §12 has it poll the payment's state.
+	defaultWebhookRetention = 30 * 24 * time.Hour
 )
 
 // webhookPauses is the dispatcher's PauseBase and PauseMax from the
@@ -173,7 +181,10 @@ type paymentArea struct {
 	payments   *banking.PaymentService
 	webhooks   *banking.Webhooks
 	dispatcher *banking.WebhookDispatcher
-	sidecars   []sidecar
+	// retention purges finished events (--banking-webhook-retention);
+	// nil when they are kept for good.
+	retention *banking.WebhookRetention
+	sidecars  []sidecar
 }
 
 // build makes the payment service, the partners' webhook settings and the
@@ -208,6 +219,9 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	}
 	if f.webhookMaxAge < 0 {
 		return paymentArea{}, fmt.Errorf("--banking-webhook-max-age must be ≥ 0 (0: no limit), got %s", f.webhookMaxAge)
+	}
+	if f.webhookRetention < 0 {
+		return paymentArea{}, fmt.Errorf("--banking-webhook-retention must be ≥ 0 (0: keep them all), got %s", f.webhookRetention)
 	}
 	store := bankingsql.NewPaymentStore(db).WithCommitDelay(f.commitDelay)
 	maint := &banking.Maintenance{}
@@ -244,7 +258,11 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	stopping := make(chan struct{})
 	var stopOnce sync.Once
 	done := make(chan struct{})
-	return paymentArea{payments: svc, webhooks: hooks, dispatcher: disp, sidecars: []sidecar{{
+	var retention *banking.WebhookRetention
+	if f.webhookRetention > 0 {
+		retention = &banking.WebhookRetention{Outbox: store, Keep: f.webhookRetention}
+	}
+	return paymentArea{payments: svc, webhooks: hooks, dispatcher: disp, retention: retention, sidecars: []sidecar{{
 		name: "banking-webhooks",
 		serve: func() error {
 			defer close(done)

@@ -53,6 +53,7 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 		"banking-webhook-pause":        "0s",
 		"banking-webhook-per-partner":  "4",
 		"banking-webhook-max-age":      "1h0m0s",
+		"banking-webhook-retention":    "48h0m0s",
 	}
 	env := map[string]string{}
 	for name, v := range want {
@@ -89,6 +90,7 @@ func TestServeChecksEnvironmentValues(t *testing.T) {
 		"banking-webhook-pause":        "-1s",
 		"banking-webhook-per-partner":  "9",
 		"banking-webhook-max-age":      "-1s",
+		"banking-webhook-retention":    "-1s",
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
