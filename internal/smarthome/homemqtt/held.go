@@ -172,6 +172,14 @@ func (g *Gate) onMessage(_ mqtt.Client, m mqtt.Message) {
 	if !ok {
 		return
 	}
+	if g.cfg.Agents != nil && !smarthome.ValidLogin(name) {
+		// No credential can have this name (the Service refuses to create
+		// one), so no outage can hide a registration: ignored at once,
+		// never held, where it would take a place of the held messages'
+		// bounds from a name that may be an agent's.
+		g.ignore(name, kind)
+		return
+	}
 	msg := heldMessage{agent: name, kind: kind, payload: m.Payload()}
 	g.held.Lock()
 	waiting := len(g.held.queue) > 0

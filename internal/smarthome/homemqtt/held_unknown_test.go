@@ -120,3 +120,45 @@ func TestGateOutageFloodOfUnknownAgents(t *testing.T) {
 		})
 	}
 }
+
+// Through a real broker, with the gate's store down and a registered
+// agent's config held: messages under names no credential can have (a
+// space, a character outside the login alphabet, 129 bytes) are ignored at
+// once and counted as unknown, not held under the unknown names' bound
+// until the store is back.
+func TestGateIgnoresImpossibleAgentNamesDuringAnOutage(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	ctx := context.Background()
+	db := homeDB(t)
+	store := &outageStore{Store: homesql.New(db), err: storetest.UnavailableError(t)}
+	svc := readingService(t, store)
+	if _, err := svc.CreateCredential(ctx, smarthome.KindAgent, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	root := testRoot(t, url)
+	startGate(t, homemqtt.Config{Broker: url, Root: root, Metrics: homemqtt.NewMetrics(reg), Agents: svc}, svc)
+	held := func() float64 { return metric(t, reg, "partnerapi_smarthome_mqtt_held", "") }
+	unknown := func() float64 { return metric(t, reg, "partnerapi_smarthome_mqtt_unknown_agent_total", "") }
+
+	store.down.Store(true)
+	dev := newAgent(t, url, root+"/dev/down/errors")
+	dev.publish(root+"/dev/up/config", `{"devices": nope}`, false)
+	waitFor(t, "the agent's config held", func() bool { return held() == 1 })
+	junk := newAgent(t, url)
+	names := []string{"bad name", "a$b", "ünïcode", strings.Repeat("x", 129)}
+	for _, name := range names {
+		junk.publish(root+"/"+name+"/up/config", `{"devices":[]}`, false)
+	}
+	waitFor(t, "the impossible names counted as unknown", func() bool { return unknown() == float64(len(names)) })
+	if held() != 1 {
+		t.Fatalf("%v messages held, want the registered agent's only", held())
+	}
+	store.down.Store(false)
+	if m := dev.next(); m.Topic() != root+"/dev/down/errors" {
+		t.Fatalf("the registered agent after the outage: %s %s", m.Topic(), m.Payload())
+	}
+	if unknown() != float64(len(names)) {
+		t.Fatalf("unknown_agent_total %v after the outage, want %d", unknown(), len(names))
+	}
+}
