@@ -2,6 +2,8 @@ package banking
 
 import (
 	"context"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/base64"
 	"os"
 	"os/exec"
@@ -83,7 +85,21 @@ func TestVerifyCMSWithoutCertificate(t *testing.T) {
 		{"sid names another certificate", sign(other.cert, other.key, digest, gost.SignOptions{}), uuid, false},
 		{"sid names another key", sign(other.cert, other.key, digest, gost.SignOptions{BySubjectKeyID: true}), uuid, false},
 		{"sid names a reissued certificate of the same key", sign(reissued, a.key, digest, gost.SignOptions{}), uuid, false},
+		// The certificate's issuer is CN=signer as a PrintableString;
+		// clients may re-encode it (RFC 5280 §7.1 compares the Names).
+		{"issuer re-encoded as UTF8String, other case and spaces", sign(a.cert, a.key, digest, gost.SignOptions{SignerIssuer: cnName(t, asn1.TagUTF8String, " SIGNER ")}), uuid, true},
+		{"issuer naming another CN", sign(a.cert, a.key, digest, gost.SignOptions{SignerIssuer: cnName(t, asn1.TagUTF8String, "signer2")}), uuid, false},
 	})
+}
+
+// cnName encodes the Name CN=value with the value in the given string type.
+func cnName(t *testing.T, tag int, value string) []byte {
+	t.Helper()
+	der, err := asn1.Marshal(pkix.RDNSequence{{{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: asn1.RawValue{Tag: tag, Bytes: []byte(value)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
 }
 
 // TestVerifyOpenSSLCMSWithoutCertificate is the oracle: OpenSSL's GOST

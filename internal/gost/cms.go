@@ -338,11 +338,9 @@ func (si *signerInfo) matches(c *Certificate) bool {
 	if si.skid != nil {
 		return c.SubjectKeyID != nil && bytes.Equal(si.skid, c.SubjectKeyID)
 	}
-	serial, err := asn1.Marshal(c.SerialNumber)
-	if err != nil {
-		return false
-	}
-	return bytes.Equal(si.issuer, c.RawIssuer) && bytes.Equal(derWrap(tagInteger, si.serial), serial)
+	// The client may encode the certificate's issuer and serial in forms
+	// other than the certificate's own (name_match.go).
+	return sameSerial(si.serial, c.SerialNumber) && sameName(si.issuer, c.RawIssuer)
 }
 
 func (si *signerInfo) verify(eContentType asn1.ObjectIdentifier, content []byte, cert *Certificate) (Signer, error) {
@@ -443,6 +441,11 @@ type SignOptions struct {
 	BySubjectKeyID     bool      // identify the signer by subjectKeyIdentifier, as openssl cms -keyid
 	NoCertificate      bool      // leave the signer certificate out, as openssl cms -nocerts
 	SigningTime        time.Time // zero: now
+
+	// SignerIssuer is the issuer Name written in issuerAndSerialNumber
+	// instead of the certificate's own encoding, as a client re-encoding
+	// it from its certificate store may write (nil: the certificate's).
+	SignerIssuer []byte
 }
 
 // SignDetached creates a detached CMS SignedData (DER) over content in the
@@ -500,7 +503,11 @@ func SignDetachedWithOptions(content []byte, cert *Certificate, key *PrivateKey,
 		version = 3
 		sid = derWrap(tagContext0Prm, cert.SubjectKeyID)
 	} else {
-		sid = derWrap(tagSequence, cert.RawIssuer, mustMarshal(cert.SerialNumber))
+		issuer := cert.RawIssuer
+		if opt.SignerIssuer != nil {
+			issuer = opt.SignerIssuer
+		}
+		sid = derWrap(tagSequence, issuer, mustMarshal(cert.SerialNumber))
 	}
 	// OpenSSL writes the key algorithm OID here with NULL parameters;
 	// banking.md 9.2 accepts that form and so does every verifier seen.
