@@ -53,8 +53,13 @@ func newGateServers(t *testing.T) *gateServers {
 	if f.agentPW, err = f.svc.CreateCredential(ctx, smarthome.KindAgent, "dev"); err != nil {
 		t.Fatal(err)
 	}
+	// An agent registered that never sent a config.
+	if _, err = f.svc.CreateCredential(ctx, smarthome.KindAgent, "other"); err != nil {
+		t.Fatal(err)
+	}
+	// Limited to the registered agents, as serve's gate is by default.
 	f.gate, err = homemqtt.Start(homemqtt.Config{Broker: f.broker.URL(), Endpoint: "http://127.0.0.1:9445",
-		Log: slog.New(slog.DiscardHandler)}, f.svc)
+		Log: slog.New(slog.DiscardHandler), Agents: f.svc}, f.svc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +137,38 @@ func TestCommandRefusalsTellTransientFromPermanent(t *testing.T) {
 	if resp, body := send(gated); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("command once the broker is back: %d %+v", resp.StatusCode, body)
 	}
+}
+
+// What an administrator sends to a login that has no agent credential,
+// through HTTP against a private Mosquitto, is refused with 404 in the
+// Common error naming the agent, and nothing reaches the broker: a command,
+// each of the app's changes, an error report and a config request alike.
+func TestAdminSendsToAnUnregisteredAgent(t *testing.T) {
+	f := newGateServers(t)
+	ghost := subscribeAgent(t, f.broker.URL(), homemqtt.DefaultRoot+"/ghost/down/#")
+	for _, c := range []struct{ path, body string }{
+		{"commands", `{"devices":{"lamp":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`},
+		{"rename_device_request", `{"device_id":"lamp","new_name":"L"}`},
+		{"change_group_device_request", `{"device_id":"lamp","home":"H","room":"R"}`},
+		{"errors", `{"topic":"up/config","errors":["x"]}`},
+		{"config_request", `{}`},
+	} {
+		req, _ := http.NewRequest("POST", f.gated+"/v1/admin/agents/ghost/"+c.path, strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("root:"+f.adminPW)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body errorBody
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusNotFound || body.Code != 404 || body.Message != "Not found" ||
+			len(body.Details) != 1 || body.Details[0] != "agent 'ghost' does not exist" {
+			t.Errorf("POST %s for an unregistered agent: %d %+v, want 404 saying agent 'ghost' does not exist", c.path, resp.StatusCode, body)
+		}
+	}
+	ghost.none(t)
 }
 
 // configureLamp has agent dev publish a config with the lamp, which a

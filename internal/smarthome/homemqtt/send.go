@@ -30,6 +30,9 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
 	}
+	if err := g.refuseUnregistered(ctx, agent); err != nil {
+		return "", err
+	}
 	c, err := g.cat.Catalog(ctx)
 	if err != nil {
 		return "", err
@@ -56,6 +59,9 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string, error) {
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
+	}
+	if err := g.refuseUnregistered(ctx, agent); err != nil {
+		return "", err
 	}
 	var out []byte
 	var err error
@@ -127,4 +133,23 @@ func (g *Gate) deliver(agent, kind string, out []byte) (string, error) {
 	}
 	g.cfg.Log.Info("smarthome mqtt: message sent", "agent", loggedName(agent), "topic", topic)
 	return topic, nil
+}
+
+// refuseUnregistered refuses, with an error that is a smarthome
+// ErrNotFound (the admin API's 404), what an administrator sends to a login
+// that has no agent credential when the gate serves registered agents only
+// (Config Agents): the gate would keep state for that name until
+// pruneAgents drops it, for an agent whose every message it ignores. A
+// store that cannot say lets the request through, as before the check
+// (a command then waits on the catalog, which that store serves too): an
+// outage must not turn every registered agent into an unknown one.
+func (g *Gate) refuseUnregistered(ctx context.Context, agent string) error {
+	if g.cfg.Agents == nil {
+		return nil
+	}
+	known, err := g.cfg.Agents.AgentRegistered(ctx, agent)
+	if err != nil || known {
+		return nil
+	}
+	return fmt.Errorf("agent '%s' has no credential: %w", agent, smarthome.ErrNotFound)
 }
