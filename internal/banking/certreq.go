@@ -84,8 +84,10 @@ type CertRequestStore interface {
 	// leaves one in another state as it is; it returns the request.
 	MarkCertRequestPrinted(ctx context.Context, orgID, externalID string, at time.Time) (CertRequest, error)
 	// ActivateCertRequest moves a CREATED or PRINTED request to ACTIVATED
-	// at at and stores cert as its owner's certificate, both or neither;
-	// ErrNotFound when absent, ErrDuplicate when it is already ACTIVATED.
+	// at at and stores cert as its owner's certificate, and for an EIO
+	// request marks its owner as the organisation's executive, all or
+	// nothing; ErrNotFound when absent, ErrDuplicate when it is already
+	// ACTIVATED.
 	ActivateCertRequest(ctx context.Context, orgID, externalID string, at time.Time, cert Certificate) (CertRequest, error)
 }
 

@@ -96,7 +96,12 @@ func (s *IdentityStore) ActivateCertRequest(ctx context.Context, orgID, external
 		if err := insertCert(ctx, tx, cert, ""); err != nil {
 			return err
 		}
-		out, err = getCertRequest(ctx, tx, orgID, externalID)
+		if out, err = getCertRequest(ctx, tx, orgID, externalID); err != nil || !out.EIO {
+			return err
+		}
+		// An EIO request certifies the key of the organisation's sole
+		// executive body, which user-info tells as individualExecutiveAgency.
+		_, err = tx.ExecContext(ctx, `UPDATE banking_users SET executive = 1 WHERE id = $1 AND org_id = $2`, out.OwnerID, out.OrgID)
 		return err
 	})
 	if err != nil && !errors.Is(err, banking.ErrNotFound) && !errors.Is(err, banking.ErrDuplicate) {

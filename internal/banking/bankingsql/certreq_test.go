@@ -107,3 +107,47 @@ func TestCertRequestStoreConformance(t *testing.T) {
 		}
 	})
 }
+
+// TestActivateEIORequestMarksExecutive runs on SQLite and, with
+// PARTNERAPI_TEST_DATABASE_URL, on PostgreSQL: activating an EIO request
+// makes its owner the organisation's executive (user-info's
+// individualExecutiveAgency) with the certificate, and activating any
+// other request leaves its owner as it was.
+func TestActivateEIORequestMarksExecutive(t *testing.T) {
+	storetest.Each(t, MigrateIdentity, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s, _ := sandboxIdentity(t, db)
+		at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+		tests := []struct {
+			user, request string
+			eio           bool
+		}{
+			{"dddddddd-0000-4000-8000-000000000001", "eeeeeeee-0000-4000-8000-000000000001", true},
+			{"dddddddd-0000-4000-8000-000000000002", "eeeeeeee-0000-4000-8000-000000000002", false},
+		}
+		for i, tc := range tests {
+			u := banking.User{ID: tc.user, OrgID: banking.SandboxOrgID, Login: "user" + tc.user[len(tc.user)-1:], Name: "Петров"}
+			if err := s.CreateUser(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			r := banking.CertRequest{OrgID: banking.SandboxOrgID, ExternalID: tc.request, UserID: banking.SandboxUserID, OwnerID: tc.user,
+				EIO: tc.eio, Number: "1", UserName: "Петров", Email: "a@b.ru", UserPosition: "Директор", BicryptID: "A00", CMS: "MIIB",
+				CSR: []byte{0x30, 0x00}, Status: banking.CertRequestCreated, CreatedAt: at}
+			if tc.eio {
+				r.Login = u.Login
+			}
+			if err := s.CreateCertRequest(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			c := banking.Certificate{UUID: "ffffffff-0000-4000-8000-00000000000" + string(rune('1'+i)), UserID: tc.user, OrgID: banking.SandboxOrgID,
+				DER: []byte{byte(i)}, TypeName: "TOKEN", Role: banking.RoleSoleAuthority, Active: true}
+			if _, err := s.ActivateCertRequest(ctx, banking.SandboxOrgID, tc.request, at, c); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.GetUser(ctx, tc.user)
+			if err != nil || got.Executive != tc.eio {
+				t.Fatalf("EIO %v: owner after activation %+v %v, want executive %v", tc.eio, got, err, tc.eio)
+			}
+		}
+	})
+}
