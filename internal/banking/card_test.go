@@ -81,7 +81,7 @@ func TestParseLimitChange(t *testing.T) {
 		kind  Kind
 		field string
 	}{
-		{`{"code":"NON_RENEW","businessCardId":"c1","externalId":"4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a","limit":1e3}`, KindValidation, "limit"},
+		{`{"code":"NON_RENEW","businessCardId":"c1","externalId":"4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a","limit":1e-3}`, KindValidation, "limit"},
 		{`{"code":"NON_RENEW","businessCardId":"","externalId":"4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a","limit":1}`, KindValidation, "businessCardId"},
 		{`{"code":"NON_RENEW","businessCardId":"c","externalId":"4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a","limit":1,"date":"10.03.2026"}`, KindValidation, "date"},
 		{`{"code":1}`, KindDeserialization, "code"},
@@ -198,4 +198,29 @@ func TestCardValidate(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+// FuzzLimitAmountForms holds card limits to a payment amount's forms: a
+// JSON number literal is a limit exactly when Amount.Kopecks takes it, with
+// the same value, save for the values past an int64 of kopecks, which a
+// limit's number(38,2) still holds.
+func FuzzLimitAmountForms(f *testing.F) {
+	for _, s := range []string{"1", "1.5", "0.01", "1e3", "-1", "99999999999999999", "1.5E+3", "1e-3", "15005e-1",
+		"1.505e1", "1234567890123456.78E0", "1e400", "0e-5", "9223372036854775807e-2", "1e35", "1e36", "0", "12.345"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var n json.Number
+		if json.Unmarshal([]byte(s), &n) != nil || s != strings.TrimSpace(s) || s == "" || s[0] == '"' {
+			return // a limit is a JSON number literal
+		}
+		got, err := FormatLimit(n)
+		k, ok := Amount(s).Kopecks()
+		switch {
+		case ok && (err != nil || got != FormatKopecks(k)):
+			t.Fatalf("FormatLimit(%q) = %q, %v; Kopecks %d", s, got, err, k)
+		case !ok && err == nil && len(strings.TrimLeft(strings.Replace(got, ".", "", 1), "0")) < 19:
+			t.Fatalf("FormatLimit(%q) = %q, which Kopecks refuses", s, got)
+		}
+	})
 }

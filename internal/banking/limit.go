@@ -63,15 +63,44 @@ var (
 // IsUUID reports whether s is a textual UUID.
 func IsUUID(s string) bool { return uuidRe.MatchString(s) }
 
+// maxLimitDigits is a limit's precision, number(38,2) (reference §11).
+const maxLimitDigits = 38
+
+// limitKopecks is a limit literal's value as the decimal digits of its
+// kopecks, without leading zeros ("" for zero). It takes the forms a
+// payment's amount takes (Amount.Kopecks): a plain amount of at most two
+// decimals, or the exponent form of JSON when it is exact in kopecks
+// (1.5E+3), read by the payments' exponentDigits; only the range differs,
+// 38 digits here against an int64 of kopecks there.
+func limitKopecks(s string) (string, amountFault) {
+	if strings.ContainsAny(s, "eE") {
+		digits, scale, f := exponentDigits(s)
+		if f != amountOK {
+			return "", f
+		}
+		if len(digits)+scale > maxLimitDigits {
+			return "", amountRange
+		}
+		return digits + strings.Repeat("0", scale), amountOK
+	}
+	if !limitRe.MatchString(s) {
+		return "", amountSyntax
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	return strings.TrimLeft(whole+(frac + "00")[:2], "0"), amountOK
+}
+
 // FormatLimit writes a limit amount with exactly two decimals, the form the
 // digest and the store use. It accepts what ParseLimitChange validated.
 func FormatLimit(n json.Number) (string, error) {
-	s := string(n)
-	if !limitRe.MatchString(s) {
-		return "", fmt.Errorf("limit %q: want a non-negative number with at most two decimals and 38 digits", s)
+	k, f := limitKopecks(string(n))
+	if f != amountOK {
+		return "", fmt.Errorf("limit %q: want a non-negative number exact in kopecks, of at most 38 digits", string(n))
 	}
-	whole, frac, _ := strings.Cut(s, ".")
-	return whole + "." + (frac + "00")[:2], nil
+	if len(k) < 3 {
+		k = strings.Repeat("0", 3-len(k)) + k
+	}
+	return k[:len(k)-2] + "." + k[len(k)-2:], nil
 }
 
 // ParseLimitChange decodes and validates an application body: wrong JSON
@@ -113,7 +142,11 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 		bad("externalId", "должен быть UUID")
 	}
 	if canon, err := FormatLimit(l.Limit); err != nil {
-		bad("limit", "неотрицательное число, не более двух знаков после запятой")
+		if _, f := limitKopecks(string(l.Limit)); f == amountInexact {
+			bad("limit", "в экспоненциальной записи должно быть точным в копейках: значение не более чем с 2 знаками после точки")
+		} else {
+			bad("limit", "неотрицательное число, не более двух знаков после запятой")
+		}
 	} else {
 		l.Limit = json.Number(canon)
 	}

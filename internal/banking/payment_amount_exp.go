@@ -27,36 +27,48 @@ const (
 // exponent's further digits need not be read into a number.
 const maxExponent = 1 << 20
 
-// exponentKopecks parses an amount in exponent form, mantissa [eE] [+-]
+// exponentDigits parses an amount in exponent form, mantissa [eE] [+-]
 // digits: the mantissa as a plain amount (digits, optionally a dot and at
 // least one digit) of any number of fractional digits, since only the
-// value must be exact in kopecks (1.505e1 is 15.05).
-func exponentKopecks(s string) (int64, amountFault) {
+// value must be exact in kopecks (1.505e1 is 15.05). The value is digits ×
+// 10^scale kopecks, digits without leading zeros ("" for zero) and scale
+// at least 0; what range an amount may have is its caller's to say
+// (exponentKopecks: an int64; card limits: 38 digits, ExactLimit).
+func exponentDigits(s string) (digits string, scale int, _ amountFault) {
 	i := strings.IndexAny(s, "eE")
 	if i < 0 {
-		return 0, amountSyntax
+		return "", 0, amountSyntax
 	}
 	whole, frac, dot := strings.Cut(s[:i], ".")
 	if !allDigits(whole) || dot && !allDigits(frac) {
-		return 0, amountSyntax
+		return "", 0, amountSyntax
 	}
 	exp, ok := parseExponent(s[i+1:])
 	if !ok {
-		return 0, amountSyntax
+		return "", 0, amountSyntax
 	}
-	digits := strings.TrimLeft(whole+frac, "0")
+	digits = strings.TrimLeft(whole+frac, "0")
 	if digits == "" {
-		return 0, amountOK // zero in any exponent; the validation refuses it
+		return "", 0, amountOK // zero in any exponent
 	}
-	// The value is digits × 10^scale kopecks; trailing zeros of the
-	// mantissa may make up for a negative scale (1.500e0 is 150 kopecks).
-	scale := exp - len(frac) + 2
+	// Trailing zeros of the mantissa may make up for a negative scale
+	// (1.500e0 is 150 kopecks).
+	scale = exp - len(frac) + 2
 	for scale < 0 && digits[len(digits)-1] == '0' {
 		digits = digits[:len(digits)-1]
 		scale++
 	}
 	if scale < 0 {
-		return 0, amountInexact
+		return "", 0, amountInexact
+	}
+	return digits, scale, amountOK
+}
+
+// exponentKopecks is exponentDigits' value as an int64 of kopecks.
+func exponentKopecks(s string) (int64, amountFault) {
+	digits, scale, f := exponentDigits(s)
+	if f != amountOK || digits == "" {
+		return 0, f // zero is taken here; the validation refuses it
 	}
 	if len(digits)+scale > 19 { // MaxInt64 has 19 digits
 		return 0, amountRange
