@@ -77,17 +77,45 @@ const FullConfigWait = 10 * time.Second
 // returns withdraws the expectation when the request could not be sent,
 // unless a later request has renewed it meanwhile.
 func (a *Agent) ConfigRequested() (withdraw func()) {
+	return a.RequestConfig().Withdraw
+}
+
+// ConfigRequest is one down/config_request recorded by RequestConfig.
+type ConfigRequest struct {
+	a  *Agent
+	by time.Time
+}
+
+// RequestConfig records a down/config_request as ConfigRequested does and
+// returns it, so that the sender can withdraw it and later ask whether the
+// agent answered it.
+func (a *Agent) RequestConfig() *ConfigRequest {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	by := a.clock().Add(FullConfigWait)
-	a.answerBy = by
-	return func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.answerBy.Equal(by) {
-			a.answerBy = time.Time{}
-		}
+	r := &ConfigRequest{a: a, by: a.clock().Add(FullConfigWait)}
+	a.answerBy = r.by
+	return r
+}
+
+// Withdraw drops the expectation of an answer to a request that could not
+// be sent, unless a later request has renewed it meanwhile.
+func (r *ConfigRequest) Withdraw() {
+	r.a.mu.Lock()
+	defer r.a.mu.Unlock()
+	if r.a.answerBy.Equal(r.by) {
+		r.a.answerBy = time.Time{}
 	}
+}
+
+// Unanswered reports whether no config has come since the request and no
+// later request has renewed it: the agent, which answers at once, most
+// likely missed it (it was reconnecting to the broker when it went out),
+// and whoever sent it may ask once more. A config that answers a rename or
+// a move leaves the request unanswered.
+func (r *ConfigRequest) Unanswered() bool {
+	r.a.mu.Lock()
+	defer r.a.mu.Unlock()
+	return r.a.answerBy.Equal(r.by)
 }
 
 // DeviceChangeRequested records that a down/rename_device_request or

@@ -226,3 +226,53 @@ func TestAgentRenameAnswerIsNotTheConfigAnswer(t *testing.T) {
 		t.Errorf("devices after an expired rename and a request: %v, want hub and lamp", got)
 	}
 }
+
+// A config request is unanswered until a config comes that is not a
+// rename's answer, and no longer the one to re-ask once a later request
+// renewed the expectation or it was withdrawn; it stays unanswered past
+// FullConfigWait, which ends only its reading of the next config.
+func TestAgentConfigRequestUnanswered(t *testing.T) {
+	c := seed(t)
+	const (
+		hub  = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
+		lamp = `{"id":"lamp","parent_id":"hub","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+	)
+	for _, tc := range []struct {
+		name  string
+		after func(a *Agent, r *ConfigRequest, advance func(time.Duration))
+		want  bool
+	}{
+		{"nothing came", func(*Agent, *ConfigRequest, func(time.Duration)) {}, true},
+		{"nothing came in FullConfigWait", func(_ *Agent, _ *ConfigRequest, advance func(time.Duration)) { advance(FullConfigWait) }, true},
+		{"the answer came", func(a *Agent, _ *ConfigRequest, _ func(time.Duration)) {
+			if _, err := a.Config(c, []byte(`{"devices":[`+hub+`,`+lamp+`]}`)); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"a rename's answer came", func(a *Agent, _ *ConfigRequest, _ func(time.Duration)) {
+			a.DeviceChangeRequested("lamp")
+			if _, err := a.Config(c, []byte(`{"devices":[`+lamp+`]}`)); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"a later request renewed it", func(a *Agent, _ *ConfigRequest, advance func(time.Duration)) {
+			advance(time.Second)
+			a.RequestConfig()
+		}, false},
+		{"withdrawn", func(_ *Agent, r *ConfigRequest, _ func(time.Duration)) { r.Withdraw() }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+			var a Agent
+			a.SetClock(func() time.Time { return now })
+			if _, err := a.Config(c, []byte(`{"devices":[`+hub+`,`+lamp+`]}`)); err != nil {
+				t.Fatal(err)
+			}
+			r := a.RequestConfig()
+			tc.after(&a, r, func(d time.Duration) { now = now.Add(d) })
+			if got := r.Unanswered(); got != tc.want {
+				t.Errorf("Unanswered() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

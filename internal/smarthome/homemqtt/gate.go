@@ -76,6 +76,8 @@ type Config struct {
 	// needs (0 means catalogTimeout); past it the message is held as for a
 	// catalog that cannot be read.
 	CatalogTimeout time.Duration
+	// reaskAfter, when set, replaces reaskAfter (tests).
+	reaskAfter time.Duration
 	// Agents, when set, limits the gate to the agents it registers
 	// (registered.go): a message under any other name is ignored. Nil
 	// serves every name that publishes under Root, for a broker whose own
@@ -140,11 +142,13 @@ type Message struct {
 }
 
 // notify is the QoS of what the gate publishes by itself (the global
-// configuration, findings, requests): 0, at most once. Each is sent again
-// by the next connect or agent message, and a QoS 1 message in flight when
-// the connection drops is resent by the client library in a way its race
-// detector flags (eclipse-paho/paho.mqtt.golang#703); commands, which an
-// administrator sends once and waits for, keep QoS 1.
+// configuration, findings, status requests): 0, at most once. Each is sent
+// again by the next connect or agent message, and a QoS 1 message in
+// flight when the connection drops is resent by the client library in a
+// way its race detector flags (eclipse-paho/paho.mqtt.golang#703);
+// commands, which an administrator sends once and waits for, keep QoS 1,
+// and so do config requests, which must reach an agent that is
+// reconnecting (configrequest.go).
 const notify = 0
 
 // MaxReconnectInterval bounds the backoff between reconnection attempts
@@ -345,10 +349,7 @@ func (g *Gate) resync(c mqtt.Client) {
 	maps.Copy(agents, g.agents)
 	g.mu.Unlock()
 	for name, a := range agents {
-		withdraw := a.ConfigRequested()
-		if !g.publish(c, name, smarthome.ConfigRequestKind, []byte("{}")) {
-			withdraw()
-		}
+		g.askConfig(c, name, a, false)
 	}
 	if len(agents) > 0 {
 		g.cfg.Log.Info("smarthome mqtt: asked the agents for their configs after the reconnection", "agents", len(agents))
@@ -362,13 +363,18 @@ func (g *Gate) resync(c mqtt.Client) {
 // back, and the client library would otherwise drop it silently (it
 // "completes" a QoS 0 publish made while it reconnects).
 func (g *Gate) publish(c mqtt.Client, agent, kind string, body []byte) (sent bool) {
+	return g.send(c, agent, kind, notify, body) != nil
+}
+
+// send publishes on the agent's down/<kind> at qos, or, the connection not
+// open, drops the message as publish says and returns nil.
+func (g *Gate) send(c mqtt.Client, agent, kind string, qos byte, body []byte) mqtt.Token {
 	if !c.IsConnectionOpen() {
 		g.m.dropped.WithLabelValues(kind).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message dropped", "agent", loggedName(agent), "topic", "down/"+kind)
-		return false
+		return nil
 	}
-	c.Publish(g.cfg.Root+"/"+agent+"/down/"+kind, notify, false, body)
-	return true
+	return c.Publish(g.cfg.Root+"/"+agent+"/down/"+kind, qos, false, body)
 }
 
 // agentOf splits "ROOT/<agent>/up/<kind>".

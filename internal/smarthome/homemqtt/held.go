@@ -152,10 +152,7 @@ func (g *Gate) handle(name, kind string, payload []byte) error {
 	if kind == "status" && a.AskConfig() {
 		// The cloud asks an agent for its config as the protocol does
 		// (down/config_request, answered on up/config with the whole list).
-		withdraw := a.ConfigRequested()
-		if !g.publish(g.client, name, smarthome.ConfigRequestKind, []byte("{}")) {
-			withdraw()
-		}
+		g.askConfig(g.client, name, a, false)
 	}
 	g.answer(name, kind, a, msg)
 	return nil

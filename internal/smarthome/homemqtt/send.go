@@ -55,7 +55,8 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 // its devices (smarthome.Agent ConfigRequested), and a rename or a move
 // keeps the agent's config of that device from being taken for that
 // answer (smarthome.Agent DeviceChangeRequested); one the broker did not
-// take expects no answer.
+// take expects no answer, and a config request the agent does not answer
+// in time is asked once more, as the gate's own are (configrequest.go).
 func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string, error) {
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
@@ -93,12 +94,15 @@ func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string
 		if out, err = smarthome.ParseConfigRequest(msg); err != nil {
 			return "", err
 		}
-		withdraw := g.agent(agent).ConfigRequested()
+		a := g.agent(agent)
+		req := a.RequestConfig()
 		topic, err := g.deliver(agent, kind, out)
 		if err != nil {
-			withdraw()
+			req.Withdraw()
+			return "", err
 		}
-		return topic, err
+		g.reaskLater(agent, a, req)
+		return topic, nil
 	default:
 		err = fmt.Errorf("homemqtt: the gate sends no down/%s", kind)
 	}

@@ -1,0 +1,101 @@
+package homemqtt
+
+import (
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"partnerapi/internal/smarthome"
+)
+
+// The gate's down/config_request (after a status that came before any
+// config, to every agent it knows after reconnecting to its broker, and
+// when an administrator asks) is what brings its view of an agent's
+// devices up to date, and it goes out when the agent may well be away: a
+// reconnection of the gate often means the broker restarted, so every
+// agent is reconnecting too. Two things make it reach such an agent:
+//
+//   - It is published at QoS 1. A broker queues a message for a client
+//     that is away with a persistent session only at QoS 1 or 2 (MQTT
+//     3.1.1 §3.1.2.4; Mosquitto drops QoS 0 ones unless told to keep
+//     them), and delivers each at the lower of the publication's and the
+//     subscription's QoS, so an agent subscribed at QoS 1 with a
+//     persistent session gets it when it is back. The reference sets no
+//     QoS for it (§7), and MQTT-SberGate, which subscribes at QoS 0 with
+//     a clean session, gets it as before.
+//   - When no config comes in answer within reaskAfter, the gate asks
+//     once more: an agent with a clean session, as MQTT-SberGate's, that
+//     was reconnecting when the request went out has missed it for good,
+//     and it sends no config by itself on reconnecting. Once only: an
+//     agent that answers neither is away or does not answer requests, and
+//     its next status or config tells the gate it is back.
+//
+// Like the administrator's messages (deliver), a request the broker does
+// not acknowledge within commandWait is withdrawn from the client
+// library's resend store and expects no answer; one in flight when the
+// connection drops within that wait may be resent by the library on
+// reconnection, which its race detector may flag
+// (eclipse-paho/paho.mqtt.golang#703), as for commands.
+
+// reaskAfter is how long the gate waits for the answer to a config request
+// before asking once more. An agent answers at once; half of
+// smarthome.FullConfigWait leaves an agent whose connection blinked time
+// to be back, and the request asked again renews the expectation.
+const reaskAfter = smarthome.FullConfigWait / 2
+
+// reaskWait is reaskAfter unless a test set the gate's own.
+func (g *Gate) reaskWait() time.Duration {
+	if g.cfg.reaskAfter > 0 {
+		return g.cfg.reaskAfter
+	}
+	return reaskAfter
+}
+
+// askConfig sends the agent one of the gate's own config requests on c at
+// QoS 1, and, unless it is already the second (again), asks once more
+// when no config answers it in time (reaskLater). It does not wait for
+// the broker, since it runs on the client library's message goroutine too:
+// a goroutine of its own waits for the acknowledgement.
+func (g *Gate) askConfig(c mqtt.Client, name string, a *smarthome.Agent, again bool) {
+	req := a.RequestConfig()
+	tok := g.send(c, name, smarthome.ConfigRequestKind, 1, []byte("{}"))
+	if tok == nil {
+		req.Withdraw()
+		return
+	}
+	go func() {
+		if tok.WaitTimeout(commandWait) && tok.Error() == nil {
+			if !again {
+				g.reaskLater(name, a, req)
+			}
+			return
+		}
+		g.withdraw(tok)
+		req.Withdraw()
+		g.m.dropped.WithLabelValues(smarthome.ConfigRequestKind).Inc()
+		g.cfg.Log.Warn("smarthome mqtt: the broker did not take the gate's config request in time, withdrawn",
+			"agent", loggedName(name), "wait", commandWait.String(), "err", tok.Error())
+	}()
+}
+
+// reaskLater asks the agent once more for its config after reaskWait when
+// req is still unanswered then (no config came, no later request renewed
+// it), the gate still open and still knowing the agent as a.
+func (g *Gate) reaskLater(name string, a *smarthome.Agent, req *smarthome.ConfigRequest) {
+	time.AfterFunc(g.reaskWait(), func() {
+		select {
+		case <-g.held.done:
+			return
+		default:
+		}
+		g.mu.Lock()
+		current := g.agents[name] == a
+		g.mu.Unlock()
+		if !current || !req.Unanswered() {
+			return
+		}
+		g.cfg.Log.Info("smarthome mqtt: no config answered the config request; asking once more",
+			"agent", loggedName(name), "after", g.reaskWait().String())
+		g.askConfig(g.client, name, a, true)
+	})
+}
