@@ -2,6 +2,7 @@ package homemqtt_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -110,4 +111,54 @@ func TestGateServesOnlyRegisteredAgents(t *testing.T) {
 			t.Errorf("unknown_agent_total %v after the outage, want 3", unknown())
 		}
 	})
+}
+
+// Through a real broker, with the store up: every message an
+// administrator sends to a login without an agent credential is refused
+// as not found, nothing reaches the broker and the gate keeps no state
+// for the name. With the store down, which cannot say whether the login is
+// registered, a message that needs no catalog goes out as it did before
+// the check.
+func TestGateRefusesAdminSendsToUnregisteredAgents(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	store := &outageStore{Store: homesql.New(homeDB(t)), err: storetest.UnavailableError(t)}
+	svc := readingService(t, store)
+	root := testRoot(t, url)
+	g := startGate(t, homemqtt.Config{Broker: url, Root: root, Agents: svc}, svc)
+	ghost := newAgent(t, url, root+"/ghost/down/#")
+	ctx := context.Background()
+	report := []byte(`{"topic":"up/config","errors":["x"]}`)
+	for _, c := range []struct{ kind, body string }{
+		{"commands", lampOn},
+		{smarthome.RenameKind, `{"device_id":"lamp","new_name":"L"}`},
+		{smarthome.GroupKind, `{"device_id":"lamp","home":"H","room":"R"}`},
+		{smarthome.ErrorsKind, string(report)},
+		{smarthome.ConfigRequestKind, `{}`},
+	} {
+		var err error
+		if c.kind == "commands" {
+			_, err = g.Command(ctx, "ghost", []byte(c.body))
+		} else {
+			_, err = g.Send(ctx, "ghost", c.kind, []byte(c.body))
+		}
+		if !errors.Is(err, smarthome.ErrNotFound) || !strings.Contains(err.Error(), "ghost") {
+			t.Errorf("%s to an unregistered agent: %v, want not found naming it", c.kind, err)
+		}
+	}
+	if g.Knows("ghost") {
+		t.Error("the gate keeps state for the unregistered name")
+	}
+	select {
+	case m := <-ghost.got:
+		t.Fatalf("the unregistered name got %s %s", m.Topic(), m.Payload())
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	store.down.Store(true)
+	if _, err := g.Send(ctx, "ghost", smarthome.ErrorsKind, report); err != nil {
+		t.Fatalf("an error report with the store down: %v, want sent", err)
+	}
+	if m := ghost.next(); m.Topic() != root+"/ghost/down/errors" {
+		t.Fatalf("with the store down the name got %s %s", m.Topic(), m.Payload())
+	}
 }
