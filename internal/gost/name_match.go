@@ -215,7 +215,7 @@ func decodeDirectoryString(v derElement) (string, bool) {
 
 // prepareString is RFC 4518's preparation for caseIgnoreMatch: map (drop
 // format and control characters, map separators to SPACE, fold case),
-// normalise to NFKC, refuse prohibited characters (unassigned, private
+// normalise to NFKC (folding once more), refuse prohibited characters (unassigned, private
 // use, non-characters: the string then compares by its encoding), and
 // make insignificant spaces so (no leading or trailing ones, internal runs
 // taken as one).
@@ -233,7 +233,11 @@ func prepareString(s string) (string, bool) {
 		}
 		return r
 	}, s)
-	prepared := norm.NFKC.String(cases.Fold().String(mapped))
+	// Folded again after NFKC, since NFKC makes capitals of some letters
+	// that folding leaves alone (U+2130 SCRIPT CAPITAL E is E): RFC 3454's
+	// table B.2 folds those too.
+	fold := cases.Fold()
+	prepared := norm.NFKC.String(fold.String(norm.NFKC.String(fold.String(mapped))))
 	for _, r := range prepared {
 		if unicode.Is(unicode.Co, r) || !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z) ||
 			(r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe {

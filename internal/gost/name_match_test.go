@@ -84,6 +84,7 @@ func TestSameName(t *testing.T) {
 		{"C in lower case", encodeName([]testATV{{oidC, tagPrintableString, "ru"}}, inn, o, multi, cn), true},
 		{"multi-valued RDN in other order", encodeName(c, inn, o, []testATV{multi[1], multi[0]}, cn), true},
 		{"a soft hyphen in CN", encodeName(c, inn, o, multi, with(tagUTF8String, "Test C\u00adA 2026")), true},
+		{"a compatibility capital (U+2102) in CN", encodeName(c, inn, o, multi, with(tagUTF8String, "Test \u2102A 2026")), true},
 		{"another CN", encodeName(c, inn, o, multi, with(tagUTF8String, "Test CA 2027")), false},
 		{"spaces inside a word", encodeName(c, inn, o, multi, with(tagUTF8String, "Test C A 2026")), false},
 		{"CN value under OU", encodeName(c, inn, o, multi, []testATV{{oidOU, tagUTF8String, "Test CA 2026"}}), false},
@@ -166,4 +167,36 @@ func TestVerifyDetachedReencodedIssuer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSameName feeds arbitrary bytes to the Name comparison: no panic, and
+// it is symmetric, and a Name that parses is the same as itself and as its
+// attributes re-encoded as UTF8String where they are strings.
+func FuzzSameName(f *testing.F) {
+	f.Add(encodeName([]testATV{{oidCN, tagPrintableString, "Test CA"}}), encodeName([]testATV{{oidCN, tagBMPString, "test ca"}}))
+	f.Add(encodeName([]testATV{{oidOU, tagUTF8String, "a"}, {oidL, tagUTF8String, "b"}}), []byte{tagSequence, 0})
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		if sameName(a, b) != sameName(b, a) {
+			t.Fatalf("not symmetric: %x %x", a, b)
+		}
+		rdns, err := parseName(a)
+		if err != nil {
+			return
+		}
+		var re [][]byte
+		for _, rdn := range rdns {
+			var atvs [][]byte
+			for _, attr := range rdn {
+				v := attr.value
+				if attr.isString {
+					v = derWrap(tagUTF8String, []byte(attr.prepared))
+				}
+				atvs = append(atvs, derWrap(tagSequence, mustMarshal(attr.oid), v))
+			}
+			re = append(re, derWrap(tagSet, atvs...))
+		}
+		if !sameName(a, derWrap(tagSequence, re...)) {
+			t.Fatalf("%x is not the same as its re-encoding", a)
+		}
+	})
 }
