@@ -20,11 +20,17 @@ import (
 )
 
 // memCertRequests is a CertRequestStore in memory, enough for the
-// service's rules; the SQL stores have their own conformance test.
+// service's rules; the SQL stores have their own conformance test
+// (bankingsql's TestCertRequestStoreConformance and
+// TestActivateEIORequestMarksExecutive), whose rules it follows.
 type memCertRequests struct {
 	mu    sync.Mutex
 	rows  map[string]CertRequest
 	certs []Certificate
+	// executives are the users an activated EIO request made their
+	// organisation's sole executive body, by id: the SQL stores set
+	// banking_users.executive in the activation's transaction.
+	executives map[string]bool
 }
 
 func (m *memCertRequests) CreateCertRequest(_ context.Context, r CertRequest) error {
@@ -69,6 +75,9 @@ func (m *memCertRequests) ActivateCertRequest(ctx context.Context, org, id strin
 	r.Status, r.ActivatedAt, r.CertUUID = CertRequestActivated, at, c.UUID
 	m.mu.Lock()
 	m.rows[org+"/"+id], m.certs = r, append(m.certs, c)
+	if r.EIO {
+		m.executives[r.OwnerID] = true
+	}
 	m.mu.Unlock()
 	return r, nil
 }
@@ -103,7 +112,7 @@ func newCertService(t *testing.T, contour string) (*CertRequests, *memCertReques
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &memCertRequests{rows: map[string]CertRequest{}}
+	store := &memCertRequests{rows: map[string]CertRequest{}, executives: map[string]bool{}}
 	return &CertRequests{Store: store, Directory: certDirectory{}, CA: ca, Contour: contour, Now: func() time.Time { return now }}, store, &now
 }
 
@@ -256,5 +265,33 @@ func TestCertRequestActivationRules(t *testing.T) {
 	wrapped.ExternalID, wrapped.PKCS10.CMS = "0a000000-0000-4000-8000-000000000003", "bm90IGEgcmVxdWVzdA=="
 	if _, err := s.Create(ctx, sandboxPrincipal, wrapped, false); !errors.As(err, &e) || e.Kind != KindValidation || e.FieldNames[0] != "pkcs10.cms" {
 		t.Fatalf("not a request: %v", err)
+	}
+}
+
+// TestCertRequestEIOActivationMarksExecutive: activating a request sent to
+// /cert-requests/eio makes its login's user the organisation's executive
+// (user-info's individualExecutiveAgency), and activating an ordinary one
+// leaves its owner as it was, in the fake store as in the SQL ones; no
+// request is executive before its activation.
+func TestCertRequestEIOActivationMarksExecutive(t *testing.T) {
+	for _, eio := range []bool{true, false} {
+		ctx := context.Background()
+		s, store, _ := newCertService(t, ContourTest)
+		b := certBody(goldenCSR(t))
+		if eio {
+			b.Login = SandboxUserLogin
+		}
+		if _, err := s.Create(ctx, sandboxPrincipal, b, eio); err != nil {
+			t.Fatal(err)
+		}
+		if store.executives[SandboxUserID] {
+			t.Fatalf("EIO %v: executive before activation", eio)
+		}
+		if _, err := s.Activate(ctx, sandboxPrincipal, b.ExternalID); err != nil {
+			t.Fatal(err)
+		}
+		if got := store.executives[SandboxUserID]; got != eio {
+			t.Errorf("EIO %v: owner executive after activation %v, want %v", eio, got, eio)
+		}
 	}
 }

@@ -139,6 +139,11 @@ func TestActivateEIORequestMarksExecutive(t *testing.T) {
 			if err := s.CreateCertRequest(ctx, r); err != nil {
 				t.Fatal(err)
 			}
+			// Filing the request is not enough: the bank makes the owner
+			// executive when it issues the certificate.
+			if got, err := s.GetUser(ctx, tc.user); err != nil || got.Executive {
+				t.Fatalf("EIO %v: owner before activation %+v %v, want not executive", tc.eio, got, err)
+			}
 			c := banking.Certificate{UUID: "ffffffff-0000-4000-8000-00000000000" + string(rune('1'+i)), UserID: tc.user, OrgID: banking.SandboxOrgID,
 				DER: []byte{byte(i)}, TypeName: "TOKEN", Role: banking.RoleSoleAuthority, Active: true}
 			if _, err := s.ActivateCertRequest(ctx, banking.SandboxOrgID, tc.request, at, c); err != nil {
