@@ -24,8 +24,10 @@ type certReqWorld struct {
 	ts            *testServer
 	tokU1, tokU2  string
 	tokB          string
+	userU1        string
 	userU2, userB string
 	orgA          string
+	client        string // the partner's client_id, registered for any scope
 }
 
 func newCertReqWorld(t *testing.T) *certReqWorld {
@@ -44,6 +46,7 @@ func newCertReqWorldIn(t *testing.T, contour string) *certReqWorld {
 	orgA := str(cli("org", "create", "--name", "ООО А", "--inn", banking.SandboxOrgINN, "--kpp", banking.SandboxOrgKPP), "id")
 	cli("account", "add", "--org", orgA, "--number", banking.SandboxAccount, "--bic", banking.SandboxBIC, "--corr", banking.SandboxCorrAccount)
 	u1 := str(cli("user", "create", "--org", orgA, "--login", "u1"), "id")
+	w.userU1 = u1
 	w.userU2 = str(cli("user", "create", "--org", orgA, "--login", "u2"), "id")
 	orgB := str(cli("org", "create", "--name", "ООО Б", "--inn", "7830002293", "--kpp", "783001001"), "id")
 	w.userB = str(cli("user", "create", "--org", orgB, "--login", "b1"), "id")
@@ -52,7 +55,7 @@ func newCertReqWorldIn(t *testing.T, contour string) *certReqWorld {
 		return "Bearer " + str(cli("token", "--scope", "GET_CRYPTO_INFO PAY_DOC_RU", "--org", org, "--user", user, "--client", client), "access_token")
 	}
 	w.tokU1, w.tokU2, w.tokB = token(orgA, u1), token(orgA, w.userU2), token(orgB, w.userB)
-	w.orgA = orgA
+	w.orgA, w.client = orgA, client
 	return w
 }
 
