@@ -14,7 +14,7 @@ const apiPrefix = "/fintech/api"
 func (s *server) addIdentityRoutes(mux *web.Mux) {
 	mux.HandleFunc("GET", apiPrefix+"/v1/client-info", s.requireScope(s.clientInfo, banking.ScopeGetClientAccounts))
 	mux.HandleFunc("GET", apiPrefix+"/v1/crypto", s.requireScope(s.cryptoInfo, banking.ScopeGetCryptoInfo))
-	mux.HandleFunc("GET", apiPrefix+"/v1/crypto/eio", s.requireScope(s.cryptoInfo, banking.ScopeGetCryptoInfoEIO))
+	mux.HandleFunc("GET", apiPrefix+"/v1/crypto/eio", s.requireScope(s.cryptoInfoEIO, banking.ScopeGetCryptoInfoEIO))
 	s.addOAuthRoutes(mux)
 }
 
@@ -111,12 +111,12 @@ type cryptoInfo struct {
 	CryptoProfileInfos []cryptoProfile `json:"cryptoProfileInfos"`
 }
 
-// cryptoInfo is GET /v1/crypto and /v1/crypto/eio: the bank's certificate
-// and the token user's certificates grouped by crypto profile type
-// (reference §10). certBank is the certificate of the key that signs JWS
-// answers, id_tokens and webhooks (bank_key.go), so a partner can take the
-// certificate to verify them from here; certBankUuid is that certificate's
-// JWS kid, derived from the certificate itself, so it stays the same across
+// cryptoInfo is GET /v1/crypto: the bank's certificate and the token
+// user's certificates grouped by crypto profile type (reference §10).
+// certBank is the certificate of the key that signs JWS answers, id_tokens
+// and webhooks (bank_key.go), so a partner can take the certificate to
+// verify them from here; certBankUuid is that certificate's JWS kid,
+// derived from the certificate itself, so it stays the same across
 // restarts and across instances given the same key file. The same
 // certificate is certsCA's one entry: the bank's key is the CA of the
 // certificates that activated certificate requests issue (certreq.go), so
@@ -130,29 +130,96 @@ func (s *server) cryptoInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalFrom(r.Context())
-	certs, err := id.Store.ListCertificates(r.Context(), p.UserID)
+	profiles, err := s.cryptoProfiles(r, id, p.UserID)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	ci := cryptoInfo{CertsCA: []string{}, CryptoProfileInfos: []cryptoProfile{}}
+	ci := cryptoInfo{CertsCA: s.certsCA(), CryptoProfileInfos: profiles}
 	if s.JWS != nil {
-		ci.CertBank, ci.CertBankUUID = base64.StdEncoding.EncodeToString(s.JWS.Cert.Raw), s.JWS.Kid
-		ci.CertsCA = append(ci.CertsCA, ci.CertBank)
+		ci.CertBank, ci.CertBankUUID = ci.CertsCA[0], s.JWS.Kid
 	}
+	writeJSON(w, http.StatusOK, ci)
+}
+
+// certsCA is the bank's certificate as certsCA's one entry (base64 DER),
+// none without a bank key.
+func (s *server) certsCA() []string {
+	if s.JWS == nil {
+		return []string{}
+	}
+	return []string{base64.StdEncoding.EncodeToString(s.JWS.Cert.Raw)}
+}
+
+// cryptoProfiles lists the user's certificates in the principal's
+// organisation, grouped by crypto profile type in the order first seen.
+func (s *server) cryptoProfiles(r *http.Request, id *banking.Identity, userID string) ([]cryptoProfile, error) {
+	certs, err := id.Store.ListCertificates(r.Context(), userID)
+	if err != nil {
+		return nil, err
+	}
+	orgID := principalFrom(r.Context()).OrgID
+	profiles := []cryptoProfile{}
 	index := map[string]int{}
 	for _, c := range certs {
-		if c.OrgID != p.OrgID {
+		if c.OrgID != orgID {
 			continue
 		}
 		i, ok := index[c.TypeName]
 		if !ok {
-			i = len(ci.CryptoProfileInfos)
+			i = len(profiles)
 			index[c.TypeName] = i
-			ci.CryptoProfileInfos = append(ci.CryptoProfileInfos, cryptoProfile{Alias: c.TypeName, TypeName: c.TypeName, CertificateInfos: []certificateInfo{}})
+			profiles = append(profiles, cryptoProfile{Alias: c.TypeName, TypeName: c.TypeName, CertificateInfos: []certificateInfo{}})
 		}
-		ci.CryptoProfileInfos[i].CertificateInfos = append(ci.CryptoProfileInfos[i].CertificateInfos, certificateInfo{
+		profiles[i].CertificateInfos = append(profiles[i].CertificateInfos, certificateInfo{
 			Active: id.CertificateActive(c), Cert: base64.StdEncoding.EncodeToString(c.DER), Issuer: c.Issuer, SerialNumber: c.Serial, UUID: c.UUID})
+	}
+	return profiles, nil
+}
+
+// cryptoUserInfo is one user of a /v1/crypto/eio answer: sub is the user's
+// id, user-info's sub.
+type cryptoUserInfo struct {
+	Sub                string          `json:"sub"`
+	CryptoProfileInfos []cryptoProfile `json:"cryptoProfileInfos"`
+}
+
+// cryptoInfoEIO is the /v1/crypto/eio answer. Its shape is not /v1/crypto's:
+// the Java SDK reads it into CryptoInfoEIOResponse (certCenterCode,
+// certCenterNum, certsCA, cryptoUserInfos[{sub, cryptoProfileInfos}]) with
+// a Jackson mapper that fails on any other property, so certBank and a
+// top-level cryptoProfileInfos would break its getCryptoEio.
+type cryptoInfoEIO struct {
+	CertCenterCode  string           `json:"certCenterCode"`
+	CertCenterNum   string           `json:"certCenterNum"`
+	CertsCA         []string         `json:"certsCA"`
+	CryptoUserInfos []cryptoUserInfo `json:"cryptoUserInfos"`
+}
+
+// cryptoInfoEIO is GET /v1/crypto/eio (reference §10: "similar" to
+// /v1/crypto): the crypto profiles of every user of the token's
+// organisation, each under its sub, for the sole executive body who asks
+// for its users' certificates (cert-requests/eio names a user by login).
+// Users appear in login order, those without certificates with no
+// profiles.
+func (s *server) cryptoInfoEIO(w http.ResponseWriter, r *http.Request) {
+	id := s.identityOr503(w, r)
+	if id == nil {
+		return
+	}
+	users, err := id.Store.ListUsers(r.Context(), principalFrom(r.Context()).OrgID)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	ci := cryptoInfoEIO{CertsCA: s.certsCA(), CryptoUserInfos: []cryptoUserInfo{}}
+	for _, u := range users {
+		profiles, err := s.cryptoProfiles(r, id, u.ID)
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		ci.CryptoUserInfos = append(ci.CryptoUserInfos, cryptoUserInfo{Sub: u.ID, CryptoProfileInfos: profiles})
 	}
 	writeJSON(w, http.StatusOK, ci)
 }

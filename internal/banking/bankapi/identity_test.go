@@ -200,13 +200,26 @@ func TestCryptoInfo(t *testing.T) {
 		{"/fintech/api/v1/crypto/eio", tok.AccessToken, 403},
 		{"/fintech/api/v1/crypto", eio.AccessToken, 403},
 	} {
+		// /v1/crypto/eio lists each user's profiles under its sub
+		// (TestCryptoInfoEIOJavaShape); the sandbox has one user.
 		var ci cryptoInfo
-		status, _ := e.get(t, c.path, c.token, &ci)
+		var eioInfo cryptoInfoEIO
+		into := any(&ci)
+		if strings.HasSuffix(c.path, "/eio") {
+			into = &eioInfo
+		}
+		status, _ := e.get(t, c.path, c.token, into)
 		if status != c.status {
 			t.Fatalf("%s: %d, want %d", c.path, status, c.status)
 		}
 		if status != 200 {
 			continue
+		}
+		if into == &eioInfo {
+			if len(eioInfo.CryptoUserInfos) != 1 || eioInfo.CryptoUserInfos[0].Sub != banking.SandboxUserID {
+				t.Fatalf("eio users %+v", eioInfo.CryptoUserInfos)
+			}
+			ci.CryptoProfileInfos = eioInfo.CryptoUserInfos[0].CryptoProfileInfos
 		}
 		uuids := map[string]string{}
 		for _, p := range ci.CryptoProfileInfos {
@@ -240,7 +253,7 @@ func TestCryptoInfoBankCertificate(t *testing.T) {
 	tok := e.token(t, banking.ScopeGetCryptoInfo, banking.ScopeGetCryptoInfoEIO)
 	for round := range 2 {
 		srv := httptest.NewServer(NewServer(Deps{Auth: e.id, Identity: e.id, JWS: key}))
-		for _, path := range []string{"/fintech/api/v1/crypto", "/fintech/api/v1/crypto/eio"} {
+		for _, path := range []string{"/fintech/api/v1/crypto"} {
 			req, _ := http.NewRequest("GET", srv.URL+path, nil)
 			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 			resp, err := http.DefaultClient.Do(req)
