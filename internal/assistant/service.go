@@ -172,9 +172,10 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 	}
 	if s.issued.Add(1)%100 == 0 {
 		// Tokens are never renewed in place, so expired rows would pile up;
-		// every hundredth issuance sweeps them. A failed sweep is retried
-		// by the next one and does not refuse this token.
-		_ = s.store.DeleteExpiredTokens(ctx, s.cfg.Now())
+		// every hundredth issuance sweeps them, once ExpiredTokenGrace has
+		// passed. A failed sweep is retried by the next one and does not
+		// refuse this token.
+		_ = s.store.DeleteExpiredTokens(ctx, s.cfg.Now().Add(-ExpiredTokenGrace))
 	}
 	tok := newSecret()
 	exp := s.cfg.Now().Add(s.cfg.TokenTTL).Truncate(time.Millisecond)
@@ -183,6 +184,15 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 	}
 	return tok, exp, nil
 }
+
+// ExpiredTokenGrace is how long an expired token stays stored. A token
+// still stored is answered 401 "Token has expired", one swept away 401
+// "Unauthorized" (reference §2 and §4 give the first for an expired
+// token): the npm client never looks at expires_at and sends its token
+// until a 401, so one idle past the token's 30 minutes, overnight
+// included, still hears why. Both are 401 and make clients authenticate
+// again; a day of tokens is a few rows a client.
+const ExpiredTokenGrace = 24 * time.Hour
 
 // ParseBasic decodes `Basic base64(client_id:client_secret)`, splitting on
 // the first colon (reference §1). The scheme is read in any letter case

@@ -123,6 +123,52 @@ func TestTokenRateAndExpiry(t *testing.T) {
 	}
 }
 
+// TestExpiredTokenOutlivesSweep checks that the sweep of expired tokens,
+// run every hundredth issuance, keeps a token that expired less than
+// ExpiredTokenGrace ago: it is still "Token has expired" (reference §2),
+// not "Unauthorized" as an unknown token.
+func TestExpiredTokenOutlivesSweep(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	s := newService(t, assistant.Config{Now: func() time.Time { return now }, TokenRate: 1000})
+	ctx := context.Background()
+	c, err := s.CreateClient(ctx, assistant.ScopeCorp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rq = "72384bd5-0ca0-4cfd-9ac7-65d75258284c"
+	issue := func() string {
+		t.Helper()
+		tok, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	// Any hundred issuances in a row include a hundredth, which sweeps.
+	sweep := func() {
+		for range 100 {
+			issue()
+		}
+	}
+	old := issue()
+	tests := []struct {
+		after time.Duration
+		want  error
+	}{
+		{31 * time.Minute, assistant.ErrTokenExpired},
+		{12 * time.Hour, assistant.ErrTokenExpired},
+		{assistant.ExpiredTokenGrace + time.Minute, assistant.ErrUnauthorized},
+	}
+	start := now
+	for _, tt := range tests {
+		now = start.Add(30*time.Minute + tt.after)
+		sweep()
+		if _, err := s.Authenticate(ctx, old); !errors.Is(err, tt.want) {
+			t.Errorf("%v after expiry and a sweep: %v, want %v", tt.after, err, tt.want)
+		}
+	}
+}
+
 func TestParseBasic(t *testing.T) {
 	enc := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
 	tests := []struct {
