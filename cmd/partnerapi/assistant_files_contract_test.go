@@ -115,6 +115,8 @@ func fileCases(t *testing.T, f *contractFixture, chat func(model, extra string) 
 		{name: "ai check unknown model", method: "POST", path: check, auth: "corp", body: aiCheck("nope", "Once upon a time"), status: 404},
 		{name: "ai check over the window", method: "POST", path: check, auth: "corp", body: aiCheck("stories260K", strings.Repeat("Once upon a time. ", 700)), status: 413},
 		{name: "ai check embedder", method: "POST", path: check, auth: "corp", body: aiCheck("tinyembed", "Once upon a time"), status: 422},
+		{name: "ai check over the concurrency limit", method: "POST", path: check, auth: "pers", body: aiCheck("stories260K", "Once upon a time"), status: 429, busy: true},
+		{name: "ai check unbillable", method: "POST", path: check, auth: "broken corp", body: aiCheck("stories260K", "Once upon a time"), status: 500, broken: true},
 	}
 }
 

@@ -44,24 +44,32 @@ const (
 // server's model).
 var ErrNoAICheck = errors.New("requested model does not support ai check")
 
-// AICheck judges which parts of input the model would have written.
-func (s *Service) AICheck(ctx context.Context, p Principal, model, input string) (AICheckResult, error) {
+// PrepareAICheck validates an AI check, resolves its model and checks the
+// client's funds, so that a refusal is the request's own answer and not a
+// 429 of a client whose slots are taken (the transport takes a slot only
+// after it), as PrepareChat and PrepareEmbed do.
+func (s *Service) PrepareAICheck(ctx context.Context, p Principal, model, input string) (ModelInfo, error) {
 	if input == "" {
-		return AICheckResult{}, badRequest("input is required")
+		return ModelInfo{}, badRequest("input is required")
 	}
 	if model == "" {
-		return AICheckResult{}, badRequest("model is required")
+		return ModelInfo{}, badRequest("model is required")
 	}
 	m, err := s.ResolveModel(ctx, model)
 	if err != nil {
-		return AICheckResult{}, err
+		return ModelInfo{}, err
 	}
+	if _, ok := s.engine.(Scorer); !ok || m.Type != TypeChat {
+		return ModelInfo{}, ErrNoAICheck
+	}
+	return m, s.checkFunds(ctx, p, m.Name)
+}
+
+// AICheck judges which parts of input a prepared model would have written.
+func (s *Service) AICheck(ctx context.Context, p Principal, m ModelInfo, input string) (AICheckResult, error) {
 	sc, ok := s.engine.(Scorer)
-	if !ok || m.Type != TypeChat {
+	if !ok {
 		return AICheckResult{}, ErrNoAICheck
-	}
-	if err := s.checkFunds(ctx, p, m.Name); err != nil {
-		return AICheckResult{}, err
 	}
 	toks, err := sc.Surprisal(ctx, m.Name, input)
 	if err != nil {

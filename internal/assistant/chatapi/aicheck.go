@@ -8,7 +8,8 @@ import (
 
 // aiCheck serves POST /ai/check (reference §3.9): which parts of the input
 // the named model would have written. It holds one of the client's
-// concurrent-request slots while the model reads the text.
+// concurrent-request slots while the model reads the text, taken once the
+// request is known to be one the model can answer.
 func (s *server) aiCheck(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Input string `json:"input"`
@@ -19,6 +20,11 @@ func (s *server) aiCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r)
+	m, err := s.svc.PrepareAICheck(r.Context(), p, req.Model, req.Input)
+	if err != nil {
+		s.domainError(w, r, err)
+		return
+	}
 	release, err := s.svc.Acquire(r.Context(), p)
 	if err != nil {
 		s.domainError(w, r, err)
@@ -28,7 +34,7 @@ func (s *server) aiCheck(w http.ResponseWriter, r *http.Request) {
 	// Scoring a long text may outlast the write deadline that runs from
 	// the request's start; the answer gets it whole once ready.
 	web.DeferWriteDeadline(w)
-	res, err := s.svc.AICheck(r.Context(), p, req.Model, req.Input)
+	res, err := s.svc.AICheck(r.Context(), p, m, req.Input)
 	if err != nil {
 		s.domainError(w, r, err)
 		return

@@ -332,3 +332,34 @@ func TestCreatedInSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestBusyClientHearsRefusalFirst: a request the API refuses for what it
+// asks is refused so whether or not the client's concurrent-request slots
+// are taken; only one that would run hears 429 (reference §4).
+func TestBusyClientHearsRefusalFirst(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(assistant.ScopePers, assistant.Balance{Model: "stories260K", Tokens: 1000})
+	tok := f.token(c, "ASSISTANT_API_PERS")
+	release, err := f.svc.Acquire(context.Background(), assistant.Principal{ClientID: c.ClientID, Scope: assistant.ScopePers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	tests := []struct {
+		name, path, body string
+		status           int
+	}{
+		{"ai check without input", "/api/v1/ai/check", `{"model":"stories260K"}`, 400},
+		{"ai check unknown model", "/api/v1/ai/check", `{"model":"nope","input":"Once upon a time"}`, 404},
+		{"ai check", "/api/v1/ai/check", `{"model":"stories260K","input":"Once upon a time"}`, 429},
+		{"chat bad params", "/api/v1/chat/completions", `{"model":"stories260K","messages":[{"role":"user","content":"x"}],"n":9}`, 422},
+		{"chat", "/api/v1/chat/completions", `{"model":"stories260K","messages":[{"role":"user","content":"x"}],"max_tokens":1}`, 429},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if resp, body := f.call("POST", tt.path, tok, tt.body); resp.StatusCode != tt.status {
+				t.Fatalf("%d %s, want %d", resp.StatusCode, body, tt.status)
+			}
+		})
+	}
+}
