@@ -92,13 +92,14 @@ type WebhookOutbox interface {
 	// that spends no attempt; it returns how many. No claim hands those
 	// events out, so MaxAge reaches them only through it.
 	ExpireParkedWebhooks(ctx context.Context, now, queuedBefore time.Time, reason string, limit int) (int, error)
-	// PurgeWebhooks deletes, in one transaction, those of the first limit
-	// finished events (delivered or failed for good, oldest id first)
-	// that finished before finishedBefore, with their delivery log; an
-	// event pending, parked or under a claim is never deleted, nor is the
-	// outbox's newest row, so that no id is ever handed out twice. It
-	// returns how many it deleted, and whether limit finished events were
-	// looked at (more may lie behind them).
+	// PurgeWebhooks deletes, in one transaction, up to limit of the
+	// finished events (delivered or failed for good) that finished before
+	// finishedBefore, oldest finish first, with their delivery log: an
+	// event that finished lately holds back none that finished earlier.
+	// An event pending, parked or under a claim is never deleted, nor is
+	// the outbox's newest row, so that no id is ever handed out twice. It
+	// returns how many it deleted, and whether it found limit of them
+	// (more may be due).
 	PurgeWebhooks(ctx context.Context, finishedBefore time.Time, limit int) (deleted int, more bool, err error)
 }
 

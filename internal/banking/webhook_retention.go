@@ -19,7 +19,7 @@ type WebhookRetention struct {
 }
 
 // webhookPurgeBatch is how many finished events one purge transaction
-// looks at: a few hundred small deletes hold SQLite's writer, or the
+// deletes at most: a few hundred small deletes hold SQLite's writer, or the
 // rows' locks on PostgreSQL, for milliseconds, so deliveries and creates
 // go on between batches.
 const webhookPurgeBatch = 500
@@ -29,10 +29,12 @@ const webhookPurgeBatch = 500
 // the next run, which Purge's more tells its caller to make soon.
 const webhookPurgeBatches = 100
 
-// Purge deletes the events finished more than Keep ago, batch after batch
-// while the last found something to delete, up to webhookPurgeBatches;
-// it returns how many it deleted and whether it stopped at that bound
-// with more to do.
+// Purge deletes the events finished more than Keep ago, oldest finish
+// first, batch after batch while the last was full, up to
+// webhookPurgeBatches; it returns how many it deleted and whether it
+// stopped at that bound with more to do. Each batch reads only events it
+// deletes, so a run deletes every event old enough, up to that bound,
+// however many that finished since have lower ids.
 func (r *WebhookRetention) Purge(ctx context.Context) (deleted int64, more bool, err error) {
 	if r.Keep <= 0 {
 		return 0, false, nil

@@ -166,14 +166,16 @@ func (s *PaymentStore) configuredPartners(ctx context.Context) (map[string]bool,
 // webhookLease is how long a claimed event is reserved for its sender.
 const webhookLease = time.Minute
 
+// RecordWebhookAttempt logs the attempt and sets the event's state, with
+// finished_at (migration 0017) when the attempt finishes the event.
 func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a banking.WebhookAttempt, delivered bool, next time.Time) error {
 	state, nextAt := "PENDING", micros(next)
-	var deliveredAt any
+	var deliveredAt, finishedAt any
 	switch {
 	case delivered:
-		state, nextAt, deliveredAt = "DELIVERED", 0, micros(a.At)
+		state, nextAt, deliveredAt, finishedAt = "DELIVERED", 0, micros(a.At), micros(a.At)
 	case next.IsZero():
-		state, nextAt = "FAILED", 0
+		state, nextAt, finishedAt = "FAILED", 0, micros(a.At)
 	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if delivered {
@@ -192,8 +194,8 @@ func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a ban
 			id, a.Attempt, micros(a.At), a.HTTPStatus, a.Error, a.Format); err != nil {
 			return fmt.Errorf("webhook log: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = $1, attempts = $2, next_at = $3, delivered_at = $4, last_error = $5 WHERE id = $6`,
-			state, a.Attempt, nextAt, deliveredAt, a.Error, id)
+		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = $1, attempts = $2, next_at = $3, delivered_at = $4, last_error = $5, finished_at = $6 WHERE id = $7`,
+			state, a.Attempt, nextAt, deliveredAt, a.Error, finishedAt, id)
 		return err
 	})
 }

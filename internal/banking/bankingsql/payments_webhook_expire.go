@@ -55,7 +55,7 @@ func (s *PaymentStore) ExpireParkedWebhooks(ctx context.Context, now, queuedBefo
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		n = 0
 		for _, id := range ids {
-			res, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'FAILED', next_at = 0, last_error = $1
+			res, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'FAILED', next_at = 0, last_error = $1, finished_at = $3
 				WHERE id = $2 AND state = 'PARKED' AND next_at <= $3`, reason, id, micros(now))
 			if err != nil {
 				return err
