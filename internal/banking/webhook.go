@@ -64,6 +64,8 @@ type WebhookOutbox interface {
 	DueWebhooks(ctx context.Context, now time.Time, limit int, configuredOnly bool) ([]WebhookEvent, error)
 	// RecordWebhookAttempt logs an attempt and sets the event's state:
 	// delivered, retry at next, or given up (next zero and !delivered).
+	// An event no longer in the outbox (purged while a very late attempt
+	// was under way) gets nothing recorded, and no error.
 	RecordWebhookAttempt(ctx context.Context, id int64, a WebhookAttempt, delivered bool, next time.Time) error
 	// WebhookLog lists the attempts of an event, oldest first.
 	WebhookLog(ctx context.Context, id int64) ([]WebhookAttempt, error)

@@ -167,7 +167,12 @@ func (s *PaymentStore) configuredPartners(ctx context.Context) (map[string]bool,
 const webhookLease = time.Minute
 
 // RecordWebhookAttempt logs the attempt and sets the event's state, with
-// finished_at (migration 0017) when the attempt finishes the event.
+// finished_at (migration 0017) when the attempt finishes the event. An
+// event no longer in the outbox (finished and purged while a very late
+// attempt was under way: PurgeWebhooks) gets nothing recorded and no
+// error, as there is no event left to log it for or to retry: a log row
+// of a missing event would stay for good, the purge reading only the
+// events it deletes.
 func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a banking.WebhookAttempt, delivered bool, next time.Time) error {
 	state, nextAt := "PENDING", micros(next)
 	var deliveredAt, finishedAt any
@@ -190,13 +195,24 @@ func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a ban
 				return fmt.Errorf("webhook pause reset: %w", err)
 			}
 		}
+		// The outbox row goes before the log, so that the log row is
+		// written only for an event that is there: on PostgreSQL the
+		// update waits for a purge that is deleting the row and then
+		// finds none, and a purge that comes later waits for this
+		// transaction and then sees the event's new state and its log.
+		res, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = $1, attempts = $2, next_at = $3, delivered_at = $4, last_error = $5, finished_at = $6 WHERE id = $7`,
+			state, a.Attempt, nextAt, deliveredAt, a.Error, finishedAt, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhook_log (webhook_id, attempt, at, http_status, error, format) VALUES ($1,$2,$3,$4,$5,$6)`,
 			id, a.Attempt, micros(a.At), a.HTTPStatus, a.Error, a.Format); err != nil {
 			return fmt.Errorf("webhook log: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = $1, attempts = $2, next_at = $3, delivered_at = $4, last_error = $5, finished_at = $6 WHERE id = $7`,
-			state, a.Attempt, nextAt, deliveredAt, a.Error, finishedAt, id)
-		return err
+		return nil
 	})
 }
 
