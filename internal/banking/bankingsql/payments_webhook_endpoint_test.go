@@ -1,7 +1,6 @@
 package bankingsql
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"testing"
@@ -70,13 +69,8 @@ func TestWebhookDefaultEndpointPausedAsOne(t *testing.T) {
 		queueEvents(t, s, "own", 3, at)
 		rcv := newFairReceiver(t, 0)
 		rcv.hang("default", true)
-		box, err := banking.NewSecretBox(bytes.Repeat([]byte{7}, banking.WebhookKeySize))
-		if err != nil {
-			t.Fatal(err)
-		}
 		clock := &testClock{t: at.Add(time.Hour)}
-		hooks := &banking.Webhooks{Store: s, Box: box, Now: clock.now, URLs: banking.WebhookURLPolicy{AllowHTTP: true, AllowPrivate: true},
-			Default: banking.WebhookTarget{URL: rcv.srv.URL + "/default", Secret: []byte("default-secret")}}
+		hooks := newDefaultWebhooks(t, s, rcv, clock)
 		if _, err := hooks.Set(ctx, "own", rcv.srv.URL+"/own", nil, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package bankingsql
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -165,6 +166,21 @@ func (c *testClock) add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+// newDefaultWebhooks is the partners' webhook settings over s, with the
+// deployment default at rcv's /default (secret "default-secret"), secrets
+// sealed under a fixed key, URLs to the test's loopback receiver allowed,
+// and clock's time: the Webhooks a dispatcher's sender looks targets up
+// in when a test needs the real look-up, default and all.
+func newDefaultWebhooks(t *testing.T, s *PaymentStore, rcv *fairReceiver, clock *testClock) *banking.Webhooks {
+	t.Helper()
+	box, err := banking.NewSecretBox(bytes.Repeat([]byte{7}, banking.WebhookKeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &banking.Webhooks{Store: s, Box: box, Now: clock.now, URLs: banking.WebhookURLPolicy{AllowHTTP: true, AllowPrivate: true},
+		Default: banking.WebhookTarget{URL: rcv.srv.URL + "/default", Secret: []byte("default-secret")}}
 }
 
 // deliveredOf is how many of partner's events the outbox has DELIVERED.

@@ -1,7 +1,6 @@
 package bankingsql
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"sync"
@@ -50,13 +49,8 @@ func TestWebhookFailureChargedToTheURLSentTo(t *testing.T) {
 		queueEvents(t, s, "st", 2, at.Add(time.Second))
 		rcv := newFairReceiver(t, 0)
 		rcv.hang("mv", true)
-		box, err := banking.NewSecretBox(bytes.Repeat([]byte{7}, banking.WebhookKeySize))
-		if err != nil {
-			t.Fatal(err)
-		}
 		clock := &testClock{t: at.Add(time.Hour)}
-		hooks := &banking.Webhooks{Store: s, Box: box, Now: clock.now, URLs: banking.WebhookURLPolicy{AllowHTTP: true, AllowPrivate: true},
-			Default: banking.WebhookTarget{URL: rcv.srv.URL + "/default", Secret: []byte("default-secret")}}
+		hooks := newDefaultWebhooks(t, s, rcv, clock)
 		targets := &setOnLookup{hooks: hooks, clientID: "mv", url: rcv.srv.URL + "/mv", t: t}
 		d := &banking.WebhookDispatcher{Outbox: s, Now: clock.now, Workers: 1,
 			Sender: &bankapi.WebhookSender{Targets: targets, Client: &http.Client{Timeout: 300 * time.Millisecond}}}
