@@ -85,6 +85,7 @@ type serveConfig struct {
 	shutdownTimeout string
 	gcPercent       string
 	metricsAddr     string
+	metricsTLS      string
 	trustedProxies  string
 	maxConnections  int
 }
@@ -108,6 +109,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	fs.StringVar(&cfg.shutdownTimeout, "shutdown-timeout", "30s", "how long in-flight requests and streams may finish on SIGINT/SIGTERM")
 	registerGCFlag(fs, &cfg.gcPercent) // gc.go
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "listen address of /metrics alone (every API's series), which the API listeners then answer 404; off: served nowhere; empty: on every API listener")
+	fs.StringVar(&cfg.metricsTLS, "metrics-tls", "auto", "TLS of the --metrics-addr listener: auto, HTTPS with --tls-cert's certificate when it is set (no client certificate asked), else plain HTTP; off: plain HTTP always")
 	fs.IntVar(&cfg.maxConnections, "max-connections", 4096, "most connections each HTTP listener holds open; at the cap the longest-idle keep-alive connection is closed, or with none idle new ones wait in the backlog; 0: no cap")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes or addresses of reverse proxies whose X-Forwarded-For (or X-Real-IP, or Forwarded) names the client; empty: none")
 	return fs
@@ -161,6 +163,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	}
 	if cfg.maxConnections < 0 {
 		return fmt.Errorf("--max-connections: %d is negative (0 means no cap)", cfg.maxConnections)
+	}
+	metricsTLS, err := metricsTLSFiles(cfg.metricsTLS, cfg.tls)
+	if err != nil {
+		return err
 	}
 	grace, err := durationFlag("shutdown-timeout", cfg.shutdownTimeout)
 	if err != nil {
@@ -257,12 +263,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		bound[m.name()] = ln.Addr().String()
 	}
 	if cfg.metricsAddr != "" && cfg.metricsAddr != "off" {
-		// Plain HTTP even under --tls-cert: the scraper is the operator's,
-		// on an address kept off the partners' networks, and
-		// --tls-client-ca names the partners' CA, not the scraper's. As
-		// one of the listeners it stops at once with the others, and a
-		// failed bind releases the ports bound before it.
-		ln, err := web.Listen("metrics", cfg.metricsAddr, metrics.StandaloneHandler(), web.TLSFiles{}, log)
+		// As one of the listeners it stops at once with the others, and
+		// a failed bind releases the ports bound before it.
+		ln, err := web.Listen("metrics", cfg.metricsAddr, metrics.StandaloneHandler(), metricsTLS, log)
 		if err != nil {
 			return abandon(err)
 		}
@@ -366,6 +369,24 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		log.Warn("shutdown", "err", shutdownErr)
 	}
 	return nil
+}
+
+// metricsTLSFiles are the certificate files of the --metrics-addr listener
+// by --metrics-tls. auto serves HTTPS with the API listeners' certificate
+// files, read again when they change as theirs are, since an operator who
+// serves the APIs over TLS expects the series (which name every route and
+// model) not to cross the network in the clear. It never asks for a
+// client certificate: --tls-client-ca names the partners' CA, and a
+// scraper such as Prometheus usually has none. off is plain HTTP always,
+// for a scraper on loopback that has no CA to check the certificate with.
+func metricsTLSFiles(mode string, api web.TLSFiles) (web.TLSFiles, error) {
+	switch mode {
+	case "auto":
+		return web.TLSFiles{Cert: api.Cert, Key: api.Key}, nil
+	case "off":
+		return web.TLSFiles{}, nil
+	}
+	return web.TLSFiles{}, fmt.Errorf("--metrics-tls: %q is neither auto nor off", mode)
 }
 
 // registerPoolMetrics exports the database pools' statistics (go_sql_*:
