@@ -65,7 +65,10 @@ type WebhookOutbox interface {
 	// RecordWebhookAttempt logs an attempt and sets the event's state:
 	// delivered, retry at next, or given up (next zero and !delivered).
 	// An event no longer in the outbox (purged while a very late attempt
-	// was under way) gets nothing recorded, and no error.
+	// was under way) gets nothing recorded, and no error; an event already
+	// finished by a later claim keeps its state (a late delivery excepted,
+	// which turns a failed event delivered) and logs the attempt only if
+	// it sent a request.
 	RecordWebhookAttempt(ctx context.Context, id int64, a WebhookAttempt, delivered bool, next time.Time) error
 	// WebhookLog lists the attempts of an event, oldest first.
 	WebhookLog(ctx context.Context, id int64) ([]WebhookAttempt, error)

@@ -167,7 +167,8 @@ func (s *PaymentStore) configuredPartners(ctx context.Context) (map[string]bool,
 const webhookLease = time.Minute
 
 // RecordWebhookAttempt logs the attempt and sets the event's state, with
-// finished_at (migration 0017) when the attempt finishes the event. An
+// finished_at (migration 0017) when the attempt finishes the event; an
+// event already finished keeps its state (below). An
 // event no longer in the outbox (finished and purged while a very late
 // attempt was under way: PurgeWebhooks) gets nothing recorded and no
 // error, as there is no event left to log it for or to retry: a log row
@@ -200,13 +201,40 @@ func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a ban
 		// update waits for a purge that is deleting the row and then
 		// finds none, and a purge that comes later waits for this
 		// transaction and then sees the event's new state and its log.
-		res, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = $1, attempts = $2, next_at = $3, delivered_at = $4, last_error = $5, finished_at = $6 WHERE id = $7`,
+		//
+		// Only a pending event takes the attempt's state. An event already
+		// finished got its answer from a later claim while this attempt's
+		// lease ran out (a store outage held it back): a late 503 must not
+		// make a delivered event pending and send it again, nor a late 400
+		// fail it. A late delivery still turns a failed event delivered,
+		// since the partner did get it.
+		res, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = $1, attempts = $2, next_at = $3, delivered_at = $4, last_error = $5, finished_at = $6
+			WHERE id = $7 AND (state = 'PENDING' OR ($1 = 'DELIVERED' AND state = 'FAILED'))`,
 			state, a.Attempt, nextAt, deliveredAt, a.Error, finishedAt, id)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+		n, err := res.RowsAffected()
+		if err != nil {
 			return err
+		}
+		if n == 0 {
+			// Finished or purged. The no-op update locks the row on
+			// PostgreSQL, as the update above would have, so a purge
+			// cannot delete it between this check and the log row.
+			res, err := tx.ExecContext(ctx, `UPDATE banking_payment_webhooks SET id = id WHERE id = $1`, id)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return err
+			}
+			if a.Format == "" {
+				// Nothing was sent (an expiry, or a failure before a
+				// target was known): a finished event's log gets only
+				// the requests that did go out.
+				return nil
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO banking_payment_webhook_log (webhook_id, attempt, at, http_status, error, format) VALUES ($1,$2,$3,$4,$5,$6)`,
 			id, a.Attempt, micros(a.At), a.HTTPStatus, a.Error, a.Format); err != nil {

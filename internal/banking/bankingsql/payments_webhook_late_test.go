@@ -105,3 +105,64 @@ func TestWebhookDispatcherAttemptOfPurgedEvent(t *testing.T) {
 		}
 	})
 }
+
+// A claim whose lease ran out (a store outage held its record back) may
+// record its attempt after a later claim finished the event. The finished
+// state stands, so that a late 503 does not send a delivered event again
+// and a late 400 does not fail it; a late delivery turns a failed event
+// delivered, the partner having got it. The log keeps every request that
+// went out, and nothing that sent none (an expiry).
+func TestWebhookLateAttemptOfFinishedEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		first         int // the later claim's answer, which finishes the event
+		late          banking.WebhookAttempt
+		lateDelivered bool
+		lateRetry     bool
+		wantState     string
+		wantLogs      int
+	}{
+		{name: "503 after a delivery", first: 204, late: banking.WebhookAttempt{HTTPStatus: 503, Format: banking.WebhookFormatJSON}, lateRetry: true, wantState: "DELIVERED", wantLogs: 2},
+		{name: "400 after a delivery", first: 204, late: banking.WebhookAttempt{HTTPStatus: 400, Format: banking.WebhookFormatJSON}, wantState: "DELIVERED", wantLogs: 2},
+		{name: "expiry after a delivery", first: 204, late: banking.WebhookAttempt{Error: "expired after 24h0m0s"}, wantState: "DELIVERED", wantLogs: 1},
+		{name: "503 after a failure", first: 400, late: banking.WebhookAttempt{HTTPStatus: 503, Format: banking.WebhookFormatJSON}, lateRetry: true, wantState: "FAILED", wantLogs: 2},
+		{name: "delivery after a failure", first: 400, late: banking.WebhookAttempt{HTTPStatus: 200, Format: banking.WebhookFormatJSON}, lateDelivered: true, wantState: "DELIVERED", wantLogs: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+				ctx := context.Background()
+				at := time.Date(2026, 10, 1, 10, 0, 0, 0, time.UTC)
+				s := NewPaymentStore(db).WithClock(func() time.Time { return at })
+				queueEvents(t, s, "pa", 1, at)
+				if late, err := s.DueWebhooks(ctx, at, 10, false); err != nil || len(late) != 1 {
+					t.Fatalf("first claim %d %v", len(late), err)
+				}
+				again := at.Add(2 * webhookLease)
+				ids := finishEvents(t, s, again, 1, func(int) (time.Time, bool) { return again, tc.first >= 300 })
+				a := tc.late
+				a.Attempt, a.At = 1, again.Add(time.Second)
+				var next time.Time
+				if tc.lateRetry {
+					next = a.At.Add(time.Minute)
+				}
+				if err := s.RecordWebhookAttempt(ctx, ids[0], a, tc.lateDelivered, next); err != nil {
+					t.Fatal(err)
+				}
+				var state string
+				var nextAt int64
+				if err := db.R.QueryRow(`SELECT state, next_at FROM banking_payment_webhooks WHERE id = $1`, ids[0]).Scan(&state, &nextAt); err != nil {
+					t.Fatal(err)
+				}
+				if state != tc.wantState || nextAt != 0 {
+					t.Fatalf("state %s next_at %d after the late attempt, want %s and none", state, nextAt, tc.wantState)
+				}
+				if _, logs := webhookRows(t, db, ids[0]); logs != tc.wantLogs {
+					t.Fatalf("%d log rows, want %d", logs, tc.wantLogs)
+				}
+				if due, err := s.DueWebhooks(ctx, again.Add(time.Hour), 10, false); err != nil || len(due) != 0 {
+					t.Fatalf("due after the late attempt: %d %v, want none", len(due), err)
+				}
+			})
+		})
+	}
+}
