@@ -298,6 +298,7 @@ func TestAssistantContract(t *testing.T) {
 		{name: "tokens count without token", method: "POST", path: "/api/v1/tokens/count", body: `{"model":"stories260K","input":["x"]}`, status: 401, badRequest: true},
 		{name: "tokens count bad token", method: "POST", path: "/api/v1/tokens/count", auth: "bad", body: `{"model":"stories260K","input":["x"]}`, status: 401},
 		{name: "tokens count without model", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"input":["x"]}`, status: 400, badRequest: true},
+		{name: "tokens count without input", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"model":"stories260K"}`, status: 400, badRequest: true},
 		{name: "tokens count input not an array", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"model":"stories260K","input":"x"}`, status: 400, badRequest: true},
 		{name: "tokens count body over the limit", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"model":"stories260K","input":["` + huge + `"]}`, status: 413},
 		{name: "tokens count unknown model", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"model":"nope","input":["x"]}`, status: 404},

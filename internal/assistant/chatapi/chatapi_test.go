@@ -294,6 +294,8 @@ func TestAPIErrors(t *testing.T) {
 		{"payment required", "POST", "/api/v1/chat/completions", broke, chat(""), 402, `{"status":402,"message":"Payment Required"}`},
 		{"payment required stream", "POST", "/api/v1/chat/completions", broke, chat(`,"stream":true`), 402, `{"status":402,"message":"Payment Required"}`},
 		{"balance postpaid", "GET", "/api/v1/balance", corp, "", 403, `{"status":403,"message":"Permission denied"}`},
+		{"tokens without input", "POST", "/api/v1/tokens/count", corp, `{"model":"stories260K"}`, 400, `{"status":400,"message":"input is required"}`},
+		{"tokens input null", "POST", "/api/v1/tokens/count", corp, `{"model":"stories260K","input":null}`, 400, `{"status":400,"message":"input is required"}`},
 		{"tokens unknown model", "POST", "/api/v1/tokens/count", corp, `{"model":"x","input":["a"]}`, 404, `{"status":404,"message":"No such model"}`},
 		{"unknown route", "GET", "/api/v1/nope", corp, "", 404, `{"status":404,"message":"Not Found"}`},
 	}

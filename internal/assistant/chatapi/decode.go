@@ -117,8 +117,8 @@ func decodeFunctionCall(raw json.RawMessage) (assistant.FunctionChoice, error) {
 }
 
 type wireTokensCount struct {
-	Model string   `json:"model"`
-	Input []string `json:"input"`
+	Model string    `json:"model"`
+	Input *[]string `json:"input"`
 }
 
 func decodeTokensCount(r io.Reader) (wireTokensCount, error) {
@@ -128,6 +128,11 @@ func decodeTokensCount(r io.Reader) (wireTokensCount, error) {
 	}
 	if w.Model == "" {
 		return w, &assistant.InvalidParams{Status: 400, Message: "model is required"}
+	}
+	// The contract requires input: a body without it is a malformed
+	// request, not one with nothing to count (an empty array is that).
+	if w.Input == nil {
+		return w, &assistant.InvalidParams{Status: 400, Message: "input is required"}
 	}
 	return w, nil
 }

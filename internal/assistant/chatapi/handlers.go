@@ -104,7 +104,7 @@ func (s *server) tokensCount(w http.ResponseWriter, r *http.Request) {
 		s.bodyError(w, r, err)
 		return
 	}
-	counts, err := s.svc.CountTokens(r.Context(), req.Model, req.Input)
+	counts, err := s.svc.CountTokens(r.Context(), req.Model, *req.Input)
 	if err != nil {
 		s.domainError(w, r, err)
 		return
