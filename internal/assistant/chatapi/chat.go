@@ -233,6 +233,12 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c assistant.Chat
 		// An error after the first byte can only be reported in-band: a
 		// final chunk with finish_reason "error", then [DONE] (rule 12).
 		s.log.ErrorContext(r.Context(), "assistant: generation failed mid-stream", "err", err, "request_id", web.RequestID(r.Context()))
+		// Text update_interval held back was generated before the
+		// failure: it goes out first, as it would have without the
+		// interval, and the final chunk's content stays empty (rule 7).
+		if st.flush() != nil {
+			return
+		}
 		var choices []streamChoice
 		for i := range c.Request.N {
 			ch := st.delta(i, "")

@@ -99,6 +99,9 @@ func TestStreamScripted(t *testing.T) {
 		{"interval", scriptEngine{pieces: []string{"a", "b", "c", "d"}, pause: 20 * time.Millisecond}, `,"update_interval":1`, 3, "stop"},
 		// A failure after the first byte ends in-band with finish_reason error.
 		{"mid-stream error", scriptEngine{pieces: []string{"a", "b"}, err: errors.New("boom")}, "", 3, "error"},
+		// Text held back by update_interval still goes out before the
+		// in-band error end, as it would have without the interval.
+		{"mid-stream error in an interval", scriptEngine{pieces: []string{"a", "b", "c"}, pause: 10 * time.Millisecond, err: errors.New("boom")}, `,"update_interval":1`, 3, "error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -238,7 +238,12 @@ func (s *Server) ChatStream(req *pb.ChatRequest, stream grpc.ServerStreamingServ
 	})
 	if err != nil {
 		// Before the first message this is the call's only answer; after it,
-		// the status rides in the trailers.
+		// the status rides in the trailers, after the text update_interval
+		// held back, which was generated before the failure and would have
+		// gone out without the interval. A client that is gone gets none.
+		if ctx.Err() == nil {
+			_ = flush()
+		}
 		return s.statusError(ctx, err)
 	}
 	if err := flush(); err != nil {

@@ -136,6 +136,50 @@ func TestStreamFailsAfterFirstMessage(t *testing.T) {
 	}
 }
 
+// stutteringEngine sends two deltas of its model and then fails.
+type stutteringEngine struct{ fakeEngine }
+
+func (stutteringEngine) Generate(_ context.Context, _ assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
+	for _, text := range []string{"Once", " upon"} {
+		if emit != nil {
+			if err := emit(assistant.Delta{Text: text}); err != nil {
+				return assistant.Result{}, err
+			}
+		}
+	}
+	return assistant.Result{}, errors.New("the engine broke")
+}
+
+// TestStreamFailsInAnInterval: text that update_interval held back when
+// the generation failed goes out before the status, as it would have
+// without the interval; the status is still INTERNAL in the trailers.
+func TestStreamFailsInAnInterval(t *testing.T) {
+	e := start(t, stutteringEngine{}, chatgrpc.Config{})
+	req := chatReq("echo")
+	req.Options = &pb.ChatOptions{UpdateInterval: proto.Float32(60)}
+	st, err := e.chat.ChatStream(authed(e.token(t, assistant.ScopeCorp)), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for {
+		m, err := st.Recv()
+		if err != nil {
+			if s := status.Convert(err); s.Code() != codes.Internal {
+				t.Fatalf("status %v, want INTERNAL", err)
+			}
+			break
+		}
+		if m.Alternatives[0].FinishReason != "" {
+			t.Fatalf("a message claims a finish: %v", m)
+		}
+		text += m.Alternatives[0].Message.Content
+	}
+	if text != "Once upon" {
+		t.Fatalf("text %q before the failure, want %q", text, "Once upon")
+	}
+}
+
 // cachedEngine answers as an engine that reused 30 of a prompt's 40
 // tokens from its cache.
 type cachedEngine struct{ fakeEngine }
