@@ -97,6 +97,8 @@ var (
 	deliveryKind = []string{"электронно", "срочно", "0"}
 	urgencyCodes = []string{"INTERNAL", "INTERTAL", "INTERNAL_NOTIF", "OFFHOURS", "BESP", "NORMAL"} // SDK misspelling accepted (§15 #9)
 	vatTypes     = []string{"INCLUDED", "ONTOP", "NO_VAT", "MANUAL"}
+	// invoiceVATTypes are the VAT types of a draft from an invoice.
+	invoiceVATTypes = []string{"INCLUDED", "NO_VAT", "MANUAL"}
 )
 
 // ParseDate parses a document date (YYYY-MM-DD) as time.Parse with
@@ -501,6 +503,12 @@ func InspectInvoiceRules(d *Payment, k DocKind, today time.Time, budgetRules boo
 	}
 	if d.Priority != "" && d.Priority != "4" && d.Priority != "5" {
 		p.add("priority", "очерёдность: 4 или 5")
+	}
+	if d.VAT != nil && d.VAT.Type == "ONTOP" {
+		// VAT on top of the amount is a payment order's choice: a draft
+		// from an invoice pays the invoice's amount, VAT included or not
+		// charged (reference §4.1: INCLUDED, NO_VAT or MANUAL).
+		p.add("vat.type", "тип НДС в счёте: "+strings.Join(invoiceVATTypes, ", "))
 	}
 	if d.Purpose != "" {
 		lenBetween(p, "purpose", d.Purpose, 1, 240)

@@ -150,3 +150,41 @@ func TestInvoiceExpirationDate(t *testing.T) {
 		})
 	}
 }
+
+// TestInvoiceVATTypes: a draft from an invoice takes vat.type INCLUDED,
+// NO_VAT or MANUAL (reference §4.1, the Node SDK's validator of all three
+// paths); ONTOP, a payment order's type, is a 400 VALIDATION_FAULT naming
+// vat.type, where before the draft was stored.
+func TestInvoiceVATTypes(t *testing.T) {
+	e := newPayEnv(t)
+	anyPayee := map[string]any{"isPaidByCredit": false, "payeeBankBic": "044525225", "payeeInn": "7707083893", "payeeName": "ООО Ромашка"}
+	for i, tc := range []struct {
+		path, vatType string
+		status        int
+	}{
+		{"/from-invoice", "INCLUDED", 201},
+		{"/from-invoice", "NO_VAT", 201},
+		{"/from-invoice", "MANUAL", 201},
+		{"/from-invoice", "ONTOP", 400},
+		{"/from-invoice-any", "ONTOP", 400},
+		{"/from-invoice-any", "INCLUDED", 201},
+	} {
+		t.Run(tc.path+" "+tc.vatType, func(t *testing.T) {
+			over := map[string]any{"vat": map[string]any{"type": tc.vatType, "rate": "22", "amount": json.Number("18.01")}}
+			if tc.path == "/from-invoice-any" {
+				over = merge(over, anyPayee)
+			}
+			st, m, raw := e.do("POST", paymentsBase+tc.path, "inv", invoiceDraft(newUUID(960+i), over))
+			if st != tc.status {
+				t.Fatalf("%d %s, want %d", st, raw, tc.status)
+			}
+			if st == 400 && (m["cause"] != "VALIDATION_FAULT" || !slices.Contains(m["fieldNames"].([]any), any("vat.type"))) {
+				t.Fatalf("%s, want VALIDATION_FAULT naming vat.type", raw)
+			}
+		})
+	}
+	// A payment order still takes ONTOP.
+	if st, _, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(970), map[string]any{"vat": map[string]any{"type": "ONTOP", "rate": "22", "amount": json.Number("330.11")}})); st != 201 {
+		t.Fatalf("payment order with ONTOP: %d %s", st, raw)
+	}
+}
