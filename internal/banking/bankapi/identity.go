@@ -43,13 +43,22 @@ type clientAccount struct {
 	MinBalance   float64 `json:"minBalance"`
 }
 
+// clientAddress is one element of client-info's addresses. Of the
+// provider's address members (the Java SDK's Address: zip, region, city,
+// street, house, ... and type) the bank knows only the registered address
+// as one line, so only fullAddress is written; the type codes are not
+// published.
+type clientAddress struct {
+	FullAddress string `json:"fullAddress"`
+}
+
 type clientInfo struct {
 	ShortName string          `json:"shortName"`
 	FullName  string          `json:"fullName"`
 	OGRN      string          `json:"ogrn"`
 	INN       string          `json:"inn"`
 	OrgForm   string          `json:"orgForm"`
-	Addresses []any           `json:"addresses"`
+	Addresses []clientAddress `json:"addresses"`
 	KPPs      []string        `json:"kpps"`
 	Accounts  []clientAccount `json:"accounts"`
 }
@@ -72,7 +81,13 @@ func (s *server) clientInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ci := clientInfo{ShortName: org.Name, FullName: org.FullName, OGRN: org.OGRN, INN: org.INN,
-		OrgForm: org.Form(), Addresses: []any{}, KPPs: []string{}, Accounts: []clientAccount{}}
+		OrgForm: org.Form(), Addresses: []clientAddress{}, KPPs: []string{}, Accounts: []clientAccount{}}
+	// The registered address is user-info's orgJuridicalAddress too
+	// (banking org create --address); an organisation without one has
+	// none listed.
+	if org.JuridicalAddress != "" {
+		ci.Addresses = append(ci.Addresses, clientAddress{FullAddress: org.JuridicalAddress})
+	}
 	if org.KPP != "" {
 		ci.KPPs = append(ci.KPPs, org.KPP)
 	}

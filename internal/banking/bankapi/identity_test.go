@@ -135,6 +135,12 @@ func TestClientInfo(t *testing.T) {
 	if kpps := ci["kpps"].([]any); len(kpps) != 1 || kpps[0] != banking.SandboxOrgKPP {
 		t.Fatalf("kpps %v", kpps)
 	}
+	// The registered address (user-info's orgJuridicalAddress) is listed
+	// as the Java SDK's Address reads it; before, addresses was always
+	// empty.
+	if addrs := ci["addresses"].([]any); len(addrs) != 1 || addrs[0].(map[string]any)["fullAddress"] != banking.SandboxOrgAddress {
+		t.Fatalf("addresses %v", addrs)
+	}
 	accts := ci["accounts"].([]any)
 	if len(accts) != 2 {
 		t.Fatalf("accounts %v", accts)
