@@ -26,6 +26,13 @@ func (s *server) identityOr503(w http.ResponseWriter, r *http.Request) *banking.
 	return s.Identity
 }
 
+// clientAccount is one account of client-info (reference §10). type and
+// overdraft follow the provider's Account model as open-condo-software/condo
+// transcribes it (SbbolAccount), where the reference's sample is loose:
+// type is one of assuranceRegistration, calculated, transit,
+// specialTransit, budget, loan, deposit (the bank keeps settlement
+// accounts, calculated), and overdraft is the account's overdraft limit,
+// a number (no overdraft: 0), not a flag.
 type clientAccount struct {
 	Number       string  `json:"number"`
 	BIC          string  `json:"bic"`
@@ -39,7 +46,7 @@ type clientAccount struct {
 	Business     bool    `json:"business"`
 	Urgent       bool    `json:"urgent"`
 	NotDelay     bool    `json:"notDelay"`
-	Overdraft    bool    `json:"overdraft"`
+	Overdraft    float64 `json:"overdraft"`
 	MinBalance   float64 `json:"minBalance"`
 }
 
@@ -97,7 +104,7 @@ func (s *server) clientInfo(w http.ResponseWriter, r *http.Request) {
 			mode = "FORBIDDEN_RECEIVING"
 		}
 		ca := clientAccount{Number: a.Number, BIC: a.BIC, CurrencyCode: a.Currency, Name: a.Name,
-			OpenDate: a.OpenDate, State: a.Status, Type: "CURRENT", Mode: mode, Business: true, Urgent: true}
+			OpenDate: a.OpenDate, State: a.Status, Type: "calculated", Mode: mode, Business: true, Urgent: true}
 		ci.Accounts = append(ci.Accounts, ca)
 	}
 	writeJSON(w, http.StatusOK, ci)
