@@ -294,6 +294,9 @@ func checkAllowed(f *Feature, av AllowedValue) []Problem {
 		if iv == nil {
 			return bad(ReasonBadAllowed, "integer_values is required")
 		}
+		if iv.absent != "" {
+			return bad(ReasonBadAllowed, "integer_values needs min and max, it has no "+iv.absent)
+		}
 		if iv.Min > iv.Max || (iv.Step != nil && *iv.Step <= 0) {
 			return bad(ReasonBadAllowed, "integer_values needs min <= max and a positive step")
 		}
@@ -301,6 +304,9 @@ func checkAllowed(f *Feature, av AllowedValue) []Problem {
 			return bad(ReasonOutOfRange, fmt.Sprintf("range %d..%d is wider than the default %g..%g", iv.Min, iv.Max, f.Range.Min, f.Range.Max))
 		}
 	case Float:
+		if av.FloatValues != nil && av.FloatValues.absent != "" {
+			return bad(ReasonBadAllowed, "float_values needs min and max, it has no "+av.FloatValues.absent)
+		}
 		if av.FloatValues == nil || av.FloatValues.Min > av.FloatValues.Max {
 			return bad(ReasonBadAllowed, "float_values needs min <= max")
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -143,17 +144,67 @@ func TestCheckModel(t *testing.T) {
 	}
 }
 
+// Reference §4 and §9 #1: the list is read under either name, whichever
+// holds it (an empty "value" beside a filled "values" included), and
+// always emitted as "value".
 func TestDependencyAcceptsValuesEmitsValue(t *testing.T) {
-	var d Dependency
-	if err := json.Unmarshal([]byte(`{"key":"light_mode","values":[{"type":"ENUM","enum_value":"colour"}]}`), &d); err != nil {
-		t.Fatal(err)
+	for _, in := range []string{
+		`{"key":"light_mode","values":[{"type":"ENUM","enum_value":"colour"}]}`,
+		`{"key":"light_mode","value":[{"type":"ENUM","enum_value":"colour"}]}`,
+		`{"key":"light_mode","value":[],"values":[{"type":"ENUM","enum_value":"colour"}]}`,
+		`{"key":"light_mode","value":null,"values":[{"type":"ENUM","enum_value":"colour"}]}`,
+		`{"key":"light_mode","value":[{"type":"ENUM","enum_value":"colour"}],"values":[]}`,
+	} {
+		var d Dependency
+		if err := json.Unmarshal([]byte(in), &d); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Value) != 1 || d.Value[0].Enum == nil || *d.Value[0].Enum != "colour" {
+			t.Errorf("%s: list not read: %+v", in, d)
+			continue
+		}
+		b, _ := json.Marshal(d)
+		if string(b) != `{"key":"light_mode","value":[{"type":"ENUM","enum_value":"colour"}]}` {
+			t.Errorf("%s: emitted %s", in, b)
+		}
 	}
-	if len(d.Value) != 1 || *d.Value[0].Enum != "colour" {
-		t.Fatalf("values not read: %+v", d)
-	}
-	b, _ := json.Marshal(d)
-	if string(b) != `{"key":"light_mode","value":[{"type":"ENUM","enum_value":"colour"}]}` {
-		t.Errorf("emitted %s", b)
+}
+
+// Reference §4: a numeric allowed_values range has both bounds. A bound
+// left out (or null) is refused, not read as 0, which would narrow the
+// feature to start at 0 or to 0..0 and be served to agents so; both given
+// as numbers or numeric strings are read.
+func TestCheckModelRangeBounds(t *testing.T) {
+	c := seed(t)
+	for _, tc := range []struct {
+		name, category, feature, allowed string
+		want                             string // "" when the model is accepted
+	}{
+		{"integer whole", "socket", "power", `{"type":"INTEGER","integer_values":{"min":"10","max":"45000","step":"1"}}`, ""},
+		{"integer as numbers", "socket", "power", `{"type":"INTEGER","integer_values":{"min":10,"max":45000}}`, ""},
+		{"integer without min", "socket", "power", `{"type":"INTEGER","integer_values":{"max":"45000","step":"1"}}`, "power: integer_values needs min and max, it has no min"},
+		{"integer without max", "socket", "power", `{"type":"INTEGER","integer_values":{"min":"10"}}`, "power: integer_values needs min and max, it has no max"},
+		{"integer null max", "socket", "power", `{"type":"INTEGER","integer_values":{"min":"10","max":null}}`, "power: integer_values needs min and max, it has no max"},
+		{"integer empty", "socket", "power", `{"type":"INTEGER","integer_values":{}}`, "power: integer_values needs min and max, it has no min and max"},
+		{"float whole", "hvac_humidifier", "hvac_water_level", `{"type":"FLOAT","float_values":{"min":0,"max":"20.5"}}`, ""},
+		{"float without max", "hvac_humidifier", "hvac_water_level", `{"type":"FLOAT","float_values":{"min":1}}`, "hvac_water_level: float_values needs min and max, it has no max"},
+		{"float empty", "hvac_humidifier", "hvac_water_level", `{"type":"FLOAT","float_values":{}}`, "hvac_water_level: float_values needs min and max, it has no min and max"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"id":"m1","manufacturer":"X","model":"Y","category":"` + tc.category + `","features":["online","on_off","` +
+				tc.feature + `"],"allowed_values":{"` + tc.feature + `":` + tc.allowed + `}}`
+			var m Model
+			if err := json.Unmarshal([]byte(body), &m); err != nil {
+				t.Fatal(err)
+			}
+			d := c.CheckModel(&m)
+			switch {
+			case tc.want == "" && len(d) > 0:
+				t.Errorf("refused: %v", d)
+			case tc.want != "" && !slices.Equal(d, []string{tc.want}):
+				t.Errorf("findings %q, want %q", d, tc.want)
+			}
+		})
 	}
 }
 

@@ -210,8 +210,11 @@ func (d *Dependency) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
+	// An empty "value" next to a filled "values" is a list under the
+	// other name, not an empty one: either name is the list, whichever
+	// holds it.
 	d.Key, d.Value = raw.Key, raw.Value
-	if d.Value == nil {
+	if len(d.Value) == 0 && len(raw.Values) > 0 {
 		d.Value = raw.Values
 	}
 	return nil
@@ -239,6 +242,46 @@ type IntegerValues struct {
 	Min  IntString  `json:"min"`
 	Max  IntString  `json:"max"`
 	Step *IntString `json:"step,omitempty"`
+	// absent names the bounds the JSON read lacked ("min", "max", "min
+	// and max"); checkAllowed refuses such a range.
+	absent string
+}
+
+// UnmarshalJSON reads the bounds noting which are absent (or null): a
+// missing bound is no bound of 0. Every range the reference shows has both
+// (§4), and read as 0 a range without its min would narrow the feature to
+// start at 0 and one without its max to 0..0, which the model would then
+// serve to agents as its allowed_values.
+func (iv *IntegerValues) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Min  *IntString `json:"min"`
+		Max  *IntString `json:"max"`
+		Step *IntString `json:"step"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*iv = IntegerValues{Step: raw.Step, absent: absentBounds(raw.Min == nil, raw.Max == nil)}
+	if raw.Min != nil {
+		iv.Min = *raw.Min
+	}
+	if raw.Max != nil {
+		iv.Max = *raw.Max
+	}
+	return nil
+}
+
+// absentBounds words which of a range's bounds are missing, "" for none.
+func absentBounds(noMin, noMax bool) string {
+	switch {
+	case noMin && noMax:
+		return "min and max"
+	case noMin:
+		return "min"
+	case noMax:
+		return "max"
+	}
+	return ""
 }
 
 // FloatNumber is a float_values member: written as a number (§4), read
@@ -265,6 +308,28 @@ func (n *FloatNumber) UnmarshalJSON(b []byte) error {
 type FloatValues struct {
 	Min FloatNumber `json:"min"`
 	Max FloatNumber `json:"max"`
+	// absent is as in IntegerValues.
+	absent string
+}
+
+// UnmarshalJSON reads the bounds noting which are absent, as
+// IntegerValues does and for its reason.
+func (fv *FloatValues) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Min *FloatNumber `json:"min"`
+		Max *FloatNumber `json:"max"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*fv = FloatValues{absent: absentBounds(raw.Min == nil, raw.Max == nil)}
+	if raw.Min != nil {
+		fv.Min = *raw.Min
+	}
+	if raw.Max != nil {
+		fv.Max = *raw.Max
+	}
+	return nil
 }
 
 // EnumValues narrows an ENUM feature to a subset.
