@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +62,9 @@ type Template struct {
 	// template's raise_exception (ForModel); nil: such failures are errors.
 	fallback *Template
 	warned   atomic.Bool // the fallback's warning was logged
+
+	systemOnce  sync.Once
+	dropsSystem bool // DropsSystem's answer, found once
 }
 
 // ErrTemplate wraps template parse and render failures, including the
@@ -109,6 +114,50 @@ func (t *Template) IsPlainText() bool { return t.jinja == nil }
 // Source is the Jinja source ("" for the fallback).
 func (t *Template) Source() string { return t.source }
 
+// systemProbe is the system message DropsSystem renders: words no template
+// writes of its own.
+const systemProbe = "Reply in the manner of the probe quokka."
+
+// DropsSystem reports whether the template leaves a leading system message
+// out of the prompt without refusing it: Phi-3's own template writes only
+// the user and assistant turns. The caller should then fold the system
+// message into the first user message, as for templates that refuse one,
+// since the client's instructions would otherwise be lost without a word.
+// It is found once per template, by rendering a system message and a user
+// message; a template that refuses that conversation does not drop the
+// system message (its refusal is the caller's to handle).
+func (t *Template) DropsSystem() bool {
+	t.systemOnce.Do(func() {
+		if t.jinja == nil {
+			return // the plain-text format writes every content
+		}
+		out, err := t.Render([]Message{{Role: "system", Content: systemProbe}, {Role: "user", Content: "Hello."}},
+			Options{BOSToken: "<s>", EOSToken: "</s>", AddGenerationPrompt: true})
+		t.dropsSystem = err == nil && !strings.Contains(out, systemProbe)
+	})
+	return t.dropsSystem
+}
+
+// FoldSystem is msgs with a leading system message folded into the first
+// user message (its text, a blank line, the user's), or turned into a user
+// message when no user message follows; ok is false without a system
+// message. It serves templates that refuse a system message (Mistral v0.1
+// and v0.2, whose documentation suggests this) or drop it (DropsSystem).
+func FoldSystem(msgs []Message) (folded []Message, ok bool) {
+	if len(msgs) == 0 || msgs[0].Role != "system" {
+		return nil, false
+	}
+	sys, rest := msgs[0], msgs[1:]
+	folded = slices.Clone(rest)
+	for i, m := range folded {
+		if m.Role == "user" {
+			folded[i].Content = sys.Content + "\n\n" + m.Content
+			return folded, true
+		}
+	}
+	return append([]Message{{Role: "user", Content: sys.Content}}, rest...), true
+}
+
 // Render renders msgs.
 func (t *Template) Render(msgs []Message, opts Options) (out string, err error) {
 	origMsgs, origOpts := msgs, opts
@@ -126,6 +175,12 @@ func (t *Template) Render(msgs []Message, opts Options) (out string, err error) 
 	}()
 	if len(opts.Tools) > 0 && !t.rendersTools() {
 		msgs, opts.Tools = withToolsInText(msgs, opts.Tools), nil
+		// The functions are described in a system message, which a
+		// template that drops it would lose: the model would never learn
+		// of them.
+		if folded, ok := FoldSystem(msgs); ok && t.DropsSystem() {
+			msgs = folded
+		}
 	}
 	if t.jinja == nil {
 		parts := make([]string, 0, len(msgs))

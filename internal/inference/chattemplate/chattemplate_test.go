@@ -277,3 +277,46 @@ func TestToolsAndToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestDropsSystem checks which templates leave a system message out of the
+// prompt without refusing it: Phi-3's own (the fixture's) does, templates
+// that write it (even into the last user turn, as Mistral v0.3's) or
+// refuse it (Mistral v0.1's, whose refusal the caller handles) do not.
+func TestDropsSystem(t *testing.T) {
+	f, err := gguf.Open(testenv.Model(t, "vocab/ggml-vocab-phi-3.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	phi3, _ := f.String("tokenizer.chat_template")
+	file := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name, source string
+		want         bool
+	}{
+		{"phi-3", phi3, true},
+		{"plain text", "", false},
+		{"chatml", chatML, false},
+		{"llama-2 style", llama2Like, false},
+		{"qwen2.5", file("qwen2.5.jinja"), false},
+		{"llama3", file("llama3.jinja"), false},
+		{"zephyr", file("zephyr.jinja"), false},
+		{"mistral v0.3", file("mistral-v0.3.jinja"), false},
+		{"mistral v0.1 refuses", file("mistral-v0.1.jinja"), false},
+		{"user turns only", `{% for m in messages %}{% if m.role == 'user' %}U:{{ m.content }};{% endif %}{% endfor %}`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tpl, _ := ForModel(tc.source)
+			if got := tpl.DropsSystem(); got != tc.want {
+				t.Errorf("DropsSystem = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

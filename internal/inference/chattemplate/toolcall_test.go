@@ -102,3 +102,22 @@ func TestOwnToolsSectionWins(t *testing.T) {
 		t.Fatalf("got %q %v", got, err)
 	}
 }
+
+// A template that drops the system message (Phi-3's) still shows the model
+// the functions: their description, which goes in a system message, opens
+// the first user turn instead.
+func TestToolsReachTemplatesThatDropSystem(t *testing.T) {
+	tpl, err := Parse(`{% for m in messages %}{% if m.role == 'user' %}<|user|>{{ m.content }}<|end|>{% endif %}{% endfor %}<|assistant|>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []Tool{{Name: "get_weather", Description: "Current weather"}}
+	got, err := tpl.Render([]Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Weather in Oslo?"}}, Options{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "<|user|>Be brief.\n\n# Tools\n") || !strings.Contains(got, `"name":"get_weather"`) ||
+		!strings.HasSuffix(got, "</tool_call>\n\nWeather in Oslo?<|end|><|assistant|>") {
+		t.Errorf("got %q", got)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -326,11 +325,17 @@ func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []cha
 		eos = tok.TokenText(tok.EOS())
 	}
 	opts := chattemplate.Options{BOSToken: bos, EOSToken: eos, AddGenerationPrompt: true, Tools: tools, ControlTokens: tok.ControlTexts()}
+	// A template that leaves the system message out (Phi-3's) would lose
+	// the client's instructions without a word: they open the first user
+	// message instead, as for templates that refuse a system message.
+	if merged, ok := chattemplate.FoldSystem(cm); ok && tpl.DropsSystem() {
+		cm = merged
+	}
 	pieces, err := tpl.RenderPieces(cm, opts)
 	// A conversation the template renders but cannot keep the request's
 	// text apart in is not one it refuses for its system message.
 	refused := errors.Is(err, chattemplate.ErrTemplate) && !errors.Is(err, chattemplate.ErrUnprotectable)
-	if merged, ok := systemMerged(cm); ok && refused {
+	if merged, ok := chattemplate.FoldSystem(cm); ok && refused {
 		// Some templates (Mistral v0.1 and v0.2) refuse a system message;
 		// the client's instructions then open the first user message, as
 		// those models' own documentation suggests, rather than failing the
@@ -366,25 +371,6 @@ func encodePrompt(tok *tokenizer.Tokenizer, tpl *chattemplate.Template, cm []cha
 	}
 	addSpecial := tpl.IsPlainText() || !(bos != "" && strings.HasPrefix(text.String(), bos))
 	return tok.EncodeSegments(segs, addSpecial), nil
-}
-
-// systemMerged is msgs with a leading system message folded into the first
-// user message (its text, a blank line, the user's), or turned into a user
-// message when no user message follows; ok is false without a system
-// message.
-func systemMerged(msgs []chattemplate.Message) (merged []chattemplate.Message, ok bool) {
-	if len(msgs) == 0 || msgs[0].Role != "system" {
-		return nil, false
-	}
-	sys, rest := msgs[0], msgs[1:]
-	merged = slices.Clone(rest)
-	for i, m := range merged {
-		if m.Role == "user" {
-			merged[i].Content = sys.Content + "\n\n" + m.Content
-			return merged, true
-		}
-	}
-	return append([]chattemplate.Message{{Role: "user", Content: sys.Content}}, rest...), true
 }
 
 // Generate implements assistant.Engine.

@@ -13,12 +13,17 @@ import (
 // TestPromptRolesAndSystemMerge checks what local templates see: the
 // provider's roles mapped as for an upstream (search_result is the user's,
 // function_in_progress is dropped, function is tool), and a system message
-// folded into the first user message for templates that refuse one.
+// folded into the first user message for templates that refuse one or
+// leave it out of the prompt (Phi-3's), whose instructions would otherwise
+// be lost without a word.
 func TestPromptRolesAndSystemMerge(t *testing.T) {
 	mistral, err := os.ReadFile("../chattemplate/testdata/mistral-v0.1.jinja")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Phi-3's own template (the vocabulary fixture's) writes only user and
+	// assistant turns.
+	const phi3 = "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') %}{{'<|user|>' + '\\n' + message['content'] + '<|end|>' + '\\n' + '<|assistant|>' + '\\n'}}{% elif (message['role'] == 'assistant') %}{{message['content'] + '<|end|>' + '\\n'}}{% endif %}{% endfor %}"
 	const echo = `{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}`
 	msg := func(role, content string) assistant.Message { return assistant.Message{Role: role, Content: content} }
 	tests := []struct {
@@ -33,6 +38,10 @@ func TestPromptRolesAndSystemMerge(t *testing.T) {
 			"system:S;user:U;user:R;assistant:A;tool:F;", ""},
 		{"system refused, merged", string(mistral), []assistant.Message{msg("system", "Be brief."), msg("user", "Hi")},
 			"[INST] Be brief.\n\nHi [/INST]", ""},
+		{"system dropped, merged", phi3, []assistant.Message{msg("system", "Be brief."), msg("user", "Hi"), msg("assistant", "Hello!"), msg("user", "Bye")},
+			"<|user|>\nBe brief.\n\nHi<|end|>\n<|assistant|>\nHello!<|end|>\n<|user|>\nBye<|end|>\n<|assistant|>\n", ""},
+		{"system alone, dropped", phi3, []assistant.Message{msg("system", "Be brief.")}, "<|user|>\nBe brief.<|end|>\n<|assistant|>\n", ""},
+		{"system kept where the template writes it", echo, []assistant.Message{msg("system", "S"), msg("user", "U")}, "system:S;user:U;", ""},
 		{"system alone", string(mistral), []assistant.Message{msg("system", "Be brief.")}, "[INST] Be brief. [/INST]", ""},
 		{"search result in a refusing template", string(mistral), []assistant.Message{msg("search_result", "R"), msg("function_in_progress", "P")},
 			"[INST] R [/INST]", ""},
