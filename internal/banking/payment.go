@@ -128,6 +128,32 @@ type DepartmentalInfo struct {
 	UIP             string `json:"uip"`
 }
 
+// MarshalJSON writes an empty member as null: the reference's documents
+// leave members out as null (§4: "only paymentKind110 filled and the rest
+// null"), the SDKs send null for a member they do not set, and the
+// decoder reads null as "", so a document is answered as it was sent
+// rather than with "" in place of each null.
+func (d DepartmentalInfo) MarshalJSON() ([]byte, error) {
+	orNull := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return json.Marshal(struct {
+		DrawerStatus101 *string `json:"drawerStatus101"`
+		KBK             *string `json:"kbk"`
+		OKTMO           *string `json:"oktmo"`
+		ReasonCode106   *string `json:"reasonCode106"`
+		TaxPeriod107    *string `json:"taxPeriod107"`
+		DocNumber108    *string `json:"docNumber108"`
+		DocDate109      *string `json:"docDate109"`
+		PaymentKind110  *string `json:"paymentKind110"`
+		UIP             *string `json:"uip"`
+	}{orNull(d.DrawerStatus101), orNull(d.KBK), orNull(d.OKTMO), orNull(d.ReasonCode106), orNull(d.TaxPeriod107),
+		orNull(d.DocNumber108), orNull(d.DocDate109), orNull(d.PaymentKind110), orNull(d.UIP)})
+}
+
 // VAT is the provider's VAT block.
 type VAT struct {
 	Type   string `json:"type,omitempty"`

@@ -73,15 +73,16 @@ func appendPayment(out []byte, d *Payment) (_ []byte, ok bool) {
 	if di := d.DepartmentalInfo; di == nil {
 		out = append(out, `,"departmentalInfo":null`...)
 	} else {
-		out = appendStr(out, `,"departmentalInfo":{"drawerStatus101":`, di.DrawerStatus101, false, &ok)
-		out = appendStr(out, `,"kbk":`, di.KBK, false, &ok)
-		out = appendStr(out, `,"oktmo":`, di.OKTMO, false, &ok)
-		out = appendStr(out, `,"reasonCode106":`, di.ReasonCode106, false, &ok)
-		out = appendStr(out, `,"taxPeriod107":`, di.TaxPeriod107, false, &ok)
-		out = appendStr(out, `,"docNumber108":`, di.DocNumber108, false, &ok)
-		out = appendStr(out, `,"docDate109":`, di.DocDate109, false, &ok)
-		out = appendStr(out, `,"paymentKind110":`, di.PaymentKind110, false, &ok)
-		out = appendStr(out, `,"uip":`, di.UIP, false, &ok)
+		// An empty member is null, as DepartmentalInfo.MarshalJSON writes it.
+		out = appendStrOrNull(out, `,"departmentalInfo":{"drawerStatus101":`, di.DrawerStatus101, &ok)
+		out = appendStrOrNull(out, `,"kbk":`, di.KBK, &ok)
+		out = appendStrOrNull(out, `,"oktmo":`, di.OKTMO, &ok)
+		out = appendStrOrNull(out, `,"reasonCode106":`, di.ReasonCode106, &ok)
+		out = appendStrOrNull(out, `,"taxPeriod107":`, di.TaxPeriod107, &ok)
+		out = appendStrOrNull(out, `,"docNumber108":`, di.DocNumber108, &ok)
+		out = appendStrOrNull(out, `,"docDate109":`, di.DocDate109, &ok)
+		out = appendStrOrNull(out, `,"paymentKind110":`, di.PaymentKind110, &ok)
+		out = appendStrOrNull(out, `,"uip":`, di.UIP, &ok)
 		out = append(out, '}')
 	}
 	if len(d.DigestSignatures) > 0 {
@@ -135,6 +136,15 @@ func appendStr(out []byte, key, v string, omitEmpty bool, ok *bool) []byte {
 	out = append(out, '"')
 	out = append(out, v...)
 	return append(out, '"')
+}
+
+// appendStrOrNull is appendStr writing an empty v as null.
+func appendStrOrNull(out []byte, key, v string, ok *bool) []byte {
+	if v == "" {
+		out = append(out, key...)
+		return append(out, "null"...)
+	}
+	return appendStr(out, key, v, false, ok)
 }
 
 // appendAmount appends an Amount as its MarshalJSON does: null when
