@@ -3,7 +3,9 @@ package homeapi
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"partnerapi/internal/smarthome/homesql"
 	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
+	"partnerapi/internal/web"
 )
 
 func TestMatchETag(t *testing.T) {
@@ -41,11 +44,55 @@ func TestFoldSlashes(t *testing.T) {
 		"/v1/mqtt-gate/categories/light/features": "/v1/mqtt-gate/categories/light/features",
 		"/":  "/",
 		"//": "/",
+		// Dot segments are resolved here too: left in, the platform's
+		// ServeMux would answer them with a redirect in HTML (§8.2).
+		"/v1/mqtt-gate/./categories":                 "/v1/mqtt-gate/categories",
+		"/./v1/mqtt-gate/categories":                 "/v1/mqtt-gate/categories",
+		"/v1/mqtt-gate/categories/light/features/..": "/v1/mqtt-gate/categories/light",
+		"/v1/../v1//mqtt-gate/models/.":              "/v1/mqtt-gate/models",
+		"/..":                                        "/",
+		"/v1/mqtt-gate/categories/.light/features":   "/v1/mqtt-gate/categories/.light/features",
 	} {
 		r := httptest.NewRequest("GET", "http://x"+in, nil)
 		FoldSlashes(r)
 		if r.URL.Path != want {
 			t.Errorf("%q → %q, want %q", in, r.URL.Path, want)
+		}
+	}
+}
+
+// Reference §8.1 and §8.2: agents build their URLs by concatenation and
+// read every answer as JSON, so a path that is not clean (doubled or
+// trailing slashes, dot segments) is routed as its clean form, never
+// answered with the router's redirect page. Sent without credentials, a
+// path that reaches its route is the route's 401 in the Common error.
+func TestUncleanPathsAreRouted(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	if err := homesql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	svc := smarthome.NewService(homesql.New(db))
+	if err := svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.DiscardHandler)}),
+		Errors: ErrorWriter(), Prepare: FoldSlashes}
+	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
+	t.Cleanup(srv.Close)
+	for _, p := range []string{
+		"//v1/mqtt-gate/categories", "/v1/mqtt-gate/categories/", "/v1/mqtt-gate/./categories",
+		"/./v1/mqtt-gate/models", "/v1/mqtt-gate/categories/light/features/../features", "/v1/x/../mqtt-gate/models/.",
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+p, nil)
+		resp, err := http.DefaultTransport.RoundTrip(req) // redirects are answers here, not followed
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := `{"code":401,"message":"Unauthorized","details":[]}` + "\n"; resp.StatusCode != 401 || string(body) != want {
+			t.Errorf("%s: %d %q (Location %q), want the route's 401 %q", p, resp.StatusCode, body, resp.Header.Get("Location"), want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ package homeapi
 import (
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 
 	"partnerapi/internal/smarthome"
@@ -74,34 +75,19 @@ func NewServer(d Deps) *web.Mux {
 // ErrorWriter is the Common error for the platform.
 func ErrorWriter() web.ErrorWriter { return platformError }
 
-// FoldSlashes collapses repeated slashes in the path: real agents build URLs
-// by string concatenation and send //v1/mqtt-gate/..., which ServeMux would
-// otherwise answer with a redirect they do not follow.
+// FoldSlashes makes the path clean before routing: real agents build URLs
+// by string concatenation, so an endpoint configured with a trailing slash
+// sends //v1/mqtt-gate/..., and the platform's ServeMux would answer that,
+// or a dot segment (/./, /..), with a redirect page in HTML that they
+// neither follow nor can read as JSON (reference §8.1, §8.2). Repeated
+// slashes are collapsed, dot segments resolved as path.Clean does and a
+// trailing slash is dropped.
 func FoldSlashes(r *http.Request) {
 	p := r.URL.Path
-	if !strings.Contains(p, "//") {
-		if t := trimTrailing(p); t != p {
-			r.URL.Path, r.URL.RawPath = t, ""
-		}
+	if !strings.Contains(p, "//") && !strings.Contains(p, "/.") && (len(p) <= 1 || !strings.HasSuffix(p, "/")) {
 		return
 	}
-	var b strings.Builder
-	prev := byte(0)
-	for i := 0; i < len(p); i++ {
-		if p[i] == '/' && prev == '/' {
-			continue
-		}
-		prev = p[i]
-		b.WriteByte(p[i])
+	if c := path.Clean(p); c != p {
+		r.URL.Path, r.URL.RawPath = c, ""
 	}
-	// A trailing slash (endpoint configured with one) is tolerated too.
-	r.URL.Path = trimTrailing(b.String())
-	r.URL.RawPath = ""
-}
-
-func trimTrailing(p string) string {
-	if len(p) > 1 && strings.HasSuffix(p, "/") {
-		return strings.TrimRight(p, "/")
-	}
-	return p
 }
