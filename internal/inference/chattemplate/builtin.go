@@ -15,6 +15,16 @@ var builtins = []struct {
 	{"[INST]", `{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}{% set system_message = false %}{% endif %}{% for message in loop_messages %}{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\n' + system_message + '\n<</SYS>>\n\n' + message['content'] %}{% else %}{% set content = message['content'] %}{% endif %}{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content | trim + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' ' + content | trim + ' ' + eos_token }}{% endif %}{% endfor %}`},
 }
 
+// ChatML returns the built-in ChatML format (Qwen's), the usual choice for a
+// chat model whose file carries no usable template (llama.cpp's default).
+func ChatML() *Template {
+	t, err := Parse(builtins[0].source)
+	if err != nil {
+		panic("chattemplate: the built-in ChatML template does not parse: " + err.Error())
+	}
+	return t
+}
+
 // ForModel returns the template for a model's tokenizer.chat_template: the
 // template itself when it parses, else the built-in format its marker
 // strings identify, else (and for an empty source) the plain-text fallback.

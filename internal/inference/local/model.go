@@ -26,12 +26,14 @@ type Model struct {
 	File      *gguf.File
 	Net       *model.Model
 	Tokenizer *tokenizer.Tokenizer
-	// Template renders chat messages; the plain-text fallback when the file
-	// carries no tokenizer.chat_template.
+	// Template renders chat messages; when the file carries no usable
+	// tokenizer.chat_template, ChatML for a vocabulary with its control
+	// tokens, else the plain-text fallback (templateFor).
 	Template *chattemplate.Template
 	// TemplateFallback reports that the file's chat template could not be
-	// parsed and a built-in format (chosen by its marker strings) or the
-	// plain-text format is used instead; worth a log line at start-up.
+	// parsed and a built-in format (chosen by its marker strings or the
+	// vocabulary) or the plain-text format is used instead; worth a log
+	// line at start-up.
 	TemplateFallback bool
 }
 
@@ -63,9 +65,30 @@ func loadFrom(f *gguf.File) (*Model, error) {
 		return nil, fmt.Errorf("local: tokenizer has %d tokens, the embedding table %d", tok.VocabSize(), net.NVocab)
 	}
 	src, _ := f.String("tokenizer.chat_template")
-	tmpl, fallback := chattemplate.ForModel(src)
+	tmpl, fallback := templateFor(src, tok)
 	return &Model{File: f, Net: net, Tokenizer: tok, Template: tmpl, TemplateFallback: fallback}, nil
 }
 
 // Close releases the mapping.
 func (m *Model) Close() error { return m.File.Close() }
+
+// templateFor is the chat template of a model whose file carries src:
+// chattemplate.ForModel's choice, except that a vocabulary with ChatML's
+// control tokens gets ChatML instead of the plain-text format (no template,
+// or one that neither parses nor names a known format), as llama.cpp does
+// (inference.md §5.3): such a model was tuned on ChatML turns, and given its
+// messages' bare contents it would only continue the text. A vocabulary
+// without them (stories260K's) keeps the plain text, which a completion
+// model continues.
+func templateFor(src string, tok *tokenizer.Tokenizer) (*chattemplate.Template, bool) {
+	tmpl, fallback := chattemplate.ForModel(src)
+	if !tmpl.IsPlainText() {
+		return tmpl, fallback
+	}
+	_, start := tok.Special("<|im_start|>")
+	_, end := tok.Special("<|im_end|>")
+	if start && end {
+		return chattemplate.ChatML(), src != ""
+	}
+	return tmpl, fallback
+}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/inference/chattemplate"
+	"partnerapi/internal/inference/tokenizer"
 )
 
 // TestPromptRolesAndSystemMerge checks what local templates see: the
@@ -67,6 +69,57 @@ func TestPromptRolesAndSystemMerge(t *testing.T) {
 			got := s.Tokenizer.Decode(ids)
 			if strings.TrimPrefix(got, "<s>") != tc.want {
 				t.Errorf("prompt %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTemplateForFallsBackToChatML checks the format of a model without a
+// usable chat template: ChatML when its vocabulary has ChatML's control
+// tokens (a chat model, reference §5.3), the plain text otherwise (a
+// completion model such as stories260K); a template that works is kept.
+func TestTemplateForFallsBackToChatML(t *testing.T) {
+	vocab := func(chatML bool) *tokenizer.Tokenizer {
+		v := tokenizer.Vocab{Kind: tokenizer.KindSPM, BOS: 1, EOS: 2, UNK: 0, AddBOS: true, AddSpacePrefix: true,
+			Tokens: []string{"<unk>", "<s>", "</s>", "▁Hi"},
+			Types:  []tokenizer.TokenType{tokenizer.TypeUnknown, tokenizer.TypeControl, tokenizer.TypeControl, tokenizer.TypeNormal}}
+		if chatML {
+			v.Tokens = append(v.Tokens, "<|im_start|>", "<|im_end|>")
+			v.Types = append(v.Types, tokenizer.TypeControl, tokenizer.TypeControl)
+		}
+		tok, err := tokenizer.New(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	const chatMLPrompt = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+	tests := []struct {
+		name     string
+		src      string
+		chatML   bool
+		want     string
+		fallback bool
+	}{
+		{"no template, ChatML vocabulary", "", true, chatMLPrompt, false},
+		{"broken unknown template, ChatML vocabulary", "{% broken", true, chatMLPrompt, true},
+		{"no template, completion vocabulary", "", false, "Be brief.\n\nHi", false},
+		{"broken unknown template, completion vocabulary", "{% broken", false, "Be brief.\n\nHi", true},
+		{"a working template is kept", "{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}", true, "system:Be brief.;user:Hi;", false},
+	}
+	msgs := []chattemplate.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hi"}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tpl, fallback := templateFor(tc.src, vocab(tc.chatML))
+			if fallback != tc.fallback {
+				t.Errorf("fallback %v, want %v", fallback, tc.fallback)
+			}
+			got, err := tpl.Render(msgs, chattemplate.Options{AddGenerationPrompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}
