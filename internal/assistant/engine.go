@@ -94,7 +94,7 @@ type GenerateRequest struct {
 	Messages          []Message
 	Functions         []Function
 	FunctionCall      FunctionChoice
-	Temperature       float64 // <= 0.001 means greedy
+	Temperature       float64 // < 0.001 means greedy
 	TopP              float64 // nucleus mass; 1, or 0 while TopPSet is false, means no cut
 	TopPSet           bool    // the client gave TopP: an explicit 0 keeps only the most probable token, as in llama.cpp
 	RepetitionPenalty float64 // 1 is neutral

@@ -144,7 +144,7 @@ func TestGreedyWithAPIDefaults(t *testing.T) {
 	}{
 		{"API defaults", assistant.GenerateRequest{Temperature: 0, TopP: assistant.DefaultTopP, RepetitionPenalty: assistant.DefaultRepetitionPenalty}},
 		{"strong penalty", assistant.GenerateRequest{Temperature: 0, TopP: assistant.DefaultTopP, RepetitionPenalty: 1.5}},
-		{"at the greedy threshold", assistant.GenerateRequest{Temperature: 0.001, RepetitionPenalty: assistant.DefaultRepetitionPenalty, N: 2}},
+		{"just under the greedy threshold", assistant.GenerateRequest{Temperature: 0.000999, RepetitionPenalty: assistant.DefaultRepetitionPenalty, N: 2}},
 	}
 	// The ids themselves, through the model's own generator with the same
 	// parameters: shared/models/README.md's 40 reference ids.

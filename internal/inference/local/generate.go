@@ -20,7 +20,7 @@ const (
 
 // GenerateParams controls one generation.
 type GenerateParams struct {
-	Temperature       float64 // ≤ 0.001: greedy
+	Temperature       float64 // < 0.001: greedy
 	TopP              float64 // as sampler.Params.TopP
 	TopPSet           bool    // as sampler.Params.TopPSet
 	RepetitionPenalty float64

@@ -11,7 +11,9 @@ import (
 	"partnerapi/internal/inference/kernels"
 )
 
-// GreedyBelow is the temperature at or below which sampling is argmax.
+// GreedyBelow is the temperature below which sampling is argmax: "0 (or
+// < 0.001) = greedy" (assistant reference §3.2, inference.md §6). At 0.001
+// itself the draw is a draw, nearly always of the argmax.
 const GreedyBelow = 0.001
 
 // DefaultRepeatWindow is how many recent tokens the repetition penalty
@@ -20,7 +22,7 @@ const DefaultRepeatWindow = 64
 
 // Params configures a Sampler.
 type Params struct {
-	Temperature       float64 // ≤ GreedyBelow: argmax
+	Temperature       float64 // < GreedyBelow: argmax
 	TopP              float64 // ≥ 1, or 0 while TopPSet is false: no nucleus cut
 	TopPSet           bool    // TopP was given: 0 keeps the most probable token alone (after the penalty), as in llama.cpp
 	RepetitionPenalty float64 // 0 or 1: neutral; > 1 discourages repeats
@@ -48,7 +50,7 @@ func New(p Params) *Sampler {
 }
 
 // Greedy reports whether this sampler always takes the argmax.
-func (s *Sampler) Greedy() bool { return s.p.Temperature <= GreedyBelow }
+func (s *Sampler) Greedy() bool { return s.p.Temperature < GreedyBelow }
 
 // Sample returns the next token id. history is the sequence so far (prompt
 // and generated tokens); when sampling, its last RepeatWindow entries are

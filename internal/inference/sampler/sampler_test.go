@@ -10,11 +10,28 @@ import (
 )
 
 func TestGreedyTakesArgmax(t *testing.T) {
-	for _, temp := range []float64{0, 0.0005, 0.001} {
+	for _, temp := range []float64{0, 0.0005, 0.000999} {
 		s := New(Params{Temperature: temp, Seed: 1})
 		if got := s.Sample([]float32{0.1, 3, -2, 2.9}, nil); got != 1 {
 			t.Errorf("temperature %v: got %d", temp, got)
 		}
+	}
+}
+
+// TestGreedyBoundary pins the reference's rule, "0 (or < 0.001) = greedy":
+// at 0.001 itself the draw is sampled, which two logits 0.0005 apart (a
+// probability of e^-0.5 ≈ 0.61 against 1) make visible.
+func TestGreedyBoundary(t *testing.T) {
+	logits := func() []float32 { return []float32{3.0005, 3, -2} }
+	picks := map[int]int{}
+	for seed := range uint64(64) {
+		picks[New(Params{Temperature: 0.001, Seed: seed}).Sample(logits(), nil)]++
+		if got := New(Params{Temperature: 0.000999, Seed: seed}).Sample(logits(), nil); got != 0 {
+			t.Fatalf("temperature 0.000999, seed %d: got %d, want the argmax", seed, got)
+		}
+	}
+	if picks[1] == 0 || picks[0] == 0 {
+		t.Errorf("temperature 0.001 picks %v, want both close tokens drawn", picks)
 	}
 }
 
@@ -172,7 +189,7 @@ func TestRepetitionPenalty(t *testing.T) {
 		{"penalty 1.1", Params{Temperature: 1, TopP: narrow, RepetitionPenalty: 1.1}, []int{0}, 1},
 		{"only the recent window counts", Params{Temperature: 1, TopP: narrow, RepetitionPenalty: 2, RepeatWindow: 2}, []int{0, 3, 3}, 0},
 		{"greedy ignores the penalty", Params{Temperature: 0, RepetitionPenalty: 1.1}, []int{0}, 0},
-		{"greedy ignores a strong penalty", Params{Temperature: 0.001, RepetitionPenalty: 2}, []int{0, 0, 1}, 0},
+		{"greedy ignores a strong penalty", Params{Temperature: 0.000999, RepetitionPenalty: 2}, []int{0, 0, 1}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,7 +197,7 @@ func TestRepetitionPenalty(t *testing.T) {
 			if got := New(tc.p).Sample(l, tc.history); got != tc.want {
 				t.Errorf("got %d, want %d", got, tc.want)
 			}
-			if tc.p.Temperature <= GreedyBelow && !slices.Equal(l, logits()) {
+			if tc.p.Temperature < GreedyBelow && !slices.Equal(l, logits()) {
 				t.Errorf("greedy changed the logits to %v", l)
 			}
 		})
