@@ -26,13 +26,14 @@ func (s *server) identityOr503(w http.ResponseWriter, r *http.Request) *banking.
 	return s.Identity
 }
 
-// clientAccount is one account of client-info (reference §10). type and
-// overdraft follow the provider's Account model as open-condo-software/condo
-// transcribes it (SbbolAccount), where the reference's sample is loose:
-// type is one of assuranceRegistration, calculated, transit,
-// specialTransit, budget, loan, deposit (the bank keeps settlement
-// accounts, calculated), and overdraft is the account's overdraft limit,
-// a number (no overdraft: 0), not a flag.
+// clientAccount is one account of client-info (reference §10). type
+// follows the provider's Account model as open-condo-software/condo
+// transcribes it (SbbolAccount), where the reference's sample leaves it
+// open: one of assuranceRegistration, calculated, transit, specialTransit,
+// budget, loan, deposit (the bank keeps settlement accounts, calculated).
+// overdraft stays the flag of the reference's sample, which condo types as
+// the limit, a number: where client sources differ the reference's own
+// sample wins, and neither SDK reads the member.
 type clientAccount struct {
 	Number       string  `json:"number"`
 	BIC          string  `json:"bic"`
@@ -46,7 +47,7 @@ type clientAccount struct {
 	Business     bool    `json:"business"`
 	Urgent       bool    `json:"urgent"`
 	NotDelay     bool    `json:"notDelay"`
-	Overdraft    float64 `json:"overdraft"`
+	Overdraft    bool    `json:"overdraft"`
 	MinBalance   float64 `json:"minBalance"`
 }
 

@@ -148,10 +148,10 @@ func TestClientInfo(t *testing.T) {
 	a := accts[0].(map[string]any)
 	if a["number"] != banking.SandboxAccount || a["bic"] != banking.SandboxBIC || a["state"] != "OPEN" ||
 		a["currencyCode"] != "810" || a["mode"] != "STANDART" || a["closeDate"] != nil ||
-		// The provider's type of a settlement account and its overdraft
-		// limit, a number (condo's SbbolAccount); before, "CURRENT" and
-		// false.
-		a["type"] != "calculated" || a["overdraft"] != 0.0 {
+		// The provider's type of a settlement account (condo's
+		// SbbolAccount; before, "CURRENT"), and the overdraft flag of
+		// the reference's sample.
+		a["type"] != "calculated" || a["overdraft"] != false {
 		t.Fatalf("account %v", a)
 	}
 }
