@@ -115,8 +115,9 @@ func (t *Template) IsPlainText() bool { return t.jinja == nil }
 func (t *Template) Source() string { return t.source }
 
 // systemProbe is the system message DropsSystem renders: words no template
-// writes of its own.
-const systemProbe = "Reply in the manner of the probe quokka."
+// writes of its own, in lower case, so that a template that re-cases the
+// text still shows it.
+const systemProbe = "reply in the manner of the probe quokka"
 
 // DropsSystem reports whether the template leaves a leading system message
 // out of the prompt without refusing it: Phi-3's own template writes only
@@ -133,7 +134,7 @@ func (t *Template) DropsSystem() bool {
 		}
 		out, err := t.Render([]Message{{Role: "system", Content: systemProbe}, {Role: "user", Content: "Hello."}},
 			Options{BOSToken: "<s>", EOSToken: "</s>", AddGenerationPrompt: true})
-		t.dropsSystem = err == nil && !strings.Contains(out, systemProbe)
+		t.dropsSystem = err == nil && !strings.Contains(strings.ToLower(out), systemProbe)
 	})
 	return t.dropsSystem
 }

@@ -309,6 +309,7 @@ func TestDropsSystem(t *testing.T) {
 		{"zephyr", file("zephyr.jinja"), false},
 		{"mistral v0.3", file("mistral-v0.3.jinja"), false},
 		{"mistral v0.1 refuses", file("mistral-v0.1.jinja"), false},
+		{"system re-cased", `{% for m in messages %}{{ m.role }}:{{ m.content | upper }};{% endfor %}`, false},
 		{"user turns only", `{% for m in messages %}{% if m.role == 'user' %}U:{{ m.content }};{% endif %}{% endfor %}`, true},
 	}
 	for _, tc := range tests {
