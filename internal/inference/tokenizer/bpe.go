@@ -75,7 +75,12 @@ func newBPEModel(toID map[string]int32, merges []string, pre string) (*bpeModel,
 	case isLlama3Pre(pre):
 		m.split = splitLlama3
 		m.ignoreMerges = true
-	case pre == "qwen2", pre == "deepseek-r1-qwen":
+	case pre == "smaug-bpe", pre == "dbrx":
+		// llama.cpp splits these with the Llama-3 pattern but keeps BPE's
+		// other defaults: merges always run and no BOS is added (Smaug's
+		// Llama-3 finetunes are llama-architecture files).
+		m.split = splitLlama3
+	case pre == "qwen2", pre == "deepseek-r1-qwen", pre == "kormo", pre == "stablelm2":
 		m.split = splitQwen2
 	case pre == "smollm", pre == "starcoder", pre == "refact", pre == "command-r",
 		pre == "codeshell", pre == "exaone", pre == "minerva-7b":

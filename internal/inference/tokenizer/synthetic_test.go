@@ -175,6 +175,50 @@ func TestPreTokenizers(t *testing.T) {
 	}
 }
 
+// TestPreTokenizerNames checks which pattern each tokenizer.ggml.pre name
+// selects, as llama.cpp's llama_vocab::load maps them: "smaug-bpe" and
+// "dbrx" split as Llama-3 does without its merge skipping, and unknown
+// names fall back to GPT-2's pattern.
+func TestPreTokenizerNames(t *testing.T) {
+	const text = "333 3333"
+	gpt2 := []string{"333", " 3333"}
+	llama3 := []string{"333", " ", "333", "3"}
+	qwen2 := []string{"3", "3", "3", " ", "3", "3", "3", "3"}
+	tests := []struct {
+		pre          string
+		want         []string
+		ignoreMerges bool
+	}{
+		{"", gpt2, false},
+		{"gpt-2", gpt2, false},
+		{"some-future-name", gpt2, false},
+		{"llama-bpe", llama3, true},
+		{"smaug-bpe", llama3, false},
+		{"dbrx", llama3, false},
+		{"qwen2", qwen2, false},
+		{"deepseek-r1-qwen", qwen2, false},
+		{"stablelm2", qwen2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pre, func(t *testing.T) {
+			m, err := newBPEModel(map[string]int32{}, nil, tt.pre)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runes := []rune(text)
+			var got []string
+			start := 0
+			for _, end := range m.split(runes) {
+				got = append(got, string(runes[start:end]))
+				start = end
+			}
+			if !slices.Equal(got, tt.want) || m.ignoreMerges != tt.ignoreMerges {
+				t.Errorf("split %q, ignore merges %v; want %q, %v", got, m.ignoreMerges, tt.want, tt.ignoreMerges)
+			}
+		})
+	}
+}
+
 func TestNewRejectsBadVocab(t *testing.T) {
 	bad := []Vocab{
 		{Kind: KindSPM},

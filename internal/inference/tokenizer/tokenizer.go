@@ -54,8 +54,8 @@ const (
 type Vocab struct {
 	Kind Kind
 	// Pre names the BPE pre-tokenizer (tokenizer.ggml.pre): "gpt-2" (also the
-	// fallback for absent or unknown names), "llama-bpe"/"llama3", "qwen2",
-	// "smollm".
+	// fallback for absent or unknown names), "llama-bpe"/"llama3" (and
+	// "smaug-bpe", "dbrx"), "qwen2", "smollm" (newBPEModel lists them all).
 	Pre string
 	// Name is general.name; llama.cpp keys a Phi-3 whitespace rule on it.
 	Name   string
