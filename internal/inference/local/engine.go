@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -182,6 +183,15 @@ func openServed(path string, opts Options) (*served, error) {
 		return nil, err
 	}
 	m.Net.KVCache = opts.KVCache
+	// What the engine had to guess about the file is said once, at start:
+	// otherwise the model would only seem to answer worse than it should.
+	if pre, unknown := m.Tokenizer.UnknownPreTokenizer(); unknown {
+		slog.Warn("local: the model's pre-tokenizer is not one the engine knows; its text is split with GPT-2's pattern, so its token ids may differ from those it was trained on",
+			"model", name, "tokenizer.ggml.pre", pre)
+	}
+	if m.TemplateFallback && man.ChatTemplate == "" {
+		slog.Warn("local: the model's chat template does not parse; a built-in format is used (set chat_template in the model's manifest to override)", "model", name)
+	}
 	if man.ChatTemplate != "" {
 		if m.Template, err = chattemplate.Parse(man.ChatTemplate); err != nil {
 			m.Close()

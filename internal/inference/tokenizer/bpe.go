@@ -36,6 +36,7 @@ type bpeModel struct {
 	ranks        map[uint64]int32   // (left side, right side) → rank
 	split        func([]rune) []int // pre-tokenizer: word end offsets in runes
 	ignoreMerges bool               // llama-3: whole words in the vocab skip merging
+	unknownPre   bool               // tokenizer.ggml.pre names no pattern we know
 	cache        *wordCache
 }
 
@@ -87,10 +88,22 @@ func newBPEModel(toID map[string]int32, merges []string, pre string) (*bpeModel,
 		m.split = splitDigitsThenGPT2
 	default:
 		// "gpt-2", "default", absent or unknown names: the original GPT-2
-		// pattern is the most widely shared one.
+		// pattern is the most widely shared one. An unknown name (llama.cpp
+		// refuses the file) is reported by UnknownPreTokenizer, since its
+		// own pattern may split text otherwise and the ids then differ from
+		// those the model was trained on.
 		m.split = splitGPT2
+		m.unknownPre = !gpt2PreNames[pre]
 	}
 	return m, nil
+}
+
+// gpt2PreNames are the tokenizer.ggml.pre names llama.cpp splits with the
+// GPT-2 pattern ("" and "default": the key is absent or says so).
+var gpt2PreNames = map[string]bool{
+	"": true, "default": true, "gpt-2": true, "gpt2": true, "phi-2": true, "jina-es": true, "jina-de": true,
+	"jina-v2-es": true, "jina-v2-de": true, "jina-v2-code": true, "mpt": true, "olmo": true, "jais": true,
+	"trillion": true, "granite-docling": true,
 }
 
 // isLlama3Pre reports whether pre names the Llama-3 pre-tokenizer, which

@@ -178,7 +178,7 @@ func TestPreTokenizers(t *testing.T) {
 // TestPreTokenizerNames checks which pattern each tokenizer.ggml.pre name
 // selects, as llama.cpp's llama_vocab::load maps them: "smaug-bpe" and
 // "dbrx" split as Llama-3 does without its merge skipping, and unknown
-// names fall back to GPT-2's pattern.
+// names fall back to GPT-2's pattern and are reported.
 func TestPreTokenizerNames(t *testing.T) {
 	const text = "333 3333"
 	gpt2 := []string{"333", " 3333"}
@@ -188,22 +188,30 @@ func TestPreTokenizerNames(t *testing.T) {
 		pre          string
 		want         []string
 		ignoreMerges bool
+		unknown      bool // reported by UnknownPreTokenizer
 	}{
-		{"", gpt2, false},
-		{"gpt-2", gpt2, false},
-		{"some-future-name", gpt2, false},
-		{"llama-bpe", llama3, true},
-		{"smaug-bpe", llama3, false},
-		{"dbrx", llama3, false},
-		{"qwen2", qwen2, false},
-		{"deepseek-r1-qwen", qwen2, false},
-		{"stablelm2", qwen2, false},
+		{"", gpt2, false, false},
+		{"gpt-2", gpt2, false, false},
+		{"olmo", gpt2, false, false},
+		{"tekken", gpt2, false, true},
+		{"some-future-name", gpt2, false, true},
+		{"llama-bpe", llama3, true, false},
+		{"smaug-bpe", llama3, false, false},
+		{"dbrx", llama3, false, false},
+		{"qwen2", qwen2, false, false},
+		{"deepseek-r1-qwen", qwen2, false, false},
+		{"stablelm2", qwen2, false, false},
+		{"smollm", []string{"3", "3", "3", " ", "3", "3", "3", "3"}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pre, func(t *testing.T) {
-			m, err := newBPEModel(map[string]int32{}, nil, tt.pre)
+			tok, err := New(Vocab{Kind: KindBPE, Pre: tt.pre, Tokens: []string{"3"}, BOS: -1, EOS: -1, UNK: -1, EOT: -1, EOM: -1})
 			if err != nil {
 				t.Fatal(err)
+			}
+			m := tok.bpe
+			if pre, unknown := tok.UnknownPreTokenizer(); unknown != tt.unknown || (unknown && pre != tt.pre) {
+				t.Errorf("UnknownPreTokenizer = %q, %v; want %v", pre, unknown, tt.unknown)
 			}
 			runes := []rune(text)
 			var got []string

@@ -87,6 +87,7 @@ type Tokenizer struct {
 	bos, eos, unk  int
 	addBOS, addEOS bool
 	addSpacePrefix bool
+	pre            string // tokenizer.ggml.pre, as given
 	byteToken      [256]int32 // SPM byte-fallback ids, -1 when missing
 	bpe            *bpeModel
 	spmWords       bool       // SPM text may be cut into words (see encodeSPM)
@@ -130,6 +131,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		addBOS:         v.AddBOS,
 		addEOS:         v.AddEOS,
 		addSpacePrefix: v.AddSpacePrefix,
+		pre:            v.Pre,
 	}
 	copy(t.scores, v.Scores)
 	for i, s := range v.Tokens {
@@ -256,6 +258,17 @@ func (t *Tokenizer) BOS() int { return t.bos }
 
 // EOS is the end-of-sequence id, or -1.
 func (t *Tokenizer) EOS() int { return t.eos }
+
+// UnknownPreTokenizer returns the vocabulary's tokenizer.ggml.pre when it
+// names no pre-tokenizer this package knows (ok true): its text is split
+// with the GPT-2 pattern, which may give other ids than the model was
+// trained on, so loading it is worth a warning.
+func (t *Tokenizer) UnknownPreTokenizer() (pre string, ok bool) {
+	if t.bpe == nil || !t.bpe.unknownPre {
+		return "", false
+	}
+	return t.pre, true
+}
 
 // AddsBOS reports whether Encode with addSpecial prepends BOS.
 func (t *Tokenizer) AddsBOS() bool { return t.addBOS }
