@@ -87,7 +87,7 @@ type Tokenizer struct {
 	bos, eos, unk  int
 	addBOS, addEOS bool
 	addSpacePrefix bool
-	pre            string // tokenizer.ggml.pre, as given
+	pre            string     // tokenizer.ggml.pre, as given
 	byteToken      [256]int32 // SPM byte-fallback ids, -1 when missing
 	bpe            *bpeModel
 	spmWords       bool       // SPM text may be cut into words (see encodeSPM)
