@@ -112,6 +112,10 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "admin put replaces", method: "PUT", path: models + "/acme-s1", who: "admin", body: model, status: 200},
 		{name: "admin put without a required feature", method: "PUT", path: models + "/bad", who: "admin",
 			body: `{"manufacturer":"A","model":"B","category":"socket","features":["online"]}`, status: 400},
+		// Reference §5, §8.6 and §9 #10: input as real fixtures write it,
+		// null versions and integer bounds as numbers, is taken.
+		{name: "admin put tolerated input", method: "PUT", path: models + "/acme-s2", who: "admin",
+			body: `{"manufacturer":"Acme","model":"S2","hw_version":null,"sw_version":null,"description":null,"category":"socket","features":["online","on_off","power"],"allowed_values":{"power":{"type":"INTEGER","integer_values":{"min":10,"max":45000,"step":1}}}}`, status: 201},
 		{name: "admin put as agent", method: "PUT", path: models + "/acme-s1", who: "agent", body: model, status: 401},
 		{name: "admin put over the body limit", method: "PUT", path: models + "/big", who: "admin", body: overLimit(model), status: 413},
 		{name: "admin models", method: "GET", path: models, who: "admin", status: 200},
