@@ -319,7 +319,13 @@ func checkAllowed(f *Feature, av AllowedValue) []Problem {
 			return bad(ReasonBadAllowed, "enum_values.values is required")
 		}
 		var out []Problem
-		for _, v := range av.EnumValues.Values {
+		for i, v := range av.EnumValues.Values {
+			// A subset lists each value once, as a model lists each
+			// feature once: served twice, an app would offer it twice.
+			if slices.Contains(av.EnumValues.Values[:i], v) {
+				out = append(out, Problem{f.Name, ReasonBadAllowed, fmt.Sprintf("'%s' is listed twice in enum_values", v)})
+				continue
+			}
 			if !f.allows(v) {
 				out = append(out, Problem{f.Name, ReasonNotInEnum, fmt.Sprintf("'%s' is not one of %s", v, strings.Join(f.Enum, ", "))})
 			}

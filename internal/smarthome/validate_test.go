@@ -128,6 +128,10 @@ func TestCheckModel(t *testing.T) {
 		{"allowed key outside features", func(m *Model) {
 			m.AllowedValues = map[string]AllowedValue{"power": {Type: Integer, IntegerValues: &IntegerValues{Min: 1, Max: 2}}}
 		}},
+		{"enum value listed twice", func(m *Model) {
+			m.Category, m.Features = "hvac_fan", []string{"online", "on_off", "hvac_air_flow_power"}
+			m.AllowedValues = map[string]AllowedValue{"hvac_air_flow_power": {Type: Enum, EnumValues: &EnumValues{Values: []string{"low", "high", "low"}}}}
+		}},
 		{"enum not subset", func(m *Model) {
 			m.Category, m.Features = "hvac_fan", []string{"online", "on_off", "hvac_air_flow_power"}
 			m.AllowedValues = map[string]AllowedValue{"hvac_air_flow_power": {Type: Enum, EnumValues: &EnumValues{Values: []string{"warp"}}}}
