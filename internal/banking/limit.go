@@ -3,7 +3,6 @@ package banking
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -110,15 +109,12 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&l); err != nil {
-		e := &Error{Kind: KindDeserialization, Message: "Тело запроса не соответствует формату JSON: " + err.Error()}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			e.Fields = []string{te.Field}
-		}
+		e := DeserializationFault(body, err)
+		e.Message = "Тело запроса не соответствует формату JSON: " + err.Error()
 		return l, e
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return l, &Error{Kind: KindDeserialization, Message: "После объекта JSON есть лишние данные"}
+		return l, &Error{Kind: KindDeserialization, Message: "После объекта JSON есть лишние данные", Fields: []string{}}
 	}
 	// json.Number also takes a quoted number; the contract says number.
 	var probe struct {

@@ -179,7 +179,7 @@ func (s *server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	}
 	var req clockReq
 	if err := json.Unmarshal(body, &req); err != nil {
-		s.writeCardError(w, r, &banking.Error{Kind: banking.KindDeserialization, Message: "Тело запроса не соответствует формату JSON", Fields: []string{"advance"}})
+		s.writeCardError(w, r, banking.DeserializationFault(body, err))
 		return
 	}
 	d, err := time.ParseDuration(req.Advance)

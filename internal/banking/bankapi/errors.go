@@ -18,7 +18,10 @@ type errorBody struct {
 	Message     string   `json:"message"`
 	FieldNames  []string `json:"fieldNames,omitempty"`
 	Checks      []string `json:"checks,omitempty"`
-	Fields      []string `json:"fields,omitempty"`
+	// Fields is set for DESERIALIZATION_FAULT alone, and there always,
+	// [] when no member is to blame: the reference's envelope carries it
+	// in that cause (§13), while the other causes have no such member.
+	Fields *[]string `json:"fields,omitempty"`
 }
 
 // envelope maps each domain error kind to its status and cause; this table
@@ -117,7 +120,14 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	e := envelope[de.Kind]
 	ref, own := referenceID(r)
 	body := errorBody{Cause: e.cause, ReferenceID: ref, Message: de.Message,
-		FieldNames: de.FieldNames, Checks: de.Checks, Fields: de.Fields}
+		FieldNames: de.FieldNames, Checks: de.Checks}
+	if de.Kind == banking.KindDeserialization {
+		fields := de.Fields
+		if fields == nil {
+			fields = []string{}
+		}
+		body.Fields = &fields
+	}
 	switch {
 	case log == nil:
 	case dbDown:

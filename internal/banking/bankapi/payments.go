@@ -2,7 +2,6 @@ package bankapi
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -104,16 +103,11 @@ func readError(err error) error {
 }
 
 // unmarshalBody decodes body into v with encoding/json, its errors as
-// DESERIALIZATION_FAULT naming the field.
+// DESERIALIZATION_FAULT naming the field (banking.DeserializationFault).
+// DecodePaymentFast's refusals end here too, so both decoders answer alike.
 func unmarshalBody(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
-		e := &banking.Error{Kind: banking.KindDeserialization, Message: "Ошибка десериализации запроса: неверный формат данных"}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			e.Fields = []string{te.Field}
-			e.Message = "Ошибка десериализации поля " + te.Field + ": неверный тип значения"
-		}
-		return e
+		return banking.DeserializationFault(body, err)
 	}
 	return nil
 }
