@@ -31,7 +31,7 @@ type LimitChange struct {
 	Date             string            `json:"date,omitempty"`
 	Number           string            `json:"number,omitempty"`
 	BankStatus       string            `json:"bankStatus,omitempty"`
-	BankComment      string            `json:"bankComment,omitempty"`
+	BankComment      Comment           `json:"bankComment"`
 
 	OrgID       string    `json:"-"`
 	PartnerID   string    `json:"-"`
@@ -42,9 +42,9 @@ type LimitChange struct {
 
 // LimitState is the answer of /limits/{externalId}/state.
 type LimitState struct {
-	BankStatus  string `json:"bankStatus"`
-	BankComment string `json:"bankComment"`
-	ChannelInfo string `json:"channelInfo"`
+	BankStatus  string  `json:"bankStatus"`
+	BankComment Comment `json:"bankComment"`
+	ChannelInfo string  `json:"channelInfo"`
 }
 
 // CardLimit is the limit in force on a card at some moment.

@@ -204,10 +204,25 @@ type Payment struct {
 	// (appendBankFields).
 	LinkedDocs []LinkedDoc `json:"linkedDocs,omitempty"`
 
-	BankStatus        string `json:"bankStatus,omitempty"`
-	BankComment       string `json:"bankComment,omitempty"`
-	CrucialFieldsHash string `json:"crucialFieldsHash,omitempty"`
-	SigningURL        string `json:"signingUrl,omitempty"`
+	BankStatus        string  `json:"bankStatus,omitempty"`
+	BankComment       Comment `json:"bankComment"`
+	CrucialFieldsHash string  `json:"crucialFieldsHash,omitempty"`
+	SigningURL        string  `json:"signingUrl,omitempty"`
+}
+
+// Comment is a bankComment, the bank's note on a document's status. The
+// reference lists it in every answer that carries bankStatus (§4: the 201
+// and the GET of a payment document, its /state; §11: a card-limit
+// application and its /state), so it is answered null when the bank has
+// none rather than left out or sent as "".
+type Comment string
+
+// MarshalJSON writes an empty comment as null.
+func (c Comment) MarshalJSON() ([]byte, error) {
+	if c == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(c))
 }
 
 // LinkedDoc is one element of an invoice draft's linkedDocs (§4.1): the
@@ -255,8 +270,8 @@ type StatusChange struct {
 
 // State is the answer of GET /v1/payments/{externalId}/state.
 type State struct {
-	BankStatus        string `json:"bankStatus"`
-	BankComment       string `json:"bankComment"`
-	ChannelInfo       string `json:"channelInfo"`
-	CrucialFieldsHash string `json:"crucialFieldsHash,omitempty"`
+	BankStatus        string  `json:"bankStatus"`
+	BankComment       Comment `json:"bankComment"`
+	ChannelInfo       string  `json:"channelInfo"`
+	CrucialFieldsHash string  `json:"crucialFieldsHash,omitempty"`
 }

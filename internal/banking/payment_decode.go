@@ -334,7 +334,7 @@ func (d *payDecoder) paymentField(p *Payment) func(string) uint64 {
 		case "bankStatus":
 			return fieldBit(1<<32, d.text(&p.BankStatus))
 		case "bankComment":
-			return fieldBit(1<<33, d.text(&p.BankComment))
+			return fieldBit(1<<33, d.text((*string)(&p.BankComment)))
 		case "crucialFieldsHash":
 			return fieldBit(1<<34, d.text(&p.CrucialFieldsHash))
 		case "signingUrl":

@@ -115,7 +115,11 @@ func appendPayment(out []byte, d *Payment) (_ []byte, ok bool) {
 		out = append(out, ']')
 	}
 	out = appendStr(out, `,"bankStatus":`, d.BankStatus, true, &ok)
-	out = appendStr(out, `,"bankComment":`, d.BankComment, true, &ok)
+	if d.BankComment == "" { // Comment.MarshalJSON's null
+		out = append(out, `,"bankComment":null`...)
+	} else {
+		out = appendStr(out, `,"bankComment":`, string(d.BankComment), false, &ok)
+	}
 	out = appendStr(out, `,"crucialFieldsHash":`, d.CrucialFieldsHash, true, &ok)
 	out = appendStr(out, `,"signingUrl":`, d.SigningURL, true, &ok)
 	return append(out, '}'), ok

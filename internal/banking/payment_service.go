@@ -1,6 +1,7 @@
 package banking
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/url"
@@ -169,24 +170,39 @@ func (s *PaymentService) AppendCreateJSON(ctx context.Context, dst []byte, p Pri
 
 // appendBankFields returns a copy of doc, the JSON object of a Payment
 // without its bank fields, with bankStatus, bankComment and
-// crucialFieldsHash added as encoding/json writes them (empty ones left out,
-// strings escaped alike) and the Encoder's trailing newline.
+// crucialFieldsHash added as encoding/json writes them (an empty status or
+// hash left out, an empty comment null, strings escaped alike) and the
+// Encoder's trailing newline.
 func appendBankFields(doc []byte, status, comment, hash string) []byte {
 	return appendBankFieldsTo(nil, doc, status, comment, hash)
 }
 
+// nullComment is how a document without bank fields ends (MarshalPayment
+// writes an empty bankComment as null, and the fields after it are left
+// out when empty); the bank fields replace it.
+const nullComment = `,"bankComment":null}`
+
 // appendBankFieldsTo is appendBankFields appending to out.
 func appendBankFieldsTo(out, doc []byte, status, comment, hash string) []byte {
 	out = slices.Grow(out, len(doc)+len(status)+len(comment)*2+128)
-	out = append(out, doc[:len(doc)-1]...)
-	for _, f := range [...]struct{ name, value string }{{"bankStatus", status}, {"bankComment", comment}, {"crucialFieldsHash", hash}} {
-		if f.value == "" {
-			continue
-		}
-		out = append(out, `,"`...)
-		out = append(out, f.name...)
-		out = append(out, `":`...)
-		out = appendJSONString(out, f.value)
+	if bytes.HasSuffix(doc, []byte(nullComment)) {
+		out = append(out, doc[:len(doc)-len(nullComment)]...)
+	} else {
+		out = append(out, doc[:len(doc)-1]...)
+	}
+	if status != "" {
+		out = append(out, `,"bankStatus":`...)
+		out = appendJSONString(out, status)
+	}
+	if comment == "" {
+		out = append(out, `,"bankComment":null`...)
+	} else {
+		out = append(out, `,"bankComment":`...)
+		out = appendJSONString(out, comment)
+	}
+	if hash != "" {
+		out = append(out, `,"crucialFieldsHash":`...)
+		out = appendJSONString(out, hash)
 	}
 	return append(out, "}\n"...)
 }
@@ -350,7 +366,7 @@ func (s *PaymentService) view(sp *StoredPayment) *Payment {
 // viewHashed is view with the document's crucialFieldsHash already known.
 func (s *PaymentService) viewHashed(sp *StoredPayment, hash string) *Payment {
 	d := sp.Doc
-	d.BankStatus, d.BankComment = sp.Status, sp.Comment
+	d.BankStatus, d.BankComment = sp.Status, Comment(sp.Comment)
 	d.CrucialFieldsHash = hash
 	if sp.Kind != KindPayDoc {
 		d.SigningURL = s.SigningURL(d.ExternalID, "")
@@ -455,7 +471,7 @@ func (s *PaymentService) State(ctx context.Context, p Principal, externalID stri
 	if err != nil {
 		return State{}, err
 	}
-	return State{BankStatus: sp.Status, BankComment: sp.Comment, ChannelInfo: sp.Channel, CrucialFieldsHash: CrucialFieldsHash(&sp.Doc)}, nil
+	return State{BankStatus: sp.Status, BankComment: Comment(sp.Comment), ChannelInfo: sp.Channel, CrucialFieldsHash: CrucialFieldsHash(&sp.Doc)}, nil
 }
 
 // Digest returns the text the document's signers sign. payerAccount, for a

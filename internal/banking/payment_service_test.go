@@ -228,7 +228,7 @@ func TestCreateInvoicePayeeByKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.BankStatus != tc.status || !strings.Contains(got.BankComment, tc.comment) {
+			if got.BankStatus != tc.status || !strings.Contains(string(got.BankComment), tc.comment) {
 				t.Fatalf("status %s comment %q, want %s naming %q", got.BankStatus, got.BankComment, tc.status, tc.comment)
 			}
 		})
@@ -282,7 +282,7 @@ func TestCreateFutureDate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		if got.BankStatus != tc.status || (tc.status == StatusCheckError) != strings.HasPrefix(got.BankComment, "Ошибка в поле date: ") {
+		if got.BankStatus != tc.status || (tc.status == StatusCheckError) != strings.HasPrefix(string(got.BankComment), "Ошибка в поле date: ") {
 			t.Fatalf("case %d: %s %q, want %s", i, got.BankStatus, got.BankComment, tc.status)
 		}
 	}

@@ -35,7 +35,7 @@ func TestAppendBankFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			view := c.doc
-			view.BankStatus, view.BankComment, view.CrucialFieldsHash = c.status, c.comment, c.hash
+			view.BankStatus, view.BankComment, view.CrucialFieldsHash = c.status, Comment(c.comment), c.hash
 			var want bytes.Buffer
 			if err := json.NewEncoder(&want).Encode(&view); err != nil {
 				t.Fatal(err)

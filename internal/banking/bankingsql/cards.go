@@ -191,7 +191,7 @@ func (s *CardStore) CreateLimit(ctx context.Context, l banking.LimitChange) erro
 		SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14
 		WHERE EXISTS (SELECT 1 FROM banking_cards WHERE org_id = $1 AND card_id = $4 AND status IN ($15, $16))`,
 		l.OrgID, strings.ToLower(l.ExternalID), l.PartnerID, l.BusinessCardID, l.Code, string(l.Limit), l.Date, l.Number, string(sigs),
-		l.BankStatus, l.BankComment, l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt),
+		l.BankStatus, string(l.BankComment), l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt),
 		string(banking.CardActive), string(banking.CardNotDelivered))
 	if sqldb.IsUniqueViolation(err) {
 		return banking.Errorf(banking.KindWorkflow, "Заявка с externalId %s уже существует", l.ExternalID)
@@ -212,7 +212,7 @@ func scanLimit(sc interface{ Scan(...any) error }) (banking.LimitChange, error) 
 	var amount, sigs string
 	var created, expires int64
 	err := sc.Scan(&l.OrgID, &l.ExternalID, &l.PartnerID, &l.BusinessCardID, &l.Code, &amount, &l.Date, &l.Number, &sigs,
-		&l.BankStatus, &l.BankComment, &l.ChannelInfo, &created, &expires)
+		&l.BankStatus, (*string)(&l.BankComment), &l.ChannelInfo, &created, &expires)
 	if err != nil {
 		return l, err
 	}

@@ -65,11 +65,11 @@ func (s *PaymentStore) PaymentState(ctx context.Context, orgID, externalID strin
 	var err error
 	if known {
 		err = s.db.QueryRowContext(ctx, `SELECT status, comment, channel FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent),
-			orgID, folded, sent).Scan(&st.BankStatus, &st.BankComment, &st.ChannelInfo)
+			orgID, folded, sent).Scan(&st.BankStatus, (*string)(&st.BankComment), &st.ChannelInfo)
 	} else {
 		var sp *banking.StoredPayment
 		if sp, err = scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent), orgID, folded, sent)); err == nil {
-			st.BankStatus, st.BankComment, st.ChannelInfo = sp.Status, sp.Comment, sp.Channel
+			st.BankStatus, st.BankComment, st.ChannelInfo = sp.Status, banking.Comment(sp.Comment), sp.Channel
 			hash = banking.CrucialFieldsHash(&sp.Doc)
 			if settledFields(sp) {
 				s.hashes.put(key, hash)

@@ -27,7 +27,7 @@ func TestPaymentStateConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return banking.State{BankStatus: sp.Status, BankComment: sp.Comment, ChannelInfo: sp.Channel, CrucialFieldsHash: banking.CrucialFieldsHash(&sp.Doc)}
+			return banking.State{BankStatus: sp.Status, BankComment: banking.Comment(sp.Comment), ChannelInfo: sp.Channel, CrucialFieldsHash: banking.CrucialFieldsHash(&sp.Doc)}
 		}
 		for i := range 2 { // the second read uses the cached hash
 			got, err := s.PaymentState(ctx, "org1", id)
