@@ -190,6 +190,13 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 	validateCommon(p, d, today)
 	if required(p, "operationCode", d.OperationCode) && !slices.Contains([]string{"01", "02", "06"}, d.OperationCode) {
 		p.add("operationCode", "допустимые значения: 01, 02, 06")
+	} else if d.OperationCode != "01" && d.OperationCode != "" && !IsBudgetPayment(d) {
+		// Reference §4: the SDKs' pattern is ^01$, and only budget
+		// payments may also carry 02 or 06. The wider form is accepted
+		// (§15 #8) and its content checked against the payee: a logical
+		// control of the document as a whole, so CHECKERROR by default and
+		// a 400 under --banking-checksum-failures reject (§13).
+		c.add("operationCode", "вид операции "+d.OperationCode+" допускается только в платеже в бюджет, в остальных 01")
 	}
 	if required(p, "priority", d.Priority) && !(len(d.Priority) == 1 && '1' <= d.Priority[0] && d.Priority[0] <= '5') {
 		p.add("priority", "очерёдность платежа от 1 до 5")

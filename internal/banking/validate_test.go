@@ -223,8 +223,18 @@ func TestValidatePayment(t *testing.T) {
 		{"number of 7 digits", func(p *Payment) { p.Number = "1234567" }, "number"},
 		{"priority 1", func(p *Payment) { p.Priority = "1" }, ""},
 		{"priority 0", func(p *Payment) { p.Priority = "0" }, "priority"},
-		{"operation code 02 (budget)", func(p *Payment) { p.OperationCode = "02" }, ""},
-		{"operation code 06 (budget)", func(p *Payment) { p.OperationCode = "06" }, ""},
+		// 02 and 06 are budget payments' alone (reference §4); the strict
+		// reading answers them on another payment as a 400.
+		{"operation code 02 outside the budget", func(p *Payment) { p.OperationCode = "02" }, "operationCode"},
+		{"operation code 06 outside the budget", func(p *Payment) { p.OperationCode = "06" }, "operationCode"},
+		{"operation code 02 (budget)", func(p *Payment) {
+			p.OperationCode = "02"
+			p.PayeeAccount, p.PayeeBankBIC, p.PayeeBankCorrAccount = "03100643000000018500", "017003983", "40102810445370000059"
+		}, ""},
+		{"operation code 06 (budget)", func(p *Payment) {
+			p.OperationCode = "06"
+			p.PayeeAccount, p.PayeeBankBIC, p.PayeeBankCorrAccount = "03100643000000018500", "017003983", "40102810445370000059"
+		}, ""},
 		{"amount of 18 characters", func(p *Payment) { p.Amount = "123456789012345.12" }, ""},
 		{"amount of 19 characters", func(p *Payment) { p.Amount = "1234567890123456.12" }, "amount"},
 		{"amount negative", func(p *Payment) { p.Amount = "-1" }, "amount"},
@@ -451,6 +461,16 @@ func TestInspectPaymentSortsFindings(t *testing.T) {
 			p.PayeeAccount = "03212643000000018500"
 			p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0"}
 		}, "", "payeeAccount", ""},
+		// Operation codes 02 and 06 are for budget payments alone
+		// (reference §4): elsewhere a logical control, not a format.
+		{"operation code 02 outside the budget", func(p *Payment) { p.OperationCode = "02" }, "", "operationCode", ""},
+		{"operation code 06 outside the budget", func(p *Payment) { p.OperationCode = "06" }, "", "operationCode", ""},
+		{"operation code 06 of a budget payment", func(p *Payment) {
+			treasury(p)
+			p.OperationCode, p.PayerKPP = "06", "0"
+			p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0", ReasonCode106: "0", TaxPeriod107: "0", DocNumber108: "0", DocDate109: "0", UIP: "0"}
+		}, "", "", ""},
+		{"operation code 03", func(p *Payment) { p.OperationCode = "03" }, "operationCode", "", ""},
 		{"budget ЕНП ok", func(p *Payment) {
 			treasury(p)
 			p.PayerKPP = "0"

@@ -111,6 +111,9 @@ var checksumCases = []struct {
 		map[string]any{"payerInn": "0", "payerKpp": "0", "payeeInn": "7702807750", "payeeAccount": "03212643000000017300"}), "departmentalInfo.docNumber108"},
 	{"budget: status 31 without uin", merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "31", "kbk": "15311601201010001140"})),
 		map[string]any{"payeeAccount": "03212643000000018500"}), "departmentalInfo.uip"},
+	// Operation codes 02 and 06 are budget payments' alone (reference §4).
+	{"operation code 02 outside the budget", map[string]any{"operationCode": "02"}, "operationCode"},
+	{"operation code 06 outside the budget", map[string]any{"operationCode": "06"}, "operationCode"},
 }
 
 // By default a failed check digit or logical control stores the document:
@@ -183,7 +186,8 @@ func TestPaymentsBudgetRules(t *testing.T) {
 		merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "24", "kbk": "32111301031010000130", "oktmo": "45328000",
 			"docNumber108": "014510123456"})), map[string]any{"payerInn": "0", "payerKpp": "0", "payeeInn": "7702807750",
 			"payeeAccount": "03212643000000017300"}),
-		{"payeeInn": "500100732259", "payeeKpp": "0"}, // a sole proprietor payee without KPP
+		{"payeeInn": "500100732259", "payeeKpp": "0"},                              // a sole proprietor payee without KPP
+		merge(treasuryPayee(enpBlock(nil)), map[string]any{"operationCode": "06"}), // budget payments may carry 02 and 06
 	} {
 		if st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(700+i), over)); st != 201 || m["bankStatus"] != "CREATED" {
 			t.Fatalf("case %d: %d %s", i, st, raw)
