@@ -76,6 +76,13 @@ func TestParseLimitChange(t *testing.T) {
 	if l.Limit != "12.30" || l.ExternalID != "4F9C2A1E-8B3D-4C5E-9F6A-7B8C9D0E1F2A" || l.BankStatus != "" {
 		t.Fatalf("parsed %+v", l)
 	}
+	// Without signatures, left out or null, an application is taken (and
+	// stays CREATED).
+	for _, sigs := range []string{``, `,"digestSignatures":null`} {
+		if _, err := ParseLimitChange([]byte(`{"code":"NON_RENEW","businessCardId":"c1","externalId":"4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a","limit":1` + sigs + `}`)); err != nil {
+			t.Fatalf("without signatures (%q): %v", sigs, err)
+		}
+	}
 	for _, tc := range []struct {
 		body  string
 		kind  Kind
@@ -86,6 +93,9 @@ func TestParseLimitChange(t *testing.T) {
 		{`{"code":"NON_RENEW","businessCardId":"c","externalId":"4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a","limit":1,"date":"10.03.2026"}`, KindValidation, "date"},
 		{`{"code":1}`, KindDeserialization, "code"},
 		{`{} {}`, KindDeserialization, ""},
+		// digestSignatures has 1 or 2 items (reference §11, §9.1); without
+		// signatures it is left out, so an empty list is a fault.
+		{`{"code":"NON_RENEW","businessCardId":"c","externalId":"4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a","limit":1,"digestSignatures":[]}`, KindValidation, "digestSignatures"},
 	} {
 		_, err := ParseLimitChange([]byte(tc.body))
 		var e *Error

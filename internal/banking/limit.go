@@ -146,7 +146,13 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 	} else {
 		l.Limit = json.Number(canon)
 	}
-	if len(l.DigestSignatures) > 2 {
+	switch {
+	case l.DigestSignatures != nil && len(l.DigestSignatures) == 0:
+		// An empty list is not "no signatures": reference §11 and §9.1
+		// give the member 1 or 2 items, and an application without
+		// signatures leaves it out (or null) to stay CREATED.
+		bad("digestSignatures", "от одной до двух подписей; без подписей поле не передаётся")
+	case len(l.DigestSignatures) > 2:
 		bad("digestSignatures", "не более двух подписей")
 	}
 	if l.Date != "" && !dateRe.MatchString(l.Date) {

@@ -353,6 +353,17 @@ func TestCardLimitErrors(t *testing.T) {
 			}
 		})
 	}
+	// digestSignatures has 1 or 2 items (reference §11); an application
+	// without signatures leaves it out, so an empty list is refused, naming
+	// it, and nothing is stored.
+	empty := strings.Replace(limitBody("sbc-00006", ext(14), "1"), `}`, `,"digestSignatures":[]}`, 1)
+	if code, body := e.do("POST", path, "application/json", empty); code != 400 || cause(body) != "VALIDATION_FAULT" ||
+		!strings.Contains(body, `"fieldNames":["digestSignatures"]`) {
+		t.Errorf("empty signature list: %d %s", code, body)
+	}
+	if code, body := e.do("GET", path+"/"+ext(14)+"/state", "", ""); code != 404 {
+		t.Errorf("refused application stored: %d %s", code, body)
+	}
 	if code, body := e.do("GET", path+"/"+ext(99)+"/state", "", ""); code != 404 || cause(body) != "DATA_NOT_FOUND_EXCEPTION" {
 		t.Errorf("unknown state: %d %s", code, body)
 	}
