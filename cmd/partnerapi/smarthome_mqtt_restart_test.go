@@ -138,7 +138,7 @@ func TestSmarthomeMQTTGateSurvivesBrokerRestart(t *testing.T) {
 		t.Fatal("the command did not reach the agent in 10 s")
 	}
 	if _, body := get(t, base+"/metrics"); !strings.Contains(string(body), "partnerapi_smarthome_mqtt_reconnects_total 1") ||
-		!strings.Contains(string(body), `partnerapi_smarthome_mqtt_dropped_total{topic="commands"} 1`) {
+		!strings.Contains(string(body), `partnerapi_smarthome_mqtt_dropped_total{reason="unreachable",topic="commands"} 1`) {
 		t.Errorf("/metrics after one restart and one refused command:\n%s", grepLines(string(body), "partnerapi_smarthome_mqtt"))
 	}
 	out := logs.String()

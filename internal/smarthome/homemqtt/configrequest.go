@@ -32,9 +32,10 @@ import (
 //
 // Like the administrator's messages (deliver), a request the broker does
 // not acknowledge within commandWait is withdrawn from the client
-// library's resend store and expects no answer; one in flight when the
-// connection drops within that wait may be resent by the library on
-// reconnection, which its race detector may flag
+// library's resend store, expects no answer and is counted in
+// partnerapi_smarthome_mqtt_dropped_total as unacknowledged; one in
+// flight when the connection drops within that wait may be resent by the
+// library on reconnection, which its race detector may flag
 // (eclipse-paho/paho.mqtt.golang#703), as for commands.
 
 // reaskAfter is how long the gate waits for the answer to a config request
@@ -72,7 +73,7 @@ func (g *Gate) askConfig(c mqtt.Client, name string, a *smarthome.Agent, again b
 		}
 		g.withdraw(tok)
 		req.Withdraw()
-		g.m.dropped.WithLabelValues(smarthome.ConfigRequestKind).Inc()
+		g.m.dropped.WithLabelValues(smarthome.ConfigRequestKind, droppedUnacknowledged).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: the broker did not take the gate's config request in time, withdrawn",
 			"agent", loggedName(name), "wait", commandWait.String(), "err", tok.Error())
 	}()

@@ -370,7 +370,7 @@ func (g *Gate) publish(c mqtt.Client, agent, kind string, body []byte) (sent boo
 // open, drops the message as publish says and returns nil.
 func (g *Gate) send(c mqtt.Client, agent, kind string, qos byte, body []byte) mqtt.Token {
 	if !c.IsConnectionOpen() {
-		g.m.dropped.WithLabelValues(kind).Inc()
+		g.m.dropped.WithLabelValues(kind, droppedUnreachable).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message dropped", "agent", loggedName(agent), "topic", "down/"+kind)
 		return nil
 	}

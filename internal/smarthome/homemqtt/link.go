@@ -11,7 +11,8 @@ import (
 )
 
 // Metrics are the gate's series on /metrics: whether it is connected, how
-// often it reconnected, what it dropped because the broker was away, and
+// often it reconnected, what it dropped because the broker was away or did
+// not acknowledge it, and
 // the agents' messages it holds for a catalog that cannot be read.
 type Metrics struct {
 	connected  prometheus.Gauge
@@ -40,8 +41,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "partnerapi_smarthome_mqtt_dropped_total",
-			Help: "Messages the smart home MQTT gate did not send because its broker was unreachable, by down/ topic (what the admin API sends, commands and the app's changes: refused to it with 503).",
-		}, []string{"topic"}),
+			Help: "Messages to agents the smart home MQTT gate dropped, by down/ topic and reason: unreachable, not sent because the connection to its broker was down; unacknowledged, sent at QoS 1 (commands, the app's changes, config requests) but not acknowledged by the broker within 5 s, or failed, and withdrawn. What the admin API sends is refused with 503 either way; a config request of the gate's own expects no answer.",
+		}, []string{"topic", "reason"}),
 		held: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "partnerapi_smarthome_mqtt_held",
 			Help: "Agent messages (up/config, up/status) the smart home MQTT gate holds because the catalog cannot be read; they are checked, in order, once it can.",
@@ -55,14 +56,28 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Agent messages (up/config, up/status) the smart home MQTT gate ignored, unchecked and unanswered, because no agent credential has their topic's agent name.",
 		}),
 	}
-	for _, kind := range []string{"commands", "errors", "status_request", "config_request", smarthome.RenameKind, smarthome.GroupKind} {
-		m.dropped.WithLabelValues(kind)
+	// Every series that can count, at 0 from the start; a status request
+	// goes out at QoS 0 and is never acknowledged.
+	for _, kind := range []string{"commands", smarthome.ErrorsKind, "status_request", smarthome.ConfigRequestKind, smarthome.RenameKind, smarthome.GroupKind} {
+		m.dropped.WithLabelValues(kind, droppedUnreachable)
+		if kind != "status_request" {
+			m.dropped.WithLabelValues(kind, droppedUnacknowledged)
+		}
 	}
 	if reg != nil {
 		reg.MustRegister(m.connected, m.reconnects, m.dropped, m.held, m.heldDropped, m.unknownAgents)
 	}
 	return m
 }
+
+// The reasons of partnerapi_smarthome_mqtt_dropped_total: a message not
+// sent because the connection was not open, and one sent at QoS 1 that the
+// broker did not acknowledge within commandWait (or whose publication
+// failed), withdrawn from the client's resend store.
+const (
+	droppedUnreachable    = "unreachable"
+	droppedUnacknowledged = "unacknowledged"
+)
 
 // brokerError is a command the gate could not hand to its broker. It is
 // the gate being unavailable for the moment (smarthome.ErrGateDown, the

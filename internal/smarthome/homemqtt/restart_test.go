@@ -51,9 +51,9 @@ func (r *records) count(msg string) (n int, levels map[slog.Level]int) {
 	return n, levels
 }
 
-// metric is the value of the series name (with the label value, if any)
-// in reg, -1 when it is absent.
-func metric(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+// metric is the value of the series name in reg with the labels, if any,
+// given as "name=value" pairs separated by commas; -1 when it is absent.
+func metric(t *testing.T, reg *prometheus.Registry, name, labels string) float64 {
 	t.Helper()
 	fams, err := reg.Gather()
 	if err != nil {
@@ -64,7 +64,11 @@ func metric(t *testing.T, reg *prometheus.Registry, name, label string) float64 
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			if label != "" && (len(m.GetLabel()) == 0 || m.GetLabel()[0].GetValue() != label) {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if !hasLabels(got, labels) {
 				continue
 			}
 			if m.GetGauge() != nil {
@@ -74,6 +78,21 @@ func metric(t *testing.T, reg *prometheus.Registry, name, label string) float64 
 		}
 	}
 	return -1
+}
+
+// hasLabels reports whether the series' labels include every
+// "name=value" pair of want (comma-separated; "" for none).
+func hasLabels(got map[string]string, want string) bool {
+	if want == "" {
+		return true
+	}
+	for _, pair := range strings.Split(want, ",") {
+		name, value, _ := strings.Cut(pair, "=")
+		if v, ok := got[name]; !ok || v != value {
+			return false
+		}
+	}
+	return true
 }
 
 // waitFor polls cond for up to 30 s: recovery is checked, not its latency.
@@ -159,8 +178,8 @@ func TestGateAcrossBrokerRestarts(t *testing.T) {
 			t.Fatalf("%v: reconnects_total %v, want %d", sig, v, i+1)
 		}
 	}
-	if v := metric(t, reg, "partnerapi_smarthome_mqtt_dropped_total", "commands"); v != 2 {
-		t.Errorf("dropped_total{topic=commands} %v, want the 2 refused commands", v)
+	if v := metric(t, reg, "partnerapi_smarthome_mqtt_dropped_total", "topic=commands,reason=unreachable"); v != 2 {
+		t.Errorf("dropped_total{topic=commands,reason=unreachable} %v, want the 2 refused commands", v)
 	}
 	if n, lv := logs.count("connection to the broker lost"); n != 2 || lv[slog.LevelWarn] != 2 {
 		t.Errorf("loss logged %d times %v, want twice at WARN", n, lv)

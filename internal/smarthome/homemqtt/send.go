@@ -118,20 +118,20 @@ func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string
 func (g *Gate) deliver(agent, kind string, out []byte) (string, error) {
 	topic := g.cfg.Root + "/" + agent + "/down/" + kind
 	if !g.client.IsConnectionOpen() {
-		g.m.dropped.WithLabelValues(kind).Inc()
+		g.m.dropped.WithLabelValues(kind, droppedUnreachable).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message refused", "agent", loggedName(agent), "topic", topic)
 		return "", ErrBrokerDown
 	}
 	tok := g.client.Publish(topic, 1, false, out)
 	if !tok.WaitTimeout(commandWait) {
 		g.withdraw(tok)
-		g.m.dropped.WithLabelValues(kind).Inc()
+		g.m.dropped.WithLabelValues(kind, droppedUnacknowledged).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: the broker did not take a message in time, withdrawn", "agent", loggedName(agent), "topic", topic, "wait", commandWait.String())
 		return "", errNotTaken
 	}
 	if err := tok.Error(); err != nil {
 		g.withdraw(tok)
-		g.m.dropped.WithLabelValues(kind).Inc()
+		g.m.dropped.WithLabelValues(kind, droppedUnacknowledged).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: message not sent", "agent", loggedName(agent), "topic", topic, "err", err)
 		return "", &brokerError{msg: "the MQTT gate could not send the message (" + err.Error() + "); send it again"}
 	}
