@@ -51,150 +51,17 @@ type Agent struct {
 	latest []string
 	// configured: a config was read; asked: a config was asked for since.
 	configured, asked bool
-	// answerBy: until when the next up/config is read as the answer to a
-	// down/config_request the gate sent (ConfigRequested), the agent's
-	// whole list; zero when no request is outstanding.
-	answerBy time.Time
-	// changed: the devices the gate asked the agent to rename or move
-	// (DeviceChangeRequested), each until when the agent's config of it
-	// is expected as the answer; expired ones are dropped by the next
-	// config.
-	changed map[string]time.Time
+	// window: the config requests outstanding together (RequestConfig)
+	// and until when the next up/config is read as their answer, the
+	// agent's whole list; nil when none is.
+	window *answerWindow
+	// changed: the renames and moves the gate sent, by device
+	// (RenameRequested, MoveRequested), each until when the agent's
+	// config of the device is expected as its answer; expired ones are
+	// dropped by the next config (configanswer.go).
+	changed map[string][]*expectedChange
 	// now is the clock (time.Now unless a test sets it).
 	now func() time.Time
-}
-
-// FullConfigWait is how long after a down/config_request the agent's next
-// up/config is taken for its answer. An agent answers at once; one that
-// never answers must not leave the gate reading a later config of one
-// device as the whole list, so after this the gate merges again.
-const FullConfigWait = 10 * time.Second
-
-// ConfigRequested records that a down/config_request is about to be sent
-// to the agent, so that its next up/config within FullConfigWait is read
-// as the whole list of its devices and replaces them (see Config); call it
-// before sending, so that no answer can come before it. The function it
-// returns withdraws the expectation when the request could not be sent,
-// unless a later request has renewed it meanwhile.
-func (a *Agent) ConfigRequested() (withdraw func()) {
-	return a.RequestConfig().Withdraw
-}
-
-// ConfigRequest is one down/config_request recorded by RequestConfig.
-type ConfigRequest struct {
-	a  *Agent
-	by time.Time
-}
-
-// RequestConfig records a down/config_request as ConfigRequested does and
-// returns it, so that the sender can withdraw it and later ask whether the
-// agent answered it.
-func (a *Agent) RequestConfig() *ConfigRequest {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	r := &ConfigRequest{a: a, by: a.clock().Add(FullConfigWait)}
-	a.answerBy = r.by
-	return r
-}
-
-// Withdraw drops the expectation of an answer to a request that could not
-// be sent, unless a later request has renewed it meanwhile.
-func (r *ConfigRequest) Withdraw() {
-	r.a.mu.Lock()
-	defer r.a.mu.Unlock()
-	if r.a.answerBy.Equal(r.by) {
-		r.a.answerBy = time.Time{}
-	}
-}
-
-// Unanswered reports whether no config has come since the request and no
-// later request has renewed it: the agent, which answers at once, most
-// likely missed it (it was reconnecting to the broker when it went out),
-// and whoever sent it may ask once more. A config that answers a rename or
-// a move leaves the request unanswered.
-func (r *ConfigRequest) Unanswered() bool {
-	r.a.mu.Lock()
-	defer r.a.mu.Unlock()
-	return r.a.answerBy.Equal(r.by)
-}
-
-// DeviceChangeRequested records that a down/rename_device_request or
-// down/change_group_device_request for the device is about to be sent to
-// the agent, so that the config of that device it answers with within
-// FullConfigWait is not taken for the answer to a config request (see
-// Config); call it before sending. The function it returns withdraws the
-// expectation when the request could not be sent, unless a later request
-// for the device has renewed it meanwhile.
-func (a *Agent) DeviceChangeRequested(id string) (withdraw func()) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	by := a.clock().Add(FullConfigWait)
-	if a.changed == nil {
-		a.changed = map[string]time.Time{}
-	}
-	a.changed[id] = by
-	return func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.changed[id].Equal(by) {
-			delete(a.changed, id)
-		}
-	}
-}
-
-func (a *Agent) clock() time.Time {
-	if a.now != nil {
-		return a.now()
-	}
-	return time.Now()
-}
-
-// hubCategory is the category of a hub (reference §6.1), whose children
-// name it by parent_id (§7).
-const hubCategory = "hub"
-
-// takeAnswer reports whether a config of the devices devs (with their
-// effective models, aligned) that arrives now answers an outstanding
-// down/config_request (see Config for the rule). A config that answers a
-// rename or a move settles those requests and leaves the config request
-// outstanding; any other config ends its expectation, answer or not.
-func (a *Agent) takeAnswer(devs []DeviceReport, models []*Model) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.clock()
-	for id, by := range a.changed {
-		if !now.Before(by) {
-			delete(a.changed, id)
-		}
-	}
-	if a.answersChange(devs, models) {
-		for _, d := range devs {
-			delete(a.changed, d.ID)
-		}
-		return false
-	}
-	answer := !a.answerBy.IsZero() && now.Before(a.answerBy)
-	a.answerBy = time.Time{}
-	return answer
-}
-
-// answersChange reports whether a config answers renames or moves the
-// gate sent: it carries a device one of them named and, beside such
-// devices, hubs only (MQTT-SberGate puts its hub in every config it
-// sends); a.mu is held.
-func (a *Agent) answersChange(devs []DeviceReport, models []*Model) bool {
-	changed := false
-	for i, d := range devs {
-		_, asked := a.changed[d.ID]
-		switch {
-		case asked:
-			changed = true
-		case models[i] != nil && models[i].Category == hubCategory:
-		default:
-			return false
-		}
-	}
-	return changed
 }
 
 // AskConfig reports, once until a config arrives, that the agent's config
@@ -239,36 +106,40 @@ func (a *Agent) AskConfig() bool {
 // id, and the answer cannot be told by its size (it lists fewer devices
 // than the agent had when one was taken off) nor by ids it knows (every
 // device of it may be known), so the rule is the order of messages: the
-// answer is the first config the agent sends after the request, within
-// FullConfigWait, that does not answer a rename or a move the gate sent
-// (DeviceChangeRequested). The gate is the agent's only cloud, so every
-// rename and move the agent answers with a config of that one device came
-// from it: such a config carries a device the gate asked to rename or
-// move and, beside it, hubs only (MQTT-SberGate sends its hub, "root",
-// with every config; the answer to the request carries every device, the
-// hub included). A config of that shape, within FullConfigWait of the
-// rename or move, merges and leaves the config request outstanding,
-// whether it comes before the answer or after it; a whole list that is
-// nothing but the renamed device and hubs is the same devices either way.
-// The rules for the races that remain are simple:
+// answer is the first config the agent sends after the first request
+// outstanding, within FullConfigWait of it, that does not answer a rename
+// or a move the gate sent (RenameRequested, MoveRequested). The gate is
+// the agent's only cloud, so every rename and move the agent answers with
+// a config of that one device came from it, and the config shows the
+// change applied: such a config carries, beside hubs only (MQTT-SberGate
+// sends its hub, "root", with every config; the answer to the request
+// carries every device, the hub included), devices the gate asked to
+// rename or move within FullConfigWait, each under its new name or in its
+// new home and room. A config of that shape merges and leaves the config
+// request outstanding, whether it comes before the answer or after it;
+// any other config while a request is outstanding is its answer, a whole
+// list of the renamed device, still under its old name, and hubs
+// included. The rules for the races that remain are simple:
 //
 //   - a config of one device the agent sent on its own (not answering the
 //     gate) before the request reached it is taken for the answer, and
 //     the real answer, right behind it, is merged: as it lists every
 //     device, the gate ends knowing exactly the agent's devices, having
 //     missed the others between the two messages only;
-//   - several requests outstanding make one expectation, renewed by each:
-//     the first config replaces, the agent's further answers (each the
-//     whole list) merge to the same devices;
-//   - a request the agent does not answer in FullConfigWait expires, and
-//     its configs merge again (a config held for an unreadable catalog
-//     and checked after that merges too: merging never loses a device);
-//   - an agent that does not answer renames or moves with a config, and
-//     whose whole list is nothing but a device renamed or moved in the
-//     last FullConfigWait and hubs, has that list merged: a device taken
-//     off its controller then stays the gate's until the next config
-//     request, the price of never dropping devices on MQTT-SberGate's
-//     answers to renames.
+//   - several requests outstanding make one window, which the first opens
+//     and the others (the gate's re-ask, an administrator's) join without
+//     pushing its end out: the first config in it replaces, the agent's
+//     further answers (each the whole list) merge to the same devices;
+//   - a window no config answers ends FullConfigWait after its first
+//     request, and the agent's configs merge again (a config held for an
+//     unreadable catalog and checked after that merges too: merging
+//     never loses a device);
+//   - an agent that applies a rename or a move but does not answer it
+//     with a config, and whose whole list is nothing but that device,
+//     renamed or moved in the last FullConfigWait, and hubs, has that
+//     list merged: a device taken off its controller then stays the
+//     gate's until the next config request, the price of never dropping
+//     devices on MQTT-SberGate's answers to renames.
 //
 // A config the agent sends first, after the gate started, has nothing to
 // be merged into, so it is the whole list as far as the gate knows.
@@ -282,7 +153,7 @@ func (a *Agent) Config(c *Catalog, msg []byte) (*Report, error) {
 	if rep.Kind != "config" {
 		return nil, &InvalidError{Details: []string{"up/config carries a list of devices"}}
 	}
-	answer := a.takeAnswer(rep.Devices, models)
+	answer := a.takeAnswer(msg, rep.Devices, models)
 	if answer {
 		// The whole list: a child's parent must be in it. The provider's
 		// models cached by id are not replaced with the list.

@@ -12,7 +12,8 @@ import (
 // and replaces its devices, while any other config merges: the first
 // config after a request (within FullConfigWait) is the answer, a request
 // that was withdrawn or expired expects none, and requests outstanding
-// together make one expectation.
+// together make one window, FullConfigWait from the first of them: the
+// gate's re-ask or an administrator's request does not push it out.
 func TestAgentConfigRequestAnswerReplaces(t *testing.T) {
 	c := seed(t)
 	const (
@@ -48,12 +49,41 @@ func TestAgentConfigRequestAnswerReplaces(t *testing.T) {
 			a.ConfigRequested()
 			first()
 		}, withoutPlug, []string{"hub", "lamp"}},
-		{"a request renewed by a later one waits from the later", func(a *Agent, advance func(time.Duration)) {
+		{"a request while one is outstanding (the re-ask) does not push the window out", func(a *Agent, advance func(time.Duration)) {
 			a.ConfigRequested()
 			advance(FullConfigWait / 2)
 			a.ConfigRequested()
-			advance(FullConfigWait/2 + time.Second)
+			advance(FullConfigWait / 2)
+		}, withoutPlug, []string{"hub", "lamp", "plug"}},
+		{"the re-ask's answer within the first request's window replaces", func(a *Agent, advance func(time.Duration)) {
+			a.ConfigRequested()
+			advance(FullConfigWait / 2)
+			a.ConfigRequested()
+			advance(FullConfigWait/2 - time.Millisecond)
 		}, withoutPlug, []string{"hub", "lamp"}},
+		{"requests every few seconds do not keep the window open", func(a *Agent, advance func(time.Duration)) {
+			for range 4 {
+				a.ConfigRequested()
+				advance(FullConfigWait / 4)
+			}
+		}, withoutPlug, []string{"hub", "lamp", "plug"}},
+		{"a request after the window ended opens a new one", func(a *Agent, advance func(time.Duration)) {
+			a.ConfigRequested()
+			advance(FullConfigWait)
+			a.ConfigRequested()
+			advance(FullConfigWait - time.Millisecond)
+		}, withoutPlug, []string{"hub", "lamp"}},
+		{"withdrawing a request that joined keeps the window", func(a *Agent, advance func(time.Duration)) {
+			a.ConfigRequested()
+			advance(time.Second)
+			a.ConfigRequested()()
+		}, withoutPlug, []string{"hub", "lamp"}},
+		{"withdrawing every request ends the window", func(a *Agent, advance func(time.Duration)) {
+			first := a.ConfigRequested()
+			advance(time.Second)
+			a.ConfigRequested()()
+			first()
+		}, withoutPlug, []string{"hub", "lamp", "plug"}},
 		{"the answer's child needs its parent in the answer", func(a *Agent, _ func(time.Duration)) { a.ConfigRequested() }, plugAlone, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,22 +180,32 @@ func TestParseConfigRequest(t *testing.T) {
 	}
 }
 
-// The agent's config of a device the gate asked it to rename or move is
-// not the answer to a config request outstanding beside it, whichever of
-// the two comes first: it merges, and the whole list replaces. The agent
-// (hub, lamp, plug, tv) had the tv taken off; the rename's answer is the
-// lamp alone, or with the hub as MQTT-SberGate sends it.
+// The agent's config of a device the gate asked it to rename or move,
+// showing the change applied, is not the answer to a config request
+// outstanding beside it, whichever of the two comes first: it merges, and
+// the whole list replaces. Any other config is the answer, a whole list of
+// the renamed device under its old name and the hub included (an agent
+// that does not answer renames). The agent (hub, lamp, plug, tv) had the
+// tv taken off; the rename's answer is the lamp alone, or with the hub as
+// MQTT-SberGate sends it.
 func TestAgentRenameAnswerIsNotTheConfigAnswer(t *testing.T) {
 	c := seed(t)
 	const (
 		hub  = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
-		lamp = `{"id":"lamp","parent_id":"hub","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
 		plug = `{"id":"plug","parent_id":"hub","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
 		tv   = `{"id":"tv","parent_id":"hub","name":"TV","default_name":"TV","model":{"id":"m3","manufacturer":"M","model":"T","category":"socket","features":["online","on_off"]}}`
 	)
+	// lampAs is the lamp's config under a name, in a home and room.
+	lampAs := func(name, home, room string) string {
+		return `{"id":"lamp","parent_id":"hub","name":"` + name + `","default_name":"Lamp","home":"` + home + `","room":"` + room +
+			`","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+	}
+	lamp, renamed := lampAs("Lamp", "Home", "Hall"), lampAs("Desk lamp", "Home", "Hall")
+	moved, both := lampAs("Lamp", "Home", "Study"), lampAs("Desk lamp", "Home", "Study")
 	list := func(devs ...string) string { return `{"devices":[` + strings.Join(devs, ",") + `]}` }
 	everything, whole := []string{"hub", "lamp", "plug", "tv"}, []string{"hub", "lamp", "plug"}
-	rename := func(a *Agent) { a.DeviceChangeRequested("lamp") }
+	rename := func(a *Agent) { a.RenameRequested(RenameRequest{DeviceID: "lamp", NewName: "Desk lamp"}) }
+	move := func(a *Agent) { a.MoveRequested(GroupRequest{DeviceID: "lamp", Home: "Home", Room: "Study"}) }
 	type step struct {
 		config string
 		want   []string // the agent's devices after it
@@ -175,17 +215,33 @@ func TestAgentRenameAnswerIsNotTheConfigAnswer(t *testing.T) {
 		request func(a *Agent) // before the config request
 		steps   []step
 	}{
-		{"the rename's answer first, the lamp alone", rename, []step{{list(lamp), everything}, {list(hub, lamp, plug), whole}}},
-		{"the rename's answer first, with the hub", rename, []step{{list(hub, lamp), everything}, {list(hub, lamp, plug), whole}}},
-		{"the whole list first", rename, []step{{list(hub, lamp, plug), whole}, {list(hub, lamp), whole}}},
+		{"the rename's answer first, the lamp alone", rename, []step{{list(renamed), everything}, {list(hub, renamed, plug), whole}}},
+		{"the rename's answer first, with the hub", rename, []step{{list(hub, renamed), everything}, {list(hub, renamed, plug), whole}}},
+		{"the whole list first", rename, []step{{list(hub, renamed, plug), whole}, {list(hub, renamed), whole}}},
 		{"renames of two devices answered in one config", func(a *Agent) {
-			a.DeviceChangeRequested("lamp")
-			a.DeviceChangeRequested("plug")
-		}, []step{{list(plug, lamp), everything}, {list(hub, lamp, plug), whole}}},
-		{"a config of the lamp and another device is the answer", rename, []step{{list(hub, lamp, plug), whole}}},
-		{"a withdrawn rename expects no answer", func(a *Agent) { a.DeviceChangeRequested("lamp")() },
+			rename(a)
+			a.RenameRequested(RenameRequest{DeviceID: "plug", NewName: "Plug"})
+		}, []step{{list(plug, renamed), everything}, {list(hub, renamed, plug), whole}}},
+		{"a config of the lamp and another device is the answer", rename, []step{{list(hub, renamed, plug), whole}}},
+		{"a withdrawn rename expects no answer", func(a *Agent) { a.RenameRequested(RenameRequest{DeviceID: "lamp", NewName: "Desk lamp"})() },
+			[]step{{list(hub, renamed), []string{"hub", "lamp"}}}},
+		{"the rename's answer only once", rename, []step{{list(hub, renamed), everything}, {list(hub, renamed), []string{"hub", "lamp"}}}},
+		{"an agent that does not answer renames: the lamp under its old name and the hub are the whole list", rename,
 			[]step{{list(hub, lamp), []string{"hub", "lamp"}}}},
-		{"the rename's answer only once", rename, []step{{list(hub, lamp), everything}, {list(hub, lamp), []string{"hub", "lamp"}}}},
+		{"the move's answer first", move, []step{{list(hub, moved), everything}, {list(hub, moved, plug), whole}}},
+		{"an agent that does not answer moves: the lamp in its old room and the hub are the whole list", move,
+			[]step{{list(hub, lamp), []string{"hub", "lamp"}}}},
+		{"a move's answer needs the new home too", move, []step{{list(hub, lampAs("Lamp", "Cottage", "Study")), []string{"hub", "lamp"}}}},
+		{"a rename and a move answered one after the other", func(a *Agent) {
+			rename(a)
+			move(a)
+		}, []step{{list(hub, renamed), everything}, {list(hub, both), everything}, {list(hub, both, plug), whole}}},
+		{"two renames answered in turn", func(a *Agent) {
+			a.RenameRequested(RenameRequest{DeviceID: "lamp", NewName: "Lamp 2"})
+			rename(a)
+		}, []step{{list(hub, lampAs("Lamp 2", "Home", "Hall")), everything}, {list(hub, renamed), everything}, {list(hub, renamed, plug), whole}}},
+		{"a renamed hub's answer alone", func(a *Agent) { a.RenameRequested(RenameRequest{DeviceID: "hub", NewName: "Hub"}) },
+			[]step{{list(hub), everything}, {list(hub, lamp, plug), whole}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			now := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
@@ -209,17 +265,17 @@ func TestAgentRenameAnswerIsNotTheConfigAnswer(t *testing.T) {
 	}
 
 	// A rename's expectation ends with FullConfigWait as a request's does:
-	// then the lamp alone is the answer to a newer request.
+	// then the renamed lamp alone is the answer to a newer request.
 	now := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
 	var a Agent
 	a.SetClock(func() time.Time { return now })
 	if _, err := a.Config(c, []byte(list(hub, lamp, plug, tv))); err != nil {
 		t.Fatal(err)
 	}
-	a.DeviceChangeRequested("lamp")
+	rename(&a)
 	now = now.Add(FullConfigWait)
 	a.ConfigRequested()
-	if _, err := a.Config(c, []byte(list(hub, lamp))); err != nil {
+	if _, err := a.Config(c, []byte(list(hub, renamed))); err != nil {
 		t.Fatal(err)
 	}
 	if got := a.Devices(); !reflect.DeepEqual(got, []string{"hub", "lamp"}) {
@@ -229,8 +285,9 @@ func TestAgentRenameAnswerIsNotTheConfigAnswer(t *testing.T) {
 
 // A config request is unanswered until a config comes that is not a
 // rename's answer, and no longer the one to re-ask once a later request
-// renewed the expectation or it was withdrawn; it stays unanswered past
-// FullConfigWait, which ends only its reading of the next config.
+// joined its window or opened another, or it was withdrawn; it stays
+// unanswered past FullConfigWait, which ends only its reading of the next
+// config.
 func TestAgentConfigRequestUnanswered(t *testing.T) {
 	c := seed(t)
 	const (
@@ -250,13 +307,21 @@ func TestAgentConfigRequestUnanswered(t *testing.T) {
 			}
 		}, false},
 		{"a rename's answer came", func(a *Agent, _ *ConfigRequest, _ func(time.Duration)) {
-			a.DeviceChangeRequested("lamp")
+			a.RenameRequested(RenameRequest{DeviceID: "lamp", NewName: "Lamp"})
 			if _, err := a.Config(c, []byte(`{"devices":[`+lamp+`]}`)); err != nil {
 				t.Fatal(err)
 			}
 		}, true},
-		{"a later request renewed it", func(a *Agent, _ *ConfigRequest, advance func(time.Duration)) {
+		{"a later request joined its window (the later one re-asks)", func(a *Agent, _ *ConfigRequest, advance func(time.Duration)) {
 			advance(time.Second)
+			a.RequestConfig()
+		}, false},
+		{"a later request joined and was withdrawn", func(a *Agent, _ *ConfigRequest, advance func(time.Duration)) {
+			advance(time.Second)
+			a.RequestConfig().Withdraw()
+		}, true},
+		{"a later request opened a new window", func(a *Agent, _ *ConfigRequest, advance func(time.Duration)) {
+			advance(FullConfigWait)
 			a.RequestConfig()
 		}, false},
 		{"withdrawn", func(_ *Agent, r *ConfigRequest, _ func(time.Duration)) { r.Withdraw() }, false},

@@ -41,7 +41,10 @@ import (
 // reaskAfter is how long the gate waits for the answer to a config request
 // before asking once more. An agent answers at once; half of
 // smarthome.FullConfigWait leaves an agent whose connection blinked time
-// to be back, and the request asked again renews the expectation.
+// to be back, and the request asked again the other half for its answer:
+// it joins the first request's window without extending it
+// (smarthome.Agent RequestConfig), so a config is taken for the answer at
+// most FullConfigWait after the gate first asked.
 const reaskAfter = smarthome.FullConfigWait / 2
 
 // reaskWait is reaskAfter unless a test set the gate's own.
@@ -80,8 +83,9 @@ func (g *Gate) askConfig(c mqtt.Client, name string, a *smarthome.Agent, again b
 }
 
 // reaskLater asks the agent once more for its config after reaskWait when
-// req is still unanswered then (no config came, no later request renewed
-// it), the gate still open and still knowing the agent as a.
+// req is still unanswered then (no config came, no later request joined
+// its window or opened another), the gate still open and still knowing
+// the agent as a.
 func (g *Gate) reaskLater(name string, a *smarthome.Agent, req *smarthome.ConfigRequest) {
 	time.AfterFunc(g.reaskWait(), func() {
 		select {

@@ -129,28 +129,47 @@ func TestGateReplacesDevicesWithTheAnswerToConfigRequest(t *testing.T) {
 }
 
 // Through a real broker, an agent that answers a rename or a move as
-// MQTT-SberGate does (a config of its hub and that device) while a
-// config request of the gate's is outstanding: whichever answer comes
-// first, the one-device config merges (no device dropped meanwhile: a
-// command to the plug goes out) and the whole list replaces (the tv taken
-// off the controller is forgotten).
+// MQTT-SberGate does (a config of its hub and that device, renamed or
+// moved) while a config request of the gate's is outstanding: whichever
+// answer comes first, the one-device config merges (no device dropped
+// meanwhile: a command to the plug goes out) and the whole list replaces
+// (the tv taken off the controller is forgotten). An agent that does not
+// answer renames sends only its whole list, here the hub and the lamp
+// under its old name: that is the answer and replaces, the plug and the
+// tv taken off are forgotten at once.
 func TestGateTellsARenameAnswerFromTheConfigAnswer(t *testing.T) {
 	const (
 		hub  = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
-		lamp = `{"id":"lamp","parent_id":"hub","name":"Lamp","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+		lamp = `{"id":"lamp","parent_id":"hub","name":"%s","default_name":"Lamp","home":"Home","room":"%s","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
 		plug = `{"id":"plug","parent_id":"hub","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
 		tv   = `{"id":"tv","parent_id":"hub","name":"TV","default_name":"TV","model":{"id":"m3","manufacturer":"M","model":"T","category":"socket","features":["online","on_off"]}}`
 		cmd  = `{"devices":{"%s":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
 	)
 	list := func(devs ...string) string { return `{"devices":[` + strings.Join(devs, ",") + `]}` }
+	before, renamed, moved := fmt.Sprintf(lamp, "Lamp", "Hall"), fmt.Sprintf(lamp, "Desk lamp", "Hall"), fmt.Sprintf(lamp, "Lamp", "Study")
+	const rename, move = `{"device_id":"lamp","new_name":"Desk lamp"}`, `{"device_id":"lamp","home":"Home","room":"Study"}`
+	type step struct {
+		config, statusRequest string
+		plug, tv              bool // whether the gate still knows each after it
+	}
 	for _, tc := range []struct {
-		name        string
-		kind, body  string // the app's change the gate sends
-		renameFirst bool
+		name       string
+		kind, body string // the app's change the gate sends
+		steps      []step
 	}{
-		{"rename answered first", smarthome.RenameKind, `{"device_id":"lamp","new_name":"Lamp"}`, true},
-		{"rename answered last", smarthome.RenameKind, `{"device_id":"lamp","new_name":"Lamp"}`, false},
-		{"move answered first", smarthome.GroupKind, `{"device_id":"lamp","home":"Home","room":"Study"}`, true},
+		{"rename answered first", smarthome.RenameKind, rename, []step{
+			{list(hub, renamed), `{"devices":["hub","lamp"]}`, true, true},
+			{list(hub, renamed, plug), `{"devices":["hub","lamp","plug"]}`, true, false}}},
+		{"rename answered last", smarthome.RenameKind, rename, []step{
+			{list(hub, renamed, plug), `{"devices":["hub","lamp","plug"]}`, true, false},
+			{list(hub, renamed), `{"devices":["hub","lamp"]}`, true, false}}},
+		{"move answered first", smarthome.GroupKind, move, []step{
+			{list(hub, moved), `{"devices":["hub","lamp"]}`, true, true},
+			{list(hub, moved, plug), `{"devices":["hub","lamp","plug"]}`, true, false}}},
+		{"rename not answered: the whole list of the hub and the lamp under its old name replaces", smarthome.RenameKind, rename, []step{
+			{list(hub, before), `{"devices":["hub","lamp"]}`, false, false}}},
+		{"move not answered: the whole list of the hub and the lamp in its old room replaces", smarthome.GroupKind, move, []step{
+			{list(hub, before), `{"devices":["hub","lamp"]}`, false, false}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := testenv.MQTTBroker(t)
@@ -170,7 +189,7 @@ func TestGateTellsARenameAnswerFromTheConfigAnswer(t *testing.T) {
 				_, err := g.Command(context.Background(), "ctl", []byte(fmt.Sprintf(cmd, id)))
 				return err == nil
 			}
-			config(list(hub, lamp, plug, tv), `{"devices":["hub","lamp","plug","tv"]}`)
+			config(list(hub, before, plug, tv), `{"devices":["hub","lamp","plug","tv"]}`)
 			for _, k := range []string{tc.kind, smarthome.ConfigRequestKind} {
 				body := tc.body
 				if k == smarthome.ConfigRequestKind {
@@ -180,18 +199,11 @@ func TestGateTellsARenameAnswerFromTheConfigAnswer(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if tc.renameFirst {
-				config(list(hub, lamp), `{"devices":["hub","lamp"]}`)
-				if !known("plug") || !known("tv") {
-					t.Fatal("the rename's answer was taken for the whole list: the plug or the tv was dropped")
+			for i, s := range tc.steps {
+				config(s.config, s.statusRequest)
+				if plug, tv := known("plug"), known("tv"); plug != s.plug || tv != s.tv {
+					t.Fatalf("after config %d: plug known %v, tv known %v; want %v and %v", i+1, plug, tv, s.plug, s.tv)
 				}
-			}
-			config(list(hub, lamp, plug), `{"devices":["hub","lamp","plug"]}`)
-			if !tc.renameFirst {
-				config(list(hub, lamp), `{"devices":["hub","lamp"]}`)
-			}
-			if !known("plug") || known("tv") {
-				t.Fatalf("after both answers: plug known %v, tv known %v; want the plug only", known("plug"), known("tv"))
 			}
 			select {
 			case m := <-errs.got:

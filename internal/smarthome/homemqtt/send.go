@@ -53,10 +53,11 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 // moment, and a change replayed after an outage could undo a later one the
 // agent got meanwhile. A config request makes the agent's answer replace
 // its devices (smarthome.Agent ConfigRequested), and a rename or a move
-// keeps the agent's config of that device from being taken for that
-// answer (smarthome.Agent DeviceChangeRequested); one the broker did not
-// take expects no answer, and a config request the agent does not answer
-// in time is asked once more, as the gate's own are (configrequest.go).
+// keeps the agent's config of that device, renamed or moved, from being
+// taken for that answer (smarthome.Agent RenameRequested, MoveRequested);
+// one the broker did not take expects no answer, and a config request the
+// agent does not answer in time is asked once more, as the gate's own are
+// (configrequest.go).
 func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string, error) {
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
@@ -68,21 +69,26 @@ func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string
 	var err error
 	switch kind {
 	case smarthome.RenameKind, smarthome.GroupKind:
-		a := g.agent(agent)
-		change := a.Rename
-		if kind == smarthome.GroupKind {
-			change = a.ChangeGroup
-		}
-		if out, err = change(msg); err != nil {
-			return "", err
-		}
 		// The agent answers with a config of the device, which must not
-		// be taken for the answer to a config request.
-		var req struct {
-			DeviceID string `json:"device_id"`
+		// be taken for the answer to a config request. The messages are
+		// rebuilt by the checks, so they parse.
+		a := g.agent(agent)
+		var withdraw func()
+		if kind == smarthome.RenameKind {
+			var r smarthome.RenameRequest
+			if out, err = a.Rename(msg); err != nil {
+				return "", err
+			}
+			_ = json.Unmarshal(out, &r)
+			withdraw = a.RenameRequested(r)
+		} else {
+			var m smarthome.GroupRequest
+			if out, err = a.ChangeGroup(msg); err != nil {
+				return "", err
+			}
+			_ = json.Unmarshal(out, &m)
+			withdraw = a.MoveRequested(m)
 		}
-		_ = json.Unmarshal(out, &req) // rebuilt by the check: it parses
-		withdraw := a.DeviceChangeRequested(req.DeviceID)
 		topic, err := g.deliver(agent, kind, out)
 		if err != nil {
 			withdraw()
