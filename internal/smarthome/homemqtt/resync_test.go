@@ -42,8 +42,17 @@ func TestGateAsksForConfigsAfterReconnecting(t *testing.T) {
 		t.Fatalf("after the reconnection the agent got %s %s, want a config_request", m.Topic(), m.Payload())
 	}
 	a.publish(root+"/dev/up/config", `{"devices":[`+lamp+`]}`, false)
-	if m := a.next(); string(m.Payload()) != `{"devices":["lamp"]}` {
-		t.Fatalf("status_request after the answer: %s", m.Payload())
+	// The request goes out at QoS 1, at least once: a broker or a client
+	// library may hand the agent a second copy (paho resends a publish in
+	// flight when its connection drops, its issue #703), which an agent
+	// answers like the first. Such copies are let through; the status
+	// request must still follow the answer.
+	m := a.next()
+	for i := 0; i < 3 && m.Topic() == root+"/dev/down/config_request" && string(m.Payload()) == "{}"; i++ {
+		m = a.next()
+	}
+	if m.Topic() != root+"/dev/down/status_request" || string(m.Payload()) != `{"devices":["lamp"]}` {
+		t.Fatalf("status_request after the answer: %s %s", m.Topic(), m.Payload())
 	}
 	var inv *smarthome.InvalidError
 	if _, err := g.Command(context.Background(), "dev", []byte(`{"devices":{"plug":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`)); !errors.As(err, &inv) {
