@@ -14,8 +14,6 @@ import (
 	"testing"
 
 	"partnerapi/internal/smarthome"
-	"partnerapi/internal/smarthome/homesql"
-	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 	"partnerapi/internal/web"
 )
@@ -49,14 +47,7 @@ func TestServedCatalogIsTheReferences(t *testing.T) {
 		t.Fatalf("the reference has %d categories and %d features, §6 says 29 and 96", len(ref.Categories), len(ref.Features))
 	}
 	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	svc := smarthome.NewService(homesql.New(db))
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := newTestService(t)
 	pw, err := svc.CreateCredential(ctx, smarthome.KindAgent, "agent-1")
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,6 @@ import (
 
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/smarthome/homemqtt"
-	"partnerapi/internal/smarthome/homesql"
-	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 	"partnerapi/internal/web"
 )
@@ -38,14 +36,7 @@ func newGateServers(t *testing.T) *gateServers {
 	t.Helper()
 	f := &gateServers{broker: testenv.StartMosquitto(t)}
 	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	f.svc = smarthome.NewService(homesql.New(db))
-	if err := f.svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f.svc = newTestService(t)
 	var err error
 	if f.adminPW, err = f.svc.CreateCredential(ctx, smarthome.KindAdmin, "root"); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package homeapi
 
 import (
-	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -10,9 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"partnerapi/internal/smarthome"
-	"partnerapi/internal/smarthome/homesql"
-	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 	"partnerapi/internal/web"
 )
@@ -67,15 +63,7 @@ func TestFoldSlashes(t *testing.T) {
 // answered with the router's redirect page. Sent without credentials, a
 // path that reaches its route is the route's 401 in the Common error.
 func TestUncleanPathsAreRouted(t *testing.T) {
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	svc := smarthome.NewService(homesql.New(db))
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := newTestService(t)
 	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.DiscardHandler)}),
 		Errors: ErrorWriter(), Prepare: FoldSlashes}
 	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
@@ -138,15 +126,7 @@ func TestCommandWithoutGate(t *testing.T) {
 // combination serves other bytes for one catalog version, so each has its
 // own tag, and the default keeps the plain "catalog-<version>".
 func TestETagNamesWireSwitches(t *testing.T) {
-	ctx := context.Background()
-	db := storetest.SQLite(t)
-	if err := homesql.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	svc := smarthome.NewService(homesql.New(db))
-	if err := svc.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := newTestService(t)
 	seen := map[string]Options{}
 	for _, opt := range []Options{
 		{}, {Profile: "2025-11"}, {OmitFalseRequired: true}, {HideAllowedValues: true},
