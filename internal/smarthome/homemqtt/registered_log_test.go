@@ -41,20 +41,23 @@ func TestGateLogsUnknownAgentNamesSafely(t *testing.T) {
 			root := testRoot(t, url)
 			startGate(t, homemqtt.Config{Broker: url, Root: root, Log: slog.New(&recs), Metrics: homemqtt.NewMetrics(reg), Agents: svc}, svc)
 			newAgent(t, url).publish(root+"/"+tc.agent+"/up/config", `{"devices":[]}`, false)
-			waitFor(t, "the message ignored", func() bool {
-				return metric(t, reg, "partnerapi_smarthome_mqtt_unknown_agent_total", "") == 1
-			})
+			// The gate counts the message before it logs it, so the test
+			// waits for the line as well as for the count.
 			var got []string
-			recs.mu.Lock()
-			for _, rec := range recs.recs {
-				rec.Attrs(func(a slog.Attr) bool {
-					if a.Key == "agent" {
-						got = append(got, a.Value.String())
-					}
-					return true
-				})
-			}
-			recs.mu.Unlock()
+			waitFor(t, "the message ignored and logged", func() bool {
+				got = nil
+				recs.mu.Lock()
+				for _, rec := range recs.recs {
+					rec.Attrs(func(a slog.Attr) bool {
+						if a.Key == "agent" {
+							got = append(got, a.Value.String())
+						}
+						return true
+					})
+				}
+				recs.mu.Unlock()
+				return metric(t, reg, "partnerapi_smarthome_mqtt_unknown_agent_total", "") == 1 && len(got) > 0
+			})
 			if len(got) != 1 || got[0] != tc.want {
 				t.Fatalf("agent logged as %q, want %q", got, tc.want)
 			}
