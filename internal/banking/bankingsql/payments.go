@@ -35,9 +35,7 @@ func NewPaymentStore(db *sqldb.DB) *PaymentStore {
 	creates := sqldb.NewGroupCommit(db, 0, paymentKey, writePayments(batches))
 	if db.Dialect == sqldb.Postgres {
 		// The batch is one statement: no BEGIN and COMMIT round trips.
-		creates.WithSingleStatement(func(ctx context.Context, pool *sql.DB, batch []*newPayment) ([]error, error) {
-			return writePaymentBatchPostgres(ctx, pool, batch)
-		})
+		creates.WithSingleStatement(writePaymentBatchPool)
 	}
 	return &PaymentStore{db: db, creates: creates, hashes: &crucialHashes{}, batches: batches}
 }

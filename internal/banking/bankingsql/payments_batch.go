@@ -102,7 +102,8 @@ func duplicatePayment(externalID string) error {
 // payments_walk_outbox.go). A document whose key already existed gets its
 // own WORKFLOW_FAULT; the others commit. On SQLite that is a few prepared statements per batch
 // (payments_stmts.go), on PostgreSQL one statement of arrays
-// (payments_batch_pg.go), instead of several statements per document.
+// (payments_batch_pg.go), or one COPY for a batch of walked documents
+// (payments_batch_copy.go), instead of several statements per document.
 func writePayments(stmts *batchStatements) sqldb.WriteBatch[*newPayment] {
 	if stmts.db.Dialect == sqldb.Postgres {
 		return func(ctx context.Context, tx *sql.Tx, batch []*newPayment) ([]error, error) {
