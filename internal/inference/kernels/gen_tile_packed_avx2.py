@@ -83,6 +83,13 @@ CONSTANTS = {
 
 REG_ACCS = 3  # tokens whose accumulators are registers (Y12-Y14)
 
+# Q8_0 widens every product with VPMADDWD by a vector of ones.
+# Read from memory, that constant was eight of a token's 24 loads a block
+# (with the broadcasts and VPSIGNB's weights), and on Zen 3 the loads bound
+# the Q8_0 kernel; so these kernels keep it in Y14 and give one more token
+# a frame accumulator instead (kernel sets REG_ACCS per type).
+ONES_REG = {"q8": "Y14"}
+
 # The two registers a token's integer sum alternates between (sum_reg), so
 # that token k's float tail can follow token k+1's products.
 SUM_REGS = ("Y11", "Y15")
@@ -215,10 +222,15 @@ def tail(typ, k, ones):
 
 
 def kernel(typ, T):
+    global REG_ACCS
+    REG_ACCS = 2 if typ in ONES_REG else 3
     pre, gstep, base, plane = LAYOUT[typ]
     name = "%sPacked8x%d" % (pre, T)
     lab = "%sa%d" % (typ, T)
     ones = "packedAVX2Ones%s<>(SB)" % {"q8": "Q8", "q4": "Q4", "iq4": "IQ4"}.get(typ, "Q5")
+    ones_mem = ones
+    if typ in ONES_REG:
+        ones = ONES_REG[typ]
     nibbles = "packedAVX2Nibbles%s<>(SB)" % {"q4": "", "iq4": "IQ4"}.get(typ, "Q5")
     fsize = 32 * max(0, T - REG_ACCS) + (256 if typ == "iq4" else 0)
     o = []
@@ -232,6 +244,8 @@ def kernel(typ, T):
     o.append("\tMOVQ out+40(FP), DI")
     o.append("\tMOVQ ostride+48(FP), R12")
     o.append("\tMOVQ groups+56(FP), R13")
+    if typ in ONES_REG:
+        o.append("\tVMOVDQU %s, %s" % (ones_mem, ones))
     o.append("")
     o.append("%sgroup:" % lab)
     for k in range(min(T, REG_ACCS)):
