@@ -21,6 +21,9 @@ type File struct {
 	MediaType string
 	Bytes     int64
 	CreatedAt time.Time
+	// HeaderClientID is the X-Client-ID the file was uploaded with, ""
+	// for none: its download must then send the same (reference §2).
+	HeaderClientID string
 }
 
 // Purposes an upload may name.
@@ -81,7 +84,7 @@ func (s *Service) UploadFile(ctx context.Context, p Principal, filename, purpose
 		}
 	}
 	f := File{ID: newUUID(), ClientID: p.ClientID, Filename: name, Purpose: purpose, MediaType: mediaType,
-		Bytes: int64(len(content)), CreatedAt: s.cfg.Now()}
+		Bytes: int64(len(content)), CreatedAt: s.cfg.Now(), HeaderClientID: p.HeaderClientID}
 	if err := s.store.SaveFile(ctx, f, content, quota); err != nil {
 		if errors.Is(err, ErrFileQuota) {
 			return File{}, errFileQuota(quota)
@@ -108,9 +111,17 @@ func (s *Service) File(ctx context.Context, p Principal, id string) (File, error
 	return s.store.File(ctx, p.ClientID, id)
 }
 
-// FileContent returns one of the client's files with its bytes.
+// FileContent returns one of the client's files with its bytes, for its
+// download. The provider binds the download of a file made under an
+// X-Client-ID to requests that send the same (reference §2), so such a
+// file is not found for any other request of the token's client, one
+// without the header included; a file uploaded without one is not bound.
 func (s *Service) FileContent(ctx context.Context, p Principal, id string) (File, []byte, error) {
-	return s.store.FileContent(ctx, p.ClientID, id)
+	f, b, err := s.store.FileContent(ctx, p.ClientID, id)
+	if err == nil && f.HeaderClientID != "" && f.HeaderClientID != p.HeaderClientID {
+		return File{}, nil, ErrNoSuchFile
+	}
+	return f, b, err
 }
 
 // DeleteFile deletes one of the client's files.
@@ -137,7 +148,9 @@ func (s *Service) attach(ctx context.Context, p Principal, model string, msgs []
 		var b strings.Builder
 		b.WriteString(m.Content)
 		for _, id := range m.Attachments {
-			f, content, err := s.FileContent(ctx, p, id)
+			// Reading an attachment is no download: the header binds
+			// only GET /files/{id}/content.
+			f, content, err := s.store.FileContent(ctx, p.ClientID, id)
 			if errors.Is(err, ErrNoSuchFile) {
 				return nil, false, badRequest("attachment " + id + " is not a file of this client")
 			} else if err != nil {

@@ -32,20 +32,20 @@ func (s *Store) SaveFile(ctx context.Context, f assistant.File, content []byte, 
 		} else if n == 0 {
 			return assistant.ErrFileQuota
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO assistant_files (id, client_id, filename, purpose, media_type, bytes, created_at, content)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			f.ID, f.ClientID, f.Filename, f.Purpose, f.MediaType, f.Bytes, f.CreatedAt.Unix(), content)
+		_, err = tx.ExecContext(ctx, `INSERT INTO assistant_files (id, client_id, filename, purpose, media_type, bytes, created_at, header_client_id, content)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			f.ID, f.ClientID, f.Filename, f.Purpose, f.MediaType, f.Bytes, f.CreatedAt.Unix(), f.HeaderClientID, content)
 		return err
 	})
 }
 
-const fileColumns = `id, client_id, filename, purpose, media_type, bytes, created_at`
+const fileColumns = `id, client_id, filename, purpose, media_type, bytes, created_at, header_client_id`
 
 // scanFile reads fileColumns, then any further columns into extra.
 func scanFile(row interface{ Scan(...any) error }, extra ...any) (assistant.File, error) {
 	var f assistant.File
 	var created int64
-	err := row.Scan(append([]any{&f.ID, &f.ClientID, &f.Filename, &f.Purpose, &f.MediaType, &f.Bytes, &created}, extra...)...)
+	err := row.Scan(append([]any{&f.ID, &f.ClientID, &f.Filename, &f.Purpose, &f.MediaType, &f.Bytes, &created, &f.HeaderClientID}, extra...)...)
 	f.CreatedAt = time.Unix(created, 0)
 	return f, err
 }

@@ -19,6 +19,7 @@ func (s *server) auth(next http.HandlerFunc) http.HandlerFunc {
 			s.domainError(w, r, err)
 			return
 		}
+		p.HeaderClientID = r.Header.Get("X-Client-ID")
 		next(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	}
 }
