@@ -268,7 +268,8 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 	}
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	done := false
+	// partial is set when the stream ended inside a chunk.
+	done, partial := false, false
 	for !done && sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, "data:") {
@@ -294,6 +295,7 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 				// chunk cut in two. That is a stream cut short, the
 				// server's fault (below), which another replica may
 				// answer; only a line the stream goes on after is bad.
+				partial = true
 				break
 			}
 			return streamed{}, fmt.Errorf("upstream: bad chunk %q: %w", data, err)
@@ -348,7 +350,10 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 	if err := sc.Err(); err != nil {
 		return streamed{}, &serverFault{err: fmt.Errorf("upstream: stream: %w", err), reason: ReasonStream}
 	}
-	if !done {
+	if !done && (partial || !finished(out.choices)) {
+		// LocalAI before v3.8.0 sent no [DONE] at all (inference
+		// reference §9), so a response that ended cleanly after every
+		// choice's finish_reason is whole; without them it was cut short.
 		return streamed{}, &serverFault{err: errors.New("upstream: stream ended without [DONE]"), reason: ReasonStream}
 	}
 	for i := range out.choices {
@@ -356,6 +361,16 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 		finishChoice(&out.choices[i], &calls[i])
 	}
 	return out, nil
+}
+
+// finished reports whether every choice was given its finish_reason.
+func finished(choices []assistant.Choice) bool {
+	for _, ch := range choices {
+		if ch.FinishReason == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // finishChoice settles a streamed choice's call and its finish reason on

@@ -26,6 +26,10 @@ func TestReadStreamCutMidChunk(t *testing.T) {
 		{"ends mid-chunk", strings.NewReader(first + `data: {"choices":[{"ind`), true, "without [DONE]"},
 		{"breaks mid-chunk", io.MultiReader(strings.NewReader(first+`data: {"choi`), iotest.ErrReader(io.ErrUnexpectedEOF)), true, "unexpected EOF"},
 		{"ends after a whole chunk", strings.NewReader(first), true, "without [DONE]"},
+		// Finished, but the usage chunk after the finish was cut: a stream
+		// cut short, not LocalAI's stream without [DONE]
+		// (TestStreamWithoutDoneOnceFinished).
+		{"finished, then ends mid-chunk", strings.NewReader(first + "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" + `data: {"usage":{"pro`), true, "without [DONE]"},
 		{"bad chunk the stream goes on after", strings.NewReader(first + "data: {nope\n\ndata: [DONE]\n\n"), false, "bad chunk"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
