@@ -46,6 +46,8 @@ type assistantModule struct {
 	joinStep                       time.Duration
 	kvPoolIdle                     time.Duration
 	upstreams                      upstreamFlag
+	upstreamConcurrency            int
+	upstreamQueue                  int
 	aliases                        aliasFlag
 }
 
@@ -78,6 +80,8 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&m.kvPoolIdle, "assistant-kv-pool-idle", local.DefaultKVPoolIdle, "how long a model's embedded engine must be idle before the KV memory finished requests left for the next ones goes back to the system (0: kept)")
 	fs.Var(&m.aliases, "assistant-model-alias", "ALIAS=MODEL: serve MODEL under the name ALIAS too, e.g. GigaChat=stories260K for clients that ask for the provider's model names (repeatable)")
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL[#model=ID&type=embedder]: serve model NAME from an OpenAI-compatible server (repeatable; a NAME given again adds a replica)")
+	fs.IntVar(&m.upstreamConcurrency, "assistant-upstream-concurrency", 10, "chats and embeddings sent to one upstream replica at a time (0: no limit)")
+	fs.IntVar(&m.upstreamQueue, "assistant-upstream-queue", upstream.DefaultMaxQueue, "requests per upstream model that may wait for a replica under --assistant-upstream-concurrency; beyond them a request is answered 429 at once (0: the default, 64)")
 	m.grpc.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
 
@@ -153,7 +157,11 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		_ = engine.Close()
 		return built{}, err
 	}
-	routed, pools := m.upstreams.route(engine, upstream.PoolOptions{Log: d.log})
+	if m.upstreamConcurrency < 0 || m.upstreamQueue < 0 {
+		_ = engine.Close()
+		return built{}, fmt.Errorf("--assistant-upstream-concurrency and --assistant-upstream-queue: want 0 or more, got %d and %d", m.upstreamConcurrency, m.upstreamQueue)
+	}
+	routed, pools := m.upstreams.route(engine, upstream.PoolOptions{Log: d.log, MaxInFlight: m.upstreamConcurrency, MaxQueue: m.upstreamQueue})
 	routed = m.aliases.aliased(routed)
 	closeEngines := func() {
 		// The pools' probes stop before the local engine closes; requests

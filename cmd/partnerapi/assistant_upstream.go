@@ -195,6 +195,7 @@ func (f upstreamFlag) route(local assistant.Engine, opts upstream.PoolOptions) (
 type upstreamCollector struct {
 	pools                               []*upstream.Pool
 	inFlight, requests, failures, alive *prometheus.Desc
+	queued                              *prometheus.Desc
 }
 
 func newUpstreamCollector(pools []*upstream.Pool) *upstreamCollector {
@@ -209,17 +210,21 @@ func newUpstreamCollector(pools []*upstream.Pool) *upstreamCollector {
 		// take it out of rotation as a failed chat does.
 		failures: desc("failures_total", "Requests and model lists that failed for the replica's sake, by reason: unreachable, timeout (dial, headers, or no model list within 10 s), busy (429/503), bad_gateway (502/504), stream (cut short) or no_model (404 for the model).", "reason"),
 		alive:    desc("healthy", "1 while the replica is in rotation, 0 while it is down and probed."),
+		// The queue is the model's, not a replica's: a request waits for
+		// whichever replica has room first.
+		queued: prometheus.NewDesc("partnerapi_upstream_queued", "Requests of an upstream model waiting for a replica under --assistant-upstream-concurrency.", []string{"model"}, nil),
 	}
 }
 
 func (c *upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.inFlight, c.requests, c.failures, c.alive} {
+	for _, d := range []*prometheus.Desc{c.inFlight, c.requests, c.failures, c.alive, c.queued} {
 		ch <- d
 	}
 }
 
 func (c *upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.pools {
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(p.Queued()), p.Name())
 		for _, st := range p.Stats() {
 			healthy := 0.0
 			if st.Healthy {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +62,14 @@ type PoolOptions struct {
 	ProbeInterval, ProbeMaxInterval time.Duration
 	// ProbeTimeout bounds one probe.
 	ProbeTimeout time.Duration
+	// MaxInFlight is the most requests (chats and embeddings) one replica
+	// is sent at once, 0 for no limit (limit.go). A chat fanned out as n
+	// requests of one choice counts once.
+	MaxInFlight int
+	// MaxQueue is the most requests that wait for a replica under
+	// MaxInFlight; one more is ErrEngineBusy at once. 0 is
+	// DefaultMaxQueue, a negative number lets none wait.
+	MaxQueue int
 }
 
 // NewClient is the HTTP client of a pool without one of its own: the
@@ -99,6 +106,11 @@ type Pool struct {
 	replicas []*replica
 	next     int  // where the search for the least busy replica starts
 	closed   bool // no probe starts any more
+	// queued counts the requests waiting for a replica under
+	// MaxInFlight, and freed is closed (and replaced) whenever one may
+	// have room again (limit.go).
+	queued int
+	freed  chan struct{}
 }
 
 // replica is one server of a pool. The fields after engine are guarded by
@@ -145,7 +157,13 @@ func NewPool(name string, served Served, bases []string, opts PoolOptions) *Pool
 	if opts.ProbeTimeout <= 0 {
 		opts.ProbeTimeout = DefaultProbeTimeout
 	}
-	p := &Pool{name: name, served: served, log: opts.Log, opts: opts, ownClient: own}
+	switch {
+	case opts.MaxQueue == 0:
+		opts.MaxQueue = DefaultMaxQueue
+	case opts.MaxQueue < 0:
+		opts.MaxQueue = 0
+	}
+	p := &Pool{name: name, served: served, log: opts.Log, opts: opts, ownClient: own, freed: make(chan struct{})}
 	p.stop, p.cancel = context.WithCancel(context.Background())
 	for _, base := range bases {
 		e := New(base, opts.Client)
@@ -180,6 +198,9 @@ func (p *Pool) Close() {
 	}
 }
 
+// Name is the model name the pool serves.
+func (p *Pool) Name() string { return p.name }
+
 // ReplicaStats is one replica's state, for metrics.
 type ReplicaStats struct {
 	Model, Host        string
@@ -206,37 +227,18 @@ func (p *Pool) Stats() []ReplicaStats {
 	return out
 }
 
-// acquire takes the healthy replica not in tried and not lacking the
-// model with the fewest requests in flight, nil when there is none.
-func (p *Pool) acquire(tried []*replica) *replica {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var best *replica
-	n := len(p.replicas)
-	for i := range n {
-		r := p.replicas[(p.next+i)%n]
-		if r.healthy && !r.lacking && !slices.Contains(tried, r) && (best == nil || r.inFlight < best.inFlight) {
-			best = r
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	p.next = (p.next + 1) % n
-	best.inFlight++
-	best.requests++
-	return best
-}
-
 // release ends r's request with err: a fault of r counts against it, one
 // that says r is down takes it out of rotation until a probe finds it
 // answering again, and one that says r lacks the model keeps requests for
 // it away from r until its model list shows the model.
 func (p *Pool) release(r *replica, err error) {
+	// The fault is settled first, so a request waiting for room (limit.go)
+	// does not take r's freed place while r is about to leave rotation.
+	p.fault(r, err)
 	p.mu.Lock()
 	r.inFlight--
+	p.wake()
 	p.mu.Unlock()
-	p.fault(r, err)
 }
 
 // fault counts err against r when it is r's fault, and takes r out of
@@ -359,6 +361,9 @@ func (p *Pool) probe(r *replica) {
 		if found {
 			r.lacking = false
 		}
+		if back || found {
+			p.wake()
+		}
 		done := !r.lacking
 		if done {
 			r.probing = false
@@ -385,12 +390,15 @@ func (p *Pool) probe(r *replica) {
 // finds none is the first replica's error, as a lone server's would be,
 // except that a 404 for the model gives way to any other fault (the
 // replica that failed otherwise may well serve the model).
-func (p *Pool) run(ctx context.Context, sent func() bool, do func(*Engine) error) error {
+func (p *Pool) run(ctx context.Context, limited bool, sent func() bool, do func(*Engine) error) error {
 	var tried []*replica
 	var first error
 	faults := 0
 	for {
-		r := p.acquire(tried)
+		r, err := p.acquire(ctx, tried, limited)
+		if err != nil {
+			return err
+		}
 		if r == nil {
 			if first != nil {
 				return first
@@ -398,7 +406,7 @@ func (p *Pool) run(ctx context.Context, sent func() bool, do func(*Engine) error
 			return p.noReplica()
 		}
 		tried = append(tried, r)
-		err := do(r.engine)
+		err = do(r.engine)
 		p.release(r, err)
 		f := faultOf(err)
 		if err == nil || f == nil || ctx.Err() != nil || sent() {
@@ -461,7 +469,7 @@ func (p *Pool) Generate(ctx context.Context, req assistant.GenerateRequest, emit
 		}
 	}
 	var res assistant.Result
-	err := p.run(ctx, emitted.Load, func(e *Engine) error {
+	err := p.run(ctx, true, emitted.Load, func(e *Engine) error {
 		var err error
 		res, err = e.Generate(ctx, req, relay)
 		return err
@@ -473,7 +481,9 @@ func (p *Pool) Generate(ctx context.Context, req assistant.GenerateRequest, emit
 // reached the count is estimated, as a lone upstream's always was.
 func (p *Pool) CountTokens(ctx context.Context, model, text string) (int, error) {
 	var n int
-	err := p.run(ctx, nothingSent, func(e *Engine) error {
+	// Counting is a quick /tokenize, not a generation: it does not wait
+	// behind the generations that fill the replicas' limits.
+	err := p.run(ctx, false, nothingSent, func(e *Engine) error {
 		var err error
 		n, err = e.countTokens(ctx, model, text)
 		return err
@@ -494,7 +504,7 @@ func (p *Pool) Embed(ctx context.Context, model string, inputs []string) ([]assi
 		return nil, assistant.ErrNotEmbedder
 	}
 	var out []assistant.Embedding
-	err := p.run(ctx, nothingSent, func(e *Engine) error {
+	err := p.run(ctx, true, nothingSent, func(e *Engine) error {
 		var err error
 		out, err = e.Embed(ctx, model, inputs)
 		return err
