@@ -59,10 +59,12 @@ func deliveredJSON(t *testing.T, ts *testServer, tok, id string) []byte {
 	st, out := bankRequest(t, "GET", ts.urls["banking"]+"/fintech/api/v1/webhook/deliveries", tok, nil)
 	var log struct {
 		Deliveries []struct {
-			ExternalID  string `json:"externalId"`
-			BankStatus  string `json:"bankStatus"`
-			BankComment string `json:"bankComment"`
-			EventTime   string `json:"eventTime"`
+			ExternalID string `json:"externalId"`
+			BankStatus string `json:"bankStatus"`
+			// banking.Comment writes an empty comment back as null, as
+			// the webhook body carries it.
+			BankComment banking.Comment `json:"bankComment"`
+			EventTime   string          `json:"eventTime"`
 		} `json:"deliveries"`
 	}
 	if err := json.Unmarshal(out, &log); st != 200 || err != nil {

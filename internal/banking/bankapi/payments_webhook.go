@@ -52,11 +52,15 @@ type WebhookSender struct {
 	client *http.Client
 }
 
+// webhookBody is the JSON of a final-status webhook. bankComment is
+// banking.Comment, null when the bank has none, as every other answer that
+// carries bankStatus writes it, so a receiver reading the document and its
+// webhook sees the same value.
 type webhookBody struct {
-	ExternalID  string `json:"externalId"`
-	BankStatus  string `json:"bankStatus"`
-	BankComment string `json:"bankComment"`
-	EventTime   string `json:"eventTime"`
+	ExternalID  string          `json:"externalId"`
+	BankStatus  string          `json:"bankStatus"`
+	BankComment banking.Comment `json:"bankComment"`
+	EventTime   string          `json:"eventTime"`
 }
 
 // joseWebhookBody is the JWS payload of a jose webhook: the JSON body and
@@ -77,7 +81,7 @@ func WebhookSignature(secret, body []byte) string {
 // the delivery log records with the attempt, and the receiver it went to
 // (the target's Endpoint), which a failure pauses.
 func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (banking.WebhookSent, error) {
-	wb := webhookBody{ev.ExternalID, ev.BankStatus, ev.BankComment, ev.EventTime.UTC().Format(time.RFC3339Nano)}
+	wb := webhookBody{ev.ExternalID, ev.BankStatus, banking.Comment(ev.BankComment), ev.EventTime.UTC().Format(time.RFC3339Nano)}
 	body, err := json.Marshal(wb)
 	if err != nil {
 		return banking.WebhookSent{}, err

@@ -69,18 +69,19 @@ func (s *server) getWebhook(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// deliveryJSON is one delivery log entry on the wire.
+// deliveryJSON is one delivery log entry on the wire; bankComment is null
+// when the bank has none, as in the webhook body it logs.
 type deliveryJSON struct {
-	ExternalID    string        `json:"externalId"`
-	BankStatus    string        `json:"bankStatus"`
-	BankComment   string        `json:"bankComment"`
-	EventTime     string        `json:"eventTime"`
-	State         string        `json:"state"`
-	Attempts      int           `json:"attempts"`
-	NextAttemptAt string        `json:"nextAttemptAt,omitempty"`
-	DeliveredAt   string        `json:"deliveredAt,omitempty"`
-	LastError     string        `json:"lastError,omitempty"`
-	Log           []attemptJSON `json:"log"`
+	ExternalID    string          `json:"externalId"`
+	BankStatus    string          `json:"bankStatus"`
+	BankComment   banking.Comment `json:"bankComment"`
+	EventTime     string          `json:"eventTime"`
+	State         string          `json:"state"`
+	Attempts      int             `json:"attempts"`
+	NextAttemptAt string          `json:"nextAttemptAt,omitempty"`
+	DeliveredAt   string          `json:"deliveredAt,omitempty"`
+	LastError     string          `json:"lastError,omitempty"`
+	Log           []attemptJSON   `json:"log"`
 }
 
 type attemptJSON struct {
@@ -103,7 +104,7 @@ func rfc3339(t time.Time) string {
 func DeliveriesJSON(ds []banking.WebhookDelivery) any {
 	out := make([]deliveryJSON, len(ds))
 	for i, d := range ds {
-		j := deliveryJSON{ExternalID: d.ExternalID, BankStatus: d.BankStatus, BankComment: d.BankComment, EventTime: rfc3339(d.EventTime),
+		j := deliveryJSON{ExternalID: d.ExternalID, BankStatus: d.BankStatus, BankComment: banking.Comment(d.BankComment), EventTime: rfc3339(d.EventTime),
 			State: d.State, Attempts: d.Attempts, NextAttemptAt: rfc3339(d.NextAt), DeliveredAt: rfc3339(d.DeliveredAt),
 			LastError: d.LastError, Log: make([]attemptJSON, len(d.Log))}
 		for k, a := range d.Log {
