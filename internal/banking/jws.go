@@ -15,8 +15,8 @@ type JWSCertificates interface {
 }
 
 // OpenJWS checks a compact JWS transport signature (reference §9.6) and
-// returns its payload: kid missing or not a UUID → WORKFLOW_FAULT; a
-// signature that does not verify, a wrong alg or an unknown certificate →
+// returns its payload: kid missing or not a UUID → WORKFLOW_FAULT, whatever
+// the alg; a signature that does not verify, a wrong alg or an unknown certificate →
 // SIGN_CHECK_EXCEPTION; a body that is not a JWS → DESERIALIZATION_FAULT.
 func (c *Cards) OpenJWS(ctx context.Context, p Principal, compact []byte) ([]byte, error) {
 	j, err := gost.ParseJWS(string(compact))

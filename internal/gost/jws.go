@@ -111,9 +111,9 @@ func signCompact(hdr, payload []byte, key *PrivateKey, opt JWSOptions) (string, 
 	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
 }
 
-// ParseJWS splits and decodes a compact JWS and checks its header: alg must
-// be gost34.10-2012 (ErrJWSWrongAlg) and kid a UUID (ErrJWSMissingKid,
-// ErrJWSInvalidKid). Structural problems give ErrJWSMalformed. The signature
+// ParseJWS splits and decodes a compact JWS and checks its header: kid must
+// be a UUID (ErrJWSMissingKid, ErrJWSInvalidKid) and alg gost34.10-2012
+// (ErrJWSWrongAlg), in that order. Structural problems give ErrJWSMalformed. The signature
 // is not checked; call Verify with the certificate kid names.
 func ParseJWS(compact string) (*JWS, error) {
 	compact = strings.TrimSpace(compact)
@@ -141,14 +141,18 @@ func ParseJWS(compact string) (*JWS, error) {
 		// RFC 7515 4.1.11: critical extensions we do not understand make the JWS invalid.
 		return nil, fmt.Errorf("%w: unsupported crit %v", ErrJWSMalformed, hdr.Crit)
 	}
-	if hdr.Alg != JWSAlgorithm {
-		return nil, fmt.Errorf("%w: %q", ErrJWSWrongAlg, hdr.Alg)
-	}
+	// The kid is checked before alg: banking.md 9.6 answers a missing or
+	// malformed kid with WORKFLOW_FAULT, whatever alg the header names, and
+	// a wrong alg is only this package's reading of a signature that
+	// cannot be checked.
 	if hdr.Kid == "" {
 		return nil, ErrJWSMissingKid
 	}
 	if !IsCanonicalUUID(hdr.Kid) {
 		return nil, fmt.Errorf("%w: %q", ErrJWSInvalidKid, hdr.Kid)
+	}
+	if hdr.Alg != JWSAlgorithm {
+		return nil, fmt.Errorf("%w: %q", ErrJWSWrongAlg, hdr.Alg)
 	}
 	if len(sig) == 0 {
 		return nil, fmt.Errorf("%w: empty signature", ErrJWSMalformed)

@@ -74,6 +74,10 @@ func TestJWSErrors(t *testing.T) {
 		{"kid not uuid", b64(`{"alg":"gost34.10-2012","kid":"cert-1"}`) + "." + parts[1] + "." + parts[2], ErrJWSInvalidKid},
 		{"wrong alg", b64(`{"alg":"RS256","kid":"`+testKid+`"}`) + "." + parts[1] + "." + parts[2], ErrJWSWrongAlg},
 		{"alg none", b64(`{"alg":"none","kid":"`+testKid+`"}`) + "." + parts[1] + "." + parts[2], ErrJWSWrongAlg},
+		// The kid rule comes first (banking.md 9.6 answers a missing or
+		// malformed kid whatever the rest of the header says).
+		{"wrong alg, missing kid", b64(`{"alg":"RS256"}`) + "." + parts[1] + "." + parts[2], ErrJWSMissingKid},
+		{"wrong alg, kid not uuid", b64(`{"alg":"RS256","kid":"cert-1"}`) + "." + parts[1] + "." + parts[2], ErrJWSInvalidKid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

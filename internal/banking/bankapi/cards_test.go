@@ -394,6 +394,12 @@ func TestCardLimitJWS(t *testing.T) {
 	parts := strings.Split(good, ".")
 	noKid := b64(`{"alg":"gost34.10-2012"}`) + "." + parts[1] + "." + parts[2]
 	badKid := b64(`{"alg":"gost34.10-2012","kid":"abc"}`) + "." + parts[1] + "." + parts[2]
+	// A JWS from a generic JOSE library: another alg. With the kid the
+	// certificate is found and the signature cannot be checked; without
+	// a usable kid it is the kid rule of §9.6 that answers.
+	rsKid := b64(`{"alg":"RS256","kid":"`+e.kid+`"}`) + "." + parts[1] + "." + parts[2]
+	rsNoKid := b64(`{"alg":"RS256"}`) + "." + parts[1] + "." + parts[2]
+	rsBadKid := b64(`{"alg":"RS256","kid":"cert-1"}`) + "." + parts[1] + "." + parts[2]
 	for _, tc := range []struct {
 		name, ctype, body string
 		code              int
@@ -406,6 +412,9 @@ func TestCardLimitJWS(t *testing.T) {
 		{"unknown certificate", "application/jose", unknownKid, 400, "SIGN_CHECK_EXCEPTION"},
 		{"missing kid", "application/jose", noKid, 400, "WORKFLOW_FAULT"},
 		{"kid not uuid", "application/jose", badKid, 400, "WORKFLOW_FAULT"},
+		{"another alg", "application/jose", rsKid, 400, "SIGN_CHECK_EXCEPTION"},
+		{"another alg, missing kid", "application/jose", rsNoKid, 400, "WORKFLOW_FAULT"},
+		{"another alg, kid not uuid", "application/jose", rsBadKid, 400, "WORKFLOW_FAULT"},
 		{"not a JWS", "application/jose", "abc", 400, "DESERIALIZATION_FAULT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
