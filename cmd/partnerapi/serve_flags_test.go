@@ -93,6 +93,7 @@ func TestServeChecksEnvironmentValues(t *testing.T) {
 		"banking-webhook-per-partner":  "9",
 		"banking-webhook-max-age":      "-1s",
 		"banking-webhook-retention":    "-1s",
+		"smarthome-opaque-credentials": "agent-7=qwerty-1234",
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -24,6 +24,7 @@ type smarthomeModule struct {
 	hideAllowed       bool
 	profile           string
 	ranges            string        // file of smarthome.Ranges
+	opaque            string        // smarthome.ParseOpaqueCredentials
 	mqtt              smarthomeMQTT // smarthome_mqtt.go
 }
 
@@ -35,6 +36,7 @@ func (m *smarthomeModule) registerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&m.hideAllowed, "smarthome-hide-allowed-values", false, "do not emit allowed_values in models")
 	fs.StringVar(&m.profile, "smarthome-profile", "", "category profile: empty for all 29, 2025-11 for the provider's list without sensor_air")
 	fs.StringVar(&m.ranges, "smarthome-ranges", "", `JSON file replacing numeric features' default ranges, {"current": {"min": 0, "max": 50000, "step": 1}, ...} (several are a third party's transcription; empty: the catalog's)`)
+	fs.StringVar(&m.opaque, "smarthome-opaque-credentials", "", `agents' opaque credentials, sent as "Authorization: Basic CRED" instead of Base64 login:password: comma-separated LOGIN=sha256:HEX, HEX the SHA-256 of CRED (printf %s "$CRED" | sha256sum); LOGIN is an agent (smarthome agent create), whose deletion ends it`)
 	m.mqtt.registerFlags(fs)
 }
 
@@ -59,6 +61,11 @@ func (m *smarthomeModule) build(ctx context.Context, d deps) (built, error) {
 		}
 		svc.SetRanges(r)
 	}
+	opaque, err := smarthome.ParseOpaqueCredentials(m.opaque)
+	if err != nil {
+		return built{}, fmt.Errorf("--smarthome-opaque-credentials: %w", err)
+	}
+	svc.SetOpaqueCredentials(opaque)
 	// First start seeds the catalog; later starts keep what admins changed.
 	if err := svc.Init(ctx); err != nil {
 		return built{}, err

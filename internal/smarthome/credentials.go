@@ -152,8 +152,9 @@ func (s *Service) Authenticate(ctx context.Context, kind, login, password string
 }
 
 // AuthenticateBasic checks an Authorization header value, Basic with
-// Base64 "login:password" under the rules of http.Request.BasicAuth; any
-// mismatch is ErrUnauthorized. A header verified within the recheck bound
+// Base64 "login:password" under the rules of http.Request.BasicAuth or,
+// for agents, Basic with one of the opaque credentials
+// (SetOpaqueCredentials); any mismatch is ErrUnauthorized. A header verified within the recheck bound
 // costs one SHA-256 of the header and a map lookup: it is not even decoded.
 func (s *Service) AuthenticateBasic(ctx context.Context, kind, authorization string) error {
 	// The snapshot check is what notices credential changes made by other
@@ -166,6 +167,13 @@ func (s *Service) AuthenticateBasic(ctx context.Context, kind, authorization str
 	ok, gen := s.verified.valid(&key, now)
 	if ok {
 		return nil
+	}
+	if kind == KindAgent {
+		// Not cached: its check is a hash and a set lookup already, and
+		// it must end with the agent's credential.
+		if ok, err := s.authenticateOpaque(ctx, authorization); ok || err != nil {
+			return err
+		}
 	}
 	login, password, ok := parseBasic(authorization)
 	if !ok {

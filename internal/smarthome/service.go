@@ -92,6 +92,8 @@ type Service struct {
 	hide []string
 	// ranges replace features' default ranges (SetRanges).
 	ranges Ranges
+	// opaque are the agents' opaque credentials (SetOpaqueCredentials).
+	opaque []OpaqueCredential
 }
 
 // Restrict makes the Service serve the catalog without the given
