@@ -98,6 +98,10 @@ func newPayEnv(t *testing.T) *payEnv {
 		"pay2":  {OrgID: payOrg2, PartnerID: "p1", Scopes: []string{banking.ScopePayDocRU}},
 		"inv":   {OrgID: payOrg, PartnerID: "p1", Scopes: []string{banking.ScopePayDocRUInvoice, banking.ScopePayDocRUInvoiceAny, banking.ScopePayDocRUInvoiceBudget}},
 		"cards": {OrgID: payOrg, Scopes: []string{banking.ScopeBusinessCardLimit}},
+		// One invoice scope each (payments_scopes_test.go).
+		"inv-only":   {OrgID: payOrg, PartnerID: "p1", Scopes: []string{banking.ScopePayDocRUInvoice}},
+		"inv-any":    {OrgID: payOrg, PartnerID: "p1", Scopes: []string{banking.ScopePayDocRUInvoiceAny}},
+		"inv-budget": {OrgID: payOrg, PartnerID: "p1", Scopes: []string{banking.ScopePayDocRUInvoiceBudget}},
 	}
 	srv := httptest.NewServer(NewServer(Deps{Auth: auth, Payments: svc}))
 	t.Cleanup(srv.Close)
