@@ -170,6 +170,7 @@ func IsENPPayment(d *Payment) bool {
 // CheckBudgetRules applies the logical controls of §5.8 that relate the
 // budget fields to the rest of a budget payment (IsBudgetPayment): field 101
 // present, account routing by drawer status, the UIN of statuses 31 and 33,
+// no tax period (field 107) from statuses 01 and 13 to the tax service,
 // how a payer without INN is identified (status 13 to the tax service by
 // the UIN, status 24 by the UIN or a document in field 108), OKTMO, the ЕНП
 // requisites. Like CheckDepartmentalInfo it names the first
@@ -218,6 +219,12 @@ func checkBudgetRules(d *Payment, payerKnown bool) (field, why string) {
 		return pre + "uip", "при статусе составителя 33 нужен УИН из 20 или 25 цифр"
 	case st == "33" && di.DocNumber108 != "":
 		return pre + "docNumber108", "при статусе составителя 33 поле 108 не заполняется"
+	case (st == "01" || st == "13") && toTaxService(d) && di.TaxPeriod107 != "" && di.TaxPeriod107 != "0":
+		// Since the single tax account (2023) the tax service credits an
+		// organisation's or a person's payment by the account, not by a
+		// period the payment names, so field 107 is left 0 (vitya: FNS
+		// statuses 01 and 13 take no tax period).
+		return pre + "taxPeriod107", "при статусе составителя " + st + " в налоговый орган налоговый период 0"
 	case payerKnown && st == "13" && noINN && noUIN && toTaxService(d):
 		return pre + "uip", "для статуса составителя 13 без ИНН плательщика в налоговый орган УИН обязателен"
 	case payerKnown && st == "24" && noINN && noUIN && !identityDocNumber(di.DocNumber108):

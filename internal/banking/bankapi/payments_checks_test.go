@@ -98,6 +98,13 @@ var checksumCases = []struct {
 		map[string]any{"payerKpp": "0"}), "payerKpp"},
 	{"budget: ЕНП with oktmo", treasuryPayee(enpBlock(map[string]any{"oktmo": "45328000"})), "departmentalInfo.oktmo"},
 	{"budget: tax without oktmo", treasuryPayee(enpBlock(map[string]any{"kbk": "18210102010011000110"})), "departmentalInfo.oktmo"},
+	// Statuses 01 and 13 to the tax service name no tax period: the
+	// payment is credited by the single tax account, whatever its KBK
+	// (reference §5.8, field 107).
+	{"budget: status 01 to the tax service with a tax period", treasuryPayee(enpBlock(map[string]any{"kbk": "18210102010011000110",
+		"oktmo": "45328000", "taxPeriod107": "МС.10.2026"})), "departmentalInfo.taxPeriod107"},
+	{"budget: status 13 to a tax kbk with a tax period", treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "13",
+		"kbk": "18210102010011000110", "oktmo": "45328000", "taxPeriod107": "ГД.00.2025"})), "departmentalInfo.taxPeriod107"},
 	// Status 13 without the payer's INN is identified to the tax service
 	// only by the UIN (reference §5.8, field 22).
 	{"budget: status 13 to the tax service without inn and uin", merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "13"})),
@@ -186,6 +193,10 @@ func TestPaymentsBudgetRules(t *testing.T) {
 		merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "24", "kbk": "32111301031010000130", "oktmo": "45328000",
 			"docNumber108": "014510123456"})), map[string]any{"payerInn": "0", "payerKpp": "0", "payeeInn": "7702807750",
 			"payeeAccount": "03212643000000017300"}),
+		// A tax period where the rules keep it: status 01 to another
+		// administrator than the tax service.
+		merge(treasuryPayee(enpBlock(map[string]any{"kbk": "32111301031010000130", "oktmo": "45328000", "taxPeriod107": "МС.10.2026"})),
+			map[string]any{"payeeInn": "7702807750"}),
 		{"payeeInn": "500100732259", "payeeKpp": "0"},                              // a sole proprietor payee without KPP
 		merge(treasuryPayee(enpBlock(nil)), map[string]any{"operationCode": "06"}), // budget payments may carry 02 and 06
 	} {
