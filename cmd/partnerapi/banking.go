@@ -35,6 +35,9 @@ type bankingModule struct {
 	// cardNotFound is the cause of a card's 404 (reference §15 #4).
 	cardNotFound string
 	prefix       string // the API's path prefix (reference §1)
+	// refreshReserve is how long a used refresh token keeps working
+	// (reference §3, §15 #7: 2 h, configurable).
+	refreshReserve time.Duration
 }
 
 func (*bankingModule) name() string        { return "banking" }
@@ -49,6 +52,7 @@ func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.contour, "banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+bankkeys.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	registerClientSecretDays(fs, &m.secretDays) // banking_cli.go
+	fs.DurationVar(&m.refreshReserve, "banking-refresh-reserve", banking.RefreshReserve, "how long a used refresh token keeps working after its first use, for a client that lost the new pair (reference §3: the provider's 2h; §15 #7); 0: at once only the newest refresh token works")
 	fs.StringVar(&m.idTokenAlg, "banking-id-token-alg", banking.IDTokenGOST, "alg of id_tokens and user-info JWTs: gost34.10-2012 (the provider's, under the --banking-jws-key key) or RS256 (newer SDK builds)")
 	fs.StringVar(&m.idTokenRSA, "banking-id-token-rsa-key", "", "PEM file with the RSA private key of RS256 id_tokens (default: "+bankkeys.IDTokenRSAKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	m.payments.register(fs)
@@ -87,6 +91,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
+	if m.refreshReserve < 0 {
+		return built{}, fmt.Errorf("--banking-refresh-reserve must be 0 or more, got %s", m.refreshReserve)
+	}
 	if !bankapi.ValidCardNotFoundCause(m.cardNotFound) {
 		return built{}, fmt.Errorf("--banking-card-not-found-cause must be %s or %s, got %q", bankapi.CauseCardNotFound, bankapi.CauseDataNotFound, m.cardNotFound)
 	}
@@ -101,6 +108,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err := setClientSecretDays(identity, m.secretDays); err != nil {
 		return built{}, err
 	}
+	identity.RefreshReserve = m.refreshReserve
 	key, err := bankKey(m.jwsKey, d.dataDir) // banking_jws_key.go
 	if err != nil {
 		return built{}, err

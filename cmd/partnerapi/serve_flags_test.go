@@ -40,6 +40,7 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 	want := map[string]string{
 		"assistant-max-body-mb":        "3",
 		"banking-client-secret-days":   "7",
+		"banking-refresh-reserve":      "30m0s",
 		"banking-id-token-alg":         "RS256",
 		"banking-jws-reversed":         "true",
 		"banking-webhook-max-attempts": "3",

@@ -17,7 +17,7 @@ import (
 const (
 	AccessTokenTTL   = 60 * time.Minute
 	RefreshTokenTTL  = 180 * 24 * time.Hour
-	RefreshReserve   = 2 * time.Hour // a used refresh token keeps working this long
+	RefreshReserve   = 2 * time.Hour // default of Identity.RefreshReserve
 	AuthCodeTTL      = 2 * time.Minute
 	ClientSecretSize = 40
 	// ClientSecretLifetime is how long the provider's client secrets live
@@ -356,6 +356,11 @@ type Identity struct {
 	// ClientSecretTTL is how long a client secret set through
 	// change-client-secret or the CLI lives; 0: secrets never expire.
 	ClientSecretTTL time.Duration
+	// RefreshReserve is how long a used refresh token keeps working after
+	// its first use (reference §3: 2 h at the provider, though one of its
+	// FAQ lines says 1 h, so §15 #7 makes it configurable); 0: the used
+	// token stops at once and only the newest refresh token works.
+	RefreshReserve time.Duration
 
 	// LoginFailures keeps the login throttle's failures where every
 	// process sees them; nil: in this process only (oauth_login.go).
@@ -368,7 +373,7 @@ type Identity struct {
 
 // NewIdentity returns the identity service over store.
 func NewIdentity(store IdentityStore) *Identity {
-	return &Identity{Store: store, Now: time.Now, ClientSecretTTL: ClientSecretLifetime}
+	return &Identity{Store: store, Now: time.Now, ClientSecretTTL: ClientSecretLifetime, RefreshReserve: RefreshReserve}
 }
 
 func (id *Identity) now() time.Time {
@@ -444,7 +449,7 @@ func (id *Identity) newPair(chain, clientID, orgID, userID string, scopes []stri
 }
 
 // Refresh exchanges a refresh token of clientID for a new pair with the
-// same grant. The used token stays valid for RefreshReserve as the chain's
+// same grant. The used token stays valid for id.RefreshReserve as the chain's
 // one reserve; every other refresh token of its chain stops working, so
 // after any sequence of refreshes exactly the newest token and at most one
 // reserve can refresh (reference §3).
@@ -458,7 +463,7 @@ func (id *Identity) Refresh(ctx context.Context, clientID, refresh string) (Toke
 		return TokenPair{}, err
 	}
 	pair, toks := id.newPair(old.Chain, old.ClientID, old.OrgID, old.UserID, old.Scopes)
-	if _, err := id.Store.RotateRefresh(ctx, HashSecret(refresh), now, now.Add(RefreshReserve), toks...); err != nil {
+	if _, err := id.Store.RotateRefresh(ctx, HashSecret(refresh), now, now.Add(max(id.RefreshReserve, 0)), toks...); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return TokenPair{}, ErrInvalidGrant("Unknown refresh token")
 		}
