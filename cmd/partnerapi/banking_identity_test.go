@@ -130,6 +130,10 @@ func TestBankingCLIRejectsBadInput(t *testing.T) {
 		{"token", "--data-dir", dir, "--scope", "X", "--org", "missing"},
 		{"org", "create", "--data-dir", dir, "--name", "x", "--inn", "12"},
 		{"account", "add", "--data-dir", dir, "--org", banking.SandboxOrgID, "--number", "123", "--bic", "044525225"},
+		// Check digits and control keys of reference §5.1 and §5.4.
+		{"org", "create", "--data-dir", dir, "--name", "x", "--inn", "7707083894"},
+		{"org", "create", "--data-dir", dir, "--name", "x", "--inn", "7707083893", "--ogrn", "1027700132194"},
+		{"account", "add", "--data-dir", dir, "--org", banking.SandboxOrgID, "--number", "40702810538833411734", "--bic", "044525225"},
 		{"token", "--data-dir", dir, "--scope", "X", "--banking-contour", "moon"},
 		{"user", "create", "--data-dir", dir, "--org", banking.SandboxOrgID, "--login", "p", "--phone", "8 916 123-45-67"},
 	} {

@@ -128,54 +128,80 @@ func (id *Identity) SeedSandbox(ctx context.Context) error {
 
 func digitsN(s string, n int) bool { return len(s) == n && allDigits(s) }
 
-// Validate checks an organisation's registration numbers by format.
+// Validate checks an organisation's registration numbers as the bank's
+// checks of its payments will (reference §5.1, §5.2): a 10- or 12-digit INN
+// with its check digits, a KPP (none for a 12-digit INN, whose holder is a
+// person) and an OGRN or OGRNIP with its check digit. An organisation
+// registered with a number its own payments fail on would get CHECKERROR
+// on every one of them.
 func (o Organisation) Validate() error {
-	var bad []string
+	var bad, why []string
+	add := func(field, check string) { bad, why = append(bad, field), append(why, check) }
 	if o.Name == "" {
-		bad = append(bad, "name")
+		add("name", "required")
 	}
-	if !digitsN(o.INN, 10) && !digitsN(o.INN, 12) {
-		bad = append(bad, "inn")
+	switch {
+	case !digitsN(o.INN, 10) && !digitsN(o.INN, 12):
+		add("inn", "format")
+	case !ValidINN(o.INN):
+		add("inn", "check digit")
 	}
-	if o.KPP != "" && !digitsN(o.KPP, 9) {
-		bad = append(bad, "kpp")
+	switch {
+	case o.KPP == "":
+	case o.KPP == "0" || !ValidKPP(o.KPP):
+		add("kpp", "format")
+	case len(o.INN) == 12:
+		add("kpp", "none with a 12-digit inn")
 	}
-	if o.OGRN != "" && !digitsN(o.OGRN, 13) && !digitsN(o.OGRN, 15) {
-		bad = append(bad, "ogrn")
+	switch {
+	case o.OGRN == "":
+	case !digitsN(o.OGRN, 13) && !digitsN(o.OGRN, 15):
+		add("ogrn", "format")
+	case !ValidOGRN(o.OGRN):
+		add("ogrn", "check digit")
 	}
 	if bad != nil {
-		return &Error{Kind: KindValidation, Message: "Организация не соответствует модели", FieldNames: bad, Checks: repeatStr("format", len(bad))}
+		return &Error{Kind: KindValidation, Message: "Организация не соответствует модели", FieldNames: bad, Checks: why}
 	}
 	return nil
 }
 
-// Validate checks an account's numbers by format and its status.
+// Validate checks an account's numbers and its status: the account's
+// control key against its bank's BIC, and the correspondent account's
+// against the Bank of Russia division's (reference §5.3, §5.4), as its
+// payments will be checked.
 func (a Account) Validate() error {
-	var bad []string
-	if !digitsN(a.Number, 20) {
-		bad = append(bad, "number")
+	var bad, why []string
+	add := func(field, check string) { bad, why = append(bad, field), append(why, check) }
+	bicOK := false
+	switch {
+	case !digitsN(a.BIC, 9):
+		add("bic", "format")
+	case !ValidBIC(a.BIC):
+		add("bic", "country code 0")
+	default:
+		bicOK = true
 	}
-	if !digitsN(a.BIC, 9) {
-		bad = append(bad, "bic")
+	switch {
+	case !digitsN(a.Number, 20):
+		add("number", "format")
+	case bicOK && !ValidAccount(a.Number, a.BIC):
+		add("number", "control key")
 	}
-	if a.CorrAccount != "" && !digitsN(a.CorrAccount, 20) {
-		bad = append(bad, "corrAccount")
+	switch {
+	case a.CorrAccount == "":
+	case !digitsN(a.CorrAccount, 20):
+		add("corrAccount", "format")
+	case bicOK && !ValidCorrAccount(a.CorrAccount, a.BIC):
+		add("corrAccount", "control key")
 	}
 	if a.Status != AccountOpen && a.Status != AccountBlocked && a.Status != AccountClosed {
-		bad = append(bad, "status")
+		add("status", "OPEN, BLOCKED or CLOSED")
 	}
 	if bad != nil {
-		return &Error{Kind: KindValidation, Message: "Счёт не соответствует модели", FieldNames: bad, Checks: repeatStr("format", len(bad))}
+		return &Error{Kind: KindValidation, Message: "Счёт не соответствует модели", FieldNames: bad, Checks: why}
 	}
 	return nil
-}
-
-func repeatStr(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
 }
 
 // SandboxPaymentJSON is a sole-signed ruble payment from the sandbox

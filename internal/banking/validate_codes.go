@@ -1,6 +1,7 @@
 package banking
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -61,6 +62,21 @@ func ValidINN(s string) bool {
 		return c11 == int(s[10]-'0') && c12 == int(s[11]-'0')
 	}
 	return false
+}
+
+// ValidOGRN checks a state registration number (§5.1): an OGRN of 13 digits
+// whose last is the first twelve as a number mod 11 mod 10, or a sole
+// proprietor's OGRNIP of 15 whose last is the first fourteen mod 13 mod 10.
+func ValidOGRN(s string) bool {
+	if !allDigits(s) || (len(s) != 13 && len(s) != 15) {
+		return false
+	}
+	n, _ := strconv.ParseUint(s[:len(s)-1], 10, 64)
+	m := uint64(11)
+	if len(s) == 15 {
+		m = 13
+	}
+	return n%m%10 == uint64(s[len(s)-1]-'0')
 }
 
 // ValidKPP checks a KPP (§5.2): `0` or NNNN + two digits/capital letters +
