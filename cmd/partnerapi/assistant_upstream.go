@@ -195,7 +195,7 @@ func (f upstreamFlag) route(local assistant.Engine, opts upstream.PoolOptions) (
 type upstreamCollector struct {
 	pools                               []*upstream.Pool
 	inFlight, requests, failures, alive *prometheus.Desc
-	queued                              *prometheus.Desc
+	queued, ttft, prompt, completion    *prometheus.Desc
 }
 
 func newUpstreamCollector(pools []*upstream.Pool) *upstreamCollector {
@@ -213,11 +213,16 @@ func newUpstreamCollector(pools []*upstream.Pool) *upstreamCollector {
 		// The queue is the model's, not a replica's: a request waits for
 		// whichever replica has room first.
 		queued: prometheus.NewDesc("partnerapi_upstream_queued", "Requests of an upstream model waiting for a replica under --assistant-upstream-concurrency.", []string{"model"}, nil),
+		// What the embedded engine's metrics tell of its chats, told of
+		// the upstream models' (engine_metrics.go).
+		ttft:       prometheus.NewDesc("partnerapi_upstream_time_to_first_token_seconds", "Time from a chat reaching an upstream model to its first token: waiting for a replica, the upstream's own queue and prefill.", []string{"model"}, nil),
+		prompt:     prometheus.NewDesc("partnerapi_upstream_prompt_tokens_total", "Prompt tokens of an upstream model's chats, as their usage counts them.", []string{"model"}, nil),
+		completion: prometheus.NewDesc("partnerapi_upstream_completion_tokens_total", "Completion tokens of an upstream model's chats, as their usage counts them (chats cut short included).", []string{"model"}, nil),
 	}
 }
 
 func (c *upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.inFlight, c.requests, c.failures, c.alive, c.queued} {
+	for _, d := range []*prometheus.Desc{c.inFlight, c.requests, c.failures, c.alive, c.queued, c.ttft, c.prompt, c.completion} {
 		ch <- d
 	}
 }
@@ -225,6 +230,11 @@ func (c *upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range c.pools {
 		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.GaugeValue, float64(p.Queued()), p.Name())
+		cs := p.ChatStats()
+		h := cs.TimeToFirstToken
+		ch <- prometheus.MustNewConstHistogram(c.ttft, h.Count, h.Sum, h.Buckets, p.Name())
+		ch <- prometheus.MustNewConstMetric(c.prompt, prometheus.CounterValue, float64(cs.PromptTokens), p.Name())
+		ch <- prometheus.MustNewConstMetric(c.completion, prometheus.CounterValue, float64(cs.CompletionTokens), p.Name())
 		for _, st := range p.Stats() {
 			healthy := 0.0
 			if st.Healthy {

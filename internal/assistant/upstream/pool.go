@@ -111,6 +111,9 @@ type Pool struct {
 	// have room again (limit.go).
 	queued int
 	freed  chan struct{}
+
+	// chats measures the chats for metrics (pool_metrics.go).
+	chats chatMetrics
 }
 
 // replica is one server of a pool. The fields after engine are guarded by
@@ -459,14 +462,23 @@ var (
 
 // Generate runs on a replica (run). Whether any of the answer reached the
 // client is whether emit was called: the transports may have written it.
+//
+// The first delta is timed from the call, and the usage counted, for
+// metrics (pool_metrics.go); a request without emit (no stream) is given
+// one all the same, so its first token is timed too, but it is never
+// "sent", and may still fail over.
 func (p *Pool) Generate(ctx context.Context, req assistant.GenerateRequest, emit func(assistant.Delta) error) (assistant.Result, error) {
-	var emitted atomic.Bool
-	relay := emit
-	if emit != nil {
-		relay = func(d assistant.Delta) error {
-			emitted.Store(true)
-			return emit(d)
+	start := time.Now()
+	var emitted, first atomic.Bool
+	relay := func(d assistant.Delta) error {
+		if !first.Swap(true) {
+			p.chats.firstToken(time.Since(start))
 		}
+		if emit == nil {
+			return nil
+		}
+		emitted.Store(true)
+		return emit(d)
 	}
 	var res assistant.Result
 	err := p.run(ctx, true, emitted.Load, func(e *Engine) error {
@@ -474,6 +486,7 @@ func (p *Pool) Generate(ctx context.Context, req assistant.GenerateRequest, emit
 		res, err = e.Generate(ctx, req, relay)
 		return err
 	})
+	p.chats.used(res.Usage)
 	return res, err
 }
 
