@@ -24,6 +24,10 @@ type contractFixture struct {
 	// (renameTables): a generation it cannot bill answers 500, and so
 	// does the token endpoint, which cannot look the client up.
 	brokenBase string
+	// lostBase is a third server whose token table is gone once its
+	// client's token ("lost corp") was issued: no bearer token can be
+	// looked up, so every /api/v1 operation answers 500.
+	lostBase string
 	// downBase is a server on PostgreSQL whose database is taken down once
 	// its client, token and file (downFile) are made
 	// (startOutageAssistant); "" without PostgreSQL.
@@ -87,6 +91,14 @@ func newContractFixture(t *testing.T) *contractFixture {
 	f.auth["broken corp"] = "Bearer " + assistantToken(t, f.brokenBase, "ASSISTANT_API_CORP", creds["authorization_key"])
 	f.auth["basic broken"] = "Basic " + creds["authorization_key"]
 	renameTables(t, broken, "assistant_balances", "assistant_usage", "assistant_clients")
+	lost := t.TempDir()
+	creds, err = createAssistantClient(t, lost, "--scope", "ASSISTANT_API_CORP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.lostBase = startServer(t, "--data-dir", lost, "--models-dir", models, "--only", "assistant").urls["assistant"]
+	f.auth["lost corp"] = "Bearer " + assistantToken(t, f.lostBase, "ASSISTANT_API_CORP", creds["authorization_key"])
+	renameTables(t, lost, "assistant_tokens")
 	f.startOutageAssistant(t, models)
 	return f
 }
@@ -107,6 +119,9 @@ func (f *contractFixture) request(ctx context.Context, tc contractCase) *http.Re
 	}
 	if tc.down {
 		base = f.downBase
+	}
+	if tc.lost {
+		base = f.lostBase
 	}
 	req, _ := http.NewRequestWithContext(ctx, tc.method, base+tc.path, strings.NewReader(body))
 	if tc.method == "POST" {

@@ -49,11 +49,41 @@ func (f *contractFixture) startOutageAssistant(t *testing.T, models string) {
 // token endpoint's in its {code, message}; and /healthz, whose probe says
 // unavailable.
 func (f *contractFixture) outageCases(t *testing.T, chat func(model, extra string) string) []contractCase {
-	upload, uploadType := multipartBody(t, "a.txt", "text/plain", []byte("x"), map[string]string{"purpose": "general"})
-	const files = "/api/v1/files"
-	rows := []contractCase{
+	rows := append([]contractCase{
 		{name: "health", method: "GET", path: "/healthz"},
 		{name: "token", method: "POST", path: "/api/v2/oauth", auth: "down basic", rqUID: "72384bd5-0ca0-4cfd-9ac7-65d75258284c", form: "scope=ASSISTANT_API_CORP"},
+	}, bearerRows(t, chat, f.downFile)...)
+	for i := range rows {
+		if rows[i].auth == "" && rows[i].path != "/healthz" {
+			rows[i].auth = "down corp"
+		}
+		rows[i].name = "database down " + rows[i].name
+		rows[i].down, rows[i].status = true, 503
+	}
+	return rows
+}
+
+// lostTokensCases has one row per bearer operation, sent with a token of
+// the fixture's server whose token table is gone: the token cannot be
+// looked up, so every operation answers 500 (Internal Server Error) before
+// it reads its body, and the contract must document that 500.
+func (f *contractFixture) lostTokensCases(t *testing.T, chat func(model, extra string) string) []contractCase {
+	rows := bearerRows(t, chat, "c757a9c5-de04-498f-baa3-efcc54de7853")
+	for i := range rows {
+		rows[i].name = "token table lost " + rows[i].name
+		rows[i].auth, rows[i].lost, rows[i].status = "lost corp", true, 500
+	}
+	return rows
+}
+
+// bearerRows has one request per operation of api/assistant.yaml under
+// /api/v1 (every one takes a bearer token and reads the store), one that
+// would succeed on a whole store, with file the id in the files paths;
+// the callers fill in the server, the token and the expected answer.
+func bearerRows(t *testing.T, chat func(model, extra string) string, file string) []contractCase {
+	upload, uploadType := multipartBody(t, "a.txt", "text/plain", []byte("x"), map[string]string{"purpose": "general"})
+	const files = "/api/v1/files"
+	return []contractCase{
 		{name: "models", method: "GET", path: "/api/v1/models"},
 		{name: "model", method: "GET", path: "/api/v1/models/stories260K"},
 		{name: "chat", method: "POST", path: "/api/v1/chat/completions", body: chat("stories260K", "")},
@@ -64,17 +94,9 @@ func (f *contractFixture) outageCases(t *testing.T, chat func(model, extra strin
 		{name: "validate function", method: "POST", path: "/api/v1/functions/validate", body: `{"name":"f","parameters":{"type":"object"}}`},
 		{name: "file upload", method: "POST", path: files, ctype: uploadType, body: upload},
 		{name: "files", method: "GET", path: files},
-		{name: "file", method: "GET", path: files + "/" + f.downFile},
-		{name: "file content", method: "GET", path: files + "/" + f.downFile + "/content"},
-		{name: "file delete", method: "POST", path: files + "/" + f.downFile + "/delete", body: `{}`},
+		{name: "file", method: "GET", path: files + "/" + file},
+		{name: "file content", method: "GET", path: files + "/" + file + "/content"},
+		{name: "file delete", method: "POST", path: files + "/" + file + "/delete", body: `{}`},
 		{name: "ai check", method: "POST", path: "/api/v1/ai/check", body: aiCheck("stories260K", "Once upon a time")},
 	}
-	for i := range rows {
-		if rows[i].auth == "" && rows[i].path != "/healthz" {
-			rows[i].auth = "down corp"
-		}
-		rows[i].name = "database down " + rows[i].name
-		rows[i].down, rows[i].status = true, 503
-	}
-	return rows
 }

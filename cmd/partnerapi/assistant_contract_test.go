@@ -211,6 +211,8 @@ type contractCase struct {
 	broken bool
 	// down: sent to the fixture's server whose database is down.
 	down bool
+	// lost: sent to the fixture's server whose token table is gone.
+	lost bool
 	// ctype is the body's Content-Type when it is neither JSON nor a form
 	// (a multipart upload).
 	ctype string
@@ -341,6 +343,8 @@ func TestAssistantContract(t *testing.T) {
 		{name: "contract", method: "GET", path: "/openapi.yaml", status: 200},
 	}
 	cases = append(cases, fileCases(t, f, chat)...)
+	lost := f.lostTokensCases(t, chat)
+	cases = append(cases, lost...)
 	outage := f.outageCases(t, chat)
 	if f.downBase != "" {
 		cases = append(cases, outage...)
@@ -380,4 +384,17 @@ func TestAssistantContract(t *testing.T) {
 	}
 	unprovokedOutage(unprovoked, seen, ops, f.downBase != "")
 	contract.checkCoverage(t, seen, unprovoked)
+	// Each /api/v1 operation can fail inside (its token, looked up in the
+	// store, cannot be read), so each must have a lost-tokens row: an
+	// operation added to the contract without one would leave its 500
+	// unchecked.
+	rowOf := map[string]bool{}
+	for _, tc := range lost {
+		rowOf[contract.operationOf(tc.method, tc.path)] = true
+	}
+	for op := range contract.statuses {
+		if _, path, _ := strings.Cut(op, " "); strings.HasPrefix(path, "/api/v1/") && !rowOf[op] {
+			t.Errorf("%s: no row of bearerRows, so nothing checks that the contract documents its 500", op)
+		}
+	}
 }
