@@ -19,12 +19,13 @@ import (
 
 // fakeEngine serves "echo" (one delta, then stop), "slow" (one delta, then
 // waits for the context), "broken" (fails), "strict" (its chat template
-// refuses every conversation) and "down" (no server of it can be reached).
+// refuses every conversation), "down" (no server of it can be reached) and
+// "full" (every prompt is over its context window).
 type fakeEngine struct{}
 
 func (fakeEngine) Models(context.Context) ([]assistant.ModelInfo, error) {
 	var out []assistant.ModelInfo
-	for _, n := range []string{"echo", "slow", "broken", "strict", "down"} {
+	for _, n := range []string{"echo", "slow", "broken", "strict", "down", "full"} {
 		out = append(out, assistant.ModelInfo{Name: n, Version: "1", Type: "chat", ContextWindow: 64})
 	}
 	return out, nil
@@ -40,6 +41,8 @@ func (fakeEngine) Generate(ctx context.Context, req assistant.GenerateRequest, e
 		return assistant.Result{}, fmt.Errorf("upstream: %w: no replica of down answers", assistant.ErrUnavailable)
 	case "strict":
 		return assistant.Result{}, &assistant.TemplateError{Reason: "roles must alternate"}
+	case "full":
+		return assistant.Result{}, assistant.ErrContextWindow
 	case "slow":
 		if emit != nil {
 			if err := emit(assistant.Delta{Text: "a"}); err != nil {
@@ -78,6 +81,9 @@ func TestErrorCodes(t *testing.T) {
 	unanswered.Messages = append(unanswered.Messages, &pb.Message{Role: "assistant", FunctionCall: &pb.FunctionCall{Name: "f", Arguments: "{}"}})
 	badParams := chatReq("echo")
 	badParams.Options = &pb.ChatOptions{Functions: []*pb.Function{{Name: "f", Parameters: "not json"}}}
+	// echo does not support functions (REST's 422).
+	withFunctions := chatReq("echo")
+	withFunctions.Options = &pb.ChatOptions{Functions: []*pb.Function{{Name: "f", Parameters: `{"type":"object"}`}}}
 
 	cases := []struct {
 		name    string
@@ -93,6 +99,17 @@ func TestErrorCodes(t *testing.T) {
 		{"function parameters not JSON", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, badParams); return err }, codes.InvalidArgument, "Invalid params: functions[0].parameters must be a JSON object"},
 		// The provider's own example of a refusal (assistant-grpc.md §4).
 		{"function call without a result", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, unanswered); return err }, codes.InvalidArgument, "Invalid params: every assistant function call must have a result in history"},
+		// REST's 413 and the 422 of functions, INVALID_ARGUMENT with REST's
+		// message (assistant-grpc.md §4, §5).
+		{"prompt over the window", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, chatReq("full")); return err }, codes.InvalidArgument, "Payload too large"},
+		{"prompt over the window stream", corp, 0, func(ctx context.Context) error {
+			st, err := e.chat.ChatStream(ctx, chatReq("full"))
+			if err == nil {
+				_, err = st.Recv()
+			}
+			return err
+		}, codes.InvalidArgument, "Payload too large"},
+		{"functions unsupported", corp, 0, func(ctx context.Context) error { _, err := e.chat.Chat(ctx, withFunctions); return err }, codes.InvalidArgument, "Requested model does not support functions"},
 		{"no messages", corp, 0, func(ctx context.Context) error {
 			_, err := e.chat.Chat(ctx, &pb.ChatRequest{Model: "echo"})
 			return err
