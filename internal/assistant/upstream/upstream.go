@@ -192,6 +192,12 @@ func upstreamError(resp *http.Response) error {
 		// the max_tokens that would have fitted (context.go).
 		return parseOverflow(msg, fmt.Errorf("upstream: %w: %s", assistant.ErrContextWindow, strings.TrimSpace(string(b))))
 	}
+	if resp.StatusCode == http.StatusRequestEntityTooLarge {
+		// A server or the proxy in front of it refusing the request as too
+		// large, in words of its own (nginx answers an HTML page): the
+		// client's 413 as well, never a 500 (inference reference §10).
+		return fmt.Errorf("upstream: %w: status 413: %s", assistant.ErrContextWindow, strings.TrimSpace(string(b)))
+	}
 	if strings.Contains(msg, "only one completion choice") {
 		// llama-server's refusal of n != 1: answered by fanning out.
 		return fmt.Errorf("upstream: %w: %s", errOneChoice, strings.TrimSpace(string(b)))
