@@ -41,6 +41,13 @@ type homeCase struct {
 	// brokerDown sends the request to a server whose MQTT gate has lost
 	// its private broker (startBrokerDownHome), skipped without mosquitto.
 	brokerDown bool
+	// allow marks a method the path does not serve: 405 with this Allow,
+	// held to the contract's MethodNotAllowed response.
+	allow string
+	// requestID is the X-Request-Id sent: "" sends one made of the case's
+	// name, which must come back; "none" sends none and anything else is
+	// sent as it is, and a fresh UUID must come back for both.
+	requestID string
 }
 
 // TestSmarthomeContract drives every operation of api/smarthome.yaml
@@ -151,6 +158,7 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "command over the body limit", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: overLimit(command), status: 413},
 	}
 	cases = append(cases, appChangeCases()...)
+	cases = append(cases, platformHomeCases()...)
 	outage := homeOutageCases(model, config, command)
 	down := startOutageHome(t)
 	if down.base != "" {
@@ -179,6 +187,13 @@ func TestSmarthomeContract(t *testing.T) {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		req.Header.Set("Accept", "application/json")
+		switch tc.requestID {
+		case "":
+			req.Header.Set("X-Request-Id", "rid-"+strings.ReplaceAll(tc.name, " ", "-"))
+		case "none":
+		default:
+			req.Header.Set("X-Request-Id", tc.requestID)
+		}
 		switch tc.who {
 		case "agent":
 			req.SetBasicAuth(agent.user, agent.pass)
@@ -214,8 +229,13 @@ func TestSmarthomeContract(t *testing.T) {
 					t.Fatalf("%d without an ETag", resp.StatusCode)
 				}
 			}
-			contract.checkRequest(t, request(tc, etag), tc.badRequest)
+			contract.checkRequest(t, request(tc, etag), tc.badRequest || tc.allow != "")
 			resp, raw := sendRecorded(t, http.DefaultClient, request(tc, etag))
+			checkRequestID(t, tc, request(tc, etag).Header.Get("X-Request-Id"), resp)
+			if tc.allow != "" {
+				checkMethodNotAllowed(t, contract, tc, resp, raw)
+				return
+			}
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d: %.300s", resp.StatusCode, tc.status, raw)
 			}
