@@ -24,7 +24,10 @@ import "math"
 // heads of a KV group per pass over its rows. A head's result depends only
 // on its query and the rows, never on the other heads or the span, which
 // keeps decode batch-invariant. The two families sum in other orders, so
-// their results differ in the last bits; a process uses one of them.
+// their results differ in the last bits; a process uses one of them. The
+// AVX2 family's scores are integer products over the query rounded to
+// int16 (attn_q8_i16.go); its float score kernels remain for heads of more
+// than 256 values.
 
 // Int8KVVector reports whether attention over the int8 cache has vector
 // kernels on this CPU (the avx512 and avx2 families); without them the

@@ -27,7 +27,7 @@ func init() {
 // useQ8Kernels selects the AVX-512 int8 KV kernels (wide) or the AVX2 ones;
 // the tests switch between them on CPUs that have both.
 func useQ8Kernels(wide bool) {
-	attnScoresQ8Vec = attnScoresQ8Asm
+	attnScoresQ8Vec, kvQuantize16Vec = attnScoresQ8Asm, nil
 	keyBlocks, blockScoresVec = wide, wide
 	if wide {
 		attnWeightedSumQ8Vec = attnWeightedSumQ8Asm
@@ -36,6 +36,9 @@ func useQ8Kernels(wide bool) {
 		q8Sums = [3]q8SumsKernel{attnWeightedSumQ8x1AVX512, attnWeightedSumQ8x2AVX512, attnWeightedSumQ8x3AVX512}
 		return
 	}
+	// The AVX2 scores are integer products (attn_q8_i16.go); the float
+	// kernels below stay for heads the integer ones do not take.
+	attnScoresQ8Vec, kvQuantize16Vec = attnScoresQ8I16Asm, kvQuantize16AVX2Asm
 	attnWeightedSumQ8Vec = attnWeightedSumQ8AVX2Asm
 	kvAbsMaxVec, kvQuantizeVec = kvAbsMaxAVX2Asm, kvQuantizeAVX2Asm
 	q8Scores = [3]q8ScoresKernel{attnScoresQ8x1AVX2, attnScoresQ8x2AVX2, attnScoresQ8x3AVX2}

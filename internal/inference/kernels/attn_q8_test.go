@@ -66,12 +66,23 @@ func q8KeyCache(r *rand.Rand, span, hd int) ([]int8, []float32, []float32) {
 	return k, s, wide
 }
 
-// queryAsKernelSees is q as the score kernels multiply it: itself over
-// row-major keys, rounded to int8 per block of 32 values (and back) over
-// blocked ones.
+// queryAsKernelSees is q as the score kernels multiply it: rounded to
+// int16 per head (and back) by the AVX2 family's integer kernels, itself in
+// the Go ones over row-major keys, rounded to int8 per block of 32 values
+// (and back) over blocked ones.
 func queryAsKernelSees(q []float32, hd int) []float32 {
 	if !blockedKeys(hd) {
-		return q
+		if attnScoresQ8Vec == nil || kvQuantize16Vec == nil || hd%groupVecMinDim != 0 || hd > q8I16MaxDim {
+			return q
+		}
+		// The AVX2 family's integer scores: each head rounded to int16.
+		var qq queryI16
+		qq.set(q, hd, 1)
+		out := make([]float32, len(q))
+		for i, v := range qq.q {
+			out[i] = qq.m[i/hd] * float32(v)
+		}
+		return out
 	}
 	out, qi := make([]float32, len(q)), make([]int8, queryBlock)
 	for j := range len(q) / hd {
