@@ -19,6 +19,7 @@ import (
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/model"
 	"partnerapi/internal/inference/tokenizer"
+	"partnerapi/internal/ttft"
 )
 
 // Options configure an Engine.
@@ -106,7 +107,7 @@ type served struct {
 
 	// ttft is the time from Generate's call to the first token of its
 	// answer: queueing, rendering and prefill, what a streaming client waits.
-	ttft latencyHistogram
+	ttft ttft.Recorder
 }
 
 // acquire takes a batch slot, waiting (within ctx) in the bounded queue.
@@ -427,7 +428,7 @@ func (e *Engine) Stats() []Stats {
 		st := e.models[n].sched.snapshot()
 		st.Model = n
 		st.QueuedRequests = int(e.models[n].waiting.Load())
-		st.TimeToFirstToken = e.models[n].ttft.snapshot()
+		st.TimeToFirstToken = e.models[n].ttft.Snapshot()
 		out = append(out, st)
 	}
 	return out

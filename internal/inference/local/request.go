@@ -184,7 +184,7 @@ func (s *served) run(ctx context.Context, start time.Time, prompt []int, p Gener
 			if at.IsZero() {
 				at = time.Now()
 			}
-			s.ttft.observe(at.Sub(start))
+			s.ttft.Observe(at.Sub(start))
 		}
 		o := &outs[ev.choice]
 		if ev.tok >= 0 {

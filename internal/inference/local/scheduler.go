@@ -13,6 +13,7 @@ import (
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/model"
 	"partnerapi/internal/inference/sampler"
+	"partnerapi/internal/ttft"
 )
 
 // The scheduler runs continuous batching for one model: a single goroutine
@@ -99,8 +100,8 @@ type Stats struct {
 	PrefillTokens int64 // prompt tokens run through the model
 	DecodedTokens int64 // tokens sampled (end-of-generation included)
 	// TimeToFirstToken is the time from a Generate call to its first token,
-	// over the calls that got one (TTFTBuckets).
-	TimeToFirstToken Histogram
+	// over the calls that got one (ttft.Buckets).
+	TimeToFirstToken ttft.Histogram
 }
 
 func newScheduler(m *Model, cacheSize int, joinStep, kvIdle time.Duration) *scheduler {
