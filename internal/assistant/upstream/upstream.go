@@ -218,7 +218,56 @@ func upstreamError(resp *http.Response) error {
 		// A proxy in front of the server could not reach it.
 		return &serverFault{err: fmt.Errorf("upstream: status %d: %s", resp.StatusCode, strings.TrimSpace(string(b))), down: true, reason: ReasonBadGateway}
 	}
+	if resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity {
+		// The server refused the request itself (a parameter its model does
+		// not take, a tool schema it cannot parse): the client's error,
+		// answered with the same status and the server's words in the API's
+		// body (reference §4: 400 free text, 422 "Invalid params: …"), not a
+		// 500, and not a reason to try another replica.
+		return fmt.Errorf("upstream: %w", refusal(resp.StatusCode, b))
+	}
 	return fmt.Errorf("upstream: status %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+}
+
+// maxRefusalText bounds the server's words passed on to the client.
+const maxRefusalText = 300
+
+// refusal is an upstream's 400 or 422 as the API's InvalidParams, with the
+// message the OpenAI-compatible servers put in their error bodies: vLLM's
+// {"message": …}, OpenAI's and llama-server's {"error": {"message": …}},
+// Ollama's {"error": "…"}, else the body's text.
+func refusal(status int, body []byte) *assistant.InvalidParams {
+	var e struct {
+		Message string          `json:"message"`
+		Error   json.RawMessage `json:"error"`
+	}
+	text := ""
+	if json.Unmarshal(body, &e) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		switch {
+		case e.Message != "":
+			text = e.Message
+		case json.Unmarshal(e.Error, &inner) == nil && inner.Message != "":
+			text = inner.Message
+		default:
+			_ = json.Unmarshal(e.Error, &text)
+		}
+	} else {
+		text = string(body)
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > maxRefusalText {
+		text = string(r[:maxRefusalText]) + "…"
+	}
+	if text == "" {
+		text = "refused by the upstream server"
+	}
+	if status == http.StatusUnprocessableEntity {
+		return &assistant.InvalidParams{Status: status, Message: "Invalid params: " + text}
+	}
+	return &assistant.InvalidParams{Status: status, Message: text}
 }
 
 // Models lists GET /v1/models.

@@ -33,6 +33,10 @@ type Chat struct {
 	// Then are the data of the events sent after the pause ("[DONE]"
 	// among them when the stream is to end).
 	Then []string
+	// Refuse, when set, is the status the chat is refused with instead,
+	// Body its body.
+	Refuse int
+	Body   string
 }
 
 // Server is a fake llama-server serving the model "m": its /tokenize
@@ -89,6 +93,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, c Chat) {
+	if c.Refuse != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(c.Refuse)
+		fmt.Fprint(w, c.Body)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	send := func(events []string) {
 		for _, e := range events {
