@@ -332,6 +332,12 @@ func (g *Gate) drainHeld() {
 		err := g.handle(m.agent, m.kind, m.payload)
 		h.Lock()
 		h.busy = false
+		if len(h.queue) == 0 {
+			// Close dropped the held messages while this one was
+			// checked; there is nothing left to take off the queue.
+			h.Unlock()
+			break
+		}
 		if err != nil {
 			g.cfg.Log.Warn("smarthome mqtt: catalog unavailable again; still holding agent messages", "held", len(h.queue), "err", err)
 			h.Unlock()
