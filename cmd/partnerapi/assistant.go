@@ -239,6 +239,9 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		// the multipart form around it, and never less than any other
 		// request.
 		MaxBodyPaths: map[string]int64{"/api/v1/files": max(assistant.DefaultMaxFileBytes+1<<20, maxBody)},
+		// The session and client ids tie a request to a conversation and
+		// to the owner of the files it reads; neither is a credential.
+		LogHeaders: []web.LogHeader{{Header: "X-Session-ID", Key: "session_id"}, {Header: "X-Client-ID", Key: "client_id"}},
 	}, sidecars: grpcSidecars, close: func() {
 		closeEngines()
 		// The requests are over: a bill still kept gets one more try,

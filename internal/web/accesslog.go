@@ -50,7 +50,12 @@ type accessLine struct {
 	status                        int
 	bytes                         int64
 	duration                      time.Duration
+	extra                         [MaxLogHeaders]logField // API.LogHeaders present on the request
+	nExtra                        int
 }
+
+// logField is one attribute an access line adds after its own.
+type logField struct{ key, value string }
 
 var lineBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
@@ -60,6 +65,11 @@ var lineBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 256); return 
 func (h *TextHandler) writeAccess(l *accessLine) bool {
 	for _, s := range [...]string{l.api, l.method, l.path, l.id, l.remote} {
 		if !plainLogValue(s) {
+			return false
+		}
+	}
+	for _, f := range l.extra[:l.nExtra] {
+		if !plainLogValue(f.value) {
 			return false
 		}
 	}
@@ -95,6 +105,12 @@ func appendAccessLine(b []byte, l *accessLine) []byte {
 	b = append(b, l.id...)
 	b = append(b, " remote="...)
 	b = append(b, l.remote...)
+	for _, f := range l.extra[:l.nExtra] {
+		b = append(b, ' ')
+		b = append(b, f.key...)
+		b = append(b, '=')
+		b = append(b, f.value...)
+	}
 	return append(b, '\n')
 }
 

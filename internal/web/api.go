@@ -33,7 +33,27 @@ type API struct {
 	// BrowserPaths are served without a client certificate when the
 	// listener requires one (TLSFiles.BrowserPaths).
 	BrowserPaths []string
+	// LogHeaders are request headers the access log records after its own
+	// attributes, each under its key, so that an operator can follow one
+	// conversation or one client's requests (the assistant's X-Session-ID
+	// and X-Client-ID). Only identifiers belong here, never credentials;
+	// absent headers add nothing, and at most MaxLogHeaders are recorded.
+	LogHeaders []LogHeader
 }
+
+// LogHeader is a request header the access log records, and its key there.
+type LogHeader struct {
+	Header string // e.g. X-Session-ID
+	Key    string // e.g. session_id
+}
+
+// MaxLogHeaders bounds API.LogHeaders; the access line keeps their values
+// in a fixed array so that recording them allocates nothing.
+const MaxLogHeaders = 4
+
+// maxLogHeaderValue bounds a recorded header's value: a client chooses it,
+// and a line per request should not carry kilobytes of it.
+const maxLogHeaderValue = 128
 
 // PlatformRoutes are the routes every listener serves besides its API's
 // (/metrics only while Platform.MetricsElsewhere is off).
@@ -152,7 +172,7 @@ func (a API) build(p Platform, gate *certGate) http.Handler {
 		// are the ones the client asked for, as before the platform.
 		h = requireClientCert(h, gate.open, a.Name, metrics)
 	}
-	h = withAccessLog(a.Name, log, p.TrustedProxies, h)
+	h = withAccessLog(a.Name, log, p.TrustedProxies, a.LogHeaders, h)
 	h = trackInflight(a.Name, metrics, h)
 	return withRequestID(p.TrustedProxies, h)
 }

@@ -161,8 +161,9 @@ func (c *idContext) Value(key any) any {
 }
 
 // withAccessLog writes one structured line per request. It logs the path
-// without the query string and never headers, so tokens and secrets that
-// clients put there stay out of the logs. When the logger drops info lines
+// without the query string and no header but the API's LogHeaders (chosen
+// identifiers), so tokens and secrets that clients put there stay out of
+// the logs. When the logger drops info lines
 // it costs nothing.
 //
 // Its remote is the connection's peer with its port, or, for a request a
@@ -176,7 +177,10 @@ func (c *idContext) Value(key any) any {
 // caller's program counter is looked up (slog.Logger walks the stack for
 // it on every call, and the source would be this function anyway). With
 // the platform's TextHandler the line skips the record altogether.
-func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, next http.Handler) http.Handler {
+func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, headers []LogHeader, next http.Handler) http.Handler {
+	if len(headers) > MaxLogHeaders {
+		panic("web: more than MaxLogHeaders access-log headers")
+	}
 	fast := textHandlerOf(log.Handler()) // accesslog.go
 	h := log.With(slog.String("api", api)).Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -194,8 +198,15 @@ func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, next ht
 				remote = ip
 			}
 		}
-		if fast != nil && fast.writeAccess(&accessLine{end: end, api: api, method: r.Method, path: r.URL.Path,
-			status: sw.Status(), bytes: sw.bytes, duration: end.Sub(start), id: requestIDOf(r.Context()), remote: remote}) {
+		line := accessLine{end: end, api: api, method: r.Method, path: r.URL.Path,
+			status: sw.Status(), bytes: sw.bytes, duration: end.Sub(start), id: requestIDOf(r.Context()), remote: remote}
+		for _, lh := range headers {
+			if v := r.Header.Get(lh.Header); v != "" {
+				line.extra[line.nExtra] = logField{key: lh.Key, value: v[:min(len(v), maxLogHeaderValue)]}
+				line.nExtra++
+			}
+		}
+		if fast != nil && fast.writeAccess(&line) {
 			return
 		}
 		rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
@@ -208,6 +219,9 @@ func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, next ht
 			slog.String("request_id", requestIDOf(r.Context())),
 			slog.String("remote", remote),
 		)
+		for _, f := range line.extra[:line.nExtra] {
+			rec.AddAttrs(slog.String(f.key, f.value))
+		}
 		_ = h.Handle(r.Context(), rec)
 	})
 }
