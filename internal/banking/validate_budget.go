@@ -172,9 +172,11 @@ func IsENPPayment(d *Payment) bool {
 // present, account routing by drawer status, the UIN of statuses 31 and 33,
 // no tax period (field 107) from statuses 01 and 13 to the tax service,
 // how a payer without INN is identified (status 13 to the tax service by
-// the UIN, status 24 by the UIN or a document in field 108), OKTMO, the ЕНП
-// requisites. Like CheckDepartmentalInfo it names the first
-// offending field for a CHECKERROR bankComment; other payments pass.
+// the UIN, status 24 by the UIN or a document in field 108), field 110 left
+// empty, OKTMO, the ЕНП requisites, and a customs payment's requisites and
+// fields 105–109 (checkCustomsRules). Like CheckDepartmentalInfo it names
+// the first offending field for a CHECKERROR bankComment; other payments
+// pass.
 func CheckBudgetRules(d *Payment) (field, why string) {
 	if !IsBudgetPayment(d) {
 		return "", ""
@@ -229,6 +231,13 @@ func checkBudgetRules(d *Payment, payerKnown bool) (field, why string) {
 		return pre + "uip", "для статуса составителя 13 без ИНН плательщика в налоговый орган УИН обязателен"
 	case payerKnown && st == "24" && noINN && noUIN && !identityDocNumber(di.DocNumber108):
 		return pre + "docNumber108", "при статусе составителя 24 без ИНН и УИН поле 108: код вида документа (2 цифры) и его номер"
+	case di.PaymentKind110 != "" && di.PaymentKind110 != "0":
+		// Field 110 has not been filled since 2015 (§5.8), years before
+		// any document the service accepts (a payment order lives ten
+		// days), so the rule needs no date. Its shape, up to two digits,
+		// stays CheckDepartmentalInfo's: the sandbox accepts a block with
+		// only paymentKind110 on an ordinary payee (reference §4).
+		return pre + "paymentKind110", "в платеже в бюджет поле 110 не заполняется: пусто или 0"
 	}
 	if payerKnown {
 		if field, why := checkBudgetPayerKPP(d, di.KBK == ENPKBK); field != "" {
@@ -246,6 +255,9 @@ func checkBudgetRules(d *Payment, payerKnown bool) (field, why string) {
 			}
 		}
 		return "", ""
+	}
+	if isCustomsPayment(d) {
+		return checkCustomsRules(d)
 	}
 	if (di.OKTMO == "" || di.OKTMO == "0") && !slices.ContainsFunc(oktmoOptionalAccounts, func(p string) bool { return strings.HasPrefix(d.PayeeAccount, p) }) {
 		return pre + "oktmo", "для платежа в бюджет на счёт " + d.PayeeAccount[:min(5, len(d.PayeeAccount))] + " ОКТМО обязателен"

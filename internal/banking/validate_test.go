@@ -340,8 +340,11 @@ func TestCheckBudgetRules(t *testing.T) {
 	}{
 		{"enp ok", func(*Payment) {}, ""},
 		{"customs ok", func(p *Payment) {
-			p.PayeeAccount, p.PayerKPP = "03100643000000019502", "773601001"
+			p.PayeeAccount, p.PayeeKPP, p.PayerKPP = "03100643000000019502", "773001001", "773601001"
 			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK, p.DepartmentalInfo.OKTMO = "06", "15311009000010000180", "45328000"
+			// Customs fields (§5.8): reason 00 without a basis document,
+			// field 107 the customs office's 8-digit code.
+			p.DepartmentalInfo.ReasonCode106, p.DepartmentalInfo.TaxPeriod107 = "00", "10702000"
 		}, ""},
 		{"no budget block", func(p *Payment) { p.DepartmentalInfo = nil; p.PayeeAccount = "40602810700000000025" }, ""},
 		// An ordinary payee is not a budget payment: the spec's sandbox

@@ -23,6 +23,15 @@ func treasuryPayee(di map[string]any) map[string]any {
 	return p
 }
 
+// customsPayee makes payDoc a customs payment (reference §5.8): status 06
+// to the FTS's requisites, reason 00 without a basis document, field 107 a
+// customs office's code; over replaces members of its departmentalInfo.
+func customsPayee(over map[string]any) map[string]any {
+	di := enpBlock(map[string]any{"drawerStatus101": "06", "kbk": "15311009000010000180", "oktmo": "45328000",
+		"reasonCode106": "00", "taxPeriod107": "10702000"})
+	return merge(treasuryPayee(merge(di, over)), map[string]any{"payeeAccount": "03100643000000019502", "payeeKpp": "773001001"})
+}
+
 func enpBlock(over map[string]any) map[string]any {
 	di := map[string]any{"drawerStatus101": "01", "kbk": banking.ENPKBK, "oktmo": "0", "reasonCode106": "0",
 		"taxPeriod107": "0", "docNumber108": "0", "docDate109": "0", "uip": "0"}
@@ -118,6 +127,14 @@ var checksumCases = []struct {
 		map[string]any{"payerInn": "0", "payerKpp": "0", "payeeInn": "7702807750", "payeeAccount": "03212643000000017300"}), "departmentalInfo.docNumber108"},
 	{"budget: status 31 without uin", merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "31", "kbk": "15311601201010001140"})),
 		map[string]any{"payeeAccount": "03212643000000018500"}), "departmentalInfo.uip"},
+	// A customs payment follows the customs rules of fields 105–109 and
+	// no budget payment fills field 110 (§5.8).
+	{"budget: customs payment with tax period 0", customsPayee(map[string]any{"taxPeriod107": "0"}), "departmentalInfo.taxPeriod107"},
+	{"budget: customs payment with reason 0", customsPayee(map[string]any{"reasonCode106": "0"}), "departmentalInfo.reasonCode106"},
+	{"budget: customs declaration without its date", customsPayee(map[string]any{"reasonCode106": "ПК", "docNumber108": "1234567"}),
+		"departmentalInfo.docDate109"},
+	{"budget: customs status to the tax service", merge(customsPayee(nil), map[string]any{"payeeAccount": "03100643000000018500"}), "payeeAccount"},
+	{"budget: field 110 filled", treasuryPayee(enpBlock(map[string]any{"paymentKind110": "1"})), "departmentalInfo.paymentKind110"},
 	// Operation codes 02 and 06 are budget payments' alone (reference §4).
 	{"operation code 02 outside the budget", map[string]any{"operationCode": "02"}, "operationCode"},
 	{"operation code 06 outside the budget", map[string]any{"operationCode": "06"}, "operationCode"},
@@ -184,8 +201,8 @@ func TestPaymentsBudgetRules(t *testing.T) {
 	for i, over := range []map[string]any{
 		{"departmentalInfo": enpBlock(map[string]any{"oktmo": "45328000"})}, // ordinary payee: not a budget payment
 		treasuryPayee(enpBlock(nil)),
-		merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "06", "kbk": "15311009000010000180", "oktmo": "45328000"})),
-			map[string]any{"payeeAccount": "03100643000000019502", "payeeKpp": "773001001"}), // customs
+		customsPayee(nil),
+		customsPayee(map[string]any{"reasonCode106": "ПК", "docNumber108": "1234567", "docDate109": "15.11.2026"}),
 		// Without the payer's INN: status 13 with a UIN, status 24 with an
 		// identity document (type 01 and its number) in field 108.
 		merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "13", "uip": "18210102010011000116"})),

@@ -14,8 +14,7 @@ import (
 // ordinary payee's account too.
 func TestPaymentsPurposeOfENP(t *testing.T) {
 	e := newPayEnv(t)
-	customs := merge(treasuryPayee(enpBlock(map[string]any{"drawerStatus101": "06", "kbk": "15311009000010000180", "oktmo": "45328000"})),
-		map[string]any{"payeeAccount": "03100643000000019502", "payeeKpp": "773001001"})
+	customs := customsPayee(nil)
 	for i, tc := range []struct {
 		name   string
 		over   map[string]any
