@@ -15,6 +15,9 @@ type CardsConfig struct {
 	JWSRequired func(partnerID string) bool
 	JWSReversed bool // signature byte layout switch (reference §9.6 [I])
 	Now         func() time.Time
+	// Digest is the layout of the limit application's digest text
+	// (--banking-digest, reference §8 [I]), the one payments use.
+	Digest DigestFormat
 }
 
 // Cards is the business-card service: listing, limit applications, the
@@ -274,7 +277,7 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 		if c.verifier == nil {
 			return LimitChange{}, Errorf(KindSignCheck, "Проверка подписи недоступна")
 		}
-		set, err := c.verifier.Verify(ctx, p, LimitDigest(l), l.DigestSignatures)
+		set, err := c.verifier.Verify(ctx, p, c.cfg.Digest.Limit(l), l.DigestSignatures)
 		if err != nil {
 			return LimitChange{}, err
 		}

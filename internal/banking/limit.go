@@ -165,25 +165,10 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 		return l, v
 	}
 	// The externalId keeps the client's text: the partner signs it as sent
-	// (LimitDigest) and the answer echoes it. Only the store folds its case,
+	// (DigestFormat.Limit) and the answer echoes it. Only the store folds its case,
 	// so the same UUID in another case is the same application.
 	l.BankStatus, l.BankComment = "", ""
 	return l, nil
-}
-
-// LimitDigest is the text a card-limit application's signatures cover
-// (reference §8): name=value lines for businessCardId, code, externalId and
-// limit with two decimals, in name order, joined by "\n". It is the one
-// place this text is built.
-func LimitDigest(l LimitChange) string {
-	lim, err := FormatLimit(l.Limit)
-	if err != nil {
-		lim = string(l.Limit)
-	}
-	return "businessCardId=" + l.BusinessCardID + "\n" +
-		"code=" + l.Code + "\n" +
-		"externalId=" + l.ExternalID + "\n" +
-		"limit=" + lim
 }
 
 // LimitExpiry is when a limit set at `at` stops: a NON_RENEW limit of zero

@@ -46,7 +46,8 @@ type ProcessedCreator interface {
 // …/state: the status columns and the document's crucialFieldsHash without
 // loading and decoding the whole document.
 type PaymentStateReader interface {
-	PaymentState(ctx context.Context, orgID, externalID string) (State, error)
+	// format is the digest format the crucialFieldsHash is computed in.
+	PaymentState(ctx context.Context, orgID, externalID string, format DigestFormat) (State, error)
 }
 
 // PaymentConfig holds the [I] choices of reference §4–7, each switchable.
@@ -78,6 +79,10 @@ type PaymentConfig struct {
 	// sandbox the §7 magic ids decide QR confirmations; elsewhere the
 	// requesting user's signing tool type does (payment_qr.go).
 	Contour string
+	// Digest is the layout of the digest text (--banking-digest, reference
+	// §8 [I]); the zero value is the default. Every digest of the service,
+	// and the crucialFieldsHash, follows it.
+	Digest DigestFormat
 }
 
 // UserLookup finds the user behind a token (an IdentityStore is one).
@@ -127,10 +132,6 @@ func (s *PaymentService) now() time.Time {
 func (s *PaymentService) today(now time.Time) time.Time {
 	return BankDate(now, s.Config.Location)
 }
-
-// CrucialFieldsHash is the bank-computed hash of the signed fields: the
-// SHA-256 of the digest text, hex.
-func CrucialFieldsHash(d *Payment) string { return digestHash(PaymentDigest(d)) }
 
 func digestHash(digest string) string { return hexSHA256(digest) }
 
@@ -193,7 +194,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	sigs := doc.DigestSignatures
 	doc.DigestSignatures = nil
 	doc.BankStatus, doc.BankComment, doc.CrucialFieldsHash, doc.SigningURL = "", "", "", ""
-	digest := PaymentDigest(doc)
+	digest := s.Config.Digest.Payment(doc)
 	var set SignatureSet
 	if len(sigs) > 0 {
 		var err error
@@ -304,7 +305,7 @@ func (s *PaymentService) store(ctx context.Context, sp *StoredPayment, history [
 
 // view is the wire form of a stored document.
 func (s *PaymentService) view(sp *StoredPayment) *Payment {
-	return s.viewHashed(sp, CrucialFieldsHash(&sp.Doc))
+	return s.viewHashed(sp, s.Config.Digest.CrucialFieldsHash(&sp.Doc))
 }
 
 // viewHashed is view with the document's crucialFieldsHash already known.
@@ -409,13 +410,13 @@ func (s *PaymentService) Get(ctx context.Context, p Principal, externalID string
 // State returns the document's status (GET …/state).
 func (s *PaymentService) State(ctx context.Context, p Principal, externalID string) (State, error) {
 	if r, ok := s.Store.(PaymentStateReader); ok {
-		return r.PaymentState(ctx, p.OrgID, externalID)
+		return r.PaymentState(ctx, p.OrgID, externalID, s.Config.Digest)
 	}
 	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
 	if err != nil {
 		return State{}, err
 	}
-	return State{BankStatus: sp.Status, BankComment: Comment(sp.Comment), ChannelInfo: sp.Channel, CrucialFieldsHash: CrucialFieldsHash(&sp.Doc)}, nil
+	return State{BankStatus: sp.Status, BankComment: Comment(sp.Comment), ChannelInfo: sp.Channel, CrucialFieldsHash: s.Config.Digest.CrucialFieldsHash(&sp.Doc)}, nil
 }
 
 // Digest returns the text the document's signers sign. payerAccount, for a
@@ -433,7 +434,7 @@ func (s *PaymentService) Digest(ctx context.Context, p Principal, externalID, pa
 			return "", err
 		}
 	}
-	return PaymentDigest(&sp.Doc), nil
+	return s.Config.Digest.Payment(&sp.Doc), nil
 }
 
 // Sign adds signatures to a draft: CREATED → PARTSIGNED with one of
@@ -473,7 +474,7 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	if err := s.signablePayer(ctx, p, &sp.Doc); err != nil {
 		return nil, err
 	}
-	set, err := s.Verifier.VerifyDocument(ctx, p, PaymentDigest(&sp.Doc), sigs)
+	set, err := s.Verifier.VerifyDocument(ctx, p, s.Config.Digest.Payment(&sp.Doc), sigs)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func TestPaymentExternalIDCase(t *testing.T) {
 			if err != nil || sp.Doc.ExternalID != upper {
 				t.Fatalf("get %s: %+v %v", id, sp, err)
 			}
-			if st, err := s.PaymentState(ctx, "org1", id); err != nil || st.BankStatus != banking.StatusCreated {
+			if st, err := s.PaymentState(ctx, "org1", id, banking.DigestFormat{}); err != nil || st.BankStatus != banking.StatusCreated {
 				t.Fatalf("state %s: %+v %v", id, st, err)
 			}
 		}

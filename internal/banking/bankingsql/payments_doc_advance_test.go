@@ -26,7 +26,7 @@ func TestAdvancePaymentDoc(t *testing.T) {
 		if err := s.CreatePayment(ctx, draft, []banking.StatusChange{{Status: banking.StatusCreated, At: at}}); err != nil {
 			t.Fatal(err)
 		}
-		before, err := s.PaymentState(ctx, "org1", id)
+		before, err := s.PaymentState(ctx, "org1", id, banking.DigestFormat{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestAdvancePaymentDoc(t *testing.T) {
 		if err != nil || sp.Doc.PayerAccount != completed.PayerAccount || sp.Status != banking.StatusPartSigned {
 			t.Fatalf("advance with the document: %+v %v", sp, err)
 		}
-		after, err := s.PaymentState(ctx, "org1", id)
+		after, err := s.PaymentState(ctx, "org1", id, banking.DigestFormat{})
 		if err != nil || after.CrucialFieldsHash != banking.CrucialFieldsHash(&completed) || after.CrucialFieldsHash == before.CrucialFieldsHash {
 			t.Fatalf("state after: %+v %v (before %s)", after, err, before.CrucialFieldsHash)
 		}

@@ -122,7 +122,7 @@ func TestFoldExternalIDsMigration(t *testing.T) {
 		for range 2 {
 			for _, id := range []string{strings.ToLower(taken), taken} {
 				sp, _ := s.GetPayment(ctx, "org1", id)
-				st, err := s.PaymentState(ctx, "org1", id)
+				st, err := s.PaymentState(ctx, "org1", id, banking.DigestFormat{})
 				if err != nil || st.CrucialFieldsHash != banking.CrucialFieldsHash(&sp.Doc) {
 					t.Fatalf("state of %s: %+v %v, want the digest of %s", id, st, err, sp.Doc.Purpose)
 				}

@@ -19,20 +19,29 @@ var _ banking.PaymentStateReader = (*PaymentStore)(nil)
 // remembered (settledFields), so an entry can never be stale, in this
 // process or another; it only saves decoding the stored JSON and rebuilding
 // the digest on every state read.
+//
+// Each entry holds the digest format its hash was computed in: one process
+// uses one format, but the cache must not answer a hash of another format
+// if a caller asks in two.
 type crucialHashes struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]crucialHash
+}
+
+type crucialHash struct {
+	format banking.DigestFormat
+	hash   string
 }
 
 // crucialHashesMax caps the map; past it the map is emptied and refills
 // with the documents that are being read.
 const crucialHashesMax = 100_000
 
-func (c *crucialHashes) get(key string) (string, bool) {
+func (c *crucialHashes) get(key string, format banking.DigestFormat) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h, ok := c.m[key]
-	return h, ok
+	return h.hash, ok && h.format == format
 }
 
 // settledFields reports whether a document's signed fields are final: a
@@ -42,18 +51,18 @@ func settledFields(sp *banking.StoredPayment) bool {
 	return sp.Kind == banking.KindPayDoc || sp.Doc.PayerAccount != ""
 }
 
-func (c *crucialHashes) put(key, hash string) {
+func (c *crucialHashes) put(key string, format banking.DigestFormat, hash string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= crucialHashesMax {
-		c.m = make(map[string]string)
+		c.m = make(map[string]crucialHash)
 	}
-	c.m[key] = hash
+	c.m[key] = crucialHash{format, hash}
 }
 
 // PaymentState answers GET …/state from the status columns, without
-// decoding the document when its hash is known.
-func (s *PaymentStore) PaymentState(ctx context.Context, orgID, externalID string) (banking.State, error) {
+// decoding the document when its hash in format is known.
+func (s *PaymentStore) PaymentState(ctx context.Context, orgID, externalID string, format banking.DigestFormat) (banking.State, error) {
 	// The cache is keyed by the text as sent, not the folded key: the two
 	// documents of a pair migration 0013 left unfolded (UnfoldedPaymentKeys)
 	// share a folded key, and each text names one of them (keyMatch).
@@ -61,7 +70,7 @@ func (s *PaymentStore) PaymentState(ctx context.Context, orgID, externalID strin
 	folded, sent := keyArgs(externalID)
 	key := orgID + "\x00" + sent
 	var st banking.State
-	hash, known := s.hashes.get(key)
+	hash, known := s.hashes.get(key, format)
 	var err error
 	if known {
 		err = s.db.QueryRowContext(ctx, `SELECT status, comment, channel FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent),
@@ -70,9 +79,9 @@ func (s *PaymentStore) PaymentState(ctx context.Context, orgID, externalID strin
 		var sp *banking.StoredPayment
 		if sp, err = scanPayment(s.db.QueryRowContext(ctx, `SELECT `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent), orgID, folded, sent)); err == nil {
 			st.BankStatus, st.BankComment, st.ChannelInfo = sp.Status, banking.Comment(sp.Comment), sp.Channel
-			hash = banking.CrucialFieldsHash(&sp.Doc)
+			hash = format.CrucialFieldsHash(&sp.Doc)
 			if settledFields(sp) {
-				s.hashes.put(key, hash)
+				s.hashes.put(key, format, hash)
 			}
 		}
 	}

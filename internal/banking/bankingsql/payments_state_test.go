@@ -30,7 +30,7 @@ func TestPaymentStateConformance(t *testing.T) {
 			return banking.State{BankStatus: sp.Status, BankComment: banking.Comment(sp.Comment), ChannelInfo: sp.Channel, CrucialFieldsHash: banking.CrucialFieldsHash(&sp.Doc)}
 		}
 		for i := range 2 { // the second read uses the cached hash
-			got, err := s.PaymentState(ctx, "org1", id)
+			got, err := s.PaymentState(ctx, "org1", id, banking.DigestFormat{})
 			if err != nil || got != slow() || len(got.CrucialFieldsHash) != 64 {
 				t.Fatalf("read %d: %+v %v, want %+v", i, got, err, slow())
 			}
@@ -39,8 +39,25 @@ func TestPaymentStateConformance(t *testing.T) {
 			[]banking.StatusChange{{Status: banking.StatusPartSigned, At: at.Add(time.Second)}}); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.PaymentState(ctx, "org1", id); err != nil || got != slow() || got.BankStatus != banking.StatusPartSigned {
+		if got, err := s.PaymentState(ctx, "org1", id, banking.DigestFormat{}); err != nil || got != slow() || got.BankStatus != banking.StatusPartSigned {
 			t.Fatalf("after advance: %+v %v", got, err)
+		}
+		// A hash cached in one digest format is not the answer in another:
+		// the state carries the hash of the format asked for, each cached
+		// in its turn.
+		crlf := banking.DigestFormat{CRLF: true, Alphabetical: true}
+		sp, err := s.GetPayment(ctx, "org1", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			got, err := s.PaymentState(ctx, "org1", id, crlf)
+			if err != nil || got.CrucialFieldsHash != crlf.CrucialFieldsHash(&sp.Doc) || got.CrucialFieldsHash == slow().CrucialFieldsHash {
+				t.Fatalf("read %d in %s: %+v %v", i, crlf, got, err)
+			}
+		}
+		if got, err := s.PaymentState(ctx, "org1", id, banking.DigestFormat{}); err != nil || got != slow() {
+			t.Fatalf("default after %s: %+v %v", crlf, got, err)
 		}
 		// Another organisation's document and an unknown one are not found,
 		// cached hash or not.
@@ -49,7 +66,7 @@ func TestPaymentStateConformance(t *testing.T) {
 			if org == "org1" {
 				ext = "missing"
 			}
-			if _, err := s.PaymentState(ctx, org, ext); banking.KindOf(err) != banking.KindDataNotFound {
+			if _, err := s.PaymentState(ctx, org, ext, banking.DigestFormat{}); banking.KindOf(err) != banking.KindDataNotFound {
 				t.Fatalf("%s/%s: %v", org, ext, err)
 			}
 		}
