@@ -13,7 +13,7 @@ import (
 // pool. A batch of walked documents only (a fully signed create's usual
 // shape: no history rows, no outbox rows) is written with COPY, which cost
 // PostgreSQL about a quarter less CPU per document than the statement of
-// arrays (postgres.CopyFrom). COPY has no ON CONFLICT: a batch that meets an
+// arrays (internal/postgres/copy.go). COPY has no ON CONFLICT: a batch that meets an
 // existing key fails whole and writes nothing, and is then written again by
 // writePaymentBatchPostgres, which gives the duplicates their own
 // WORKFLOW_FAULT and commits the others. The group commit never has two
@@ -44,21 +44,37 @@ func rowsOnly(batch []*newPayment) bool {
 	return true
 }
 
-// paymentColumns are the document row's columns in the order copyPayments
-// gives their values.
-var paymentColumns = []string{"org_id", "external_id", "kind", "doc", "kopecks", "status", "comment", "roles", "channel", "created_at", "updated_at", "walked_at"}
+// paymentsCopy is the COPY of the document row's columns, in the order
+// copyPayments gives their values.
+var paymentsCopy = postgres.NewCopyTable("banking_payments",
+	"org_id", "external_id", "kind", "doc", "kopecks", "status", "comment", "roles", "channel", "created_at", "updated_at", "walked_at")
 
-// copyPayments writes the document rows of batch in one COPY.
+// copyPayments writes the document rows of batch in one COPY, each column
+// encoded as its type in migrations/payments (TEXT, BIGINT; walked_at NULL
+// without a walk), with the values writePaymentBatchPostgres would give.
 func copyPayments(ctx context.Context, pool *sql.DB, batch []*newPayment) error {
-	vals := make([]any, len(paymentColumns))
-	n, err := postgres.CopyFrom(ctx, pool, "banking_payments", paymentColumns, len(batch), func(i int) []any {
-		p := batch[i]
+	rows := paymentsCopy.Rows()
+	for _, p := range batch {
 		sp := p.sp
-		vals[0], vals[1], vals[2], vals[3] = sp.OrgID, p.key, string(sp.Kind), p.doc
-		vals[4], vals[5], vals[6], vals[7] = sp.Kopecks, sp.Status, sp.Comment, p.roles
-		vals[8], vals[9], vals[10], vals[11] = sp.Channel, p.created, p.updated, p.walkedAt
-		return vals
-	})
+		rows.Row()
+		rows.Text(sp.OrgID)
+		rows.Text(p.key)
+		rows.Text(string(sp.Kind))
+		rows.Text(p.doc)
+		rows.Int8(sp.Kopecks)
+		rows.Text(sp.Status)
+		rows.Text(sp.Comment)
+		rows.Text(p.roles)
+		rows.Text(sp.Channel)
+		rows.Int8(micros(sp.CreatedAt))
+		rows.Int8(micros(sp.UpdatedAt))
+		if at, ok := p.walkedAt.(int64); ok {
+			rows.Int8(at)
+		} else {
+			rows.Null()
+		}
+	}
+	n, err := postgres.CopyFrom(ctx, pool, rows)
 	if err == nil && n != int64(len(batch)) {
 		err = fmt.Errorf("copied %d of %d documents", n, len(batch))
 	}
