@@ -95,7 +95,8 @@ func digestKeys() string {
 }
 
 // String writes every key, defaults included, in the form
-// ParseDigestFormat reads: what the server logs and the flag's help shows.
+// ParseDigestFormat reads: what the server logs and --banking-digest's
+// default shows.
 func (f DigestFormat) String() string {
 	var b strings.Builder
 	for i, o := range digestOptions {
@@ -112,15 +113,4 @@ func (f DigestFormat) String() string {
 		}
 	}
 	return b.String()
-}
-
-// Set makes *DigestFormat a flag.Value: each use of the flag replaces the
-// whole format, keys it leaves out taking their defaults.
-func (f *DigestFormat) Set(s string) error {
-	v, err := ParseDigestFormat(s)
-	if err != nil {
-		return err
-	}
-	*f = v
-	return nil
 }

@@ -190,18 +190,6 @@ func TestParseDigestFormat(t *testing.T) {
 	if s := (DigestFormat{Alphabetical: true, DropEmpty: true}).String(); s != "order=alphabetical,lines=lf,empty=drop,trailing=off" {
 		t.Errorf("String: %q", s)
 	}
-	// Set is the flag's: each use replaces the whole format, and a bad
-	// value leaves the one before.
-	var f DigestFormat
-	if err := f.Set("order=alphabetical,lines=crlf"); err != nil || f != (DigestFormat{Alphabetical: true, CRLF: true}) {
-		t.Fatalf("Set: %+v %v", f, err)
-	}
-	if err := f.Set("trailing=on"); err != nil || f != (DigestFormat{Trailing: true}) {
-		t.Fatalf("second Set: %+v %v", f, err)
-	}
-	if err := f.Set("trailing=maybe"); err == nil || f != (DigestFormat{Trailing: true}) {
-		t.Fatalf("bad Set: %+v %v", f, err)
-	}
 }
 
 // FuzzParseDigestFormat: no input panics; what parses prints back to a
