@@ -38,6 +38,11 @@ type bankingModule struct {
 	// refreshReserve is how long a used refresh token keeps working
 	// (reference §3, §15 #7: 2 h, configurable).
 	refreshReserve time.Duration
+	// digest is --banking-digest, the layout of the text payments and
+	// card-limit applications are signed over (reference §8, §15 #1: the
+	// literal list by default, each choice switchable), read at build.
+	// One server, one format.
+	digest string
 }
 
 func (*bankingModule) name() string        { return "banking" }
@@ -55,6 +60,7 @@ func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&m.refreshReserve, "banking-refresh-reserve", banking.RefreshReserve, "how long a used refresh token keeps working after its first use, for a client that lost the new pair (reference §3: the provider's 2h; §15 #7); 0: at once only the newest refresh token works")
 	fs.StringVar(&m.idTokenAlg, "banking-id-token-alg", banking.IDTokenGOST, "alg of id_tokens and user-info JWTs: gost34.10-2012 (the provider's, under the --banking-jws-key key) or RS256 (newer SDK builds)")
 	fs.StringVar(&m.idTokenRSA, "banking-id-token-rsa-key", "", "PEM file with the RSA private key of RS256 id_tokens (default: "+bankkeys.IDTokenRSAKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
+	fs.StringVar(&m.digest, "banking-digest", banking.DigestFormat{}.String(), "layout of the digest text payments and card-limit applications are signed over (reference §8), comma-separated key=value, keys left out at their defaults: order=listed|alphabetical, lines=lf|crlf, empty=keep|drop (an absent value as an empty name= line, or no line), trailing=off|on (a separator after the last line)")
 	m.payments.register(fs)
 }
 
@@ -84,6 +90,10 @@ func (m *bankingModule) contourOrDefault() (string, error) {
 }
 
 func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
+	digest, err := banking.ParseDigestFormat(m.digest)
+	if err != nil {
+		return built{}, fmt.Errorf("--banking-digest: %w", err)
+	}
 	if err := bankapi.CheckPrefix(m.prefix); err != nil {
 		return built{}, err
 	}
@@ -129,7 +139,10 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	// Certificates' validity periods are checked on the identity service's
 	// clock, the one /v1/crypto reports their active flag by.
 	verifier := banking.NewSignatureVerifierAt(contour, store, identity.Now)
-	cards, err := newCards(ctx, d.db, contour, verifier, m.jwsClients, m.timeZone, m.jwsReversed) // banking_cards_cli.go
+	// The digest format is logged at every start: a signature made over
+	// another format's text fails, and the line tells which one is served.
+	d.log.Info("banking: digest format", "format", digest.String())
+	cards, err := newCards(ctx, d.db, contour, verifier, m.jwsClients, m.timeZone, m.jwsReversed, digest) // banking_cards_cli.go
 	if err != nil {
 		return built{}, err
 	}
@@ -145,7 +158,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if d.metrics != nil {
 		workers = background.NewMetrics(d.metrics.Registry)
 	}
-	pay, err := m.payments.build(d.db, d.dataDir, contour, zone, banking.IdentityAccounts{Store: store}, store, verifier, key,
+	pay, err := m.payments.build(d.db, d.dataDir, contour, zone, digest, banking.IdentityAccounts{Store: store}, store, verifier, key,
 		workers.Worker("banking-webhooks", d.log)) // banking_payments.go
 	if err != nil {
 		return built{}, err

@@ -29,9 +29,10 @@ const sandboxNoOfferAccount = "40702810138833411735"
 // and JWS certificates from IDENTITY's records; jwsClients is the
 // comma-separated client_ids that must sign card-limit requests with a JWS;
 // zone is the bank's IANA time zone for limit expiry ("" means Europe/Moscow);
-// jwsReversed reads JWS signatures byte-reversed (--banking-jws-reversed).
+// jwsReversed reads JWS signatures byte-reversed (--banking-jws-reversed);
+// digest is the layout of limit applications' digests (--banking-digest).
 // In the sandbox it seeds the sandbox cards.
-func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier, jwsClients, zone string, jwsReversed bool) (*banking.Cards, error) {
+func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier banking.SignatureVerifier, jwsClients, zone string, jwsReversed bool, digest banking.DigestFormat) (*banking.Cards, error) {
 	store := bankingsql.NewCardStore(db)
 	required := map[string]bool{}
 	for _, c := range strings.Split(jwsClients, ",") {
@@ -40,7 +41,7 @@ func newCards(ctx context.Context, db *sqldb.DB, contour string, verifier bankin
 		}
 	}
 	idStore := bankingsql.NewIdentityStore(db)
-	cfg := banking.CardsConfig{Contour: contour, JWSRequired: func(client string) bool { return required[client] }, JWSReversed: jwsReversed}
+	cfg := banking.CardsConfig{Contour: contour, JWSRequired: func(client string) bool { return required[client] }, JWSReversed: jwsReversed, Digest: digest}
 	loc, err := bankZone(zone)
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 	if err := bankingsql.MigrateCards(ctx, db); err != nil {
 		return err
 	}
-	cards, err := newCards(ctx, db, *contour, nil, "", "", false)
+	cards, err := newCards(ctx, db, *contour, nil, "", "", false, banking.DigestFormat{})
 	if err != nil {
 		return err
 	}

@@ -443,7 +443,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&keyFile, "key", "", "signer's GOST private key (PKCS#8 PEM or DER)")
 				fs.StringVar(&uuid, "uuid", "", "certificateUuid to put in the element")
 				fs.StringVar(&signType, "sign-type", "", "signType (UKEP_UL for a qualified signature)")
-				fs.BoolVar(&trim, "trim-final-newline", false, "drop one final newline (a file written with echo); the digest itself has none")
+				fs.BoolVar(&trim, "trim-final-newline", false, "drop one final newline (a file written with echo); the digest itself has none unless the server runs with --banking-digest trailing=on, whose final separator is part of the signed text")
 			},
 			run: func(ctx context.Context, _ *banking.Identity) (any, error) {
 				if certFile == "" || keyFile == "" {

@@ -89,7 +89,9 @@ func validAccountFor(t *testing.T, account, bic string) string {
 	return ""
 }
 
-func newForeignWorld(t *testing.T, contour string) *foreignWorld {
+// newForeignWorld starts the world's server in contour, with extra serve
+// flags after the world's own.
+func newForeignWorld(t *testing.T, contour string, extra ...string) *foreignWorld {
 	t.Helper()
 	w := &foreignWorld{hooks: &hookLog{}}
 	args := []string{"--only", "banking", "--banking-contour", contour}
@@ -109,7 +111,7 @@ func newForeignWorld(t *testing.T, contour string) *foreignWorld {
 		args = append(args, "--banking-webhook-url", partner.URL, "--banking-webhook-secret", "hook-secret",
 			"--banking-webhook-interval", "50ms", "--banking-webhook-allow-private")
 	}
-	w.ts = startServer(t, args...)
+	w.ts = startServer(t, append(args, extra...)...)
 	cli := func(args ...string) map[string]any {
 		return bankingCLI(t, "", append(args, "--data-dir", w.ts.dataDir, "--banking-contour", contour)...)
 	}

@@ -192,9 +192,10 @@ type paymentArea struct {
 // URL at any time; without a deployment URL only such partners' events are
 // taken from the outbox. jws is the bank's key, signing the bodies of
 // partners whose webhook format is jose; zone is the bank's time zone of
-// document dates (nil: banking.DefaultBankZone).
+// document dates (nil: banking.DefaultBankZone); digest the layout of the
+// documents' digests (--banking-digest).
 // health hears the outcome of every pass of the dispatcher.
-func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.Location, accounts banking.AccountLookup, identity banking.IdentityStore, verifier banking.SignatureVerifier, jws *banking.BankKey, health *background.Worker) (paymentArea, error) {
+func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.Location, digest banking.DigestFormat, accounts banking.AccountLookup, identity banking.IdentityStore, verifier banking.SignatureVerifier, jws *banking.BankKey, health *background.Worker) (paymentArea, error) {
 	checksums, err := banking.ParseChecksumMode(f.checksums)
 	if err != nil {
 		return paymentArea{}, fmt.Errorf("--banking-checksum-failures: %w", err)
@@ -232,7 +233,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	}
 	svc := &banking.PaymentService{Store: store, Accounts: accounts, Verifier: verifier, Users: identity, Payees: identity,
 		Config: banking.PaymentConfig{SigningHost: f.signingHost, CheckErrorDaysAhead: days,
-			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums, Contour: contour, Location: zone},
+			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums, Contour: contour, Location: zone, Digest: digest},
 		Limits:      &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst},
 		Maintenance: maint}
 	urls := f.webhookPolicy(contour)

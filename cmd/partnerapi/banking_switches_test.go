@@ -64,7 +64,7 @@ func TestBankingWebhookRetryFlags(t *testing.T) {
 	startServer(t, "--only", "banking", "--banking-webhook-max-attempts", "3", "--banking-webhook-backoff", "2s", "--banking-webhook-max-backoff", "8s")
 	var f paymentFlags
 	f.webhookAttempts = -1
-	if _, err := f.build(nil, "", banking.ContourSandbox, nil, nil, nil, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "--banking-webhook-max-attempts") {
+	if _, err := f.build(nil, "", banking.ContourSandbox, nil, banking.DigestFormat{}, nil, nil, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "--banking-webhook-max-attempts") {
 		t.Fatalf("build with a refused schedule: %v", err)
 	}
 }

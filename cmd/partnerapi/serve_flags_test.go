@@ -85,6 +85,7 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 func TestServeChecksEnvironmentValues(t *testing.T) {
 	for name, bad := range map[string]string{
 		"banking-card-not-found-cause": "NOPE",
+		"banking-digest":               "order=sideways",
 		"banking-webhook-max-attempts": "0",
 		"banking-id-token-alg":         "HS256",
 		"assistant-max-body-mb":        "-1",
