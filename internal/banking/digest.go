@@ -95,8 +95,8 @@ func byName[T any](fields []digestField[T]) []digestField[T] {
 // one place the digest is built: creation, sign-later, GET …/digest and the
 // crucialFieldsHash all call it with the server's format. It is on every
 // create, so the loop is written out here rather than through a line
-// writer whose methods the compiler does not inline: each option costs a
-// line a predictable branch at most.
+// writer whose methods the compiler does not inline: each option costs at
+// most one well-predicted branch per line.
 func (f DigestFormat) Payment(p *Payment) string {
 	fields := paymentDigestFields
 	if f.Alphabetical {
