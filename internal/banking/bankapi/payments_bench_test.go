@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ type benchIdentity struct {
 	banking.IdentityStore // nil: the benchmark calls only what is below
 	tok                   banking.Token
 	acc                   banking.Account
+	certs                 map[string]banking.Certificate
 }
 
 func (s *benchIdentity) GetToken(_ context.Context, hash string) (banking.Token, error) {
@@ -45,6 +47,17 @@ func (s *benchIdentity) GetOrg(_ context.Context, id string) (banking.Organisati
 		return banking.Organisation{}, banking.ErrNotFound
 	}
 	return banking.Organisation{ID: id, INN: banking.SandboxOrgINN, KPP: banking.SandboxOrgKPP}, nil
+}
+
+// GetCertificate answers the seeded sandbox certificates, which a sandbox
+// signature's check reads for their active flag and validity period as the
+// served store does.
+func (s *benchIdentity) GetCertificate(_ context.Context, uuid string) (banking.Certificate, error) {
+	c, ok := s.certs[strings.ToLower(uuid)]
+	if !ok {
+		return banking.Certificate{}, banking.ErrNotFound
+	}
+	return c, nil
 }
 
 // benchPayments stores nothing: CreatePayment returns at once. Like the
@@ -88,7 +101,15 @@ func BenchmarkCreatePaymentHandler(b *testing.B) {
 		tok: banking.Token{Hash: banking.HashSecret(token), Kind: banking.TokenAccess, ClientID: banking.SandboxClientID,
 			OrgID: banking.SandboxOrgID, UserID: banking.SandboxUserID, Scopes: []string{banking.ScopePayDocRU},
 			ExpiresAt: time.Now().Add(time.Hour)},
-		acc: banking.Account{Number: banking.SandboxAccount, OrgID: banking.SandboxOrgID, BIC: banking.SandboxBIC, CorrAccount: banking.SandboxCorrAccount},
+		acc:   banking.Account{Number: banking.SandboxAccount, OrgID: banking.SandboxOrgID, BIC: banking.SandboxBIC, CorrAccount: banking.SandboxCorrAccount},
+		certs: map[string]banking.Certificate{},
+	}
+	seed, err := banking.SandboxSeed()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range seed.Certs {
+		ids.certs[c.UUID] = c
 	}
 	identity := banking.NewIdentity(ids)
 	svc := &banking.PaymentService{Store: benchPayments{}, Accounts: banking.IdentityAccounts{Store: ids},
