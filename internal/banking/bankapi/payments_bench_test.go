@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/storetest"
 	"partnerapi/internal/web"
 )
 
@@ -94,23 +96,52 @@ func (w *benchRespWriter) Write(b []byte) (int, error) {
 // through slog's text handler, recovery, limits, routing, metrics, token
 // authentication, gate, decode, validation, digest, encoding, the 201)
 // with a store that keeps nothing, as a sole-signed sandbox document.
+// Its identity store is either in memory ("memory") or the served SQL
+// store on SQLite ("cached"), whose token, account, organisation and
+// certificate lookups, hot, come from its read caches as under load.
 // Run it with -benchmem: allocations are what drives the GC under load.
 func BenchmarkCreatePaymentHandler(b *testing.B) {
-	const token = "11111111-2222-4333-8444-555555555555-1"
-	ids := &benchIdentity{
-		tok: banking.Token{Hash: banking.HashSecret(token), Kind: banking.TokenAccess, ClientID: banking.SandboxClientID,
-			OrgID: banking.SandboxOrgID, UserID: banking.SandboxUserID, Scopes: []string{banking.ScopePayDocRU},
-			ExpiresAt: time.Now().Add(time.Hour)},
-		acc:   banking.Account{Number: banking.SandboxAccount, OrgID: banking.SandboxOrgID, BIC: banking.SandboxBIC, CorrAccount: banking.SandboxCorrAccount},
-		certs: map[string]banking.Certificate{},
-	}
-	seed, err := banking.SandboxSeed()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, c := range seed.Certs {
-		ids.certs[c.UUID] = c
-	}
+	b.Run("memory", func(b *testing.B) {
+		const token = "11111111-2222-4333-8444-555555555555-1"
+		ids := &benchIdentity{
+			tok: banking.Token{Hash: banking.HashSecret(token), Kind: banking.TokenAccess, ClientID: banking.SandboxClientID,
+				OrgID: banking.SandboxOrgID, UserID: banking.SandboxUserID, Scopes: []string{banking.ScopePayDocRU},
+				ExpiresAt: time.Now().Add(time.Hour)},
+			acc:   banking.Account{Number: banking.SandboxAccount, OrgID: banking.SandboxOrgID, BIC: banking.SandboxBIC, CorrAccount: banking.SandboxCorrAccount},
+			certs: map[string]banking.Certificate{},
+		}
+		seed, err := banking.SandboxSeed()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range seed.Certs {
+			ids.certs[c.UUID] = c
+		}
+		benchCreatePayment(b, ids, token)
+	})
+	b.Run("cached", func(b *testing.B) {
+		ctx := context.Background()
+		db := storetest.SQLite(b)
+		if err := bankingsql.MigrateIdentity(ctx, db); err != nil {
+			b.Fatal(err)
+		}
+		ids := bankingsql.NewIdentityStore(db)
+		identity := banking.NewIdentity(ids)
+		if err := identity.SeedSandbox(ctx); err != nil {
+			b.Fatal(err)
+		}
+		tok, err := identity.IssueTokens(ctx, banking.SandboxClientID, banking.SandboxOrgID, banking.SandboxUserID,
+			[]string{banking.ScopePayDocRU})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchCreatePayment(b, ids, tok.AccessToken)
+	})
+}
+
+// benchCreatePayment runs BenchmarkCreatePaymentHandler's creates with
+// ids as the identity store and token as the bearer.
+func benchCreatePayment(b *testing.B, ids banking.IdentityStore, token string) {
 	identity := banking.NewIdentity(ids)
 	svc := &banking.PaymentService{Store: benchPayments{}, Accounts: banking.IdentityAccounts{Store: ids},
 		Verifier: banking.NewSignatureVerifier(banking.ContourSandbox, ids), Maintenance: &banking.Maintenance{},
@@ -128,6 +159,7 @@ func BenchmarkCreatePaymentHandler(b *testing.B) {
 	u, _ := url.Parse("http://127.0.0.1:8080/fintech/api/v1/payments")
 	w := &benchRespWriter{h: http.Header{}}
 	rd := bytes.NewReader(nil)
+	auth := "Bearer " + token
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -136,7 +168,7 @@ func BenchmarkCreatePaymentHandler(b *testing.B) {
 		rd.Reset(body)
 		// What net/http's server hands a handler for this request.
 		r := &http.Request{Method: "POST", URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + token}},
+			Header: http.Header{"Content-Type": {"application/json"}, "Authorization": {auth}},
 			Body:   io.NopCloser(rd), ContentLength: int64(len(body)), RemoteAddr: "127.0.0.1:40000",
 			RequestURI: u.Path, Host: u.Host}
 		r = r.WithContext(context.Background())
