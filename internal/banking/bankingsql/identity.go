@@ -13,10 +13,19 @@ import (
 )
 
 // IdentityStore is banking.IdentityStore on SQLite or PostgreSQL.
-type IdentityStore struct{ db *sqldb.DB }
+type IdentityStore struct {
+	db *sqldb.DB
+	// caches are db's read caches (token_cache.go), found once here: every
+	// create looks up its token, account, organisation and certificate,
+	// and finding the caches by db in the process-wide map cost each of
+	// those lookups an interface hash.
+	caches *dbCaches
+}
 
 // NewIdentityStore wraps db (already migrated with MigrateIdentity).
-func NewIdentityStore(db *sqldb.DB) *IdentityStore { return &IdentityStore{db: db} }
+func NewIdentityStore(db *sqldb.DB) *IdentityStore {
+	return &IdentityStore{db: db, caches: cachesFor(db)}
+}
 
 var _ banking.IdentityStore = (*IdentityStore)(nil)
 
@@ -124,7 +133,7 @@ func (s *IdentityStore) CreateOrg(ctx context.Context, o banking.Organisation) e
 }
 
 func (s *IdentityStore) GetOrg(ctx context.Context, id string) (banking.Organisation, error) {
-	return cachedOrg(s.db, id, func() (banking.Organisation, error) { // token_cache.go
+	return s.caches.orgs.get(id, func() (banking.Organisation, error) { // token_cache.go
 		var o banking.Organisation
 		err := s.db.R.QueryRowContext(ctx, `SELECT id, name, full_name, inn, kpp, ogrn, juridical_address, ter_bank FROM banking_orgs WHERE id = $1`, id).
 			Scan(&o.ID, &o.Name, &o.FullName, &o.INN, &o.KPP, &o.OGRN, &o.JuridicalAddress, &o.TerBank)
@@ -151,7 +160,7 @@ func scanAccount(sc interface{ Scan(...any) error }) (banking.Account, error) {
 }
 
 func (s *IdentityStore) GetAccount(ctx context.Context, number string) (banking.Account, error) {
-	return cachedAccount(s.db, number, func() (banking.Account, error) { // token_cache.go
+	return s.caches.accounts.get(number, func() (banking.Account, error) { // token_cache.go
 		a, err := scanAccount(s.db.QueryRowContext(ctx, `SELECT `+accountCols+` FROM banking_accounts WHERE number = $1`, number))
 		return a, idNotFound(err)
 	})
@@ -338,7 +347,7 @@ func scanCert(sc interface{ Scan(...any) error }) (banking.Certificate, error) {
 // it costs stays off the signing path.
 func (s *IdentityStore) GetCertificate(ctx context.Context, uuid string) (banking.Certificate, error) {
 	key := strings.ToLower(uuid)
-	return cachedCertificate(s.db, key, func() (banking.Certificate, error) {
+	return s.caches.certs.get(key, func() (banking.Certificate, error) {
 		c, err := scanCert(s.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE uuid = $1`, key))
 		if errors.Is(err, sql.ErrNoRows) {
 			c, err = scanCert(s.db.QueryRowContext(ctx, `SELECT `+certCols+` FROM banking_certs WHERE lower(uuid) = $1`, key))
@@ -392,7 +401,7 @@ func getToken(ctx context.Context, q interface {
 }
 
 func (s *IdentityStore) GetToken(ctx context.Context, hash string) (banking.Token, error) {
-	return cachedToken(ctx, s.db, hash) // token_cache.go
+	return s.caches.tokens.get(hash, func() (banking.Token, error) { return getToken(ctx, s.db, hash) }) // token_cache.go
 }
 
 func (s *IdentityStore) RevokeToken(ctx context.Context, hash string, now time.Time) error {

@@ -1,7 +1,6 @@
 package bankingsql
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"time"
@@ -143,16 +142,24 @@ func (c *readCache[V]) forget(key string) {
 	c.mu.Unlock()
 }
 
-// dbCaches are the read caches of one database.
+// dbCaches are the read caches of one database, which IdentityStore's
+// lookups go through.
 type dbCaches struct {
 	tokens   readCache[banking.Token]
 	accounts readCache[banking.Account]
-	orgs     readCache[banking.Organisation]
-	certs    readCache[banking.Certificate]
+	// orgs: every create compares its payer's INN with its organisation's,
+	// and organisations, like accounts, are only ever added.
+	orgs readCache[banking.Organisation]
+	// certs: every signed create and JWS request looks up its signer's
+	// certificate, and the query and the copy of its DER cost a tenth of a
+	// signed create's CPU.
+	certs readCache[banking.Certificate]
 }
 
 var readCaches sync.Map // *sqldb.DB → *dbCaches
 
+// cachesFor finds db's caches, shared by every store on db so that a
+// change through one is seen by the others.
 func cachesFor(db *sqldb.DB) *dbCaches {
 	if c, ok := readCaches.Load(db); ok {
 		return c.(*dbCaches)
@@ -161,32 +168,8 @@ func cachesFor(db *sqldb.DB) *dbCaches {
 	return c.(*dbCaches)
 }
 
-// cachedToken is GetToken through the cache.
-func cachedToken(ctx context.Context, db *sqldb.DB, hash string) (banking.Token, error) {
-	return cachesFor(db).tokens.get(hash, func() (banking.Token, error) { return getToken(ctx, db, hash) })
-}
-
 // forgetToken drops hash from the cache after its row changed.
 func forgetToken(db *sqldb.DB, hash string) { cachesFor(db).tokens.forget(hash) }
 
-// cachedCertificate is GetCertificate through the cache: every signed
-// create and JWS request looks up its signer's certificate, and the query
-// and the copy of its DER cost a tenth of a signed create's CPU.
-func cachedCertificate(db *sqldb.DB, uuid string, load func() (banking.Certificate, error)) (banking.Certificate, error) {
-	return cachesFor(db).certs.get(uuid, load)
-}
-
 // forgetCertificate drops uuid from the cache after its row changed.
 func forgetCertificate(db *sqldb.DB, uuid string) { cachesFor(db).certs.forget(uuid) }
-
-// cachedOrg is GetOrg through the cache: every create compares its payer's
-// INN with its organisation's, and organisations, like accounts, are only
-// ever added.
-func cachedOrg(db *sqldb.DB, id string, load func() (banking.Organisation, error)) (banking.Organisation, error) {
-	return cachesFor(db).orgs.get(id, load)
-}
-
-// cachedAccount is GetAccount through the cache.
-func cachedAccount(db *sqldb.DB, number string, load func() (banking.Account, error)) (banking.Account, error) {
-	return cachesFor(db).accounts.get(number, load)
-}
