@@ -249,8 +249,10 @@ type StoredPayment struct {
 	Doc   Payment // without DigestSignatures
 	// DocJSON, when set, is Doc encoded by the service, so a store keeps
 	// these bytes instead of encoding the document a second time. Nothing
-	// writes to it once it is set: a store may keep it as a string
-	// without copying it.
+	// writes to it while the store's create runs: a store may keep it as
+	// a string without copying it, for good unless it is a
+	// DocJSONBorrower, whose bytes the service reuses once its create
+	// returned nil.
 	DocJSON   []byte
 	Kopecks   int64
 	Status    string

@@ -16,7 +16,13 @@ import (
 // that are not exact kopecks take encoding/json, so the result never
 // differs; a test compares the two on many documents.
 func MarshalPayment(d *Payment) ([]byte, error) {
-	out, ok := appendPayment(make([]byte, 0, 1024), d)
+	return marshalPaymentTo(make([]byte, 0, 1024), d)
+}
+
+// marshalPaymentTo is MarshalPayment encoding into buf's space (from its
+// length), or in a new slice when encoding/json writes it.
+func marshalPaymentTo(buf []byte, d *Payment) ([]byte, error) {
+	out, ok := appendPayment(buf, d)
 	if !ok {
 		return json.Marshal(d)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -141,7 +142,7 @@ func digestHash(digest string) string { return hexSHA256(digest) }
 // IMPLEMENTED, or INVALIDEDS when a signature's certificate is not the
 // token user's (reference §9.1, foreignSignatureHistory).
 func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*Payment, error) {
-	sp, hash, err := s.create(ctx, p, d)
+	sp, hash, err := s.create(ctx, p, d, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -159,18 +160,47 @@ func (s *PaymentService) CreateJSON(ctx context.Context, p Principal, d Payment)
 
 // AppendCreateJSON is CreateJSON appending the answer to dst, so a caller
 // that writes it out at once can reuse one buffer for every answer.
+//
+// With a store that only borrows the document's encoding (DocJSONBorrower)
+// the encoding is made in a pooled buffer, which is pooled again once the
+// answer is spliced from it: a create allocated a fresh kilobyte for it,
+// which under load is memory no cache holds.
 func (s *PaymentService) AppendCreateJSON(ctx context.Context, dst []byte, p Principal, d Payment) ([]byte, error) {
-	sp, hash, err := s.create(ctx, p, d)
+	var buf *[]byte
+	if _, ok := s.Store.(DocJSONBorrower); ok {
+		buf = docBuffers.Get().(*[]byte)
+	}
+	sp, hash, err := s.create(ctx, p, d, buf)
 	if err != nil {
+		// Not pooled: a create whose context ended may have left the
+		// bytes with a commit still in flight.
 		return dst, err
 	}
-	return appendBankFieldsTo(dst, sp.DocJSON, sp.Status, sp.Comment, hash), nil
+	dst = appendBankFieldsTo(dst, sp.DocJSON, sp.Status, sp.Comment, hash)
+	if buf != nil && cap(sp.DocJSON) <= maxPooledDoc {
+		*buf, sp.DocJSON = sp.DocJSON[:0], nil
+		docBuffers.Put(buf)
+	}
+	return dst, nil
 }
+
+// DocJSONBorrower is a PaymentStore that keeps no reference to a document's
+// StoredPayment.DocJSON once its CreatePayment or CreateProcessed returned
+// nil, so the service may encode another document into those bytes.
+type DocJSONBorrower interface{ BorrowsDocJSON() }
+
+// docBuffers are the buffers documents are encoded into for a
+// DocJSONBorrower; maxPooledDoc keeps an unusual document's grown buffer
+// out of the pool.
+var docBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledDoc = 16 << 10
 
 // create is Create up to the stored document and its crucialFieldsHash:
 // the digest is built once, for the signature check and the hash alike,
-// and the document encoded once, for the store and the answer alike.
-func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*StoredPayment, string, error) {
+// and the document encoded once, for the store and the answer alike, into
+// buf when it is not nil.
+func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, buf *[]byte) (*StoredPayment, string, error) {
 	if e, ok := s.Store.(CreateExpecter); ok {
 		var release func()
 		ctx, release = e.ExpectCreate(ctx)
@@ -220,7 +250,12 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment) (*S
 	sp.Roles, sp.Channel, sp.CreatedAt, sp.UpdatedAt = set.Roles, channel(p), now, now
 	sp.Kopecks, _ = doc.Amount.Kopecks()
 	var err error
-	if sp.DocJSON, err = MarshalPayment(doc); err != nil {
+	if buf != nil {
+		sp.DocJSON, err = marshalPaymentTo((*buf)[:0], doc)
+	} else {
+		sp.DocJSON, err = MarshalPayment(doc)
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	// One history slice is made, the one that is stored; none for a fully

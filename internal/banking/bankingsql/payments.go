@@ -146,9 +146,9 @@ func (s *PaymentStore) CreateProcessed(ctx context.Context, sp *banking.StoredPa
 }
 
 // docString is the document's stored JSON. Its bytes are handed to the
-// committer as a string without a copy: DocJSON is never written once the
-// service has encoded it (banking.StoredPayment), and a copy was a kilobyte
-// allocated and moved per create.
+// committer as a string without a copy: DocJSON is not written while the
+// create runs (banking.StoredPayment), and a copy was a kilobyte allocated
+// and moved per create.
 func docString(sp *banking.StoredPayment) (string, error) {
 	doc := sp.DocJSON
 	if doc == nil {
@@ -159,6 +159,17 @@ func docString(sp *banking.StoredPayment) (string, error) {
 	}
 	return unsafe.String(unsafe.SliceData(doc), len(doc)), nil
 }
+
+// BorrowsDocJSON: the store holds a document's DocJSON only until its
+// create returns nil (banking.DocJSONBorrower). The committer answers a
+// document after its batch committed, and by then the driver has copied
+// the bytes (SQLite binds a copy of each text, pgx encodes its arguments
+// and COPY rows into its own buffer); nothing keeps docString's string
+// past the batch. A create that fails may still have them in a batch, and
+// the service does not reuse those.
+func (*PaymentStore) BorrowsDocJSON() {}
+
+var _ banking.DocJSONBorrower = (*PaymentStore)(nil)
 
 // submit queues p into the group commit and returns once the transaction
 // that wrote it has committed, or with the document's own refusal.
