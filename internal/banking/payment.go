@@ -251,7 +251,7 @@ type StoredPayment struct {
 	// these bytes instead of encoding the document a second time. Nothing
 	// writes to it while the store's create runs: a store may keep it as
 	// a string without copying it, for good unless it is a
-	// DocJSONBorrower, whose bytes the service reuses once its create
+	// PaymentBorrower, whose bytes the service reuses once its create
 	// returned nil.
 	DocJSON   []byte
 	Kopecks   int64

@@ -161,46 +161,56 @@ func (s *PaymentService) CreateJSON(ctx context.Context, p Principal, d Payment)
 // AppendCreateJSON is CreateJSON appending the answer to dst, so a caller
 // that writes it out at once can reuse one buffer for every answer.
 //
-// With a store that only borrows the document's encoding (DocJSONBorrower)
-// the encoding is made in a pooled buffer, which is pooled again once the
-// answer is spliced from it: a create allocated a fresh kilobyte for it,
-// which under load is memory no cache holds.
+// With a store that only borrows what its create is handed
+// (PaymentBorrower) the stored document and the buffer it is encoded into
+// come from a pool and go back to it once the answer is spliced: a create
+// allocated a fresh ~900-byte StoredPayment and a kilobyte for its
+// encoding, memory that under load no cache holds.
 func (s *PaymentService) AppendCreateJSON(ctx context.Context, dst []byte, p Principal, d Payment) ([]byte, error) {
-	var buf *[]byte
-	if _, ok := s.Store.(DocJSONBorrower); ok {
-		buf = docBuffers.Get().(*[]byte)
+	var sc *createScratch
+	if _, ok := s.Store.(PaymentBorrower); ok {
+		sc = createScratches.Get().(*createScratch)
 	}
-	sp, hash, err := s.create(ctx, p, d, buf)
+	sp, hash, err := s.create(ctx, p, d, sc)
 	if err != nil {
 		// Not pooled: a create whose context ended may have left the
-		// bytes with a commit still in flight.
+		// document with a commit still in flight.
 		return dst, err
 	}
 	dst = appendBankFieldsTo(dst, sp.DocJSON, sp.Status, sp.Comment, hash)
-	if buf != nil && cap(sp.DocJSON) <= maxPooledDoc {
-		*buf, sp.DocJSON = sp.DocJSON[:0], nil
-		docBuffers.Put(buf)
+	if sc != nil {
+		if cap(sp.DocJSON) <= maxPooledDoc {
+			sc.doc = sp.DocJSON[:0]
+		}
+		sc.sp = StoredPayment{}
+		createScratches.Put(sc)
 	}
 	return dst, nil
 }
 
-// DocJSONBorrower is a PaymentStore that keeps no reference to a document's
-// StoredPayment.DocJSON once its CreatePayment or CreateProcessed returned
-// nil, so the service may encode another document into those bytes.
-type DocJSONBorrower interface{ BorrowsDocJSON() }
+// PaymentBorrower is a PaymentStore that keeps no reference to the
+// StoredPayment its CreatePayment or CreateProcessed is handed, nor to its
+// DocJSON, once the create returned nil, so the service may reuse both for
+// another document.
+type PaymentBorrower interface{ BorrowsPayment() }
 
-// docBuffers are the buffers documents are encoded into for a
-// DocJSONBorrower; maxPooledDoc keeps an unusual document's grown buffer
-// out of the pool.
-var docBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// createScratch is what a create for a PaymentBorrower takes from
+// createScratches: the stored document and the buffer it is encoded into.
+// maxPooledDoc keeps an unusual document's grown buffer out of the pool.
+type createScratch struct {
+	sp  StoredPayment
+	doc []byte
+}
+
+var createScratches = sync.Pool{New: func() any { return &createScratch{doc: make([]byte, 0, 1024)} }}
 
 const maxPooledDoc = 16 << 10
 
 // create is Create up to the stored document and its crucialFieldsHash:
 // the digest is built once, for the signature check and the hash alike,
-// and the document encoded once, for the store and the answer alike, into
-// buf when it is not nil.
-func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, buf *[]byte) (*StoredPayment, string, error) {
+// and the document encoded once, for the store and the answer alike; with
+// sc, in sc's StoredPayment and buffer.
+func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc *createScratch) (*StoredPayment, string, error) {
 	if e, ok := s.Store.(CreateExpecter); ok {
 		var release func()
 		ctx, release = e.ExpectCreate(ctx)
@@ -210,7 +220,13 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, buf
 	// and encoded in place. Working on d itself would move d to the heap as
 	// well (InspectPayment and PaymentDigest take its address), a second
 	// copy of ~550 bytes per create.
-	sp := &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d}
+	var sp *StoredPayment
+	if sc != nil {
+		sp = &sc.sp
+		*sp = StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d}
+	} else {
+		sp = &StoredPayment{OrgID: p.OrgID, Kind: KindPayDoc, Doc: d}
+	}
 	doc := &sp.Doc
 	now := s.now()
 	var findings Findings
@@ -250,8 +266,8 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, buf
 	sp.Roles, sp.Channel, sp.CreatedAt, sp.UpdatedAt = set.Roles, channel(p), now, now
 	sp.Kopecks, _ = doc.Amount.Kopecks()
 	var err error
-	if buf != nil {
-		sp.DocJSON, err = marshalPaymentTo((*buf)[:0], doc)
+	if sc != nil {
+		sp.DocJSON, err = marshalPaymentTo(sc.doc[:0], doc)
 	} else {
 		sp.DocJSON, err = MarshalPayment(doc)
 	}

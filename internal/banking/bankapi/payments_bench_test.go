@@ -63,11 +63,11 @@ func (s *benchIdentity) GetCertificate(_ context.Context, uuid string) (banking.
 }
 
 // benchPayments stores nothing: CreatePayment returns at once. Like the
-// SQL store, it takes a fully signed document's walk whole and keeps no
-// document's encoding past its create.
+// SQL store, it takes a fully signed document's walk whole and keeps
+// nothing it is handed past its create.
 type benchPayments struct{ banking.PaymentStore }
 
-func (benchPayments) BorrowsDocJSON() {}
+func (benchPayments) BorrowsPayment() {}
 
 func (benchPayments) CreatePayment(context.Context, *banking.StoredPayment, []banking.StatusChange) error {
 	return nil

@@ -160,16 +160,17 @@ func docString(sp *banking.StoredPayment) (string, error) {
 	return unsafe.String(unsafe.SliceData(doc), len(doc)), nil
 }
 
-// BorrowsDocJSON: the store holds a document's DocJSON only until its
-// create returns nil (banking.DocJSONBorrower). The committer answers a
-// document after its batch committed, and by then the driver has copied
-// the bytes (SQLite binds a copy of each text, pgx encodes its arguments
-// and COPY rows into its own buffer); nothing keeps docString's string
-// past the batch. A create that fails may still have them in a batch, and
-// the service does not reuse those.
-func (*PaymentStore) BorrowsDocJSON() {}
+// BorrowsPayment: the store holds a created document's StoredPayment and
+// DocJSON only until its create returns nil (banking.PaymentBorrower). The
+// committer answers a document after its batch committed, and by then the
+// driver has copied what it bound (SQLite binds a copy of each text, pgx
+// encodes its arguments and COPY rows into its own buffer); nothing keeps
+// the newPayment, docString's string or the StoredPayment past the batch.
+// A create that fails may still have them in a batch, and the service does
+// not reuse those.
+func (*PaymentStore) BorrowsPayment() {}
 
-var _ banking.DocJSONBorrower = (*PaymentStore)(nil)
+var _ banking.PaymentBorrower = (*PaymentStore)(nil)
 
 // submit queues p into the group commit and returns once the transaction
 // that wrote it has committed, or with the document's own refusal.

@@ -7,39 +7,40 @@ import (
 	"testing"
 )
 
-// borrowingPayments is memPayments declaring itself a DocJSONBorrower: it
-// keeps a copy of each document's encoding, as such a store must. Its
-// first refuse creates fail, and it keeps those documents' DocJSON itself,
-// as a commit still in flight after its caller gave up would.
+// borrowingPayments is memPayments declaring itself a PaymentBorrower: it
+// keeps copies of what each create hands it, as such a store must. Its
+// first refuse creates fail, and it keeps those documents themselves, as a
+// commit still in flight after its caller gave up would.
 type borrowingPayments struct {
 	*memPayments
 	refuse  int
-	kept    [][]byte // DocJSON of the refused creates, as handed over
-	copies  [][]byte // copies of every encoding, as handed over
+	kept    []*StoredPayment // the refused creates' documents, as handed over
+	copies  []StoredPayment  // copies of every document, as handed over
 	answers int
 }
 
-func (*borrowingPayments) BorrowsDocJSON() {}
+func (*borrowingPayments) BorrowsPayment() {}
 
 var errCommitInFlight = errors.New("the caller gave up; its commit is still in flight")
 
 func (b *borrowingPayments) CreatePayment(ctx context.Context, sp *StoredPayment, history []StatusChange) error {
-	b.copies = append(b.copies, bytes.Clone(sp.DocJSON))
+	c := *sp
+	c.DocJSON = bytes.Clone(sp.DocJSON)
+	b.copies = append(b.copies, c)
 	if len(b.kept) < b.refuse {
-		b.kept = append(b.kept, sp.DocJSON)
+		b.kept = append(b.kept, sp)
 		return errCommitInFlight
 	}
 	b.answers++
-	c := *sp
-	c.DocJSON = bytes.Clone(sp.DocJSON)
 	return b.memPayments.CreatePayment(ctx, &c, history)
 }
 
-// The pooled encoding of AppendCreateJSON: with a borrowing store every
-// answer is the one a store that keeps the bytes gets, the bytes of a
-// create that failed are never written again, and a store that does not
-// borrow keeps its documents' encodings unchanged by later creates.
-func TestCreateJSONDocBuffers(t *testing.T) {
+// The pooled documents of AppendCreateJSON: with a borrowing store every
+// answer is the one a store that keeps what it is handed gets, and what a
+// create that failed handed over is never written again; a store that
+// does not borrow keeps its documents' encodings unchanged by later
+// creates.
+func TestCreateJSONPooledDocuments(t *testing.T) {
 	ctx := context.Background()
 	borrower := &borrowingPayments{memPayments: newMemPayments(), refuse: 2}
 	pooled, p := newTestPayments(t)
@@ -78,8 +79,10 @@ func TestCreateJSONDocBuffers(t *testing.T) {
 		t.Fatalf("%d creates stored, want %d", borrower.answers, n-borrower.refuse)
 	}
 	for i, k := range borrower.kept {
-		if !bytes.Equal(k, borrower.copies[i]) {
-			t.Fatalf("the encoding of refused create %d was written again:\n%s\nwas\n%s", i, k, borrower.copies[i])
+		c := borrower.copies[i]
+		if k.Doc.ExternalID != c.Doc.ExternalID || k.Doc.Purpose != c.Doc.Purpose || k.Status != c.Status || !bytes.Equal(k.DocJSON, c.DocJSON) {
+			t.Fatalf("refused create %d was written again: %s %q %s\n%s\nwas %s %q %s\n%s", i,
+				k.Doc.ExternalID, k.Doc.Purpose, k.Status, k.DocJSON, c.Doc.ExternalID, c.Doc.Purpose, c.Status, c.DocJSON)
 		}
 	}
 	for key, sp := range keeper.docs {
