@@ -106,11 +106,9 @@ type Pool struct {
 	replicas []*replica
 	next     int  // where the search for the least busy replica starts
 	closed   bool // no probe starts any more
-	// queued counts the requests waiting for a replica under
-	// MaxInFlight, and freed is closed (and replaced) whenever one may
-	// have room again (limit.go).
-	queued int
-	freed  chan struct{}
+	// waiters are the requests waiting for a replica under MaxInFlight,
+	// oldest first (limit.go).
+	waiters []*waiter
 
 	// chats measures the chats for metrics (pool_metrics.go).
 	chats chatMetrics
@@ -166,7 +164,7 @@ func NewPool(name string, served Served, bases []string, opts PoolOptions) *Pool
 	case opts.MaxQueue < 0:
 		opts.MaxQueue = 0
 	}
-	p := &Pool{name: name, served: served, log: opts.Log, opts: opts, ownClient: own, freed: make(chan struct{})}
+	p := &Pool{name: name, served: served, log: opts.Log, opts: opts, ownClient: own}
 	p.stop, p.cancel = context.WithCancel(context.Background())
 	for _, base := range bases {
 		e := New(base, opts.Client)
@@ -240,7 +238,7 @@ func (p *Pool) release(r *replica, err error) {
 	p.fault(r, err)
 	p.mu.Lock()
 	r.inFlight--
-	p.wake()
+	p.dispatch()
 	p.mu.Unlock()
 }
 
@@ -365,7 +363,7 @@ func (p *Pool) probe(r *replica) {
 			r.lacking = false
 		}
 		if back || found {
-			p.wake()
+			p.dispatch()
 		}
 		done := !r.lacking
 		if done {
