@@ -14,9 +14,11 @@ import (
 
 // A SQLite batch whose documents agree on kind, status, comment, roles and
 // channel, each updated when it was created, is inserted with those values
-// bound once per statement; any other batch with twelve values a row. Both
-// store every column as the document has it, and the shared shape finds an
-// existing key as the other does.
+// bound once per statement, and with its organisation too when the batch
+// has one and every document was walked when it was created; any other
+// batch with twelve values a row. Every shape stores every column as the
+// document has it, and the shared shapes find an existing key as the other
+// does.
 func TestPaymentBatchSharedColumns(t *testing.T) {
 	at := time.Date(2026, 11, 29, 9, 30, 0, 0, time.UTC)
 	walked := func(id string) func() *newPayment {
@@ -24,6 +26,14 @@ func TestPaymentBatchSharedColumns(t *testing.T) {
 			sp := storedPayment("org1", id)
 			sp.Status, sp.Roles = banking.StatusImplemented, []banking.SignatureRole{"SOLE"}
 			return newWalkedPayment(sp, docOf(t, sp), at)
+		}
+	}
+	// walkedNow is walked at its creation, as a sole-signed create is.
+	walkedNow := func(org, id string) func() *newPayment {
+		return func() *newPayment {
+			sp := storedPayment(org, id)
+			sp.Status, sp.Roles = banking.StatusImplemented, []banking.SignatureRole{"SOLE"}
+			return newWalkedPayment(sp, docOf(t, sp), sp.CreatedAt)
 		}
 	}
 	draft := func(id string) func() *newPayment {
@@ -39,18 +49,23 @@ func TestPaymentBatchSharedColumns(t *testing.T) {
 			return newPaymentOf(sp, docOf(t, sp), []banking.StatusChange{{Status: banking.StatusCreated, At: at}})
 		}
 	}
+	const six, twelve = sharedPaymentsHead, paymentsHead
 	cases := []struct {
 		name   string
 		batch  []func() *newPayment
-		shared bool
+		shape  string // the head of the document rows' statements
 		failed []bool // outcomes that are WORKFLOW_FAULT
 	}{
-		{"walked documents", []func() *newPayment{walked("w1"), walked("w2"), walked("w3")}, true, []bool{false, false, false}},
-		{"drafts", []func() *newPayment{draft("d1"), draft("d2")}, true, []bool{false, false}},
-		{"walked and drafts", []func() *newPayment{walked("m1"), draft("m2"), walked("m3")}, false, []bool{false, false, false}},
-		{"updated after created", []func() *newPayment{touched("t1"), draft("t2")}, false, []bool{false, false}},
-		{"existing key, shared", []func() *newPayment{walked("x1"), walked("taken"), walked("x2")}, true, []bool{false, true, false}},
-		{"existing key, twelve values", []func() *newPayment{walked("y1"), draft("taken"), walked("y2")}, false, []bool{false, true, false}},
+		{"walked documents", []func() *newPayment{walked("w1"), walked("w2"), walked("w3")}, six, []bool{false, false, false}},
+		{"walked at creation", []func() *newPayment{walkedNow("org1", "n1"), walkedNow("org1", "n2")}, sharedWalkedHead, []bool{false, false}},
+		{"walked at creation, two organisations", []func() *newPayment{walkedNow("org1", "o1"), walkedNow("org2", "o2")}, six, []bool{false, false}},
+		{"walked at creation and later", []func() *newPayment{walkedNow("org1", "l1"), walked("l2")}, six, []bool{false, false}},
+		{"drafts", []func() *newPayment{draft("d1"), draft("d2")}, six, []bool{false, false}},
+		{"walked and drafts", []func() *newPayment{walked("m1"), draft("m2"), walked("m3")}, twelve, []bool{false, false, false}},
+		{"updated after created", []func() *newPayment{touched("t1"), draft("t2")}, twelve, []bool{false, false}},
+		{"existing key, shared", []func() *newPayment{walked("x1"), walked("taken"), walked("x2")}, six, []bool{false, true, false}},
+		{"existing key, walked at creation", []func() *newPayment{walkedNow("org1", "z1"), walkedNow("org1", "taken"), walkedNow("org1", "z2")}, sharedWalkedHead, []bool{false, true, false}},
+		{"existing key, twelve values", []func() *newPayment{walked("y1"), draft("taken"), walked("y2")}, twelve, []bool{false, true, false}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -88,8 +103,10 @@ func TestPaymentBatchSharedColumns(t *testing.T) {
 					}
 				}
 			}
-			if got := usedShape(stmts, sharedPaymentsHead); got != c.shared {
-				t.Errorf("shared shape used: %v, want %v", got, c.shared)
+			for _, head := range []string{sharedWalkedHead, six, twelve} {
+				if got := usedShape(stmts, head); got != (head == c.shape) {
+					t.Errorf("shape %.60q… used: %v, want %v", head[len(paymentsHead):], got, !got)
+				}
 			}
 		})
 	}
