@@ -26,7 +26,7 @@ type Cards struct {
 	store    CardStore
 	cfg      CardsConfig
 	verifier SignatureVerifier
-	certs    JWSCertificates
+	jws      *JWSVerifier
 	offers   OfferChecker
 	wall     func() time.Time
 }
@@ -53,7 +53,7 @@ func NewCards(store CardStore, cfg CardsConfig, verifier SignatureVerifier, cert
 	if wall == nil {
 		wall = time.Now
 	}
-	return &Cards{store: store, cfg: cfg, verifier: verifier, certs: certs, wall: wall}, nil
+	return &Cards{store: store, cfg: cfg, verifier: verifier, jws: NewJWSVerifier(cfg.Contour, cfg.JWSReversed, certs), wall: wall}, nil
 }
 
 // UseOffers makes the service ask o (IDENTITY's offer records) which

@@ -14,11 +14,34 @@ type JWSCertificates interface {
 	JWSCertificate(ctx context.Context, p Principal, kid string) (*gost.Certificate, error)
 }
 
-// OpenJWS checks a compact JWS transport signature (reference §9.6) and
-// returns its payload: kid missing or not a UUID → WORKFLOW_FAULT, whatever
-// the alg; a signature that does not verify, a wrong alg or an unknown certificate →
-// SIGN_CHECK_EXCEPTION; a body that is not a JWS → DESERIALIZATION_FAULT.
-func (c *Cards) OpenJWS(ctx context.Context, p Principal, compact []byte) ([]byte, error) {
+// JWSVerifier checks the compact JWS transport signature of request bodies
+// sent as application/jose (reference §9.6). It is one check for every
+// operation that takes such bodies, card limits and payment documents
+// alike, so they answer the same faults, read the signature bytes in the
+// same layout and accept the same certificates.
+type JWSVerifier struct {
+	contour  string
+	reversed bool
+	certs    JWSCertificates
+}
+
+// NewJWSVerifier builds the check for a contour ("" means sandbox);
+// reversed reads signatures byte-reversed (--banking-jws-reversed), and
+// certs finds the certificate a kid names (nil: none is found).
+func NewJWSVerifier(contour string, reversed bool, certs JWSCertificates) *JWSVerifier {
+	if contour == "" {
+		contour = ContourSandbox
+	}
+	return &JWSVerifier{contour: contour, reversed: reversed, certs: certs}
+}
+
+// Open checks compact and returns its payload: kid missing or not a UUID →
+// WORKFLOW_FAULT, whatever the alg; a signature that does not verify, a
+// wrong alg, or a certificate that is unknown, inactive or not the
+// principal's (its organisation's, and its user's when the token has one:
+// JWSCertificates decides) → SIGN_CHECK_EXCEPTION; a body that is not a
+// JWS → DESERIALIZATION_FAULT.
+func (v *JWSVerifier) Open(ctx context.Context, p Principal, compact []byte) ([]byte, error) {
 	j, err := gost.ParseJWS(string(compact))
 	switch {
 	case errors.Is(err, gost.ErrJWSMissingKid), errors.Is(err, gost.ErrJWSInvalidKid):
@@ -31,35 +54,49 @@ func (c *Cards) OpenJWS(ctx context.Context, p Principal, compact []byte) ([]byt
 	kid := j.Header.Kid
 	// In the sandbox a JWS under one of the reference's fixed test
 	// certificates (SandboxCertRoles, any case) is accepted as signed, the
-	// way the provider's sandbox accepts them for digest signatures.
+	// way the provider's sandbox accepts them for digest signatures: they
+	// are every sandbox user's (§7), so no owner is checked either.
 	// One the operator deactivated is refused as any inactive certificate
 	// is (§9.6: SIGN_CHECK_EXCEPTION).
-	if _, fixed := SandboxCertRole(kid); c.cfg.Contour == ContourSandbox && fixed {
-		if st, ok := c.certs.(sandboxCertificateState); ok {
+	if _, fixed := SandboxCertRole(kid); v.contour == ContourSandbox && fixed {
+		if st, ok := v.certs.(sandboxCertificateState); ok {
 			if err := st.SandboxCertificateRefusal(ctx, kid); err != nil {
 				return nil, err
 			}
 		}
 		return j.Payload, nil
 	}
-	if c.certs == nil {
+	if v.certs == nil {
 		return nil, Errorf(KindSignCheck, "Сертификат %s не найден", kid)
 	}
-	cert, err := c.certs.JWSCertificate(ctx, p, kid)
+	cert, err := v.certs.JWSCertificate(ctx, p, kid)
 	if err != nil {
 		if KindOf(err) == KindInternal {
 			return nil, err
 		}
 		return nil, Errorf(KindSignCheck, "Сертификат %s не найден или не активен", kid)
 	}
-	if err := j.VerifyWithOptions(cert, gost.JWSOptions{Reversed: c.cfg.JWSReversed}); err != nil {
+	if err := j.VerifyWithOptions(cert, gost.JWSOptions{Reversed: v.reversed}); err != nil {
 		return nil, Errorf(KindSignCheck, "Подпись JWS не прошла проверку")
 	}
 	return j.Payload, nil
 }
 
+// OpenJWS checks a card-limit request's JWS with the card area's
+// JWSVerifier (JWSVerifier.Open).
+func (c *Cards) OpenJWS(ctx context.Context, p Principal, compact []byte) ([]byte, error) {
+	return c.jws.Open(ctx, p, compact)
+}
+
+// JWS is the card area's JWSVerifier, built from its contour, its
+// JWSReversed setting and its certificates; the payment operations verify
+// their application/jose bodies with the same one.
+func (c *Cards) JWS() *JWSVerifier { return c.jws }
+
 // JWSRequired reports whether the partner must send card-limit requests as
-// application/jose (415 JWS_EXCEPTED otherwise).
+// application/jose (415 JWS_EXCEPTED otherwise). It is the card area's
+// setting only: reference §1 and §9.6 name the 415 for card-limit
+// operations, so payment operations take JSON from every partner.
 func (c *Cards) JWSRequired(partnerID string) bool {
 	return c.cfg.JWSRequired != nil && c.cfg.JWSRequired(partnerID)
 }
