@@ -167,6 +167,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		Auth:     identity,
 		Identity: identity,
 		JWS:      key,
+		// Payment bodies sent as application/jose are checked as card-limit
+		// ones are, by the same verifier (reference §9.6).
+		PaymentJWS: cards.JWS(),
 		// The bank's key is the test contours' CA of certificate requests
 		// (banking/certreq.go); production issues none through the API.
 		CertRequests:      &banking.CertRequests{Store: store, Directory: store, CA: key, Contour: contour},

@@ -1,13 +1,30 @@
 package main
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/gost"
 )
+
+// sandboxJWS is body as a compact JWS under the sandbox's sole-authority
+// certificate, signed with a key of its own: the sandbox takes its fixed
+// certificates whatever key signed (reference §7), as the card cases do.
+func sandboxJWS(body string) string {
+	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	jws, err := gost.SignJWS([]byte(body), banking.SandboxCertSole, key)
+	if err != nil {
+		panic(err)
+	}
+	return jws
+}
 
 // bankDoc is a sandbox payment order from the sandbox organisation's
 // account, with the fields of set over the defaults (nil deletes one).
@@ -99,6 +116,13 @@ func paymentCases() []bankCase {
 		{name: "create bad token", method: "POST", path: pays, auth: "bad", body: bankDoc("c0000000-0000-4000-8000-000000000010", nil), status: 401, cause: "UNAUTHORIZED"},
 		{name: "create without scope", method: "POST", path: pays, auth: "invoice", body: bankDoc("c0000000-0000-4000-8000-000000000010", nil), status: 403, cause: "ACTION_ACCESS_EXCEPTION"},
 		{name: "create not JSON", method: "POST", path: pays, auth: "pay", body: `{"externalId":`, status: 400, cause: "DESERIALIZATION_FAULT", badRequest: true},
+		// A body as a compact JWS (reference §1, §9.6): in the sandbox the
+		// kid, a fixed certificate, decides whichever key signed (§7).
+		{name: "create as JWS", method: "POST", path: pays, auth: "pay", ctype: "application/jose",
+			body: sandboxJWS(bankDoc("c0000000-0000-4000-8000-0000000000e1", nil)), status: 201},
+		{name: "create as JWS without kid", method: "POST", path: pays, auth: "pay", ctype: "application/jose",
+			body: "eyJhbGciOiJnb3N0MzQuMTAtMjAxMiJ9.e30.AAAA", status: 400, cause: "WORKFLOW_FAULT"},
+		{name: "create as JWS that is not one", method: "POST", path: pays, auth: "pay", ctype: "application/jose", body: "abc", status: 400, cause: "DESERIALIZATION_FAULT"},
 		{name: "create amount a string", method: "POST", path: pays, auth: "pay", body: bankDoc("c0000000-0000-4000-8000-000000000011", map[string]any{"amount": "ten"}),
 			status: 400, cause: "DESERIALIZATION_FAULT", badRequest: true},
 		{name: "create payer account short", method: "POST", path: pays, auth: "pay", body: bankDoc("c0000000-0000-4000-8000-000000000012", map[string]any{"payerAccount": "4070281053883341173"}),
@@ -143,6 +167,8 @@ func paymentCases() []bankCase {
 		{name: "from-invoice-any over the body limit", method: "POST", path: pays + "/from-invoice-any", auth: "invoice any",
 			body: overLimit(invoiceDoc("c1000000-0000-4000-8000-000000000015", payee(nil))), status: 413, cause: "VALIDATION_FAULT"},
 		{name: "from-invoice-budget", method: "POST", path: pays + "/from-invoice-budget", auth: "invoice budget", body: invoiceDoc("c1000000-0000-4000-8000-000000000021", budget), status: 201},
+		{name: "from-invoice-budget as JWS", method: "POST", path: pays + "/from-invoice-budget", auth: "invoice budget", ctype: "application/jose",
+			body: sandboxJWS(invoiceDoc("c1000000-0000-4000-8000-0000000000e2", budget)), status: 201},
 		{name: "from-invoice-budget without token", method: "POST", path: pays + "/from-invoice-budget", body: invoiceDoc("c1000000-0000-4000-8000-000000000022", budget), status: 401, badRequest: true},
 		{name: "from-invoice-budget without scope", method: "POST", path: pays + "/from-invoice-budget", auth: "invoice any", body: invoiceDoc("c1000000-0000-4000-8000-000000000022", budget), status: 403},
 		{name: "from-invoice-budget amount zero", method: "POST", path: pays + "/from-invoice-budget", auth: "invoice budget",

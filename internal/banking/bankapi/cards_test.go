@@ -69,6 +69,22 @@ func (f *fakeVerifier) VerifyDocument(ctx context.Context, p banking.Principal, 
 	return f.Verify(ctx, p, digest, sigs)
 }
 
+// jwsTestKey is the signing key of the JWS tests, card limits' and
+// payments': a generated TC26 256 A key, the provider's parameter set, and
+// its self-signed certificate, valid from an hour before now for a year.
+func jwsTestKey(t *testing.T, now time.Time) (*gost.PrivateKey, *gost.Certificate) {
+	t.Helper()
+	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := gost.SelfSignedCertificate(key, "jws test", now.Add(-time.Hour), now.Add(24*time.Hour*365))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, cert
+}
+
 // fakeCerts serves one generated certificate under kid.
 type fakeCerts struct {
 	kid  string
@@ -107,15 +123,9 @@ func newCardEnv(t *testing.T, n int, opts ...envOpt) *cardEnv {
 	}
 	e := &cardEnv{t: t, store: bankingsql.NewCardStore(db), ver: &fakeVerifier{},
 		wall: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC), kid: "7c9e6679-7425-40de-944b-e07fc1f90ae7"}
-	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := gost.SelfSignedCertificate(key, "card test", e.wall.Add(-time.Hour), e.wall.Add(24*time.Hour*365))
-	if err != nil {
-		t.Fatal(err)
-	}
+	key, cert := jwsTestKey(t, e.wall)
 	e.key = key
+	var err error
 	cfg := banking.CardsConfig{Now: func() time.Time { e.mu.Lock(); defer e.mu.Unlock(); return e.wall }}
 	for _, o := range opts {
 		o(&cfg)

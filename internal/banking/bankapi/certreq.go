@@ -56,7 +56,7 @@ func (s *server) addCertRequestRoutes(mux *web.Mux) {
 func (s *server) createCertRequest(eio bool) principalHandler {
 	return func(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 		var body banking.CertRequestBody
-		if err := decodePaymentBody(r, &body); err != nil {
+		if err := decodeJSONBody(r, &body); err != nil {
 			s.writePaymentError(w, r, err)
 			return
 		}

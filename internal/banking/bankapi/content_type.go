@@ -39,3 +39,23 @@ func prefersJSONClaims(accept []string) bool {
 	json, jwt := acceptWeights(accept, "application/json", "application/jwt")
 	return json > 0 && json > jwt
 }
+
+// takesJose reports whether r's body is a compact JWS this server opens:
+// its Content-Type is application/jose (reference §1, §9.6) and the
+// payment operations have a JWS verifier (Deps.PaymentJWS). Without one
+// such a body stays DESERIALIZATION_FAULT, as any other non-JSON type.
+func (s *server) takesJose(r *http.Request) bool {
+	if s.PaymentJWS == nil {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == joseContentType
+}
+
+// openJose checks body, a compact JWS, for the principal who with the
+// card-limit operation's check (banking.JWSVerifier: the kid's certificate
+// must be active and who's organisation's, the signature must verify) and
+// returns its payload, the JSON document the body stands for.
+func (s *server) openJose(r *http.Request, who *banking.Principal, body []byte) ([]byte, error) {
+	return s.PaymentJWS.Open(r.Context(), *who, body)
+}

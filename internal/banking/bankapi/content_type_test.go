@@ -13,8 +13,10 @@ import (
 // clients that set none mean as JSON). Anything else is request data in a
 // wrong format, 400 DESERIALIZATION_FAULT (reference §13), and nothing is
 // stored: the reference's only 415 is JWS_EXCEPTED, for card-limit
-// requests that must be signed (§1, §9.6), and the payment operations take
-// no JWS at all.
+// requests that must be signed (§1, §9.6). This server has no JWS
+// verifier, so an application/jose body is refused like the rest; with one
+// it is opened (payments_jose_test.go), and a JSON body sent under that
+// type is still DESERIALIZATION_FAULT there, not being a JWS.
 func TestBankingBodyContentType(t *testing.T) {
 	e := newPayEnv(t)
 	for i, tc := range []struct {

@@ -50,14 +50,77 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 // decodePaymentBody reads a JSON body: unparseable JSON, wrong JSON types and
 // a body declared of another type are DESERIALIZATION_FAULT, the first two
 // naming the fields (reference §13); an oversized body is the platform's
-// error. A payment document takes
+// error. A body sent as application/jose is a compact JWS whose payload,
+// once openJose has checked it for who, is decoded as that JSON body
+// would be. A payment document takes
 // banking.DecodePaymentFast when the body is in its subset (it decodes
 // exactly as encoding/json would); every other body, and so every error
 // answer, is encoding/json's.
-func decodePaymentBody(r *http.Request, v any) error {
+func (s *server) decodePaymentBody(r *http.Request, who *banking.Principal, v any) error {
 	if p, ok := v.(*banking.Payment); ok {
-		return decodePayment(r, p)
+		return s.decodePayment(r, who, p)
 	}
+	jose := false
+	if !acceptsJSONBody(r) {
+		if !s.takesJose(r) {
+			return errNotJSON()
+		}
+		jose = true
+	}
+	buf, err := readBody(r.Body)
+	defer releaseBody(buf)
+	if err != nil {
+		return readError(err)
+	}
+	body := *buf
+	if jose {
+		if body, err = s.openJose(r, who, body); err != nil {
+			return err
+		}
+	}
+	return unmarshalBody(body, v)
+}
+
+// decodePayment is decodePaymentBody for a payment document. It keeps p
+// from escaping (decodePaymentBody's any does), so a handler's document
+// stays on its stack; only a body encoding/json must decode takes a
+// heap copy. The JWS check is a branch of the refusal of a non-JSON type,
+// so a JSON body costs what it did before payments took JWS.
+func (s *server) decodePayment(r *http.Request, who *banking.Principal, p *banking.Payment) error {
+	jose := false
+	if !acceptsJSONBody(r) {
+		if !s.takesJose(r) {
+			return errNotJSON()
+		}
+		jose = true
+	}
+	buf, err := readBody(r.Body)
+	defer releaseBody(buf)
+	if err != nil {
+		return readError(err)
+	}
+	body := *buf
+	if jose {
+		if body, err = s.openJose(r, who, body); err != nil {
+			return err
+		}
+	}
+	if banking.DecodePaymentFast(body, p) {
+		return nil
+	}
+	var slow banking.Payment
+	if err := unmarshalBody(body, &slow); err != nil {
+		return err
+	}
+	*p = slow
+	return nil
+}
+
+// decodeJSONBody is decodePaymentBody for the operations outside
+// /v1/payments that share its errors (certificate requests, the webhook
+// setting): they take JSON only, and a body sent as application/jose is
+// DESERIALIZATION_FAULT like any other non-JSON type.
+func decodeJSONBody(r *http.Request, v any) error {
 	if !acceptsJSONBody(r) {
 		return errNotJSON()
 	}
@@ -67,30 +130,6 @@ func decodePaymentBody(r *http.Request, v any) error {
 		return readError(err)
 	}
 	return unmarshalBody(*buf, v)
-}
-
-// decodePayment is decodePaymentBody for a payment document. It keeps p
-// from escaping (decodePaymentBody's any does), so a handler's document
-// stays on its stack; only a body encoding/json must decode takes a
-// heap copy.
-func decodePayment(r *http.Request, p *banking.Payment) error {
-	if !acceptsJSONBody(r) {
-		return errNotJSON()
-	}
-	buf, err := readBody(r.Body)
-	defer releaseBody(buf)
-	if err != nil {
-		return readError(err)
-	}
-	if banking.DecodePaymentFast(*buf, p) {
-		return nil
-	}
-	var slow banking.Payment
-	if err := unmarshalBody(*buf, &slow); err != nil {
-		return err
-	}
-	*p = slow
-	return nil
 }
 
 // readError maps a failed body read: the platform's error for an
@@ -156,7 +195,7 @@ func (s *server) writePaymentError(w http.ResponseWriter, r *http.Request, err e
 
 func (s *server) createPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var d banking.Payment
-	if err := decodePayment(r, &d); err != nil {
+	if err := s.decodePayment(r, &p, &d); err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}
@@ -193,7 +232,7 @@ var jsonContentType = []string{"application/json"}
 func (s *server) createInvoice(k banking.DocKind) principalHandler {
 	return func(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 		var d banking.Payment
-		if err := decodePayment(r, &d); err != nil {
+		if err := s.decodePayment(r, &p, &d); err != nil {
 			s.writePaymentError(w, r, err)
 			return
 		}
@@ -250,7 +289,7 @@ type signBody struct {
 
 func (s *server) signPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var b signBody
-	if err := decodePaymentBody(r, &b); err != nil {
+	if err := s.decodePaymentBody(r, &p, &b); err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}
@@ -268,7 +307,7 @@ type qrBody struct {
 
 func (s *server) qrConfirm(w http.ResponseWriter, r *http.Request, p banking.Principal) {
 	var b qrBody
-	if err := decodePaymentBody(r, &b); err != nil {
+	if err := s.decodePaymentBody(r, &p, &b); err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}

@@ -84,7 +84,9 @@ type payEnv struct {
 	svc *banking.PaymentService
 }
 
-func newPayEnv(t *testing.T) *payEnv {
+// newPayEnv serves the payment operations over a real SQLite store; opts
+// add dependencies to the server (payments_jose_test.go's JWS verifier).
+func newPayEnv(t *testing.T, opts ...func(*Deps)) *payEnv {
 	db := storetest.SQLite(t)
 	if err := bankingsql.MigratePayments(context.Background(), db); err != nil {
 		t.Fatal(err)
@@ -103,7 +105,11 @@ func newPayEnv(t *testing.T) *payEnv {
 		"inv-any":    {OrgID: payOrg, PartnerID: "p1", Scopes: []string{banking.ScopePayDocRUInvoiceAny}},
 		"inv-budget": {OrgID: payOrg, PartnerID: "p1", Scopes: []string{banking.ScopePayDocRUInvoiceBudget}},
 	}
-	srv := httptest.NewServer(NewServer(Deps{Auth: auth, Payments: svc}))
+	deps := Deps{Auth: auth, Payments: svc}
+	for _, o := range opts {
+		o(&deps)
+	}
+	srv := httptest.NewServer(NewServer(deps))
 	t.Cleanup(srv.Close)
 	return &payEnv{t: t, srv: srv, ver: ver, svc: svc}
 }

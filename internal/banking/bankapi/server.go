@@ -22,6 +22,12 @@ type Deps struct {
 	Cards    *banking.Cards // business cards and limits (cards.go); nil: routes not served
 	// Payments is the payment-document service (payments.go); nil: routes not served.
 	Payments *banking.PaymentService
+	// PaymentJWS opens the compact JWS bodies (Content-Type
+	// application/jose, reference §9.6) of the POST operations under
+	// /v1/payments; serve gives it the card area's verifier
+	// (banking.Cards.JWS), so both check JWS alike. nil: those operations
+	// take JSON only.
+	PaymentJWS *banking.JWSVerifier
 	// CertRequests is the certificate-request service (certreq.go); nil:
 	// routes not served.
 	CertRequests *banking.CertRequests

@@ -47,7 +47,7 @@ type webhookSetBody struct {
 
 func (s *server) setWebhook(w http.ResponseWriter, r *http.Request) {
 	var b webhookSetBody
-	if err := decodePaymentBody(r, &b); err != nil {
+	if err := decodeJSONBody(r, &b); err != nil {
 		s.writePaymentError(w, r, err)
 		return
 	}
