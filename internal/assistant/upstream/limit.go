@@ -159,3 +159,34 @@ func (p *Pool) dispatch() {
 	clear(p.waiters[len(kept):])
 	p.waiters = kept
 }
+
+// replicaSlots lends a fan-out on one replica the places beyond its
+// chat's own (fanout.go).
+type replicaSlots struct {
+	p *Pool
+	r *replica
+}
+
+// more takes a place on r for one more choice of a fanned-out chat if r
+// has room now. Places are handed to waiters as they free (dispatch), so
+// room on a replica in rotation is room no queued request can use: taking
+// it passes no one, and the fan-out never waits for it, since its chat
+// already holds a place (fanout.go says why).
+func (s replicaSlots) more() bool {
+	p, r := s.p, s.r
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !r.healthy || r.lacking || (p.opts.MaxInFlight > 0 && r.inFlight >= p.opts.MaxInFlight) {
+		return false
+	}
+	r.inFlight++
+	return true
+}
+
+// less gives back a place more took, to the queue first.
+func (s replicaSlots) less() {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	s.r.inFlight--
+	s.p.dispatch()
+}

@@ -64,7 +64,7 @@ type PoolOptions struct {
 	ProbeTimeout time.Duration
 	// MaxInFlight is the most requests (chats and embeddings) one replica
 	// is sent at once, 0 for no limit (limit.go). A chat fanned out as n
-	// requests of one choice counts once.
+	// requests of one choice counts each of them that runs (fanout.go).
 	MaxInFlight int
 	// MaxQueue is the most requests that wait for a replica under
 	// MaxInFlight; one more is ErrEngineBusy at once. 0 is
@@ -169,7 +169,9 @@ func NewPool(name string, served Served, bases []string, opts PoolOptions) *Pool
 	for _, base := range bases {
 		e := New(base, opts.Client)
 		e.Serve(name, served)
-		p.replicas = append(p.replicas, &replica{engine: e, host: Host(base), healthy: true, failuresBy: map[string]int64{}})
+		r := &replica{engine: e, host: Host(base), healthy: true, failuresBy: map[string]int64{}}
+		e.extra = replicaSlots{p, r}
+		p.replicas = append(p.replicas, r)
 	}
 	return p
 }

@@ -30,6 +30,9 @@ type Engine struct {
 	// FanOut bounds how many of one request's choices are generated at
 	// once when n > 1 is fanned out as n requests (fanout.go).
 	FanOut int
+	// extra lends a fan-out the places of its pool's replica beyond the
+	// chat's own (nil outside a pool).
+	extra extraSlots
 
 	// base is the server's URL without its query, which query holds
 	// (an API key a gateway takes as ?api_key=, say) to be added after
