@@ -59,7 +59,8 @@ func newContractFixture(t *testing.T) *contractFixture {
 		"broke": {"--scope", "ASSISTANT_API_B2B", "--balance", "stories260K=0", "--balance", "tinyembed=0"},
 		// The token rate limit is per client; a client of its own keeps
 		// the burst from refusing the other cases' tokens.
-		"rate": {"--scope", "ASSISTANT_API_B2B"},
+		"rate":        {"--scope", "ASSISTANT_API_B2B"},
+		"legacy rate": {"--scope", "ASSISTANT_API_B2B"},
 	} {
 		creds, err := createAssistantClient(t, data, args...)
 		if err != nil {
@@ -98,6 +99,7 @@ func newContractFixture(t *testing.T) *contractFixture {
 	}
 	f.lostBase = startServer(t, "--data-dir", lost, "--models-dir", models, "--only", "assistant").urls["assistant"]
 	f.auth["lost corp"] = "Bearer " + assistantToken(t, f.lostBase, "ASSISTANT_API_CORP", creds["authorization_key"])
+	f.auth["basic lost"] = "Basic " + creds["authorization_key"]
 	renameTables(t, lost, "assistant_tokens")
 	f.startOutageAssistant(t, models)
 	return f
@@ -124,7 +126,9 @@ func (f *contractFixture) request(ctx context.Context, tc contractCase) *http.Re
 		base = f.lostBase
 	}
 	req, _ := http.NewRequestWithContext(ctx, tc.method, base+tc.path, strings.NewReader(body))
-	if tc.method == "POST" {
+	// The legacy token endpoint takes no body, and its clients send no
+	// Content-Type.
+	if tc.method == "POST" && tc.path != "/api/v1/token" {
 		req.Header.Set("Content-Type", ctype)
 	}
 	req.Header.Set("Accept", "application/json")

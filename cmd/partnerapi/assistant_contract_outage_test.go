@@ -52,6 +52,7 @@ func (f *contractFixture) outageCases(t *testing.T, chat func(model, extra strin
 	rows := append([]contractCase{
 		{name: "health", method: "GET", path: "/healthz"},
 		{name: "token", method: "POST", path: "/api/v2/oauth", auth: "down basic", rqUID: "72384bd5-0ca0-4cfd-9ac7-65d75258284c", form: "scope=ASSISTANT_API_CORP"},
+		{name: "legacy token", method: "POST", path: "/api/v1/token", auth: "down basic"},
 	}, bearerRows(t, chat, f.downFile)...)
 	for i := range rows {
 		if rows[i].auth == "" && rows[i].path != "/healthz" {
@@ -66,12 +67,19 @@ func (f *contractFixture) outageCases(t *testing.T, chat func(model, extra strin
 // lostTokensCases has one row per bearer operation, sent with a token of
 // the fixture's server whose token table is gone: the token cannot be
 // looked up, so every operation answers 500 (Internal Server Error) before
-// it reads its body, and the contract must document that 500.
+// it reads its body, and the contract must document that 500; and the
+// legacy token endpoint, which cannot store the token it issues.
 func (f *contractFixture) lostTokensCases(t *testing.T, chat func(model, extra string) string) []contractCase {
 	rows := bearerRows(t, chat, "c757a9c5-de04-498f-baa3-efcc54de7853")
 	for i := range rows {
+		rows[i].auth = "lost corp"
+	}
+	// The legacy token endpoint takes no bearer token, but it stores the
+	// token it issues, which it cannot either.
+	rows = append(rows, contractCase{name: "legacy token", method: "POST", path: "/api/v1/token", auth: "basic lost"})
+	for i := range rows {
 		rows[i].name = "token table lost " + rows[i].name
-		rows[i].auth, rows[i].lost, rows[i].status = "lost corp", true, 500
+		rows[i].lost, rows[i].status = true, 500
 	}
 	return rows
 }

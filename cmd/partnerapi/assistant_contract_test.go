@@ -249,6 +249,14 @@ func TestAssistantContract(t *testing.T) {
 		{name: "token body over the limit", method: "POST", path: "/api/v2/oauth", auth: "basic corp", rqUID: rq, form: "scope=" + huge, status: 413, badRequest: true},
 		{name: "token store failure", method: "POST", path: "/api/v2/oauth", auth: "basic broken", rqUID: rq, form: "scope=ASSISTANT_API_CORP", status: 500, broken: true},
 
+		// The legacy password flow: Basic client_id:client_secret is the
+		// authorization key's value, so the same Authorization values.
+		{name: "legacy token", method: "POST", path: "/api/v1/token", auth: "basic corp", status: 200},
+		{name: "legacy token without credentials", method: "POST", path: "/api/v1/token", status: 401, badRequest: true},
+		{name: "legacy token undecodable credentials", method: "POST", path: "/api/v1/token", auth: "basic garbled", status: 401},
+		{name: "legacy token wrong password", method: "POST", path: "/api/v1/token", auth: "basic wrong", status: 401},
+		{name: "legacy token store failure", method: "POST", path: "/api/v1/token", auth: "basic broken", status: 500, broken: true},
+
 		{name: "models", method: "GET", path: "/api/v1/models", auth: "corp", status: 200},
 		{name: "models without token", method: "GET", path: "/api/v1/models", status: 401, badRequest: true},
 		{name: "models bad token", method: "GET", path: "/api/v1/models", auth: "bad", status: 401},
@@ -370,6 +378,16 @@ func TestAssistantContract(t *testing.T) {
 			}
 		}
 		t.Fatal("20 token requests in a burst were never answered 429")
+	})
+	t.Run("legacy token over the rate limit", func(t *testing.T) {
+		tc := contractCase{method: "POST", path: "/api/v1/token", auth: "basic legacy rate", status: 429}
+		for range 20 {
+			if f.exchange(t, contract, tc) == 429 {
+				seen["POST /api/v1/token"]["429"] = true
+				return
+			}
+		}
+		t.Fatal("20 legacy token requests in a burst were never answered 429")
 	})
 	// Every documented response must be provoked, or be one this server
 	// cannot give with the test models, named here with the reason.

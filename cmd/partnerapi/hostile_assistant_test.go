@@ -15,7 +15,7 @@ import (
 // assistantHostile is the assistant API under the sweep: a B2B client with
 // balances (the sweep's credentials), a CORP client (postpaid: /balance is
 // its 403), a second client whose file the sweep must not reach, and a
-// client of its own for the token endpoint, whose rate limit is per client.
+// client of its own for each token endpoint, whose rate limit is per client.
 type assistantHostile struct {
 	base    string
 	bearer  map[string]string // client → "Bearer <token>"
@@ -36,6 +36,7 @@ func newAssistantHostile(t *testing.T) *hostileTarget {
 		"corp":    {"--scope", "ASSISTANT_API_CORP"},
 		"other":   {"--scope", "ASSISTANT_API_CORP"},
 		"token":   {"--scope", "ASSISTANT_API_B2B"},
+		"legacy":  {"--scope", "ASSISTANT_API_B2B"},
 		"pers":    {"--scope", "ASSISTANT_API_PERS"},
 		"expired": {"--scope", "ASSISTANT_API_CORP"},
 	} {
@@ -62,7 +63,7 @@ func newAssistantHostile(t *testing.T) *hostileTarget {
 		name: "assistant", base: a.base, contract: loadAssistantContract(t).contractSpec, maxBody: 1 << 20,
 		good: a.good, foreign: a.foreign, envelope: assistantEnvelope,
 		badCreds: func(op hostileOp) map[string]string {
-			if op.path == "/api/v2/oauth" {
+			if op.path == "/api/v2/oauth" || op.path == "/api/v1/token" {
 				return map[string]string{"not Base64": "Basic %%%", "no colon": "Basic " + base64.StdEncoding.EncodeToString([]byte("nocolon")),
 					"wrong secret": "Basic " + wrongSecret, "bearer": a.bearer["b2b"]}
 			}
@@ -146,6 +147,10 @@ func (a *assistantHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 	case "POST /api/v2/oauth":
 		r.auth, r.ctype, r.body = "Basic "+a.keys["token"], "application/x-www-form-urlencoded", "scope=ASSISTANT_API_B2B"
 		r.header = map[string]string{"RqUID": "72384bd5-0ca0-4cfd-9ac7-65d75258284c"}
+	case "POST /api/v1/token":
+		// The legacy password flow: Basic client_id:client_secret, no
+		// body. Its client is its own, for the rate limit's sake.
+		r.auth, r.ctype = "Basic "+a.keys["legacy"], ""
 	case "GET /api/v1/models", "GET /api/v1/balance", "GET /api/v1/files":
 	case "GET /api/v1/models/{model}":
 		r.path = "/api/v1/models/stories260K"

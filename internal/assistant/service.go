@@ -155,14 +155,9 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 	if !ok {
 		return "", time.Time{}, ErrScopeInvalid
 	}
-	c, err := s.store.Client(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return "", time.Time{}, ErrCredentials
-	} else if err != nil {
+	c, err := s.checkCredentials(ctx, id, secret)
+	if err != nil {
 		return "", time.Time{}, err
-	}
-	if subtle.ConstantTimeCompare([]byte(c.SecretHash), []byte(HashSecret(secret))) != 1 {
-		return "", time.Time{}, ErrCredentials
 	}
 	if !s.allowToken(c.ID) {
 		return "", time.Time{}, ErrTokenRate
@@ -170,6 +165,48 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 	if sc != c.Scope {
 		return "", time.Time{}, ErrScopeNotEntitled
 	}
+	return s.issue(ctx, c)
+}
+
+// IssueLegacyToken is the SDKs' old password flow (reference §1: POST
+// {base_url}/token with Basic user:password): the user is the client id,
+// the password its secret, checked and rate-limited as IssueToken checks
+// an authorization key, since both are the same Base64 of id:secret. The
+// token is of the client's own scope, which the flow cannot name, and
+// lives as long as an OAuth token.
+func (s *Service) IssueLegacyToken(ctx context.Context, authorization string) (string, time.Time, error) {
+	id, secret, err := ParseBasic(authorization)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	c, err := s.checkCredentials(ctx, id, secret)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	if !s.allowToken(c.ID) {
+		return "", time.Time{}, ErrTokenRate
+	}
+	return s.issue(ctx, c)
+}
+
+// checkCredentials finds the client of id whose secret is secret. An
+// unknown client and a wrong secret are the same ErrCredentials, so that
+// an answer does not tell which client ids exist.
+func (s *Service) checkCredentials(ctx context.Context, id, secret string) (Client, error) {
+	c, err := s.store.Client(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return Client{}, ErrCredentials
+	} else if err != nil {
+		return Client{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(c.SecretHash), []byte(HashSecret(secret))) != 1 {
+		return Client{}, ErrCredentials
+	}
+	return c, nil
+}
+
+// issue stores a fresh token of c's scope, valid for TokenTTL.
+func (s *Service) issue(ctx context.Context, c Client) (string, time.Time, error) {
 	if s.issued.Add(1)%100 == 0 {
 		// Tokens are never renewed in place, so expired rows would pile up;
 		// every hundredth issuance sweeps them, once ExpiredTokenGrace has
@@ -179,7 +216,7 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 	}
 	tok := newSecret()
 	exp := s.cfg.Now().Add(s.cfg.TokenTTL).Truncate(time.Millisecond)
-	if err := s.store.SaveToken(ctx, Token{Hash: HashSecret(tok), ClientID: c.ID, Scope: sc, ExpiresAt: exp}); err != nil {
+	if err := s.store.SaveToken(ctx, Token{Hash: HashSecret(tok), ClientID: c.ID, Scope: c.Scope, ExpiresAt: exp}); err != nil {
 		return "", time.Time{}, err
 	}
 	return tok, exp, nil

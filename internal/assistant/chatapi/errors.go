@@ -150,6 +150,30 @@ func (s *server) tokenError(w http.ResponseWriter, r *http.Request, err error) {
 	writeTokenError(w, http.StatusInternalServerError, "Internal Server Error")
 }
 
+// legacyTokenError maps an error of the legacy POST /api/v1/token to the
+// API's {status, message}, not to the OAuth endpoint's {code, message}: the
+// endpoint lives under {base_url} beside the other /api/v1 operations,
+// whose conventions (reference §2) hold for every call there, and the
+// clients send it through their API client, not their OAuth one, and read
+// a failure as they read any other API error. Bad credentials of any kind
+// (no Basic value, one that does not decode, an unknown client, a wrong
+// secret) are the API's one 401 "Unauthorized", which tells a caller
+// guessing passwords nothing about which client ids exist.
+func (s *server) legacyTokenError(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *assistant.AuthError
+	switch {
+	case errors.Is(err, assistant.ErrTokenRate):
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, http.StatusTooManyRequests, "Too Many Requests")
+	case errors.As(err, &ae) && ae.Status == http.StatusUnauthorized:
+		writeError(w, http.StatusUnauthorized, "Unauthorized")
+	case errors.As(err, &ae):
+		writeError(w, ae.Status, ae.Message)
+	default:
+		s.domainError(w, r, err)
+	}
+}
+
 // writeTokenError answers a failure of the token endpoint the provider
 // publishes no code for (an oversized body, a wrong method, an internal
 // error) in its envelope. The code is the HTTP status, which none of the

@@ -57,6 +57,24 @@ func (s *server) oauth(w http.ResponseWriter, r *http.Request) {
 	}{tok, exp.UnixMilli()})
 }
 
+// legacyToken serves the SDKs' old password flow (reference §1), which the
+// npm client takes when it is given user and password instead of
+// credentials: POST {base_url}/token with Basic user:password and no body,
+// read as {"tok", "exp"} with exp in Unix milliseconds. The user is the
+// client id and the password its secret.
+func (s *server) legacyToken(w http.ResponseWriter, r *http.Request) {
+	noStore(w.Header())
+	tok, exp, err := s.svc.IssueLegacyToken(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		s.legacyTokenError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Tok string `json:"tok"`
+		Exp int64  `json:"exp"`
+	}{tok, exp.UnixMilli()})
+}
+
 type wireModel struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`

@@ -12,6 +12,9 @@ const oauthPath = "/api/v2/oauth"
 func addRoutes(mux *web.Mux, d Deps) {
 	s := &server{svc: d.Service, log: d.Log}
 	mux.HandleFunc("POST", oauthPath, s.oauth)
+	// The legacy password flow answers in the API's envelope, as every
+	// path under /api/v1 does (legacyTokenError).
+	mux.HandleFunc("POST", "/api/v1/token", s.legacyToken)
 	mux.HandleFunc("GET", "/api/v1/models", s.auth(s.models))
 	mux.HandleFunc("GET", "/api/v1/models/{model}", s.auth(s.model))
 	mux.HandleFunc("POST", "/api/v1/chat/completions", s.auth(jsonBody(s.chat)))
