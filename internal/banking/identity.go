@@ -449,7 +449,7 @@ func (id *Identity) newPair(chain, clientID, orgID, userID string, scopes []stri
 }
 
 // Refresh exchanges a refresh token of clientID for a new pair with the
-// same grant. The used token stays valid for id.RefreshReserve as the chain's
+// same grant, with an id_token when the grant has openid. The used token stays valid for id.RefreshReserve as the chain's
 // one reserve; every other refresh token of its chain stops working, so
 // after any sequence of refreshes exactly the newest token and at most one
 // reserve can refresh (reference §3).
@@ -469,5 +469,10 @@ func (id *Identity) Refresh(ctx context.Context, clientID, refresh string) (Toke
 		}
 		return TokenPair{}, err
 	}
-	return pair, nil
+	// The refresh answer has the shape of the code's (reference §3's one
+	// token response, id_token included), so a client that reads the
+	// id_token of every answer finds one; OIDC Core §12.2 fixes its
+	// claims: the same iss, sub and aud, a new iat, and no nonce.
+	pair.IDToken, err = id.idToken(old.ClientID, old.UserID, old.Scopes, "", time.Time{}, now)
+	return pair, err
 }

@@ -139,7 +139,8 @@ func (id *Identity) ExchangeCode(ctx context.Context, clientID, code, redirectUR
 	if err != nil {
 		return TokenPair{}, err
 	}
-	pair.IDToken, err = id.idToken(c, id.now())
+	now := id.now()
+	pair.IDToken, err = id.idToken(c.ClientID, c.UserID, c.Scopes, c.Nonce, now, now)
 	return pair, err
 }
 

@@ -69,16 +69,21 @@ type idTokenClaims struct {
 	Aud      string `json:"aud"`
 	Exp      int64  `json:"exp"`
 	Iat      int64  `json:"iat"`
-	AuthTime int64  `json:"auth_time"`
+	AuthTime int64  `json:"auth_time,omitempty"` // the login's time; unknown, so absent, after a refresh (OIDC Core §12.2)
 	Nonce    string `json:"nonce,omitempty"`
 }
 
 // idToken is the OIDC id_token of an openid grant; empty without a signer
-// or without the openid scope.
-func (id *Identity) idToken(c AuthCode, now time.Time) (string, error) {
-	if id.IDTokens == nil || !slices.Contains(c.Scopes, ScopeOpenID) {
+// or without the openid scope. authTime is the login's time, zero when it
+// is not known (a refresh), and the claim is then left out.
+func (id *Identity) idToken(clientID, userID string, scopes []string, nonce string, authTime, now time.Time) (string, error) {
+	if id.IDTokens == nil || !slices.Contains(scopes, ScopeOpenID) {
 		return "", nil
 	}
-	return id.IDTokens.Sign(idTokenClaims{Iss: id.IDTokens.Issuer, Sub: c.UserID, Aud: c.ClientID,
-		Exp: now.Add(AccessTokenTTL).Unix(), Iat: now.Unix(), AuthTime: now.Unix(), Nonce: c.Nonce})
+	claims := idTokenClaims{Iss: id.IDTokens.Issuer, Sub: userID, Aud: clientID,
+		Exp: now.Add(AccessTokenTTL).Unix(), Iat: now.Unix(), Nonce: nonce}
+	if !authTime.IsZero() {
+		claims.AuthTime = authTime.Unix()
+	}
+	return id.IDTokens.Sign(claims)
 }

@@ -292,6 +292,29 @@ func TestOAuthCodeFlow(t *testing.T) {
 		if claims["nonce"] != "n-123" || claims["aud"] != oaClient || claims["sub"] != banking.SandboxUserID || claims["iss"] != "https://bank.test" {
 			t.Fatalf("claims %v", claims)
 		}
+		if _, ok := claims["auth_time"].(float64); !ok {
+			t.Fatalf("code's id_token without auth_time: %v", claims)
+		}
+		// A refresh answers the same shape, id_token included, with the
+		// grant's iss, sub and aud and neither the login's nonce nor an
+		// auth_time it does not know (OIDC Core §12.2).
+		rst, rm := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", refreshForm(m["refresh_token"].(string)))
+		ridt, _ := rm["id_token"].(string)
+		if rst != 200 || ridt == "" {
+			t.Fatalf("refresh: %d %v", rst, rm)
+		}
+		rjws, err := gost.ParseJWS(ridt)
+		if err != nil || rjws.Verify(cert) != nil || rjws.Header.Kid != signer.Kid {
+			t.Fatalf("refreshed id_token does not verify: %v", err)
+		}
+		var rclaims map[string]any
+		_ = json.Unmarshal(rjws.Payload, &rclaims)
+		_, hasNonce := rclaims["nonce"]
+		_, hasAuthTime := rclaims["auth_time"]
+		if rclaims["aud"] != oaClient || rclaims["sub"] != banking.SandboxUserID || rclaims["iss"] != "https://bank.test" || hasNonce || hasAuthTime {
+			t.Fatalf("refreshed id_token's claims %v", rclaims)
+		}
+		m["access_token"] = rm["access_token"]
 		req, _ := http.NewRequest("GET", e.srv.URL+"/ic/sso/api/v2/oauth/user-info", nil)
 		req.Header.Set("Authorization", "Bearer "+m["access_token"].(string))
 		resp, err := http.DefaultClient.Do(req)
