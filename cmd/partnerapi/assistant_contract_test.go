@@ -393,6 +393,9 @@ func TestAssistantContract(t *testing.T) {
 	// cannot give with the test models, named here with the reason.
 	unprovoked := map[string]string{
 		"GET /healthz 503":                  "the store is in-process SQLite",
+		"GET /healthz 500":                  "only a panic; TestAssistantContractPlatformFailures provokes it in-process",
+		"GET /metrics 500":                  "only a failing collector or a panic; TestAssistantContractPlatformFailures provokes both in-process",
+		"GET /openapi.yaml 500":             "only a panic; TestAssistantContractPlatformFailures provokes it in-process",
 		"POST /api/v1/chat/completions 503": "only an upstream model's server can be unreachable; assistant_upstream_e2e_test covers it",
 		"POST /api/v1/embeddings 503":       "only an upstream model's server can be unreachable; assistant_upstream_e2e_test covers it",
 	}
