@@ -116,12 +116,30 @@ func (s *Service) File(ctx context.Context, p Principal, id string) (File, error
 // X-Client-ID to requests that send the same (reference §2), so such a
 // file is not found for any other request of the token's client, one
 // without the header included; a file uploaded without one is not bound.
+// Both ids are compared as NormalizeClientID spells them: the transport
+// normalises the request's already, and a file stored before it did may
+// hold a UUID in upper case.
 func (s *Service) FileContent(ctx context.Context, p Principal, id string) (File, []byte, error) {
 	f, b, err := s.store.FileContent(ctx, p.ClientID, id)
-	if err == nil && f.HeaderClientID != "" && f.HeaderClientID != p.HeaderClientID {
+	if err == nil && f.HeaderClientID != "" && NormalizeClientID(f.HeaderClientID) != NormalizeClientID(p.HeaderClientID) {
 		return File{}, nil, ErrNoSuchFile
 	}
 	return f, b, err
+}
+
+// NormalizeClientID is the X-Client-ID a file is bound to and compared by:
+// a UUID in lower case, any other id as it was sent. Client ids are usually
+// UUIDs, whose hex digits RFC 9562 §4 makes case-insensitive, and clients
+// send them in either case (most libraries write lower case, Swift's
+// UUID().uuidString and macOS's uuidgen upper), so the
+// same end user's upload and download must not part over it. An id that
+// is no UUID is the caller's own string, whose letter case may matter to
+// it, so it stays exact.
+func NormalizeClientID(id string) string {
+	if IsUUID(id) {
+		return strings.ToLower(id)
+	}
+	return id
 }
 
 // DeleteFile deletes one of the client's files.

@@ -90,6 +90,66 @@ func TestUploadFileChecks(t *testing.T) {
 	}
 }
 
+// TestNormalizeClientID: a UUID is one id in either letter case, any other
+// X-Client-ID is the caller's exact string.
+func TestNormalizeClientID(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"6f9c1e2a-3b4d-4c5e-8f70-1a2b3c4d5e6f", "6f9c1e2a-3b4d-4c5e-8f70-1a2b3c4d5e6f"},
+		{"6F9C1E2A-3B4D-4C5E-8F70-1A2B3C4D5E6F", "6f9c1e2a-3b4d-4c5e-8f70-1a2b3c4d5e6f"},
+		{"6f9C1e2A-3b4D-4c5E-8f70-1A2b3C4d5E6f", "6f9c1e2a-3b4d-4c5e-8f70-1a2b3c4d5e6f"},
+		{"END-USER-1", "END-USER-1"},
+		{"{6F9C1E2A-3B4D-4C5E-8F70-1A2B3C4D5E6F}", "{6F9C1E2A-3B4D-4C5E-8F70-1A2B3C4D5E6F}"},
+		{"6F9C1E2A3B4D4C5E8F701A2B3C4D5E6F", "6F9C1E2A3B4D4C5E8F701A2B3C4D5E6F"},
+		{"6F9C1E2A-3B4D-4C5E-8F70-1A2B3C4D5E6G", "6F9C1E2A-3B4D-4C5E-8F70-1A2B3C4D5E6G"},
+	} {
+		if got := assistant.NormalizeClientID(tc.in); got != tc.want {
+			t.Errorf("NormalizeClientID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestFileContentClientID: the download of a file bound to an X-Client-ID
+// compares the ids as NormalizeClientID spells them, so a UUID matches in
+// any letter case, the stored one too (a file uploaded before the
+// transport normalised it), while any other id must match exactly.
+func TestFileContentClientID(t *testing.T) {
+	ctx := context.Background()
+	s, _, me, _ := fileWorld(t, assistant.Config{})
+	const lower, upper = "6f9c1e2a-3b4d-4c5e-8f70-1a2b3c4d5e6f", "6F9C1E2A-3B4D-4C5E-8F70-1A2B3C4D5E6F"
+	for _, tc := range []struct {
+		name, stored, sent string
+		found              bool
+	}{
+		{"UUID, same case", lower, lower, true},
+		{"UUID stored in upper case, sent in lower", upper, lower, true},
+		{"UUID stored in lower case, sent in upper", lower, upper, true},
+		{"UUID, another one", lower, "00000000-0000-4000-8000-000000000000", false},
+		{"UUID, none sent", upper, "", false},
+		{"other id, same case", "end-user-1", "end-user-1", true},
+		{"other id, another case", "end-user-1", "END-USER-1", false},
+		{"unbound", "", upper, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := me
+			up.HeaderClientID = tc.stored
+			f, err := s.UploadFile(ctx, up, "a.txt", "general", "text/plain", []byte("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			down := me
+			down.HeaderClientID = tc.sent
+			_, content, err := s.FileContent(ctx, down, f.ID)
+			switch {
+			case tc.found && (err != nil || string(content) != "x"):
+				t.Fatalf("%q, %v; want the file", content, err)
+			case !tc.found && !errors.Is(err, assistant.ErrNoSuchFile):
+				t.Fatalf("err %v, want ErrNoSuchFile", err)
+			}
+		})
+	}
+}
+
 // The storage quota is checked before the store for a file larger than the
 // whole quota and by the store for the room left; both answers are the
 // provider's 413 naming the quota, and a refused file is not listed.

@@ -275,9 +275,10 @@ func (s *Service) allowToken(clientID string) bool {
 type Principal struct {
 	ClientID string
 	Scope    Scope
-	// HeaderClientID is the request's X-Client-ID, "" when it sent none:
-	// the caller's own name for whom it acts (reference §2), unrelated to
-	// the token's ClientID. Only a file's download is bound to it.
+	// HeaderClientID is the request's X-Client-ID as NormalizeClientID
+	// spells it, "" when it sent none: the caller's own name for whom it
+	// acts (reference §2), unrelated to the token's ClientID. Only a
+	// file's download is bound to it.
 	HeaderClientID string
 }
 

@@ -2,6 +2,7 @@ package chatapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"mime/multipart"
 	"net/http"
@@ -41,6 +42,10 @@ func TestFileDownloadClientID(t *testing.T) {
 		return file.ID
 	}
 	bound, free := upload("end-user-1"), upload("")
+	// A UUID is one id in either letter case (assistant.NormalizeClientID),
+	// at the upload and at the download alike.
+	const lowerUUID, upperUUID = "6f9c1e2a-3b4d-4c5e-8f70-1a2b3c4d5e6f", "6F9C1E2A-3B4D-4C5E-8F70-1A2B3C4D5E6F"
+	byUpper, byLower := upload(upperUUID), upload(lowerUUID)
 	get := func(path, clientID string) (*http.Response, []byte) {
 		req, _ := http.NewRequest("GET", f.url+path, nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -57,6 +62,11 @@ func TestFileDownloadClientID(t *testing.T) {
 		{"bound, another id", bound, "end-user-2", 404},
 		{"bound, no id", bound, "", 404},
 		{"bound, id in another letter case", bound, "END-USER-1", 404},
+		{"bound to an upper-case UUID, sent in lower case", byUpper, lowerUUID, 200},
+		{"bound to an upper-case UUID, sent in mixed case", byUpper, "6f9C1e2A-3b4D-4c5E-8f70-1A2b3C4d5E6f", 200},
+		{"bound to a lower-case UUID, sent in upper case", byLower, upperUUID, 200},
+		{"bound to a UUID, another UUID", byLower, "00000000-0000-4000-8000-000000000000", 404},
+		{"bound to a UUID, no id", byUpper, "", 404},
 		{"unbound, no id", free, "", 200},
 		{"unbound, an id", free, "end-user-2", 200},
 	} {
@@ -73,6 +83,17 @@ func TestFileDownloadClientID(t *testing.T) {
 			}
 		})
 	}
+	// The upload stores the id as the download compares it, so the
+	// database holds one spelling of a UUID.
+	t.Run("UUID stored in lower case", func(t *testing.T) {
+		p, err := f.svc.Authenticate(context.Background(), tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if file, err := f.svc.File(context.Background(), p, byUpper); err != nil || file.HeaderClientID != lowerUUID {
+			t.Fatalf("stored X-Client-ID %q, %v; want %q", file.HeaderClientID, err, lowerUUID)
+		}
+	})
 	t.Run("description without the id", func(t *testing.T) {
 		if resp, body := get("/api/v1/files/"+bound, ""); resp.StatusCode != 200 {
 			t.Fatalf("%d %s", resp.StatusCode, body)

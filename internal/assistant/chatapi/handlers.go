@@ -19,7 +19,9 @@ func (s *server) auth(next http.HandlerFunc) http.HandlerFunc {
 			s.domainError(w, r, err)
 			return
 		}
-		p.HeaderClientID = r.Header.Get("X-Client-ID")
+		// Normalised here, for the upload that binds a file to it and
+		// the download that must match it alike.
+		p.HeaderClientID = assistant.NormalizeClientID(r.Header.Get("X-Client-ID"))
 		next(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	}
 }
