@@ -27,8 +27,16 @@ import (
 //     once more: an agent with a clean session, as MQTT-SberGate's, that
 //     was reconnecting when the request went out has missed it for good,
 //     and it sends no config by itself on reconnecting. Once only: an
-//     agent that answers neither is away or does not answer requests, and
-//     its next status or config tells the gate it is back.
+//     agent that answers neither is away or does not answer requests.
+//     The gate then leaves it alone until its next config: its further
+//     statuses ask nothing (smarthome.Agent AskConfig), since an agent
+//     that does not answer requests would be asked at every status it
+//     sends; the gate's next reconnection (resync) or an administrator's
+//     request asks again, each once more at most.
+//
+// The down/status_request the gate sends after each config is never asked
+// again: it goes out at QoS 0, nothing tracks its answer, and the agent's
+// statuses come by themselves when a state changes.
 //
 // Like the administrator's messages (deliver), a request the broker does
 // not acknowledge within commandWait is withdrawn from the client
