@@ -139,7 +139,13 @@ func (a *Agent) AskConfig() bool {
 //     renamed or moved in the last FullConfigWait, and hubs, has that
 //     list merged: a device taken off its controller then stays the
 //     gate's until the next config request, the price of never dropping
-//     devices on MQTT-SberGate's answers to renames.
+//     devices on MQTT-SberGate's answers to renames. The reference leaves
+//     the answer to a rename open (§7 lists the request only), so this
+//     reads the one real client it cites. The price is short: the merged
+//     config leaves the request unanswered (ConfigRequest Unanswered), and
+//     the gate, whose every config request is asked once more when none
+//     answers it, asks again half a FullConfigWait after the first
+//     request, within the window, and the same list then replaces.
 //
 // A config the agent sends first, after the gate started, has nothing to
 // be merged into, so it is the whole list as far as the gate knows.

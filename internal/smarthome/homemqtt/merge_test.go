@@ -213,3 +213,67 @@ func TestGateTellsARenameAnswerFromTheConfigAnswer(t *testing.T) {
 		})
 	}
 }
+
+// Through a real broker: an agent that applies a rename without answering
+// it, and whose whole list (its answer to a config request) is then the
+// renamed device and its hub alone, has that list merged: it looks like
+// MQTT-SberGate's answer to the rename, and MQTT carries no request id to
+// tell the two apart. The reference leaves the answer to a rename open
+// (§7 lists the request, not its reply), and MQTT-SberGate, the client it
+// cites, answers a rename with a config of that device (and its hub), so
+// reading such a config as a merge is the reading that never drops an
+// agent's devices on a real client's answer. The cost is bounded, not
+// left to the next request someone makes: the merged config settles the
+// rename and leaves the config request unanswered, so the gate asks once
+// more after the reask wait, and the same list then answers it and
+// replaces: the plug and the tv taken off the controller are forgotten.
+func TestGateSilentRenameMergesUntilTheReask(t *testing.T) {
+	const wait = 400 * time.Millisecond
+	const (
+		hub  = `{"id":"hub","name":"Hub","default_name":"Hub","model":{"id":"h1","manufacturer":"M","model":"H","category":"hub","features":["online"]}}`
+		lamp = `{"id":"lamp","parent_id":"hub","name":"%s","default_name":"Lamp","model":{"id":"m1","manufacturer":"M","model":"L","category":"light","features":["online","on_off"]}}`
+		plug = `{"id":"plug","parent_id":"hub","name":"Plug","default_name":"Plug","model":{"id":"m2","manufacturer":"M","model":"S","category":"socket","features":["online","on_off"]}}`
+		tv   = `{"id":"tv","parent_id":"hub","name":"TV","default_name":"TV","model":{"id":"m3","manufacturer":"M","model":"T","category":"socket","features":["online","on_off"]}}`
+		cmd  = `{"devices":{"%s":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`
+	)
+	url := testenv.MQTTBroker(t)
+	root := testRoot(t, url)
+	g := startGate(t, homemqtt.WithReaskAfter(homemqtt.Config{Broker: url, Root: root}, wait), seeded(t))
+	dev := newAgent(t, url)
+	_, asked := listen(t, url, root+"/ctl/down/status_request")
+	_, requests := listen(t, url, root+"/ctl/down/config_request")
+	known := func(id string) bool {
+		t.Helper()
+		_, err := g.Command(context.Background(), "ctl", []byte(fmt.Sprintf(cmd, id)))
+		return err == nil
+	}
+	config := func(body, want string) {
+		t.Helper()
+		dev.publish(root+"/ctl/up/config", body, false)
+		if m := nextArrival(t, asked); m.payload != want {
+			t.Fatalf("status_request after %s: %s, want %s", body, m.payload, want)
+		}
+	}
+	config(`{"devices":[`+hub+`,`+fmt.Sprintf(lamp, "Lamp")+`,`+plug+`,`+tv+`]}`, `{"devices":["hub","lamp","plug","tv"]}`)
+	// The rename, which the agent applies without a word, then the
+	// request; meanwhile the plug and the tv were taken off.
+	if _, err := g.Send(context.Background(), "ctl", smarthome.RenameKind, []byte(`{"device_id":"lamp","new_name":"Desk lamp"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Send(context.Background(), "ctl", smarthome.ConfigRequestKind, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	first := nextArrival(t, requests)
+	whole := `{"devices":[` + hub + `,` + fmt.Sprintf(lamp, "Desk lamp") + `]}`
+	config(whole, `{"devices":["hub","lamp"]}`)
+	if !known("plug") || !known("tv") {
+		t.Fatal("the list that looks like the rename's answer replaced the agent's devices, want merged")
+	}
+	second := nextArrival(t, requests)
+	reaskSpacing(t, first, second, wait)
+	config(whole, `{"devices":["hub","lamp"]}`)
+	if known("plug") || known("tv") || !known("lamp") {
+		t.Fatalf("after the answer to the re-ask: plug known %v, tv %v, lamp %v; want only the lamp", known("plug"), known("tv"), known("lamp"))
+	}
+	quiet(t, requests, 4*wait, "asked a third time")
+}
