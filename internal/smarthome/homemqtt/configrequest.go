@@ -82,6 +82,13 @@ func (g *Gate) askConfig(c mqtt.Client, name string, a *smarthome.Agent, again b
 			}
 			return
 		}
+		if g.closing() {
+			// Close ended the connection, and the client library failed
+			// the requests still in flight with it: no drop of the
+			// broker's, nothing to count or warn of, and no answer to
+			// wait for from a gate that is gone.
+			return
+		}
 		g.withdraw(tok)
 		req.Withdraw()
 		g.m.dropped.WithLabelValues(smarthome.ConfigRequestKind, droppedUnacknowledged).Inc()
@@ -96,10 +103,8 @@ func (g *Gate) askConfig(c mqtt.Client, name string, a *smarthome.Agent, again b
 // the agent as a.
 func (g *Gate) reaskLater(name string, a *smarthome.Agent, req *smarthome.ConfigRequest) {
 	time.AfterFunc(g.reaskWait(), func() {
-		select {
-		case <-g.held.done:
+		if g.closing() {
 			return
-		default:
 		}
 		g.mu.Lock()
 		current := g.agents[name] == a

@@ -223,17 +223,23 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 // agents that start later. It returns within a quarter of a second even
 // while the broker is away (the client library then abandons its
 // reconnection attempts at the end of the current backoff).
+//
+// The gate's goroutines and timers are told before the disconnection
+// (closing), which fails the config requests still in flight: those are
+// no drops of the broker's, and a re-ask due meanwhile must not go out
+// on a connection being closed.
 func (g *Gate) Close() {
+	first := g.closeHeld()
 	g.client.Disconnect(250)
 	g.link.Lock()
 	g.link.closed = true
 	g.setUpLocked(false)
 	g.link.Unlock()
-	g.held.Lock()
-	defer g.held.Unlock()
-	if !g.closeHeldLocked() {
+	if !first {
 		return
 	}
+	g.held.Lock()
+	defer g.held.Unlock()
 	if n := len(g.held.queue); n > 0 {
 		// They live in memory only: a gate that stops loses them, as the
 		// broker, which delivered them, will not send them again.

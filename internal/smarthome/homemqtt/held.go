@@ -362,11 +362,22 @@ func (g *Gate) drainHeld() {
 	}
 }
 
-// closeHeld tells the gate's goroutines that it closed.
-func (g *Gate) closeHeld() {
+// closeHeld tells the gate's goroutines that it closed; it reports
+// whether this call did.
+func (g *Gate) closeHeld() bool {
 	g.held.Lock()
 	defer g.held.Unlock()
-	g.closeHeldLocked()
+	return g.closeHeldLocked()
+}
+
+// closing reports whether Close was called.
+func (g *Gate) closing() bool {
+	select {
+	case <-g.held.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // closeHeldLocked closes g.held.done unless it is; it reports whether it
