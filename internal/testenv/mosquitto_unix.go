@@ -8,3 +8,6 @@ import "syscall"
 // and nothing is answered, as with a broker that hangs. Stop(os.Kill)
 // still ends it.
 func (m *Mosquitto) Freeze() { m.Signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen broker run again (SIGCONT).
+func (m *Mosquitto) Thaw() { m.Signal(syscall.SIGCONT) }

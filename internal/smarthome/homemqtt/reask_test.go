@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -275,7 +274,7 @@ func TestGateDropsAReaskTheBrokerDoesNotTake(t *testing.T) {
 	thawed := false
 	thaw := func() {
 		if !thawed {
-			broker.Signal(syscall.SIGCONT)
+			broker.Thaw()
 			thawed = true
 		}
 	}
