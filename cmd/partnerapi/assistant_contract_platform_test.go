@@ -84,26 +84,7 @@ func (c *assistantContract) checkPlatformAnswer(t *testing.T, tc platformCase, r
 	if tc.status == http.StatusMethodNotAllowed {
 		name, message = "MethodNotAllowed", "Method Not Allowed"
 	}
-	r := c.model.Model.Components.Responses.GetOrZero(name)
-	if r == nil {
-		t.Fatalf("the contract has no %s response", name)
-	}
-	if resp.StatusCode != tc.status {
-		t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tc.status, raw)
-	}
-	if got := resp.Header.Values("Allow"); tc.allow != "" && (len(got) != 1 || got[0] != tc.allow) || tc.allow == "" && len(got) != 0 {
-		t.Errorf("Allow %q, want %q", got, tc.allow)
-	}
-	if r.Headers != nil {
-		for h, def := range r.Headers.FromOldest() {
-			if def.Required && resp.Header.Get(h) == "" {
-				t.Errorf("no %s, which %s requires", h, name)
-			}
-		}
-	}
-	if tc.allow != "" && (r.Headers == nil || r.Headers.GetOrZero("Allow") == nil) {
-		t.Errorf("%s does not declare the Allow the server sends", name)
-	}
+	r := c.componentAnswer(t, name, tc.status, tc.allow, resp, raw)
 	mt := r.Content.GetOrZero("application/json")
 	if mt == nil || mt.Schema == nil {
 		t.Fatalf("%s has no JSON schema", name)

@@ -15,6 +15,7 @@ import (
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankingsql"
 	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
 	"partnerapi/internal/web"
 )
 
@@ -166,7 +167,7 @@ func benchCreatePayment(b *testing.B, ids banking.IdentityStore, token string) {
 	auth := "Bearer " + token
 	b.ReportAllocs()
 	i := 0
-	cpu0 := processCPU()
+	cpu0 := testenv.ProcessCPU()
 	for b.Loop() {
 		body := bodies[i%len(bodies)]
 		i++
@@ -187,5 +188,5 @@ func benchCreatePayment(b *testing.B, ids banking.IdentityStore, token string) {
 	}
 	// The process's CPU per create, the GC's included: on a shared
 	// machine ns/op also counts the time other processes held the core.
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }

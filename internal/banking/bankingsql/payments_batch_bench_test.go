@@ -10,6 +10,7 @@ import (
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
 )
 
 // BenchmarkWritePaymentBatch is the SQLite committer's own work on batches
@@ -76,11 +77,11 @@ func benchWritePaymentBatch(b *testing.B, size int) {
 		b.StopTimer()
 		chunk := batches(min(64, b.N-done))
 		b.StartTimer()
-		cpu0 := processCPU()
+		cpu0 := testenv.ProcessCPU()
 		for _, batch := range chunk {
 			run(batch)
 		}
-		cpu += processCPU() - cpu0
+		cpu += testenv.ProcessCPU() - cpu0
 		done += len(chunk)
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*size)/1e3, "cpu-µs/doc")

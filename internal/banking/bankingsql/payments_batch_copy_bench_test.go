@@ -13,6 +13,7 @@ import (
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
 )
 
 // BenchmarkCopyBatch is the PostgreSQL committer's COPY of a batch of
@@ -81,11 +82,11 @@ func benchCopyBatch(b *testing.B, size int, write func(context.Context, *sql.DB,
 		b.StopTimer()
 		chunk := batches(min(64, b.N-done))
 		b.StartTimer()
-		cpu0 := processCPU()
+		cpu0 := testenv.ProcessCPU()
 		for _, batch := range chunk {
 			run(batch)
 		}
-		cpu += processCPU() - cpu0
+		cpu += testenv.ProcessCPU() - cpu0
 		done += len(chunk)
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*size)/1e3, "cpu-µs/doc")

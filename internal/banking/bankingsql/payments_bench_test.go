@@ -11,6 +11,7 @@ import (
 	"partnerapi/internal/banking"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
 )
 
 // BenchmarkCreatePayment measures the store alone: b.N documents created by
@@ -37,7 +38,7 @@ func BenchmarkCreatePayment(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetParallelism(32)
-			cpu0 := processCPU()
+			cpu0 := testenv.ProcessCPU()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -60,7 +61,7 @@ func BenchmarkCreatePayment(b *testing.B) {
 			// The bench banking figure is CPU-bound, so the process CPU per
 			// document is what a change to the store must lower; wall time
 			// here is mostly waiting for fsync.
-			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/doc")
+			b.ReportMetric(float64((testenv.ProcessCPU()-cpu0).Nanoseconds())/float64(b.N)/1e3, "cpu-µs/doc")
 			st := db.GroupCommitStats()
 			b.ReportMetric(float64(st.Items)/float64(max(st.Batches, 1)), "docs/batch")
 		})

@@ -5,11 +5,10 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"time"
 
 	"partnerapi/internal/inference/gguf"
+	"partnerapi/internal/testenv"
 )
 
 // BenchmarkDecodeStepCPU runs the weight products of one decode step of a
@@ -38,7 +37,7 @@ func BenchmarkDecodeStepCPU(b *testing.B) {
 			out := make([]float32, 10*shape.ff)
 			for _, n := range []int{1, 10} {
 				b.Run(fmt.Sprintf("%s/%v/tokens=%d", shape.name, typ, n), func(b *testing.B) {
-					cpu0 := processCPU()
+					cpu0 := testenv.ProcessCPU()
 					for b.Loop() {
 						for _, ly := range layers {
 							for _, w := range ly {
@@ -46,20 +45,11 @@ func BenchmarkDecodeStepCPU(b *testing.B) {
 							}
 						}
 					}
-					cpu := processCPU() - cpu0
+					cpu := testenv.ProcessCPU() - cpu0
 					b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 					b.ReportMetric(float64(n)*float64(b.N)/cpu.Seconds(), "tok/cpu-s")
 				})
 			}
 		}
 	}
-}
-
-// processCPU is the user and system CPU time the process has used.
-func processCPU() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -5,12 +5,12 @@ package model
 import (
 	"fmt"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"partnerapi/internal/inference/gguf"
 	"partnerapi/internal/inference/kernels"
+	"partnerapi/internal/testenv"
 )
 
 // BenchmarkTenStreamCPU measures a decode step of ten streams of the
@@ -29,13 +29,13 @@ func BenchmarkTenStreamCPU(b *testing.B) {
 			b.Run(fmt.Sprintf("15M/%v/streams=%d", typ, n), func(b *testing.B) {
 				step := engineDecode(b, bench15M(b, typ), n)
 				var walls []time.Duration
-				cpu0 := processCPU()
+				cpu0 := testenv.ProcessCPU()
 				for b.Loop() {
 					t0 := time.Now()
 					step()
 					walls = append(walls, time.Since(t0))
 				}
-				cpu := processCPU() - cpu0
+				cpu := testenv.ProcessCPU() - cpu0
 				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 				// The fastest tenth of the steps: those the other users of
 				// the machine left both cores to.
@@ -79,13 +79,4 @@ func engineDecode(b *testing.B, m *Model, n int) func() {
 		kernels.ParallelFor(n, n*m.NVocab*8, draw)
 		out = nil
 	}
-}
-
-// processCPU is the user and system CPU time the process has used.
-func processCPU() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
