@@ -139,22 +139,39 @@ func (m *markTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 type markBody struct {
 	io.ReadCloser
-	read chan<- struct{}
-	seen strings.Builder
-	sent bool
+	read  chan<- struct{}
+	seen  strings.Builder
+	found bool // the Marker was among the bytes handed on
+	sent  bool
 }
 
-// Read passes the bytes on and signals once they include the Marker: the
-// engine's scanner handles every whole line it was given before it reads
-// again, so what came before the Marker is read whatever happens next.
+// Read passes the bytes on and, once they have included the Marker,
+// signals at the engine's next read (or its Close): the engine's scanner
+// handles every whole line it was given before it reads again, so by then
+// what came before the Marker has been handled, not only received. A
+// signal sent as the bytes were handed on let a test cancel while the
+// engine still held the last events unparsed, and their tokens went
+// uncounted (TestUpstreamCutUsage failed so under load).
 func (b *markBody) Read(p []byte) (int, error) {
+	b.signal()
 	n, err := b.ReadCloser.Read(p)
-	if !b.sent {
+	if !b.found {
 		b.seen.Write(p[:n])
-		if strings.Contains(b.seen.String(), Marker+"\n") {
-			b.sent = true
-			b.read <- struct{}{}
-		}
+		b.found = strings.Contains(b.seen.String(), Marker+"\n")
 	}
 	return n, err
+}
+
+// Close signals as a next read would: an engine done with the stream
+// after the Marker has handled what came before it.
+func (b *markBody) Close() error {
+	b.signal()
+	return b.ReadCloser.Close()
+}
+
+func (b *markBody) signal() {
+	if b.found && !b.sent {
+		b.sent = true
+		b.read <- struct{}{}
+	}
 }
