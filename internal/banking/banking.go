@@ -126,5 +126,8 @@ type SignatureVerifier interface {
 	// valid, the signType right) and its role counted, and its uuid is
 	// listed in SignatureSet.Foreign; in the sandbox that is one of the
 	// fixed uuids sent with the token of a user other than the sandbox user.
+	// digest is read in place from a create's pooled buffer, valid only
+	// until VerifyDocument returns: an implementation that keeps it keeps
+	// a copy (strings.Clone).
 	VerifyDocument(ctx context.Context, p Principal, digest string, sigs []DigestSignature) (SignatureSet, error)
 }

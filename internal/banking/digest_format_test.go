@@ -233,7 +233,8 @@ type digestRecorder struct {
 }
 
 func (r *digestRecorder) Verify(ctx context.Context, p Principal, digest string, sigs []DigestSignature) (SignatureSet, error) {
-	r.got = append(r.got, digest)
+	// A create's digest is only lent for the call (SignatureVerifier).
+	r.got = append(r.got, strings.Clone(digest))
 	return r.soleVerifier.Verify(ctx, p, digest, sigs)
 }
 

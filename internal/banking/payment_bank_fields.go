@@ -52,6 +52,18 @@ func appendBankFieldsTo(out, doc []byte, status, comment, hash string) []byte {
 	return append(out, "}\n"...)
 }
 
+// appendCreatedFields is appendBankFieldsTo for a create's answer, whose
+// hash is a hexHash: hex digits are what encoding/json writes between
+// quotes unchanged, so they are copied, and the hash, read in place, stays
+// on its caller's stack (through appendJSONString's json.Marshal it would
+// move to the heap, one allocation per create).
+func appendCreatedFields(out, doc []byte, status, comment string, hash *hexHash) []byte {
+	out = appendBankFieldsTo(out, doc, status, comment, "")
+	out = append(out[:len(out)-len("}\n")], `,"crucialFieldsHash":"`...)
+	out = append(out, hash[:]...)
+	return append(out, "\"}\n"...)
+}
+
 // appendJSONString appends s as encoding/json encodes a string. Printable
 // ASCII that encoding/json leaves alone (statuses, the hex hash) is copied
 // between quotes; anything else takes json.Marshal.

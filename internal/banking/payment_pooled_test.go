@@ -74,6 +74,11 @@ func TestCreateJSONPooledDocuments(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("create %d answered (%d bytes)\n%s\nwant\n%s", i, len(got), got, want)
 		}
+		// The hash of the digest built in the pooled buffer is the one
+		// the digest's own string gives.
+		if h := `"crucialFieldsHash":"` + CrucialFieldsHash(&d) + `"`; !bytes.Contains(got, []byte(h)) {
+			t.Fatalf("create %d answered\n%s\nwithout %s", i, got, h)
+		}
 	}
 	if borrower.answers != n-borrower.refuse {
 		t.Fatalf("%d creates stored, want %d", borrower.answers, n-borrower.refuse)

@@ -2,11 +2,14 @@ package banking
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // PaymentStore keeps payment documents, their status history and the
@@ -136,6 +139,17 @@ func (s *PaymentService) today(now time.Time) time.Time {
 
 func digestHash(digest string) string { return hexSHA256(digest) }
 
+// hexHash is a crucialFieldsHash as create returns it, in place: a create
+// answered as JSON only copies it into the answer, so it needs no string.
+type hexHash [2 * sha256.Size]byte
+
+func sha256Hex(b []byte) hexHash {
+	sum := sha256.Sum256(b)
+	var h hexHash
+	hex.Encode(h[:], sum[:])
+	return h
+}
+
 // Create handles POST /v1/payments: validate, check the payer account is
 // the principal's, verify signatures, then store a draft, a CHECKERROR
 // document, a PARTSIGNED one or run a fully signed one to its final status:
@@ -146,7 +160,7 @@ func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*P
 	if err != nil {
 		return nil, err
 	}
-	return s.viewHashed(sp, hash), nil
+	return s.viewHashed(sp, string(hash[:])), nil
 }
 
 // CreateJSON is Create answering the document's wire form as JSON (what
@@ -177,10 +191,13 @@ func (s *PaymentService) AppendCreateJSON(ctx context.Context, dst []byte, p Pri
 		// document with a commit still in flight.
 		return dst, err
 	}
-	dst = appendBankFieldsTo(dst, sp.DocJSON, sp.Status, sp.Comment, hash)
+	dst = appendCreatedFields(dst, sp.DocJSON, sp.Status, sp.Comment, &hash)
 	if sc != nil {
 		if cap(sp.DocJSON) <= maxPooledDoc {
 			sc.doc = sp.DocJSON[:0]
+		}
+		if cap(sc.digest) > maxPooledDoc {
+			sc.digest = nil
 		}
 		sc.sp = StoredPayment{}
 		createScratches.Put(sc)
@@ -195,14 +212,18 @@ func (s *PaymentService) AppendCreateJSON(ctx context.Context, dst []byte, p Pri
 type PaymentBorrower interface{ BorrowsPayment() }
 
 // createScratch is what a create for a PaymentBorrower takes from
-// createScratches: the stored document and the buffer it is encoded into.
-// maxPooledDoc keeps an unusual document's grown buffer out of the pool.
+// createScratches: the stored document, the buffer it is encoded into and
+// the one its digest text is built in. maxPooledDoc keeps an unusual
+// document's grown buffers out of the pool.
 type createScratch struct {
-	sp  StoredPayment
-	doc []byte
+	sp     StoredPayment
+	doc    []byte
+	digest []byte
 }
 
-var createScratches = sync.Pool{New: func() any { return &createScratch{doc: make([]byte, 0, 1024)} }}
+var createScratches = sync.Pool{New: func() any {
+	return &createScratch{doc: make([]byte, 0, 1024), digest: make([]byte, 0, 1024)}
+}}
 
 const maxPooledDoc = 16 << 10
 
@@ -210,7 +231,7 @@ const maxPooledDoc = 16 << 10
 // the digest is built once, for the signature check and the hash alike,
 // and the document encoded once, for the store and the answer alike; with
 // sc, in sc's StoredPayment and buffer.
-func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc *createScratch) (*StoredPayment, string, error) {
+func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc *createScratch) (*StoredPayment, hexHash, error) {
 	if e, ok := s.Store.(CreateExpecter); ok {
 		var release func()
 		ctx, release = e.ExpectCreate(ctx)
@@ -232,23 +253,33 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 	var findings Findings
 	inspectPayment(&findings, doc, s.today(now), !s.Config.SkipBudgetRules)
 	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
-		return nil, "", err
+		return nil, hexHash{}, err
 	}
 	if err := s.ownPayer(ctx, p, doc, findings.failed()); err != nil {
-		return nil, "", err
+		return nil, hexHash{}, err
 	}
 	sigs := doc.DigestSignatures
 	doc.DigestSignatures = nil
 	doc.BankStatus, doc.BankComment, doc.CrucialFieldsHash, doc.SigningURL = "", "", "", ""
-	digest := s.Config.Digest.Payment(doc)
+	// With sc the digest text is built in sc's buffer and read in place:
+	// the verifier and the hash keep nothing of it, and the buffer is not
+	// reused before this create's answer is written.
+	var digestText []byte
+	if sc != nil {
+		sc.digest = s.Config.Digest.appendPayment(sc.digest[:0], doc)
+		digestText = sc.digest
+	} else {
+		digestText = s.Config.Digest.appendPayment(make([]byte, 0, 1024), doc)
+	}
+	digest := unsafe.String(unsafe.SliceData(digestText), len(digestText))
 	var set SignatureSet
 	if len(sigs) > 0 {
 		var err error
 		if set, err = s.Verifier.VerifyDocument(ctx, p, digest, sigs); err != nil {
-			return nil, "", err
+			return nil, hexHash{}, err
 		}
 		if !set.Complete() && !set.Partial() {
-			return nil, "", Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
+			return nil, hexHash{}, Errorf(KindWorkflow, "Набор подписей не позволяет исполнить документ: проверьте сертификаты")
 		}
 	}
 	// The bank numbers a payment order sent without a number (reference
@@ -260,7 +291,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 	if doc.Number == "" {
 		var err error
 		if doc.Number, err = s.numbers.assign(ctx, s.Store, p.OrgID); err != nil {
-			return nil, "", err
+			return nil, hexHash{}, err
 		}
 	}
 	sp.Roles, sp.Channel, sp.CreatedAt, sp.UpdatedAt = set.Roles, channel(p), now, now
@@ -272,7 +303,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 		sp.DocJSON, err = MarshalPayment(doc)
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, hexHash{}, err
 	}
 	// One history slice is made, the one that is stored; none for a fully
 	// signed document when the store takes its processing walk whole.
@@ -302,9 +333,9 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 		err = s.Store.CreatePayment(ctx, sp, history)
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, hexHash{}, err
 	}
-	return sp, digestHash(digest), nil
+	return sp, sha256Hex(digestText), nil
 }
 
 func channel(p Principal) string { return PartnerChannel(p.PartnerID) }

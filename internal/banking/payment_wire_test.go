@@ -44,6 +44,16 @@ func TestAppendBankFields(t *testing.T) {
 			if !bytes.Equal(got, want.Bytes()) {
 				t.Fatalf("spliced:\n%s\nencoded:\n%s", got, want.Bytes())
 			}
+			// A create's answer: the hash a hexHash (appendCreatedFields).
+			hh := sha256Hex([]byte(c.name))
+			view.CrucialFieldsHash = string(hh[:])
+			want.Reset()
+			if err := json.NewEncoder(&want).Encode(&view); err != nil {
+				t.Fatal(err)
+			}
+			if got := appendCreatedFields([]byte("prefix"), doc, c.status, c.comment, &hh); !bytes.Equal(got, append([]byte("prefix"), want.Bytes()...)) {
+				t.Fatalf("spliced with a hexHash:\n%s\nencoded:\n%s", got, want.Bytes())
+			}
 		})
 	}
 }
