@@ -158,6 +158,12 @@ func required(p *problems, field, v string) bool {
 }
 
 func lenBetween(p *problems, field, v string, lo, hi int) {
+	// A string of n bytes holds n/4 to n runes (an invalid byte counts as
+	// one), so within both bounds by its length alone it needs no count:
+	// decoding a Cyrillic purpose rune by rune was ~3% of a create.
+	if len(v) <= hi && (len(v)+3)/4 >= lo {
+		return
+	}
 	if n := utf8.RuneCountInString(v); n < lo || n > hi {
 		p.add(field, "длина должна быть от "+itoa(lo)+" до "+itoa(hi)+" символов")
 	}
@@ -288,6 +294,9 @@ func checkINN(f *Findings, field, what, v string) {
 // checkName sorts a payer's or payee's name: 1–254 characters is the
 // SDKs' form; the payment-order rules allow 160 (fields 8 and 16, §4).
 func checkName(f *Findings, field, what, v string) {
+	if len(v) <= NameMaxRunes { // no more runes than bytes: nothing to find
+		return
+	}
 	switch n := utf8.RuneCountInString(v); {
 	case n > 254:
 		f.format.add(field, "длина должна быть от 1 до 254 символов")
