@@ -185,7 +185,7 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
-	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}, store: mqtt.NewMemoryStore(), m: cfg.Metrics}
+	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}, store: newResendStore(), m: cfg.Metrics}
 	g.held.wake, g.held.done = make(chan struct{}, 1), make(chan struct{})
 	if cfg.Agents != nil {
 		g.startReadingAgents()
