@@ -37,6 +37,12 @@ func TestFanOutHoldsPlacePerRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeLlamaServer{delay: 100 * time.Millisecond}
+			if tc.exact {
+				// The replica must be seen running most at once: they
+				// are held until it is, rather than trusted to start
+				// within one delay of each other.
+				f.together = tc.most
+			}
 			srv := httptest.NewServer(http.HandlerFunc(f.ServeHTTP))
 			t.Cleanup(srv.Close)
 			p := NewPool("m", Served{}, []string{srv.URL}, PoolOptions{MaxInFlight: tc.limit})

@@ -20,12 +20,20 @@ import (
 // with usage. It records what each request asked and how many ran at once.
 type fakeLlamaServer struct {
 	delay time.Duration // how long each answer takes
+	// together, when set, holds every chat request until that many have
+	// run at once (or its client gave up), so that a test of how many a
+	// replica runs at once sees them overlap however slowly a loaded
+	// machine starts them: with delay alone, a request started more than
+	// delay after the first found it ended.
+	together int
 
 	mu      sync.Mutex
 	ns      []any // n of each chat request, nil when absent
 	seeds   []any
 	running int
 	most    int
+	met     chan struct{} // closed once together run at once
+	metDone bool
 }
 
 func (f *fakeLlamaServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -48,6 +56,14 @@ func (f *fakeLlamaServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.seeds = append(f.seeds, req["seed"])
 	f.running++
 	f.most = max(f.most, f.running)
+	if f.together > 0 && f.met == nil {
+		f.met = make(chan struct{})
+	}
+	met := f.met
+	if met != nil && f.running >= f.together && !f.metDone {
+		close(met)
+		f.metDone = true
+	}
 	f.mu.Unlock()
 	// A request stops counting as running before its last byte goes out:
 	// the client may start the next one as soon as it has read it.
@@ -62,6 +78,14 @@ func (f *fakeLlamaServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprint(w, `{"error":{"code":400,"message":"Only one completion choice is allowed","type":"invalid_request_error"}}`)
 		return
+	}
+	if met != nil {
+		select {
+		case <-met:
+		case <-r.Context().Done():
+			finished()
+			return
+		}
 	}
 	time.Sleep(f.delay)
 	sse(w, `{"choices":[{"index":0,"delta":{"role":"assistant","content":"seed "}}]}`,
