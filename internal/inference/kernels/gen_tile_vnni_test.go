@@ -24,7 +24,7 @@ func TestGeneratedVNNITilesUpToDate(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", gen, err, out)
 		}
 	}
-	for _, name := range []string{"tile_vnni_q8_0_amd64.s", "tile_vnni_q4_0_amd64.s", "tile_packed_q8_0_amd64.s", "tile_packed_q4_0_amd64.s",
+	for _, name := range []string{"tile_vnni_q8_0_amd64.s", "tile_vnni_q4_0_amd64.s", "tile_packed_q8_0_amd64.s", "tile_packed_q4_0_amd64.s", "tile_packed_q4_0_gfni_amd64.s",
 		"tile_packed_avx2_q8_0_amd64.s", "tile_packed_avx2_q4_0_amd64.s",
 		"attn_q8_scores_amd64.s", "attn_q8_sums_amd64.s", "attn_q8_avx2_amd64.s", "attn_q8_i16_amd64.s", "tile_rows_amd64.s"} {
 		want, err := os.ReadFile(filepath.Join(dir, name))

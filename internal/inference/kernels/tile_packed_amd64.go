@@ -10,7 +10,8 @@ import (
 
 // The packed Q8_0 and Q4_0 kernels (packed.go describes the layout): the
 // AVX-512 VNNI ones of tile_packed_q8_0_amd64.s and
-// tile_packed_q4_0_amd64.s over 16-row groups, and the AVX2 ones below
+// tile_packed_q4_0_amd64.s (tile_packed_gfni_amd64.go where the CPU has
+// GFNI) over 16-row groups, and the AVX2 ones below
 // over 8-row groups. Each computes `groups` consecutive groups (contiguous
 // in w) against a group of T tokens (the q8Tiles layout, unbiased, with
 // the corrections c laid out like d) over nb blocks, writing token k's
@@ -346,6 +347,8 @@ func packedKernels(t gguf.GGMLType, group int) *packedSet {
 		return &iq4NLPacked8Kernels
 	case group == packGroupAVX2:
 		return &q8_0Packed8Kernels
+	case t == gguf.Q4_0 && packedGFNI:
+		return &q4_0PackedGFNIKernels
 	case t == gguf.Q4_0:
 		return &q4_0PackedKernels
 	case t == gguf.Q5_0:
