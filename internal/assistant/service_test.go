@@ -74,18 +74,32 @@ func TestAcquireLimits(t *testing.T) {
 	}
 	r1()
 	r1() // idempotent: must not free a slot twice
+	// The slots still held are released when the test ends: a held lease
+	// keeps the service's renewal loop running in the process, which
+	// TestRenewalLoopStopsWhenIdle, run after this test (-count, -shuffle),
+	// counts.
+	var held []func()
+	t.Cleanup(func() {
+		for _, r := range held {
+			r()
+		}
+	})
 	corp := assistant.Principal{ClientID: "c", Scope: assistant.ScopeCorp}
 	for range 2 {
-		if _, err := s.Acquire(context.Background(), corp); err != nil {
+		r, err := s.Acquire(context.Background(), corp)
+		if err != nil {
 			t.Fatal(err)
 		}
+		held = append(held, r)
 	}
 	if _, err := s.Acquire(context.Background(), corp); !errors.Is(err, assistant.ErrTooManyRequests) {
 		t.Fatalf("third CORP slot: %v", err)
 	}
-	if _, err := s.Acquire(context.Background(), pers); err != nil {
+	r, err := s.Acquire(context.Background(), pers)
+	if err != nil {
 		t.Fatalf("PERS slot after release: %v", err)
 	}
+	held = append(held, r)
 }
 
 func TestTokenRateAndExpiry(t *testing.T) {
