@@ -40,6 +40,44 @@ const statusClientClosedRequest = 499
 // retryAfter is what a 429 tells clients to wait, in seconds.
 const retryAfter = "1"
 
+// The challenges of the assistant's 401s. The reference gives the
+// bodies only (assistant.md §1, §2); the headers are what HTTP asks of any
+// 401 (RFC 9110 §11.6.1: it carries WWW-Authenticate) in the schemes the
+// endpoints take: Bearer for the API (RFC 6750 §3), Basic for the two
+// token endpoints, whose clients authenticate with the Authorization
+// header (RFC 6749 §5.2, RFC 7617). No client of the provider reads them
+// (the npm client and the SDKs look at the status), and a browser, which
+// would prompt for a Basic challenge, cannot call the API from a page
+// (it serves no CORS).
+const (
+	bearerChallenge = `Bearer realm="assistant"`
+	basicChallenge  = `Basic realm="assistant"`
+)
+
+// bearerRefused sets the challenge of a refused bearer token: with
+// error="invalid_token" when the request sent one (RFC 6750 §3.1), bare
+// when it sent none, which the RFC says should carry no error code.
+func bearerRefused(w http.ResponseWriter, r *http.Request, description string) {
+	if assistant.BearerToken(r.Header.Get("Authorization")) == "" {
+		w.Header().Set("WWW-Authenticate", bearerChallenge)
+		return
+	}
+	w.Header().Set("WWW-Authenticate", bearerChallenge+`, error="invalid_token", error_description="`+description+`"`)
+}
+
+// writeAuthError answers a token endpoint's refusal in its {code,
+// message} envelope, with Retry-After on a 429 and the Basic challenge
+// on a 401.
+func writeAuthError(w http.ResponseWriter, ae *assistant.AuthError) {
+	switch ae.Status {
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", retryAfter)
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+	}
+	writeJSON(w, ae.Status, tokenErrorBody{Code: ae.Code, Message: ae.Message})
+}
+
 // retryAfterDatabase is what a 503 for an unavailable database tells
 // clients to wait, in seconds: a restarting PostgreSQL is back within a
 // few.
@@ -62,10 +100,7 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	var te *assistant.TemplateError
 	switch {
 	case errors.As(err, &ae):
-		if ae.Status == http.StatusTooManyRequests {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		writeJSON(w, ae.Status, tokenErrorBody{Code: ae.Code, Message: ae.Message})
+		writeAuthError(w, ae)
 	case errors.As(err, &inv):
 		writeError(w, inv.Status, inv.Message)
 	case errors.As(err, &te):
@@ -73,8 +108,10 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 		// client's to fix: 422, which SDKs do not retry, unlike a 500.
 		writeError(w, http.StatusUnprocessableEntity, "Invalid params: "+te.Reason)
 	case errors.Is(err, assistant.ErrUnauthorized):
+		bearerRefused(w, r, "Unauthorized")
 		writeError(w, http.StatusUnauthorized, "Unauthorized")
 	case errors.Is(err, assistant.ErrTokenExpired):
+		bearerRefused(w, r, "Token has expired")
 		writeError(w, http.StatusUnauthorized, "Token has expired")
 	case errors.Is(err, assistant.ErrPaymentRequired):
 		writeError(w, http.StatusPaymentRequired, "Payment Required")
@@ -132,10 +169,7 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 func (s *server) tokenError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *assistant.AuthError
 	if errors.As(err, &ae) {
-		if ae.Status == http.StatusTooManyRequests {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		writeJSON(w, ae.Status, tokenErrorBody{Code: ae.Code, Message: ae.Message})
+		writeAuthError(w, ae)
 		return
 	}
 	if assistant.FromStore(err) && sqldb.Unavailable(err) {
@@ -166,6 +200,7 @@ func (s *server) legacyTokenError(w http.ResponseWriter, r *http.Request, err er
 		w.Header().Set("Retry-After", retryAfter)
 		writeError(w, http.StatusTooManyRequests, "Too Many Requests")
 	case errors.As(err, &ae) && ae.Status == http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", basicChallenge)
 		writeError(w, http.StatusUnauthorized, "Unauthorized")
 	case errors.As(err, &ae):
 		writeError(w, ae.Status, ae.Message)
