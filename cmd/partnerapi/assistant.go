@@ -49,6 +49,8 @@ type assistantModule struct {
 	upstreamConcurrency            int
 	upstreamQueue                  int
 	aliases                        aliasFlag
+	authFailures                   int
+	authFailureWindow              time.Duration
 }
 
 func (*assistantModule) name() string        { return "assistant" }
@@ -82,6 +84,30 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL[#model=ID&type=embedder]: serve model NAME from an OpenAI-compatible server (repeatable; a NAME given again adds a replica)")
 	fs.IntVar(&m.upstreamConcurrency, "assistant-upstream-concurrency", 10, "chats and embeddings sent to one upstream replica at a time (0: no limit)")
 	fs.IntVar(&m.upstreamQueue, "assistant-upstream-queue", upstream.DefaultMaxQueue, "requests per upstream model that may wait for a replica under --assistant-upstream-concurrency; beyond them a request is answered 429 at once (0: the default, 64)")
+	// Both are kept as assistant.Config reads them, zero for the default,
+	// so that a module built without its flags parsed (tests) throttles
+	// as serve does by default; the flag's 0 is no throttle, -1 there.
+	fs.Func("assistant-auth-failures", fmt.Sprintf("failed client-secret checks of one client id from one address within --assistant-auth-failure-window after which the token endpoints answer that address 429 for that id until the window passes (0: no throttle; default %d)", assistant.DefaultAuthFailures),
+		func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("want a number of failures, 0 for no throttle, got %q", v)
+			}
+			m.authFailures = n
+			if n == 0 {
+				m.authFailures = -1
+			}
+			return nil
+		})
+	fs.Func("assistant-auth-failure-window", fmt.Sprintf("the window of --assistant-auth-failures (default %v)", assistant.DefaultAuthFailureWindow),
+		func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("want a positive duration, got %q", v)
+			}
+			m.authFailureWindow = d
+			return nil
+		})
 	m.grpc.registerFlags(fs) // --assistant-grpc-addr, assistant_grpc.go
 }
 
@@ -195,7 +221,11 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		BareIDs:          m.modelIDs == "bare",
 		AICheckThreshold: m.aiCheckThreshold,
 		FileQuotaBytes:   fileQuota,
-		Log:              d.log,
+		// Failed secret checks are counted in the database, by client id
+		// and the address web.ClientIP resolves (--trusted-proxies).
+		AuthFailures:      m.authFailures,
+		AuthFailureWindow: m.authFailureWindow,
+		Log:               d.log,
 		// On SQLite serve holds the data directory's lock, so no other
 		// process shares the database and the count in memory is the
 		// whole count: the limit costs no write there. On PostgreSQL

@@ -126,6 +126,17 @@ type Store interface {
 	AcquireLease(ctx context.Context, l Lease, limit int, now time.Time) error
 	RenewLeases(ctx context.Context, ids []string, now, until time.Time) (int, error)
 	ReleaseLease(ctx context.Context, id string) error
+
+	// Failed secret checks of the token endpoints' throttle
+	// (auththrottle.go), by client id and caller address. AuthFailures
+	// returns the times of the latest failures after since, newest first,
+	// at most limit of them. AddAuthFailure records one at at and drops
+	// every failure (of any client and address) at or before expired,
+	// which no count looks at again. ForgetAuthFailures drops clientID's
+	// failures from addr.
+	AuthFailures(ctx context.Context, clientID, addr string, since time.Time, limit int) ([]time.Time, error)
+	AddAuthFailure(ctx context.Context, clientID, addr string, at, expired time.Time) error
+	ForgetAuthFailures(ctx context.Context, clientID, addr string) error
 }
 
 // Lease is one concurrent-request slot of a client as stored: it counts

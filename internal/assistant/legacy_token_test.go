@@ -44,7 +44,7 @@ func TestIssueLegacyToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tok, exp, err := s.IssueLegacyToken(ctx, tt.auth)
+			tok, exp, err := s.IssueLegacyToken(ctx, tt.auth, "192.0.2.1")
 			if tt.want != nil {
 				if !errors.Is(err, tt.want) || tok != "" {
 					t.Fatalf("got %q, %v; want %v", tok, err, tt.want)
@@ -75,17 +75,17 @@ func TestIssueLegacyTokenRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, "72384bd5-0ca0-4cfd-9ac7-65d75258284c", "ASSISTANT_API_CORP"); err != nil {
+	if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, "72384bd5-0ca0-4cfd-9ac7-65d75258284c", "ASSISTANT_API_CORP", "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.IssueLegacyToken(ctx, basic(c.ClientID, c.ClientSecret)); err != nil {
+	if _, _, err := s.IssueLegacyToken(ctx, basic(c.ClientID, c.ClientSecret), "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.IssueLegacyToken(ctx, basic(c.ClientID, c.ClientSecret)); !errors.Is(err, assistant.ErrTokenRate) {
+	if _, _, err := s.IssueLegacyToken(ctx, basic(c.ClientID, c.ClientSecret), "192.0.2.1"); !errors.Is(err, assistant.ErrTokenRate) {
 		t.Fatalf("third token in a second: %v, want ErrTokenRate", err)
 	}
 	now = now.Add(time.Second)
-	if _, _, err := s.IssueLegacyToken(ctx, basic(c.ClientID, c.ClientSecret)); err != nil {
+	if _, _, err := s.IssueLegacyToken(ctx, basic(c.ClientID, c.ClientSecret), "192.0.2.1"); err != nil {
 		t.Fatalf("a second later: %v", err)
 	}
 }

@@ -24,6 +24,12 @@ type Config struct {
 	// TokenRate is the token requests per second a client may make
 	// (provider: 10).
 	TokenRate int
+	// AuthFailures is how many failed secret checks of one client id
+	// from one address within AuthFailureWindow refuse that address for
+	// that id (auththrottle.go): DefaultAuthFailures when 0, no throttle
+	// when negative. AuthFailureWindow is DefaultAuthFailureWindow when 0.
+	AuthFailures      int
+	AuthFailureWindow time.Duration
 	// MaxFileBytes bounds one uploaded file (DefaultMaxFileBytes).
 	MaxFileBytes int64
 	// FileQuotaBytes bounds the bytes of all of a client's files
@@ -97,6 +103,12 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	if cfg.TokenRate == 0 {
 		cfg.TokenRate = 10
 	}
+	if cfg.AuthFailures == 0 {
+		cfg.AuthFailures = DefaultAuthFailures
+	}
+	if cfg.AuthFailureWindow <= 0 {
+		cfg.AuthFailureWindow = DefaultAuthFailureWindow
+	}
 	if cfg.MaxFileBytes == 0 {
 		cfg.MaxFileBytes = DefaultMaxFileBytes
 	}
@@ -139,8 +151,10 @@ var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 func IsUUID(s string) bool { return uuidRE.MatchString(s) }
 
 // IssueToken checks a Basic authorization value and a requested scope and
-// returns a fresh access token.
-func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope string) (string, time.Time, error) {
+// returns a fresh access token. addr is the caller's address (its IP),
+// which the throttle of failed secret checks counts by with the client id
+// (auththrottle.go).
+func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope, addr string) (string, time.Time, error) {
 	if !IsUUID(rqUID) {
 		return "", time.Time{}, ErrRqUID
 	}
@@ -155,7 +169,7 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 	if !ok {
 		return "", time.Time{}, ErrScopeInvalid
 	}
-	c, err := s.checkCredentials(ctx, id, secret)
+	c, err := s.throttledCredentials(ctx, id, secret, addr)
 	if err != nil {
 		return "", time.Time{}, err
 	}
@@ -173,13 +187,14 @@ func (s *Service) IssueToken(ctx context.Context, authorization, rqUID, scope st
 // the password its secret, checked and rate-limited as IssueToken checks
 // an authorization key, since both are the same Base64 of id:secret. The
 // token is of the client's own scope, which the flow cannot name, and
-// lives as long as an OAuth token.
-func (s *Service) IssueLegacyToken(ctx context.Context, authorization string) (string, time.Time, error) {
+// lives as long as an OAuth token. Its failures count in the same
+// throttle as the OAuth endpoint's, by client id and addr.
+func (s *Service) IssueLegacyToken(ctx context.Context, authorization, addr string) (string, time.Time, error) {
 	id, secret, err := ParseBasic(authorization)
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	c, err := s.checkCredentials(ctx, id, secret)
+	c, err := s.throttledCredentials(ctx, id, secret, addr)
 	if err != nil {
 		return "", time.Time{}, err
 	}

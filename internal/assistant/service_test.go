@@ -114,18 +114,18 @@ func TestTokenRateAndExpiry(t *testing.T) {
 	var tok string
 	for i := range 3 {
 		var exp time.Time
-		if tok, exp, err = s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP"); err != nil {
+		if tok, exp, err = s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP", "192.0.2.1"); err != nil {
 			t.Fatalf("token %d: %v", i, err)
 		}
 		if !exp.Equal(now.Add(30 * time.Minute)) {
 			t.Fatalf("expires %v", exp)
 		}
 	}
-	if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP"); !errors.Is(err, assistant.ErrTokenRate) {
+	if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP", "192.0.2.1"); !errors.Is(err, assistant.ErrTokenRate) {
 		t.Fatalf("4th token in a second: %v", err)
 	}
 	now = now.Add(time.Second)
-	if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP"); err != nil {
+	if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP", "192.0.2.1"); err != nil {
 		t.Fatalf("token a second later: %v", err)
 	}
 	if p, err := s.Authenticate(ctx, tok); err != nil || p.ClientID != c.ClientID || p.Scope != assistant.ScopeCorp {
@@ -152,7 +152,7 @@ func TestExpiredTokenOutlivesSweep(t *testing.T) {
 	const rq = "72384bd5-0ca0-4cfd-9ac7-65d75258284c"
 	issue := func() string {
 		t.Helper()
-		tok, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP")
+		tok, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP", "192.0.2.1")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,3 +115,16 @@ func (m markedStore) RenewLeases(ctx context.Context, ids []string, now, until t
 func (m markedStore) ReleaseLease(ctx context.Context, id string) error {
 	return fromStore(m.s.ReleaseLease(ctx, id))
 }
+
+func (m markedStore) AuthFailures(ctx context.Context, clientID, addr string, since time.Time, limit int) ([]time.Time, error) {
+	t, err := m.s.AuthFailures(ctx, clientID, addr, since, limit)
+	return t, fromStore(err)
+}
+
+func (m markedStore) AddAuthFailure(ctx context.Context, clientID, addr string, at, expired time.Time) error {
+	return fromStore(m.s.AddAuthFailure(ctx, clientID, addr, at, expired))
+}
+
+func (m markedStore) ForgetAuthFailures(ctx context.Context, clientID, addr string) error {
+	return fromStore(m.s.ForgetAuthFailures(ctx, clientID, addr))
+}

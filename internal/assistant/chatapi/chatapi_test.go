@@ -101,6 +101,13 @@ func newFixture(t *testing.T, fresh ...bool) *fixture {
 // platform's settings (a shorter write deadline) before it is built.
 func newFixtureWith(t *testing.T, eng assistant.Engine, opts ...func(*web.API)) *fixture {
 	t.Helper()
+	return newFixtureOn(t, eng, web.Platform{}, opts...)
+}
+
+// newFixtureOn is newFixtureWith on a platform of p's settings (its
+// trusted proxies); the fixture sets its log and metrics.
+func newFixtureOn(t *testing.T, eng assistant.Engine, p web.Platform, opts ...func(*web.API)) *fixture {
+	t.Helper()
 	db := storetest.SQLite(t)
 	if err := assistantsql.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
@@ -121,7 +128,8 @@ func newFixtureWith(t *testing.T, eng assistant.Engine, opts ...func(*web.API)) 
 	for _, o := range opts {
 		o(&api)
 	}
-	h := api.Build(log, metrics)
+	p.Log, p.Metrics = log, metrics
+	h := api.BuildOn(p)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL

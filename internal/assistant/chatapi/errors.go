@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/sqldb"
@@ -65,13 +67,25 @@ func bearerRefused(w http.ResponseWriter, r *http.Request, description string) {
 	w.Header().Set("WWW-Authenticate", bearerChallenge+`, error="invalid_token", error_description="`+description+`"`)
 }
 
+// tooMany sets the Retry-After of a token endpoint's 429: the failed-login
+// throttle's wait, rounded up to whole seconds, or retryAfter for the
+// token rate.
+func tooMany(w http.ResponseWriter, err error) {
+	var te *assistant.ThrottledError
+	if errors.As(err, &te) {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((te.RetryAfter+time.Second-1)/time.Second), 10))
+		return
+	}
+	w.Header().Set("Retry-After", retryAfter)
+}
+
 // writeAuthError answers a token endpoint's refusal in its {code,
 // message} envelope, with Retry-After on a 429 and the Basic challenge
 // on a 401.
-func writeAuthError(w http.ResponseWriter, ae *assistant.AuthError) {
+func writeAuthError(w http.ResponseWriter, ae *assistant.AuthError, err error) {
 	switch ae.Status {
 	case http.StatusTooManyRequests:
-		w.Header().Set("Retry-After", retryAfter)
+		tooMany(w, err)
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", basicChallenge)
 	}
@@ -100,7 +114,7 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	var te *assistant.TemplateError
 	switch {
 	case errors.As(err, &ae):
-		writeAuthError(w, ae)
+		writeAuthError(w, ae, err)
 	case errors.As(err, &inv):
 		writeError(w, inv.Status, inv.Message)
 	case errors.As(err, &te):
@@ -169,7 +183,7 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 func (s *server) tokenError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *assistant.AuthError
 	if errors.As(err, &ae) {
-		writeAuthError(w, ae)
+		writeAuthError(w, ae, err)
 		return
 	}
 	if assistant.FromStore(err) && sqldb.Unavailable(err) {
@@ -196,8 +210,8 @@ func (s *server) tokenError(w http.ResponseWriter, r *http.Request, err error) {
 func (s *server) legacyTokenError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *assistant.AuthError
 	switch {
-	case errors.Is(err, assistant.ErrTokenRate):
-		w.Header().Set("Retry-After", retryAfter)
+	case errors.Is(err, assistant.ErrTokenRate), errors.Is(err, assistant.ErrAuthThrottled):
+		tooMany(w, err)
 		writeError(w, http.StatusTooManyRequests, "Too Many Requests")
 	case errors.As(err, &ae) && ae.Status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", basicChallenge)

@@ -48,7 +48,7 @@ func (s *server) oauth(w http.ResponseWriter, r *http.Request) {
 		s.tokenError(w, r, assistant.ErrScopeInvalid)
 		return
 	}
-	tok, exp, err := s.svc.IssueToken(r.Context(), r.Header.Get("Authorization"), r.Header.Get("RqUID"), r.PostForm.Get("scope"))
+	tok, exp, err := s.svc.IssueToken(r.Context(), r.Header.Get("Authorization"), r.Header.Get("RqUID"), r.PostForm.Get("scope"), web.ClientIP(r))
 	if err != nil {
 		s.tokenError(w, r, err)
 		return
@@ -66,7 +66,7 @@ func (s *server) oauth(w http.ResponseWriter, r *http.Request) {
 // client id and the password its secret.
 func (s *server) legacyToken(w http.ResponseWriter, r *http.Request) {
 	noStore(w.Header())
-	tok, exp, err := s.svc.IssueLegacyToken(r.Context(), r.Header.Get("Authorization"))
+	tok, exp, err := s.svc.IssueLegacyToken(r.Context(), r.Header.Get("Authorization"), web.ClientIP(r))
 	if err != nil {
 		s.legacyTokenError(w, r, err)
 		return

@@ -76,7 +76,7 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, _, err := svc.IssueToken(ctx, "Basic "+cr.AuthorizationKey, rqUID, string(assistant.ScopePers))
+	tok, _, err := svc.IssueToken(ctx, "Basic "+cr.AuthorizationKey, rqUID, string(assistant.ScopePers), "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}

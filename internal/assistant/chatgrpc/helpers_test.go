@@ -77,7 +77,7 @@ func (e *env) token(t *testing.T, scope assistant.Scope, balances ...assistant.B
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, _, err := e.svc.IssueToken(ctx, "Basic "+cr.AuthorizationKey, "6f0b1291-c7f3-43c6-bb2e-9f3efb2dc98e", string(scope))
+	tok, _, err := e.svc.IssueToken(ctx, "Basic "+cr.AuthorizationKey, "6f0b1291-c7f3-43c6-bb2e-9f3efb2dc98e", string(scope), "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}

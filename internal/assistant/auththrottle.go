@@ -1,0 +1,119 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// The throttle of failed client-secret checks at the token endpoints
+// (POST /api/v2/oauth and the legacy POST /api/v1/token), the assistant's
+// counterpart of the banking login throttle (banking/oauth_login.go).
+//
+// Failures are counted per client id and client address together: after
+// AuthFailures wrong secrets for one client id from one address within
+// AuthFailureWindow, that address is refused for that client id, before
+// any secret is checked, until the oldest of those failures leaves the
+// window. Counted per client id alone, anyone who knows a client id (it
+// is no secret: it is in the logs and in the authorization key's first
+// half) could lock the real client out with a few wrong secrets; counted
+// this way a guesser is slowed down at its own address while the client,
+// calling from another, is not, and a success forgets only its own
+// address's failures, never another's. An unknown client id counts like
+// a known one, so the throttle tells no more about which ids exist than
+// the 401 does. The address is the one web.ClientIP resolves, the
+// forwarded client's behind a proxy named by serve's --trusted-proxies;
+// without that flag behind a proxy every caller shares the proxy's count
+// per client id.
+//
+// The failures are kept in the store (Store.AuthFailures and the two
+// methods after it), as the banking throttle keeps its own in the
+// database under serve, rather than in the process: every process of a
+// deployment on one PostgreSQL then counts the same failures, where N
+// processes behind a load balancer would otherwise each allow a guesser
+// AuthFailures guesses per window, and a restart does not hand out fresh
+// guesses. The cost is one read per token request and one write per
+// failure (and one delete for a success that follows failures); rows
+// older than the window go as new failures arrive. Requests racing each
+// other may all pass the check before any of their failures is written,
+// so a burst of concurrent guesses can exceed the count by the burst's
+// size once per window; with secrets of 256 random bits the throttle is a
+// brake on guessing and a signal in the logs, not what keeps a secret.
+//
+// Only a secret that was checked counts: a request refused for a
+// malformed Authorization, RqUID or scope never reaches the check. The
+// gRPC port takes only bearer tokens, never a client secret, so it has no
+// such throttle.
+const (
+	DefaultAuthFailures      = 5
+	DefaultAuthFailureWindow = 15 * time.Minute
+)
+
+// ErrAuthThrottled is the token endpoints' refusal of a client id at an
+// address that failed its secret check too often; a ThrottledError
+// carries it with the time to wait.
+var ErrAuthThrottled = &AuthError{429, 8, "Too Many Requests"}
+
+// ThrottledError is a token request refused by the failed-login
+// throttle. RetryAfter is how long until the address may try the client
+// id again, which transports send as Retry-After.
+type ThrottledError struct{ RetryAfter time.Duration }
+
+func (e *ThrottledError) Error() string { return ErrAuthThrottled.Message }
+
+// Unwrap makes the refusal the token endpoint's 429 (errors.Is and
+// errors.As find ErrAuthThrottled).
+func (e *ThrottledError) Unwrap() error { return ErrAuthThrottled }
+
+// throttledCredentials checks the throttle for id at addr, then the secret,
+// and counts a wrong one. A failure that cannot be recorded fails the
+// request: answering "wrong secret" without counting it would give a
+// guesser unthrottled attempts while the store refuses writes.
+func (s *Service) throttledCredentials(ctx context.Context, id, secret, addr string) (Client, error) {
+	limit, window := s.cfg.AuthFailures, s.cfg.AuthFailureWindow
+	if limit < 0 {
+		return s.checkCredentials(ctx, id, secret)
+	}
+	now := s.cfg.Now()
+	recent, err := s.store.AuthFailures(ctx, id, addr, now.Add(-window), limit)
+	if err != nil {
+		return Client{}, err
+	}
+	if len(recent) >= limit {
+		// recent is newest first: once the limit-th newest failure
+		// leaves the window, fewer than limit are left in it.
+		wait := recent[limit-1].Add(window).Sub(now)
+		return Client{}, &ThrottledError{RetryAfter: max(wait, time.Second)}
+	}
+	c, err := s.checkCredentials(ctx, id, secret)
+	if errors.Is(err, ErrCredentials) {
+		if err := s.store.AddAuthFailure(context.WithoutCancel(ctx), id, addr, now, now.Add(-window)); err != nil {
+			return Client{}, err
+		}
+		if len(recent)+1 == limit {
+			// One line when an address reaches the limit for an id, not
+			// one per refusal, which a guesser could turn into a flood.
+			// The id is logged only in a client id's form: a caller that
+			// swapped its id and secret would otherwise put the secret
+			// in the log.
+			logged := "(not a client id)"
+			if IsUUID(id) {
+				logged = id
+			}
+			s.cfg.Log.WarnContext(ctx, "assistant: token requests throttled after failed secret checks",
+				"client_id", logged, "addr", addr, "failures", limit, "window", window.String())
+		}
+		return Client{}, ErrCredentials
+	}
+	if err != nil {
+		return Client{}, err
+	}
+	// Only a success that follows failures writes: most token requests
+	// have none to forget.
+	if len(recent) > 0 {
+		if err := s.store.ForgetAuthFailures(ctx, id, addr); err != nil {
+			return Client{}, err
+		}
+	}
+	return c, nil
+}
