@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -34,10 +35,12 @@ import (
 // AuthFailures guesses per window, and a restart does not hand out fresh
 // guesses. The cost is one read per token request and one write per
 // failure (and one delete for a success that follows failures); rows
-// older than the window go as new failures arrive. Requests racing each
-// other may all pass the check before any of their failures is written,
-// so a burst of concurrent guesses can exceed the count by the burst's
-// size once per window; with secrets of 256 random bits the throttle is a
+// older than the window go as new failures arrive. Within a process the
+// checks of one key run one at a time (authLocks), from the count to the
+// failure's write, so a burst of concurrent guesses cannot all pass the
+// count before any of them is written; processes sharing the database
+// can each let one such guess through at the limit, a few beyond the
+// count per window. With secrets of 256 random bits the throttle is a
 // brake on guessing and a signal in the logs, not what keeps a secret.
 //
 // Only a secret that was checked counts: a request refused for a
@@ -74,6 +77,11 @@ func (s *Service) throttledCredentials(ctx context.Context, id, secret, addr str
 	if limit < 0 {
 		return s.checkCredentials(ctx, id, secret)
 	}
+	unlock, err := s.authLocks.lock(ctx, authKey{id, addr})
+	if err != nil {
+		return Client{}, err
+	}
+	defer unlock()
 	now := s.cfg.Now()
 	recent, err := s.store.AuthFailures(ctx, id, addr, now.Add(-window), limit)
 	if err != nil {
@@ -116,4 +124,55 @@ func (s *Service) throttledCredentials(ctx context.Context, id, secret, addr str
 		}
 	}
 	return c, nil
+}
+
+type authKey struct{ clientID, addr string }
+
+// authLocks serialises the throttle's checks of one key in this process.
+// An entry lives while requests hold or wait for it, so the map is as
+// large as the token requests under way, whatever ids callers make up.
+type authLocks struct {
+	mu sync.Mutex
+	m  map[authKey]*authLock
+}
+
+type authLock struct {
+	held chan struct{} // a token while the key is held
+	refs int           // requests holding or waiting for it
+}
+
+// lock waits for k's turn, or for ctx to end.
+func (l *authLocks) lock(ctx context.Context, k authKey) (unlock func(), err error) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[authKey]*authLock{}
+	}
+	e := l.m[k]
+	if e == nil {
+		e = &authLock{held: make(chan struct{}, 1)}
+		l.m[k] = e
+	}
+	e.refs++
+	l.mu.Unlock()
+	release := func() {
+		l.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(l.m, k)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case e.held <- struct{}{}:
+		return func() { <-e.held; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}
+
+// len is the number of keys held or waited for.
+func (l *authLocks) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.m)
 }

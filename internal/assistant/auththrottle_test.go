@@ -128,3 +128,59 @@ func TestAuthThrottleLog(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthThrottleBurst sends concurrent wrong secrets for one key: the
+// checks of a key run one at a time, so exactly AuthFailures of them are
+// checked and counted and the rest refused, where an unserialised count
+// let the whole burst through before the first failure was written. A
+// burst at another address is counted apart, and no lock outlives it.
+func TestAuthThrottleBurst(t *testing.T) {
+	s := newService(t, assistant.Config{AuthFailures: 3})
+	ctx := context.Background()
+	c, err := s.CreateClient(ctx, assistant.ScopeB2B, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		addr     string
+		requests int
+	}{
+		{"192.0.2.1", 12},
+		{"192.0.2.2", 8},
+	}
+	type outcome struct {
+		addr string
+		err  error
+	}
+	results := make(chan outcome)
+	total := 0
+	for _, tt := range tests {
+		total += tt.requests
+		for range tt.requests {
+			go func() {
+				_, _, err := s.IssueLegacyToken(ctx, basic(c.ClientID, "wrong"), tt.addr)
+				results <- outcome{tt.addr, err}
+			}()
+		}
+	}
+	checked, refused := map[string]int{}, map[string]int{}
+	for range total {
+		o := <-results
+		switch {
+		case errors.Is(o.err, assistant.ErrCredentials):
+			checked[o.addr]++
+		case errors.Is(o.err, assistant.ErrAuthThrottled):
+			refused[o.addr]++
+		default:
+			t.Fatalf("%s: %v", o.addr, o.err)
+		}
+	}
+	for _, tt := range tests {
+		if checked[tt.addr] != 3 || refused[tt.addr] != tt.requests-3 {
+			t.Errorf("%s: %d checked and %d refused of %d, want 3 checked", tt.addr, checked[tt.addr], refused[tt.addr], tt.requests)
+		}
+	}
+	if n := s.AuthLocksHeld(); n != 0 {
+		t.Errorf("%d keys still locked after the burst", n)
+	}
+}

@@ -7,3 +7,7 @@ func SetAppliedBillSweep(n int64) (restore func()) {
 	appliedBillSweep = n
 	return func() { appliedBillSweep = old }
 }
+
+// AuthLocksHeld is the number of throttle keys whose checks are under way
+// or waited for.
+func (s *Service) AuthLocksHeld() int { return s.authLocks.len() }

@@ -87,6 +87,7 @@ type Service struct {
 	stopRenew  chan struct{}       // ends the renewal loop; nil while it is not running
 	tokenTimes map[string][]time.Time
 	issued     atomic.Int64
+	authLocks  authLocks // the throttle's checks of one key, one at a time (auththrottle.go)
 }
 
 // NewService builds the service, filling defaults.
