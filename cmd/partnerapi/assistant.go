@@ -87,7 +87,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	// Both are kept as assistant.Config reads them, zero for the default,
 	// so that a module built without its flags parsed (tests) throttles
 	// as serve does by default; the flag's 0 is no throttle, -1 there.
-	fs.Func("assistant-auth-failures", fmt.Sprintf("failed client-secret checks of one client id from one address within --assistant-auth-failure-window after which the token endpoints answer that address 429 for that id until the window passes (0: no throttle; default %d)", assistant.DefaultAuthFailures),
+	fs.Func("assistant-auth-failures", fmt.Sprintf("failed client-secret checks of one client id from one address within --assistant-auth-failure-window after which the token endpoints answer that address 429 for that id until the window passes; 0: no throttle (default %d)", assistant.DefaultAuthFailures),
 		func(v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
