@@ -18,9 +18,22 @@ import "golang.org/x/sys/cpu"
 // the same two ports, so an operation fewer is a cycle's half fewer. AMD's
 // Zen 4 and Zen 5 have GFNI too, but run VGF2P8AFFINEQB on the multiply
 // pipes that VPDPBUSD and the float steps already fill, and the shift and
-// the mask on others, so there the trade may go the other way; they keep
-// the shift-and-mask kernels until it is measured on one. Tests switch it
-// to compare the two sets.
+// the mask on others. Measured on a Zen 4 (EPYC, family 19h model 11h,
+// 2026-11-30 08:15–08:30 UTC, two cores shared with other sessions at a
+// load average of 8–15): BenchmarkPackedQ4_0GFNI (the two sets alternating
+// from the L1, thread CPU, five runs) put the GFNI kernels at 0.95–0.96× the
+// shift kernels' speed at six to ten tokens, 0.93 at five, 0.91 at four,
+// 0.90 at three, 0.92–0.94 at two, and 1.17–1.18× at one;
+// BenchmarkPackedQ4_0GFNIStep (a 135M step's Q4_0 products, 56 MB) 0.83–1.00×
+// (median 0.90) at ten tokens and 1.02–1.44× (median 1.12) at one. Whole
+// steps (`scripts/engine-ab.sh`, eight alternating rounds, 15M and 135M
+// Q4_0, one and ten streams), GFNI for every token count and, separately,
+// for the one-token kernel only: each build's decode moved by 2–8× between
+// rounds under that load, so the medians (new ÷ old 0.50–2.33 and
+// 0.66–1.03) showed nothing either way. Zen 4 therefore keeps the
+// shift-and-mask kernels: slower at every token count a batched step uses,
+// and not shown faster in a whole step at one. Tests switch it to compare
+// the two sets.
 var packedGFNI = hasVNNI && cpu.X86.HasAVX512GFNI && amdFamily() == 0
 
 //go:noescape

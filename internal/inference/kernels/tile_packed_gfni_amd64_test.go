@@ -66,7 +66,7 @@ func BenchmarkPackedQ4_0GFNI(b *testing.B) {
 	r := rand.New(rand.NewPCG(97, 98))
 	const cols = 576
 	w := randomMatrix(r, gguf.Q4_0, packGroupVNNI, cols)
-	for _, n := range []int{10, 5, 4, 2, 1} {
+	for _, n := range []int{10, 9, 8, 7, 6, 5, 4, 3, 2, 1} {
 		var p q8Tiles
 		p.prepare(randomVector(r, n*cols), cols, n)
 		out := make([]float32, packGroupVNNI*n)
