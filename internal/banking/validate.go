@@ -237,7 +237,7 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 	if required(p, "payerBankCorrAccount", d.PayerBankCorrAccount) {
 		checkAccount(f, "payerBankCorrAccount", "корсчёт", d.PayerBankCorrAccount, d.PayerBankBIC, true)
 	}
-	validatePayee(f, d, true)
+	validatePayee(f, d, true, IsBudgetPayment(d))
 	if d.IncomeTypeCode != "" {
 		// The SDKs' pattern ^[1-9]{1,6}$ is the field's form, and the
 		// rules' 1..5 its content (reference §15 #8: accept the wider
@@ -333,6 +333,21 @@ func checkBIC(f *Findings, field, v string) {
 		f.format.add(field, "БИК: 9 цифр")
 	case !ValidBIC(v):
 		f.checks.add(field, "БИК: первая цифра — код страны 0")
+	}
+}
+
+// checkPayeeBIC is checkBIC for the payee's bank (field 14), which §5.3
+// narrows: a credit institution's BIC opens with the country code 04, and
+// only the treasury (TOFK) BICs of 2021 open with 0 but not 04, so such a
+// BIC is a payee bank of budget payments alone (budget: the payee is the
+// budget system's, IsBudgetPayment or a draft from a budget invoice). An
+// ordinary payment to a treasury BIC names a bank that holds no such
+// account: a failed check, as a BIC without the country code is. The
+// Bank of Russia's own divisions (04…000–002) keep 04 and pass.
+func checkPayeeBIC(f *Findings, v string, budget bool) {
+	checkBIC(f, "payeeBankBic", v)
+	if ValidBIC(v) && !budget && !CreditInstitutionBIC(v) {
+		f.checks.add("payeeBankBic", "БИК банка получателя начинается с 04; БИК органа Федерального казначейства "+v+" — только в платеже в бюджет")
 	}
 }
 
@@ -462,15 +477,17 @@ const (
 )
 
 // validatePayee checks the payee block; requireBank says the payee's name
-// and bank are required (payment orders and -any/-budget drafts).
-func validatePayee(f *Findings, d *Payment, requireBank bool) {
+// and bank are required (payment orders and -any/-budget drafts), budget
+// that the payee is the budget system's, whose bank may be a treasury
+// division (checkPayeeBIC).
+func validatePayee(f *Findings, d *Payment, requireBank, budget bool) {
 	p := &f.format
 	if requireBank {
 		if required(p, "payeeName", d.PayeeName) {
 			checkName(f, "payeeName", "наименование получателя", d.PayeeName)
 		}
 		if required(p, "payeeBankBic", d.PayeeBankBIC) {
-			checkBIC(f, "payeeBankBic", d.PayeeBankBIC)
+			checkPayeeBIC(f, d.PayeeBankBIC, budget)
 		}
 	}
 	if d.PayeeINN != "" {
@@ -532,7 +549,7 @@ func InspectInvoiceRules(d *Payment, k DocKind, today time.Time, budgetRules boo
 	}
 	if k == KindInvoiceAny || k == KindInvoiceBudget {
 		required(p, "payeeInn", d.PayeeINN) // its content is checked by validatePayee
-		validatePayee(f, d, true)
+		validatePayee(f, d, true, k == KindInvoiceBudget || IsBudgetPayment(d))
 	}
 	if k == KindInvoiceAny && d.IsPaidByCredit == nil {
 		p.add("isPaidByCredit", "обязательное поле не заполнено")

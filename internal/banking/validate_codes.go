@@ -108,6 +108,11 @@ func kppFormatOK(s string) bool {
 // with `0` but not `04`, so only the leading `0` is required.
 func ValidBIC(s string) bool { return len(s) == 9 && allDigits(s) && s[0] == '0' }
 
+// CreditInstitutionBIC reports whether a valid BIC opens with the country
+// code 04 (§5.3): a credit institution's or a Bank of Russia division's,
+// not one of the treasury (TOFK) BICs introduced in 2021.
+func CreditInstitutionBIC(s string) bool { return ValidBIC(s) && s[1] == '4' }
+
 // accountKeyOK runs the control-key check of instruction 515 (§5.4) with a
 // 3-digit prefix: weights 7 1 3 over prefix+account, sum of the products'
 // low digits ≡ 0 (mod 10).

@@ -42,6 +42,16 @@ func TestValidKPPAndBIC(t *testing.T) {
 			t.Errorf("ValidBIC(%q) = %v", tc.bic, got)
 		}
 	}
+	// A credit institution's BIC (and a Bank of Russia division's) opens
+	// with 04; a treasury (TOFK) BIC with 0 but not 04 (§5.3).
+	for _, tc := range []struct {
+		bic  string
+		want bool
+	}{{"044525225", true}, {"044525000", true}, {"017003983", false}, {"004525988", false}, {"144525225", false}, {"04452522", false}} {
+		if got := CreditInstitutionBIC(tc.bic); got != tc.want {
+			t.Errorf("CreditInstitutionBIC(%q) = %v", tc.bic, got)
+		}
+	}
 }
 
 func TestAccountKeys(t *testing.T) {

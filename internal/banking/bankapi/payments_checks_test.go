@@ -85,6 +85,11 @@ var checksumCases = []struct {
 	{"payee kpp opening with 00", map[string]any{"payeeKpp": "003601001"}, "payeeKpp"},
 	{"payer kpp opening with 00", map[string]any{"payerKpp": "003601001"}, "payerKpp"},
 	{"payee bic without the country code", map[string]any{"payeeBankBic": "149805746"}, "payeeBankBic"},
+	// Only budget payees bank at a treasury (TOFK) BIC, which opens with 0
+	// but not 04 (§5.3); the account and correspondent account here keep
+	// their keys against it, so the BIC is the one failure.
+	{"payee bic of a treasury division on an ordinary payment", map[string]any{"payeeBankBic": "004525988",
+		"payeeAccount": "40602810900000000025", "payeeBankCorrAccount": "30101810400000000225"}, "payeeBankBic"},
 	{"payer name over 160 characters", map[string]any{"payerName": strings.Repeat("я", 161)}, "payerName"},
 	{"payee name over 160 characters", map[string]any{"payeeName": strings.Repeat("я", 200)}, "payeeName"},
 	// The purpose's characters are the rules' set (§5.6), which the

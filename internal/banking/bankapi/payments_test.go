@@ -407,6 +407,9 @@ func TestPaymentsInvoiceDrafts(t *testing.T) {
 		{"from-invoice-any to another org of the bank", "/from-invoice-any", "inv", inv(newUUID(52), "2026-11-22",
 			merge(anyExtra, map[string]any{"payeeAccount": otherOrgAcc})), 201, "CREATED", ""},
 		{"from-invoice to a third party", "/from-invoice", "inv", inv(newUUID(53), "2026-11-22", map[string]any{"payeeAccount": "40702810600000000777"}), 400, "", "WORKFLOW_FAULT"},
+		// A treasury BIC (§5.3: 0 but not 04) banks budget payees alone.
+		{"from-invoice-any to a treasury BIC", "/from-invoice-any", "inv", inv(newUUID(55), "2026-11-22", merge(thirdParty,
+			map[string]any{"payeeBankBic": "004525988", "payeeBankCorrAccount": "30101810400000000225", "payeeAccount": "40702810200000000777"})), 201, "CHECKERROR", ""},
 		{"from-invoice-budget misrouted to an ordinary account", "/from-invoice-budget", "inv", inv(newUUID(54), "2026-11-22", budgetOwn), 201, "CHECKERROR", ""},
 		{"from-invoice", "/from-invoice", "inv", inv(newUUID(40), "2026-11-22", nil), 201, "CREATED", ""},
 		{"from-invoice +9 days", "/from-invoice", "inv", inv(newUUID(41), "2026-12-01", nil), 201, "CREATED", ""},
