@@ -51,6 +51,7 @@ type assistantModule struct {
 	aliases                        aliasFlag
 	authFailures                   int
 	authFailureWindow              time.Duration
+	authAddrFailures               int
 }
 
 func (*assistantModule) name() string        { return "assistant" }
@@ -84,14 +85,14 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.Var(&m.upstreams, "assistant-upstream", "NAME=URL[#model=ID&type=embedder]: serve model NAME from an OpenAI-compatible server (repeatable; a NAME given again adds a replica)")
 	fs.IntVar(&m.upstreamConcurrency, "assistant-upstream-concurrency", 10, "chats and embeddings sent to one upstream replica at a time (0: no limit)")
 	fs.IntVar(&m.upstreamQueue, "assistant-upstream-queue", upstream.DefaultMaxQueue, "requests per upstream model that may wait for a replica under --assistant-upstream-concurrency; beyond them a request is answered 429 at once (0: the default, 64)")
-	// Both are kept as assistant.Config reads them, zero for the default,
-	// so that a module built without its flags parsed (tests) throttles
-	// as serve does by default; the flag's 0 is no throttle, -1 there.
-	fs.Func("assistant-auth-failures", fmt.Sprintf("failed client-secret checks of one client id from one address within --assistant-auth-failure-window after which the token endpoints answer that address 429 for that id until the window passes; 0: no throttle (default %d)", assistant.DefaultAuthFailures),
+	// The counts are kept as assistant.Config reads them, zero for the
+	// default, so that a module built without its flags parsed (tests)
+	// throttles as serve does by default; a flag's 0 is off, -1 there.
+	fs.Func("assistant-auth-failures", fmt.Sprintf("failed client-secret checks of one client id from one address within --assistant-auth-failure-window after which the token endpoints answer that address 429 for that id until the window passes; 0: no count per id (default %d)", assistant.DefaultAuthFailures),
 		func(v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				return fmt.Errorf("want a number of failures, 0 for no throttle, got %q", v)
+				return fmt.Errorf("want a number of failures, 0 for no count per id, got %q", v)
 			}
 			m.authFailures = n
 			if n == 0 {
@@ -99,7 +100,19 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 			}
 			return nil
 		})
-	fs.Func("assistant-auth-failure-window", fmt.Sprintf("the window of --assistant-auth-failures (default %v)", assistant.DefaultAuthFailureWindow),
+	fs.Func("assistant-auth-address-failures", fmt.Sprintf("failed client-secret checks from one address, of any client ids, within --assistant-auth-failure-window after which the token endpoints answer that address 429 for every id until the window passes; a cap on made-up ids and on the rows they write; 0: no cap (default %d)", assistant.DefaultAuthAddrFailures),
+		func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("want a number of failures, 0 for no cap, got %q", v)
+			}
+			m.authAddrFailures = n
+			if n == 0 {
+				m.authAddrFailures = -1
+			}
+			return nil
+		})
+	fs.Func("assistant-auth-failure-window", fmt.Sprintf("the window of --assistant-auth-failures and --assistant-auth-address-failures (default %v)", assistant.DefaultAuthFailureWindow),
 		func(v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
@@ -225,6 +238,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		// and the address web.ClientIP resolves (--trusted-proxies).
 		AuthFailures:      m.authFailures,
 		AuthFailureWindow: m.authFailureWindow,
+		AuthAddrFailures:  m.authAddrFailures,
 		Log:               d.log,
 		// On SQLite serve holds the data directory's lock, so no other
 		// process shares the database and the count in memory is the

@@ -130,12 +130,18 @@ type Store interface {
 	// Failed secret checks of the token endpoints' throttle
 	// (auththrottle.go), by client id and caller address. AuthFailures
 	// returns the times of the latest failures after since, newest first,
-	// at most limit of them. AddAuthFailure records one at at and drops
-	// every failure (of any client and address) at or before expired,
-	// which no count looks at again. ForgetAuthFailures drops clientID's
-	// failures from addr.
+	// at most limit of them; AddrAuthFailures does the same for one
+	// address across every client id. AddAuthFailure drops every failure
+	// (of any client and address) at or before expired, which no count
+	// looks at again, then counts addr's failures left, of any client id,
+	// and records one at at unless addrLimit > 0 and that count is
+	// addrLimit or more; it returns the count (0 when addrLimit ≤ 0), and
+	// concurrent writes for one address, from any process, never both
+	// see room for one. ForgetAuthFailures drops clientID's failures from
+	// addr.
 	AuthFailures(ctx context.Context, clientID, addr string, since time.Time, limit int) ([]time.Time, error)
-	AddAuthFailure(ctx context.Context, clientID, addr string, at, expired time.Time) error
+	AddrAuthFailures(ctx context.Context, addr string, since time.Time, limit int) ([]time.Time, error)
+	AddAuthFailure(ctx context.Context, clientID, addr string, at, expired time.Time, addrLimit int) (int, error)
 	ForgetAuthFailures(ctx context.Context, clientID, addr string) error
 }
 

@@ -27,14 +27,14 @@ import (
 // without that flag behind a proxy every caller shares the proxy's count
 // per client id.
 //
-// The failures are kept in the store (Store.AuthFailures and the two
+// The failures are kept in the store (Store.AuthFailures and the three
 // methods after it), as the banking throttle keeps its own in the
 // database under serve, rather than in the process: every process of a
 // deployment on one PostgreSQL then counts the same failures, where N
 // processes behind a load balancer would otherwise each allow a guesser
 // AuthFailures guesses per window, and a restart does not hand out fresh
-// guesses. The cost is one read per token request and one write per
-// failure (and one delete for a success that follows failures); rows
+// guesses. The cost is two reads per token request (the address's
+// count and the key's) and one write per failure (and one delete for a success that follows failures); rows
 // older than the window go as new failures arrive. Within a process the
 // checks of one key run one at a time (authLocks), from the count to the
 // failure's write, so a burst of concurrent guesses cannot all pass the
@@ -43,12 +43,27 @@ import (
 // count per window. With secrets of 256 random bits the throttle is a
 // brake on guessing and a signal in the logs, not what keeps a secret.
 //
+// A guesser that makes up a fresh client id for every attempt is never
+// refused by the count of one id, and each attempt would write a row. So
+// failures are also counted per address across every client id: after
+// AuthAddrFailures of them within the window that address is refused for
+// every id, a known client's right secret too, before any secret is
+// checked, until the oldest of them leaves the window. The store records
+// a failure only while its address is under that cap (AddAuthFailure
+// counts and writes under one lock of the address), so an address holds
+// at most AuthAddrFailures rows however many ids it invents, and the
+// table at most that many a failing address a window. The cap is well
+// above AuthFailures so that a client's own mistakes hit its id's count
+// long before the address's; addresses shared by many clients (a proxy
+// without --trusted-proxies) share the cap too.
+//
 // Only a secret that was checked counts: a request refused for a
 // malformed Authorization, RqUID or scope never reaches the check. The
 // gRPC port takes only bearer tokens, never a client secret, so it has no
 // such throttle.
 const (
 	DefaultAuthFailures      = 5
+	DefaultAuthAddrFailures  = 50
 	DefaultAuthFailureWindow = 15 * time.Minute
 )
 
@@ -68,13 +83,22 @@ func (e *ThrottledError) Error() string { return ErrAuthThrottled.Message }
 // errors.As find ErrAuthThrottled).
 func (e *ThrottledError) Unwrap() error { return ErrAuthThrottled }
 
-// throttledCredentials checks the throttle for id at addr, then the secret,
-// and counts a wrong one. A failure that cannot be recorded fails the
-// request: answering "wrong secret" without counting it would give a
-// guesser unthrottled attempts while the store refuses writes.
+// throttled is the refusal when recent, newest first, holds limit
+// failures or more: once the limit-th newest leaves the window, fewer
+// than limit are left in it.
+func throttled(recent []time.Time, limit int, window time.Duration, now time.Time) *ThrottledError {
+	wait := recent[limit-1].Add(window).Sub(now)
+	return &ThrottledError{RetryAfter: max(wait, time.Second)}
+}
+
+// throttledCredentials checks the throttle for addr and for id at addr,
+// then the secret, and counts a wrong one. A failure that cannot be
+// recorded fails the request: answering "wrong secret" without counting
+// it would give a guesser unthrottled attempts while the store refuses
+// writes.
 func (s *Service) throttledCredentials(ctx context.Context, id, secret, addr string) (Client, error) {
-	limit, window := s.cfg.AuthFailures, s.cfg.AuthFailureWindow
-	if limit < 0 {
+	limit, addrLimit, window := s.cfg.AuthFailures, s.cfg.AuthAddrFailures, s.cfg.AuthFailureWindow
+	if limit < 0 && addrLimit < 0 {
 		return s.checkCredentials(ctx, id, secret)
 	}
 	unlock, err := s.authLocks.lock(ctx, authKey{id, addr})
@@ -83,35 +107,28 @@ func (s *Service) throttledCredentials(ctx context.Context, id, secret, addr str
 	}
 	defer unlock()
 	now := s.cfg.Now()
-	recent, err := s.store.AuthFailures(ctx, id, addr, now.Add(-window), limit)
-	if err != nil {
-		return Client{}, err
+	since := now.Add(-window)
+	if addrLimit > 0 {
+		recent, err := s.store.AddrAuthFailures(ctx, addr, since, addrLimit)
+		if err != nil {
+			return Client{}, err
+		}
+		if len(recent) >= addrLimit {
+			return Client{}, throttled(recent, addrLimit, window, now)
+		}
 	}
-	if len(recent) >= limit {
-		// recent is newest first: once the limit-th newest failure
-		// leaves the window, fewer than limit are left in it.
-		wait := recent[limit-1].Add(window).Sub(now)
-		return Client{}, &ThrottledError{RetryAfter: max(wait, time.Second)}
+	var recent []time.Time
+	if limit > 0 {
+		if recent, err = s.store.AuthFailures(ctx, id, addr, since, limit); err != nil {
+			return Client{}, err
+		}
+		if len(recent) >= limit {
+			return Client{}, throttled(recent, limit, window, now)
+		}
 	}
 	c, err := s.checkCredentials(ctx, id, secret)
 	if errors.Is(err, ErrCredentials) {
-		if err := s.store.AddAuthFailure(context.WithoutCancel(ctx), id, addr, now, now.Add(-window)); err != nil {
-			return Client{}, err
-		}
-		if len(recent)+1 == limit {
-			// One line when an address reaches the limit for an id, not
-			// one per refusal, which a guesser could turn into a flood.
-			// The id is logged only in a client id's form: a caller that
-			// swapped its id and secret would otherwise put the secret
-			// in the log.
-			logged := "(not a client id)"
-			if IsUUID(id) {
-				logged = id
-			}
-			s.cfg.Log.WarnContext(ctx, "assistant: token requests throttled after failed secret checks",
-				"client_id", logged, "addr", addr, "failures", limit, "window", window.String())
-		}
-		return Client{}, ErrCredentials
+		return Client{}, s.countFailure(context.WithoutCancel(ctx), id, addr, len(recent), now)
 	}
 	if err != nil {
 		return Client{}, err
@@ -124,6 +141,47 @@ func (s *Service) throttledCredentials(ctx context.Context, id, secret, addr str
 		}
 	}
 	return c, nil
+}
+
+// countFailure records a wrong secret for id at addr, which had recent
+// failures counted, and returns ErrCredentials, or the throttle's refusal
+// when other requests from addr filled its cap since it was read (the
+// checks of other ids from one address run concurrently).
+func (s *Service) countFailure(ctx context.Context, id, addr string, recent int, now time.Time) error {
+	limit, addrLimit, window := s.cfg.AuthFailures, max(s.cfg.AuthAddrFailures, 0), s.cfg.AuthFailureWindow
+	n, err := s.store.AddAuthFailure(ctx, id, addr, now, now.Add(-window), addrLimit)
+	if err != nil {
+		return err
+	}
+	if addrLimit > 0 && n >= addrLimit {
+		full, err := s.store.AddrAuthFailures(ctx, addr, now.Add(-window), addrLimit)
+		if err != nil {
+			return err
+		}
+		if len(full) < addrLimit {
+			// The window moved on between the write and this read.
+			return ErrCredentials
+		}
+		return throttled(full, addrLimit, window, now)
+	}
+	// One line when an address reaches a limit, not one per refusal,
+	// which a guesser could turn into a flood.
+	if addrLimit > 0 && n+1 == addrLimit {
+		s.cfg.Log.WarnContext(ctx, "assistant: token requests throttled after failed secret checks across client ids",
+			"addr", addr, "failures", addrLimit, "window", window.String())
+	}
+	if limit > 0 && recent+1 == limit {
+		// The id is logged only in a client id's form: a caller that
+		// swapped its id and secret would otherwise put the secret in
+		// the log.
+		logged := "(not a client id)"
+		if IsUUID(id) {
+			logged = id
+		}
+		s.cfg.Log.WarnContext(ctx, "assistant: token requests throttled after failed secret checks",
+			"client_id", logged, "addr", addr, "failures", limit, "window", window.String())
+	}
+	return ErrCredentials
 }
 
 type authKey struct{ clientID, addr string }

@@ -26,10 +26,16 @@ type Config struct {
 	TokenRate int
 	// AuthFailures is how many failed secret checks of one client id
 	// from one address within AuthFailureWindow refuse that address for
-	// that id (auththrottle.go): DefaultAuthFailures when 0, no throttle
-	// when negative. AuthFailureWindow is DefaultAuthFailureWindow when 0.
+	// that id (auththrottle.go): DefaultAuthFailures when 0, no count
+	// per id when negative (AuthAddrFailures below is apart).
+	// AuthFailureWindow is DefaultAuthFailureWindow when 0.
 	AuthFailures      int
 	AuthFailureWindow time.Duration
+	// AuthAddrFailures is how many failed secret checks from one
+	// address, of any client ids, within AuthFailureWindow refuse that
+	// address for every id: DefaultAuthAddrFailures when 0, no cap when
+	// negative.
+	AuthAddrFailures int
 	// MaxFileBytes bounds one uploaded file (DefaultMaxFileBytes).
 	MaxFileBytes int64
 	// FileQuotaBytes bounds the bytes of all of a client's files
@@ -106,6 +112,9 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 	}
 	if cfg.AuthFailures == 0 {
 		cfg.AuthFailures = DefaultAuthFailures
+	}
+	if cfg.AuthAddrFailures == 0 {
+		cfg.AuthAddrFailures = DefaultAuthAddrFailures
 	}
 	if cfg.AuthFailureWindow <= 0 {
 		cfg.AuthFailureWindow = DefaultAuthFailureWindow

@@ -121,8 +121,14 @@ func (m markedStore) AuthFailures(ctx context.Context, clientID, addr string, si
 	return t, fromStore(err)
 }
 
-func (m markedStore) AddAuthFailure(ctx context.Context, clientID, addr string, at, expired time.Time) error {
-	return fromStore(m.s.AddAuthFailure(ctx, clientID, addr, at, expired))
+func (m markedStore) AddrAuthFailures(ctx context.Context, addr string, since time.Time, limit int) ([]time.Time, error) {
+	t, err := m.s.AddrAuthFailures(ctx, addr, since, limit)
+	return t, fromStore(err)
+}
+
+func (m markedStore) AddAuthFailure(ctx context.Context, clientID, addr string, at, expired time.Time, addrLimit int) (int, error) {
+	n, err := m.s.AddAuthFailure(ctx, clientID, addr, at, expired, addrLimit)
+	return n, fromStore(err)
 }
 
 func (m markedStore) ForgetAuthFailures(ctx context.Context, clientID, addr string) error {

@@ -1,6 +1,8 @@
 package chatapi
 
 import (
+	"crypto/rand"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -20,7 +22,7 @@ import (
 type throttleStep struct {
 	name    string
 	legacy  bool   // POST /api/v1/token instead of /api/v2/oauth
-	client  string // "a", "b", or "unknown" (a client id no client has)
+	client  string // "a", "b", "unknown" (a client id no client has) or "made-up" (a fresh such id each request)
 	right   bool   // the client's own secret, else a wrong one
 	from    string // X-Forwarded-For, "" for none
 	advance time.Duration
@@ -42,6 +44,12 @@ func runThrottle(t *testing.T, f *fixture, steps []throttleStep) {
 			secret = c.ClientSecret
 		}
 		for i := range max(st.times, 1) {
+			if st.client == "made-up" {
+				var b [16]byte
+				_, _ = rand.Read(b[:])
+				c = assistant.Credentials{ClientID: fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), ClientSecret: "x"}
+				secret = "wrong-x"
+			}
 			path, body := "/api/v2/oauth", url.Values{"scope": {"ASSISTANT_API_CORP"}}.Encode()
 			if st.legacy {
 				path, body = "/api/v1/token", ""
@@ -91,6 +99,8 @@ const (
 // right secret included, until the window passes, in each endpoint's own
 // envelope with the wait in Retry-After; other addresses and other ids
 // are not held back, and a success forgets its own key's failures only.
+// Fifty failures from one address across made-up ids refuse that address
+// for every id, known clients' right secrets too, and no other address.
 func TestAuthThrottle(t *testing.T) {
 	loopback := web.TrustedProxies{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	tests := []struct {
@@ -116,6 +126,18 @@ func TestAuthThrottle(t *testing.T) {
 			{name: "four wrong again", client: "a", from: "192.0.2.3", times: 4, status: 401},
 			{name: "the other address kept its four", client: "a", from: "192.0.2.4", status: 401},
 			{name: "and is refused at the sixth", client: "a", from: "192.0.2.4", status: 429},
+		}},
+		{"a spray of made-up ids is capped per address", []throttleStep{
+			{name: "oauth, thirty ids", client: "made-up", from: "192.0.2.6", times: 30, status: 401, body: oauthCredentials},
+			{name: "legacy, twenty ids", legacy: true, client: "made-up", from: "192.0.2.6", times: 20, status: 401, body: apiUnauthorized},
+			{name: "oauth, the fifty-first id", client: "made-up", from: "192.0.2.6", status: 429, body: oauthThrottled},
+			{name: "legacy, the fifty-second id", legacy: true, client: "made-up", from: "192.0.2.6", status: 429, body: apiThrottled},
+			{name: "a known client's right secret there", client: "a", right: true, from: "192.0.2.6", status: 429, body: oauthThrottled},
+			{name: "and through the legacy endpoint", legacy: true, client: "b", right: true, from: "192.0.2.6", status: 429, body: apiThrottled},
+			{name: "another address's made-up id", client: "made-up", from: "192.0.2.7", status: 401, body: oauthCredentials},
+			{name: "another address's known client", client: "a", right: true, from: "192.0.2.7", status: 200},
+			{name: "window passed", advance: 15 * time.Minute, client: "a", right: true, from: "192.0.2.6", status: 200},
+			{name: "room for a made-up id again", client: "made-up", from: "192.0.2.6", status: 401, body: oauthCredentials},
 		}},
 		{"unknown client ids count like known ones", []throttleStep{
 			{name: "five wrong", client: "unknown", from: "192.0.2.5", times: 5, status: 401, body: oauthCredentials},
