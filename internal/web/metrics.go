@@ -84,7 +84,7 @@ func (m *Metrics) instrument(api, route, method string, h http.Handler) http.Han
 	}
 	rm := &routeMetrics{m: m, api: api, route: route, method: method, latency: m.latency.WithLabelValues(api, route, method)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
+		start := startOf(r.Context())
 		sw := wrap(w)
 		h.ServeHTTP(sw, r)
 		if r.Method != method {

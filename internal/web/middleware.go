@@ -90,7 +90,11 @@ func withRequestID(proxies TrustedProxies, next http.Handler) http.Handler {
 		if !validRequestID(id) {
 			id, made = st.newRequestID(), true
 		}
-		st.ctx = idContext{Context: r.Context(), id: id, made: made, proxies: proxies}
+		// The request's one wall-clock read: the access log's start, the
+		// write deadline, the route's latency and the banking token check
+		// all take this instant instead of reading the clock again
+		// (RequestStart), each read being two vDSO clock calls.
+		st.ctx = idContext{Context: r.Context(), id: id, made: made, proxies: proxies, start: time.Now()}
 		st.hdr[0] = id
 		w.Header()["X-Request-Id"] = st.hdr[:]
 		next.ServeHTTP(&st.sw, r.WithContext(&st.ctx))
@@ -125,6 +129,34 @@ type idContext struct {
 	id      string
 	made    bool           // the platform made id (the request came without one)
 	proxies TrustedProxies // the listener's, for ClientIP
+	start   time.Time      // when the platform took the request (RequestStart)
+}
+
+// RequestTime is RequestStart for packages that do not import the
+// platform: they ask the context for it through a method of their own
+// interface (banking's token check).
+func (c *idContext) RequestTime() time.Time { return c.start }
+
+// RequestStart returns when the platform took the request whose context
+// ctx is (or derives from), with its monotonic reading; the zero time
+// outside the platform's requests.
+func RequestStart(ctx context.Context) time.Time {
+	if c, ok := ctx.(*idContext); ok {
+		return c.start
+	}
+	if c, ok := ctx.Value(idContextKey).(*idContext); ok {
+		return c.start
+	}
+	return time.Time{}
+}
+
+// startOf is RequestStart, or the clock now for a request the platform's
+// request-id layer did not see (a layer tested on its own).
+func startOf(ctx context.Context) time.Time {
+	if t := RequestStart(ctx); !t.IsZero() {
+		return t
+	}
+	return time.Now()
 }
 
 // OwnRequestID returns the request's id and true when the platform made it
@@ -188,7 +220,7 @@ func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, headers
 			next.ServeHTTP(w, r)
 			return
 		}
-		start := time.Now()
+		start := startOf(r.Context())
 		sw := wrap(w)
 		next.ServeHTTP(sw, r)
 		end := time.Now()
@@ -307,7 +339,7 @@ func withWriteDeadline(d time.Duration, next http.Handler) http.Handler {
 		if sw != nil {
 			sw.writeTimeout = d
 		}
-		_ = setWriteDeadline(w, time.Now().Add(d))
+		_ = setWriteDeadline(w, startOf(r.Context()).Add(d))
 		next.ServeHTTP(w, r)
 		// A handler that deferred its deadline and then wrote nothing
 		// leaves net/http to send the empty answer: bound that write too.
