@@ -203,7 +203,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&a.OrgID, "org", "", "organisation id")
 				fs.StringVar(&a.Number, "number", "", "account number (20 digits)")
-				fs.StringVar(&a.BIC, "bic", "", "BIC of the bank (9 digits)")
+				fs.StringVar(&a.BIC, "bic", "", "BIC of the bank (9 digits opening with 04, a credit institution's)")
 				fs.StringVar(&a.CorrAccount, "corr", "", "correspondent account (20 digits)")
 				fs.StringVar(&a.Currency, "currency", "810", "ISO numeric currency code")
 				fs.StringVar(&a.Name, "name", "Расчётный счёт", "account name")

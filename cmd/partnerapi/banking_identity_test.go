@@ -144,6 +144,20 @@ func TestBankingCLIRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestBankingCLIAccountAddRefusesTreasuryBIC: the bank is a credit
+// institution, so its accounts carry a BIC opening with 04 (reference
+// §5.3); a treasury (TOFK) BIC, 0 but not 04, is refused with a message
+// naming it, even for a number whose control key fits it.
+func TestBankingCLIAccountAddRefusesTreasuryBIC(t *testing.T) {
+	dir := t.TempDir()
+	err := runBanking(context.Background(), []string{"account", "add", "--data-dir", dir, "--org", banking.SandboxOrgID,
+		"--number", "40702810900000000001", "--bic", "017003983"}, func(string) string { return "" },
+		stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "bic") || !strings.Contains(err.Error(), "opens with 04") || !strings.Contains(err.Error(), "017003983") {
+		t.Fatalf("account add --bic 017003983: %v, want a refusal naming the BIC and 04", err)
+	}
+}
+
 // TestBankingSandboxEndToEnd: the sandbox seed through the real server,
 // with a token from the CLI.
 func TestBankingSandboxEndToEnd(t *testing.T) {

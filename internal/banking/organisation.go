@@ -169,7 +169,11 @@ func (o Organisation) Validate() error {
 // Validate checks an account's numbers and its status: the account's
 // control key against its bank's BIC, and the correspondent account's
 // against the Bank of Russia division's (reference §5.3, §5.4), as its
-// payments will be checked.
+// payments will be checked. The BIC is the bank's own, a credit
+// institution's, so it opens with 04 (§5.3): a treasury (TOFK) BIC, 0 but
+// not 04, holds budget accounts of the Federal Treasury, never a client's
+// settlement account, and payment orders from such an account would name
+// a payer bank no credit institution has.
 func (a Account) Validate() error {
 	var bad, why []string
 	add := func(field, check string) { bad, why = append(bad, field), append(why, check) }
@@ -179,6 +183,8 @@ func (a Account) Validate() error {
 		add("bic", "format")
 	case !ValidBIC(a.BIC):
 		add("bic", "country code 0")
+	case !CreditInstitutionBIC(a.BIC):
+		add("bic", "a credit institution's BIC opens with 04; "+a.BIC+" is a treasury (TOFK) BIC")
 	default:
 		bicOK = true
 	}

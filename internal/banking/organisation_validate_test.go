@@ -61,6 +61,11 @@ func TestAccountValidateControlKey(t *testing.T) {
 		{"account key", acc("40702810538833411734", SandboxBIC, SandboxCorrAccount), "number"},
 		{"corr account key", acc(SandboxAccount, SandboxBIC, "30101810400000000226"), "corrAccount"},
 		{"bic without the country code", acc(SandboxAccount, "144525225", ""), "bic"},
+		// Treasury (TOFK) BICs, 0 but not 04 (§5.3), with numbers whose
+		// key fits them, so only the BIC's kind can refuse them.
+		{"treasury bic 017003983", acc("40702810900000000001", "017003983", ""), "bic"},
+		{"treasury bic 004525988", acc("40702810400000000001", "004525988", ""), "bic"},
+		{"treasury account at a treasury bic", acc("03100643000000018500", "017003983", ""), "bic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.a.Validate()
