@@ -100,15 +100,26 @@ func (s *server) clientInfo(w http.ResponseWriter, r *http.Request) {
 		ci.KPPs = append(ci.KPPs, org.KPP)
 	}
 	for _, a := range accts {
-		mode := "STANDART"
-		if a.Status == banking.AccountBlocked {
-			mode = "FORBIDDEN_RECEIVING"
-		}
 		ca := clientAccount{Number: a.Number, BIC: a.BIC, CurrencyCode: a.Currency, Name: a.Name,
-			OpenDate: a.OpenDate, State: a.Status, Type: "calculated", Mode: mode, Business: true, Urgent: true}
+			OpenDate: a.OpenDate, State: a.Status, Type: "calculated", Mode: accountMode(a.Status), Business: true, Urgent: true}
 		ci.Accounts = append(ci.Accounts, ca)
 	}
 	writeJSON(w, http.StatusOK, ci)
+}
+
+// accountMode is an account's client-info mode (reference §10: STANDART,
+// FORBIDDEN_RECEIVING or ONLY_RECEIVING), which says what may move
+// through the account. A blocked account is debited by no payment (the
+// payments area refuses one from it, payerAccountState) while money paid
+// to it is still credited, so it only receives: ONLY_RECEIVING.
+// FORBIDDEN_RECEIVING, the opposite restriction (credits refused, debits
+// allowed), fits no state the bank keeps. A closed account keeps STANDART:
+// neither restriction alone describes it, and its state says it is closed.
+func accountMode(state string) string {
+	if state == banking.AccountBlocked {
+		return "ONLY_RECEIVING"
+	}
+	return "STANDART"
 }
 
 type certificateInfo struct {

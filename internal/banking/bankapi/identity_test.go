@@ -156,6 +156,51 @@ func TestClientInfo(t *testing.T) {
 	}
 }
 
+// TestClientInfoAccountMode: an account's mode says what may move through
+// it (reference §10). A blocked account is refused as a payer but still
+// credited, so it only receives: ONLY_RECEIVING (before, the opposite,
+// FORBIDDEN_RECEIVING). Open and closed accounts are STANDART.
+func TestClientInfoAccountMode(t *testing.T) {
+	e := newIDEnv(t)
+	want := map[string]string{banking.SandboxAccount: "STANDART"}
+	for number, state := range map[string]string{
+		"40702810100000000101": banking.AccountBlocked,
+		"40702810400000000102": banking.AccountClosed,
+		"40702810700000000103": banking.AccountOpen,
+	} {
+		a := banking.Account{Number: number, OrgID: banking.SandboxOrgID, BIC: banking.SandboxBIC,
+			CorrAccount: banking.SandboxCorrAccount, Currency: "810", Name: "р/с", Status: state, OpenDate: "2024-01-01"}
+		if err := a.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.id.Store.AddAccount(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		want[number] = map[string]string{banking.AccountBlocked: "ONLY_RECEIVING"}[state]
+		if want[number] == "" {
+			want[number] = "STANDART"
+		}
+	}
+	var ci struct {
+		Accounts []struct{ Number, State, Mode string } `json:"accounts"`
+	}
+	if status, eb := e.get(t, "/fintech/api/v1/client-info", e.token(t, banking.ScopeGetClientAccounts).AccessToken, &ci); status != 200 {
+		t.Fatalf("%d %+v", status, eb)
+	}
+	seen := 0
+	for _, a := range ci.Accounts {
+		if w, ok := want[a.Number]; ok {
+			seen++
+			if a.Mode != w {
+				t.Errorf("account %s (%s): mode %q, want %q", a.Number, a.State, a.Mode, w)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("client-info lists %d of the %d accounts: %+v", seen, len(want), ci.Accounts)
+	}
+}
+
 var updateIdentity = flag.Bool("update-identity", false, "rewrite testdata/identity_* golden files")
 
 // TestClientInfoGolden pins the client-info wire format of the sandbox
