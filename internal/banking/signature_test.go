@@ -3,6 +3,7 @@ package banking
 import (
 	"context"
 	"crypto/rand"
+	"encoding/asn1"
 	"encoding/base64"
 	"slices"
 	"strings"
@@ -99,7 +100,12 @@ func newSigner(t *testing.T, params *gost.Params) signer {
 
 func (s signer) sign(t *testing.T, uuid, digest string) DigestSignature {
 	t.Helper()
-	cms, err := gost.SignDetached([]byte(digest), s.cert, s.key)
+	return s.signWith(t, uuid, digest, gost.SignOptions{})
+}
+
+func (s signer) signWith(t *testing.T, uuid, digest string, opt gost.SignOptions) DigestSignature {
+	t.Helper()
+	cms, err := gost.SignDetachedWithOptions([]byte(digest), s.cert, s.key, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +141,11 @@ func TestVerifiedSignatureRules(t *testing.T) {
 			{"other digest text", []DigestSignature{a.sign(t, "sole", digest+" ")}, KindSignCheck, false, false},
 			{"other key", []DigestSignature{other.sign(t, "sole", digest)}, KindSignCheck, false, false},
 			{"garbage CMS", []DigestSignature{sig("sole")}, KindSignCheck, false, false},
+			// A valid signature over the digest text, but in a SignedData
+			// of id-ct-receipt, not §9.2's data: made for another purpose,
+			// refused as other malformed CMS is.
+			{"CMS of another content type", []DigestSignature{a.signWith(t, "sole", digest,
+				gost.SignOptions{ContentType: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 1}})}, KindSignCheck, false, false},
 			{"inactive cert", []DigestSignature{a.sign(t, "inactive", digest)}, KindSignCheck, false, false},
 			{"another user's cert", []DigestSignature{a.sign(t, "foreign", digest)}, KindSignCheck, false, false},
 			{"sole+first", []DigestSignature{a.sign(t, "sole", digest), a.sign(t, "first", digest)}, KindWorkflow, false, false},
@@ -153,6 +164,13 @@ func TestVerifiedSignatureRules(t *testing.T) {
 					t.Fatalf("err %v (kind %d), want %d", err, KindOf(err), tt.kind)
 				}
 			})
+		}
+		// The other content type's refusal is word for word the garbage
+		// CMS's: the client learns the signature failed, not why.
+		_, garbage := v.Verify(context.Background(), p, digest, tests[6].sigs)
+		_, otherType := v.Verify(context.Background(), p, digest, tests[7].sigs)
+		if tests[6].name != "garbage CMS" || garbage == nil || otherType == nil || garbage.Error() != otherType.Error() {
+			t.Fatalf("%s: %s %v, %s %v: want one refusal", contour, tests[6].name, garbage, tests[7].name, otherType)
 		}
 	}
 }

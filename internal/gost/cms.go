@@ -41,6 +41,13 @@ type Signer struct {
 // carried in base64Encoded) over content, the exact digest text bytes. cert
 // is the expected signer; when nil the embedded certificate is used. The
 // error wraps ErrBadSignature, ErrMalformed, ErrNotGOST or ErrSignerNotFound.
+//
+// The SignedData must be over id-data (banking.md 9.2: eContentType data,
+// and so the contentType attribute data): a digest text is plain data, and
+// a SignedData of another content type was made for another purpose (a
+// receipt, a timestamp token, an enveloped key), so its signature must not
+// be taken over a digest text that happens to hash the same. Any other
+// eContentType is malformed for this use (ErrMalformed).
 func VerifyDetached(cmsDER []byte, content []byte, cert *Certificate) error {
 	_, err := VerifyDetachedSigners(cmsDER, content, cert)
 	return err
@@ -54,6 +61,20 @@ func VerifyDetachedSigners(cmsDER []byte, content []byte, cert *Certificate) ([]
 	if err != nil {
 		return nil, err
 	}
+	if !sd.eContentType.Equal(oidData) {
+		return nil, malformed("eContentType %s is not id-data %s: not a signature over a digest text", sd.eContentType, oidData)
+	}
+	return sd.verifySigners(content, cert)
+}
+
+// verifySigners checks every SignerInfo of a parsed SignedData over content
+// (its encapsulated content when content is nil) whatever its eContentType:
+// VerifyDetachedSigners has pinned it to id-data, and the CMS around a
+// certificate request (ParseCertificateRequest) encapsulates the request
+// under whatever type its signing tool chose, a check of the tool's
+// signature only, never of a digest text.
+func (sd *signedData) verifySigners(content []byte, cert *Certificate) ([]Signer, error) {
+	var err error
 	if sd.eContent != nil {
 		if content != nil && !bytes.Equal(content, sd.eContent) {
 			return nil, fmt.Errorf("%w: attached content differs from the given content", ErrBadSignature)
@@ -442,6 +463,12 @@ type SignOptions struct {
 	NoCertificate      bool      // leave the signer certificate out, as openssl cms -nocerts
 	SigningTime        time.Time // zero: now
 
+	// ContentType is the eContentType and the contentType attribute (nil:
+	// id-data, banking.md 9.2's and the only one VerifyDetached takes).
+	// Another type makes a SignedData for another purpose, as a test of
+	// its refusal needs.
+	ContentType asn1.ObjectIdentifier
+
 	// SignerIssuer is the issuer Name written in issuerAndSerialNumber
 	// instead of the certificate's own encoding, as a client re-encoding
 	// it from its certificate store may write (nil: the certificate's).
@@ -469,6 +496,10 @@ func SignDetachedWithOptions(content []byte, cert *Certificate, key *PrivateKey,
 	h := newHashFor(params)
 	h.Write(content)
 	toSign := h.Sum(nil)
+	contentType := oidData
+	if opt.ContentType != nil {
+		contentType = opt.ContentType
+	}
 
 	var signedAttrs []byte
 	if !opt.NoSignedAttributes {
@@ -477,7 +508,7 @@ func SignDetachedWithOptions(content []byte, cert *Certificate, key *PrivateKey,
 			st = time.Now()
 		}
 		attrs := [][]byte{
-			attribute(oidContentType, mustMarshal(oidData)),
+			attribute(oidContentType, mustMarshal(contentType)),
 			attribute(oidSigningTime, mustMarshal(st.UTC().Truncate(time.Second))),
 			attribute(oidMessageDigest, mustMarshal(toSign)),
 		}
@@ -526,7 +557,7 @@ func SignDetachedWithOptions(content []byte, cert *Certificate, key *PrivateKey,
 	sd := derWrap(tagSequence,
 		mustMarshal(sdVersion),
 		derWrap(tagSet, digestAlg),
-		derWrap(tagSequence, mustMarshal(oidData)),
+		derWrap(tagSequence, mustMarshal(contentType)),
 		certs,
 		derWrap(tagSet, signerInfo),
 	)

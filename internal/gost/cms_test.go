@@ -3,6 +3,7 @@ package gost
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/asn1"
 	"encoding/base64"
 	"errors"
 	"testing"
@@ -261,5 +262,43 @@ func TestVerifyDetachedSignatureOID(t *testing.T) {
 		if (tc.want == nil && err != nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
 			t.Errorf("signatureAlgorithm %x: err = %v, want %v", tc.oid, err, tc.want)
 		}
+	}
+}
+
+// TestVerifyDetachedContentType: a digest signature is a SignedData over
+// id-data (banking.md 9.2). One of another content type, its contentType
+// attribute matching, is well formed CMS made for another purpose (a
+// receipt, a timestamp token): refused as malformed for this use, with the
+// signer certificate given or embedded, before and after any other check.
+func TestVerifyDetachedContentType(t *testing.T) {
+	content := []byte("amount=1.00\ndate=2026-01-15")
+	key, cert := testKeyAndCert(t, TC26256A)
+	for _, tc := range []struct {
+		name string
+		oid  asn1.ObjectIdentifier
+		ok   bool
+	}{
+		{"default, id-data", nil, true},
+		{"id-data", oidData, true},
+		{"signedData", oidSignedData, false},
+		{"envelopedData", asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 3}, false},
+		{"id-ct-receipt", asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 1}, false},
+		{"id-ct-TSTInfo", asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 4}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			der, err := SignDetachedWithOptions(content, cert, key, SignOptions{ContentType: tc.oid})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, signer := range []*Certificate{cert, nil} {
+				err := VerifyDetached(der, content, signer)
+				if tc.ok && err != nil {
+					t.Fatalf("signer given %v: %v", signer != nil, err)
+				}
+				if !tc.ok && !errors.Is(err, ErrMalformed) {
+					t.Fatalf("signer given %v: %v, want ErrMalformed", signer != nil, err)
+				}
+			}
+		})
 	}
 }

@@ -59,7 +59,7 @@ func ParseCertificateRequest(data []byte) (*CertificateRequest, error) {
 			return nil, fmt.Errorf("%w: SignedData without encapsulated content", ErrNotCSR)
 		}
 		if len(sd.signers) > 0 && len(sd.rawCerts) > 0 {
-			if _, err := VerifyDetachedSigners(der, nil, nil); err != nil {
+			if _, err := sd.verifySigners(nil, nil); err != nil {
 				return nil, fmt.Errorf("CMS around the request: %w", err)
 			}
 		}
