@@ -21,7 +21,7 @@ import (
 const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   token --scope "PAY_DOC_RU ..." [--org ORG] [--user USER] [--client CLIENT_ID]   (scopes of reference §2 only)
   org create --name N --inn INN [--kpp KPP] [--ogrn OGRN] [--full-name N] [--address A] [--ter-bank NAME]
-  account add --org ORG --number 20DIGITS --bic BIC [--corr CORR] [--status OPEN]
+  account add --org ORG --number 20DIGITS --bic BIC [--corr CORR] [--status OPEN] [--close-date YYYY-MM-DD]
   user create --org ORG --login L [--name N] [--email E] [--phone +7…] [--password P] [--executive] [--signing-method Token|OneTimePassword]
   user signing-method --user USER --signing-method Token|OneTimePassword
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
@@ -209,6 +209,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&a.Name, "name", "Расчётный счёт", "account name")
 				fs.StringVar(&a.Status, "status", banking.AccountOpen, "OPEN, BLOCKED or CLOSED")
 				fs.StringVar(&a.OpenDate, "open-date", "2024-01-01", "opening date YYYY-MM-DD")
+				fs.StringVar(&a.CloseDate, "close-date", "", "closing date YYYY-MM-DD of a CLOSED account, client-info's closeDate; empty: not known (null)")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
 				if a.OrgID == "" || a.Number == "" || a.BIC == "" {

@@ -134,6 +134,9 @@ func TestBankingCLIRejectsBadInput(t *testing.T) {
 		{"org", "create", "--data-dir", dir, "--name", "x", "--inn", "7707083894"},
 		{"org", "create", "--data-dir", dir, "--name", "x", "--inn", "7707083893", "--ogrn", "1027700132194"},
 		{"account", "add", "--data-dir", dir, "--org", banking.SandboxOrgID, "--number", "40702810538833411734", "--bic", "044525225"},
+		// A close date of an account that is not closed, or before its opening (reference §10).
+		{"account", "add", "--data-dir", dir, "--org", banking.SandboxOrgID, "--number", "40702810100000000101", "--bic", "044525225", "--close-date", "2025-03-31"},
+		{"account", "add", "--data-dir", dir, "--org", banking.SandboxOrgID, "--number", "40702810100000000101", "--bic", "044525225", "--status", "CLOSED", "--close-date", "2023-12-31"},
 		{"token", "--data-dir", dir, "--scope", "X", "--banking-contour", "moon"},
 		{"user", "create", "--data-dir", dir, "--org", banking.SandboxOrgID, "--login", "p", "--phone", "8 916 123-45-67"},
 	} {

@@ -66,6 +66,10 @@ type Account struct {
 	Name        string
 	Status      string
 	OpenDate    string // YYYY-MM-DD
+	// CloseDate is the day a CLOSED account was closed (YYYY-MM-DD),
+	// client-info's closeDate (reference §10); "" when the account is not
+	// closed or the bank was not told the day.
+	CloseDate string
 }
 
 // User is a person of a client organisation who signs in and signs.

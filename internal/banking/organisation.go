@@ -204,6 +204,20 @@ func (a Account) Validate() error {
 	if a.Status != AccountOpen && a.Status != AccountBlocked && a.Status != AccountClosed {
 		add("status", "OPEN, BLOCKED or CLOSED")
 	}
+	// A close date belongs to a closed account alone, and an account is
+	// not closed before it was opened.
+	if a.CloseDate != "" {
+		closed, ok := ParseDate(a.CloseDate)
+		opened, openOK := ParseDate(a.OpenDate)
+		switch {
+		case !ok:
+			add("closeDate", "format YYYY-MM-DD")
+		case a.Status != AccountClosed:
+			add("closeDate", "only for a CLOSED account")
+		case openOK && closed.Before(opened):
+			add("closeDate", "not before openDate "+a.OpenDate)
+		}
+	}
 	if bad != nil {
 		return &Error{Kind: KindValidation, Message: "Счёт не соответствует модели", FieldNames: bad, Checks: why}
 	}

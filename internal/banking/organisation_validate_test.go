@@ -82,3 +82,40 @@ func TestAccountValidateControlKey(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountValidateCloseDate: a close date (client-info's closeDate,
+// reference §10) is a date, of a CLOSED account, not before its opening.
+func TestAccountValidateCloseDate(t *testing.T) {
+	acc := func(status, open, closed string) Account {
+		return Account{Number: SandboxAccount, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount, Status: status, OpenDate: open, CloseDate: closed}
+	}
+	for _, tc := range []struct {
+		name string
+		a    Account
+		bad  string
+	}{
+		{"closed on a day", acc(AccountClosed, "2020-01-01", "2025-03-31"), ""},
+		{"closed the day it opened", acc(AccountClosed, "2020-01-01", "2020-01-01"), ""},
+		{"closed, day not known", acc(AccountClosed, "2020-01-01", ""), ""},
+		{"open without one", acc(AccountOpen, "2020-01-01", ""), ""},
+		{"open with one", acc(AccountOpen, "2020-01-01", "2025-03-31"), "closeDate"},
+		{"blocked with one", acc(AccountBlocked, "2020-01-01", "2025-03-31"), "closeDate"},
+		{"not a date", acc(AccountClosed, "2020-01-01", "31.03.2025"), "closeDate"},
+		{"no such day", acc(AccountClosed, "2020-01-01", "2025-02-30"), "closeDate"},
+		{"before the opening", acc(AccountClosed, "2020-01-01", "2019-12-31"), "closeDate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.a.Validate()
+			if tc.bad == "" {
+				if err != nil {
+					t.Fatalf("valid account refused: %v", err)
+				}
+				return
+			}
+			e, ok := err.(*Error)
+			if !ok || e.Kind != KindValidation || !slices.Contains(e.FieldNames, tc.bad) || len(e.Checks) != len(e.FieldNames) {
+				t.Fatalf("got %v, want a validation error naming %s", err, tc.bad)
+			}
+		})
+	}
+}

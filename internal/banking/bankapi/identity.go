@@ -102,6 +102,11 @@ func (s *server) clientInfo(w http.ResponseWriter, r *http.Request) {
 	for _, a := range accts {
 		ca := clientAccount{Number: a.Number, BIC: a.BIC, CurrencyCode: a.Currency, Name: a.Name,
 			OpenDate: a.OpenDate, State: a.Status, Type: "calculated", Mode: accountMode(a.Status), Business: true, Urgent: true}
+		// null, as before close dates were kept, unless the bank was told
+		// the day the account was closed.
+		if a.CloseDate != "" {
+			ca.CloseDate = &a.CloseDate
+		}
 		ci.Accounts = append(ci.Accounts, ca)
 	}
 	writeJSON(w, http.StatusOK, ci)

@@ -201,6 +201,42 @@ func TestClientInfoAccountMode(t *testing.T) {
 	}
 }
 
+// TestClientInfoCloseDate: a closed account recorded with the day it was
+// closed answers it as closeDate (reference §10); before, closeDate was
+// always null. One recorded without the day, and every open account, keeps
+// null.
+func TestClientInfoCloseDate(t *testing.T) {
+	e := newIDEnv(t)
+	want := map[string]any{banking.SandboxAccount: nil, "40702810100000000101": "2025-03-31", "40702810400000000102": nil}
+	for number, day := range map[string]string{"40702810100000000101": "2025-03-31", "40702810400000000102": ""} {
+		a := banking.Account{Number: number, OrgID: banking.SandboxOrgID, BIC: banking.SandboxBIC, CorrAccount: banking.SandboxCorrAccount,
+			Currency: "810", Name: "р/с", Status: banking.AccountClosed, OpenDate: "2024-01-01", CloseDate: day}
+		if err := e.id.Store.AddAccount(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ci struct {
+		Accounts []map[string]any `json:"accounts"`
+	}
+	if status, eb := e.get(t, "/fintech/api/v1/client-info", e.token(t, banking.ScopeGetClientAccounts).AccessToken, &ci); status != 200 {
+		t.Fatalf("%d %+v", status, eb)
+	}
+	seen := 0
+	for _, a := range ci.Accounts {
+		w, ok := want[a["number"].(string)]
+		if !ok {
+			continue
+		}
+		seen++
+		if got, present := a["closeDate"]; !present || got != w {
+			t.Errorf("account %v: closeDate %v (present %v), want %v", a["number"], got, present, w)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("client-info lists %d of the %d accounts: %v", seen, len(want), ci.Accounts)
+	}
+}
+
 var updateIdentity = flag.Bool("update-identity", false, "rewrite testdata/identity_* golden files")
 
 // TestClientInfoGolden pins the client-info wire format of the sandbox

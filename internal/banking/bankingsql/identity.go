@@ -81,8 +81,8 @@ func insertOrg(ctx context.Context, e idExecer, o banking.Organisation, suffix s
 }
 
 func insertAccount(ctx context.Context, e idExecer, a banking.Account, suffix string) error {
-	_, err := e.ExecContext(ctx, `INSERT INTO banking_accounts (number, org_id, bic, corr_account, currency, name, status, open_date) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`+suffix,
-		a.Number, a.OrgID, a.BIC, a.CorrAccount, a.Currency, a.Name, a.Status, a.OpenDate)
+	_, err := e.ExecContext(ctx, `INSERT INTO banking_accounts (number, org_id, bic, corr_account, currency, name, status, open_date, close_date) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`+suffix,
+		a.Number, a.OrgID, a.BIC, a.CorrAccount, a.Currency, a.Name, a.Status, a.OpenDate, a.CloseDate)
 	return idInsertErr("account", err)
 }
 
@@ -151,11 +151,11 @@ func (s *IdentityStore) AddAccount(ctx context.Context, a banking.Account) error
 	})
 }
 
-const accountCols = `number, org_id, bic, corr_account, currency, name, status, open_date`
+const accountCols = `number, org_id, bic, corr_account, currency, name, status, open_date, close_date`
 
 func scanAccount(sc interface{ Scan(...any) error }) (banking.Account, error) {
 	var a banking.Account
-	err := sc.Scan(&a.Number, &a.OrgID, &a.BIC, &a.CorrAccount, &a.Currency, &a.Name, &a.Status, &a.OpenDate)
+	err := sc.Scan(&a.Number, &a.OrgID, &a.BIC, &a.CorrAccount, &a.Currency, &a.Name, &a.Status, &a.OpenDate, &a.CloseDate)
 	return a, err
 }
 

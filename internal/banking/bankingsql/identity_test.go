@@ -67,6 +67,23 @@ func TestIdentityStoreConformance(t *testing.T) {
 			if got, err := s.GetAccount(ctx, a.Number); err != nil || got != a {
 				t.Fatalf("account %+v %v", got, err)
 			}
+			// A closed account keeps the day it was closed (client-info's
+			// closeDate); one recorded without it reads back without it.
+			closed := a
+			closed.Number, closed.Status, closed.CloseDate = "40702810100000000101", banking.AccountClosed, "2025-03-31"
+			closedNoDay := closed
+			closedNoDay.Number, closedNoDay.CloseDate = "40702810400000000102", ""
+			for _, c := range []banking.Account{closed, closedNoDay} {
+				if err := s.AddAccount(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				if got, err := s.GetAccount(ctx, c.Number); err != nil || got != c {
+					t.Fatalf("closed account %+v %v, want %+v", got, err, c)
+				}
+			}
+			if as, err := s.ListAccounts(ctx, "org2"); err != nil || len(as) != 3 || as[0] != closed || as[1] != closedNoDay || as[2] != a {
+				t.Fatalf("accounts of org2 %+v %v", as, err)
+			}
 			bad := a
 			bad.Number, bad.OrgID = "40702810900000000002", "nope"
 			if err := s.AddAccount(ctx, bad); !errors.Is(err, banking.ErrNotFound) {
