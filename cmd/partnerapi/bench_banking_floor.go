@@ -103,7 +103,7 @@ func (f *floorTarget) start(ctx context.Context, commitDelay time.Duration) erro
 // serve is the floor's whole handler: announce, read, commit, answer.
 func (f *floorTarget) serve(w http.ResponseWriter, r *http.Request) {
 	ctx, settle := f.gc.Expect(r.Context())
-	defer settle()
+	defer settle.Release()
 	body, err := io.ReadAll(r.Body)
 	if err == nil {
 		err = f.gc.Submit(ctx, floorRow{id: strconv.FormatInt(f.seq.Add(1), 10), body: body})

@@ -12,10 +12,12 @@ type expectingStore struct {
 	expected, released int
 }
 
-func (s *expectingStore) ExpectCreate(ctx context.Context) (context.Context, func()) {
+func (s *expectingStore) ExpectCreate(ctx context.Context) (context.Context, Releaser) {
 	s.expected++
-	return ctx, func() { s.released++ }
+	return ctx, s
 }
+
+func (s *expectingStore) Release() { s.released++ }
 
 // A create announces itself to a batching store and releases the
 // announcement even when it is refused before reaching the store, which

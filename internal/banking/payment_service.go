@@ -33,8 +33,11 @@ type PaymentStore interface {
 // it. The request passes the returned context to CreatePayment and calls
 // release when it ends, whether it got that far or not.
 type CreateExpecter interface {
-	ExpectCreate(ctx context.Context) (_ context.Context, release func())
+	ExpectCreate(ctx context.Context) (context.Context, Releaser)
 }
+
+// Releaser ends what was announced: Release is idempotent.
+type Releaser interface{ Release() }
 
 // ProcessedCreator is an optional part of a PaymentStore for the common
 // create, a fully signed document: CreateProcessed is CreatePayment with
@@ -232,9 +235,9 @@ const maxPooledDoc = 16 << 10
 // sc, in sc's StoredPayment and buffer.
 func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc *createScratch) (*StoredPayment, hexHash, error) {
 	if e, ok := s.Store.(CreateExpecter); ok {
-		var release func()
-		ctx, release = e.ExpectCreate(ctx)
-		defer release()
+		var announced Releaser
+		ctx, announced = e.ExpectCreate(ctx)
+		defer announced.Release()
 	}
 	// The stored document is the only heap copy of d: it is checked, hashed
 	// and encoded in place. Working on d itself would move d to the heap as

@@ -52,19 +52,35 @@ func (g *GroupCommit[T]) WithCommitDelay(d time.Duration) *GroupCommit[T] {
 // CommitDelay is the bound set by WithCommitDelay.
 func (g *GroupCommit[T]) CommitDelay() time.Duration { return g.delay }
 
+// Expectation is what Expect returns to end an announcement: Release.
+type Expectation interface {
+	// Release stops expecting the caller; it is idempotent.
+	Release()
+}
+
+// noExpectation is Expect's answer without a commit delay.
+type noExpectation struct{}
+
+func (noExpectation) Release() {}
+
+// Release settles the expectation, if its caller has not submitted.
+func (e *expectation[T]) Release() { e.g.settle(e) }
+
 // Expect announces a caller that is about to Submit: until it submits with
-// the returned context (or one derived from it) or calls release, a
+// the returned context (or one derived from it) or calls Release, a
 // committer about to begin a transaction may wait for it, at most the commit
-// delay. release is idempotent and must be called (defer it) on every path,
+// delay. Release is idempotent and must be called (defer it) on every path,
 // since a caller that fails before submitting would otherwise hold every
 // batch back for the whole delay. Without a commit delay Expect does nothing.
-func (g *GroupCommit[T]) Expect(ctx context.Context) (context.Context, func()) {
+// The expectation is the context itself, so an announcement costs one
+// allocation (a release closure was a second one per create).
+func (g *GroupCommit[T]) Expect(ctx context.Context) (context.Context, Expectation) {
 	if g.delay <= 0 {
-		return ctx, func() {}
+		return ctx, noExpectation{}
 	}
 	e := &expectation[T]{Context: ctx, g: g}
 	g.expected.Add(1)
-	return e, func() { g.settle(e) }
+	return e, e
 }
 
 // Expected is the number of callers announced by Expect that have neither

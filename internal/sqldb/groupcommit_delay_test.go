@@ -54,7 +54,7 @@ func TestCommitDelayBatchesExpected(t *testing.T) {
 		var ctxs []context.Context
 		for range 5 {
 			ctx, release := g.Expect(context.Background())
-			defer release()
+			defer release.Release()
 			ctxs = append(ctxs, ctx)
 		}
 		if g.Expected() != 5 {
@@ -93,8 +93,8 @@ func TestCommitDelayLoneSubmit(t *testing.T) {
 		if err := g.Submit(ctx, kv{key: "announced", value: "v"}); err != nil {
 			t.Fatal(err)
 		}
-		release() // after its submit: a no-op
-		release()
+		release.Release() // after its submit: a no-op
+		release.Release()
 		if st := db.GroupCommitStats(); st.Batches-before.Batches != 2 || st.Items-before.Items != 2 || g.Expected() != 0 {
 			t.Fatalf("want two batches of one: %+v → %+v, expected %d", before, st, g.Expected())
 		}
@@ -111,11 +111,11 @@ func TestCommitDelayReleased(t *testing.T) {
 	g := sqldb.NewGroupCommit(db, 0, nil, writeKV).WithCommitDelay(forever)
 	before := db.GroupCommitStats()
 	ctxA, releaseA := g.Expect(context.Background())
-	defer releaseA()
+	defer releaseA.Release()
 	_, releaseB := g.Expect(context.Background())
 	done := submitAsync(g, ctxA, "a")
 	waitPending(t, g, 1, 1)
-	releaseB()
+	releaseB.Release()
 	mustDone(t, done)
 	if st := db.GroupCommitStats(); st.Batches-before.Batches != 1 || st.Items-before.Items != 1 || g.Expected() != 0 {
 		t.Fatalf("want one batch of one: %+v → %+v, expected %d", before, st, g.Expected())
@@ -135,16 +135,16 @@ func TestCommitDelayBounded(t *testing.T) {
 		if st := db.GroupCommitStats(); st.Batches-before.Batches != 1 || g.Expected() != 1 {
 			t.Fatalf("%+v → %+v, expected %d", before, st, g.Expected())
 		}
-		release()
+		release.Release()
 
 		full := sqldb.NewGroupCommit(db, 2, nil, writeKV).WithCommitters(1).WithCommitDelay(forever)
 		before = db.GroupCommitStats()
 		ctxA, releaseA := full.Expect(context.Background())
-		defer releaseA()
+		defer releaseA.Release()
 		ctxB, releaseB := full.Expect(context.Background())
-		defer releaseB()
+		defer releaseB.Release()
 		_, releaseC := full.Expect(context.Background())
-		defer releaseC()
+		defer releaseC.Release()
 		a := submitAsync(full, ctxA, "full-a")
 		waitPending(t, full, 1, 2)
 		mustDone(t, a, submitAsync(full, ctxB, "full-b"))
@@ -160,7 +160,7 @@ func TestCommitDelayOff(t *testing.T) {
 	g := sqldb.NewGroupCommit(db, 0, nil, writeKV)
 	ctx := context.Background()
 	got, release := g.Expect(ctx)
-	defer release()
+	defer release.Release()
 	if got != ctx || g.Expected() != 0 {
 		t.Fatalf("Expect without a delay changed the context or counted: %d", g.Expected())
 	}
@@ -220,7 +220,7 @@ func TestGroupCommitSingleStatement(t *testing.T) {
 		var ctxs []context.Context
 		for range 4 {
 			ctx, release := g.Expect(ctx)
-			defer release()
+			defer release.Release()
 			ctxs = append(ctxs, ctx)
 		}
 		var done []chan error

@@ -73,7 +73,7 @@ func (s *PaymentStore) queuedAt() int64 {
 // ExpectCreate announces a create request that will call CreatePayment with
 // the returned context, so a delayed commit may wait for it; release must be
 // called when the request ends.
-func (s *PaymentStore) ExpectCreate(ctx context.Context) (context.Context, func()) {
+func (s *PaymentStore) ExpectCreate(ctx context.Context) (context.Context, banking.Releaser) {
 	return s.creates.Expect(ctx)
 }
 

@@ -20,9 +20,9 @@ func TestCreateCommitDelay(t *testing.T) {
 		hist := []banking.StatusChange{{Status: banking.StatusCreated, At: at}}
 		before := db.GroupCommitStats()
 		ctxA, releaseA := s.ExpectCreate(context.Background())
-		defer releaseA()
+		defer releaseA.Release()
 		ctxB, releaseB := s.ExpectCreate(context.Background())
-		defer releaseB()
+		defer releaseB.Release()
 		done := make(chan error, 1)
 		go func() { done <- s.CreatePayment(ctxA, storedPayment("org1", "a"), hist) }()
 		if err := s.CreatePayment(ctxB, storedPayment("org1", "b"), hist); err != nil {
@@ -36,7 +36,7 @@ func TestCreateCommitDelay(t *testing.T) {
 		}
 		// A duplicate in a delayed batch is refused alone.
 		ctxC, releaseC := s.ExpectCreate(context.Background())
-		defer releaseC()
+		defer releaseC.Release()
 		if err := s.CreatePayment(ctxC, storedPayment("org1", "a"), hist); banking.KindOf(err) != banking.KindWorkflow {
 			t.Fatalf("duplicate: %v", err)
 		}
