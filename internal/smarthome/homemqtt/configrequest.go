@@ -112,6 +112,9 @@ func (g *Gate) reaskLater(name string, a *smarthome.Agent, req *smarthome.Config
 		if !current || !req.Unanswered() {
 			return
 		}
+		if g.cfg.beforeReask != nil {
+			g.cfg.beforeReask(name)
+		}
 		g.cfg.Log.Info("smarthome mqtt: no config answered the config request; asking once more",
 			"agent", loggedName(name), "after", g.reaskWait().String())
 		g.askConfig(g.client, name, a, true)

@@ -16,3 +16,11 @@ func WithReaskAfter(cfg Config, d time.Duration) Config {
 	cfg.reaskAfter = d
 	return cfg
 }
+
+// WithBeforeReask is cfg with f called as each re-ask is about to go out:
+// the first request was acknowledged, its wait passed unanswered, and f
+// may hold the re-ask until the test has changed the broker.
+func WithBeforeReask(cfg Config, f func(agent string)) Config {
+	cfg.beforeReask = f
+	return cfg
+}

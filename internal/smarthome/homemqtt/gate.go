@@ -78,6 +78,10 @@ type Config struct {
 	CatalogTimeout time.Duration
 	// reaskAfter, when set, replaces reaskAfter (tests).
 	reaskAfter time.Duration
+	// beforeReask, when set, is called with the agent's name as a re-ask
+	// is about to go out, after its wait and its checks (tests: it may
+	// hold the re-ask while the test takes the broker away).
+	beforeReask func(agent string)
 	// Agents, when set, limits the gate to the agents it registers
 	// (registered.go): a message under any other name is ignored. Nil
 	// serves every name that publishes under Root, for a broker whose own

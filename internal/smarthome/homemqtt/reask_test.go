@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +60,39 @@ func quiet(t *testing.T, got <-chan arrival, d time.Duration, what string) {
 	case m := <-got:
 		t.Fatalf("%s: %s %s", what, m.topic, m.payload)
 	case <-time.After(d):
+	}
+}
+
+// holdFirstReask returns a hook for homemqtt.WithBeforeReask that holds
+// the gate's first re-ask as it is about to go out, a channel that gets
+// a value then, and release, which lets it go (idempotent, and run when
+// the test ends). A re-ask is due only once the broker acknowledged the
+// request it repeats and the wait passed, so a test that takes the broker
+// away between the two knows the first request was taken and the re-ask
+// is not, however slowly the machine runs; later re-asks pass at once.
+func holdFirstReask(t *testing.T) (hook func(string), due <-chan struct{}, release func()) {
+	t.Helper()
+	dueC, released := make(chan struct{}, 1), make(chan struct{})
+	var first atomic.Bool
+	var once sync.Once
+	release = func() { once.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	hook = func(string) {
+		if first.CompareAndSwap(false, true) {
+			dueC <- struct{}{}
+			<-released
+		}
+	}
+	return hook, dueC, release
+}
+
+// awaitDue waits up to 10 s for the held re-ask to be due.
+func awaitDue(t *testing.T, due <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-due:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no re-ask was due within 10 s")
 	}
 }
 
@@ -259,7 +294,9 @@ func TestGateDropsAReaskTheBrokerDoesNotTake(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	reg := prometheus.NewRegistry()
 	var recs records
-	startGate(t, homemqtt.WithReaskAfter(homemqtt.Config{Broker: broker.URL(), Log: slog.New(&recs), Metrics: homemqtt.NewMetrics(reg)}, wait), seeded(t))
+	hold, due, release := holdFirstReask(t)
+	cfg := homemqtt.WithReaskAfter(homemqtt.Config{Broker: broker.URL(), Log: slog.New(&recs), Metrics: homemqtt.NewMetrics(reg)}, wait)
+	startGate(t, homemqtt.WithBeforeReask(cfg, hold), seeded(t))
 	root := homemqtt.DefaultRoot
 	dropped := func(reason string) float64 {
 		return metric(t, reg, "partnerapi_smarthome_mqtt_dropped_total", "topic=config_request,reason="+reason)
@@ -267,10 +304,11 @@ func TestGateDropsAReaskTheBrokerDoesNotTake(t *testing.T) {
 	_, got := listen(t, broker.URL(), root+"/dev/down/config_request")
 	newAgent(t, broker.URL()).publish(root+"/dev/up/status", lampStatus, false)
 	nextArrival(t, got)
-	// The broker has sent the gate its acknowledgement of the first
-	// request, which starts the wait, by the time half of it has passed.
-	time.Sleep(wait / 2)
+	// The re-ask is due only once the broker acknowledged the first
+	// request; it is held there until the broker is frozen.
+	awaitDue(t, due)
 	broker.Freeze()
+	release()
 	thawed := false
 	thaw := func() {
 		if !thawed {
@@ -322,7 +360,9 @@ func TestGateReaskWhileItsBrokerIsAway(t *testing.T) {
 	broker := testenv.StartMosquitto(t)
 	reg := prometheus.NewRegistry()
 	var recs records
-	g := startGate(t, homemqtt.WithReaskAfter(homemqtt.Config{Broker: broker.URL(), Log: slog.New(&recs), Metrics: homemqtt.NewMetrics(reg)}, wait), seeded(t))
+	hold, due, release := holdFirstReask(t)
+	cfg := homemqtt.WithReaskAfter(homemqtt.Config{Broker: broker.URL(), Log: slog.New(&recs), Metrics: homemqtt.NewMetrics(reg)}, wait)
+	g := startGate(t, homemqtt.WithBeforeReask(cfg, hold), seeded(t))
 	root := homemqtt.DefaultRoot
 	dropped := func(reason string) float64 {
 		return metric(t, reg, "partnerapi_smarthome_mqtt_dropped_total", "topic=config_request,reason="+reason)
@@ -330,8 +370,12 @@ func TestGateReaskWhileItsBrokerIsAway(t *testing.T) {
 	_, got := listen(t, broker.URL(), root+"/dev/down/config_request")
 	newAgent(t, broker.URL()).publish(root+"/dev/up/status", lampStatus, false)
 	nextArrival(t, got)
-	time.Sleep(wait / 2) // the first request acknowledged, as above
+	// The first request acknowledged and its re-ask held, as above, until
+	// the gate has seen its broker go.
+	awaitDue(t, due)
 	broker.Stop(os.Kill)
+	waitFor(t, "the gate sees its broker gone", func() bool { return !g.Connected() })
+	release()
 	waitFor(t, "the re-ask dropped as unreachable", func() bool { return dropped("unreachable") == 1 })
 	if g.Connected() {
 		t.Fatal("the gate is connected with its broker stopped")
