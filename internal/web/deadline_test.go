@@ -98,3 +98,47 @@ func TestDeferWriteDeadline(t *testing.T) {
 		t.Error("a deferred deadline never started again: the write to a client that reads nothing still waits")
 	}
 }
+
+// deadlineRecorder is a ResponseWriter that records the write deadline
+// the platform sets, as net/http's own writer would take it.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	deadlines []time.Time
+}
+
+func (w *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	w.deadlines = append(w.deadlines, t)
+	return nil
+}
+
+// TestWriteDeadlineFromRequestStart checks that the write deadline runs
+// from the instant the request-id layer read once for the whole request,
+// the one the handler's context carries, rather than from a reading of
+// its own.
+func TestWriteDeadlineFromRequestStart(t *testing.T) {
+	errs := func(w http.ResponseWriter, r *http.Request, status int, err error) {
+		http.Error(w, err.Error(), status)
+	}
+	var start time.Time
+	metrics := NewMetrics("test")
+	mux := NewMux("test", errs, metrics)
+	mux.HandleFunc("GET", "/x", func(w http.ResponseWriter, r *http.Request) {
+		start = requestStart(r.Context())
+		w.WriteHeader(http.StatusNoContent)
+	})
+	const wt = 7 * time.Second
+	h := API{Name: "test", Handler: mux, Errors: errs, WriteTimeout: wt}.Build(quietLog(), metrics)
+	before := time.Now()
+	w := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/x", nil))
+	after := time.Now()
+	if w.Code != http.StatusNoContent {
+		t.Fatalf("status %d", w.Code)
+	}
+	if start.Before(before) || start.After(after) {
+		t.Fatalf("request start %v is not within the call (%v to %v)", start, before, after)
+	}
+	if len(w.deadlines) != 1 || !w.deadlines[0].Equal(start.Add(wt)) {
+		t.Fatalf("write deadlines %v, want the one instant start+%v = %v", w.deadlines, wt, start.Add(wt))
+	}
+}

@@ -91,9 +91,9 @@ func withRequestID(proxies TrustedProxies, next http.Handler) http.Handler {
 			id, made = st.newRequestID(), true
 		}
 		// The request's one wall-clock read: the access log's start, the
-		// write deadline, the route's latency and the banking token check
-		// all take this instant instead of reading the clock again
-		// (RequestStart), each read being two vDSO clock calls.
+		// write deadline and the route's latency all take this instant
+		// instead of reading the clock again (startOf), each read being
+		// two vDSO clock calls.
 		st.ctx = idContext{Context: r.Context(), id: id, made: made, proxies: proxies, start: time.Now()}
 		st.hdr[0] = id
 		w.Header()["X-Request-Id"] = st.hdr[:]
@@ -129,18 +129,13 @@ type idContext struct {
 	id      string
 	made    bool           // the platform made id (the request came without one)
 	proxies TrustedProxies // the listener's, for ClientIP
-	start   time.Time      // when the platform took the request (RequestStart)
+	start   time.Time      // when the platform took the request (requestStart)
 }
 
-// RequestTime is RequestStart for packages that do not import the
-// platform: they ask the context for it through a method of their own
-// interface (banking's token check).
-func (c *idContext) RequestTime() time.Time { return c.start }
-
-// RequestStart returns when the platform took the request whose context
+// requestStart returns when the platform took the request whose context
 // ctx is (or derives from), with its monotonic reading; the zero time
 // outside the platform's requests.
-func RequestStart(ctx context.Context) time.Time {
+func requestStart(ctx context.Context) time.Time {
 	if c, ok := ctx.(*idContext); ok {
 		return c.start
 	}
@@ -150,10 +145,10 @@ func RequestStart(ctx context.Context) time.Time {
 	return time.Time{}
 }
 
-// startOf is RequestStart, or the clock now for a request the platform's
+// startOf is requestStart, or the clock now for a request the platform's
 // request-id layer did not see (a layer tested on its own).
 func startOf(ctx context.Context) time.Time {
-	if t := RequestStart(ctx); !t.IsZero() {
+	if t := requestStart(ctx); !t.IsZero() {
 		return t
 	}
 	return time.Now()
