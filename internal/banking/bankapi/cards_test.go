@@ -40,7 +40,8 @@ func (f fakeAuth) Authenticate(_ context.Context, tok string) (banking.Principal
 	return p, nil
 }
 
-// fakeVerifier records the digest and answers by certificate uuid.
+// fakeVerifier records a copy of the digest (a create's is valid only
+// until the verifier returns) and answers by certificate uuid.
 type fakeVerifier struct {
 	mu      sync.Mutex
 	digests []string
@@ -48,7 +49,7 @@ type fakeVerifier struct {
 
 func (f *fakeVerifier) Verify(_ context.Context, _ banking.Principal, digest string, sigs []banking.DigestSignature) (banking.SignatureSet, error) {
 	f.mu.Lock()
-	f.digests = append(f.digests, digest)
+	f.digests = append(f.digests, strings.Clone(digest))
 	f.mu.Unlock()
 	var set banking.SignatureSet
 	for _, s := range sigs {

@@ -27,11 +27,15 @@ func (f payAuth) Authenticate(_ context.Context, tok string) (banking.Principal,
 	return banking.Principal{}, banking.Errorf(banking.KindUnauthorized, "bad token")
 }
 
-// payVerifier is the sandbox policy: the certificate uuid decides.
+// payVerifier is the sandbox policy: the certificate uuid decides. It
+// keeps a copy of each digest: a create's digest is read in place from its
+// pooled buffer, valid only until the verifier returns (the
+// SignatureVerifier contract), and a kept alias was overwritten by later
+// creates (TestPaymentsSandboxOutcomes saw a digest cut mid-rune).
 type payVerifier struct{ digests []string }
 
 func (f *payVerifier) Verify(_ context.Context, _ banking.Principal, digest string, sigs []banking.DigestSignature) (banking.SignatureSet, error) {
-	f.digests = append(f.digests, digest)
+	f.digests = append(f.digests, strings.Clone(digest))
 	var set banking.SignatureSet
 	for _, s := range sigs {
 		r, ok := map[string]banking.SignatureRole{
