@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -57,6 +58,13 @@ import (
 // long before the address's; addresses shared by many clients (a proxy
 // without --trusted-proxies) share the cap too.
 //
+// An IPv6 caller is counted by its /64, the smallest block a provider
+// hands one customer (RFC 6177's advice and common practice): a guesser
+// holding a /64 has 2^64 addresses, so counted one by one it could rotate
+// through them, never reaching a cap and writing a row an attempt. An
+// IPv4 address, or an IPv6 one carrying IPv4 (::ffff:a.b.c.d), is counted
+// as itself; a string that is no address (a test's name) as it is.
+//
 // Only a secret that was checked counts: a request refused for a
 // malformed Authorization, RqUID or scope never reaches the check. The
 // gRPC port takes only bearer tokens, never a client secret, so it has no
@@ -83,6 +91,24 @@ func (e *ThrottledError) Error() string { return ErrAuthThrottled.Message }
 // errors.As find ErrAuthThrottled).
 func (e *ThrottledError) Unwrap() error { return ErrAuthThrottled }
 
+// throttleAddr is the key the throttle counts a caller's address by: an
+// IPv6 address's /64 prefix ("2001:db8:1:2::/64"), an IPv4 address (also
+// one mapped into IPv6) as itself.
+func throttleAddr(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if ip = ip.Unmap(); ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.WithZone("").Prefix(64)
+	if err != nil {
+		return addr
+	}
+	return p.String()
+}
+
 // throttled is the refusal when recent, newest first, holds limit
 // failures or more: once the limit-th newest leaves the window, fewer
 // than limit are left in it.
@@ -101,6 +127,7 @@ func (s *Service) throttledCredentials(ctx context.Context, id, secret, addr str
 	if limit < 0 && addrLimit < 0 {
 		return s.checkCredentials(ctx, id, secret)
 	}
+	addr = throttleAddr(addr)
 	unlock, err := s.authLocks.lock(ctx, authKey{id, addr})
 	if err != nil {
 		return Client{}, err

@@ -67,6 +67,20 @@ func TestAuthThrottleAddrCap(t *testing.T) {
 			{0, "made-up", a, 0, assistant.ErrAuthThrottled, 15 * time.Minute},
 			{0, "known", a, 0, assistant.ErrAuthThrottled, 15 * time.Minute},
 		}},
+		// An IPv6 caller is counted by its /64; IPv4 addresses one by
+		// one, mapped into IPv6 or not.
+		{"an IPv6 /64 is one address", 4, []attempt{
+			{0, "made-up", "2001:db8:1:2::a", 2, assistant.ErrCredentials, 0},
+			{0, "made-up", "2001:db8:1:2:ffff:ffff:ffff:fffe", 2, assistant.ErrCredentials, 0},
+			{0, "made-up", "2001:db8:1:2::b", 0, assistant.ErrAuthThrottled, 15 * time.Minute},
+			{0, "known", "2001:db8:1:2:8000::1", 0, assistant.ErrAuthThrottled, 15 * time.Minute},
+			{0, "known", "2001:db8:1:3::a", 0, nil, 0},
+			{0, "made-up", "2001:db8:1:3::a", 0, assistant.ErrCredentials, 0},
+			{0, "made-up", "192.0.2.9", 2, assistant.ErrCredentials, 0},
+			{0, "made-up", "::ffff:192.0.2.9", 2, assistant.ErrCredentials, 0},
+			{0, "made-up", "192.0.2.9", 0, assistant.ErrAuthThrottled, 15 * time.Minute},
+			{0, "made-up", "192.0.2.10", 0, assistant.ErrCredentials, 0},
+		}},
 		{"off", -1, []attempt{
 			{0, "made-up", a, 60, assistant.ErrCredentials, 0},
 			{0, "known", a, 0, nil, 0},
@@ -121,6 +135,14 @@ func TestAuthThrottleAddrCapLog(t *testing.T) {
 	}
 	if !strings.Contains(out, "addr=192.0.2.8") || !strings.Contains(out, "failures=3") || strings.Contains(out, "client_id=") {
 		t.Fatalf("the warning lacks the address or the cap, or names an id:\n%s", out)
+	}
+	// An IPv6 sprayer is named by the /64 it was counted by.
+	buf.Reset()
+	for i := range 4 {
+		_, _, _ = s.IssueLegacyToken(ctx, basic(madeUpID(), "wrong"), fmt.Sprintf("2001:db8:9:9::%x", i+1))
+	}
+	if out := buf.String(); !strings.Contains(out, "addr=2001:db8:9:9::/64") {
+		t.Fatalf("the warning of an IPv6 /64 does not name it:\n%s", out)
 	}
 }
 
