@@ -52,6 +52,9 @@ func TestBenchEngineQuick(t *testing.T) {
 		if r.Kernels != kernels.ISA() || r.WeightPrefetch != kernels.WeightPrefetch() || r.WeightPrefetch == "" {
 			t.Errorf("kernels %q prefetching into %q, the process runs %q into %q", r.Kernels, r.WeightPrefetch, kernels.ISA(), kernels.WeightPrefetch())
 		}
+		if r.KVPrefetch != kernels.KVPrefetch() || r.KVPrefetch == "" {
+			t.Errorf("KV cache prefetched into %q, the process into %q", r.KVPrefetch, kernels.KVPrefetch())
+		}
 		if r.SplitThreshold < 1<<15 {
 			t.Errorf("split threshold %d below the fixed one", r.SplitThreshold)
 		}

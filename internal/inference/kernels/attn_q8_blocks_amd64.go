@@ -64,6 +64,19 @@ func SetKVPrefetchL2(on bool) (was bool) {
 	return was
 }
 
+// KVPrefetch names where the int8 cache's score kernels in use prefetch the
+// keys and values: "L2" or "L1" for the AVX-512 VNNI family's blocked
+// kernels, "L1" for the AVX2 family's, "none" without vector kernels.
+func KVPrefetch() string {
+	switch {
+	case attnScoresQ8Vec == nil:
+		return "none"
+	case blockScoresVec && scoresPrefetchL2:
+		return "L2"
+	}
+	return "L1"
+}
+
 //go:noescape
 func attnScoresQ8BlocksL2X1(out *float32, ostride int, q *int8, qcm *uint32, k *int8, ks *float32, hd, lane0, n, vdelta int)
 

@@ -60,3 +60,30 @@ func TestChooseKVPrefetch(t *testing.T) {
 		}
 	}
 }
+
+// TestKVPrefetchNames checks what KVPrefetch reports on each int8 path:
+// the blocked kernels' setting, the L1 for the AVX2 family, none in Go.
+func TestKVPrefetchNames(t *testing.T) {
+	defer SetKVPrefetchL2(SetKVPrefetchL2(false))
+	for _, p := range q8Paths() {
+		t.Run(p.name, func(t *testing.T) {
+			if p.skip != "" {
+				t.Skip(p.skip)
+			}
+			defer p.use()()
+			for _, l2 := range []bool{false, true} {
+				SetKVPrefetchL2(l2)
+				want := "L1"
+				switch {
+				case p.name == "purego":
+					want = "none"
+				case p.name == "avx512" && l2:
+					want = "L2"
+				}
+				if got := KVPrefetch(); got != want {
+					t.Errorf("L2 chosen %v: KVPrefetch %q, want %q", l2, got, want)
+				}
+			}
+		})
+	}
+}

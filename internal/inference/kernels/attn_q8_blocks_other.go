@@ -7,3 +7,7 @@ package kernels
 func attnScoresQ8BlocksAsm(scores []float32, ostride int, qq *queryQ8, keys []int8, ks []float32, hd, lane0, n, vdelta int) {
 	panic("kernels: no blocked-key score kernels in this build")
 }
+
+// KVPrefetch names where the int8 cache's score kernels prefetch: nowhere
+// without the assembly.
+func KVPrefetch() string { return "none" }
