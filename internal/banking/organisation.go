@@ -204,6 +204,13 @@ func (a Account) Validate() error {
 	if a.Status != AccountOpen && a.Status != AccountBlocked && a.Status != AccountClosed {
 		add("status", "OPEN, BLOCKED or CLOSED")
 	}
+	// client-info answers the opening date as it is stored, so it is a
+	// real day (or not known at all), as the close date below.
+	if a.OpenDate != "" {
+		if _, ok := ParseDate(a.OpenDate); !ok {
+			add("openDate", "format YYYY-MM-DD")
+		}
+	}
 	// A close date belongs to a closed account alone, and an account is
 	// not closed before it was opened.
 	if a.CloseDate != "" {

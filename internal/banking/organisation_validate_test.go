@@ -84,7 +84,8 @@ func TestAccountValidateControlKey(t *testing.T) {
 }
 
 // TestAccountValidateCloseDate: a close date (client-info's closeDate,
-// reference §10) is a date, of a CLOSED account, not before its opening.
+// reference §10) is a date, of a CLOSED account, not before its opening;
+// an opening date, where one is given, is a date too.
 func TestAccountValidateCloseDate(t *testing.T) {
 	acc := func(status, open, closed string) Account {
 		return Account{Number: SandboxAccount, BIC: SandboxBIC, CorrAccount: SandboxCorrAccount, Status: status, OpenDate: open, CloseDate: closed}
@@ -103,6 +104,10 @@ func TestAccountValidateCloseDate(t *testing.T) {
 		{"not a date", acc(AccountClosed, "2020-01-01", "31.03.2025"), "closeDate"},
 		{"no such day", acc(AccountClosed, "2020-01-01", "2025-02-30"), "closeDate"},
 		{"before the opening", acc(AccountClosed, "2020-01-01", "2019-12-31"), "closeDate"},
+		{"opened, day not known", acc(AccountOpen, "", ""), ""},
+		{"opening not a date", acc(AccountOpen, "01.01.2020", ""), "openDate"},
+		{"opening no such day", acc(AccountOpen, "2020-02-30", ""), "openDate"},
+		{"closed, opening not a date", acc(AccountClosed, "2020", "2025-03-31"), "openDate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.a.Validate()
