@@ -9,6 +9,14 @@
 #   scripts/engine-ab.sh OLD_BINARY NEW_BINARY ROUNDS [bench engine flags…]
 #   scripts/engine-ab.sh /tmp/pa-main /tmp/pa-branch 4 --shape 135m --quant q4_0 --streams 1,10
 #
+# Either side may be a binary preceded by VAR=VALUE words, which compares two
+# settings of one binary (cleaner than two builds when a setting is what
+# changed: both sides then run the same code layout):
+#
+#   scripts/engine-ab.sh "PARTNERAPI_KV_PREFETCH=l1 /tmp/pa" "PARTNERAPI_KV_PREFETCH=l2 /tmp/pa" 8 --shape 15m
+#
+# (the words are split on spaces, so such a binary's path has none).
+#
 # Needs python3 (for the medians). Each round runs each binary once with
 # --json and the given flags, the order alternating between rounds. It also
 # prints each side's per-round decode tok/s, so that a bandwidth mode
@@ -29,9 +37,10 @@ for r in $(seq 1 "$rounds"); do
   order="old new"
   [ $((r % 2)) -eq 0 ] && order="new old"
   for side in $order; do
-    bin=$old
-    [ "$side" = new ] && bin=$new
-    "$bin" bench engine --json "$@" 2>/dev/null | sed "s/^/$side /" >>"$out/runs"
+    cmd=$old
+    [ "$side" = new ] && cmd=$new
+    read -ra words <<<"$cmd"
+    env "${words[@]}" bench engine --json "$@" 2>/dev/null | sed "s/^/$side /" >>"$out/runs"
   done
   echo "round $r of $rounds done" >&2
 done
