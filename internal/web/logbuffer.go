@@ -74,12 +74,18 @@ func (b *LogBuffer) Write(p []byte) (int, error) {
 	if err := b.flushLocked(); err != nil {
 		return 0, err
 	}
+	// size is read under mu each time: Close sets it to zero while other
+	// goroutines may still be writing.
+	b.mu.Lock()
 	if len(p) > b.size {
+		// Too large for the buffer, or the buffer is closed: p goes
+		// through at once. wmu is taken before mu is let go, so p follows
+		// any flush that took the buffer before it.
 		b.wmu.Lock()
+		b.mu.Unlock()
 		defer b.wmu.Unlock()
 		return b.out.Write(p)
 	}
-	b.mu.Lock()
 	b.buf = append(b.buf, p...)
 	b.mu.Unlock()
 	return len(p), nil
@@ -120,11 +126,13 @@ func (b *LogBuffer) Close() error {
 		close(b.stop)
 		<-b.done
 	})
-	err := b.Flush()
+	// The size drops to zero before the last flush: a line a goroutine
+	// writes meanwhile then goes through at once instead of into a buffer
+	// that nothing flushes any more.
 	b.mu.Lock()
 	b.size = 0
 	b.mu.Unlock()
-	return err
+	return b.Flush()
 }
 
 // FlushingHandler flushes a LogBuffer after every record of level Warn or

@@ -186,3 +186,34 @@ func BenchmarkLogLines(b *testing.B) {
 	b.ReportMetric(float64(buffered.Nanoseconds())/float64(b.N), "ns/line-buffered")
 	b.ReportMetric(float64(direct)/float64(max(buffered, 1)), "direct÷buffered")
 }
+
+// Lines written while Close runs reach the stream all the same: none is
+// left in the buffer once Close and the writers returned. A small buffer
+// makes the writers take the flushing path often, so the race detector
+// sees them beside Close.
+func TestLogBufferCloseWhileWriting(t *testing.T) {
+	out := &countingWriter{}
+	b := NewLogBuffer(out, time.Hour, 128)
+	const writers, lines = 4, 300
+	var wg sync.WaitGroup
+	halfway := make(chan struct{}, writers)
+	for g := range writers {
+		wg.Go(func() {
+			for i := range lines {
+				if i == lines/2 {
+					halfway <- struct{}{}
+				}
+				fmt.Fprintf(b, "writer=%d line=%d\n", g, i)
+			}
+		})
+	}
+	<-halfway
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	text, _ := out.snapshot()
+	if n := strings.Count(text, "\n"); n != writers*lines {
+		t.Fatalf("%d lines reached the stream, want %d", n, writers*lines)
+	}
+}
