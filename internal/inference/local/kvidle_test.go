@@ -19,11 +19,21 @@ func TestKVPoolTrimmedWhenIdle(t *testing.T) {
 	}{{80 * time.Millisecond, true}, {-1, false}} {
 		e := openEngine(t, "", Options{PrefixCache: -1, KVPoolIdle: tc.idle})
 		req := assistant.GenerateRequest{Model: "stories260K", Messages: userMessage("Once upon a time"), MaxTokens: 8}
+		start := time.Now()
 		if _, err := e.Generate(context.Background(), req, nil); err != nil {
 			t.Fatal(err)
 		}
-		if st := statsOf(t, e); st.PooledKVBytes == 0 || st.KVBytes != 0 {
+		// The engine went idle after start, so a pool found empty counts
+		// against it only while less than idle has passed since start: on
+		// a loaded machine the trim may have come before the look, which
+		// is what it is for.
+		st := statsOf(t, e)
+		early := tc.idle < 0 || time.Since(start) < tc.idle
+		if st.KVBytes != 0 || (st.PooledKVBytes == 0 && early) {
 			t.Fatalf("idle %v, right after the request: %+v", tc.idle, st)
+		}
+		if !early {
+			t.Logf("idle %v: the look came %v after the request began; whether the pool was kept is not asked", tc.idle, time.Since(start))
 		}
 		wait := 300 * time.Millisecond
 		if tc.trimmed {
