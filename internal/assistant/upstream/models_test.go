@@ -23,14 +23,19 @@ func TestModelsCache(t *testing.T) {
 		fmt.Fprint(w, `{"data":[{"id":"m"}]}`)
 	})
 	e.ModelsTTL = 50 * time.Millisecond
+	start := time.Now()
 	for range 3 {
 		if ms, err := e.Models(context.Background()); err != nil || len(ms) != 1 {
 			t.Fatal(ms, err)
 		}
 	}
-	if calls.Load() != 1 {
+	// The list was cached after start, so the three lists fell within its
+	// TTL for sure only if less than the TTL has passed since start; a
+	// loaded machine may take longer, and then a second fetch is right.
+	if within := time.Since(start) < e.ModelsTTL; calls.Load() != 1 && within {
 		t.Fatalf("%d upstream calls for 3 lists within the TTL, want 1", calls.Load())
 	}
+	calls.Store(1) // the counts below go on from one fetch either way
 	time.Sleep(60 * time.Millisecond)
 	fail.Store(true)
 	if _, err := e.Models(context.Background()); err == nil || calls.Load() != 2 {
