@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"partnerapi/api"
 	"partnerapi/internal/assistant/chatapi"
 	"partnerapi/internal/web"
 )
@@ -141,56 +137,19 @@ func (f failingCollector) Collect(ch chan<- prometheus.Metric) {
 // answer is validated against its operation in the contract, strictly.
 func TestAssistantContractPlatformFailures(t *testing.T) {
 	c := loadAssistantContract(t)
-	metrics := web.NewMetrics("test")
-	metrics.Registry.MustRegister(failingCollector{prometheus.NewDesc("partnerapi_test_failing", "Fails every scrape.", nil, nil)})
-	h := web.API{
-		Name:    "assistant",
-		Handler: chatapi.WithSessionID(chatapi.NewServer(chatapi.Deps{Metrics: metrics})),
-		Errors:  chatapi.ErrorWriter(),
-		Health:  func(context.Context) error { panic("the health check failed unexpectedly") },
-		OpenAPI: api.Spec("assistant"),
-		Prepare: func(r *http.Request) {
-			if r.Header.Get("X-Test-Panic") != "" {
-				panic("a failure in front of the route")
-			}
-		},
-	}.Build(slog.New(slog.NewTextHandler(io.Discard, nil)), metrics)
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	for _, tc := range []struct {
-		name, path string
-		panic      bool
-		ctype      string
-	}{
-		{name: "health check panics", path: "/healthz", ctype: "application/json"},
-		{name: "metrics not gathered", path: "/metrics", ctype: "text/plain"},
-		{name: "metrics panic", path: "/metrics", panic: true, ctype: "application/json"},
-		{name: "contract panic", path: "/openapi.yaml", panic: true, ctype: "application/json"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequestWithContext(context.Background(), "GET", srv.URL+tc.path, nil)
-			if tc.panic {
-				req.Header.Set("X-Test-Panic", "1")
-			}
-			resp, raw := sendRecorded(t, http.DefaultClient, req)
-			if resp.StatusCode != http.StatusInternalServerError {
-				t.Fatalf("status %d, want 500: %.300s", resp.StatusCode, raw)
-			}
-			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, tc.ctype) {
-				t.Errorf("Content-Type %q, want %s", ct, tc.ctype)
-			}
-			if tc.ctype == "application/json" {
-				var e apiErrorEnvelope
-				if err := strictJSON(raw, &e); err != nil || e.Status != 500 || e.Message != "Internal Server Error" {
-					t.Errorf("body %s, want {status 500, Internal Server Error} (%v)", raw, err)
-				}
-				if resp.Header.Get("X-Session-Id") == "" {
-					t.Error("an error in the envelope without X-Session-Id")
-				}
-			}
-			if ok, errs := c.responses.ValidateHttpResponse(req, resp); !ok {
-				t.Errorf("%.300s\nthe response breaks the contract:%s", raw, describe(errs))
-			}
-		})
+	build := func(m *web.Metrics) web.API {
+		return web.API{Name: "assistant", Handler: chatapi.WithSessionID(chatapi.NewServer(chatapi.Deps{Metrics: m})), Errors: chatapi.ErrorWriter()}
 	}
+	checkPlatformFailures(t, c.contractSpec, build, func(t *testing.T, resp *http.Response, raw []byte, envelope bool) {
+		if !envelope {
+			return
+		}
+		var e apiErrorEnvelope
+		if err := strictJSON(raw, &e); err != nil || e.Status != 500 || e.Message != "Internal Server Error" {
+			t.Errorf("body %s, want {status 500, Internal Server Error} (%v)", raw, err)
+		}
+		if resp.Header.Get("X-Session-Id") == "" {
+			t.Error("an error in the envelope without X-Session-Id")
+		}
+	})
 }
