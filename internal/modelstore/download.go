@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -383,8 +384,14 @@ func statusError(resp *http.Response, src Source) error {
 	}
 }
 
-// parseContentRange parses "bytes START-END/TOTAL" or "bytes */TOTAL"
-// (TOTAL may be "*": -1).
+// parseContentRange reads a Content-Range of the bytes unit (RFC 9110
+// §14.4): "bytes FIRST-LAST/TOTAL" or "bytes FIRST-LAST/*" as a 206 sends
+// it, "bytes */TOTAL" as a 416 does; start is FIRST (-1 for "*") and total
+// is TOTAL (-1 for "*"). Anything else is refused, positions that are not
+// plain decimal digits or a range whose first byte lies past its last or
+// whose last lies past the length included: a resumed download appends the
+// body at FIRST and expects TOTAL bytes, so a header read leniently would
+// splice the body in at an offset the server never meant.
 func parseContentRange(v string) (start, total int64, ok bool) {
 	rest, found := strings.CutPrefix(v, "bytes ")
 	if !found {
@@ -396,18 +403,35 @@ func parseContentRange(v string) (start, total int64, ok bool) {
 	}
 	total = -1
 	if tot != "*" {
-		if _, err := fmt.Sscanf(tot, "%d", &total); err != nil || total < 0 {
+		if total, ok = decimalPosition(tot); !ok {
 			return 0, 0, false
 		}
 	}
 	if rng == "*" {
-		return -1, total, true
+		// An unsatisfied range must say how long the file is.
+		return -1, total, total >= 0
 	}
-	a, _, found := strings.Cut(rng, "-")
-	if _, err := fmt.Sscanf(a, "%d", &start); !found || err != nil || start < 0 {
+	first, last, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, ok1 := decimalPosition(first)
+	end, ok2 := decimalPosition(last)
+	if !ok1 || !ok2 || start > end || total >= 0 && end >= total {
 		return 0, 0, false
 	}
 	return start, total, true
+}
+
+// decimalPosition reads a byte position of a Content-Range: one or more
+// ASCII digits, nothing else (no sign, no base prefix, no spaces), that fit
+// an int64.
+func decimalPosition(s string) (int64, bool) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }
 
 // etagSHA256 returns the sha256 an ETag carries (Hugging Face's LFS ETags
