@@ -52,10 +52,31 @@ func ParseToolCall(reply string) ParsedToolCall {
 	}
 	p := ParsedToolCall{Found: true, Content: strings.TrimSpace(reply[:i])}
 	body := reply[i+len(ToolCallOpen):]
-	if j := strings.Index(body, ToolCallClose); j >= 0 {
+	if v, ok := closedJSONValue(body); ok {
+		body = v
+	} else if j := strings.Index(body, ToolCallClose); j >= 0 {
 		body = body[:j]
 	}
 	return parseCallBody(p, body)
+}
+
+// closedJSONValue is the JSON value a block's body begins with when only
+// space, the closing tag or nothing follows it. The value is cut out by
+// the JSON syntax rather than at the first closing tag, because that tag
+// may sit inside one of the arguments' strings (a call that passes
+// markup), where cutting would leave the JSON unterminated and the call
+// unusable.
+func closedJSONValue(body string) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(body))
+	var v json.RawMessage
+	if dec.Decode(&v) != nil {
+		return "", false
+	}
+	rest := strings.TrimSpace(body[dec.InputOffset():])
+	if rest != "" && !strings.HasPrefix(rest, ToolCallClose) {
+		return "", false
+	}
+	return string(v), true
 }
 
 // StartsBareCall reports whether a reply's text (leading space trimmed)

@@ -30,6 +30,8 @@ func TestParseToolCall(t *testing.T) {
 		{"truncated JSON", "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"city\": \"Os", true, "", "", "", true},
 		{"arguments not an object", `<tool_call>{"name":"f","arguments":[1]}</tool_call>`, true, "", "", "", true},
 		{"no name", `<tool_call>{"arguments":{}}</tool_call>`, true, "", "", "", true},
+		{"closing tag inside an argument", "<tool_call>{\"name\":\"f\",\"arguments\":{\"html\":\"<b></tool_call>\"}}</tool_call>", true, "", "f", `{"html":"<b></tool_call>"}`, false},
+		{"text after the JSON before the tag", `<tool_call>{"name":"f","arguments":{}} and more</tool_call>`, true, "", "", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
