@@ -1,5 +1,7 @@
 package assistant
 
+import "time"
+
 // SetAppliedBillSweep makes every n-th bill sweep the old applied bill
 // ids until the returned func puts the period back.
 func SetAppliedBillSweep(n int64) (restore func()) {
@@ -11,3 +13,8 @@ func SetAppliedBillSweep(n int64) (restore func()) {
 // AuthLocksHeld is the number of throttle keys whose checks are under way
 // or waited for.
 func (s *Service) AuthLocksHeld() int { return s.authLocks.len() }
+
+// SetLeaseClock makes now the clock of the service's leases, so that a
+// test decides when they lapse instead of the scheduler; it is set before
+// the first Acquire.
+func (s *Service) SetLeaseClock(now func() time.Time) { s.leaseNow = now }

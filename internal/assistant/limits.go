@@ -80,7 +80,7 @@ func (s *Service) Acquire(ctx context.Context, p Principal) (release func(), err
 // the client is at its limit, and registers it for renewal.
 func (s *Service) acquireLease(ctx context.Context, clientID, id string, limit int) error {
 	for attempt := 0; ; attempt++ {
-		now := time.Now()
+		now := s.leaseNow()
 		err := s.store.AcquireLease(ctx, Lease{ID: id, ClientID: clientID, ExpiresAt: now.Add(s.cfg.LeaseTTL)}, limit, now)
 		if errors.Is(err, ErrTooManyRequests) {
 			if attempt > 0 {
@@ -150,7 +150,7 @@ func (s *Service) renewLeases(stop <-chan struct{}) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), every)
-		now := time.Now()
+		now := s.leaseNow()
 		renewed, err := s.store.RenewLeases(ctx, ids, now, now.Add(s.cfg.LeaseTTL))
 		cancel()
 		if s.cfg.Renewals != nil {

@@ -197,46 +197,98 @@ func (c *crashable) ReleaseLease(ctx context.Context, id string) error {
 	return c.Store.ReleaseLease(ctx, id)
 }
 
+// leaseClock is the leases' clock in a test: it stands still until the
+// test moves it, so a lease lapses when the test says, not when the
+// scheduler stalls a loaded machine.
+type leaseClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *leaseClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *leaseClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// renewalsHeard signals each renewal pass that landed on a channel of one,
+// dropping the signal while the last one is unread, so that the renewal
+// loop never waits for the test.
+type renewalsHeard chan struct{}
+
+func (r renewalsHeard) Report(err error) {
+	if err != nil {
+		return
+	}
+	select {
+	case r <- struct{}{}:
+	default:
+	}
+}
+
 // TestLeasesRenewAndLapse: a request that runs for several lease times
 // keeps its slot, because its service renews the lease; the slots of a
 // service that dies free themselves within the lease time, for the other
-// service to give.
+// service to give. The leases run on a clock the test moves, and the
+// test moves it only after two renewal passes heard since its last move:
+// the second began after the first had reported, so after that move, and
+// its lease counts for a whole lease time from the clock's present. A stalled
+// renewal loop then makes the test wait, not fail; a loop that does not
+// renew, or a renewal that does not move the expiry, still fails it.
 func TestLeasesRenewAndLapse(t *testing.T) {
 	const ttl = 400 * time.Millisecond
 	twoProcesses(t, func(t *testing.T, dba, dbb *sqldb.DB) {
 		ctx := context.Background()
+		clock := &leaseClock{now: time.Now()}
+		renewed := make(renewalsHeard, 1)
 		store := &crashable{Store: assistantsql.New(dba)}
-		a := limitService(store, assistant.Config{LeaseTTL: ttl})
+		a := limitService(store, assistant.Config{LeaseTTL: ttl, Renewals: renewed})
 		b := limitService(assistantsql.New(dbb), assistant.Config{LeaseTTL: ttl})
+		a.SetLeaseClock(clock.Now)
+		b.SetLeaseClock(clock.Now)
 		release, err := a.Acquire(ctx, pers)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(ttl / 4) {
+		// Six steps of two thirds of the lease time: four lease times.
+		for step := range 6 {
+			// A signal left from before the clock's last move
+			// would count a pass that may have read the clock
+			// before it.
+			select {
+			case <-renewed:
+			default:
+			}
+			for range 2 {
+				select {
+				case <-renewed:
+				case <-time.After(30 * time.Second):
+					t.Fatalf("step %d: no renewal of a's lease within 30 s (renewal every %v)", step, ttl/3)
+				}
+			}
+			clock.advance(2 * ttl / 3)
 			if r, err := b.Acquire(ctx, pers); !errors.Is(err, assistant.ErrTooManyRequests) {
 				if r != nil {
 					r()
 				}
-				t.Fatalf("a slot held on a for three lease times was given out on b: %v", err)
+				t.Fatalf("a slot held on a, renewed, was given out on b %v into the request: %v", time.Duration(step+1)*2*ttl/3, err)
 			}
 		}
+		// From now on a renews nothing; a renewal that got past the
+		// check before read the clock before this move.
 		store.dead.Store(true)
-		crashed := time.Now()
-		for {
-			r, err := b.Acquire(ctx, pers)
-			if err == nil {
-				r()
-				break
-			}
-			if !errors.Is(err, assistant.ErrTooManyRequests) {
-				t.Fatal(err)
-			}
-			if time.Since(crashed) > ttl+2*time.Second {
-				t.Fatalf("the slot of a dead service was not free %v after it died (lease time %v)", time.Since(crashed), ttl)
-			}
-			time.Sleep(20 * time.Millisecond)
+		clock.advance(ttl + time.Millisecond)
+		r, err := b.Acquire(ctx, pers)
+		if err != nil {
+			t.Fatalf("the slot of a service that died was not free a lease time (%v) after it died: %v", ttl, err)
 		}
-		t.Logf("the dead service's slot was free again after %v (lease time %v)", time.Since(crashed).Round(time.Millisecond), ttl)
+		r()
 		release() // stops a's renewal loop
 	})
 }

@@ -94,6 +94,11 @@ type Service struct {
 	tokenTimes map[string][]time.Time
 	issued     atomic.Int64
 	authLocks  authLocks // the throttle's checks of one key, one at a time (auththrottle.go)
+	// leaseNow is the clock of the concurrent-request leases (limits.go):
+	// time.Now, apart from Config.Now, which tests move forward by hours
+	// to expire tokens and bills; a lease test sets its own
+	// (export_test.go).
+	leaseNow func() time.Time
 }
 
 // NewService builds the service, filling defaults.
@@ -132,7 +137,7 @@ func NewService(store Store, engine Engine, cfg Config) *Service {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}
 	s := &Service{store: markedStore{store}, engine: engine, cfg: cfg, active: map[string]int{}, held: map[string]struct{}{},
-		tokenTimes: map[string][]time.Time{}}
+		tokenTimes: map[string][]time.Time{}, leaseNow: time.Now}
 	s.replayBills()
 	return s
 }
