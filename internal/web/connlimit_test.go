@@ -58,6 +58,15 @@ func (k *keepAlive) closedByServer(wait time.Duration) bool {
 }
 
 func startLimited(t *testing.T, max int, h http.Handler, tlsFiles TLSFiles) (*Listener, *ConnMetrics) {
+	l, cm, _ := startWatched(t, max, h, tlsFiles)
+	return l, cm
+}
+
+// startWatched is startLimited that also tells, on idle, the client-side
+// address of each connection once the cap has recorded it idle: the
+// server marks a connection idle after it has written the answer, so the
+// client can read the answer before the cap knows.
+func startWatched(t *testing.T, max int, h http.Handler, tlsFiles TLSFiles) (*Listener, *ConnMetrics, <-chan string) {
 	t.Helper()
 	l, err := Listen("banking", "127.0.0.1:0", h, tlsFiles, quietLog())
 	if err != nil {
@@ -65,39 +74,76 @@ func startLimited(t *testing.T, max int, h http.Handler, tlsFiles TLSFiles) (*Li
 	}
 	cm := NewMetrics("test").NewConnMetrics()
 	l.LimitConnections(max, cm)
+	idle := make(chan string, 64)
+	limited := l.srv.ConnState
+	l.srv.ConnState = func(c net.Conn, s http.ConnState) {
+		limited(c, s)
+		if s == http.StateIdle {
+			// Never block the server: a test reads only the few it
+			// waits for.
+			select {
+			case idle <- c.RemoteAddr().String():
+			default:
+			}
+		}
+	}
 	go l.Serve()
 	t.Cleanup(func() { l.Shutdown(context.Background()) })
-	return l, cm
+	return l, cm, idle
+}
+
+// awaitIdle waits until the cap has recorded k idle, skipping the idle
+// events of other connections.
+func awaitIdle(t *testing.T, idle <-chan string, k *keepAlive) {
+	t.Helper()
+	want := k.c.LocalAddr().String()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case got := <-idle:
+			if got == want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the connection from %s was not recorded idle within 30 s", want)
+		}
+	}
 }
 
 // TestConnectionCapClosesTheLongestIdleFirst: at the cap a new client is
 // served at once, and the room is made by closing the keep-alive
-// connection idle the longest, not a busy one and not the newest.
+// connection idle the longest, not a busy one and not the newest. Each
+// request waits until the cap has recorded the previous connection idle,
+// so the connections go idle in the order the test makes, whatever the
+// scheduler does with the server's goroutines.
 func TestConnectionCapClosesTheLongestIdleFirst(t *testing.T) {
-	l, cm := startLimited(t, 3, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	l, cm, idle := startWatched(t, 3, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
 	}), TLSFiles{})
 	addr := l.Addr().String()
 	var conns []*keepAlive
 	for range 3 {
 		k := dialKeepAlive(t, addr)
-		if body, err := k.get("/", 2*time.Second); err != nil || body != "ok" {
+		if body, err := k.get("/", 5*time.Second); err != nil || body != "ok" {
 			t.Fatalf("got %q, %v", body, err)
 		}
+		awaitIdle(t, idle, k)
 		conns = append(conns, k)
-		time.Sleep(20 * time.Millisecond) // distinct idle-since times
 	}
 	// The newest idle one becomes the most recently used again.
-	if _, err := conns[2].get("/", 2*time.Second); err != nil {
+	if _, err := conns[2].get("/", 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	awaitIdle(t, idle, conns[2])
 	fourth := dialKeepAlive(t, addr)
-	if body, err := fourth.get("/", 2*time.Second); err != nil || body != "ok" {
+	if body, err := fourth.get("/", 5*time.Second); err != nil || body != "ok" {
 		t.Fatalf("a new client at the cap got %q, %v", body, err)
 	}
-	if !conns[0].closedByServer(2 * time.Second) {
+	if !conns[0].closedByServer(5 * time.Second) {
 		t.Error("the connection idle the longest was not closed to make room")
 	}
+	// A wrong choice would have been closed before the fourth client
+	// was served, so its end of file is already on the way.
 	for i, k := range conns[1:] {
 		if k.closedByServer(100 * time.Millisecond) {
 			t.Errorf("connection %d, idle for less time, was closed", i+1)
