@@ -52,6 +52,9 @@ func TestBenchEngineQuick(t *testing.T) {
 		if r.Kernels != kernels.ISA() || r.WeightPrefetch != kernels.WeightPrefetch() || r.WeightPrefetch == "" {
 			t.Errorf("kernels %q prefetching into %q, the process runs %q into %q", r.Kernels, r.WeightPrefetch, kernels.ISA(), kernels.WeightPrefetch())
 		}
+		if r.Q4_0Unpack != kernels.Q4_0Unpack() || r.Q4_0Unpack == "" {
+			t.Errorf("Q4_0 nibbles by %q, the process by %q", r.Q4_0Unpack, kernels.Q4_0Unpack())
+		}
 		if r.KVPrefetch != kernels.KVPrefetch() || r.KVPrefetch == "" {
 			t.Errorf("KV cache prefetched into %q, the process into %q", r.KVPrefetch, kernels.KVPrefetch())
 		}

@@ -16,3 +16,7 @@ func SetWeightPrefetchL2(on bool) {}
 // WeightPrefetch names where the packed kernels prefetch: builds without
 // the assembly do not.
 func WeightPrefetch() string { return "none" }
+
+// Q4_0Unpack names how the packed Q4_0 kernels take their high nibbles:
+// builds without the assembly have none.
+func Q4_0Unpack() string { return "none" }

@@ -2,7 +2,11 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The Q4_0 packed kernels of tile_packed_q4_0_gfni_amd64.s (written by
 // gen_tile_packed.py): those of tile_packed_q4_0_amd64.s with each chunk's
@@ -32,9 +36,51 @@ import "golang.org/x/sys/cpu"
 // rounds under that load, so the medians (new ÷ old 0.50–2.33 and
 // 0.66–1.03) showed nothing either way. Zen 4 therefore keeps the
 // shift-and-mask kernels: slower at every token count a batched step uses,
-// and not shown faster in a whole step at one. Tests switch it to compare
-// the two sets.
-var packedGFNI = hasVNNI && cpu.X86.HasAVX512GFNI && amdFamily() == 0
+// and not shown faster in a whole step at one. Zen 5 (EPYC, family 1Ah
+// model 02h, 2026-11-30 11:24–11:27 UTC, quiet) is another matter from the
+// L1: BenchmarkPackedQ4_0GFNI, three runs, 1.03–1.06× at seven to ten
+// tokens, 1.07–1.10 at five and six, 1.10–1.15 at three and four, 1.19–1.23
+// at two and 1.24–1.31 at one; but BenchmarkPackedQ4_0GFNIStep (from
+// memory) 1.005–1.02× at ten and 0.99–1.02 at one, and whole steps
+// (PARTNERAPI_Q4_0_UNPACK switched in one binary, six alternating rounds
+// of `bench engine --shape 15m,135m --quant q4_0`, quiet) decode 1.00–1.06×
+// and prefill 0.93–1.05× by the medians, each side moving up to 1.7×
+// between rounds; ten more rounds under the helpers' load (10) moved each
+// side 6–12× and said nothing. So Zen 5 keeps the shift kernels too until
+// a whole step shows the gain. Tests switch it to compare the two sets.
+var packedGFNI = chooseGFNI(os.Getenv(Q4_0UnpackEnv), hasVNNI && cpu.X86.HasAVX512GFNI, amdFamily())
+
+// Q4_0UnpackEnv overrides the choice of the Q4_0 kernels ("gfni" or
+// "shift"), for comparing the two on another CPU with `partnerapi bench
+// engine`; a CPU without GFNI keeps the shift kernels whatever it says.
+const Q4_0UnpackEnv = "PARTNERAPI_Q4_0_UNPACK"
+
+// chooseGFNI picks the Q4_0 kernels from the environment's choice, whether
+// the CPU can run the GFNI ones, and its AMD family (0 for other vendors).
+func chooseGFNI(choice string, can bool, family uint32) bool {
+	switch {
+	case !can:
+		return false
+	case choice == "gfni":
+		return true
+	case choice == "shift":
+		return false
+	}
+	return family == 0
+}
+
+// Q4_0Unpack names how the Q4_0 packed kernels in use take a chunk's high
+// nibbles: "GFNI" (one VGF2P8AFFINEQB) or "shift" (VPSRLW and VPANDD), or
+// "none" where the AVX-512 VNNI family is not in use.
+func Q4_0Unpack() string {
+	switch {
+	case !hasVNNI:
+		return "none"
+	case packedGFNI:
+		return "GFNI"
+	}
+	return "shift"
+}
 
 //go:noescape
 func q4_0PackedGFNI1(w *byte, x *int8, d *float32, c *int32, nb int, out *float32, ostride int, groups int)

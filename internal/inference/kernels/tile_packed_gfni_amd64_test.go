@@ -146,3 +146,26 @@ func BenchmarkPackedQ4_0GFNIStep(b *testing.B) {
 		})
 	}
 }
+
+// TestChooseGFNI: the environment overrides the family's default, except
+// on a CPU that cannot run the GFNI kernels.
+func TestChooseGFNI(t *testing.T) {
+	for _, c := range []struct {
+		choice string
+		can    bool
+		family uint32
+		want   bool
+	}{
+		{"", true, 0, true},
+		{"", true, 0x19, false},
+		{"", true, 0x1a, false},
+		{"gfni", true, 0x19, true},
+		{"shift", true, 0, false},
+		{"gfni", false, 0, false},
+		{"bogus", true, 0, true},
+	} {
+		if got := chooseGFNI(c.choice, c.can, c.family); got != c.want {
+			t.Errorf("chooseGFNI(%q, %v, %#x) = %v, want %v", c.choice, c.can, c.family, got, c.want)
+		}
+	}
+}
