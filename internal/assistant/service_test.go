@@ -222,7 +222,14 @@ func FuzzParseBasic(f *testing.F) {
 		if id == "" || strings.Contains(id, ":") {
 			t.Fatalf("ParseBasic(%q) id %q", s, id)
 		}
-		raw, _ := base64.StdEncoding.DecodeString(strings.TrimSpace(strings.TrimPrefix(s, "Basic ")))
+		// The credentials are what follows the scheme, which ParseBasic
+		// reads in any letter case after leading space (RFC 7235 §2.1), or
+		// the whole value when the scheme is left out.
+		key := strings.TrimSpace(s)
+		if len(key) > 6 && strings.EqualFold(key[:6], "basic ") {
+			key = key[6:]
+		}
+		raw, _ := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
 		if string(raw) != id+":"+secret {
 			t.Fatalf("ParseBasic(%q) = %q:%q, decoded %q", s, id, secret, raw)
 		}
