@@ -35,6 +35,27 @@ func (s *outageStore) Stamp(ctx context.Context) (smarthome.Stamp, error) {
 	return s.Store.Stamp(ctx)
 }
 
+// flappingStore is outageStore that, once flapping, fails every
+// flapEvery-th change check: the store goes down under a stream of
+// messages at points the reads decide, however the scheduler runs the
+// gate, and comes back at the next check.
+type flappingStore struct {
+	outageStore
+	flapping atomic.Bool
+	checks   atomic.Int64
+	failed   atomic.Int64
+}
+
+const flapEvery = 7
+
+func (s *flappingStore) Stamp(ctx context.Context) (smarthome.Stamp, error) {
+	if s.flapping.Load() && s.checks.Add(1)%flapEvery == 0 {
+		s.failed.Add(1)
+		return smarthome.Stamp{}, s.err
+	}
+	return s.Store.Stamp(ctx)
+}
+
 // homeDB is a fresh SQLite database with the smarthome schema.
 func homeDB(t *testing.T) *sqldb.DB {
 	t.Helper()
@@ -120,35 +141,25 @@ func TestGateHoldsAgentMessagesWhileTheCatalogIsDown(t *testing.T) {
 // not overtake each other at the boundaries.
 func TestGateKeepsOrderWhileTheCatalogFlaps(t *testing.T) {
 	url := testenv.MQTTBroker(t)
-	store := &outageStore{Store: homesql.New(homeDB(t)), err: storetest.UnavailableError(t)}
+	store := &flappingStore{outageStore: outageStore{Store: homesql.New(homeDB(t)), err: storetest.UnavailableError(t)}}
 	root := testRoot(t, url)
 	var logs testenv.LogBuffer
 	startGate(t, homemqtt.Config{Broker: url, Root: root, Log: slog.New(slog.NewTextHandler(&logs, nil))}, readingService(t, store))
 
 	const n = 60
 	dev := newAgent(t, url, root+"/dev/down/errors")
-	stop := make(chan struct{})
-	flapped := make(chan struct{})
-	go func() {
-		defer close(flapped)
-		for {
-			select {
-			case <-stop:
-				store.down.Store(false)
-				return
-			case <-time.After(15 * time.Millisecond):
-				store.down.Store(!store.down.Load())
-			}
-		}
-	}()
+	// Every flapEvery-th read of the catalog fails from here on: a
+	// message checked at once, a retry of the held ones, or one checked
+	// while they drain, whichever comes at that count.
+	store.flapping.Store(true)
 	for i := range n {
 		// A BOOL feature sent as an INTEGER: each message has one finding,
 		// answered on down/errors naming its device.
 		dev.publish(root+"/dev/up/status", fmt.Sprintf(`{"devices":{"d%02d":{"states":[{"key":"on_off","value":{"type":"INTEGER","integer_value":"1"}}]}}}`, i), false)
+		// A pace, so that new messages also arrive while others are
+		// held or drain; the assertions do not depend on it.
 		time.Sleep(2 * time.Millisecond)
 	}
-	close(stop)
-	<-flapped
 	for i := range n {
 		var msg homemqtt.Message
 		if err := json.Unmarshal(dev.next().Payload(), &msg); err != nil {
@@ -163,9 +174,12 @@ func TestGateKeepsOrderWhileTheCatalogFlaps(t *testing.T) {
 		t.Fatalf("an answer too many: %s", m.Payload())
 	case <-time.After(300 * time.Millisecond):
 	}
-	// The store went down under the stream at least once, or the test
-	// proved nothing about the boundaries.
+	// Sixty messages read the catalog sixty times at least, so the store
+	// went down under the stream, and a failed read holds a message.
+	if store.failed.Load() == 0 {
+		t.Fatalf("the store never failed under %d messages (%d reads)", n, store.checks.Load())
+	}
 	if !strings.Contains(logs.String(), "holding agent messages until it can be read") {
-		t.Errorf("no message was held:\n%s", logs.String())
+		t.Errorf("no message was held, %d reads failing:\n%s", store.failed.Load(), logs.String())
 	}
 }
