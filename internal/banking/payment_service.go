@@ -25,6 +25,12 @@ type PaymentStore interface {
 	AdvancePayment(ctx context.Context, orgID, externalID, from string, roles []SignatureRole, history []StatusChange) (*StoredPayment, error)
 	// PaymentHistory lists the recorded status moves, oldest first.
 	PaymentHistory(ctx context.Context, orgID, externalID string) ([]StatusChange, error)
+	// DeletePayment moves a document that is still in a Deletable status
+	// to DELETED at at, recording the move with comment and queuing its
+	// final-status webhook, in one transaction. A document in any other
+	// status, also one a concurrent signer moved on, is NotDeletable and
+	// nothing is written; an unknown one is KindDataNotFound.
+	DeletePayment(ctx context.Context, orgID, externalID, comment string, at time.Time) (*StoredPayment, error)
 }
 
 // CreateExpecter is an optional part of a PaymentStore that batches

@@ -81,6 +81,25 @@ func (m *memPayments) AdvancePaymentDoc(ctx context.Context, orgID, externalID, 
 	return sp, nil
 }
 
+// DeletePayment moves a deletable document to DELETED, as the SQL stores
+// do under their conditional update.
+func (m *memPayments) DeletePayment(_ context.Context, orgID, externalID, comment string, at time.Time) (*StoredPayment, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := orgID + "/" + externalID
+	sp, ok := m.docs[key]
+	if !ok {
+		return nil, Errorf(KindDataNotFound, "not found")
+	}
+	if !Deletable(sp.Status) {
+		return nil, NotDeletable(externalID, sp.Status)
+	}
+	sp.Status, sp.Comment, sp.UpdatedAt = StatusDeleted, comment, at
+	m.history[key] = append(m.history[key], StatusChange{Status: StatusDeleted, Comment: comment, At: at})
+	c := *sp
+	return &c, nil
+}
+
 func (m *memPayments) PaymentHistory(_ context.Context, orgID, externalID string) ([]StatusChange, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

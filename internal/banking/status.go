@@ -1,6 +1,9 @@
 package banking
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Payment statuses (reference §6).
 const (
@@ -40,3 +43,21 @@ var ProcessingPath = []string{StatusSigned, StatusDelivered, StatusValidEDS, Sta
 
 // Signable reports whether a document in status can still take signatures.
 func Signable(status string) bool { return status == StatusCreated || status == StatusPartSigned }
+
+// DeletableStatuses are the statuses of a draft a bank user may delete in
+// the bank's UI (reference §6, CREATED ─delete─> DELETED): a document not
+// yet fully signed — created, failed its checks, or holding one of two
+// signatures. Once the set of signatures is complete the bank has taken the
+// document into processing, and only the bank's own outcomes end it.
+var DeletableStatuses = []string{StatusCreated, StatusCheckError, StatusPartSigned}
+
+// Deletable reports whether a document in status may still be deleted.
+func Deletable(status string) bool { return slices.Contains(DeletableStatuses, status) }
+
+// NotDeletable is the refusal to delete a document in status, the same
+// words whether the status was read before the deletion or a concurrent
+// signer moved the document on while it ran.
+func NotDeletable(externalID, status string) error {
+	return Errorf(KindWorkflow, "Документ %s в статусе %s нельзя удалить: удалить можно только черновик в статусе %s",
+		externalID, status, strings.Join(DeletableStatuses, ", "))
+}

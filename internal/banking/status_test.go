@@ -1,6 +1,9 @@
 package banking
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The webhook's final set is exactly the provider's (reference §12): success
 // IMPLEMENTED; failure DELETED, INVALIDEDS, RECALL, REFUSEDBYBANK,
@@ -18,5 +21,33 @@ func TestIsFinal(t *testing.T) {
 		if got := IsFinal(status); got != final {
 			t.Errorf("IsFinal(%q) = %v, want %v", status, got, final)
 		}
+	}
+}
+
+// A bank user deletes drafts only (reference §6): the three statuses before
+// the set of signatures is complete. A fully signed document is the bank's
+// to process, and a final one has ended; unknown and misspelt statuses are
+// never deletable, so a status added later has to be placed here on purpose.
+func TestDeletable(t *testing.T) {
+	for status, deletable := range map[string]bool{
+		"CREATED": true, "CHECKERROR": true, "PARTSIGNED": true,
+		"SIGNED": false, "DELIVERED": false, "VALIDEDS": false, "ACCEPTED": false, "EXPORTED": false,
+		"ACCEPTED_BY_ABS": false, "IMPLEMENTED": false, "DELETED": false, "INVALIDEDS": false, "RECALL": false,
+		"REFUSEDBYBANK": false, "REFUSEDBYABS": false, "REQUISITEERROR": false, "REFUSED_BY_RZK": false,
+		"FRAUDDENY": false, "PARTLY_SIGNED": false, "created": false, "": false,
+	} {
+		if got := Deletable(status); got != deletable {
+			t.Errorf("Deletable(%q) = %v, want %v", status, got, deletable)
+		}
+	}
+	// Nothing deletable is final: a deletion never rewrites the outcome a
+	// partner's webhook has already been told.
+	for _, st := range DeletableStatuses {
+		if IsFinal(st) {
+			t.Errorf("%s is deletable and final", st)
+		}
+	}
+	if err := NotDeletable("id-1", StatusImplemented); KindOf(err) != KindWorkflow || !strings.Contains(err.Error(), "IMPLEMENTED") {
+		t.Errorf("NotDeletable: %v, want a workflow error naming the status", err)
 	}
 }
