@@ -36,7 +36,8 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   id-token-key [--banking-id-token-rsa-key FILE]   (the public key verifying RS256 id_tokens, PEM)
   card add|list|set-status, clock advance DURATION   (sandbox cards; 'partnerapi banking card' for their flags)
   webhook set|show|deliveries|reseal   (partners' webhook settings; 'partnerapi banking webhook' for their flags)
-  cert-request activate --org ORG --external-id ID [--banking-jws-key FILE]   (the bank's activation of a certificate request, in any contour)`
+  cert-request activate --org ORG --external-id ID [--banking-jws-key FILE]   (the bank's activation of a certificate request, in any contour)
+  payment delete --org ORG --external-id ID [--comment TEXT]   (a bank user deleting a draft in the bank's UI: CREATED, CHECKERROR or PARTSIGNED → DELETED, with its webhook)`
 
 // bankingCmd is one provisioning command: its flags and what it does with
 // the opened identity service.
@@ -46,7 +47,10 @@ type bankingCmd struct {
 	// withStore, when set, runs in place of run for a command that needs
 	// the store's flags too (the data directory of the bank's key).
 	withStore func(ctx context.Context, id *banking.Identity, store storeConfig) (any, error)
-	noDB      bool
+	// withPayments, when set, runs in place of run for a command on
+	// payment documents, with the payment store on the same database.
+	withPayments func(ctx context.Context, id *banking.Identity, payments banking.PaymentStore) (any, error)
+	noDB         bool
 }
 
 func runBankingCLI(ctx context.Context, args []string, getenv func(string) string, sio stdio) error {
@@ -75,6 +79,7 @@ func runBankingCLI(ctx context.Context, args []string, getenv func(string) strin
 		return fmt.Errorf("--banking-contour must be sandbox, test or production, got %q", *contour)
 	}
 	var id *banking.Identity
+	var payments banking.PaymentStore
 	if !cmd.noDB {
 		db, err := store.open(ctx)
 		if err != nil {
@@ -85,6 +90,12 @@ func runBankingCLI(ctx context.Context, args []string, getenv func(string) strin
 			return err
 		}
 		id = banking.NewIdentity(bankingsql.NewIdentityStore(db))
+		if cmd.withPayments != nil {
+			if err := bankingsql.MigratePayments(ctx, db); err != nil {
+				return err
+			}
+			payments = bankingsql.NewPaymentStore(db)
+		}
 		if *contour == banking.ContourSandbox {
 			if err := id.SeedSandbox(ctx); err != nil {
 				return err
@@ -93,9 +104,12 @@ func runBankingCLI(ctx context.Context, args []string, getenv func(string) strin
 	}
 	var out any
 	var err error
-	if cmd.withStore != nil {
+	switch {
+	case cmd.withStore != nil:
 		out, err = cmd.withStore(ctx, id, store)
-	} else {
+	case cmd.withPayments != nil:
+		out, err = cmd.withPayments(ctx, id, payments)
+	default:
 		out, err = cmd.run(ctx, id)
 	}
 	if err != nil {

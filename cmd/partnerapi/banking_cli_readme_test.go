@@ -89,6 +89,7 @@ func TestReadmeProvisioningRequiredFlags(t *testing.T) {
 		{"banking card add", []string{"--account", "--pan", "--holder"}},
 		{"banking app scopes", []string{"--client"}},
 		{"banking app create", []string{"--name"}},
+		{"banking payment delete", []string{"--org", "--external-id"}},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			usage, ok := readmeUsage(block, c.cmd)
@@ -111,7 +112,7 @@ func TestReadmeProvisioningRequiredFlags(t *testing.T) {
 		})
 	}
 	err := run(context.Background(), []string{"banking"}, noEnv, stdio{out: io.Discard, err: io.Discard})
-	for _, cmd := range []string{"card add", "clock advance", "webhook set", "jws-certificate"} {
+	for _, cmd := range []string{"card add", "clock advance", "webhook set", "jws-certificate", "payment delete"} {
 		if err == nil || !strings.Contains(err.Error(), cmd) {
 			t.Errorf("partnerapi banking: %v, want its usage to name %q", err, cmd)
 		}
@@ -140,6 +141,7 @@ func TestBankingCLINamesWhatIsNotFound(t *testing.T) {
 		{"banking", "account", "add", "--org", "ghost", "--number", "40702810938000012345", "--bic", "044525225"},
 		{"banking", "offer", "sign", "--client", "ghost", "--account", "40702810938000012345"},
 		{"banking", "user", "signing-method", "--user", "ghost", "--signing-method", "Token"},
+		{"banking", "payment", "delete", "--org", "ghost", "--external-id", "a0000000-0000-4000-8000-000000000001"},
 	} {
 		err := run(context.Background(), append(args, "--data-dir", dir), noEnv, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
 		if err == nil || !strings.Contains(err.Error(), "ghost: no such ") {
