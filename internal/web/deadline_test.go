@@ -58,11 +58,18 @@ func TestDeferWriteDeadline(t *testing.T) {
 		http.Error(w, err.Error(), status)
 	}
 	mux := NewMux("test", errs, nil)
+	// The answer's write gets a whole second from its start: its 1 MiB
+	// must be out within it, which a WriteTimeout of 100 ms made a bet on
+	// the scheduler (a server goroutine stalled between the deadline and
+	// the write, or a client slow to read, cut a correct answer). The
+	// computation outlasts the deadline of the request's start all the
+	// same, by sleeping past it.
+	const wt = time.Second
 	// The large answer overflows the socket buffers, so its write meets
 	// whatever deadline is set.
 	mux.HandleFunc("GET", "/slow", func(w http.ResponseWriter, r *http.Request) {
 		DeferWriteDeadline(w)
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(wt + 200*time.Millisecond)
 		_, _ = io.WriteString(w, strings.Repeat("x", 1<<20))
 	})
 	huge := make(chan error, 1)
@@ -71,7 +78,7 @@ func TestDeferWriteDeadline(t *testing.T) {
 		_, err := io.WriteString(w, strings.Repeat("x", 64<<20))
 		huge <- err
 	})
-	srv := httptest.NewServer(API{Name: "test", Handler: mux, Errors: errs, WriteTimeout: 100 * time.Millisecond}.Build(quietLog(), nil))
+	srv := httptest.NewServer(API{Name: "test", Handler: mux, Errors: errs, WriteTimeout: wt}.Build(quietLog(), nil))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/slow")
 	if err != nil {
@@ -94,7 +101,7 @@ func TestDeferWriteDeadline(t *testing.T) {
 		if err == nil {
 			t.Error("a 64 MiB answer to a client that reads nothing was written whole")
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Error("a deferred deadline never started again: the write to a client that reads nothing still waits")
 	}
 }
