@@ -95,5 +95,6 @@ func operationRows() []bankCase {
 		{name: "limit", method: "POST", path: cards + "/limits", auth: "cards", body: cardLimit("sbc-00001", doc, 5, banking.SandboxCertSole)},
 		{name: "limit state", method: "GET", path: cards + "/limits/" + doc + "/state", auth: "cards"},
 		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"1h"}`},
+		{name: "sandbox delete", method: "POST", path: "/fintech/api/sandbox/payments/" + doc + "/delete", auth: "pay", body: `{}`},
 	}...) // certRequestOperationRows: banking_contract_certreq_test.go
 }

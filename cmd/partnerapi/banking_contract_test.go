@@ -264,7 +264,8 @@ func TestBankingContract(t *testing.T) {
 	t.Run("webhooks", func(t *testing.T) { f.runBankCases(t, contract, seen, webhookCases()) })
 	t.Run("identity", func(t *testing.T) { f.runBankCases(t, contract, seen, identityCases(t, f)) })
 	t.Run("cards", func(t *testing.T) { f.runBankCases(t, contract, seen, cardCases(t)) })
-	t.Run("cert requests", func(t *testing.T) { f.runBankCases(t, contract, seen, certRequestCases()) }) // banking_contract_certreq_test.go
+	t.Run("cert requests", func(t *testing.T) { f.runBankCases(t, contract, seen, certRequestCases()) })       // banking_contract_certreq_test.go
+	t.Run("sandbox payments", func(t *testing.T) { f.runBankCases(t, contract, seen, sandboxPaymentCases()) }) // banking_contract_sandbox_test.go
 	t.Run("store failures", func(t *testing.T) { f.runBankCases(t, contract, seen, failureCases()) })
 	outage := f.outageCases()
 	if _, down := f.base["down"]; down {

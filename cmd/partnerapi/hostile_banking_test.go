@@ -46,6 +46,7 @@ var bankHostileScopes = func() map[string][]string {
 		"POST /fintech/api/v1/business-cards/limits":                   cards,
 		"GET /fintech/api/v1/business-cards/limits/{externalId}/state": cards,
 		"POST /fintech/api/sandbox/clock":                              cards,
+		"POST /fintech/api/sandbox/payments/{externalId}/delete":       {banking.ScopePayDocRU},
 		"GET /ic/sso/api/v1/oauth/user-info":                           {banking.ScopeOpenID},
 		"GET /ic/sso/api/v2/oauth/user-info":                           {banking.ScopeOpenID},
 	}
@@ -339,6 +340,12 @@ func (b *bankHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.path = strings.Replace(op.path, "{externalId}", id, 1)
 	case "POST /fintech/api/sandbox/clock":
 		r.body = `{"advance":"1m"}`
+	case "POST /fintech/api/sandbox/payments/{externalId}/delete":
+		id := b.draft(t)
+		r.path = strings.Replace(op.path, "{externalId}", id, 1)
+		r.body = `{"comment":"CI"}`
+		r.tolerated = []string{"empty body"} // a deletion needs no comment
+		r.written = func(t *testing.T) bool { return b.state(t, id, pay) == banking.StatusDeleted }
 	case "POST " + certReqV1, "POST " + certReqV2, "POST " + certReqV1 + "/eio", "POST " + certReqV2 + "/eio":
 		id := b.id()
 		if strings.HasSuffix(op.path, "/eio") {
@@ -391,7 +398,8 @@ func (b *bankHostile) foreign(t *testing.T, op hostileOp) (hostileReq, bool) {
 	}
 	r.path = withPathParams(op, r.path, id)
 	switch {
-	case op.key() == "POST /fintech/api/v1/payments/{externalId}/sign":
+	case op.key() == "POST /fintech/api/v1/payments/{externalId}/sign",
+		op.key() == "POST /fintech/api/sandbox/payments/{externalId}/delete":
 		r.written = func(t *testing.T) bool { return b.state(t, id, owner) != "CREATED" }
 	case strings.HasSuffix(op.path, "/{externalId}/activate") || strings.HasSuffix(op.path, "/{externalId}/print"):
 		// Printing or activating another organisation's request would move

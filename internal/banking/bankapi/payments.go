@@ -45,6 +45,7 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 	mux.HandleFunc("GET", paymentsBase+"/{externalId}/digest", gate("digest", s.paymentDigest, anyPaymentScope...))
 	mux.HandleFunc("GET", paymentsBase+"/{externalId}/requisites-qr", gate("requisites-qr", s.requisitesQR, anyPaymentScope...)) // payments_qr.go
 	mux.HandleFunc("POST", paymentsBase+"/{externalId}/sign", gate("sign", s.signPayment, banking.ScopePayDocRU))
+	s.addSandboxPaymentRoutes(mux, gate) // payments_sandbox.go
 }
 
 // decodePaymentBody reads a JSON body: unparseable JSON, wrong JSON types and

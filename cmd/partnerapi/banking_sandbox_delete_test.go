@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"partnerapi/internal/banking"
+	"partnerapi/internal/banking/bankapi"
+)
+
+// The sandbox deletion over HTTP, end to end against a running server
+// behind --banking-prefix: a partner's CI with nothing but the API creates
+// a draft, deletes it under the deployment's prefix as it calls every other
+// route there, reads DELETED back, and its configured webhook gets exactly
+// one signed DELETED delivery with the comment; a second deletion is
+// refused and sends nothing.
+func TestSandboxDeleteOverHTTPEndToEnd(t *testing.T) {
+	got := make(chan map[string]any, 4)
+	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("X-Signature") != bankapi.WebhookSignature([]byte("hook-secret"), body) {
+			t.Errorf("webhook not signed with the secret: %s", body)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		got <- m
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer partner.Close()
+	const prefix = "/bank/fintech/api"
+	ts := startServer(t, "--only", "banking", "--banking-prefix", prefix, "--banking-webhook-url", partner.URL,
+		"--banking-webhook-secret", "hook-secret", "--banking-webhook-interval", "50ms", "--banking-webhook-allow-private")
+	tok := "Bearer " + bankingToken(t, ts, banking.ScopePayDocRU)
+	base := ts.urls["banking"] + prefix
+	const id = "e0000000-0000-4000-8000-0000000000d1"
+	if code, m := bankRequestJSON(t, "POST", base+"/v1/payments", tok, json.RawMessage(bankDoc(id, nil))); code != 201 || m["bankStatus"] != banking.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	del := base + "/sandbox/payments/" + id + "/delete"
+	if code, m := bankRequestJSON(t, "POST", del, tok, map[string]any{"comment": "Удалён в CI"}); code != 200 ||
+		m["bankStatus"] != banking.StatusDeleted || m["bankComment"] != "Удалён в CI" {
+		t.Fatalf("delete under the prefix: %d %v", code, m)
+	}
+	if code, m := bankRequestJSON(t, "GET", base+"/v1/payments/"+id+"/state", tok, nil); code != 200 || m["bankStatus"] != banking.StatusDeleted {
+		t.Fatalf("state: %d %v", code, m)
+	}
+	if code, m := bankRequestJSON(t, "POST", del, tok, nil); code != 400 || m["cause"] != "WORKFLOW_FAULT" {
+		t.Fatalf("delete again: %d %v", code, m)
+	}
+	select {
+	case m := <-got:
+		if m["externalId"] != id || m["bankStatus"] != banking.StatusDeleted || m["bankComment"] != "Удалён в CI" {
+			t.Fatalf("webhook %v, want the DELETED one of %s", m, id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook in 10s")
+	}
+	// The dispatcher runs every 50ms: four more passes with nothing sent
+	// show the refused deletion queued nothing and the delivery was not
+	// repeated.
+	select {
+	case m := <-got:
+		t.Fatalf("delivered again: %v", m)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
