@@ -19,12 +19,17 @@ const MaxDeleteComment = 210
 // document could ever reach DELETED, and a partner testing its webhook
 // consumer against the sandbox, where signed documents end IMPLEMENTED at
 // once, would have no failure status to receive. comment, when not empty,
-// is the document's bankComment from then on.
+// is the document's bankComment from then on; its bound holds for the CLI
+// and the sandbox route alike, since both write the same answers.
 //
 // The status is read first so that a document that was never deletable is
 // refused before any transaction; the store's move is conditional on the
 // status all the same, since a signer may move the draft on in between.
 func DeleteDraft(ctx context.Context, store PaymentStore, orgID, externalID, comment string, at time.Time) (*StoredPayment, error) {
+	if utf8.RuneCountInString(comment) > MaxDeleteComment {
+		return nil, &Error{Kind: KindValidation, Message: "Комментарий длиннее " + strconv.Itoa(MaxDeleteComment) + " символов",
+			FieldNames: []string{"comment"}, Checks: []string{"длина должна быть от 0 до " + strconv.Itoa(MaxDeleteComment) + " символов"}}
+	}
 	sp, err := store.GetPayment(ctx, orgID, externalID)
 	if err != nil {
 		return nil, err
@@ -54,10 +59,6 @@ func (s *PaymentService) SandboxOnly() error {
 func (s *PaymentService) DeleteDraftInSandbox(ctx context.Context, p Principal, externalID, comment string) (State, error) {
 	if err := s.SandboxOnly(); err != nil {
 		return State{}, err
-	}
-	if utf8.RuneCountInString(comment) > MaxDeleteComment {
-		return State{}, &Error{Kind: KindValidation, Message: "Комментарий длиннее " + strconv.Itoa(MaxDeleteComment) + " символов",
-			FieldNames: []string{"comment"}, Checks: []string{"длина должна быть от 0 до " + strconv.Itoa(MaxDeleteComment) + " символов"}}
 	}
 	if _, err := DeleteDraft(ctx, s.Store, p.OrgID, externalID, comment, s.now()); err != nil {
 		return State{}, err

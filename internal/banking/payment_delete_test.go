@@ -2,6 +2,7 @@ package banking
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,6 +36,16 @@ func TestDeleteDraft(t *testing.T) {
 		if h, _ := store.PaymentHistory(ctx, "org1", id); len(h) != moves {
 			t.Fatalf("a refused deletion of %s wrote history: %+v", id, h)
 		}
+	}
+	long := &StoredPayment{OrgID: "org1", Status: StatusCreated, Doc: Payment{ExternalID: "long"}}
+	if err := store.CreatePayment(ctx, long, []StatusChange{{Status: StatusCreated, At: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DeleteDraft(ctx, store, "org1", "long", strings.Repeat("ж", MaxDeleteComment+1), at); KindOf(err) != KindValidation {
+		t.Fatalf("a comment of %d characters: %v, want a validation error", MaxDeleteComment+1, err)
+	}
+	if sp, err := DeleteDraft(ctx, store, "org1", "long", strings.Repeat("ж", MaxDeleteComment), at); err != nil || sp.Status != StatusDeleted {
+		t.Fatalf("a comment of %d characters: %+v %v, want deleted", MaxDeleteComment, sp, err)
 	}
 	if _, err := DeleteDraft(ctx, store, "org2", "draft", "", at); KindOf(err) != KindDataNotFound {
 		t.Fatalf("another organisation's draft: %v, want not found", err)
