@@ -115,6 +115,11 @@ type checkpointer struct {
 	// report, when set (ReportCheckpoints), hears the outcome of each
 	// tick's checkpoints: a background.Worker's Report.
 	report atomic.Pointer[func(error)]
+	// began, when a test sets it, is called with each checkpoint's bounded
+	// context before the checkpoint asks for a connection, so that the
+	// test can check the deadline the checkpoint was given rather than the
+	// wall time it took, which a loaded machine stretches.
+	began func(context.Context)
 }
 
 // checkpointers are the running checkpointers by their database's stats,
@@ -181,6 +186,9 @@ func (c *checkpointer) reportRun(err error) {
 func (c *checkpointer) checkpoint(mode string) (int, error) {
 	var busy, frames, copied int
 	err := background.Bounded(context.Background(), c.bound, func(ctx context.Context) error {
+		if c.began != nil {
+			c.began(ctx)
+		}
 		return c.r.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
 	})
 	if err != nil {
