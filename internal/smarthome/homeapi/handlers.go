@@ -174,15 +174,52 @@ func serveCatalog(w http.ResponseWriter, r *http.Request, s *rendered, b rendere
 	_, _ = w.Write(b.body)
 }
 
-// matchETag is the weak comparison If-None-Match asks for (RFC 9110 §13.1.2).
+// matchETag is the weak comparison If-None-Match asks for (RFC 9110
+// §13.1.2): "*" alone, or a list of entity-tags, empty elements allowed.
+// An entity-tag may hold commas, so the list is scanned tag by tag rather
+// than split on them. A value that is not a valid list matches nothing:
+// serving the body is always correct, a 304 only when we understood.
 func matchETag(header, etag string) bool {
-	for t := range strings.SplitSeq(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
+	if strings.Trim(header, " \t") == "*" {
+		return true
+	}
+	opaque := strings.TrimPrefix(etag, "W/")
+	matched := false
+	i := 0
+	for {
+		for i < len(header) && (header[i] == ' ' || header[i] == '\t' || header[i] == ',') {
+			i++
+		}
+		if i == len(header) {
+			return matched
+		}
+		if strings.HasPrefix(header[i:], "W/") {
+			i += 2
+		}
+		if i == len(header) || header[i] != '"' {
+			return false
+		}
+		end := i + 1
+		for end < len(header) && header[end] != '"' {
+			if c := header[end]; c != 0x21 && (c < 0x23 || c > 0x7e) && c < 0x80 {
+				return false
+			}
+			end++
+		}
+		if end == len(header) {
+			return false
+		}
+		if header[i:end+1] == opaque {
+			matched = true
+		}
+		// A tag ends the list or is followed by a comma, whitespace
+		// allowed before it.
+		for i = end + 1; i < len(header) && (header[i] == ' ' || header[i] == '\t'); i++ {
+		}
+		if i < len(header) && header[i] != ',' {
+			return false
 		}
 	}
-	return false
 }
 
 func (h *handlers) categories(w http.ResponseWriter, r *http.Request) {
