@@ -88,20 +88,18 @@ func FuzzParseJWS(f *testing.F) {
 
 // FuzzParseCertificateRequest: the PKCS#10 / CMS parser of the API's
 // pkcs10.cms never panics, and a request it accepts carries a key on its
-// curve, whose signature check returns rather than panics.
+// curve, parses again the same, and has a signature that verifies only over
+// bytes a key signed.
 func FuzzParseCertificateRequest(f *testing.F) {
-	f.Add(readTestdata(f, "openssl-256-cpA.csr.der"))
-	f.Add(readTestdata(f, "openssl-256-cpA.csr.p7s"))
+	c := newFuzzCorpus(f)
+	for _, der := range c.csrs {
+		f.Add(der)
+	}
 	f.Add([]byte("-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n"))
 	f.Add([]byte{0x30, 0x80, 0x30, 0x00, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := ParseCertificateRequest(data)
-		if err != nil {
-			return
+		if req, err := ParseCertificateRequest(data); err == nil {
+			c.checkRequest(t, req)
 		}
-		if req.PublicKey == nil || !req.PublicKey.Params.IsOnCurve(req.PublicKey.X, req.PublicKey.Y) {
-			t.Fatal("accepted a request with an invalid key")
-		}
-		_ = req.CheckSignature()
 	})
 }
