@@ -1,43 +1,39 @@
 package gost
 
 import (
+	"bytes"
 	"encoding/pem"
 	"testing"
 )
 
-// fuzzCert is the certificate of the golden CMS files FuzzVerifyDetached
-// also verifies against.
-var fuzzCert *Certificate
-
 // The fuzz targets check that parsers never panic and that whatever they
-// accept is internally consistent. Seeds are the golden files.
+// accept is internally consistent and signed by whom it says. Seeds are the
+// golden files and the certificates, requests and SignedData of
+// newFuzzCorpus.
 
 func FuzzVerifyDetached(f *testing.F) {
-	var err error
-	if fuzzCert, err = ParseCertificate(readTestdata(f, "openssl-256-cpA.cert.pem")); err != nil {
-		f.Fatal(err)
+	c := newFuzzCorpus(f)
+	digest := readTestdata(f, "digest.txt")
+	for _, s := range c.cms {
+		if bytes.Equal(s.content, digest) {
+			f.Add(s.der)
+		}
 	}
-	f.Add(readTestdata(f, "openssl-256-cpA.p7s"))
-	f.Add(readTestdata(f, "openssl-512-A-noattr.p7s"))
-	// Without the signer's certificate (openssl cms -nocerts, as
-	// CryptoPro-based clients send): sid by issuerAndSerialNumber and by
-	// subjectKeyIdentifier.
-	f.Add(readTestdata(f, "openssl-256-cpA-nocerts.p7s"))
-	f.Add(readTestdata(f, "openssl-256-cpA-nocerts-keyid.p7s"))
 	f.Add([]byte{0x30, 0x80, 0x06, 0x00, 0x00, 0x00})
-	content := readTestdata(f, "digest.txt")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		signers, err := VerifyDetachedSigners(data, content, nil)
-		if err == nil && len(signers) == 0 {
-			t.Fatal("verified without signers")
-		}
-		// With the certificate given, as the bank verifies against the
-		// registered one, which also reaches SignedData without
-		// certificates.
-		signers, err = VerifyDetachedSigners(data, content, fuzzCert)
-		if err == nil && (len(signers) == 0 || signers[0].Certificate != fuzzCert) {
-			t.Fatal("verified with the given certificate, but not by it")
-		}
+		c.checkSignedData(t, data, digest)
+	})
+}
+
+// FuzzVerifyDetachedContent mutates the content as well as the SignedData:
+// a signature must not verify over content its key did not sign.
+func FuzzVerifyDetachedContent(f *testing.F) {
+	c := newFuzzCorpus(f)
+	for _, s := range c.cms {
+		f.Add(s.der, s.content)
+	}
+	f.Fuzz(func(t *testing.T, data, content []byte) {
+		c.checkSignedData(t, data, content)
 	})
 }
 
