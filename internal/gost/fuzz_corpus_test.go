@@ -272,3 +272,54 @@ func (c *fuzzCorpus) checkSignedData(t *testing.T, data, content []byte) {
 		}
 	}
 }
+
+// derTree is a DER element decoded far enough to change one element and
+// encode the whole again with every enclosing length right, so that a
+// mutation stays one field away from a valid input.
+type derTree struct {
+	tag     byte
+	content []byte     // primitive elements, or a constructed one's replaced content
+	kids    []*derTree // constructed elements; nil once the content is replaced
+}
+
+func parseDERTree(b []byte, depth int) ([]*derTree, bool) {
+	var out []*derTree
+	for len(b) > 0 {
+		el, n, err := parseTLV(b, 0)
+		if err != nil || depth > 20 {
+			return nil, false
+		}
+		node := &derTree{tag: el.tag}
+		if el.tag&0x20 != 0 {
+			kids, ok := parseDERTree(el.content, depth+1)
+			if !ok {
+				return nil, false
+			}
+			node.kids = kids
+		} else {
+			node.content = el.content
+		}
+		out = append(out, node)
+		b = b[n:]
+	}
+	return out, true
+}
+
+func (n *derTree) encode() []byte {
+	if n.kids == nil {
+		return derWrap(n.tag, n.content)
+	}
+	parts := make([][]byte, len(n.kids))
+	for i, k := range n.kids {
+		parts[i] = k.encode()
+	}
+	return derWrap(n.tag, parts...)
+}
+
+// walk lists the elements depth first with the list each one is in.
+func (n *derTree) walk(visit func(parent *derTree, i int)) {
+	for i, k := range n.kids {
+		visit(n, i)
+		k.walk(visit)
+	}
+}

@@ -99,3 +99,60 @@ func FuzzParseCertificateRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDERFields changes one element of a valid certificate, request or
+// SignedData and encodes it again with every enclosing length right: op
+// picks whether the element's content is replaced by repl (an INTEGER, a
+// string, an OID, or the whole content of a constructed element), the
+// element is dropped, or it is repeated. The input stays one field away
+// from a valid one, where random bytes seldom reach.
+func FuzzDERFields(f *testing.F) {
+	c := newFuzzCorpus(f)
+	type seed struct{ der, content []byte }
+	var seeds []seed
+	for _, der := range c.certs {
+		seeds = append(seeds, seed{der: der})
+	}
+	for _, der := range c.csrs {
+		seeds = append(seeds, seed{der: der})
+	}
+	for _, s := range c.cms {
+		seeds = append(seeds, seed(s))
+	}
+	for i := range seeds {
+		f.Add(uint8(i), uint16(3*i+1), uint8(i%3), []byte{0})
+		f.Add(uint8(i), uint16(5*i+2), uint8(0), []byte{0x7f, 0xff})
+	}
+	f.Fuzz(func(t *testing.T, which uint8, field uint16, op uint8, repl []byte) {
+		s := seeds[int(which)%len(seeds)]
+		top, ok := parseDERTree(s.der, 0)
+		if !ok || len(top) != 1 {
+			t.Fatal("seed is not one DER element")
+		}
+		type site struct {
+			parent *derTree
+			i      int
+		}
+		var sites []site
+		top[0].walk(func(parent *derTree, i int) { sites = append(sites, site{parent, i}) })
+		at := sites[int(field)%len(sites)]
+		el := at.parent.kids[at.i]
+		switch op % 3 {
+		case 0:
+			el.kids = nil
+			el.content = repl
+		case 1:
+			at.parent.kids = append(at.parent.kids[:at.i:at.i], at.parent.kids[at.i+1:]...)
+		case 2:
+			at.parent.kids = append(at.parent.kids[:at.i+1:at.i+1], at.parent.kids[at.i:]...)
+		}
+		data := top[0].encode()
+		if cert, err := ParseCertificate(data); err == nil {
+			c.checkCertificate(t, cert)
+		}
+		if req, err := ParseCertificateRequest(data); err == nil {
+			c.checkRequest(t, req)
+		}
+		c.checkSignedData(t, data, s.content)
+	})
+}
