@@ -296,8 +296,13 @@ func TestWriteRefusesWrongDataSize(t *testing.T) {
 	}
 }
 
+// FuzzParse: Parse never panics, and every tensor of a file it accepts is
+// readable, aligned and of its shape's size (checkTensors).
 func FuzzParse(f *testing.F) {
 	f.Add(sampleFile(f))
+	for _, file := range tensorFiles(f) {
+		f.Add(file)
+	}
 	f.Add([]byte("GGUF\x03\x00\x00\x00"))
 	if p := testenv.SharedDir("models/stories260K.gguf"); p != "" {
 		if b, err := os.ReadFile(p); err == nil {
@@ -309,15 +314,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, ti := range file.Tensors {
-			b, err := file.TensorData(ti)
-			if err != nil {
-				t.Fatalf("parsed file has unreadable tensor %q: %v", ti.Name, err)
-			}
-			if uint64(len(b)) != ti.Size() {
-				t.Fatalf("tensor %q: %d bytes, size %d", ti.Name, len(b), ti.Size())
-			}
-		}
+		checkTensors(t, file)
 		for _, kv := range file.KV {
 			_ = kv.Value.Len()
 		}
