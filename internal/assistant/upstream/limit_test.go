@@ -32,13 +32,16 @@ func TestPoolConcurrencyLimit(t *testing.T) {
 	}
 	waitFor(t, "two held streams and one queued", func() bool { return a.holding.Load() == 2 && p.Queued() == 1 })
 
-	start := time.Now()
-	if _, err := hello(context.Background(), p, nil); !errors.Is(err, assistant.ErrEngineBusy) {
-		t.Errorf("a request beyond the limit and the queue: %v, want ErrEngineBusy", err)
+	// The replica holds its two streams until after the refusal, so a
+	// request that queued for a place instead of failing at once would
+	// never get one: it ends at its 30 s deadline with the context's
+	// error, not ErrEngineBusy. How long the refusal took is not checked,
+	// since a loaded machine stretches it.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	if _, err := hello(ctx, p, nil); !errors.Is(err, assistant.ErrEngineBusy) {
+		t.Errorf("a request beyond the limit and the queue: %v, want ErrEngineBusy at once", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("the refusal took %v; it must not wait", d)
-	}
+	cancel()
 	if n := a.chats.Load(); n != 2 {
 		t.Errorf("the replica got %d chats while two were allowed", n)
 	}
