@@ -211,8 +211,15 @@ func TestAssistantEngineQueueFlags(t *testing.T) {
 			t.Fatal("the second request never queued")
 		}
 	}
-	t0 := time.Now()
-	busy, raw := c.do(context.Background(), "POST", "/api/v1/chat/completions", short)
+	// The stream holds the slot, and the queued request the queue, until
+	// after the refusal or the stream's own end (about 18 s under -race),
+	// so a request that waited for a place instead of failing fast is
+	// answered 200 after the stream, or ends at its 30 s deadline: either
+	// fails the test. How long the refusal took is not checked, since a
+	// loaded machine stretches it.
+	busyCtx, busyCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer busyCancel()
+	busy, raw := c.do(busyCtx, "POST", "/api/v1/chat/completions", short)
 	var e struct {
 		Status  int    `json:"status"`
 		Message string `json:"message"`
@@ -222,9 +229,6 @@ func TestAssistantEngineQueueFlags(t *testing.T) {
 	}
 	if busy.Header.Get("Retry-After") == "" {
 		t.Error("the busy answer has no Retry-After")
-	}
-	if d := time.Since(t0); d > 2*time.Second {
-		t.Errorf("the busy answer took %v: it waited instead of failing fast", d)
 	}
 	cancel()
 	select {
