@@ -17,6 +17,12 @@ func SetWeightPrefetchL2(on bool) {}
 // the assembly do not.
 func WeightPrefetch() string { return "none" }
 
+// Q4_0UnpackEnv is the setting that picks the amd64 Q4_0 kernels
+// (tile_packed_gfni_amd64.go); builds without the assembly read it nowhere
+// but name it, so that `partnerapi bench engine` prints the same line on
+// every platform.
+const Q4_0UnpackEnv = "PARTNERAPI_Q4_0_UNPACK"
+
 // Q4_0Unpack names how the packed Q4_0 kernels take their high nibbles:
 // builds without the assembly have none.
 func Q4_0Unpack() string { return "none" }
