@@ -64,6 +64,13 @@ func VerifyDetachedSigners(cmsDER []byte, content []byte, cert *Certificate) ([]
 	if !sd.eContentType.Equal(oidData) {
 		return nil, malformed("eContentType %s is not id-data %s: not a signature over a digest text", sd.eContentType, oidData)
 	}
+	if content == nil {
+		// A detached signature covers the content the caller gives and
+		// nothing else: nil is empty content, not "whatever the SignedData
+		// carries", so a digest text that arrives empty is never checked
+		// against content the signer chose to embed.
+		content = []byte{}
+	}
 	return sd.verifySigners(content, cert)
 }
 

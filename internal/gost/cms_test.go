@@ -302,3 +302,25 @@ func TestVerifyDetachedContentType(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyDetachedNilContentIsEmpty: a detached verification covers the
+// content given and nothing else. A SignedData that carries its content
+// (here an OpenSSL-signed certificate request) verifies with that content
+// given, but not with nil content, which is empty, not "whatever the
+// signer embedded": a digest text that arrived empty must not verify
+// against content the signer chose.
+func TestVerifyDetachedNilContentIsEmpty(t *testing.T) {
+	p7s := readTestdata(t, "openssl-256-cpA.csr.p7s")
+	attached := attachedContent(p7s)
+	if len(attached) == 0 {
+		t.Fatal("the golden SignedData carries no content")
+	}
+	if err := VerifyDetached(p7s, attached, nil); err != nil {
+		t.Fatalf("over its attached content: %v", err)
+	}
+	for _, content := range [][]byte{nil, {}} {
+		if err := VerifyDetached(p7s, content, nil); !errors.Is(err, ErrBadSignature) {
+			t.Fatalf("over %q: %v, want ErrBadSignature", content, err)
+		}
+	}
+}

@@ -78,18 +78,18 @@ func newFuzzCorpus(tb testing.TB) *fuzzCorpus {
 		c.signedContent[signedPair(cert.PublicKey, digest)] = true
 	}
 	addCSR(readTestdata(tb, "openssl-256-cpA.csr.der"))
-	// The request in a SignedData is attached content: verifying with
-	// nil content verifies it over the encapsulated request.
+	// The request in a SignedData is attached content: it verifies with
+	// that content given, as a detached signature over it.
 	p7s := readTestdata(tb, "openssl-256-cpA.csr.p7s")
 	addCSR(p7s)
-	signers, err := VerifyDetachedSigners(p7s, nil, nil)
+	signers, err := VerifyDetachedSigners(p7s, attachedContent(p7s), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for _, s := range signers {
 		c.signedContent[signedPair(s.Certificate.PublicKey, attachedContent(p7s))] = true
 	}
-	c.cms = append(c.cms, fuzzCMS{p7s, nil})
+	c.cms = append(c.cms, fuzzCMS{p7s, attachedContent(p7s)})
 	for _, name := range []string{"openssl-256-cpA.p7s", "openssl-512-A-noattr.p7s", "openssl-256-cpA-nocerts.p7s", "openssl-256-cpA-nocerts-keyid.p7s"} {
 		c.cms = append(c.cms, fuzzCMS{readTestdata(tb, name), digest})
 	}
@@ -248,7 +248,7 @@ func attachedContent(data []byte) []byte {
 // checkSignedData verifies data over content with the embedded
 // certificate and with each signer's: whatever verifies must name signers
 // and pair a key with content that key signed. Nil content stands for the
-// attached content, as VerifyDetachedSigners takes it.
+// content, as VerifyDetachedSigners takes it (never the attached content).
 func (c *fuzzCorpus) checkSignedData(t *testing.T, data, content []byte) {
 	for _, cert := range append([]*Certificate{nil}, c.signers...) {
 		signers, err := VerifyDetachedSigners(data, content, cert)
@@ -264,7 +264,7 @@ func (c *fuzzCorpus) checkSignedData(t *testing.T, data, content []byte) {
 			}
 			signed := content
 			if signed == nil {
-				signed = attachedContent(data)
+				signed = []byte{}
 			}
 			if !c.signedContent[signedPair(s.Certificate.PublicKey, signed)] {
 				t.Fatalf("verified content %q that %s's key never signed", content, s.Certificate.Subject)
