@@ -46,8 +46,11 @@ import (
 // of `bench engine --shape 15m,135m --quant q4_0`, quiet) decode 1.00–1.06×
 // and prefill 0.93–1.05× by the medians, each side moving up to 1.7×
 // between rounds; ten more rounds under the helpers' load (10) moved each
-// side 6–12× and said nothing. So Zen 5 keeps the shift kernels too until
-// a whole step shows the gain. Tests switch it to compare the two sets.
+// side 6–12× and said nothing, and ten quiet ones (12:52–12:54, load
+// below 2) gave paired medians of one stream 1.00× (135M) and 1.03× (15M),
+// ten streams 0.99×. So Zen 5 keeps the shift kernels too: the gain from
+// the L1 does not reach a step, whose weights stream from memory or the
+// L3. Tests switch it to compare the two sets.
 var packedGFNI = chooseGFNI(os.Getenv(Q4_0UnpackEnv), hasVNNI && cpu.X86.HasAVX512GFNI, amdFamily())
 
 // Q4_0UnpackEnv overrides the choice of the Q4_0 kernels ("gfni" or
