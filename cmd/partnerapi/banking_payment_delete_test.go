@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"partnerapi/internal/banking"
-	"partnerapi/internal/banking/bankapi"
 	"partnerapi/internal/storetest"
 )
 
@@ -46,19 +43,8 @@ func TestBankingPaymentDeleteEndToEnd(t *testing.T) {
 // paymentDeleteEndToEnd is TestBankingPaymentDeleteEndToEnd with the
 // server's and the CLI's store flags db (none: the data directory's SQLite).
 func paymentDeleteEndToEnd(t *testing.T, db ...string) {
-	got := make(chan map[string]any, 16)
-	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if r.Header.Get("X-Signature") != bankapi.WebhookSignature([]byte("hook-secret"), body) {
-			t.Errorf("webhook not signed with the secret: %s", body)
-		}
-		var m map[string]any
-		_ = json.Unmarshal(body, &m)
-		got <- m
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer partner.Close()
-	ts := startServer(t, append([]string{"--banking-webhook-url", partner.URL, "--banking-webhook-secret", "hook-secret",
+	partnerURL, got := signedWebhookReceiver(t, "hook-secret")
+	ts := startServer(t, append([]string{"--banking-webhook-url", partnerURL, "--banking-webhook-secret", "hook-secret",
 		"--banking-webhook-interval", "50ms", "--banking-webhook-allow-private"}, db...)...)
 	store := append([]string{"--data-dir", ts.dataDir}, db...)
 	paymentDelete := func(args ...string) (map[string]any, error) {

@@ -2,14 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"partnerapi/internal/banking"
-	"partnerapi/internal/banking/bankapi"
 )
 
 // The sandbox deletion over HTTP, end to end against a running server
@@ -19,20 +15,9 @@ import (
 // one signed DELETED delivery with the comment; a second deletion is
 // refused and sends nothing.
 func TestSandboxDeleteOverHTTPEndToEnd(t *testing.T) {
-	got := make(chan map[string]any, 4)
-	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if r.Header.Get("X-Signature") != bankapi.WebhookSignature([]byte("hook-secret"), body) {
-			t.Errorf("webhook not signed with the secret: %s", body)
-		}
-		var m map[string]any
-		_ = json.Unmarshal(body, &m)
-		got <- m
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer partner.Close()
+	partnerURL, got := signedWebhookReceiver(t, "hook-secret")
 	const prefix = "/bank/fintech/api"
-	ts := startServer(t, "--only", "banking", "--banking-prefix", prefix, "--banking-webhook-url", partner.URL,
+	ts := startServer(t, "--only", "banking", "--banking-prefix", prefix, "--banking-webhook-url", partnerURL,
 		"--banking-webhook-secret", "hook-secret", "--banking-webhook-interval", "50ms", "--banking-webhook-allow-private")
 	tok := "Bearer " + bankingToken(t, ts, banking.ScopePayDocRU)
 	base := ts.urls["banking"] + prefix
