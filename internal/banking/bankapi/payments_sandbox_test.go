@@ -117,20 +117,7 @@ func TestSandboxDeleteRefusals(t *testing.T) {
 // sandbox deletion of id.
 func (e *payEnv) doAs(id, token, ctype, body string) (int, map[string]any, string) {
 	e.t.Helper()
-	req, _ := http.NewRequest("POST", e.srv.URL+sandboxDelete(id), strings.NewReader(body))
-	req.Header.Set("Content-Type", ctype)
-	if token != "" {
-		req.Header.Set("Authorization", token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	return resp.StatusCode, m, string(raw)
+	return e.doTyped("POST", sandboxDelete(id), token, ctype, body)
 }
 
 // Outside the sandbox only the bank's users end documents: the route is

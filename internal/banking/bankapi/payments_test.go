@@ -120,8 +120,14 @@ func newPayEnv(t *testing.T, opts ...func(*Deps)) *payEnv {
 
 func (e *payEnv) do(method, path, token, body string) (int, map[string]any, string) {
 	e.t.Helper()
+	return e.doTyped(method, path, token, "application/json", body)
+}
+
+// doTyped is do with the Content-Type of the caller's choice.
+func (e *payEnv) doTyped(method, path, token, ctype, body string) (int, map[string]any, string) {
+	e.t.Helper()
 	req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", ctype)
 	if token != "" {
 		req.Header.Set("Authorization", token)
 	}
