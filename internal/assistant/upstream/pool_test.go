@@ -353,17 +353,26 @@ func TestPoolRejoins(t *testing.T) {
 // (503), without a round trip; Close stops the probes.
 func TestPoolAllDown(t *testing.T) {
 	a, b := newReplica(t, "a"), newReplica(t, "b")
-	p := testPool(t, PoolOptions{}, a, b)
+	// The pool's client counts what it sends: once the first request has
+	// found both replicas down, later requests must not send anything to
+	// them (and so cannot wait on a dial), which a count shows on a
+	// machine of any speed where a time bound could not. The probes wait
+	// an hour, so that none of theirs is counted.
+	var sent atomic.Int64
+	client := NewClient()
+	t.Cleanup(client.CloseIdleConnections)
+	client.Transport = requestCounter{client.Transport, &sent}
+	p := testPool(t, PoolOptions{Client: client, ProbeInterval: time.Hour, ProbeMaxInterval: time.Hour}, a, b)
 	a.kill()
 	b.kill()
 	for i := range 3 {
-		start := time.Now()
+		before := sent.Load()
 		_, err := hello(context.Background(), p, nil)
 		if !errors.Is(err, assistant.ErrUnavailable) {
 			t.Fatalf("request %d: %v, want ErrUnavailable", i, err)
 		}
-		if d := time.Since(start); i > 0 && d > time.Second {
-			t.Fatalf("request %d took %v with every replica down", i, d)
+		if n := sent.Load() - before; i > 0 && n != 0 {
+			t.Fatalf("request %d sent %d requests to replicas already found down", i, n)
 		}
 	}
 	if n, err := p.CountTokens(context.Background(), "m", "four"); err != nil || n != 1 {
@@ -382,6 +391,24 @@ func TestPoolAllDown(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		return !bytes.Contains(buf[:runtime.Stack(buf, true)], []byte("(*Pool).probe"))
 	})
+}
+
+// requestCounter counts the requests that pass through it.
+type requestCounter struct {
+	base http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+// CloseIdleConnections reaches the transport below, as http.Client's does.
+func (c requestCounter) CloseIdleConnections() {
+	if t, ok := c.base.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
 }
 
 // A replica out of rotation for saying it is overloaded leaves its name
