@@ -149,7 +149,10 @@ func decodeJSON(r io.Reader, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return &assistant.InvalidParams{Status: 400, Message: "invalid JSON body: " + err.Error()}
 	}
-	if dec.More() {
+	// Only white space may follow the value. Decoder.More would not do:
+	// it answers false before a closing ']' or '}', so a body such as
+	// {"model":"m"}} passed as one object.
+	if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) != 0 {
 		return &assistant.InvalidParams{Status: 400, Message: "invalid JSON body: trailing data"}
 	}
 	return nil

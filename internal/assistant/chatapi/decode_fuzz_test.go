@@ -1,0 +1,61 @@
+package chatapi
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"partnerapi/internal/assistant"
+)
+
+// FuzzDecodeJSON holds the body decoder of every JSON operation to the
+// grammar: a body it accepts is one JSON value (RFC 8259 §2), nothing
+// after it but white space, and a body it refuses is refused with the
+// API's own 400, never another error.
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"GigaChat","messages":[{"role":"user","content":"Hi"}]}`,
+		`{"model":"Embeddings","input":["a","b"]}`, `{"model":"x","input":"one"}`,
+		`{} `, `{}{}`, `{} x`, `[]`, `null`, "{\"model\":\"m\"}\n", `{"a":1}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v map[string]any
+		err := decodeJSON(strings.NewReader(s), &v)
+		if err == nil {
+			if !json.Valid([]byte(s)) {
+				t.Fatalf("decodeJSON accepted %q, which is not one JSON value", s)
+			}
+			return
+		}
+		var ip *assistant.InvalidParams
+		if !errors.As(err, &ip) || ip.Status != 400 {
+			t.Fatalf("decodeJSON(%q) = %v, not a 400 InvalidParams", s, err)
+		}
+	})
+}
+
+// TestDecodeJSONTrailing: a body is one JSON value and white space; a
+// stray closing bracket after it, which Decoder.More lets through, is
+// refused like any other trailing data (found by FuzzDecodeJSON).
+func TestDecodeJSONTrailing(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"model":"m"}`, true},
+		{"{\"model\":\"m\"} \r\n\t", true},
+		{`{"model":"m"}}`, false},
+		{`{"model":"m"}]`, false},
+		{`{"model":"m"} }`, false},
+		{`{"model":"m"}{}`, false},
+		{`{"model":"m"} x`, false},
+	} {
+		var v map[string]any
+		if err := decodeJSON(strings.NewReader(c.body), &v); (err == nil) != c.ok {
+			t.Errorf("decodeJSON(%q) = %v, want ok %v", c.body, err, c.ok)
+		}
+	}
+}
