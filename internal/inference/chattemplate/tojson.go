@@ -134,6 +134,12 @@ func (r *orderRecorder) decodeValue(d *json.Decoder) (any, error) {
 		if i, err := t.Int64(); err == nil {
 			return int(i), nil
 		}
+		// An integer past int64 stays its literal, which tojson writes
+		// as it came: Python's json keeps integers of any size, and a
+		// float would turn a 20-digit account number into 4.07e+19.
+		if !strings.ContainsAny(t.String(), ".eE") {
+			return t, nil
+		}
 		f, err := t.Float64()
 		return f, err
 	default:
