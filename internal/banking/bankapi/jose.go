@@ -102,14 +102,17 @@ func acceptWeights(accept []string, named, other string) (namedQ, otherQ float64
 		for _, item := range strings.Split(header, ",") {
 			mediaType, params, _ := strings.Cut(item, ";")
 			q := acceptQ(params)
-			switch strings.ToLower(strings.TrimSpace(mediaType)) {
-			case named:
+			// Media types compare case-insensitively in ASCII (RFC 9110
+			// §8.3.1) after optional white space, spaces and tabs:
+			// strings.ToLower would make "applİcation/jose" one.
+			switch mt := strings.Trim(mediaType, " \t"); {
+			case equalFoldASCII(mt, named):
 				namedQ = max(namedQ, q)
-			case "*/*":
+			case mt == "*/*":
 				byRange[0] = max(byRange[0], q)
-			case "application/*":
+			case equalFoldASCII(mt, "application/*"):
 				byRange[1] = max(byRange[1], q)
-			case other:
+			case equalFoldASCII(mt, other):
 				byRange[2] = max(byRange[2], q)
 			}
 		}
@@ -123,6 +126,27 @@ func acceptWeights(accept []string, named, other string) (namedQ, otherQ float64
 	return namedQ, otherQ
 }
 
+// equalFoldASCII is strings.EqualFold for ASCII letters only, as media
+// types compare: no other letter folds to one of theirs (ſ to s, K to k).
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
 // acceptQ reads the q parameter of one media range; a missing or
 // unreadable q is 1, the RFC's default.
 func acceptQ(params string) float64 {
@@ -134,7 +158,9 @@ func acceptQ(params string) float64 {
 			continue
 		}
 		q, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil || q < 0 || q > 1 {
+		// Written so that NaN, which ParseFloat reads from "nan" and
+		// which max would carry into every comparison, is unreadable too.
+		if err != nil || !(q >= 0 && q <= 1) {
 			return 1
 		}
 		return q
