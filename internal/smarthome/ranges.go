@@ -3,7 +3,9 @@ package smarthome
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -20,13 +22,34 @@ import (
 type Ranges map[string]Range
 
 // ParseRanges reads ranges from JSON, {"<feature>": {"min": n, "max": n,
-// "step": n}, ...} with step optional, refusing members it does not know.
+// "step": n}, ...} with step optional, refusing members it does not know,
+// a range without both bounds (which would otherwise narrow its feature
+// to 0 at one end) and anything after the object (a file cut short or two
+// run together, whose rest would be ignored).
 func ParseRanges(b []byte) (Ranges, error) {
-	var r Ranges
+	var wire map[string]struct {
+		Min  *float64 `json:"min"`
+		Max  *float64 `json:"max"`
+		Step float64  `json:"step"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := dec.Decode(&wire); err != nil {
 		return nil, fmt.Errorf("ranges: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("ranges: data after the object")
+	}
+	if wire == nil {
+		return nil, nil
+	}
+	r := make(Ranges, len(wire))
+	for _, name := range sortedKeys(wire) {
+		w := wire[name]
+		if w.Min == nil || w.Max == nil {
+			return nil, fmt.Errorf("ranges: feature '%s' needs both min and max", name)
+		}
+		r[name] = Range{Min: *w.Min, Max: *w.Max, Step: w.Step}
 	}
 	return r, nil
 }
