@@ -3,6 +3,8 @@ package homeapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -39,15 +41,28 @@ func (h *handlers) getModel(w http.ResponseWriter, r *http.Request) {
 	h.domainError(w, r, smarthome.ErrNotFound)
 }
 
+// decodeOne decodes body, one JSON object, into v, refusing members v
+// does not have and anything after the object: Decoder.Decode stops after
+// the first value, so {"login":"a"}{"login":"b"} would create a alone.
+func decodeOne(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the object")
+	}
+	return nil
+}
+
 func (h *handlers) putModel(w http.ResponseWriter, r *http.Request) {
 	body, ok := readBody(w, r)
 	if !ok {
 		return
 	}
 	var m smarthome.Model
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if err := decodeOne(body, &m); err != nil {
 		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"body is not a model: " + err.Error()}})
 		return
 	}
@@ -96,9 +111,7 @@ func (h *handlers) createAgent(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Login string `json:"login"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	if err := decodeOne(body, &in); err != nil {
 		h.domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be {"login": "..."}: ` + err.Error()}})
 		return
 	}
