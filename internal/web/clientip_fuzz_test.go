@@ -1,0 +1,60 @@
+package web
+
+import (
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// FuzzClientIPForwardedFor feeds the X-Forwarded-For walk arbitrary
+// lines behind a trusted peer. The client it answers is the peer or an
+// address some entry names, never one no header gave; and an address no
+// proxy is trusted with, appended by the nearest proxy as nginx's
+// $proxy_add_x_forwarded_for does, is the client whatever the client
+// wrote before it.
+func FuzzClientIPForwardedFor(f *testing.F) {
+	for _, s := range []string{"192.0.2.60", "203.0.113.7, 10.1.2.3", "[2001:db8::1]:4711,10.0.0.9", "unknown, 10.0.0.5",
+		", ,192.0.2.1:80", "::ffff:10.0.0.1", "fe80::1%eth0", "1.2.3.4\n5.6.7.8"} {
+		f.Add(s, "", []byte{198, 51, 100, 7})
+	}
+	f.Add("10.0.0.2", "192.0.2.5", []byte{192, 0, 2, 9})
+	trusted, err := ParseTrustedProxies("10.0.0.0/8, fd00::/8")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, line1, line2 string, ip []byte) {
+		lines := []string{line1}
+		if line2 != "" {
+			lines = append(lines, line2)
+		}
+		named := map[netip.Addr]bool{}
+		for _, l := range lines {
+			for _, e := range strings.Split(l, ",") {
+				if a, ok := parseForwardedAddr(strings.TrimSpace(e)); ok {
+					named[a.Unmap()] = true
+				}
+			}
+		}
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "10.0.0.1:4000"
+		for _, l := range lines {
+			r.Header.Add("X-Forwarded-For", l)
+		}
+		got, forwarded := trusted.clientIP(r)
+		a, err := netip.ParseAddr(got)
+		if !forwarded || err != nil || (got != "10.0.0.1" && !named[a]) {
+			t.Fatalf("clientIP with X-Forwarded-For %q = %q (forwarded %v)", lines, got, forwarded)
+		}
+
+		want, ok := netip.AddrFromSlice(ip)
+		if !ok || trusted.trusts(want) {
+			return
+		}
+		want = want.Unmap()
+		r.Header.Add("X-Forwarded-For", want.String())
+		if got := trusted.ClientIP(r); got != want.String() {
+			t.Fatalf("X-Forwarded-For %q then %v: client %q", lines, want, got)
+		}
+	})
+}
