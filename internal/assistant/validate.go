@@ -49,11 +49,22 @@ func ValidateFunction(raw []byte) (FunctionValidation, error) {
 	if err := json.Unmarshal(raw, &fn); err != nil || fn == nil {
 		return FunctionValidation{}, badRequest("the body must be one function description, a JSON object")
 	}
+	// The members a chat reads of an offered function are read here as
+	// the chat reads them, with encoding/json into a struct, which
+	// matches member names in any letter case, the last match winning:
+	// looked up by their exact names, {"name":"ok","NAME":"1x"} was valid
+	// here and refused by the chat, whose function is named 1x.
+	var chat struct {
+		Name        json.RawMessage `json:"name"`
+		Description json.RawMessage `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	_ = json.Unmarshal(raw, &chat) // any object decodes so
 	var v validation
 	const root = "(root)"
 
 	var name string
-	switch rawName, ok := fn["name"]; {
+	switch rawName, ok := chat.Name, chat.Name != nil; {
 	case !ok || isNull(rawName):
 		v.fail(root, "name is required")
 	case json.Unmarshal(rawName, &name) != nil:
@@ -65,7 +76,7 @@ func ValidateFunction(raw []byte) (FunctionValidation, error) {
 	}
 
 	var desc string
-	if rawDesc, ok := fn["description"]; !ok || isNull(rawDesc) {
+	if rawDesc, ok := chat.Description, chat.Description != nil; !ok || isNull(rawDesc) {
 		v.warn(root, "description is missing")
 	} else if json.Unmarshal(rawDesc, &desc) != nil {
 		v.fail("description", "description must be a string")
@@ -74,7 +85,7 @@ func ValidateFunction(raw []byte) (FunctionValidation, error) {
 	}
 
 	var props map[string]json.RawMessage
-	if rawParams, ok := fn["parameters"]; !ok || isNull(rawParams) {
+	if rawParams, ok := chat.Parameters, chat.Parameters != nil; !ok || isNull(rawParams) {
 		v.fail(root, "parameters is required")
 	} else if schema, ok := v.object("parameters", rawParams, "parameters must be a JSON Schema object"); ok {
 		if t := schemaTypes(schema["type"]); !slices.Equal(t, []string{"object"}) {

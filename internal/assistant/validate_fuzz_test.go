@@ -50,3 +50,25 @@ func FuzzValidateFunction(f *testing.F) {
 		}
 	})
 }
+
+// TestValidateFunctionReadsAsChat: the members the chat reads are read
+// as it reads them, names in any letter case and the last match winning,
+// so that a description valid here is the function the chat gets (found
+// while checking FuzzValidateFunction's property by hand; the crasher is
+// testdata/fuzz/FuzzValidateFunction/name-case).
+func TestValidateFunctionReadsAsChat(t *testing.T) {
+	for _, c := range []struct {
+		body  string
+		valid bool
+	}{
+		{`{"name":"ok","NAME":"1x","parameters":{"type":"object"}}`, false},
+		{`{"NAME":"1x","name":"ok","parameters":{"type":"object"}}`, true},
+		{`{"Name":"ok","Parameters":{"type":"object"}}`, true},
+		{`{"name":"ok","parameters":{"type":"object"},"PARAMETERS":[]}`, false},
+	} {
+		res, err := ValidateFunction([]byte(c.body))
+		if err != nil || res.Valid() != c.valid {
+			t.Errorf("ValidateFunction(%s) = %+v, %v; want valid %v", c.body, res, err, c.valid)
+		}
+	}
+}
