@@ -31,6 +31,15 @@ type PaymentStore interface {
 	// status, also one a concurrent signer moved on, is NotDeletable and
 	// nothing is written; an unknown one is KindDataNotFound.
 	DeletePayment(ctx context.Context, orgID, externalID, comment string, at time.Time) (*StoredPayment, error)
+	// EditPayment replaces the content of a document still in status from
+	// with edit's (a bank user's edit, payment_edit.go): its document,
+	// amount, status and comment, its signature roles cleared (they were
+	// over the old content), the move recorded in its history, in one
+	// transaction. Neither status an edit lands in is final, so no webhook
+	// is queued. A document in any other status, also one a concurrent
+	// deletion moved on, is NotEditable and nothing is written; an unknown
+	// one is KindDataNotFound.
+	EditPayment(ctx context.Context, orgID, externalID, from string, edit PaymentEdit) (*StoredPayment, error)
 }
 
 // CreateExpecter is an optional part of a PaymentStore that batches
@@ -258,12 +267,8 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 	}
 	doc := &sp.Doc
 	now := s.now()
-	var findings Findings
-	inspectPayment(&findings, doc, s.today(now), !s.Config.SkipBudgetRules)
-	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
-		return nil, hexHash{}, err
-	}
-	if err := s.ownPayer(ctx, p, doc, findings.failed()); err != nil {
+	comment, err := s.verdict(ctx, p, KindPayDoc, doc, now)
+	if err != nil {
 		return nil, hexHash{}, err
 	}
 	sigs := doc.DigestSignatures
@@ -304,7 +309,6 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 	}
 	sp.Roles, sp.Channel, sp.CreatedAt, sp.UpdatedAt = set.Roles, channel(p), now, now
 	sp.Kopecks, _ = doc.Amount.Kopecks()
-	var err error
 	if sc != nil {
 		sp.DocJSON, err = marshalPaymentTo(sc.doc[:0], doc)
 	} else {
@@ -316,7 +320,6 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 	// One history slice is made, the one that is stored; none for a fully
 	// signed document when the store takes its processing walk whole.
 	var history []StatusChange
-	comment := joinComments(s.futureDateComment(doc.Date, now), findings.CheckError())
 	walker, walk := s.Store.(ProcessedCreator)
 	walk = walk && comment == "" && set.Complete() && set.Foreign == nil
 	switch {
@@ -423,18 +426,9 @@ func (s *PaymentService) SigningURL(externalID, backURL string) string {
 // departmentalInfo) with the signing link.
 func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKind, d Payment) (*Payment, error) {
 	now := s.now()
-	findings := InspectInvoiceRules(&d, k, s.today(now), !s.Config.SkipBudgetRules)
-	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
+	comment, err := s.verdict(ctx, p, k, &d, now)
+	if err != nil {
 		return nil, err
-	}
-	// Only a draft from the requester's own invoice pays the requester
-	// (§4.1): -any drafts pay any payee, -budget drafts a budget payee, whose
-	// accounts are at other banks or the treasury, so neither is looked up
-	// among the bank's accounts.
-	if k == KindInvoice {
-		if err := s.ownAccount(ctx, p, d.PayeeAccount, "payeeAccount"); err != nil {
-			return nil, err
-		}
 	}
 	// A draft from an invoice carries its number as paymentNumber (§4.1).
 	// One sent without it gets the next value of the organisation's durable
@@ -453,10 +447,46 @@ func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKi
 	sp := &StoredPayment{OrgID: p.OrgID, Kind: k, Doc: d, Channel: channel(p), CreatedAt: now, UpdatedAt: now}
 	sp.Kopecks, _ = d.Amount.Kopecks()
 	history := []StatusChange{{Status: StatusCreated, At: now}}
-	if comment := joinComments(s.futureDateComment(d.Date, now), findings.CheckError()); comment != "" {
+	if comment != "" {
 		history = []StatusChange{{Status: StatusCheckError, Comment: comment, At: now}}
 	}
 	return s.store(ctx, sp, history)
+}
+
+// verdict is what the checks of a create make of a document of kind k at
+// now, and so of a bank user's edit of one (payment_edit.go): a 400 for
+// format failures (and for failed check digits and logical controls under
+// ChecksReject), a WORKFLOW_FAULT for an account that is not the
+// organisation's, else the bankComment of a document stored in CHECKERROR —
+// a malformed departmentalInfo, a failed logical control, the sandbox's
+// far-future date — or "" for one that passes. It is the one place both
+// decide CHECKERROR, so an edit is judged exactly as its create was.
+func (s *PaymentService) verdict(ctx context.Context, p Principal, k DocKind, d *Payment, now time.Time) (string, error) {
+	if k == KindPayDoc {
+		var findings Findings
+		inspectPayment(&findings, d, s.today(now), !s.Config.SkipBudgetRules)
+		if err := findings.Err(s.Config.ChecksumFailures); err != nil {
+			return "", err
+		}
+		if err := s.ownPayer(ctx, p, d, findings.failed()); err != nil {
+			return "", err
+		}
+		return joinComments(s.futureDateComment(d.Date, now), findings.CheckError()), nil
+	}
+	findings := InspectInvoiceRules(d, k, s.today(now), !s.Config.SkipBudgetRules)
+	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
+		return "", err
+	}
+	// Only a draft from the requester's own invoice pays the requester
+	// (§4.1): -any drafts pay any payee, -budget drafts a budget payee, whose
+	// accounts are at other banks or the treasury, so neither is looked up
+	// among the bank's accounts.
+	if k == KindInvoice {
+		if err := s.ownAccount(ctx, p, d.PayeeAccount, "payeeAccount"); err != nil {
+			return "", err
+		}
+	}
+	return joinComments(s.futureDateComment(d.Date, now), findings.CheckError()), nil
 }
 
 // futureDateComment is the bankComment of a document dated

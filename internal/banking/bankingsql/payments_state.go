@@ -13,12 +13,12 @@ import (
 var _ banking.PaymentStateReader = (*PaymentStore)(nil)
 
 // crucialHashes remembers the crucialFieldsHash of documents by organisation
-// and externalId. A document's signed fields change at most once after it
-// is created: a draft from an invoice without a payer gets one when it is
-// signed (AdvancePaymentDoc). Only documents that can no longer change are
-// remembered (settledFields), so an entry can never be stale, in this
-// process or another; it only saves decoding the stored JSON and rebuilding
-// the digest on every state read.
+// and externalId. A document's signed fields change after it is created
+// only while a bank user may edit it (EditPayment) and, for a draft from
+// an invoice without a payer, when it is signed (AdvancePaymentDoc). Only
+// documents that can no longer change are remembered (settledFields), so
+// an entry can never be stale, in this process or another; it only saves
+// decoding the stored JSON and rebuilding the digest on every state read.
 //
 // Each entry holds the digest format its hash was computed in: one process
 // uses one format, but the cache must not answer a hash of another format
@@ -45,10 +45,13 @@ func (c *crucialHashes) get(key string, format banking.DigestFormat) (string, bo
 }
 
 // settledFields reports whether a document's signed fields are final: a
-// payment order's always, a draft from an invoice's once it names its
-// payer (completed at signing, banking.DocAdvancer).
+// payment order's, and a draft from an invoice's once it names its payer
+// (completed at signing, banking.DocAdvancer), unless a bank user may
+// still edit it (banking.Editable, EditPayment). A document leaves the
+// editable statuses for good once it is signed or deleted, so a hash
+// remembered after that never goes stale.
 func settledFields(sp *banking.StoredPayment) bool {
-	return sp.Kind == banking.KindPayDoc || sp.Doc.PayerAccount != ""
+	return (sp.Kind == banking.KindPayDoc || sp.Doc.PayerAccount != "") && !banking.Editable(sp.Status)
 }
 
 func (c *crucialHashes) put(key string, format banking.DigestFormat, hash string) {
