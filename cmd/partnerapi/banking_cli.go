@@ -37,7 +37,8 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   card add|list|set-status, clock advance DURATION   (sandbox cards; 'partnerapi banking card' for their flags)
   webhook set|show|deliveries|reseal   (partners' webhook settings; 'partnerapi banking webhook' for their flags)
   cert-request activate --org ORG --external-id ID [--banking-jws-key FILE]   (the bank's activation of a certificate request, in any contour)
-  payment delete --org ORG --external-id ID [--comment TEXT]   (a bank user deleting a draft in the bank's UI: CREATED, CHECKERROR or PARTSIGNED → DELETED, with its webhook)`
+  payment delete --org ORG --external-id ID [--comment TEXT]   (a bank user deleting a draft in the bank's UI: CREATED, CHECKERROR or PARTSIGNED → DELETED, with its webhook)
+  payment edit --org ORG --external-id ID --file DOC.json   (a bank user correcting a CHECKERROR document in the bank's UI: → CREATED, or CHECKERROR again if it still fails)`
 
 // bankingCmd is one provisioning command: its flags and what it does with
 // the opened identity service.

@@ -90,6 +90,7 @@ func TestReadmeProvisioningRequiredFlags(t *testing.T) {
 		{"banking app scopes", []string{"--client"}},
 		{"banking app create", []string{"--name"}},
 		{"banking payment delete", []string{"--org", "--external-id"}},
+		{"banking payment edit", []string{"--org", "--external-id", "--file"}},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			usage, ok := readmeUsage(block, c.cmd)
@@ -112,7 +113,7 @@ func TestReadmeProvisioningRequiredFlags(t *testing.T) {
 		})
 	}
 	err := run(context.Background(), []string{"banking"}, noEnv, stdio{out: io.Discard, err: io.Discard})
-	for _, cmd := range []string{"card add", "clock advance", "webhook set", "jws-certificate", "payment delete"} {
+	for _, cmd := range []string{"card add", "clock advance", "webhook set", "jws-certificate", "payment delete", "payment edit"} {
 		if err == nil || !strings.Contains(err.Error(), cmd) {
 			t.Errorf("partnerapi banking: %v, want its usage to name %q", err, cmd)
 		}
@@ -142,6 +143,7 @@ func TestBankingCLINamesWhatIsNotFound(t *testing.T) {
 		{"banking", "offer", "sign", "--client", "ghost", "--account", "40702810938000012345"},
 		{"banking", "user", "signing-method", "--user", "ghost", "--signing-method", "Token"},
 		{"banking", "payment", "delete", "--org", "ghost", "--external-id", "a0000000-0000-4000-8000-000000000001"},
+		{"banking", "payment", "edit", "--org", "ghost", "--external-id", "a0000000-0000-4000-8000-000000000001", "--file", "doc.json"},
 	} {
 		err := run(context.Background(), append(args, "--data-dir", dir), noEnv, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
 		if err == nil || !strings.Contains(err.Error(), "ghost: no such ") {

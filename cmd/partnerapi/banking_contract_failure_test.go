@@ -96,5 +96,6 @@ func operationRows() []bankCase {
 		{name: "limit state", method: "GET", path: cards + "/limits/" + doc + "/state", auth: "cards"},
 		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"1h"}`},
 		{name: "sandbox delete", method: "POST", path: "/fintech/api/sandbox/payments/" + doc + "/delete", auth: "pay", body: `{}`},
+		{name: "sandbox edit", method: "POST", path: "/fintech/api/sandbox/payments/" + doc + "/edit", auth: "pay", body: bankDoc(doc, nil)},
 	}...) // certRequestOperationRows: banking_contract_certreq_test.go
 }

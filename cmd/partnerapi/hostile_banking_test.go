@@ -47,6 +47,7 @@ var bankHostileScopes = func() map[string][]string {
 		"GET /fintech/api/v1/business-cards/limits/{externalId}/state": cards,
 		"POST /fintech/api/sandbox/clock":                              cards,
 		"POST /fintech/api/sandbox/payments/{externalId}/delete":       {banking.ScopePayDocRU},
+		"POST /fintech/api/sandbox/payments/{externalId}/edit":         anyPay, // then the document kind's scope
 		"GET /ic/sso/api/v1/oauth/user-info":                           {banking.ScopeOpenID},
 		"GET /ic/sso/api/v2/oauth/user-info":                           {banking.ScopeOpenID},
 	}
@@ -346,6 +347,16 @@ func (b *bankHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.body = `{"comment":"CI"}`
 		r.tolerated = []string{"empty body"} // a deletion needs no comment
 		r.written = func(t *testing.T) bool { return b.state(t, id, pay) == banking.StatusDeleted }
+	case "POST /fintech/api/sandbox/payments/{externalId}/edit":
+		// 02 outside a budget payment fails a logical control: CHECKERROR,
+		// which the corrected document leaves for CREATED.
+		id := b.id()
+		if status, raw := b.call(t, "POST", pays, pay, bankDoc(id, map[string]any{"operationCode": "02"})); status != http.StatusCreated {
+			t.Fatalf("CHECKERROR document: %d %s", status, raw)
+		}
+		r.path = strings.Replace(op.path, "{externalId}", id, 1)
+		r.body = bankDoc(id, nil)
+		r.written = func(t *testing.T) bool { return b.state(t, id, pay) != banking.StatusCheckError }
 	case "POST " + certReqV1, "POST " + certReqV2, "POST " + certReqV1 + "/eio", "POST " + certReqV2 + "/eio":
 		id := b.id()
 		if strings.HasSuffix(op.path, "/eio") {
@@ -401,6 +412,13 @@ func (b *bankHostile) foreign(t *testing.T, op hostileOp) (hostileReq, bool) {
 	case op.key() == "POST /fintech/api/v1/payments/{externalId}/sign",
 		op.key() == "POST /fintech/api/sandbox/payments/{externalId}/delete":
 		r.written = func(t *testing.T) bool { return b.state(t, id, owner) != "CREATED" }
+	case op.key() == "POST /fintech/api/sandbox/payments/{externalId}/edit":
+		// An edit that reached the other organisation's document would
+		// replace its content, the purpose that carries otherMarker.
+		r.written = func(t *testing.T) bool {
+			_, raw := b.call(t, "GET", "/fintech/api/v1/payments/"+id, owner, "")
+			return !strings.Contains(string(raw), otherMarker)
+		}
 	case strings.HasSuffix(op.path, "/{externalId}/activate") || strings.HasSuffix(op.path, "/{externalId}/print"):
 		// Printing or activating another organisation's request would move
 		// it on from CREATED.

@@ -19,6 +19,10 @@ const sandboxPayments = cardsBase + "/sandbox/payments"
 // them is held to the same budget as its creates and signs.
 func (s *server) addSandboxPaymentRoutes(mux *web.Mux, gate func(op string, h principalHandler, scopes ...string) http.HandlerFunc) {
 	mux.HandleFunc("POST", sandboxPayments+"/{externalId}/delete", gate("sandbox-delete", s.sandboxDeletePayment, banking.ScopePayDocRU))
+	// An edit takes the scope of the document's kind, known once the
+	// document is read (banking.KindScope): the gate lets in any payment
+	// scope, as GET …/state's does.
+	mux.HandleFunc("POST", sandboxPayments+"/{externalId}/edit", gate("sandbox-edit", s.sandboxEditPayment, anyPaymentScope...))
 }
 
 // sandboxDeleteBody is the optional body of a sandbox deletion.
@@ -57,6 +61,30 @@ func (s *server) sandboxDeletePayment(w http.ResponseWriter, r *http.Request, p 
 		}
 	}
 	out, err := s.Payments.DeleteDraftInSandbox(r.Context(), p, r.PathValue("externalId"), b.Comment)
+	if err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// sandboxEditPayment is the bank user's edit of a document that failed its
+// checks (reference §6, CHECKERROR ─edit─> CREATED) over HTTP, for partners
+// whose CI cannot reach the CLI's `banking payment edit`. The body is the
+// corrected document as its create takes it, decoded as the create decodes
+// it (a JWS too where the create takes one); the contour is checked before
+// it is read, as the deletion's is.
+func (s *server) sandboxEditPayment(w http.ResponseWriter, r *http.Request, p banking.Principal) {
+	if err := s.Payments.SandboxOnly(); err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	var d banking.Payment
+	if err := s.decodePayment(r, &p, &d); err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	out, err := s.Payments.EditDraftInSandbox(r.Context(), p, r.PathValue("externalId"), d)
 	if err != nil {
 		s.writePaymentError(w, r, err)
 		return
