@@ -2,6 +2,7 @@ package bankapi
 
 import (
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"mime"
@@ -88,7 +89,12 @@ func (s *server) authorizePage(w http.ResponseWriter, r *http.Request) {
 	if id == nil {
 		return
 	}
-	req := authorizeRequest(r.URL.Query())
+	q := r.URL.Query()
+	if name, ok := repeatedParam(q); ok {
+		s.writeOAuthError(w, r, errRepeatedParam(name))
+		return
+	}
+	req := authorizeRequest(q)
 	app, err := id.CheckAuthorize(r.Context(), req)
 	if err != nil {
 		s.authorizeError(w, r, req, err)
@@ -327,7 +333,36 @@ func (s *server) oauthForm(w http.ResponseWriter, r *http.Request) (id *banking.
 		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
 		return nil, false
 	}
+	if name, ok := repeatedParam(r.Form); ok {
+		s.writeOAuthError(w, r, errRepeatedParam(name))
+		return nil, false
+	}
 	return id, true
+}
+
+// repeatedParam returns a parameter v has more than once, the
+// alphabetically first of them. RFC 6749 says request parameters MUST NOT
+// be included more than once (§3.1, §3.2) and answers a request with one
+// repeated invalid_request (§4.1.2.1, §5.2); url.Values.Get would quietly
+// take the first value, so a client and a proxy in front of us could each
+// read a different client_id or redirect_uri from the same request. The
+// query string and the body count together (r.Form), since
+// change-client-secret reads both.
+func repeatedParam(v url.Values) (string, bool) {
+	name, found := "", false
+	for k, vs := range v {
+		if len(vs) > 1 && (!found || k < name) {
+			name, found = k, true
+		}
+	}
+	return name, found
+}
+
+// errRepeatedParam is the refusal of a repeated parameter. Its name is
+// quoted with %q so that whatever a client sent stays one printable
+// string in the JSON answer and in logs.
+func errRepeatedParam(name string) error {
+	return &banking.OAuthError{Code: "invalid_request", Description: fmt.Sprintf("parameter %q is included more than once", name)}
 }
 
 // formBody reports whether r's body is a URL-encoded form or empty. A body
