@@ -63,7 +63,20 @@ func (p WebhookURLPolicy) Check(ctx context.Context, raw string) error {
 	}
 	const private = "адрес не должен указывать во внутреннюю сеть (loopback, частные, link-local, multicast адреса)"
 	host := strings.TrimSuffix(u.Hostname(), ".")
-	if a, err := netip.ParseAddr(host); err == nil {
+	a, err := netip.ParseAddr(host)
+	if err != nil && endsInNumber(u.Hostname()) {
+		// A host whose last label is a number is an IPv4 address to a
+		// browser and to the C library's resolver (WHATWG URL §3.5,
+		// inet_aton), whatever Go's parser makes of it: 2130706433,
+		// 0x7f.1 and 0177.0.0.1 are all 127.0.0.1. Such a host is judged
+		// as that address, and refused when it is none.
+		var ok bool
+		if a, ok = parseIPv4Number(u.Hostname()); !ok {
+			return webhookFault("url", webhookURLCheck)
+		}
+		err = nil
+	}
+	if err == nil {
 		if PrivateWebhookAddr(a) {
 			return webhookFault("url", private)
 		}
@@ -151,4 +164,92 @@ func PrivateWebhookAddr(a netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// endsInNumber is the WHATWG URL standard's "ends in a number checker"
+// (§3.5): whether host's last label, after one trailing dot, is decimal
+// digits or a number the IPv4 parser reads (0x hexadecimal included).
+func endsInNumber(host string) bool {
+	parts := strings.Split(host, ".")
+	if parts[len(parts)-1] == "" {
+		if len(parts) == 1 {
+			return false
+		}
+		parts = parts[:len(parts)-1]
+	}
+	last := parts[len(parts)-1]
+	if last != "" && strings.Trim(last, "0123456789") == "" {
+		return true
+	}
+	_, ok := parseIPv4Part(last)
+	return ok
+}
+
+// parseIPv4Number is the WHATWG URL standard's IPv4 parser, which is also
+// inet_aton's: one to four dot-separated numbers, each decimal, octal
+// after a leading 0 or hexadecimal after 0x, the last filling the bytes
+// the others leave; one trailing dot is allowed.
+func parseIPv4Number(host string) (netip.Addr, bool) {
+	parts := strings.Split(host, ".")
+	if parts[len(parts)-1] == "" && len(parts) > 1 {
+		parts = parts[:len(parts)-1]
+	}
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	for i, p := range parts {
+		n, ok := parseIPv4Part(p)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		if i < len(parts)-1 {
+			if n > 255 {
+				return netip.Addr{}, false
+			}
+			v |= n << (8 * (3 - i))
+			continue
+		}
+		if n >= 1<<(8*(5-len(parts))) {
+			return netip.Addr{}, false
+		}
+		v |= n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// parseIPv4Part reads one number of an IPv4 host (WHATWG URL §3.5, "IPv4
+// number parser"); a value past 2^32 is refused, as no part may exceed it.
+func parseIPv4Part(s string) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	base := uint64(10)
+	switch {
+	case len(s) >= 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		s, base = s[2:], 16
+	case len(s) >= 2 && s[0] == '0':
+		s, base = s[1:], 8
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		var d uint64
+		switch c := s[i]; {
+		case '0' <= c && c <= '9':
+			d = uint64(c - '0')
+		case 'a' <= c && c <= 'f':
+			d = uint64(c-'a') + 10
+		case 'A' <= c && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			return 0, false
+		}
+		if d >= base {
+			return 0, false
+		}
+		if n = n*base + d; n > 1<<32 {
+			return 0, false
+		}
+	}
+	return n, true
 }

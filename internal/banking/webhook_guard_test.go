@@ -104,6 +104,23 @@ func TestWebhookURLPolicy(t *testing.T) {
 		{"https://mixed.example/hook", production, false, "внутреннюю"},
 		{"https://v6local.example/hook", production, false, "внутреннюю"},
 		{"https://inside.example./hook", production, false, "внутреннюю"},
+		// Numeric hosts Go's parser refuses are IPv4 addresses to browsers
+		// and to inet_aton, and are judged as the addresses they name.
+		{"https://2130706433/hook", production, false, "внутреннюю"},
+		{"https://0x7f.1/hook", production, false, "внутреннюю"},
+		{"https://0177.0.0.1/hook", production, false, "внутреннюю"},
+		{"https://127.1:8443/hook", production, false, "внутреннюю"},
+		{"https://0/hook", production, false, "внутреннюю"},
+		{"https://0XA9FEA9FE/latest/meta-data/", production, false, "внутреннюю"},
+		{"https://10.0x10203/hook", production, false, "внутреннюю"},
+		{"https://127.0.0.1./hook", production, false, "внутреннюю"},
+		{"https://1572395042/hook", production, true, ""}, // 93.184.216.34
+		{"https://0x5d.0270.0xd822./hook", production, true, ""},
+		{"https://1.2.3.4.5/hook", production, false, "URL"},
+		{"https://256.0.0.1/hook", production, false, "URL"},
+		{"https://09.1.2.3/hook", production, false, "URL"},
+		{"https://1.2.3.4294967296/hook", production, false, "URL"},
+		{"https://host.0x/hook", production, false, "URL"},
 		{"http://127.0.0.1:8080/hook", operator, true, ""},
 		{"http://inside.example/hook", operator, true, ""},
 		{"ftp://partner.example/hook", operator, false, "URL"},
