@@ -23,8 +23,12 @@ const (
 )
 
 // ParseScope normalises a scope name, accepting the GIGACHAT_API_* aliases.
+// ASCII white space around the name is ignored, as a form or a shell may
+// leave it there; strings.TrimSpace would also drop Unicode spaces (NBSP,
+// NEL), which no client puts around a scope and which make it the garbled
+// scope the reference answers with code 1.
 func ParseScope(s string) (Scope, bool) {
-	s = strings.TrimSpace(s)
+	s = strings.Trim(s, " \t\r\n\v\f")
 	if rest, ok := strings.CutPrefix(s, "GIGACHAT_API_"); ok {
 		s = "ASSISTANT_API_" + rest
 	}

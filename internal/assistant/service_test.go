@@ -38,6 +38,10 @@ func TestParseScope(t *testing.T) {
 		"ASSISTANT_API_CORP": assistant.ScopeCorp, "GIGACHAT_API_PERS": assistant.ScopePers,
 		"GIGACHAT_API_B2B": assistant.ScopeB2B, " ASSISTANT_API_B2B ": assistant.ScopeB2B,
 		"": "", "GIGACHAT_API_X": "", "assistant_api_corp": "",
+		// ASCII white space a shell or form left around the name is
+		// ignored; a Unicode space (NBSP, NEL) makes the scope garbled.
+		"GIGACHAT_API_PERS\r\n": assistant.ScopePers, "\u00a0GIGACHAT_API_PERS": "", "ASSISTANT_API_B2B\u0085": "",
+		"GIGACHAT_API_CORP\u3000": "",
 	} {
 		got, ok := assistant.ParseScope(in)
 		if got != want || ok != (want != "") {
