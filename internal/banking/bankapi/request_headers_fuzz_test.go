@@ -1,0 +1,114 @@
+package bankapi
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// b64token is RFC 6750 §2.1's token grammar.
+func b64token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzBearer holds the /fintech/api Authorization reader to RFC 6750
+// §2.1 and to the README's bare token: any b64token comes back as sent
+// after "Bearer" in any letter case and one or more spaces, and sent
+// alone; on any header the token read is part of the header with no white
+// space around it, and is empty only when the header is blank.
+func FuzzBearer(f *testing.F) {
+	f.Add("eyJhbGciOi.J9", uint8(0), uint8(1), "Bearer x")
+	f.Add("00000000-0000-4000-8000-000000000000-1", uint8(0b101010), uint8(2), "bearer")
+	f.Add("abc==", uint8(0xff), uint8(0), "Bearer  ")
+	f.Add("Bearer", uint8(0), uint8(0), "\tBearer\ttok ")
+	f.Fuzz(func(t *testing.T, tok string, caseBits, spaces uint8, raw string) {
+		read := func(h string) string {
+			r := httptest.NewRequest("GET", "/fintech/api/v1/client-info", nil)
+			r.Header["Authorization"] = []string{h}
+			return bearer(r)
+		}
+		got := read(raw)
+		if !strings.Contains(raw, got) || strings.TrimSpace(got) != got || (got == "") != (strings.TrimSpace(raw) == "") {
+			t.Fatalf("bearer(%q) = %q", raw, got)
+		}
+		if !b64token(tok) {
+			return
+		}
+		scheme := []byte("Bearer")
+		for i := range scheme {
+			if caseBits&(1<<i) != 0 {
+				scheme[i] ^= 0x20
+			}
+		}
+		h := string(scheme) + strings.Repeat(" ", int(spaces%4)+1) + tok
+		if got := read(h); got != tok {
+			t.Fatalf("bearer(%q) = %q, want %q", h, got, tok)
+		}
+		if got := read(tok); got != tok {
+			t.Fatalf("bearer(%q), a bare token, = %q", tok, got)
+		}
+	})
+}
+
+// FuzzAcceptsJSONBody holds the JSON body check to RFC 9110 §8.3.1 and
+// RFC 6839: a Content-Type is JSON when its media type, compared without
+// letter case and without its parameters, is application/json or has the
+// +json suffix. The JSON types and the usual others are generated in
+// mixed case with parameters and optional white space; on any header a
+// type accepted is one of them, or no header at all.
+func FuzzAcceptsJSONBody(f *testing.F) {
+	f.Add(uint8(0), uint8(0), uint8(0), "application/json; charset=utf-8")
+	f.Add(uint8(1), uint8(0xff), uint8(1), "text/plain")
+	f.Add(uint8(5), uint8(0x0f), uint8(3), "application/jsonp")
+	f.Add(uint8(2), uint8(0), uint8(2), "application/json;charset=")
+	f.Fuzz(func(t *testing.T, which, caseBits, params uint8, raw string) {
+		check := func(ct string) bool {
+			r := httptest.NewRequest("POST", "/fintech/api/v1/payments", nil)
+			if ct != "" {
+				r.Header["Content-Type"] = []string{ct}
+			}
+			return acceptsJSONBody(r)
+		}
+		if check(raw) && raw != "" {
+			mt := strings.ToLower(strings.Trim(strings.SplitN(raw, ";", 2)[0], " \t"))
+			if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+				t.Fatalf("Content-Type %q (%q) is taken as JSON", raw, mt)
+			}
+		}
+		types := []struct {
+			mt   string
+			json bool
+		}{{"application/json", true}, {"application/vnd.api+json", true}, {"application/problem+json", true},
+			{"text/plain", false}, {"application/x-www-form-urlencoded", false}, {"application/jsonp", false},
+			{"application/json-seq", false}, {"application/jose", false}, {"text/json5", false}}
+		ty := types[int(which)%len(types)]
+		b := []byte(ty.mt)
+		for i := range b {
+			if caseBits&(1<<(i%8)) != 0 && ('a' <= b[i] && b[i] <= 'z') {
+				b[i] -= 0x20
+			}
+		}
+		ct := string(b)
+		switch params % 4 {
+		case 1:
+			ct += "; charset=utf-8"
+		case 2:
+			ct += ";charset=UTF-8"
+		case 3:
+			ct += " ; charset=\"utf-8\"; q=1"
+		}
+		if got := check(ct); got != ty.json {
+			t.Fatalf("Content-Type %q taken as JSON: %v, want %v", ct, got, ty.json)
+		}
+	})
+}
