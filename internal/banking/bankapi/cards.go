@@ -46,11 +46,25 @@ func parseStatusCodes(q []string) []banking.CardStatus {
 	for _, v := range q {
 		for _, p := range strings.Split(v, ",") {
 			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, banking.CardStatus(strings.ToUpper(p)))
+				out = append(out, banking.CardStatus(upperASCII(p)))
 			}
 		}
 	}
 	return out
+}
+
+// upperASCII upper-cases the ASCII letters of s only: the statuses are
+// ASCII names matched without letter case, and strings.ToUpper would also
+// make ı (dotless i) an I and ſ (long s) an S, so that "actıve" passed for
+// ACTIVE.
+func upperASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 0x20
+		}
+	}
+	return string(b)
 }
 
 // pageHref is a relative link to another page: the reference caps href at

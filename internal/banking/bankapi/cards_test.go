@@ -285,6 +285,10 @@ func TestCardListStatusCodes(t *testing.T) {
 		{"?statusCodes=LOST", "VALIDATION_FAULT", 400},
 		{"?page=0", "VALIDATION_FAULT", 400},
 		{"?page=x", "VALIDATION_FAULT", 400},
+		// Statuses match without ASCII letter case only: ı and ſ are not
+		// the I and S they upper-case to.
+		{"?statusCodes=act%C4%B1ve", "VALIDATION_FAULT", 400},
+		{"?statusCodes=to_be_rei%C5%BF%C5%BFued", "VALIDATION_FAULT", 400},
 	} {
 		if code, body := e.do("GET", "/fintech/api/v1/business-cards"+tc.q, "", ""); code != tc.code || cause(body) != tc.cause {
 			t.Errorf("%s: %d %s", tc.q, code, body)
@@ -492,6 +496,12 @@ func FuzzParseStatusCodes(f *testing.F) {
 		}
 		if h := pageHref(2, parseStatusCodes([]string{a, b})); len(h) > 60 {
 			t.Fatalf("href %d chars", len(h))
+		}
+		// A status taken is one of the names in ASCII letter case.
+		for _, s := range parseStatusCodes([]string{a, b}) {
+			if s.Valid() && !strings.Contains(","+strings.ToLower(a)+","+strings.ToLower(b)+",", strings.ToLower(string(s))) {
+				t.Fatalf("status %s from %q %q", s, a, b)
+			}
 		}
 	})
 }

@@ -1,0 +1,40 @@
+package bankapi
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// FuzzCardListLinks holds the business-card list's links to the
+// reference (§ business cards: href ≤ 60 characters) and to the query
+// they stand for: for any page List answers and any status filter the
+// query gives, each link is at most 60 characters and reads back, as a
+// query, as the page next to it and either the same statuses or none.
+func FuzzCardListLinks(f *testing.F) {
+	f.Add(1, "ACTIVE,BLOCKED", "NOT_DELIVERED")
+	f.Add(1<<20, "active, to_be_blocked", "TO_BE_REISSUED,TO_BE_REISSUED,TO_BE_REISSUED")
+	f.Fuzz(func(t *testing.T, page int, a, b string) {
+		if page < 1 || page > 1<<20 {
+			return // List refuses these or answers them without links
+		}
+		statuses := parseStatusCodes([]string{a, b})
+		for _, s := range statuses {
+			if !s.Valid() {
+				return // List refuses the filter
+			}
+		}
+		for _, p := range []int{page - 1, page + 1} {
+			h := pageHref(p, statuses)
+			q, err := url.ParseQuery(strings.TrimPrefix(h, "?"))
+			if len(h) > 60 || err != nil || !strings.HasPrefix(h, "?") || q.Get("page") != strconv.Itoa(p) {
+				t.Fatalf("page %d of %v: href %q (%v)", p, statuses, h, err)
+			}
+			if got := parseStatusCodes(q["statusCodes"]); len(got) != 0 && !slices.Equal(got, statuses) {
+				t.Fatalf("page %d of %v: href %q reads %v", p, statuses, h, got)
+			}
+		}
+	})
+}
