@@ -12,6 +12,31 @@ import (
 	"partnerapi/internal/banking"
 )
 
+// readBackMove reads back, in tx, the document a move conditional on its
+// status aimed at, after the UPDATE that answered res: an unknown document
+// is not found, one the condition no longer held for (the update changed
+// no row) is refused by refuse with the status it is in, and the moved one
+// is returned with its key for its history row.
+func readBackMove(ctx context.Context, tx *sql.Tx, res sql.Result, orgID, externalID, folded, sent string, refuse func(externalID, status string) error) (*banking.StoredPayment, string, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, "", err
+	}
+	var key string
+	row := tx.QueryRowContext(ctx, `SELECT external_id, `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent), orgID, folded, sent)
+	sp, err := scanPayment(keyedRow{row, &key})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", notFound(externalID)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if n == 0 {
+		return nil, "", refuse(externalID, sp.Status)
+	}
+	return sp, key, nil
+}
+
 // deletableIn is the condition that a row's status is still one a draft is
 // deleted from (banking.DeletableStatuses), with its parameters from $first
 // on, and those parameters.
@@ -46,22 +71,10 @@ func (s *PaymentStore) DeletePayment(ctx context.Context, orgID, externalID, com
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
+		// A document that exists but is no draft any more, or never was:
+		// the status read back is the one that refused the deletion.
+		if sp, key, err = readBackMove(ctx, tx, res, orgID, externalID, folded, sent, banking.NotDeletable); err != nil {
 			return err
-		}
-		row := tx.QueryRowContext(ctx, `SELECT external_id, `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent), orgID, folded, sent)
-		sp, err = scanPayment(keyedRow{row, &key})
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(externalID)
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			// The document exists but is no draft any more, or never was:
-			// the status read here is the one that refused the deletion.
-			return banking.NotDeletable(externalID, sp.Status)
 		}
 		history := []banking.StatusChange{{Status: banking.StatusDeleted, Comment: comment, At: at}}
 		return recordHistory(ctx, tx, orgID, key, sp.Doc.ExternalID, banking.PartnerOfChannel(sp.Channel), history, s.queuedAt())

@@ -3,7 +3,6 @@ package bankingsql
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"partnerapi/internal/banking"
@@ -33,22 +32,10 @@ func (s *PaymentStore) EditPayment(ctx context.Context, orgID, externalID, from 
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
+		// A document no longer in the status the edit read is refused with
+		// the status it is in now.
+		if sp, key, err = readBackMove(ctx, tx, res, orgID, externalID, folded, sent, banking.NotEditable); err != nil {
 			return err
-		}
-		row := tx.QueryRowContext(ctx, `SELECT external_id, `+paymentCols+` FROM banking_payments WHERE org_id = $1 AND `+keyMatch(1, 2, folded, sent), orgID, folded, sent)
-		sp, err = scanPayment(keyedRow{row, &key})
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(externalID)
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			// The document is no longer in the status the edit read: the
-			// status read here is the one that refused it.
-			return banking.NotEditable(externalID, sp.Status)
 		}
 		history := []banking.StatusChange{{Status: edit.Status, Comment: edit.Comment, At: edit.At}}
 		return recordHistory(ctx, tx, orgID, key, sp.Doc.ExternalID, banking.PartnerOfChannel(sp.Channel), history, s.queuedAt())
