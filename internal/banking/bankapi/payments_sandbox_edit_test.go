@@ -3,16 +3,10 @@ package bankapi
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"partnerapi/internal/banking"
-	"partnerapi/internal/banking/bankingsql"
 )
 
 // sandboxEdit is the path of the sandbox edit of document id.
@@ -185,52 +179,22 @@ func TestSandboxEditOnlyInTheSandbox(t *testing.T) {
 // the partner's URL gets exactly one delivery, the IMPLEMENTED of the
 // edited document once it is signed.
 func TestSandboxEditWebhook(t *testing.T) {
-	var mu sync.Mutex
-	var got []map[string]any
-	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		_ = json.Unmarshal(body, &m)
-		mu.Lock()
-		got = append(got, m)
-		mu.Unlock()
-		w.WriteHeader(204)
-	}))
-	defer partner.Close()
 	e := newPayEnv(t)
+	partner := newWebhookPartner(t, e)
 	id := newUUID(7901)
 	e.createIn(id, banking.StatusCheckError, failsControl)
-	store := e.svc.Store.(*bankingsql.PaymentStore)
-	now := payNow
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store,
-		Default: banking.WebhookTarget{URL: partner.URL, Secret: []byte("s3cret")}}, URLs: loopbackURLs},
-		BaseBackoff: time.Millisecond, PauseBase: time.Millisecond, Now: func() time.Time { return now }}
-	drain := func() {
-		for range 3 {
-			if _, err := disp.RunOnce(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			now = now.Add(time.Second)
-		}
-	}
 	for _, body := range []string{payDoc(id, map[string]any{"date": "2026-12-02"}), payDoc(id, nil)} {
 		if st, _, raw := e.do("POST", sandboxEdit(id), "pay", body); st != 200 {
 			t.Fatalf("edit: %d %s", st, raw)
 		}
 	}
-	drain()
-	mu.Lock()
-	if len(got) != 0 {
+	if got := partner.drain(); len(got) != 0 {
 		t.Fatalf("the edits sent %v, want nothing", got)
 	}
-	mu.Unlock()
 	if st, _, raw := e.do("POST", paymentsBase+"/"+id+"/sign", "pay", `{"digestSignatures":[{"base64Encoded":"MIIB","certificateUuid":"`+banking.SandboxCertSole+`"}]}`); st != 200 {
 		t.Fatalf("sign: %d %s", st, raw)
 	}
-	drain()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 1 || got[0]["externalId"] != id || got[0]["bankStatus"] != banking.StatusImplemented {
+	if got := partner.drain(); len(got) != 1 || got[0]["externalId"] != id || got[0]["bankStatus"] != banking.StatusImplemented {
 		t.Fatalf("partner got %v, want one IMPLEMENTED delivery of %s", got, id)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,22 +150,8 @@ func TestSandboxDeleteOnlyInTheSandbox(t *testing.T) {
 // with the comment and the deletion's time; a second, refused deletion
 // queues nothing more.
 func TestSandboxDeleteWebhook(t *testing.T) {
-	var mu sync.Mutex
-	var got []map[string]any
-	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if r.Header.Get("X-Signature") != WebhookSignature([]byte("s3cret"), body) {
-			t.Errorf("webhook not signed with the secret: %s", body)
-		}
-		var m map[string]any
-		_ = json.Unmarshal(body, &m)
-		mu.Lock()
-		got = append(got, m)
-		mu.Unlock()
-		w.WriteHeader(204)
-	}))
-	defer partner.Close()
 	e := newPayEnv(t)
+	partner := newWebhookPartner(t, e)
 	id := newUUID(7401)
 	e.createIn(id, banking.StatusCreated, nil)
 	if st, _, raw := e.do("POST", sandboxDelete(id), "pay", `{"comment":"Удалён в CI"}`); st != 200 {
@@ -173,21 +160,59 @@ func TestSandboxDeleteWebhook(t *testing.T) {
 	if st, m, raw := e.do("POST", sandboxDelete(id), "pay", `{}`); st != 400 || m["cause"] != "WORKFLOW_FAULT" {
 		t.Fatalf("delete again: %d %s", st, raw)
 	}
-	store := e.svc.Store.(*bankingsql.PaymentStore)
-	now := payNow
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store,
-		Default: banking.WebhookTarget{URL: partner.URL, Secret: []byte("s3cret")}}, URLs: loopbackURLs},
-		BaseBackoff: time.Millisecond, PauseBase: time.Millisecond, Now: func() time.Time { return now }}
-	for range 3 {
-		if _, err := disp.RunOnce(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		now = now.Add(time.Second)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	got := partner.drain()
 	if len(got) != 1 || got[0]["externalId"] != id || got[0]["bankStatus"] != banking.StatusDeleted ||
 		got[0]["bankComment"] != "Удалён в CI" || got[0]["eventTime"] != payNow.Format(time.RFC3339Nano) {
 		t.Fatalf("partner got %v, want one DELETED delivery of %s", got, id)
 	}
+}
+
+// webhookPartner is a partner's webhook endpoint that checks each
+// delivery's signature under the secret "s3cret" and keeps its body, with
+// the payEnv's outbox dispatched to it on a clock of its own.
+type webhookPartner struct {
+	t    *testing.T
+	disp *banking.WebhookDispatcher
+	tick func()
+	mu   sync.Mutex
+	got  []map[string]any
+}
+
+func newWebhookPartner(t *testing.T, e *payEnv) *webhookPartner {
+	p := &webhookPartner{t: t}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("X-Signature") != WebhookSignature([]byte("s3cret"), body) {
+			t.Errorf("webhook not signed with the secret: %s", body)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		p.mu.Lock()
+		p.got = append(p.got, m)
+		p.mu.Unlock()
+		w.WriteHeader(204)
+	}))
+	t.Cleanup(srv.Close)
+	store := e.svc.Store.(*bankingsql.PaymentStore)
+	now := payNow
+	p.disp = &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store,
+		Default: banking.WebhookTarget{URL: srv.URL, Secret: []byte("s3cret")}}, URLs: loopbackURLs},
+		BaseBackoff: time.Millisecond, PauseBase: time.Millisecond, Now: func() time.Time { return now }}
+	// Each pass moves the dispatcher's clock a second on, past any retry's
+	// backoff of a millisecond.
+	p.tick = func() { now = now.Add(time.Second) }
+	return p
+}
+
+// drain runs three outbox passes and returns every delivery so far.
+func (p *webhookPartner) drain() []map[string]any {
+	for range 3 {
+		if _, err := p.disp.RunOnce(context.Background()); err != nil {
+			p.t.Fatal(err)
+		}
+		p.tick()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.got)
 }
