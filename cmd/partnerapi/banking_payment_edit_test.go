@@ -105,17 +105,8 @@ func paymentEditEndToEnd(t *testing.T, db ...string) {
 	if code, s := bankRequestJSON(t, "POST", base+"/"+checked+"/sign", tok, sign); code != 200 || s["bankStatus"] != banking.StatusImplemented {
 		t.Fatalf("sign the edited document: %d %v", code, s)
 	}
-	select {
-	case m := <-got:
-		if m["externalId"] != checked || m["bankStatus"] != banking.StatusImplemented {
-			t.Fatalf("webhook %v, want the IMPLEMENTED one of %s", m, checked)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no webhook in 10s")
+	if m := nextWebhook(t, got); m["externalId"] != checked || m["bankStatus"] != banking.StatusImplemented {
+		t.Fatalf("webhook %v, want the IMPLEMENTED one of %s", m, checked)
 	}
-	select {
-	case m := <-got:
-		t.Fatalf("delivered more: %v", m)
-	case <-time.After(200 * time.Millisecond):
-	}
+	noMoreWebhooks(t, got)
 }

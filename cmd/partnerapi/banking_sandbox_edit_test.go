@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"partnerapi/internal/banking"
 )
@@ -44,17 +43,8 @@ func TestSandboxEditOverHTTPEndToEnd(t *testing.T) {
 	if code, m := bankRequestJSON(t, "POST", base+"/v1/payments/"+id+"/sign", tok, sign); code != 200 || m["bankStatus"] != banking.StatusImplemented {
 		t.Fatalf("sign: %d %v", code, m)
 	}
-	select {
-	case m := <-got:
-		if m["externalId"] != id || m["bankStatus"] != banking.StatusImplemented {
-			t.Fatalf("webhook %v, want the IMPLEMENTED one of %s", m, id)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no webhook in 10s")
+	if m := nextWebhook(t, got); m["externalId"] != id || m["bankStatus"] != banking.StatusImplemented {
+		t.Fatalf("webhook %v, want the IMPLEMENTED one of %s", m, id)
 	}
-	select {
-	case m := <-got:
-		t.Fatalf("delivered more: %v", m)
-	case <-time.After(200 * time.Millisecond):
-	}
+	noMoreWebhooks(t, got)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"partnerapi/internal/banking/bankapi"
 )
@@ -29,4 +30,28 @@ func signedWebhookReceiver(t *testing.T, secret string) (url string, got <-chan 
 	}))
 	t.Cleanup(partner.Close)
 	return partner.URL, deliveries
+}
+
+// nextWebhook is the receiver's next delivery; the test fails when none
+// comes within 10 s.
+func nextWebhook(t *testing.T, got <-chan map[string]any) map[string]any {
+	t.Helper()
+	select {
+	case m := <-got:
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook in 10s")
+		return nil
+	}
+}
+
+// noMoreWebhooks fails the test when another delivery comes within 200 ms:
+// four passes of a dispatcher run every 50 ms send nothing more.
+func noMoreWebhooks(t *testing.T, got <-chan map[string]any) {
+	t.Helper()
+	select {
+	case m := <-got:
+		t.Fatalf("delivered more: %v", m)
+	case <-time.After(200 * time.Millisecond):
+	}
 }
