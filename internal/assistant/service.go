@@ -321,12 +321,37 @@ type Principal struct {
 // provider sends it, so a bare token is no client's form, only a
 // leniency that would keep a misconfigured integration from noticing it
 // sends the wrong header.
+//
+// Only SP and HTAB are trimmed: they are the only white space RFC 9110
+// §5.6.3 allows around a field value, and RFC 6750 §2.1 puts nothing
+// else between the scheme and the token. strings.TrimSpace would also
+// drop Unicode spaces (U+00A0, U+0085, U+3000, …), so a token with one
+// of them appended would authenticate as the token without it. A token
+// that is not RFC 6750's b64token afterwards yields "" as well.
 func BearerToken(authorization string) string {
-	h := strings.TrimSpace(authorization)
+	h := strings.Trim(authorization, " \t")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
+		if tok := strings.TrimLeft(h[7:], " \t"); isB64Token(tok) {
+			return tok
+		}
 	}
 	return ""
+}
+
+// isB64Token reports whether s matches RFC 6750 §2.1's b64token:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // Authenticate resolves a bearer token.

@@ -11,7 +11,8 @@ import (
 // TestBearerScheme checks the Authorization forms /api/v1 accepts: "Bearer
 // <token>" (reference §2), the scheme in any letter case (RFC 7235 makes it
 // case-insensitive, and some clients send "bearer"). A bare token, another
-// scheme or a scheme without a token is 401 in the API's envelope, as a
+// scheme, a scheme without a token or a token with white space other than
+// SP and HTAB around it is 401 in the API's envelope, as a
 // missing token is: no client of the provider sends a token without its
 // scheme.
 func TestBearerScheme(t *testing.T) {
@@ -29,6 +30,15 @@ func TestBearerScheme(t *testing.T) {
 		{"scheme glued to the token", "Bearer" + tok, 401},
 		{"Basic", "Basic " + tok, 401},
 		{"scheme alone", "Bearer", 401},
+		// Only SP and HTAB are white space around the token (RFC 9110
+		// §5.6.3, RFC 6750 §2.1); Unicode spaces are part of the value.
+		{"tabs and spaces", "Bearer \t" + tok + " \t", 200},
+		{"trailing NBSP", "Bearer " + tok + "\u00a0", 401},
+		{"leading NBSP", "\u00a0Bearer " + tok, 401},
+		{"NBSP after the scheme", "Bearer\u00a0" + tok, 401},
+		{"trailing ideographic space", "Bearer " + tok + "\u3000", 401},
+		{"trailing NEL", "Bearer " + tok + "\u0085", 401},
+		{"token and more", "Bearer " + tok + " x", 401},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,13 +35,38 @@ func (c *principalContext) Value(key any) any {
 
 // bearer takes the token from Authorization; the reference's payment
 // examples send the bare token and the card examples "Bearer <token>", so
-// both are accepted.
+// both are accepted. Only SP and HTAB are trimmed: they are the only white
+// space RFC 9110 §5.6.3 allows around a field value, and RFC 6750 §2.1
+// puts nothing else between the scheme and the token. strings.TrimSpace
+// would also drop Unicode spaces (U+00A0, U+0085, U+2003, …), so a token
+// with one of them appended would authenticate as the token without it.
+// A token that is not RFC 6750's b64token afterwards reads as no token,
+// which requireScope answers with the 401 envelope.
 func bearer(r *http.Request) string {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	h := strings.Trim(r.Header.Get("Authorization"), " \t")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
+		h = strings.TrimLeft(h[7:], " \t")
+	}
+	if !isB64Token(h) {
+		return ""
 	}
 	return h
+}
+
+// isB64Token reports whether s matches RFC 6750 §2.1's b64token:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // requireScope authenticates the request before anything else happens and

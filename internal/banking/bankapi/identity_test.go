@@ -101,6 +101,16 @@ func TestIdentityAuth(t *testing.T) {
 		{"refresh token is not an access token", "Bearer " + good.RefreshToken, 401, "UNAUTHORIZED"},
 		{"revoked", "Bearer " + revoked.AccessToken, 401, "UNAUTHORIZED"},
 		{"missing scope", "Bearer " + noScope.AccessToken, 403, "ACTION_ACCESS_EXCEPTION"},
+		// RFC 9110 §5.6.3 white space (SP, HTAB) around the token is
+		// optional; no other white space is, Unicode's included.
+		{"spaces and tabs", "Bearer \t " + good.AccessToken + " \t", 200, ""},
+		{"trailing NBSP", "Bearer " + good.AccessToken + "\u00a0", 401, "UNAUTHORIZED"},
+		{"bare token, trailing NBSP", good.AccessToken + "\u00a0", 401, "UNAUTHORIZED"},
+		{"leading NBSP", "\u00a0Bearer " + good.AccessToken, 401, "UNAUTHORIZED"},
+		{"NBSP after the scheme", "Bearer\u00a0" + good.AccessToken, 401, "UNAUTHORIZED"},
+		{"trailing em space", "Bearer " + good.AccessToken + "\u2003", 401, "UNAUTHORIZED"},
+		{"trailing NEL", "Bearer " + good.AccessToken + "\u0085", 401, "UNAUTHORIZED"},
+		{"token and more", "Bearer " + good.AccessToken + " x", 401, "UNAUTHORIZED"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

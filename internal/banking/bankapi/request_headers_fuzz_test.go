@@ -24,22 +24,28 @@ func b64token(s string) bool {
 // FuzzBearer holds the /fintech/api Authorization reader to RFC 6750
 // §2.1 and to the README's bare token: any b64token comes back as sent
 // after "Bearer" in any letter case and one or more spaces, and sent
-// alone; on any header the token read is part of the header with no white
-// space around it, and is empty only when the header is blank.
+// alone, and with any white space but SP and HTAB (RFC 9110 §5.6.3's OWS)
+// before or after it nothing comes back; on any header the token read is
+// empty or a b64token that the header is, or that follows its scheme, with
+// only SP and HTAB around it.
 func FuzzBearer(f *testing.F) {
 	f.Add("eyJhbGciOi.J9", uint8(0), uint8(1), "Bearer x")
 	f.Add("00000000-0000-4000-8000-000000000000-1", uint8(0b101010), uint8(2), "bearer")
 	f.Add("abc==", uint8(0xff), uint8(0), "Bearer  ")
 	f.Add("Bearer", uint8(0), uint8(0), "\tBearer\ttok ")
+	f.Add("tok", uint8(0), uint8(0), "Bearer tok\u00a0")
 	f.Fuzz(func(t *testing.T, tok string, caseBits, spaces uint8, raw string) {
 		read := func(h string) string {
 			r := httptest.NewRequest("GET", "/fintech/api/v1/client-info", nil)
 			r.Header["Authorization"] = []string{h}
 			return bearer(r)
 		}
-		got := read(raw)
-		if !strings.Contains(raw, got) || strings.TrimSpace(got) != got || (got == "") != (strings.TrimSpace(raw) == "") {
-			t.Fatalf("bearer(%q) = %q", raw, got)
+		if got := read(raw); got != "" {
+			before, ok := strings.CutSuffix(strings.Trim(raw, " \t"), got)
+			scheme := len(before) > 6 && strings.EqualFold(before[:6], "bearer") && before[6] == ' ' && strings.Trim(before[6:], " \t") == ""
+			if !b64token(got) || !ok || before != "" && !scheme {
+				t.Fatalf("bearer(%q) = %q", raw, got)
+			}
 		}
 		if !b64token(tok) {
 			return
@@ -56,6 +62,13 @@ func FuzzBearer(f *testing.F) {
 		}
 		if got := read(tok); got != tok {
 			t.Fatalf("bearer(%q), a bare token, = %q", tok, got)
+		}
+		for _, sp := range []string{"\u00a0", "\u0085", "\u2003", "\u3000", "\v", "\f", "\r"} {
+			for _, bad := range []string{h + sp, sp + h, tok + sp, sp + tok} {
+				if got := read(bad); got != "" {
+					t.Fatalf("bearer(%q) = %q, want no token", bad, got)
+				}
+			}
 		}
 	})
 }
