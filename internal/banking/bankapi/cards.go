@@ -83,11 +83,25 @@ func pageHref(page int, statuses []banking.CardStatus) string {
 	return h
 }
 
+// queryInt reads an integer query parameter written in plain decimal:
+// ASCII digits only, without a sign and without leading zeros ("0" alone
+// is zero). strconv.Atoi also takes "+2" and "007", so one page would have
+// had several addresses and a typo such as page=+ would have gone
+// unnoticed; the reference shows only plain numbers, so anything else is
+// the caller's mistake and is refused as page=x is.
+func queryInt(v string) (int, bool) {
+	if v == "" || v[0] == '+' || v[0] == '-' || len(v) > 1 && v[0] == '0' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil
+}
+
 func (s *server) listCards(w http.ResponseWriter, r *http.Request) {
 	page := 1
 	if v := r.URL.Query().Get("page"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
+		n, ok := queryInt(v)
+		if !ok {
 			s.writeCardError(w, r, &banking.Error{Kind: banking.KindValidation, Message: "Параметр page должен быть целым числом",
 				FieldNames: []string{"page"}, Checks: []string{"integer >= 1"}})
 			return

@@ -2,7 +2,6 @@ package bankapi
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -118,8 +117,8 @@ func DeliveriesJSON(ds []banking.WebhookDelivery) any {
 func (s *server) webhookDeliveries(w http.ResponseWriter, r *http.Request) {
 	limit := 50
 	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 500 {
+		n, ok := queryInt(v)
+		if !ok || n < 1 || n > 500 {
 			s.writePaymentError(w, r, &banking.Error{Kind: banking.KindValidation, Message: "Неверный параметр limit",
 				FieldNames: []string{"limit"}, Checks: []string{"целое число от 1 до 500"}})
 			return
