@@ -147,7 +147,7 @@ func decodeJSON(r io.Reader, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
-		return &assistant.InvalidParams{Status: 400, Message: "invalid JSON body: " + err.Error()}
+		return &assistant.InvalidParams{Status: 400, Message: jsonErrorMessage(err)}
 	}
 	// Only white space may follow the value. Decoder.More would not do:
 	// it answers false before a closing ']' or '}', so a body such as
