@@ -127,10 +127,16 @@ var privateWebhookPrefixes = func() []netip.Prefix {
 }()
 
 // embeddedV4 are IPv6 ranges that carry an IPv4 address a gateway may
-// forward to: NAT64 (in the last 32 bits) and 6to4 (in bits 16..48).
+// forward to: NAT64 (in the last 32 bits) and 6to4 (in bits 16..48), and
+// the deprecated IPv4-compatible addresses (::a.b.c.d, RFC 4291
+// §2.5.5.1, in the last 32 bits), which older stacks and tunnels still
+// route to the IPv4 address and which netip classifies as none of
+// loopback, private or link-local, so that [::127.0.0.1] and
+// [::169.254.169.254] passed as public.
 var (
-	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour   = netip.MustParsePrefix("2002::/16")
+	nat64Prefix  = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour    = netip.MustParsePrefix("2002::/16")
+	v4Compatible = netip.MustParsePrefix("::/96")
 )
 
 // PrivateWebhookAddr reports whether a is an address a webhook must not
@@ -138,8 +144,9 @@ var (
 // private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16
 // with the cloud metadata address 169.254.169.254, fe80::/10), unspecified
 // (0.0.0.0, ::), multicast, and the reserved ranges above. IPv4 written in
-// IPv6 (::ffff:a.b.c.d, NAT64, 6to4) is judged by its IPv4 address. An
-// invalid address counts as private: the guard refuses what it cannot judge.
+// IPv6 (::ffff:a.b.c.d, ::a.b.c.d, NAT64, 6to4) is judged by its IPv4
+// address. An invalid address counts as private: the guard refuses what
+// it cannot judge.
 func PrivateWebhookAddr(a netip.Addr) bool {
 	if !a.IsValid() {
 		return true
@@ -148,7 +155,9 @@ func PrivateWebhookAddr(a netip.Addr) bool {
 	if a.Is6() {
 		b := a.As16()
 		switch {
-		case nat64Prefix.Contains(a):
+		case nat64Prefix.Contains(a), v4Compatible.Contains(a):
+			// :: and ::1 are in ::/96 too; their IPv4 reading, 0.0.0.0
+			// and 0.0.0.1, is "this network", so they stay refused.
 			return PrivateWebhookAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 		case sixToFour.Contains(a):
 			return PrivateWebhookAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))

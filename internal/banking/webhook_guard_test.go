@@ -44,10 +44,14 @@ func TestPrivateWebhookAddr(t *testing.T) {
 		{"IPv4-mapped private", []string{"::ffff:127.0.0.1", "::ffff:10.1.2.3", "::ffff:169.254.169.254"}, true},
 		{"NAT64 of private", []string{"64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe"}, true},
 		{"6to4 of private", []string{"2002:7f00:1::1", "2002:c0a8:101::1"}, true},
+		// IPv4-compatible (::a.b.c.d, RFC 4291 §2.5.5.1, deprecated) is
+		// judged by its IPv4 address, as the other embeddings are.
+		{"IPv4-compatible of private", []string{"::127.0.0.1", "::7f00:1", "::10.1.2.3", "::169.254.169.254", "::192.168.0.1", "::0.0.0.2"}, true},
+		{"IPv4-mapped in hexadecimal", []string{"::ffff:7f00:1", "::ffff:a01:203"}, true},
 		{"documentation", []string{"192.0.2.1", "2001:db8::1"}, true},
 		{"public v4", []string{"8.8.8.8", "172.15.255.255", "172.32.0.1", "169.253.255.255", "100.63.255.255", "11.0.0.1", "193.0.0.1"}, false},
 		{"public v6", []string{"2a00:1450:4010:c02::64", "2606:4700::1111"}, false},
-		{"IPv4-mapped public", []string{"::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"}, false},
+		{"IPv4-mapped public", []string{"::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1", "::8.8.8.8"}, false},
 	} {
 		for _, s := range tc.addrs {
 			if got := PrivateWebhookAddr(netip.MustParseAddr(s)); got != tc.private {
@@ -97,6 +101,14 @@ func TestWebhookURLPolicy(t *testing.T) {
 		{"https://0.0.0.0/hook", production, false, "внутреннюю"},
 		{"https://224.0.0.1/hook", production, false, "внутреннюю"},
 		{"https://[::ffff:127.0.0.1]/hook", production, false, "внутреннюю"},
+		{"https://[::ffff:7f00:1]/hook", production, false, "внутреннюю"},
+		{"https://[::127.0.0.1]/hook", production, false, "внутреннюю"},
+		{"https://[::a9fe:a9fe]/latest/meta-data/", production, false, "внутреннюю"},
+		{"https://[64:ff9b::10.0.0.1]/hook", production, false, "внутреннюю"},
+		{"https://[64:ff9b::7f00:1]:8443/hook", production, false, "внутреннюю"},
+		{"https://[2002:c0a8:101::1]/hook", production, false, "внутреннюю"},
+		{"https://[2002:a00:1::]/hook", production, false, "внутреннюю"},
+		{"https://[::8.8.8.8]/hook", production, true, ""},
 		{"https://localhost/hook", production, false, "внутреннюю"},
 		{"https://api.localhost./hook", production, false, "внутреннюю"},
 		{"https://inside.example/hook", production, false, "внутреннюю"},

@@ -62,6 +62,11 @@ func TestWebhookClientRefusesPrivateAddresses(t *testing.T) {
 		{"multicast", "224.0.0.1"},
 		{"multicast v6", "[ff02::1]"},
 		{"IPv4-mapped loopback", "[::ffff:127.0.0.1]"},
+		{"IPv4-mapped loopback in hexadecimal", "[::ffff:7f00:1]"},
+		{"IPv4-compatible loopback", "[::127.0.0.1]"},
+		{"IPv4-compatible cloud metadata", "[::a9fe:a9fe]"},
+		{"NAT64 of a private address", "[64:ff9b::10.0.0.1]"},
+		{"6to4 of a private address", "[2002:c0a8:101::1]"},
 	} {
 		resp, err := client.Post("http://"+tc.host+":9/hook", "application/json", strings.NewReader("{}"))
 		if err == nil {
@@ -73,7 +78,8 @@ func TestWebhookClientRefusesPrivateAddresses(t *testing.T) {
 	}
 	// The socket-level check refuses what the resolver step let through.
 	g := &webhookDialGuard{}
-	for _, addr := range []string{"127.0.0.1:443", "[::1]:443", "10.1.1.1:80", "[fe80::1%eth0]:80", "169.254.169.254:80", "not an address"} {
+	for _, addr := range []string{"127.0.0.1:443", "[::1]:443", "10.1.1.1:80", "[fe80::1%eth0]:80", "169.254.169.254:80",
+		"[::127.0.0.1]:443", "[::ffff:7f00:1]:443", "[64:ff9b::a00:1]:80", "[2002:a00:1::1]:80", "not an address"} {
 		if err := g.control("tcp", addr, nil); !errors.Is(err, banking.ErrPrivateWebhookAddress) {
 			t.Errorf("control %s: %v", addr, err)
 		}
