@@ -19,7 +19,8 @@ type TrustedProxies []netip.Prefix
 
 // ParseTrustedProxies reads a comma-separated list of CIDR prefixes
 // (10.0.0.0/8, fd00::/8) and bare addresses (one host each). An empty list
-// trusts no one.
+// trusts no one. An IPv4-mapped prefix (::ffff:10.0.0.0/104) is the IPv4
+// prefix it maps (10.0.0.0/8); one shorter than /96 is an error.
 func ParseTrustedProxies(s string) (TrustedProxies, error) {
 	var out TrustedProxies
 	for _, f := range strings.Split(s, ",") {
@@ -33,8 +34,14 @@ func ParseTrustedProxies(s string) (TrustedProxies, error) {
 				return nil, fmt.Errorf("%q is not a CIDR prefix or an address", f)
 			}
 			// An IPv4 prefix written in its IPv6-mapped form covers the
-			// IPv4 addresses it names, which is how peers are compared.
-			if p.Addr().Is4In6() && p.Bits() >= 96 {
+			// IPv4 addresses it names, which is how peers are compared
+			// (trusts unmaps them). One shorter than /96 maps no IPv4
+			// prefix: kept as an IPv6 prefix it would silently never
+			// match the IPv4 peers it was written for, so it is refused.
+			if p.Addr().Is4In6() {
+				if p.Bits() < 96 {
+					return nil, fmt.Errorf("%q: an IPv4-mapped prefix must be /96 or longer; write the IPv4 prefix it stands for", f)
+				}
 				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 			}
 			out = append(out, p.Masked())

@@ -24,6 +24,16 @@ func TestParseTrustedProxies(t *testing.T) {
 		{in: "fd00::/8, 127.0.0.1", want: "fd00::/8,127.0.0.1/32"},
 		{in: "::ffff:10.0.0.0/104", want: "10.0.0.0/8"},
 		{in: "::ffff:192.0.2.7", want: "192.0.2.7/32"},
+		// An IPv4-mapped prefix is the IPv4 prefix it maps (peers are
+		// compared unmapped), and one shorter than /96, which maps no
+		// IPv4 prefix and would never match an IPv4 peer, is refused.
+		{in: "::ffff:0:0/96", want: "0.0.0.0/0"},
+		{in: "::ffff:7f00:1/128", want: "127.0.0.1/32"},
+		{in: "::ffff:10.1.2.3/104", want: "10.0.0.0/8"},
+		{in: "::ffff:0.0.0.0/90", err: `"::ffff:0.0.0.0/90"`},
+		{in: "::ffff:0:0/95", err: `"::ffff:0:0/95"`},
+		{in: "::ffff:0:0/80", err: `"::ffff:0:0/80"`},
+		{in: "::/0", want: "::/0"},
 		{in: "10.0.0.0/33", err: `"10.0.0.0/33"`},
 		{in: "proxy.internal", err: `"proxy.internal"`},
 		{in: "10.0.0.1,nope", err: `"nope"`},
@@ -49,6 +59,12 @@ func TestParseTrustedProxies(t *testing.T) {
 // writing the header itself.
 func TestClientIP(t *testing.T) {
 	trusted, err := ParseTrustedProxies("10.0.0.0/8, 192.0.2.1, fd00::/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same proxies written as IPv4-mapped prefixes trust the same
+	// IPv4 peers, mapped or not.
+	mapped, err := ParseTrustedProxies("::ffff:10.0.0.0/104, ::ffff:c000:201/128")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +97,12 @@ func TestClientIP(t *testing.T) {
 			xff: []string{"[2001:db8::7]:5555, 10.1.1.1:80"}, want: "2001:db8::7", forwarded: true},
 		{name: "IPv4-mapped peer and entry", proxies: trusted, peer: "[::ffff:10.0.0.1]:4000",
 			xff: []string{"::ffff:198.51.100.1"}, want: "198.51.100.1", forwarded: true},
+		{name: "IPv4 peer, IPv4-mapped prefixes", proxies: mapped, peer: "10.0.0.1:4000",
+			xff: []string{"198.51.100.1, 192.0.2.1"}, want: "198.51.100.1", forwarded: true},
+		{name: "IPv4-mapped peer, IPv4-mapped prefixes", proxies: mapped, peer: "[::ffff:10.0.0.1]:4000",
+			xff: []string{"198.51.100.1"}, want: "198.51.100.1", forwarded: true},
+		{name: "untrusted peer, IPv4-mapped prefixes", proxies: mapped, peer: "11.0.0.1:4000",
+			xff: []string{"198.51.100.1"}, want: "11.0.0.1"},
 		{name: "garbage from a trusted hop stops at that hop", proxies: trusted, peer: "10.0.0.1:4000",
 			xff: []string{"198.51.100.1, unknown, 192.0.2.1"}, want: "192.0.2.1", forwarded: true},
 		{name: "empty entries skipped", proxies: trusted, peer: "10.0.0.1:4000", xff: []string{"198.51.100.1, , "}, want: "198.51.100.1", forwarded: true},
