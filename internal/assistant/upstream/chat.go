@@ -255,6 +255,38 @@ func (e *Engine) chat(ctx context.Context, req assistant.GenerateRequest, n int,
 	return readStream(ctx, resp.Body, n, emit)
 }
 
+// scanSSELines is bufio.ScanLines with the event-stream format's line
+// ends (WHATWG HTML §9.2.6): CRLF, LF or a bare CR. bufio.ScanLines ends
+// lines at LF only, so a server that ends them with CR alone had its
+// whole stream read as one line and none of its chunks seen. A CR that
+// is the last byte read so far may be the first half of a CRLF whose LF
+// the next read brings, so it waits for that byte (or the end of the
+// body) rather than end a line there and read the LF as a second, empty
+// line: how the body is cut into reads must not change its lines.
+func scanSSELines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	for i, c := range data {
+		switch {
+		case c == '\n':
+			return i + 1, data[:i], nil
+		case c != '\r':
+			continue
+		case i+1 < len(data):
+			if data[i+1] == '\n' {
+				return i + 2, data[:i], nil
+			}
+			return i + 1, data[:i], nil
+		case atEOF:
+			return i + 1, data[:i], nil
+		default:
+			return 0, nil, nil // is an LF next?
+		}
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
 // readStream reads one upstream SSE stream of n choices to its [DONE]. A
 // stream the client cut short (its context ended, or emit could not
 // deliver a delta) returns the error with what was read up to the cut
@@ -268,6 +300,7 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 	}
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	sc.Split(scanSSELines)
 	// partial is set when the stream ended inside a chunk.
 	done, partial := false, false
 	for !done && sc.Scan() {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"reflect"
+	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -13,11 +13,12 @@ import (
 )
 
 // FuzzReadStreamForms holds the SSE reader to what the event-stream
-// format leaves free: lines may end in LF or CRLF (WHATWG HTML §9.2.6),
-// and the body may arrive in reads of any size. The same stream in each
-// of these forms gives the same answer, deltas and verdict: a transport
-// that sends CRLF, or a proxy that passes the body on a byte at a time,
-// must not change what the client hears.
+// format leaves free: lines may end in LF, CRLF or a bare CR (WHATWG HTML
+// §9.2.6), mixed, and the body may arrive in reads of any size, a CRLF
+// split between two. The same stream in each of these forms gives the
+// same answer, deltas and verdict: a transport that sends CRLF or CR, or a
+// proxy that passes the body on a byte at a time, must not change what
+// the client hears.
 func FuzzReadStreamForms(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"), uint8(1))
 	f.Add([]byte(": ping\nevent: x\ndata:{\"choices\":[{\"index\":1,\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"finish_reason\":\"length\"},{\"index\":1,\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n"), uint8(2))
@@ -25,29 +26,55 @@ func FuzzReadStreamForms(f *testing.F) {
 	f.Add([]byte("data: {\"error\":{\"message\":\"context length exceeded\"}}\n\n"), uint8(1))
 	f.Fuzz(func(t *testing.T, body []byte, n uint8) {
 		choices := int(n%3) + 1
-		read := func(b []byte, oneByte bool) string {
+		read := func(b []byte, how int) string {
 			var deltas strings.Builder
-			r := bytes.NewReader(b)
-			var out streamed
-			var err error
-			emit := func(d assistant.Delta) error { fmt.Fprintf(&deltas, "%d:%q ", d.Index, d.Text); return nil }
-			if oneByte {
-				out, err = readStream(context.Background(), iotest.OneByteReader(r), choices, emit)
-			} else {
-				out, err = readStream(context.Background(), r, choices, emit)
+			var r io.Reader = bytes.NewReader(b)
+			switch how {
+			case 1:
+				r = iotest.OneByteReader(r)
+			case 2:
+				r = &splitReader{b: b}
 			}
+			emit := func(d assistant.Delta) error { fmt.Fprintf(&deltas, "%d:%q ", d.Index, d.Text); return nil }
+			out, err := readStream(context.Background(), r, choices, emit)
 			return describeStreamed(out, err) + " deltas=" + deltas.String()
 		}
-		whole := read(body, false)
-		if got := read(body, true); got != whole {
-			t.Fatalf("body %q read a byte at a time:\n%s\nwhole:\n%s", body, got, whole)
+		whole := read(body, 0)
+		for how, name := range []string{"", "a byte at a time", "in reads ending at each CR"} {
+			if got := read(body, how); how > 0 && got != whole {
+				t.Fatalf("body %q read %s:\n%s\nwhole:\n%s", body, name, got, whole)
+			}
 		}
-		crlf := bytes.ReplaceAll(body, []byte("\n"), []byte("\r\n"))
-		if bytes.Contains(body, []byte("\r")) || reflect.DeepEqual(crlf, body) {
+		if bytes.Contains(body, []byte("\r")) || !bytes.Contains(body, []byte("\n")) {
 			return
 		}
-		if got := read(crlf, false); got != whole {
-			t.Fatalf("body %q with CRLF line ends:\n%s\nwith LF:\n%s", body, got, whole)
+		// The same lines with other line ends: all CRLF, all CR, and
+		// each line end chosen by n's bits in turn.
+		mixed := make([]byte, 0, 2*len(body))
+		k := 0
+		for _, c := range body {
+			if c != '\n' {
+				mixed = append(mixed, c)
+				continue
+			}
+			end := [][]byte{[]byte("\n"), []byte("\r\n"), []byte("\r")}[(int(n)>>(k%4))%3]
+			if end[0] == '\n' && len(mixed) > 0 && mixed[len(mixed)-1] == '\r' {
+				// A CR end and then an LF end would be one CRLF.
+				end = []byte("\r\n")
+			}
+			mixed = append(mixed, end...)
+			k++
+		}
+		for name, b := range map[string][]byte{
+			"CRLF":  bytes.ReplaceAll(body, []byte("\n"), []byte("\r\n")),
+			"CR":    bytes.ReplaceAll(body, []byte("\n"), []byte("\r")),
+			"mixed": mixed,
+		} {
+			for how, way := range []string{"whole", "a byte at a time", "in reads ending at each CR"} {
+				if got := read(b, how); got != whole {
+					t.Fatalf("body %q with %s line ends (%q) read %s:\n%s\nwith LF:\n%s", body, name, b, way, got, whole)
+				}
+			}
 		}
 	})
 }
