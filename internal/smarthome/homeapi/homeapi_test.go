@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -53,6 +54,35 @@ func TestFoldSlashes(t *testing.T) {
 		FoldSlashes(r)
 		if r.URL.Path != want {
 			t.Errorf("%q → %q, want %q", in, r.URL.Path, want)
+		}
+	}
+}
+
+// TestFoldSlashesKeepsEncodedSlashes pins that folding works on the path
+// as sent: an encoded slash (%2F) is a character inside its segment, not a
+// separator, so it stays encoded and only the literal "//" around it is
+// folded; Path and RawPath stay one path (RawPath set only when the
+// escaping is not Path's default). Encoded dots are dots (RFC 3986 §2.3:
+// "." is unreserved), so %2E%2E is a dot segment as ".." is.
+func TestFoldSlashesKeepsEncodedSlashes(t *testing.T) {
+	for _, tc := range []struct{ in, path, escaped string }{
+		{"/a%2Fb//c", "/a/b/c", "/a%2Fb/c"},
+		{"/v1/mqtt-gate/categories/light%2Ffeatures/", "/v1/mqtt-gate/categories/light/features", "/v1/mqtt-gate/categories/light%2Ffeatures"},
+		{"//v1/mqtt-gate/categories/a%2F..", "/v1/mqtt-gate/categories/a/..", "/v1/mqtt-gate/categories/a%2F.."},
+		{"/a%2F/b", "/a//b", "/a%2F/b"},     // clean as sent: left alone
+		{"/a%2F%2Fb", "/a//b", "/a%2F%2Fb"}, // likewise
+		{"/a/%2E%2E/b%2Fc/", "/b/c", "/b%2Fc"},
+		{"/a/%2e/b//", "/a/b", "/a/b"},
+		{"/a%41//b", "/aA/b", "/a%41/b"}, // another encoding kept as sent
+		{"/a%20b//c", "/a b/c", "/a%20b/c"},
+	} {
+		r := httptest.NewRequest("GET", "http://x"+tc.in, nil)
+		FoldSlashes(r)
+		if r.URL.Path != tc.path || r.URL.EscapedPath() != tc.escaped {
+			t.Errorf("%q → path %q escaped %q (raw %q), want %q and %q", tc.in, r.URL.Path, r.URL.EscapedPath(), r.URL.RawPath, tc.path, tc.escaped)
+		}
+		if u, err := url.Parse(r.URL.EscapedPath()); err != nil || u.Path != r.URL.Path {
+			t.Errorf("%q: escaped path %q does not decode to path %q", tc.in, r.URL.EscapedPath(), r.URL.Path)
 		}
 	}
 }
