@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/jsonmsg"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
@@ -259,74 +258,7 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 }
 
 // jsonErrorMessage words a body encoding/json refused for the 400 it is
-// answered with. A syntax error's own text names only the JSON it met, but
-// a value of the wrong type is reported by encoding/json in Go's terms
-// ("cannot unmarshal array into Go value of type chatapi.wireTokensCount"),
-// which tells a client our type names instead of what it sent wrong. Such
-// an error is said in the API's terms instead: the member, as the dotted
-// path encoding/json gives (array indices left out), the JSON type it
-// takes and what came instead.
+// answered with, in JSON's terms rather than Go's (jsonmsg.Of).
 func jsonErrorMessage(err error) string {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return "invalid JSON body: " + err.Error()
-	}
-	where := te.Field
-	if where == "" {
-		where = "the body"
-	}
-	want := jsonTypeName(te.Type)
-	if literal, ok := strings.CutPrefix(te.Value, "number "); ok {
-		// A number encoding/json could not store: a fraction or an
-		// exponent where an integer belongs, else a number out of the
-		// member's range.
-		if want == "an integer" && strings.ContainsAny(literal, ".eE") {
-			return "invalid JSON body: " + where + ": expected an integer, got " + literal
-		}
-		return "invalid JSON body: " + where + ": " + literal + " is out of range"
-	}
-	return "invalid JSON body: " + where + ": expected " + want + ", got " + jsonValueName(te.Value)
-}
-
-// jsonTypeName is the JSON type a Go type is read from.
-func jsonTypeName(t reflect.Type) string {
-	if t == nil {
-		return "a JSON value"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	default:
-		return "a JSON value"
-	}
-}
-
-// jsonValueName names the kind of JSON value encoding/json met, as its
-// UnmarshalTypeError.Value gives it ("string", "number", "bool", "array",
-// "object").
-func jsonValueName(v string) string {
-	switch v {
-	case "bool":
-		return "a boolean"
-	case "array", "object":
-		return "an " + v
-	case "":
-		return "another value"
-	default:
-		return "a " + v
-	}
+	return "invalid JSON body: " + jsonmsg.Of(err)
 }
