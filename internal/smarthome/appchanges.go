@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"partnerapi/internal/jsonmsg"
 )
 
 // The app's changes to a device: a user who renames a device, or moves it to
@@ -156,7 +158,7 @@ func decodeStrict(msg []byte, v any, shape string) error {
 		}
 	}
 	if err != nil {
-		return &InvalidError{Details: []string{"body must be " + shape + ": " + err.Error()}}
+		return &InvalidError{Details: []string{"body must be " + shape + ": " + jsonmsg.Of(err)}}
 	}
 	return nil
 }

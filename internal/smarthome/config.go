@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"partnerapi/internal/jsonmsg"
 )
 
 // configDevice is one device of an up/config message, the provider's
@@ -91,7 +93,7 @@ type modelUse struct {
 func (c *Catalog) checkConfig(devs json.RawMessage, earlier *earlierConfig) ([]DeviceReport, []*Model, error) {
 	var list []configDevice
 	if err := json.Unmarshal(devs, &list); err != nil {
-		return nil, nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
+		return nil, nil, &InvalidError{Details: []string{"devices: " + jsonmsg.Of(err)}}
 	}
 	reps := make([]DeviceReport, len(list))
 	models := make([]*Model, len(list))

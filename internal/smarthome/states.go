@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"partnerapi/internal/jsonmsg"
 )
 
 // state is one entry of a device's states in up/status and down/commands
@@ -24,7 +26,7 @@ type deviceStates struct {
 func parseStates(devs json.RawMessage) (map[string]deviceStates, error) {
 	var m map[string]deviceStates
 	if err := json.Unmarshal(devs, &m); err != nil {
-		return nil, &InvalidError{Details: []string{"devices: " + err.Error()}}
+		return nil, &InvalidError{Details: []string{"devices: " + jsonmsg.Of(err)}}
 	}
 	return m, nil
 }

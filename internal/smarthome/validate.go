@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"partnerapi/internal/jsonmsg"
 )
 
 // Problem is one finding about one feature.
@@ -152,7 +154,7 @@ func devicesOf(msg []byte) (json.RawMessage, error) {
 		Devices json.RawMessage `json:"devices"`
 	}
 	if err := json.Unmarshal(msg, &top); err != nil {
-		return nil, &InvalidError{Details: []string{"body is not a JSON object: " + err.Error()}}
+		return nil, &InvalidError{Details: []string{"body is not a JSON object: " + jsonmsg.Of(err)}}
 	}
 	devs := bytes.TrimSpace(top.Devices)
 	if len(devs) == 0 || string(devs) == "null" {

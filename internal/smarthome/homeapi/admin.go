@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"partnerapi/internal/jsonmsg"
 	"partnerapi/internal/smarthome"
 )
 
@@ -63,7 +64,7 @@ func (h *handlers) putModel(w http.ResponseWriter, r *http.Request) {
 	}
 	var m smarthome.Model
 	if err := decodeOne(body, &m); err != nil {
-		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"body is not a model: " + err.Error()}})
+		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"body is not a model: " + jsonmsg.Of(err)}})
 		return
 	}
 	if m.ID == "" {
@@ -112,7 +113,7 @@ func (h *handlers) createAgent(w http.ResponseWriter, r *http.Request) {
 		Login string `json:"login"`
 	}
 	if err := decodeOne(body, &in); err != nil {
-		h.domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be {"login": "..."}: ` + err.Error()}})
+		h.domainError(w, r, &smarthome.InvalidError{Details: []string{`body must be {"login": "..."}: ` + jsonmsg.Of(err)}})
 		return
 	}
 	pw, err := h.svc.CreateCredential(r.Context(), smarthome.KindAgent, in.Login)
