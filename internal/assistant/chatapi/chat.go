@@ -145,6 +145,12 @@ func (st *sseStream) start() {
 	h := st.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
+	// An nginx in front (the reverse proxy --trusted-proxies names) buffers
+	// an answer by default and passes it on as its buffers fill, so an
+	// event could reach the client in two reads, which the npm client
+	// cannot parse (rule 4). This header turns its buffering off for the
+	// stream alone; other proxies ignore it.
+	h.Set("X-Accel-Buffering", "no")
 	st.w.WriteHeader(http.StatusOK)
 }
 

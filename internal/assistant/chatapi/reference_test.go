@@ -113,9 +113,9 @@ func TestTokenCacheHeaders(t *testing.T) {
 	}
 }
 
-// TestStreamHeaders: a stream is text/event-stream, not cached (reference
-// §3.4 rules 1 and 12), and an answer without streaming is compact JSON
-// in UTF-8 (§2).
+// TestStreamHeaders: a stream is text/event-stream, not cached and not
+// buffered by an nginx in front (reference §3.4 rules 1, 4 and 12), and
+// an answer without streaming is compact JSON in UTF-8 (§2).
 func TestStreamHeaders(t *testing.T) {
 	f := newFixtureWith(t, toolEngine{})
 	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
@@ -123,8 +123,15 @@ func TestStreamHeaders(t *testing.T) {
 		return `{"model":"qwen","messages":[{"role":"user","content":"x"}],"stream":` + map[bool]string{true: "true", false: "false"}[stream] + `}`
 	}
 	resp, b := f.call("POST", "/api/v1/chat/completions", tok, body(true))
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
-		t.Fatalf("stream: %d Content-Type %q Cache-Control %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), b)
+	for _, h := range []struct{ name, want string }{
+		{"Content-Type", "text/event-stream"},
+		{"Cache-Control", "no-cache"},
+		// An nginx in front passes each event on as written (rule 4).
+		{"X-Accel-Buffering", "no"},
+	} {
+		if resp.StatusCode != 200 || resp.Header.Get(h.name) != h.want {
+			t.Fatalf("stream: %d %s %q, want %q: %s", resp.StatusCode, h.name, resp.Header.Get(h.name), h.want, b)
+		}
 	}
 	resp, b = f.call("POST", "/api/v1/chat/completions", tok, body(false))
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" || strings.Contains(strings.TrimSpace(string(b)), "\n") {
