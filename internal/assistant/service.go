@@ -265,12 +265,16 @@ const ExpiredTokenGrace = 24 * time.Hour
 // the first colon (reference §1). The scheme is read in any letter case
 // (RFC 7235) and may be left out: the spec shows the authorization data
 // without it, while the provider's clients send "Basic " and the key.
+// Only SP and HTAB are trimmed, the white space RFC 9110 §5.6.3 allows
+// around a field value: strings.TrimSpace would also drop Unicode spaces
+// (U+00A0, U+0085, U+3000, …), so a key with one of them appended would
+// pass as the key without it.
 func ParseBasic(authorization string) (id, secret string, err error) {
-	key := strings.TrimSpace(authorization)
+	key := strings.Trim(authorization, " \t")
 	if len(key) > 6 && strings.EqualFold(key[:6], "basic ") {
 		key = key[6:]
 	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
+	raw, err := base64.StdEncoding.DecodeString(strings.Trim(key, " \t"))
 	if err != nil {
 		return "", "", ErrAuthHeader
 	}

@@ -205,6 +205,14 @@ func TestParseBasic(t *testing.T) {
 		{"Bearer x", "", "", false},
 		{"Basic %%%", "", "", false},
 		{"", "", "", false},
+		// SP and HTAB are the only white space around the credentials
+		// (RFC 9110 §5.6.3); a Unicode space is part of them.
+		{" \tBasic \t" + base64.StdEncoding.EncodeToString([]byte("id:s")) + "\t ", "id", "s", true},
+		{enc("id:s") + "\u00a0", "", "", false},
+		{"\u00a0" + enc("id:s"), "", "", false},
+		{"Basic\u00a0" + base64.StdEncoding.EncodeToString([]byte("id:s")), "", "", false},
+		{enc("id:s") + "\u0085", "", "", false},
+		{enc("id:s") + "\u3000", "", "", false},
 	}
 	for _, tt := range tests {
 		id, secret, err := assistant.ParseBasic(tt.in)
@@ -227,13 +235,14 @@ func FuzzParseBasic(f *testing.F) {
 			t.Fatalf("ParseBasic(%q) id %q", s, id)
 		}
 		// The credentials are what follows the scheme, which ParseBasic
-		// reads in any letter case after leading space (RFC 7235 §2.1), or
-		// the whole value when the scheme is left out.
-		key := strings.TrimSpace(s)
+		// reads in any letter case after leading SP and HTAB (RFC 7235
+		// §2.1, RFC 9110 §5.6.3), or the whole value when the scheme is
+		// left out; no other white space is trimmed.
+		key := strings.Trim(s, " \t")
 		if len(key) > 6 && strings.EqualFold(key[:6], "basic ") {
 			key = key[6:]
 		}
-		raw, _ := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
+		raw, _ := base64.StdEncoding.DecodeString(strings.Trim(key, " \t"))
 		if string(raw) != id+":"+secret {
 			t.Fatalf("ParseBasic(%q) = %q:%q, decoded %q", s, id, secret, raw)
 		}

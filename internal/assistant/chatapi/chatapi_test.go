@@ -227,6 +227,9 @@ func TestOAuthErrors(t *testing.T) {
 		{"bad RqUID", basic, "123", "ASSISTANT_API_CORP", 400, `{"code":2,"message":"RqUID header is missing or is not a UUID"}`},
 		{"no auth", "", rqUID, "ASSISTANT_API_CORP", 401, `{"code":4,"message":"Can't decode 'Authorization' header"}`},
 		{"garbled auth", "Basic !!!", rqUID, "ASSISTANT_API_CORP", 401, `{"code":4,"message":"Can't decode 'Authorization' header"}`},
+		// Only SP and HTAB are trimmed around the key (RFC 9110 §5.6.3).
+		{"key and NBSP", basic + "\u00a0", rqUID, "ASSISTANT_API_CORP", 401, `{"code":4,"message":"Can't decode 'Authorization' header"}`},
+		{"key and ideographic space", basic + "\u3000", rqUID, "ASSISTANT_API_CORP", 401, `{"code":4,"message":"Can't decode 'Authorization' header"}`},
 		{"wrong secret", wrong, rqUID, "ASSISTANT_API_CORP", 401, `{"code":6,"message":"credentials doesn't match db data"}`},
 		{"unknown client", "Basic " + base64.StdEncoding.EncodeToString([]byte("x:y")), rqUID, "ASSISTANT_API_CORP", 401, `{"code":6,"message":"credentials doesn't match db data"}`},
 	}
