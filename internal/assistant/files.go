@@ -61,6 +61,15 @@ func (s *Service) UploadFile(ctx context.Context, p Principal, filename, purpose
 	if filename == "" || name == "." || name == "/" {
 		return File{}, badRequest("file is required: a multipart part named file with a file name")
 	}
+	// The name kept is stored in a text column and later quoted in chat
+	// message content, so it must be UTF-8 text: PostgreSQL refuses a
+	// TEXT value with invalid UTF-8 or a NUL byte, which made such an
+	// upload a 500 after the fact. It is the client's malformed request,
+	// refused before anything is stored. Only the base name is judged,
+	// since the directories a client sends are dropped.
+	if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return File{}, badRequest("file name must be UTF-8 text without NUL characters")
+	}
 	if len(content) == 0 {
 		return File{}, badRequest("file is empty")
 	}

@@ -1,0 +1,65 @@
+package assistant_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"partnerapi/internal/assistant"
+	"partnerapi/internal/assistant/assistantsql"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+)
+
+// TestUploadFileNameText: a file name goes into the store and later into
+// chat message content, so one that is not UTF-8 text (a lone surrogate's
+// bytes as filename*=UTF-8”%ED%A0%80.txt decodes to, a raw 0xFF byte) or
+// holds a NUL is the client's 400 before anything is stored. Without the
+// check PostgreSQL's TEXT column refused the row, which was a 500.
+func TestUploadFileNameText(t *testing.T) {
+	storetest.Each(t, assistantsql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := assistant.NewService(assistantsql.New(db), &promptEngine{window: 200}, assistant.Config{})
+		c, err := s.CreateClient(ctx, assistant.ScopeCorp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		me := assistant.Principal{ClientID: c.ClientID, Scope: assistant.ScopeCorp}
+		for _, tc := range []struct {
+			name, filename string
+			status         int // 0: stored
+		}{
+			{"lone surrogate", "\xed\xa0\x80.txt", 400},
+			{"raw 0xFF", "a\xff.txt", 400},
+			{"truncated sequence", "a\xd0.txt", 400},
+			{"invalid in a directory only", "\xff/a.txt", 0},
+			{"NUL", "a\x00b.txt", 400},
+			{"Cyrillic", "отчёт.txt", 0},
+			{"emoji", "\U0001F600.txt", 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before, err := s.Files(ctx, me)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := s.UploadFile(ctx, me, tc.filename, "general", "text/plain", []byte("x"))
+				var inv *assistant.InvalidParams
+				switch {
+				case tc.status != 0 && (!errors.As(err, &inv) || inv.Status != tc.status):
+					t.Fatalf("err %v, want status %d", err, tc.status)
+				case tc.status == 0 && err != nil:
+					t.Fatal(err)
+				case tc.status == 0 && f.Filename == "":
+					t.Fatalf("stored %+v", f)
+				}
+				after, err := s.Files(ctx, me)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if stored := len(after) - len(before); (tc.status == 0) != (stored == 1) {
+					t.Fatalf("%d files stored", stored)
+				}
+			})
+		}
+	})
+}
