@@ -13,7 +13,7 @@ import (
 
 // TestUploadFileNameText: a file name goes into the store and later into
 // chat message content, so one that is not UTF-8 text (a lone surrogate's
-// bytes as filename*=UTF-8”%ED%A0%80.txt decodes to, a raw 0xFF byte) or
+// bytes, which RFC 2231 spells %ED%A0%80 in a filename*, or a raw 0xFF) or
 // holds a NUL is the client's 400 before anything is stored. Without the
 // check PostgreSQL's TEXT column refused the row, which was a 500.
 func TestUploadFileNameText(t *testing.T) {
