@@ -133,10 +133,21 @@ var privateWebhookPrefixes = func() []netip.Prefix {
 // route to the IPv4 address and which netip classifies as none of
 // loopback, private or link-local, so that [::127.0.0.1] and
 // [::169.254.169.254] passed as public.
+//
+// NAT64 local-use (64:ff9b:1::/48, RFC 8215) embeds the IPv4 address as
+// RFC 6052 does, but at a prefix length (/48 up to /96) the operator
+// chooses, so which bits hold it cannot be told from the address: the
+// whole range is judged non-public. Teredo (2001::/32, RFC 4380) carries
+// two IPv4 addresses, the server's in bits 32..63 and the client's,
+// inverted (XOR 0xffffffff), in the last 32 bits; a relay forwards to
+// the client and the server is on the path, so the address is judged
+// non-public when either of them is.
 var (
-	nat64Prefix  = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour    = netip.MustParsePrefix("2002::/16")
-	v4Compatible = netip.MustParsePrefix("::/96")
+	nat64Prefix   = netip.MustParsePrefix("64:ff9b::/96")
+	nat64LocalUse = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour     = netip.MustParsePrefix("2002::/16")
+	teredo        = netip.MustParsePrefix("2001::/32")
+	v4Compatible  = netip.MustParsePrefix("::/96")
 )
 
 // PrivateWebhookAddr reports whether a is an address a webhook must not
@@ -144,9 +155,9 @@ var (
 // private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16
 // with the cloud metadata address 169.254.169.254, fe80::/10), unspecified
 // (0.0.0.0, ::), multicast, and the reserved ranges above. IPv4 written in
-// IPv6 (::ffff:a.b.c.d, ::a.b.c.d, NAT64, 6to4) is judged by its IPv4
-// address. An invalid address counts as private: the guard refuses what
-// it cannot judge.
+// IPv6 (::ffff:a.b.c.d, ::a.b.c.d, NAT64, 6to4, Teredo) is judged by its
+// IPv4 addresses, and NAT64 local-use is refused whole. An invalid
+// address counts as private: the guard refuses what it cannot judge.
 func PrivateWebhookAddr(a netip.Addr) bool {
 	if !a.IsValid() {
 		return true
@@ -161,6 +172,12 @@ func PrivateWebhookAddr(a netip.Addr) bool {
 			return PrivateWebhookAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 		case sixToFour.Contains(a):
 			return PrivateWebhookAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		case nat64LocalUse.Contains(a):
+			return true
+		case teredo.Contains(a):
+			server := netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]})
+			client := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+			return PrivateWebhookAddr(server) || PrivateWebhookAddr(client)
 		}
 	}
 	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||

@@ -47,6 +47,21 @@ func TestPrivateWebhookAddr(t *testing.T) {
 		// IPv4-compatible (::a.b.c.d, RFC 4291 §2.5.5.1, deprecated) is
 		// judged by its IPv4 address, as the other embeddings are.
 		{"IPv4-compatible of private", []string{"::127.0.0.1", "::7f00:1", "::10.1.2.3", "::169.254.169.254", "::192.168.0.1", "::0.0.0.2"}, true},
+		// NAT64 local-use (64:ff9b:1::/48, RFC 8215) embeds the IPv4 at a
+		// prefix length only the operator knows, so the whole range is
+		// refused, with a public IPv4 in the /96 position too.
+		{"NAT64 local-use", []string{"64:ff9b:1::7f00:1", "64:ff9b:1::808:808", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "64:ff9b:1::"}, true},
+		// Teredo (2001::/32, RFC 4380) carries the server's IPv4 in bits
+		// 32..63 and the client's, XOR 0xffffffff, in the last 32 bits:
+		// either one non-public refuses the address.
+		{"Teredo, client private", []string{
+			"2001:0:4136:e378:8000:63bf:80ff:fffe",  // client 127.0.0.1
+			"2001:0:4136:e378:8000:63bf:5601:5601",  // client 169.254.169.254
+			"2001:0:4136:e378:8000:63bf:f5ff:fffe",  // client 10.0.0.1
+			"2001:0:4136:e378:8000:63bf:3fff:fdd2"}, // RFC 4380's example, client 192.0.2.45 (documentation)
+			true},
+		{"Teredo, server private", []string{"2001:0:a00:1:8000:63bf:f7f7:f7f7", "2001:0:7f00:1::f7f7:f7f7", "2001::f7f7:f7f7", "2001::"}, true},
+		{"Teredo, both public", []string{"2001:0:4136:e378:8000:63bf:f7f7:f7f7"}, false},
 		{"IPv4-mapped in hexadecimal", []string{"::ffff:7f00:1", "::ffff:a01:203"}, true},
 		{"documentation", []string{"192.0.2.1", "2001:db8::1"}, true},
 		{"public v4", []string{"8.8.8.8", "172.15.255.255", "172.32.0.1", "169.253.255.255", "100.63.255.255", "11.0.0.1", "193.0.0.1"}, false},
@@ -109,6 +124,9 @@ func TestWebhookURLPolicy(t *testing.T) {
 		{"https://[2002:c0a8:101::1]/hook", production, false, "внутреннюю"},
 		{"https://[2002:a00:1::]/hook", production, false, "внутреннюю"},
 		{"https://[::8.8.8.8]/hook", production, true, ""},
+		{"https://[64:ff9b:1::808:808]/hook", production, false, "внутреннюю"},
+		{"https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook", production, false, "внутреннюю"},
+		{"https://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/hook", production, true, ""},
 		{"https://localhost/hook", production, false, "внутреннюю"},
 		{"https://api.localhost./hook", production, false, "внутреннюю"},
 		{"https://inside.example/hook", production, false, "внутреннюю"},

@@ -67,6 +67,9 @@ func TestWebhookClientRefusesPrivateAddresses(t *testing.T) {
 		{"IPv4-compatible cloud metadata", "[::a9fe:a9fe]"},
 		{"NAT64 of a private address", "[64:ff9b::10.0.0.1]"},
 		{"6to4 of a private address", "[2002:c0a8:101::1]"},
+		{"NAT64 local-use", "[64:ff9b:1::808:808]"},
+		{"Teredo to a loopback client", "[2001:0:4136:e378:8000:63bf:80ff:fffe]"},
+		{"Teredo via a private server", "[2001:0:a00:1:8000:63bf:f7f7:f7f7]"},
 	} {
 		resp, err := client.Post("http://"+tc.host+":9/hook", "application/json", strings.NewReader("{}"))
 		if err == nil {
@@ -79,7 +82,8 @@ func TestWebhookClientRefusesPrivateAddresses(t *testing.T) {
 	// The socket-level check refuses what the resolver step let through.
 	g := &webhookDialGuard{}
 	for _, addr := range []string{"127.0.0.1:443", "[::1]:443", "10.1.1.1:80", "[fe80::1%eth0]:80", "169.254.169.254:80",
-		"[::127.0.0.1]:443", "[::ffff:7f00:1]:443", "[64:ff9b::a00:1]:80", "[2002:a00:1::1]:80", "not an address"} {
+		"[::127.0.0.1]:443", "[::ffff:7f00:1]:443", "[64:ff9b::a00:1]:80", "[2002:a00:1::1]:80",
+		"[64:ff9b:1::808:808]:443", "[2001:0:4136:e378:8000:63bf:80ff:fffe]:443", "not an address"} {
 		if err := g.control("tcp", addr, nil); !errors.Is(err, banking.ErrPrivateWebhookAddress) {
 			t.Errorf("control %s: %v", addr, err)
 		}
