@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"partnerapi/internal/bearer"
 )
 
 // Config holds the service's tunables (reference §5: make them configurable).
@@ -335,27 +337,11 @@ type Principal struct {
 func BearerToken(authorization string) string {
 	h := strings.Trim(authorization, " \t")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		if tok := strings.TrimLeft(h[7:], " \t"); isB64Token(tok) {
+		if tok := strings.TrimLeft(h[7:], " \t"); bearer.IsB64Token(tok) {
 			return tok
 		}
 	}
 	return ""
-}
-
-// isB64Token reports whether s matches RFC 6750 §2.1's b64token:
-// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
-func isB64Token(s string) bool {
-	body := strings.TrimRight(s, "=")
-	if body == "" {
-		return false
-	}
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // Authenticate resolves a bearer token.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/bearer"
 )
 
 type principalKey struct{}
@@ -33,7 +34,7 @@ func (c *principalContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// bearer takes the token from Authorization; the reference's payment
+// bearerToken takes the token from Authorization; the reference's payment
 // examples send the bare token and the card examples "Bearer <token>", so
 // both are accepted. Only SP and HTAB are trimmed: they are the only white
 // space RFC 9110 §5.6.3 allows around a field value, and RFC 6750 §2.1
@@ -42,31 +43,15 @@ func (c *principalContext) Value(key any) any {
 // with one of them appended would authenticate as the token without it.
 // A token that is not RFC 6750's b64token afterwards reads as no token,
 // which requireScope answers with the 401 envelope.
-func bearer(r *http.Request) string {
+func bearerToken(r *http.Request) string {
 	h := strings.Trim(r.Header.Get("Authorization"), " \t")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		h = strings.TrimLeft(h[7:], " \t")
 	}
-	if !isB64Token(h) {
+	if !bearer.IsB64Token(h) {
 		return ""
 	}
 	return h
-}
-
-// isB64Token reports whether s matches RFC 6750 §2.1's b64token:
-// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
-func isB64Token(s string) bool {
-	body := strings.TrimRight(s, "=")
-	if body == "" {
-		return false
-	}
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // requireScope authenticates the request before anything else happens and
@@ -88,7 +73,7 @@ type principalHandler func(w http.ResponseWriter, r *http.Request, p banking.Pri
 // authenticated is requireScope handing h the principal and the token.
 func (s *server) authenticated(h func(w http.ResponseWriter, r *http.Request, p banking.Principal, token string), scopes ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		token := bearer(r)
+		token := bearerToken(r)
 		if token == "" || s.auth == nil {
 			writeError(w, r, s.log, banking.Errorf(banking.KindUnauthorized, "Требуется авторизация"))
 			return

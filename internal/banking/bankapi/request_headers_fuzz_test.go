@@ -38,13 +38,13 @@ func FuzzBearer(f *testing.F) {
 		read := func(h string) string {
 			r := httptest.NewRequest("GET", "/fintech/api/v1/client-info", nil)
 			r.Header["Authorization"] = []string{h}
-			return bearer(r)
+			return bearerToken(r)
 		}
 		if got := read(raw); got != "" {
 			before, ok := strings.CutSuffix(strings.Trim(raw, " \t"), got)
 			scheme := len(before) > 6 && strings.EqualFold(before[:6], "bearer") && before[6] == ' ' && strings.Trim(before[6:], " \t") == ""
 			if !b64token(got) || !ok || before != "" && !scheme {
-				t.Fatalf("bearer(%q) = %q", raw, got)
+				t.Fatalf("bearerToken(%q) = %q", raw, got)
 			}
 		}
 		if !b64token(tok) {
@@ -58,15 +58,15 @@ func FuzzBearer(f *testing.F) {
 		}
 		h := string(scheme) + strings.Repeat(" ", int(spaces%4)+1) + tok
 		if got := read(h); got != tok {
-			t.Fatalf("bearer(%q) = %q, want %q", h, got, tok)
+			t.Fatalf("bearerToken(%q) = %q, want %q", h, got, tok)
 		}
 		if got := read(tok); got != tok {
-			t.Fatalf("bearer(%q), a bare token, = %q", tok, got)
+			t.Fatalf("bearerToken(%q), a bare token, = %q", tok, got)
 		}
 		for _, sp := range []string{"\u00a0", "\u0085", "\u2003", "\u3000", "\v", "\f", "\r"} {
 			for _, bad := range []string{h + sp, sp + h, tok + sp, sp + tok} {
 				if got := read(bad); got != "" {
-					t.Fatalf("bearer(%q) = %q, want no token", bad, got)
+					t.Fatalf("bearerToken(%q) = %q, want no token", bad, got)
 				}
 			}
 		}

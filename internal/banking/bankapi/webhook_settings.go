@@ -22,7 +22,7 @@ func (s *server) addWebhookRoutes(mux *web.Mux) {
 	gate := func(op string, h http.HandlerFunc) http.HandlerFunc {
 		return s.requireScope(func(w http.ResponseWriter, r *http.Request) {
 			if s.Payments != nil {
-				if err := s.Payments.Gate(bearer(r), op); err != nil {
+				if err := s.Payments.Gate(bearerToken(r), op); err != nil {
 					s.writePaymentError(w, r, err)
 					return
 				}
