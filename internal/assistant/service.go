@@ -335,13 +335,16 @@ type Principal struct {
 // of them appended would authenticate as the token without it. A token
 // that is not RFC 6750's b64token afterwards yields "" as well.
 func BearerToken(authorization string) string {
-	h := strings.Trim(authorization, " \t")
-	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		if tok := strings.TrimLeft(h[7:], " \t"); bearer.IsB64Token(tok) {
-			return tok
-		}
-	}
-	return ""
+	tok, _ := ParseBearer(authorization)
+	return tok
+}
+
+// ParseBearer is BearerToken that also says, when there is no token,
+// whether the value was a malformed bearer credential (bearer.Parse): the
+// transports answer that with RFC 6750's error="invalid_request", and a
+// missing token, or another scheme's credentials, with a bare challenge.
+func ParseBearer(authorization string) (token string, malformed bool) {
+	return bearer.Parse(authorization, false)
 }
 
 // Authenticate resolves a bearer token.

@@ -12,8 +12,9 @@ import (
 
 // TestChallenges checks the WWW-Authenticate of every 401 the API answers,
 // and that the bodies are the reference's, unchanged: Bearer on /api/v1
-// (RFC 6750 §3: bare when no bearer token was sent, error="invalid_token"
-// when one was and is unknown or expired), Basic on the two token
+// (RFC 6750 §3: bare when no bearer token was sent, error="invalid_request"
+// when one was but is not a b64token, error="invalid_token" when one was
+// and is unknown or expired), Basic on the two token
 // endpoints (RFC 6749 §5.2). Answers that are no 401 carry none.
 func TestChallenges(t *testing.T) {
 	f := newFixtureWith(t, toolEngine{})
@@ -22,6 +23,7 @@ func TestChallenges(t *testing.T) {
 	expiring := f.token(c, "ASSISTANT_API_CORP")
 	invalid := bearerChallenge + `, error="invalid_token", error_description="Unauthorized"`
 	expired := bearerChallenge + `, error="invalid_token", error_description="Token has expired"`
+	malformed := bearerChallenge + `, error="invalid_request", error_description="malformed bearer token"`
 	oauth := func(auth, scope string) *http.Request {
 		req, _ := http.NewRequest("POST", f.url+"/api/v2/oauth", strings.NewReader(url.Values{"scope": {scope}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -50,6 +52,11 @@ func TestChallenges(t *testing.T) {
 		{"no token", api("GET", "/api/v1/models", ""), 0, 401, `{"status":401,"message":"Unauthorized"}`, bearerChallenge},
 		{"no token, JSON route", api("POST", "/api/v1/chat/completions", ""), 0, 401, `{"status":401,"message":"Unauthorized"}`, bearerChallenge},
 		{"another scheme", api("GET", "/api/v1/balance", "Basic "+c.AuthorizationKey), 0, 401, `{"status":401,"message":"Unauthorized"}`, bearerChallenge},
+		{"bare token, no scheme", api("GET", "/api/v1/balance", tok), 0, 401, `{"status":401,"message":"Unauthorized"}`, bearerChallenge},
+		{"malformed token", api("GET", "/api/v1/models", "Bearer a b"), 0, 401, `{"status":401,"message":"Unauthorized"}`, malformed},
+		{"token with a Unicode space", api("GET", "/api/v1/models", "Bearer "+tok+"\u00a0"), 0, 401, `{"status":401,"message":"Unauthorized"}`, malformed},
+		{"scheme alone", api("GET", "/api/v1/models", "Bearer"), 0, 401, `{"status":401,"message":"Unauthorized"}`, malformed},
+		{"malformed token, JSON route", api("POST", "/api/v1/chat/completions", "Bearer a,b"), 0, 401, `{"status":401,"message":"Unauthorized"}`, malformed},
 		{"unknown token", api("GET", "/api/v1/models", "Bearer nope"), 0, 401, `{"status":401,"message":"Unauthorized"}`, invalid},
 		{"good token", api("GET", "/api/v1/models", "Bearer "+tok), 0, 200, "", ""},
 		{"oauth without Authorization", oauth("", "ASSISTANT_API_CORP"), 0, 401, `{"code":4,"message":"Can't decode 'Authorization' header"}`, basicChallenge},

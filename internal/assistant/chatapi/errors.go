@@ -57,15 +57,24 @@ const (
 	basicChallenge  = `Basic realm="assistant"`
 )
 
-// bearerRefused sets the challenge of a refused bearer token: with
-// error="invalid_token" when the request sent one (RFC 6750 §3.1), bare
-// when it sent none, which the RFC says should carry no error code.
+// bearerRefused sets the challenge of a refused bearer token (RFC 6750
+// §3.1): error="invalid_token" when the request sent one that is unknown
+// or expired; error="invalid_request" when it tried the Bearer scheme with
+// something that is no token (a space or a Unicode space in it, nothing
+// after the scheme), so that the client learns its header is malformed
+// rather than its token stale; bare when it sent no bearer credentials,
+// which the RFC says should carry no error code. The body is the same
+// 401 envelope in every case.
 func bearerRefused(w http.ResponseWriter, r *http.Request, description string) {
-	if assistant.BearerToken(r.Header.Get("Authorization")) == "" {
+	tok, malformed := assistant.ParseBearer(r.Header.Get("Authorization"))
+	switch {
+	case malformed:
+		w.Header().Set("WWW-Authenticate", bearerChallenge+`, error="invalid_request", error_description="malformed bearer token"`)
+	case tok == "":
 		w.Header().Set("WWW-Authenticate", bearerChallenge)
-		return
+	default:
+		w.Header().Set("WWW-Authenticate", bearerChallenge+`, error="invalid_token", error_description="`+description+`"`)
 	}
-	w.Header().Set("WWW-Authenticate", bearerChallenge+`, error="invalid_token", error_description="`+description+`"`)
 }
 
 // tooMany sets the Retry-After of a token endpoint's 429: the failed-login

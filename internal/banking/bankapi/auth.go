@@ -44,14 +44,33 @@ func (c *principalContext) Value(key any) any {
 // A token that is not RFC 6750's b64token afterwards reads as no token,
 // which requireScope answers with the 401 envelope.
 func bearerToken(r *http.Request) string {
-	h := strings.Trim(r.Header.Get("Authorization"), " \t")
-	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		h = strings.TrimLeft(h[7:], " \t")
+	tok, _ := bearer.Parse(r.Header.Get("Authorization"), true)
+	return tok
+}
+
+// bearerChallenge is the WWW-Authenticate of the API's 401s. The
+// reference gives their body alone (UNAUTHORIZED, §13); the header is what
+// HTTP asks of any 401 (RFC 9110 §11.6.1) in the scheme the API takes
+// (RFC 6750 §3). Its error codes are RFC 6750's and its description is
+// ASCII, as §3 requires, so the envelope's Russian message stays in the
+// body alone.
+const bearerChallenge = `Bearer realm="banking"`
+
+// setChallenge sets the challenge of a 401 for r (RFC 6750 §3.1):
+// error="invalid_request" when the Authorization value is a malformed
+// bearer credential, bare when it holds none (or another scheme's), which
+// the RFC says should carry no error code, and error="invalid_token" when
+// a well-formed token was refused as unknown, revoked or expired.
+func setChallenge(w http.ResponseWriter, r *http.Request) {
+	tok, malformed := bearer.Parse(r.Header.Get("Authorization"), true)
+	switch {
+	case malformed:
+		w.Header().Set("WWW-Authenticate", bearerChallenge+`, error="invalid_request", error_description="malformed bearer token"`)
+	case tok == "":
+		w.Header().Set("WWW-Authenticate", bearerChallenge)
+	default:
+		w.Header().Set("WWW-Authenticate", bearerChallenge+`, error="invalid_token"`)
 	}
-	if !bearer.IsB64Token(h) {
-		return ""
-	}
-	return h
 }
 
 // requireScope authenticates the request before anything else happens and
@@ -75,11 +94,17 @@ func (s *server) authenticated(h func(w http.ResponseWriter, r *http.Request, p 
 	return func(w http.ResponseWriter, r *http.Request) {
 		token := bearerToken(r)
 		if token == "" || s.auth == nil {
+			setChallenge(w, r)
 			writeError(w, r, s.log, banking.Errorf(banking.KindUnauthorized, "Требуется авторизация"))
 			return
 		}
 		p, err := s.auth.Authenticate(r.Context(), token)
 		if err != nil {
+			// Only a refusal of the token is a 401 with a challenge; an
+			// outage of the token store is the envelope's 503 without one.
+			if banking.KindOf(err) == banking.KindUnauthorized {
+				setChallenge(w, r)
+			}
 			writeError(w, r, s.log, err)
 			return
 		}
