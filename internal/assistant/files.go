@@ -67,8 +67,14 @@ func (s *Service) UploadFile(ctx context.Context, p Principal, filename, purpose
 	// upload a 500 after the fact. It is the client's malformed request,
 	// refused before anything is stored. Only the base name is judged,
 	// since the directories a client sends are dropped.
-	if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+	if !storableText(name) {
 		return File{}, badRequest("file name must be UTF-8 text without NUL characters")
+	}
+	// The X-Client-ID the file is bound to is stored beside it, for the
+	// same reason held to the same rule: HTTP lets a header carry any
+	// byte from 0x80 up, which PostgreSQL refused as well.
+	if !storableText(p.HeaderClientID) {
+		return File{}, badRequest("X-Client-ID must be UTF-8 text")
 	}
 	if len(content) == 0 {
 		return File{}, badRequest("file is empty")
@@ -101,6 +107,12 @@ func (s *Service) UploadFile(ctx context.Context, p Principal, filename, purpose
 		return File{}, err
 	}
 	return f, nil
+}
+
+// storableText reports whether s can be kept in a text column of either
+// store: UTF-8 without NUL bytes, which PostgreSQL's TEXT refuses.
+func storableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // errFileQuota is the answer to an upload over the client's storage quota:

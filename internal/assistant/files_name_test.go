@@ -63,3 +63,52 @@ func TestUploadFileNameText(t *testing.T) {
 		}
 	})
 }
+
+// TestUploadFileClientIDText: the X-Client-ID a file is bound to is stored
+// with it, in a text column, so one that is not UTF-8 (HTTP lets a header
+// carry any byte from 0x80 up) is the client's 400 before anything is
+// stored, as a file name that is not is; on PostgreSQL it was a 500.
+func TestUploadFileClientIDText(t *testing.T) {
+	storetest.Each(t, assistantsql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := assistant.NewService(assistantsql.New(db), &promptEngine{window: 200}, assistant.Config{})
+		c, err := s.CreateClient(ctx, assistant.ScopeCorp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name, clientID string
+			status         int // 0: stored
+		}{
+			{"none", "", 0},
+			{"UUID", "6f9c1e2a-3b4d-4c5e-8f70-1a2b3c4d5e6f", 0},
+			{"UTF-8", "пользователь-1", 0},
+			{"raw 0xFF", "user-\xff", 400},
+			{"Latin-1 byte", "caf\xe9", 400},
+			{"NUL", "a\x00b", 400},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				me := assistant.Principal{ClientID: c.ClientID, Scope: assistant.ScopeCorp, HeaderClientID: tc.clientID}
+				before, err := s.Files(ctx, me)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = s.UploadFile(ctx, me, "a.txt", "general", "text/plain", []byte("x"))
+				var inv *assistant.InvalidParams
+				switch {
+				case tc.status != 0 && (!errors.As(err, &inv) || inv.Status != tc.status):
+					t.Fatalf("err %v, want status %d", err, tc.status)
+				case tc.status == 0 && err != nil:
+					t.Fatal(err)
+				}
+				after, err := s.Files(ctx, me)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if stored := len(after) - len(before); (tc.status == 0) != (stored == 1) {
+					t.Fatalf("%d files stored", stored)
+				}
+			})
+		}
+	})
+}

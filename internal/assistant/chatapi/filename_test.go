@@ -58,3 +58,21 @@ func TestUploadFileNameNotText(t *testing.T) {
 		t.Fatalf("files: %d %s, want the two UTF-8 uploads", resp.StatusCode, got)
 	}
 }
+
+// TestUploadClientIDNotText: an X-Client-ID that is not UTF-8 (HTTP lets
+// a header carry bytes from 0x80 up) would be stored with the file it
+// binds, so its upload is the API's 400 in its own envelope.
+func TestUploadClientIDNotText(t *testing.T) {
+	f := newFixtureWith(t, toolEngine{})
+	tok := f.token(f.client(assistant.ScopeCorp), "ASSISTANT_API_CORP")
+	body := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b--\r\n"
+	req, _ := http.NewRequest("POST", f.url+"/api/v1/files", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+	req.Header.Set("X-Client-ID", "caf\xe9")
+	resp, got := f.do(req)
+	var e errorBody
+	if resp.StatusCode != 400 || json.Unmarshal(got, &e) != nil || e.Status != 400 || !strings.Contains(e.Message, "X-Client-ID") {
+		t.Fatalf("%d %s, want 400 naming X-Client-ID", resp.StatusCode, got)
+	}
+}
