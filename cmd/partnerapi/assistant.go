@@ -279,6 +279,10 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		Health:  d.db.Ping,
 		OpenAPI: api.Spec("assistant"),
 		MaxBody: maxBody,
+		// A client that builds its URLs by concatenation sends
+		// /api/v1//chat/completions: routed as its clean path, as the
+		// provider's nginx front does, instead of a redirect page in HTML.
+		Prepare: web.FoldPath,
 		// An upload may carry the largest file the service keeps, plus
 		// the multipart form around it, and never less than any other
 		// request.

@@ -5,8 +5,6 @@ package homeapi
 import (
 	"log/slog"
 	"net/http"
-	"net/url"
-	"path"
 	"strings"
 
 	"partnerapi/internal/smarthome"
@@ -76,63 +74,7 @@ func NewServer(d Deps) *web.Mux {
 // ErrorWriter is the Common error for the platform.
 func ErrorWriter() web.ErrorWriter { return platformError }
 
-// FoldSlashes makes the path clean before routing: real agents build URLs
-// by string concatenation, so an endpoint configured with a trailing slash
-// sends //v1/mqtt-gate/..., and the platform's ServeMux would answer that,
-// or a dot segment (/./, /..), with a redirect page in HTML that they
-// neither follow nor can read as JSON (reference §8.1, §8.2). Repeated
-// slashes are collapsed, dot segments resolved as path.Clean does and a
-// trailing slash is dropped.
-//
-// The folding works on the path as sent (EscapedPath), which is also what
-// ServeMux cleans and routes: an encoded slash (%2F) is a character inside
-// its segment, and folding the decoded Path would have made /a%2Fb//c the
-// three segments /a/b/c. Encoded dots are decoded first, since "." is
-// unreserved and %2E is the same character (RFC 3986 §2.3), so %2E%2E is
-// a dot segment as ".." is. Path and RawPath are then derived from the
-// folded form together, as url.URL keeps them.
-func FoldSlashes(r *http.Request) {
-	if r.URL.RawPath == "" {
-		// Path escapes to the path as sent, with the same slashes and
-		// dots, so it can be folded as it is.
-		p := r.URL.Path
-		if !unclean(p) {
-			return
-		}
-		if c := path.Clean(p); c != p {
-			r.URL.Path = c
-		}
-		return
-	}
-	sent := r.URL.EscapedPath()
-	p := decodeDots(sent)
-	if !unclean(p) {
-		return
-	}
-	c := path.Clean(p)
-	if c == p {
-		return
-	}
-	decoded, err := url.PathUnescape(c)
-	if err != nil {
-		return // cannot happen: c is made of a valid escaped path's pieces
-	}
-	r.URL.Path, r.URL.RawPath = decoded, c
-	if (&url.URL{Path: decoded}).EscapedPath() == c {
-		r.URL.RawPath = "" // the default escaping: url.URL leaves RawPath empty then
-	}
-}
-
-// unclean reports whether p has what FoldSlashes folds: "//", a dot
-// segment or a trailing slash ("/." is a cheap superset of dot segments).
-func unclean(p string) bool {
-	return strings.Contains(p, "//") || strings.Contains(p, "/.") || len(p) > 1 && strings.HasSuffix(p, "/")
-}
-
-// decodeDots replaces %2E and %2e in an escaped path with ".".
-func decodeDots(p string) string {
-	if !strings.Contains(p, "%2") {
-		return p
-	}
-	return strings.NewReplacer("%2E", ".", "%2e", ".").Replace(p)
-}
+// FoldSlashes makes the path clean before routing (web.FoldPath): real
+// agents build URLs by concatenation, so an endpoint configured with a
+// trailing slash sends //v1/mqtt-gate/... (reference §8.1, §8.2).
+func FoldSlashes(r *http.Request) { web.FoldPath(r) }
