@@ -86,6 +86,9 @@ func TestSandboxDeleteRefusals(t *testing.T) {
 		{"malformed JSON", draft, "pay", "application/json", `{"comment":`, 400, "DESERIALIZATION_FAULT", ""},
 		{"comment not a string", draft, "pay", "application/json", `{"comment":7}`, 400, "DESERIALIZATION_FAULT", "comment"},
 		{"a body of another type", draft, "pay", "text/plain", `comment`, 400, "DESERIALIZATION_FAULT", ""},
+		// White space JSON does not know is not an empty body.
+		{"a body of a vertical tab", draft, "pay", "application/json", "\v", 400, "DESERIALIZATION_FAULT", ""},
+		{"a no-break space before the object", draft, "pay", "application/json", "\u00a0{}", 400, "DESERIALIZATION_FAULT", ""},
 		{"comment too long", draft, "pay", "application/json", `{"comment":"` + strings.Repeat("я", banking.MaxDeleteComment+1) + `"}`, 400, "VALIDATION_FAULT", "210"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
