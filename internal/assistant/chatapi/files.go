@@ -134,7 +134,10 @@ func (s *server) readEmptyObject(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return false
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	// No body is JSON white space alone (RFC 8259 §2): bytes.TrimSpace
+	// would also drop \v, \f and Unicode spaces, and so take a body of
+	// them, which is neither nothing nor a JSON object, as none.
+	if len(bytes.Trim(body, " \t\r\n")) == 0 {
 		return true
 	}
 	var obj map[string]any
