@@ -181,6 +181,11 @@ func (d *derReader) readAlgorithm() (asn1.ObjectIdentifier, []byte, error) {
 		}
 		params = p.full
 	}
+	// AlgorithmIdentifier is the OID and at most one parameters element
+	// (RFC 5280 §4.1.1.2); anything after them is not DER of it.
+	if !r.empty() {
+		return nil, nil, malformed("AlgorithmIdentifier has fields after its parameters")
+	}
 	return oid, params, nil
 }
 

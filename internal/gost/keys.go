@@ -136,6 +136,11 @@ func ParsePublicKey(spki []byte) (*PublicKey, error) {
 	if octets.tag != tagOctetString || n != len(bits.content)-1 {
 		return nil, malformed("public key is not an OCTET STRING")
 	}
+	if !r.empty() {
+		// SubjectPublicKeyInfo is the algorithm and the key alone (RFC
+		// 5280 §4.1); a field after them is not DER of it.
+		return nil, malformed("SubjectPublicKeyInfo has fields after the key")
+	}
 	return ParsePublicKeyRaw(p, octets.content)
 }
 
