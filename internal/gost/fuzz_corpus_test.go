@@ -323,3 +323,32 @@ func (n *derTree) walk(visit func(parent *derTree, i int)) {
 		k.walk(visit)
 	}
 }
+
+// editDERField changes one element of der, which must be one DER element,
+// and encodes it again with every enclosing length right: field picks the
+// element depth first, op whether its content becomes repl, it is dropped,
+// or it is repeated.
+func editDERField(tb testing.TB, der []byte, field uint16, op uint8, repl []byte) []byte {
+	top, ok := parseDERTree(der, 0)
+	if !ok || len(top) != 1 {
+		tb.Fatal("seed is not one DER element")
+	}
+	type site struct {
+		parent *derTree
+		i      int
+	}
+	var sites []site
+	top[0].walk(func(parent *derTree, i int) { sites = append(sites, site{parent, i}) })
+	at := sites[int(field)%len(sites)]
+	el := at.parent.kids[at.i]
+	switch op % 3 {
+	case 0:
+		el.kids = nil
+		el.content = repl
+	case 1:
+		at.parent.kids = append(at.parent.kids[:at.i:at.i], at.parent.kids[at.i+1:]...)
+	case 2:
+		at.parent.kids = append(at.parent.kids[:at.i+1:at.i+1], at.parent.kids[at.i:]...)
+	}
+	return top[0].encode()
+}
