@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -44,22 +45,40 @@ func (c *storeConfig) open(ctx context.Context) (*sqldb.DB, error) {
 	return sqlite.Open(ctx, c.DataDir)
 }
 
-// redactURL hides a password in a database URL before it reaches a log or
-// an error message.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
+// redactURL hides the passwords of a URL, or of a key=value connection
+// string, before it reaches a log or an error message. pgx reads one from
+// the URL's user information (after its first colon, up to the last @)
+// and from the query parameters password and sslpassword; a key=value
+// string may hold one anywhere. So the user information's password and
+// every query parameter whose name says password become xxxxx, and text
+// net/url does not read as a URL is not shown when it may hold a password.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		if strings.ContainsAny(s, "@=") {
+			if scheme, _, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, "@=") {
+				return scheme + "://(not shown: it may hold a password)"
+			}
+			return "(not shown: it may hold a password)"
+		}
+		return s
 	}
-	creds, host, ok := strings.Cut(rest, "@")
-	if !ok {
-		return u
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
 	}
-	user, _, hasPass := strings.Cut(creds, ":")
-	if !hasPass {
-		return u
+	if u.RawQuery != "" {
+		params := strings.Split(u.RawQuery, "&")
+		for i, p := range params {
+			key, _, _ := strings.Cut(p, "=")
+			if name, err := url.QueryUnescape(key); err != nil || strings.Contains(strings.ToLower(name), "password") {
+				params[i] = key + "=xxxxx"
+			}
+		}
+		u.RawQuery = strings.Join(params, "&")
 	}
-	return scheme + "://" + user + ":xxxxx@" + host
+	return u.String()
 }
 
 // parseFlags parses args, then fills every flag not given on the command
