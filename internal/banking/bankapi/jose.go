@@ -157,15 +157,21 @@ func acceptQ(params string) float64 {
 		if !ok || !strings.EqualFold(strings.TrimSpace(name), "q") {
 			continue
 		}
-		q, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		// Written so that NaN, which ParseFloat reads from "nan" and
-		// which max would carry into every comparison, is unreadable too.
-		if err != nil || !(q >= 0 && q <= 1) {
-			return 1
-		}
-		return q
+		return qValue(strings.TrimSpace(value))
 	}
 	return 1
+}
+
+// qValue reads a weight (RFC 9110 §12.4.2): 0, 0.0 and 0.000 alike are 0,
+// not acceptable; an unreadable one is 1, the RFC's default.
+func qValue(value string) float64 {
+	q, err := strconv.ParseFloat(value, 64)
+	// Written so that NaN, which ParseFloat reads from "nan" and which max
+	// would carry into every comparison, is unreadable too.
+	if err != nil || !(q >= 0 && q <= 1) {
+		return 1
+	}
+	return q
 }
 
 // joseWriter holds back a JSON answer so that it can be signed whole.

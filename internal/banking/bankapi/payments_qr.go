@@ -87,7 +87,9 @@ func wantsPNG(r *http.Request) (bool, error) {
 	png, json := false, false
 	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || params["q"] == "0" {
+		// A weight of 0 in any spelling (0.0, 0.000) refuses the type,
+		// as acceptWeights reads it for the JWS answers.
+		if q, named := params["q"]; err != nil || (named && qValue(q) == 0) {
 			continue
 		}
 		png = png || mt == "image/png"
