@@ -54,7 +54,10 @@ func (c *storeConfig) open(ctx context.Context) (*sqldb.DB, error) {
 // net/url does not read as a URL is not shown when it may hold a password.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Opaque != "" {
+	// pgx reads a URL as libpq does, where # starts no fragment: in
+	// postgres://user:#secret@db net/url sees the password as a fragment,
+	// so text with a # is shown as no URL is.
+	if err != nil || u.Scheme == "" || u.Opaque != "" || strings.Contains(s, "#") {
 		if strings.ContainsAny(s, "@=") {
 			if scheme, _, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, "@=") {
 				return scheme + "://(not shown: it may hold a password)"
