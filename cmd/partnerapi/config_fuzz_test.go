@@ -23,8 +23,10 @@ func FuzzRedactURL(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		shown := redactURL(s)
+		// The words of the placeholder are no password shown.
+		bare := strings.Replace(shown, "(not shown: it may hold a password)", "", 1)
 		if cfg, err := pgconn.ParseConfig(s); err == nil && cfg.Password != "" && strings.Count(s, cfg.Password) == 1 &&
-			strings.Contains(shown, cfg.Password) {
+			strings.Contains(bare, cfg.Password) {
 			t.Fatalf("redactURL(%q) = %q shows the password %q", s, shown, cfg.Password)
 		}
 		if u, err := url.Parse(s); err == nil && u.User != nil {
