@@ -38,26 +38,8 @@ func TestUploadFileNameText(t *testing.T) {
 			{"emoji", "\U0001F600.txt", 0},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				before, err := s.Files(ctx, me)
-				if err != nil {
-					t.Fatal(err)
-				}
-				f, err := s.UploadFile(ctx, me, tc.filename, "general", "text/plain", []byte("x"))
-				var inv *assistant.InvalidParams
-				switch {
-				case tc.status != 0 && (!errors.As(err, &inv) || inv.Status != tc.status):
-					t.Fatalf("err %v, want status %d", err, tc.status)
-				case tc.status == 0 && err != nil:
-					t.Fatal(err)
-				case tc.status == 0 && f.Filename == "":
+				if f := uploadCounted(t, s, me, tc.filename, tc.status); tc.status == 0 && f.Filename == "" {
 					t.Fatalf("stored %+v", f)
-				}
-				after, err := s.Files(ctx, me)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if stored := len(after) - len(before); (tc.status == 0) != (stored == 1) {
-					t.Fatalf("%d files stored", stored)
 				}
 			})
 		}
@@ -89,26 +71,36 @@ func TestUploadFileClientIDText(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				me := assistant.Principal{ClientID: c.ClientID, Scope: assistant.ScopeCorp, HeaderClientID: tc.clientID}
-				before, err := s.Files(ctx, me)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = s.UploadFile(ctx, me, "a.txt", "general", "text/plain", []byte("x"))
-				var inv *assistant.InvalidParams
-				switch {
-				case tc.status != 0 && (!errors.As(err, &inv) || inv.Status != tc.status):
-					t.Fatalf("err %v, want status %d", err, tc.status)
-				case tc.status == 0 && err != nil:
-					t.Fatal(err)
-				}
-				after, err := s.Files(ctx, me)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if stored := len(after) - len(before); (tc.status == 0) != (stored == 1) {
-					t.Fatalf("%d files stored", stored)
-				}
+				uploadCounted(t, s, me, "a.txt", tc.status)
 			})
 		}
 	})
+}
+
+// uploadCounted uploads a one-byte file named filename for me and holds
+// the outcome to status (0: stored, else the InvalidParams status) and
+// the client's file list to one more file exactly when it was stored.
+func uploadCounted(t *testing.T, s *assistant.Service, me assistant.Principal, filename string, status int) assistant.File {
+	t.Helper()
+	ctx := context.Background()
+	before, err := s.Files(ctx, me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.UploadFile(ctx, me, filename, "general", "text/plain", []byte("x"))
+	var inv *assistant.InvalidParams
+	switch {
+	case status != 0 && (!errors.As(err, &inv) || inv.Status != status):
+		t.Fatalf("err %v, want status %d", err, status)
+	case status == 0 && err != nil:
+		t.Fatal(err)
+	}
+	after, err := s.Files(ctx, me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored := len(after) - len(before); (status == 0) != (stored == 1) {
+		t.Fatalf("%d files stored", stored)
+	}
+	return f
 }
