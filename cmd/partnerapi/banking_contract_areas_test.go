@@ -150,12 +150,12 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 	for _, p := range []string{sso + "/v2/oauth/authorize", "/ic/sbbid/api/v1/oauth/authorize", "/ic/sbbid/api/v2/oauth/authorize"} {
 		authorizeRows = append(authorizeRows, []bankCase{
 			{name: p + " authorize page", method: "GET", path: p + "?" + authorize.Encode(), accept: "text/html", status: 200},
-			{name: p + " authorize page unknown app", method: "GET", path: p + "?" + unknownApp.Encode(), status: 401},
+			{name: p + " authorize page unknown app", method: "GET", path: p + "?" + unknownApp.Encode(), status: 400},
 			{name: p + " authorize page scope the app is not registered for", method: "GET", path: p + "?" + overScope.Encode(), status: 302},
 			{name: p + " authorize page without response_type", method: "GET", path: p + "?client_id=" + banking.SandboxClientID, status: 400, badRequest: true},
 			{name: p + " authorize", method: "POST", path: p, body: authorizeForm(nil), status: 302},
 			{name: p + " authorize denied", method: "POST", path: p, body: authorizeForm(url.Values{"consent": {"deny"}}), status: 302},
-			{name: p + " authorize unknown app", method: "POST", path: p, body: unknownApp.Encode(), status: 401},
+			{name: p + " authorize unknown app", method: "POST", path: p, body: unknownApp.Encode(), status: 400},
 			{name: p + " authorize unregistered redirect_uri", method: "POST", path: p, body: authorizeForm(url.Values{"redirect_uri": {"http://evil.example/cb"}}), status: 400},
 			// OAuth answers its own errors, but an oversized body is refused
 			// before the endpoint runs, in the banking envelope.

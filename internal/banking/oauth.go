@@ -79,7 +79,12 @@ func (id *Identity) CheckAuthorize(ctx context.Context, r AuthorizeRequest) (Par
 	}
 	app, err := id.Store.GetApp(ctx, r.ClientID)
 	if errors.Is(err, ErrNotFound) {
-		return PartnerApp{}, oauthErr("invalid_client", "Unknown client_id")
+		// invalid_request, 400: RFC 6749 has no invalid_client at the
+		// authorization endpoint (§4.1.2.1 lists its codes; an unknown
+		// client_id is an invalid parameter value), and the 401 of
+		// invalid_client carries a Basic challenge (§5.2), which would
+		// make the browser showing this page prompt for a password.
+		return PartnerApp{}, oauthErr("invalid_request", "Unknown client_id")
 	}
 	if err != nil {
 		return PartnerApp{}, err

@@ -146,10 +146,23 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	writeJSON(w, e.status, body)
 }
 
+// basicChallenge is the WWW-Authenticate of an invalid_client 401. The
+// reference gives only the body of the OAuth errors (§3, RFC 6749 style);
+// the header is what RFC 6749 §5.2 asks of a client that authenticated
+// with the Authorization header and what RFC 9110 §11.6.1 asks of any
+// 401, in the one header scheme the client endpoints take (Basic, RFC
+// 6749 §2.3.1, RFC 7617), also when the client sent its secret in the
+// form or another scheme's credentials: it names what would be accepted.
+// The authorization endpoint, which a browser opens, never answers 401
+// (banking.CheckAuthorize), so no browser shows a password prompt for it.
+const basicChallenge = `Basic realm="banking"`
+
 // writeOAuthError answers the OAuth endpoints' errors in RFC 6749's form,
-// {"error","error_description"}: 401 for invalid_client (RFC 6749 §5.2),
-// 400 for the rest. Anything that is not an OAuthError is the banking
-// envelope (an internal error).
+// {"error","error_description"}: 401 with the Basic challenge for
+// invalid_client (RFC 6749 §5.2), 400 for the rest, invalid_request
+// included (§5.2; the reference fixes no status for these errors, §3).
+// Anything that is not an OAuthError is the banking envelope (an internal
+// error).
 func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
 	var oe *banking.OAuthError
 	if !errors.As(err, &oe) {
@@ -159,6 +172,7 @@ func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 	status := http.StatusBadRequest
 	if oe.Code == "invalid_client" {
 		status = http.StatusUnauthorized
+		w.Header().Set("WWW-Authenticate", basicChallenge)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, status, map[string]string{"error": oe.Code, "error_description": oe.Description})

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
@@ -188,15 +189,57 @@ func remoteIP(r *http.Request) string {
 	return web.ClientIP(r)
 }
 
+// clientCredentials returns the client_id and client_secret a request to
+// the token, revoke or change-client-secret endpoint authenticates with:
+// the form's (client_secret_post, what the provider's clients send,
+// reference §3) or the Authorization header's Basic credentials
+// (client_secret_basic, which RFC 6749 §2.3.1 says the server MUST take,
+// and which the Basic challenge of an invalid_client 401 invites). Each
+// half of the Basic pair is form-urlencoded before Base64 (§2.3.1), so it
+// is decoded here. A header of another scheme is no client
+// authentication and is ignored, as it always was, so a client whose HTTP
+// stack adds one by habit keeps working with its form credentials.
+//
+// A request must not authenticate twice (§2.3): Basic credentials with a
+// client_secret in the form, or with a client_id in the form that names
+// another client, are 400 invalid_request, so that no one component reads
+// one client and another a different one. Basic credentials that do not
+// decode are a failed authentication through the header, 401
+// invalid_client with the Basic challenge (§5.2).
+func clientCredentials(r *http.Request, f url.Values) (clientID, secret string, err error) {
+	user, pass, ok := r.BasicAuth()
+	if !ok {
+		if scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(scheme, "Basic") {
+			return "", "", &banking.OAuthError{Code: "invalid_client", Description: "the Basic credentials do not decode"}
+		}
+		return f.Get("client_id"), f.Get("client_secret"), nil
+	}
+	clientID, err1 := url.QueryUnescape(user)
+	secret, err2 := url.QueryUnescape(pass)
+	if err1 != nil || err2 != nil {
+		return "", "", &banking.OAuthError{Code: "invalid_client", Description: "the Basic credentials do not decode"}
+	}
+	if f.Has("client_secret") || (f.Get("client_id") != "" && f.Get("client_id") != clientID) {
+		return "", "", &banking.OAuthError{Code: "invalid_request",
+			Description: "the client authenticates either with the Authorization header or with client_id and client_secret in the form, not both"}
+	}
+	return clientID, secret, nil
+}
+
 // token is the token endpoint: authorization_code and refresh_token grants
-// with client_secret_post.
+// with client_secret_post or client_secret_basic.
 func (s *server) token(w http.ResponseWriter, r *http.Request) {
 	id, ok := s.oauthForm(w, r)
 	if !ok {
 		return
 	}
 	f := r.PostForm
-	app, err := id.AuthenticateClient(r.Context(), f.Get("client_id"), f.Get("client_secret"))
+	clientID, secret, err := clientCredentials(r, f)
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	app, err := id.AuthenticateClient(r.Context(), clientID, secret)
 	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return
@@ -225,7 +268,12 @@ func (s *server) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
-	app, err := id.AuthenticateClient(r.Context(), f.Get("client_id"), f.Get("client_secret"))
+	clientID, secret, err := clientCredentials(r, f)
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
+	app, err := id.AuthenticateClient(r.Context(), clientID, secret)
 	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return
@@ -292,8 +340,13 @@ func (s *server) changeClientSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.Form
+	clientID, secret, err := clientCredentials(r, f)
+	if err != nil {
+		s.writeOAuthError(w, r, err)
+		return
+	}
 	expires, err := id.ChangeClientSecret(r.Context(), banking.ClientSecretChange{AccessToken: f.Get("access_token"),
-		ClientID: f.Get("client_id"), ClientSecret: f.Get("client_secret"), NewClientSecret: f.Get("new_client_secret")})
+		ClientID: clientID, ClientSecret: secret, NewClientSecret: f.Get("new_client_secret")})
 	if err != nil {
 		s.writeOAuthError(w, r, err)
 		return

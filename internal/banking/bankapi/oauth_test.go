@@ -105,7 +105,7 @@ func TestOAuthAuthorizePage(t *testing.T) {
 		errStr string
 	}{
 		{"ok", nil, 200, ""},
-		{"unknown client", map[string]string{"client_id": "nope"}, 401, "invalid_client"},
+		{"unknown client", map[string]string{"client_id": "nope"}, 400, "invalid_request"},
 		{"unregistered redirect", map[string]string{"redirect_uri": "https://evil.example/cb"}, 400, "invalid_request"},
 		{"token response type", map[string]string{"response_type": "token"}, 400, "unsupported_response_type"},
 		{"plain PKCE", map[string]string{"code_challenge_method": "plain"}, 400, "invalid_request"},
