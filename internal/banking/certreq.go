@@ -189,7 +189,13 @@ func (b *CertRequestBody) validate(eio bool) (*gost.CertificateRequest, error) {
 		text("pkcs10.bicryptId", b.PKCS10.BicryptID, true)
 		if strings.TrimSpace(b.PKCS10.CMS) == "" {
 			bad("pkcs10.cms", "required")
-		} else if r, err := gost.ParseCertificateRequest([]byte(b.PKCS10.CMS)); err != nil {
+		} else if r, err := gost.ParseCertificateRequest([]byte(b.PKCS10.CMS)); errors.Is(err, gost.ErrTooManySigners) {
+			// Refused before any signature in it is checked, each of
+			// which would cost a GOST verification (gost.MaxSigners).
+			bad("pkcs10.cms", fmt.Sprintf("CMS SignedData of at most %d SignerInfos", gost.MaxSigners))
+		} else if errors.Is(err, gost.ErrTooManyCertificates) {
+			bad("pkcs10.cms", fmt.Sprintf("CMS SignedData of at most %d certificates", gost.MaxCertificates))
+		} else if err != nil {
 			bad("pkcs10.cms", "PKCS#10 GOST R 34.10-2012 request, base64, PEM or in CMS SignedData")
 		} else {
 			csr = r

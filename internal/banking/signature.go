@@ -115,7 +115,7 @@ func (v *signatureVerifier) verify(ctx context.Context, p Principal, digest stri
 			// foreign there.
 			role, err = v.sandboxRole(ctx, s)
 		} else {
-			role, foreign, err = v.verifyOne(ctx, p, digest, s, cms, foreignOK)
+			role, foreign, err = v.verifyOne(ctx, p, digest, i, s, cms, foreignOK)
 		}
 		if err != nil {
 			return SignatureSet{}, err
@@ -241,7 +241,16 @@ func checkSignType(role SignatureRole, s DigestSignature) error {
 // is not refused but reported (foreign) once its signature has passed every
 // other check; without it the refusal comes before the CMS is looked at, as
 // it always has for card limits.
-func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest string, s DigestSignature, cms []byte, foreignOK bool) (_ SignatureRole, foreign bool, _ error) {
+//
+// A CMS beyond gost.MaxSigners SignerInfos or gost.MaxCertificates
+// certificates is refused before any signature in it is checked, as 400
+// VALIDATION_FAULT on its base64Encoded (i is its index), like a value
+// that is not Base64: it is no signature of the shape §9.2 shows (one
+// signer, its certificate), and each SignerInfo would cost a GOST
+// verification the client chose. Its own cause tells the partner to fix
+// the request rather than the certificate, which SIGN_CHECK_EXCEPTION
+// would suggest.
+func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest string, i int, s DigestSignature, cms []byte, foreignOK bool) (_ SignatureRole, foreign bool, _ error) {
 	c, err := v.certs.GetCertificate(ctx, s.CertificateUUID)
 	if errors.Is(err, ErrNotFound) {
 		return "", false, Errorf(KindSignCheck, "Сертификат %s не найден", s.CertificateUUID)
@@ -265,6 +274,15 @@ func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest s
 	// subjectKeyIdentifier) names it, and a sid naming any other
 	// certificate, even one of the same key, is refused.
 	if err := gost.VerifyDetached(cms, []byte(digest), cert); err != nil {
+		field := []string{fmt.Sprintf("digestSignatures[%d].base64Encoded", i)}
+		switch {
+		case errors.Is(err, gost.ErrTooManySigners):
+			return "", false, &Error{Kind: KindValidation, FieldNames: field, Checks: []string{fmt.Sprintf("at most %d SignerInfos", gost.MaxSigners)},
+				Message: fmt.Sprintf("Подпись содержит больше %d подписантов (SignerInfo): каждая подпись — CMS одного сертификата", gost.MaxSigners)}
+		case errors.Is(err, gost.ErrTooManyCertificates):
+			return "", false, &Error{Kind: KindValidation, FieldNames: field, Checks: []string{fmt.Sprintf("at most %d certificates", gost.MaxCertificates)},
+				Message: fmt.Sprintf("Подпись содержит больше %d сертификатов", gost.MaxCertificates)}
+		}
 		return "", false, Errorf(KindSignCheck, "Подпись сертификатом %s не прошла проверку", s.CertificateUUID)
 	}
 	if err := checkSignType(c.Role, s); err != nil {

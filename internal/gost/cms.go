@@ -29,6 +29,31 @@ var (
 // given certificate is not the signer's.
 var ErrSignerNotFound = errors.New("gost: signer certificate not found")
 
+// The bounds of a SignedData, checked while it is parsed and before any
+// signature is verified. Each SignerInfo costs a GOST verification and
+// each certificate a parse (when the caller gives no certificate), all
+// paid by whoever verifies, so a SignedData of thousands of them, a few
+// hundred bytes apiece within a request body, would be CPU the client
+// chooses. A real signer writes one SignerInfo (openssl cms -sign,
+// CryptoPro): a digest signature of banking.md 9.1 is one certificate's,
+// and a document needs at most two signatures (first and second), so two
+// covers a SignedData that carries both. The certificates are the
+// signer's and, with some tools, its chain up to the root: three or four
+// for a qualified certificate, sixteen leaves room for cross-certified
+// chains of both signers.
+const (
+	MaxSigners      = 2
+	MaxCertificates = 16
+)
+
+// ErrTooManySigners and ErrTooManyCertificates report a SignedData beyond
+// MaxSigners or MaxCertificates. They wrap ErrMalformed: callers that treat
+// a malformed SignedData as a failed signature keep doing so.
+var (
+	ErrTooManySigners      = fmt.Errorf("%w: more than %d SignerInfos", ErrMalformed, MaxSigners)
+	ErrTooManyCertificates = fmt.Errorf("%w: more than %d certificates", ErrMalformed, MaxCertificates)
+)
+
 // Signer describes one verified SignerInfo.
 type Signer struct {
 	Certificate    *Certificate
@@ -266,6 +291,9 @@ func parseSignedData(der []byte) (*signedData, error) {
 			if c.tag != tagSequence {
 				continue // attribute certificates and other choices are not used
 			}
+			if len(sd.rawCerts) == MaxCertificates {
+				return nil, ErrTooManyCertificates
+			}
 			sd.rawCerts = append(sd.rawCerts, c.full)
 		}
 	}
@@ -281,6 +309,9 @@ func parseSignedData(der []byte) (*signedData, error) {
 		el, err := sir.read(tagSequence)
 		if err != nil {
 			return nil, err
+		}
+		if len(sd.signers) == MaxSigners {
+			return nil, ErrTooManySigners
 		}
 		si, err := parseSignerInfo(el)
 		if err != nil {
