@@ -36,11 +36,15 @@ type Certificate struct {
 }
 
 // ParseCertificate parses one certificate given as DER, PEM or base64 DER
-// (the form /v1/crypto carries). Certificates whose key is not GOST R
+// (the form /v1/crypto carries), PEM only when the input opens with its
+// boundary (pemInput). Certificates whose key is not GOST R
 // 34.10-2012 give an error wrapping ErrNotGOST.
 func ParseCertificate(data []byte) (*Certificate, error) {
 	der := data
-	if block, _ := pem.Decode(data); block != nil {
+	if block, isPEM := pemInput(data); isPEM {
+		if block == nil {
+			return nil, malformed("certificate opens as PEM but is not one PEM block")
+		}
 		if block.Type != "CERTIFICATE" {
 			return nil, fmt.Errorf("%w: PEM block %q, want CERTIFICATE", ErrMalformed, block.Type)
 		}

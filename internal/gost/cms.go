@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/asn1"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"sort"
@@ -161,9 +160,19 @@ func containsOID(list []asn1.ObjectIdentifier, oid asn1.ObjectIdentifier) bool {
 	return false
 }
 
-// decodeCMSInput accepts DER, PEM ("CMS"/"PKCS7") or base64 DER.
+// decodeCMSInput accepts DER, PEM ("CMS"/"PKCS7") or base64 DER, told
+// apart by how the input opens, never by what it holds further on
+// (pemInput): PEM when it opens with the PEM boundary after optional
+// white space, and then only one valid block, else it is returned as it
+// is and fails to parse as malformed; DER, returned untouched, when it
+// opens with a SEQUENCE tag (its last bytes, a signature, may be any
+// value); base64 (standard or URL alphabet, padded or not, white space
+// around) otherwise.
 func decodeCMSInput(in []byte) []byte {
-	if block, _ := pem.Decode(in); block != nil {
+	if block, isPEM := pemInput(in); isPEM {
+		if block == nil {
+			return in
+		}
 		return block.Bytes
 	}
 	if len(in) > 0 && in[0] != tagSequence {

@@ -5,7 +5,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -72,8 +71,8 @@ func ParseCertificateRequest(data []byte) (*CertificateRequest, error) {
 	return parseCSR(der)
 }
 
-// decodeRequestInput turns PEM or base64 into DER; DER passes through as
-// it is. DER is recognised before anything is trimmed: it ends with a
+// decodeRequestInput turns PEM (when the input opens with its boundary,
+// pemInput) or base64 into DER; DER passes through as it is. DER is recognised before anything is trimmed: it ends with a
 // signature, whose last bytes may be any value, a tab or a newline too,
 // and trimming those cut one request in forty short.
 func decodeRequestInput(in []byte) ([]byte, error) {
@@ -81,7 +80,10 @@ func decodeRequestInput(in []byte) ([]byte, error) {
 		return in, nil
 	}
 	trimmed := bytes.TrimSpace(in)
-	if block, _ := pem.Decode(trimmed); block != nil {
+	if block, isPEM := pemInput(trimmed); isPEM {
+		if block == nil {
+			return nil, fmt.Errorf("%w: opens as PEM but is not one PEM block", ErrNotCSR)
+		}
 		switch block.Type {
 		case "CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST", "CMS", "PKCS7":
 			return block.Bytes, nil

@@ -158,12 +158,15 @@ func MarshalPrivateKey(key *PrivateKey) ([]byte, error) {
 }
 
 // ParsePrivateKey reads a PKCS#8 GOST private key, DER or PEM ("PRIVATE
-// KEY"). The privateKey field may hold the raw little-endian scalar (current
+// KEY", when the input opens with its boundary: pemInput). The privateKey field may hold the raw little-endian scalar (current
 // OpenSSL engine), an inner OCTET STRING with it, or an inner INTEGER
 // (older engine versions).
 func ParsePrivateKey(data []byte) (*PrivateKey, error) {
 	der := data
-	if block, _ := pem.Decode(data); block != nil {
+	if block, isPEM := pemInput(data); isPEM {
+		if block == nil {
+			return nil, malformed("private key opens as PEM but is not one PEM block")
+		}
 		if block.Type != "PRIVATE KEY" {
 			return nil, fmt.Errorf("%w: PEM block %q, want PRIVATE KEY", ErrMalformed, block.Type)
 		}
