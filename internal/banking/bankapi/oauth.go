@@ -245,10 +245,19 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var pair banking.TokenPair
-	switch f.Get("grant_type") {
-	case "authorization_code":
+	// A missing parameter is invalid_request (RFC 6749 §5.2), not an
+	// unsupported grant type or an unknown code or refresh token, so that
+	// the client learns its request, not its grant, is at fault.
+	switch grant := f.Get("grant_type"); {
+	case grant == "":
+		err = &banking.OAuthError{Code: "invalid_request", Description: "grant_type is required"}
+	case grant == "authorization_code" && f.Get("code") == "":
+		err = &banking.OAuthError{Code: "invalid_request", Description: "code is required"}
+	case grant == "refresh_token" && f.Get("refresh_token") == "":
+		err = &banking.OAuthError{Code: "invalid_request", Description: "refresh_token is required"}
+	case grant == "authorization_code":
 		pair, err = id.ExchangeCode(r.Context(), app.ClientID, f.Get("code"), f.Get("redirect_uri"), f.Get("code_verifier"))
-	case "refresh_token":
+	case grant == "refresh_token":
 		pair, err = id.Refresh(r.Context(), app.ClientID, f.Get("refresh_token"))
 	default:
 		err = &banking.OAuthError{Code: "unsupported_grant_type", Description: "grant_type must be authorization_code or refresh_token"}

@@ -18,7 +18,7 @@ import (
 // (client_secret_basic, §2.3.1, each half form-urlencoded), never with
 // both; a failed authentication is 401 invalid_client with the Basic
 // challenge, whichever way it was tried; every other refusal is 400
-// without one. The authorization endpoint, which a browser opens, answers
+// without one, a missing parameter invalid_request (§5.2). The authorization endpoint, which a browser opens, answers
 // an unknown client_id 400 invalid_request, never a 401 whose challenge
 // would make the browser prompt for a password.
 func TestOAuthClientAuthentication(t *testing.T) {
@@ -75,6 +75,12 @@ func TestOAuthClientAuthentication(t *testing.T) {
 		{"token, Bearer header ignored", "POST", tokenPath, "Bearer 00000000-0000-4000-8000-000000000000-1", refresh(true), 200, "", ""},
 		{"token, Bearer header, wrong form secret", "POST", tokenPath, "Bearer 00000000-0000-4000-8000-000000000000-1", with(refresh(true), "client_secret", "wrong"), 401, "invalid_client", `Basic realm="banking"`},
 		{"token, unknown grant", "POST", tokenPath, basic(oaClient, oaSecret), url.Values{"grant_type": {"password"}}, 400, "unsupported_grant_type", ""},
+		// A missing parameter is invalid_request (§5.2), whatever else
+		// the request lacks.
+		{"token, no grant_type", "POST", tokenPath, basic(oaClient, oaSecret), url.Values{}, 400, "invalid_request", ""},
+		{"token, code grant without a code", "POST", tokenPath, basic(oaClient, oaSecret), url.Values{"grant_type": {"authorization_code"}, "redirect_uri": {oaRedirect}}, 400, "invalid_request", ""},
+		{"token, refresh grant without a refresh token", "POST", tokenPath, basic(oaClient, oaSecret), url.Values{"grant_type": {"refresh_token"}}, 400, "invalid_request", ""},
+		{"token, unknown refresh token", "POST", tokenPath, basic(oaClient, oaSecret), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}}, 400, "invalid_grant", ""},
 		{"revoke, Basic", "POST", revokePath, basic(oaClient, oaSecret), revoke(false), 200, "", ""},
 		{"revoke, form, wrong secret", "POST", revokePath, "", with(revoke(true), "client_secret", "wrong"), 401, "invalid_client", `Basic realm="banking"`},
 		{"revoke, Basic, no token", "POST", revokePath, basic(oaClient, oaSecret), url.Values{}, 400, "invalid_request", ""},
