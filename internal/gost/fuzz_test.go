@@ -2,6 +2,7 @@ package gost
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/pem"
 	"testing"
 )
@@ -104,18 +105,65 @@ func FuzzParseJWS(f *testing.F) {
 // pkcs10.cms never panics, and a request it accepts carries a key on its
 // curve, parses again the same, and has a signature that verifies only over
 // bytes a key signed.
+//
+// The request is a corpus seed as it is or changed in one DER field, as
+// FuzzDERFields changes it, and is given as DER, PEM or base64 wrapped as
+// JSON carries it; or, for the text forms' own reader, at most 64 fuzzed
+// bytes. Fuzzed DER of the seeds' one to three kilobytes stalled the run at
+// ~31,000 executions: the minimizer took the only worker over an input
+// whose coverage depends on its length, its ~n²/2 substrings each a parse
+// and, in a SignedData, a GOST verification, until -fuzzminimizetime ran
+// out. The replacement is held to 64 bytes for the same reason: at 256 an
+// edited SignedData, whose every execution verifies its signer, still
+// stalled the worker for the rest of a 30 s run. 64 bytes hold any OID,
+// name or 256-bit INTEGER the parser reads.
 func FuzzParseCertificateRequest(f *testing.F) {
 	c := newFuzzCorpus(f)
-	for _, der := range c.csrs {
-		f.Add(der)
+	for i := range c.csrs {
+		for form := range uint8(3) {
+			f.Add(uint8(i), uint16(0), uint8(3), []byte{}, form)
+		}
+		f.Add(uint8(i), uint16(5*i+2), uint8(0), []byte{0x7f, 0xff}, uint8(0))
 	}
-	f.Add([]byte("-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n"))
-	f.Add([]byte{0x30, 0x80, 0x30, 0x00, 0x00, 0x00})
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Add(uint8(0), uint16(0), uint8(3), []byte("-----BEGIN CMS-----\nMAA=\n-----END CMS-----\n"), uint8(3))
+	f.Add(uint8(0), uint16(0), uint8(3), []byte{0x30, 0x80, 0x30, 0x00, 0x00, 0x00}, uint8(3))
+	f.Fuzz(func(t *testing.T, which uint8, field uint16, op uint8, repl []byte, form uint8) {
+		if len(repl) > 64 {
+			return
+		}
+		der := c.csrs[int(which)%len(c.csrs)]
+		if op%4 != 3 {
+			der = editDERField(t, der, field, op, repl)
+		}
+		var data []byte
+		switch form % 4 {
+		case 0:
+			data = der
+		case 1:
+			data = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+		case 2:
+			data = wrapBase64(der, 76)
+		case 3:
+			data = repl
+		}
 		if req, err := ParseCertificateRequest(data); err == nil {
 			c.checkRequest(t, req)
 		}
 	})
+}
+
+// wrapBase64 is der in standard base64, broken into lines of n
+// characters with CRLF, as a JSON client that wraps MIME-style sends it.
+func wrapBase64(der []byte, n int) []byte {
+	enc := base64.StdEncoding.EncodeToString(der)
+	var b bytes.Buffer
+	for len(enc) > n {
+		b.WriteString(enc[:n])
+		b.WriteString("\r\n")
+		enc = enc[n:]
+	}
+	b.WriteString(enc)
+	return b.Bytes()
 }
 
 // FuzzDERFields changes one element of a valid certificate, request or
