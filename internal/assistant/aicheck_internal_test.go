@@ -64,10 +64,19 @@ func TestJudgeSurprisal(t *testing.T) {
 // intervals in order, apart, within the text and ending at a token's end
 // or the text's; the category says whether they cover nothing, all, or
 // some of it.
+//
+// The scores are at most 64 tokens, eight windows. The judgement's
+// coverage grows with the number of windows, so every longer input was new
+// coverage for the minimizer, which tried its ~n²/2 substrings while the
+// only worker fuzzed nothing; eight windows reach every branch that a
+// thousand do (first, middle, last and a short last one merged).
 func FuzzJudgeSurprisal(f *testing.F) {
 	f.Add([]byte{1, 200, 3, 4, 5, 250, 7, 8, 9, 10, 11, 12}, uint16(40))
 	f.Add([]byte{255, 255, 0, 0}, uint16(3))
 	f.Fuzz(func(t *testing.T, raw []byte, chars uint16) {
+		if len(raw) > 8*AICheckWindow {
+			return
+		}
 		// Each byte is a token: its surprisal in tenths of a nat and a
 		// step of 0–3 characters.
 		var toks []TokenSurprisal
