@@ -13,6 +13,13 @@ import (
 // proxy is trusted with, appended by the nearest proxy as nginx's
 // $proxy_add_x_forwarded_for does, is the client whatever the client
 // wrote before it.
+//
+// Each line is at most 128 bytes, some sixteen entries. The walk's
+// coverage grows with the number of entries, so every longer line was new
+// coverage for the minimizer, which tried its ~n²/2 substrings of
+// kilobyte lines while the only worker fuzzed nothing (the run stood
+// still for half of its 30 s). Sixteen entries reach every branch that
+// a thousand do.
 func FuzzClientIPForwardedFor(f *testing.F) {
 	for _, s := range []string{"192.0.2.60", "203.0.113.7, 10.1.2.3", "[2001:db8::1]:4711,10.0.0.9", "unknown, 10.0.0.5",
 		", ,192.0.2.1:80", "::ffff:10.0.0.1", "fe80::1%eth0", "1.2.3.4\n5.6.7.8"} {
@@ -24,6 +31,9 @@ func FuzzClientIPForwardedFor(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, line1, line2 string, ip []byte) {
+		if len(line1) > 128 || len(line2) > 128 || len(ip) > 16 {
+			return
+		}
 		lines := []string{line1}
 		if line2 != "" {
 			lines = append(lines, line2)
