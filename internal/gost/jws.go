@@ -121,6 +121,13 @@ func ParseJWS(compact string) (*JWS, error) {
 	if len(parts) != 3 {
 		return nil, fmt.Errorf("%w: %d parts, want 3", ErrJWSMalformed, len(parts))
 	}
+	// The base64 decoder skips line breaks, which base64url's alphabet
+	// has not (RFC 7515 §2, §7.1): a part broken over lines is not the
+	// compact serialisation, and its signing input would not be the
+	// one its sender signed.
+	if strings.ContainsAny(compact, "\r\n") {
+		return nil, fmt.Errorf("%w: line break inside", ErrJWSMalformed)
+	}
 	hdrJSON, err := base64.RawURLEncoding.Strict().DecodeString(parts[0])
 	if err != nil {
 		return nil, fmt.Errorf("%w: header base64url: %v", ErrJWSMalformed, err)
@@ -133,13 +140,9 @@ func ParseJWS(compact string) (*JWS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: signature base64url: %v", ErrJWSMalformed, err)
 	}
-	var hdr JWSHeader
-	if err := json.Unmarshal(hdrJSON, &hdr); err != nil {
-		return nil, fmt.Errorf("%w: header JSON: %v", ErrJWSMalformed, err)
-	}
-	if len(hdr.Crit) > 0 {
-		// RFC 7515 4.1.11: critical extensions we do not understand make the JWS invalid.
-		return nil, fmt.Errorf("%w: unsupported crit %v", ErrJWSMalformed, hdr.Crit)
+	hdr, err := parseJWSHeader(hdrJSON)
+	if err != nil {
+		return nil, err
 	}
 	// The kid is checked before alg: banking.md 9.6 answers a missing or
 	// malformed kid with WORKFLOW_FAULT, whatever alg the header names, and
@@ -158,6 +161,34 @@ func ParseJWS(compact string) (*JWS, error) {
 		return nil, fmt.Errorf("%w: empty signature", ErrJWSMalformed)
 	}
 	return &JWS{Header: hdr, Payload: payload, SigningInput: parts[0] + "." + parts[1], Signature: sig}, nil
+}
+
+// parseJWSHeader reads the protected header's parameters by their exact
+// names. RFC 7515 §4 makes the names case-sensitive, where encoding/json
+// matches a struct's fields without letter case: {"ALG":…,"Kid":…} was
+// read as alg and kid, and of {"alg":"none","ALG":"gost34.10-2012"} the
+// last spelling won. Any crit is refused (RFC 7515 §4.1.11): this reader
+// understands no extension, and an empty list is not allowed either.
+func parseJWSHeader(hdrJSON []byte) (JWSHeader, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(hdrJSON, &members); err != nil {
+		return JWSHeader{}, fmt.Errorf("%w: header JSON: %v", ErrJWSMalformed, err)
+	}
+	if crit, ok := members["crit"]; ok {
+		return JWSHeader{}, fmt.Errorf("%w: unsupported crit %s", ErrJWSMalformed, crit)
+	}
+	var hdr JWSHeader
+	for _, p := range []struct {
+		name  string
+		field *string
+	}{{"alg", &hdr.Alg}, {"kid", &hdr.Kid}, {"typ", &hdr.Typ}, {"cty", &hdr.Cty}} {
+		if raw, ok := members[p.name]; ok {
+			if err := json.Unmarshal(raw, p.field); err != nil {
+				return JWSHeader{}, fmt.Errorf("%w: header %s: %v", ErrJWSMalformed, p.name, err)
+			}
+		}
+	}
+	return hdr, nil
 }
 
 // Verify checks the signature with the certificate's key; failures wrap
