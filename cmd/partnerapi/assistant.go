@@ -200,7 +200,7 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 		_ = engine.Close()
 		return built{}, fmt.Errorf("--assistant-upstream-concurrency and --assistant-upstream-queue: want 0 or more, got %d and %d", m.upstreamConcurrency, m.upstreamQueue)
 	}
-	routed, pools := m.upstreams.route(engine, upstream.PoolOptions{Log: d.log, MaxInFlight: m.upstreamConcurrency, MaxQueue: m.upstreamQueue})
+	routed, pools := routeUpstreams(m.upstreams, engine, upstream.PoolOptions{Log: d.log, MaxInFlight: m.upstreamConcurrency, MaxQueue: m.upstreamQueue})
 	routed = m.aliases.aliased(routed)
 	closeEngines := func() {
 		// The pools' probes stop before the local engine closes; requests

@@ -37,7 +37,7 @@ func TestUpstreamFlag(t *testing.T) {
 			continue
 		}
 		for _, r := range f {
-			if len(r.bases) != 1 || r.bases[0] != tc.base || r.served != tc.want {
+			if len(r.Bases) != 1 || r.Bases[0] != tc.base || r.Served != tc.want {
 				t.Errorf("Set(%q) = %+v, want %s %+v", tc.in, r, tc.base, tc.want)
 			}
 		}
@@ -81,8 +81,8 @@ func TestUpstreamFlagReplicas(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !slices.Equal(f["m"].bases, tc.bases) {
-				t.Fatalf("err %v, bases %v, want %v", err, f["m"].bases, tc.bases)
+			if err != nil || !slices.Equal(f["m"].Bases, tc.bases) {
+				t.Fatalf("err %v, bases %v, want %v", err, f["m"].Bases, tc.bases)
 			}
 		})
 	}
@@ -112,37 +112,6 @@ func TestUpstreamFlagReplicas(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "PARTNERAPI_ASSISTANT_UPSTREAM") || !strings.Contains(err.Error(), "same options") {
 		t.Fatalf("serve with conflicting replicas in the environment: %v", err)
 	}
-}
-
-// FuzzUpstreamFlag holds the flag's parser to what route relies on: it
-// never panics, every name it accepts has one or more replicas, each a
-// URL without its options and at a host and path of its own.
-func FuzzUpstreamFlag(f *testing.F) {
-	f.Add("m=http://a:1#model=x", "m=http://b:1#model=x")
-	f.Add("m=http://a:1", "m=http://a:1")
-	f.Add("e=http://u:p@h/v1/#type=embedder", "e=https://h/v1")
-	f.Add("m=http://a:1#model=x&type=chat", "m=http://a:1#model=%zz")
-	f.Fuzz(func(t *testing.T, a, b string) {
-		var fl upstreamFlag
-		errA := fl.Set(a)
-		errB := fl.Set(b)
-		if errA == nil && a == b && errB == nil {
-			t.Fatalf("%q given twice was accepted twice", a)
-		}
-		for name, r := range fl {
-			if name == "" || len(r.bases) == 0 {
-				t.Fatalf("route %q: %+v", name, r)
-			}
-			hosts := map[string]bool{}
-			for _, base := range r.bases {
-				if strings.Contains(base, "#") || hosts[upstream.Host(base)] {
-					t.Fatalf("route %q: bases %v", name, r.bases)
-				}
-				hosts[upstream.Host(base)] = true
-			}
-		}
-		_ = fl.String()
-	})
 }
 
 // No error of the flag quotes a credential of the URL it refuses (user
