@@ -201,6 +201,13 @@ func validArguments(raw json.RawMessage) bool {
 // already serialised: `"{\"temperature\":3}"` would otherwise reach the
 // model as an escaped string instead of the object. A result that is a
 // plain JSON string ("sunny") is left as sent. msgs itself is not changed.
+//
+// The inner string counts as an object only when it is valid JSON whose
+// first byte past JSON's own white space (RFC 8259 §2: space, tab, LF, CR)
+// is '{'. strings.TrimSpace would also skip U+00A0, U+3000 and the other
+// Unicode spaces, which json.Valid refuses: "\u00a0{...}" would pass the
+// check on its trimmed form and reach the model stripped of its quotes,
+// though it holds no object and is the tool's plain string.
 func unwrapFunctionResults(msgs []Message) []Message {
 	var out []Message
 	for i, m := range msgs {
@@ -211,7 +218,7 @@ func unwrapFunctionResults(msgs []Message) []Message {
 		if json.Unmarshal([]byte(m.Content), &inner) != nil {
 			continue
 		}
-		if t := strings.TrimSpace(inner); !strings.HasPrefix(t, "{") || !json.Valid([]byte(t)) {
+		if t := strings.TrimLeft(inner, " \t\n\r"); !strings.HasPrefix(t, "{") || !json.Valid([]byte(inner)) {
 			continue
 		}
 		if out == nil {

@@ -188,7 +188,9 @@ func TestFunctionRequestValidation(t *testing.T) {
 
 // TestFunctionResultDoubleEncoded: langchain-gigachat sends a tool's result
 // JSON.stringify()d once more; the engine gets the object the reference
-// describes, while plain strings and objects pass as sent.
+// describes, while plain strings and objects pass as sent. Only JSON's own
+// white space may surround the object: a string with U+00A0 or another
+// Unicode space next to its braces is not a serialised object.
 func TestFunctionResultDoubleEncoded(t *testing.T) {
 	tests := []struct{ sent, want string }{
 		{`"{\"temperature\":3}"`, `{"temperature":3}`},
@@ -196,6 +198,15 @@ func TestFunctionResultDoubleEncoded(t *testing.T) {
 		{`"sunny"`, `"sunny"`},
 		{`"{not json"`, `"{not json"`},
 		{`not json at all`, `not json at all`},
+		// JSON white space around the object is still the object.
+		{`" {\"temperature\":3}\n"`, " {\"temperature\":3}\n"},
+		// Other Unicode spaces are not JSON white space: a string with
+		// one before or after the braces holds no JSON object, so it is
+		// a plain string and must reach the engine as sent.
+		{`"\u00a0{\"temperature\":3}"`, `"\u00a0{\"temperature\":3}"`},
+		{"\"\u00a0{\\\"temperature\\\":3}\"", "\"\u00a0{\\\"temperature\\\":3}\""},
+		{`"{\"temperature\":3}\u2003"`, `"{\"temperature\":3}\u2003"`},
+		{`"\u3000{\"temperature\":3}\u0085"`, `"\u3000{\"temperature\":3}\u0085"`},
 	}
 	for _, tt := range tests {
 		msgs := []assistant.Message{
