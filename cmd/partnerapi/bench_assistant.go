@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"partnerapi/internal/assistant/upstream"
 	"partnerapi/internal/inference/local"
 )
 
@@ -199,11 +200,27 @@ func benchStream(ctx context.Context, base, token string, body []byte) (time.Dur
 	var gaps []time.Duration
 	var last time.Time
 	tokens := 0
+	// The stream is read as the event-stream format says (WHATWG HTML
+	// §9.2.6), as the upstream reader reads it: lines end with CRLF, LF
+	// or a bare CR, a data field's value is what follows "data:" and one
+	// space, and an event is its data lines joined by LF, dispatched at
+	// the blank line after them. Reading LF-only lines with "data: "
+	// glued on took a stream from a server (or a proxy before ours) that
+	// ends lines with CR for one line of bad JSON.
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Split(upstream.ScanSSELines)
+	var data []string
 	for sc.Scan() {
-		payload, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || payload == "[DONE]" {
+		if line := sc.Text(); line != "" {
+			if v, ok := strings.CutPrefix(line, "data:"); ok {
+				data = append(data, strings.TrimPrefix(v, " "))
+			}
+			continue
+		}
+		payload := strings.Join(data, "\n")
+		data = data[:0]
+		if len(payload) == 0 || payload == "[DONE]" {
 			continue
 		}
 		now := time.Now()

@@ -255,7 +255,7 @@ func (e *Engine) chat(ctx context.Context, req assistant.GenerateRequest, n int,
 	return readStream(ctx, resp.Body, n, emit)
 }
 
-// scanSSELines is bufio.ScanLines with the event-stream format's line
+// ScanSSELines is bufio.ScanLines with the event-stream format's line
 // ends (WHATWG HTML §9.2.6): CRLF, LF or a bare CR. bufio.ScanLines ends
 // lines at LF only, so a server that ends them with CR alone had its
 // whole stream read as one line and none of its chunks seen. A CR that
@@ -263,7 +263,9 @@ func (e *Engine) chat(ctx context.Context, req assistant.GenerateRequest, n int,
 // the next read brings, so it waits for that byte (or the end of the
 // body) rather than end a line there and read the LF as a second, empty
 // line: how the body is cut into reads must not change its lines.
-func scanSSELines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+// Exported for the benchmark client (partnerapi bench assistant), which
+// reads event streams the same way.
+func ScanSSELines(data []byte, atEOF bool) (advance int, token []byte, err error) {
 	for i, c := range data {
 		switch {
 		case c == '\n':
@@ -300,7 +302,7 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 	}
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	sc.Split(scanSSELines)
+	sc.Split(ScanSSELines)
 	// partial is set when the stream ended inside a chunk.
 	done, partial := false, false
 	for !done && sc.Scan() {
