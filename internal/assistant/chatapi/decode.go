@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"partnerapi/internal/assistant"
 )
@@ -39,9 +41,9 @@ type wireChatRequest struct {
 	Functions         []wireFunction  `json:"functions"`
 	Temperature       *float64        `json:"temperature"`
 	TopP              *float64        `json:"top_p"`
-	N                 *int            `json:"n"`
+	N                 *wholeNumber    `json:"n"`
 	Stream            bool            `json:"stream"`
-	MaxTokens         *int64          `json:"max_tokens"`
+	MaxTokens         *wholeNumber    `json:"max_tokens"`
 	RepetitionPenalty *float64        `json:"repetition_penalty"`
 	UpdateInterval    float64         `json:"update_interval"`
 	FunctionCall      json.RawMessage `json:"function_call"`
@@ -58,14 +60,19 @@ func decodeChatRequest(r io.Reader) (assistant.ChatRequest, bool, error) {
 		Model:             w.Model,
 		Temperature:       w.Temperature,
 		TopP:              w.TopP,
-		N:                 w.N,
 		RepetitionPenalty: w.RepetitionPenalty,
 		UpdateInterval:    w.UpdateInterval,
+	}
+	if w.N != nil {
+		// Clamped into an int of 32-bit builds; the service refuses
+		// anything outside 1..4 whatever its size.
+		v := int(max(min(int64(*w.N), 1<<30), -1<<30))
+		req.N = &v
 	}
 	if w.MaxTokens != nil {
 		// Clamp before converting so 999999999999 does not overflow an int
 		// on 32-bit builds; the engine clamps again to the context window.
-		v := int(min(*w.MaxTokens, 1<<30))
+		v := int(min(int64(*w.MaxTokens), 1<<30))
 		req.MaxTokens = &v
 	}
 	for i, m := range w.Messages {
@@ -114,6 +121,67 @@ func decodeFunctionCall(raw json.RawMessage) (assistant.FunctionChoice, error) {
 		return assistant.FunctionChoice{}, &assistant.InvalidParams{Status: 400, Message: `function_call must be "auto", "none" or {"name": ...}`}
 	}
 	return assistant.FunctionChoice{Mode: assistant.FunctionCallName, Name: named.Name}, nil
+}
+
+// wholeNumber is an integer member of a request (n, max_tokens) that also
+// takes a JSON number written with a fraction or an exponent whose value
+// is whole, such as 1.0 or 1.6e1. JSON has one number type, and the
+// contract's "type: integer" is JSON Schema 2020-12's, which matches any
+// number with a zero fractional part; a client that writes its numbers as
+// floats (Python's json.dumps of 1.0) sends such a body, which
+// encoding/json refused as a type error. A fraction that is not zero
+// (1.5), a number beyond int64 and a value of another JSON type are
+// refused with encoding/json's own error, which jsonMessage words as
+// before.
+type wholeNumber int64
+
+func (n *wholeNumber) UnmarshalJSON(b []byte) error {
+	var v int64
+	err := json.Unmarshal(b, &v)
+	if err != nil {
+		var ok bool
+		if v, ok = wholeLiteral(string(b)); !ok {
+			return err
+		}
+	}
+	*n = wholeNumber(v)
+	return nil
+}
+
+// wholeLiteral reads a JSON number literal (checked against RFC 8259's
+// grammar by the decoder before any Unmarshaler sees it) whose value is a
+// whole number within int64. Its digits and decimal exponent are counted
+// rather than parsed as a float64, which would round
+// 1.0000000000000000001 to 1, and a huge exponent is never expanded.
+func wholeLiteral(s string) (int64, bool) {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mantissa, exponent := s, "0"
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mantissa, exponent = s[:i], s[i+1:]
+	}
+	whole, frac, _ := strings.Cut(mantissa, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	if digits == "" {
+		return 0, true // zero, whatever its exponent
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	// The value is trimmed × 10^shift.
+	e, err := strconv.Atoi(exponent)
+	if err != nil || e > 1<<30 || e < -1<<30 {
+		// Beyond int64, or a fraction, for the digits a body can
+		// hold; the bound keeps shift from overflowing.
+		return 0, false
+	}
+	shift := e - len(frac) + len(digits) - len(trimmed)
+	if shift < 0 || len(trimmed)+shift > 19 {
+		return 0, false
+	}
+	if neg {
+		trimmed = "-" + trimmed
+	}
+	v, err := strconv.ParseInt(trimmed+strings.Repeat("0", shift), 10, 64)
+	return v, err == nil
 }
 
 type wireTokensCount struct {
