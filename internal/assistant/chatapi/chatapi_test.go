@@ -245,6 +245,25 @@ func TestOAuthErrors(t *testing.T) {
 			}
 		})
 	}
+	// A scope sent more than once names no one scope: it is garbled
+	// (code 1), whichever values it repeats, rather than the first of
+	// them read as the scope asked for (RFC 6749 §3.1: a parameter is
+	// sent once at most).
+	for _, scopes := range [][]string{
+		{"ASSISTANT_API_CORP", "ASSISTANT_API_CORP"},
+		{"ASSISTANT_API_CORP", "ASSISTANT_API_PERS"},
+		{"GIGACHAT_API_CORP", "NOPE"},
+		{"", ""},
+		{"ASSISTANT_API_CORP", ""},
+		{"", " ASSISTANT_API_CORP"},
+	} {
+		t.Run("scope "+strings.Join(scopes, " and "), func(t *testing.T) {
+			resp, body := f.oauth(basic, rqUID, url.Values{"scope": scopes})
+			if want := `{"code":1,"message":"scope data format invalid"}`; resp.StatusCode != 400 || strings.TrimSpace(string(body)) != want {
+				t.Fatalf("got %d %s, want 400 %s", resp.StatusCode, body, want)
+			}
+		})
+	}
 	t.Run("token rate", func(t *testing.T) {
 		c := f.client(assistant.ScopeB2B)
 		var last int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"partnerapi/internal/assistant"
 	"partnerapi/internal/web"
@@ -48,7 +49,16 @@ func (s *server) oauth(w http.ResponseWriter, r *http.Request) {
 		s.tokenError(w, r, assistant.ErrScopeInvalid)
 		return
 	}
-	tok, exp, err := s.svc.IssueToken(r.Context(), r.Header.Get("Authorization"), r.Header.Get("RqUID"), r.PostForm.Get("scope"), web.ClientIP(r))
+	// A scope sent more than once names no one scope (RFC 6749 §3.1:
+	// a parameter is sent once at most), and PostForm.Get would take the
+	// first, a token for a scope the request did not single out. Its
+	// values joined by a comma, which no scope name holds and the scope
+	// parser does not trim as white space (a space would let
+	// "scope=ASSISTANT_API_CORP&scope=" through), are no scope, so it is
+	// refused as garbled (code 1) where a garbled scope is: after RqUID
+	// and the Authorization header, before the credentials are checked.
+	scope := strings.Join(r.PostForm["scope"], ",")
+	tok, exp, err := s.svc.IssueToken(r.Context(), r.Header.Get("Authorization"), r.Header.Get("RqUID"), scope, web.ClientIP(r))
 	if err != nil {
 		s.tokenError(w, r, err)
 		return
