@@ -39,6 +39,13 @@ type Listener struct {
 // Listen binds addr for a named service. Binding happens before any serving
 // so that a port in use fails start-up at once with the service's name.
 func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logger) (*Listener, error) {
+	// An API's listener answers net/http's refusals of requests it cannot
+	// take as HTTP in the API's envelope (refusal.go); others (the
+	// metrics listener) keep net/http's plain text.
+	var rf *refuser
+	if b, ok := h.(*builtAPI); ok && b.api.Errors != nil {
+		rf = &refuser{api: b.api.Name, errs: b.api.Errors, log: log}
+	}
 	var tcfg *tls.Config
 	if tlsFiles.Enabled() {
 		// An HTTP listener asks for a client certificate and verifies
@@ -62,6 +69,12 @@ func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logg
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: listen on %s: %w", name, addr, err)
+	}
+	if rf != nil {
+		// Beneath TLS and beneath the connection cap (LimitConnections
+		// wraps raw), so that the server still sees the *tls.Conn it
+		// needs; see refusingConn for what that leaves uncovered.
+		raw = refusingListener{Listener: raw, rf: rf}
 	}
 	ln := raw
 	if tcfg != nil {

@@ -244,12 +244,21 @@ func writeTokenError(w http.ResponseWriter, status int, message string) {
 // platformError maps the platform's errors to the assistant envelope, or
 // to the token endpoint's for its path. The platform also calls it before
 // the request reaches Handler (a declared body over the limit, a recovered
-// panic), so it sets X-Session-Id itself: every response carries one
+// panic, a request net/http refused before routing), so it sets
+// X-Session-Id itself: every response carries one
 // (reference §2).
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
 	setSessionID(w, r)
 	message := "Internal Server Error"
+	var mr *web.MalformedRequest
 	switch {
+	case errors.As(err, &mr):
+		// Refused by net/http before routing (431, 400, 501, 505): its
+		// status, in net/http's own words.
+		message = http.StatusText(status)
+		if mr.Reason != "" {
+			message += ": " + mr.Reason
+		}
 	case errors.Is(err, web.ErrNotFound):
 		message = "Not Found"
 	case errors.Is(err, web.ErrMethodNotAllowed):

@@ -179,7 +179,8 @@ func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 }
 
 // platformError maps the platform's errors (unknown route, wrong method,
-// oversized body, panic) to the banking envelope.
+// oversized body, a request net/http refused before routing, panic) to the
+// banking envelope.
 //
 // A wrong method on a path the API serves is 405 with Allow (RFC 9110
 // §15.5.6; the platform sets the header). The reference's error table
@@ -187,7 +188,20 @@ func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 // lists, so it keeps NOT_FOUND, the cause of a path with no such
 // operation, while its message says that the method is what is missing.
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
+	var mr *web.MalformedRequest
 	switch {
+	case errors.As(err, &mr):
+		// A request net/http could not take as HTTP, refused before
+		// routing with the status net/http chose (431, 400, 501, 505):
+		// like an oversized body, a request of the wrong form.
+		msg := "Некорректный HTTP-запрос"
+		if status == http.StatusRequestHeaderFieldsTooLarge {
+			msg = "Заголовки запроса слишком велики"
+		} else if mr.Reason != "" {
+			msg += ": " + mr.Reason
+		}
+		ref, _ := referenceID(r)
+		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: ref, Message: msg})
 	case errors.Is(err, web.ErrNotFound):
 		ref, _ := referenceID(r)
 		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: ref, Message: "Ресурс не найден"})

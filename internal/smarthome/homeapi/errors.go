@@ -36,7 +36,16 @@ func writeError(w http.ResponseWriter, status int, message string, details ...st
 
 // platformError maps the platform's errors to the Common error.
 func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
+	var mr *web.MalformedRequest
 	switch {
+	case errors.As(err, &mr):
+		// Refused by net/http before routing (431, 400, 501, 505), with
+		// its reason, when it gives one, as the detail.
+		var details []string
+		if mr.Reason != "" {
+			details = []string{mr.Reason}
+		}
+		writeError(w, status, http.StatusText(status), details...)
 	case errors.Is(err, web.ErrNotFound):
 		writeError(w, status, "Not found", "path '"+r.URL.Path+"' is not supported")
 	case errors.Is(err, web.ErrMethodNotAllowed):
