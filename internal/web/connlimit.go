@@ -160,6 +160,16 @@ type countedConn struct {
 	once sync.Once
 }
 
+// CloseWrite passes the TCP half-close on: net/http sends it after a 431
+// (closeWriteAndWait), so that the client reads the answer before the
+// connection resets, and does without it when the conn it sees has none.
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 func (c *countedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {

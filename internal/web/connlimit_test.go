@@ -316,3 +316,37 @@ func TestLimitListenerWaitsAtTheCap(t *testing.T) {
 		t.Fatal("the waiting connection was not accepted once the first closed")
 	}
 }
+
+// A connection under the cap keeps the TCP half-close net/http sends after
+// a 431 (closeWriteAndWait), so that the client reads the answer and EOF
+// at once instead of a reset half a second later. Before, countedConn
+// hid CloseWrite and net/http skipped it.
+func TestConnectionCapKeepsCloseWrite(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := newConnLimiter(raw, 4, "test", nil)
+	defer cl.Close()
+	client, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c, err := cl.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		t.Fatalf("%T has no CloseWrite", c)
+	}
+	if err := cw.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	_ = client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := client.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Fatalf("after CloseWrite the client read %d, %v", n, err)
+	}
+}
