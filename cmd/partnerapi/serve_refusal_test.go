@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"partnerapi/internal/testenv"
 )
 
 // TestServeRefusalsInEnvelope sends each listener of a real server, over
@@ -80,7 +79,7 @@ func TestServeRefusalsInEnvelope(t *testing.T) {
 	for _, api := range []string{"banking", "assistant", "smarthome"} {
 		for _, rq := range requests {
 			t.Run(api+"/"+rq.name, func(t *testing.T) {
-				resp, body := rawRoundTrip(t, strings.TrimPrefix(ts.urls[api], "http://"), rq.req)
+				resp, body := testenv.RawExchange(t, func() (net.Conn, error) { return net.Dial("tcp", strings.TrimPrefix(ts.urls[api], "http://")) }, rq.req)
 				if resp.StatusCode != rq.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 					t.Fatalf("%d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 				}
@@ -92,33 +91,6 @@ func TestServeRefusalsInEnvelope(t *testing.T) {
 			})
 		}
 	}
-}
-
-// rawRoundTrip writes req on a fresh connection to addr as it is, while
-// reading the answer up to the server's close (the server answers an
-// oversized head before the client has sent all of it).
-func rawRoundTrip(t *testing.T, addr, req string) (*http.Response, []byte) {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	go func() { _, _ = io.WriteString(c, req) }()
-	raw, err := io.ReadAll(c)
-	if len(raw) == 0 {
-		t.Fatalf("no answer: %v", err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
-	if err != nil {
-		t.Fatalf("answer %q: %v", raw, err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("answer %q: %v", raw, err)
-	}
-	return resp, body
 }
 
 // decodeStrict decodes an envelope that must have no member v lacks.

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -14,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"partnerapi/internal/testenv"
 )
@@ -37,34 +34,6 @@ var refusalCases = []struct {
 	{"unknown Transfer-Encoding", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", http.StatusNotImplemented, "unsupported transfer encoding"},
 	{"HTTP/2.0 request line", "GET / HTTP/2.0\r\nHost: x\r\n\r\n", http.StatusHTTPVersionNotSupported, "unsupported protocol version"},
 	{"malformed request line", "GARBAGE\r\n\r\n", http.StatusBadRequest, ""},
-}
-
-// rawExchange sends req on a fresh connection to addr, as written, and
-// reads the answer up to the server's close. The request is written while
-// the answer is read, since the server answers an oversized head before
-// the client has sent all of it.
-func rawExchange(t *testing.T, dial func() (net.Conn, error), req string) (*http.Response, []byte) {
-	t.Helper()
-	c, err := dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	go func() { _, _ = io.WriteString(c, req) }()
-	raw, err := io.ReadAll(c)
-	if len(raw) == 0 {
-		t.Fatalf("no answer: %v", err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
-	if err != nil {
-		t.Fatalf("answer %q: %v", raw, err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("answer %q: %v", raw, err)
-	}
-	return resp, body
 }
 
 // envelopeErrors is a test API's envelope: the status and what the
@@ -107,7 +76,7 @@ func TestRefusalInEnvelope(t *testing.T) {
 	dial := func() (net.Conn, error) { return net.Dial("tcp", addr) }
 	for _, tc := range refusalCases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, body := rawExchange(t, dial, tc.req)
+			resp, body := testenv.RawExchange(t, dial, tc.req)
 			checkEnvelope(t, resp, body, tc.status, tc.reason, logs)
 			if resp.ProtoMinor != 1 {
 				t.Errorf("answered in %s", resp.Proto)
@@ -156,7 +125,7 @@ func TestRefusalOfPlainHTTPOnHTTPS(t *testing.T) {
 	cert, key, _, _ := writeCert(t, dir, "server", nil, nil)
 	logs := &testenv.LogBuffer{}
 	addr := serveRefusals(t, http.NotFoundHandler(), TLSFiles{Cert: cert, Key: key}, logs)
-	resp, body := rawExchange(t, func() (net.Conn, error) { return net.Dial("tcp", addr) }, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body := testenv.RawExchange(t, func() (net.Conn, error) { return net.Dial("tcp", addr) }, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	checkEnvelope(t, resp, body, http.StatusBadRequest, "client sent an HTTP request to an HTTPS server", logs)
 	if resp.Proto != "HTTP/1.0" {
 		t.Errorf("answered in %s", resp.Proto)
@@ -176,7 +145,7 @@ func TestRefusalOfPlainHTTPOnHTTPS(t *testing.T) {
 	tlsDial := func() (net.Conn, error) {
 		return tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
 	}
-	resp, body = rawExchange(t, tlsDial, "GET / HTTP/1.1\r\nHost: a b\r\n\r\n")
+	resp, body = testenv.RawExchange(t, tlsDial, "GET / HTTP/1.1\r\nHost: a b\r\n\r\n")
 	if resp.StatusCode != http.StatusBadRequest || string(body) != "400 Bad Request: malformed Host header" {
 		t.Errorf("inside TLS: %d %q", resp.StatusCode, body)
 	}
@@ -215,7 +184,7 @@ func TestRefusalLeavesHandlerAnswers(t *testing.T) {
 			logs := &testenv.LogBuffer{}
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tc.handle(w) })
 			addr := serveRefusals(t, h, TLSFiles{}, logs)
-			resp, body := rawExchange(t, func() (net.Conn, error) { return net.Dial("tcp", addr) }, tc.req)
+			resp, body := testenv.RawExchange(t, func() (net.Conn, error) { return net.Dial("tcp", addr) }, tc.req)
 			if resp.StatusCode != http.StatusBadRequest || string(body) != "400 Bad Request" ||
 				resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
 				t.Errorf("%d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)

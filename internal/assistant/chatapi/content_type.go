@@ -1,9 +1,9 @@
 package chatapi
 
 import (
-	"mime"
 	"net/http"
-	"strings"
+
+	"partnerapi/internal/web"
 )
 
 // jsonBody lets a request through to next only when its body may be read
@@ -14,12 +14,9 @@ import (
 // body parsed as JSON its sender did not declare and then billed.
 func jsonBody(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
-			mt, _, err := mime.ParseMediaType(ct)
-			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-				writeError(w, http.StatusBadRequest, "Content-Type must be application/json")
-				return
-			}
+		if !web.DeclaresJSON(r.Header) {
+			writeError(w, http.StatusBadRequest, "Content-Type must be application/json")
+			return
 		}
 		next(w, r)
 	}

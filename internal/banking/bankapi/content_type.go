@@ -3,23 +3,19 @@ package bankapi
 import (
 	"mime"
 	"net/http"
-	"strings"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/web"
 )
 
 // acceptsJSONBody reports whether r's Content-Type lets its body be read as
 // JSON (reference §1: bodies are application/json, or application/jose
-// where an operation takes JWS). A request without one is read as JSON, as
-// clients that set none mean it; any other type (text/plain, a form) is
-// refused rather than parsed as JSON the client did not declare.
+// where an operation takes JWS), by the rule the assistant API shares
+// (web.DeclaresJSON): a request without one is read as JSON, as clients
+// that set none mean it; any other type (text/plain, a form) is refused
+// rather than parsed as JSON the client did not declare.
 func acceptsJSONBody(r *http.Request) bool {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" || ct == "application/json" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+	return web.DeclaresJSON(r.Header)
 }
 
 // errNotJSON is the answer to a body of another type: DESERIALIZATION_FAULT,
