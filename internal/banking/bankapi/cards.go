@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,20 +68,62 @@ func upperASCII(s string) string {
 	return string(b)
 }
 
-// pageHref is a relative link to another page: the reference caps href at
-// 60 characters, so the status filter is kept only when it fits.
+// statusLetters spell a status filter in a page link whose status names
+// do not fit: the reference caps href at 60 characters, and
+// "?page=2&statusCodes=TO_BE_REISSUED,TO_BE_BLOCKED,NOT_DELIVERED" is 62.
+// A link is the server's to read back (clients follow it as given), so a
+// filter too long for the names travels as statusSet, one letter a status,
+// rather than being dropped: a dropped filter made the next page a page of
+// every card.
+var statusLetters = map[banking.CardStatus]byte{
+	banking.CardActive: 'A', banking.CardBlocked: 'B', banking.CardToBeReissued: 'R',
+	banking.CardToBeBlocked: 'T', banking.CardNotDelivered: 'N',
+}
+
+// pageHref is a relative link to another page with the same status filter:
+// the statuses' names when they fit in the reference's 60 characters, else
+// their letters (statusSet). A status without a letter is not one List
+// answers, so no link is made for it; it keeps only the page.
 func pageHref(page int, statuses []banking.CardStatus) string {
 	h := "?page=" + strconv.Itoa(page)
-	if len(statuses) > 0 {
-		parts := make([]string, len(statuses))
-		for i, st := range statuses {
-			parts[i] = string(st)
+	if len(statuses) == 0 {
+		return h
+	}
+	var names []string
+	letters := make([]byte, 0, len(statusLetters))
+	for _, st := range statuses {
+		c, ok := statusLetters[st]
+		if !ok {
+			return h
 		}
-		if f := h + "&statusCodes=" + strings.Join(parts, ","); len(f) <= 60 {
-			h = f
+		if !slices.Contains(letters, c) {
+			letters = append(letters, c)
+			names = append(names, string(st))
 		}
 	}
-	return h
+	if f := h + "&statusCodes=" + strings.Join(names, ","); len(f) <= 60 {
+		return f
+	}
+	return h + "&statusSet=" + string(letters)
+}
+
+// parseStatusSet reads the letters of a page link's statusSet; ok is false
+// for a letter that names no status.
+func parseStatusSet(q []string) (out []banking.CardStatus, ok bool) {
+	for _, v := range q {
+		for i := 0; i < len(v); i++ {
+			found := false
+			for st, c := range statusLetters {
+				if c == v[i] {
+					out, found = append(out, st), true
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		}
+	}
+	return out, true
 }
 
 // queryInt reads an integer query parameter written in plain decimal:
@@ -109,6 +152,13 @@ func (s *server) listCards(w http.ResponseWriter, r *http.Request) {
 		page = n
 	}
 	statuses := parseStatusCodes(r.URL.Query()["statusCodes"])
+	set, ok := parseStatusSet(r.URL.Query()["statusSet"])
+	if !ok {
+		s.writeCardError(w, r, &banking.Error{Kind: banking.KindValidation, Message: "Параметр statusSet — буквы статусов из ссылки страницы",
+			FieldNames: []string{"statusSet"}, Checks: []string{"[ABRTN]*"}})
+		return
+	}
+	statuses = append(statuses, set...)
 	res, err := s.Cards.List(r.Context(), principalFrom(r.Context()), page, statuses)
 	if err != nil {
 		s.writeCardError(w, r, err)
