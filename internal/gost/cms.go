@@ -97,11 +97,9 @@ func VerifyDetachedSigners(cmsDER []byte, content []byte, cert *Certificate) ([]
 }
 
 // verifySigners checks every SignerInfo of a parsed SignedData over content
-// (its encapsulated content when content is nil) whatever its eContentType:
-// VerifyDetachedSigners has pinned it to id-data, and the CMS around a
-// certificate request (ParseCertificateRequest) encapsulates the request
-// under whatever type its signing tool chose, a check of the tool's
-// signature only, never of a digest text.
+// (its encapsulated content when content is nil). Its callers have pinned
+// eContentType to id-data: VerifyDetachedSigners for a digest text, and
+// ParseCertificateRequest for the request it encapsulates.
 func (sd *signedData) verifySigners(content []byte, cert *Certificate) ([]Signer, error) {
 	var err error
 	if sd.eContent != nil {

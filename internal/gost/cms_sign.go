@@ -26,6 +26,10 @@ type SignOptions struct {
 	// instead of the certificate's own encoding, as a client re-encoding
 	// it from its certificate store may write (nil: the certificate's).
 	SignerIssuer []byte
+
+	// Attached carries the content in eContent, as openssl cms -nodetach
+	// writes the CMS around a certificate request (ParseCertificateRequest).
+	Attached bool
 }
 
 // SignDetached creates a detached CMS SignedData (DER) over content in the
@@ -44,28 +48,41 @@ func SignDetachedWithOptions(content []byte, cert *Certificate, key *PrivateKey,
 	if !cert.PublicKey.Equal(key.Public()) {
 		return nil, errors.New("gost: key does not match the certificate")
 	}
-	params := key.Params
-	digestAlg := derWrap(tagSequence, mustMarshal(digestOID(params)), []byte{tagNull, 0})
-	h := newHashFor(params)
-	h.Write(content)
-	toSign := h.Sum(nil)
 	contentType := oidData
 	if opt.ContentType != nil {
 		contentType = opt.ContentType
 	}
-
-	var signedAttrs []byte
+	var attrs [][]byte
 	if !opt.NoSignedAttributes {
 		st := opt.SigningTime
 		if st.IsZero() {
 			st = time.Now()
 		}
-		attrs := [][]byte{
+		h := newHashFor(key.Params)
+		h.Write(content)
+		attrs = [][]byte{
 			attribute(oidContentType, mustMarshal(contentType)),
 			attribute(oidSigningTime, mustMarshal(st.UTC().Truncate(time.Second))),
-			attribute(oidMessageDigest, mustMarshal(toSign)),
+			attribute(oidMessageDigest, mustMarshal(h.Sum(nil))),
 		}
+	}
+	return signWithAttributes(content, cert, key, opt, contentType, attrs)
+}
+
+// signWithAttributes writes the SignedData of SignDetachedWithOptions with
+// attrs (each a DER Attribute) as its signed attributes, none when attrs is
+// nil. The tests of the verifier's attribute checks give it attributes no
+// real signer writes.
+func signWithAttributes(content []byte, cert *Certificate, key *PrivateKey, opt SignOptions, contentType asn1.ObjectIdentifier, attrs [][]byte) ([]byte, error) {
+	params := key.Params
+	digestAlg := derWrap(tagSequence, mustMarshal(digestOID(params)), []byte{tagNull, 0})
+	h := newHashFor(params)
+	h.Write(content)
+	toSign := h.Sum(nil)
+	var signedAttrs []byte
+	if attrs != nil {
 		// DER orders SET OF by the encodings.
+		attrs = append([][]byte{}, attrs...)
 		sort.Slice(attrs, func(i, j int) bool { return bytes.Compare(attrs[i], attrs[j]) < 0 })
 		set := derWrap(tagSet, attrs...)
 		h.Reset()
@@ -107,10 +124,14 @@ func SignDetachedWithOptions(content []byte, cert *Certificate, key *PrivateKey,
 	if version == 3 {
 		sdVersion = 3
 	}
+	encapsulated := derWrap(tagSequence, mustMarshal(contentType))
+	if opt.Attached {
+		encapsulated = derWrap(tagSequence, mustMarshal(contentType), derWrap(tagContext0, derWrap(tagOctetString, content)))
+	}
 	sd := derWrap(tagSequence,
 		mustMarshal(sdVersion),
 		derWrap(tagSet, digestAlg),
-		derWrap(tagSequence, mustMarshal(contentType)),
+		encapsulated,
 		certs,
 		derWrap(tagSet, signerInfo),
 	)

@@ -54,6 +54,14 @@ func ParseCertificateRequest(data []byte) (*CertificateRequest, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The request is encapsulated as plain data (openssl cms -sign
+		// -nodetach, RFC 5652 §5.2's id-data for content of no CMS type of
+		// its own). A SignedData of another content type is a timestamp
+		// token, a receipt or the like, signed for that purpose, not an
+		// envelope around a request, whatever bytes it carries.
+		if !sd.eContentType.Equal(oidData) {
+			return nil, fmt.Errorf("%w: SignedData content type %s is not id-data %s", ErrNotCSR, sd.eContentType, oidData)
+		}
 		if sd.eContent == nil {
 			return nil, fmt.Errorf("%w: SignedData without encapsulated content", ErrNotCSR)
 		}

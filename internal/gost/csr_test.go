@@ -3,9 +3,11 @@ package gost
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,5 +198,42 @@ func TestCertificateRequestEndingInWhitespaceBytes(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("no request of 5000 ended in a whitespace byte")
+	}
+}
+
+// TestCertificateRequestCMSContentType: the CMS around a certificate
+// request encapsulates it as id-data, as openssl cms -sign -nodetach writes
+// it (openssl-256-cpA.csr.p7s) and the SDK's sample (a bare request) implies.
+// A SignedData of another content type was made for another purpose (a
+// timestamp token, a receipt) and is not a request's envelope, whether its
+// signer is verified (certificate embedded) or not (no certificate).
+func TestCertificateRequestCMSContentType(t *testing.T) {
+	csr := readTestdata(t, "openssl-256-cpA.csr.der")
+	key, cert := testKeyAndCert(t, TC26256A)
+	for _, tc := range []struct {
+		name string
+		oid  asn1.ObjectIdentifier
+		ok   bool
+	}{
+		{"id-data", oidData, true},
+		{"id-ct-TSTInfo", asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 4}, false},
+		{"id-ct-receipt", asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 1}, false},
+		{"signedData", oidSignedData, false},
+	} {
+		for _, noCert := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nocert=%v", tc.name, noCert), func(t *testing.T) {
+				p7, err := SignDetachedWithOptions(csr, cert, key, SignOptions{Attached: true, ContentType: tc.oid, NoCertificate: noCert})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = ParseCertificateRequest(p7)
+				if tc.ok && err != nil {
+					t.Fatal(err)
+				}
+				if !tc.ok && !errors.Is(err, ErrNotCSR) {
+					t.Fatalf("%v, want ErrNotCSR", err)
+				}
+			})
+		}
 	}
 }
