@@ -425,9 +425,9 @@ func (si *signerInfo) verify(eContentType asn1.ObjectIdentifier, content []byte,
 		if err != nil {
 			return res, err
 		}
-		md, ok := attrs[oidMessageDigest.String()]
-		if !ok {
-			return res, malformed("signed attributes lack messageDigest")
+		md, err := attrs.single(oidMessageDigest, "messageDigest")
+		if err != nil {
+			return res, err
 		}
 		var got []byte
 		if rest, err := asn1.Unmarshal(md, &got); err != nil || len(rest) != 0 {
@@ -436,18 +436,21 @@ func (si *signerInfo) verify(eContentType asn1.ObjectIdentifier, content []byte,
 		if subtle.ConstantTimeCompare(got, contentDigest) != 1 {
 			return res, fmt.Errorf("%w: messageDigest does not match the content", ErrBadSignature)
 		}
-		ctv, ok := attrs[oidContentType.String()]
-		if !ok {
-			return res, malformed("signed attributes lack contentType")
+		ctv, err := attrs.single(oidContentType, "contentType")
+		if err != nil {
+			return res, err
 		}
 		var ct asn1.ObjectIdentifier
 		if _, err := asn1.Unmarshal(ctv, &ct); err != nil || !ct.Equal(eContentType) {
 			return res, fmt.Errorf("%w: contentType attribute does not match eContentType", ErrBadSignature)
 		}
-		if st, ok := attrs[oidSigningTime.String()]; ok {
-			var t time.Time
-			if _, err := asn1.Unmarshal(st, &t); err == nil {
-				res.SigningTime = t
+		if _, ok := attrs[oidSigningTime.String()]; ok {
+			st, err := attrs.single(oidSigningTime, "signingTime")
+			if err != nil {
+				return res, err
+			}
+			if res.SigningTime, err = parseSigningTime(st); err != nil {
+				return res, err
 			}
 		}
 		// The signature covers the attributes re-tagged as a universal SET.
@@ -462,12 +465,35 @@ func (si *signerInfo) verify(eContentType asn1.ObjectIdentifier, content []byte,
 	return res, nil
 }
 
-// parseAttributes maps attribute OIDs to their first value's DER.
-func parseAttributes(el derElement) (map[string][]byte, error) {
+// attributes maps each signed attribute's OID to the DER of its values.
+type attributes map[string][][]byte
+
+// single returns the one value of the attribute oid. RFC 5652 §11 gives
+// contentType, messageDigest and signingTime exactly one value: a verifier
+// that took the first of several would check one messageDigest while
+// another reader of the same SignedData (an archive, the bank's own
+// verifier) might take the second, so the signature would not say one
+// thing about the content.
+func (a attributes) single(oid asn1.ObjectIdentifier, name string) ([]byte, error) {
+	values, ok := a[oid.String()]
+	if !ok {
+		return nil, malformed("signed attributes lack %s", name)
+	}
+	if len(values) != 1 {
+		return nil, malformed("%s has %d values, not one", name, len(values))
+	}
+	return values[0], nil
+}
+
+// parseAttributes reads the signed attributes; an attribute that appears
+// twice is malformed (RFC 5652 §5.3: the SET OF Attribute holds each
+// single-instance attribute once, and a verifier must not choose between
+// two messageDigests).
+func parseAttributes(el derElement) (attributes, error) {
 	if len(el.full) > 1 && el.full[1] == 0x80 {
 		return nil, malformed("signed attributes use an indefinite length")
 	}
-	out := map[string][]byte{}
+	out := attributes{}
 	r := el.children()
 	for !r.empty() {
 		a, err := r.read(tagSequence)
@@ -487,14 +513,75 @@ func parseAttributes(el derElement) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		first, err := vals.children().next()
-		if err != nil {
-			return nil, err
+		if !ar.empty() {
+			return nil, malformed("attribute %s has data after its values", oid)
+		}
+		var values [][]byte
+		vr := vals.children()
+		for !vr.empty() {
+			v, err := vr.next()
+			if err != nil {
+				return nil, err
+			}
+			values = append(values, v.full)
+		}
+		if len(values) == 0 {
+			return nil, malformed("attribute %s has no value", oid)
 		}
 		if _, dup := out[oid.String()]; dup {
 			return nil, malformed("attribute %s appears twice", oid)
 		}
-		out[oid.String()] = first.full
+		out[oid.String()] = values
 	}
 	return out, nil
+}
+
+// parseSigningTime reads a signingTime value as RFC 5652 §11.3 writes it:
+// UTCTime YYMMDDHHMMSSZ for dates from 1950 to 2049, GeneralizedTime
+// YYYYMMDDHHMMSSZ (no fraction) for the others, always UTC with seconds.
+// encoding/asn1 also takes offsets and UTCTime without seconds, which no
+// conforming signer writes; a signing time the caller reports is taken only
+// in the one form.
+func parseSigningTime(der []byte) (time.Time, error) {
+	el, n, err := parseTLV(der, 0)
+	if err != nil || n != len(der) {
+		return time.Time{}, malformed("signingTime is not one element")
+	}
+	s := string(el.content)
+	digitsZ := func(n int) bool {
+		if len(s) != n+1 || s[n] != 'Z' {
+			return false
+		}
+		for _, c := range s[:n] {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	switch el.tag {
+	case tagUTCTime:
+		if !digitsZ(12) {
+			break
+		}
+		century := "20"
+		if s[0] >= '5' { // RFC 5280 §4.1.2.5.1: YY of 50 or more is 19YY
+			century = "19"
+		}
+		t, err := time.Parse("20060102150405Z", century+s)
+		if err != nil {
+			break
+		}
+		return t, nil
+	case tagGenTime:
+		if !digitsZ(14) {
+			break
+		}
+		t, err := time.Parse("20060102150405Z", s)
+		if err != nil || (t.Year() >= 1950 && t.Year() <= 2049) {
+			break
+		}
+		return t, nil
+	}
+	return time.Time{}, malformed("signingTime %q is not UTCTime YYMMDDHHMMSSZ (1950-2049) or GeneralizedTime YYYYMMDDHHMMSSZ", s)
 }
