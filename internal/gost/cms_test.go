@@ -324,3 +324,42 @@ func TestVerifyDetachedNilContentIsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyDetachedDigestAlgorithm: the SignerInfo's digestAlgorithm must
+// be listed in SignedData.digestAlgorithms (RFC 5652 §5.1, §5.3) and be the
+// Streebog of the key's size (RFC 7836, banking.md 9.3). Neither field is
+// covered by the signature, so the SignedData is rewritten after signing:
+// the verifier hashes with the key's Streebog whatever the SignerInfo
+// names, and only these checks refuse a SignedData that claims another.
+func TestVerifyDetachedDigestAlgorithm(t *testing.T) {
+	content := []byte("amount=1.00")
+	key, cert := testKeyAndCert(t, TC26256A)
+	// Without the certificate, whose key parameters name Streebog-256 too.
+	der, err := SignDetachedWithOptions(content, cert, key, SignOptions{NoCertificate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d256, d512 := mustMarshal(oidDigest256), mustMarshal(oidDigest512)
+	if bytes.Count(der, d256) != 2 {
+		t.Fatal("expected the digest OID twice (digestAlgorithms, SignerInfo)")
+	}
+	at := bytes.Index(der, d256)
+	listOnly := bytes.Clone(der) // SignedData.digestAlgorithms names Streebog-512 only
+	copy(listOnly[at:], d512) // the same length: only the last arc differs
+	for _, tc := range []struct {
+		name string
+		der  []byte
+		want error
+	}{
+		{"as signed", der, nil},
+		{"not in digestAlgorithms", listOnly, ErrMalformed},
+		{"Streebog-512 for a 256-bit key", bytes.ReplaceAll(der, d256, d512), ErrNotGOST},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := VerifyDetached(tc.der, content, cert)
+			if (tc.want == nil && err != nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("%v, want %v", err, tc.want)
+			}
+		})
+	}
+}
