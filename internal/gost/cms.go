@@ -400,7 +400,9 @@ func parseSignerInfo(el derElement) (signerInfo, error) {
 
 func (si *signerInfo) matches(c *Certificate) bool {
 	if si.skid != nil {
-		return c.SubjectKeyID != nil && bytes.Equal(si.skid, c.SubjectKeyID)
+		// An empty identifier names no certificate, even one whose own
+		// keyIdentifier is empty.
+		return len(si.skid) > 0 && bytes.Equal(si.skid, c.SubjectKeyID)
 	}
 	// The client may encode the certificate's issuer and serial in forms
 	// other than the certificate's own (name_match.go).

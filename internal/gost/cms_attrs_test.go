@@ -80,3 +80,22 @@ func TestVerifySignedAttributes(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyEmptySubjectKeyID: an empty subjectKeyIdentifier names no
+// certificate, not every certificate whose keyIdentifier extension is empty
+// too (a CA's encoding slip that crypto/x509 parses as a non-nil empty
+// SubjectKeyId): the SignerInfo must select the certificate it is verified
+// with by an identifier that says which one.
+func TestVerifyEmptySubjectKeyID(t *testing.T) {
+	content := []byte("amount=1.00")
+	key, cert := testKeyAndCert(t, TC26256A)
+	empty := *cert
+	empty.SubjectKeyID = []byte{}
+	der, err := SignDetachedWithOptions(content, &empty, key, SignOptions{BySubjectKeyID: true, NoCertificate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyDetached(der, content, &empty); !errors.Is(err, ErrSignerNotFound) {
+		t.Fatalf("%v, want ErrSignerNotFound", err)
+	}
+}
