@@ -3,9 +3,12 @@ package banking
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -293,5 +296,49 @@ func TestCertRequestEIOActivationMarksExecutive(t *testing.T) {
 		if got := store.executives[SandboxUserID]; got != eio {
 			t.Errorf("EIO %v: owner executive after activation %v, want %v", eio, got, eio)
 		}
+	}
+}
+
+// TestCertRequestCMSContentType: pkcs10.cms in a CMS SignedData is taken
+// when the request is encapsulated as id-data (openssl cms -sign -nodetach)
+// and refused on pkcs10.cms when it is encapsulated under another content
+// type (here a timestamp token's), a SignedData made for another purpose,
+// its signature valid.
+func TestCertRequestCMSContentType(t *testing.T) {
+	ctx := context.Background()
+	key, err := gost.GenerateKey(gost.TC26256A, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	cert, err := gost.SelfSignedCertificate(key, "signer", now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		name string
+		oid  asn1.ObjectIdentifier
+		ok   bool
+	}{
+		{"id-data", asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 7, 1}, true},
+		{"id-ct-TSTInfo", asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 4}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, _ := newCertService(t, ContourSandbox)
+			p7, err := gost.SignDetachedWithOptions(goldenCSR(t), cert, key, gost.SignOptions{Attached: true, ContentType: tc.oid})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := certBody(p7)
+			b.ExternalID = fmt.Sprintf("0a000000-0000-4000-8000-%012d", 10+i)
+			_, err = s.Create(ctx, sandboxPrincipal, b, false)
+			var e *Error
+			switch {
+			case tc.ok && err != nil:
+				t.Fatal(err)
+			case !tc.ok && (!errors.As(err, &e) || e.Kind != KindValidation || e.FieldNames[0] != "pkcs10.cms"):
+				t.Fatalf("%v, want VALIDATION_FAULT on pkcs10.cms", err)
+			}
+		})
 	}
 }
