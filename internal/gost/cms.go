@@ -250,6 +250,11 @@ func parseSignedData(der []byte) (*signedData, error) {
 		return nil, err
 	}
 	sr := sdEl.children()
+	// The version numbers (RFC 5652 §5.1, and the SignerInfo's of §5.3) are
+	// read but not checked: they are not signed, and OpenSSL with the GOST
+	// engine verifies a SignedData whose versions contradict its sid or
+	// content type, so refusing one would refuse what a real signer's
+	// verifier takes and protect nothing.
 	if _, err := sr.read(tagInteger); err != nil {
 		return nil, err
 	}
