@@ -69,13 +69,18 @@ func (g *Gate) reaskWait() time.Duration {
 // the broker, since it runs on the client library's message goroutine too:
 // a goroutine of its own waits for the acknowledgement.
 func (g *Gate) askConfig(c mqtt.Client, name string, a *smarthome.Agent, again bool) {
+	if !g.enter() {
+		return // closed: nothing more goes out
+	}
 	req := a.RequestConfig()
 	tok := g.send(c, name, smarthome.ConfigRequestKind, 1, []byte("{}"))
 	if tok == nil {
 		req.Withdraw()
+		g.leave()
 		return
 	}
 	go func() {
+		defer g.leave()
 		if tok.WaitTimeout(commandWait) && tok.Error() == nil {
 			if !again {
 				g.reaskLater(name, a, req)
@@ -100,9 +105,9 @@ func (g *Gate) askConfig(c mqtt.Client, name string, a *smarthome.Agent, again b
 // reaskLater asks the agent once more for its config after reaskWait when
 // req is still unanswered then (no config came, no later request joined
 // its window or opened another), the gate still open and still knowing
-// the agent as a.
+// the agent as a. Close stops the wait, or waits for a re-ask under way.
 func (g *Gate) reaskLater(name string, a *smarthome.Agent, req *smarthome.ConfigRequest) {
-	time.AfterFunc(g.reaskWait(), func() {
+	g.afterFunc(g.reaskWait(), func() {
 		if g.closing() {
 			return
 		}
@@ -114,6 +119,9 @@ func (g *Gate) reaskLater(name string, a *smarthome.Agent, req *smarthome.Config
 		}
 		if g.cfg.beforeReask != nil {
 			g.cfg.beforeReask(name)
+			if g.closing() {
+				return // closed while the test held the re-ask
+			}
 		}
 		g.cfg.Log.Info("smarthome mqtt: no config answered the config request; asking once more",
 			"agent", loggedName(name), "after", g.reaskWait().String())

@@ -100,6 +100,9 @@ type Gate struct {
 	mu     sync.Mutex
 	agents map[string]*smarthome.Agent
 
+	// life is the work in progress Close waits for (life.go).
+	life life
+
 	// unknown rate-limits the log of messages from unregistered agents
 	// (registered.go).
 	unknown struct {
@@ -191,6 +194,7 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	}
 	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}, store: newResendStore(), m: cfg.Metrics}
 	g.held.wake, g.held.done = make(chan struct{}, 1), make(chan struct{})
+	g.startLife()
 	if cfg.Agents != nil {
 		g.startReadingAgents()
 	}
@@ -210,23 +214,29 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	if !tok.WaitTimeout(10 * time.Second) {
 		g.client.Disconnect(0)
 		g.closeHeld()
+		g.endLife()
 		return nil, fmt.Errorf("homemqtt: connect to %s: timed out", cfg.Broker)
 	}
 	if err := tok.Error(); err != nil {
 		g.closeHeld()
+		g.endLife()
 		return nil, fmt.Errorf("homemqtt: connect to %s: %w", cfg.Broker, err)
 	}
-	go g.retryHeld()
+	g.spawn(g.retryHeld)
 	if cfg.Agents != nil {
-		go g.pruneAgents()
+		g.spawn(g.pruneAgents)
 	}
 	return g, nil
 }
 
 // Close disconnects, leaving the retained configuration on the broker for
-// agents that start later. It returns within a quarter of a second even
-// while the broker is away (the client library then abandons its
-// reconnection attempts at the end of the current backoff).
+// agents that start later, and returns once none of the gate's goroutines
+// is left (life.go): after it nothing more is published, and Send and
+// Command refuse with ErrClosed. It returns within a quarter of a second
+// even while the broker is away (the client library then abandons its
+// reconnection attempts at the end of the current backoff), unless a
+// message in flight waits for the broker's acknowledgement, which the
+// disconnection fails.
 //
 // The gate's goroutines and timers are told before the disconnection
 // (closing), which fails the config requests still in flight: those are
@@ -234,14 +244,23 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 // on a connection being closed.
 func (g *Gate) Close() {
 	first := g.closeHeld()
+	idle := g.endLife()
 	g.client.Disconnect(250)
 	g.link.Lock()
 	g.link.closed = true
 	g.setUpLocked(false)
 	g.link.Unlock()
-	if !first {
-		return
+	// The held messages go before the wait, which a check of one of them
+	// may be part of: it then finds the queue empty (drainHeld).
+	if first {
+		g.dropHeld()
 	}
+	<-idle
+}
+
+// dropHeld drops the agent messages held for the catalog as the gate
+// closes.
+func (g *Gate) dropHeld() {
 	g.held.Lock()
 	defer g.held.Unlock()
 	if n := len(g.held.queue); n > 0 {
@@ -306,7 +325,7 @@ func (g *Gate) onConnect(c mqtt.Client) {
 	g.link.lostAt = time.Time{}
 	g.link.Unlock()
 	tok := c.SubscribeMultiple(map[string]byte{g.cfg.Root + "/+/up/config": 1, g.cfg.Root + "/+/up/status": 1}, g.onMessage)
-	go func() {
+	g.spawn(func() {
 		subscribed := tok.WaitTimeout(10*time.Second) && tok.Error() == nil
 		// A connection lost meanwhile, or replaced by a newer one, or a
 		// gate closed, has nothing more to say: onLost has logged the loss.
@@ -344,7 +363,7 @@ func (g *Gate) onConnect(c mqtt.Client) {
 			g.m.reconnects.Inc()
 			g.cfg.Log.Info("smarthome mqtt: gate reconnected", "broker", g.cfg.Broker, "down_for", time.Since(lostAt).Round(time.Millisecond).String())
 		}
-	}()
+	})
 }
 
 // resync asks every agent the gate knows for its whole config after a
@@ -377,8 +396,12 @@ func (g *Gate) publish(c mqtt.Client, agent, kind string, body []byte) (sent boo
 }
 
 // send publishes on the agent's down/<kind> at qos, or, the connection not
-// open, drops the message as publish says and returns nil.
+// open, drops the message as publish says and returns nil. A closed gate
+// sends nothing and has nothing to count: it left the broker on purpose.
 func (g *Gate) send(c mqtt.Client, agent, kind string, qos byte, body []byte) mqtt.Token {
+	if g.closing() {
+		return nil
+	}
 	if !c.IsConnectionOpen() {
 		g.m.dropped.WithLabelValues(kind, droppedUnreachable).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: broker unreachable, message dropped", "agent", loggedName(agent), "topic", "down/"+kind)

@@ -99,7 +99,7 @@ const catalogTimeout = 10 * time.Second
 // ended fails with an error that wraps context.DeadlineExceeded, whatever
 // the driver made of the cancellation.
 func (g *Gate) readCatalog(read func(ctx context.Context) error) error {
-	return background.Bounded(context.Background(), g.catalogBound(), read)
+	return background.Bounded(g.life.ctx, g.catalogBound(), read)
 }
 
 // catalogBound is the bound of one read of the store (Config

@@ -18,8 +18,9 @@ import (
 )
 
 // gatedCatalog is the real service's catalog that can fail (as when its
-// store is down) or stop until the test lets it go on, so that a test can
-// act while the gate is inside a read.
+// store is down) or stop until the test lets it go on or the read's
+// context ends (as a store's query does), so that a test can act while
+// the gate is inside a read.
 type gatedCatalog struct {
 	svc     *smarthome.Service
 	mode    atomic.Int32 // catalogUp, catalogDown or catalogGated
@@ -40,7 +41,11 @@ func (c *gatedCatalog) Catalog(ctx context.Context) (*smarthome.Catalog, error) 
 		return nil, c.err
 	case catalogGated:
 		c.entered <- struct{}{}
-		<-c.release
+		select {
+		case <-c.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	return c.svc.Catalog(ctx)
 }
@@ -53,12 +58,13 @@ func drainingHeld() bool {
 }
 
 // A gate closed while it checks a held message drops the messages held
-// (counting them) and the check, when it ends, finds the queue empty and
-// stops: it used to take the checked message off a queue Close had
-// already emptied and panic, which a shutdown during a catalog outage's
-// end could bring about. The catalog holds the check inside drainHeld
-// while the test closes the gate, so the interleaving is the failing one
-// every run.
+// (counting them) and the check, which Close ends by cancelling its read
+// of the catalog, finds the queue empty and stops: it used to take the
+// checked message off a queue Close had already emptied and panic, which
+// a shutdown during a catalog outage's end could bring about. The catalog
+// holds the check inside drainHeld while the test closes the gate, so the
+// interleaving is the failing one every run; Close returns once the check
+// has ended.
 func TestGateClosedWhileCheckingHeldMessage(t *testing.T) {
 	url := testenv.MQTTBroker(t)
 	cat := &gatedCatalog{svc: readingService(t, homesql.New(homeDB(t))), err: storetest.UnavailableError(t),
@@ -84,7 +90,6 @@ func TestGateClosedWhileCheckingHeldMessage(t *testing.T) {
 		}
 		g.Close()
 		cat.mode.Store(catalogUp)
-		cat.release <- struct{}{}
 		break
 	}
 	waitFor(t, "the held check to end", func() bool { return !drainingHeld() })

@@ -143,14 +143,14 @@ const agentsStartWait = 2 * time.Second
 // held is held under the main bound.
 func (g *Gate) startReadingAgents() {
 	read := func(bound time.Duration) error {
-		return background.Bounded(context.Background(), bound, g.cfg.Agents.ReadAgents)
+		return background.Bounded(g.life.ctx, bound, g.cfg.Agents.ReadAgents)
 	}
 	err := read(min(g.catalogBound(), agentsStartWait))
 	if err == nil {
 		return
 	}
 	g.cfg.Log.Warn("smarthome mqtt: the registered agents cannot be read yet; reading them again in the background", "err", err)
-	go func() {
+	g.spawn(func() {
 		wait := 100 * time.Millisecond
 		for {
 			select {
@@ -165,5 +165,5 @@ func (g *Gate) startReadingAgents() {
 			g.cfg.Log.Info("smarthome mqtt: the registered agents read")
 			return
 		}
-	}()
+	})
 }

@@ -27,6 +27,9 @@ import (
 // outgoing store, which would otherwise resend it on reconnection, and
 // refused the same way.
 func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, error) {
+	if g.closing() {
+		return "", ErrClosed
+	}
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
 	}
@@ -59,6 +62,9 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 // agent does not answer in time is asked once more, as the gate's own are
 // (configrequest.go).
 func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string, error) {
+	if g.closing() {
+		return "", ErrClosed
+	}
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
 		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
 	}
@@ -121,7 +127,14 @@ func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string
 // deliver publishes a message an administrator is waiting for on the
 // agent's down/<kind> at QoS 1 and waits up to five seconds for the broker
 // to take it; it is never queued for a broker that is away (see Command).
+// A gate closed before it publishes, or while it waits, refuses with
+// ErrClosed: nothing goes out on a client being disconnected, and a
+// message the disconnection failed is no drop of the broker's.
 func (g *Gate) deliver(agent, kind string, out []byte) (string, error) {
+	if !g.enter() {
+		return "", ErrClosed
+	}
+	defer g.leave()
 	topic := g.cfg.Root + "/" + agent + "/down/" + kind
 	if !g.client.IsConnectionOpen() {
 		g.m.dropped.WithLabelValues(kind, droppedUnreachable).Inc()
@@ -129,7 +142,12 @@ func (g *Gate) deliver(agent, kind string, out []byte) (string, error) {
 		return "", ErrBrokerDown
 	}
 	tok := g.client.Publish(topic, 1, false, out)
-	if !tok.WaitTimeout(commandWait) {
+	acked := tok.WaitTimeout(commandWait)
+	if (!acked || tok.Error() != nil) && g.closing() {
+		g.withdraw(tok)
+		return "", ErrClosed
+	}
+	if !acked {
 		g.withdraw(tok)
 		g.m.dropped.WithLabelValues(kind, droppedUnacknowledged).Inc()
 		g.cfg.Log.Warn("smarthome mqtt: the broker did not take a message in time, withdrawn", "agent", loggedName(agent), "topic", topic, "wait", commandWait.String())
