@@ -90,7 +90,7 @@ func TestBankingPaymentsEndToEnd(t *testing.T) {
 	}
 	doc := func(id string, certs ...string) string {
 		m := map[string]any{
-			"externalId": id, "date": "2026-11-20", "amount": json.Number("10.01"), "operationCode": "01", "priority": "5",
+			"externalId": id, "date": todayUTC(), "amount": json.Number("10.01"), "operationCode": "01", "priority": "5",
 			"purpose": "Оплата, без НДС", "payerName": "ООО Песочница", "payerInn": banking.SandboxOrgINN,
 			"payerAccount": banking.SandboxAccount, "payerBankBic": banking.SandboxBIC, "payerBankCorrAccount": banking.SandboxCorrAccount,
 			"payeeName": "АО Лютик", "payeeInn": "7830002293", "payeeAccount": "40602810700000000025",
@@ -199,3 +199,10 @@ func TestBankingPaymentsWebhookEndToEnd(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// todayUTC is a payment date the server takes whenever the tests run: a
+// payment order is valid for ten days from its date (reference §4), so a
+// fixed date in a test expired ten days after it was written (these tests
+// failed on 2026-11-30 with "2026-11-20"), and UTC's date is never after
+// the bank's own (Moscow's), so it is never a date in the future.
+func todayUTC() string { return time.Now().UTC().Format(time.DateOnly) }

@@ -132,7 +132,7 @@ func TestServeBankingDuringPostgresOutage(t *testing.T) {
 	create := func(tok, id string) (*http.Response, map[string]any) {
 		t.Helper()
 		b, _ := json.Marshal(map[string]any{
-			"externalId": id, "date": "2026-11-20", "amount": json.Number("10.01"), "operationCode": "01", "priority": "5",
+			"externalId": id, "date": todayUTC(), "amount": json.Number("10.01"), "operationCode": "01", "priority": "5",
 			"purpose": "Оплата, без НДС", "payerName": "ООО Песочница", "payerInn": banking.SandboxOrgINN,
 			"payerAccount": banking.SandboxAccount, "payerBankBic": banking.SandboxBIC, "payerBankCorrAccount": banking.SandboxCorrAccount,
 			"payeeName": "АО Лютик", "payeeInn": "7830002293", "payeeAccount": "40602810700000000025",
