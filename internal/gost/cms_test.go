@@ -345,7 +345,7 @@ func TestVerifyDetachedDigestAlgorithm(t *testing.T) {
 	}
 	at := bytes.Index(der, d256)
 	listOnly := bytes.Clone(der) // SignedData.digestAlgorithms names Streebog-512 only
-	copy(listOnly[at:], d512) // the same length: only the last arc differs
+	copy(listOnly[at:], d512)    // the same length: only the last arc differs
 	for _, tc := range []struct {
 		name string
 		der  []byte
