@@ -64,14 +64,20 @@ func (c Card) Validate() error {
 		return fmt.Errorf("card status %q: want one of %v", c.Status, CardStatuses)
 	case len(strings.ReplaceAll(c.PAN, " ", "")) < 12 || strings.Trim(strings.ReplaceAll(c.PAN, " ", ""), "0123456789") != "":
 		return fmt.Errorf("card PAN: 12..19 digits")
-	case !dateRe.MatchString(c.ExpiryDate):
+	case !isDate(c.ExpiryDate):
 		return fmt.Errorf("card expiry %q: want YYYY-MM-DD", c.ExpiryDate)
-	case c.HolderBirthday != "" && !dateRe.MatchString(c.HolderBirthday):
+	case c.HolderBirthday != "" && !isDate(c.HolderBirthday):
 		return fmt.Errorf("cardholder birthday %q: want YYYY-MM-DD", c.HolderBirthday)
 	case c.AccountNumber == "":
 		return fmt.Errorf("card account: required")
 	}
 	return nil
+}
+
+// isDate reports whether s is a calendar date written YYYY-MM-DD.
+func isDate(s string) bool {
+	_, ok := ParseDate(s)
+	return ok
 }
 
 // CardView is the wire form of a card: the only shape in which a card leaves

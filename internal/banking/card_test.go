@@ -200,7 +200,10 @@ func TestCardValidate(t *testing.T) {
 		"letter pan": func(c *Card) { c.PAN = "22022010010000x8" },
 		"expiry":     func(c *Card) { c.ExpiryDate = "12/27" },
 		"birthday":   func(c *Card) { c.HolderBirthday = "1.1.1990" },
-		"account":    func(c *Card) { c.AccountNumber = "" },
+		// The shape alone is no date: a card cannot expire on 30 February.
+		"expiry on no day":   func(c *Card) { c.ExpiryDate = "2027-02-30" },
+		"birthday on no day": func(c *Card) { c.HolderBirthday = "1990-13-01" },
+		"account":            func(c *Card) { c.AccountNumber = "" },
 	} {
 		c := good
 		mut(&c)

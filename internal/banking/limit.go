@@ -56,7 +56,6 @@ type CardLimit struct {
 var (
 	uuidRe  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	limitRe = regexp.MustCompile(`^(0|[1-9][0-9]{0,35})(\.[0-9]{1,2})?$`)
-	dateRe  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 )
 
 // IsUUID reports whether s is a textual UUID.
@@ -155,8 +154,10 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 	case len(l.DigestSignatures) > 2:
 		bad("digestSignatures", "не более двух подписей")
 	}
-	if l.Date != "" && !dateRe.MatchString(l.Date) {
-		bad("date", "формат YYYY-MM-DD")
+	// The date is checked as a payment's is (ParseDate): the shape alone
+	// took 2026-13-01 and 30 February, a document dated on no day.
+	if _, ok := ParseDate(l.Date); l.Date != "" && !ok {
+		bad("date", "дата в формате YYYY-MM-DD")
 	}
 	if len(l.Number) > 64 {
 		bad("number", "не длиннее 64 символов")
