@@ -20,6 +20,10 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inflight *prometheus.GaugeVec
+	// refused counts the requests net/http refused before any handler
+	// ran (refusal.go): no route, method or latency is known for them,
+	// so they are counted apart from partnerapi_http_requests_total.
+	refused *prometheus.CounterVec
 }
 
 // NewMetrics creates the registry with Go runtime, process and build info
@@ -38,12 +42,16 @@ func NewMetrics(version string) *Metrics {
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "partnerapi_http_in_flight_requests", Help: "Requests being served, by API.",
 		}, []string{"api"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "partnerapi_http_refused_requests_total",
+			Help: "Requests net/http refused before any handler ran (headers too large, malformed, unknown Transfer-Encoding or Expect, HTTP version, plain HTTP on HTTPS), answered in the API's envelope, by API and status.",
+		}, []string{"api", "status"}),
 	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "partnerapi_build_info", Help: "Build information; always 1.",
 	}, []string{"version", "goversion", "revision"})
 	build.WithLabelValues(version, runtime.Version(), revision()).Set(1)
-	reg.MustRegister(m.requests, m.latency, m.inflight, build,
+	reg.MustRegister(m.requests, m.latency, m.inflight, m.refused, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -126,6 +134,14 @@ func (m *Metrics) observeUnmatched(api string, status int) {
 		return
 	}
 	m.requests.WithLabelValues(api, "unmatched", "", strconv.Itoa(status)).Inc()
+}
+
+// refusedCounter is the counter of refusals, nil without metrics.
+func (m *Metrics) refusedCounter() *prometheus.CounterVec {
+	if m == nil {
+		return nil
+	}
+	return m.refused
 }
 
 // inflightGauge is the in-flight gauge of one API, resolved once per

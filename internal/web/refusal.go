@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // MalformedRequest is the error the platform hands an API's ErrorWriter for
@@ -127,6 +129,8 @@ type refuser struct {
 	api  string
 	errs ErrorWriter
 	log  *slog.Logger
+	// refused counts the answers by API and status; nil without metrics.
+	refused *prometheus.CounterVec
 }
 
 // answer is the envelope's whole answer to a refusal: the status net/http
@@ -150,6 +154,9 @@ func (rf *refuser) answer(status int, proto, reason string, remote net.Addr) []b
 	}
 	rf.log.Info("request refused before routing", "api", rf.api, "status", w.status, "reason", reason,
 		"request_id", id, "remote", remoteAddr)
+	if rf.refused != nil {
+		rf.refused.WithLabelValues(rf.api, strconv.Itoa(w.status)).Inc()
+	}
 	h := w.h
 	for _, k := range []string{"Content-Length", "Transfer-Encoding", "Connection"} {
 		delete(h, k)

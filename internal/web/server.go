@@ -44,7 +44,7 @@ func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logg
 	// metrics listener) keep net/http's plain text.
 	var rf *refuser
 	if b, ok := h.(*builtAPI); ok && b.api.Errors != nil {
-		rf = &refuser{api: b.api.Name, errs: b.api.Errors, log: log}
+		rf = &refuser{api: b.api.Name, errs: b.api.Errors, log: log, refused: b.platform.Metrics.refusedCounter()}
 	}
 	var tcfg *tls.Config
 	if tlsFiles.Enabled() {
