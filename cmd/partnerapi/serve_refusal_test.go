@@ -32,6 +32,8 @@ func TestServeRefusalsInEnvelope(t *testing.T) {
 		{"invalid header name", "GET /healthz HTTP/1.1\r\nHost: x\r\nBad Name: v\r\n\r\n", http.StatusBadRequest, "invalid header name"},
 		{"unknown Transfer-Encoding", "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
 			http.StatusNotImplemented, "unsupported transfer encoding"},
+		{"unknown Expect", "POST /healthz HTTP/1.1\r\nHost: x\r\nExpect: something-unknown\r\nContent-Length: 2\r\n\r\n{}",
+			http.StatusExpectationFailed, "unsupported Expect header"},
 	}
 	// Each API's check of a refusal's body, its headers already checked.
 	envelopes := map[string]func(t *testing.T, resp *http.Response, body []byte, status int, reason string){

@@ -18,15 +18,16 @@ import (
 // MaxHeaderBytes (431), a missing or malformed Host, an invalid header name
 // or value, a request line or framing it cannot read (400), a
 // Transfer-Encoding it does not know (501), an HTTP version other than 1.x
-// (505), plain HTTP sent to an HTTPS listener (400). The status is the one
-// net/http chose; the request handed along with it is made up, since
-// net/http never parsed one: no method, no path, no headers, and a fresh
-// request id of the platform's.
+// (505), plain HTTP sent to an HTTPS listener (400), an Expect other than
+// 100-continue (417). The status is the one net/http chose; the request
+// handed along with it is made up, since none reaches the platform: no
+// method, no path, no headers, and a fresh request id of the platform's.
 type MalformedRequest struct {
 	// Reason is net/http's own words for what was wrong ("malformed Host
-	// header", "unsupported transfer encoding"), fixed texts that carry
-	// nothing of the request; empty when net/http gives none (a generic
-	// 400, a 431).
+	// header", "unsupported transfer encoding"), or ours in their style
+	// for a 417, which net/http answers without words ("unsupported
+	// Expect header"): fixed texts that carry nothing of the request;
+	// empty for a generic 400 and a 431.
 	Reason string
 }
 
@@ -47,18 +48,43 @@ func (e *MalformedRequest) Error() string {
 // Too Large", "400 Bad Request: malformed Host header") or, for a 501,
 // "Unsupported transfer encoding"; and for a TLS listener's first bytes
 // that are plain HTTP, httpsRefusal onto the TCP connection under TLS.
+//
+// An Expect other than 100-continue is refused after the request was read,
+// still before any handler (conn.serve, sendExpectationFailed): net/http
+// sets Connection: close on the response's own header, writes the 417 and
+// finishes the response, which flushes its head alone, in one write, in
+// the request's protocol:
+//
+//	"HTTP/1.x 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n"
+//
+// without the Content-Length line for a HEAD request.
 const (
 	refusalHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 	httpsRefusal   = "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
 	teRefusalBody  = "Unsupported transfer encoding"
+	// expectRefusalHead follows "HTTP/1.0" or "HTTP/1.1" in a 417, and
+	// expectRefusalTail follows its Date unless the request was a HEAD.
+	expectRefusalHead = " 417 Expectation Failed\r\nConnection: close\r\nDate: "
+	expectRefusalTail = "\r\nContent-Length: 0\r\n\r\n"
+	httpDateLen       = len("Mon, 02 Jan 2006 15:04:05 GMT")
 	// maxRefusal bounds the writes worth looking into: net/http's longest
 	// refusal (a 505 with its reason, twice, and the headers) is under 200
 	// bytes, and a write longer than this is passed on after one compare.
 	maxRefusal = 320
 )
 
+// refusal is what parseRefusal reads from one of net/http's refusals.
+type refusal struct {
+	status int
+	proto  string // HTTP/1.1, or HTTP/1.0 as net/http answered
+	reason string
+	// headOnly: the refused request was a HEAD (a 417's), whose answer
+	// has no body.
+	headOnly bool
+}
+
 // parseRefusal reports whether p is one of net/http's pre-handler refusals,
-// with its status, protocol and reason.
+// and which.
 //
 // No response of a handler matches. net/http writes a handler's head as its
 // status line, the handler's headers sorted, then Date (unless the handler
@@ -75,29 +101,35 @@ const (
 // Only a handler that deliberately deleted X-Request-Id and Date, set
 // Transfer-Encoding to identity and wrote its own status line as its body
 // could forge one, and no handler of ours does
-// (TestRefusalLeavesHandlerAnswers).
-func parseRefusal(p []byte) (status int, proto, reason string, ok bool) {
+// (TestRefusalLeavesHandlerAnswers). A 417's head is net/http's header
+// alone, Connection: close, then Date; a handler's 417 with Connection:
+// close has the platform's X-Request-Id between them.
+func parseRefusal(p []byte) (refusal, bool) {
 	if !mayBeRefusal(p) || string(p[:7]) != "HTTP/1." {
-		return 0, "", "", false
+		return refusal{}, false
 	}
 	if string(p) == httpsRefusal {
-		return http.StatusBadRequest, "HTTP/1.0", "client sent an HTTP request to an HTTPS server", true
+		return refusal{http.StatusBadRequest, "HTTP/1.0", "client sent an HTTP request to an HTTPS server", false}, true
+	}
+	if string(p[8:12]) == " 417" {
+		return parseExpectRefusal(p)
 	}
 	if len(p) < len("HTTP/1.1 400 ")+len(refusalHeaders) || p[7] != '1' || p[8] != ' ' {
-		return 0, "", "", false
+		return refusal{}, false
 	}
 	eol := bytes.IndexByte(p, '\r')
 	if eol < 0 || len(p)-eol < len(refusalHeaders) || p[eol+2] != 'C' || string(p[eol:eol+len(refusalHeaders)]) != refusalHeaders {
-		return 0, "", "", false
+		return refusal{}, false
 	}
 	line, body := p[len("HTTP/1.1 "):eol], p[eol+len(refusalHeaders):]
 	if len(line) < 5 || line[3] != ' ' {
-		return 0, "", "", false
+		return refusal{}, false
 	}
 	code, err := strconv.Atoi(string(line[:3]))
 	if err != nil || code < 400 || code > 599 {
-		return 0, "", "", false
+		return refusal{}, false
 	}
+	var reason string
 	text, st := string(line[4:]), http.StatusText(code)
 	switch {
 	case text == st && string(body) == string(line):
@@ -106,9 +138,38 @@ func parseRefusal(p []byte) (status int, proto, reason string, ok bool) {
 	case code == http.StatusNotImplemented && text == st && string(body) == teRefusalBody:
 		reason = "unsupported transfer encoding"
 	default:
-		return 0, "", "", false
+		return refusal{}, false
 	}
-	return code, "HTTP/1.1", reason, true
+	return refusal{code, "HTTP/1.1", reason, false}, true
+}
+
+// parseExpectRefusal is parseRefusal for a 417, p starting "HTTP/1.".
+func parseExpectRefusal(p []byte) (refusal, bool) {
+	proto := "HTTP/1.1"
+	switch p[7] {
+	case '1':
+	case '0':
+		proto = "HTTP/1.0"
+	default:
+		return refusal{}, false
+	}
+	rest := p[len("HTTP/1.1"):]
+	if len(rest) < len(expectRefusalHead)+httpDateLen || string(rest[:len(expectRefusalHead)]) != expectRefusalHead {
+		return refusal{}, false
+	}
+	date, tail := rest[len(expectRefusalHead):len(expectRefusalHead)+httpDateLen], rest[len(expectRefusalHead)+httpDateLen:]
+	if string(date[httpDateLen-len(" GMT"):]) != " GMT" {
+		return refusal{}, false
+	}
+	var headOnly bool
+	switch string(tail) {
+	case expectRefusalTail:
+	case "\r\n\r\n":
+		headOnly = true
+	default:
+		return refusal{}, false
+	}
+	return refusal{http.StatusExpectationFailed, proto, "unsupported Expect header", headOnly}, true
 }
 
 // mayBeRefusal is the compares that turn nearly every write of a
@@ -136,10 +197,11 @@ type refuser struct {
 // answer is the envelope's whole answer to a refusal: the status net/http
 // chose, the headers the API's ErrorWriter set, Content-Length, Date and
 // Connection: close (net/http closes the connection after its refusal), and
-// the body. Like every answer of the platform it carries X-Request-Id, a
+// the body, unless the refused request was a HEAD. Like every answer of the platform it carries X-Request-Id, a
 // fresh id the ErrorWriter takes as the platform's own (the banking
 // referenceId), and the log line that says so is how that id is found.
-func (rf *refuser) answer(status int, proto, reason string, remote net.Addr) []byte {
+func (rf *refuser) answer(rr refusal, remote net.Addr) []byte {
+	status, proto, reason := rr.status, rr.proto, rr.reason
 	id := NewUUID()
 	ctx := &idContext{Context: context.Background(), id: id, made: true, start: time.Now()}
 	req := (&http.Request{Method: "", URL: &url.URL{}, Proto: proto, Header: http.Header{}}).WithContext(ctx)
@@ -168,7 +230,9 @@ func (rf *refuser) answer(status int, proto, reason string, remote net.Addr) []b
 	out.WriteString(proto + " " + strconv.Itoa(w.status) + " " + http.StatusText(w.status) + "\r\n")
 	_ = h.Write(&out) // sorted by key
 	out.WriteString("\r\n")
-	out.Write(w.body.Bytes())
+	if !rr.headOnly {
+		out.Write(w.body.Bytes())
+	}
 	return out.Bytes()
 }
 
@@ -229,11 +293,11 @@ func (c *refusingConn) Write(p []byte) (int, error) {
 	if !mayBeRefusal(p) {
 		return c.Conn.Write(p)
 	}
-	status, proto, reason, ok := parseRefusal(p)
+	rr, ok := parseRefusal(p)
 	if !ok {
 		return c.Conn.Write(p)
 	}
-	if _, err := c.Conn.Write(c.rf.answer(status, proto, reason, c.Conn.RemoteAddr())); err != nil {
+	if _, err := c.Conn.Write(c.rf.answer(rr, c.Conn.RemoteAddr())); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -34,6 +34,8 @@ var refusalCases = []struct {
 	{"unknown Transfer-Encoding", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", http.StatusNotImplemented, "unsupported transfer encoding"},
 	{"HTTP/2.0 request line", "GET / HTTP/2.0\r\nHost: x\r\n\r\n", http.StatusHTTPVersionNotSupported, "unsupported protocol version"},
 	{"malformed request line", "GARBAGE\r\n\r\n", http.StatusBadRequest, ""},
+	{"unknown Expect", "POST / HTTP/1.1\r\nHost: x\r\nExpect: something-unknown\r\nContent-Length: 3\r\n\r\nabc",
+		http.StatusExpectationFailed, "unsupported Expect header"},
 }
 
 // envelopeErrors is a test API's envelope: the status and what the
@@ -200,6 +202,7 @@ func TestRefusalLeavesHandlerAnswers(t *testing.T) {
 // formats them, and nothing near them.
 func TestParseRefusal(t *testing.T) {
 	const eh = refusalHeaders
+	const date = "Mon, 30 Nov 2026 23:06:35 GMT"
 	cases := []struct {
 		p      string
 		status int
@@ -220,11 +223,21 @@ func TestParseRefusal(t *testing.T) {
 		{httpsRefusal + "x", 0, ""},
 		{"HTTP/1.1 501 Not Implemented" + eh + "501 Not Implemented: x", 0, ""},
 		{"HTTP/1.1 4x1 Bad Request" + eh + "4x1 Bad Request", 0, ""},
+		// The 417 of an unknown Expect, in HTTP/1.1, HTTP/1.0 and to a
+		// HEAD; then a handler's (its X-Request-Id between), one with
+		// a body, one whose Date is not net/http's, HTTP/1.2.
+		{"HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n", 417, "unsupported Expect header"},
+		{"HTTP/1.0 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n", 417, "unsupported Expect header"},
+		{"HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\n\r\n", 417, "unsupported Expect header"},
+		{"HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nX-Request-Id: 1\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n", 0, ""},
+		{"HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 1\r\n\r\nx", 0, ""},
+		{"HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: Mon, 30 Nov 2026 23:06:35 UTC\r\nContent-Length: 0\r\n\r\n", 0, ""},
+		{"HTTP/1.2 417 Expectation Failed\r\nConnection: close\r\nDate: " + date + "\r\nContent-Length: 0\r\n\r\n", 0, ""},
 	}
 	for _, tc := range cases {
-		status, _, reason, ok := parseRefusal([]byte(tc.p))
-		if ok != (tc.status != 0) || status != tc.status || reason != tc.reason {
-			t.Errorf("%q: %d %q %v", tc.p, status, reason, ok)
+		rr, ok := parseRefusal([]byte(tc.p))
+		if ok != (tc.status != 0) || rr.status != tc.status || rr.reason != tc.reason {
+			t.Errorf("%q: %+v %v", tc.p, rr, ok)
 		}
 	}
 }

@@ -253,8 +253,8 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 	var mr *web.MalformedRequest
 	switch {
 	case errors.As(err, &mr):
-		// Refused by net/http before routing (431, 400, 501, 505): its
-		// status, in net/http's own words.
+		// Refused by net/http before routing (431, 400, 417, 501,
+		// 505): its status, in net/http's own words.
 		message = http.StatusText(status)
 		if mr.Reason != "" {
 			message += ": " + mr.Reason

@@ -192,7 +192,7 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 	switch {
 	case errors.As(err, &mr):
 		// A request net/http could not take as HTTP, refused before
-		// routing with the status net/http chose (431, 400, 501, 505):
+		// routing with the status net/http chose (431, 400, 417, 501, 505):
 		// like an oversized body, a request of the wrong form.
 		msg := "Некорректный HTTP-запрос"
 		if status == http.StatusRequestHeaderFieldsTooLarge {

@@ -39,7 +39,7 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 	var mr *web.MalformedRequest
 	switch {
 	case errors.As(err, &mr):
-		// Refused by net/http before routing (431, 400, 501, 505), with
+		// Refused by net/http before routing (431, 400, 417, 501, 505), with
 		// its reason, when it gives one, as the detail.
 		var details []string
 		if mr.Reason != "" {
