@@ -154,9 +154,13 @@ type CardStore interface {
 	// when no OfferChecker (IDENTITY's offer records) is wired.
 	AddOfferAccount(ctx context.Context, partnerID, orgID, account string) error
 	InOffer(ctx context.Context, partnerID, orgID, account string) (bool, error)
-	// CreateLimit stores an application; a duplicate externalId of the
-	// organisation gives KindWorkflow.
-	CreateLimit(ctx context.Context, l LimitChange) error
+	// CreateLimit stores an application and returns its number: the
+	// partner's, or, when it sent none, the organisation's next card-limit
+	// number (1, 2, …), taken in the transaction that stores the
+	// application, so a refused one uses none up. A duplicate externalId
+	// of the organisation, or a card that no longer takes a limit, gives
+	// KindWorkflow.
+	CreateLimit(ctx context.Context, l LimitChange) (number string, err error)
 	Limit(ctx context.Context, orgID, externalID string) (LimitChange, error) // KindDataNotFound when absent
 	// CardLimits returns the card's applied (EXPORTED) limits, newest first.
 	CardLimits(ctx context.Context, orgID, cardID string) ([]LimitChange, error)

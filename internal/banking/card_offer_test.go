@@ -35,7 +35,7 @@ func (offerCards) ListCards(_ context.Context, f CardFilter) ([]Card, error) {
 
 func (offerCards) CardLimits(context.Context, string, string) ([]LimitChange, error) { return nil, nil }
 
-func (offerCards) CreateLimit(context.Context, LimitChange) error { return nil }
+func (offerCards) CreateLimit(context.Context, LimitChange) (string, error) { return "1", nil }
 
 // offerBook is IDENTITY's offer records: the accounts each partner signed
 // the offer on, and the organisation's accounts (A3 has no cards).

@@ -293,9 +293,14 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 		l.Date = now.In(c.cfg.Location).Format("2006-01-02")
 	}
 	l.ExpiresAt = LimitExpiry(string(l.Limit), now, c.cfg.Location)
-	if err := c.store.CreateLimit(ctx, l); err != nil {
+	// Reference §11 answers the application with its number, which the
+	// bank gives one sent without (as a payment order's, §4); the store
+	// draws it with the insert.
+	number, err := c.store.CreateLimit(ctx, l)
+	if err != nil {
 		return LimitChange{}, err
 	}
+	l.Number = number
 	return l, nil
 }
 

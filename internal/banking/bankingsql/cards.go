@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -176,33 +177,55 @@ func fromUnix(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-func (s *CardStore) CreateLimit(ctx context.Context, l banking.LimitChange) error {
+func (s *CardStore) CreateLimit(ctx context.Context, l banking.LimitChange) (string, error) {
 	sigs, err := json.Marshal(l.DigestSignatures)
 	if err != nil {
-		return err
+		return "", err
 	}
-	// The card's status is re-checked in the same statement, so a card
-	// blocked between the service's check and this insert gets no limit.
-	// The key is the externalId in lower case, as Limit looks it up: a UUID
-	// is one application whatever the case the partner wrote it in, while
-	// the service keeps the partner's text for the digest and the answer.
-	res, err := s.db.W.ExecContext(ctx, `INSERT INTO banking_card_limits (org_id, external_id, partner_id, card_id, code, amount, doc_date,
-		doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at)
-		SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14
-		WHERE EXISTS (SELECT 1 FROM banking_cards WHERE org_id = $1 AND card_id = $4 AND status IN ($15, $16))`,
-		l.OrgID, strings.ToLower(l.ExternalID), l.PartnerID, l.BusinessCardID, l.Code, string(l.Limit), l.Date, l.Number, string(sigs),
-		l.BankStatus, string(l.BankComment), l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt),
-		string(banking.CardActive), string(banking.CardNotDelivered))
-	if sqldb.IsUniqueViolation(err) {
-		return banking.Errorf(banking.KindWorkflow, "Заявка с externalId %s уже существует", l.ExternalID)
-	}
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		// An application without a number gets the organisation's next
+		// one (migration 0003). The counter row is raised first and rolled
+		// back with a refused insert; on PostgreSQL its lock orders the
+		// organisation's concurrent applications, which are few.
+		if l.Number == "" {
+			var n int64
+			if err := tx.QueryRowContext(ctx, `INSERT INTO banking_card_limit_numbers (org_id, issued) VALUES ($1, 1)
+				ON CONFLICT (org_id) DO UPDATE SET issued = banking_card_limit_numbers.issued + 1
+				RETURNING issued`, l.OrgID).Scan(&n); err != nil {
+				return err
+			}
+			l.Number = strconv.FormatInt(n, 10)
+		}
+		// The card's status is re-checked in the same statement, so a card
+		// blocked between the service's check and this insert gets no limit.
+		// The key is the externalId in lower case, as Limit looks it up: a UUID
+		// is one application whatever the case the partner wrote it in, while
+		// the service keeps the partner's text for the digest and the answer.
+		res, err := tx.ExecContext(ctx, `INSERT INTO banking_card_limits (org_id, external_id, partner_id, card_id, code, amount, doc_date,
+			doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at)
+			SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14
+			WHERE EXISTS (SELECT 1 FROM banking_cards WHERE org_id = $1 AND card_id = $4 AND status IN ($15, $16))`,
+			l.OrgID, strings.ToLower(l.ExternalID), l.PartnerID, l.BusinessCardID, l.Code, string(l.Limit), l.Date, l.Number, string(sigs),
+			l.BankStatus, string(l.BankComment), l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt),
+			string(banking.CardActive), string(banking.CardNotDelivered))
+		if sqldb.IsUniqueViolation(err) {
+			return banking.Errorf(banking.KindWorkflow, "Заявка с externalId %s уже существует", l.ExternalID)
+		}
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return banking.Errorf(banking.KindWorkflow, "Карте %s нельзя установить лимит в её текущем статусе", l.BusinessCardID)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("create limit: %w", err)
+		if banking.KindOf(err) != banking.KindInternal {
+			return "", err
+		}
+		return "", fmt.Errorf("create limit: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return banking.Errorf(banking.KindWorkflow, "Карте %s нельзя установить лимит в её текущем статусе", l.BusinessCardID)
-	}
-	return nil
+	return l.Number, nil
 }
 
 const limitCols = `org_id, external_id, partner_id, card_id, code, amount, doc_date, doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at`

@@ -45,7 +45,7 @@ func TestConcurrentLimitApplications(t *testing.T) {
 					l := banking.LimitChange{OrgID: "org", PartnerID: "app", BusinessCardID: "sbc-00005", Code: "NON_RENEW", ExternalID: ext,
 						Limit: json.Number(fmt.Sprintf("%d.00", i+1)), BankStatus: banking.LimitExported, ChannelInfo: "API",
 						CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-					err := s.CreateLimit(ctx, l)
+					_, err := s.CreateLimit(ctx, l)
 					switch {
 					case err == nil:
 						mu.Lock()
@@ -64,6 +64,52 @@ func TestConcurrentLimitApplications(t *testing.T) {
 		got, err := s.CardLimits(ctx, "org", "sbc-00005")
 		if err != nil || len(got) != rounds {
 			t.Fatalf("card limits: %d stored (%v), want one per externalId, %d", len(got), err, rounds)
+		}
+	})
+}
+
+// TestConcurrentLimitNumbers sends applications without a number, each its
+// own externalId, from many goroutines at once: every one is stored with a
+// number of its own, and together they are 1 to n, with no number given
+// twice and none skipped (reference §11 answers the number; the bank gives
+// it, as a payment order's).
+func TestConcurrentLimitNumbers(t *testing.T) {
+	storetest.Each(t, MigrateCards, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewCardStore(db)
+		if err := banking.SeedSandboxCards(ctx, s, "org", "app", "044525225", []string{"A1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+		const writers = 16
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		seen := map[string]string{}
+		for i := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l := banking.LimitChange{OrgID: "org", PartnerID: "app", BusinessCardID: "sbc-00005", Code: "NON_RENEW",
+					ExternalID: fmt.Sprintf("4a1d7b2e-0000-4000-8000-%012d", i), Limit: "1.00", BankStatus: banking.LimitCreated,
+					ChannelInfo: "API", CreatedAt: at}
+				n, err := s.CreateLimit(ctx, l)
+				if err != nil {
+					t.Errorf("%s: %v", l.ExternalID, err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if other, ok := seen[n]; ok {
+					t.Errorf("number %s given to %s and %s", n, other, l.ExternalID)
+				}
+				seen[n] = l.ExternalID
+			}()
+		}
+		wg.Wait()
+		for i := 1; i <= writers; i++ {
+			if _, ok := seen[fmt.Sprint(i)]; !ok {
+				t.Errorf("number %d not given; numbers %v", i, seen)
+			}
 		}
 	})
 }

@@ -83,16 +83,16 @@ func TestCardStoreConformance(t *testing.T) {
 		l := banking.LimitChange{OrgID: "org", PartnerID: "app", BusinessCardID: "sbc-00005", Code: "NON_RENEW", ExternalID: "e1",
 			Limit: "10.00", BankStatus: banking.LimitExported, ChannelInfo: "API", CreatedAt: at, ExpiresAt: at.Add(time.Hour),
 			DigestSignatures: []banking.DigestSignature{{Base64Encoded: "AA==", CertificateUUID: "u"}}}
-		if err := s.CreateLimit(ctx, l); err != nil {
-			t.Fatal(err)
+		if n, err := s.CreateLimit(ctx, l); err != nil || n != "1" {
+			t.Fatalf("first application: number %q, %v; want 1", n, err)
 		}
-		if err := s.CreateLimit(ctx, l); banking.KindOf(err) != banking.KindWorkflow {
+		if _, err := s.CreateLimit(ctx, l); banking.KindOf(err) != banking.KindWorkflow {
 			t.Fatalf("duplicate: %v", err)
 		}
 		l2 := l
 		l2.ExternalID, l2.Limit, l2.CreatedAt, l2.ExpiresAt = "e2", "0.00", at.Add(time.Minute), time.Time{}
-		if err := s.CreateLimit(ctx, l2); err != nil {
-			t.Fatal(err)
+		if n, err := s.CreateLimit(ctx, l2); err != nil || n != "2" {
+			t.Fatalf("second application: number %q, %v; want 2 (the duplicate used none up)", n, err)
 		}
 		got, err := s.CardLimits(ctx, "org", "sbc-00005")
 		if err != nil || len(got) != 2 || got[0].ExternalID != "e2" || !got[0].ExpiresAt.IsZero() || !got[1].ExpiresAt.Equal(at.Add(time.Hour)) {
@@ -100,8 +100,30 @@ func TestCardStoreConformance(t *testing.T) {
 		}
 		l3 := l
 		l3.ExternalID, l3.BusinessCardID = "e3", "sbc-00002" // BLOCKED
-		if err := s.CreateLimit(ctx, l3); banking.KindOf(err) != banking.KindWorkflow {
+		if _, err := s.CreateLimit(ctx, l3); banking.KindOf(err) != banking.KindWorkflow {
 			t.Fatalf("limit on a blocked card: %v", err)
+		}
+		// A partner's own number is kept and leaves the counter alone; the
+		// counter is the organisation's own.
+		for _, tc := range []struct{ org, ext, card, number, want string }{
+			{"org", "e4", "sbc-00005", "77", "77"},
+			{"org", "e5", "sbc-00005", "", "3"},
+			{"other-org", "e1", "sbc-00001", "", "1"},
+		} {
+			if tc.org == "other-org" {
+				c := banking.SandboxCard(tc.org, "044525225", "B1", 0)
+				if err := s.InsertCard(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m := l
+			m.OrgID, m.ExternalID, m.BusinessCardID, m.Number = tc.org, tc.ext, tc.card, tc.number
+			if n, err := s.CreateLimit(ctx, m); err != nil || n != tc.want {
+				t.Fatalf("%s %s: number %q, %v; want %s", tc.org, tc.ext, n, err, tc.want)
+			}
+			if back, err := s.Limit(ctx, tc.org, tc.ext); err != nil || back.Number != tc.want {
+				t.Fatalf("%s %s read back: number %q, %v; want %s", tc.org, tc.ext, back.Number, err, tc.want)
+			}
 		}
 		back, err := s.Limit(ctx, "org", "e1")
 		if err != nil || back.Limit != "10.00" || len(back.DigestSignatures) != 1 || back.ChannelInfo != "API" {

@@ -69,3 +69,35 @@ func TestWebhookLogFormatMigration(t *testing.T) {
 		}
 	})
 }
+
+// Cards migration 0003 starts an organisation that already has limit
+// applications after their count, as its next application would be
+// numbered, so a number the bank gives after the upgrade is none it gave
+// (in count) before.
+func TestCardLimitNumbersMigration(t *testing.T) {
+	upTo2 := func(ctx context.Context, db *sqldb.DB) error {
+		return db.Migrate(ctx, "banking_cards", areaMigrationsUpTo(t, "cards", 2))
+	}
+	storetest.Each(t, upTo2, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewCardStore(db)
+		if err := banking.SeedSandboxCards(ctx, s, "org", "app", "044525225", []string{"A1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, ext := range []string{"e1", "e2"} {
+			if _, err := db.W.Exec(`INSERT INTO banking_card_limits (org_id, external_id, partner_id, card_id, code, amount, doc_date,
+				doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at)
+				VALUES ('org', $1, 'app', 'sbc-00001', 'NON_RENEW', '1.00', '2026-03-10', '', 'null', 'CREATED', '', 'API', 1, 0)`, ext); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := MigrateCards(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		l := banking.LimitChange{OrgID: "org", PartnerID: "app", BusinessCardID: "sbc-00001", Code: "NON_RENEW", ExternalID: "e3",
+			Limit: "1.00", BankStatus: banking.LimitCreated, ChannelInfo: "API"}
+		if n, err := s.CreateLimit(ctx, l); err != nil || n != "3" {
+			t.Fatalf("first application after the migration: number %q, %v; want 3", n, err)
+		}
+	})
+}
