@@ -19,6 +19,7 @@ const bankingCardsUsage = `usage: partnerapi banking card|clock COMMAND [flags]
            [--birthday YYYY-MM-DD] [--status ACTIVE] [--embossed TEXT] [--type MIR_BUSINESS]
   card list [--org ORG] [--status S]
   card set-status --id ID --status S [--org ORG]
+  card limit-setting --state on|off [--org ORG]   (the organisation's setting for card limits through the API; off: 400 WORKFLOW_FAULT)
   clock advance DURATION            (sandbox only, e.g. 36h)`
 
 // sandboxNoOfferAccount holds sandbox cards on an account the sandbox
@@ -93,7 +94,7 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 	contour := fs.String("banking-contour", banking.ContourSandbox, "banking contour: sandbox, test or production")
 	org := fs.String("org", banking.SandboxOrgID, "organisation id")
 	var c banking.Card
-	var status string
+	var status, state string
 	switch name {
 	case "card add":
 		fs.StringVar(&c.ID, "id", "", "card id (default: generated)")
@@ -111,6 +112,8 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 	case "card set-status":
 		fs.StringVar(&c.ID, "id", "", "card id")
 		fs.StringVar(&status, "status", "", "new status")
+	case "card limit-setting":
+		fs.StringVar(&state, "state", "", "on or off")
 	case "clock advance":
 	default:
 		return errors.New(bankingCardsUsage)
@@ -120,6 +123,9 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 	}
 	if name != "clock advance" && (len(positional) > 0 || fs.NArg() > 0) {
 		return fmt.Errorf("banking %s: unexpected arguments\n%s", name, bankingCardsUsage)
+	}
+	if name == "card limit-setting" && state != "on" && state != "off" {
+		return fmt.Errorf("--state %q: want on or off", state)
 	}
 	if !banking.ValidContour(*contour) {
 		return fmt.Errorf("--banking-contour must be sandbox, test or production, got %q", *contour)
@@ -194,6 +200,14 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 			return err
 		}
 		out, err = cards.CardWithLimit(ctx, *org, c.ID)
+	case "card limit-setting":
+		// Reference §11: with the setting off an application is 400
+		// WORKFLOW_FAULT. The bank's client turns it in its own settings;
+		// this command stands in for that, in any contour.
+		if err := bankingsql.NewCardStore(db).SetCardLimitsOff(ctx, *org, state == "off"); err != nil {
+			return err
+		}
+		out = map[string]string{"orgId": *org, "cardLimits": state}
 	case "clock advance":
 		positional = append(positional, fs.Args()...)
 		if len(positional) != 1 {

@@ -121,6 +121,18 @@ func TestBankingCardsEndToEnd(t *testing.T) {
 	if out := runCardsCLI(t, ts, "card", "list", "--status", "ACTIVE"); strings.Contains(out, "effectiveLimit") || strings.Contains(out, "2202201") {
 		t.Fatalf("after 49h: %.400s", out)
 	}
+	// The organisation's limit setting off, the running server refuses an
+	// application as reference §11 says; on again, it takes it.
+	if out := runCardsCLI(t, ts, "card", "limit-setting", "--state", "off"); !strings.Contains(out, `"cardLimits":"off"`) {
+		t.Fatalf("limit-setting off: %s", out)
+	}
+	if code, body := call("POST", "/v1/business-cards/limits", "application/json", limit("sbc-00001", "5e0c1a2b-0000-4000-8000-000000000007", "5")); code != 400 || !strings.Contains(body, "WORKFLOW_FAULT") {
+		t.Errorf("setting off: %d %s", code, body)
+	}
+	runCardsCLI(t, ts, "card", "limit-setting", "--state", "on")
+	if code, body := call("POST", "/v1/business-cards/limits", "application/json", limit("sbc-00001", "5e0c1a2b-0000-4000-8000-000000000007", "5")); code != 201 {
+		t.Errorf("setting on again: %d %s", code, body)
+	}
 	if out := runCardsCLI(t, ts, "card", "set-status", "--id", "sbc-00001", "--status", "BLOCKED"); !strings.Contains(out, `"status":"BLOCKED"`) {
 		t.Fatalf("set-status: %s", out)
 	}

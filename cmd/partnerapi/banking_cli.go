@@ -34,7 +34,7 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt
   jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)
   id-token-key [--banking-id-token-rsa-key FILE]   (the public key verifying RS256 id_tokens, PEM)
-  card add|list|set-status, clock advance DURATION   (sandbox cards; 'partnerapi banking card' for their flags)
+  card add|list|set-status|limit-setting, clock advance DURATION   (sandbox cards; 'partnerapi banking card' for their flags)
   webhook set|show|deliveries|reseal   (partners' webhook settings; 'partnerapi banking webhook' for their flags)
   cert-request activate --org ORG --external-id ID [--banking-jws-key FILE]   (the bank's activation of a certificate request, in any contour)
   payment delete --org ORG --external-id ID [--comment TEXT]   (a bank user deleting a draft in the bank's UI: CREATED, CHECKERROR or PARTSIGNED → DELETED, with its webhook)

@@ -138,6 +138,20 @@ func (c *Cards) anyOffer(ctx context.Context, p Principal) (bool, error) {
 	return false, nil
 }
 
+// LimitSettingReader is an optional part of a CardStore: the organisations
+// whose setting for card limits through the API is off (reference §11: an
+// application is then 400 WORKFLOW_FAULT). A store without it has the
+// setting on for every organisation.
+type LimitSettingReader interface {
+	CardLimitsOff(ctx context.Context, orgID string) (bool, error)
+}
+
+// errLimitsOff is the refusal of an application while the organisation's
+// limit setting is off (reference §11).
+func errLimitsOff() error {
+	return Errorf(KindWorkflow, "Установка лимитов по бизнес-картам через API выключена в настройках организации")
+}
+
 // Store exposes the store for provisioning (CLI, seed).
 func (c *Cards) Store() CardStore { return c.store }
 
@@ -264,6 +278,18 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 			return LimitChange{}, errNoOffer()
 		}
 		return LimitChange{}, Errorf(KindWorkflow, "Счёт карты %s не входит в оферту партнёра", card.ID)
+	}
+	// The setting is the organisation's, so it is looked at once the
+	// partner, its offer and the card are known: a partner without an
+	// offer keeps its 403 and an unknown card its 404 (reference §11 does
+	// not order the refusals; these depend on the request, the setting on
+	// the organisation alone).
+	if r, ok := c.store.(LimitSettingReader); ok {
+		if off, err := r.CardLimitsOff(ctx, p.OrgID); err != nil {
+			return LimitChange{}, err
+		} else if off {
+			return LimitChange{}, errLimitsOff()
+		}
 	}
 	if !card.Status.TakesLimit() {
 		return LimitChange{}, Errorf(KindWorkflow, "Карте в статусе %s нельзя установить лимит", card.Status)

@@ -228,6 +228,35 @@ func (s *CardStore) CreateLimit(ctx context.Context, l banking.LimitChange) (str
 	return l.Number, nil
 }
 
+var _ banking.LimitSettingReader = (*CardStore)(nil)
+
+// CardLimitsOff reports whether the organisation's setting for card limits
+// through the API is off (banking.LimitSettingReader).
+func (s *CardStore) CardLimitsOff(ctx context.Context, orgID string) (bool, error) {
+	var one int
+	err := s.db.R.QueryRowContext(ctx, `SELECT 1 FROM banking_card_limits_off WHERE org_id = $1`, orgID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("card limit setting: %w", err)
+	}
+	return true, nil
+}
+
+// SetCardLimitsOff turns the organisation's setting for card limits
+// through the API off (off true) or on; either is idempotent.
+func (s *CardStore) SetCardLimitsOff(ctx context.Context, orgID string, off bool) error {
+	q := `DELETE FROM banking_card_limits_off WHERE org_id = $1`
+	if off {
+		q = `INSERT INTO banking_card_limits_off (org_id) VALUES ($1) ON CONFLICT (org_id) DO NOTHING`
+	}
+	if _, err := s.db.W.ExecContext(ctx, q, orgID); err != nil {
+		return fmt.Errorf("set card limit setting: %w", err)
+	}
+	return nil
+}
+
 const limitCols = `org_id, external_id, partner_id, card_id, code, amount, doc_date, doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at`
 
 func scanLimit(sc interface{ Scan(...any) error }) (banking.LimitChange, error) {

@@ -132,6 +132,25 @@ func TestCardStoreConformance(t *testing.T) {
 		if _, err := s.Limit(ctx, "org", "e9"); banking.KindOf(err) != banking.KindDataNotFound {
 			t.Fatalf("unknown limit: %v", err)
 		}
+		// The limit setting is on until turned off, per organisation, and
+		// turning it either way twice is the same as once.
+		for i, step := range []struct {
+			set      *bool
+			org, off bool
+		}{{nil, false, false}, {ptr(true), false, true}, {ptr(true), false, true}, {nil, true, false}, {ptr(false), false, false}, {ptr(false), false, false}} {
+			if step.set != nil {
+				if err := s.SetCardLimitsOff(ctx, "org", *step.set); err != nil {
+					t.Fatal(err)
+				}
+			}
+			org := "org"
+			if step.org {
+				org = "other-org"
+			}
+			if off, err := s.CardLimitsOff(ctx, org); err != nil || off != step.off {
+				t.Fatalf("step %d: %s limits off %v, %v; want %v", i, org, off, err, step.off)
+			}
+		}
 		if d, _ := s.ClockOffset(ctx, ""); d != 0 {
 			t.Fatalf("fresh clock %v", d)
 		}
@@ -145,3 +164,5 @@ func TestCardStoreConformance(t *testing.T) {
 		}
 	})
 }
+
+func ptr[T any](v T) *T { return &v }
