@@ -221,7 +221,7 @@ func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, headers
 		end := time.Now()
 		remote := r.RemoteAddr
 		if len(proxies) > 0 {
-			if ip, forwarded := proxies.clientIP(r); forwarded {
+			if ip, forwarded := proxies.Client(r.RemoteAddr, r.Header); forwarded {
 				remote = ip
 			}
 		}

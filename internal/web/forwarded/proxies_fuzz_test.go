@@ -1,4 +1,4 @@
-package web
+package forwarded
 
 import (
 	"net/netip"
@@ -20,23 +20,23 @@ func FuzzParseTrustedProxies(f *testing.F) {
 		f.Add(s, "10.1.2.3")
 	}
 	f.Fuzz(func(t *testing.T, spec, peer string) {
-		tp, err := ParseTrustedProxies(spec)
+		tp, err := ParseProxies(spec)
 		if err != nil {
 			return
 		}
-		again, err := ParseTrustedProxies(tp.String())
+		again, err := ParseProxies(tp.String())
 		if err != nil || !slices.Equal(again, tp) {
 			t.Fatalf("%q: %v prints %q, which reads %v, %v", spec, tp, tp.String(), again, err)
 		}
-		var alone []TrustedProxies
+		var alone []Proxies
 		for _, e := range strings.Split(spec, ",") {
-			one, err := ParseTrustedProxies(e)
+			one, err := ParseProxies(e)
 			if err != nil {
 				t.Fatalf("%q reads, its entry %q alone does not: %v", spec, e, err)
 			}
 			alone = append(alone, one)
 			for _, p := range one {
-				if a := p.Addr(); !tp.trusts(a) {
+				if a := p.Addr(); !tp.Trusts(a) {
 					t.Fatalf("%q: entry %q (%v) is not trusted", spec, e, a)
 				}
 			}
@@ -47,10 +47,10 @@ func FuzzParseTrustedProxies(f *testing.F) {
 		}
 		any := false
 		for _, one := range alone {
-			any = any || one.trusts(a)
+			any = any || one.Trusts(a)
 		}
-		if tp.trusts(a) != any {
-			t.Fatalf("%q trusts %v: %v, its entries alone: %v", spec, a, tp.trusts(a), any)
+		if tp.Trusts(a) != any {
+			t.Fatalf("%q trusts %v: %v, its entries alone: %v", spec, a, tp.Trusts(a), any)
 		}
 	})
 }

@@ -1,29 +1,29 @@
-package web
+package forwarded
 
 import (
 	"net/netip"
 	"strings"
 )
 
-// forwardedHop is what one element of a Forwarded header (RFC 7239) says
+// hop is what one element of a Forwarded header (RFC 7239) says
 // about the node it was written for: its address when usable. An element
 // is unusable when its for= names no address (unknown, an obfuscated
 // identifier such as _hidden, a host name), when it has no for= or more
 // than one, or when it does not parse; the walk over the hops stops at
 // such an element, since whatever lies left of it cannot be tied to the
 // proxy that reported it.
-type forwardedHop struct {
+type hop struct {
 	addr netip.Addr
 	ok   bool
 }
 
-// appendForwardedHops appends the hops of one Forwarded header line to dst,
+// appendHops appends the hops of one Forwarded header line to dst,
 // left to right as the elements stand. Empty elements are skipped, as HTTP
 // lists allow them. Commas and semicolons inside quoted strings belong to
 // their value, so an element cannot be split by a value someone chose; an
 // unterminated quoted string makes the rest of the line one unusable
 // element.
-func appendForwardedHops(dst []forwardedHop, line string) []forwardedHop {
+func appendHops(dst []hop, line string) []hop {
 	for line != "" {
 		end, closed := listItemEnd(line, ',')
 		elem := strings.TrimSpace(line[:end])
@@ -36,7 +36,7 @@ func appendForwardedHops(dst []forwardedHop, line string) []forwardedHop {
 			continue
 		}
 		if !closed {
-			dst = append(dst, forwardedHop{})
+			dst = append(dst, hop{})
 			break
 		}
 		dst = append(dst, parseForwardedElement(elem))
@@ -65,7 +65,7 @@ func listItemEnd(s string, sep byte) (int, bool) {
 // semicolons (for=…;proto=…;by=…), and returns its for= node. Parameter
 // names are case-insensitive (RFC 7239 §4); a parameter given twice makes
 // the element malformed (§4: it MUST NOT occur more than once).
-func parseForwardedElement(elem string) forwardedHop {
+func parseForwardedElement(elem string) hop {
 	var node string
 	var seen []string
 	found := false
@@ -83,27 +83,27 @@ func parseForwardedElement(elem string) forwardedHop {
 		name, value, ok := strings.Cut(pair, "=")
 		name = strings.ToLower(strings.TrimSpace(name))
 		if !ok || !isToken(name) {
-			return forwardedHop{}
+			return hop{}
 		}
 		for _, s := range seen {
 			if s == name {
-				return forwardedHop{}
+				return hop{}
 			}
 		}
 		seen = append(seen, name)
 		v, ok := forwardedValue(strings.TrimSpace(value))
 		if !ok {
-			return forwardedHop{}
+			return hop{}
 		}
 		if name == "for" {
 			node, found = v, true
 		}
 	}
 	if !found {
-		return forwardedHop{}
+		return hop{}
 	}
 	a, ok := parseForwardedNode(node)
-	return forwardedHop{addr: a, ok: ok}
+	return hop{addr: a, ok: ok}
 }
 
 // forwardedValue is a parameter's value: a quoted string without its

@@ -1,7 +1,6 @@
-package web
+package forwarded
 
 import (
-	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -26,7 +25,7 @@ func FuzzClientIPForwardedFor(f *testing.F) {
 		f.Add(s, "", []byte{198, 51, 100, 7})
 	}
 	f.Add("10.0.0.2", "192.0.2.5", []byte{192, 0, 2, 9})
-	trusted, err := ParseTrustedProxies("10.0.0.0/8, fd00::/8")
+	trusted, err := ParseProxies("10.0.0.0/8, fd00::/8")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -41,29 +40,25 @@ func FuzzClientIPForwardedFor(f *testing.F) {
 		named := map[netip.Addr]bool{}
 		for _, l := range lines {
 			for _, e := range strings.Split(l, ",") {
-				if a, ok := parseForwardedAddr(strings.TrimSpace(e)); ok {
+				if a, ok := parseAddr(strings.TrimSpace(e)); ok {
 					named[a.Unmap()] = true
 				}
 			}
 		}
-		r := httptest.NewRequest("GET", "/", nil)
-		r.RemoteAddr = "10.0.0.1:4000"
-		for _, l := range lines {
-			r.Header.Add("X-Forwarded-For", l)
-		}
-		got, forwarded := trusted.clientIP(r)
+		h := map[string][]string{"X-Forwarded-For": lines}
+		got, forwarded := trusted.Client("10.0.0.1:4000", h)
 		a, err := netip.ParseAddr(got)
 		if !forwarded || err != nil || (got != "10.0.0.1" && !named[a]) {
-			t.Fatalf("clientIP with X-Forwarded-For %q = %q (forwarded %v)", lines, got, forwarded)
+			t.Fatalf("Client with X-Forwarded-For %q = %q (forwarded %v)", lines, got, forwarded)
 		}
 
 		want, ok := netip.AddrFromSlice(ip)
-		if !ok || trusted.trusts(want) {
+		if !ok || trusted.Trusts(want) {
 			return
 		}
 		want = want.Unmap()
-		r.Header.Add("X-Forwarded-For", want.String())
-		if got := trusted.ClientIP(r); got != want.String() {
+		h["X-Forwarded-For"] = append(lines[:len(lines):len(lines)], want.String())
+		if got, _ := trusted.Client("10.0.0.1:4000", h); got != want.String() {
 			t.Fatalf("X-Forwarded-For %q then %v: client %q", lines, want, got)
 		}
 	})
