@@ -51,15 +51,16 @@ type JWSOptions struct {
 }
 
 // SignJWS signs payload and returns the compact serialisation with header
-// {"alg":"gost34.10-2012","kid":kid}.
+// {"alg":"gost34.10-2012","kid":kid}; kid must be a UUID, as ParseJWS
+// wants it.
 func SignJWS(payload []byte, kid string, key *PrivateKey) (string, error) {
 	return SignJWSWithOptions(payload, kid, key, JWSOptions{})
 }
 
 // SignJWSWithOptions is SignJWS with a chosen signature layout.
 func SignJWSWithOptions(payload []byte, kid string, key *PrivateKey, opt JWSOptions) (string, error) {
-	if kid == "" {
-		return "", ErrJWSMissingKid
+	if err := checkSigningKid(kid); err != nil {
+		return "", err
 	}
 	hdr, err := json.Marshal(JWSHeader{Alg: JWSAlgorithm, Kid: kid})
 	if err != nil {
@@ -82,14 +83,28 @@ type jwtHeader struct {
 // its JWS answers, so one certificate verifies both. JWS transport
 // signatures keep SignJWS's header, which §9.6 defines without typ.
 func SignJWT(claims []byte, kid string, key *PrivateKey) (string, error) {
-	if kid == "" {
-		return "", ErrJWSMissingKid
+	if err := checkSigningKid(kid); err != nil {
+		return "", err
 	}
 	hdr, err := json.Marshal(jwtHeader{Typ: "JWT", Alg: JWSAlgorithm, Kid: kid})
 	if err != nil {
 		return "", err
 	}
 	return signCompact(hdr, claims, key, JWSOptions{})
+}
+
+// checkSigningKid refuses, as ParseJWS does, a kid that is missing
+// (ErrJWSMissingKid) or not a UUID (ErrJWSInvalidKid): signed, such a
+// header would make a JWS that no reader here takes, the signer's own
+// included, and the error would surface only at the receiver.
+func checkSigningKid(kid string) error {
+	if kid == "" {
+		return ErrJWSMissingKid
+	}
+	if !IsCanonicalUUID(kid) {
+		return fmt.Errorf("%w: %q", ErrJWSInvalidKid, kid)
+	}
+	return nil
 }
 
 // signCompact signs B64URL(hdr) "." B64URL(payload) and returns the

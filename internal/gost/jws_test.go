@@ -96,4 +96,15 @@ func TestJWSErrors(t *testing.T) {
 	if _, err := SignJWS(nil, "", key); !errors.Is(err, ErrJWSMissingKid) {
 		t.Fatalf("signing without kid: %v", err)
 	}
+	// A kid ParseJWS refuses is refused when signing too, not left for
+	// the receiver to find.
+	for _, sign := range []func(kid string) (string, error){
+		func(kid string) (string, error) { return SignJWS(nil, kid, key) },
+		func(kid string) (string, error) { return SignJWSTyped(nil, kid, "t", key) },
+		func(kid string) (string, error) { return SignJWT(nil, kid, key) },
+	} {
+		if _, err := sign("cert-1"); !errors.Is(err, ErrJWSInvalidKid) {
+			t.Fatalf("signing with kid cert-1: %v", err)
+		}
+	}
 }

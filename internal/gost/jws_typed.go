@@ -8,8 +8,8 @@ import "encoding/json"
 // so a receiver can refuse a document signed for another one instead of
 // taking it for what it expects.
 func SignJWSTyped(payload []byte, kid, typ string, key *PrivateKey) (string, error) {
-	if kid == "" {
-		return "", ErrJWSMissingKid
+	if err := checkSigningKid(kid); err != nil {
+		return "", err
 	}
 	hdr, err := json.Marshal(JWSHeader{Alg: JWSAlgorithm, Kid: kid, Typ: typ})
 	if err != nil {
