@@ -285,7 +285,10 @@ func (h *handlers) models(w http.ResponseWriter, r *http.Request) {
 // request for everything. Every other query parameter stays ignored
 // (§8.7).
 func categoryFilter(r *http.Request) (categories []string, filtered bool, err error) {
-	values, filtered := r.URL.Query()["category"]
+	values, filtered, err := queryValues(r, "category")
+	if err != nil {
+		return nil, true, err
+	}
 	for _, v := range values {
 		for n := range strings.SplitSeq(v, ",") {
 			if n == "" {
@@ -333,7 +336,18 @@ func (h *handlers) validate(w http.ResponseWriter, r *http.Request) {
 		h.domainError(w, r, err)
 		return
 	}
-	rep, err := c.Validate(body, r.URL.Query().Get("category"))
+	// A status names its category in the query alone; the first one
+	// counts, as it did through url.Values.Get.
+	categories, _, err := queryValues(r, "category")
+	if err != nil {
+		h.domainError(w, r, err)
+		return
+	}
+	category := ""
+	if len(categories) > 0 {
+		category = categories[0]
+	}
+	rep, err := c.Validate(body, category)
 	if err != nil {
 		h.domainError(w, r, err)
 		return
