@@ -290,6 +290,13 @@ func checkAllowed(f *Feature, av AllowedValue) []Problem {
 	if av.Type != f.DataType {
 		return bad(ReasonTypeMismatch, fmt.Sprintf("allowed_values type %s, feature is %s", av.Type, f.DataType))
 	}
+	// An entry is {"type": T, "<t>_values": ...} (reference §4). Another
+	// type's member beside its own would be stored and served as sent,
+	// leaving agents two ranges or a range and a list for one feature and
+	// no rule for which applies.
+	if foreign := av.foreignMembers(); len(foreign) > 0 && (f.DataType == Integer || f.DataType == Float || f.DataType == Enum) {
+		return bad(ReasonBadAllowed, fmt.Sprintf("a %s entry carries %s of another type", f.DataType, strings.Join(foreign, ", ")))
+	}
 	switch f.DataType {
 	case Integer:
 		iv := av.IntegerValues
@@ -337,6 +344,22 @@ func checkAllowed(f *Feature, av AllowedValue) []Problem {
 		return bad(ReasonBadAllowed, "allowed_values applies only to INTEGER, FLOAT and ENUM")
 	}
 	return nil
+}
+
+// foreignMembers names the members av has of the shapes of types other
+// than its own, in integer, float, enum order.
+func (av AllowedValue) foreignMembers() []string {
+	var out []string
+	if av.IntegerValues != nil && av.Type != Integer {
+		out = append(out, "integer_values")
+	}
+	if av.FloatValues != nil && av.Type != Float {
+		out = append(out, "float_values")
+	}
+	if av.EnumValues != nil && av.Type != Enum {
+		out = append(out, "enum_values")
+	}
+	return out
 }
 
 func (f *Feature) allows(v string) bool {
