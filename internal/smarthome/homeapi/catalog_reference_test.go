@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -101,5 +103,125 @@ func TestServedCatalogIsTheReferences(t *testing.T) {
 	}
 	if len(served) != 96 {
 		t.Errorf("the categories serve %d features, want all 96", len(served))
+	}
+}
+
+// GET /v1/mqtt-gate/models, from a store the server seeded, serves the
+// reference's sample models (smarthome-catalog.json sample_models) field
+// for field as the reference gives them, absent fields absent; the provider's
+// placeholder lamp QWERTY124 as QWERTY123, the id reference §5 gives the
+// mqtt-gate sample's lamp, since QWERTY124 is its fan too; none of the
+// tolerance examples marked "conforming": false (§8.6: never produce them);
+// and, for each category without a sample model, the placeholder
+// QWERTY124-<category> of §5 with the category's features, dependencies
+// and example allowed_values. TestCatalogMatchesReference holds the
+// domain's copy to the same facts; this holds the wire, store included.
+func TestServedModelsAreTheReferences(t *testing.T) {
+	raw, err := os.ReadFile(testenv.Reference(t, "smarthome-catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Categories map[string]struct {
+			Features       []string        `json:"features"`
+			Dependencies   json.RawMessage `json:"dependencies"`
+			ExampleAllowed json.RawMessage `json:"example_allowed_values"`
+		} `json:"categories"`
+		SampleModels []map[string]json.RawMessage `json:"sample_models"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	svc := newTestService(t)
+	pw, err := svc.CreateCredential(ctx, smarthome.KindAgent, "agent-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.DiscardHandler)}), Errors: ErrorWriter()}
+	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
+	t.Cleanup(srv.Close)
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/mqtt-gate/models", nil)
+	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("agent-1:"+pw)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Models []map[string]json.RawMessage `json:"models"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("models: %d %v", resp.StatusCode, err)
+	}
+	served := map[string]map[string]json.RawMessage{}
+	for _, m := range got.Models {
+		var id string
+		_ = json.Unmarshal(m["id"], &id)
+		served[id] = m
+	}
+	same := func(what string, got, want json.RawMessage) {
+		t.Helper()
+		var g, w any
+		_ = json.Unmarshal(got, &g)
+		_ = json.Unmarshal(want, &w)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s is %s, reference %s", what, got, want)
+		}
+	}
+	sampled := map[string]bool{}
+	for _, rm := range ref.SampleModels {
+		var id, category string
+		_ = json.Unmarshal(rm["id"], &id)
+		_ = json.Unmarshal(rm["category"], &category)
+		if string(rm["conforming"]) == "false" {
+			if served[id] != nil {
+				t.Errorf("sample model %q, a tolerance example, is served", id)
+			}
+			continue
+		}
+		sampled[category] = true
+		if id == "QWERTY124" && category == "light" {
+			// The catalog's transcription of the lamp lacks what §1's
+			// models sample shows of it.
+			id = "QWERTY123"
+			rm = maps.Clone(rm)
+			rm["hw_version"], rm["sw_version"], rm["description"] = json.RawMessage(`"3.1"`), json.RawMessage(`"5.6"`), json.RawMessage(`"Xiaqara smart lamp"`)
+		}
+		m := served[id]
+		if m == nil {
+			t.Errorf("sample model %s (%s) is not served", id, category)
+			continue
+		}
+		for field := range m {
+			if _, ok := rm[field]; !ok {
+				t.Errorf("model %s: %s is served, the reference has none", id, field)
+			}
+		}
+		for field, want := range rm {
+			if field != "source" && field != "id" {
+				same("model "+id+": "+field, m[field], want)
+			}
+		}
+	}
+	for name, cat := range ref.Categories {
+		if sampled[name] {
+			continue
+		}
+		m := served["QWERTY124-"+name]
+		if m == nil {
+			t.Errorf("category %s has neither a sample model nor its placeholder", name)
+			continue
+		}
+		features, _ := json.Marshal(cat.Features)
+		same("placeholder of "+name+": category", m["category"], json.RawMessage(`"`+name+`"`))
+		same("placeholder of "+name+": features", m["features"], features)
+		same("placeholder of "+name+": dependencies", m["dependencies"], cat.Dependencies)
+		same("placeholder of "+name+": allowed_values", m["allowed_values"], cat.ExampleAllowed)
+	}
+	if want := len(ref.Categories) + 1; len(got.Models) != want {
+		// One model per category, and the sample lamp beside the
+		// third-party one.
+		t.Errorf("%d models served, want %d", len(got.Models), want)
 	}
 }
