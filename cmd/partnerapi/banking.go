@@ -163,6 +163,10 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
+	// One Gate, the payment service's, closes every business operation
+	// for maintenance and keeps one table of rate-limit budgets.
+	gate := pay.payments.Gate
+	cards.Gate, identity.Gate = gate, gate
 	mux := bankapi.NewServer(bankapi.Deps{Metrics: d.metrics, Log: d.log, Cards: cards, Payments: pay.payments, Webhooks: pay.webhooks,
 		Auth:     identity,
 		Identity: identity,
@@ -172,7 +176,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		PaymentJWS: cards.JWS(),
 		// The bank's key is the test contours' CA of certificate requests
 		// (banking/certreq.go); production issues none through the API.
-		CertRequests:      &banking.CertRequests{Store: store, Directory: store, CA: key, Contour: contour},
+		CertRequests:      &banking.CertRequests{Store: store, Directory: store, CA: key, Contour: contour, Gate: gate},
 		CardNotFoundCause: m.cardNotFound,
 	})
 	sidecars := append(pay.sidecars, identityPurger(identity, workers.Worker("banking-identity-purge", d.log), purgeEvery, purgeTimeout))

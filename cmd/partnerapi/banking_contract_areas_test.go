@@ -57,6 +57,12 @@ func cardCases(t *testing.T) []bankCase {
 		{name: "list by POST page not a number", method: "POST", path: cards + "?page=x", auth: "cards", status: 400, badRequest: true},
 		{name: "list by POST without token", method: "POST", path: cards, status: 401, badRequest: true},
 		{name: "list by POST without scope", method: "POST", path: cards, auth: "pay", status: 403},
+		// Gated like the payment operations; GET and POST are one
+		// operation with one budget.
+		{name: "list over the rate limit", server: "limited", method: "GET", path: cards, auth: "limited cards", status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
+		{name: "list by POST over the rate limit", server: "limited", method: "POST", path: cards, auth: "limited cards", status: 429, cause: "TOO_MANY_REQUESTS"},
+		{name: "list in maintenance", server: "maint", method: "GET", path: cards, auth: "maint cards", status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
+		{name: "list by POST in maintenance", server: "maint", method: "POST", path: cards, auth: "maint cards", status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
 
 		{name: "limit signed", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00001", l1, 1000, banking.SandboxCertSole), status: 201},
 		{name: "limit draft", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a2", 0), status: 201},
@@ -73,6 +79,10 @@ func cardCases(t *testing.T) []bankCase {
 		{name: "limit without scope", method: "POST", path: limits, auth: "pay", body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 403},
 		{name: "limit unsigned where JWS is required", server: "limited", method: "POST", path: limits, auth: "limited cards",
 			body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 415, cause: "JWS_EXCEPTED"},
+		{name: "limit over the rate limit", server: "limited", method: "POST", path: limits, auth: "limited cards",
+			body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
+		{name: "limit in maintenance", server: "maint", method: "POST", path: limits, auth: "maint cards",
+			body: cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a5", 5), status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
 
 		{name: "limit over the body limit", method: "POST", path: limits, auth: "cards", body: overLimit(cardLimit("sbc-00001", "5e0c1a2b-0000-4000-8000-0000000000a7", 5)),
 			status: 413, cause: "VALIDATION_FAULT"},
@@ -82,12 +92,16 @@ func cardCases(t *testing.T) []bankCase {
 		{name: "limit state not a UUID", method: "GET", path: limits + "/42/state", auth: "cards", status: 400, cause: "VALIDATION_FAULT", badRequest: true},
 		{name: "limit state without token", method: "GET", path: limits + "/" + l1 + "/state", status: 401, badRequest: true},
 		{name: "limit state without scope", method: "GET", path: limits + "/" + l1 + "/state", auth: "pay", status: 403},
+		{name: "limit state over the rate limit", server: "limited", method: "GET", path: limits + "/" + l1 + "/state", auth: "limited cards", status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
+		{name: "limit state in maintenance", server: "maint", method: "GET", path: limits + "/" + l1 + "/state", auth: "maint cards", status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
 
 		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"49h"}`, status: 200},
 		{name: "clock not a duration", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"soon"}`, status: 400, cause: "VALIDATION_FAULT"},
 		{name: "clock without token", method: "POST", path: "/fintech/api/sandbox/clock", body: `{"advance":"1h"}`, status: 401, badRequest: true},
 		{name: "clock without scope", method: "POST", path: "/fintech/api/sandbox/clock", auth: "pay", body: `{"advance":"1h"}`, status: 403},
 		{name: "clock over the body limit", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: overLimit(`{"advance":"1h"}`), status: 413, cause: "VALIDATION_FAULT"},
+		{name: "clock over the rate limit", server: "limited", method: "POST", path: "/fintech/api/sandbox/clock", auth: "limited cards", body: `{"advance":"1h"}`, status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
+		{name: "clock in maintenance", server: "maint", method: "POST", path: "/fintech/api/sandbox/clock", auth: "maint cards", body: `{"advance":"1h"}`, status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
 	}
 }
 
@@ -173,6 +187,15 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "crypto eio", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "eio", status: 200},
 		{name: "crypto eio without token", method: "GET", path: "/fintech/api/v1/crypto/eio", status: 401, badRequest: true},
 		{name: "crypto eio without scope", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "crypto", status: 403},
+		// Business operations, gated like the payment operations; the
+		// OAuth endpoints below are the identity server's and are not.
+		{name: "client-info over the rate limit", server: "limited", method: "GET", path: "/fintech/api/v1/client-info", auth: "limited accounts", status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
+		{name: "client-info in maintenance", server: "maint", method: "GET", path: "/fintech/api/v1/client-info", auth: "maint accounts", status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
+		{name: "crypto over the rate limit", server: "limited", method: "GET", path: "/fintech/api/v1/crypto", auth: "limited crypto", status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
+		{name: "crypto in maintenance", server: "maint", method: "GET", path: "/fintech/api/v1/crypto", auth: "maint crypto", status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
+		{name: "crypto eio over the rate limit", server: "limited", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "limited eio", status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
+		{name: "crypto eio in maintenance", server: "maint", method: "GET", path: "/fintech/api/v1/crypto/eio", auth: "maint eio", status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
+		{name: "user-info in maintenance", server: "maint", method: "GET", path: sso + "/v1/oauth/user-info", auth: "maint openid", status: 200},
 
 		{name: "token by code", method: "POST", path: sso + "/v2/oauth/token", body: codeForm, status: 200},
 		{name: "token by refresh token", method: "POST", path: sso + "/v2/oauth/token", body: refreshForm, status: 200},

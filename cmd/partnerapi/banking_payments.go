@@ -77,11 +77,11 @@ const defaultCommitDelay = 200 * time.Microsecond
 func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.signingHost, "banking-signing-host", "https://fintech-test.sberbank.ru", "host of the signer's page in invoice-draft links")
 	fs.IntVar(&f.checkDays, "banking-invoice-checkerror-days", 10, "payment orders and invoice drafts dated this many days ahead or more get CHECKERROR, signed or not (negative: off)")
-	fs.Float64Var(&f.rate, "banking-payment-rate", 10, "payment operations per second per token and operation (0: unlimited)")
-	fs.IntVar(&f.burst, "banking-payment-burst", 20, "burst of payment operations per token and operation")
+	fs.Float64Var(&f.rate, "banking-payment-rate", 10, "business operations (payments, cards, client-info, crypto, webhook settings, certificate requests) per second per token and operation (0: unlimited)")
+	fs.IntVar(&f.burst, "banking-payment-burst", 20, "burst of business operations per token and operation")
 	fs.BoolVar(&f.budgetRules, "banking-budget-rules", true, "apply the §5.8 logical controls to budget payments (payee account 03…): field 101, treasury routing, UIN of 31/33, OKTMO, ЕНП")
 	fs.StringVar(&f.checksums, "banking-checksum-failures", string(banking.ChecksCheckError), "failed check digits and logical controls (INN, account key, UIN, budget rules): checkerror (stored, 201 CHECKERROR) or reject (400 VALIDATION_FAULT)")
-	fs.BoolVar(&f.maintenance, "banking-maintenance", false, "answer payment operations with 503 UNAVAILABLE_RESOURCE_EXCEPTION")
+	fs.BoolVar(&f.maintenance, "banking-maintenance", false, "answer every business operation (payments, cards, client-info, crypto, webhook settings, certificate requests; not OAuth) with 503 UNAVAILABLE_RESOURCE_EXCEPTION")
 	fs.StringVar(&f.webhookURL, "banking-webhook-url", "", "default URL of final payment statuses for partners without their own (empty: their statuses stay queued)")
 	fs.StringVar(&f.webhookSecret, "banking-webhook-secret", "", "HMAC-SHA256 key signing webhooks to the default URL (X-Signature); set it via PARTNERAPI_BANKING_WEBHOOK_SECRET")
 	f.webhookFormat = banking.WebhookFormatJSON
@@ -234,15 +234,17 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	svc := &banking.PaymentService{Store: store, Accounts: accounts, Verifier: verifier, Users: identity, Payees: identity,
 		Config: banking.PaymentConfig{SigningHost: f.signingHost, CheckErrorDaysAhead: days,
 			SkipBudgetRules: !f.budgetRules, ChecksumFailures: checksums, Contour: contour, Location: zone, Digest: digest},
-		Limits:      &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst},
-		Maintenance: maint}
+		// The one Gate of the API: banking.go hands it to every other
+		// service with business operations (cards, identity's
+		// client-info and crypto info, certificate requests).
+		Gate: &banking.Gate{Limits: &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst}, Maintenance: maint}}
 	urls := f.webhookPolicy(contour)
 	if f.webhookURL != "" {
 		if err := urls.Check(context.Background(), f.webhookURL); err != nil {
 			return paymentArea{}, fmt.Errorf("--banking-webhook-url: %w", cliErr(err))
 		}
 	}
-	hooks := &banking.Webhooks{Store: store, Box: box, URLs: urls, Default: f.defaultWebhook()}
+	hooks := &banking.Webhooks{Store: store, Box: box, URLs: urls, Default: f.defaultWebhook(), Gate: svc.Gate}
 	every := f.webhookEvery
 	if every <= 0 {
 		every = 2 * time.Second

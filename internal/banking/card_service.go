@@ -23,6 +23,10 @@ type CardsConfig struct {
 // Cards is the business-card service: listing, limit applications, the
 // sandbox clock. It is free of HTTP and SQL.
 type Cards struct {
+	// Gate is the maintenance switch and rate limit of the card
+	// operations, the API's one Gate (nil: off).
+	Gate *Gate
+
 	store    CardStore
 	cfg      CardsConfig
 	verifier SignatureVerifier

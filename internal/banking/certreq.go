@@ -143,6 +143,9 @@ type CertRequests struct {
 	CA      *BankKey
 	Contour string
 	Now     func() time.Time
+	// Gate is the maintenance switch and rate limit of the request
+	// operations, the API's one Gate (nil: off).
+	Gate *Gate
 }
 
 func (s *CertRequests) now() time.Time {

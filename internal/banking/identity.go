@@ -369,6 +369,12 @@ type Identity struct {
 	// LoginFailures keeps the login throttle's failures where every
 	// process sees them; nil: in this process only (oauth_login.go).
 	LoginFailures LoginFailureStore
+	// Gate is the maintenance switch and rate limit of client-info and
+	// the crypto info, the API's one Gate (nil: off). The OAuth endpoints
+	// do not pass it: the bank's identity server answers them, not the
+	// API whose maintenance the switch stands for, and a partner must
+	// still get and refresh the tokens it will need when the API is back.
+	Gate *Gate
 
 	failures loginFailures // oauth_login.go
 	// checkPassword is CheckPassword unless a test watches the calls.

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// OpLimiter rate-limits payment operations per access token and operation
+// OpLimiter rate-limits the API's operations per access token and operation
 // (reference §13: 429 TOO_MANY_REQUESTS; the provider's values are not
 // published, so they are configurable). Tokens are kept only as hashes.
 type OpLimiter struct {
@@ -46,8 +46,9 @@ func (l *OpLimiter) Allow(token, op string) error {
 	return nil
 }
 
-// Maintenance is the switch that answers payment operations with 503
-// UNAVAILABLE_RESOURCE_EXCEPTION while the bank side is being serviced.
+// Maintenance is the switch that answers the API's business operations
+// with 503 UNAVAILABLE_RESOURCE_EXCEPTION while the bank side is being
+// serviced.
 type Maintenance struct{ on atomic.Bool }
 
 // Set turns maintenance on or off.
@@ -59,4 +60,32 @@ func (m *Maintenance) Check() error {
 		return Errorf(KindUnavailable, "Сервис временно недоступен: проводятся технические работы")
 	}
 	return nil
+}
+
+// Gate is the maintenance switch and the rate limit of the banking API's
+// business operations: payments, webhook settings, certificate requests,
+// business cards and their limits, client-info and crypto info. One Gate
+// is shared by every service that has operations, so one switch puts the
+// whole API into maintenance, as the bank's own maintenance window does,
+// and one table keeps the budgets (reference §13 lists 503 and 429 for
+// the API as a whole, not for payments alone). Each service calls Check
+// after the caller is authenticated and before it reads or writes
+// anything, so a 503 or a 429 says nothing about any organisation's data.
+// A nil Gate, like its nil parts, lets everything through.
+type Gate struct {
+	Limits      *OpLimiter
+	Maintenance *Maintenance
+}
+
+// Check applies the maintenance switch and then the rate limit to one
+// call of operation op with token: a call refused for maintenance does
+// not spend its budget.
+func (g *Gate) Check(token, op string) error {
+	if g == nil {
+		return nil
+	}
+	if err := g.Maintenance.Check(); err != nil {
+		return err
+	}
+	return g.Limits.Allow(token, op)
 }

@@ -123,22 +123,13 @@ type PaymentService struct {
 	// Payees completes an invoice draft's payee for its requisites QR
 	// (st00012_payment.go); nil: the QR carries what the draft names.
 	Payees PayeeDirectory
-	// Limits and Maintenance gate every payment operation (nil: off).
-	Limits      *OpLimiter
-	Maintenance *Maintenance
+	// Gate is the maintenance switch and rate limit of every payment
+	// operation, shared with the API's other services (nil: off).
+	Gate *Gate
 
 	// numbers assigns the number of a payment order sent without one
 	// (payment_number.go).
 	numbers paymentNumbers
-}
-
-// Gate applies the maintenance switch and the rate limit to one call of
-// operation op with token.
-func (s *PaymentService) Gate(token, op string) error {
-	if err := s.Maintenance.Check(); err != nil {
-		return err
-	}
-	return s.Limits.Allow(token, op)
 }
 
 func (s *PaymentService) now() time.Time {

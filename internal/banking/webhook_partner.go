@@ -125,6 +125,9 @@ type Webhooks struct {
 	// LookupTimeout bounds Target's read of a partner's setting; 0 means
 	// webhookStoreTimeout, the bound of the dispatcher's other store calls.
 	LookupTimeout time.Duration
+	// Gate is the maintenance switch and rate limit of the partner's
+	// webhook operations, the API's one Gate (nil: off).
+	Gate *Gate
 }
 
 // WebhookView is a setting as the partner may see it: never the secret.

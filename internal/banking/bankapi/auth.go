@@ -115,3 +115,31 @@ func (s *server) authenticated(h func(w http.ResponseWriter, r *http.Request, p 
 		h(w, r, p, token)
 	}
 }
+
+// gated is authenticated with the domain's Gate between the checks and
+// h: a request passes authentication and the scope first, so that an
+// anonymous flood spends no partner's budget and a 401 or 403 stays what
+// it is during maintenance, and then the maintenance switch (503) and the
+// rate limit of op for its token (429), before h reads or writes
+// anything: a 503 or 429 is the same whatever the request names, so it
+// tells nothing of another organisation's data. Every business route of
+// the API is gated with the one Gate its services share (banking.Gate).
+// gate reads the service's Gate at each call, not once at routing, so a
+// Gate set on a service after NewServer holds as well.
+func (s *server) gated(gate func() *banking.Gate, op string, h principalHandler, scopes ...string) http.HandlerFunc {
+	return s.authenticated(func(w http.ResponseWriter, r *http.Request, p banking.Principal, token string) {
+		if err := gate().Check(token, op); err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		h(w, r, p)
+	}, scopes...)
+}
+
+// gatedScope is gated for a handler that reads the principal with
+// principalFrom, as requireScope is for authenticated.
+func (s *server) gatedScope(gate func() *banking.Gate, op string, h http.HandlerFunc, scopes ...string) http.HandlerFunc {
+	return s.gated(gate, op, func(w http.ResponseWriter, r *http.Request, p banking.Principal) {
+		h(w, r.WithContext(&principalContext{Context: r.Context(), p: p}))
+	}, scopes...)
+}

@@ -22,13 +22,23 @@ func (s *server) addCardRoutes(mux *web.Mux) {
 	if s.Cards == nil {
 		return
 	}
-	list := s.requireScope(s.listCards, banking.ScopeBusinessCardLimit)
+	// Every card operation is gated as the payment operations are
+	// (maintenance 503, rate limit 429 per token and operation; auth.go,
+	// gated), the sandbox clock too: like the sandbox's payment edit and
+	// delete it is a partner's call under the API's prefix that writes,
+	// and a partner rehearsing the bank's maintenance window must see the
+	// whole API closed, not parts of it.
+	gate := func(op string, h http.HandlerFunc) http.HandlerFunc {
+		return s.gatedScope(func() *banking.Gate { return s.Cards.Gate }, op, h, banking.ScopeBusinessCardLimit)
+	}
+	// A reference sample lists cards with POST; the stated method is GET,
+	// both work, and both are the one operation with one budget.
+	list := gate("card-list", s.listCards)
 	mux.HandleFunc("GET", cardsBase+"/v1/business-cards", list)
-	// A reference sample lists cards with POST; the stated method is GET, both work.
 	mux.HandleFunc("POST", cardsBase+"/v1/business-cards", list)
-	mux.HandleFunc("POST", cardsBase+"/v1/business-cards/limits", s.requireScope(s.createCardLimit, banking.ScopeBusinessCardLimit))
-	mux.HandleFunc("GET", cardsBase+"/v1/business-cards/limits/{externalId}/state", s.requireScope(s.cardLimitState, banking.ScopeBusinessCardLimit))
-	mux.HandleFunc("POST", cardsBase+"/sandbox/clock", s.requireScope(s.advanceClock, banking.ScopeBusinessCardLimit))
+	mux.HandleFunc("POST", cardsBase+"/v1/business-cards/limits", gate("card-limit-create", s.createCardLimit))
+	mux.HandleFunc("GET", cardsBase+"/v1/business-cards/limits/{externalId}/state", gate("card-limit-state", s.cardLimitState))
+	mux.HandleFunc("POST", cardsBase+"/sandbox/clock", gate("sandbox-clock", s.advanceClock))
 }
 
 type cardLink struct {

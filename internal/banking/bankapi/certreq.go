@@ -28,15 +28,7 @@ func (s *server) addCertRequestRoutes(mux *web.Mux) {
 	// Gated like the payment operations (maintenance 503, rate limit 429
 	// per token and operation) after authentication and the scope.
 	gate := func(op string, h principalHandler) http.HandlerFunc {
-		return s.authenticated(func(w http.ResponseWriter, r *http.Request, p banking.Principal, token string) {
-			if s.Payments != nil {
-				if err := s.Payments.Gate(token, op); err != nil {
-					writeError(w, r, s.log, err)
-					return
-				}
-			}
-			h(w, r, p)
-		}, cryptoScopes...)
+		return s.gated(func() *banking.Gate { return s.CertRequests.Gate }, op, h, cryptoScopes...)
 	}
 	for _, v := range []string{"/v1", "/v2"} {
 		base := apiPrefix + v + "/crypto/cert-requests"

@@ -11,10 +11,25 @@ import (
 // apiPrefix is the provider's API path prefix (reference §1).
 const apiPrefix = "/fintech/api"
 
+// addIdentityRoutes serves client-info and the crypto info, business
+// operations of the API under its prefix, gated as the payment operations
+// are (maintenance 503, rate limit 429 per token and operation; auth.go,
+// gated), and the OAuth endpoints, which are not: the bank's identity
+// server answers those (/ic/sso, /ic/sbbid, outside the API's prefix),
+// not the API whose maintenance the switch stands for, and a partner
+// must still sign in and refresh its tokens while the API is closed.
+// Without an identity service there is no Gate, and the routes answer
+// 503 anyway (identityOr503).
 func (s *server) addIdentityRoutes(mux *web.Mux) {
-	mux.HandleFunc("GET", apiPrefix+"/v1/client-info", s.requireScope(s.clientInfo, banking.ScopeGetClientAccounts))
-	mux.HandleFunc("GET", apiPrefix+"/v1/crypto", s.requireScope(s.cryptoInfo, banking.ScopeGetCryptoInfo))
-	mux.HandleFunc("GET", apiPrefix+"/v1/crypto/eio", s.requireScope(s.cryptoInfoEIO, banking.ScopeGetCryptoInfoEIO))
+	g := func() *banking.Gate {
+		if s.Identity == nil {
+			return nil
+		}
+		return s.Identity.Gate
+	}
+	mux.HandleFunc("GET", apiPrefix+"/v1/client-info", s.gatedScope(g, "client-info", s.clientInfo, banking.ScopeGetClientAccounts))
+	mux.HandleFunc("GET", apiPrefix+"/v1/crypto", s.gatedScope(g, "crypto-info", s.cryptoInfo, banking.ScopeGetCryptoInfo))
+	mux.HandleFunc("GET", apiPrefix+"/v1/crypto/eio", s.gatedScope(g, "crypto-info-eio", s.cryptoInfoEIO, banking.ScopeGetCryptoInfoEIO))
 	s.addOAuthRoutes(mux)
 }
 

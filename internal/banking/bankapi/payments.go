@@ -25,15 +25,9 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 	}
 	// Each operation is gated (maintenance 503, rate limit 429 per token and
 	// operation) after authentication, so an anonymous flood cannot spend a
-	// partner's budget.
+	// partner's budget (auth.go, gated).
 	gate := func(op string, h principalHandler, scopes ...string) http.HandlerFunc {
-		return s.authenticated(func(w http.ResponseWriter, r *http.Request, p banking.Principal, token string) {
-			if err := s.Payments.Gate(token, op); err != nil {
-				s.writePaymentError(w, r, err)
-				return
-			}
-			h(w, r, p)
-		}, scopes...)
+		return s.gated(func() *banking.Gate { return s.Payments.Gate }, op, h, scopes...)
 	}
 	mux.HandleFunc("POST", paymentsBase, gate("create", s.createPayment, banking.ScopePayDocRU))
 	mux.HandleFunc("POST", paymentsBase+"/from-invoice", gate("from-invoice", s.createInvoice(banking.KindInvoice), banking.ScopePayDocRUInvoice))

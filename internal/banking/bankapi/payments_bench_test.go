@@ -160,8 +160,8 @@ func BenchmarkCreatePaymentHandler(b *testing.B) {
 func benchCreatePayment(b *testing.B, ids banking.IdentityStore, token string) {
 	identity := banking.NewIdentity(ids)
 	svc := &banking.PaymentService{Store: benchPayments{}, Accounts: banking.IdentityAccounts{Store: ids},
-		Verifier: banking.NewSignatureVerifier(banking.ContourSandbox, ids), Maintenance: &banking.Maintenance{},
-		Limits: &banking.OpLimiter{}}
+		Verifier: banking.NewSignatureVerifier(banking.ContourSandbox, ids), Gate: &banking.Gate{Maintenance: &banking.Maintenance{},
+			Limits: &banking.OpLimiter{}}}
 	log := slog.New(web.NewTextHandler(io.Discard, nil)) // as serve's text logs
 	metrics := web.NewMetrics("bench")
 	mux := NewServer(Deps{Metrics: metrics, Log: log, Auth: identity, Identity: identity, Payments: svc})

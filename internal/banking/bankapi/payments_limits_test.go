@@ -9,8 +9,7 @@ import (
 
 func TestPaymentsRateLimitAndMaintenance(t *testing.T) {
 	e := newPayEnv(t)
-	e.svc.Limits = &banking.OpLimiter{Rate: 0.001, Burst: 2}
-	e.svc.Maintenance = &banking.Maintenance{}
+	e.svc.Gate = &banking.Gate{Limits: &banking.OpLimiter{Rate: 0.001, Burst: 2}, Maintenance: &banking.Maintenance{}}
 	id := newUUID(70)
 	path := paymentsBase + "/" + id + "/state"
 	for i, want := range []int{404, 404, 429} {
@@ -31,11 +30,11 @@ func TestPaymentsRateLimitAndMaintenance(t *testing.T) {
 	if st, _, _ := e.do("GET", path, "", ""); st != 401 {
 		t.Fatalf("anonymous: %d", st)
 	}
-	e.svc.Maintenance.Set(true)
+	e.svc.Gate.Maintenance.Set(true)
 	if st, m, _ := e.do("POST", paymentsBase, "pay", payDoc(newUUID(71), nil)); st != 503 || m["cause"] != "UNAVAILABLE_RESOURCE_EXCEPTION" {
 		t.Fatalf("maintenance: %d %v", st, m)
 	}
-	e.svc.Maintenance.Set(false)
+	e.svc.Gate.Maintenance.Set(false)
 	if st, _, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(71), nil)); st != 201 {
 		t.Fatalf("after maintenance: %d %s", st, raw)
 	}

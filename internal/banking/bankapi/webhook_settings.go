@@ -20,15 +20,7 @@ func (s *server) addWebhookRoutes(mux *web.Mux) {
 		return
 	}
 	gate := func(op string, h http.HandlerFunc) http.HandlerFunc {
-		return s.requireScope(func(w http.ResponseWriter, r *http.Request) {
-			if s.Payments != nil {
-				if err := s.Payments.Gate(bearerToken(r), op); err != nil {
-					s.writePaymentError(w, r, err)
-					return
-				}
-			}
-			h(w, r)
-		}, anyPaymentScope...)
+		return s.gatedScope(func() *banking.Gate { return s.Webhooks.Gate }, op, h, anyPaymentScope...)
 	}
 	mux.HandleFunc("PUT", webhookBase, gate("webhook-set", s.setWebhook))
 	mux.HandleFunc("GET", webhookBase, gate("webhook-get", s.getWebhook))
