@@ -93,7 +93,9 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 	read("bool_value", &v.Bool, "a boolean")
 	read("string_value", &v.String, "a string")
 	read("enum_value", &v.Enum, "a string")
-	read("colour_value", &v.Colour, "an object of numbers h, s, v")
+	if raw := members["colour_value"]; len(raw) > 0 && string(raw) != "null" {
+		v.readColour(raw)
+	}
 	if raw := members["integer_value"]; len(raw) > 0 && string(raw) != "null" {
 		n, err := strconv.ParseInt(string(bytes.Trim(raw, `"`)), 10, 64)
 		if err != nil {
@@ -111,6 +113,35 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// readColour reads colour_value, which must give all three of h, s and v
+// as numbers (reference §4's {"h": 0..360, "s": 0..1000, "v": 100..1000}).
+// A component left out or null is a value that cannot be read, not the
+// component 0: read as 0, {"h": 10, "v": 100} passed as a white of hue 10
+// that the agent never sent, and a command carrying it reached the agent
+// as sent, without its s. Other members are ignored, as on every value.
+func (v *Value) readColour(raw json.RawMessage) {
+	const want = "an object of numbers h, s, v"
+	var c struct{ H, S, V *float64 }
+	if err := json.Unmarshal(raw, &c); err != nil {
+		v.fail("colour_value", fmt.Sprintf("colour_value %s is not %s", raw, want))
+		return
+	}
+	var missing []string
+	for _, m := range []struct {
+		name string
+		p    *float64
+	}{{"h", c.H}, {"s", c.S}, {"v", c.V}} {
+		if m.p == nil {
+			missing = append(missing, m.name)
+		}
+	}
+	if len(missing) > 0 {
+		v.fail("colour_value", fmt.Sprintf("colour_value %s is not %s: it has no %s", raw, want, strings.Join(missing, ", ")))
+		return
+	}
+	v.Colour = &HSV{H: *c.H, S: *c.S, V: *c.V}
 }
 
 func (v *Value) fail(member, reason string) {

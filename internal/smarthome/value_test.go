@@ -13,6 +13,7 @@ func FuzzValue(f *testing.F) {
 		`{"type":"INTEGER","integer_value":"22"}`, `{"type":"INTEGER","integer_value":22}`,
 		`{"type":"INTEGER","integer_value":"22.5"}`, `{"type":"FLOAT","float_value":"1.5"}`,
 		`{"type":"BOOL","bool_value":"yes"}`, `{"type":"COLOUR","colour_value":{"h":1,"s":2,"v":3}}`,
+		`{"type":"COLOUR","colour_value":{"h":1,"v":3}}`, `{"type":"COLOUR","colour_value":{"h":1,"s":null,"v":3,"x":"y"}}`,
 		`{"type":"ENUM","enum_value":"colour","bool_value":true}`, `"colour"`, `null`, `{"type":7}`,
 	} {
 		f.Add([]byte(s))
