@@ -5,10 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"slices"
@@ -17,7 +15,6 @@ import (
 
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/testenv"
-	"partnerapi/internal/web"
 )
 
 // The catalog an agent reads over HTTP, from a store the server seeded, is
@@ -54,9 +51,7 @@ func TestServedCatalogIsTheReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.DiscardHandler)}), Errors: ErrorWriter()}
-	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
-	t.Cleanup(srv.Close)
+	srv := newTestServer(t, svc)
 	get := func(path string) []byte {
 		t.Helper()
 		req, _ := http.NewRequest("GET", srv.URL+path, nil)
@@ -138,9 +133,7 @@ func TestServedModelsAreTheReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.DiscardHandler)}), Errors: ErrorWriter()}
-	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
-	t.Cleanup(srv.Close)
+	srv := newTestServer(t, svc)
 	req, _ := http.NewRequest("GET", srv.URL+"/v1/mqtt-gate/models", nil)
 	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("agent-1:"+pw)))
 	resp, err := http.DefaultClient.Do(req)

@@ -2,16 +2,10 @@ package homeapi
 
 import (
 	"context"
-	"encoding/base64"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"partnerapi/internal/smarthome"
-	"partnerapi/internal/web"
 )
 
 // A colour_value is {"h": 0..360, "s": 0..1000, "v": 100..1000} (reference
@@ -32,21 +26,10 @@ func TestColourValueNeedsHSAndV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.DiscardHandler)}), Errors: ErrorWriter()}
-	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
-	t.Cleanup(srv.Close)
+	srv := newTestServer(t, svc)
 	do := func(method, path, login, pw, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(login+":"+pw)))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return basicDo(t, srv.URL, method, path, login, pw, body)
 	}
 	for _, tc := range []struct {
 		name, colour string

@@ -2,11 +2,18 @@ package homeapi
 
 import (
 	"context"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/smarthome/homesql"
 	"partnerapi/internal/storetest"
+	"partnerapi/internal/web"
 )
 
 // newTestService is the smart home service over a migrated SQLite store,
@@ -24,4 +31,36 @@ func newTestService(tb testing.TB) *smarthome.Service {
 		tb.Fatal(err)
 	}
 	return svc
+}
+
+// newTestServer serves svc as serve does, the platform's middleware and
+// error envelope included, on a loopback server closed with the test.
+func newTestServer(tb testing.TB, svc *smarthome.Service) *httptest.Server {
+	tb.Helper()
+	api := web.API{Name: "smarthome", Handler: NewServer(Deps{Service: svc, Log: slog.New(slog.DiscardHandler)}), Errors: ErrorWriter()}
+	srv := httptest.NewServer(api.Build(slog.New(slog.DiscardHandler), nil))
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// basicDo sends a request with Basic credentials login:pw and, when body is
+// not empty, a JSON body; it returns the status and the body read whole.
+func basicDo(tb testing.TB, base, method, path, login, pw, body string) (int, string) {
+	tb.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(login+":"+pw)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }
