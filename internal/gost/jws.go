@@ -23,6 +23,7 @@ var (
 	ErrJWSMissingKid = errors.New("gost: JWS header has no kid")
 	ErrJWSInvalidKid = errors.New("gost: JWS kid is not a UUID")
 	ErrJWSWrongAlg   = errors.New("gost: JWS alg is not " + JWSAlgorithm)
+	ErrJWSInvalidTyp = errors.New("gost: JWS typ is not valid UTF-8")
 )
 
 // JWSHeader is the protected header. Only alg and kid are interpreted.

@@ -108,3 +108,34 @@ func TestJWSErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSignJWSTypedRefusesInvalidTyp holds SignJWSTyped to signing only the
+// typ it was given: encoding/json would write an invalid byte as U+FFFD, and
+// the signature would then cover a purpose the caller never named.
+func TestSignJWSTypedRefusesInvalidTyp(t *testing.T) {
+	key, _ := testKeyAndCert(t, TC26256A)
+	const kid = "f47ac10b-58cc-4372-a567-0e02b2c3d479"
+	for _, tc := range []struct {
+		typ  string
+		want error
+	}{
+		{"bank-answer", nil},
+		{"ответ-банка", nil},
+		{"", nil},
+		{"bank\xff", ErrJWSInvalidTyp},
+		{"\xc3", ErrJWSInvalidTyp},
+		{"a\xed\xa0\x80", ErrJWSInvalidTyp}, // a surrogate's UTF-8 form
+	} {
+		tok, err := SignJWSTyped([]byte(`{}`), kid, tc.typ, key)
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Fatalf("typ %q: err = %v, want %v", tc.typ, err, tc.want)
+		}
+		if err != nil {
+			continue
+		}
+		j, err := ParseJWS(tok)
+		if err != nil || j.Header.Typ != tc.typ {
+			t.Fatalf("typ %q: read back %+v, %v", tc.typ, j, err)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package gost
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // SignJWSTyped is SignJWS with a typ in the protected header,
 // {"alg":"gost34.10-2012","kid":kid,"typ":typ}. One key that signs
@@ -10,6 +13,12 @@ import "encoding/json"
 func SignJWSTyped(payload []byte, kid, typ string, key *PrivateKey) (string, error) {
 	if err := checkSigningKid(kid); err != nil {
 		return "", err
+	}
+	// encoding/json writes each invalid byte as U+FFFD, so such a typ would
+	// be signed as another string than the caller gave, and the receiver
+	// would compare its purpose against text nobody chose.
+	if !utf8.ValidString(typ) {
+		return "", ErrJWSInvalidTyp
 	}
 	hdr, err := json.Marshal(JWSHeader{Alg: JWSAlgorithm, Kid: kid, Typ: typ})
 	if err != nil {
