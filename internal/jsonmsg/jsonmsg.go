@@ -20,9 +20,15 @@ import (
 func Of(err error) string {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
-		return err.Error()
+		// DisallowUnknownFields names the member as the client spelt it,
+		// which may be of any length.
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
+			return `json: unknown field "` + Echo(strings.TrimSuffix(name, `"`)) + `"`
+		}
+		return msg
 	}
-	where := te.Field
+	where := Echo(te.Field)
 	if where == "" {
 		where = "the body"
 	}
@@ -32,9 +38,9 @@ func Of(err error) string {
 		// exponent where an integer belongs, else a number out of the
 		// member's range.
 		if want == "an integer" && strings.ContainsAny(literal, ".eE") {
-			return where + ": expected an integer, got " + literal
+			return where + ": expected an integer, got " + Echo(literal)
 		}
-		return where + ": " + literal + " is out of range"
+		return where + ": " + Echo(literal) + " is out of range"
 	}
 	return where + ": expected " + want + ", got " + valueName(te.Value)
 }
