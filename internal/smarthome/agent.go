@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"partnerapi/internal/jsonmsg"
 	"slices"
 	"sync"
 	"time"
@@ -283,11 +284,11 @@ func (a *Agent) Command(c *Catalog, msg []byte) ([]byte, error) {
 		k := deviceOf(id)
 		switch {
 		case !announced[id]:
-			details = append(details, "device '"+id+"' is not a device of the agent's config")
+			details = append(details, "device '"+jsonmsg.Echo(id)+"' is not a device of the agent's config")
 		case k.model == nil:
-			details = append(details, "device '"+id+"' has no model of the catalog's categories in the agent's config")
+			details = append(details, "device '"+jsonmsg.Echo(id)+"' has no model of the catalog's categories in the agent's config")
 		case len(m[id].States) == 0:
-			details = append(details, "device '"+id+"': a command sets at least one state")
+			details = append(details, "device '"+jsonmsg.Echo(id)+"': a command sets at least one state")
 		default:
 			r := newDeviceReport(id)
 			r.Category = k.category
@@ -308,7 +309,7 @@ func (a *Agent) Command(c *Catalog, msg []byte) ([]byte, error) {
 func (r *DeviceReport) Findings() []string {
 	var out []string
 	for _, p := range append(append([]string{}, r.Errors...), r.featureProblems()...) {
-		out = append(out, "device '"+r.ID+"': "+p)
+		out = append(out, "device '"+jsonmsg.Echo(r.ID)+"': "+p)
 	}
 	return out
 }

@@ -66,7 +66,7 @@ type GroupRequest struct {
 type UnknownDeviceError struct{ Device string }
 
 func (e *UnknownDeviceError) Error() string {
-	return "device '" + e.Device + "' is not a device of the agent's config"
+	return "device '" + jsonmsg.Echo(e.Device) + "' is not a device of the agent's config"
 }
 
 // Is makes an UnknownDeviceError an ErrNotFound.

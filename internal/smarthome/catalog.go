@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"partnerapi/internal/jsonmsg"
 	"slices"
 	"sort"
 	"sync"
@@ -41,7 +42,7 @@ var (
 type UnknownCategoryError struct{ Category string }
 
 func (e *UnknownCategoryError) Error() string {
-	return fmt.Sprintf("category %q: not found", e.Category)
+	return fmt.Sprintf("category %q: not found", jsonmsg.Echo(e.Category))
 }
 
 // Is makes an UnknownCategoryError an ErrNotFound.

@@ -111,7 +111,7 @@ func (c *Catalog) checkConfig(devs json.RawMessage, earlier *earlierConfig) ([]D
 			r.Errors = append(r.Errors, fmt.Sprintf("partner_meta is %d characters of JSON, more than the %d the provider keeps", n, maxPartnerMeta))
 		}
 		if d.ID != "" && ids[d.ID] {
-			r.Errors = append(r.Errors, fmt.Sprintf("device id '%s' is already used by an earlier device", d.ID))
+			r.Errors = append(r.Errors, fmt.Sprintf("device id '%s' is already used by an earlier device", jsonmsg.Echo(d.ID)))
 		}
 		ids[d.ID] = true
 	}
@@ -124,11 +124,11 @@ func (c *Catalog) checkConfig(devs json.RawMessage, earlier *earlierConfig) ([]D
 		case d.ParentID == "" || d.ParentID != d.ID && (ids[d.ParentID] || earlier != nil && earlier.announced[d.ParentID]):
 		case d.ParentID != d.ID && earlier == nil:
 			r.Warnings = append(r.Warnings, Problem{Reason: ReasonParentNotInConfig, Message: fmt.Sprintf(
-				"parent_id '%s' is not a device of this config: right if the agent announced it in an earlier config, wrong if this is its whole list", d.ParentID)})
+				"parent_id '%s' is not a device of this config: right if the agent announced it in an earlier config, wrong if this is its whole list", jsonmsg.Echo(d.ParentID))})
 		case earlier == nil:
-			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of this config", d.ParentID))
+			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of this config", jsonmsg.Echo(d.ParentID)))
 		default:
-			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of the agent's config", d.ParentID))
+			r.Errors = append(r.Errors, fmt.Sprintf("parent_id '%s' is not another device of the agent's config", jsonmsg.Echo(d.ParentID)))
 		}
 		m := models[i]
 		if m == nil || m.ID == "" {
@@ -142,7 +142,7 @@ func (c *Catalog) checkConfig(devs json.RawMessage, earlier *earlierConfig) ([]D
 		case !slices.Equal(f.features, features):
 			r.Warnings = append(r.Warnings, Problem{Reason: ReasonModelConflict, Message: fmt.Sprintf(
 				"model '%s' has features %s here but %s in device '%s': the provider caches models by id, so one of the two would be shown with the other's features",
-				m.ID, strings.Join(features, ", "), strings.Join(f.features, ", "), f.device)})
+				jsonmsg.Echo(m.ID), jsonmsg.Echo(strings.Join(features, ", ")), jsonmsg.Echo(strings.Join(f.features, ", ")), jsonmsg.Echo(f.device))})
 			continue
 		}
 		if earlier == nil || d.Model == nil {
@@ -154,7 +154,7 @@ func (c *Catalog) checkConfig(devs json.RawMessage, earlier *earlierConfig) ([]D
 		if f, seen := before[m.ID]; seen && !slices.Equal(f.features, features) {
 			r.Warnings = append(r.Warnings, Problem{Reason: ReasonModelConflict, Message: fmt.Sprintf(
 				"model '%s' has features %s here but %s in device '%s' of an earlier config: the provider caches models by id, so this device would be shown with the earlier features; give a changed model a new id",
-				m.ID, strings.Join(features, ", "), strings.Join(f.features, ", "), f.device)})
+				jsonmsg.Echo(m.ID), jsonmsg.Echo(strings.Join(features, ", ")), jsonmsg.Echo(strings.Join(f.features, ", ")), jsonmsg.Echo(f.device))})
 		}
 	}
 	return reps, models, nil
@@ -202,7 +202,7 @@ func (c *Catalog) checkDevice(id, modelID string, m *Model) (DeviceReport, *Mode
 		}
 		if m == nil {
 			r := newDeviceReport(id)
-			r.Errors = append(r.Errors, fmt.Sprintf("model_id '%s' is not in the catalog", modelID))
+			r.Errors = append(r.Errors, fmt.Sprintf("model_id '%s' is not in the catalog", jsonmsg.Echo(modelID)))
 			return r, nil
 		}
 	}

@@ -72,11 +72,11 @@ func (c *Catalog) checkStates(r *DeviceReport, m *Model, states []state, command
 			if f.Access == AccessEvent {
 				msg = "access event: the device sends it as a notification, it cannot be commanded"
 			}
-			r.InvalidValues = append(r.InvalidValues, Problem{s.Key, ReasonNotWritable, msg})
+			r.InvalidValues = append(r.InvalidValues, Problem{jsonmsg.Echo(s.Key), ReasonNotWritable, msg})
 			continue
 		}
 		if !command && f.Access == AccessWrite {
-			r.Warnings = append(r.Warnings, Problem{s.Key, ReasonWriteOnly,
+			r.Warnings = append(r.Warnings, Problem{jsonmsg.Echo(s.Key), ReasonWriteOnly,
 				"access w: command-only, it has no state to report"})
 		}
 		if p := checkValue(f, allowed, s.Value); p != nil {
@@ -99,8 +99,8 @@ func (c *Catalog) checkStates(r *DeviceReport, m *Model, states []state, command
 		for i, v := range d.Value {
 			want[i] = v.text()
 		}
-		p := Problem{s.Key, ReasonBadDepend, fmt.Sprintf("available only while %s is %s; the message sets it to %s",
-			d.Key, strings.Join(want, " or "), key.text())}
+		p := Problem{jsonmsg.Echo(s.Key), ReasonBadDepend, fmt.Sprintf("available only while %s is %s; the message sets it to %s",
+			d.Key, strings.Join(want, " or "), jsonmsg.Echo(key.text()))}
 		if command {
 			r.InvalidValues = append(r.InvalidValues, p)
 		} else {

@@ -191,14 +191,14 @@ func (r *DeviceReport) featureProblems() []string {
 	var out []string
 	for _, f := range r.UnknownFeatures {
 		if slices.Contains(r.notInModel, f) {
-			out = append(out, fmt.Sprintf("feature '%s' is not among the features of model '%s'", f, r.model))
+			out = append(out, fmt.Sprintf("feature '%s' is not among the features of model '%s'", jsonmsg.Echo(f), jsonmsg.Echo(r.model)))
 			continue
 		}
 		if r.Category == "" {
-			out = append(out, fmt.Sprintf("feature '%s' is not in the catalog", f))
+			out = append(out, fmt.Sprintf("feature '%s' is not in the catalog", jsonmsg.Echo(f)))
 			continue
 		}
-		out = append(out, fmt.Sprintf("feature '%s' is not in category '%s'", f, r.Category))
+		out = append(out, fmt.Sprintf("feature '%s' is not in category '%s'", jsonmsg.Echo(f), jsonmsg.Echo(r.Category)))
 	}
 	for _, f := range r.MissingRequired {
 		out = append(out, fmt.Sprintf("required feature '%s' is missing", f))
@@ -217,13 +217,13 @@ func (c *Catalog) checkModel(m *Model) DeviceReport {
 	r.Category = m.Category
 	cat := c.Categories[m.Category]
 	if cat == nil {
-		r.Errors = append(r.Errors, fmt.Sprintf("category '%s' is not supported", m.Category))
+		r.Errors = append(r.Errors, fmt.Sprintf("category '%s' is not supported", jsonmsg.Echo(m.Category)))
 		return r
 	}
 	has := map[string]bool{}
 	for _, f := range m.Features {
 		if has[f] {
-			r.Errors = append(r.Errors, fmt.Sprintf("feature '%s' is listed twice", f))
+			r.Errors = append(r.Errors, fmt.Sprintf("feature '%s' is listed twice", jsonmsg.Echo(f)))
 		}
 		has[f] = true
 		if !cat.Has(f) {
@@ -249,7 +249,7 @@ func (c *Catalog) checkModel(m *Model) DeviceReport {
 		f := c.Features[name]
 		switch {
 		case !has[name] || f == nil:
-			r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadAllowed, "allowed_values key is not among the model's features"})
+			r.InvalidValues = append(r.InvalidValues, Problem{jsonmsg.Echo(name), ReasonBadAllowed, "allowed_values key is not among the model's features"})
 		default:
 			for _, p := range checkAllowed(f, av) {
 				if p.Reason == ReasonOutOfRange {
@@ -265,16 +265,16 @@ func (c *Catalog) checkModel(m *Model) DeviceReport {
 		key := c.Features[d.Key]
 		switch {
 		case !has[name]:
-			r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadDepend, "dependent feature is not among the model's features"})
+			r.InvalidValues = append(r.InvalidValues, Problem{jsonmsg.Echo(name), ReasonBadDepend, "dependent feature is not among the model's features"})
 		case !has[d.Key] || key == nil:
-			r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadDepend, fmt.Sprintf("controlling feature '%s' is not among the model's features", d.Key)})
+			r.InvalidValues = append(r.InvalidValues, Problem{jsonmsg.Echo(name), ReasonBadDepend, fmt.Sprintf("controlling feature '%s' is not among the model's features", jsonmsg.Echo(d.Key))})
 		case len(d.Value) == 0:
-			r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadDepend, "dependency lists no values"})
+			r.InvalidValues = append(r.InvalidValues, Problem{jsonmsg.Echo(name), ReasonBadDepend, "dependency lists no values"})
 		default:
 			for _, v := range d.Value {
 				if p := checkValue(key, m.AllowedValues, v); p != nil {
 					p.Message = "dependency on " + d.Key + ": " + p.Message
-					r.InvalidValues = append(r.InvalidValues, Problem{name, ReasonBadDepend, p.Message})
+					r.InvalidValues = append(r.InvalidValues, Problem{jsonmsg.Echo(name), ReasonBadDepend, p.Message})
 				}
 			}
 		}
@@ -332,11 +332,11 @@ func checkAllowed(f *Feature, av AllowedValue) []Problem {
 			// A subset lists each value once, as a model lists each
 			// feature once: served twice, an app would offer it twice.
 			if slices.Contains(av.EnumValues.Values[:i], v) {
-				out = append(out, Problem{f.Name, ReasonBadAllowed, fmt.Sprintf("'%s' is listed twice in enum_values", v)})
+				out = append(out, Problem{f.Name, ReasonBadAllowed, fmt.Sprintf("'%s' is listed twice in enum_values", jsonmsg.Echo(v))})
 				continue
 			}
 			if !f.allows(v) {
-				out = append(out, Problem{f.Name, ReasonNotInEnum, fmt.Sprintf("'%s' is not one of %s", v, strings.Join(f.Enum, ", "))})
+				out = append(out, Problem{f.Name, ReasonNotInEnum, fmt.Sprintf("'%s' is not one of %s", jsonmsg.Echo(v), strings.Join(f.Enum, ", "))})
 			}
 		}
 		return out
@@ -386,7 +386,7 @@ func checkValue(f *Feature, allowed map[string]AllowedValue, v Value) *Problem {
 		return bad(ReasonTypeMismatch, "%s", r)
 	}
 	if v.Type != f.DataType {
-		return bad(ReasonTypeMismatch, "value type %q, feature is %s", v.Type, f.DataType)
+		return bad(ReasonTypeMismatch, "value type %q, feature is %s", jsonmsg.Echo(v.Type), f.DataType)
 	}
 	if !v.present() {
 		return bad(ReasonTypeMismatch, "value has no %s_value", strings.ToLower(v.Type))
@@ -426,7 +426,7 @@ func checkValue(f *Feature, allowed map[string]AllowedValue, v Value) *Problem {
 	case Enum:
 		e := *v.Enum
 		if !f.allows(e) {
-			return bad(ReasonNotInEnum, "'%s' is not one of %s", e, strings.Join(f.Enum, ", "))
+			return bad(ReasonNotInEnum, "'%s' is not one of %s", jsonmsg.Echo(e), strings.Join(f.Enum, ", "))
 		}
 		if narrowed && av.EnumValues != nil {
 			in := false
@@ -434,7 +434,7 @@ func checkValue(f *Feature, allowed map[string]AllowedValue, v Value) *Problem {
 				in = in || x == e
 			}
 			if !in {
-				return bad(ReasonNotInEnum, "'%s' is not one of the model's %s", e, strings.Join(av.EnumValues.Values, ", "))
+				return bad(ReasonNotInEnum, "'%s' is not one of the model's %s", jsonmsg.Echo(e), strings.Join(av.EnumValues.Values, ", "))
 			}
 		}
 	case Colour:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"partnerapi/internal/jsonmsg"
 	"strconv"
 	"strings"
 )
@@ -86,7 +87,7 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 			return
 		}
 		if err := json.Unmarshal(raw, dst); err != nil {
-			v.fail(name, fmt.Sprintf("%s %s is not %s", name, raw, want))
+			v.fail(name, fmt.Sprintf("%s %s is not %s", name, jsonmsg.Echo(string(raw)), want))
 		}
 	}
 	read("type", &v.Type, "a string")
@@ -99,7 +100,7 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 	if raw := members["integer_value"]; len(raw) > 0 && string(raw) != "null" {
 		n, err := strconv.ParseInt(string(bytes.Trim(raw, `"`)), 10, 64)
 		if err != nil {
-			v.fail("integer_value", fmt.Sprintf("integer_value %s is not an int64", raw))
+			v.fail("integer_value", fmt.Sprintf("integer_value %s is not an int64", jsonmsg.Echo(string(raw))))
 		} else {
 			v.Integer = &n
 		}
@@ -107,7 +108,7 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 	if raw := members["float_value"]; len(raw) > 0 && string(raw) != "null" {
 		f, err := strconv.ParseFloat(string(bytes.Trim(raw, `"`)), 64)
 		if err != nil {
-			v.fail("float_value", fmt.Sprintf("float_value %s is not a number", raw))
+			v.fail("float_value", fmt.Sprintf("float_value %s is not a number", jsonmsg.Echo(string(raw))))
 		} else {
 			v.Float = &f
 		}
@@ -125,7 +126,7 @@ func (v *Value) readColour(raw json.RawMessage) {
 	const want = "an object of numbers h, s, v"
 	var c struct{ H, S, V *float64 }
 	if err := json.Unmarshal(raw, &c); err != nil {
-		v.fail("colour_value", fmt.Sprintf("colour_value %s is not %s", raw, want))
+		v.fail("colour_value", fmt.Sprintf("colour_value %s is not %s", jsonmsg.Echo(string(raw)), want))
 		return
 	}
 	var missing []string
@@ -138,7 +139,7 @@ func (v *Value) readColour(raw json.RawMessage) {
 		}
 	}
 	if len(missing) > 0 {
-		v.fail("colour_value", fmt.Sprintf("colour_value %s is not %s: it has no %s", raw, want, strings.Join(missing, ", ")))
+		v.fail("colour_value", fmt.Sprintf("colour_value %s is not %s: it has no %s", jsonmsg.Echo(string(raw)), want, strings.Join(missing, ", ")))
 		return
 	}
 	v.Colour = &HSV{H: *c.H, S: *c.S, V: *c.V}

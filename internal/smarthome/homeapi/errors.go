@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"partnerapi/internal/jsonmsg"
 	"strconv"
 	"time"
 
@@ -47,7 +48,7 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 		}
 		writeError(w, status, http.StatusText(status), details...)
 	case errors.Is(err, web.ErrNotFound):
-		writeError(w, status, "Not found", "path '"+r.URL.Path+"' is not supported")
+		writeError(w, status, "Not found", "path '"+jsonmsg.Echo(r.URL.Path)+"' is not supported")
 	case errors.Is(err, web.ErrMethodNotAllowed):
 		writeError(w, status, "Method not allowed")
 	case errors.Is(err, web.ErrBodyTooLarge):
@@ -77,9 +78,9 @@ func (h *handlers) domainError(w http.ResponseWriter, r *http.Request, err error
 		writeError(w, http.StatusConflict, "Conflict", err.Error())
 	case errors.As(err, &unknown):
 		// The reference's wording (§3), for ?category= as for the path.
-		writeError(w, http.StatusNotFound, "Not found", "category '"+unknown.Category+"' is not supported")
+		writeError(w, http.StatusNotFound, "Not found", "category '"+jsonmsg.Echo(unknown.Category)+"' is not supported")
 	case errors.As(err, &device):
-		writeError(w, http.StatusNotFound, "Not found", device.Error()+" (agent '"+r.PathValue("login")+"')")
+		writeError(w, http.StatusNotFound, "Not found", device.Error()+" (agent '"+jsonmsg.Echo(r.PathValue("login"))+"')")
 	case errors.Is(err, smarthome.ErrNotFound):
 		writeError(w, http.StatusNotFound, "Not found", notFoundDetail(r, err))
 	case errors.Is(err, smarthome.ErrGateOff):
@@ -129,10 +130,10 @@ func gateRetryAfter(err error) string {
 
 func notFoundDetail(r *http.Request, err error) string {
 	if id := r.PathValue("id"); id != "" {
-		return "model '" + id + "' does not exist"
+		return "model '" + jsonmsg.Echo(id) + "' does not exist"
 	}
 	if login := r.PathValue("login"); login != "" {
-		return "agent '" + login + "' does not exist"
+		return "agent '" + jsonmsg.Echo(login) + "' does not exist"
 	}
 	return err.Error()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"partnerapi/internal/jsonmsg"
 	"strings"
 
 	"partnerapi/internal/smarthome"
@@ -31,7 +32,7 @@ func (g *Gate) Command(ctx context.Context, agent string, msg []byte) (string, e
 		return "", ErrClosed
 	}
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
-		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
+		return "", &smarthome.InvalidError{Details: []string{"agent '" + jsonmsg.Echo(agent) + "' cannot be a topic level"}}
 	}
 	if err := g.refuseUnregistered(ctx, agent); err != nil {
 		return "", err
@@ -66,7 +67,7 @@ func (g *Gate) Send(ctx context.Context, agent, kind string, msg []byte) (string
 		return "", ErrClosed
 	}
 	if agent == "" || strings.ContainsAny(agent, "/+#") {
-		return "", &smarthome.InvalidError{Details: []string{"agent '" + agent + "' cannot be a topic level"}}
+		return "", &smarthome.InvalidError{Details: []string{"agent '" + jsonmsg.Echo(agent) + "' cannot be a topic level"}}
 	}
 	if err := g.refuseUnregistered(ctx, agent); err != nil {
 		return "", err

@@ -1,0 +1,102 @@
+package homeapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"partnerapi/internal/smarthome"
+)
+
+// TestErrorEchoIsBounded sends a value of about a MiB (the most the body or
+// the request's head lets through), and one that is not valid UTF-8, in each
+// place where an error answer quotes what the client sent, and holds the
+// answer to the Common error (reference §3) of at most 4 KiB in valid JSON:
+// before, the 404 for an unknown category (path or ?category=) quoted the
+// whole name, so one request made the server write back its own megabyte of
+// input, into every log that keeps answers.
+func TestErrorEchoIsBounded(t *testing.T) {
+	ctx := context.Background()
+	svc := newTestService(t)
+	adminPW, err := svc.CreateCredential(ctx, smarthome.KindAdmin, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentPW, err := svc.CreateCredential(ctx, smarthome.KindAgent, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newTestServer(t, svc)
+	// The request's head may be 1 MiB, its body 1 MiB: these leave room
+	// for the rest of either.
+	head := strings.Repeat("x", 900<<10)
+	body := strings.Repeat("x", 1<<20-1024)
+	q := url.QueryEscape
+	tests := []struct {
+		name, login, method, path, body string
+		status                          int
+	}{
+		{"category in the path", "dev", "GET", "/v1/mqtt-gate/categories/%s/features", "", 404},
+		{"category in the query", "dev", "GET", "/v1/mqtt-gate/models?category=%s", "", 404},
+		{"category of validate", "dev", "POST", "/v1/mqtt-gate/validate?category=%s", `{"devices":{}}`, 404},
+		{"unknown path", "dev", "GET", "/v1/mqtt-gate/%s", "", 404},
+		{"model id", "root", "GET", "/v1/admin/models/%s", "", 404},
+		{"agent login", "root", "DELETE", "/v1/admin/agents/%s", "", 404},
+		{"unknown member of a model", "root", "PUT", "/v1/admin/models/m1", `{"%s":1}`, 400},
+		{"category of a model", "root", "PUT", "/v1/admin/models/m1", `{"manufacturer":"a","model":"b","category":"%s","features":["on_off"]}`, 400},
+		{"feature of a model", "root", "PUT", "/v1/admin/models/m1", `{"manufacturer":"a","model":"b","category":"light","features":["%s"]}`, 400},
+		{"device id of a command", "root", "POST", "/v1/admin/agents/dev/rename_device_request", `{"device_id":"%s","new_name":"n"}`, 404},
+		{"model_id of a config", "dev", "POST", "/v1/mqtt-gate/validate", `{"devices":[{"id":"d","model_id":"%s"}]}`, 200},
+		{"number literal", "dev", "POST", "/v1/mqtt-gate/validate", `{"devices":[{"id":1%s}]}`, 400},
+	}
+	for _, tc := range tests {
+		for _, v := range []struct{ name, value string }{{"long", ""}, {"invalid UTF-8", "ab\xff\xfecd"}} {
+			t.Run(tc.name+"/"+v.name, func(t *testing.T) {
+				value := v.value
+				if value == "" {
+					value = head
+					if tc.body != "" && strings.Contains(tc.body, "%s") {
+						value = body
+					}
+				}
+				if tc.name == "number literal" {
+					value = strings.Repeat("0", len(value))
+				}
+				pw := agentPW
+				if tc.login == "root" {
+					pw = adminPW
+				}
+				path, reqBody := tc.path, tc.body
+				if strings.Contains(reqBody, "%s") {
+					reqBody = strings.Replace(reqBody, "%s", value, 1)
+				} else {
+					path = strings.Replace(path, "%s", q(value), 1)
+				}
+				status, answer := basicDo(t, srv.URL, tc.method, path, tc.login, pw, reqBody)
+				want := tc.status
+				if v.name == "invalid UTF-8" && strings.Contains(tc.body, "%s") && want != 200 {
+					want = 400 // these bodies must be valid UTF-8
+				}
+				if status != want || len(answer) > 4<<10 || !utf8.ValidString(answer) {
+					t.Fatalf("status %d, %d bytes (valid UTF-8 %v): %.300q", status, len(answer), utf8.ValidString(answer), answer)
+				}
+				if status == 200 {
+					return
+				}
+				var e struct {
+					Code    int       `json:"code"`
+					Message string    `json:"message"`
+					Details *[]string `json:"details"`
+				}
+				dec := json.NewDecoder(strings.NewReader(answer))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(&e); err != nil || e.Code != status || e.Message == "" || e.Details == nil {
+					t.Fatalf("not the Common error (%v): %q", err, answer)
+				}
+			})
+		}
+	}
+}
