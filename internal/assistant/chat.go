@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"partnerapi/internal/jsonmsg"
 	"regexp"
 )
 
@@ -72,7 +73,7 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 	}
 	for i, m := range req.Messages {
 		if !roles[m.Role] {
-			return Chat{}, invalid("unknown message role " + m.Role)
+			return Chat{}, invalid("unknown message role " + jsonmsg.Echo(m.Role))
 		}
 		if m.Role == "system" && i != 0 {
 			return Chat{}, invalid("system message must be the first message")
@@ -141,7 +142,7 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 		return Chat{}, err
 	}
 	if m.Type == TypeEmbedder {
-		return Chat{}, invalid("model " + req.Model + " is an embeddings model; use /embeddings")
+		return Chat{}, invalid("model " + jsonmsg.Echo(req.Model) + " is an embeddings model; use /embeddings")
 	}
 	if len(req.Functions) > 0 && !m.SupportsFunctions {
 		return Chat{}, ErrNoFunctions

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"partnerapi/internal/jsonmsg"
 	"path"
 	"strings"
 	"time"
@@ -191,12 +192,12 @@ func (s *Service) attach(ctx context.Context, p Principal, model string, msgs []
 			// only GET /files/{id}/content.
 			f, content, err := s.store.FileContent(ctx, p.ClientID, id)
 			if errors.Is(err, ErrNoSuchFile) {
-				return nil, false, badRequest("attachment " + id + " is not a file of this client")
+				return nil, false, badRequest("attachment " + jsonmsg.Echo(id) + " is not a file of this client")
 			} else if err != nil {
 				return nil, false, err
 			}
 			if !isText(f.MediaType, content) {
-				return nil, false, invalid("model " + model + " reads text only; attachment " + f.Filename + " is " + f.MediaType)
+				return nil, false, invalid("model " + jsonmsg.Echo(model) + " reads text only; attachment " + jsonmsg.Echo(f.Filename) + " is " + jsonmsg.Echo(f.MediaType))
 			}
 			if b.Len() > 0 {
 				b.WriteString("\n\n")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"partnerapi/internal/jsonmsg"
 	"slices"
 	"sort"
 	"strconv"
@@ -127,7 +128,7 @@ func ValidateFunction(raw []byte) (FunctionValidation, error) {
 		}
 		for _, k := range sortedKeys(params) {
 			if _, known := props[k]; !known {
-				v.fail(loc+".params", "params.%s is not one of parameters.properties", k)
+				v.fail(loc+".params", "params.%s is not one of parameters.properties", jsonmsg.Echo(k))
 			}
 		}
 	}
@@ -157,7 +158,7 @@ func (v *validation) schema(loc string, s map[string]json.RawMessage) {
 		}
 		for _, t := range types {
 			if !slices.Contains(jsonSchemaTypes, t) {
-				v.fail(loc, "type %q is not a JSON Schema type", t)
+				v.fail(loc, "type %q is not a JSON Schema type", jsonmsg.Echo(t))
 			}
 		}
 	}
@@ -166,7 +167,7 @@ func (v *validation) schema(loc string, s map[string]json.RawMessage) {
 		if p, ok := v.object(loc+".properties", raw, "properties must be an object of schemas"); ok {
 			props = p
 			for _, k := range sortedKeys(p) {
-				ploc := loc + ".properties." + k
+				ploc := loc + ".properties." + jsonmsg.Echo(k)
 				if ps, ok := v.object(ploc, p[k], "a property must be a JSON Schema object"); ok {
 					if _, has := ps["description"]; !has {
 						v.warn(ploc, "description is missing")
@@ -183,7 +184,7 @@ func (v *validation) schema(loc string, s map[string]json.RawMessage) {
 		}
 		for _, k := range req {
 			if _, known := props[k]; !known {
-				v.fail(loc+".required", "required property %q is not in properties", k)
+				v.fail(loc+".required", "required property %q is not in properties", jsonmsg.Echo(k))
 			}
 		}
 	}

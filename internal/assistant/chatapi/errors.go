@@ -130,7 +130,7 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.As(err, &te):
 		// A conversation the model's chat template refuses is the
 		// client's to fix: 422, which SDKs do not retry, unlike a 500.
-		writeError(w, http.StatusUnprocessableEntity, "Invalid params: "+te.Reason)
+		writeError(w, http.StatusUnprocessableEntity, "Invalid params: "+jsonmsg.Echo(te.Reason))
 	case errors.Is(err, assistant.ErrUnauthorized):
 		bearerRefused(w, r, "Unauthorized")
 		writeError(w, http.StatusUnauthorized, "Unauthorized")
