@@ -3,6 +3,7 @@ package banking
 import (
 	"context"
 	"fmt"
+	"partnerapi/internal/jsonmsg"
 	"time"
 )
 
@@ -176,7 +177,7 @@ func (c *Cards) List(ctx context.Context, p Principal, page int, statuses []Card
 	}
 	for _, s := range statuses {
 		if !s.Valid() {
-			return CardPage{}, &Error{Kind: KindValidation, Message: fmt.Sprintf("Неизвестный статус карты %q", s),
+			return CardPage{}, &Error{Kind: KindValidation, Message: fmt.Sprintf("Неизвестный статус карты %q", jsonmsg.Echo(string(s))),
 				FieldNames: []string{"statusCodes"}, Checks: []string{"ACTIVE|BLOCKED|TO_BE_REISSUED|TO_BE_BLOCKED|NOT_DELIVERED"}}
 		}
 	}

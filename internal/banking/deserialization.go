@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"partnerapi/internal/jsonmsg"
 	"strings"
 )
 
@@ -19,12 +20,15 @@ func DeserializationFault(body []byte, err error) *Error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field != "" {
-			e.Fields = []string{te.Field}
-			e.Message = "Ошибка десериализации поля " + te.Field + ": неверный тип значения"
+			field := jsonmsg.Echo(te.Field)
+			e.Fields = []string{field}
+			e.Message = "Ошибка десериализации поля " + field + ": неверный тип значения"
 		}
 		return e
 	}
 	if path := syntaxErrorPath(body); path != "" {
+		// The path is made of the client's member names, of any length.
+		path = jsonmsg.Echo(path)
 		e.Fields = []string{path}
 		e.Message = "Ошибка десериализации поля " + path + ": неверный формат JSON"
 	}

@@ -3,6 +3,7 @@ package banking
 import (
 	"errors"
 	"fmt"
+	"partnerapi/internal/jsonmsg"
 )
 
 // Kind classifies a domain error; the transport maps each kind to the
@@ -36,9 +37,32 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("banking error %d: %s", e.Kind, e.Message) }
 
-// Errorf makes an Error of kind with a formatted message.
+// Errorf makes an Error of kind with a formatted message. Its string
+// arguments are identifiers, most of them the client's own (an externalId, a
+// certificate's kid, a login, an account), and are quoted through
+// jsonmsg.Echo, so that a message never carries more than the first
+// characters of one, nor bytes that are not UTF-8.
 func Errorf(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, echoArgs(args)...)}
+}
+
+// echoArgs is args with each string quoted through jsonmsg.Echo, copied
+// only when one changes.
+func echoArgs(args []any) []any {
+	out, copied := args, false
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok {
+			continue
+		}
+		if e := jsonmsg.Echo(s); e != s {
+			if !copied {
+				out, copied = append([]any(nil), args...), true
+			}
+			out[i] = e
+		}
+	}
+	return out
 }
 
 // KindOf returns the kind of err, KindInternal for errors that are not

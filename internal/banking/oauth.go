@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"partnerapi/internal/jsonmsg"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
 func ErrInvalidGrant(desc string) error { return &OAuthError{Code: "invalid_grant", Description: desc} }
 
 func oauthErr(code, format string, args ...any) error {
-	return &OAuthError{Code: code, Description: fmt.Sprintf(format, args...)}
+	return &OAuthError{Code: code, Description: fmt.Sprintf(format, echoArgs(args)...)}
 }
 
 // AuthenticateClient checks client_secret_post credentials.
@@ -99,7 +100,7 @@ func (id *Identity) CheckAuthorize(ctx context.Context, r AuthorizeRequest) (Par
 	// for, so a scope outside its list is refused before the login page.
 	if out := app.ScopesOutside(ParseScopes(r.Scope)); len(out) > 0 {
 		return PartnerApp{}, &OAuthError{Code: "invalid_scope", Redirect: true,
-			Description: "the client is not registered for scope " + strings.Join(out, " ")}
+			Description: "the client is not registered for scope " + jsonmsg.Echo(strings.Join(out, " "))}
 	}
 	if r.CodeChallenge != "" && r.CodeChallengeMethod != "S256" {
 		return PartnerApp{}, oauthErr("invalid_request", "only code_challenge_method S256 is supported")

@@ -2,6 +2,7 @@ package banking
 
 import (
 	"context"
+	"partnerapi/internal/jsonmsg"
 	"slices"
 	"strings"
 	"time"
@@ -107,7 +108,7 @@ func (s *PaymentService) editDraft(ctx context.Context, p Principal, sp *StoredP
 	if d.ExternalID != "" && !strings.EqualFold(d.ExternalID, externalID) {
 		// A UUID's hex digits are case-insensitive, as the store's keys are.
 		return nil, &Error{Kind: KindValidation, Message: "externalId документа не совпадает с externalId в пути запроса",
-			FieldNames: []string{"externalId"}, Checks: []string{"равен externalId в пути запроса " + externalID}}
+			FieldNames: []string{"externalId"}, Checks: []string{"равен externalId в пути запроса " + jsonmsg.Echo(externalID)}}
 	}
 	if len(d.DigestSignatures) > 0 {
 		// The signatures of an edited document are over its new digest,

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/url"
+	"partnerapi/internal/jsonmsg"
 	"strings"
 	"sync"
 	"time"
@@ -363,7 +364,7 @@ func foreignSignatureHistory(now time.Time, set SignatureSet, from string) []Sta
 	case from == StatusCreated:
 		h = []StatusChange{{Status: StatusPartSigned, At: now}}
 	}
-	comment := "ЭП недействительна: сертификат " + strings.Join(set.Foreign, ", ") +
+	comment := "ЭП недействительна: сертификат " + jsonmsg.Echo(strings.Join(set.Foreign, ", ")) +
 		" не принадлежит пользователю, от имени которого передан документ"
 	h = append(h, StatusChange{Status: StatusInvalidEDS, Comment: comment, At: now})
 	return h

@@ -1,6 +1,7 @@
 package banking
 
 import (
+	"partnerapi/internal/jsonmsg"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -75,7 +76,7 @@ func (e *ST00012Error) Error() string {
 }
 
 func st00012Err(field, reason string) *ST00012Error {
-	return &ST00012Error{Field: field, Reason: reason}
+	return &ST00012Error{Field: jsonmsg.Echo(field), Reason: reason}
 }
 
 // checkST00012Fields applies the rules both directions share: the
@@ -200,7 +201,7 @@ func ParseST00012(payload []byte) (*ST00012Payload, error) {
 	for _, pair := range strings.Split(string(body), string(sep)) {
 		k, v, ok := strings.Cut(pair, "=")
 		if !ok {
-			return nil, st00012Err("", "пара без знака «=»: "+strconv.Quote(pair))
+			return nil, st00012Err("", "пара без знака «=»: "+strconv.Quote(jsonmsg.Echo(pair)))
 		}
 		value, err := decode([]byte(v))
 		if err != nil {

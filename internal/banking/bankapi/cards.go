@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"partnerapi/internal/jsonmsg"
 	"slices"
 	"strconv"
 	"strings"
@@ -272,7 +273,7 @@ func (s *server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := time.ParseDuration(req.Advance)
 	if err != nil {
-		s.writeCardError(w, r, &banking.Error{Kind: banking.KindValidation, Message: fmt.Sprintf("advance %q: ожидается длительность вида 36h", req.Advance),
+		s.writeCardError(w, r, &banking.Error{Kind: banking.KindValidation, Message: fmt.Sprintf("advance %q: ожидается длительность вида 36h", jsonmsg.Echo(req.Advance)),
 			FieldNames: []string{"advance"}, Checks: []string{"duration"}})
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"partnerapi/internal/jsonmsg"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/sqldb"
@@ -208,7 +209,7 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 	case errors.Is(err, web.ErrMethodNotAllowed):
 		ref, _ := referenceID(r)
 		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: ref,
-			Message: "Метод " + r.Method + " не поддерживается для этого ресурса"})
+			Message: "Метод " + jsonmsg.Echo(r.Method) + " не поддерживается для этого ресурса"})
 	case errors.Is(err, web.ErrBodyTooLarge):
 		ref, _ := referenceID(r)
 		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: ref, Message: "Тело запроса слишком велико"})

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"partnerapi/internal/jsonmsg"
 	"strings"
 	"time"
 
@@ -424,7 +425,7 @@ func repeatedParam(v url.Values) (string, bool) {
 // quoted with %q so that whatever a client sent stays one printable
 // string in the JSON answer and in logs.
 func errRepeatedParam(name string) error {
-	return &banking.OAuthError{Code: "invalid_request", Description: fmt.Sprintf("parameter %q is included more than once", name)}
+	return &banking.OAuthError{Code: "invalid_request", Description: fmt.Sprintf("parameter %q is included more than once", jsonmsg.Echo(name))}
 }
 
 // formBody reports whether r's body is a URL-encoded form or empty. A body
