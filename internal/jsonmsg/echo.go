@@ -22,10 +22,15 @@ const EchoMarker = "…"
 // valid UTF-8 (encoding/json would replace them as well, but a hand-built
 // line would not). It reads at most EchoRunes characters of s whatever its
 // length, and returns s itself when s is short and valid.
-func Echo(s string) string {
+func Echo(s string) string { return EchoAtMost(s, EchoRunes) }
+
+// EchoAtMost is Echo with a bound of max characters, for a quote whose
+// whole matters more than a message's (a request's path on its access log
+// line, which is long only when a client makes it so).
+func EchoAtMost(s string, max int) string {
 	n, i := 0, 0
 	valid := true
-	for i < len(s) && n < EchoRunes {
+	for i < len(s) && n < max {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			valid = false

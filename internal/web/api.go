@@ -55,6 +55,12 @@ const MaxLogHeaders = 4
 // and a line per request should not carry kilobytes of it.
 const maxLogHeaderValue = 128
 
+// maxLogPath bounds, in characters, the path an access line records: far
+// above any path the APIs serve (the longest, a smart-home agent's command
+// with a 128-character login, is under 200), so only a path a client made
+// long to fill the log is cut.
+const maxLogPath = 1024
+
 // PlatformRoutes are the routes every listener serves besides its API's
 // (/metrics only while Platform.MetricsElsewhere is off).
 var PlatformRoutes = []Route{

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	mathrand "math/rand/v2"
 	"net/http"
+	"partnerapi/internal/jsonmsg"
 	"runtime/debug"
 	"time"
 	"unsafe"
@@ -225,7 +226,11 @@ func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, headers
 				remote = ip
 			}
 		}
-		line := accessLine{end: end, api: api, method: r.Method, path: r.URL.Path,
+		// The method and the path are the client's, of any length (up to
+		// the 1 MiB of a request's head) and any bytes: the line quotes
+		// their first characters, as valid UTF-8.
+		method, path := jsonmsg.Echo(r.Method), jsonmsg.EchoAtMost(r.URL.Path, maxLogPath)
+		line := accessLine{end: end, api: api, method: method, path: path,
 			status: sw.Status(), bytes: sw.bytes, duration: end.Sub(start), id: requestIDOf(r.Context()), remote: remote}
 		for _, lh := range headers {
 			if v := r.Header.Get(lh.Header); v != "" {
@@ -238,8 +243,8 @@ func withAccessLog(api string, log *slog.Logger, proxies TrustedProxies, headers
 		}
 		rec := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 		rec.AddAttrs(
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("method", method),
+			slog.String("path", path),
 			slog.Int("status", sw.Status()),
 			slog.Int64("bytes", sw.bytes),
 			slog.Duration("duration", end.Sub(start)),
