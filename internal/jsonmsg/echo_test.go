@@ -1,6 +1,7 @@
 package jsonmsg
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -25,6 +26,35 @@ func TestEcho(t *testing.T) {
 			}
 			if !utf8.ValidString(got) || utf8.RuneCountInString(got) > EchoRunes+1 {
 				t.Fatalf("Echo(%.40q…) = %q: invalid or too long", tc.in, got)
+			}
+		})
+	}
+}
+
+// TestOfBoundsClientText holds Of to quoting at most EchoRunes characters
+// of what the client sent: a member name DisallowUnknownFields names, and
+// the string json.Number could not take, were quoted whole.
+func TestOfBoundsClientText(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct {
+		name string
+		into any
+		body string
+		want string
+	}{
+		{"unknown member", &struct{ A int }{}, `{"` + long + `":1}`, `json: unknown field "` + strings.Repeat("x", EchoRunes) + EchoMarker + `"`},
+		{"unknown member, short", &struct{ A int }{}, `{"b":1}`, `json: unknown field "b"`},
+		{"number", &struct{ N json.Number }{}, `{"N":"` + long + `"}`, "json: invalid number literal, trying to unmarshal " + "\"\\\"" + strings.Repeat("x", EchoRunes-3) + EchoMarker + " into Number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dec := json.NewDecoder(strings.NewReader(tc.body))
+			dec.DisallowUnknownFields()
+			err := dec.Decode(tc.into)
+			if err == nil {
+				t.Fatal("decoded")
+			}
+			if got := Of(err); got != tc.want {
+				t.Fatalf("Of = %.300q, want %.300q", got, tc.want)
 			}
 		})
 	}

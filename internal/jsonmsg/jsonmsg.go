@@ -26,6 +26,11 @@ func Of(err error) string {
 		if name, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
 			return `json: unknown field "` + Echo(strings.TrimSuffix(name, `"`)) + `"`
 		}
+		// json.Number quotes the whole string it could not take.
+		const badNumber, into = "json: invalid number literal, trying to unmarshal ", " into Number"
+		if literal, ok := strings.CutPrefix(msg, badNumber); ok && strings.HasSuffix(literal, into) {
+			return badNumber + Echo(strings.TrimSuffix(literal, into)) + into
+		}
 		return msg
 	}
 	where := Echo(te.Field)
