@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"partnerapi/internal/jsonmsg"
 	"regexp"
 	"strings"
 	"time"
@@ -109,7 +110,10 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&l); err != nil {
 		e := DeserializationFault(body, err)
-		e.Message = "Тело запроса не соответствует формату JSON: " + err.Error()
+		// encoding/json quotes a number literal it cannot read whole
+		// (json.Number takes a quoted one), so its text is quoted through
+		// jsonmsg.Echo like any other value of the client's.
+		e.Message = "Тело запроса не соответствует формату JSON: " + jsonmsg.Echo(err.Error())
 		return l, e
 	}
 	if _, err := dec.Token(); err != io.EOF {

@@ -22,7 +22,8 @@ import (
 // answer to at most 4 KiB of valid JSON in the banking envelope (reference
 // §13): before, an unknown card status, a sandbox clock's advance, the
 // member names around a JSON syntax error (twice: in fields and in the
-// message) and a request's method were quoted whole, so one request made
+// message), a limit json.Number could not read and a request's method were
+// quoted whole, so one request made
 // the server write back its own input, into every log that keeps answers.
 func TestErrorEchoIsBounded(t *testing.T) {
 	cards := newCardEnv(t, 2)
@@ -42,6 +43,7 @@ func TestErrorEchoIsBounded(t *testing.T) {
 		{"clock advance", "POST", "/fintech/api/sandbox/clock", `{"advance":"%s"}`, 400, "VALIDATION_FAULT"},
 		{"member around a syntax error", "POST", limits, `{"%s": tru}`, 400, "DESERIALIZATION_FAULT"},
 		{"nested members around a syntax error", "POST", limits, `{"a":{"%s":{"b": tru}}}`, 400, "DESERIALIZATION_FAULT"},
+		{"limit json.Number cannot read", "POST", limits, `{"limit":"%s"}`, 400, "DESERIALIZATION_FAULT"},
 	}
 	for _, tc := range tests {
 		for _, v := range []struct{ name, value string }{{"long", ""}, {"invalid UTF-8", "ab\xff\xfecd"}} {
