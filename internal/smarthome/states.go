@@ -55,8 +55,10 @@ func (c *Catalog) checkStates(r *DeviceReport, m *Model, states []state, command
 	checked := make(map[string]Value, len(states))
 	for _, s := range states {
 		f := c.Features[s.Key]
+		// An unknown key is the client's, of any length: the report
+		// quotes it through jsonmsg.Echo, as its messages do.
 		if f == nil || (cat != nil && !cat.Has(s.Key)) {
-			r.UnknownFeatures = append(r.UnknownFeatures, s.Key)
+			r.UnknownFeatures = append(r.UnknownFeatures, jsonmsg.Echo(s.Key))
 			continue
 		}
 		if has != nil && !has[s.Key] {

@@ -227,7 +227,7 @@ func (c *Catalog) checkModel(m *Model) DeviceReport {
 		}
 		has[f] = true
 		if !cat.Has(f) {
-			r.UnknownFeatures = append(r.UnknownFeatures, f)
+			r.UnknownFeatures = append(r.UnknownFeatures, jsonmsg.Echo(f))
 		}
 	}
 	for _, f := range cat.Required {
