@@ -1,11 +1,8 @@
 package homeapi
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"partnerapi/internal/smarthome"
 )
 
 // An allowed_values entry is {"type": T, "<t>_values": ...} (reference §4):
@@ -17,16 +14,8 @@ import (
 // POST /v1/mqtt-gate/validate (bad_allowed_values), while a member left
 // null counts as absent.
 func TestAllowedValuesCarryTheirTypesMemberAlone(t *testing.T) {
-	ctx := context.Background()
 	svc := newTestService(t)
-	adminPW, err := svc.CreateCredential(ctx, smarthome.KindAdmin, "root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agentPW, err := svc.CreateCredential(ctx, smarthome.KindAgent, "dev")
-	if err != nil {
-		t.Fatal(err)
-	}
+	adminPW, agentPW := rootAndDev(t, svc)
 	srv := newTestServer(t, svc)
 	do := func(method, path, login, pw, body string) (int, string) {
 		t.Helper()

@@ -1,11 +1,8 @@
 package homeapi
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"partnerapi/internal/smarthome"
 )
 
 // A colour_value is {"h": 0..360, "s": 0..1000, "v": 100..1000} (reference
@@ -16,16 +13,8 @@ import (
 // missing v was reported as v=0 out of range. Members beyond the three
 // stay ignored, as on every value object.
 func TestColourValueNeedsHSAndV(t *testing.T) {
-	ctx := context.Background()
 	svc := newTestService(t)
-	adminPW, err := svc.CreateCredential(ctx, smarthome.KindAdmin, "root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agentPW, err := svc.CreateCredential(ctx, smarthome.KindAgent, "dev")
-	if err != nil {
-		t.Fatal(err)
-	}
+	adminPW, agentPW := rootAndDev(t, svc)
 	srv := newTestServer(t, svc)
 	do := func(method, path, login, pw, body string) (int, string) {
 		t.Helper()

@@ -1,14 +1,11 @@
 package homeapi
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"partnerapi/internal/smarthome"
 )
 
 // TestErrorEchoIsBounded sends a value of about a MiB (the most the body or
@@ -19,16 +16,8 @@ import (
 // whole name, so one request made the server write back its own megabyte of
 // input, into every log that keeps answers.
 func TestErrorEchoIsBounded(t *testing.T) {
-	ctx := context.Background()
 	svc := newTestService(t)
-	adminPW, err := svc.CreateCredential(ctx, smarthome.KindAdmin, "root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agentPW, err := svc.CreateCredential(ctx, smarthome.KindAgent, "dev")
-	if err != nil {
-		t.Fatal(err)
-	}
+	adminPW, agentPW := rootAndDev(t, svc)
 	srv := newTestServer(t, svc)
 	// The request's head may be 1 MiB, its body 1 MiB: these leave room
 	// for the rest of either.

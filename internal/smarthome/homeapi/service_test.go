@@ -64,3 +64,19 @@ func basicDo(tb testing.TB, base, method, path, login, pw, body string) (int, st
 	}
 	return resp.StatusCode, string(b)
 }
+
+// rootAndDev makes the administrator "root" and the agent "dev" and returns
+// their passwords, the two callers most tests of the API need.
+func rootAndDev(tb testing.TB, svc *smarthome.Service) (adminPW, agentPW string) {
+	tb.Helper()
+	ctx := context.Background()
+	adminPW, err := svc.CreateCredential(ctx, smarthome.KindAdmin, "root")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	agentPW, err = svc.CreateCredential(ctx, smarthome.KindAgent, "dev")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return adminPW, agentPW
+}
