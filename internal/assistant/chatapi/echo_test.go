@@ -3,9 +3,7 @@ package chatapi
 import (
 	"bytes"
 	"encoding/json"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -57,34 +55,13 @@ func TestErrorEchoIsBounded(t *testing.T) {
 	// given it as an attachment.
 	for _, v := range []struct{ name, value string }{{"long", strings.Repeat("n", 256<<10)}, {"invalid UTF-8", "ab\xff\xfecd"}} {
 		t.Run("attachment name and type/"+v.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			mw := multipart.NewWriter(&buf)
-			h := textproto.MIMEHeader{}
 			name := v.value
 			if !utf8.ValidString(name) {
 				name = "a.bin" // the upload takes only a UTF-8 name
 			}
-			h.Set("Content-Disposition", `form-data; name="file"; filename="`+name+`"`)
-			h.Set("Content-Type", "image/x-"+v.value)
-			part, err := mw.CreatePart(h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			part.Write([]byte{0, 1, 2, 0xff})
-			mw.WriteField("purpose", "general")
-			mw.Close()
-			req, _ := http.NewRequest("POST", f.url+"/api/v1/files", &buf)
-			req.Header.Set("Authorization", "Bearer "+tok)
-			req.Header.Set("Content-Type", mw.FormDataContentType())
-			resp, body := f.do(req)
-			var file struct {
-				ID string `json:"id"`
-			}
-			if resp.StatusCode != 200 || json.Unmarshal(body, &file) != nil || file.ID == "" {
-				t.Fatalf("upload: %d %.300s", resp.StatusCode, body)
-			}
-			resp, body = f.call("POST", "/api/v1/chat/completions", tok,
-				`{"model":"plain","messages":[{"role":"user","content":"hi","attachments":["`+file.ID+`"]}]}`)
+			id := uploadFile(t, f, tok, name, "image/x-"+v.value, []byte{0, 1, 2, 0xff})
+			resp, body := f.call("POST", "/api/v1/chat/completions", tok,
+				`{"model":"plain","messages":[{"role":"user","content":"hi","attachments":["`+id+`"]}]}`)
 			checkBoundedAnswer(t, resp, body, 422, false)
 		})
 	}

@@ -294,16 +294,23 @@ func TestContextWindowStatuses(t *testing.T) {
 // uploadText uploads a text file through the API and returns its id.
 func uploadText(t *testing.T, f *fixture, tok, name, content string) string {
 	t.Helper()
+	return uploadFile(t, f, tok, name, "text/plain", []byte(content))
+}
+
+// uploadFile uploads content as a file of that name and media type through
+// the API (no purpose: the server's default) and returns its id.
+func uploadFile(t *testing.T, f *fixture, tok, name, mediaType string, content []byte) string {
+	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	h := textproto.MIMEHeader{}
 	h.Set("Content-Disposition", `form-data; name="file"; filename="`+name+`"`)
-	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Type", mediaType)
 	part, err := mw.CreatePart(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	part.Write([]byte(content))
+	part.Write(content)
 	mw.Close()
 	req, _ := http.NewRequest("POST", f.url+"/api/v1/files", &buf)
 	req.Header.Set("Authorization", "Bearer "+tok)
@@ -313,7 +320,7 @@ func uploadText(t *testing.T, f *fixture, tok, name, content string) string {
 		ID string `json:"id"`
 	}
 	if resp.StatusCode != 200 || json.Unmarshal(body, &file) != nil || file.ID == "" {
-		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+		t.Fatalf("upload: %d %.300s", resp.StatusCode, body)
 	}
 	return file.ID
 }
