@@ -24,13 +24,7 @@ func TestAccessLogBoundsClientValues(t *testing.T) {
 		} {
 			t.Run(format+"/"+tc.name, func(t *testing.T) {
 				var buf bytes.Buffer
-				var h slog.Handler = slog.NewTextHandler(&buf, nil)
-				switch format {
-				case "platform-text":
-					h = NewTextHandler(&buf, nil)
-				case "json":
-					h = slog.NewJSONHandler(&buf, nil)
-				}
+				h := logHandlerOf(format, &buf)
 				errs := func(w http.ResponseWriter, r *http.Request, status int, err error) { w.WriteHeader(status) }
 				mux := NewMux("bank", errs, nil)
 				mux.HandleFunc("GET", "/x/{id}", func(w http.ResponseWriter, r *http.Request) {})

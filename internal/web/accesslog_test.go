@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -16,13 +17,7 @@ func TestAccessLogLine(t *testing.T) {
 	for _, format := range []string{"text", "platform-text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
-			var h slog.Handler = slog.NewTextHandler(&buf, nil)
-			switch format {
-			case "platform-text":
-				h = NewTextHandler(&buf, nil)
-			case "json":
-				h = slog.NewJSONHandler(&buf, nil)
-			}
+			h := logHandlerOf(format, &buf)
 			errs := func(w http.ResponseWriter, r *http.Request, status int, err error) { w.WriteHeader(status) }
 			mux := NewMux("bank", errs, nil)
 			mux.HandleFunc("POST", "/pay/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -70,4 +65,16 @@ func TestAccessLogLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// logHandlerOf is the slog handler the access-log tests write through:
+// slog's text handler, the platform's ("platform-text") or slog's JSON one.
+func logHandlerOf(format string, w io.Writer) slog.Handler {
+	switch format {
+	case "platform-text":
+		return NewTextHandler(w, nil)
+	case "json":
+		return slog.NewJSONHandler(w, nil)
+	}
+	return slog.NewTextHandler(w, nil)
 }
