@@ -31,6 +31,32 @@ func gateGoroutines() string {
 	return strings.Join(found, "\n\n")
 }
 
+// gateGoroutinesAfterClose is gateGoroutines once Close has returned.
+// The last piece of work wakes Close from inside leave, so its goroutine
+// can still be seen unwinding leave (unlocking, returning) for a moment
+// after Close returned; it does nothing more, and it is waited for, up to
+// 5 s (one still there then is stuck: a bug, reported). Any other
+// goroutine of the gate is reported at once. CI caught the unwinding one
+// on a loaded machine (2026-12-01) when the check took a single look.
+func gateGoroutinesAfterClose() string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := gateGoroutines()
+		if s == "" {
+			return ""
+		}
+		for _, g := range strings.Split(s, "\n\n") {
+			if !strings.Contains(g, "homemqtt.(*Gate).leave(") {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			return s
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // What an administrator sends while the gate closes, and after, never
 // panics nor hangs: each call is either sent or refused with ErrClosed,
 // every call once Close has returned is refused so, and Close returns
@@ -97,7 +123,7 @@ func TestGateSendAndCommandDuringClose(t *testing.T) {
 				// The callers' last calls, made after Close, are refused
 				// at once; what runs then is the gate's own.
 				wg.Wait()
-				if s := gateGoroutines(); s != "" {
+				if s := gateGoroutinesAfterClose(); s != "" {
 					t.Fatalf("the gate's goroutines left once Close returned:\n%s", s)
 				}
 				close(errs)
@@ -153,7 +179,7 @@ func TestGateCloseEndsAReaskUnderWay(t *testing.T) {
 		t.Fatal("Close did not return within 30 s")
 	}
 	// Either the re-ask is still under way, or it has done what it did.
-	if s := gateGoroutines(); s != "" {
+	if s := gateGoroutinesAfterClose(); s != "" {
 		t.Errorf("the gate's goroutines left once Close returned:\n%s", s)
 	}
 	if n, _ := recs.count("asking once more"); n != 0 {

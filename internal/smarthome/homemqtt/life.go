@@ -10,8 +10,9 @@ import (
 // waits for the broker's acknowledgements, the retries of held messages,
 // the pruning of agents) and what an administrator sends through it
 // (deliver) each count as work in progress, which Close waits for, and
-// none starts once Close was called. Close thus returns only when none of
-// the gate's goroutines is left and nothing more is published: a re-ask
+// none starts once Close was called. Close thus returns only when the
+// gate's goroutines have done their work (the last one may still be
+// returning from leave, which woke Close) and nothing more is published: a re-ask
 // due a few seconds later used to fire after Close, and a command sent as
 // the gate closed went to a client being disconnected.
 
