@@ -59,13 +59,13 @@ func CheckDepartmentalInfo(di *DepartmentalInfo, date time.Time) (field, why str
 	if di.ReasonCode106 != "" && !slices.Contains(reasonCodes, di.ReasonCode106) {
 		return pre + "reasonCode106", "основание платежа: 0 или двухбуквенный код"
 	}
-	if di.TaxPeriod107 != "" && !reTaxPeriod.MatchString(di.TaxPeriod107) {
+	if di.TaxPeriod107 != "" && (!reTaxPeriod.MatchString(di.TaxPeriod107) || !dottedDateOK(di.TaxPeriod107)) {
 		return pre + "taxPeriod107", "налоговый период: 0, МС.ММ.ГГГГ, КВ.0N.ГГГГ, ПЛ.0N.ГГГГ, ГД.00.ГГГГ, ДД.ММ.ГГГГ или 8 цифр"
 	}
 	if n := len([]rune(di.DocNumber108)); n > 15 {
 		return pre + "docNumber108", "номер документа-основания: не более 15 символов"
 	}
-	if di.DocDate109 != "" && !reDocDate109.MatchString(di.DocDate109) {
+	if di.DocDate109 != "" && (!reDocDate109.MatchString(di.DocDate109) || !dottedDateOK(di.DocDate109)) {
 		return pre + "docDate109", "дата документа-основания: 0, 00 или ДД.ММ.ГГГГ"
 	}
 	if di.PaymentKind110 != "" && !rePayKind110.MatchString(di.PaymentKind110) {
@@ -75,6 +75,26 @@ func CheckDepartmentalInfo(di *DepartmentalInfo, date time.Time) (field, why str
 		return pre + "uip", "УИН: 0 или 4, 20 или 25 цифр, не все нули"
 	}
 	return "", ""
+}
+
+// dottedDate reports whether a field of shape NN.NN.NNNN is meant as a
+// date DD.MM.YYYY: field 107's periods (МС., КВ., …) and 8-digit customs
+// codes, and field 109's 0 and 00, are not.
+func dottedDate(s string) bool {
+	return len(s) == 10 && s[2] == '.' && s[5] == '.' && allDigits(s[:2]) && allDigits(s[3:5]) && allDigits(s[6:])
+}
+
+// dottedDateOK reports whether a value of fields 107 or 109 that is a date
+// DD.MM.YYYY (dottedDate) names a day of the calendar (§5.8); values that
+// are not dates pass, left to their own patterns. The patterns alone took
+// 99.99.9999 as a date of field 109 and 29.02.2026 as a tax period, which
+// no tax or customs authority can match to a document.
+func dottedDateOK(s string) bool {
+	if !dottedDate(s) {
+		return true
+	}
+	_, ok := ParseDate(s[6:] + "-" + s[3:5] + "-" + s[:2])
+	return ok
 }
 
 // ENPKBK is the KBK of the single tax payment (ЕНП, §5.8).
