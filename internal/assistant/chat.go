@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"partnerapi/internal/jsonmsg"
 	"regexp"
+	"time"
 )
 
 // ChatRequest is a chat completion request as decoded from the wire; nil
@@ -49,6 +51,22 @@ func ModelRole(role string) (mapped string, keep bool) {
 		return "", false
 	}
 	return role, true
+}
+
+// UpdateEvery is update_interval's seconds as the pause between two stream
+// events. An interval longer than time.Duration holds (1e300 from JSON,
+// +Inf from a gRPC float) is the longest one, so that all the text comes
+// in the final events: converted as it is, it was implementation-defined,
+// a negative duration on amd64 that sent every delta at once.
+func UpdateEvery(seconds float64) time.Duration {
+	const longest = float64(math.MaxInt64 / int64(time.Second))
+	if !(seconds > 0) {
+		return 0
+	}
+	if seconds >= longest {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(seconds * float64(time.Second))
 }
 
 // Chat is a validated request ready to run: the resolved model and the
@@ -95,14 +113,18 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 		MaxTokens:         DefaultMaxTokens,
 		N:                 1,
 	}
+	// The ranges are written so that NaN falls outside them: JSON cannot
+	// carry it, but a gRPC client's float can, and NaN compares false with
+	// every bound, so "< 0 || > 2" let it through to the samplers (and an
+	// upstream's JSON encoder, which refuses it as a 500).
 	if v := req.Temperature; v != nil {
-		if *v < 0 || *v > 2 {
+		if !(*v >= 0 && *v <= 2) {
 			return Chat{}, invalid("temperature must be in range [0, 2]")
 		}
 		g.Temperature = *v
 	}
 	if v := req.TopP; v != nil {
-		if *v < 0 || *v > 1 {
+		if !(*v >= 0 && *v <= 1) {
 			return Chat{}, invalid("top_p must be in range [0, 1]")
 		}
 		// An explicit 0 means the top token alone; the flag tells it from
@@ -111,7 +133,8 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 		g.TopP, g.TopPSet = *v, true
 	}
 	if v := req.RepetitionPenalty; v != nil {
-		if *v <= 0 {
+		// The interval is open at +inf too, which a gRPC float can be.
+		if !(*v > 0) || math.IsInf(*v, 1) {
 			return Chat{}, invalid("repetition_penalty must be in range (0, +inf)")
 		}
 		g.RepetitionPenalty = *v
@@ -132,6 +155,9 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 	}
 	if req.UpdateInterval < 0 {
 		return Chat{}, invalid("update_interval must not be negative")
+	}
+	if math.IsNaN(req.UpdateInterval) {
+		return Chat{}, invalid("update_interval must be a number of seconds, not NaN")
 	}
 	g.FunctionCall = req.FunctionCall
 	if err := checkFunctions(req.Functions, &g.FunctionCall); err != nil {

@@ -103,7 +103,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	model := c.Model.Name + ":" + c.Model.Version
 	if stream {
 		st := &sseStream{w: w, created: created, model: model, roleSent: map[int]bool{},
-			pending: map[int]*strings.Builder{}, interval: time.Duration(req.UpdateInterval * float64(time.Second))}
+			pending: map[int]*strings.Builder{}, interval: assistant.UpdateEvery(req.UpdateInterval)}
 		s.stream(w, r, c, st)
 		return
 	}

@@ -214,7 +214,7 @@ func (s *Server) ChatStream(req *pb.ChatRequest, stream grpc.ServerStreamingServ
 	// comes back here.
 	defer release()
 	created := time.Now().Unix()
-	every := time.Duration(interval * float64(time.Second))
+	every := assistant.UpdateEvery(interval)
 	var pending strings.Builder
 	var last time.Time
 	flush := func() error {
