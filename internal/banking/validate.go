@@ -440,7 +440,10 @@ func validateCommon(p *problems, d *Payment, today time.Time) {
 		p.add("urgencyCode", "допустимые значения: "+strings.Join(urgencyCodes, ", "))
 	}
 	if d.VAT != nil {
-		if d.VAT.Type != "" && !slices.Contains(vatTypes, d.VAT.Type) {
+		// A VAT block that does not say whether VAT is included, on top
+		// or not charged says nothing the bank can print in the purpose:
+		// both SDKs' validators require type whenever vat is sent.
+		if required(p, "vat.type", d.VAT.Type) && !slices.Contains(vatTypes, d.VAT.Type) {
 			p.add("vat.type", "тип НДС: "+strings.Join(vatTypes, ", "))
 		}
 		if !digitsBetween(d.VAT.Rate, 0, 2) {
