@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -71,8 +72,9 @@ func decodeChatRequest(r io.Reader) (assistant.ChatRequest, bool, error) {
 	}
 	if w.MaxTokens != nil {
 		// Clamp before converting so 999999999999 does not overflow an int
-		// on 32-bit builds; the engine clamps again to the context window.
-		v := int(min(int64(*w.MaxTokens), 1<<30))
+		// on 32-bit builds (a negative one either, which the service
+		// refuses); the engine clamps again to the context window.
+		v := int(max(min(int64(*w.MaxTokens), 1<<30), -1<<30))
 		req.MaxTokens = &v
 	}
 	for i, m := range w.Messages {
@@ -132,7 +134,11 @@ func decodeFunctionCall(raw json.RawMessage) (assistant.FunctionChoice, error) {
 // encoding/json refused as a type error. A fraction that is not zero
 // (1.5), a number beyond int64 and a value of another JSON type are
 // refused with encoding/json's own error, which jsonMessage words as
-// before.
+// before. A whole number beyond int64 is read as int64's bound of its
+// sign: max_tokens is "clamped to the room the prompt leaves" whatever its
+// size (reference §3.2, §6: clients send huge values), and an n that large
+// is out of its range [1, 4], which the service answers with a 422 naming
+// the range rather than a 400 naming int64's.
 type wholeNumber int64
 
 func (n *wholeNumber) UnmarshalJSON(b []byte) error {
@@ -150,10 +156,14 @@ func (n *wholeNumber) UnmarshalJSON(b []byte) error {
 
 // wholeLiteral reads a JSON number literal (checked against RFC 8259's
 // grammar by the decoder before any Unmarshaler sees it) whose value is a
-// whole number within int64. Its digits and decimal exponent are counted
-// rather than parsed as a float64, which would round
-// 1.0000000000000000001 to 1, and a huge exponent is never expanded.
+// whole number, as an int64: one beyond int64 is int64's bound of its
+// sign. Its digits and decimal exponent are counted rather than parsed as
+// a float64, which would round 1.0000000000000000001 to 1, and a huge
+// exponent is never expanded.
 func wholeLiteral(s string) (int64, bool) {
+	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
+		return 0, false // a string, an array or another value
+	}
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	mantissa, exponent := s, "0"
@@ -167,21 +177,38 @@ func wholeLiteral(s string) (int64, bool) {
 	}
 	trimmed := strings.TrimRight(digits, "0")
 	// The value is trimmed × 10^shift.
+	bound := int64(math.MaxInt64)
+	if neg {
+		bound = math.MinInt64
+	}
 	e, err := strconv.Atoi(exponent)
 	if err != nil || e > 1<<30 || e < -1<<30 {
-		// Beyond int64, or a fraction, for the digits a body can
-		// hold; the bound keeps shift from overflowing.
+		// For the digits a body can hold, an exponent this large is a
+		// fraction when negative and beyond int64 when positive; the
+		// bound keeps shift from overflowing.
+		if strings.HasPrefix(exponent, "-") {
+			return 0, false
+		}
+		return bound, true
+	}
+	// trimmed ends in a digit other than 0, so a negative shift leaves
+	// a fraction.
+	shift := e - len(frac) + len(digits) - len(trimmed)
+	if shift < 0 {
 		return 0, false
 	}
-	shift := e - len(frac) + len(digits) - len(trimmed)
-	if shift < 0 || len(trimmed)+shift > 19 {
-		return 0, false
+	if len(trimmed)+shift > 19 {
+		return bound, true
 	}
 	if neg {
 		trimmed = "-" + trimmed
 	}
 	v, err := strconv.ParseInt(trimmed+strings.Repeat("0", shift), 10, 64)
-	return v, err == nil
+	if err != nil {
+		// Nineteen digits beyond int64.
+		return bound, true
+	}
+	return v, true
 }
 
 type wireTokensCount struct {

@@ -24,7 +24,9 @@ func TestWrongJSONTypesInAPITerms(t *testing.T) {
 		{"temperature a string", "/api/v1/chat/completions", `{"model":"plain","temperature":"0.5"}`, "invalid JSON body: temperature: expected a number, got a string"},
 		{"temperature out of range", "/api/v1/chat/completions", `{"model":"plain","temperature":1e400}`, "invalid JSON body: temperature: 1e400 is out of range"},
 		{"n a fraction", "/api/v1/chat/completions", `{"model":"plain","n":1.5}`, "invalid JSON body: n: expected an integer, got 1.5"},
-		{"max_tokens out of range", "/api/v1/chat/completions", `{"model":"plain","max_tokens":99999999999999999999}`, "invalid JSON body: max_tokens: 99999999999999999999 is out of range"},
+		// A whole number beyond int64 is no such error: max_tokens clamps it
+		// and n refuses it by its range (TestChatParams).
+		{"repetition_penalty out of range", "/api/v1/chat/completions", `{"model":"plain","repetition_penalty":1e999}`, "invalid JSON body: repetition_penalty: 1e999 is out of range"},
 		{"stream a string", "/api/v1/chat/completions", `{"model":"plain","stream":"true"}`, "invalid JSON body: stream: expected a boolean, got a string"},
 		{"messages an object", "/api/v1/chat/completions", `{"model":"plain","messages":{}}`, "invalid JSON body: messages: expected an array, got an object"},
 		{"content a number", "/api/v1/chat/completions", `{"model":"plain","messages":[{"role":"user","content":1}]}`, "invalid JSON body: messages.content: expected a string, got a number"},

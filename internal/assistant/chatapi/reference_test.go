@@ -170,6 +170,10 @@ func TestChatParams(t *testing.T) {
 		// temperature 0 with top_p 1 is what some clients send (§3.2, §8 #4).
 		{"temperature and top_p together", chat(`,"temperature":0,"top_p":1`), 200, ""},
 		{"huge max_tokens", chat(`,"max_tokens":999999999999`), 200, ""},
+		// However huge: the contract's integer has no maximum.
+		{"max_tokens beyond int64", chat(`,"max_tokens":99999999999999999999`), 200, ""},
+		{"max_tokens 1e30", chat(`,"max_tokens":1e30`), 200, ""},
+		{"n beyond int64", chat(`,"n":99999999999999999999`), 422, `{"status":422,"message":"Invalid params: n must be in range [1, 4]"}`},
 		// Every extra the reference lists (§6), the provider's roles (§3.2)
 		// and a per-message id: accepted and ignored.
 		{"extras", `{"model":"plain","messages":[{"role":"system","content":"s","id":"m1"},{"role":"search_result","content":"found"},{"role":"function_in_progress","content":"..."},{"role":"user","content":"x","id":"m2","attachments":[]}],` +

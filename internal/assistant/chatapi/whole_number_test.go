@@ -2,6 +2,7 @@ package chatapi
 
 import (
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -12,8 +13,10 @@ import (
 // whole, as JSON Schema 2020-12's "integer" (the contract's type for both)
 // "matches any number with a zero fractional part": 1.0, 1e0 and 16.0
 // mean 1 and 16, as a client that writes its numbers as floats sends them.
-// A fraction that is not zero, even one a float64 would round away, and a
-// number beyond int64 are refused as before, in the same words.
+// A fraction that is not zero, even one a float64 would round away, is
+// refused as before, in the same words; a whole number beyond int64 is
+// int64's bound of its sign, which the service clamps (max_tokens) or
+// refuses as out of its range (n).
 func TestWholeNumbers(t *testing.T) {
 	tests := []struct {
 		name, members string
@@ -30,8 +33,10 @@ func TestWholeNumbers(t *testing.T) {
 		{"a fraction", `"n":1.5`, 0, 0, "invalid JSON body: n: expected an integer, got 1.5"},
 		{"a fraction float64 rounds away", `"n":1.0000000000000000001`, 0, 0, "invalid JSON body: n: expected an integer, got 1.0000000000000000001"},
 		{"a fraction by its exponent", `"max_tokens":15e-1`, 0, 0, "invalid JSON body: max_tokens: expected an integer, got 15e-1"},
-		{"beyond int64", `"max_tokens":1e19`, 0, 0, "invalid JSON body: max_tokens: expected an integer, got 1e19"},
-		{"exponent beyond int", `"max_tokens":1e99999999999999999999`, 0, 0, "invalid JSON body: max_tokens: expected an integer, got 1e99999999999999999999"},
+		{"beyond int64", `"n":-99999999999999999999,"max_tokens":1e19`, -1 << 30, 1 << 30, ""},
+		{"just beyond int64", `"n":9223372036854775808,"max_tokens":9223372036854775808.0`, 1 << 30, 1 << 30, ""},
+		{"exponent beyond int", `"n":-1e99999999999999999999,"max_tokens":1E+99999999999999999999`, -1 << 30, 1 << 30, ""},
+		{"a fraction by an exponent beyond int", `"max_tokens":1e-99999999999999999999`, 0, 0, "invalid JSON body: max_tokens: expected an integer, got 1e-99999999999999999999"},
 		{"a string", `"n":"1"`, 0, 0, "invalid JSON body: n: expected an integer, got a string"},
 		{"an array", `"max_tokens":[1]`, 0, 0, "invalid JSON body: max_tokens: expected an integer, got an array"},
 	}
@@ -56,7 +61,8 @@ func TestWholeNumbers(t *testing.T) {
 
 // FuzzWholeLiteral holds wholeLiteral to exact arithmetic: a JSON number
 // literal is read as a whole number exactly when math/big's rational of it
-// is an integer within int64, and then as that integer.
+// is an integer, and then as that integer, or int64's bound of its sign
+// beyond int64.
 func FuzzWholeLiteral(f *testing.F) {
 	for _, s := range []string{"1", "1.0", "-0.0e5", "1.6E1", "2.50e1", "20e-1", "15e-1", "1e19", "9223372036854775807.0",
 		"-9223372036854775808", "9223372036854775808", "1.0000000000000000001", "100e-2", "0.001e3"} {
@@ -76,9 +82,19 @@ func FuzzWholeLiteral(f *testing.F) {
 		if !ok {
 			t.Fatalf("big.Rat cannot read %q", s)
 		}
-		want := r.IsInt() && r.Num().IsInt64()
+		want := r.IsInt()
+		wantV := int64(0)
+		switch {
+		case !want:
+		case r.Num().IsInt64():
+			wantV = r.Num().Int64()
+		case r.Sign() > 0:
+			wantV = math.MaxInt64
+		default:
+			wantV = math.MinInt64
+		}
 		v, got := wholeLiteral(s)
-		if got != want || got && v != r.Num().Int64() {
+		if got != want || got && v != wantV {
 			t.Fatalf("wholeLiteral(%q) = %d, %v; want %v (%s)", s, v, got, want, r.RatString())
 		}
 	})
