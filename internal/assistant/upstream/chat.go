@@ -75,9 +75,18 @@ func (c *call) add(d functionDelta) {
 // requestBody is the OpenAI chat request for req, streaming with usage.
 // max_tokens is req.MaxTokens as clampMaxTokens left it (0: none sent).
 func (e *Engine) requestBody(req assistant.GenerateRequest, n int) map[string]any {
+	temperature := req.Temperature
+	if temperature < 0.001 {
+		// Greedy decoding, as the API defines such a temperature
+		// (reference §3.2: 0 or < 0.001) and the local engine reads it;
+		// the servers sample at any temperature above 0 (vLLM only from
+		// 1e-5), however low, so it is asked as the 0 they all read as
+		// greedy.
+		temperature = 0
+	}
 	body := map[string]any{
 		"model": e.remote(req.Model), "messages": openAIMessages(req.Messages), "stream": true, "n": n,
-		"temperature": req.Temperature, "stream_options": map[string]any{"include_usage": true},
+		"temperature": temperature, "stream_options": map[string]any{"include_usage": true},
 	}
 	switch {
 	case req.TopP > 0:

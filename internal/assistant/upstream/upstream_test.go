@@ -240,3 +240,31 @@ func TestTopPSent(t *testing.T) {
 		})
 	}
 }
+
+// TestGreedyTemperatureSent: a temperature below 0.001 is greedy decoding
+// in this API (reference §3.2), so the upstream is asked for temperature
+// 0, which every server reads as greedy, rather than sampling at 0.0005;
+// from 0.001 on the client's temperature goes out as it is.
+func TestGreedyTemperatureSent(t *testing.T) {
+	for _, tc := range []struct{ temperature, want float64 }{
+		{0, 0}, {0.0005, 0}, {0.000999, 0}, {0.001, 0.001}, {0.87, 0.87}, {2, 2},
+	} {
+		var sent map[string]any
+		e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/chat/completions" {
+				http.NotFound(w, r)
+				return
+			}
+			_ = json.NewDecoder(r.Body).Decode(&sent)
+			sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`, "[DONE]")
+		})
+		req := assistant.GenerateRequest{Model: "m", N: 1, Temperature: tc.temperature, TopP: 0.47,
+			Messages: []assistant.Message{{Role: "user", Content: "hi"}}}
+		if _, err := e.Generate(context.Background(), req, nil); err != nil {
+			t.Fatalf("temperature %v: %v", tc.temperature, err)
+		}
+		if got := sent["temperature"]; got != tc.want {
+			t.Errorf("temperature %v sent as %v, want %v", tc.temperature, got, tc.want)
+		}
+	}
+}
