@@ -435,9 +435,15 @@ func finishChoice(ch *assistant.Choice, c *call) {
 		if ch.FunctionCall == nil {
 			ch.FinishReason = "error"
 		}
+	case "content_filter":
+		// The server's filter withheld the rest of the answer: this API's
+		// name for an answer its topic restrictions stopped is blacklist
+		// (reference §3.3), which tells the client the text is not the
+		// model's whole answer, as a stop would say it is.
+		ch.FinishReason = "blacklist"
 	default:
-		// content_filter and server-specific reasons: this API has no name
-		// for them, and the text simply stopped.
+		// Server-specific reasons: this API has no name for them, and the
+		// text simply stopped.
 		ch.FinishReason = "stop"
 	}
 }

@@ -95,8 +95,11 @@ func TestToolCallOutcomes(t *testing.T) {
 			`{"choices":[{"index":0,"delta":{"content":"Checking."}}]}`,
 			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]},"finish_reason":"stop"}]}`,
 		}, "function_call", `f:{}`, "Checking."},
-		{"content filter is a stop", []string{
+		{"content filter is blacklist", []string{
 			`{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"content_filter"}]}`,
+		}, "blacklist", "", "x"},
+		{"a reason of the server's own is a stop", []string{
+			`{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"eos_token"}]}`,
 		}, "stop", "", "x"},
 	}
 	for _, tc := range tests {
