@@ -255,6 +255,7 @@ func inspectPayment(f *Findings, d *Payment, today time.Time, budgetRules bool) 
 	if d.VOCode != "" && !digitsBetween(d.VOCode, 5, 5) {
 		p.add("voCode", "код вида валютной операции: 5 цифр")
 	}
+	checkVAT(f, d)
 	inspectDepartmental(f, d, budgetRules)
 }
 
@@ -560,6 +561,7 @@ func InspectInvoiceRules(d *Payment, k DocKind, today time.Time, budgetRules boo
 	if k == KindInvoiceBudget && d.DepartmentalInfo == nil {
 		p.add("departmentalInfo", "обязательное поле не заполнено")
 	}
+	checkVAT(f, d)
 	inspectDepartmental(f, d, false)
 	if budgetRules && k == KindInvoiceBudget && f.deptField == "" && d.DepartmentalInfo != nil {
 		if field, why := CheckBudgetDraftRules(d); field != "" {

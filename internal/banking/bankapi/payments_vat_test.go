@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
+
+	"partnerapi/internal/banking"
 )
 
 // TestPaymentsVATTypeRequired: a vat object must say its type (reference
@@ -55,5 +58,73 @@ func TestPaymentsVATTypeRequired(t *testing.T) {
 	// A null vat is no VAT block.
 	if st, _, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(1120), map[string]any{"vat": json.RawMessage("null")})); st != http.StatusCreated {
 		t.Fatalf("null vat: %d %s", st, raw)
+	}
+}
+
+// TestPaymentsVATConsistency: the VAT block must be one a tax authority can
+// read (reference §5.6: rates 22 % from 2026, 20 % before, 10 % reduced,
+// 5 % and 7 % for simplified-tax payers; the reference says nothing of the
+// block's consistency, so this is what a bank's logical control makes of
+// it). A VAT amount above the payment's own amount, a NO_VAT block that
+// names a rate or an amount, and a rate no tax law has are logical-control
+// failures: CHECKERROR naming the member by default, 400 VALIDATION_FAULT
+// under --banking-checksum-failures reject (§13). Before, each was stored
+// as CREATED and could be signed and executed.
+func TestPaymentsVATConsistency(t *testing.T) {
+	e := newPayEnv(t)
+	vat := func(typ, rate, amount string) map[string]any {
+		m := map[string]any{"type": typ}
+		if rate != "" {
+			m["rate"] = rate
+		}
+		if amount != "" {
+			m["amount"] = json.Number(amount)
+		}
+		return map[string]any{"vat": m}
+	}
+	for i, tc := range []struct {
+		name, path, token string
+		over              map[string]any
+		bank, field       string // field: the member bankComment names
+	}{
+		// payDoc's amount is 1500.50.
+		{"INCLUDED 22 %", "", "pay", vat("INCLUDED", "22", "270.58"), "CREATED", ""},
+		{"ONTOP 20 %", "", "pay", vat("ONTOP", "20", "250.08"), "CREATED", ""},
+		{"INCLUDED 10 %", "", "pay", vat("INCLUDED", "10", "136.41"), "CREATED", ""},
+		{"INCLUDED 5 % of a simplified-tax payer", "", "pay", vat("INCLUDED", "5", "71.45"), "CREATED", ""},
+		{"INCLUDED 7 %", "", "pay", vat("INCLUDED", "7", "98.16"), "CREATED", ""},
+		{"INCLUDED 0 %", "", "pay", vat("INCLUDED", "0", "0"), "CREATED", ""},
+		{"MANUAL the whole amount", "", "pay", vat("MANUAL", "", "1500.50"), "CREATED", ""},
+		{"NO_VAT alone", "", "pay", vat("NO_VAT", "", ""), "CREATED", ""},
+		{"NO_VAT with 0 and 0", "", "pay", vat("NO_VAT", "0", "0.00"), "CREATED", ""},
+		{"MANUAL above the amount", "", "pay", vat("MANUAL", "", "1500.51"), "CHECKERROR", "vat.amount"},
+		{"INCLUDED above the amount", "", "pay", vat("INCLUDED", "22", "99999"), "CHECKERROR", "vat.amount"},
+		{"NO_VAT with an amount", "", "pay", vat("NO_VAT", "", "10"), "CHECKERROR", "vat.amount"},
+		{"NO_VAT with a rate", "", "pay", vat("NO_VAT", "22", ""), "CHECKERROR", "vat.rate"},
+		{"rate 99 %", "", "pay", vat("INCLUDED", "99", "10"), "CHECKERROR", "vat.rate"},
+		{"rate 21 %", "", "pay", vat("INCLUDED", "21", "10"), "CHECKERROR", "vat.rate"},
+		{"invoice: MANUAL above the amount", "/from-invoice", "inv", vat("MANUAL", "", "100"), "CHECKERROR", "vat.amount"},
+		{"invoice: INCLUDED 22 %", "/from-invoice", "inv", vat("INCLUDED", "22", "18.01"), "CREATED", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := payDoc(newUUID(1200+i), tc.over)
+			if tc.path != "" {
+				body = invoiceDraft(newUUID(1200+i), tc.over) // amount 99.9
+			}
+			st, m, raw := e.do("POST", paymentsBase+tc.path, tc.token, body)
+			if st != http.StatusCreated || m["bankStatus"] != tc.bank {
+				t.Fatalf("%d %s, want 201 %s", st, raw, tc.bank)
+			}
+			comment, _ := m["bankComment"].(string)
+			if tc.field != "" && !strings.Contains(comment, "Ошибка в поле "+tc.field+":") || tc.field == "" && comment != "" {
+				t.Fatalf("bankComment %q, want one naming %q", comment, tc.field)
+			}
+		})
+	}
+	// Under --banking-checksum-failures reject the same failure is a 400.
+	e.svc.Config.ChecksumFailures = banking.ChecksReject
+	st, m, raw := e.do("POST", paymentsBase, "pay", payDoc(newUUID(1250), vat("MANUAL", "", "2000")))
+	if names, _ := m["fieldNames"].([]any); st != http.StatusBadRequest || m["cause"] != "VALIDATION_FAULT" || !slices.Equal(names, []any{"vat.amount"}) {
+		t.Fatalf("reject: %d %s, want 400 VALIDATION_FAULT naming vat.amount", st, raw)
 	}
 }
