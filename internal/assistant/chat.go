@@ -188,9 +188,12 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 // returned, so a final token racing a cancellation cannot be billed twice.
 //
 // Function calls: an engine that returns them parsed (an upstream) is
-// trusted; for one that only generates text the reply is parsed here, with
-// the streamed text held back from the first <tool_call> on. Every call gets
-// a fresh functions_state_id.
+// trusted with the parsing; for one that only generates text the reply is
+// parsed here, with the streamed text held back from the first <tool_call>
+// on. Either way a call whose arguments are no JSON object, or of a
+// function the request did not offer or function_call does not allow,
+// ends its choice with finish_reason "error" instead. Every call gets a
+// fresh functions_state_id.
 func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Result, error) {
 	req := c.Request
 	var tc *textCalls
@@ -237,7 +240,7 @@ func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Resu
 	}
 	for i := range res.Choices {
 		ch := &res.Choices[i]
-		if ch.FunctionCall != nil && !validArguments(ch.FunctionCall.Arguments) {
+		if ch.FunctionCall != nil && (!validArguments(ch.FunctionCall.Arguments) || !callable(c.Request, ch.FunctionCall.Name)) {
 			ch.FunctionCall, ch.FinishReason = nil, "error"
 		}
 		if ch.FunctionCall != nil && ch.FunctionsStateID == "" {

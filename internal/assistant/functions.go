@@ -188,6 +188,30 @@ func partialTagSuffix(s, tag string) int {
 	return 0
 }
 
+// callable reports whether a reply may call the function name: one of
+// req's functions that function_call allows (none under "none", only the
+// one it names under {"name": ...}). A text-only engine's calls are held
+// to this when they are parsed (textCalls.finish); an engine that returns
+// parsed calls (an upstream) is held to it in Run, since a server may
+// ignore tool_choice or call a tool it was never offered, and a client
+// runs a function_call finish as a call of one of its functions.
+func callable(req GenerateRequest, name string) bool {
+	switch req.FunctionCall.Mode {
+	case FunctionCallNone:
+		return false
+	case FunctionCallName:
+		if name != req.FunctionCall.Name {
+			return false
+		}
+	}
+	for _, f := range req.Functions {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // validArguments reports whether raw is a JSON object.
 func validArguments(raw json.RawMessage) bool {
 	var obj map[string]json.RawMessage

@@ -1,6 +1,7 @@
 package assistant_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -129,28 +130,46 @@ func TestTextFunctionCalls(t *testing.T) {
 	}
 }
 
-// An engine that parses calls itself is trusted: its text is not parsed,
-// the functions and function_call reach it unchanged, and the service only
-// adds the functions_state_id (or refuses arguments that are not an object).
+// An engine that parses calls itself is trusted with the parsing: its text
+// is not parsed, the functions and function_call reach it unchanged, and
+// the service adds the functions_state_id. It refuses (finish_reason
+// "error") a call whose arguments are not an object, or of a function
+// function_call does not allow, as a text engine's parsed call is.
 func TestNativeFunctionCalls(t *testing.T) {
-	var got assistant.GenerateRequest
-	eng := nativeEngine{textEngine{pieces: []string{"<tool_call>"}, got: &got,
-		call: &assistant.FunctionCall{Name: "get_time", Arguments: json.RawMessage(`{}`)}}}
-	res, streamed, err := runChat(t, eng, assistant.ChatRequest{Functions: weather, FunctionCall: assistant.FunctionChoice{Mode: "none"}})
-	if err != nil {
-		t.Fatal(err)
+	for _, mode := range []string{"", "auto", "none"} {
+		var got assistant.GenerateRequest
+		eng := nativeEngine{textEngine{pieces: []string{"<tool_call>"}, got: &got,
+			call: &assistant.FunctionCall{Name: "get_time", Arguments: json.RawMessage(`{}`)}}}
+		res, streamed, err := runChat(t, eng, assistant.ChatRequest{Functions: weather, FunctionCall: assistant.FunctionChoice{Mode: mode}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := res.Choices[0]
+		if wantMode := cmp.Or(mode, "auto"); len(got.Functions) != 2 || got.FunctionCall.Mode != wantMode {
+			t.Fatalf("mode %q: engine got %+v", mode, got)
+		}
+		if streamed != "<tool_call>" {
+			t.Fatalf("mode %q: streamed %q", mode, streamed)
+		}
+		if mode == "none" {
+			if ch.FinishReason != "error" || ch.FunctionCall != nil || ch.FunctionsStateID != "" {
+				t.Fatalf("a call under none: %+v", ch)
+			}
+			continue
+		}
+		if ch.FinishReason != "function_call" || ch.FunctionCall.Name != "get_time" || !assistant.IsUUID(ch.FunctionsStateID) {
+			t.Fatalf("mode %q: %+v", mode, ch)
+		}
 	}
-	ch := res.Choices[0]
-	if streamed != "<tool_call>" || ch.FinishReason != "function_call" || ch.FunctionCall.Name != "get_time" || !assistant.IsUUID(ch.FunctionsStateID) {
-		t.Fatalf("%+v streamed %q", ch, streamed)
-	}
-	if len(got.Functions) != 2 || got.FunctionCall.Mode != "none" {
-		t.Fatalf("engine got %+v", got)
-	}
-	eng.call = &assistant.FunctionCall{Name: "get_time", Arguments: json.RawMessage(`[1]`)}
-	res, _, err = runChat(t, eng, assistant.ChatRequest{Functions: weather})
-	if err != nil || res.Choices[0].FinishReason != "error" || res.Choices[0].FunctionCall != nil {
-		t.Fatalf("array arguments: %+v %v", res.Choices[0], err)
+	for _, call := range []assistant.FunctionCall{
+		{Name: "get_time", Arguments: json.RawMessage(`[1]`)},
+		{Name: "not_offered", Arguments: json.RawMessage(`{}`)},
+	} {
+		eng := nativeEngine{textEngine{pieces: []string{"<tool_call>"}, got: new(assistant.GenerateRequest), call: &call}}
+		res, _, err := runChat(t, eng, assistant.ChatRequest{Functions: weather})
+		if err != nil || res.Choices[0].FinishReason != "error" || res.Choices[0].FunctionCall != nil {
+			t.Fatalf("call %s(%s): %+v %v", call.Name, call.Arguments, res.Choices[0], err)
+		}
 	}
 }
 
