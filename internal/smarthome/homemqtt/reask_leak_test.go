@@ -3,6 +3,7 @@ package homemqtt_test
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,7 +42,20 @@ func TestGateReasksLeaveNothingBehind(t *testing.T) {
 			var recs records
 			t.Run("traffic", func(t *testing.T) {
 				root := testRoot(t, url)
-				g := startGate(t, homemqtt.WithReaskAfter(homemqtt.Config{Broker: url, Root: root, Log: slog.New(&recs), Metrics: homemqtt.NewMetrics(reg)}, wait), seeded(t))
+				cfg := homemqtt.WithReaskAfter(homemqtt.Config{Broker: url, Root: root, Log: slog.New(&recs), Metrics: homemqtt.NewMetrics(reg)}, wait)
+				// With the re-asks due at Close, each one that falls due
+				// first is held as it is about to go out until Close has
+				// begun: the twenty requests took longer than the wait to
+				// come through on a loaded machine (0.65 s under CPU load,
+				// 2026-12-01), and re-asks then went out before Close,
+				// which the test counted as re-asks after it.
+				held, release := make(chan struct{}), sync.OnceFunc(func() {})
+				if !tc.reasked {
+					release = sync.OnceFunc(func() { close(held) })
+					t.Cleanup(release)
+					cfg = homemqtt.WithBeforeReask(cfg, func(string) { <-held })
+				}
+				g := startGate(t, cfg, seeded(t))
 				_, got := listen(t, url, root+"/+/down/config_request")
 				dev := newAgent(t, url)
 				for i := range agents {
@@ -54,7 +68,18 @@ func TestGateReasksLeaveNothingBehind(t *testing.T) {
 				for range want {
 					nextArrival(t, got)
 				}
-				g.Close()
+				closed := make(chan struct{})
+				go func() {
+					g.Close()
+					close(closed)
+				}()
+				waitFor(t, "Close to disconnect", func() bool { return !g.Connected() })
+				release()
+				select {
+				case <-closed:
+				case <-time.After(30 * time.Second):
+					t.Fatal("Close did not return within 30 s")
+				}
 			})
 			// Past the re-asks' due time: the ones due after Close have
 			// fired by now.
