@@ -225,8 +225,25 @@ func TestCommandNotReplayed(t *testing.T) {
 	if _, err := g.Command(context.Background(), "dev", []byte(lampOn)); err != nil {
 		t.Fatalf("command after the reconnection: %v", err)
 	}
+	// What the agent gets up to the command sent after the reconnection
+	// (waited for up to 10 s: the broker forwards it after acknowledging
+	// it, when a loaded machine lets it), and for a second after: a
+	// replay of the stale command, resent on the reconnection, comes
+	// before or around it. A fixed second for both would let a late
+	// delivery of the fresh command fail the test.
 	var got []string
-	for deadline := time.After(time.Second); ; {
+	fresh := false
+	for deadline := time.After(10 * time.Second); !fresh; {
+		select {
+		case m := <-a.got:
+			got = append(got, string(m.Payload()))
+			fresh = strings.Contains(got[len(got)-1], `"bool_value":true`)
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	for deadline := time.After(time.Second); fresh; {
 		select {
 		case m := <-a.got:
 			got = append(got, string(m.Payload()))
