@@ -14,6 +14,9 @@ import (
 // (completeDraftPayer), which is what its signatures must cover; the
 // stored draft is not changed.
 func (s *PaymentService) Digest(ctx context.Context, p Principal, externalID, payerAccount string) (string, error) {
+	if err := payerAccountFormat(payerAccount); err != nil {
+		return "", err
+	}
 	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
 	if err != nil {
 		return "", err
@@ -42,6 +45,9 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 	if len(sigs) == 0 {
 		return nil, &Error{Kind: KindValidation, Message: "Нужна хотя бы одна подпись",
 			FieldNames: []string{"digestSignatures"}, Checks: []string{"от 1 до 2 элементов"}}
+	}
+	if err := payerAccountFormat(payerAccount); err != nil {
+		return nil, err
 	}
 	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
 	if err != nil {

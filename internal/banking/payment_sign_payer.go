@@ -59,6 +59,20 @@ func (s *PaymentService) completeDraftPayer(ctx context.Context, p Principal, d 
 	return true, nil
 }
 
+// payerAccountFormat refuses a payerAccount sent to /sign or GET …/digest
+// that is not 20 digits (reference §4's ^[0-9]{20}$) as what it is, a
+// pattern failure, 400 VALIDATION_FAULT (§13), before any document is read:
+// looked up as an account, it was answered WORKFLOW_FAULT, the refusal of a
+// well-formed account of another organisation, which sent a client
+// chasing the wrong problem. "" (no account sent) passes.
+func payerAccountFormat(account string) error {
+	if account == "" || len(account) == 20 && allDigits(account) {
+		return nil
+	}
+	return &Error{Kind: KindValidation, Message: "Объект не соответствует модели",
+		FieldNames: []string{"payerAccount"}, Checks: []string{"счёт плательщика: 20 цифр"}}
+}
+
 // enpPayerKPPZero reports whether a legal entity's single tax payment dated
 // from 2026-04-01 carries payer KPP 0 (order 58n, §5.2; checkBudgetPayerKPP
 // holds the rule and its exemption for foreign organisations).
