@@ -30,6 +30,13 @@ type chunk struct {
 	Usage *struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
+		// PromptTokensDetails is OpenAI's report of the prompt's tokens
+		// the server reused from its cache, which vLLM (with
+		// --enable-prompt-tokens-details) and recent llama-server builds
+		// give too.
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
@@ -382,7 +389,11 @@ func readStream(ctx context.Context, body io.Reader, n int, emit func(assistant.
 			}
 		}
 		if c.Usage != nil {
-			out.usage = &assistant.Usage{PromptTokens: max(c.Usage.PromptTokens, 0), CompletionTokens: max(c.Usage.CompletionTokens, 0)}
+			u := &assistant.Usage{PromptTokens: max(c.Usage.PromptTokens, 0), CompletionTokens: max(c.Usage.CompletionTokens, 0)}
+			if d := c.Usage.PromptTokensDetails; d != nil {
+				u.PrecachedPromptTokens = min(max(d.CachedTokens, 0), u.PromptTokens)
+			}
+			out.usage = u
 		}
 	}
 	if ctx.Err() != nil {
@@ -469,6 +480,10 @@ func (e *Engine) startChat(ctx context.Context, req assistant.GenerateRequest, n
 // prompt is counted once, as OpenAI and the local engine count n choices,
 // although a fanned-out request sent it n times: every stream reports the
 // same prompt, so the largest report stands for it. Completions add up.
+// The prompt's tokens the upstream reused from its cache are
+// precached_prompt_tokens, which the client is not billed for (reference
+// §3.3), as with the local engine's cache; of several streams, the one
+// that reused the fewest stands for the prompt counted once.
 //
 // A stream without usage (servers that ignore stream_options, such as
 // older Ollama and llama-server builds) would otherwise report zero tokens
@@ -494,6 +509,7 @@ func (e *Engine) usage(ctx context.Context, req assistant.GenerateRequest, parts
 	}
 	var u assistant.Usage
 	promptSeen := false
+	precached := 0
 	capped := func(n, choices int) int {
 		if limit > 0 {
 			return min(n, limit*choices)
@@ -502,6 +518,9 @@ func (e *Engine) usage(ctx context.Context, req assistant.GenerateRequest, parts
 	}
 	for _, p := range parts {
 		if p.usage != nil {
+			if !promptSeen || p.usage.PrecachedPromptTokens < precached {
+				precached = p.usage.PrecachedPromptTokens
+			}
 			promptSeen = true
 			u.PromptTokens = max(u.PromptTokens, p.usage.PromptTokens)
 			u.CompletionTokens += capped(p.usage.CompletionTokens, len(p.choices))
@@ -521,6 +540,7 @@ func (e *Engine) usage(ctx context.Context, req assistant.GenerateRequest, parts
 	if !promptSeen {
 		u.PromptTokens = count(promptText(req.Messages))
 	}
+	u.PrecachedPromptTokens = min(precached, u.PromptTokens)
 	return u
 }
 

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,5 +268,33 @@ func TestGreedyTemperatureSent(t *testing.T) {
 		if got := sent["temperature"]; got != tc.want {
 			t.Errorf("temperature %v sent as %v, want %v", tc.temperature, got, tc.want)
 		}
+	}
+}
+
+// TestFannedOutCachedTokens: n choices fanned out as n requests bill the
+// prompt once, and of what their streams report reused from the cache,
+// the least stands for it, so that no choice's reuse is credited for a
+// prompt another stream paid for in full.
+func TestFannedOutCachedTokens(t *testing.T) {
+	var mu sync.Mutex
+	cached := []int{30, 10, 20}
+	e := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		c := cached[0]
+		cached = cached[1:]
+		mu.Unlock()
+		sse(w, `{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":40,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":`+strconv.Itoa(c)+`}}}`, "[DONE]")
+	})
+	res, err := e.Generate(context.Background(), assistant.GenerateRequest{Model: "m", N: 3, Temperature: 1,
+		Messages: []assistant.Message{{Role: "user", Content: "hi"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (assistant.Usage{PromptTokens: 40, CompletionTokens: 3, PrecachedPromptTokens: 10}); res.Usage != want {
+		t.Fatalf("usage %+v, want %+v", res.Usage, want)
 	}
 }
