@@ -130,6 +130,24 @@ type WebhookSent struct {
 	// has its try sent to the new URL, so a failure is charged to that
 	// receiver's pause, not to the one the claim named.
 	Endpoint string
+	// RetryAfter and RetryAt are the receiver's Retry-After (RFC 9110
+	// §10.2.3) on a failed try: a delay in seconds, or the HTTP date it
+	// names; both zero when it sent none or one of neither form. The
+	// retry and the receiver's pause wait at least that long, within
+	// MaxBackoff and PauseMax (retryAfterWait).
+	RetryAfter time.Duration
+	RetryAt    time.Time
+}
+
+// retryAfterWait is how long from at the receiver's Retry-After asks the
+// next try to wait (0 for none or a date past), so that a receiver that
+// sheds load with a 429 or 503 is not called back before it said it could
+// take the call; reference §12 leaves the schedule to the sender.
+func retryAfterWait(sent WebhookSent, at time.Time) time.Duration {
+	if !sent.RetryAt.IsZero() {
+		return max(sent.RetryAt.Sub(at), 0)
+	}
+	return max(sent.RetryAfter, 0)
 }
 
 // DefaultWebhookEndpoint is the Endpoint of the events that go to the
@@ -200,18 +218,24 @@ type WebhookDispatcher struct {
 }
 
 func (d *WebhookDispatcher) backoff(attempt int) time.Duration {
-	base, max := d.BaseBackoff, d.MaxBackoff
+	base, max := d.BaseBackoff, d.longestBackoff()
 	if base == 0 {
 		base = 5 * time.Second
-	}
-	if max == 0 {
-		max = time.Hour
 	}
 	b := base
 	for i := 1; i < attempt && b < max; i++ {
 		b *= 2
 	}
 	return min(b, max)
+}
+
+// longestBackoff is MaxBackoff, 0 meaning an hour: the longest wait before
+// a retry, a receiver's Retry-After included.
+func (d *WebhookDispatcher) longestBackoff() time.Duration {
+	if d.MaxBackoff == 0 {
+		return time.Hour
+	}
+	return d.MaxBackoff
 }
 
 // webhookWorkers is how many deliveries of a claimed batch are under way
@@ -464,8 +488,9 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	}
 	delivered := serr == nil && status >= 200 && status < 300
 	var next time.Time
+	wait := retryAfterWait(sent, a.At)
 	if !delivered && a.Attempt < maxAttempts && (serr != nil || retryableStatus[status]) {
-		next = a.At.Add(d.backoff(a.Attempt))
+		next = a.At.Add(max(d.backoff(a.Attempt), min(wait, d.longestBackoff())))
 	}
 	answered = !pausesPartner(status)
 	if !pause {
@@ -487,6 +512,9 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if pauseMax == 0 {
 		pauseMax = webhookPauseMax
 	}
+	// The receiver's own Retry-After lengthens the pause it opens, up to
+	// the longest pause.
+	pauseBase = max(pauseBase, min(wait, pauseMax))
 	var until time.Time
 	var opened bool
 	err = d.inStore(ctx, func(ctx context.Context) (err error) {

@@ -127,5 +127,10 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (bank
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	sent.Status = resp.StatusCode
+	if sent.Status < 200 || sent.Status > 299 {
+		// A receiver shedding load says when to come back (429, 503);
+		// the dispatcher waits that long within its bounds.
+		sent.RetryAfter, sent.RetryAt = parseRetryAfter(resp.Header.Get("Retry-After"))
+	}
 	return sent, nil
 }
