@@ -126,6 +126,9 @@ func (s *PaymentService) editDraft(ctx context.Context, p Principal, sp *StoredP
 	if sp.Kind != KindPayDoc && d.PaymentNumber == "" {
 		d.PaymentNumber = sp.Doc.PaymentNumber
 	}
+	if sp.Kind != KindPayDoc {
+		dropDraftPayer(&d)
+	}
 	d.BankStatus, d.BankComment, d.CrucialFieldsHash, d.SigningURL = "", "", "", ""
 	comment, err := s.verdict(ctx, p, sp.Kind, &d, now)
 	if err != nil {

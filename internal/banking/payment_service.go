@@ -418,6 +418,7 @@ func (s *PaymentService) SigningURL(externalID, backURL string) string {
 // departmentalInfo) with the signing link.
 func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKind, d Payment) (*Payment, error) {
 	now := s.now()
+	dropDraftPayer(&d)
 	comment, err := s.verdict(ctx, p, k, &d, now)
 	if err != nil {
 		return nil, err

@@ -59,6 +59,18 @@ func (s *PaymentService) completeDraftPayer(ctx context.Context, p Principal, d 
 	return true, nil
 }
 
+// dropDraftPayer clears the payer of a draft from an invoice as it is
+// created or corrected. Such a draft names no payer (§4.1: its signer
+// completes it, here through /sign's payerAccount, completeDraftPayer), and
+// the from-invoice bodies have no payer members, so ones sent are dropped
+// like any other unknown member. Kept, they made the draft one that
+// "names its payer": /sign took them as they were, a made-up payerInn and
+// payerName and no payer bank, and executed the document with them.
+func dropDraftPayer(d *Payment) {
+	d.PayerName, d.PayerINN, d.PayerKPP = "", "", ""
+	d.PayerAccount, d.PayerBankBIC, d.PayerBankCorrAccount = "", "", ""
+}
+
 // payerAccountFormat refuses a payerAccount sent to /sign or GET …/digest
 // that is not 20 digits (reference §4's ^[0-9]{20}$) as what it is, a
 // pattern failure, 400 VALIDATION_FAULT (§13), before any document is read:
