@@ -134,6 +134,11 @@ func (s *PaymentService) editDraft(ctx context.Context, p Principal, sp *StoredP
 	if err != nil {
 		return nil, err
 	}
+	if sp.Kind == KindInvoice {
+		if err := setOwnPayee(ctx, s.Payees, p, &d); err != nil {
+			return nil, err
+		}
+	}
 	edit := PaymentEdit{Status: StatusCreated, Comment: comment, At: now}
 	if comment != "" {
 		edit.Status = StatusCheckError

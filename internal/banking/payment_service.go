@@ -423,6 +423,11 @@ func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKi
 	if err != nil {
 		return nil, err
 	}
+	if k == KindInvoice {
+		if err := setOwnPayee(ctx, s.Payees, p, &d); err != nil {
+			return nil, err
+		}
+	}
 	// A draft from an invoice carries its number as paymentNumber (§4.1).
 	// One sent without it gets the next value of the organisation's durable
 	// counter that numbers plain payment orders, for it is the same running

@@ -2,6 +2,7 @@ package banking
 
 import (
 	"context"
+	"errors"
 	"strings"
 )
 
@@ -69,6 +70,39 @@ func (s *PaymentService) completeDraftPayer(ctx context.Context, p Principal, d 
 func dropDraftPayer(d *Payment) {
 	d.PayerName, d.PayerINN, d.PayerKPP = "", "", ""
 	d.PayerAccount, d.PayerBankBIC, d.PayerBankCorrAccount = "", "", ""
+}
+
+// setOwnPayee sets the payee of a draft from the requester's own invoice
+// (/from-invoice, KindInvoice) from the bank's records: the account's bank
+// and the organisation's name, INN and KPP. Such a draft pays the
+// requester's own account (§4.1, whose body names payeeAccount alone, and
+// verdict has checked it is the principal's), so what the request said of
+// the payee is replaced, as completeDraftPayer replaces the payer: kept,
+// unchecked payee details (an INN failing its check digit, a BIC that is
+// not the account's bank) were signed and executed, and a draft that sent
+// none was executed with no payee bank. Without a directory (dir nil) the
+// draft keeps what it was sent.
+func setOwnPayee(ctx context.Context, dir PayeeDirectory, p Principal, d *Payment) error {
+	if dir == nil {
+		return nil
+	}
+	acct, err := dir.GetAccount(ctx, d.PayeeAccount)
+	if errors.Is(err, ErrNotFound) || err == nil && acct.OrgID != p.OrgID {
+		return notOwnAccount(d.PayeeAccount, "payeeAccount") // taken away since verdict looked
+	}
+	if err != nil {
+		return err
+	}
+	org, err := dir.GetOrg(ctx, p.OrgID)
+	if err != nil {
+		return err
+	}
+	d.PayeeName, d.PayeeINN, d.PayeeKPP = org.Name, org.INN, org.KPP
+	d.PayeeBankBIC, d.PayeeBankCorrAccount = acct.BIC, acct.CorrAccount
+	if len(d.PayeeINN) == 12 {
+		d.PayeeKPP = "" // a sole proprietor has no KPP (§5.2)
+	}
+	return nil
 }
 
 // payerAccountFormat refuses a payerAccount sent to /sign or GET …/digest

@@ -59,3 +59,55 @@ func TestInvoiceDraftIgnoresSentPayer(t *testing.T) {
 		})
 	}
 }
+
+// TestInvoiceDraftPayeeFromRecords: a draft from the requester's own
+// invoice (/from-invoice) pays the requester's own account (reference
+// §4.1, whose body has payeeAccount alone), so its payee is the bank's
+// record of that account and its organisation: name, INN, KPP, BIC and
+// correspondent account, whatever the request said of them. Before, payee
+// members sent were stored unchecked (an INN failing its check digit, a
+// BIC not the account's bank) and signed and executed as they were, and a
+// draft that sent none was executed with no payee bank at all.
+func TestInvoiceDraftPayeeFromRecords(t *testing.T) {
+	e := newPayEnv(t)
+	e.svc.Payees = payeeDir{}
+	for i, tc := range []struct {
+		name string
+		over map[string]any
+	}{
+		{"payee account alone", nil},
+		{"made-up payee details", map[string]any{"payeeInn": "1234567890", "payeeName": "X", "payeeKpp": "999999999",
+			"payeeBankBic": "044525999", "payeeBankCorrAccount": "30101810400000000999"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := newUUID(2210 + i)
+			st, m, raw := e.do("POST", paymentsBase+"/from-invoice", "inv", invoiceDraft(id, tc.over))
+			if st != http.StatusCreated || m["bankStatus"] != "CREATED" {
+				t.Fatalf("draft: %d %s", st, raw)
+			}
+			want := map[string]any{"payeeAccount": banking.SandboxAccount, "payeeName": "ООО «Песочница»", "payeeInn": payOrgINNs[payOrg],
+				"payeeKpp": banking.SandboxOrgKPP, "payeeBankBic": banking.SandboxBIC, "payeeBankCorrAccount": banking.SandboxCorrAccount}
+			for k, v := range want {
+				if m[k] != v {
+					t.Fatalf("draft %s=%v, want %v: %s", k, m[k], v, raw)
+				}
+			}
+			b, _ := json.Marshal(map[string]any{"digestSignatures": sigs(banking.SandboxCertSole), "payerAccount": banking.SandboxAccount})
+			if st, m, raw := e.do("POST", paymentsBase+"/"+id+"/sign", "pay", string(b)); st != 200 || m["bankStatus"] != "IMPLEMENTED" {
+				t.Fatalf("sign: %d %s", st, raw)
+			}
+			signed := e.ver.digests[len(e.ver.digests)-1]
+			for _, line := range []string{"payeeBankBic=" + banking.SandboxBIC, "payeeInn=" + payOrgINNs[payOrg], "payeeName=ООО «Песочница»"} {
+				if !strings.Contains(signed, "\n"+line+"\n") {
+					t.Fatalf("signed digest without %s:\n%s", line, signed)
+				}
+			}
+			g := e.get(id)
+			for k, v := range want {
+				if g[k] != v {
+					t.Fatalf("executed %s=%v, want %v", k, g[k], v)
+				}
+			}
+		})
+	}
+}
