@@ -132,6 +132,10 @@ func TestUpstreamFlagErrorsRedacted(t *testing.T) {
 		{"same server", []string{"m=" + creds, "m=http://gpu-1:8000/v1"}, "already a replica"},
 		{"no scheme", []string{"m=operator:s3cret@gpu-1?api_key=k3y"}, "want NAME=URL"},
 		{"no name", []string{creds}, "want NAME=URL"},
+		// Such a model was listed and answered "No such model" under
+		// every id: the service reads a model's id up to its first ':'.
+		{"name with a colon", []string{"llama3:8b=" + creds}, "NAME must hold neither ':' nor '/'"},
+		{"name with a slash", []string{"Qwen/Qwen2.5=" + creds + "#model=Qwen/Qwen2.5"}, "NAME must hold neither ':' nor '/'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f upstreamFlag

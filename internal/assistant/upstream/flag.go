@@ -55,6 +55,14 @@ func (f *Routes) Set(v string) error {
 	if !ok || name == "" || err != nil || u.Scheme == "" || u.Host == "" {
 		return fmt.Errorf("want NAME=URL[#model=ID&type=chat|embedder], got %q", shown(v))
 	}
+	if strings.ContainsAny(name, ":/") {
+		// A model's id is NAME:version and a request's model is read up
+		// to its first ':', so a NAME with one (Ollama's "llama3:8b") was
+		// listed in /models and answered "No such model" under every id;
+		// GET /models/{model} takes one path segment, which a '/' would
+		// split. The model alias flag refuses both for the same reasons.
+		return fmt.Errorf("%q: NAME must hold neither ':' nor '/' (a model id is NAME:version); put the server's id in #model=", shown(v))
+	}
 	opts, err := url.ParseQuery(u.Fragment)
 	if err != nil {
 		return fmt.Errorf("%q: options after # are model=ID&type=chat|embedder: %v", shown(v), err)

@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzUpstreamFlag holds the flag's parser to what route relies on: it
-// never panics, every name it accepts has one or more replicas, each a
+// never panics, every name it accepts is one a model id can be made of
+// (no ':' or '/') and has one or more replicas, each a
 // URL without its options and at a host and path of its own.
 //
 // It lives here, beside the parser, rather than in cmd/partnerapi, where
@@ -31,7 +32,7 @@ func FuzzUpstreamFlag(f *testing.F) {
 			t.Fatalf("%q given twice was accepted twice", a)
 		}
 		for name, r := range fl {
-			if name == "" || len(r.Bases) == 0 {
+			if name == "" || strings.ContainsAny(name, ":/") || len(r.Bases) == 0 {
 				t.Fatalf("route %q: %+v", name, r)
 			}
 			hosts := map[string]bool{}
