@@ -55,7 +55,9 @@ func (e *Engine) embedOne(ctx context.Context, model, input string) (assistant.E
 	}
 	tokens := 0
 	if body.Usage != nil {
-		tokens = body.Usage.PromptTokens
+		// A negative count, billed as it is, would credit the client's
+		// balance; it is no count, as a chat's usage is read.
+		tokens = max(body.Usage.PromptTokens, 0)
 	}
 	if tokens == 0 {
 		// Ollama's OpenAI layer reports no usage; count as CountTokens does.

@@ -156,19 +156,25 @@ func TestEmbed(t *testing.T) {
 				w.Write([]byte(`{"data":[{"embedding":[0.5,-1]}]}`))
 				return
 			}
+			if req.Input == "a negative usage" {
+				w.Write([]byte(`{"data":[{"embedding":[1]}],"usage":{"prompt_tokens":-40}}`))
+				return
+			}
 			w.Write([]byte(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.25,0.75]}],"usage":{"prompt_tokens":` + map[bool]string{true: "2", false: "5"}[req.Input == "ab"] + `,"total_tokens":5}}`))
 		default:
 			http.NotFound(w, r)
 		}
 	})
 	e.Serve("Embeddings", Served{Remote: "nomic-embed-text", Type: assistant.TypeEmbedder})
-	got, err := e.Embed(context.Background(), "Embeddings", []string{"ab", "longer text", "no usage"})
+	got, err := e.Embed(context.Background(), "Embeddings", []string{"ab", "longer text", "no usage", "a negative usage"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// "no usage" falls back to the 4-bytes-per-token estimate (8 bytes → 2).
-	if len(got) != 3 || got[0].PromptTokens != 2 || got[1].PromptTokens != 5 || got[2].PromptTokens != 2 ||
-		got[0].Vector[1] != 0.75 || got[2].Vector[1] != -1 || strings.Join(models, ",") != "nomic-embed-text,nomic-embed-text,nomic-embed-text" {
+	// "no usage" falls back to the 4-bytes-per-token estimate (8 bytes → 2),
+	// and so does a negative count, which billed would credit the client
+	// (16 bytes → 4).
+	if len(got) != 4 || got[0].PromptTokens != 2 || got[1].PromptTokens != 5 || got[2].PromptTokens != 2 || got[3].PromptTokens != 4 ||
+		got[0].Vector[1] != 0.75 || got[2].Vector[1] != -1 || strings.Join(models, ",") != "nomic-embed-text,nomic-embed-text,nomic-embed-text,nomic-embed-text" {
 		t.Fatalf("%+v models %v", got, models)
 	}
 	if _, err := e.Embed(context.Background(), "chat-model", []string{"x"}); !errors.Is(err, assistant.ErrNotEmbedder) {
