@@ -158,7 +158,21 @@ func TestServeShutdownClosesEveryListenerAtOnce(t *testing.T) {
 	if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The server must hold the connection before the shutdown begins: one
+	// still in the kernel's backlog is dropped with the listener, and
+	// serve then returns at once, which the test took for a request not
+	// given its time. A fixed 100 ms for the accept was a bet on a loaded
+	// machine; the banking listener's open-connection gauge (counted as
+	// it accepts, before net/http serves the connection) says when.
+	held := "partnerapi_http_open_connections{listener=\"banking\"} 1\n"
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, body := get(t, "http://"+cs.urls["metrics"]+"/metrics"); strings.Contains(string(body), held) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the banking listener did not accept the connection within 10 s")
+		}
+	}
 	cs.cancel()
 	deadline := time.Now().Add(2 * time.Second)
 	for _, name := range []string{"smarthome", "assistant", "metrics"} {
