@@ -65,7 +65,8 @@ func TestPaymentDigestIgnoresBankFields(t *testing.T) {
 // parser it replaced and math/big for exponent forms.
 func FuzzAmountKopecks(f *testing.F) {
 	for _, s := range []string{"1", "1.5", "0.01", "1e3", "-1", "99999999999999999", "", "1.5E+3", "1e-3", "15005e-1",
-		"1.505e1", "1234567890123456.78E0", "1e400", "0e-5", "9223372036854775807e-2"} {
+		"1.505e1", "1234567890123456.78E0", "1e400", "0e-5", "9223372036854775807e-2", "15.000", "1.50000", "15.001",
+		"15.0010", "0.000", "92233720368547758.070", "1.", ".500"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -55,8 +55,10 @@ type CardLimit struct {
 }
 
 var (
-	uuidRe  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	limitRe = regexp.MustCompile(`^(0|[1-9][0-9]{0,35})(\.[0-9]{1,2})?$`)
+	uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	// A limit has at most two decimals that are not zero: zeros past the
+	// second (15.000, a BigDecimal of scale 3) change no value.
+	limitRe = regexp.MustCompile(`^(0|[1-9][0-9]{0,35})(\.[0-9]{1,2}0*)?$`)
 )
 
 // IsUUID reports whether s is a textual UUID.
@@ -68,7 +70,7 @@ const maxLimitDigits = 38
 // limitKopecks is a limit literal's value as the decimal digits of its
 // kopecks, without leading zeros ("" for zero). It takes the forms a
 // payment's amount takes (Amount.Kopecks): a plain amount of at most two
-// decimals, or the exponent form of JSON when it is exact in kopecks
+// decimals that are not zero, or the exponent form of JSON when it is exact in kopecks
 // (1.5E+3), read by the payments' exponentDigits; only the range differs,
 // 38 digits here against an int64 of kopecks there.
 func limitKopecks(s string) (string, amountFault) {

@@ -44,9 +44,10 @@ func (a Amount) MarshalJSON() ([]byte, error) {
 	return []byte(a), nil
 }
 
-// Kopecks parses the amount exactly: digits, at most two decimals. At
-// least one digit comes before the dot and, after a dot, one or two; a
-// value past int64 fails. An exponent form is exponentKopecks's: exact in
+// Kopecks parses the amount exactly: digits, at most two decimals that
+// are not zero. At least one digit comes before the dot and, after a dot,
+// at least one, any past the second zeros (15.000 is 1500 kopecks, 15.001
+// fails); a value past int64 fails. An exponent form is exponentKopecks's: exact in
 // kopecks or refused. The 18-character limit of reference
 // §5.6 is a rule for what a partner sends (MaxAmountLen, checked by the
 // validation), not for parsing: a stored document carries its amount as
@@ -65,10 +66,15 @@ func (a Amount) Kopecks() (int64, bool) {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c >= '0' && c <= '9':
-			// A third decimal or a long mantissa fail a plain amount but
-			// may be exact once an exponent follows (1.505e1, 1e-20 with
-			// twenty zeros before it).
+			// Zeros past the kopeck change no value: a Java BigDecimal of
+			// scale 3 is written 15.000, and both official SDKs send it.
+			// Any other third decimal or a long mantissa fail a plain
+			// amount but may be exact once an exponent follows (1.505e1,
+			// 1e-20 with twenty zeros before it).
 			if frac >= 2 {
+				if c == '0' {
+					continue
+				}
 				return exponentOrFail(s)
 			}
 			d := int64(c - '0')

@@ -121,12 +121,18 @@ func parseExponent(s string) (int, bool) {
 func (a Amount) isExponent() bool { return strings.ContainsAny(string(a), "eE") }
 
 // inputLen is the length the 18-character rule of reference §5.6 measures:
-// the literal as sent, or for an exponent form the plain literal of its
-// value without trailing fractional zeros (1.5E+3 as 1500, 1.25e1 as
-// 12.5), so an amount too long to send plainly cannot pass the rule by
-// being written short.
+// the literal as sent without the zeros past its second decimal (15.000 as
+// 15.00, the value the Java SDK's @Digits check also strips them to), or
+// for an exponent form the plain literal of its value without trailing
+// fractional zeros (1.5E+3 as 1500, 1.25e1 as 12.5), so an amount too long
+// to send plainly can pass the rule neither by being written short nor
+// fail it by being padded. k is what Kopecks read: past the second
+// decimal a plain literal has only zeros.
 func (a Amount) inputLen(k int64) int {
 	if !a.isExponent() {
+		if dot := strings.IndexByte(string(a), '.'); dot >= 0 && len(a)-dot > 3 {
+			return dot + 3
+		}
 		return len(a)
 	}
 	n := len(strconv.FormatInt(k/100, 10))

@@ -21,6 +21,10 @@ func kopecksSplit(a Amount) (int64, bool) {
 		return 0, false
 	}
 	whole, frac, _ := strings.Cut(s, ".")
+	// Zeros past the second decimal change no value (15.000).
+	for len(frac) > 2 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
 	if !allDigits(whole) || len(frac) > 2 || (strings.Contains(s, ".") && !allDigits(frac)) {
 		return 0, false
 	}

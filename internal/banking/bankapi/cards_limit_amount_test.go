@@ -14,7 +14,8 @@ import (
 // form of JSON is taken when exact in kopecks, as a payment's amount is
 // (banking.Amount.Kopecks), and answered and signed with two decimals; one
 // below the kopeck is VALIDATION_FAULT saying so, and the limit keeps its
-// number(38,2) range in either form.
+// number(38,2) range in either form. Zeros past the second decimal are
+// taken as they are for a payment's amount.
 func TestCardLimitAmountForms(t *testing.T) {
 	e := newCardEnv(t, 10)
 	const path = "/fintech/api/v1/business-cards/limits"
@@ -36,6 +37,16 @@ func TestCardLimitAmountForms(t *testing.T) {
 		{"-1.5E+3", "", "неотрицательное число"},
 		{"1.005", "", "неотрицательное число"},
 		{"12.5", "12.50", ""},
+		// Zeros past the second decimal (a BigDecimal of scale 3 or more)
+		// change no value: taken and kept with two decimals; any other
+		// digit there is still refused, and the range is the value's.
+		{"15.000", "15.00", ""},
+		{"1.50000", "1.50", ""},
+		{"0.000", "0.00", ""},
+		{"1" + strings.Repeat("0", 35) + ".990", "1" + strings.Repeat("0", 35) + ".99", ""},
+		{"1" + strings.Repeat("0", 36) + ".000", "", "неотрицательное число"},
+		{"15.001", "", "неотрицательное число"},
+		{"15.0010", "", "неотрицательное число"},
 	} {
 		t.Run(tc.limit, func(t *testing.T) {
 			ext := fmt.Sprintf("00000000-0000-4000-8000-%012d", 100+i)
