@@ -135,6 +135,13 @@ func (id *Identity) ExchangeCode(ctx context.Context, clientID, code, redirectUR
 		if c.Challenge != "" && !PKCEMatches(c.Challenge, verifier) {
 			return nil, ErrInvalidGrant("code_verifier does not match code_challenge")
 		}
+		// A verifier for a code issued without a challenge is a PKCE
+		// downgrade (RFC 9700 §2.1.1): a code obtained without PKCE,
+		// injected into a client that uses it, would pass the very check
+		// the client relies on.
+		if c.Challenge == "" && verifier != "" {
+			return nil, ErrInvalidGrant("code_verifier sent for a code issued without code_challenge")
+		}
 		var toks []Token
 		pair, toks = id.newPair(NewUUID(), c.ClientID, c.OrgID, c.UserID, c.Scopes)
 		return toks, nil
