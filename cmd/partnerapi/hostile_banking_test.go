@@ -376,7 +376,7 @@ func (b *bankHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		"GET /fintech/api/v1/webhook", "GET /ic/sso/api/v1/oauth/user-info", "GET /ic/sso/api/v2/oauth/user-info":
 	case "GET /ic/sso/api/v2/oauth/authorize", "GET /ic/sbbid/api/v1/oauth/authorize", "GET /ic/sbbid/api/v2/oauth/authorize":
 		r.path += "?" + url.Values{"response_type": {"code"}, "client_id": {banking.SandboxClientID}, "redirect_uri": {banking.SandboxRedirectURI},
-			"scope": {"openid"}, "state": {"s1"}, "code_challenge": {"x"}, "code_challenge_method": {"S256"}}.Encode()
+			"scope": {"openid"}, "state": {"s1"}, "code_challenge": {"E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"}, "code_challenge_method": {"S256"}}.Encode()
 		r.ctype = ""
 	case "POST /ic/sso/api/v2/oauth/authorize", "POST /ic/sbbid/api/v1/oauth/authorize", "POST /ic/sbbid/api/v2/oauth/authorize":
 		r.ctype, r.body, r.baseline = "application/x-www-form-urlencoded", authorizeForm(nil), http.StatusFound

@@ -291,7 +291,15 @@ func (tg *hostileTarget) sweepOp(t *testing.T, op hostileOp) map[string]int {
 		for _, p := range op.typedQuery {
 			r := fresh()
 			r.path = withQuery(r.path, p.name, p.wrong)
-			check("query "+p.name+" of the wrong type", r, op.method, http.StatusBadRequest)
+			want := []int{http.StatusBadRequest}
+			if op.codes[http.StatusFound] {
+				// An OAuth authorization endpoint sends a refusal back
+				// to the client's registered redirect_uri once it knows
+				// that one (RFC 6749 §4.1.2.1): a 302 whose Location
+				// carries the error (refused checks it).
+				want = append(want, http.StatusFound)
+			}
+			check("query "+p.name+" of the wrong type", r, op.method, want...)
 		}
 	}
 	return sent
@@ -352,7 +360,15 @@ func (tg *hostileTarget) refused(t *testing.T, op hostileOp, method string, req 
 			t.Errorf("Allow %q, want %q", got, strings.Join(op.allowed, ", "))
 		}
 	}
-	tg.envelope(t, strings.SplitN(req.path, "?", 2)[0], status, raw)
+	if status == http.StatusFound {
+		// A refusal redirected to the client is no body of an envelope:
+		// its error is in the Location's query.
+		if loc, err := url.Parse(resp.Header.Get("Location")); err != nil || loc.Query().Get("error") == "" {
+			t.Errorf("302 to %q, want a Location whose query names the error", resp.Header.Get("Location"))
+		}
+	} else {
+		tg.envelope(t, strings.SplitN(req.path, "?", 2)[0], status, raw)
+	}
 	if method == op.method && op.codes[status] {
 		hreq := tg.request(t, method, req)
 		if ok, errs := tg.contract.responses.ValidateHttpResponse(hreq, resp); !ok && (tg.lenient == nil || !tg.lenient(errs)) {

@@ -73,11 +73,12 @@ type AuthorizeRequest struct {
 
 // CheckAuthorize validates an authorize request before the login page is
 // shown: the client must exist and the redirect_uri must be registered, so
-// the page never redirects a user to a stranger.
+// the page never redirects a user to a stranger. Those two are checked
+// first; every later refusal is sent back to the client at that
+// redirect_uri (Redirect, RFC 6749 §4.1.2.1), so the partner learns why
+// its user came back without a code instead of the user being left on an
+// error page the partner never sees.
 func (id *Identity) CheckAuthorize(ctx context.Context, r AuthorizeRequest) (PartnerApp, error) {
-	if r.ResponseType != "code" {
-		return PartnerApp{}, oauthErr("unsupported_response_type", "response_type must be code")
-	}
 	app, err := id.Store.GetApp(ctx, r.ClientID)
 	if errors.Is(err, ErrNotFound) {
 		// invalid_request, 400: RFC 6749 has no invalid_client at the
@@ -93,19 +94,43 @@ func (id *Identity) CheckAuthorize(ctx context.Context, r AuthorizeRequest) (Par
 	if !slices.Contains(app.RedirectURIs, r.RedirectURI) {
 		return PartnerApp{}, oauthErr("invalid_request", "redirect_uri is not registered for this client")
 	}
+	back := func(code, desc string) (PartnerApp, error) {
+		return PartnerApp{}, &OAuthError{Code: code, Description: desc, Redirect: true}
+	}
+	switch r.ResponseType {
+	case "code":
+	case "":
+		return back("invalid_request", "response_type is required")
+	default:
+		return back("unsupported_response_type", "response_type must be code")
+	}
 	if len(ParseScopes(r.Scope)) == 0 {
-		return PartnerApp{}, oauthErr("invalid_scope", "scope is required")
+		return back("invalid_scope", "scope is required")
 	}
 	// The user's consent cannot grant more than the bank registered the app
 	// for, so a scope outside its list is refused before the login page.
 	if out := app.ScopesOutside(ParseScopes(r.Scope)); len(out) > 0 {
-		return PartnerApp{}, &OAuthError{Code: "invalid_scope", Redirect: true,
-			Description: "the client is not registered for scope " + jsonmsg.Echo(strings.Join(out, " "))}
+		return back("invalid_scope", "the client is not registered for scope "+jsonmsg.Echo(strings.Join(out, " ")))
 	}
 	if r.CodeChallenge != "" && r.CodeChallengeMethod != "S256" {
-		return PartnerApp{}, oauthErr("invalid_request", "only code_challenge_method S256 is supported")
+		return back("invalid_request", "only code_challenge_method S256 is supported")
+	}
+	// An S256 challenge is a SHA-256 in base64url without padding, 43
+	// characters (RFC 7636 §4.2); no verifier matches any other, so the
+	// user would sign in for a code that can never be exchanged.
+	if r.CodeChallenge != "" && !s256Challenge(r.CodeChallenge) {
+		return back("invalid_request", "code_challenge must be the 43-character base64url SHA-256 of the code_verifier")
 	}
 	return app, nil
+}
+
+// s256Challenge reports whether c has the form of an S256 code_challenge.
+func s256Challenge(c string) bool {
+	if len(c) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(c)
+	return err == nil
 }
 
 // IssueCode stores a one-time authorization code for the approved request.
