@@ -150,7 +150,7 @@ func errText(err error) string {
 // drop, and no goroutine of the gate is left once Close returns. It used
 // to go on after Close had returned, on a client already disconnected,
 // and be counted as a config request dropped for a broker out of reach.
-// The test holds the re-ask past its checks (WithBeforeReask) while Close
+// The test holds the re-ask as it falls due (WithBeforeReask) while Close
 // begins, so the interleaving is the failing one every run.
 func TestGateCloseEndsAReaskUnderWay(t *testing.T) {
 	url := testenv.MQTTBroker(t)

@@ -124,22 +124,21 @@ func TestConfigRequestAskedOnceMoreWhenUnanswered(t *testing.T) {
 			url := testenv.MQTTBroker(t)
 			root := testRoot(t, url)
 			cfg := homemqtt.WithReaskAfter(homemqtt.Config{Broker: url, Root: root}, wait)
-			// The agent that was away must be back before the re-ask goes
-			// out, which a connection and a subscription on a loaded
-			// machine need not manage within the wait: the re-ask is held
-			// as it is about to go out until the agent is back.
+			// The re-ask is held as it falls due until the agent has
+			// answered (the gate has read its config) or is back, which a
+			// loaded machine need not manage within the wait.
 			hook, _, release := holdFirstReask(t)
-			if !tc.answer {
-				cfg = homemqtt.WithBeforeReask(cfg, hook)
-			}
-			startGate(t, cfg, seeded(t))
+			startGate(t, homemqtt.WithBeforeReask(cfg, hook), seeded(t))
 			topic := root + "/dev/down/config_request"
 			var a *agent
 			if tc.answer {
+				states := newAgent(t, url, root+"/dev/down/status_request")
 				a = newAgent(t, url, topic)
 				a.publish(root+"/dev/up/status", lampStatus, false)
 				a.next()
 				a.publish(root+"/dev/up/config", `{"devices":[`+lamp+`]}`, false)
+				states.next() // the gate has read the config
+				release()
 			} else {
 				observer := newAgent(t, url, topic)
 				observer.publish(root+"/dev/up/status", lampStatus, false)

@@ -17,9 +17,10 @@ func WithReaskAfter(cfg Config, d time.Duration) Config {
 	return cfg
 }
 
-// WithBeforeReask is cfg with f called as each re-ask is about to go out:
-// the first request was acknowledged, its wait passed unanswered, and f
-// may hold the re-ask until the test has changed the broker.
+// WithBeforeReask is cfg with f called as each re-ask falls due: the
+// first request was acknowledged and its wait passed, and f may hold the
+// re-ask until the test has changed the broker or answered; the gate then
+// checks whether the request is still unanswered.
 func WithBeforeReask(cfg Config, f func(agent string)) Config {
 	cfg.beforeReask = f
 	return cfg

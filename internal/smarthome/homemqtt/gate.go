@@ -79,8 +79,9 @@ type Config struct {
 	// reaskAfter, when set, replaces reaskAfter (tests).
 	reaskAfter time.Duration
 	// beforeReask, when set, is called with the agent's name as a re-ask
-	// is about to go out, after its wait and its checks (tests: it may
-	// hold the re-ask while the test takes the broker away).
+	// falls due, after its wait and before the checks of whether it still
+	// goes out (tests: it may hold the re-ask while the test takes the
+	// broker away, or until an agent's answer has been read).
 	beforeReask func(agent string)
 	// Agents, when set, limits the gate to the agents it registers
 	// (registered.go): a message under any other name is ignored. Nil

@@ -44,11 +44,11 @@ func TestGateReasksLeaveNothingBehind(t *testing.T) {
 				root := testRoot(t, url)
 				cfg := homemqtt.WithReaskAfter(homemqtt.Config{Broker: url, Root: root, Log: slog.New(&recs), Metrics: homemqtt.NewMetrics(reg)}, wait)
 				// With the re-asks due at Close, each one that falls due
-				// first is held as it is about to go out until Close has
-				// begun: the twenty requests took longer than the wait to
-				// come through on a loaded machine (0.65 s under CPU load,
-				// 2026-12-01), and re-asks then went out before Close,
-				// which the test counted as re-asks after it.
+				// before Close is held until Close has begun: the twenty
+				// requests took longer than the wait to come through on a
+				// loaded machine (0.65 s under CPU load, 2026-12-01), and
+				// re-asks then went out before Close, which the test
+				// counted as re-asks after it.
 				held, release := make(chan struct{}), sync.OnceFunc(func() {})
 				if !tc.reasked {
 					release = sync.OnceFunc(func() { close(held) })

@@ -64,7 +64,7 @@ func quiet(t *testing.T, got <-chan arrival, d time.Duration, what string) {
 }
 
 // holdFirstReask returns a hook for homemqtt.WithBeforeReask that holds
-// the gate's first re-ask as it is about to go out, a channel that gets
+// the gate's first re-ask as it falls due, a channel that gets
 // a value then, and release, which lets it go (idempotent, and run when
 // the test ends). A re-ask is due only once the broker acknowledged the
 // request it repeats and the wait passed, so a test that takes the broker
@@ -144,7 +144,8 @@ func TestGateReasksItsOwnConfigRequestOnce(t *testing.T) {
 		// devices' states are asked for.
 		requests int
 		answered bool
-		// holds: run lets the first re-ask go out itself (env.release).
+		// holds: the first re-ask is held until run lets it go
+		// (env.release) or, at the latest, the answer has been read.
 		holds bool
 	}{
 		{"never answers: asked twice, then left alone", func(e env) {
@@ -152,9 +153,11 @@ func TestGateReasksItsOwnConfigRequestOnce(t *testing.T) {
 			nextArrival(e.t, e.requests)
 		}, 2, false, false},
 		{"answers the first: never asked again", func(e env) {
+			// The re-ask is held until the gate has read the answer
+			// (below), however slowly the machine runs.
 			nextArrival(e.t, e.requests)
 			e.dev.publish(e.root+"/dev/up/config", `{"devices":[`+lamp+`]}`, false)
-		}, 1, true, false},
+		}, 1, true, true},
 		{"answers the second: the asking stops", func(e env) {
 			nextArrival(e.t, e.requests)
 			nextArrival(e.t, e.requests)
@@ -211,6 +214,8 @@ func TestGateReasksItsOwnConfigRequestOnce(t *testing.T) {
 					t.Fatalf("status_request after the answer: %s", m.payload)
 				}
 			}
+			release() // the gate has read any answer: a re-ask held goes on to its checks
+
 			// What an observer subscribed throughout got, after several
 			// waits in which no third request and none after an answer came.
 			time.Sleep(4 * wait)
