@@ -258,6 +258,9 @@ type IdentityStore interface {
 	// chain (the grant: the pairs issued for one code or CLI issue and
 	// every refresh of them); ErrNotFound when the token is absent.
 	RevokeGrant(ctx context.Context, hash string, now time.Time) error
+	// RevokeChain marks revoked at now every token of chain issued to
+	// clientID; none there is no error.
+	RevokeChain(ctx context.Context, chain, clientID string, now time.Time) error
 	// RotateRefresh checks the refresh token old is usable at now, starts
 	// its reserve period (if not started) ending reserveUntil, revokes at
 	// now every other refresh token of old's chain (the newest one when old

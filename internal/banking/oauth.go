@@ -168,10 +168,18 @@ func (id *Identity) ExchangeCode(ctx context.Context, clientID, code, redirectUR
 			return nil, ErrInvalidGrant("code_verifier sent for a code issued without code_challenge")
 		}
 		var toks []Token
-		pair, toks = id.newPair(NewUUID(), c.ClientID, c.OrgID, c.UserID, c.Scopes)
+		pair, toks = id.newPair(codeChain(code), c.ClientID, c.OrgID, c.UserID, c.Scopes)
 		return toks, nil
 	})
 	if errors.Is(err, ErrNotFound) {
+		// A code used twice has been seen by someone else: the grant it
+		// was redeemed for, if it was, is revoked with every pair
+		// refreshed from it (RFC 6749 §4.1.2). Only the client the grant
+		// was issued to revokes it by a replay, so a code leaked to
+		// another partner does not let that one sign a user out.
+		if err := id.Store.RevokeChain(ctx, codeChain(code), clientID, id.now()); err != nil {
+			return TokenPair{}, err
+		}
 		return TokenPair{}, ErrInvalidGrant("Unknown, used or expired authorization code")
 	}
 	if err != nil {
@@ -181,6 +189,11 @@ func (id *Identity) ExchangeCode(ctx context.Context, clientID, code, redirectUR
 	pair.IDToken, err = id.idToken(c.ClientID, c.UserID, c.Scopes, c.Nonce, now, now)
 	return pair, err
 }
+
+// codeChain names the grant a code is redeemed for (Token.Chain), so that
+// a replay of the code finds it again once the code itself is gone. It is
+// a hash of the code, which is not stored anywhere in the clear.
+func codeChain(code string) string { return HashSecret("grant of code " + code) }
 
 // PKCEMatches checks an S256 code_verifier against its challenge (RFC 7636).
 func PKCEMatches(challenge, verifier string) bool {

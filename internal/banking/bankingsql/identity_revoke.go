@@ -41,6 +41,26 @@ func (s *IdentityStore) RevokeGrant(ctx context.Context, hash string, now time.T
 	})
 }
 
+// RevokeChain revokes every live token of chain issued to clientID in one
+// transaction, under the chain's lock as RevokeGrant; a chain with no such
+// token is no error.
+func (s *IdentityStore) RevokeChain(ctx context.Context, chain, clientID string, now time.Time) error {
+	var revoked []string
+	defer func() {
+		for _, h := range revoked {
+			forgetToken(s.db, h)
+		}
+	}()
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := lockChain(ctx, tx, s.db.Dialect, chain); err != nil {
+			return err
+		}
+		var err error
+		revoked, err = updatedHashes(ctx, tx, `UPDATE banking_tokens SET revoked_at = $3 WHERE chain = $1 AND client_id = $2 AND revoked_at = 0 RETURNING hash`, chain, clientID, idNanos(now))
+		return err
+	})
+}
+
 // lockChain serialises the transactions that change one token chain on
 // PostgreSQL, where two could otherwise each miss the other's uncommitted
 // tokens; SQLite's IMMEDIATE transactions already run one at a time.
