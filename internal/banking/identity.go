@@ -466,7 +466,13 @@ func (id *Identity) newPair(chain, clientID, orgID, userID string, scopes []stri
 // one reserve; every other refresh token of its chain stops working, so
 // after any sequence of refreshes exactly the newest token and at most one
 // reserve can refresh (reference §3).
-func (id *Identity) Refresh(ctx context.Context, clientID, refresh string) (TokenPair, error) {
+//
+// scope is the request's scope parameter, "" when it has none (RFC 6749
+// §6): the new access token gets those scopes alone, in the grant's
+// order, and the new refresh token the whole grant, as §6 asks of it; a
+// scope outside the grant is invalid_scope, refused before the used token
+// is touched.
+func (id *Identity) Refresh(ctx context.Context, clientID, refresh, scope string) (TokenPair, error) {
 	now := id.now()
 	old, err := id.Store.GetToken(ctx, HashSecret(refresh))
 	if errors.Is(err, ErrNotFound) || (err == nil && (old.Kind != TokenRefresh || old.ClientID != clientID || !old.usableAt(now))) {
@@ -475,7 +481,26 @@ func (id *Identity) Refresh(ctx context.Context, clientID, refresh string) (Toke
 	if err != nil {
 		return TokenPair{}, err
 	}
+	granted := old.Scopes
+	if asked := ParseScopes(scope); len(asked) > 0 {
+		var beyond []string
+		for _, s := range asked {
+			if !slices.Contains(old.Scopes, s) {
+				beyond = append(beyond, s)
+			}
+		}
+		if len(beyond) > 0 {
+			return TokenPair{}, oauthErr("invalid_scope", "scope beyond the grant: %s", strings.Join(beyond, " "))
+		}
+		granted = slices.DeleteFunc(slices.Clone(old.Scopes), func(s string) bool { return !slices.Contains(asked, s) })
+	}
 	pair, toks := id.newPair(old.Chain, old.ClientID, old.OrgID, old.UserID, old.Scopes)
+	for i := range toks {
+		if toks[i].Kind == TokenAccess {
+			toks[i].Scopes = granted
+		}
+	}
+	pair.Scope = strings.Join(granted, " ")
 	if _, err := id.Store.RotateRefresh(ctx, HashSecret(refresh), now, now.Add(max(id.RefreshReserve, 0)), toks...); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return TokenPair{}, ErrInvalidGrant("Unknown refresh token")
@@ -486,6 +511,6 @@ func (id *Identity) Refresh(ctx context.Context, clientID, refresh string) (Toke
 	// token response, id_token included), so a client that reads the
 	// id_token of every answer finds one; OIDC Core §12.2 fixes its
 	// claims: the same iss, sub and aud, a new iat, and no nonce.
-	pair.IDToken, err = id.idToken(old.ClientID, old.UserID, old.Scopes, "", time.Time{}, now)
+	pair.IDToken, err = id.idToken(old.ClientID, old.UserID, granted, "", time.Time{}, now)
 	return pair, err
 }

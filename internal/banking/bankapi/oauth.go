@@ -259,7 +259,7 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 	case grant == "authorization_code":
 		pair, err = id.ExchangeCode(r.Context(), app.ClientID, f.Get("code"), f.Get("redirect_uri"), f.Get("code_verifier"))
 	case grant == "refresh_token":
-		pair, err = id.Refresh(r.Context(), app.ClientID, f.Get("refresh_token"))
+		pair, err = id.Refresh(r.Context(), app.ClientID, f.Get("refresh_token"), f.Get("scope"))
 	default:
 		err = &banking.OAuthError{Code: "unsupported_grant_type", Description: "grant_type must be authorization_code or refresh_token"}
 	}

@@ -55,7 +55,8 @@ func TestOAuthAppScopes(t *testing.T) {
 	}
 
 	// Within the list the flow goes on, and a refresh asking for more
-	// gets exactly what was granted.
+	// is refused (invalid_scope, TestOAuthRefreshScope) while one without
+	// a scope gets exactly what was granted.
 	status, loc, _ = e.login(t, authorizeForm(map[string]string{"scope": "openid"}))
 	code := loc.Query().Get("code")
 	if status != http.StatusFound || code == "" {
@@ -67,9 +68,13 @@ func TestOAuthAppScopes(t *testing.T) {
 	}
 	rf := refreshForm(m["refresh_token"].(string))
 	rf.Set("scope", "openid "+banking.ScopePayDocRU+" "+banking.ScopeBusinessCardLimit)
+	if st, m := e.tokenCall(t, "/ic/sso/api/v2/oauth/token", rf); st != 400 || m["error"] != "invalid_scope" {
+		t.Fatalf("refresh asking for more: %d %v", st, m)
+	}
+	rf.Del("scope")
 	st, m = e.tokenCall(t, "/ic/sso/api/v2/oauth/token", rf)
 	if st != 200 || m["scope"] != "openid" {
-		t.Fatalf("refresh asking for more: %d %v", st, m)
+		t.Fatalf("refresh: %d %v", st, m)
 	}
 	tok, err := e.id.Store.GetToken(ctx, banking.HashSecret(m["access_token"].(string)))
 	if err != nil || strings.Join(tok.Scopes, " ") != "openid" {
