@@ -175,7 +175,7 @@ func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 		status = http.StatusUnauthorized
 		w.Header().Set("WWW-Authenticate", basicChallenge)
 	}
-	w.Header().Set("Cache-Control", "no-store")
+	noStore(w)
 	writeJSON(w, status, map[string]string{"error": oe.Code, "error_description": oe.Description})
 }
 

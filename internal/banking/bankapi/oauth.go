@@ -267,8 +267,17 @@ func (s *server) token(w http.ResponseWriter, r *http.Request) {
 		s.writeOAuthError(w, r, err)
 		return
 	}
-	w.Header().Set("Cache-Control", "no-store")
+	noStore(w)
 	writeJSON(w, http.StatusOK, pair)
+}
+
+// noStore marks an answer about tokens or credentials, or an error of the
+// endpoints that hand them out, as never to be cached: RFC 6749 §5.1 asks
+// for both headers, Pragma for the HTTP/1.0 caches that do not read
+// Cache-Control.
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
 }
 
 // revoke is RFC 7009: 200 whether or not the token existed.
@@ -365,7 +374,7 @@ func (s *server) changeClientSecret(w http.ResponseWriter, r *http.Request) {
 	if !expires.IsZero() {
 		days = int((id.ClientSecretTTL + 12*time.Hour) / (24 * time.Hour))
 	}
-	w.Header().Set("Cache-Control", "no-store")
+	noStore(w)
 	writeJSON(w, http.StatusOK, map[string]int{"clientSecretExpiration": days})
 }
 
