@@ -373,6 +373,11 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 					a.ClientID = banking.NewUUID()
 				}
 				a.RedirectURIs = strings.Fields(uris)
+				for _, u := range a.RedirectURIs {
+					if err := banking.ValidRedirectURI(u); err != nil {
+						return nil, fmt.Errorf("--redirect-uri: %w", err)
+					}
+				}
 				a.Scopes = banking.ParseScopes(scopes)
 				secret := banking.NewClientSecret()
 				a.SecretHash, a.SecretExpiresAt = banking.HashSecret(secret), id.SecretExpiry(time.Now())

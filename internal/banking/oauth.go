@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"partnerapi/internal/jsonmsg"
 	"slices"
 	"strconv"
@@ -188,6 +189,28 @@ func (id *Identity) ExchangeCode(ctx context.Context, clientID, code, redirectUR
 	now := id.now()
 	pair.IDToken, err = id.idToken(c.ClientID, c.UserID, c.Scopes, c.Nonce, now, now)
 	return pair, err
+}
+
+// ValidRedirectURI says why uri cannot be a registered redirect URI, nil
+// when it can: RFC 6749 §3.1.2 has it absolute and without a fragment (the
+// code is added to its query, and a fragment would hide it from the
+// partner's server), and only http and https reach a partner's web
+// server, so a javascript: or data: URI, which the authorization endpoint
+// would send a user's browser to with a code, is refused here, where the
+// operator can still correct it.
+func ValidRedirectURI(uri string) error {
+	u, err := url.Parse(uri)
+	switch {
+	case err != nil:
+		return fmt.Errorf("redirect URI %q does not parse: %v", jsonmsg.Echo(uri), err)
+	case u.Scheme != "https" && u.Scheme != "http":
+		return fmt.Errorf("redirect URI %q: want an absolute http or https URI", jsonmsg.Echo(uri))
+	case u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("redirect URI %q: want a host", jsonmsg.Echo(uri))
+	case strings.Contains(uri, "#"):
+		return fmt.Errorf("redirect URI %q: a fragment is not allowed (RFC 6749 §3.1.2)", jsonmsg.Echo(uri))
+	}
+	return nil
 }
 
 // codeChain names the grant a code is redeemed for (Token.Chain), so that
