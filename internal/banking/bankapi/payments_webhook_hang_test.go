@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
-	"partnerapi/internal/banking/bankingsql"
-	"partnerapi/internal/storetest"
 )
 
 // A receiver that hangs on one webhook holds up only that one: the others
@@ -37,22 +35,13 @@ func TestWebhookHangingReceiverDelaysOnlyItsOwn(t *testing.T) {
 	defer partner.Close()
 	defer close(release)
 
-	db := storetest.SQLite(t)
-	if err := bankingsql.MigratePayments(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	store := bankingsql.NewPaymentStore(db)
-	svc := &banking.PaymentService{Store: store, Verifier: &payVerifier{}, Accounts: payAccounts{banking.SandboxAccount: payOrg},
-		Config: banking.PaymentConfig{Now: func() time.Time { return payNow }}}
 	// The hanging one first: the outbox hands events out oldest first.
 	const others = 5
+	var ids []string
 	for i := range others + 1 {
-		var d banking.Payment
-		_ = json.Unmarshal([]byte(payDoc(newUUID(90+i), map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})), &d)
-		if _, err := svc.Create(context.Background(), banking.Principal{OrgID: payOrg}, d); err != nil {
-			t.Fatal(err)
-		}
+		ids = append(ids, newUUID(90+i))
 	}
+	store := implementedPayments(t, ids...)
 	disp := &banking.WebhookDispatcher{Outbox: store, Now: func() time.Time { return payNow },
 		Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store, Default: banking.WebhookTarget{URL: partner.URL, Secret: []byte("s")}}, URLs: loopbackURLs}}
 	done := make(chan error, 1)

@@ -45,18 +45,7 @@ func TestPaymentWebhookDelivery(t *testing.T) {
 	}))
 	defer partner.Close()
 
-	db := storetest.SQLite(t)
-	if err := bankingsql.MigratePayments(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	store := bankingsql.NewPaymentStore(db)
-	svc := &banking.PaymentService{Store: store, Verifier: &payVerifier{}, Accounts: payAccounts{banking.SandboxAccount: payOrg},
-		Config: banking.PaymentConfig{Now: func() time.Time { return payNow }}}
-	var d banking.Payment
-	_ = json.Unmarshal([]byte(payDoc(newUUID(80), map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})), &d)
-	if _, err := svc.Create(context.Background(), banking.Principal{OrgID: payOrg}, d); err != nil {
-		t.Fatal(err)
-	}
+	store := implementedPayments(t, newUUID(80))
 	now := payNow
 	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store, Default: banking.WebhookTarget{URL: partner.URL, Secret: secret}}, URLs: loopbackURLs},
 		// The 503 pauses the partner too (webhook_fair.go): for a
@@ -71,6 +60,28 @@ func TestPaymentWebhookDelivery(t *testing.T) {
 	if len(got) != 1 || got[0]["externalId"] != newUUID(80) || got[0]["bankStatus"] != "IMPLEMENTED" || got[0]["eventTime"] != payNow.Format(time.RFC3339Nano) {
 		t.Fatalf("partner got %v after %d calls", got, calls)
 	}
+}
+
+// implementedPayments is a migrated SQLite payment store holding one
+// sole-signed (so IMPLEMENTED, its webhook queued) document for each of
+// ids, created at payNow in that order: the webhook tests' starting point.
+func implementedPayments(t *testing.T, ids ...string) *bankingsql.PaymentStore {
+	t.Helper()
+	db := storetest.SQLite(t)
+	if err := bankingsql.MigratePayments(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	store := bankingsql.NewPaymentStore(db)
+	svc := &banking.PaymentService{Store: store, Verifier: &payVerifier{}, Accounts: payAccounts{banking.SandboxAccount: payOrg},
+		Config: banking.PaymentConfig{Now: func() time.Time { return payNow }}}
+	for _, id := range ids {
+		var d banking.Payment
+		_ = json.Unmarshal([]byte(payDoc(id, map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})), &d)
+		if _, err := svc.Create(context.Background(), banking.Principal{OrgID: payOrg}, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
 }
 
 var updateWebhook = flag.Bool("update-webhook", false, "rewrite testdata/webhook_* golden files")

@@ -2,7 +2,6 @@ package bankapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
-	"partnerapi/internal/banking/bankingsql"
-	"partnerapi/internal/storetest"
 )
 
 // TestWebhookHonoursRetryAfter: a receiver that answers 429 or 503 with a
@@ -56,18 +53,7 @@ func TestWebhookHonoursRetryAfter(t *testing.T) {
 				w.WriteHeader(204)
 			}))
 			defer partner.Close()
-			db := storetest.SQLite(t)
-			if err := bankingsql.MigratePayments(context.Background(), db); err != nil {
-				t.Fatal(err)
-			}
-			store := bankingsql.NewPaymentStore(db)
-			svc := &banking.PaymentService{Store: store, Verifier: &payVerifier{}, Accounts: payAccounts{banking.SandboxAccount: payOrg},
-				Config: banking.PaymentConfig{Now: func() time.Time { return payNow }}}
-			var d banking.Payment
-			_ = json.Unmarshal([]byte(payDoc(newUUID(2100+i), map[string]any{"digestSignatures": sigs(banking.SandboxCertSole)})), &d)
-			if _, err := svc.Create(context.Background(), banking.Principal{OrgID: payOrg}, d); err != nil {
-				t.Fatal(err)
-			}
+			store := implementedPayments(t, newUUID(2100+i))
 			disp := &banking.WebhookDispatcher{Outbox: store, Sender: &WebhookSender{Targets: &banking.Webhooks{Store: store,
 				Default: banking.WebhookTarget{URL: partner.URL, Secret: []byte("s3cret")}}, URLs: loopbackURLs},
 				BaseBackoff: time.Second, MaxBackoff: 10 * time.Minute, PauseBase: time.Second, PauseMax: 10 * time.Minute,
