@@ -57,6 +57,26 @@ func gateGoroutinesAfterClose() string {
 	}
 }
 
+// closeReleasing closes g with held work under way: it begins Close,
+// waits until Close has disconnected the client (so the held work meets a
+// closing gate), lets the work go on with release, and waits up to 30 s
+// for Close to return.
+func closeReleasing(t *testing.T, g *homemqtt.Gate, release func()) {
+	t.Helper()
+	closed := make(chan struct{})
+	go func() {
+		g.Close()
+		close(closed)
+	}()
+	waitFor(t, "Close to disconnect", func() bool { return !g.Connected() })
+	release()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return within 30 s")
+	}
+}
+
 // What an administrator sends while the gate closes, and after, never
 // panics nor hangs: each call is either sent or refused with ErrClosed,
 // every call once Close has returned is refused so, and Close returns
@@ -166,18 +186,7 @@ func TestGateCloseEndsAReaskUnderWay(t *testing.T) {
 	nextArrival(t, got)
 	awaitDue(t, due)
 
-	closed := make(chan struct{})
-	go func() {
-		g.Close()
-		close(closed)
-	}()
-	waitFor(t, "Close to disconnect", func() bool { return !g.Connected() })
-	release()
-	select {
-	case <-closed:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Close did not return within 30 s")
-	}
+	closeReleasing(t, g, release)
 	// Either the re-ask is still under way, or it has done what it did.
 	if s := gateGoroutinesAfterClose(); s != "" {
 		t.Errorf("the gate's goroutines left once Close returned:\n%s", s)

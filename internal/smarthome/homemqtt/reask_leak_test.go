@@ -68,18 +68,7 @@ func TestGateReasksLeaveNothingBehind(t *testing.T) {
 				for range want {
 					nextArrival(t, got)
 				}
-				closed := make(chan struct{})
-				go func() {
-					g.Close()
-					close(closed)
-				}()
-				waitFor(t, "Close to disconnect", func() bool { return !g.Connected() })
-				release()
-				select {
-				case <-closed:
-				case <-time.After(30 * time.Second):
-					t.Fatal("Close did not return within 30 s")
-				}
+				closeReleasing(t, g, release)
 			})
 			// Past the re-asks' due time: the ones due after Close have
 			// fired by now.
