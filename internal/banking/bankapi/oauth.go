@@ -108,7 +108,7 @@ func (s *server) authorizePage(w http.ResponseWriter, r *http.Request) {
 // authorizeSubmit is the form post: check the password and consent, then
 // redirect to the registered redirect_uri with a one-time code.
 func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.oauthForm(w, r)
+	id, ok := s.oauthFormIn(w, r, func(r *http.Request) url.Values { return r.PostForm })
 	if !ok {
 		return
 	}
@@ -393,6 +393,17 @@ func (s *server) changeClientSecret(w http.ResponseWriter, r *http.Request) {
 // change-client-secret with Content-Type application/json, no body and its
 // parameters in the query string.
 func (s *server) oauthForm(w http.ResponseWriter, r *http.Request) (id *banking.Identity, ok bool) {
+	return s.oauthFormIn(w, r, func(r *http.Request) url.Values { return r.Form })
+}
+
+// oauthFormIn is oauthForm with the parameters that must not repeat chosen
+// by read, after the form is parsed. The login form's submission counts its
+// body alone: the form has no action, so a browser posts it to the page's
+// URL, whose query string is the authorize request the hidden fields carry
+// again, and reading that query as repeats refused every browser login. The
+// submission reads its parameters from the body only (authorizeSubmit), so
+// the query changes nothing it does.
+func (s *server) oauthFormIn(w http.ResponseWriter, r *http.Request, read func(*http.Request) url.Values) (id *banking.Identity, ok bool) {
 	if id = s.identityOr503(w, r); id == nil {
 		return nil, false
 	}
@@ -405,7 +416,7 @@ func (s *server) oauthForm(w http.ResponseWriter, r *http.Request) (id *banking.
 		s.writeOAuthError(w, r, &banking.OAuthError{Code: "invalid_request", Description: "form does not parse"})
 		return nil, false
 	}
-	if name, ok := repeatedParam(r.Form); ok {
+	if name, ok := repeatedParam(read(r)); ok {
 		s.writeOAuthError(w, r, errRepeatedParam(name))
 		return nil, false
 	}
