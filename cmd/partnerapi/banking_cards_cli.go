@@ -99,7 +99,7 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 	case "card add":
 		fs.StringVar(&c.ID, "id", "", "card id (default: generated)")
 		fs.StringVar(&c.AccountNumber, "account", "", "account number the card belongs to")
-		fs.StringVar(&c.BIC, "bic", banking.SandboxBIC, "bank BIC")
+		fs.StringVar(&c.BIC, "bic", "", "bank BIC (default: the account's; another is refused)")
 		fs.StringVar(&c.PAN, "pan", "", "card number (stored whole, shown masked)")
 		fs.StringVar(&c.HolderName, "holder", "", "cardholder name (stored whole, shown masked)")
 		fs.StringVar(&c.HolderBirthday, "birthday", "", "cardholder birthday YYYY-MM-DD")
@@ -163,6 +163,9 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 			c.ExpiryDate = time.Now().AddDate(3, 0, 0).Format("2006-01-02")
 		}
 		c.OrgID, c.Status = *org, st
+		if err := cardAccount(ctx, bankingsql.NewIdentityStore(db), &c); err != nil {
+			return err
+		}
 		if err := c.Validate(); err != nil {
 			return err
 		}
@@ -227,4 +230,28 @@ func runBankingCards(ctx context.Context, args []string, getenv func(string) str
 		return err
 	}
 	return json.NewEncoder(sio.out).Encode(out)
+}
+
+// cardAccount checks that the account c is put on is one of its
+// organisation's (`banking account add`) and gives c that account's BIC,
+// the card's bankBic, when --bic was not given. The bank issues cards on
+// its client's own accounts only, and a card on an account the
+// organisation does not have would never be listed, for no partner's
+// offer covers it; a --bic other than the account's would answer a
+// bankBic no account of the card has.
+func cardAccount(ctx context.Context, accounts banking.IdentityStore, c *banking.Card) error {
+	a, err := accounts.GetAccount(ctx, c.AccountNumber)
+	if err != nil {
+		return flagNotFound("--account", c.AccountNumber, "account", err)
+	}
+	if a.OrgID != c.OrgID {
+		return fmt.Errorf("--account %s: not an account of organisation %s (--org)", c.AccountNumber, c.OrgID)
+	}
+	switch {
+	case c.BIC == "":
+		c.BIC = a.BIC
+	case c.BIC != a.BIC:
+		return fmt.Errorf("--bic %s: account %s is at BIC %s", c.BIC, c.AccountNumber, a.BIC)
+	}
+	return nil
 }
