@@ -151,3 +151,19 @@ func TestBankingCLINamesWhatIsNotFound(t *testing.T) {
 		}
 	}
 }
+
+// Every card command acts on the sandbox organisation unless told --org, so
+// the README's provisioning block shows --org on each of them: set-status
+// without it does not find a card of another organisation.
+func TestReadmeCardCommandsShowOrg(t *testing.T) {
+	block := readmeProvisioningBlock(t)
+	for _, cmd := range []string{"banking card add", "banking card list", "banking card set-status", "banking card limit-setting"} {
+		usage, ok := readmeUsage(block, cmd)
+		if !ok {
+			t.Fatalf("README's provisioning block has no line for partnerapi %s", cmd)
+		}
+		if !strings.Contains(usage, "[--org ORG]") {
+			t.Errorf("README: partnerapi %s%s does not show [--org ORG]", cmd, usage)
+		}
+	}
+}
