@@ -51,7 +51,7 @@ func certListCmd(stdio) bankingCmd {
 	var user, org string
 	return bankingCmd{
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&user, "user", "", "user id whose certificates to list")
+			fs.StringVar(&user, "user", "", "user id or login whose certificates to list")
 			fs.StringVar(&org, "org", "", "organisation id whose users' certificates to list")
 		},
 		run: func(ctx context.Context, id *banking.Identity) (any, error) {
@@ -71,8 +71,10 @@ func certListCmd(stdio) bankingCmd {
 				for _, u := range us {
 					users = append(users, u.ID)
 				}
-			} else if _, err := id.Store.GetUser(ctx, user); err != nil {
+			} else if u, err := lookupUser(ctx, id.Store, user); err != nil {
 				return nil, flagNotFound("--user", user, "user", err)
+			} else {
+				users[0] = u.ID
 			}
 			out := []certListEntry{}
 			for _, u := range users {

@@ -126,7 +126,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&scope, "scope", "", "space-separated scopes")
 				fs.StringVar(&org, "org", banking.SandboxOrgID, "organisation id")
-				fs.StringVar(&user, "user", "", "user id (default: the organisation's first user)")
+				fs.StringVar(&user, "user", "", "user id or login (default: the organisation's first user)")
 				fs.StringVar(&client, "client", banking.SandboxClientID, "partner client_id")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
@@ -161,8 +161,10 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 						return nil, fmt.Errorf("organisation %s has no users: create one with `banking user create`", org)
 					}
 					user = users[0].ID
-				} else if u, err := id.Store.GetUser(ctx, user); err != nil || u.OrgID != org {
+				} else if u, err := lookupUser(ctx, id.Store, user); err != nil || u.OrgID != org {
 					return nil, fmt.Errorf("--user %s is not a user of organisation %s", user, org)
+				} else {
+					user = u.ID
 				}
 				p, err := id.IssueTokens(ctx, client, org, user, scopes)
 				if err != nil {
@@ -285,7 +287,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 		var user, method string
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
-				fs.StringVar(&user, "user", "", "user id")
+				fs.StringVar(&user, "user", "", "user id or login")
 				fs.StringVar(&method, "signing-method", "", "signing tool type: Token or OneTimePassword")
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
@@ -295,12 +297,16 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				if !banking.ValidSigningMethod(method) {
 					return nil, fmt.Errorf("--signing-method must be Token or OneTimePassword, got %q", method)
 				}
-				if err := id.Store.SetUserSigningMethod(ctx, user, method); errors.Is(err, banking.ErrNotFound) {
+				u, err := lookupUser(ctx, id.Store, user)
+				if err != nil {
+					return nil, flagNotFound("--user", user, "user", err)
+				}
+				if err := id.Store.SetUserSigningMethod(ctx, u.ID, method); errors.Is(err, banking.ErrNotFound) {
 					return nil, fmt.Errorf("--user %s: no such user", user)
 				} else if err != nil {
 					return nil, err
 				}
-				return map[string]string{"id": user, "signingMethod": method}, nil
+				return map[string]string{"id": u.ID, "signingMethod": method}, nil
 			},
 		}
 	},
@@ -308,7 +314,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 		var user, file, role, typ, uuid string
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
-				fs.StringVar(&user, "user", "", "user id who owns the certificate")
+				fs.StringVar(&user, "user", "", "user id or login of who owns the certificate")
 				fs.StringVar(&file, "cert", "", "X.509 GOST certificate (PEM, DER or base64)")
 				fs.StringVar(&role, "role", string(banking.RoleSoleAuthority), "SOLE, FIRST, SECOND or QUALIFIED")
 				fs.StringVar(&typ, "type", "SMS", "crypto profile type (UKEP_UL for QUALIFIED)")
@@ -337,7 +343,11 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				if uuid == "" {
 					uuid = banking.NewUUID()
 				}
-				c := banking.Certificate{UUID: uuid, UserID: user, DER: cert.Raw, Issuer: cert.Issuer,
+				u, err := lookupUser(ctx, id.Store, user)
+				if err != nil {
+					return nil, flagNotFound("--user", user, "user", err)
+				}
+				c := banking.Certificate{UUID: uuid, UserID: u.ID, DER: cert.Raw, Issuer: cert.Issuer,
 					Serial: cert.SerialHex, TypeName: typ, Role: r, Active: true}
 				if err := id.Store.AddCertificate(ctx, c); errors.Is(err, banking.ErrNotFound) {
 					return nil, fmt.Errorf("--user %s: no such user", user)
@@ -563,6 +573,19 @@ func flagNotFound(flag, value, what string, err error) error {
 		return fmt.Errorf("%s %s: no such %s", flag, value, what)
 	}
 	return fmt.Errorf("%s %s: %w", flag, value, err)
+}
+
+// lookupUser finds the user --user names, by id or, failing that, by
+// login. `banking user create --login L` prints an id, yet the login is
+// what its caller chose and remembers, so the commands taking --user take
+// either. Logins are unique across organisations (the login form asks for
+// the login alone) and ids are UUIDs, so one value names one user.
+func lookupUser(ctx context.Context, store banking.IdentityStore, idOrLogin string) (banking.User, error) {
+	u, err := store.GetUser(ctx, idOrLogin)
+	if errors.Is(err, banking.ErrNotFound) {
+		return store.GetUserByLogin(ctx, idOrLogin)
+	}
+	return u, err
 }
 
 // cliErr prints a domain validation error with its fields and, when it
