@@ -195,7 +195,9 @@ func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret, for
 	var set PartnerWebhook
 	var generated string
 	err := w.Store.UpdatePartnerWebhook(ctx, clientID, func(old PartnerWebhook, found bool) (PartnerWebhook, error) {
-		set = PartnerWebhook{ClientID: clientID, URL: rawURL, UpdatedAt: now().UTC()}
+		// Microseconds are what PostgreSQL and the SQLite store keep, so
+		// this answer's updatedAt is the one every later GET answers.
+		set = PartnerWebhook{ClientID: clientID, URL: rawURL, UpdatedAt: now().UTC().Truncate(time.Microsecond)}
 		generated = ""
 		switch {
 		case secret != nil:
