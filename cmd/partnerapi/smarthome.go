@@ -165,7 +165,7 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 		}
 		pw, err := svc.CreateCredential(ctx, what, *login)
 		if err != nil {
-			return cliError(err)
+			return cliError("login", err)
 		}
 		return out.Encode(map[string]string{"login": *login, "password": pw})
 	case "agent rotate", "admin rotate":
@@ -174,7 +174,7 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 		}
 		pw, err := svc.RotateCredential(ctx, what, *login)
 		if err != nil {
-			return cliError(err)
+			return cliError("login", err)
 		}
 		return out.Encode(map[string]string{"login": *login, "password": pw})
 	case "agent delete", "admin delete":
@@ -182,7 +182,7 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 			return errors.New("--login is required")
 		}
 		if err := svc.DeleteCredential(ctx, what, *login); err != nil {
-			return cliError(err)
+			return cliError("login", err)
 		}
 		return out.Encode(map[string]any{"login": *login, "deleted": true})
 	case "model list":
@@ -202,7 +202,7 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 		}
 		created, v, err := svc.PutModel(ctx, m)
 		if err != nil {
-			return cliError(err)
+			return cliError("model", err)
 		}
 		return out.Encode(map[string]any{"id": m.ID, "created": created, "version": v})
 	case "model delete":
@@ -211,7 +211,7 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 		}
 		v, err := svc.DeleteModel(ctx, *id)
 		if err != nil {
-			return cliError(err)
+			return cliError("model", err)
 		}
 		return out.Encode(map[string]any{"id": *id, "deleted": true, "version": v})
 	}
@@ -225,12 +225,14 @@ func readModelInput(file string, stdin io.Reader) ([]byte, error) {
 	return os.ReadFile(file)
 }
 
-// cliError prints a model's findings one after another, separated so that
-// a reader sees where each ends: %v of the list ran them together.
-func cliError(err error) error {
+// cliError prints the findings about what the command was given (a model,
+// or a credential's login) one after another, separated so that a reader
+// sees where each ends: %v of the list ran them together. what names the
+// input, so that a refused login is not reported as an invalid model.
+func cliError(what string, err error) error {
 	var inv *smarthome.InvalidError
 	if errors.As(err, &inv) {
-		return fmt.Errorf("invalid model: %s", strings.Join(inv.Details, "; "))
+		return fmt.Errorf("invalid %s: %s", what, strings.Join(inv.Details, "; "))
 	}
 	return err
 }

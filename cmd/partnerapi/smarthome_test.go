@@ -438,7 +438,8 @@ func TestSmarthomeCLI(t *testing.T) {
 		wantOut     string
 	}{
 		{"duplicate login", "", []string{"agent", "create", "--login", "dup"}, "already exists", ""},
-		{"bad login", "", []string{"admin", "create", "--login", "a b"}, "login must be", ""},
+		{"bad login", "", []string{"admin", "create", "--login", "a b"}, "invalid login: login must be", ""},
+		{"bad agent login", "", []string{"agent", "create", "--login", "a b"}, "invalid login: login must be", ""},
 		{"no login", "", []string{"admin", "create"}, "--login is required", ""},
 		{"unknown command", "", []string{"agent", "frobnicate"}, "usage:", ""},
 		{"rotate", "", []string{"agent", "rotate", "--login", "dup"}, "", `"login":"dup","password":"`},
