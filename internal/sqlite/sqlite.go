@@ -36,7 +36,22 @@ func Open(ctx context.Context, dataDir string) (*sqldb.DB, error) {
 		return nil, fmt.Errorf("data dir %s is not writable: %w", dataDir, err)
 	}
 	_ = os.Remove(probe)
-	return OpenFile(ctx, filepath.Join(dataDir, FileName))
+	// The database holds what the key files beside it protect (sealed
+	// webhook secrets, credential hashes, partners' documents), so it is
+	// made 0600 as they are, whatever the data directory's mode: SQLite
+	// would create it under the umask, 0644, readable by every local user
+	// when the operator made the directory 0755. SQLite gives its WAL and
+	// shared-memory files the database file's mode. An empty file is an
+	// empty database to SQLite; an existing file keeps its mode.
+	path := filepath.Join(dataDir, FileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dataDir, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dataDir, err)
+	}
+	return OpenFile(ctx, path)
 }
 
 // OpenFile opens the database at path.

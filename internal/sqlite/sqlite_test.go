@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -78,5 +79,37 @@ func TestCheckpointer(t *testing.T) {
 	}
 	if n != 50 {
 		t.Fatalf("%d rows after reopening, want 50", n)
+	}
+}
+
+// TestOpenMakesTheDatabaseOwnerOnly checks that a new database, its WAL and
+// its shared-memory file are readable by their owner alone in a data
+// directory that others may list (an operator's 0755 one), as the key files
+// beside them are.
+func TestOpenMakesTheDatabaseOwnerOnly(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix file modes")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.W.ExecContext(ctx, "CREATE TABLE t (v TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FileName, FileName + "-wal", FileName + "-shm"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			t.Errorf("%s has mode %v, want no access for group or others", name, perm)
+		}
 	}
 }
