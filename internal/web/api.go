@@ -164,7 +164,7 @@ func (a API) build(p Platform, gate *certGate) http.Handler {
 	})
 	inner := withWriteDeadline(wt, withBodyLimit(maxBody, a.MaxBodyPaths, a.Errors, a.Handler))
 	top.Handle("/", inner)
-	h := dispatch(top, inner)
+	h := dispatch(top, inner, a.Errors)
 	if a.Prepare != nil {
 		next := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -202,8 +202,19 @@ var platformPaths = map[string]bool{"/healthz": true, "/metrics": true, "/openap
 // would only have passed it on: the path is not a platform route and is
 // already clean (the mux redirects unclean paths). That saves one routing
 // per request and changes no answer.
-func dispatch(top *http.ServeMux, api http.Handler) http.Handler {
+//
+// A request target that is no path, the asterisk form ("GET *"; net/http
+// answers "OPTIONS *" itself) or the authority form of CONNECT
+// ("CONNECT host:443", a proxy's), names nothing an origin server serves.
+// The top-level mux answers those outside the API's error format (a bare
+// 400, a text/plain "404 page not found"), so they are refused here in it,
+// as the malformed requests net/http refuses are (refusal.go).
+func dispatch(top *http.ServeMux, api http.Handler, errs ErrorWriter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.RequestURI == "*" || (r.Method == http.MethodConnect && r.URL.Path == "") {
+			errs(w, r, http.StatusBadRequest, &MalformedRequest{Reason: "request target is not a path"})
+			return
+		}
 		p := r.URL.EscapedPath()
 		if r.Method == http.MethodConnect || platformPaths[p] || !isCleanPath(p) {
 			top.ServeHTTP(w, r)

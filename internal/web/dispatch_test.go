@@ -42,6 +42,16 @@ func TestRoutingAnswers(t *testing.T) {
 				rec.Code, rec.Body.String(), rec.Header().Get("Location"), tc.status, tc.contains, tc.location)
 		}
 	}
+	// A request target that is no path answers in the API's envelope,
+	// not as the top-level mux would (a bare 400, text/plain 404).
+	for _, tc := range []struct{ method, target string }{{"GET", "*"}, {"POST", "*"}, {"CONNECT", "example.com:443"}} {
+		req := httptest.NewRequest(tc.method, tc.target, nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if want := `{"envelope":"malformed request: request target is not a path"}`; rec.Code != 400 || rec.Body.String() != want {
+			t.Errorf("%s %s: %d %q, want 400 %q", tc.method, tc.target, rec.Code, rec.Body.String(), want)
+		}
+	}
 	// A wrong method lists the allowed ones.
 	req := httptest.NewRequest("GET", "/echo", nil)
 	rec := httptest.NewRecorder()
