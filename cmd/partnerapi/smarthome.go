@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,8 +197,8 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 		if err != nil {
 			return err
 		}
-		var m smarthome.Model
-		if err := json.Unmarshal(b, &m); err != nil {
+		m, err := decodeModelInput(b)
+		if err != nil {
 			return fmt.Errorf("model JSON: %w", err)
 		}
 		created, v, err := svc.PutModel(ctx, m)
@@ -223,6 +224,24 @@ func readModelInput(file string, stdin io.Reader) ([]byte, error) {
 		return io.ReadAll(stdin)
 	}
 	return os.ReadFile(file)
+}
+
+// decodeModelInput reads one model as PUT /v1/admin/models/{id} does:
+// a member the model does not have is refused, not dropped, so that a
+// misspelt "allowed_value" or "dependency" does not store a model without
+// its range or dependency while the command reports success; nothing may
+// follow the object.
+func decodeModelInput(b []byte) (smarthome.Model, error) {
+	var m smarthome.Model
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return m, errors.New("data after the object")
+	}
+	return m, nil
 }
 
 // cliError prints the findings about what the command was given (a model,
