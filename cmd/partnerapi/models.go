@@ -189,6 +189,9 @@ func readManifest(dir, name string) (local.Manifest, error) {
 	if err := json.Unmarshal(b, &man); err != nil {
 		return man, fmt.Errorf("manifest %s.json: %w", name, err)
 	}
+	if err := man.Check(); err != nil {
+		return man, fmt.Errorf("manifest %s.json: %w", name, err)
+	}
 	return man, nil
 }
 

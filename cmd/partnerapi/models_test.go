@@ -122,6 +122,22 @@ func TestModelsPullListRemove(t *testing.T) {
 	}
 }
 
+// models list reports a manifest whose type serve would refuse as an ERROR
+// line, as it does one that does not parse, not as a model of that type.
+func TestModelsListRefusesManifestType(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(testenv.Model(t, "stories260K.gguf"), filepath.Join(dir, "emb.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "emb.json"), []byte(`{"type":"embeddings"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runModelsCLI(map[string]string{"PARTNERAPI_MODELS_DIR": dir}, "list")
+	if err != nil || !strings.HasPrefix(out, "emb\tERROR\t") || !strings.Contains(out, `"embeddings"`) {
+		t.Errorf("list: %v\n%q", err, out)
+	}
+}
+
 func TestModelsPullErrors(t *testing.T) {
 	content := []byte("<html>not a model</html>")
 	srv, _ := hubServer(t, "/o/r/resolve/main/page.gguf", content, `"v1"`)

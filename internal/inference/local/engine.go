@@ -19,6 +19,7 @@ import (
 	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/inference/model"
 	"partnerapi/internal/inference/tokenizer"
+	"partnerapi/internal/jsonmsg"
 	"partnerapi/internal/ttft"
 )
 
@@ -72,6 +73,19 @@ type Manifest struct {
 	ContextWindow     int    `json:"context_window"`
 	ChatTemplate      string `json:"chat_template"` // Jinja source overriding the file's template
 	SupportsFunctions bool   `json:"supports_functions"`
+}
+
+// Check refuses a manifest the engine would not serve as it says: a type
+// other than chat or embedder (empty is chat). A typo such as "embeddings"
+// was served as a chat model, refused at /embeddings and listed under a type
+// the API's contract does not know; like a manifest that does not parse, it
+// now stops serve at start and is an ERROR line in models list.
+func (m Manifest) Check() error {
+	switch m.Type {
+	case "", TypeChat, assistant.TypeEmbedder:
+		return nil
+	}
+	return fmt.Errorf("type %q is neither %q nor %q", jsonmsg.Echo(m.Type), TypeChat, assistant.TypeEmbedder)
 }
 
 // Defaults for models without a manifest.
@@ -171,6 +185,9 @@ func openServed(path string, opts Options) (*served, error) {
 	man := Manifest{}
 	if b, err := os.ReadFile(strings.TrimSuffix(path, ".gguf") + ".json"); err == nil {
 		if err := json.Unmarshal(b, &man); err != nil {
+			return nil, fmt.Errorf("local: manifest of %s: %w", name, err)
+		}
+		if err := man.Check(); err != nil {
 			return nil, fmt.Errorf("local: manifest of %s: %w", name, err)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {

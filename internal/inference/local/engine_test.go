@@ -452,3 +452,42 @@ func TestPromptPrefixReuse(t *testing.T) {
 		t.Errorf("unrelated prompt: precached %d, want 1 (BOS)", other.Usage.PrecachedPromptTokens)
 	}
 }
+
+// A manifest's type is chat or embedder: any other (a typo, another case, a
+// type the contract lists but this engine does not serve) stops Open, as a
+// manifest that does not parse does, instead of the model being served as a
+// chat model under a type the API does not know.
+func TestManifestTypeIsChatOrEmbedder(t *testing.T) {
+	for _, tc := range []struct {
+		typ  string
+		want string // the model's type, or "" when Open must refuse it
+	}{
+		{"", "chat"},
+		{"chat", "chat"},
+		{"embedder", "embedder"},
+		{"embeddings", ""},
+		{"Embedder", ""},
+		{"aicheck", ""},
+		{"filter", ""},
+	} {
+		e, err := Open(modelsDir(t, `{"type":"`+tc.typ+`"}`), Options{})
+		if tc.want == "" {
+			if err == nil {
+				e.Close()
+				t.Errorf("type %q: served", tc.typ)
+			} else if !strings.Contains(err.Error(), "stories260K") || !strings.Contains(err.Error(), `"`+tc.typ+`"`) {
+				t.Errorf("type %q: the error names neither the model nor the type: %v", tc.typ, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("type %q: %v", tc.typ, err)
+			continue
+		}
+		models, _ := e.Models(context.Background())
+		e.Close()
+		if len(models) != 1 || models[0].Type != tc.want {
+			t.Errorf("type %q: served as %+v", tc.typ, models)
+		}
+	}
+}
