@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"partnerapi/internal/inference/local"
 )
 
 // TestAssistantReadmeClientSteps follows the README's steps for pointing a
@@ -111,5 +114,27 @@ func TestReadmeModelStepRunsInAFreshClone(t *testing.T) {
 	want := "/" + strings.Trim(filepath.ToSlash(filepath.Clean(dir)), "/") + "/"
 	if !slices.Contains(strings.Split(string(ignore), "\n"), want) {
 		t.Errorf(".gitignore lacks %s, the default models directory the README fills", want)
+	}
+}
+
+// The README's --models-dir row names every key of a model's NAME.json
+// manifest, so that a developer can set what the engine reads (a version
+// for the model's id, a context cap, an embedder's type) without reading
+// its source.
+func TestReadmeNamesEveryManifestKey(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `--models-dir` \\|.*$").FindString(string(raw))
+	if row == "" {
+		t.Fatal("README: no --models-dir row in the flags table")
+	}
+	typ := reflect.TypeFor[local.Manifest]()
+	for i := range typ.NumField() {
+		key, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if !strings.Contains(row, "`"+key+"`") {
+			t.Errorf("README's --models-dir row does not name the manifest key %q", key)
+		}
 	}
 }
