@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -183,7 +184,19 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if pay.retention != nil {
 		sidecars = append(sidecars, webhookPurger(pay.retention, workers.Worker("banking-webhook-purge", d.log), purgeEvery, purgeTimeout))
 	}
-	prepare, spec := bankapi.Prefixed(m.prefix, api.Spec("banking"))
+	unprefix, spec := bankapi.Prefixed(m.prefix, api.Spec("banking"))
+	// An unclean path (`/fintech/api//v1/payments` from a base URL ending
+	// in a slash, a dot segment, a trailing slash) is routed as its clean
+	// form, as the provider's nginx front merges slashes and as the
+	// assistant and the smart home route them, never answered with the
+	// mux's 307 HTML page; the prefix is cut from the clean path.
+	prepare := web.FoldPath
+	if unprefix != nil {
+		prepare = func(r *http.Request) {
+			web.FoldPath(r)
+			unprefix(r)
+		}
+	}
 	return built{api: web.API{
 		Name:    "banking",
 		Handler: mux,
