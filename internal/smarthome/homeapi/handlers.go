@@ -66,6 +66,21 @@ func (h *handlers) auth(kind string, next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// catalogTag names one content of the catalog: its version and, past the
+// built-in seed (version 1, the same content wherever this build serves
+// it), the second that version was made. The version alone does not: a
+// restored backup, or a data directory made anew, counts its versions again
+// from where it stands, and its next change would take the tag the lost
+// timeline gave other content, which an agent holding that tag would keep
+// (304) without ever seeing the new one.
+func catalogTag(c *smarthome.Catalog) string {
+	tag := "catalog-" + strconv.FormatInt(c.Version, 10)
+	if c.Version > 1 && !c.Updated.IsZero() {
+		tag += "." + strconv.FormatInt(c.Updated.Unix(), 10)
+	}
+	return tag
+}
+
 func (h *handlers) render(r *http.Request) (*rendered, error) {
 	c, err := h.svc.Catalog(r.Context())
 	if err != nil {
@@ -74,7 +89,7 @@ func (h *handlers) render(r *http.Request) (*rendered, error) {
 	if s := h.snap.Load(); s != nil && s.catalog == c {
 		return s, nil
 	}
-	s := &rendered{catalog: c, etag: []string{`"catalog-` + strconv.FormatInt(c.Version, 10) + h.opt.variant() + `"`}, features: map[string]renderedBody{}}
+	s := &rendered{catalog: c, etag: []string{`"` + catalogTag(c) + h.opt.variant() + `"`}, features: map[string]renderedBody{}}
 	if !c.Updated.IsZero() {
 		s.lastModified = []string{c.Updated.UTC().Format(http.TimeFormat)}
 	}

@@ -1,6 +1,7 @@
 package homeapi
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/smarthome/homesql"
+	"partnerapi/internal/storetest"
 	"partnerapi/internal/testenv"
 	"partnerapi/internal/web"
 )
@@ -266,5 +270,49 @@ func TestInternalErrorIsTheReferenceSample(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "disk on fire") {
 		t.Errorf("the cause is not in the error log:\n%s", logs.String())
+	}
+}
+
+// A version number past the seed does not name one content alone: a restored
+// backup counts its versions again from where it stands, so its next change
+// reaches a number the lost timeline gave other models. The ETag tells the
+// two apart by when each was made, so an agent holding the lost one's tag
+// gets the new catalog, not a 304; the seed keeps the plain tag.
+func TestETagOutlivesARestoredVersion(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SQLite(t)
+	if err := homesql.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	tagOf := func() string {
+		t.Helper()
+		svc := smarthome.NewService(homesql.New(db))
+		if err := svc.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s, err := (&handlers{svc: svc}).render(httptest.NewRequest("GET", "/v1/mqtt-gate/models", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.etag[0]
+	}
+	if tag := tagOf(); tag != `"catalog-1"` {
+		t.Fatalf("seed ETag %s", tag)
+	}
+	svc := smarthome.NewService(homesql.New(db))
+	if err := svc.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.PutModel(ctx, smarthome.Model{ID: "lost", Manufacturer: "A", Model: "B", Category: "socket", Features: []string{"online", "on_off"}}); err != nil {
+		t.Fatal(err)
+	}
+	lost := tagOf()
+	// The restored timeline reached version 2 with other content, an hour
+	// apart: the same number, made at another time.
+	if _, err := db.W.ExecContext(ctx, `UPDATE home_catalog SET updated_at = updated_at - 3600 WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if restored := tagOf(); restored == lost || !strings.HasPrefix(restored, `"catalog-2.`) {
+		t.Errorf("version 2 made at two times: ETags %s and %s, want two tags of version 2", lost, restored)
 	}
 }
