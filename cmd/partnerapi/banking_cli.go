@@ -237,6 +237,10 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				}
 				if err := id.Store.AddAccount(ctx, a); errors.Is(err, banking.ErrNotFound) {
 					return nil, fmt.Errorf("--org %s: no such organisation", a.OrgID)
+				} else if errors.Is(err, banking.ErrDuplicate) {
+					// The store's "account: banking: already exists"
+					// names neither the flag nor the value.
+					return nil, fmt.Errorf("--number %s: the account is already registered", a.Number)
 				} else if err != nil {
 					return nil, err
 				}
@@ -276,7 +280,11 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 					}
 					u.PasswordHash = h
 				}
-				if err := id.Store.CreateUser(ctx, u); err != nil {
+				if err := id.Store.CreateUser(ctx, u); errors.Is(err, banking.ErrDuplicate) {
+					// Logins are unique across organisations (the login
+					// form asks for the login alone).
+					return nil, fmt.Errorf("--login %s: a user with this login already exists", u.Login)
+				} else if err != nil {
 					return nil, err
 				}
 				return map[string]string{"id": u.ID}, nil

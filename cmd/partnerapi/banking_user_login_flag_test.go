@@ -79,3 +79,28 @@ func TestBankingUserFlagTakesLogin(t *testing.T) {
 		t.Fatalf("token for the sandbox organisation as romashka: %v %s", err, out.String())
 	}
 }
+
+// TestBankingProvisioningDuplicatesNameTheFlag: registering a login or an
+// account a second time says which flag and value are taken, instead of
+// the store's "user: banking: already exists", and leaves the first.
+func TestBankingProvisioningDuplicatesNameTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	st := []string{"--data-dir", dir}
+	org := bankingCLI(t, "", append([]string{"org", "create", "--name", "ООО Ромашка", "--inn", "7830002293", "--kpp", "783001001"}, st...)...)["id"].(string)
+	bankingCLI(t, "", append([]string{"user", "create", "--org", org, "--login", "romashka"}, st...)...)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"user", "create", "--org", org, "--login", "romashka"}, "--login romashka: a user with this login already exists"},
+		// The sandbox's own user and account are there from the start.
+		{[]string{"user", "create", "--org", org, "--login", "sandbox"}, "--login sandbox: a user with this login already exists"},
+		{[]string{"account", "add", "--org", org, "--number", "40702810538833411733", "--bic", "044525225"},
+			"--number 40702810538833411733: the account is already registered"},
+	} {
+		err := runBanking(context.Background(), append(c.args, st...), noEnv, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("banking %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
