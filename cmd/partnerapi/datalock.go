@@ -15,7 +15,8 @@ import (
 // serve holds locked.
 const dataDirLockFile = "serve.lock"
 
-// lockDataDir makes serve the only one on an SQLite data directory. Two
+// lockDataDir makes serve the only one on an SQLite data directory, and
+// restore the only user of any data directory. Two
 // serve processes on one file would each have their own single writer and
 // group commit, waiting on each other's write lock for up to the busy
 // timeout under load; so a second one stops at start with a line naming
@@ -35,12 +36,7 @@ func lockDataDir(dir string) (release func(), err error) {
 		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
 	}
 	if err := filelock.TryLock(f); err != nil {
-		holder := ""
-		if raw, rerr := os.ReadFile(path); rerr == nil {
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(raw))); perr == nil {
-				holder = fmt.Sprintf(" (pid %d)", pid)
-			}
-		}
+		holder := lockHolder(path)
 		f.Close()
 		if errors.Is(err, filelock.ErrLocked) {
 			return nil, fmt.Errorf("data dir %s is in use by another partnerapi serve%s: give each its own --data-dir, or share a PostgreSQL (--database-url)", dir, holder)
@@ -54,4 +50,49 @@ func lockDataDir(dir string) (release func(), err error) {
 		_ = filelock.Unlock(f)
 		_ = f.Close()
 	}, nil
+}
+
+// shareDataDir is serve's hold on its data directory when the database is
+// PostgreSQL's. Several serve processes may share one data directory then
+// (its keys and the bill journals, each journal locked on its own), so the
+// lock is shared; but restore replaces those keys, and a serve still
+// running on the old ones would seal new webhook secrets with a key the
+// next start no longer has, so restore's exclusive lock is refused while
+// any serve shares the directory, as it is while an SQLite serve holds it.
+// An SQLite serve on a directory a PostgreSQL serve shares is refused too:
+// it would take the directory whole.
+func shareDataDir(dir string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, dataDirLockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
+	}
+	if err := filelock.TryLockShared(f); err != nil {
+		f.Close()
+		if errors.Is(err, filelock.ErrLocked) {
+			return nil, fmt.Errorf("data dir %s is in use by a partnerapi restore or an SQLite serve%s", dir, lockHolder(path))
+		}
+		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
+	}
+	return func() {
+		_ = filelock.Unlock(f)
+		_ = f.Close()
+	}, nil
+}
+
+// lockHolder names the pid an exclusive holder wrote into the lock file, as
+// " (pid N)", or nothing when it holds none (shared holders write none).
+func lockHolder(path string) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (pid %d)", pid)
 }

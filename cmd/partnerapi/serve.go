@@ -192,13 +192,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		return fmt.Errorf("store: %w", err)
 	}
 	defer db.Close()
-	if cfg.store.DatabaseURL == "" {
-		release, err := lockDataDir(cfg.store.DataDir) // datalock.go
-		if err != nil {
-			return err
-		}
-		defer release()
+	lock := lockDataDir // datalock.go
+	if cfg.store.DatabaseURL != "" {
+		lock = shareDataDir
 	}
+	release, err := lock(cfg.store.DataDir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	metrics := web.NewMetrics(version)
 	connMetrics := metrics.NewConnMetrics()
 	registerPoolMetrics(metrics, db)

@@ -1,4 +1,4 @@
-// Package filelock takes a file's exclusive lock without waiting. The lock
+// Package filelock takes a file's exclusive or shared lock without waiting. The lock
 // is the system's (flock on Unix, LockFileEx on Windows), so it ends with
 // the process holding it however that process ended: a crash leaves no
 // stale lock behind. Serve's data directory and the assistant's bill

@@ -23,7 +23,20 @@ func TryLock(f *os.File) error {
 	return err
 }
 
-// Unlock gives back the lock TryLock took on f.
+// TryLockShared takes a shared lock of f's first byte without waiting: any
+// number of handles may hold it together, and ErrLocked means one holds the
+// exclusive lock. An exclusive TryLock is refused while any shared lock is
+// held.
+func TryLockShared(f *os.File) error {
+	var ol windows.Overlapped
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
+		return ErrLocked
+	}
+	return err
+}
+
+// Unlock gives back the lock TryLock or TryLockShared took on f.
 func Unlock(f *os.File) error {
 	var ol windows.Overlapped
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
