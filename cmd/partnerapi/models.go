@@ -145,6 +145,9 @@ func runModelsList(args []string, getenv func(string) string, io stdio) error {
 		return err
 	}
 	for _, m := range models {
+		if m.Err == nil {
+			m.Err = local.CheckName(m.Name)
+		}
 		if m.Err != nil {
 			fmt.Fprintf(io.out, "%s\tERROR\t%v\n", m.Name, m.Err)
 			continue

@@ -138,6 +138,19 @@ func TestModelsListRefusesManifestType(t *testing.T) {
 	}
 }
 
+// models list reports a model file serve would refuse for a ':' in its
+// name as an ERROR line, not as a model id no request can name.
+func TestModelsListRefusesColonInName(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(testenv.Model(t, "stories260K.gguf"), filepath.Join(dir, "tiny:7b.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runModelsCLI(map[string]string{"PARTNERAPI_MODELS_DIR": dir}, "list")
+	if err != nil || !strings.HasPrefix(out, "tiny:7b\tERROR\t") || !strings.Contains(out, "rename") {
+		t.Errorf("list: %v\n%q", err, out)
+	}
+}
+
 func TestModelsPullErrors(t *testing.T) {
 	content := []byte("<html>not a model</html>")
 	srv, _ := hubServer(t, "/o/r/resolve/main/page.gguf", content, `"v1"`)

@@ -88,6 +88,19 @@ func (m Manifest) Check() error {
 	return fmt.Errorf("type %q is neither %q nor %q", jsonmsg.Echo(m.Type), TypeChat, assistant.TypeEmbedder)
 }
 
+// CheckName refuses a model name no request could reach: a model id is
+// NAME or NAME:version, so a file named "qwen:7b.gguf" was listed in /models
+// as qwen:7b:1.0 and answered No such model under every id (the request's
+// "qwen:7b" is model qwen, version 7b), as an --assistant-upstream NAME
+// with ':' was before that flag refused it. A path separator cannot be in a
+// file name; the other characters a file name may hold are served as today.
+func CheckName(name string) error {
+	if strings.Contains(name, ":") {
+		return fmt.Errorf("model name %q holds ':', which separates a model id's version (NAME:version), so no request can name it; rename the file", jsonmsg.Echo(name))
+	}
+	return nil
+}
+
 // Defaults for models without a manifest.
 const (
 	DefaultVersion = "1.0"
@@ -182,6 +195,9 @@ func Open(modelsDir string, opts Options) (*Engine, error) {
 
 func openServed(path string, opts Options) (*served, error) {
 	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
+	if err := CheckName(name); err != nil {
+		return nil, fmt.Errorf("local: %s: %w", path, err)
+	}
 	man := Manifest{}
 	if b, err := os.ReadFile(strings.TrimSuffix(path, ".gguf") + ".json"); err == nil {
 		if err := json.Unmarshal(b, &man); err != nil {

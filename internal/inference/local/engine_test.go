@@ -491,3 +491,21 @@ func TestManifestTypeIsChatOrEmbedder(t *testing.T) {
 		}
 	}
 }
+
+// A model file whose name holds ':' stops Open, naming the file: its id
+// would be listed and answer No such model under every spelling of it.
+func TestModelNameWithColonIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(testenv.Model(t, "stories260K.gguf"), filepath.Join(dir, "tiny:7b.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(dir, Options{})
+	if err == nil {
+		models, _ := e.Models(context.Background())
+		e.Close()
+		t.Fatalf("tiny:7b.gguf served as %+v", models)
+	}
+	if !strings.Contains(err.Error(), "tiny:7b.gguf") || !strings.Contains(err.Error(), "rename") {
+		t.Errorf("the error does not name the file or the remedy: %v", err)
+	}
+}
