@@ -57,6 +57,10 @@ func (f *aliasFlag) Set(v string) error {
 // engine's models and the upstream names) or is itself an alias: either
 // would answer every request for the alias with "No such model", which a
 // typo in a deployment's settings should not wait for a client to find.
+// It also refuses an alias that is the name of a served model: the alias
+// took the name over, so that model was neither listed nor reachable, its
+// requests answered by the alias's model (Embeddings=stories260K hid the
+// Embeddings embedder and answered /embeddings 422).
 func (f aliasFlag) check(served []string) error {
 	aliases := make([]string, 0, len(f))
 	for alias := range f {
@@ -65,6 +69,9 @@ func (f aliasFlag) check(served []string) error {
 	slices.Sort(aliases)
 	for _, alias := range aliases {
 		model := f[alias]
+		if slices.Contains(served, alias) {
+			return fmt.Errorf("--assistant-model-alias %s=%s: %s is a served model, which the alias would hide; name the alias otherwise", alias, model, alias)
+		}
 		if _, chained := f[model]; chained {
 			return fmt.Errorf("--assistant-model-alias %s=%s: %s is an alias itself; name the model", alias, model, model)
 		}

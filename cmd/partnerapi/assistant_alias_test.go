@@ -75,20 +75,27 @@ func TestAssistantModelAlias(t *testing.T) {
 }
 
 // TestAssistantModelAliasRefused: an alias of a model that is not served,
-// or of another alias, stops serve at start with the reason, and a value
-// that is not ALIAS=MODEL is refused as the flag is parsed.
+// or of another alias, and an alias named as a served model stop serve at
+// start with the reason, and a value that is not ALIAS=MODEL is refused as
+// the flag is parsed.
 func TestAssistantModelAliasRefused(t *testing.T) {
 	models := assistantModelsDir(t)
-	for _, tc := range []struct{ value, want string }{
-		{"GigaChat=stories", "no model stories is served (served: stories260K)"},
-		{"GigaChat=Pro,Pro=stories260K", "Pro is an alias itself"},
-		{"GigaChat", "want ALIAS=MODEL"},
-		{"GigaChat:2=stories260K", "want ALIAS=MODEL"},
-		{"GigaChat=stories260K,GigaChat=other", "already an alias of stories260K"},
+	for _, tc := range []struct {
+		value, want string
+		more        []string // further serve flags
+	}{
+		{"GigaChat=stories", "no model stories is served (served: stories260K)", nil},
+		{"GigaChat=Pro,Pro=stories260K", "Pro is an alias itself", nil},
+		{"GigaChat", "want ALIAS=MODEL", nil},
+		{"GigaChat:2=stories260K", "want ALIAS=MODEL", nil},
+		{"GigaChat=stories260K,GigaChat=other", "already an alias of stories260K", nil},
+		// An alias named as a served model (here an upstream's, which need
+		// not be reachable at start) would hide that model.
+		{"Embeddings=stories260K", "Embeddings is a served model", []string{"--assistant-upstream", "Embeddings=http://127.0.0.1:9#type=embedder"}},
 	} {
 		t.Run(tc.value, func(t *testing.T) {
-			err := runServeExpectError(t, "--data-dir", t.TempDir(), "--models-dir", models, "--only", "assistant",
-				"--assistant-addr", "127.0.0.1:0", "--assistant-grpc-addr", "off", "--assistant-model-alias", tc.value)
+			err := runServeExpectError(t, append([]string{"--data-dir", t.TempDir(), "--models-dir", models, "--only", "assistant",
+				"--assistant-addr", "127.0.0.1:0", "--assistant-grpc-addr", "off", "--assistant-model-alias", tc.value}, tc.more...)...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("serve with --assistant-model-alias %s: %v, want an error saying %q", tc.value, err, tc.want)
 			}
