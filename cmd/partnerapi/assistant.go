@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,6 +189,15 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	served := make([]string, 0, len(models)+len(m.upstreams))
 	for _, mi := range models {
 		served = append(served, mi.Name)
+	}
+	for name := range m.upstreams {
+		// An upstream named as a file of --models-dir took the name over:
+		// the local model was neither listed nor reachable, and nothing
+		// said so. Which of the two was meant is the deployment's to say.
+		if slices.Contains(served, name) {
+			_ = engine.Close()
+			return built{}, fmt.Errorf("--assistant-upstream %s: %s is also a model of --models-dir %s (%s.gguf), which the upstream would hide; name one of them otherwise", name, name, d.modelsDir, name)
+		}
 	}
 	for name := range m.upstreams {
 		served = append(served, name)

@@ -176,3 +176,14 @@ func TestUpstreamFlagErrorsRedacted(t *testing.T) {
 		t.Fatalf("String() = %s, want %s", got, want)
 	}
 }
+
+// An --assistant-upstream named as a file of --models-dir stops serve,
+// naming both, instead of hiding the local model behind the upstream.
+func TestUpstreamNamedAsLocalModelIsRefused(t *testing.T) {
+	err := runServeExpectError(t, "--data-dir", t.TempDir(), "--models-dir", assistantModelsDir(t), "--only", "assistant",
+		"--assistant-addr", "127.0.0.1:0", "--assistant-grpc-addr", "off",
+		"--assistant-upstream", "stories260K=http://127.0.0.1:9#model=qwen")
+	if err == nil || !strings.Contains(err.Error(), "stories260K is also a model of --models-dir") {
+		t.Errorf("serve with an upstream named stories260K beside stories260K.gguf: %v", err)
+	}
+}
