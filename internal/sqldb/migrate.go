@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,6 +12,12 @@ import (
 	"strings"
 	"testing/fstest"
 )
+
+// ErrNewerSchema is Migrate's answer for a database that already holds a
+// migration of the domain newer than any this build has: a newer build
+// migrated it, and an older build is stopped there rather than left to write
+// rows the newer schema does not expect.
+var ErrNewerSchema = errors.New("the database was migrated by a newer partnerapi build")
 
 // Migrate applies the migrations of one domain that have not been applied
 // yet. Files are named NNNN_description.sql and applied in order, each in its
@@ -58,6 +65,11 @@ func (db *DB) Migrate(ctx context.Context, domain string, files fs.FS) error {
 		list = append(list, migration{v, e.Name()})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].version < list[j].version })
+	if len(list) > 0 {
+		if err := db.refuseNewerSchema(ctx, domain, list[len(list)-1].version); err != nil {
+			return err
+		}
+	}
 	for _, m := range list {
 		body, err := fs.ReadFile(files, m.name)
 		if err != nil {
@@ -88,6 +100,23 @@ func (db *DB) Migrate(ctx context.Context, domain string, files fs.FS) error {
 			}
 			return fmt.Errorf("migrate %s: %w", domain, err)
 		}
+	}
+	return nil
+}
+
+// refuseNewerSchema answers ErrNewerSchema when the database holds a
+// migration of domain above known, this build's latest. Without the check
+// a downgrade (an older binary started on an upgraded database) starts as if
+// nothing happened, and its writes leave out what the newer build's columns
+// and tables are meant to hold.
+func (db *DB) refuseNewerSchema(ctx context.Context, domain string, known int) error {
+	var applied sql.NullInt64
+	if err := db.W.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations WHERE domain = $1`, domain).Scan(&applied); err != nil {
+		return fmt.Errorf("migrate %s: %w", domain, err)
+	}
+	if applied.Valid && int(applied.Int64) > known {
+		return fmt.Errorf("migrate %s: %w (it is at migration %d, this build knows up to %d): run that build, or restore a backup taken before the upgrade",
+			domain, ErrNewerSchema, applied.Int64, known)
 	}
 	return nil
 }

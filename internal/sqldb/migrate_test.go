@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -88,4 +89,37 @@ func TestMigrateRejectsBadNames(t *testing.T) {
 	if err := db.Migrate(context.Background(), "bad", bad); err == nil {
 		t.Fatal("a migration without a number was accepted")
 	}
+}
+
+// A database migrated by a newer build refuses an older build's Migrate
+// with ErrNewerSchema, naming both versions, and leaves the database as it
+// was; a build that knows every applied migration, or one with none for the
+// domain, still migrates it.
+func TestMigrateRefusesNewerSchema(t *testing.T) {
+	storetest.Each(t, nil, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		if err := db.Migrate(ctx, "demo", migrations); err != nil {
+			t.Fatal(err)
+		}
+		older := fstest.MapFS{"0001_items.sql": migrations["0001_items.sql"]}
+		err := db.Migrate(ctx, "demo", older)
+		if !errors.Is(err, sqldb.ErrNewerSchema) || !strings.Contains(err.Error(), "migration 3") || !strings.Contains(err.Error(), "up to 1") {
+			t.Fatalf("older build's migrate: %v, want ErrNewerSchema naming migrations 3 and 1", err)
+		}
+		var n int
+		if err := db.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE domain = $1`, "demo").Scan(&n); err != nil || n != 3 {
+			t.Fatalf("bookkeeping rows after the refusal = %d, %v", n, err)
+		}
+		for _, tc := range []struct {
+			name, domain string
+			files        fstest.MapFS
+		}{
+			{"the same build", "demo", migrations},
+			{"another domain", "other", fstest.MapFS{"0001_other.sql": {Data: []byte("CREATE TABLE other_items (x INTEGER);\n")}}},
+		} {
+			if err := db.Migrate(ctx, tc.domain, tc.files); err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		}
+	})
 }
