@@ -3,6 +3,8 @@ package banking
 import (
 	"errors"
 	"fmt"
+	"time"
+
 	"partnerapi/internal/jsonmsg"
 )
 
@@ -33,6 +35,9 @@ type Error struct {
 	FieldNames []string // VALIDATION_FAULT: offending fields
 	Checks     []string // VALIDATION_FAULT: one failed check per field name
 	Fields     []string // DESERIALIZATION_FAULT: fields that did not parse
+	// RetryAfter is, for a 429, how long until the budget that refused the
+	// call lets one through again; zero when the error says nothing of it.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("banking error %d: %s", e.Kind, e.Message) }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -40,8 +41,16 @@ func (l *OpLimiter) Allow(token, op string) error {
 		l.m[key] = lim
 	}
 	l.mu.Unlock()
-	if !lim.Allow() {
-		return Errorf(KindTooManyRequests, "Превышен лимит запросов для операции %s, повторите позже", op)
+	now := time.Now()
+	if !lim.AllowN(now, 1) {
+		e := Errorf(KindTooManyRequests, "Превышен лимит запросов для операции %s, повторите позже", op)
+		// The bucket refills at Rate a second, so the call that would be
+		// let through again is the one after the missing fraction of a
+		// token has come: the 429 says when (Retry-After), and a client
+		// that waits that long is not refused again for the same budget.
+		missing := 1 - lim.TokensAt(now)
+		e.RetryAfter = time.Duration(missing / float64(l.Rate) * float64(time.Second))
+		return e
 	}
 	return nil
 }

@@ -73,6 +73,21 @@ func setChallenge(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// setScopeChallenge sets the challenge of a 403 for a token without the
+// operation's scope (RFC 6750 §3.1, insufficient_scope), so that an OAuth
+// client learns from the header, as from the envelope's message, that a new
+// grant is what it needs, not a new token. The scope attribute names the
+// scope to ask for when the operation takes one; several alternatives would
+// read as all of them needed (the attribute is a list, §3), so then it is
+// left out.
+func setScopeChallenge(w http.ResponseWriter, scopes []string) {
+	c := bearerChallenge + `, error="insufficient_scope"`
+	if len(scopes) == 1 {
+		c += `, scope="` + scopes[0] + `"`
+	}
+	w.Header().Set("WWW-Authenticate", c)
+}
+
 // requireScope authenticates the request before anything else happens and
 // lets it through only with one of scopes: no, unknown, revoked or expired
 // token → 401 UNAUTHORIZED; a token without the scope → 403
@@ -109,6 +124,7 @@ func (s *server) authenticated(h func(w http.ResponseWriter, r *http.Request, p 
 			return
 		}
 		if !p.HasAny(scopes...) {
+			setScopeChallenge(w, scopes)
 			writeError(w, r, s.log, banking.Errorf(banking.KindForbidden, "Недостаточно прав доступа: нужен scope %s", strings.Join(scopes, " или ")))
 			return
 		}

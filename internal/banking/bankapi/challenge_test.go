@@ -62,3 +62,38 @@ func TestBearerChallenges(t *testing.T) {
 		})
 	}
 }
+
+// TestScopeChallenges: a known token without the operation's scope is 403
+// ACTION_ACCESS_EXCEPTION with RFC 6750 §3.1's insufficient_scope challenge,
+// naming the scope when the operation takes one and leaving it out when it
+// takes any of several (the attribute would read as all of them needed).
+func TestScopeChallenges(t *testing.T) {
+	e := newPayEnv(t)
+	for _, tc := range []struct {
+		name, method, path, body, challenge string
+	}{
+		{"create takes PAY_DOC_RU", "POST", paymentsBase, payDoc(newUUID(901), nil),
+			bearerChallenge + `, error="insufficient_scope", scope="PAY_DOC_RU"`},
+		{"state takes any payment scope", "GET", paymentsBase + "/" + newUUID(902) + "/state", "",
+			bearerChallenge + `, error="insufficient_scope"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, e.srv.URL+tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer cards")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var body errorBody
+			if resp.StatusCode != 403 || json.Unmarshal(raw, &body) != nil || body.Cause != "ACTION_ACCESS_EXCEPTION" {
+				t.Fatalf("%d %s, want 403 ACTION_ACCESS_EXCEPTION", resp.StatusCode, raw)
+			}
+			if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != tc.challenge {
+				t.Errorf("WWW-Authenticate %q, want %q", got, tc.challenge)
+			}
+		})
+	}
+}

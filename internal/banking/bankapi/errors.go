@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"partnerapi/internal/jsonmsg"
+	"strconv"
+	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/sqldb"
@@ -143,6 +145,12 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		// client that honours Retry-After waits instead of retrying at
 		// once.
 		w.Header().Set("Retry-After", retryAfter)
+	}
+	if de.RetryAfter > 0 {
+		// A rate limit's 429 names when its budget lets the next call
+		// through, in whole seconds rounded up (RFC 9110 §10.2.3 has no
+		// fractions), so that a client honouring it is not refused again.
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((de.RetryAfter+time.Second-1)/time.Second), 10))
 	}
 	writeJSON(w, e.status, body)
 }
