@@ -283,12 +283,41 @@ func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest s
 			return "", false, &Error{Kind: KindValidation, FieldNames: field, Checks: []string{fmt.Sprintf("at most %d certificates", gost.MaxCertificates)},
 				Message: fmt.Sprintf("Подпись содержит больше %d сертификатов", gost.MaxCertificates)}
 		}
-		return "", false, Errorf(KindSignCheck, "Подпись сертификатом %s не прошла проверку", s.CertificateUUID)
+		return "", false, signatureRefused(s.CertificateUUID, err)
 	}
 	if err := checkSignType(c.Role, s); err != nil {
 		return "", false, err
 	}
 	return c.Role, foreign, nil
+}
+
+// signatureRefused is the SIGN_CHECK_EXCEPTION of a CMS that does not
+// verify under the certificate uuid names, saying which check failed. The
+// bare "did not verify" left a partner guessing between a wrong key, a
+// signature of another text and a value that is no CMS at all; the first
+// needs another certificate, the others a change in how the client signs
+// (the usual ones: a trailing newline or CRLF line ends added to the
+// digest, openssl cms without -binary, or the raw signature value of
+// openssl dgst instead of the SignedData reference §9.2 shows). Each
+// reason is about the client's own input, so telling it leaks nothing.
+func signatureRefused(uuid string, err error) error {
+	var reason string
+	switch {
+	case errors.Is(err, gost.ErrContentMismatch):
+		reason = "подписан не текст дайджеста документа (messageDigest не совпадает): подписывайте байты дайджеста без изменений, " +
+			"без перевода строки в конце и без замены LF на CRLF (openssl cms -sign -binary)"
+	case errors.Is(err, gost.ErrSignerNotFound):
+		reason = "подписант CMS (issuerAndSerialNumber или subjectKeyIdentifier) — не этот сертификат"
+	case errors.Is(err, gost.ErrNotGOST):
+		reason = "алгоритмы хеширования и подписи CMS не соответствуют ключу сертификата " +
+			"(ГОСТ Р 34.11-2012 и ГОСТ Р 34.10-2012 той же длины, что ключ)"
+	case errors.Is(err, gost.ErrMalformed):
+		reason = "base64Encoded не является корректной подписью CMS SignedData (RFC 5652), " +
+			"например выводом openssl cms -sign -binary -outform DER"
+	default:
+		reason = "значение подписи не соответствует ключу сертификата и подписанным данным"
+	}
+	return Errorf(KindSignCheck, "Подпись сертификатом %s не прошла проверку: %s", uuid, reason)
 }
 
 // checkSet enforces the allowed signature sets (reference §9.1): one sole

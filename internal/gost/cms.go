@@ -26,6 +26,14 @@ var (
 // given certificate is not the signer's.
 var ErrSignerNotFound = errors.New("gost: signer certificate not found")
 
+// ErrContentMismatch reports a SignedData that signs other bytes than the
+// content it is checked against: its messageDigest attribute, or the
+// content it carries (-nodetach), differs. It wraps ErrBadSignature, and
+// is told apart so that a caller can say the signer's key was fine but the
+// text was not the one expected (a trailing newline, CRLF line ends, a
+// signer that canonicalised the text as MIME without -binary).
+var ErrContentMismatch = fmt.Errorf("%w: the signed content is not the given content", ErrBadSignature)
+
 // The bounds of a SignedData, checked while it is parsed and before any
 // signature is verified. Each SignerInfo costs a GOST verification and
 // each certificate a parse (when the caller gives no certificate), all
@@ -104,7 +112,7 @@ func (sd *signedData) verifySigners(content []byte, cert *Certificate) ([]Signer
 	var err error
 	if sd.eContent != nil {
 		if content != nil && !bytes.Equal(content, sd.eContent) {
-			return nil, fmt.Errorf("%w: attached content differs from the given content", ErrBadSignature)
+			return nil, fmt.Errorf("%w: attached content differs from the given content", ErrContentMismatch)
 		}
 		content = sd.eContent
 	}
@@ -441,7 +449,7 @@ func (si *signerInfo) verify(eContentType asn1.ObjectIdentifier, content []byte,
 			return res, malformed("messageDigest is not an OCTET STRING")
 		}
 		if subtle.ConstantTimeCompare(got, contentDigest) != 1 {
-			return res, fmt.Errorf("%w: messageDigest does not match the content", ErrBadSignature)
+			return res, fmt.Errorf("%w: messageDigest does not match the content", ErrContentMismatch)
 		}
 		ctv, err := attrs.single(oidContentType, "contentType")
 		if err != nil {

@@ -363,3 +363,29 @@ func TestVerifyDetachedDigestAlgorithm(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyDetachedContentMismatch: a SignedData over other content is
+// ErrContentMismatch (still an ErrBadSignature), whether its messageDigest
+// or the content it carries differs, so a caller can tell "signed another
+// text" from a signature value that does not verify, which is not one.
+func TestVerifyDetachedContentMismatch(t *testing.T) {
+	content := []byte("amount=1500.00\ndate=2026-02-01")
+	key, cert := testKeyAndCert(t, TC26256A)
+	for _, opt := range []SignOptions{{}, {Attached: true}} {
+		der, err := SignDetachedWithOptions(append(bytes.Clone(content), '\n'), cert, key, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := VerifyDetached(der, content, cert); !errors.Is(err, ErrContentMismatch) || !errors.Is(err, ErrBadSignature) {
+			t.Fatalf("attached=%v: %v, want ErrContentMismatch", opt.Attached, err)
+		}
+	}
+	der, err := SignDetachedWithOptions(content, cert, key, SignOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	der[len(der)-1] ^= 1
+	if err := VerifyDetached(der, content, cert); !errors.Is(err, ErrBadSignature) || errors.Is(err, ErrContentMismatch) {
+		t.Fatalf("tampered signature value: %v, want ErrBadSignature only", err)
+	}
+}

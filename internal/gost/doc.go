@@ -22,7 +22,8 @@
 // signing is not constant time; keep signing keys for tests, the sandbox
 // and low-value use. Verification runs in variable time on public data.
 //
-// Errors are classified by sentinels for errors.Is: ErrBadSignature,
+// Errors are classified by sentinels for errors.Is: ErrBadSignature (and,
+// within it, ErrContentMismatch for a CMS that signs other content),
 // ErrMalformed, ErrNotGOST, ErrInvalidKey, ErrSignerNotFound and the JWS
 // ones (ErrJWSMalformed, ErrJWSMissingKid, ErrJWSInvalidKid, ErrJWSWrongAlg).
 package gost

@@ -1,0 +1,129 @@
+package banking
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"partnerapi/internal/gost"
+)
+
+// reasonCase is one signature the verifying contours refuse, and a part of
+// the SIGN_CHECK_EXCEPTION message that names why.
+type reasonCase struct {
+	name   string
+	cms    []byte
+	reason string
+}
+
+// checkReasons sends each case under uuid in the test and production
+// contours and wants SIGN_CHECK_EXCEPTION whose message names the reason.
+func checkReasons(t *testing.T, certs certMap, uuid, digest string, cases []reasonCase) {
+	t.Helper()
+	p := Principal{OrgID: "org", UserID: "u1"}
+	for _, contour := range []string{ContourTest, ContourProduction} {
+		v := NewSignatureVerifier(contour, certs)
+		for _, tc := range cases {
+			t.Run(contour+"/"+tc.name, func(t *testing.T) {
+				s := DigestSignature{Base64Encoded: base64.StdEncoding.EncodeToString(tc.cms), CertificateUUID: uuid}
+				_, err := v.VerifyDocument(context.Background(), p, digest, []DigestSignature{s})
+				var e *Error
+				if KindOf(err) != KindSignCheck || !errors.As(err, &e) {
+					t.Fatalf("%v, want SIGN_CHECK_EXCEPTION", err)
+				}
+				if !strings.Contains(e.Message, uuid) || !strings.Contains(e.Message, tc.reason) {
+					t.Fatalf("message %q, want the certificate and %q", e.Message, tc.reason)
+				}
+			})
+		}
+	}
+}
+
+// TestSignatureRefusalNamesTheReason: a partner whose signature is refused
+// learns which check failed, not only that it did (before, every case was
+// the bare "did not verify"): another text signed (a trailing newline, or
+// content carried with -nodetach that is not the digest), a SignerInfo
+// naming another certificate, a value that is no SignedData, and a
+// signature value that does not verify.
+func TestSignatureRefusalNamesTheReason(t *testing.T) {
+	const digest = "amount=100.00\ndate=2026-01-15"
+	const uuid = "8e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b"
+	a, other := newSigner(t, gost.TC26256A), newSigner(t, gost.TC26256A)
+	certs := certMap{uuid: registered(uuid, a.cert)}
+	sign := func(s signer, content string, opt gost.SignOptions) []byte {
+		t.Helper()
+		der, err := gost.SignDetachedWithOptions([]byte(content), s.cert, s.key, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return der
+	}
+	// The SignedData ends in the one SignerInfo's signature value: a
+	// flipped last byte is a value that does not verify.
+	flipped := sign(a, digest, gost.SignOptions{})
+	flipped[len(flipped)-1] ^= 1
+	// Any 64 bytes stand for the raw s‖r of `openssl dgst -sign`.
+	raw, err := gost.Sign(a.key, make([]byte, 32), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReasons(t, certs, uuid, digest, []reasonCase{
+		{"trailing newline signed", sign(a, digest+"\n", gost.SignOptions{}), "подписан не текст дайджеста"},
+		{"other text attached", sign(a, digest+"\n", gost.SignOptions{Attached: true}), "подписан не текст дайджеста"},
+		{"another certificate's SignerInfo", sign(other, digest, gost.SignOptions{}), "не этот сертификат"},
+		{"raw signature value, no CMS", raw, "не является корректной подписью CMS"},
+		{"signature value does not verify", flipped, "не соответствует ключу сертификата"},
+	})
+}
+
+// TestOpenSSLSignatureRefusalNamesTheReason is the oracle for the two
+// mistakes a partner signing with OpenSSL makes: `openssl cms -sign`
+// without -binary (the text canonicalised to CRLF line ends) and the raw
+// value of `openssl dgst -sign` instead of a SignedData.
+func TestOpenSSLSignatureRefusalNamesTheReason(t *testing.T) {
+	if out, err := exec.Command("openssl", "engine", "gost").CombinedOutput(); err != nil {
+		t.Skipf("SKIPPING OPENSSL ORACLE TEST: the OpenSSL GOST engine is not available (%v: %s); "+
+			"install it with: apt-get install -y libengine-gost-openssl openssl", err, out)
+	}
+	const digest = "amount=100.00\ndate=2026-01-15\npayeeName=ООО \"Ромашка\""
+	const uuid = "9f2a3b4c-5d6e-4f7a-8b9c-0d1e2f3a4b5c"
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("openssl", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("openssl %v: %v\n%s", args, err, out)
+		}
+	}
+	read := func(name string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if err := os.WriteFile(filepath.Join(dir, "digest.txt"), []byte(digest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run("genpkey", "-engine", "gost", "-algorithm", "gost2012_256", "-pkeyopt", "paramset:A", "-out", "k.pem")
+	run("req", "-engine", "gost", "-x509", "-new", "-key", "k.pem", "-subj", "/CN=reasons", "-days", "30", "-md_gost12_256", "-out", "c.pem")
+	run("cms", "-engine", "gost", "-sign", "-in", "digest.txt", "-signer", "c.pem", "-inkey", "k.pem",
+		"-outform", "DER", "-out", "text.p7s", "-md", "md_gost12_256")
+	run("dgst", "-engine", "gost", "-md_gost12_256", "-sign", "k.pem", "-out", "raw.sig", "digest.txt")
+	cert, err := gost.ParseCertificate(read("c.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReasons(t, certMap{uuid: registered(uuid, cert)}, uuid, digest, []reasonCase{
+		{"openssl cms -sign without -binary", read("text.p7s"), "подписан не текст дайджеста"},
+		{"openssl dgst -sign", read("raw.sig"), "не является корректной подписью CMS"},
+	})
+}
