@@ -317,7 +317,11 @@ func signatureRefused(uuid string, err error) error {
 	default:
 		reason = "значение подписи не соответствует ключу сертификата и подписанным данным"
 	}
-	return Errorf(KindSignCheck, "Подпись сертификатом %s не прошла проверку: %s", uuid, reason)
+	// The reason is the bank's own text, added after Errorf so that the
+	// bound on echoed client values does not cut it short.
+	e := Errorf(KindSignCheck, "Подпись сертификатом %s не прошла проверку", uuid)
+	e.Message += ": " + reason
+	return e
 }
 
 // checkSet enforces the allowed signature sets (reference §9.1): one sole
