@@ -3,6 +3,7 @@ package banking
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"partnerapi/internal/gost"
@@ -48,6 +49,9 @@ func (v *JWSVerifier) Open(ctx context.Context, p Principal, compact []byte) ([]
 		return nil, Errorf(KindWorkflow, "Заголовок JWS: kid обязателен и должен быть UUID сертификата")
 	case errors.Is(err, gost.ErrJWSWrongAlg):
 		return nil, Errorf(KindSignCheck, "Заголовок JWS: alg должен быть gost34.10-2012")
+	case errors.Is(err, gost.ErrJWSNotBase64URL):
+		return nil, &Error{Kind: KindDeserialization, Message: "Тело запроса не является JWS compact serialization: " +
+			"заголовок, данные и подпись кодируются base64url без дополнения \"=\" (RFC 7515 §2)"}
 	case err != nil:
 		return nil, &Error{Kind: KindDeserialization, Message: "Тело запроса не является JWS compact serialization"}
 	}
@@ -77,7 +81,7 @@ func (v *JWSVerifier) Open(ctx context.Context, p Principal, compact []byte) ([]
 		return nil, Errorf(KindSignCheck, "Сертификат %s не найден или не активен", kid)
 	}
 	if err := j.VerifyWithOptions(cert, gost.JWSOptions{Reversed: v.reversed}); err != nil {
-		return nil, Errorf(KindSignCheck, "Подпись JWS не прошла проверку")
+		return nil, jwsSignatureRefused(kid, len(j.Signature), cert)
 	}
 	return j.Payload, nil
 }
@@ -170,4 +174,24 @@ func isNotFound(err error) bool {
 		return true
 	}
 	return false
+}
+
+// jwsSignatureRefused is the SIGN_CHECK_EXCEPTION of a JWS signature that
+// does not verify under the certificate kid names. A signature of another
+// length than the key's s‖r (64 bytes for a 256-bit key, 128 for a
+// 512-bit one) says the signer used another key size, or an encoding
+// other than §9.6's raw s‖r (an ASN.1 SEQUENCE of r and s, say); the
+// message names both lengths, as the bare "did not verify" did not.
+func jwsSignatureRefused(kid string, sigLen int, cert *gost.Certificate) error {
+	e := Errorf(KindSignCheck, "Подпись JWS сертификатом %s не прошла проверку", kid)
+	if cert == nil || cert.PublicKey == nil {
+		return e
+	}
+	if want := cert.PublicKey.Bits() / 4; sigLen != want {
+		e.Message += fmt.Sprintf(": подпись %d байт, а ключу сертификата (%d бит) нужна подпись s‖r из %d байт",
+			sigLen, cert.PublicKey.Bits(), want)
+	} else {
+		e.Message += ": подпись не соответствует ключу сертификата и подписанным заголовку и данным"
+	}
+	return e
 }

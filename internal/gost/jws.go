@@ -24,6 +24,11 @@ var (
 	ErrJWSInvalidKid = errors.New("gost: JWS kid is not a UUID")
 	ErrJWSWrongAlg   = errors.New("gost: JWS alg is not " + JWSAlgorithm)
 	ErrJWSInvalidTyp = errors.New("gost: JWS typ is not valid UTF-8")
+
+	// ErrJWSNotBase64URL reports a part that is not base64url without
+	// padding (RFC 7515 §2), such as one Java's Base64.getUrlEncoder()
+	// writes with its "=" kept; it wraps ErrJWSMalformed.
+	ErrJWSNotBase64URL = fmt.Errorf("%w: a part is not unpadded base64url", ErrJWSMalformed)
 )
 
 // JWSHeader is the protected header. Only alg and kid are interpreted.
@@ -146,15 +151,15 @@ func ParseJWS(compact string) (*JWS, error) {
 	}
 	hdrJSON, err := base64.RawURLEncoding.Strict().DecodeString(parts[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w: header base64url: %v", ErrJWSMalformed, err)
+		return nil, fmt.Errorf("%w: header: %v", ErrJWSNotBase64URL, err)
 	}
 	payload, err := base64.RawURLEncoding.Strict().DecodeString(parts[1])
 	if err != nil {
-		return nil, fmt.Errorf("%w: payload base64url: %v", ErrJWSMalformed, err)
+		return nil, fmt.Errorf("%w: payload: %v", ErrJWSNotBase64URL, err)
 	}
 	sig, err := base64.RawURLEncoding.Strict().DecodeString(parts[2])
 	if err != nil {
-		return nil, fmt.Errorf("%w: signature base64url: %v", ErrJWSMalformed, err)
+		return nil, fmt.Errorf("%w: signature: %v", ErrJWSNotBase64URL, err)
 	}
 	hdr, err := parseJWSHeader(hdrJSON)
 	if err != nil {
