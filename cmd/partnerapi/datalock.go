@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
 	"partnerapi/internal/filelock"
+	"partnerapi/internal/sqlite"
 )
 
 // dataDirLockFile is the file in the SQLite data directory that a running
@@ -95,4 +98,21 @@ func lockHolder(path string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (pid %d)", pid)
+}
+
+// warnReadableDatabase logs a WARN line when the SQLite database, its WAL or
+// its shared memory may be read by other local users. A new database is
+// made 0600 (sqlite.Open), but one an older build made keeps the umask's
+// 0644: its mode is the operator's to change (a backup agent in the group
+// may rely on it), so serve says so at each start instead of changing it.
+func warnReadableDatabase(log *slog.Logger, dir string) {
+	for _, name := range []string{sqlite.FileName, sqlite.FileName + "-wal", sqlite.FileName + "-shm"} {
+		path := filepath.Join(dir, name)
+		fi, err := os.Stat(path)
+		if err != nil || runtime.GOOS == "windows" || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		log.Warn("the database file may be read by other local users: it holds credential hashes, sealed webhook secrets and partners' documents; chmod 600 it (new databases are made so)",
+			"file", path, "mode", fi.Mode().Perm().String())
+	}
 }

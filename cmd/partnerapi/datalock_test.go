@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"partnerapi/internal/sqlite"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +108,33 @@ func TestShareDataDirAgainstTheExclusiveLock(t *testing.T) {
 	want := fmt.Sprintf("(pid %d)", os.Getpid())
 	if _, err := shareDataDir(dir); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("a shared hold beside the exclusive lock: %v, want refused naming %s", err, want)
+	}
+}
+
+// A database an older build made under the umask (0644) is served as it
+// is, with a WARN line at start naming the file; a new one is made 0600 and
+// draws none.
+func TestServeWarnsOfAReadableDatabase(t *testing.T) {
+	const warning = "the database file may be read by other local users"
+	fresh := startControlledServer(t, t.TempDir(), "--only", "smarthome")
+	if strings.Contains(fresh.logs.String(), warning) {
+		t.Fatalf("a new database drew the warning:\n%s", fresh.logs.String())
+	}
+	dir := t.TempDir()
+	db, err := sqlite.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	path := filepath.Join(dir, sqlite.FileName)
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := startControlledServer(t, dir, "--only", "smarthome")
+	if logs := old.logs.String(); !strings.Contains(logs, warning) || !strings.Contains(logs, path) {
+		t.Fatalf("no warning naming %s for a 0644 database:\n%s", path, logs)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("serve changed the operator's mode: %v %v", fi.Mode(), err)
 	}
 }

@@ -201,6 +201,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		return err
 	}
 	defer release()
+	if cfg.store.DatabaseURL == "" {
+		warnReadableDatabase(log, cfg.store.DataDir) // datalock.go
+	}
 	metrics := web.NewMetrics(version)
 	connMetrics := metrics.NewConnMetrics()
 	registerPoolMetrics(metrics, db)
