@@ -51,7 +51,11 @@ func TestCMSInputForms(t *testing.T) {
 		{"PKCS7 PEM", strings.ReplaceAll(pemText, "CMS", "PKCS7"), true},
 		{"base64", b64, true},
 		{"base64 with white space", "\n" + b64 + "\n", true},
-		{"PEM after junk", "signature:\n" + pemText, false},
+		{"PEM after explanatory text", "signature:\n" + pemText, true},
+		{"PEM after a byte-order mark", "\ufeff" + pemText, true},
+		{"PEM after binary bytes", "\x01\x02\n" + pemText, false},
+		{"PEM after text holding a boundary", "see -----BEGIN X\n" + pemText, false},
+		{"PEM after text, not opening a line", "signature: " + pemText, false},
 		{"PEM after an unfinished boundary", "-----BEGIN \n" + pemText, false},
 		{"PEM with junk after it", pemText + "trailer", false},
 		{"PEM followed by another block", pemText + pemText, false},
@@ -71,8 +75,9 @@ func TestCMSInputForms(t *testing.T) {
 }
 
 // TestPEMInputRuleOfEachParser holds the certificate, private key and
-// certificate request parsers to pemInput's rule too: a PEM block after
-// junk or followed by junk is not taken, one after white space is, and
+// certificate request parsers to pemInput's rule too: a PEM block followed
+// by junk is not taken, one after white space, a byte-order mark or
+// explanatory text is, and
 // a DER certificate holding a PEM block is read as itself.
 func TestPEMInputRuleOfEachParser(t *testing.T) {
 	key, err := GenerateKey(TC26256A, rand.Reader)
@@ -99,13 +104,17 @@ func TestPEMInputRuleOfEachParser(t *testing.T) {
 		ok               bool
 	}{
 		{"certificate", "PEM after white space", "\n " + certPEM, true},
-		{"certificate", "PEM after junk", "certificate:\n" + certPEM, false},
+		{"certificate", "PEM after explanatory text", "Certificate:\n    Data:\n        Version: 3 (0x2)\n" + certPEM, true},
+		{"certificate", "PEM after a byte-order mark", "\ufeff" + certPEM, true},
+		{"certificate", "PEM after binary bytes", "\x00\n" + certPEM, false},
 		{"certificate", "PEM with junk after it", certPEM + "junk", false},
 		{"private key", "PEM after white space", "\r\n" + string(keyPEM), true},
-		{"private key", "PEM after junk", "key:\n" + string(keyPEM), false},
+		{"private key", "PEM after explanatory text", "Bag Attributes\n    localKeyID: 01\n" + string(keyPEM), true},
 		{"private key", "PEM after an unfinished boundary", "-----BEGIN \n" + string(keyPEM), false},
 		{"request", "PEM after white space", "\n\t" + csrPEM, true},
-		{"request", "PEM after junk", "request:\n" + csrPEM, false},
+		{"request", "PEM after explanatory text", "Certificate Request:\n    Data:\n" + csrPEM, true},
+		{"request", "PEM after a byte-order mark", "\ufeff" + csrPEM, true},
+		{"request", "PEM after another block", certPEM + csrPEM, false},
 		{"request", "PEM followed by another block", csrPEM + certPEM, false},
 	} {
 		t.Run(c.parser+"/"+c.name, func(t *testing.T) {

@@ -3,28 +3,38 @@ package gost
 import (
 	"bytes"
 	"encoding/pem"
+	"unicode/utf8"
 )
 
 // pemBoundary opens every PEM block (RFC 7468 §2).
 var pemBoundary = []byte("-----BEGIN ")
 
+// utf8BOM is the byte-order mark editors on Windows put at the start of a
+// text file; it is no part of the text.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // pemInput is the one rule by which the parsers of this package (CMS,
 // certificates, private keys, certificate requests) tell PEM from DER
-// and base64: the input is PEM when, after optional white space, it
-// starts with the PEM boundary, and only then. It is then valid when it
-// is one PEM block with nothing but white space after it; block is nil
-// (and isPEM true) when it is not, which the caller refuses.
+// and base64: the input is PEM when, after a byte-order mark and white
+// space, it starts with the PEM boundary, or when it is text whose first
+// line that starts with the boundary comes after explanatory text
+// (explanatoryText), and only then. It is then valid when it is one PEM
+// block with nothing but white space after it; block is nil (and isPEM
+// true) when it is not, which the caller refuses.
 //
 // pem.Decode alone looks for a boundary anywhere at the start of a line,
 // and skips one that opens no valid block for the next: a DER structure
 // that holds the bytes of a PEM block (a certificate's name, a CMS
 // attribute) was read as that block instead of itself, and text with a
-// PEM block after junk or after another boundary was taken as that
-// block.
+// PEM block after another boundary was taken as that block.
 func pemInput(in []byte) (block *pem.Block, isPEM bool) {
-	trimmed := bytes.TrimLeft(in, " \t\r\n")
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(in, utf8BOM), " \t\r\n")
 	if !bytes.HasPrefix(trimmed, pemBoundary) {
-		return nil, false
+		at, ok := explanatoryText(trimmed)
+		if !ok {
+			return nil, false
+		}
+		trimmed = trimmed[at:]
 	}
 	block, rest := pem.Decode(trimmed)
 	// The bytes pem.Decode consumed must hold one boundary, the one at
@@ -33,4 +43,31 @@ func pemInput(in []byte) (block *pem.Block, isPEM bool) {
 		return nil, true
 	}
 	return block, true
+}
+
+// explanatoryText reports where a PEM block starts in in when text comes
+// before it, as RFC 7468 §5.2 allows ("explanatory text") and as the tools
+// partners and operators use write it: `openssl ca` and `openssl x509
+// -text` print the certificate decoded above its PEM, `openssl req -text`
+// the request, `openssl pkcs12 -nokeys` its "Bag Attributes". The block
+// must open a line, and the text before it must be text: valid UTF-8
+// without control characters other than white space, holding no other
+// boundary. A DER structure (whose tags and lengths are control bytes)
+// never passes for such text, so one that holds a PEM block's bytes is
+// still read as itself.
+func explanatoryText(in []byte) (at int, ok bool) {
+	i := bytes.Index(in, append([]byte("\n"), pemBoundary...))
+	if i < 0 {
+		return 0, false
+	}
+	text := in[:i+1]
+	if !utf8.Valid(text) || bytes.Contains(text, pemBoundary) {
+		return 0, false
+	}
+	for _, r := range string(text) {
+		if (r < 0x20 && r != '\t' && r != '\r' && r != '\n') || (r >= 0x7f && r < 0xa0) {
+			return 0, false
+		}
+	}
+	return i + 1, true
 }
