@@ -100,8 +100,10 @@ type Service struct {
 // categories (a profile, reference §6.1 and #13) to every caller: the
 // information API, validation, the MQTT gate and model administration
 // then know only the profile's categories, so a model of another is
-// refused like one of an unknown category. Call it before the Service is
-// first used.
+// refused like one of an unknown category. Models already stored under a
+// hidden category stay the store's: StoredModels lists them, so that an
+// administrator sees what DeleteModel can remove, as the command line does.
+// Call it before the Service is first used.
 func (s *Service) Restrict(hide []string) { s.hide = hide }
 
 // SetRanges makes the Service hand every caller the catalog with r's
@@ -114,6 +116,9 @@ func (s *Service) SetRanges(r Ranges) { s.ranges = r }
 // snapshot is the catalog as of one check of the store.
 type snapshot struct {
 	catalog *Catalog
+	// stored are every model of the store, those of categories the profile
+	// hides included (StoredModels).
+	stored  []Model
 	stamp   Stamp
 	checked time.Duration // on the Service's clock
 	writes  int64         // Service.writes when the check began
@@ -162,6 +167,19 @@ func (s *Service) Catalog(ctx context.Context) (*Catalog, error) {
 	return snap.catalog, nil
 }
 
+// StoredModels returns the catalog's version and every model the store
+// holds, those of a category the profile hides included: the
+// administrator's view, in which a model is found by the same GET that
+// DELETE can remove it with, and which matches `smarthome model list`.
+// Callers must not modify the slice.
+func (s *Service) StoredModels(ctx context.Context) (int64, []Model, error) {
+	snap, _, err := s.current(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	return snap.catalog.Version, snap.stored, nil
+}
+
 // current returns a snapshot no older than the recheck bound and no older
 // than this Service's last write, and the time to judge cached credentials
 // by.
@@ -200,7 +218,7 @@ func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error)
 	}
 	next := &snapshot{stamp: st, checked: now, writes: writes}
 	if snap != nil && snap.stamp.Catalog == st.Catalog {
-		next.catalog = snap.catalog
+		next.catalog, next.stored = snap.catalog, snap.stored
 	} else {
 		c, err := s.store.Load(ctx)
 		if err != nil {
@@ -210,6 +228,7 @@ func (s *Service) current(ctx context.Context) (*snapshot, time.Duration, error)
 			return nil, now, err
 		}
 		next.catalog = c.Without(s.hide).WithRanges(s.ranges)
+		next.stored = c.Models
 		// Load may see a newer version than the stamp; the stamp keeps the
 		// catalog's own so the next check compares like with like.
 		next.stamp.Catalog = c.Version

@@ -16,25 +16,28 @@ import (
 // credentials. Every change goes through the same Service the agents read
 // from, so it is visible to the very next agent request.
 
+// listModels and getModel show the models the store holds, those of a
+// category the profile hides included: a profile is what agents are
+// served, and an administrator must still see what DELETE removes.
 func (h *handlers) listModels(w http.ResponseWriter, r *http.Request) {
-	c, err := h.svc.Catalog(r.Context())
+	v, models, err := h.svc.StoredModels(r.Context())
 	if err != nil {
 		h.domainError(w, r, err)
 		return
 	}
-	w.Header().Set("X-Catalog-Version", strconv.FormatInt(c.Version, 10))
-	writeJSON(w, http.StatusOK, map[string]any{"version": c.Version, "models": c.Models})
+	w.Header().Set("X-Catalog-Version", strconv.FormatInt(v, 10))
+	writeJSON(w, http.StatusOK, map[string]any{"version": v, "models": models})
 }
 
 func (h *handlers) getModel(w http.ResponseWriter, r *http.Request) {
-	c, err := h.svc.Catalog(r.Context())
+	v, models, err := h.svc.StoredModels(r.Context())
 	if err != nil {
 		h.domainError(w, r, err)
 		return
 	}
-	for _, m := range c.Models {
+	for _, m := range models {
 		if m.ID == r.PathValue("id") {
-			w.Header().Set("X-Catalog-Version", strconv.FormatInt(c.Version, 10))
+			w.Header().Set("X-Catalog-Version", strconv.FormatInt(v, 10))
 			writeJSON(w, http.StatusOK, m)
 			return
 		}
