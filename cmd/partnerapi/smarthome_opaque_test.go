@@ -47,13 +47,18 @@ func TestSmarthomeOpaqueCredential(t *testing.T) {
 	if resp, body := get(t, base+"/v1/mqtt-gate/categories", "Authorization", "basic "+opaque); resp.StatusCode != 200 {
 		t.Fatalf("scheme in lower case: %d %s", resp.StatusCode, body)
 	}
+	// RFC 9110 §11.4 separates the scheme from the credentials with one or
+	// more spaces, none of which is the credential's.
+	if resp, body := get(t, base+"/v1/mqtt-gate/categories", "Authorization", "Basic  "+opaque); resp.StatusCode != 200 {
+		t.Fatalf("two spaces after the scheme: %d %s", resp.StatusCode, body)
+	}
 	if resp, body := basic.do("GET", "/v1/mqtt-gate/categories", nil); resp.StatusCode != 200 {
 		t.Fatalf("login and password beside the opaque credential: %d %s", resp.StatusCode, body)
 	}
 
 	// A wrong one, one differing by a character, or the right one with
 	// something around it, is the 401 of any bad credential.
-	for _, wrong := range []string{"qwerty-1234-5678-9abc-def012345679", "Bearer " + opaque, "Basic " + opaque + "x", "Basic  " + opaque, "Basic"} {
+	for _, wrong := range []string{"qwerty-1234-5678-9abc-def012345679", "Bearer " + opaque, "Basic " + opaque + "x", "Basic\t" + opaque, "Basic"} {
 		resp, body := get(t, base+"/v1/mqtt-gate/categories", "Authorization", wrong)
 		wantCommonError(t, resp, body, 401)
 		if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic realm=") {

@@ -195,14 +195,28 @@ func (s *Service) AuthenticateBasic(ctx context.Context, kind, authorization str
 	return nil
 }
 
-// parseBasic is http.Request.BasicAuth's parsing: a case-insensitive
-// "Basic " prefix, standard Base64, and the login up to the first colon.
+// basicCredentials returns what follows the Basic scheme in an
+// Authorization header: the scheme in any letter case, then one or more
+// spaces, which RFC 9110 §11.4 allows (credentials = auth-scheme
+// [ 1*SP token68 ]) and http.Request.BasicAuth does not, so a client that
+// sends two is not refused 401 with the right password.
+func basicCredentials(header string) (string, bool) {
+	const scheme = "Basic"
+	if len(header) <= len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) || header[len(scheme)] != ' ' {
+		return "", false
+	}
+	return strings.TrimLeft(header[len(scheme):], " "), true
+}
+
+// parseBasic is http.Request.BasicAuth's parsing but for the spaces after
+// the scheme (basicCredentials): standard Base64, and the login up to the
+// first colon.
 func parseBasic(header string) (login, password string, ok bool) {
-	const prefix = "Basic "
-	if len(header) < len(prefix) || !strings.EqualFold(header[:len(prefix)], prefix) {
+	cred, ok := basicCredentials(header)
+	if !ok {
 		return "", "", false
 	}
-	b, err := base64.StdEncoding.DecodeString(header[len(prefix):])
+	b, err := base64.StdEncoding.DecodeString(cred)
 	if err != nil {
 		return "", "", false
 	}

@@ -64,19 +64,23 @@ func ParseOpaqueCredentials(spec string) ([]OpaqueCredential, error) {
 // their logins and passwords. Call it before the Service is first used.
 func (s *Service) SetOpaqueCredentials(cs []OpaqueCredential) { s.opaque = cs }
 
-// authenticateOpaque reports whether authorization is "Basic " and one of
-// the opaque credentials, case-insensitive in the scheme as Basic is. Its
+// authenticateOpaque reports whether authorization is Basic and one of
+// the opaque credentials, case-insensitive in the scheme as Basic is and
+// after any number of spaces (basicCredentials). Its
 // SHA-256 is compared with every configured one in constant time, so how
 // long the check takes does not tell how close a guess came or which entry
 // it matched. The credential stands for its agent while the agent has a
 // credential in the store (AgentRegistered): deleting the agent ends it as
 // it ends the agent's password, and the MQTT gate serves the same login.
 func (s *Service) authenticateOpaque(ctx context.Context, authorization string) (bool, error) {
-	const prefix = "Basic "
-	if len(s.opaque) == 0 || len(authorization) <= len(prefix) || !strings.EqualFold(authorization[:len(prefix)], prefix) {
+	if len(s.opaque) == 0 {
 		return false, nil
 	}
-	sum := sha256.Sum256([]byte(authorization[len(prefix):]))
+	cred, ok := basicCredentials(authorization)
+	if !ok || cred == "" {
+		return false, nil
+	}
+	sum := sha256.Sum256([]byte(cred))
 	login := ""
 	for i := range s.opaque {
 		if subtle.ConstantTimeCompare(sum[:], s.opaque[i].hash[:]) == 1 {
