@@ -66,6 +66,9 @@ func TestOAuthClientAuthentication(t *testing.T) {
 		{"token, Basic", "POST", tokenPath, basic(oaClient, oaSecret), refresh(false), 200, "", ""},
 		{"token, Basic and the same client_id in the form", "POST", tokenPath, basic(oaClient, oaSecret), with(refresh(false), "client_id", oaClient), 200, "", ""},
 		{"token, lower-case basic", "POST", tokenPath, "basic" + strings.TrimPrefix(basic(oaClient, oaSecret), "Basic"), refresh(false), 200, "", ""},
+		// RFC 9110 §11.4: credentials = auth-scheme [ 1*SP token68 ].
+		{"token, Basic after two spaces", "POST", tokenPath, "Basic " + basic(oaClient, oaSecret)[len("Basic"):], refresh(false), 200, "", ""},
+		{"token, Basic after a tab", "POST", tokenPath, "Basic\t" + basic(oaClient, oaSecret)[len("Basic "):], refresh(false), 401, "invalid_client", `Basic realm="banking"`},
 		{"token, Basic, wrong secret", "POST", tokenPath, basic(oaClient, "wrong"), refresh(false), 401, "invalid_client", `Basic realm="banking"`},
 		{"token, Basic, unknown client", "POST", tokenPath, basic("nope", oaSecret), refresh(false), 401, "invalid_client", `Basic realm="banking"`},
 		{"token, Basic not Base64", "POST", tokenPath, "Basic !!!", refresh(true), 401, "invalid_client", `Basic realm="banking"`},
