@@ -107,6 +107,13 @@ func (s *Service) CreateCredential(ctx context.Context, kind, login string) (str
 		return "", err
 	}
 	if err := s.store.CreateCredential(ctx, kind, login, hashSecret(pw)); err != nil {
+		if errors.Is(err, ErrDuplicate) {
+			// Worded as the admin API's 404 for a login it does not
+			// have ("agent 'x' does not exist"), since it is the 409's
+			// detail; the login matched loginPattern, so it needs no
+			// escaping between the quotes.
+			return "", fmt.Errorf("%s '%s' %w", kind, login, err)
+		}
 		return "", fmt.Errorf("%s %s: %w", kind, login, err)
 	}
 	s.wrote()
