@@ -183,7 +183,12 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 			"split_handoff", split.Handoff.String(), "split_from_macs", split.Threshold)
 	}
 	if len(models) == 0 {
-		d.log.Warn("assistant: no models served; pull one with `partnerapi models pull hf.co/OWNER/REPO/FILE.gguf --models-dir DIR` (or copy NAME.gguf, optionally with a NAME.json manifest, into the models directory) and restart",
+		// The command names the directory serve reads, so that it can be
+		// pasted as it is: a pull into the default ./models would not be
+		// served by a serve given another --models-dir.
+		dir := shellWord(d.modelsDir)
+		d.log.Warn("assistant: no models served; pull one with `partnerapi models pull hf.co/OWNER/REPO/FILE.gguf --models-dir "+dir+
+			"` (or copy NAME.gguf, optionally with a NAME.json manifest, into "+dir+") and restart",
 			"models_dir", d.modelsDir)
 	}
 	served := make([]string, 0, len(models)+len(m.upstreams))
@@ -396,4 +401,15 @@ func runAssistant(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	return json.NewEncoder(io.out).Encode(creds)
+}
+
+// shellWord is s as one word of a POSIX shell command line: as it is when
+// it holds only characters no shell treats specially, else in single
+// quotes, each quote inside ending them, escaped with a backslash and
+// opening them again.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -55,10 +55,33 @@ func TestAssistantClientCreateCLI(t *testing.T) {
 	}
 }
 
+// Serve with no models says how to add one, naming its own --models-dir
+// (quoted for a shell when it has to be) rather than a placeholder.
 func TestAssistantServeEmptyModelsDir(t *testing.T) {
-	ts := startServer(t, "--only", "assistant")
-	if !strings.Contains(ts.logs.String(), "no models served") {
-		t.Fatalf("serve with no models does not say how to add one:\n%s", ts.logs.String())
+	dir := filepath.Join(t.TempDir(), "my models")
+	ts := startServer(t, "--only", "assistant", "--models-dir", dir)
+	logs := ts.logs.String()
+	if !strings.Contains(logs, "no models served") {
+		t.Fatalf("serve with no models does not say how to add one:\n%s", logs)
+	}
+	if want := "--models-dir '" + dir + "'"; !strings.Contains(logs, want) || strings.Contains(logs, "--models-dir DIR") {
+		t.Errorf("the warning does not name %s:\n%s", want, logs)
+	}
+}
+
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"./models":            "./models",
+		"/var/lib/models-1.0": "/var/lib/models-1.0",
+		"my models":           "'my models'",
+		"it's":                `'it'\''s'`,
+		"$HOME/m":             "'$HOME/m'",
+		"~/m":                 "'~/m'",
+		"":                    "''",
+	} {
+		if got := shellWord(in); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
+		}
 	}
 }
 
