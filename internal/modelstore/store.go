@@ -22,9 +22,10 @@ type Store struct {
 	Dir string
 }
 
-// partialDir holds NAME.gguf.part, NAME.gguf.part.json and NAME.lock. It is
-// inside the models directory so the final rename never crosses a file
-// system, and hidden so the engine (which reads *.gguf) never sees it.
+// partialDir holds NAME.gguf.part, NAME.gguf.part.json and, while a pull or
+// rm of NAME runs, NAME.lock. It is inside the models directory so the
+// final rename never crosses a file system, and hidden so the engine (which
+// reads *.gguf) never sees it.
 const partialDir = ".partial"
 
 // ErrBusy is returned when another pull or rm holds the name's lock.
@@ -43,26 +44,62 @@ func (s *Store) lockPath(name string) string { return filepath.Join(s.Dir, parti
 
 // lock takes the exclusive per-name lock that keeps two pulls (or a pull and
 // an rm) of one name from writing the same part file. It is an flock, so a
-// killed process never leaves a stale lock behind; the lock file stays.
+// killed process never leaves a stale lock behind.
+//
+// unlock deletes the lock file before it gives the lock back, so that a
+// finished pull or rm leaves no empty NAME.lock in .partial/. Deleting a
+// lock file opens a race that lock closes: a process that opened the file
+// before it was deleted may then take the lock on the deleted file while a
+// third creates and locks a new one, and both would go ahead. So a lock
+// counts only if the path still names the very file locked (os.SameFile);
+// when it does not, the file was deleted by a holder that has finished, and
+// lock tries once more. Where an open file cannot be deleted (Windows) the
+// lock file stays, as it always did there, and the check always holds.
 func (s *Store) lock(name string) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Join(s.Dir, partialDir), 0o755); err != nil {
-		return nil, fmt.Errorf("models directory: %w", err)
+	for attempt := 0; ; attempt++ {
+		unlock, stale, err := s.tryLock(name)
+		if !stale || attempt == 10 {
+			return unlock, err
+		}
 	}
-	f, err := os.OpenFile(s.lockPath(name), os.O_CREATE|os.O_RDWR, 0o644)
+}
+
+// tryLock is one attempt of lock; stale reports that the file it locked had
+// already been deleted or replaced, so that lock should try again.
+func (s *Store) tryLock(name string) (unlock func(), stale bool, err error) {
+	if err := os.MkdirAll(filepath.Join(s.Dir, partialDir), 0o755); err != nil {
+		return nil, false, fmt.Errorf("models directory: %w", err)
+	}
+	path := s.lockPath(name)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := filelock.TryLock(f); err != nil {
 		f.Close()
 		if errors.Is(err, filelock.ErrLocked) {
-			return nil, fmt.Errorf("%w: another pull or rm of %q is running (lock %s)", ErrBusy, name, s.lockPath(name))
+			return nil, false, fmt.Errorf("%w: another pull or rm of %q is running (lock %s)", ErrBusy, name, path)
 		}
-		return nil, fmt.Errorf("lock %s: %w", s.lockPath(name), err)
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return func() {
+	held, err := f.Stat()
+	if err != nil {
 		_ = filelock.Unlock(f)
 		f.Close()
-	}, nil
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if now, err := os.Stat(path); err != nil || !os.SameFile(held, now) {
+		_ = filelock.Unlock(f)
+		f.Close()
+		return nil, true, fmt.Errorf("%w: the lock %s of %q keeps being replaced", ErrBusy, path, name)
+	}
+	return func() {
+		// Deleted while still held: whoever opened it meanwhile finds, once
+		// it has the lock, that the path no longer names it.
+		_ = os.Remove(path)
+		_ = filelock.Unlock(f)
+		f.Close()
+	}, false, nil
 }
 
 // Info is what a GGUF header says about a model.

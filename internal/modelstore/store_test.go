@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +55,47 @@ func TestPullSameNameConcurrently(t *testing.T) {
 	wg.Wait()
 	e.checkInstalled(t, "tiny", content)
 	e.checkInstalled(t, "other", content)
+}
+
+// TestLockExcludesWhileDeletingItsFile: the lock file is deleted as each
+// holder finishes, and still no two holders of a name ever overlap: one
+// that locked a file already deleted (it opened it just before) sees that
+// the path names another file and tries again instead of going ahead
+// beside the holder of the new one.
+func TestLockExcludesWhileDeletingItsFile(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	var holders, most, held atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 300 {
+				unlock, err := s.lock("tiny")
+				if errors.Is(err, ErrBusy) {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := holders.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				held.Add(1)
+				time.Sleep(20 * time.Microsecond)
+				holders.Add(-1)
+				unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if most.Load() != 1 || held.Load() == 0 {
+		t.Fatalf("at most %d holders at once over %d locks, want 1", most.Load(), held.Load())
+	}
+	if _, err := os.Stat(s.lockPath("tiny")); !errors.Is(err, os.ErrNotExist) && runtime.GOOS != "windows" {
+		t.Errorf("lock file left behind: %v", err)
+	}
 }
 
 func TestPullExistingModel(t *testing.T) {
