@@ -122,19 +122,25 @@ func TestModelsPullListRemove(t *testing.T) {
 	}
 }
 
-// models list reports a manifest whose type serve would refuse as an ERROR
-// line, as it does one that does not parse, not as a model of that type.
+// models list reports a manifest serve would refuse (a type it does not
+// serve, a version no GET /api/v1/models/{id} could name) as an ERROR
+// line, as it does one that does not parse, not as a model.
 func TestModelsListRefusesManifestType(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.Symlink(testenv.Model(t, "stories260K.gguf"), filepath.Join(dir, "emb.gguf")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "emb.json"), []byte(`{"type":"embeddings"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, _, err := runModelsCLI(map[string]string{"PARTNERAPI_MODELS_DIR": dir}, "list")
-	if err != nil || !strings.HasPrefix(out, "emb\tERROR\t") || !strings.Contains(out, `"embeddings"`) {
-		t.Errorf("list: %v\n%q", err, out)
+	for _, tc := range []struct{ manifest, want string }{
+		{`{"type":"embeddings"}`, `"embeddings"`},
+		{`{"version":"2.0/rc1"}`, `"2.0/rc1"`},
+	} {
+		dir := t.TempDir()
+		if err := os.Symlink(testenv.Model(t, "stories260K.gguf"), filepath.Join(dir, "emb.gguf")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "emb.json"), []byte(tc.manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := runModelsCLI(map[string]string{"PARTNERAPI_MODELS_DIR": dir}, "list")
+		if err != nil || !strings.HasPrefix(out, "emb\tERROR\t") || !strings.Contains(out, tc.want) {
+			t.Errorf("list with %s: %v\n%q", tc.manifest, err, out)
+		}
 	}
 }
 

@@ -79,8 +79,14 @@ type Manifest struct {
 // other than chat or embedder (empty is chat). A typo such as "embeddings"
 // was served as a chat model, refused at /embeddings and listed under a type
 // the API's contract does not know; like a manifest that does not parse, it
-// now stops serve at start and is an ERROR line in models list.
+// now stops serve at start and is an ERROR line in models list. So does a
+// version holding '/': the model's id NAME:version is a path segment of
+// GET /api/v1/models/{id}, which clients build by appending the id, so the
+// model was listed but could not be fetched by its own id.
 func (m Manifest) Check() error {
+	if strings.Contains(m.Version, "/") {
+		return fmt.Errorf("version %q holds '/', so GET /api/v1/models/NAME:version cannot name the model; choose a version without it", jsonmsg.Echo(m.Version))
+	}
 	switch m.Type {
 	case "", TypeChat, assistant.TypeEmbedder:
 		return nil

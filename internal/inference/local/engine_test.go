@@ -492,6 +492,38 @@ func TestManifestTypeIsChatOrEmbedder(t *testing.T) {
 	}
 }
 
+// A manifest version holding '/' stops Open, naming the model and the
+// version, as a bad type does: the id NAME:version could not be fetched
+// from GET /api/v1/models/{id}, one path segment. Other versions serve.
+func TestManifestVersionWithSlashIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		ok      bool
+	}{
+		{"", true},
+		{"2.0.28.2", true},
+		{"2025-11:beta", true},
+		{"2.0/rc1", false},
+		{"/", false},
+	} {
+		e, err := Open(modelsDir(t, `{"version":"`+tc.version+`"}`), Options{})
+		if !tc.ok {
+			if err == nil {
+				e.Close()
+				t.Errorf("version %q: served", tc.version)
+			} else if !strings.Contains(err.Error(), "stories260K") || !strings.Contains(err.Error(), `"`+tc.version+`"`) {
+				t.Errorf("version %q: the error names neither the model nor the version: %v", tc.version, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("version %q: %v", tc.version, err)
+			continue
+		}
+		e.Close()
+	}
+}
+
 // A model file whose name holds ':' stops Open, naming the file: its id
 // would be listed and answer No such model under every spelling of it.
 func TestModelNameWithColonIsRefused(t *testing.T) {
