@@ -30,13 +30,9 @@ const dataDirLockFile = "serve.lock"
 // the system has neither (Plan 9, WebAssembly) a second serve is not
 // refused.
 func lockDataDir(dir string) (release func(), err error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("data dir %s: %w", dir, err)
-	}
-	path := filepath.Join(dir, dataDirLockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, path, err := openLockFile(dir)
 	if err != nil {
-		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
+		return nil, err
 	}
 	if err := filelock.TryLock(f); err != nil {
 		holder := lockHolder(path)
@@ -65,13 +61,9 @@ func lockDataDir(dir string) (release func(), err error) {
 // An SQLite serve on a directory a PostgreSQL serve shares is refused too:
 // it would take the directory whole.
 func shareDataDir(dir string) (release func(), err error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("data dir %s: %w", dir, err)
-	}
-	path := filepath.Join(dir, dataDirLockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, path, err := openLockFile(dir)
 	if err != nil {
-		return nil, fmt.Errorf("data dir %s: lock: %w", dir, err)
+		return nil, err
 	}
 	if err := filelock.TryLockShared(f); err != nil {
 		f.Close()
@@ -115,4 +107,18 @@ func warnReadableDatabase(log *slog.Logger, dir string) {
 		log.Warn("the database file may be read by other local users: it holds credential hashes, sealed webhook secrets and partners' documents; chmod 600 it (new databases are made so)",
 			"file", path, "mode", fi.Mode().Perm().String())
 	}
+}
+
+// openLockFile opens dir's serve.lock, making the directory and the file
+// when they are not there yet.
+func openLockFile(dir string) (f *os.File, path string, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	path = filepath.Join(dir, dataDirLockFile)
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("data dir %s: lock: %w", dir, err)
+	}
+	return f, path, nil
 }
