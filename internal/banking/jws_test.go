@@ -5,9 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -74,30 +71,17 @@ func TestOpenJWSIdentityCertificates(t *testing.T) {
 // TestOpenJWSMadeByOpenSSL checks a JWS whose signature OpenSSL's GOST
 // engine made over the signing input, assembled by hand as a partner would.
 func TestOpenJWSMadeByOpenSSL(t *testing.T) {
-	if exec.Command("openssl", "engine", "gost").Run() != nil {
-		t.Skip("openssl GOST engine not installed (apt-get install -y libengine-gost-openssl)")
-	}
-	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("openssl", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("openssl %v: %v\n%s", args, err, out)
-		}
-	}
+	o := newOpenSSLOracle(t)
+	run := o.run
 	run("genpkey", "-engine", "gost", "-algorithm", "gost2012_256", "-pkeyopt", "paramset:A", "-out", "k.pem")
 	run("req", "-engine", "gost", "-x509", "-new", "-key", "k.pem", "-subj", "/CN=jws", "-days", "30", "-out", "c.pem")
 	const kid = "9d2f6c1e-5b7a-4e3c-8d1f-0a2b3c4d5e6f"
 	b64 := base64.RawURLEncoding.EncodeToString
 	input := b64([]byte(`{"alg":"gost34.10-2012","kid":"`+kid+`"}`)) + "." +
 		b64([]byte(`{"code":"NON_RENEW","businessCardId":"c1","externalId":"4f9c2a1e-8b3d-4c5e-9f6a-7b8c9d0e1f2a","limit":10}`))
-	if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte(input), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o.write("in.txt", []byte(input))
 	run("dgst", "-engine", "gost", "-md_gost12_256", "-sign", "k.pem", "-out", "sig.bin", "in.txt")
-	sig, _ := os.ReadFile(filepath.Join(dir, "sig.bin"))
-	pemCert, _ := os.ReadFile(filepath.Join(dir, "c.pem"))
+	sig, pemCert := o.read("sig.bin"), o.read("c.pem")
 	cert, err := gost.ParseCertificate(pemCert)
 	if err != nil {
 		t.Fatal(err)

@@ -5,9 +5,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/base64"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -108,30 +105,10 @@ func cnName(t *testing.T, tag int, value string) []byte {
 // the registered certificate; under a second certificate OpenSSL issued for
 // the same key, whose serial the sid does not name, they refuse it.
 func TestVerifyOpenSSLCMSWithoutCertificate(t *testing.T) {
-	if exec.Command("openssl", "engine", "gost").Run() != nil {
-		t.Skip("openssl GOST engine not installed (apt-get install -y libengine-gost-openssl)")
-	}
+	o := newOpenSSLOracle(t)
 	const digest = "amount=100.00\ndate=2026-01-15\npayeeName=ООО \"Ромашка\""
-	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("openssl", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("openssl %v: %v\n%s", args, err, out)
-		}
-	}
-	read := func(name string) []byte {
-		t.Helper()
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	if err := os.WriteFile(filepath.Join(dir, "digest.txt"), []byte(digest), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o.write("digest.txt", []byte(digest))
+	run, read := o.run, o.read
 	run("genpkey", "-engine", "gost", "-algorithm", "gost2012_256", "-pkeyopt", "paramset:A", "-out", "k.pem")
 	for _, c := range []string{"c.pem", "c2.pem"} {
 		run("req", "-engine", "gost", "-x509", "-new", "-key", "k.pem", "-subj", "/CN=nocerts", "-days", "30", "-md_gost12_256", "-out", c)

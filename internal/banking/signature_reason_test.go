@@ -5,9 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,32 +84,11 @@ func TestSignatureRefusalNamesTheReason(t *testing.T) {
 // without -binary (the text canonicalised to CRLF line ends) and the raw
 // value of `openssl dgst -sign` instead of a SignedData.
 func TestOpenSSLSignatureRefusalNamesTheReason(t *testing.T) {
-	if out, err := exec.Command("openssl", "engine", "gost").CombinedOutput(); err != nil {
-		t.Skipf("SKIPPING OPENSSL ORACLE TEST: the OpenSSL GOST engine is not available (%v: %s); "+
-			"install it with: apt-get install -y libengine-gost-openssl openssl", err, out)
-	}
+	o := newOpenSSLOracle(t)
 	const digest = "amount=100.00\ndate=2026-01-15\npayeeName=ООО \"Ромашка\""
 	const uuid = "9f2a3b4c-5d6e-4f7a-8b9c-0d1e2f3a4b5c"
-	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("openssl", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("openssl %v: %v\n%s", args, err, out)
-		}
-	}
-	read := func(name string) []byte {
-		t.Helper()
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	if err := os.WriteFile(filepath.Join(dir, "digest.txt"), []byte(digest), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	o.write("digest.txt", []byte(digest))
+	run, read := o.run, o.read
 	run("genpkey", "-engine", "gost", "-algorithm", "gost2012_256", "-pkeyopt", "paramset:A", "-out", "k.pem")
 	run("req", "-engine", "gost", "-x509", "-new", "-key", "k.pem", "-subj", "/CN=reasons", "-days", "30", "-md_gost12_256", "-out", "c.pem")
 	run("cms", "-engine", "gost", "-sign", "-in", "digest.txt", "-signer", "c.pem", "-inkey", "k.pem",
