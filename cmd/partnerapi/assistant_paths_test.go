@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,13 +56,7 @@ func TestAssistantUncleanPaths(t *testing.T) {
 				req.Header.Set("Content-Type", tc.ctype)
 			}
 			req.Header.Set("RqUID", "72384bd5-0ca0-4cfd-9ac7-65d75258284c")
-			client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
+			resp, body := doUnredirected(t, req)
 			if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) {
 				t.Fatalf("%s %s: %d %s, want %d with %s", tc.method, tc.path, resp.StatusCode, body, tc.status, tc.want)
 			}
