@@ -79,7 +79,13 @@ func get(t *testing.T, url string, header ...string) (*http.Response, []byte) {
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return send(t, http.DefaultClient, req)
+}
+
+// send sends req through c and returns the answer with its body read.
+func send(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
