@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/asn1"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -162,32 +161,6 @@ func containsOID(list []asn1.ObjectIdentifier, oid asn1.ObjectIdentifier) bool {
 		}
 	}
 	return false
-}
-
-// decodeCMSInput accepts DER, PEM ("CMS"/"PKCS7") or base64 DER, told
-// apart by how the input opens, never by what it holds further on
-// (pemInput): PEM when it opens with the PEM boundary after optional
-// white space, and then only one valid block, else it is returned as it
-// is and fails to parse as malformed; DER, returned untouched, when it
-// opens with a SEQUENCE tag (its last bytes, a signature, may be any
-// value); base64 (standard or URL alphabet, padded or not, white space
-// around) otherwise.
-func decodeCMSInput(in []byte) []byte {
-	if block, isPEM := pemInput(in); isPEM {
-		if block == nil {
-			return in
-		}
-		return block.Bytes
-	}
-	if len(in) > 0 && in[0] != tagSequence {
-		s := string(bytes.TrimSpace(in))
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			if b, err := enc.DecodeString(s); err == nil {
-				return b
-			}
-		}
-	}
-	return in
 }
 
 type signedData struct {
