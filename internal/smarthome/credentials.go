@@ -10,9 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
+
+	"partnerapi/internal/basicauth"
 )
 
 // VerifiedTTL bounds how long a verified credential is trusted without
@@ -182,7 +183,7 @@ func (s *Service) AuthenticateBasic(ctx context.Context, kind, authorization str
 			return err
 		}
 	}
-	login, password, ok := parseBasic(authorization)
+	login, password, ok := basicauth.Parse(authorization)
 	if !ok {
 		return ErrUnauthorized
 	}
@@ -200,34 +201,6 @@ func (s *Service) AuthenticateBasic(ctx context.Context, kind, authorization str
 	}
 	s.verified.put(&key, now+VerifiedTTL, gen)
 	return nil
-}
-
-// basicCredentials returns what follows the Basic scheme in an
-// Authorization header: the scheme in any letter case, then one or more
-// spaces, which RFC 9110 §11.4 allows (credentials = auth-scheme
-// [ 1*SP token68 ]) and http.Request.BasicAuth does not, so a client that
-// sends two is not refused 401 with the right password.
-func basicCredentials(header string) (string, bool) {
-	const scheme = "Basic"
-	if len(header) <= len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) || header[len(scheme)] != ' ' {
-		return "", false
-	}
-	return strings.TrimLeft(header[len(scheme):], " "), true
-}
-
-// parseBasic is http.Request.BasicAuth's parsing but for the spaces after
-// the scheme (basicCredentials): standard Base64, and the login up to the
-// first colon.
-func parseBasic(header string) (login, password string, ok bool) {
-	cred, ok := basicCredentials(header)
-	if !ok {
-		return "", "", false
-	}
-	b, err := base64.StdEncoding.DecodeString(cred)
-	if err != nil {
-		return "", "", false
-	}
-	return strings.Cut(string(b), ":")
 }
 
 func hashSecret(s string) string {

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"partnerapi/internal/basicauth"
 )
 
 // OpaqueCredential is a credential string an agent sends whole after
@@ -66,7 +68,7 @@ func (s *Service) SetOpaqueCredentials(cs []OpaqueCredential) { s.opaque = cs }
 
 // authenticateOpaque reports whether authorization is Basic and one of
 // the opaque credentials, case-insensitive in the scheme as Basic is and
-// after any number of spaces (basicCredentials). Its
+// after any number of spaces (basicauth.Credentials). Its
 // SHA-256 is compared with every configured one in constant time, so how
 // long the check takes does not tell how close a guess came or which entry
 // it matched. The credential stands for its agent while the agent has a
@@ -76,7 +78,7 @@ func (s *Service) authenticateOpaque(ctx context.Context, authorization string) 
 	if len(s.opaque) == 0 {
 		return false, nil
 	}
-	cred, ok := basicCredentials(authorization)
+	cred, ok := basicauth.Credentials(authorization)
 	if !ok || cred == "" {
 		return false, nil
 	}

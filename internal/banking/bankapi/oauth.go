@@ -1,7 +1,6 @@
 package bankapi
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
@@ -9,11 +8,12 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"partnerapi/internal/jsonmsg"
 	"strings"
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/basicauth"
+	"partnerapi/internal/jsonmsg"
 	"partnerapi/internal/web"
 )
 
@@ -209,7 +209,7 @@ func remoteIP(r *http.Request) string {
 // decode are a failed authentication through the header, 401
 // invalid_client with the Basic challenge (§5.2).
 func clientCredentials(r *http.Request, f url.Values) (clientID, secret string, err error) {
-	user, pass, ok := basicAuth(r.Header.Get("Authorization"))
+	user, pass, ok := basicauth.Parse(r.Header.Get("Authorization"))
 	if !ok {
 		if scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(scheme, "Basic") {
 			return "", "", &banking.OAuthError{Code: "invalid_client", Description: "the Basic credentials do not decode"}
@@ -226,22 +226,6 @@ func clientCredentials(r *http.Request, f url.Values) (clientID, secret string, 
 			Description: "the client authenticates either with the Authorization header or with client_id and client_secret in the form, not both"}
 	}
 	return clientID, secret, nil
-}
-
-// basicAuth is http.Request.BasicAuth but for the spaces after the scheme:
-// RFC 9110 §11.4 allows one or more (auth-scheme [ 1*SP token68 ]) where
-// BasicAuth wants exactly one, so a client that sends two would be refused
-// invalid_client with the right secret.
-func basicAuth(header string) (user, pass string, ok bool) {
-	scheme, cred, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Basic") {
-		return "", "", false
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimLeft(cred, " "))
-	if err != nil {
-		return "", "", false
-	}
-	return strings.Cut(string(raw), ":")
 }
 
 // token is the token endpoint: authorization_code and refresh_token grants
