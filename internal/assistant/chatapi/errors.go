@@ -1,7 +1,6 @@
 package chatapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -35,10 +34,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, errorBody{Status: status, Message: message})
 }
-
-// statusClientClosedRequest is nginx's status for a request whose client
-// closed the connection before the answer; HTTP defines none.
-const statusClientClosedRequest = 499
 
 // retryAfter is what a 429 tells clients to wait, in seconds.
 const retryAfter = "1"
@@ -171,14 +166,14 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 		s.databaseUnavailable(r, err)
 		w.Header().Set("Retry-After", retryAfterDatabase)
 		writeError(w, http.StatusServiceUnavailable, "Service Unavailable")
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+	case web.ClientGone(r, err):
 		// The client hung up before its answer was ready, so nothing
 		// failed here and no one reads what is written. As an internal
 		// error it was a 500 and an error line for every client that gave
 		// up on a slow generation; the access log and /metrics count it
 		// as nginx does, 499 "client closed request", as the gRPC side
 		// answers it CANCELLED.
-		w.WriteHeader(statusClientClosedRequest)
+		w.WriteHeader(web.StatusClientClosedRequest)
 	default:
 		if s.log != nil {
 			s.log.ErrorContext(r.Context(), "assistant: internal error", "err", err, "request_id", web.RequestID(r.Context()))

@@ -1,16 +1,15 @@
 package bankapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"partnerapi/internal/jsonmsg"
 	"strconv"
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/jsonmsg"
 	"partnerapi/internal/sqldb"
 	"partnerapi/internal/web"
 )
@@ -98,9 +97,6 @@ func referenceID(r *http.Request) (ref string, own bool) {
 	return web.NewUUID(), false
 }
 
-// statusClientClosedRequest is nginx's 499, "client closed request".
-const statusClientClosedRequest = 499
-
 // writeError answers err in the banking envelope. Unexpected errors are
 // logged with their referenceId and the request id, their text not sent;
 // other errors of requests that brought their own X-Request-Id are logged
@@ -115,14 +111,14 @@ const statusClientClosedRequest = 499
 // at error level, saying so, so that operators see the outage; the error's
 // text names the database's user and name, never the URL's password.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+	if web.ClientGone(r, err) {
 		// The client hung up while its request ran (a store call was
 		// cancelled with its context), so nothing failed here and no one
 		// reads the answer. As an internal error it was a 500 and an
 		// error line for every partner that gave up on a call; the access
 		// log and /metrics count it as nginx does, 499, as the assistant
 		// does.
-		w.WriteHeader(statusClientClosedRequest)
+		w.WriteHeader(web.StatusClientClosedRequest)
 		return
 	}
 	var de *banking.Error

@@ -27,7 +27,7 @@ func TestClientGoneIsNotAnUnexpectedError(t *testing.T) {
 		status     int
 		errorLine  bool
 	}{
-		{"client gone, store call cancelled", true, storeErr, statusClientClosedRequest, false},
+		{"client gone, store call cancelled", true, storeErr, web.StatusClientClosedRequest, false},
 		{"client there, store call cancelled", false, storeErr, http.StatusInternalServerError, true},
 		{"client gone, other error", true, fmt.Errorf("boom"), http.StatusInternalServerError, true},
 	} {
