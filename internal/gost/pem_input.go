@@ -10,6 +10,9 @@ import (
 // pemBoundary opens every PEM block (RFC 7468 §2).
 var pemBoundary = []byte("-----BEGIN ")
 
+// linePEMBoundary is the PEM boundary opening a line after text.
+var linePEMBoundary = []byte("\n-----BEGIN ")
+
 // utf8BOM is the byte-order mark editors on Windows put at the start of a
 // text file; it is no part of the text.
 var utf8BOM = []byte("\xef\xbb\xbf")
@@ -57,7 +60,7 @@ func pemInput(in []byte) (block *pem.Block, isPEM bool) {
 // never passes for such text, so one that holds a PEM block's bytes is
 // still read as itself.
 func explanatoryText(in []byte) (at int, ok bool) {
-	i := bytes.Index(in, append([]byte("\n"), pemBoundary...))
+	i := bytes.Index(in, linePEMBoundary)
 	if i < 0 {
 		return 0, false
 	}
