@@ -320,7 +320,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&user, "user", "", "user id or login of who owns the certificate")
-				fs.StringVar(&file, "cert", "", "X.509 GOST certificate (PEM, DER or base64)")
+				fs.StringVar(&file, "cert", "", "X.509 GOST certificate (PEM, its chain may follow it; DER or base64)")
 				fs.StringVar(&role, "role", string(banking.RoleSoleAuthority), "SOLE, FIRST, SECOND or QUALIFIED")
 				fs.StringVar(&typ, "type", "SMS", "crypto profile type (UKEP_UL for QUALIFIED)")
 				fs.StringVar(&uuid, "uuid", "", "certificate uuid (default: a new uuid)")

@@ -39,16 +39,33 @@ type Certificate struct {
 // (the form /v1/crypto carries), PEM only when the input opens with its
 // boundary (pemInput). Certificates whose key is not GOST R
 // 34.10-2012 give an error wrapping ErrNotGOST.
+//
+// A PEM file may hold the certificate's chain after it, as CAs deliver a
+// signing certificate (leaf first, then its issuers, the order of TLS's
+// certificate_list and of the files nginx and OpenSSL read): the first
+// block is the certificate, and each other block must be a CERTIFICATE
+// that parses as X.509, at most MaxCertificates in all. A chain whose
+// first certificate is a CA's is refused: that file is in the other order,
+// and taking its first certificate would register the CA's key as the
+// signer's.
 func ParseCertificate(data []byte) (*Certificate, error) {
 	der := data
-	if block, isPEM := pemInput(data); isPEM {
-		if block == nil {
-			return nil, malformed("certificate opens as PEM but is not one PEM block")
+	chain := false
+	if blocks, isPEM := pemBlocks(data, MaxCertificates); isPEM {
+		if blocks == nil {
+			return nil, malformed("certificate opens as PEM but is not a sequence of at most %d PEM blocks", MaxCertificates)
 		}
-		if block.Type != "CERTIFICATE" {
-			return nil, fmt.Errorf("%w: PEM block %q, want CERTIFICATE", ErrMalformed, block.Type)
+		for i, block := range blocks {
+			if block.Type != "CERTIFICATE" {
+				return nil, fmt.Errorf("%w: PEM block %d is %q, want CERTIFICATE", ErrMalformed, i+1, block.Type)
+			}
+			if i > 0 {
+				if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+					return nil, fmt.Errorf("%w: certificate %d of the chain: %v", ErrMalformed, i+1, err)
+				}
+			}
 		}
-		der = block.Bytes
+		der, chain = blocks[0].Bytes, len(blocks) > 1
 	} else if len(data) > 0 && data[0] != tagSequence {
 		dec, err := base64.StdEncoding.DecodeString(string(bytes.TrimSpace(data)))
 		if err != nil {
@@ -59,6 +76,9 @@ func ParseCertificate(data []byte) (*Certificate, error) {
 	xc, err := x509.ParseCertificate(der)
 	if err != nil {
 		return nil, fmt.Errorf("%w: certificate: %v", ErrMalformed, err)
+	}
+	if chain && xc.IsCA {
+		return nil, fmt.Errorf("%w: the chain's first certificate, %q, is a CA's: put the signer's certificate first", ErrMalformed, xc.Subject.String())
 	}
 	pub, err := ParsePublicKey(xc.RawSubjectPublicKeyInfo)
 	if err != nil {

@@ -63,6 +63,13 @@ func FuzzParseCertificate(f *testing.F) {
 	}
 	block, _ := pem.Decode(readTestdata(f, "ecdsa-p256.cert.pem"))
 	f.Add(block.Bytes)
+	// Certificate files holding a chain: each certificate followed by
+	// another, leaf-first or not.
+	for _, a := range c.certs {
+		for _, b := range c.certs {
+			f.Add(append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b})...))
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if cert, err := ParseCertificate(data); err == nil {
 			c.checkCertificate(t, cert)

@@ -32,6 +32,22 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // attribute) was read as that block instead of itself, and text with a
 // PEM block after another boundary was taken as that block.
 func pemInput(in []byte) (block *pem.Block, isPEM bool) {
+	trimmed, isPEM := pemStart(in)
+	if !isPEM {
+		return nil, false
+	}
+	block, rest := pemBlock(trimmed)
+	// Nothing but white space may follow the block.
+	if block == nil || len(bytes.TrimSpace(rest)) != 0 {
+		return nil, true
+	}
+	return block, true
+}
+
+// pemStart is where in's first PEM block starts, when in is PEM by
+// pemInput's rule: after a byte-order mark and white space, or after
+// explanatory text.
+func pemStart(in []byte) (start []byte, isPEM bool) {
 	trimmed := bytes.TrimLeft(bytes.TrimPrefix(in, utf8BOM), " \t\r\n")
 	if !bytes.HasPrefix(trimmed, pemBoundary) {
 		at, ok := explanatoryText(trimmed)
@@ -40,13 +56,53 @@ func pemInput(in []byte) (block *pem.Block, isPEM bool) {
 		}
 		trimmed = trimmed[at:]
 	}
-	block, rest := pem.Decode(trimmed)
-	// The bytes pem.Decode consumed must hold one boundary, the one at
-	// the start, and nothing but white space may follow the block.
-	if block == nil || len(bytes.TrimSpace(rest)) != 0 || bytes.Count(trimmed[:len(trimmed)-len(rest)], pemBoundary) != 1 {
-		return nil, true
+	return trimmed, true
+}
+
+// pemBlock decodes the block that in starts with. The bytes pem.Decode
+// consumed must hold one boundary, the one at the start: pem.Decode skips
+// a boundary that opens no valid block and takes the next one, which
+// would be another block than the one in starts with. block is nil when
+// in does not start with a valid block.
+func pemBlock(in []byte) (block *pem.Block, rest []byte) {
+	block, rest = pem.Decode(in)
+	if block == nil || bytes.Count(in[:len(in)-len(rest)], pemBoundary) != 1 {
+		return nil, in
 	}
-	return block, true
+	return block, rest
+}
+
+// pemBlocks is pemInput for a file that may hold up to max blocks one
+// after another, as a certificate file holding the certificate's chain
+// does: each block may follow white space or explanatory text (what
+// `openssl pkcs12 -nokeys` writes above every certificate), and nothing
+// but white space may follow the last. blocks is nil (and isPEM true)
+// when in opens as PEM but is not such a sequence, or holds more than max
+// blocks.
+func pemBlocks(in []byte, max int) (blocks []*pem.Block, isPEM bool) {
+	next, isPEM := pemStart(in)
+	if !isPEM {
+		return nil, false
+	}
+	for {
+		block, rest := pemBlock(next)
+		if block == nil || len(blocks) == max {
+			return nil, true
+		}
+		blocks = append(blocks, block)
+		rest = bytes.TrimLeft(rest, " \t\r\n")
+		if len(rest) == 0 {
+			return blocks, true
+		}
+		if !bytes.HasPrefix(rest, pemBoundary) {
+			at, ok := explanatoryText(rest)
+			if !ok {
+				return nil, true
+			}
+			rest = rest[at:]
+		}
+		next = rest
+	}
 }
 
 // explanatoryText reports where a PEM block starts in in when text comes
