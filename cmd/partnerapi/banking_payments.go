@@ -64,6 +64,9 @@ type paymentFlags struct {
 	// webhookAllowPrivate lets webhooks reach private and local addresses
 	// (banking_webhook_keys.go has the policy).
 	webhookAllowPrivate bool
+	// webhookCA is --banking-webhook-ca: a PEM bundle of the authorities
+	// whose receiver certificates are trusted besides the system's.
+	webhookCA string
 	// commitDelay bounds the wait of the creates' group commit for create
 	// requests already under way (bankingsql.PaymentStore.WithCommitDelay).
 	commitDelay time.Duration
@@ -104,6 +107,7 @@ func (f *paymentFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.webhookMaxAge, "banking-webhook-max-age", defaultWebhookMaxAge, "age (from when it was queued, not its eventTime) past which a pending webhook is failed for good instead of sent late, its delivery log saying so; after it the partner polls the payment's state (reference §12) (0: no limit)")
 	fs.DurationVar(&f.webhookRetention, "banking-webhook-retention", defaultWebhookRetention, "how long a finished webhook event (delivered, or failed for good) stays in the outbox and the partner's delivery log before it is deleted with its attempts; pending and parked events stay whatever their age (0: keep them all)")
 	fs.BoolVar(&f.webhookAllowPrivate, "banking-webhook-allow-private", false, "let webhook URLs reach loopback, private, link-local and multicast addresses (off: refused when a URL is set and again when it is dialled)")
+	fs.StringVar(&f.webhookCA, "banking-webhook-ca", "", "PEM file of CA certificates trusted for webhook receivers' HTTPS besides the system's (an own or corporate CA, a self-signed receiver); read at start")
 }
 
 // The webhook retry schedule's defaults: ten attempts, 5 s before the
@@ -239,6 +243,9 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 		// client-info and crypto info, certificate requests).
 		Gate: &banking.Gate{Limits: &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst}, Maintenance: maint}}
 	urls := f.webhookPolicy(contour)
+	if urls.RootCAs, err = webhookRootCAs(f.webhookCA); err != nil {
+		return paymentArea{}, fmt.Errorf("--banking-webhook-ca: %w", err)
+	}
 	if f.webhookURL != "" {
 		if err := urls.Check(context.Background(), f.webhookURL); err != nil {
 			return paymentArea{}, fmt.Errorf("--banking-webhook-url: %w", cliErr(err))

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 
 	"partnerapi/internal/banking"
@@ -64,4 +66,28 @@ func reseal(ctx context.Context, hooks *banking.Webhooks) (banking.ResealReport,
 			strings.Join(rep.Failed, ", "), rep.Resealed)
 	}
 	return rep, nil
+}
+
+// webhookRootCAs is the pool receivers' certificates are checked against:
+// the system's roots and the CA certificates of the PEM file, so that a
+// receiver whose certificate an own CA issued is trusted without
+// replacing the system's bundle for the whole process (SSL_CERT_FILE, which
+// Go reads on Linux alone, would also stop public receivers' CAs from being
+// trusted unless the file repeats them). No file: nil, the system's roots.
+func webhookRootCAs(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pemData, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pemData) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", file)
+	}
+	return pool, nil
 }

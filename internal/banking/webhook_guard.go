@@ -2,6 +2,7 @@ package banking
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"net/netip"
 	"net/url"
@@ -29,6 +30,11 @@ type WebhookURLPolicy struct {
 	// Resolver resolves host names when a URL is set; nil leaves names to
 	// the dial-time guard, which checks every address it connects to.
 	Resolver WebhookResolver
+	// RootCAs are the authorities a receiver's certificate is checked
+	// against: the operator's --banking-webhook-ca added to the system's,
+	// for receivers whose certificate an own or corporate CA issued; nil:
+	// the system's alone.
+	RootCAs *x509.CertPool
 }
 
 // ErrPrivateWebhookAddress is the dial-time refusal of a webhook target

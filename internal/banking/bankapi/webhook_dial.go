@@ -2,6 +2,7 @@ package bankapi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -21,7 +22,8 @@ import (
 // the address the socket actually connects to. It does not follow
 // redirects (a 3xx is the delivery's answer), uses no proxy from the
 // environment (a proxy would dial for us, past the check), and refuses
-// http:// unless the policy allows it.
+// http:// unless the policy allows it. A receiver's certificate is checked
+// against policy.RootCAs when set, else the system's roots.
 func NewWebhookClient(policy banking.WebhookURLPolicy) *http.Client {
 	g := &webhookDialGuard{allowPrivate: policy.AllowPrivate, resolver: policy.Resolver}
 	if g.resolver == nil {
@@ -37,6 +39,9 @@ func NewWebhookClient(policy banking.WebhookURLPolicy) *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+	}
+	if policy.RootCAs != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: policy.RootCAs, MinVersion: tls.VersionTLS12}
 	}
 	return &http.Client{
 		Transport:     schemeGuard{next: tr, allowHTTP: policy.AllowHTTP},
