@@ -21,6 +21,7 @@ import (
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankapi"
 	"partnerapi/internal/banking/bankingsql"
+	"partnerapi/internal/banking/bankkeys"
 	"partnerapi/internal/sqldb"
 )
 
@@ -350,22 +351,19 @@ func webhookKeys(flagValue, dataDir string) ([][]byte, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("webhook key: %w", err)
 	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("webhook key: %w", err)
-	}
 	key := make([]byte, banking.WebhookKeySize)
 	_, _ = rand.Read(key)
-	// O_EXCL: when two processes start at once, one writes and both read
-	// the same key.
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	// Written whole under another name and linked into place: replicas
+	// starting at once on one data directory (several serves on one
+	// PostgreSQL) each try, one key wins and the others read it. Made
+	// in place (O_EXCL, then written), the others could read the file
+	// before the key was in it and fail to start on "no key", as would
+	// every start after a crash between the two steps.
+	err := bankkeys.CreateKeyFile(path, []byte(base64.StdEncoding.EncodeToString(key)+"\n"))
 	if errors.Is(err, fs.ErrExist) {
 		return webhookKeys("", dataDir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("webhook key: %w", err)
-	}
-	_, werr := fh.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
-	if err := errors.Join(werr, fh.Sync(), fh.Close()); err != nil {
 		return nil, fmt.Errorf("webhook key: %w", err)
 	}
 	return [][]byte{key}, nil

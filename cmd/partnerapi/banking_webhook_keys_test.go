@@ -248,3 +248,35 @@ func TestBankingWebhookDefaultURLChecked(t *testing.T) {
 		}
 	}
 }
+
+// Replicas started at the same instant on one data directory (several
+// serves on one PostgreSQL) all make the webhook key file on first use:
+// every one must start with the one key that won, never read the file while
+// the winner is still writing it (an empty file was "no key", and serve
+// failed to start).
+func TestWebhookKeyFileMadeByReplicasAtOnce(t *testing.T) {
+	const replicas = 8
+	for round := range 200 {
+		dir := t.TempDir()
+		keys := make([][][]byte, replicas)
+		errs := make([]error, replicas)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range replicas {
+			wg.Go(func() {
+				<-start
+				keys[i], errs[i] = webhookKeys("", dir)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i := range replicas {
+			if errs[i] != nil {
+				t.Fatalf("round %d, replica %d: %v", round, i, errs[i])
+			}
+			if len(keys[i]) != 1 || !bytes.Equal(keys[i][0], keys[0][0]) {
+				t.Fatalf("round %d: replica %d has another key than replica 0", round, i)
+			}
+		}
+	}
+}

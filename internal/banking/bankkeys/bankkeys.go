@@ -43,7 +43,7 @@ func LoadBankKey(path string) (*banking.BankKey, error) {
 // EnsureBankKey returns the key kept at path, generating and writing it
 // first when the file does not exist. Partners pin the bank's certificate,
 // so every restart, and every process sharing the data directory, must
-// sign with the one key: the file is made once (createKeyFile) and only
+// sign with the one key: the file is made once (CreateKeyFile) and only
 // read after.
 func EnsureBankKey(path string, now time.Time) (*banking.BankKey, error) {
 	k, err := LoadBankKey(path)
@@ -58,7 +58,7 @@ func EnsureBankKey(path string, now time.Time) (*banking.BankKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := createKeyFile(path, data); errors.Is(err, fs.ErrExist) {
+	if err := CreateKeyFile(path, data); errors.Is(err, fs.ErrExist) {
 		return LoadBankKey(path)
 	} else if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func EnsureIDTokenRSAKey(path string) (*rsa.PrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := createKeyFile(path, data); errors.Is(err, fs.ErrExist) {
+	if err := CreateKeyFile(path, data); errors.Is(err, fs.ErrExist) {
 		return LoadIDTokenRSAKey(path)
 	} else if err != nil {
 		return nil, err
@@ -105,13 +105,14 @@ func EnsureIDTokenRSAKey(path string) (*rsa.PrivateKey, error) {
 	return k, nil
 }
 
-// createKeyFile writes a new key file at path, mode 0600. The file is
+// CreateKeyFile writes a new key file at path, mode 0600. The file is
 // written whole under a temporary name and then hard-linked into place: a
 // link never replaces an existing file, so when two processes start at once
 // on one data directory exactly one key wins (the other gets an error
-// wrapping fs.ErrExist and reads the winner's), and a crash never leaves
-// half a key behind.
-func createKeyFile(path string, data []byte) error {
+// wrapping fs.ErrExist and reads the winner's), no process ever reads a
+// file still being written, and a crash never leaves half a key behind.
+// The webhook key file (cmd/partnerapi) is made through it too.
+func CreateKeyFile(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
