@@ -179,6 +179,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		// (banking/certreq.go); production issues none through the API.
 		CertRequests:      &banking.CertRequests{Store: store, Directory: store, CA: key, Contour: contour, Gate: gate},
 		CardNotFoundCause: m.cardNotFound,
+		Prefix:            m.prefix,
 	})
 	sidecars := append(pay.sidecars, identityPurger(identity, workers.Worker("banking-identity-purge", d.log), purgeEvery, purgeTimeout))
 	if pay.retention != nil {

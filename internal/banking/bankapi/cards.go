@@ -81,41 +81,70 @@ func upperASCII(s string) string {
 
 // statusLetters spell a status filter in a page link whose status names
 // do not fit: the reference caps href at 60 characters, and
-// "?page=2&statusCodes=TO_BE_REISSUED,TO_BE_BLOCKED,NOT_DELIVERED" is 62.
-// A link is the server's to read back (clients follow it as given), so a
-// filter too long for the names travels as statusSet, one letter a status,
-// rather than being dropped: a dropped filter made the next page a page of
-// every card.
+// "/fintech/api/v1/business-cards?page=2&statusCodes=ACTIVE,BLOCKED" is
+// 64. A link is the server's to read back (clients follow it as given), so
+// a filter too long for the names travels as statusSet, one letter a
+// status, rather than being dropped: a dropped filter made the next page a
+// page of every card.
 var statusLetters = map[banking.CardStatus]byte{
 	banking.CardActive: 'A', banking.CardBlocked: 'B', banking.CardToBeReissued: 'R',
 	banking.CardToBeBlocked: 'T', banking.CardNotDelivered: 'N',
 }
 
-// pageHref is a relative link to another page with the same status filter:
-// the statuses' names when they fit in the reference's 60 characters, else
+// maxHref is the reference's limit on a page link (§11: "href ≤ 60 chars,
+// absolute or relative").
+const maxHref = 60
+
+// pageHref is the link to another page with the same status filter: the
+// statuses' names when they fit in the reference's 60 characters, else
 // their letters (statusSet). A status without a letter is not one List
 // answers, so no link is made for it; it keeps only the page.
-func pageHref(page int, statuses []banking.CardStatus) string {
-	h := "?page=" + strconv.Itoa(page)
-	if len(statuses) == 0 {
-		return h
-	}
-	var names []string
-	letters := make([]byte, 0, len(statusLetters))
-	for _, st := range statuses {
-		c, ok := statusLetters[st]
-		if !ok {
-			return h
+//
+// path is the list's path as the client calls it (the API prefix, then
+// /v1/business-cards), and the link is that path with the query: a
+// path-absolute reference. A query-only one ("?page=2") is resolved right
+// by RFC 3986 clients but not by java.net.URI.resolve, which follows RFC
+// 2396 and drops the path's last segment (…/v1/?page=2, a 404), so a Java
+// partner following next got lost. Only when the path with the query
+// would pass the limit (a --banking-prefix longer than about 20
+// characters) is the link the query alone, which the reference allows as
+// well.
+func pageHref(path string, page int, statuses []banking.CardStatus) string {
+	q := "?page=" + strconv.Itoa(page)
+	if len(statuses) > 0 {
+		var names []string
+		letters := make([]byte, 0, len(statusLetters))
+		for _, st := range statuses {
+			c, ok := statusLetters[st]
+			if !ok {
+				return shortest(path, q)
+			}
+			if !slices.Contains(letters, c) {
+				letters = append(letters, c)
+				names = append(names, string(st))
+			}
 		}
-		if !slices.Contains(letters, c) {
-			letters = append(letters, c)
-			names = append(names, string(st))
+		byName, byLetter := q+"&statusCodes="+strings.Join(names, ","), q+"&statusSet="+string(letters)
+		for _, h := range []string{path + byName, path + byLetter} {
+			if len(h) <= maxHref {
+				return h
+			}
 		}
+		if len(byName) <= maxHref {
+			return byName
+		}
+		return byLetter
 	}
-	if f := h + "&statusCodes=" + strings.Join(names, ","); len(f) <= 60 {
-		return f
+	return shortest(path, q)
+}
+
+// shortest is path+query when it fits in the reference's limit, else the
+// query alone (see pageHref).
+func shortest(path, query string) string {
+	if len(path)+len(query) <= maxHref {
+		return path + query
 	}
-	return h + "&statusSet=" + string(letters)
+	return query
 }
 
 // parseStatusSet reads the letters of a page link's statusSet; ok is false
@@ -151,6 +180,17 @@ func queryInt(v string) (int, bool) {
 	return n, err == nil
 }
 
+// cardListPath is the card list's path under the API prefix the
+// deployment is configured with (--banking-prefix), which it serves besides
+// the provider's and /openapi.yaml names: the path the page links carry.
+func (s *server) cardListPath() string {
+	p := s.Prefix
+	if p == "" {
+		p = DefaultPrefix
+	}
+	return p + "/v1/business-cards"
+}
+
 func (s *server) listCards(w http.ResponseWriter, r *http.Request) {
 	page := 1
 	if v := r.URL.Query().Get("page"); v != "" {
@@ -177,10 +217,10 @@ func (s *server) listCards(w http.ResponseWriter, r *http.Request) {
 	}
 	body := cardListBody{Links: []cardLink{}, BusinessCards: res.Cards}
 	if page > 1 {
-		body.Links = append(body.Links, cardLink{Href: pageHref(page-1, statuses), Rel: "prev"})
+		body.Links = append(body.Links, cardLink{Href: pageHref(s.cardListPath(), page-1, statuses), Rel: "prev"})
 	}
 	if res.HasNext {
-		body.Links = append(body.Links, cardLink{Href: pageHref(page+1, statuses), Rel: "next"})
+		body.Links = append(body.Links, cardLink{Href: pageHref(s.cardListPath(), page+1, statuses), Rel: "next"})
 	}
 	writeJSON(w, http.StatusOK, body)
 }

@@ -2,6 +2,7 @@ package bankapi
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -36,7 +37,7 @@ func TestCardListFilterKeptAcrossPages(t *testing.T) {
 					t.Fatalf("%s page %d: href %q longer than 60", tc.q, pages, l.Href)
 				}
 				if l.Rel == "next" {
-					q = l.Href
+					q = strings.TrimPrefix(l.Href, "/fintech/api/v1/business-cards")
 				}
 			}
 		}

@@ -494,7 +494,7 @@ func FuzzParseStatusCodes(f *testing.F) {
 				t.Fatalf("bad status %q from %q %q", s, a, b)
 			}
 		}
-		if h := pageHref(2, parseStatusCodes([]string{a, b})); len(h) > 60 {
+		if h := pageHref(DefaultPrefix+"/v1/business-cards", 2, parseStatusCodes([]string{a, b})); len(h) > 60 {
 			t.Fatalf("href %d chars", len(h))
 		}
 		// A status taken is one of the names in ASCII letter case.

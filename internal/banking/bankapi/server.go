@@ -38,6 +38,10 @@ type Deps struct {
 	// to clients that accept application/jose are signed JWS (jose.go);
 	// nil: always JSON.
 	JWS *banking.BankKey
+	// Prefix is the API prefix the deployment is configured with
+	// (--banking-prefix; "" is DefaultPrefix), which links the API writes
+	// for the client to follow start with (cards.go).
+	Prefix string
 	// CardNotFoundCause is the cause of a card's 404: CauseCardNotFound
 	// ("" too) or CauseDataNotFound (errors.go; reference §15 #4).
 	CardNotFoundCause string
