@@ -54,7 +54,13 @@ func Parse(authorization string, bare bool) (token string, malformed bool) {
 		}
 		return "", true
 	}
-	if bare && IsB64Token(h) {
+	// The scheme's name alone ("Bearer", or "Bearer " trimmed: a client
+	// that put an empty token after it) is a b64token too, but not a
+	// bare token: it is the Bearer scheme without its token, malformed
+	// (invalid_request) as it is where bare tokens are not read, rather
+	// than a token named "Bearer" refused as unknown (invalid_token),
+	// which sent the client to renew a token it never sent.
+	if bare && IsB64Token(h) && !strings.EqualFold(h, "bearer") {
 		return h, false
 	}
 	scheme, _, spaced := strings.Cut(strings.ReplaceAll(h, "\t", " "), " ")

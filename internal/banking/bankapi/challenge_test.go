@@ -26,6 +26,8 @@ func TestBearerChallenges(t *testing.T) {
 		{"malformed token", "Bearer a b", 401, bearerChallenge + `, error="invalid_request", error_description="malformed bearer token"`},
 		{"malformed bare token", "pay\u00a0", 401, bearerChallenge + `, error="invalid_request", error_description="malformed bearer token"`},
 		{"scheme then HTAB", "Bearer\tpay", 401, bearerChallenge + `, error="invalid_request", error_description="malformed bearer token"`},
+		{"scheme without a token", "Bearer", 401, bearerChallenge + `, error="invalid_request", error_description="malformed bearer token"`},
+		{"scheme and a space, no token", "Bearer ", 401, bearerChallenge + `, error="invalid_request", error_description="malformed bearer token"`},
 		{"unknown token", "Bearer nope", 401, bearerChallenge + `, error="invalid_token"`},
 		{"unknown bare token", "nope", 401, bearerChallenge + `, error="invalid_token"`},
 		{"good token", "Bearer pay", 200, ""},
