@@ -132,6 +132,8 @@ func paymentCases() []bankCase {
 		{name: "create duplicate externalId", method: "POST", path: pays, auth: "pay", body: bankDoc(p1, nil), status: 400, cause: "WORKFLOW_FAULT"},
 		{name: "create unknown certificate", method: "POST", path: pays, auth: "pay",
 			body: bankDoc("c0000000-0000-4000-8000-000000000014", map[string]any{"digestSignatures": signatures("11111111-1111-4111-8111-111111111111")}), status: 400, cause: "WORKFLOW_FAULT"},
+		{name: "create certificateUuid no UUID", method: "POST", path: pays, auth: "pay",
+			body: bankDoc("c0000000-0000-4000-8000-000000000f14", map[string]any{"digestSignatures": signatures("cert-1")}), status: 400, cause: "VALIDATION_FAULT", badRequest: true},
 		{name: "create sole with first", method: "POST", path: pays, auth: "pay",
 			body: bankDoc("c0000000-0000-4000-8000-000000000015", map[string]any{"digestSignatures": signatures(banking.SandboxCertSole, banking.SandboxCertFirst)}), status: 400, cause: "WORKFLOW_FAULT"},
 		{name: "create over the rate limit", server: "limited", method: "POST", path: pays, auth: "limited pay", body: bankDoc("c0000000-0000-4000-8000-000000000016", nil),

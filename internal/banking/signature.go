@@ -79,12 +79,17 @@ func (v *signatureVerifier) verify(ctx context.Context, p Principal, digest stri
 	if len(sigs) > 2 {
 		return SignatureSet{}, Errorf(KindWorkflow, "Допускается не более двух подписей, передано %d", len(sigs))
 	}
+	// Every item's certificateUuid is checked for its form before any
+	// certificate is looked up, so that a malformed second item is the
+	// request's fault (VALIDATION_FAULT) whatever the first one's
+	// certificate turns out to be.
+	for i, s := range sigs {
+		if err := certificateUUIDFormat(i, s.CertificateUUID); err != nil {
+			return SignatureSet{}, err
+		}
+	}
 	var set SignatureSet
 	for i, s := range sigs {
-		if s.CertificateUUID == "" {
-			return SignatureSet{}, &Error{Kind: KindValidation, Message: "Не указан certificateUuid подписи",
-				FieldNames: []string{fmt.Sprintf("digestSignatures[%d].certificateUuid", i)}, Checks: []string{"required"}}
-		}
 		// At most two signatures: the ones before this one, all checked
 		// already, are compared directly rather than through a set.
 		// The same uuid in another case names the same certificate.
@@ -126,6 +131,26 @@ func (v *signatureVerifier) verify(ctx context.Context, p Principal, digest stri
 		}
 	}
 	return set, checkSet(set)
+}
+
+// certificateUUIDFormat checks the certificateUuid of item i: required
+// (§9.1: "without certificateUuid it is rejected"), and a UUID. It is the
+// uuid of a /v1/crypto certificateInfos entry (§9.1, §10), a UUID in both
+// official SDKs (java.util.UUID, Joi guid), so one that is no UUID is a
+// malformed request, a pattern fault (§13, 400 VALIDATION_FAULT naming the
+// field) like an externalId that is none, not a certificate looked up and
+// not found (SIGN_CHECK_EXCEPTION, in the sandbox WORKFLOW_FAULT), which
+// sent the partner to check a certificate rather than its request.
+func certificateUUIDFormat(i int, uuid string) error {
+	switch {
+	case uuid == "":
+		return &Error{Kind: KindValidation, Message: "Не указан certificateUuid подписи",
+			FieldNames: []string{fmt.Sprintf("digestSignatures[%d].certificateUuid", i)}, Checks: []string{"required"}}
+	case !gost.IsCanonicalUUID(uuid):
+		return &Error{Kind: KindValidation, Message: "certificateUuid подписи должен быть UUID",
+			FieldNames: []string{fmt.Sprintf("digestSignatures[%d].certificateUuid", i)}, Checks: []string{"UUID"}}
+	}
+	return nil
 }
 
 // errNotBase64 marks a signature that is not Base64 or decodes to nothing.

@@ -69,8 +69,8 @@ func TestSignatureCMSBounds(t *testing.T) {
 	p := Principal{OrgID: "org", UserID: "u1"}
 	a, b := newSigner(t, gost.TC26256A), newSigner(t, gost.TC26256A)
 	certs := certMap{
-		"first":  {UUID: "first", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleFirst, Active: true},
-		"second": {UUID: "second", UserID: "u1", OrgID: "org", DER: b.cert.Raw, Role: RoleSecond, Active: true},
+		uFirst:  {UUID: uFirst, UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleFirst, Active: true},
+		uSecond: {UUID: uSecond, UserID: "u1", OrgID: "org", DER: b.cert.Raw, Role: RoleSecond, Active: true},
 	}
 	cmsOf := func(s DigestSignature) []byte {
 		der, err := base64.StdEncoding.DecodeString(s.Base64Encoded)
@@ -79,7 +79,7 @@ func TestSignatureCMSBounds(t *testing.T) {
 		}
 		return der
 	}
-	firstCMS, secondCMS := cmsOf(a.sign(t, "first", digest)), cmsOf(b.sign(t, "second", digest))
+	firstCMS, secondCMS := cmsOf(a.sign(t, uFirst, digest)), cmsOf(b.sign(t, uSecond, digest))
 	item := func(uuid string, cms []byte, signers, certs int) DigestSignature {
 		return DigestSignature{CertificateUUID: uuid, Base64Encoded: base64.StdEncoding.EncodeToString(repeatSigned(t, cms, signers, certs))}
 	}
@@ -90,13 +90,13 @@ func TestSignatureCMSBounds(t *testing.T) {
 		field string // "" when the set verifies
 		check string
 	}{
-		{"one signer each", []DigestSignature{item("first", firstCMS, 1, 1), item("second", secondCMS, 1, 1)}, "", ""},
-		{"two SignerInfos", []DigestSignature{item("first", firstCMS, gost.MaxSigners, 1)}, "", ""},
-		{"three SignerInfos", []DigestSignature{item("first", firstCMS, gost.MaxSigners+1, 1)}, "digestSignatures[0].base64Encoded", "at most 2 SignerInfos"},
-		{"2500 SignerInfos in the second (a 1 MiB body)", []DigestSignature{item("first", firstCMS, 1, 1), item("second", secondCMS, 2500, 1)},
+		{"one signer each", []DigestSignature{item(uFirst, firstCMS, 1, 1), item(uSecond, secondCMS, 1, 1)}, "", ""},
+		{"two SignerInfos", []DigestSignature{item(uFirst, firstCMS, gost.MaxSigners, 1)}, "", ""},
+		{"three SignerInfos", []DigestSignature{item(uFirst, firstCMS, gost.MaxSigners+1, 1)}, "digestSignatures[0].base64Encoded", "at most 2 SignerInfos"},
+		{"2500 SignerInfos in the second (a 1 MiB body)", []DigestSignature{item(uFirst, firstCMS, 1, 1), item(uSecond, secondCMS, 2500, 1)},
 			"digestSignatures[1].base64Encoded", "at most 2 SignerInfos"},
-		{"certificates at the bound", []DigestSignature{item("first", firstCMS, 1, gost.MaxCertificates)}, "", ""},
-		{"a thousand certificates", []DigestSignature{item("first", firstCMS, 1, 1000)}, "digestSignatures[0].base64Encoded", "at most 16 certificates"},
+		{"certificates at the bound", []DigestSignature{item(uFirst, firstCMS, 1, gost.MaxCertificates)}, "", ""},
+		{"a thousand certificates", []DigestSignature{item(uFirst, firstCMS, 1, 1000)}, "digestSignatures[0].base64Encoded", "at most 16 certificates"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/asn1"
 	"encoding/base64"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,21 @@ import (
 )
 
 type certMap map[string]Certificate
+
+// Certificate uuids of the tests with registered certificates, named for
+// what each certificate is: a certificateUuid must be a UUID (§9.1).
+const (
+	uSole         = "0a000000-0000-4000-8000-000000000001"
+	uFirst        = "0a000000-0000-4000-8000-000000000002"
+	uSecond       = "0a000000-0000-4000-8000-000000000003"
+	uInactive     = "0a000000-0000-4000-8000-000000000004"
+	uForeign      = "0a000000-0000-4000-8000-000000000005"
+	uOwn          = "0a000000-0000-4000-8000-000000000006"
+	uColleague    = "0a000000-0000-4000-8000-000000000007"
+	uOtherOrg     = "0a000000-0000-4000-8000-000000000008"
+	uInactivePeer = "0a000000-0000-4000-8000-000000000009"
+	uNobody       = "0a000000-0000-4000-8000-00000000000a"
+)
 
 func (m certMap) GetCertificate(_ context.Context, uuid string) (Certificate, error) {
 	c, ok := m[uuid]
@@ -119,11 +135,11 @@ func TestVerifiedSignatureRules(t *testing.T) {
 	p := Principal{OrgID: "org", UserID: "u1"}
 	a, b, other := newSigner(t, gost.TC26256A), newSigner(t, gost.TC26512A), newSigner(t, gost.TC26256A)
 	certs := certMap{
-		"sole":     {UUID: "sole", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: true},
-		"first":    {UUID: "first", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleFirst, Active: true},
-		"second":   {UUID: "second", UserID: "u1", OrgID: "org", DER: b.cert.Raw, Role: RoleSecond, Active: true},
-		"inactive": {UUID: "inactive", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: false},
-		"foreign":  {UUID: "foreign", UserID: "u2", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: true},
+		uSole:     {UUID: uSole, UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: true},
+		uFirst:    {UUID: uFirst, UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleFirst, Active: true},
+		uSecond:   {UUID: uSecond, UserID: "u1", OrgID: "org", DER: b.cert.Raw, Role: RoleSecond, Active: true},
+		uInactive: {UUID: uInactive, UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: false},
+		uForeign:  {UUID: uForeign, UserID: "u2", OrgID: "org", DER: a.cert.Raw, Role: RoleSoleAuthority, Active: true},
 	}
 	for _, contour := range []string{ContourTest, ContourProduction} {
 		v := NewSignatureVerifier(contour, certs)
@@ -134,22 +150,22 @@ func TestVerifiedSignatureRules(t *testing.T) {
 			ok       bool
 			complete bool
 		}{
-			{"sole", []DigestSignature{a.sign(t, "sole", digest)}, 0, true, true},
-			{"first+second (512-bit key)", []DigestSignature{a.sign(t, "first", digest), b.sign(t, "second", digest)}, 0, true, true},
-			{"first only", []DigestSignature{a.sign(t, "first", digest)}, 0, true, false},
+			{"sole", []DigestSignature{a.sign(t, uSole, digest)}, 0, true, true},
+			{"first+second (512-bit key)", []DigestSignature{a.sign(t, uFirst, digest), b.sign(t, uSecond, digest)}, 0, true, true},
+			{"first only", []DigestSignature{a.sign(t, uFirst, digest)}, 0, true, false},
 			{"sandbox uuid is not special", []DigestSignature{a.sign(t, SandboxCertSole, digest)}, KindSignCheck, false, false},
-			{"other digest text", []DigestSignature{a.sign(t, "sole", digest+" ")}, KindSignCheck, false, false},
-			{"other key", []DigestSignature{other.sign(t, "sole", digest)}, KindSignCheck, false, false},
-			{"garbage CMS", []DigestSignature{sig("sole")}, KindSignCheck, false, false},
+			{"other digest text", []DigestSignature{a.sign(t, uSole, digest+" ")}, KindSignCheck, false, false},
+			{"other key", []DigestSignature{other.sign(t, uSole, digest)}, KindSignCheck, false, false},
+			{"garbage CMS", []DigestSignature{sig(uSole)}, KindSignCheck, false, false},
 			// A valid signature over the digest text, but in a SignedData
 			// of id-ct-receipt, not §9.2's data: made for another purpose,
 			// refused as other malformed CMS is.
-			{"CMS of another content type", []DigestSignature{a.signWith(t, "sole", digest,
+			{"CMS of another content type", []DigestSignature{a.signWith(t, uSole, digest,
 				gost.SignOptions{ContentType: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 16, 1, 1}})}, KindSignCheck, false, false},
-			{"inactive cert", []DigestSignature{a.sign(t, "inactive", digest)}, KindSignCheck, false, false},
-			{"another user's cert", []DigestSignature{a.sign(t, "foreign", digest)}, KindSignCheck, false, false},
-			{"sole+first", []DigestSignature{a.sign(t, "sole", digest), a.sign(t, "first", digest)}, KindWorkflow, false, false},
-			{"same cert twice", []DigestSignature{a.sign(t, "first", digest), a.sign(t, "first", digest)}, KindWorkflow, false, false},
+			{"inactive cert", []DigestSignature{a.sign(t, uInactive, digest)}, KindSignCheck, false, false},
+			{"another user's cert", []DigestSignature{a.sign(t, uForeign, digest)}, KindSignCheck, false, false},
+			{"sole+first", []DigestSignature{a.sign(t, uSole, digest), a.sign(t, uFirst, digest)}, KindWorkflow, false, false},
+			{"same cert twice", []DigestSignature{a.sign(t, uFirst, digest), a.sign(t, uFirst, digest)}, KindWorkflow, false, false},
 		}
 		for _, tt := range tests {
 			t.Run(contour+"/"+tt.name, func(t *testing.T) {
@@ -186,10 +202,10 @@ func TestSignatureVerifyDocumentForeign(t *testing.T) {
 	p := Principal{OrgID: "org", UserID: "u1"}
 	a, b := newSigner(t, gost.TC26256A), newSigner(t, gost.TC26256A)
 	certs := certMap{
-		"own":           {UUID: "own", UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleFirst, Active: true},
-		"colleague":     {UUID: "colleague", UserID: "u2", OrgID: "org", DER: b.cert.Raw, Role: RoleSecond, Active: true},
-		"other-org":     {UUID: "other-org", UserID: "u3", OrgID: "org2", DER: b.cert.Raw, Role: RoleSoleAuthority, Active: true},
-		"inactive-peer": {UUID: "inactive-peer", UserID: "u2", OrgID: "org", DER: b.cert.Raw, Role: RoleSoleAuthority, Active: false},
+		uOwn:          {UUID: uOwn, UserID: "u1", OrgID: "org", DER: a.cert.Raw, Role: RoleFirst, Active: true},
+		uColleague:    {UUID: uColleague, UserID: "u2", OrgID: "org", DER: b.cert.Raw, Role: RoleSecond, Active: true},
+		uOtherOrg:     {UUID: uOtherOrg, UserID: "u3", OrgID: "org2", DER: b.cert.Raw, Role: RoleSoleAuthority, Active: true},
+		uInactivePeer: {UUID: uInactivePeer, UserID: "u2", OrgID: "org", DER: b.cert.Raw, Role: RoleSoleAuthority, Active: false},
 	}
 	tests := []struct {
 		name    string
@@ -197,15 +213,15 @@ func TestSignatureVerifyDocumentForeign(t *testing.T) {
 		kind    Kind     // VerifyDocument's error kind, 0: none
 		foreign []string // VerifyDocument's Foreign
 	}{
-		{"own", []DigestSignature{a.sign(t, "own", digest)}, 0, nil},
-		{"colleague", []DigestSignature{b.sign(t, "colleague", digest)}, 0, []string{"colleague"}},
-		{"own and colleague", []DigestSignature{a.sign(t, "own", digest), b.sign(t, "colleague", digest)}, 0, []string{"colleague"}},
-		{"another organisation", []DigestSignature{b.sign(t, "other-org", digest)}, 0, []string{"other-org"}},
-		{"colleague's uuid, not the colleague's signature", []DigestSignature{a.sign(t, "colleague", digest)}, KindSignCheck, nil},
-		{"colleague, other digest", []DigestSignature{b.sign(t, "colleague", digest+" ")}, KindSignCheck, nil},
-		{"inactive colleague", []DigestSignature{b.sign(t, "inactive-peer", digest)}, KindSignCheck, nil},
-		{"unknown", []DigestSignature{b.sign(t, "nobody", digest)}, KindSignCheck, nil},
-		{"colleague, qualified signType", []DigestSignature{{Base64Encoded: b.sign(t, "colleague", digest).Base64Encoded, CertificateUUID: "colleague", SignType: SignTypeQualified}}, KindWorkflow, nil},
+		{"own", []DigestSignature{a.sign(t, uOwn, digest)}, 0, nil},
+		{"colleague", []DigestSignature{b.sign(t, uColleague, digest)}, 0, []string{uColleague}},
+		{"own and colleague", []DigestSignature{a.sign(t, uOwn, digest), b.sign(t, uColleague, digest)}, 0, []string{uColleague}},
+		{"another organisation", []DigestSignature{b.sign(t, uOtherOrg, digest)}, 0, []string{uOtherOrg}},
+		{"colleague's uuid, not the colleague's signature", []DigestSignature{a.sign(t, uColleague, digest)}, KindSignCheck, nil},
+		{"colleague, other digest", []DigestSignature{b.sign(t, uColleague, digest+" ")}, KindSignCheck, nil},
+		{"inactive colleague", []DigestSignature{b.sign(t, uInactivePeer, digest)}, KindSignCheck, nil},
+		{"unknown", []DigestSignature{b.sign(t, uNobody, digest)}, KindSignCheck, nil},
+		{"colleague, qualified signType", []DigestSignature{{Base64Encoded: b.sign(t, uColleague, digest).Base64Encoded, CertificateUUID: uColleague, SignType: SignTypeQualified}}, KindWorkflow, nil},
 	}
 	for _, contour := range []string{ContourTest, ContourProduction} {
 		v := NewSignatureVerifier(contour, certs)
@@ -238,5 +254,42 @@ func TestSignatureVerifyDocumentForeign(t *testing.T) {
 	own := Principal{OrgID: SandboxOrgID, UserID: SandboxUserID}
 	if set, err := sandbox.VerifyDocument(context.Background(), own, "digest", []DigestSignature{sig(SandboxCertSole)}); err != nil || set.Foreign != nil {
 		t.Fatalf("sandbox user: %+v %v", set, err)
+	}
+}
+
+// TestSignatureCertificateUUIDFormat: a certificateUuid that is no UUID
+// (reference §9.1: the uuid of a /v1/crypto certificateInfos entry; a UUID
+// in both SDKs) is a pattern fault, 400 VALIDATION_FAULT naming the item's
+// field, in every contour and for card limits (Verify) as for payments
+// (VerifyDocument), not a certificate looked up and not found
+// (SIGN_CHECK_EXCEPTION, or WORKFLOW_FAULT in the sandbox). A UUID in
+// upper case is a UUID.
+func TestSignatureCertificateUUIDFormat(t *testing.T) {
+	const digest = "date=2026-01-01\namount=100.00\n"
+	p := Principal{OrgID: "org", UserID: "u1"}
+	for _, contour := range []string{ContourSandbox, ContourTest, ContourProduction} {
+		v := NewSignatureVerifier(contour, certMap{})
+		for _, tc := range []struct {
+			name  string
+			sigs  []DigestSignature
+			field string // "" for a fault that is not the format's
+		}{
+			{"a name", []DigestSignature{sig("cert-1")}, "digestSignatures[0].certificateUuid"},
+			{"braced", []DigestSignature{sig("{" + uSole + "}")}, "digestSignatures[0].certificateUuid"},
+			{"no hyphens", []DigestSignature{sig(strings.ReplaceAll(uSole, "-", ""))}, "digestSignatures[0].certificateUuid"},
+			{"trailing space", []DigestSignature{sig(SandboxCertFirst + " ")}, "digestSignatures[0].certificateUuid"},
+			{"second item", []DigestSignature{sig(SandboxCertFirst), sig("second")}, "digestSignatures[1].certificateUuid"},
+			{"upper case", []DigestSignature{sig(strings.ToUpper(uNobody))}, ""},
+		} {
+			for name, verify := range map[string]func(context.Context, Principal, string, []DigestSignature) (SignatureSet, error){
+				"Verify": v.Verify, "VerifyDocument": v.VerifyDocument} {
+				_, err := verify(context.Background(), p, digest, tc.sigs)
+				var e *Error
+				isFormat := errors.As(err, &e) && e.Kind == KindValidation && slices.Equal(e.FieldNames, []string{tc.field}) && slices.Equal(e.Checks, []string{"UUID"})
+				if tc.field != "" && !isFormat || tc.field == "" && (err == nil || KindOf(err) == KindValidation) {
+					t.Errorf("%s/%s/%s: %v", contour, tc.name, name, err)
+				}
+			}
+		}
 	}
 }
