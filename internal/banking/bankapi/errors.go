@@ -25,6 +25,11 @@ type errorBody struct {
 	// [] when no member is to blame: the reference's envelope carries it
 	// in that cause (§13), while the other causes have no such member.
 	Fields *[]string `json:"fields,omitempty"`
+	// OAuthError and OAuthDescription are RFC 6749 §5.2's error and
+	// error_description, set on the OAuth endpoints' outage and internal
+	// errors alone (writeOAuthError).
+	OAuthError       string `json:"error,omitempty"`
+	OAuthDescription string `json:"error_description,omitempty"`
 }
 
 // envelope maps each domain error kind to its status and cause; this table
@@ -111,6 +116,12 @@ func referenceID(r *http.Request) (ref string, own bool) {
 // at error level, saying so, so that operators see the outage; the error's
 // text names the database's user and name, never the URL's password.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	writeErrorFor(w, r, log, err, false)
+}
+
+// writeErrorFor is writeError; with oauth, an outage or an internal error
+// also carries RFC 6749 §5.2's members (oauthFailure).
+func writeErrorFor(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, oauth bool) {
 	if web.ClientGone(r, err) {
 		// The client hung up while its request ran (a store call was
 		// cancelled with its context), so nothing failed here and no one
@@ -140,6 +151,9 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			fields = []string{}
 		}
 		body.Fields = &fields
+	}
+	if oauth {
+		body.OAuthError, body.OAuthDescription = oauthFailure(de.Kind)
 	}
 	switch {
 	case log == nil:
@@ -180,12 +194,14 @@ const basicChallenge = `Basic realm="banking"`
 // {"error","error_description"}: 401 with the Basic challenge for
 // invalid_client (RFC 6749 §5.2), 400 for the rest, invalid_request
 // included (§5.2; the reference fixes no status for these errors, §3).
-// Anything that is not an OAuthError is the banking envelope (an internal
-// error).
+// Anything that is not an OAuthError (the database unavailable, an
+// internal error) keeps its status, 503 with Retry-After or 500, and its
+// banking envelope, with RFC 6749's members beside it (oauthFailure).
 func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err error) {
 	var oe *banking.OAuthError
 	if !errors.As(err, &oe) {
-		writeError(w, r, s.log, err)
+		noStore(w)
+		writeErrorFor(w, r, s.log, err, true)
 		return
 	}
 	status := http.StatusBadRequest
@@ -195,6 +211,31 @@ func (s *server) writeOAuthError(w http.ResponseWriter, r *http.Request, err err
 	}
 	noStore(w)
 	writeJSON(w, status, map[string]string{"error": oe.Code, "error_description": oe.Description})
+}
+
+// oauthFailure is the RFC 6749 error and error_description an OAuth
+// endpoint adds to the envelope of an outage or an internal error. OAuth
+// clients read "error" from a failed token request's JSON, whatever the
+// status (golang.org/x/oauth2's RetrieveError.ErrorCode, oauthlib, which
+// raises TemporarilyUnavailableError for this code, openid-client's
+// OPError), and found none in the envelope alone: oauthlib reported a
+// missing access_token, the others an error without a code. §5.2 defines
+// no code for either case at the token endpoint; temporarily_unavailable
+// and server_error are the ones §4.1.2.1 defines for the same conditions
+// at the authorization endpoint, and a client must accept codes it does
+// not know. The envelope's members stay, so that the provider's SDKs,
+// which read cause and message when there is no error (the Java SDK's
+// ErrorResponseDeserializer takes error, errorCode or cause), and partners
+// quoting referenceId read what they read before. The description is
+// ASCII, as §5.2 requires of error_description.
+func oauthFailure(k banking.Kind) (code, description string) {
+	switch k {
+	case banking.KindUnavailable:
+		return "temporarily_unavailable", "the service is temporarily unavailable; retry after Retry-After seconds"
+	case banking.KindInternal:
+		return "server_error", "internal error; quote referenceId to the bank"
+	}
+	return "", ""
 }
 
 // platformError maps the platform's errors (unknown route, wrong method,

@@ -137,12 +137,12 @@ func (s *server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 			s.renderLogin(w, req, app, oe.Description)
 			return
 		}
-		writeError(w, r, s.log, err)
+		s.writeOAuthError(w, r, err)
 		return
 	}
 	code, err := id.IssueCode(r.Context(), req, user)
 	if err != nil {
-		writeError(w, r, s.log, err)
+		s.writeOAuthError(w, r, err)
 		return
 	}
 	q.Set("code", code)
@@ -303,7 +303,7 @@ func (s *server) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := id.Revoke(r.Context(), app.ClientID, f.Get("token")); err != nil {
-		writeError(w, r, s.log, err)
+		s.writeOAuthError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
