@@ -362,12 +362,21 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 					return
 				}
 				tried[w]++
-				var answered bool
-				answered, errs[w] = d.deliver(ctx, q, ev, now)
+				answered, err := d.deliver(ctx, q, ev, now)
 				q.done(ev, answered)
-				if errs[w] != nil {
+				if left := (*leftToOthers)(nil); errors.As(err, &left) {
+					// Released for a process that can open its secret:
+					// the store works, so this worker goes on with the
+					// batch, and the pass reports the first such event.
+					if errs[w] == nil {
+						errs[w] = left.err
+					}
+					continue
+				}
+				if err != nil {
 					// The store failed: what is left comes back when its
 					// lease ends, as when stopping.
+					errs[w] = errors.Join(errs[w], err)
 					return
 				}
 			}
@@ -443,6 +452,15 @@ func queuedAt(ev WebhookEvent) time.Time {
 	return ev.CreatedAt
 }
 
+// leftToOthers is an event released unsent because its partner's secret
+// opens under none of this process's webhook keys (a replica started
+// without the others' keys). Unlike a failing store it does not stop the
+// worker: the pass goes on and reports err when it ends.
+type leftToOthers struct{ err error }
+
+func (e *leftToOthers) Error() string { return e.err.Error() }
+func (e *leftToOthers) Unwrap() error { return e.err }
+
 // shortDuration is d as a person writes it: 24h rather than 24h0m0s.
 func shortDuration(d time.Duration) string {
 	s := d.String()
@@ -476,9 +494,15 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 		// the event's attempts and pause its partner. The event is due
 		// again at once if the store takes the release, else when its
 		// lease ends; the error stops this worker as a failed record does.
-		return false, errors.Join(serr, d.inStore(ctx, func(ctx context.Context) error {
+		rerr := d.inStore(ctx, func(ctx context.Context) error {
 			return d.Outbox.ReleaseWebhooks(ctx, []WebhookEvent{ev}, now())
-		}))
+		})
+		if rerr == nil && errors.Is(serr, ErrSealedSecret) {
+			// A secret sealed under keys this process lacks: the store
+			// works, and the event waits for a replica holding them.
+			return false, &leftToOthers{err: serr}
+		}
+		return false, errors.Join(serr, rerr)
 	}
 	// A cancelled ctx is this process stopping, not the receiver failing.
 	pause := d.PauseBase >= 0 && pausesPartner(status) && ctx.Err() == nil

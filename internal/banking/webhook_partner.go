@@ -276,7 +276,13 @@ func (w *Webhooks) Target(ctx context.Context, clientID string) (WebhookTarget, 
 	case err == nil:
 		secret, err := w.Box.Open(clientID, set.SealedSecret)
 		if err != nil {
-			return WebhookTarget{}, err
+			// Sealed under keys this process does not hold: a replica
+			// started without the others' --banking-webhook-key (its data
+			// directory not copied). Nothing is sent, so it is no failed
+			// delivery: the event goes back for a process holding the key,
+			// spending none of its attempts and pausing no receiver, which
+			// every replica would honour.
+			return WebhookTarget{}, &TargetLookupError{Err: fmt.Errorf("partner %s: %w", clientID, err)}
 		}
 		return WebhookTarget{URL: set.URL, Secret: secret, Format: webhookFormat(set.Format), Endpoint: clientID}, nil
 	case !errors.Is(err, ErrNotFound):
@@ -290,7 +296,8 @@ func (w *Webhooks) Target(ctx context.Context, clientID string) (WebhookTarget, 
 }
 
 // TargetLookupError is a partner's webhook setting that could not be read
-// from the store (the database unavailable for a moment, say). Nothing was
+// from the store (the database unavailable for a moment, say), or whose
+// secret opens under none of this process's webhook keys. Nothing was
 // sent, so it is no failed delivery of the event: the dispatcher records no
 // attempt and pauses no partner for it, and the event is tried again.
 type TargetLookupError struct{ Err error }
