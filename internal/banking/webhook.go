@@ -385,7 +385,16 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 	wg.Wait()
 	if ctx.Err() != nil {
 		// Stopping, or the pass ran out of time: the claimed events not
-		// handed out come back when their lease ends.
+		// handed out are released for the other replicas (or this one's
+		// next start) at once, rather than a minute later when their
+		// lease ends, so a rolling restart delays none of them; a store
+		// that does not take the release within releaseOnStop leaves them
+		// to the lease.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseOnStop)
+		defer cancel()
+		if left := q.unstarted(); len(left) > 0 {
+			errs = append(errs, d.Outbox.ReleaseWebhooks(rctx, left, now()))
+		}
 		return 0, errors.Join(append(errs, ctx.Err())...)
 	}
 	// What the start window left unsent is due again at once rather than
@@ -451,6 +460,9 @@ func queuedAt(ev WebhookEvent) time.Time {
 	}
 	return ev.CreatedAt
 }
+
+// releaseOnStop bounds the release of a stopping pass's unstarted events.
+const releaseOnStop = 5 * time.Second
 
 // leftToOthers is an event released unsent because its partner's secret
 // opens under none of this process's webhook keys (a replica started
