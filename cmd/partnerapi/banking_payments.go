@@ -257,16 +257,18 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	if every <= 0 {
 		every = 2 * time.Second
 	}
-	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == "",
-		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff, PauseBase: pauseBase, PauseMax: pauseMax,
-		PerEndpoint: f.webhookPerPartner, MaxAge: f.webhookMaxAge}
-	// On shutdown the dispatcher takes no new batch, but the deliveries of
-	// the one it holds go on for the grace period, so that a partner's
-	// answer under way is heard and recorded rather than cut off (and sent
-	// again after the restart); what is left when the grace ends is
-	// cancelled and comes back when its lease ends.
+	// On shutdown the dispatcher takes no new batch and starts no new
+	// delivery: the events of the batch it holds not yet started go back
+	// at once for the other replicas on the database (or the next start).
+	// The deliveries under way go on for the grace period, so that a
+	// partner's answer under way is heard and recorded rather than cut off
+	// (and sent again after the restart); one still under way when the
+	// grace ends is cancelled and comes back when its lease ends.
 	ctx, cancel := context.WithCancel(context.Background())
 	stopping := make(chan struct{})
+	disp := &banking.WebhookDispatcher{Outbox: store, Sender: &bankapi.WebhookSender{Targets: hooks, URLs: urls, JWS: jws}, ConfiguredOnly: f.webhookURL == "",
+		MaxAttempts: attempts, BaseBackoff: backoff, MaxBackoff: maxBackoff, PauseBase: pauseBase, PauseMax: pauseMax,
+		PerEndpoint: f.webhookPerPartner, MaxAge: f.webhookMaxAge, Stopping: stopping}
 	var stopOnce sync.Once
 	done := make(chan struct{})
 	var retention *banking.WebhookRetention

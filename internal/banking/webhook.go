@@ -215,6 +215,9 @@ type WebhookDispatcher struct {
 	// sent; so is a parked one (ExpireParkedWebhooks), which no claim
 	// hands out.
 	MaxAge time.Duration
+	// Stopping is closed when the process begins to stop (nil: never):
+	// see stopped.
+	Stopping <-chan struct{}
 }
 
 func (d *WebhookDispatcher) backoff(attempt int) time.Duration {
@@ -357,7 +360,7 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 	for w := range workers {
 		wg.Go(func() {
 			for {
-				ev, ok := q.next(ctx, now)
+				ev, ok := q.next(ctx, d.Stopping, now)
 				if !ok {
 					return
 				}
@@ -383,18 +386,10 @@ func (d *WebhookDispatcher) runPass(ctx context.Context) (int, error) {
 		})
 	}
 	wg.Wait()
+	if ctx.Err() != nil || stopped(d.Stopping) {
+		errs = append(errs, d.releaseUnstarted(ctx, q, now))
+	}
 	if ctx.Err() != nil {
-		// Stopping, or the pass ran out of time: the claimed events not
-		// handed out are released for the other replicas (or this one's
-		// next start) at once, rather than a minute later when their
-		// lease ends, so a rolling restart delays none of them; a store
-		// that does not take the release within releaseOnStop leaves them
-		// to the lease.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseOnStop)
-		defer cancel()
-		if left := q.unstarted(); len(left) > 0 {
-			errs = append(errs, d.Outbox.ReleaseWebhooks(rctx, left, now()))
-		}
 		return 0, errors.Join(append(errs, ctx.Err())...)
 	}
 	// What the start window left unsent is due again at once rather than
@@ -460,18 +455,6 @@ func queuedAt(ev WebhookEvent) time.Time {
 	}
 	return ev.CreatedAt
 }
-
-// releaseOnStop bounds the release of a stopping pass's unstarted events.
-const releaseOnStop = 5 * time.Second
-
-// leftToOthers is an event released unsent because its partner's secret
-// opens under none of this process's webhook keys (a replica started
-// without the others' keys). Unlike a failing store it does not stop the
-// worker: the pass goes on and reports err when it ends.
-type leftToOthers struct{ err error }
-
-func (e *leftToOthers) Error() string { return e.err.Error() }
-func (e *leftToOthers) Unwrap() error { return e.err }
 
 // shortDuration is d as a person writes it: 24h rather than 24h0m0s.
 func shortDuration(d time.Duration) string {

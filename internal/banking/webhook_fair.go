@@ -90,15 +90,15 @@ func newBatchQueue(evs []WebhookEvent, perEndpoint int, startBy time.Time) *batc
 }
 
 // next is the event a worker delivers next; false when there is none to
-// start: the batch is done, ctx ended (what is left is released by the
-// pass, unstarted), or the start window is over (what is left is in late). It
+// start: the batch is done, ctx ended or stopping is closed (what is left
+// is released by the pass, unstarted), or the start window is over (what is left is in late). It
 // waits while the endpoint of every partner with events left has
 // perEndpoint under way.
-func (q *batchQueue) next(ctx context.Context, now func() time.Time) (WebhookEvent, bool) {
+func (q *batchQueue) next(ctx context.Context, stopping <-chan struct{}, now func() time.Time) (WebhookEvent, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
-		if q.left == 0 || ctx.Err() != nil {
+		if q.left == 0 || ctx.Err() != nil || stopped(stopping) {
 			return WebhookEvent{}, false
 		}
 		if now().After(q.startBy) {
@@ -128,20 +128,6 @@ func (q *batchQueue) next(ctx context.Context, now func() time.Time) (WebhookEve
 		}
 		q.cond.Wait()
 	}
-}
-
-// unstarted takes out the events no worker was handed, for release when a
-// pass stops early.
-func (q *batchQueue) unstarted() []WebhookEvent {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	var evs []WebhookEvent
-	for _, p := range q.partners {
-		evs = append(evs, p.evs...)
-		p.evs = nil
-	}
-	q.left = 0
-	return evs
 }
 
 // waitsForProbe reports whether ev is a probe of an endpoint that has one

@@ -21,7 +21,7 @@ func TestBatchQueueRoundRobin(t *testing.T) {
 	take := func(want ...int64) {
 		t.Helper()
 		for _, id := range want {
-			got, ok := q.next(ctx, now)
+			got, ok := q.next(ctx, nil, now)
 			if !ok || got.ID != id {
 				t.Fatalf("next: %d %v, want %d", got.ID, ok, id)
 			}
@@ -37,7 +37,7 @@ func TestBatchQueueRoundRobin(t *testing.T) {
 	take(4)
 	clock = clock.Add(webhookStartWindow + time.Second)
 	q.done(ev(3, "a"), true)
-	if got, ok := q.next(ctx, now); ok {
+	if got, ok := q.next(ctx, nil, now); ok {
 		t.Fatalf("started %d after the start window", got.ID)
 	}
 	if len(q.late) != 1 || q.late[0].ID != 9 {
@@ -60,13 +60,13 @@ func TestBatchQueueOneProbeAtATime(t *testing.T) {
 	for _, answered := range []bool{true, false} {
 		q := newBatchQueue([]WebhookEvent{probe(1, "a"), probe(2, "b"), probe(3, "a"), {ID: 4, ClientID: "c"}}, 2, at.Add(webhookStartWindow))
 		for _, want := range []int64{1, 4} {
-			if got, ok := q.next(ctx, now); !ok || got.ID != want {
+			if got, ok := q.next(ctx, nil, now); !ok || got.ID != want {
 				t.Fatalf("next: %d %v, want %d", got.ID, ok, want)
 			}
 		}
 		got := make(chan int64, 1)
 		go func() {
-			ev, _ := q.next(ctx, now)
+			ev, _ := q.next(ctx, nil, now)
 			got <- ev.ID
 		}()
 		select {
@@ -90,7 +90,7 @@ func TestBatchQueueOneProbeAtATime(t *testing.T) {
 		// other starts beside it.
 		q.done(probe(1, "a"), true)
 		first := <-got
-		ev, ok := q.next(ctx, now)
+		ev, ok := q.next(ctx, nil, now)
 		if !ok || first+ev.ID != 5 || first == ev.ID {
 			t.Fatalf("after the probe's answer %d and %d %v started, want 2 and 3 together", first, ev.ID, ok)
 		}

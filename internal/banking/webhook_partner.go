@@ -313,3 +313,12 @@ func (w *Webhooks) Deliveries(ctx context.Context, clientID string, limit int) (
 	}
 	return w.Store.PartnerDeliveries(ctx, clientID, min(limit, 500))
 }
+
+// leftToOthers is an event released unsent because its partner's secret
+// opens under none of this process's webhook keys (a replica started
+// without the others' keys). Unlike a failing store it does not stop the
+// worker: the pass goes on and reports err when it ends.
+type leftToOthers struct{ err error }
+
+func (e *leftToOthers) Error() string { return e.err.Error() }
+func (e *leftToOthers) Unwrap() error { return e.err }
