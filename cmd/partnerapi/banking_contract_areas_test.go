@@ -136,6 +136,12 @@ func webhookCases() []bankCase {
 		{name: "deliveries without scope", method: "GET", path: deliveries, auth: "cards", status: 403},
 		{name: "deliveries over the rate limit", server: "limited", method: "GET", path: deliveries, auth: "limited pay", status: 429, warm: true},
 		{name: "deliveries in maintenance", server: "maint", method: "GET", path: deliveries, auth: "maint pay", status: 503},
+		{name: "delete", method: "DELETE", path: hook, auth: "invoice", status: 204},
+		{name: "delete none set", method: "DELETE", path: hook, auth: "invoice", status: 204},
+		{name: "delete without token", method: "DELETE", path: hook, status: 401, badRequest: true},
+		{name: "delete without scope", method: "DELETE", path: hook, auth: "cards", status: 403},
+		{name: "delete over the rate limit", server: "limited", method: "DELETE", path: hook, auth: "limited pay", status: 429, warm: true},
+		{name: "delete in maintenance", server: "maint", method: "DELETE", path: hook, auth: "maint pay", status: 503},
 	}
 }
 

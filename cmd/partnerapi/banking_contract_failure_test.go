@@ -89,6 +89,7 @@ func operationRows() []bankCase {
 		{name: "sign", method: "POST", path: pays + "/" + doc + "/sign", auth: "pay", body: sign},
 		{name: "webhook set", method: "PUT", path: "/fintech/api/v1/webhook", auth: "pay", body: `{"url":"http://127.0.0.1:9/hook"}`},
 		{name: "webhook get", method: "GET", path: "/fintech/api/v1/webhook", auth: "pay"},
+		{name: "webhook delete", method: "DELETE", path: "/fintech/api/v1/webhook", auth: "pay"},
 		{name: "webhook deliveries", method: "GET", path: "/fintech/api/v1/webhook/deliveries", auth: "pay"},
 		{name: "cards", method: "GET", path: cards, auth: "cards"},
 		{name: "cards by POST", method: "POST", path: cards, auth: "cards"},

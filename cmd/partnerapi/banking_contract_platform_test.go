@@ -40,7 +40,7 @@ func TestBankingContractPlatform(t *testing.T) {
 		{name: "payment by PUT", method: "PUT", path: payment, status: 405, allow: "GET"},
 		{name: "payment state by POST", method: "POST", path: payment + "/state", status: 405, allow: "GET"},
 		{name: "payment sign by GET", method: "GET", path: payment + "/sign", status: 405, allow: "POST"},
-		{name: "webhook by PATCH", method: "PATCH", path: "/fintech/api/v1/webhook", status: 405, allow: "GET, PUT"},
+		{name: "webhook by PATCH", method: "PATCH", path: "/fintech/api/v1/webhook", status: 405, allow: "DELETE, GET, PUT"},
 		{name: "business cards by DELETE", method: "DELETE", path: "/fintech/api/v1/business-cards", status: 405, allow: "GET, POST"},
 		{name: "cert requests by GET", method: "GET", path: "/fintech/api/v1/crypto/cert-requests", status: 405, allow: "POST"},
 		{name: "client info by TRACE", method: "TRACE", path: "/fintech/api/v1/client-info", status: 405, allow: "GET"},

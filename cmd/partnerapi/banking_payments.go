@@ -376,6 +376,7 @@ const bankingWebhookUsage = `usage: partnerapi banking webhook COMMAND --client-
                                  the partner's own webhook (a secret is generated and shown once if none is stored;
                                  jose: bodies are JWS under the bank's key; the format, omitted, is kept, json at first)
   show                           the partner's setting (never the secret)
+  delete                         remove the partner's own setting (its events go to --banking-webhook-url, if set, else wait)
   deliveries [--limit 50]        the partner's delivery log, newest first
   reseal                         (no --client-id) re-seal every stored secret under the newest --banking-webhook-key`
 
@@ -399,7 +400,7 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 		fset.StringVar(&rawURL, "url", "", "URL receiving the partner's final payment statuses")
 		fset.StringVar(&secret, "secret", "", "HMAC-SHA256 key of X-Signature (default: keep the stored one, or generate)")
 		fset.StringVar(&format, "format", "", "webhook body: json, or jose (the JWS of the JSON under the bank's key) (default: keep the stored one, or json)")
-	case "show", "reseal":
+	case "show", "delete", "reseal":
 	case "deliveries":
 		fset.IntVar(&limit, "limit", 50, "how many newest deliveries (1..500)")
 	default:
@@ -454,6 +455,11 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 		out, err = hooks.Set(ctx, *clientID, rawURL, sp, fp)
 	case "show":
 		out, err = hooks.Get(ctx, *clientID)
+	case "delete":
+		// What the partner sees after it: the default's setting or none.
+		if err = hooks.Delete(ctx, *clientID); err == nil {
+			out, err = hooks.Get(ctx, *clientID)
+		}
 	case "deliveries":
 		if limit < 1 || limit > 500 {
 			return errors.New("--limit must be 1..500")

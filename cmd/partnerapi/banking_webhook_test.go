@@ -136,4 +136,12 @@ func TestBankingPartnerWebhookEndToEnd(t *testing.T) {
 	if st, m := call("GET", "/fintech/api/v1/webhook", ""); st != 200 || m["source"] != "partner" || m["secret"] != nil {
 		t.Fatalf("API setting: %d %v", st, m)
 	}
+	// `banking webhook delete` removes it, as DELETE /v1/webhook does, and
+	// prints what the partner sees then: no setting of its own.
+	if del, err := webhookCLI(t, ts.dataDir, "delete", "--client-id", banking.SandboxClientID); err != nil || del["source"] != "none" {
+		t.Fatalf("webhook delete: %v %v", del, err)
+	}
+	if st, m := call("GET", "/fintech/api/v1/webhook", ""); st != 200 || m["source"] != "none" {
+		t.Fatalf("API setting after the CLI's delete: %d %v", st, m)
+	}
 }

@@ -40,6 +40,7 @@ var bankHostileScopes = func() map[string][]string {
 		"POST " + pays + "/{externalId}/sign":                          {banking.ScopePayDocRU},
 		"PUT /fintech/api/v1/webhook":                                  anyPay,
 		"GET /fintech/api/v1/webhook":                                  anyPay,
+		"DELETE /fintech/api/v1/webhook":                               anyPay,
 		"GET /fintech/api/v1/webhook/deliveries":                       anyPay,
 		"GET /fintech/api/v1/business-cards":                           cards,
 		"POST /fintech/api/v1/business-cards":                          cards,
@@ -324,6 +325,17 @@ func (b *bankHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.written = func(t *testing.T) bool {
 			_, raw := b.call(t, "GET", "/fintech/api/v1/webhook", pay, "")
 			return strings.Contains(string(raw), hook)
+		}
+	case "DELETE /fintech/api/v1/webhook":
+		// A setting of the partner's for each request to remove; a hostile
+		// variant leaves it in place.
+		hook := fmt.Sprintf("http://127.0.0.1:9/hook/%d", b.counter.Add(1))
+		if status, raw := b.call(t, "PUT", "/fintech/api/v1/webhook", pay, `{"url":"`+hook+`"}`); status != http.StatusOK {
+			t.Fatalf("webhook set: %d %s", status, raw)
+		}
+		r.written = func(t *testing.T) bool {
+			_, raw := b.call(t, "GET", "/fintech/api/v1/webhook", pay, "")
+			return !strings.Contains(string(raw), hook)
 		}
 	case "GET /fintech/api/v1/webhook/deliveries":
 		r.path += "?limit=5"

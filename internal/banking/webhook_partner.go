@@ -73,6 +73,9 @@ type WebhookSettingsStore interface {
 	// written over with the value it replaced. An error from fn stores
 	// nothing and is returned as it is.
 	UpdatePartnerWebhook(ctx context.Context, clientID string, fn func(old PartnerWebhook, found bool) (PartnerWebhook, error)) error
+	// DeletePartnerWebhook removes the partner's setting, reporting
+	// whether there was one.
+	DeletePartnerWebhook(ctx context.Context, clientID string) (bool, error)
 	// GetPartnerWebhook returns the partner's setting or ErrNotFound.
 	GetPartnerWebhook(ctx context.Context, clientID string) (PartnerWebhook, error)
 	// PartnerDeliveries lists the newest events of documents the partner
@@ -218,6 +221,18 @@ func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret, for
 		return WebhookView{}, err
 	}
 	return WebhookView{URL: set.URL, SecretSet: true, Source: "partner", Format: set.Format, UpdatedAt: set.UpdatedAt, Secret: generated}, nil
+}
+
+// Delete removes clientID's own webhook setting, its secret with it, so its
+// events go where a partner without one's go: to the deployment's default
+// URL when the operator set one, else they wait unsent until it sets one
+// again (the dispatcher reads the target at each attempt, so events
+// already queued follow). Deleting a
+// setting that does not exist is no error: the partner's wish, no setting
+// of its own, holds either way.
+func (w *Webhooks) Delete(ctx context.Context, clientID string) error {
+	_, err := w.Store.DeletePartnerWebhook(ctx, clientID)
+	return err
 }
 
 // Get is clientID's setting as the partner sees it. The deployment

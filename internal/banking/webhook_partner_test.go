@@ -69,6 +69,12 @@ func (m memWebhookStore) GetPartnerWebhook(_ context.Context, id string) (Partne
 	return PartnerWebhook{}, ErrNotFound
 }
 
+func (m memWebhookStore) DeletePartnerWebhook(_ context.Context, id string) (bool, error) {
+	_, ok := m[id]
+	delete(m, id)
+	return ok, nil
+}
+
 func (m memWebhookStore) PartnerDeliveries(context.Context, string, int) ([]WebhookDelivery, error) {
 	return nil, nil
 }

@@ -24,6 +24,7 @@ func (s *server) addWebhookRoutes(mux *web.Mux) {
 	}
 	mux.HandleFunc("PUT", webhookBase, gate("webhook-set", s.setWebhook))
 	mux.HandleFunc("GET", webhookBase, gate("webhook-get", s.getWebhook))
+	mux.HandleFunc("DELETE", webhookBase, gate("webhook-delete", s.deleteWebhook))
 	mux.HandleFunc("GET", webhookBase+"/deliveries", gate("webhook-deliveries", s.webhookDeliveries))
 }
 
@@ -49,6 +50,18 @@ func (s *server) setWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store") // a generated secret is in the body once
 	writeJSON(w, http.StatusOK, out)
+}
+
+// deleteWebhook removes the partner's own setting (our extension: the
+// reference publishes no registration, §12, and a partner must be able to
+// stop webhooks it set): 204 whether or not one was set, as DELETE is
+// idempotent. Its events go to the deployment's default URL, if any.
+func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	if err := s.Webhooks.Delete(r.Context(), principalFrom(r.Context()).PartnerID); err != nil {
+		s.writePaymentError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *server) getWebhook(w http.ResponseWriter, r *http.Request) {

@@ -151,6 +151,24 @@ func endWebhookPause(ctx context.Context, tx *sql.Tx, dialect sqldb.Dialect, cli
 	return nil
 }
 
+// DeletePartnerWebhook removes clientID's setting in a transaction of its
+// own, committed before it returns.
+func (s *PaymentStore) DeletePartnerWebhook(ctx context.Context, clientID string) (bool, error) {
+	var n int64
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM banking_partner_webhooks WHERE client_id = $1`, clientID)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete partner webhook: %w", err)
+	}
+	return n > 0, nil
+}
+
 func (s *PaymentStore) GetPartnerWebhook(ctx context.Context, clientID string) (banking.PartnerWebhook, error) {
 	w := banking.PartnerWebhook{ClientID: clientID}
 	var at int64

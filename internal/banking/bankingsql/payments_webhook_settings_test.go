@@ -146,3 +146,30 @@ func TestPartnerWebhookFormatStore(t *testing.T) {
 		}
 	})
 }
+
+// TestPartnerWebhookDeleteStore: DeletePartnerWebhook removes the one
+// partner's setting, committed (a store opened anew on the database finds
+// none), reports whether there was one, and leaves the others'.
+func TestPartnerWebhookDeleteStore(t *testing.T) {
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := NewPaymentStore(db)
+		at := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
+		for _, id := range []string{"p1", "p2"} {
+			if err := s.SetPartnerWebhook(ctx, banking.PartnerWebhook{ClientID: id, URL: "https://" + id + ".example/hook", SealedSecret: "v1:x", UpdatedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, want := range []bool{true, false} {
+			if found, err := s.DeletePartnerWebhook(ctx, "p1"); err != nil || found != want {
+				t.Fatalf("delete %d: %v %v, want %v", i+1, found, err, want)
+			}
+		}
+		if _, err := NewPaymentStore(db).GetPartnerWebhook(ctx, "p1"); !errors.Is(err, banking.ErrNotFound) {
+			t.Fatalf("p1 after delete: %v", err)
+		}
+		if got, err := NewPaymentStore(db).GetPartnerWebhook(ctx, "p2"); err != nil || got.URL != "https://p2.example/hook" {
+			t.Fatalf("p2 after p1's delete: %+v %v", got, err)
+		}
+	})
+}
