@@ -17,7 +17,7 @@ import (
 // closed when the test ends.
 func signedWebhookReceiver(t *testing.T, secret string) (url string, got <-chan map[string]any) {
 	t.Helper()
-	deliveries := make(chan map[string]any, 16)
+	deliveries := make(chan map[string]any, 128)
 	partner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if r.Header.Get("X-Signature") != bankapi.WebhookSignature([]byte(secret), body) {

@@ -163,7 +163,8 @@ func sha256Hex(b []byte) hexHash {
 // the principal's, verify signatures, then store a draft, a CHECKERROR
 // document, a PARTSIGNED one or run a fully signed one to its final status:
 // IMPLEMENTED, or INVALIDEDS when a signature's certificate is not the
-// token user's (reference §9.1, foreignSignatureHistory).
+// token user's (reference §9.1, foreignSignatureHistory), or outside
+// production the final its purpose's marker requests (payment_outcome.go).
 func (s *PaymentService) Create(ctx context.Context, p Principal, d Payment) (*Payment, error) {
 	sp, hash, err := s.create(ctx, p, d, nil)
 	if err != nil {
@@ -312,8 +313,10 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 	// One history slice is made, the one that is stored; none for a fully
 	// signed document when the store takes its processing walk whole.
 	var history []StatusChange
+	// A requested outcome (payment_outcome.go) is another walk, written as
+	// history rows with its final's webhook, as any other history is.
 	walker, walk := s.Store.(ProcessedCreator)
-	walk = walk && comment == "" && set.Complete() && set.Foreign == nil
+	walk = walk && comment == "" && set.Complete() && set.Foreign == nil && s.requestedOutcome(doc) == ""
 	switch {
 	case walk:
 		sp.Status, sp.Comment = ProcessingPath[len(ProcessingPath)-1], ""
@@ -322,7 +325,7 @@ func (s *PaymentService) create(ctx context.Context, p Principal, d Payment, sc 
 	case set.Foreign != nil:
 		history = foreignSignatureHistory(now, set, "")
 	case set.Complete():
-		history = processing(now)
+		history = s.processingOf(doc, now)
 	case set.Partial():
 		history = []StatusChange{{Status: StatusCreated, At: now}, {Status: StatusPartSigned, At: now}}
 	default:
@@ -457,7 +460,8 @@ func (s *PaymentService) CreateInvoice(ctx context.Context, p Principal, k DocKi
 // ChecksReject), a WORKFLOW_FAULT for an account that is not the
 // organisation's, else the bankComment of a document stored in CHECKERROR —
 // a malformed departmentalInfo, a failed logical control, the sandbox's
-// far-future date — or "" for one that passes. It is the one place both
+// far-future date, an outcome marker outside production that names no walk
+// (outcomeComment) — or "" for one that passes. It is the one place both
 // decide CHECKERROR, so an edit is judged exactly as its create was.
 func (s *PaymentService) verdict(ctx context.Context, p Principal, k DocKind, d *Payment, now time.Time) (string, error) {
 	if k == KindPayDoc {
@@ -469,7 +473,7 @@ func (s *PaymentService) verdict(ctx context.Context, p Principal, k DocKind, d 
 		if err := s.ownPayer(ctx, p, d, findings.failed()); err != nil {
 			return "", err
 		}
-		return joinComments(s.futureDateComment(d.Date, now), findings.CheckError()), nil
+		return joinComments(joinComments(s.futureDateComment(d.Date, now), s.outcomeComment(d.Purpose)), findings.CheckError()), nil
 	}
 	findings := InspectInvoiceRules(d, k, s.today(now), !s.Config.SkipBudgetRules)
 	if err := findings.Err(s.Config.ChecksumFailures); err != nil {
@@ -484,7 +488,7 @@ func (s *PaymentService) verdict(ctx context.Context, p Principal, k DocKind, d 
 			return "", err
 		}
 	}
-	return joinComments(s.futureDateComment(d.Date, now), findings.CheckError()), nil
+	return joinComments(joinComments(s.futureDateComment(d.Date, now), s.outcomeComment(d.Purpose)), findings.CheckError()), nil
 }
 
 // futureDateComment is the bankComment of a document dated

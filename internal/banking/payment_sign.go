@@ -99,7 +99,7 @@ func (s *PaymentService) Sign(ctx context.Context, p Principal, externalID strin
 		all.Foreign = set.Foreign
 		history = foreignSignatureHistory(now, all, sp.Status)
 	case all.Complete():
-		history = processing(now)
+		history = s.processingOf(&sp.Doc, now)
 	default: // all.Partial()
 		history = []StatusChange{{Status: StatusPartSigned, At: now}}
 	}
