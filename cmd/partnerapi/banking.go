@@ -130,6 +130,16 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, err
 	}
 	d.log.Info("banking: id_token signing key", "alg", identity.IDTokens.Alg, "kid", identity.IDTokens.Kid)
+	// The webhook keys are read (or made) here so their identity is checked
+	// with the others before anything is served; the payments' secret box
+	// reads the same file again.
+	hookKeys, err := webhookKeys(m.payments.webhookKey, d.dataDir) // banking_payments.go
+	if err != nil {
+		return built{}, err
+	}
+	if err := checkKeyIdentities(ctx, store, m.servedKeys(key, identity.IDTokens, hookKeys, d.dataDir), d.log); err != nil { // banking_key_check.go
+		return built{}, err
+	}
 	if contour == banking.ContourSandbox {
 		// Idempotent: inserts only what is missing, so every start (and
 		// several processes starting at once) converge on one seed.

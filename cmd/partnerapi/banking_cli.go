@@ -31,6 +31,7 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt
   jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)
   id-token-key [--banking-id-token-rsa-key FILE]   (the public key verifying RS256 id_tokens, PEM)
+  keys adopt [--banking-jws-key FILE] [--banking-id-token-alg RS256 --banking-id-token-rsa-key FILE] [--banking-webhook-key K]   (records the present keys as the deployment's, after replacing one on purpose)
   card add|list|set-status|limit-setting, clock advance DURATION   (sandbox cards; 'partnerapi banking card' for their flags)
   webhook set|show|deliveries|reseal   (partners' webhook settings; 'partnerapi banking webhook' for their flags)
   cert-request activate --org ORG --external-id ID [--banking-jws-key FILE]   (the bank's activation of a certificate request, in any contour)
@@ -117,6 +118,7 @@ func runBankingCLI(ctx context.Context, args []string, getenv func(string) strin
 }
 
 var bankingCommands = map[string]func(sio stdio) bankingCmd{
+	"keys adopt": bankingKeysAdopt, // banking_key_check.go
 	"token": func(stdio) bankingCmd {
 		var scope, org, user, client string
 		return bankingCmd{

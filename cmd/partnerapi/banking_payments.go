@@ -468,7 +468,9 @@ func runBankingWebhook(ctx context.Context, args []string, getenv func(string) s
 		ds, err = hooks.Deliveries(ctx, *clientID, limit)
 		out = bankapi.DeliveriesJSON(ds)
 	case "reseal":
-		out, err = reseal(ctx, hooks)
+		if out, err = reseal(ctx, hooks); err == nil {
+			err = followResealedKey(ctx, bankingsql.NewIdentityStore(db), pf.webhookKey, store.DataDir) // banking_key_check.go
+		}
 	}
 	if err != nil {
 		return cliErr(err)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ func TestServeInstancesStartTogetherOnOnePostgres(t *testing.T) {
 	dbURL, _ := scratchPostgres(t, "start")
 	ctx := context.Background()
 	keyFile, _ := writeBankKeyPEM(t) // one bank key for all, as the README asks
+	hookKey := newWebhookKey(t)      // and one webhook key
 	const n = 3
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -42,7 +44,7 @@ func TestServeInstancesStartTogetherOnOnePostgres(t *testing.T) {
 			args := []string{"--database-url", dbURL, "--data-dir", dir, "--models-dir", filepath.Join(dir, "models"),
 				"--banking-addr", "127.0.0.1:0", "--assistant-addr", "127.0.0.1:0", "--smarthome-addr", "127.0.0.1:0",
 				"--assistant-grpc-addr", "off", "--log-flush-interval", "0", "--shutdown-timeout", "5s",
-				"--banking-jws-key", keyFile}
+				"--banking-jws-key", keyFile, "--banking-webhook-key", hookKey}
 			err := serve(sctx, args, func(string) string { return "" }, stdio{out: io.Discard, err: io.Discard},
 				func(a map[string]string) { results <- outcome{addrs: a} })
 			if err != nil || sctx.Err() == nil {
@@ -96,6 +98,13 @@ func TestServeInstancesStartTogetherOnOnePostgres(t *testing.T) {
 	var dup int
 	if err := db.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT domain, version FROM schema_migrations GROUP BY domain, version HAVING COUNT(*) > 1) d`).Scan(&dup); err != nil || dup != 0 {
 		t.Fatalf("migrations applied twice: %d, %v", dup, err)
+	}
+	// A replica whose data directory was not copied makes a bank key of its
+	// own and is refused instead of signing under another kid.
+	dir := t.TempDir()
+	err = serveStarts(t, dir, "--database-url", dbURL, "--banking-webhook-key", hookKey)
+	if err == nil || !strings.Contains(err.Error(), "bank JWS key (--banking-jws-key, default") {
+		t.Fatalf("a replica with its own bank key: %v", err)
 	}
 }
 
