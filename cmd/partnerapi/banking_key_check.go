@@ -61,13 +61,35 @@ func (m *bankingModule) servedKeys(key *banking.BankKey, idTokens *banking.IDTok
 		if m.payments.webhookKey == "" {
 			what = "newest webhook key (" + source("--banking-webhook-key", "", webhookKeyFile) + ")"
 		}
-		pk := presentKey{keyRecordWebhook, what, "key id", banking.WebhookKeyID(webhook[0]), nil}
-		for _, k := range webhook[1:] {
-			pk.older = append(pk.older, banking.WebhookKeyID(k))
-		}
-		keys = append(keys, pk)
+		keys = append(keys, webhookPresentKey(what, webhook))
 	}
 	return keys
+}
+
+// webhookPresentKey is a webhook key list, newest first, as a presentKey:
+// the newest key's id, and the older keys' ids it still opens with.
+func webhookPresentKey(what string, keys [][]byte) presentKey {
+	pk := presentKey{keyRecordWebhook, what, "key id", banking.WebhookKeyID(keys[0]), nil}
+	for _, k := range keys[1:] {
+		pk.older = append(pk.older, banking.WebhookKeyID(k))
+	}
+	return pk
+}
+
+// followRecord records k's identity when none is recorded, and follows a
+// rotation in progress (the recorded identity is one of k's older keys) by
+// moving the record to k's. It returns the recorded identity, and the one
+// it moved the record from ("" when it did not); a recorded identity that
+// is neither k's nor an older key's is left for the caller to judge.
+func followRecord(ctx context.Context, store keyIdentityStore, k presentKey) (recorded, movedFrom string, err error) {
+	recorded, err = store.RecordKeyIdentity(ctx, k.name, k.id)
+	if err != nil || recorded == k.id || !slices.Contains(k.older, recorded) {
+		return recorded, "", err
+	}
+	if _, err := store.MoveKeyIdentity(ctx, k.name, recorded, k.id); err != nil {
+		return recorded, "", err
+	}
+	return k.id, recorded, nil
 }
 
 // checkKeyIdentities compares each present key with the identity the
@@ -84,18 +106,14 @@ func (m *bankingModule) servedKeys(key *banking.BankKey, idTokens *banking.IDTok
 // its start rather than at the first secret it cannot open.
 func checkKeyIdentities(ctx context.Context, store keyIdentityStore, keys []presentKey, log *slog.Logger) error {
 	for _, k := range keys {
-		recorded, err := store.RecordKeyIdentity(ctx, k.name, k.id)
+		recorded, movedFrom, err := followRecord(ctx, store, k)
 		if err != nil {
 			return fmt.Errorf("record the identity of the %s: %w", k.what, err)
 		}
-		switch {
-		case recorded == k.id:
-			continue
-		case slices.Contains(k.older, recorded):
-			if _, err := store.MoveKeyIdentity(ctx, k.name, recorded, k.id); err != nil {
-				return fmt.Errorf("record the identity of the %s: %w", k.what, err)
-			}
-			log.Info("banking: webhook key rotation: the newest key is recorded as the deployment's", "from", recorded, "to", k.id)
+		if movedFrom != "" {
+			log.Info("banking: webhook key rotation: the newest key is recorded as the deployment's", "from", movedFrom, "to", k.id)
+		}
+		if recorded == k.id {
 			continue
 		}
 		return fmt.Errorf("the %s is not the one this database recorded for the deployment: recorded %s %s, present %s %s; "+
@@ -175,16 +193,6 @@ func followResealedKey(ctx context.Context, store keyIdentityStore, flagValue, d
 	if err != nil {
 		return err
 	}
-	newest := banking.WebhookKeyID(keys[0])
-	recorded, err := store.RecordKeyIdentity(ctx, keyRecordWebhook, newest)
-	if err != nil || recorded == newest {
-		return err
-	}
-	for _, k := range keys[1:] {
-		if banking.WebhookKeyID(k) == recorded {
-			_, err := store.MoveKeyIdentity(ctx, keyRecordWebhook, recorded, newest)
-			return err
-		}
-	}
-	return nil
+	_, _, err = followRecord(ctx, store, webhookPresentKey("", keys))
+	return err
 }
