@@ -133,17 +133,19 @@ func (a API) build(p Platform, gate *certGate) http.Handler {
 		wt = 2 * time.Minute
 	}
 	top := http.NewServeMux()
+	health := newHealthLog(log, a.Name)
 	top.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
 		w.Header().Set("Content-Type", "application/json")
 		if a.Health != nil {
 			if err := a.Health(ctx); err != nil {
-				log.Warn("health check failed", "api", a.Name, "err", err)
+				health.failed(err)
 				w.WriteHeader(http.StatusServiceUnavailable)
 				_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
 				return
 			}
+			health.passed()
 		}
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
