@@ -525,8 +525,15 @@ func (p *Pool) Embed(ctx context.Context, model string, inputs []string) ([]assi
 	return out, err
 }
 
-// ModelInfo describes the served model; every replica serves it alike.
+// ModelInfo describes the served model; every replica serves it alike, so
+// the first replica whose list told its owner answers (replica 0 may be the
+// one that has been down since the start).
 func (p *Pool) ModelInfo(name string) assistant.ModelInfo {
+	for _, r := range p.replicas {
+		if r.engine.learntOwner(name) {
+			return r.engine.ModelInfo(name)
+		}
+	}
 	return p.replicas[0].engine.ModelInfo(name)
 }
 

@@ -53,6 +53,12 @@ type Engine struct {
 	cached   []assistant.ModelInfo
 	cachedAt time.Time
 	remotes  map[string]remoteModel // by remote id: what the cached list tells
+	// ownedBy is the owned_by the server's list last gave each served
+	// name. forget keeps it: while the server is down the model is still
+	// listed (MultiEngine.routedInfo), and a client comparing two model
+	// lists should not see its owner turn into "upstream" and back with
+	// the server's reachability.
+	ownedBy map[string]string
 	// oneChoice is set once the upstream refused a request for n > 1
 	// choices although its model list looked like vLLM's: from then on
 	// every such request is fanned out.
@@ -128,6 +134,27 @@ func (e *Engine) remote(name string) string {
 // ModelInfo describes a served model without asking the upstream: chat
 // models support functions (OpenAI tools), embedders do not chat.
 func (e *Engine) ModelInfo(name string) assistant.ModelInfo {
+	info := e.configuredInfo(name)
+	e.mu.Lock()
+	if o, ok := e.ownedBy[name]; ok {
+		info.OwnedBy = o
+	}
+	e.mu.Unlock()
+	return info
+}
+
+// learntOwner reports whether a model list of the server has named the
+// owner of the served model.
+func (e *Engine) learntOwner(name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.ownedBy[name]
+	return ok
+}
+
+// configuredInfo is what the configuration alone tells of a served model,
+// the base a fetched model list fills in.
+func (e *Engine) configuredInfo(name string) assistant.ModelInfo {
 	typ := e.served[name].Type
 	if typ == "" {
 		typ = assistant.TypeChat
@@ -337,6 +364,10 @@ func (e *Engine) refreshModels(ctx context.Context) ([]assistant.ModelInfo, erro
 	e.mu.Lock()
 	if e.gen == gen {
 		e.cached, e.cachedAt, e.remotes = slices.Clone(out), time.Now(), remotes
+		e.ownedBy = make(map[string]string, len(out))
+		for _, m := range out {
+			e.ownedBy[m.Name] = m.OwnedBy
+		}
 	}
 	e.mu.Unlock()
 	return out, nil
@@ -378,7 +409,7 @@ func (e *Engine) fetchModels(ctx context.Context) ([]assistant.ModelInfo, map[st
 			names = []string{m.ID}
 		}
 		for _, name := range names {
-			info := e.ModelInfo(name)
+			info := e.configuredInfo(name)
 			if m.OwnedBy != "" {
 				info.OwnedBy = m.OwnedBy
 			}
