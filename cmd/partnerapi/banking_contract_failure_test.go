@@ -85,6 +85,7 @@ func operationRows() []bankCase {
 		{name: "get", method: "GET", path: pays + "/" + doc, auth: "pay"},
 		{name: "state", method: "GET", path: pays + "/" + doc + "/state", auth: "pay"},
 		{name: "digest", method: "GET", path: pays + "/" + doc + "/digest", auth: "pay"},
+		{name: "history", method: "GET", path: pays + "/" + doc + "/history", auth: "pay"},
 		{name: "requisites QR", method: "GET", path: pays + "/" + doc + "/requisites-qr", auth: "pay"},
 		{name: "sign", method: "POST", path: pays + "/" + doc + "/sign", auth: "pay", body: sign},
 		{name: "webhook set", method: "PUT", path: "/fintech/api/v1/webhook", auth: "pay", body: `{"url":"http://127.0.0.1:9/hook"}`},

@@ -218,6 +218,12 @@ func paymentCases() []bankCase {
 		{name: "state over the rate limit", server: "limited", method: "GET", path: pays + "/" + unknown + "/state", auth: "limited pay", status: 429, warm: true},
 		{name: "state in maintenance", server: "maint", method: "GET", path: pays + "/" + unknown + "/state", auth: "maint pay", status: 503},
 
+		{name: "history", method: "GET", path: pays + "/" + p1 + "/history", auth: "pay", status: 200},
+		{name: "history unknown", method: "GET", path: pays + "/" + unknown + "/history", auth: "pay", status: 404, cause: "DATA_NOT_FOUND_EXCEPTION"},
+		{name: "history without token", method: "GET", path: pays + "/" + p1 + "/history", status: 401, badRequest: true},
+		{name: "history without scope", method: "GET", path: pays + "/" + p1 + "/history", auth: "cards", status: 403},
+		{name: "history over the rate limit", server: "limited", method: "GET", path: pays + "/" + unknown + "/history", auth: "limited pay", status: 429, warm: true},
+		{name: "history in maintenance", server: "maint", method: "GET", path: pays + "/" + unknown + "/history", auth: "maint pay", status: 503},
 		{name: "digest", method: "GET", path: pays + "/" + p1 + "/digest", auth: "pay", status: 200},
 		{name: "digest unknown", method: "GET", path: pays + "/" + unknown + "/digest", auth: "pay", status: 404, cause: "DATA_NOT_FOUND_EXCEPTION"},
 		{name: "digest of an invoice draft with its payer", method: "GET", path: pays + "/c1000000-0000-4000-8000-000000000001/digest?payerAccount=" + banking.SandboxAccount, auth: "pay", status: 200},

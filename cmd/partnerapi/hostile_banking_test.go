@@ -36,6 +36,7 @@ var bankHostileScopes = func() map[string][]string {
 		"GET " + pays + "/{externalId}":                                {banking.ScopePayDocRU},
 		"GET " + pays + "/{externalId}/state":                          anyPay,
 		"GET " + pays + "/{externalId}/digest":                         anyPay,
+		"GET " + pays + "/{externalId}/history":                        anyPay,
 		"GET " + pays + "/{externalId}/requisites-qr":                  anyPay,
 		"POST " + pays + "/{externalId}/sign":                          {banking.ScopePayDocRU},
 		"PUT /fintech/api/v1/webhook":                                  anyPay,
@@ -311,7 +312,7 @@ func (b *bankHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 		r.written = b.exists(pays+"/"+id, pay)
 	case "POST " + pays + "/qr-confirmation":
 		r.body = `{"externalDocIds":["` + banking.QRSandboxOK + `"]}`
-	case "GET " + pays + "/{externalId}", "GET " + pays + "/{externalId}/state", "GET " + pays + "/{externalId}/digest",
+	case "GET " + pays + "/{externalId}", "GET " + pays + "/{externalId}/state", "GET " + pays + "/{externalId}/digest", "GET " + pays + "/{externalId}/history",
 		"GET " + pays + "/{externalId}/requisites-qr":
 		r.path = strings.Replace(op.path, "{externalId}", b.draft(t), 1)
 	case "POST " + pays + "/{externalId}/sign":

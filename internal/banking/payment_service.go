@@ -560,8 +560,18 @@ func (s *PaymentService) lapsed(d *Payment) bool {
 
 // History lists a document's recorded status moves.
 func (s *PaymentService) History(ctx context.Context, p Principal, externalID string) ([]StatusChange, error) {
-	if _, err := s.Store.GetPayment(ctx, p.OrgID, externalID); err != nil {
-		return nil, err
+	_, moves, err := s.HistoryOf(ctx, p, externalID)
+	return moves, err
+}
+
+// HistoryOf is History with the document's externalId as stored, which
+// may differ in case from the one asked for (a UUID is matched whatever
+// the case of its hex digits).
+func (s *PaymentService) HistoryOf(ctx context.Context, p Principal, externalID string) (string, []StatusChange, error) {
+	sp, err := s.Store.GetPayment(ctx, p.OrgID, externalID)
+	if err != nil {
+		return "", nil, err
 	}
-	return s.Store.PaymentHistory(ctx, p.OrgID, externalID)
+	moves, err := s.Store.PaymentHistory(ctx, p.OrgID, externalID)
+	return sp.Doc.ExternalID, moves, err
 }
