@@ -37,7 +37,7 @@ func (s *server) addPaymentRoutes(mux *web.Mux) {
 	mux.HandleFunc("GET", paymentsBase+"/{externalId}", gate("get", s.getPayment, banking.ScopePayDocRU))
 	mux.HandleFunc("GET", paymentsBase+"/{externalId}/state", gate("state", s.paymentState, anyPaymentScope...))
 	mux.HandleFunc("GET", paymentsBase+"/{externalId}/digest", gate("digest", s.paymentDigest, anyPaymentScope...))
-	mux.HandleFunc("GET", paymentsBase+"/{externalId}/history", gate("history", s.paymentHistory, anyPaymentScope...)) // payments_history.go
+	mux.HandleFunc("GET", paymentsBase+"/{externalId}/history", gate("history", s.paymentHistory, anyPaymentScope...))           // payments_history.go
 	mux.HandleFunc("GET", paymentsBase+"/{externalId}/requisites-qr", gate("requisites-qr", s.requisitesQR, anyPaymentScope...)) // payments_qr.go
 	mux.HandleFunc("POST", paymentsBase+"/{externalId}/sign", gate("sign", s.signPayment, banking.ScopePayDocRU))
 	s.addSandboxPaymentRoutes(mux, gate) // payments_sandbox.go

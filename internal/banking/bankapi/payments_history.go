@@ -14,7 +14,7 @@ import (
 // statuses (PARTSIGNED, FRAUDREVIEW, DELAYED, …) or of a final's timing
 // needs to see them, not only the last one /state names.
 type paymentHistoryView struct {
-	ExternalID string             `json:"externalId"`
+	ExternalID string            `json:"externalId"`
 	History    []paymentMoveView `json:"history"`
 }
 
