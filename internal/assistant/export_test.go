@@ -18,3 +18,11 @@ func (s *Service) AuthLocksHeld() int { return s.authLocks.len() }
 // test decides when they lapse instead of the scheduler; it is set before
 // the first Acquire.
 func (s *Service) SetLeaseClock(now func() time.Time) { s.leaseNow = now }
+
+// TokenRateClients is the number of clients the token rate limit holds
+// request times for.
+func (s *Service) TokenRateClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.tokenTimes)
+}

@@ -88,12 +88,16 @@ type Service struct {
 	engine Engine
 	cfg    Config
 
-	mu         sync.Mutex
-	active     map[string]int      // requests under way by client, in this process
-	held       map[string]struct{} // ids of this process's leases in the store
-	bills      billQueue           // bills kept while the store could not take them (billing.go)
-	stopRenew  chan struct{}       // ends the renewal loop; nil while it is not running
+	mu        sync.Mutex
+	active    map[string]int      // requests under way by client, in this process
+	held      map[string]struct{} // ids of this process's leases in the store
+	bills     billQueue           // bills kept while the store could not take them (billing.go)
+	stopRenew chan struct{}       // ends the renewal loop; nil while it is not running
+	// tokenTimes are each client's token requests within the last second
+	// (allowToken); tokenSwept is when the clients with none were last
+	// dropped from it.
 	tokenTimes map[string][]time.Time
+	tokenSwept time.Time
 	issued     atomic.Int64
 	authLocks  authLocks // the throttle's checks of one key, one at a time (auththrottle.go)
 	// leaseNow is the clock of the concurrent-request leases (limits.go):
@@ -293,6 +297,7 @@ func (s *Service) allowToken(clientID string) bool {
 	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetIdleTokenClients(now)
 	recent := s.tokenTimes[clientID][:0]
 	for _, t := range s.tokenTimes[clientID] {
 		if now.Sub(t) < time.Second {
@@ -305,6 +310,26 @@ func (s *Service) allowToken(clientID string) bool {
 	}
 	s.tokenTimes[clientID] = append(recent, now)
 	return true
+}
+
+// forgetIdleTokenClients drops, at most once a second, the clients whose
+// last token request is a second old or more: their windows are empty.
+// Before, a client's entry stayed for the life of the process once it had
+// asked for a token, so the map grew with every client ever served,
+// deleted ones included; now it holds the clients of the last two seconds
+// at most, and a sweep costs one look per such client. The caller holds
+// s.mu.
+func (s *Service) forgetIdleTokenClients(now time.Time) {
+	if now.Sub(s.tokenSwept) < time.Second {
+		return
+	}
+	s.tokenSwept = now
+	for id, times := range s.tokenTimes {
+		// Times are appended in order: the last is the newest.
+		if len(times) == 0 || now.Sub(times[len(times)-1]) >= time.Second {
+			delete(s.tokenTimes, id)
+		}
+	}
 }
 
 // Principal is the authenticated caller of an /api/v1 request.

@@ -141,6 +141,46 @@ func TestTokenRateAndExpiry(t *testing.T) {
 	}
 }
 
+// TestTokenRateForgetsIdleClients drives token requests from many clients,
+// each asking once and never again, and holds the rate limit's table to
+// the clients of the last seconds: before, every client that had ever
+// asked kept an entry for the life of the process. A client that asks
+// again within its second is still limited.
+func TestTokenRateForgetsIdleClients(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	s := newService(t, assistant.Config{Now: func() time.Time { return now }, TokenRate: 2})
+	ctx := context.Background()
+	const rq = "72384bd5-0ca0-4cfd-9ac7-65d75258284c"
+	const clients = 40
+	most := 0
+	for i := range clients {
+		c, err := s.CreateClient(ctx, assistant.ScopeCorp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(700 * time.Millisecond)
+		if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP", "192.0.2.1"); err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		most = max(most, s.TokenRateClients())
+		if i == clients-1 {
+			// The last client is still counted: its third request in
+			// the same second is refused.
+			if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP", "192.0.2.1"); err != nil {
+				t.Fatalf("second token: %v", err)
+			}
+			if _, _, err := s.IssueToken(ctx, "Basic "+c.AuthorizationKey, rq, "ASSISTANT_API_CORP", "192.0.2.1"); !errors.Is(err, assistant.ErrTokenRate) {
+				t.Fatalf("third token in a second: %v, want ErrTokenRate", err)
+			}
+		}
+	}
+	// One sweep a second, requests 0.7 s apart: at most the clients of
+	// the last two seconds are held.
+	if most > 4 {
+		t.Fatalf("the token rate limit held %d of %d clients at once, each of which asked once", most, clients)
+	}
+}
+
 // TestExpiredTokenOutlivesSweep checks that the sweep of expired tokens,
 // run every hundredth issuance, keeps a token that expired less than
 // ExpiredTokenGrace ago: it is still "Token has expired" (reference §2),
