@@ -86,6 +86,7 @@ type serveConfig struct {
 	gcPercent       string
 	metricsAddr     string
 	metricsTLS      string
+	pprofAddr       string
 	trustedProxies  string
 	maxConnections  int
 }
@@ -110,6 +111,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	registerGCFlag(fs, &cfg.gcPercent) // gc.go
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "listen address of /metrics alone (every API's series), which the API listeners then answer 404; off: served nowhere; empty: on every API listener")
 	fs.StringVar(&cfg.metricsTLS, "metrics-tls", "auto", "TLS of the --metrics-addr listener: auto, HTTPS with --tls-cert's certificate when it is set (no client certificate asked), else plain HTTP; off: plain HTTP always")
+	fs.StringVar(&cfg.pprofAddr, "pprof-addr", "", "listen address of the Go runtime's profiles under /debug/pprof/ (heap, goroutine, profile, trace, ...) for go tool pprof; TLS as --metrics-tls says; a non-loopback address needs TLS; empty: off")
 	fs.IntVar(&cfg.maxConnections, "max-connections", 4096, "most connections each HTTP listener holds open; at the cap the longest-idle keep-alive connection is closed, or with none idle new ones wait in the backlog; 0: no cap")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes or addresses of reverse proxies whose X-Forwarded-For (or X-Real-IP, or Forwarded) names the client; empty: none")
 	return fs
@@ -167,6 +169,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	metricsTLS, err := metricsTLSFiles(cfg.metricsTLS, cfg.tls)
 	if err != nil {
 		return err
+	}
+	if cfg.pprofAddr != "" {
+		if err := pprofListenCheck(cfg.pprofAddr, metricsTLS.Enabled()); err != nil { // pprof.go
+			return err
+		}
 	}
 	grace, err := durationFlag("shutdown-timeout", cfg.shutdownTimeout)
 	if err != nil {
@@ -271,6 +278,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		// As one of the listeners it stops at once with the others, and
 		// a failed bind releases the ports bound before it.
 		ln, err := web.Listen("metrics", cfg.metricsAddr, metrics.StandaloneHandler(), metricsTLS, log)
+		if err != nil {
+			return abandon(err)
+		}
+		ln.LimitConnections(cfg.maxConnections, connMetrics)
+		listeners = append(listeners, ln)
+	}
+	if cfg.pprofAddr != "" {
+		ln, err := listenPprof(cfg.pprofAddr, metricsTLS, log)
 		if err != nil {
 			return abandon(err)
 		}
