@@ -21,6 +21,12 @@ func cardLimit(card, id string, limit any, certs ...string) string {
 	return string(b)
 }
 
+// limitSign is the body of a limit application's later signing.
+func limitSign(certs ...string) string {
+	b, _ := json.Marshal(map[string]any{"digestSignatures": signatures(certs...)})
+	return string(b)
+}
+
 // cardCases covers business cards and their limits (reference §11, §9.6).
 // The seed has sbc-00001 ACTIVE on an offer account, sbc-00002 BLOCKED and
 // sbc-00003 on the account without an offer. The clock rows come last:
@@ -41,6 +47,14 @@ func cardCases(t *testing.T) []bankCase {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Signing later (ours) by JWS: a draft of its own, completed by the
+	// sole authority's signature in a body the kid's key signed.
+	const jwsDraft = "5e0c1a2b-0000-4000-8000-0000000000a8"
+	jwsSign, err := gost.SignJWS([]byte(limitSign(banking.SandboxCertSole)), banking.SandboxCertSole, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(id string) string { return limits + "/" + id + "/sign" }
 	return []bankCase{
 		{name: "list", method: "GET", path: cards, auth: "cards", status: 200},
 		// The contract can say only one of the two forms reference §11
@@ -94,6 +108,31 @@ func cardCases(t *testing.T) []bankCase {
 		{name: "limit state without scope", method: "GET", path: limits + "/" + l1 + "/state", auth: "pay", status: 403},
 		{name: "limit state over the rate limit", server: "limited", method: "GET", path: limits + "/" + l1 + "/state", auth: "limited cards", status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
 		{name: "limit state in maintenance", server: "maint", method: "GET", path: limits + "/" + l1 + "/state", auth: "maint cards", status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
+
+		// Signing later (ours): the draft a2 takes the first signature, the
+		// partly signed a3 its second.
+		{name: "limit sign second", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a3"), auth: "cards", body: limitSign(banking.SandboxCertSecond), status: 200},
+		{name: "limit sign draft first", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "cards", body: limitSign(banking.SandboxCertFirst), status: 200},
+		{name: "limit draft to sign by JWS", method: "POST", path: limits, auth: "cards", body: cardLimit("sbc-00001", jwsDraft, 7), status: 201},
+		{name: "limit sign JWS", method: "POST", path: sign(jwsDraft), auth: "cards", ctype: "application/jose", body: jwsSign, status: 200},
+		{name: "limit sign in force", method: "POST", path: sign(l1), auth: "cards", body: limitSign(banking.SandboxCertSole), status: 400, cause: "WORKFLOW_FAULT"},
+		{name: "limit sign role twice", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "cards", body: limitSign(banking.SandboxCertFirst), status: 400, cause: "WORKFLOW_FAULT"},
+		{name: "limit sign without signatures", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "cards", body: `{"digestSignatures":[]}`,
+			status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "limit sign not JSON", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "cards", body: `{"digestSignatures":`,
+			status: 400, cause: "DESERIALIZATION_FAULT", badRequest: true},
+		{name: "limit sign unknown", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000ff"), auth: "cards", body: limitSign(banking.SandboxCertSole), status: 404, cause: "DATA_NOT_FOUND_EXCEPTION"},
+		{name: "limit sign not a UUID", method: "POST", path: sign("42"), auth: "cards", body: limitSign(banking.SandboxCertSole), status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "limit sign without token", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), body: limitSign(banking.SandboxCertSecond), status: 401, badRequest: true},
+		{name: "limit sign without scope", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "pay", body: limitSign(banking.SandboxCertSecond), status: 403},
+		{name: "limit sign over the body limit", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "cards", body: overLimit(limitSign(banking.SandboxCertSecond)),
+			status: 413, cause: "VALIDATION_FAULT"},
+		{name: "limit sign unsigned where JWS is required", server: "limited", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "limited cards",
+			body: limitSign(banking.SandboxCertSecond), status: 415, cause: "JWS_EXCEPTED"},
+		{name: "limit sign over the rate limit", server: "limited", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "limited cards",
+			body: limitSign(banking.SandboxCertSecond), status: 429, cause: "TOO_MANY_REQUESTS", warm: true},
+		{name: "limit sign in maintenance", server: "maint", method: "POST", path: sign("5e0c1a2b-0000-4000-8000-0000000000a2"), auth: "maint cards",
+			body: limitSign(banking.SandboxCertSecond), status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
 
 		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"49h"}`, status: 200},
 		{name: "clock not a duration", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"soon"}`, status: 400, cause: "VALIDATION_FAULT"},

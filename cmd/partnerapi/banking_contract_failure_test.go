@@ -96,6 +96,7 @@ func operationRows() []bankCase {
 		{name: "cards by POST", method: "POST", path: cards, auth: "cards"},
 		{name: "limit", method: "POST", path: cards + "/limits", auth: "cards", body: cardLimit("sbc-00001", doc, 5, banking.SandboxCertSole)},
 		{name: "limit state", method: "GET", path: cards + "/limits/" + doc + "/state", auth: "cards"},
+		{name: "limit sign", method: "POST", path: cards + "/limits/" + doc + "/sign", auth: "cards", body: sign},
 		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"1h"}`},
 		{name: "sandbox delete", method: "POST", path: "/fintech/api/sandbox/payments/" + doc + "/delete", auth: "pay", body: `{}`},
 		{name: "sandbox edit", method: "POST", path: "/fintech/api/sandbox/payments/" + doc + "/edit", auth: "pay", body: bankDoc(doc, nil)},

@@ -47,6 +47,7 @@ var bankHostileScopes = func() map[string][]string {
 		"POST /fintech/api/v1/business-cards":                          cards,
 		"POST /fintech/api/v1/business-cards/limits":                   cards,
 		"GET /fintech/api/v1/business-cards/limits/{externalId}/state": cards,
+		"POST /fintech/api/v1/business-cards/limits/{externalId}/sign": cards,
 		"POST /fintech/api/sandbox/clock":                              cards,
 		"POST /fintech/api/sandbox/payments/{externalId}/delete":       {banking.ScopePayDocRU},
 		"POST /fintech/api/sandbox/payments/{externalId}/edit":         anyPay, // then the document kind's scope
@@ -241,6 +242,18 @@ func (b *bankHostile) state(t *testing.T, id, auth string) string {
 	return s.BankStatus
 }
 
+// limitState is the bankStatus of a card-limit application as its owner
+// reads it.
+func (b *bankHostile) limitState(t *testing.T, id, auth string) string {
+	t.Helper()
+	status, raw := b.call(t, "GET", "/fintech/api/v1/business-cards/limits/"+id+"/state", auth, "")
+	var s struct{ BankStatus string }
+	if status != http.StatusOK || json.Unmarshal(raw, &s) != nil {
+		t.Fatalf("state of %s: %d %s", id, status, raw)
+	}
+	return s.BankStatus
+}
+
 // draft creates a payment draft of the sandbox organisation.
 func (b *bankHostile) draft(t *testing.T) string {
 	t.Helper()
@@ -352,6 +365,14 @@ func (b *bankHostile) good(t *testing.T, op hostileOp) (hostileReq, bool) {
 			t.Fatalf("limit: %d %s", status, raw)
 		}
 		r.path = strings.Replace(op.path, "{externalId}", id, 1)
+	case "POST /fintech/api/v1/business-cards/limits/{externalId}/sign":
+		id := b.id()
+		if status, raw := b.call(t, "POST", "/fintech/api/v1/business-cards/limits", r.auth, cardLimit("sbc-00001", id, 100)); status != http.StatusCreated {
+			t.Fatalf("limit: %d %s", status, raw)
+		}
+		r.path = strings.Replace(op.path, "{externalId}", id, 1)
+		r.body = limitSign(banking.SandboxCertSole)
+		r.written = func(t *testing.T) bool { return b.limitState(t, id, r.auth) != banking.LimitCreated }
 	case "POST /fintech/api/sandbox/clock":
 		r.body = `{"advance":"1m"}`
 	case "POST /fintech/api/sandbox/payments/{externalId}/delete":
@@ -432,6 +453,8 @@ func (b *bankHostile) foreign(t *testing.T, op hostileOp) (hostileReq, bool) {
 			_, raw := b.call(t, "GET", "/fintech/api/v1/payments/"+id, owner, "")
 			return !strings.Contains(string(raw), otherMarker)
 		}
+	case op.key() == "POST /fintech/api/v1/business-cards/limits/{externalId}/sign":
+		r.written = func(t *testing.T) bool { return b.limitState(t, id, owner) != banking.LimitCreated }
 	case strings.HasSuffix(op.path, "/{externalId}/activate") || strings.HasSuffix(op.path, "/{externalId}/print"):
 		// Printing or activating another organisation's request would move
 		// it on from CREATED.

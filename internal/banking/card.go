@@ -162,8 +162,16 @@ type CardStore interface {
 	// KindWorkflow.
 	CreateLimit(ctx context.Context, l LimitChange) (number string, err error)
 	Limit(ctx context.Context, orgID, externalID string) (LimitChange, error) // KindDataNotFound when absent
-	// CardLimits returns the card's applied (EXPORTED) limits, newest first.
+	// CardLimits returns the card's applied (EXPORTED) limits, the one that
+	// came into force last (ExportedAt) first.
 	CardLimits(ctx context.Context, orgID, cardID string) ([]LimitChange, error)
+	// SignLimit stores l's new status, roles, signatures, ExpiresAt and
+	// ExportedAt over an application whose stored status and roles are
+	// still fromStatus and fromRoles, compared and set at once: when they
+	// changed (a concurrent signature applied first) it is KindWorkflow and
+	// nothing is written; an application coming into force (EXPORTED)
+	// whose card no longer takes a limit is KindWorkflow too.
+	SignLimit(ctx context.Context, l LimitChange, fromStatus string, fromRoles []SignatureRole) error
 	// ClockOffset is the sandbox clock's offset for an organisation: the
 	// shared offset plus the organisation's own; orgID "" is the shared
 	// one alone.

@@ -252,37 +252,36 @@ func (c *Cards) CardWithLimit(ctx context.Context, orgID, id string) (CardView, 
 	return card.View(lim), nil
 }
 
-// SetLimit accepts a limit application (already parsed by
-// ParseLimitChange). Without signatures it is stored as CREATED; with a
-// complete signature set it is EXPORTED and in force at once; one of
-// first/second makes it PARTSIGNED.
-func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channel string) (LimitChange, error) {
+// cardTakesLimit checks that the principal may set a limit on the card now:
+// its partner's offer covers the card's account, the organisation's limit
+// setting is on and the card's status takes a limit.
+func (c *Cards) cardTakesLimit(ctx context.Context, p Principal, cardID string) error {
 	// The offer is looked at in full only when the card alone does not
 	// settle the answer, so an ordinary application costs no extra reads: a
 	// partner without any offer is refused with 403 whether or not the card
 	// exists, and one whose offer leaves out the card's account gets 400.
-	card, err := c.store.Card(ctx, p.OrgID, l.BusinessCardID)
+	card, err := c.store.Card(ctx, p.OrgID, cardID)
 	if KindOf(err) == KindCardNotFound {
 		if ok, oerr := c.anyOffer(ctx, p); oerr != nil {
-			return LimitChange{}, oerr
+			return oerr
 		} else if !ok {
-			return LimitChange{}, errNoOffer()
+			return errNoOffer()
 		}
 	}
 	if err != nil {
-		return LimitChange{}, err
+		return err
 	}
 	ok, err := c.inOffer(ctx, p, card.AccountNumber)
 	if err != nil {
-		return LimitChange{}, err
+		return err
 	}
 	if !ok {
 		if offered, err := c.anyOffer(ctx, p); err != nil {
-			return LimitChange{}, err
+			return err
 		} else if !offered {
-			return LimitChange{}, errNoOffer()
+			return errNoOffer()
 		}
-		return LimitChange{}, Errorf(KindWorkflow, "Счёт карты %s не входит в оферту партнёра", card.ID)
+		return Errorf(KindWorkflow, "Счёт карты %s не входит в оферту партнёра", card.ID)
 	}
 	// The setting is the organisation's, so it is looked at once the
 	// partner, its offer and the card are known: a partner without an
@@ -291,13 +290,24 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 	// the organisation alone).
 	if r, ok := c.store.(LimitSettingReader); ok {
 		if off, err := r.CardLimitsOff(ctx, p.OrgID); err != nil {
-			return LimitChange{}, err
+			return err
 		} else if off {
-			return LimitChange{}, errLimitsOff()
+			return errLimitsOff()
 		}
 	}
 	if !card.Status.TakesLimit() {
-		return LimitChange{}, Errorf(KindWorkflow, "Карте в статусе %s нельзя установить лимит", card.Status)
+		return Errorf(KindWorkflow, "Карте в статусе %s нельзя установить лимит", card.Status)
+	}
+	return nil
+}
+
+// SetLimit accepts a limit application (already parsed by
+// ParseLimitChange). Without signatures it is stored as CREATED; with a
+// complete signature set it is EXPORTED and in force at once; one of
+// first/second makes it PARTSIGNED.
+func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channel string) (LimitChange, error) {
+	if err := c.cardTakesLimit(ctx, p, l.BusinessCardID); err != nil {
+		return LimitChange{}, err
 	}
 	now, err := c.Now(ctx, p.OrgID)
 	if err != nil {
@@ -314,10 +324,11 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 		}
 		switch {
 		case set.Complete():
-			l.BankStatus = LimitExported
+			l.BankStatus, l.ExportedAt = LimitExported, now
 		case set.Partial():
 			l.BankStatus = LimitPartSigned
 		}
+		l.Roles = set.Roles
 	}
 	l.OrgID, l.PartnerID, l.ChannelInfo, l.CreatedAt = p.OrgID, p.PartnerID, channel, now
 	if l.Date == "" {

@@ -39,6 +39,13 @@ type LimitChange struct {
 	ChannelInfo string    `json:"-"`
 	CreatedAt   time.Time `json:"-"` // the bank's (possibly sandbox-shifted) time it was accepted
 	ExpiresAt   time.Time `json:"-"` // zero: lasts the card's lifetime
+	// ExportedAt is when it came into force (EXPORTED): its acceptance for
+	// one complete at creation, its last signature for one signed later
+	// (Cards.SignLimit); zero while it is not in force.
+	ExportedAt time.Time `json:"-"`
+	// Roles are the signature roles collected so far, the ones a later
+	// signature is checked against (Cards.SignLimit).
+	Roles []SignatureRole `json:"-"`
 }
 
 // LimitState is the answer of /limits/{externalId}/state.
@@ -191,7 +198,7 @@ func LimitExpiry(amount string, at time.Time, loc *time.Location) time.Time {
 func isZeroAmount(a string) bool { return strings.Trim(a, "0.") == "" }
 
 // EffectiveLimit is the limit in force at now given the card's applied
-// limits, newest first: the newest one that has not expired. A newer limit
+// limits, newest in force (ExportedAt) first: the newest one that has not expired. A newer limit
 // replaces an older one even when the older would still run, so a
 // one-day raise does not resurrect an earlier limit when it ends.
 func EffectiveLimit(applied []LimitChange, now time.Time) *CardLimit {

@@ -39,6 +39,7 @@ func (s *server) addCardRoutes(mux *web.Mux) {
 	mux.HandleFunc("POST", cardsBase+"/v1/business-cards", list)
 	mux.HandleFunc("POST", cardsBase+"/v1/business-cards/limits", gate("card-limit-create", s.createCardLimit))
 	mux.HandleFunc("GET", cardsBase+"/v1/business-cards/limits/{externalId}/state", gate("card-limit-state", s.cardLimitState))
+	mux.HandleFunc("POST", cardsBase+"/v1/business-cards/limits/{externalId}/sign", gate("card-limit-sign", s.signCardLimit))
 	mux.HandleFunc("POST", cardsBase+"/sandbox/clock", gate("sandbox-clock", s.advanceClock))
 }
 
@@ -239,26 +240,38 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	return b, true
 }
 
-func (s *server) createCardLimit(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	body, ok := s.readBody(w, r)
+// cardLimitBody reads a card-limit request's body, JSON or the payload of
+// a compact JWS (reference §9.6), and the channel it came by: a partner the
+// JWS setting names gets 415 JWS_EXCEPTED for a JSON one. ok is false once
+// the error is answered.
+func (s *server) cardLimitBody(w http.ResponseWriter, r *http.Request, p banking.Principal) (body []byte, channel string, ok bool) {
+	body, ok = s.readBody(w, r)
 	if !ok {
-		return
+		return nil, "", false
 	}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	channel := "API"
-	if mt == joseContentType {
+	switch {
+	case mt == joseContentType:
 		payload, err := s.Cards.OpenJWS(r.Context(), p, body)
 		if err != nil {
 			s.writeCardError(w, r, err)
-			return
+			return nil, "", false
 		}
-		body, channel = payload, "API_JWS"
-	} else if s.Cards.JWSRequired(p.PartnerID) {
+		return payload, "API_JWS", true
+	case s.Cards.JWSRequired(p.PartnerID):
 		s.writeCardError(w, r, banking.Errorf(banking.KindJWSExpected, "Запрос должен быть подписан JWS (Content-Type: application/jose)"))
-		return
-	} else if !acceptsJSONBody(r) {
+		return nil, "", false
+	case !acceptsJSONBody(r):
 		s.writeCardError(w, r, errNotJSON())
+		return nil, "", false
+	}
+	return body, "API", true
+}
+
+func (s *server) createCardLimit(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	body, channel, ok := s.cardLimitBody(w, r, p)
+	if !ok {
 		return
 	}
 	l, err := banking.ParseLimitChange(body)
@@ -274,11 +287,47 @@ func (s *server) createCardLimit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, out)
 }
 
-func (s *server) cardLimitState(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("externalId")
+// limitExternalID is the path's externalId when it is a UUID; ok is false
+// once the error is answered.
+func (s *server) limitExternalID(w http.ResponseWriter, r *http.Request) (id string, ok bool) {
+	id = r.PathValue("externalId")
 	if !banking.IsUUID(id) {
 		s.writeCardError(w, r, &banking.Error{Kind: banking.KindValidation, Message: "externalId должен быть UUID",
 			FieldNames: []string{"externalId"}, Checks: []string{"uuid"}})
+		return "", false
+	}
+	return id, true
+}
+
+// signCardLimit adds signatures to an application not yet in force (ours,
+// as the payments' /sign; banking.Cards.SignLimit), with the transport of
+// POST …/limits: JSON, or a JWS where the partner must sign.
+func (s *server) signCardLimit(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.limitExternalID(w, r)
+	if !ok {
+		return
+	}
+	p := principalFrom(r.Context())
+	body, _, ok := s.cardLimitBody(w, r, p)
+	if !ok {
+		return
+	}
+	sigs, err := banking.ParseLimitSignatures(body)
+	if err != nil {
+		s.writeCardError(w, r, err)
+		return
+	}
+	out, err := s.Cards.SignLimit(r.Context(), p, id, sigs)
+	if err != nil {
+		s.writeCardError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *server) cardLimitState(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.limitExternalID(w, r)
+	if !ok {
 		return
 	}
 	st, err := s.Cards.LimitState(r.Context(), principalFrom(r.Context()), id)

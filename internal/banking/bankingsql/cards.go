@@ -202,12 +202,12 @@ func (s *CardStore) CreateLimit(ctx context.Context, l banking.LimitChange) (str
 		// is one application whatever the case the partner wrote it in, while
 		// the service keeps the partner's text for the digest and the answer.
 		res, err := tx.ExecContext(ctx, `INSERT INTO banking_card_limits (org_id, external_id, partner_id, card_id, code, amount, doc_date,
-			doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at)
-			SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14
+			doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at, roles, exported_at)
+			SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$17,$18
 			WHERE EXISTS (SELECT 1 FROM banking_cards WHERE org_id = $1 AND card_id = $4 AND status IN ($15, $16))`,
 			l.OrgID, strings.ToLower(l.ExternalID), l.PartnerID, l.BusinessCardID, l.Code, string(l.Limit), l.Date, l.Number, string(sigs),
 			l.BankStatus, string(l.BankComment), l.ChannelInfo, unixOrZero(l.CreatedAt), unixOrZero(l.ExpiresAt),
-			string(banking.CardActive), string(banking.CardNotDelivered))
+			string(banking.CardActive), string(banking.CardNotDelivered), joinRoles(l.Roles), unixOrZero(l.ExportedAt))
 		if sqldb.IsUniqueViolation(err) {
 			return banking.Errorf(banking.KindWorkflow, "Заявка с externalId %s уже существует", l.ExternalID)
 		}
@@ -257,19 +257,19 @@ func (s *CardStore) SetCardLimitsOff(ctx context.Context, orgID string, off bool
 	return nil
 }
 
-const limitCols = `org_id, external_id, partner_id, card_id, code, amount, doc_date, doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at`
+const limitCols = `org_id, external_id, partner_id, card_id, code, amount, doc_date, doc_number, signatures, bank_status, bank_comment, channel_info, created_at, expires_at, roles, exported_at`
 
 func scanLimit(sc interface{ Scan(...any) error }) (banking.LimitChange, error) {
 	var l banking.LimitChange
-	var amount, sigs string
-	var created, expires int64
+	var amount, sigs, roles string
+	var created, expires, exported int64
 	err := sc.Scan(&l.OrgID, &l.ExternalID, &l.PartnerID, &l.BusinessCardID, &l.Code, &amount, &l.Date, &l.Number, &sigs,
-		&l.BankStatus, (*string)(&l.BankComment), &l.ChannelInfo, &created, &expires)
+		&l.BankStatus, (*string)(&l.BankComment), &l.ChannelInfo, &created, &expires, &roles, &exported)
 	if err != nil {
 		return l, err
 	}
-	l.Limit = json.Number(amount)
-	l.CreatedAt, l.ExpiresAt = fromUnix(created), fromUnix(expires)
+	l.Limit, l.Roles = json.Number(amount), splitRoles(roles)
+	l.CreatedAt, l.ExpiresAt, l.ExportedAt = fromUnix(created), fromUnix(expires), fromUnix(exported)
 	if err := json.Unmarshal([]byte(sigs), &l.DigestSignatures); err != nil {
 		return l, fmt.Errorf("limit signatures: %w", err)
 	}
@@ -290,7 +290,7 @@ func (s *CardStore) Limit(ctx context.Context, orgID, externalID string) (bankin
 
 func (s *CardStore) CardLimits(ctx context.Context, orgID, cardID string) ([]banking.LimitChange, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+limitCols+` FROM banking_card_limits
-		WHERE org_id = $1 AND card_id = $2 AND bank_status = $3 ORDER BY created_at DESC, seq DESC`, orgID, cardID, banking.LimitExported)
+		WHERE org_id = $1 AND card_id = $2 AND bank_status = $3 ORDER BY exported_at DESC, seq DESC`, orgID, cardID, banking.LimitExported)
 	if err != nil {
 		return nil, fmt.Errorf("card limits: %w", err)
 	}
