@@ -88,6 +88,15 @@ type Config struct {
 	// serves every name that publishes under Root, for a broker whose own
 	// ACLs decide who may.
 	Agents Registry
+	// leading, when set (a Replica's gate, replica.go), is asked before
+	// the gate reads an agent's message or publishes anything: false once
+	// the replica's lease may have lapsed, so that a gate whose replica
+	// lost the leadership falls silent at once, before Close, however
+	// long Close takes.
+	leading func() bool
+	// heard, when set, is told the name of each agent the gate serves the
+	// first time it hears it (replica.go records it for the next leader).
+	heard func(name string)
 }
 
 // Gate is a connected gate; Close disconnects it.
@@ -100,6 +109,8 @@ type Gate struct {
 
 	mu     sync.Mutex
 	agents map[string]*smarthome.Agent
+	// heardNames are the agents told to Config heard, once each.
+	heardNames map[string]bool
 
 	// life is the work in progress Close waits for (life.go).
 	life life
@@ -193,7 +204,7 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
-	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}, store: newResendStore(), m: cfg.Metrics}
+	g := &Gate{cfg: cfg, cat: cat, agents: map[string]*smarthome.Agent{}, heardNames: map[string]bool{}, store: newResendStore(), m: cfg.Metrics}
 	g.held.wake, g.held.done = make(chan struct{}, 1), make(chan struct{})
 	g.startLife()
 	if cfg.Agents != nil {
@@ -343,7 +354,9 @@ func (g *Gate) onConnect(c mqtt.Client) {
 			g.cfg.Log.Error("smarthome mqtt: subscribing to the agents' topics did not complete; announcing anyway", "err", tok.Error())
 		}
 		body, _ := json.Marshal(map[string]string{"http_api_endpoint": g.cfg.Endpoint})
-		c.Publish(g.cfg.Root+"/__config", notify, true, body)
+		if g.leads() {
+			c.Publish(g.cfg.Root+"/__config", notify, true, body)
+		}
 		g.link.Lock()
 		if stale = !current(); !stale {
 			g.setUpLocked(subscribed)
@@ -400,7 +413,7 @@ func (g *Gate) publish(c mqtt.Client, agent, kind string, body []byte) (sent boo
 // open, drops the message as publish says and returns nil. A closed gate
 // sends nothing and has nothing to count: it left the broker on purpose.
 func (g *Gate) send(c mqtt.Client, agent, kind string, qos byte, body []byte) mqtt.Token {
-	if g.closing() {
+	if g.closing() || !g.leads() {
 		return nil
 	}
 	if !c.IsConnectionOpen() {
@@ -419,6 +432,12 @@ func (g *Gate) agentOf(topic string) (agent, kind string, ok bool) {
 	}
 	agent, kind, found = strings.Cut(rest, "/up/")
 	return agent, kind, found && agent != "" && !strings.Contains(agent, "/") && (kind == "config" || kind == "status")
+}
+
+// leads reports whether the gate may speak: always, but for a Replica's
+// gate whose lease may have lapsed (Config leading).
+func (g *Gate) leads() bool {
+	return g.cfg.leading == nil || g.cfg.leading()
 }
 
 func (g *Gate) agent(name string) *smarthome.Agent {

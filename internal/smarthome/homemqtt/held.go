@@ -149,6 +149,7 @@ func (g *Gate) handle(name, kind string, payload []byte) error {
 		g.ignore(name, kind)
 		return nil
 	}
+	g.recordHeard(name)
 	if kind == "status" && a.AskConfig() {
 		// The cloud asks an agent for its config as the protocol does
 		// (down/config_request, answered on up/config with the whole list).
@@ -166,7 +167,9 @@ func (g *Gate) handle(name, kind string, payload []byte) error {
 // a message is held, and this checks only while none is.
 func (g *Gate) onMessage(_ mqtt.Client, m mqtt.Message) {
 	name, kind, ok := g.agentOf(m.Topic())
-	if !ok {
+	if !ok || !g.leads() {
+		// A gate whose replica no longer leads leaves the message to the
+		// leader, which hears it too.
 		return
 	}
 	if g.cfg.Agents != nil && !smarthome.ValidLogin(name) {

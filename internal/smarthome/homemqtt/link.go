@@ -25,6 +25,8 @@ type Metrics struct {
 	// unknownAgents: messages ignored because their agent is not
 	// registered (registered.go); no label, the names are anyone's.
 	unknownAgents prometheus.Counter
+	// leader: 1 while this replica leads the gate (replica.go).
+	leader prometheus.Gauge
 }
 
 // NewMetrics creates the gate's collectors and registers them with reg
@@ -55,6 +57,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "partnerapi_smarthome_mqtt_unknown_agent_total",
 			Help: "Agent messages (up/config, up/status) the smart home MQTT gate ignored, unchecked and unanswered, because no agent credential has their topic's agent name.",
 		}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "partnerapi_smarthome_mqtt_leader",
+			Help: "1 while this replica leads the smart home MQTT gate (holds its lease in the database, connects to the broker and answers the agents), else 0; of the replicas on one database and topic root, one at a time.",
+		}),
 	}
 	// Every series that can count, at 0 from the start; a status request
 	// goes out at QoS 0 and is never acknowledged.
@@ -65,7 +71,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 	}
 	if reg != nil {
-		reg.MustRegister(m.connected, m.reconnects, m.dropped, m.held, m.heldDropped, m.unknownAgents)
+		reg.MustRegister(m.connected, m.reconnects, m.dropped, m.held, m.heldDropped, m.unknownAgents, m.leader)
 	}
 	return m
 }

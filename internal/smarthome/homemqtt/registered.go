@@ -91,6 +91,7 @@ func (g *Gate) forget(name string) bool {
 	defer g.mu.Unlock()
 	_, ok := g.agents[name]
 	delete(g.agents, name)
+	delete(g.heardNames, name)
 	return ok
 }
 

@@ -136,6 +136,9 @@ func (g *Gate) deliver(agent, kind string, out []byte) (string, error) {
 		return "", ErrClosed
 	}
 	defer g.leave()
+	if !g.leads() {
+		return "", errNotLeading
+	}
 	topic := g.cfg.Root + "/" + agent + "/down/" + kind
 	if !g.client.IsConnectionOpen() {
 		g.m.dropped.WithLabelValues(kind, droppedUnreachable).Inc()

@@ -1,0 +1,223 @@
+package homemqtt_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"partnerapi/internal/smarthome"
+	"partnerapi/internal/smarthome/homemqtt"
+	"partnerapi/internal/smarthome/homesql"
+	"partnerapi/internal/sqldb"
+	"partnerapi/internal/storetest"
+	"partnerapi/internal/testenv"
+)
+
+// testLease is the replicas' lease in these tests: a takeover after a
+// crash comes within about 1.2 of it.
+const testLease = 2 * time.Second
+
+// cutStore is the replicas' real store with a switch that cuts this
+// replica off the database: every call fails while cut, as across a
+// network partition between the replica and the database.
+type cutStore struct {
+	smarthome.GateStore
+	cut atomic.Bool
+}
+
+var errCut = errors.New("test: this replica is cut off the database")
+
+func (s *cutStore) GateLease(ctx context.Context, root string) (smarthome.GateLease, error) {
+	if s.cut.Load() {
+		return smarthome.GateLease{}, errCut
+	}
+	return s.GateStore.GateLease(ctx, root)
+}
+
+func (s *cutStore) TakeGateLease(ctx context.Context, root, holder string, seen smarthome.GateLease) (bool, error) {
+	if s.cut.Load() {
+		return false, errCut
+	}
+	return s.GateStore.TakeGateLease(ctx, root, holder, seen)
+}
+
+func (s *cutStore) RenewGateLease(ctx context.Context, root, holder string) (bool, error) {
+	if s.cut.Load() {
+		return false, errCut
+	}
+	return s.GateStore.RenewGateLease(ctx, root, holder)
+}
+
+func (s *cutStore) ReleaseGateLease(ctx context.Context, root, holder string) error {
+	if s.cut.Load() {
+		return errCut
+	}
+	return s.GateStore.ReleaseGateLease(ctx, root, holder)
+}
+
+// startReplicas starts two replicas of the gate under root on db and the
+// broker at url, each with a store of its own that can be cut, and
+// returns them once one of them leads.
+func startReplicas(t *testing.T, db *sqldb.DB, url, root string) ([2]*homemqtt.Replica, [2]*cutStore) {
+	t.Helper()
+	var rs [2]*homemqtt.Replica
+	var stores [2]*cutStore
+	for i := range rs {
+		stores[i] = &cutStore{GateStore: homesql.New(db)}
+		r, err := homemqtt.StartReplica(homemqtt.ReplicaConfig{
+			Gate:  homemqtt.Config{Broker: url, Root: root, Endpoint: "http://127.0.0.1:9445"},
+			Store: stores[i], Lease: testLease,
+		}, seeded(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Close)
+		rs[i] = r
+	}
+	waitFor(t, "a replica to lead and connect", func() bool { return leader(rs) >= 0 })
+	return rs, stores
+}
+
+// leader is the index of the replica that leads with a connected gate,
+// -1 when none does; both leading fails the test.
+func leader(rs [2]*homemqtt.Replica) int {
+	at := -1
+	for i, r := range rs {
+		if r.Leading() && r.Gate() != nil && r.Gate().Connected() {
+			if at >= 0 {
+				panic("two replicas lead at once")
+			}
+			at = i
+		}
+	}
+	return at
+}
+
+// answers counts what arrives on a within quiet of the last message,
+// after waiting up to 10 s for the first.
+func answers(a *agent, quiet time.Duration) []mqtt.Message {
+	var got []mqtt.Message
+	wait := 10 * time.Second
+	for {
+		select {
+		case m := <-a.got:
+			got = append(got, m)
+			wait = quiet
+		case <-time.After(wait):
+			return got
+		}
+	}
+}
+
+const badConfig = `{"devices":[{"id":"x","name":"x","default_name":"x","model_id":"nope"}]}`
+
+// Two replicas on one database and one broker: one leads, and an agent's
+// message is answered once; when the leader closes, the other takes over
+// within a tick of the lease, asks the agents the first heard for their
+// configs, and answers alone.
+func TestReplicasAnswerOnceAndHandOver(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		root := testRoot(t, url)
+		rs, _ := startReplicas(t, db, url, root)
+		first := leader(rs)
+		errs := newAgent(t, url, root+"/ctl/down/errors")
+		requests := newAgent(t, url, root+"/ctl/down/config_request")
+		errs.publish(root+"/ctl/up/config", badConfig, false)
+		if got := answers(errs, time.Second); len(got) != 1 || !strings.Contains(string(got[0].Payload()), "nope") {
+			t.Fatalf("answers to one config from two replicas: %d, want 1", len(got))
+		}
+
+		closed := time.Now()
+		rs[first].Close()
+		waitFor(t, "the other replica to take over", func() bool { return leader(rs) == 1-first })
+		t.Logf("handover after Close: %s", time.Since(closed).Round(time.Millisecond))
+		// The new leader rebuilds what the first knew of the agent.
+		if m := requests.next(); string(m.Payload()) != "{}" {
+			t.Fatalf("config_request of the new leader: %q", m.Payload())
+		}
+		errs.publish(root+"/ctl/up/config", badConfig, false)
+		if got := answers(errs, time.Second); len(got) != 1 {
+			t.Fatalf("answers after the handover: %d, want 1", len(got))
+		}
+	})
+}
+
+// A leader cut off the database (as by a partition, or frozen: it renews
+// nothing) falls silent when its lease's deadline passes, before the other
+// replica takes over once the lease lapsed; an agent's message is then
+// answered by the new leader alone, within the bound.
+func TestReplicaTakesOverALapsedLease(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		root := testRoot(t, url)
+		rs, stores := startReplicas(t, db, url, root)
+		first := leader(rs)
+		errs := newAgent(t, url, root+"/ctl/down/errors")
+
+		cut := time.Now()
+		stores[first].cut.Store(true)
+		waitFor(t, "the cut-off leader to fall silent", func() bool { return !rs[first].Leading() })
+		silent := time.Since(cut)
+		waitFor(t, "the other replica to take over", func() bool { return leader(rs) == 1-first })
+		took := time.Since(cut)
+		t.Logf("cut-off leader silent after %s, taken over after %s", silent.Round(time.Millisecond), took.Round(time.Millisecond))
+		if took > testLease+3*testLease/5+time.Second {
+			t.Errorf("taken over %s after the cut, want within about 1.2 leases (%s)", took, testLease)
+		}
+		if rs[first].Leading() {
+			t.Fatal("the cut-off replica leads again")
+		}
+		errs.publish(root+"/ctl/up/config", badConfig, false)
+		if got := answers(errs, time.Second); len(got) != 1 {
+			t.Fatalf("answers after the takeover: %d, want 1", len(got))
+		}
+		// Back on the database, the old leader finds the lease taken and
+		// stays a follower.
+		stores[first].cut.Store(false)
+		time.Sleep(testLease)
+		if leader(rs) != 1-first {
+			t.Fatal("the leadership moved back when the old leader came back")
+		}
+	})
+}
+
+// What the admin API of the replica that does not lead sends reaches the
+// agent once, through the leader, checked against what the leader knows
+// of the agent: a command for a device of its config is delivered, one
+// for a device it never configured is refused as the leader refuses it.
+func TestReplicaRelaysAdminMessagesToTheLeader(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		root := testRoot(t, url)
+		rs, _ := startReplicas(t, db, url, root)
+		follower := rs[1-leader(rs)]
+		dev := newAgent(t, url, root+"/dev/down/status_request")
+		commands := newAgent(t, url, root+"/dev/down/commands", root+"/dev/down/config_request")
+		dev.publish(root+"/dev/up/config", `{"devices":[`+lamp+`]}`, false)
+		dev.next()
+
+		topic, err := follower.Command(context.Background(), "dev", []byte(lampOn))
+		if err != nil || topic != root+"/dev/down/commands" {
+			t.Fatalf("command through the follower: %q %v", topic, err)
+		}
+		if got := answers(commands, time.Second); len(got) != 1 || string(got[0].Payload()) != lampOn {
+			t.Fatalf("the agent got %d messages for one relayed command, want 1", len(got))
+		}
+		_, err = follower.Command(context.Background(), "dev", []byte(`{"devices":{"ghost":{"states":[{"key":"on_off","value":{"type":"BOOL","bool_value":true}}]}}}`))
+		if !errors.Is(err, smarthome.ErrNotFound) && !errors.As(err, new(*smarthome.InvalidError)) {
+			t.Fatalf("a command for a device never configured, relayed: %v, want refused as the leader refuses it", err)
+		}
+		if _, err := follower.Send(context.Background(), "dev", smarthome.ConfigRequestKind, []byte(`{}`)); err != nil {
+			t.Fatalf("config request through the follower: %v", err)
+		}
+		if m := commands.next(); m.Topic() != root+"/dev/down/config_request" {
+			t.Fatalf("got %s, want the relayed config request", m.Topic())
+		}
+	})
+}
