@@ -81,6 +81,7 @@ func assistantGRPCSidecar(c assistantGRPCConfig, svc *assistant.Service, tlsFile
 	return sidecar{
 		name:     "assistant-grpc",
 		listener: true,
+		addr:     ln.Addr().String(),
 		serve: func() error {
 			if err := g.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 				return err

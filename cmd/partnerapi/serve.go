@@ -50,6 +50,9 @@ type sidecar struct {
 	// stop must also be safe on a sidecar whose serve never ran, with an
 	// ended ctx: a failed start-up releases what was built that way.
 	listener bool
+	// addr is the address a listener sidecar is bound to, which
+	// --ready-file names under the sidecar's name.
+	addr string
 }
 
 // built is an API ready to serve.
@@ -89,6 +92,7 @@ type serveConfig struct {
 	pprofAddr       string
 	trustedProxies  string
 	maxConnections  int
+	readyFile       string
 }
 
 // serveFlags builds the flag set of serve; tests use it too.
@@ -113,6 +117,7 @@ func serveFlags(cfg *serveConfig, mods []apiModule) *flag.FlagSet {
 	fs.StringVar(&cfg.metricsTLS, "metrics-tls", "auto", "TLS of the --metrics-addr listener: auto, HTTPS with --tls-cert's certificate when it is set (no client certificate asked), else plain HTTP; off: plain HTTP always")
 	fs.StringVar(&cfg.pprofAddr, "pprof-addr", "", "listen address of the Go runtime's profiles under /debug/pprof/ (heap, goroutine, profile, trace, ...) for go tool pprof; TLS as --metrics-tls says; a non-loopback address needs TLS; empty: off")
 	fs.IntVar(&cfg.maxConnections, "max-connections", 4096, "most connections each HTTP listener holds open; at the cap the longest-idle keep-alive connection is closed, or with none idle new ones wait in the backlog; 0: no cap")
+	fs.StringVar(&cfg.readyFile, "ready-file", "", "file to write, once every listener accepts connections, as JSON with the bound address of each (port 0 gets a free port) and serve's pid; removed at start and on exit")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes or addresses of reverse proxies whose X-Forwarded-For (or X-Real-IP, or Forwarded) names the client; empty: none")
 	return fs
 }
@@ -162,6 +167,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	}
 	if logBuf != nil {
 		defer logBuf.Close()
+	}
+	readiness := readyFile{path: cfg.readyFile} // readyfile.go
+	if err := readiness.clear(); err != nil {
+		return err
 	}
 	if cfg.maxConnections < 0 {
 		return fmt.Errorf("--max-connections: %d is negative (0 means no cap)", cfg.maxConnections)
@@ -294,7 +303,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	}
 
 	addrs := map[string]string{}
-	errc := make(chan error, len(listeners)+len(sidecars))
+	errc := make(chan error, len(listeners)+len(sidecars)+1) // +1: the ready file's
 	var wg sync.WaitGroup
 	for _, l := range listeners {
 		addrs[l.Name] = l.Addr().String()
@@ -308,6 +317,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		}(l)
 	}
 	for _, s := range sidecars {
+		if s.addr != "" {
+			addrs[s.name] = s.addr
+		}
 		wg.Add(1)
 		go func(s sidecar) {
 			defer wg.Done()
@@ -320,6 +332,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 		// The start-up lines (addresses, models) are on the stream before
 		// anyone is told the server is up.
 		_ = logBuf.Flush()
+	}
+	if err := readiness.write(addrs); err != nil {
+		// Stop as a failed start does, since the script waiting for
+		// the file would wait in vain.
+		errc <- err
+	} else {
+		defer readiness.remove()
 	}
 	if ready != nil {
 		ready(addrs)
