@@ -370,7 +370,7 @@ func (b *balanceFlags) Set(v string) error {
 // runAssistant is `partnerapi assistant ...`: provisioning commands.
 func runAssistant(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
 	if len(args) < 2 || args[0] != "client" || args[1] != "create" {
-		return errors.New("usage: partnerapi assistant client create --scope ASSISTANT_API_CORP|B2B|PERS [--balance MODEL=TOKENS ...]")
+		return errors.New("usage: partnerapi assistant client create --scope ASSISTANT_API_CORP|B2B|PERS [--balance MODEL=TOKENS ...] [--client-id UUID] [--client-secret S]")
 	}
 	fs := flag.NewFlagSet("assistant client create", flag.ContinueOnError)
 	var store storeConfig
@@ -378,6 +378,10 @@ func runAssistant(ctx context.Context, args []string, getenv func(string) string
 	scope := fs.String("scope", "ASSISTANT_API_CORP", "client scope: ASSISTANT_API_PERS, _B2B or _CORP (GIGACHAT_API_* accepted)")
 	var balances balanceFlags
 	fs.Var(&balances, "balance", "prepaid balance MODEL=TOKENS (repeatable; model by bare name)")
+	// A team's CI configuration holds its test client's authorization key
+	// as it holds the provider's; these make a fresh server's client match.
+	clientID := fs.String("client-id", "", "client id to create, a UUID (default: a new one)")
+	clientSecret := fs.String("client-secret", "", "client secret, 32-128 characters of A-Z a-z 0-9 _ - (default: a new one; PARTNERAPI_CLIENT_SECRET keeps it out of the process list)")
 	if err := parseFlags(fs, args[2:], getenv); err != nil {
 		return err
 	}
@@ -388,6 +392,12 @@ func runAssistant(ctx context.Context, args []string, getenv func(string) string
 	if !sc.Prepaid() && len(balances) > 0 {
 		return errors.New("--balance: ASSISTANT_API_CORP is postpaid and has no balance")
 	}
+	if *clientID != "" && !assistant.IsUUID(*clientID) {
+		return fmt.Errorf("--client-id %q is not a UUID (the provider's client ids are; e.g. uuidgen)", *clientID)
+	}
+	if *clientSecret != "" && !assistant.ChosenSecretValid(*clientSecret) {
+		return errors.New("--client-secret must be 32-128 characters of A-Z a-z 0-9 _ - (e.g. openssl rand -hex 16)")
+	}
 	db, err := store.open(ctx)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
@@ -396,8 +406,11 @@ func runAssistant(ctx context.Context, args []string, getenv func(string) string
 	if err := assistantsql.Migrate(ctx, db); err != nil {
 		return err
 	}
-	creds, err := assistant.NewService(assistantsql.New(db), nil, assistant.Config{}).CreateClient(ctx, sc, balances)
-	if err != nil {
+	svc := assistant.NewService(assistantsql.New(db), nil, assistant.Config{})
+	creds, err := svc.CreateClientWith(ctx, *clientID, *clientSecret, sc, balances)
+	if errors.Is(err, assistant.ErrConflict) {
+		return fmt.Errorf("--client-id %s: a client with this id exists", *clientID)
+	} else if err != nil {
 		return err
 	}
 	return json.NewEncoder(io.out).Encode(creds)

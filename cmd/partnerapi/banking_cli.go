@@ -24,9 +24,9 @@ const bankingUsage = `usage: partnerapi banking COMMAND [flags]
   cert add --user USER --cert FILE [--role SOLE|FIRST|SECOND|QUALIFIED] [--type SMS] [--uuid UUID]
   cert list --user USER | --org ORG   (each certificate's uuid, role, type, active, activeNow, issuer, serial and validity)
   cert deactivate --uuid UUID | cert activate --uuid UUID   (whether signatures made with it are taken from now on)
-  app create --name N --redirect-uri URI [--client-id ID] [--scopes "openid PAY_DOC_RU ..."] [--banking-client-secret-days 40]
+  app create --name N --redirect-uri URI [--client-id ID] [--client-secret S] [--scopes "openid PAY_DOC_RU ..."] [--banking-client-secret-days 40]
   app scopes --client CLIENT_ID --scopes "openid PAY_DOC_RU ..."   (the scopes authorize grants the app; "": unrestricted)
-  app secret --client CLIENT_ID [--banking-client-secret-days 40]   (new client_secret, e.g. for the sandbox app; 0 days: never expires)
+  app secret --client CLIENT_ID [--client-secret S] [--banking-client-secret-days 40]   (new client_secret, e.g. for the sandbox app; 0 days: never expires)
   offer sign --client CLIENT_ID --account NUMBER
   sign --cert C --key K [--uuid CERT_UUID] [--trim-final-newline] < digest.txt
   jws-certificate [--banking-jws-key FILE]   (the bank's certificate verifying its JWS answers and id_tokens, PEM)
@@ -367,7 +367,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 	},
 	"app create": func(stdio) bankingCmd {
 		var a banking.PartnerApp
-		var uris, scopes string
+		var uris, scopes, chosen string
 		var days int
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
@@ -376,6 +376,7 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				fs.StringVar(&uris, "redirect-uri", "", "space-separated registered redirect URIs")
 				registerAppScopes(fs, &scopes)
 				registerClientSecretDays(fs, &days)
+				registerChosenClientSecret(fs, &chosen)
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
 				// The login page shows the name to the user it asks for
@@ -396,7 +397,10 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 					}
 				}
 				a.Scopes = banking.ParseScopes(scopes)
-				secret := banking.NewClientSecret()
+				secret, err := clientSecret(chosen)
+				if err != nil {
+					return nil, err
+				}
 				a.SecretHash, a.SecretExpiresAt = banking.HashSecret(secret), id.SecretExpiry(time.Now())
 				if err := id.Store.CreateApp(ctx, a); err != nil {
 					return nil, err
@@ -426,18 +430,22 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 		}
 	},
 	"app secret": func(stdio) bankingCmd {
-		var client string
+		var client, chosen string
 		var days int
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&client, "client", banking.SandboxClientID, "partner client_id")
 				registerClientSecretDays(fs, &days)
+				registerChosenClientSecret(fs, &chosen)
 			},
 			run: func(ctx context.Context, id *banking.Identity) (any, error) {
 				if err := setClientSecretDays(id, days); err != nil {
 					return nil, err
 				}
-				secret := banking.NewClientSecret()
+				secret, err := clientSecret(chosen)
+				if err != nil {
+					return nil, err
+				}
 				expires := id.SecretExpiry(time.Now())
 				if err := id.Store.SetAppSecret(ctx, client, banking.HashSecret(secret), expires); err != nil {
 					return nil, flagNotFound("--client", client, "partner application", err)
@@ -523,6 +531,26 @@ func setClientSecretDays(id *banking.Identity, days int) error {
 	}
 	id.ClientSecretTTL = time.Duration(days) * 24 * time.Hour
 	return nil
+}
+
+// registerChosenClientSecret adds --client-secret to fs: a team's CI holds
+// its test app's client_secret in its configuration, as it holds the
+// provider's, so the app it makes on a fresh server must take that secret
+// (as PARTNERAPI_CLIENT_SECRET it stays out of the process list).
+func registerChosenClientSecret(fs *flag.FlagSet, secret *string) {
+	fs.StringVar(secret, "client-secret", "", "client_secret to set, 40 characters of A-Z a-z 0-9 _ - as the provider's (default: a new random one)")
+}
+
+// clientSecret is the chosen secret when there is one, checked as
+// change-client-secret checks a partner's new secret, else a new one.
+func clientSecret(chosen string) (string, error) {
+	if chosen == "" {
+		return banking.NewClientSecret(), nil
+	}
+	if !banking.ValidClientSecret(chosen) {
+		return "", fmt.Errorf("--client-secret must be %d characters of A-Z, a-z, 0-9, _ and - (the provider's form; e.g. openssl rand -hex 20)", banking.ClientSecretSize)
+	}
+	return chosen, nil
 }
 
 // secretExpiryText is how the CLI prints a secret's expiry: RFC 3339 in

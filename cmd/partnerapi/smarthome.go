@@ -117,10 +117,10 @@ func loadRanges(path string) (smarthome.Ranges, error) {
 }
 
 const smarthomeUsage = `usage:
-  partnerapi smarthome agent create --login LOGIN   issue an agent's Basic credentials (prints JSON)
+  partnerapi smarthome agent create --login LOGIN [--password P]   issue an agent's Basic credentials (prints JSON)
   partnerapi smarthome agent rotate --login LOGIN   give an agent a new password (prints JSON)
   partnerapi smarthome agent delete --login LOGIN   delete an agent
-  partnerapi smarthome admin create|rotate|delete --login LOGIN   the same for catalog administrators
+  partnerapi smarthome admin create|rotate|delete --login LOGIN [--password P]   the same for catalog administrators
   partnerapi smarthome model list                   print the catalog's models
   partnerapi smarthome model put [--file F]         create or replace a model (JSON from F or stdin)
   partnerapi smarthome model delete --id ID         delete a model
@@ -142,8 +142,14 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 	login := fs.String("login", "", "login of the new credential")
 	file := fs.String("file", "", "model JSON file (default stdin)")
 	id := fs.String("id", "", "model id")
+	// A team's CI configuration holds its agent's credentials as it holds
+	// the provider's; a fresh server's agent takes them with --password.
+	password := fs.String("password", "", "create: the password, 32-128 characters of A-Z a-z 0-9 _ - (default: a new random one; PARTNERAPI_PASSWORD keeps it out of the process list)")
 	if err := parseFlags(fs, args[2:], getenv); err != nil {
 		return err
+	}
+	if *password != "" && verb != "create" {
+		return errors.New("--password: only create takes it")
 	}
 	db, err := store.open(ctx)
 	if err != nil {
@@ -164,7 +170,15 @@ func runSmarthome(ctx context.Context, args []string, getenv func(string) string
 		if *login == "" {
 			return errors.New("--login is required")
 		}
-		pw, err := svc.CreateCredential(ctx, what, *login)
+		create := svc.CreateCredential
+		if *password != "" && !smarthome.ChosenPasswordValid(*password) {
+			return errors.New("--password must be 32-128 characters of A-Z a-z 0-9 _ - (e.g. openssl rand -hex 16)")
+		} else if *password != "" {
+			create = func(ctx context.Context, kind, login string) (string, error) {
+				return svc.CreateCredentialWith(ctx, kind, login, *password)
+			}
+		}
+		pw, err := create(ctx, what, *login)
 		if err != nil {
 			return cliError("login", err)
 		}

@@ -155,15 +155,53 @@ type Credentials struct {
 	AuthorizationKey string `json:"authorization_key"`
 }
 
-// CreateClient provisions a client with optional prepaid balances.
+// CreateClient provisions a client with optional prepaid balances, under a
+// new random id and secret.
 func (s *Service) CreateClient(ctx context.Context, scope Scope, balances []Balance) (Credentials, error) {
-	id := newUUID()
-	secret := newSecret()
+	return s.CreateClientWith(ctx, "", "", scope, balances)
+}
+
+// CreateClientWith provisions a client under the id and secret its caller
+// chose, each new and random when empty: a team's CI configuration holds its
+// test client's authorization key as it holds the provider's, so the client
+// it creates on a fresh server must have that key. The id is a UUID, as the
+// provider's are, and the secret is ChosenSecretValid's, since only its
+// unsalted hash is stored; an id already taken is ErrConflict.
+func (s *Service) CreateClientWith(ctx context.Context, id, secret string, scope Scope, balances []Balance) (Credentials, error) {
+	if id == "" {
+		id = newUUID()
+	}
+	if secret == "" {
+		secret = newSecret()
+	}
+	if !IsUUID(id) {
+		return Credentials{}, fmt.Errorf("client id %q is not a UUID", id)
+	}
+	if !ChosenSecretValid(secret) {
+		return Credentials{}, errors.New("client secret must be 32-128 characters of A-Z a-z 0-9 _ -")
+	}
 	err := s.store.CreateClient(ctx, Client{ID: id, SecretHash: HashSecret(secret), Scope: scope, CreatedAt: s.cfg.Now()}, balances)
 	if err != nil {
 		return Credentials{}, err
 	}
 	return Credentials{id, secret, base64.StdEncoding.EncodeToString([]byte(id + ":" + secret))}, nil
+}
+
+// ChosenSecretValid reports whether a secret a caller chose may stand for a
+// generated one: 32-128 characters of [A-Za-z0-9_-], which a generated
+// secret, a UUID and `openssl rand -hex 16` all are. The length is what keeps
+// the stored SHA-256, unsalted and fast, out of a guesser's reach.
+func ChosenSecretValid(s string) bool {
+	if len(s) < 32 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

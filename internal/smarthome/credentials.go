@@ -83,6 +83,14 @@ func credentialKey(kind, authorization string) [sha256.Size]byte {
 
 var loginPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,128}$`)
 
+// passwordPattern is what a chosen password must match: what newPassword
+// makes (32 characters of base64url) up to 128 of them.
+var passwordPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{32,128}$`)
+
+// ChosenPasswordValid reports whether pw may be a credential's chosen
+// password (CreateCredentialWith refuses any other).
+func ChosenPasswordValid(pw string) bool { return passwordPattern.MatchString(pw) }
+
 // ValidLogin reports whether login has the syntax every agent and admin
 // login has (CreateCredential refuses any other).
 func ValidLogin(login string) bool { return loginPattern.MatchString(login) }
@@ -100,12 +108,24 @@ func newPassword() (string, error) {
 // CreateCredential issues a random password for a new login and stores only
 // its hash.
 func (s *Service) CreateCredential(ctx context.Context, kind, login string) (string, error) {
-	if !loginPattern.MatchString(login) {
-		return "", &InvalidError{Details: []string{"login must be 1-128 of A-Z a-z 0-9 . _ @ -"}}
-	}
 	pw, err := newPassword()
 	if err != nil {
 		return "", err
+	}
+	return s.CreateCredentialWith(ctx, kind, login, pw)
+}
+
+// CreateCredentialWith stores a new login with the password its caller chose
+// (a team's CI configuration holds its agent's credentials, so the agent it
+// creates on a fresh server must have them), only its hash. The password is
+// 32-128 characters of [A-Za-z0-9_-], as a generated one is: the hash is a
+// plain SHA-256, which only the password's length keeps from a guesser.
+func (s *Service) CreateCredentialWith(ctx context.Context, kind, login, pw string) (string, error) {
+	if !loginPattern.MatchString(login) {
+		return "", &InvalidError{Details: []string{"login must be 1-128 of A-Z a-z 0-9 . _ @ -"}}
+	}
+	if !ChosenPasswordValid(pw) {
+		return "", &InvalidError{Details: []string{"password must be 32-128 of A-Z a-z 0-9 _ -"}}
 	}
 	if err := s.store.CreateCredential(ctx, kind, login, hashSecret(pw)); err != nil {
 		if errors.Is(err, ErrDuplicate) {
