@@ -32,10 +32,10 @@ func (r readyFile) clear() error {
 }
 
 // write puts the bound addresses by service name (banking, assistant,
-// smarthome, assistant-grpc, metrics, as serve's "listening" lines name
-// them) and serve's pid into the file as one JSON object. It writes a
-// temporary file beside it and renames it into place, so a reader that sees
-// the file sees all of it.
+// smarthome, assistant-grpc, metrics, pprof, as serve's "listening" lines
+// name them) and serve's pid into the file as one JSON object. It writes a
+// temporary file beside it and renames it into place, so a reader that
+// sees the file sees all of it.
 func (r readyFile) write(addrs map[string]string) error {
 	if r.path == "" {
 		return nil

@@ -28,7 +28,7 @@ func TestServeReadyFileNamesTheBoundAddresses(t *testing.T) {
 	}
 	args := []string{"--data-dir", filepath.Join(dir, "data"), "--models-dir", filepath.Join(dir, "models"),
 		"--banking-addr", "127.0.0.1:0", "--assistant-addr", "127.0.0.1:0", "--smarthome-addr", "127.0.0.1:0",
-		"--assistant-grpc-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-flush-interval", "0",
+		"--assistant-grpc-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0", "--log-flush-interval", "0",
 		"--ready-file", ready}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -41,12 +41,9 @@ func TestServeReadyFileNamesTheBoundAddresses(t *testing.T) {
 	if pid, _ := doc["pid"].(float64); int(pid) != os.Getpid() {
 		t.Errorf("ready file pid = %v, want serve's %d", doc["pid"], os.Getpid())
 	}
-	for _, name := range []string{"banking", "assistant", "smarthome", "metrics"} {
+	for name, path := range map[string]string{"banking": "/healthz", "assistant": "/healthz", "smarthome": "/healthz",
+		"metrics": "/metrics", "pprof": "/debug/pprof/"} {
 		addr, _ := doc[name].(string)
-		path := "/healthz"
-		if name == "metrics" {
-			path = "/metrics"
-		}
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
 			t.Errorf("%s at %q from the ready file: %v", name, addr, err)
