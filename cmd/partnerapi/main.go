@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -19,9 +20,11 @@ var version = "dev"
 func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, stop := signalContext(context.Background(), sigs, os.Stderr, os.Exit)
+	lines := &processLines{w: os.Stderr}
+	ctx, stop := signalContext(context.Background(), sigs, lines, os.Exit)
 	defer stop()
-	if code := report(run(ctx, os.Args[1:], os.Getenv, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}), os.Stderr); code != 0 {
+	err := run(ctx, os.Args[1:], os.Getenv, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, lines: lines})
+	if code := reportTo(err, lines); code != 0 {
 		os.Exit(code)
 	}
 }
@@ -31,15 +34,21 @@ func main() {
 // them, and the status is 0, as `go doc flag` has it for ExitOnError, so a
 // script or a reader checking `$?` after `partnerapi serve -h` sees success.
 func report(err error, w io.Writer) int {
+	return reportTo(err, &processLines{w: w})
+}
+
+// reportTo is report through the process's lines, in JSON once serve
+// asked for JSON logs. Help text stays text: it is asked for at a terminal.
+func reportTo(err error, lines *processLines) int {
 	var help errHelp
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &help):
-		fmt.Fprint(w, help.Error())
+		fmt.Fprint(lines.w, help.Error())
 		return 0
 	}
-	fmt.Fprintln(w, "partnerapi:", err)
+	lines.print(slog.LevelError, err.Error(), "partnerapi failed", slog.String("err", err.Error()))
 	return 1
 }
 
@@ -48,21 +57,23 @@ func report(err error, w io.Writer) int {
 // --shutdown-timeout. A second signal does not wait for that: it says so on
 // w and calls exit(1) at once (an operator's second Ctrl-C, or a
 // supervisor's repeated SIGTERM). stop releases the watcher.
-func signalContext(parent context.Context, sigs <-chan os.Signal, w io.Writer, exit func(int)) (context.Context, context.CancelFunc) {
+func signalContext(parent context.Context, sigs <-chan os.Signal, lines *processLines, exit func(int)) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
 		select {
 		case sig := <-sigs:
-			fmt.Fprintf(w, "partnerapi: %v: shutting down (a second signal exits at once)\n", sig)
+			lines.print(slog.LevelInfo, fmt.Sprintf("%v: shutting down (a second signal exits at once)", sig),
+				"signal received: shutting down (a second signal exits at once)", slog.String("signal", sig.String()))
 			cancel()
 		case <-done:
 			return
 		}
 		select {
 		case sig := <-sigs:
-			fmt.Fprintf(w, "partnerapi: %v again: exiting without waiting for the shutdown\n", sig)
+			lines.print(slog.LevelWarn, fmt.Sprintf("%v again: exiting without waiting for the shutdown", sig),
+				"signal received again: exiting without waiting for the shutdown", slog.String("signal", sig.String()))
 			exit(1)
 		case <-done:
 		}
@@ -74,6 +85,9 @@ func signalContext(parent context.Context, sigs <-chan os.Signal, w io.Writer, e
 type stdio struct {
 	in       io.Reader
 	out, err io.Writer
+	// lines, when set, are the process's own lines on err (main's); serve
+	// switches them to JSON with its logs.
+	lines *processLines
 }
 
 type command func(ctx context.Context, args []string, getenv func(string) string, io stdio) error

@@ -165,6 +165,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, io st
 	if err != nil {
 		return err
 	}
+	if cfg.logFormat == "json" {
+		io.lines.useJSON()
+	}
 	if logBuf != nil {
 		defer logBuf.Close()
 	}

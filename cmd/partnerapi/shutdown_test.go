@@ -77,7 +77,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	sigs := make(chan os.Signal, 2)
 	exited := make(chan int, 1)
 	var out testenv.LogBuffer
-	ctx, stop := signalContext(context.Background(), sigs, &out, func(code int) { exited <- code })
+	ctx, stop := signalContext(context.Background(), sigs, &processLines{w: &out}, func(code int) { exited <- code })
 	defer stop()
 	sigs <- syscall.SIGTERM
 	select {
