@@ -78,6 +78,9 @@ type GateStore interface {
 	// WithdrawGateMessage takes back a message no leader claimed yet;
 	// false when one did (its result then comes).
 	WithdrawGateMessage(ctx context.Context, id int64) (bool, error)
+	// DeleteGateMessage deletes a relayed message's row whatever its
+	// state, once its sender is done waiting for it.
+	DeleteGateMessage(ctx context.Context, id int64) error
 
 	// RememberGateAgent records that root's leader heard agent name.
 	RememberGateAgent(ctx context.Context, root, name string, now time.Time) error

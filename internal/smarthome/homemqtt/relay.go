@@ -94,6 +94,19 @@ func (r *Replica) relay(ctx context.Context, agent, kind string, msg []byte) (st
 	// The waits go on when the administrator's request ends: a message
 	// claimed is being sent, and one not yet claimed must be withdrawn.
 	wctx := context.WithoutCancel(ctx)
+	// Its row serves this wait alone: once answered, withdrawn or given up
+	// on it goes, so that the table holds the messages under way, not an
+	// hour of them (QueueGateMessage's sweep is left for the rows of a
+	// replica that stopped while it waited). A leader that answers after
+	// the row went finds none to update, which is what the sender, gone
+	// with errNoAnswer, expects.
+	defer func() {
+		dctx, cancel := context.WithTimeout(wctx, catalogTimeout)
+		defer cancel()
+		if err := s.DeleteGateMessage(dctx, id); err != nil {
+			r.log.Debug("smarthome mqtt: a relayed message's row could not be deleted; the hourly sweep deletes it", "err", err)
+		}
+	}()
 	claimBy := time.Now().Add(relayClaimWait)
 	answerBy := time.Now().Add(relayClaimWait + relayAnswerWait)
 	for {

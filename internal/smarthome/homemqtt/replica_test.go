@@ -3,6 +3,7 @@ package homemqtt_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -218,6 +219,50 @@ func TestReplicaRelaysAdminMessagesToTheLeader(t *testing.T) {
 		}
 		if m := commands.next(); m.Topic() != root+"/dev/down/config_request" {
 			t.Fatalf("got %s, want the relayed config request", m.Topic())
+		}
+		// Each sender deletes its message's row once it has the answer.
+		if n := relayRows(t, db); n != 0 {
+			t.Fatalf("%d relayed messages' rows left after their answers, want 0", n)
+		}
+	})
+}
+
+// relayRows counts the rows of relayed messages on db.
+func relayRows(t *testing.T, db *sqldb.DB) int {
+	t.Helper()
+	var n int
+	if err := db.W.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM home_mqtt_relay`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A message relayed while no replica leads (another process holds the
+// lease and has not let it lapse) is withdrawn with ErrNoLeader, and its
+// row goes with it: withdrawn rows do not pile up while the leadership
+// changes hands.
+func TestReplicaRelayWithoutLeaderLeavesNoRow(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		store := homesql.New(db)
+		root := fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano())
+		if ok, err := store.TakeGateLease(ctx, root, "another-process", smarthome.GateLease{}); !ok || err != nil {
+			t.Fatalf("taking the lease for another process: %v %v", ok, err)
+		}
+		// A lease of an hour: this replica never takes it over during the test.
+		r, err := homemqtt.StartReplica(homemqtt.ReplicaConfig{
+			Gate:  homemqtt.Config{Broker: "tcp://127.0.0.1:1", Root: root, Endpoint: "http://127.0.0.1:9445"},
+			Store: store, Lease: time.Hour,
+		}, seeded(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Close)
+		if _, err := r.Command(ctx, "dev", []byte(lampOn)); !errors.Is(err, homemqtt.ErrNoLeader) {
+			t.Fatalf("a command with no leader: %v, want ErrNoLeader", err)
+		}
+		if n := relayRows(t, db); n != 0 {
+			t.Fatalf("%d rows left after a withdrawn message, want 0", n)
 		}
 	})
 }

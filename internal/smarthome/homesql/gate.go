@@ -154,6 +154,14 @@ func (s *Store) WithdrawGateMessage(ctx context.Context, id int64) (bool, error)
 	return n == 1, err
 }
 
+// DeleteGateMessage implements smarthome.GateStore.
+func (s *Store) DeleteGateMessage(ctx context.Context, id int64) error {
+	if _, err := s.db.W.ExecContext(ctx, `DELETE FROM home_mqtt_relay WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("delete gate message: %w", err)
+	}
+	return nil
+}
+
 // RememberGateAgent implements smarthome.GateStore.
 func (s *Store) RememberGateAgent(ctx context.Context, root, name string, now time.Time) error {
 	_, err := s.db.W.ExecContext(ctx, `INSERT INTO home_mqtt_agents (root, name, seen_at) VALUES ($1, $2, $3)
