@@ -181,3 +181,42 @@ func TestGateStoreConformance(t *testing.T) {
 		}
 	})
 }
+
+// Deleting an agent's credential forgets it in the gates' list of agents
+// heard, on every root, and leaves the other agents and an admin of the
+// same login alone: the list does not keep one row per agent ever deleted.
+func TestDeleteAgentCredentialForgetsGateAgent(t *testing.T) {
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		s := homesql.New(db)
+		now := time.Unix(1_700_000_000, 0)
+		for _, login := range []string{"gone", "kept"} {
+			if err := s.CreateCredential(ctx, smarthome.KindAgent, login, "hash-"+login); err != nil {
+				t.Fatal(err)
+			}
+			for _, root := range []string{"r1", "r2"} {
+				if err := s.RememberGateAgent(ctx, root, login, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := s.CreateCredential(ctx, smarthome.KindAdmin, "kept", "hash-admin"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteCredential(ctx, smarthome.KindAdmin, "kept"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteCredential(ctx, smarthome.KindAgent, "gone"); err != nil {
+			t.Fatal(err)
+		}
+		for _, root := range []string{"r1", "r2"} {
+			got, err := s.GateAgents(ctx, root, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, []string{"kept"}) {
+				t.Errorf("agents heard under %s after deleting gone's credential: %q, want [kept]", root, got)
+			}
+		}
+	})
+}

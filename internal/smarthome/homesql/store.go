@@ -321,17 +321,27 @@ func (s *Store) CreateCredential(ctx context.Context, kind, login, hash string) 
 
 // ReplaceCredential changes a credential hash.
 func (s *Store) ReplaceCredential(ctx context.Context, kind, login, hash string) error {
-	return s.changeCredential(ctx, `UPDATE home_credentials SET secret_hash = $3 WHERE kind = $1 AND login = $2`, kind, login, hash)
+	return s.changeCredential(ctx, nil, `UPDATE home_credentials SET secret_hash = $3 WHERE kind = $1 AND login = $2`, kind, login, hash)
 }
 
-// DeleteCredential removes a credential.
+// DeleteCredential removes a credential. An agent's also leaves the MQTT
+// gates' list of agents heard (home_mqtt_agents, gate.go) in the same
+// transaction: the next leader would skip it anyway, but its row would stay
+// for good, one per agent ever deleted.
 func (s *Store) DeleteCredential(ctx context.Context, kind, login string) error {
-	return s.changeCredential(ctx, `DELETE FROM home_credentials WHERE kind = $1 AND login = $2`, kind, login)
+	return s.changeCredential(ctx, func(tx *sql.Tx) error {
+		if kind != smarthome.KindAgent {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM home_mqtt_agents WHERE name = $1`, login)
+		return err
+	}, `DELETE FROM home_credentials WHERE kind = $1 AND login = $2`, kind, login)
 }
 
-// changeCredential runs an UPDATE or DELETE of one credential row and bumps
-// the credentials counter in the same transaction.
-func (s *Store) changeCredential(ctx context.Context, q string, args ...any) error {
+// changeCredential runs an UPDATE or DELETE of one credential row, then
+// also (when not nil) in the same transaction, and bumps the credentials
+// counter in it.
+func (s *Store) changeCredential(ctx context.Context, also func(tx *sql.Tx) error, q string, args ...any) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -341,6 +351,11 @@ func (s *Store) changeCredential(ctx context.Context, q string, args ...any) err
 			return err
 		} else if n == 0 {
 			return smarthome.ErrNotFound
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
 		}
 		return bumpCredentials(ctx, tx)
 	})
