@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,8 +60,10 @@ func TestReadmeCIScript(t *testing.T) {
 			cmd := exec.Command("sh", "-c", script)
 			cmd.Dir = root
 			// Each job's mktemp under a directory of its own, so that
-			// what a job leaves behind can be seen.
-			cmd.Env = append(env, "TMPDIR="+tmp)
+			// what a job leaves behind can be seen. The slice is the
+			// job's own: appending to the shared env could write both
+			// jobs' TMPDIR into one spare slot of its backing array.
+			cmd.Env = slices.Concat(env, []string{"TMPDIR=" + tmp})
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Run(); err != nil {
