@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,6 +85,7 @@ type Replica struct {
 	gate atomic.Pointer[Gate]
 
 	done, stopped chan struct{}
+	closeOnce     sync.Once
 }
 
 // term is one stretch of leadership: the goroutine that runs the gate
@@ -145,11 +147,9 @@ func (r *Replica) Gate() *Gate { return r.gate.Load() }
 // closed (the next leader then takes over at its next look, within
 // Lease/5), and stops watching the lease.
 func (r *Replica) Close() {
-	select {
-	case <-r.done:
-	default:
-		close(r.done)
-	}
+	// Once, because two goroutines closing at the same time would both
+	// find done open and close it twice.
+	r.closeOnce.Do(func() { close(r.done) })
 	<-r.stopped
 }
 

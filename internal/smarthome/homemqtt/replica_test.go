@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,8 +169,12 @@ func TestReplicaTakesOverALapsedLease(t *testing.T) {
 		waitFor(t, "the other replica to take over", func() bool { return leader(rs) == 1-first })
 		took := time.Since(cut)
 		t.Logf("cut-off leader silent after %s, taken over after %s", silent.Round(time.Millisecond), took.Round(time.Millisecond))
-		if took > testLease+3*testLease/5+time.Second {
-			t.Errorf("taken over %s after the cut, want within about 1.2 leases (%s)", took, testLease)
+		// The takeover is due about a lease after the last renewal; the
+		// bound leaves room for a loaded CI host (the race detector, other
+		// packages' tests on two cores) and still fails a replica that
+		// waits for something other than the lease to lapse.
+		if limit := 3*testLease + 4*time.Second; took > limit {
+			t.Errorf("taken over %s after the cut, want within %s (lease %s)", took, limit, testLease)
 		}
 		if rs[first].Leading() {
 			t.Fatal("the cut-off replica leads again")
@@ -263,6 +268,28 @@ func TestReplicaRelayWithoutLeaderLeavesNoRow(t *testing.T) {
 		}
 		if n := relayRows(t, db); n != 0 {
 			t.Fatalf("%d rows left after a withdrawn message, want 0", n)
+		}
+	})
+}
+
+// Close may come from more than one place at once (a signal's shutdown
+// and a failed start's cleanup); every call returns once the replica has
+// stopped, and none panics on the channel another call closed.
+func TestReplicaCloseFromManyGoroutines(t *testing.T) {
+	url := testenv.MQTTBroker(t)
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		rs, _ := startReplicas(t, db, url, testRoot(t, url))
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rs[0].Close()
+			}()
+		}
+		wg.Wait()
+		if rs[0].Leading() {
+			t.Fatal("a closed replica still counts itself the leader")
 		}
 	})
 }
