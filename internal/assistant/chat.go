@@ -193,7 +193,8 @@ func (s *Service) PrepareChat(ctx context.Context, p Principal, req ChatRequest)
 // on. Either way a call whose arguments are no JSON object, or of a
 // function the request did not offer or function_call does not allow,
 // ends its choice with finish_reason "error" instead. Every call gets a
-// fresh functions_state_id.
+// fresh functions_state_id, and the arguments function_call's
+// partial_arguments fixes.
 func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Result, error) {
 	req := c.Request
 	var tc *textCalls
@@ -242,6 +243,18 @@ func (s *Service) Run(ctx context.Context, c Chat, emit func(Delta) error) (Resu
 		ch := &res.Choices[i]
 		if ch.FunctionCall != nil && (!validArguments(ch.FunctionCall.Arguments) || !callable(c.Request, ch.FunctionCall.Name)) {
 			ch.FunctionCall, ch.FinishReason = nil, "error"
+		}
+		if fixed := c.Request.FunctionCall.PartialArguments; ch.FunctionCall != nil && len(fixed) > 0 {
+			// callable let only the named function through, and both are
+			// objects (validArguments, the transport's decoding), so this
+			// fails only if a transport let a non-object through: the
+			// choice then ends as a call that cannot be used does, after
+			// the bill, rather than failing a chat that was billed.
+			if args, err := fixArguments(ch.FunctionCall.Arguments, fixed); err == nil {
+				ch.FunctionCall.Arguments = args
+			} else {
+				ch.FunctionCall, ch.FinishReason = nil, "error"
+			}
 		}
 		if ch.FunctionCall != nil && ch.FunctionsStateID == "" {
 			ch.FunctionsStateID = newUUID()

@@ -82,10 +82,15 @@ const (
 )
 
 // FunctionChoice is the request's function_call: "auto", "none" or
-// {"name": ...}.
+// {"name": ..., "partial_arguments"?: {...}}.
 type FunctionChoice struct {
 	Mode string
 	Name string
+	// PartialArguments, with Mode FunctionCallName, is a JSON object of
+	// arguments the caller fixes: the provider's documentation says the
+	// model generates the others itself, so the call that comes back
+	// carries these values whatever the model wrote for them (Service.Run).
+	PartialArguments json.RawMessage
 }
 
 // GenerateRequest is a validated chat request addressed to one engine.

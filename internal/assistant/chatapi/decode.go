@@ -102,8 +102,9 @@ func decodeChatRequest(r io.Reader) (assistant.ChatRequest, bool, error) {
 }
 
 // decodeFunctionCall reads function_call: "auto", "none" or {"name": ...,
-// "partial_arguments"?: {...}} (partial arguments are accepted and ignored).
-// Values other than these are left for the service to refuse with a 422.
+// "partial_arguments"?: {...}}, whose partial arguments must be a JSON
+// object (null or absent: none). Values other than these are left for the
+// service to refuse with a 422.
 func decodeFunctionCall(raw json.RawMessage) (assistant.FunctionChoice, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -117,12 +118,20 @@ func decodeFunctionCall(raw json.RawMessage) (assistant.FunctionChoice, error) {
 		return assistant.FunctionChoice{Mode: mode}, nil
 	}
 	var named struct {
-		Name string `json:"name"`
+		Name             string          `json:"name"`
+		PartialArguments json.RawMessage `json:"partial_arguments"`
 	}
 	if err := json.Unmarshal(raw, &named); err != nil {
 		return assistant.FunctionChoice{}, &assistant.InvalidParams{Status: 400, Message: `function_call must be "auto", "none" or {"name": ...}`}
 	}
-	return assistant.FunctionChoice{Mode: assistant.FunctionCallName, Name: named.Name}, nil
+	partial := bytes.TrimSpace(named.PartialArguments)
+	switch {
+	case len(partial) == 0 || string(partial) == "null":
+		partial = nil
+	case partial[0] != '{':
+		return assistant.FunctionChoice{}, &assistant.InvalidParams{Status: 400, Message: "function_call.partial_arguments must be a JSON object"}
+	}
+	return assistant.FunctionChoice{Mode: assistant.FunctionCallName, Name: named.Name, PartialArguments: partial}, nil
 }
 
 // wholeNumber is an integer member of a request (n, max_tokens) that also

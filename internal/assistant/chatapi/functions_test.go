@@ -82,6 +82,10 @@ func TestFunctionCallGolden(t *testing.T) {
 	tests := []struct{ name, body string }{
 		{"function_call.json", `{"model":"qwen","messages":[{"role":"user","content":"Погода в Манжероке на 10 дней?"}],` + weatherFunctions + `,"function_call":"auto"}`},
 		{"function_call.sse", `{"model":"qwen","stream":true,"messages":[{"role":"user","content":"Погода?"}],` + weatherFunctions + `,"function_call":{"name":"weather_forecast","partial_arguments":{}}}`},
+		// partial_arguments fixes num_days (the engine writes 10) and adds
+		// units; location stays the model's.
+		{"function_call_partial.json", `{"model":"qwen","messages":[{"role":"user","content":"Погода в Манжероке?"}],` + weatherFunctions + `,"function_call":{"name":"weather_forecast","partial_arguments":{"num_days":3,"units":"metric"}}}`},
+		{"function_call_partial.sse", `{"model":"qwen","stream":true,"messages":[{"role":"user","content":"Погода?"}],` + weatherFunctions + `,"function_call":{"name":"weather_forecast","partial_arguments":{"units":"metric","num_days":3}}}`},
 		// The reference's exact third request: the call and its result
 		// passed back; the engine answers in text.
 		{"function_result.json", `{"model":"qwen","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"","function_call":{"name":"weather_forecast","arguments":{"location":"Oslo"}},"functions_state_id":"abc"},{"role":"function","name":"weather_forecast","content":"{\"r\":1}"}],` + weatherFunctions + `,"function_call":"auto","repetition_penalty":1,"update_interval":0,"profanity_check":false}`},
@@ -112,6 +116,8 @@ func TestFunctionCallErrors(t *testing.T) {
 		{"unknown named function", chat("qwen", ","+weatherFunctions+`,"function_call":{"name":"nope"}`), 422, `{"status":422,"message":"Invalid params: function_call.name must name one of the functions"}`},
 		{"bad mode", chat("qwen", ","+weatherFunctions+`,"function_call":"always"`), 422, `{"status":422,"message":"Invalid params: function_call must be \"auto\", \"none\" or {\"name\": ...}"}`},
 		{"function_call of the wrong type", chat("qwen", ","+weatherFunctions+`,"function_call":5`), 400, `{"status":400,"message":"function_call must be \"auto\", \"none\" or {\"name\": ...}"}`},
+		{"partial_arguments not an object", chat("qwen", ","+weatherFunctions+`,"function_call":{"name":"weather_forecast","partial_arguments":[3]}`), 400, `{"status":400,"message":"function_call.partial_arguments must be a JSON object"}`},
+		{"partial_arguments a string", chat("qwen", ","+weatherFunctions+`,"function_call":{"name":"weather_forecast","partial_arguments":"{}"}`), 400, `{"status":400,"message":"function_call.partial_arguments must be a JSON object"}`},
 		{"parameters not a schema object", chat("qwen", `,"functions":[{"name":"f","parameters":[]}]`), 422, `{"status":422,"message":"Invalid params: functions[0].parameters must be a JSON Schema object"}`},
 		{"chat with an embedder", chat("Embeddings", ""), 422, `{"status":422,"message":"Invalid params: model Embeddings is an embeddings model; use /embeddings"}`},
 		// The provider refuses a history whose function call has no result
