@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -235,6 +236,18 @@ func TestPullFullDownload(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.checkInstalled(t, "tiny", content)
+	// The only pull is done: the models directory holds the model, its
+	// sidecar and nothing else (no empty .partial/).
+	if runtime.GOOS != "windows" {
+		ents, err := os.ReadDir(e.store.Dir)
+		var names []string
+		for _, d := range ents {
+			names = append(names, d.Name())
+		}
+		if err != nil || !slices.Equal(names, []string{"tiny.gguf", "tiny.gguf.sha256"}) {
+			t.Errorf("models directory after the pull: %v %v", names, err)
+		}
+	}
 	if res.Name != "tiny" || res.Size != int64(len(content)) || res.SHA256 != sha256Hex(content) || res.VerifiedBy != "ETag" || res.Resumed != 0 {
 		t.Errorf("result %+v", res)
 	}

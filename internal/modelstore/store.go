@@ -47,7 +47,8 @@ func (s *Store) lockPath(name string) string { return filepath.Join(s.Dir, parti
 // killed process never leaves a stale lock behind.
 //
 // unlock deletes the lock file before it gives the lock back, so that a
-// finished pull or rm leaves no empty NAME.lock in .partial/. Deleting a
+// finished pull or rm leaves no empty NAME.lock in .partial/ (nor an empty
+// .partial/). Deleting a
 // lock file opens a race that lock closes: a process that opened the file
 // before it was deleted may then take the lock on the deleted file while a
 // third creates and locks a new one, and both would go ahead. So a lock
@@ -72,6 +73,11 @@ func (s *Store) tryLock(name string) (unlock func(), stale bool, err error) {
 	}
 	path := s.lockPath(name)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if errors.Is(err, os.ErrNotExist) {
+		// Another holder's unlock removed .partial/ between MkdirAll and
+		// here: it was empty then, so try again from MkdirAll.
+		return nil, true, fmt.Errorf("%w: the directory of the lock %s of %q keeps being removed", ErrBusy, path, name)
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -99,6 +105,11 @@ func (s *Store) tryLock(name string) (unlock func(), stale bool, err error) {
 		_ = os.Remove(path)
 		_ = filelock.Unlock(f)
 		f.Close()
+		// .partial/ goes too once nothing is in it (no other lock, no
+		// resumable download), so a models directory holds only models
+		// between pulls; removing a directory that is not empty fails
+		// and changes nothing.
+		_ = os.Remove(filepath.Dir(path))
 	}, false, nil
 }
 

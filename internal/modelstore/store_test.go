@@ -96,6 +96,9 @@ func TestLockExcludesWhileDeletingItsFile(t *testing.T) {
 	if _, err := os.Stat(s.lockPath("tiny")); !errors.Is(err, os.ErrNotExist) && runtime.GOOS != "windows" {
 		t.Errorf("lock file left behind: %v", err)
 	}
+	if _, err := os.Stat(filepath.Join(s.Dir, partialDir)); !errors.Is(err, os.ErrNotExist) && runtime.GOOS != "windows" {
+		t.Errorf("empty %s left behind: %v", partialDir, err)
+	}
 }
 
 func TestPullExistingModel(t *testing.T) {
