@@ -39,6 +39,9 @@ type bankingModule struct {
 	// refreshReserve is how long a used refresh token keeps working
 	// (reference §3, §15 #7: 2 h, configurable).
 	refreshReserve time.Duration
+	// accessTTL is --banking-access-token-ttl, access tokens' and
+	// id_tokens' lifetime (reference §3: an hour).
+	accessTTL time.Duration
 	// digest is --banking-digest, the layout of the text payments and
 	// card-limit applications are signed over (reference §8, §15 #1: the
 	// literal list by default, each choice switchable), read at build.
@@ -59,6 +62,7 @@ func (m *bankingModule) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&m.jwsKey, "banking-jws-key", "", "PEM file with the bank's GOST private key and certificate signing JWS answers and id_tokens (default: "+bankkeys.BankKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	registerClientSecretDays(fs, &m.secretDays) // banking_cli.go
 	fs.DurationVar(&m.refreshReserve, "banking-refresh-reserve", banking.RefreshReserve, "how long a used refresh token keeps working after its first use, for a client that lost the new pair (reference §3: the provider's 2h; §15 #7); 0: at once only the newest refresh token works")
+	fs.DurationVar(&m.accessTTL, "banking-access-token-ttl", banking.AccessTokenTTL, "how long an access token and an id_token live (reference §3: the provider's hour; expires_in says it): whole seconds from 1s to 24h, short for testing a client's refresh")
 	fs.StringVar(&m.idTokenAlg, "banking-id-token-alg", banking.IDTokenGOST, "alg of id_tokens and user-info JWTs: gost34.10-2012 (the provider's, under the --banking-jws-key key) or RS256 (newer SDK builds)")
 	fs.StringVar(&m.idTokenRSA, "banking-id-token-rsa-key", "", "PEM file with the RSA private key of RS256 id_tokens (default: "+bankkeys.IDTokenRSAKeyFile+" in the data directory, made on first use); give the same file to every process sharing one PostgreSQL")
 	fs.StringVar(&m.digest, "banking-digest", banking.DigestFormat{}.String(), "layout of the digest text payments and card-limit applications are signed over (reference §8), comma-separated key=value, keys left out at their defaults: order=listed|alphabetical, lines=lf|crlf, empty=keep|drop (an absent value as an empty name= line, or no line), trailing=off|on (a separator after the last line)")
@@ -105,6 +109,9 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if m.refreshReserve < 0 {
 		return built{}, fmt.Errorf("--banking-refresh-reserve must be 0 or more, got %s", m.refreshReserve)
 	}
+	if err := checkTokenTTL("--banking-access-token-ttl", m.accessTTL); err != nil {
+		return built{}, err
+	}
 	if !bankapi.ValidCardNotFoundCause(m.cardNotFound) {
 		return built{}, fmt.Errorf("--banking-card-not-found-cause must be %s or %s, got %q", bankapi.CauseCardNotFound, bankapi.CauseDataNotFound, m.cardNotFound)
 	}
@@ -120,6 +127,7 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 		return built{}, err
 	}
 	identity.RefreshReserve = m.refreshReserve
+	identity.AccessTTL = m.accessTTL
 	key, err := bankKey(m.jwsKey, d.dataDir) // banking_jws_key.go
 	if err != nil {
 		return built{}, err

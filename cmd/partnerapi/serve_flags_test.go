@@ -41,6 +41,8 @@ func TestEveryServeFlagHasItsEnvironmentForm(t *testing.T) {
 		"assistant-max-body-mb":        "3",
 		"banking-client-secret-days":   "7",
 		"banking-refresh-reserve":      "30m0s",
+		"banking-access-token-ttl":     "5m0s",
+		"assistant-token-ttl":          "1m0s",
 		"banking-id-token-alg":         "RS256",
 		"banking-jws-reversed":         "true",
 		"banking-webhook-max-attempts": "3",

@@ -81,7 +81,7 @@ func (id *Identity) idToken(clientID, userID string, scopes []string, nonce stri
 		return "", nil
 	}
 	claims := idTokenClaims{Iss: id.IDTokens.Issuer, Sub: userID, Aud: clientID,
-		Exp: now.Add(AccessTokenTTL).Unix(), Iat: now.Unix(), Nonce: nonce}
+		Exp: now.Add(id.accessTTL()).Unix(), Iat: now.Unix(), Nonce: nonce}
 	if !authTime.IsZero() {
 		claims.AuthTime = authTime.Unix()
 	}
