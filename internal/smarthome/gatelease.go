@@ -87,4 +87,7 @@ type GateStore interface {
 	// GateAgents is up to limit of the agents heard under root, the most
 	// recently heard first.
 	GateAgents(ctx context.Context, root string, limit int) ([]string, error)
+	// ForgetGateAgents deletes the agents heard under root but the keep
+	// most recently heard, which are all that GateAgents gives a leader.
+	ForgetGateAgents(ctx context.Context, root string, keep int) error
 }

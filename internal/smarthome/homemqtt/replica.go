@@ -86,6 +86,9 @@ type Replica struct {
 
 	done, stopped chan struct{}
 	closeOnce     sync.Once
+	// remembered counts the agents this replica recorded as heard; every
+	// maxResumed of them the list is cut back (remember).
+	remembered atomic.Int64
 }
 
 // term is one stretch of leadership: the goroutine that runs the gate
@@ -368,12 +371,27 @@ func (r *Replica) resume(ctx context.Context, g *Gate, names []string) {
 }
 
 // remember records, for the next leader, an agent the gate heard.
+//
+// A next leader reads only the maxResumed most recently heard, so after
+// every maxResumed agents recorded the others are deleted: with
+// --smarthome-mqtt-registered-agents=false any name published under the
+// root is heard, and the list would otherwise keep one row for every name
+// ever published there.
 func (r *Replica) remember(name string) {
 	_, err := r.bounded(func(ctx context.Context) (bool, error) {
 		return false, r.cfg.Store.RememberGateAgent(ctx, r.cfg.Gate.Root, name, time.Now())
 	})
 	if err != nil {
 		r.log.Debug("smarthome mqtt: an agent heard could not be recorded for the next leader", "agent", loggedName(name), "err", err)
+		return
+	}
+	if r.remembered.Add(1)%maxResumed != 0 {
+		return
+	}
+	if _, err := r.bounded(func(ctx context.Context) (bool, error) {
+		return false, r.cfg.Store.ForgetGateAgents(ctx, r.cfg.Gate.Root, maxResumed)
+	}); err != nil {
+		r.log.Debug("smarthome mqtt: the agents heard could not be cut back to the most recent; the next thousand try again", "err", err)
 	}
 }
 

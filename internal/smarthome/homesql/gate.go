@@ -172,6 +172,16 @@ func (s *Store) RememberGateAgent(ctx context.Context, root, name string, now ti
 	return nil
 }
 
+// ForgetGateAgents implements smarthome.GateStore.
+func (s *Store) ForgetGateAgents(ctx context.Context, root string, keep int) error {
+	_, err := s.db.W.ExecContext(ctx, `DELETE FROM home_mqtt_agents WHERE root = $1 AND name NOT IN
+		(SELECT name FROM home_mqtt_agents WHERE root = $1 ORDER BY seen_at DESC, name LIMIT $2)`, root, keep)
+	if err != nil {
+		return fmt.Errorf("forget gate agents: %w", err)
+	}
+	return nil
+}
+
 // GateAgents implements smarthome.GateStore.
 func (s *Store) GateAgents(ctx context.Context, root string, limit int) ([]string, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT name FROM home_mqtt_agents WHERE root = $1 ORDER BY seen_at DESC, name LIMIT $2`, root, limit)

@@ -179,6 +179,27 @@ func TestGateStoreConformance(t *testing.T) {
 		if got, _ := s.GateAgents(ctx, "other", 10); len(got) != 0 {
 			t.Fatalf("another root's agents: %v", got)
 		}
+
+		// Forgetting keeps the most recently heard of a root, and another
+		// root's whole list.
+		if err := s.RememberGateAgent(ctx, "other", "o1", now); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ForgetGateAgents(ctx, "r", 2); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.GateAgents(ctx, "r", 10); err != nil || !reflect.DeepEqual(got, []string{"a1", "a3"}) {
+			t.Fatalf("agents heard after forgetting all but two: %v %v", got, err)
+		}
+		if got, err := s.GateAgents(ctx, "other", 10); err != nil || !reflect.DeepEqual(got, []string{"o1"}) {
+			t.Fatalf("another root's agents after forgetting r's: %v %v", got, err)
+		}
+		if err := s.ForgetGateAgents(ctx, "r", 0); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GateAgents(ctx, "r", 10); len(got) != 0 {
+			t.Fatalf("agents heard after forgetting all: %v", got)
+		}
 	})
 }
 
