@@ -189,6 +189,15 @@ const commandWait = 5 * time.Second
 // message, gets both anew. A reconnection then asks the agents the gate
 // knows for their configs (resync).
 func Start(cfg Config, cat Catalogs) (*Gate, error) {
+	return StartContext(context.Background(), cfg, cat)
+}
+
+// StartContext is Start that stops waiting for the broker when ctx ends: a
+// replica stepping down or stopping while its new gate connects to a
+// broker that does not answer returns at once instead of after the
+// connection's 10 s timeout. The library's attempt itself ends in the
+// background.
+func StartContext(ctx context.Context, cfg Config, cat Catalogs) (*Gate, error) {
 	if cfg.Endpoint == "" {
 		return nil, errors.New("homemqtt: the information API's endpoint is required")
 	}
@@ -223,11 +232,20 @@ func Start(cfg Config, cat Catalogs) (*Gate, error) {
 		})
 	g.client = mqtt.NewClient(opts)
 	tok := g.client.Connect()
-	if !tok.WaitTimeout(10 * time.Second) {
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	select {
+	case <-tok.Done():
+	case <-timeout.C:
 		g.client.Disconnect(0)
 		g.closeHeld()
 		g.endLife()
 		return nil, fmt.Errorf("homemqtt: connect to %s: timed out", cfg.Broker)
+	case <-ctx.Done():
+		g.client.Disconnect(0)
+		g.closeHeld()
+		g.endLife()
+		return nil, fmt.Errorf("homemqtt: connect to %s: %w", cfg.Broker, ctx.Err())
 	}
 	if err := tok.Error(); err != nil {
 		g.closeHeld()

@@ -300,7 +300,10 @@ func (r *Replica) lead(ctx context.Context, cur *term) {
 	cfg.leading = r.Leading
 	cfg.heard = r.remember
 	names := r.heardBefore()
-	g, err := Start(cfg, r.cat)
+	g, err := StartContext(ctx, cfg, r.cat)
+	if err != nil && ctx.Err() != nil {
+		return // the term ended while the gate connected
+	}
 	if err != nil {
 		r.log.Error("smarthome mqtt: the MQTT gate could not connect as leader; giving the lease up", "replica", r.cfg.ID, "err", err)
 		close(cur.failed)

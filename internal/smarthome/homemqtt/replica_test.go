@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -290,6 +291,59 @@ func TestReplicaCloseFromManyGoroutines(t *testing.T) {
 		wg.Wait()
 		if rs[0].Leading() {
 			t.Fatal("a closed replica still counts itself the leader")
+		}
+	})
+}
+
+// A replica stopping while its new gate connects to a broker that takes
+// the connection and never answers it returns at once, not after the
+// connection's 10 s timeout: a serve stopped then exits within its
+// shutdown grace.
+func TestReplicaCloseWhileTheBrokerDoesNotAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // held open, never read: no CONNACK comes
+		}
+	}()
+	t.Cleanup(func() {
+		for {
+			select {
+			case c := <-accepted:
+				c.Close()
+			default:
+				return
+			}
+		}
+	})
+	storetest.Each(t, homesql.Migrate, func(t *testing.T, db *sqldb.DB) {
+		r, err := homemqtt.StartReplica(homemqtt.ReplicaConfig{
+			Gate:  homemqtt.Config{Broker: "tcp://" + ln.Addr().String(), Root: fmt.Sprintf("partnerapi-test-%d", time.Now().UnixNano()), Endpoint: "http://127.0.0.1:9445"},
+			Store: homesql.New(db), Lease: 5 * time.Second,
+		}, seeded(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case c := <-accepted:
+			accepted <- c
+		case <-time.After(5 * time.Second):
+			r.Close()
+			t.Fatal("the leading replica's gate never dialled the broker")
+		}
+		began := time.Now()
+		r.Close()
+		if took := time.Since(began); took > 3*time.Second {
+			t.Fatalf("Close took %s while the gate connected, want well under the 10 s connect timeout", took.Round(time.Millisecond))
 		}
 	})
 }
