@@ -17,20 +17,12 @@ import (
 // client's refresh against without waiting the provider's hour).
 func TestBankingAccessTokenTTLServe(t *testing.T) {
 	ts := startServer(t, "--only", "banking", "--banking-access-token-ttl", "2s")
-	app := bankingCLI(t, "", "app", "create", "--name", "TTL", "--redirect-uri", "https://partner.example/cb", "--data-dir", ts.dataDir)
-	id, secret := app["client_id"].(string), app["client_secret"].(string)
-	refreshToken := bankingCLI(t, "", "token", "--scope", "openid", "--client", id, "--data-dir", ts.dataDir)["refresh_token"].(string)
+	app, refreshToken := newRefreshApp(t, ts, "TTL")
 	refresh := func() map[string]any {
 		t.Helper()
-		resp, err := http.PostForm(ts.urls["banking"]+"/ic/sso/api/v2/oauth/token", url.Values{"grant_type": {"refresh_token"},
-			"refresh_token": {refreshToken}, "client_id": {id}, "client_secret": {secret}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("refresh: %d %v %v", resp.StatusCode, m, err)
+		st, m := app.refresh(refreshToken)
+		if st != 200 {
+			t.Fatalf("refresh: %d %v", st, m)
 		}
 		refreshToken = m["refresh_token"].(string)
 		return m
