@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankingsql"
@@ -120,9 +121,11 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 	"keys adopt": bankingKeysAdopt, // banking_key_check.go
 	"token": func(stdio) bankingCmd {
 		var scope, org, user, client string
+		var ttl time.Duration
 		return bankingCmd{
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&scope, "scope", "", "space-separated scopes")
+				fs.DurationVar(&ttl, "access-token-ttl", banking.AccessTokenTTL, "the access token's lifetime, as serve's --banking-access-token-ttl gives those of the token endpoint (whole seconds from 1s to 24h)")
 				fs.StringVar(&org, "org", banking.SandboxOrgID, "organisation id")
 				fs.StringVar(&user, "user", "", "user id or login (default: the organisation's first user)")
 				fs.StringVar(&client, "client", banking.SandboxClientID, "partner client_id")
@@ -132,6 +135,10 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				if len(scopes) == 0 {
 					return nil, errors.New("--scope is required")
 				}
+				if err := checkTokenTTL("--access-token-ttl", ttl); err != nil || ttl == 0 {
+					return nil, fmt.Errorf("--access-token-ttl must be whole seconds from 1s to 24h, got %s", ttl)
+				}
+				id.AccessTTL = ttl
 				// A token's scopes only open this API's operations, so a
 				// misspelt one would give a token every call refuses with
 				// 403 and no hint why.

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -64,6 +65,13 @@ func TestBankingAccessTokenTTLServe(t *testing.T) {
 	}
 	if st := userInfo(refresh()["access_token"].(string)); st != 200 {
 		t.Fatalf("user-info with the refreshed token: %d", st)
+	}
+	// The CLI mints tokens outside serve, so it takes the lifetime too.
+	if out := bankingCLI(t, "", "token", "--scope", "openid", "--client", app.id, "--access-token-ttl", "3s", "--data-dir", ts.dataDir); out["expires_in"] != float64(3) {
+		t.Fatalf("banking token --access-token-ttl 3s: %v", out)
+	}
+	if out := bankingCLI(t, "", "token", "--scope", "openid", "--client", app.id, "--data-dir", ts.dataDir); out["expires_in"] != float64(3600) {
+		t.Fatalf("banking token without --access-token-ttl: %v, want the provider's hour", out)
 	}
 }
 
@@ -129,6 +137,14 @@ func TestTokenTTLFlagsRefuseBadValues(t *testing.T) {
 		a := &assistantModule{tokenTTL: d}
 		if _, err := a.build(t.Context(), deps{}); err == nil || !strings.Contains(err.Error(), "--assistant-token-ttl") {
 			t.Errorf("assistant build with %v: %v", d, err)
+		}
+	}
+	dir := t.TempDir()
+	for _, v := range []string{"0s", "500ms", "25h"} {
+		err := runBanking(t.Context(), []string{"token", "--scope", "openid", "--access-token-ttl", v, "--data-dir", dir},
+			func(string) string { return "" }, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
+		if err == nil || !strings.Contains(err.Error(), "--access-token-ttl") {
+			t.Errorf("banking token --access-token-ttl %s: %v", v, err)
 		}
 	}
 }
