@@ -69,6 +69,12 @@ func (s *Store) lock(name string) (unlock func(), err error) {
 // already been deleted or replaced, so that lock should try again.
 func (s *Store) tryLock(name string) (unlock func(), stale bool, err error) {
 	if err := os.MkdirAll(filepath.Join(s.Dir, partialDir), 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Another holder's unlock removed .partial/ between a third
+			// one making it and MkdirAll checking it (unlock removes it
+			// once empty): try again.
+			return nil, true, fmt.Errorf("%w: the directory of the lock of %q keeps being removed", ErrBusy, name)
+		}
 		return nil, false, fmt.Errorf("models directory: %w", err)
 	}
 	path := s.lockPath(name)
