@@ -63,7 +63,7 @@ func (m *assistantModule) registerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&m.limitPers, "assistant-limit-pers", 1, "concurrent requests per ASSISTANT_API_PERS client")
 	fs.IntVar(&m.limitB2B, "assistant-limit-b2b", 10, "concurrent requests per ASSISTANT_API_B2B client")
 	fs.IntVar(&m.limitCorp, "assistant-limit-corp", 10, "concurrent requests per ASSISTANT_API_CORP client")
-	fs.DurationVar(&m.tokenTTL, "assistant-token-ttl", 30*time.Minute, "how long an access token from /api/v2/oauth lives (the provider's 30 minutes; expires_at says it): whole seconds from 1s to 24h, short for testing a client's token renewal")
+	fs.DurationVar(&m.tokenTTL, "assistant-token-ttl", assistant.DefaultTokenTTL, "how long an access token from /api/v2/oauth lives (the provider's 30 minutes; expires_at says it): whole seconds from 1s to 24h, short for testing a client's token renewal")
 	m.aiCheckThreshold = assistant.AICheckThreshold
 	fs.Func("assistant-ai-check-threshold", "POST /ai/check: mean surprisal (nats a token, > 0) under which a window of 8 tokens counts as generated (default 2.3)",
 		func(v string) error {
@@ -135,8 +135,12 @@ func (m *assistantModule) build(ctx context.Context, d deps) (built, error) {
 	if m.modelIDs != "" && m.modelIDs != "versioned" && m.modelIDs != "bare" {
 		return built{}, fmt.Errorf("--assistant-model-ids: want versioned or bare, got %q", m.modelIDs)
 	}
-	if err := checkTokenTTL("--assistant-token-ttl", m.tokenTTL); err != nil {
-		return built{}, err
+	// Zero is a module built without its flags parsed: the provider's 30
+	// minutes.
+	if m.tokenTTL != 0 {
+		if err := checkTokenTTL("--assistant-token-ttl", m.tokenTTL); err != nil {
+			return built{}, err
+		}
 	}
 	if m.fileQuotaMB < 0 || m.fileQuotaMB > math.MaxInt64>>20 {
 		return built{}, fmt.Errorf("--assistant-file-quota-mb: want 0 (no limit) or a number of MiB, got %d", m.fileQuotaMB)

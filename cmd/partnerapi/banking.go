@@ -109,8 +109,11 @@ func (m *bankingModule) build(ctx context.Context, d deps) (built, error) {
 	if m.refreshReserve < 0 {
 		return built{}, fmt.Errorf("--banking-refresh-reserve must be 0 or more, got %s", m.refreshReserve)
 	}
-	if err := checkTokenTTL("--banking-access-token-ttl", m.accessTTL); err != nil {
-		return built{}, err
+	// Zero is a module built without its flags parsed: the provider's hour.
+	if m.accessTTL != 0 {
+		if err := checkTokenTTL("--banking-access-token-ttl", m.accessTTL); err != nil {
+			return built{}, err
+		}
 	}
 	if !bankapi.ValidCardNotFoundCause(m.cardNotFound) {
 		return built{}, fmt.Errorf("--banking-card-not-found-cause must be %s or %s, got %q", bankapi.CauseCardNotFound, bankapi.CauseDataNotFound, m.cardNotFound)

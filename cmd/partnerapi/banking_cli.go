@@ -135,8 +135,8 @@ var bankingCommands = map[string]func(sio stdio) bankingCmd{
 				if len(scopes) == 0 {
 					return nil, errors.New("--scope is required")
 				}
-				if err := checkTokenTTL("--access-token-ttl", ttl); err != nil || ttl == 0 {
-					return nil, fmt.Errorf("--access-token-ttl must be whole seconds from 1s to 24h, got %s", ttl)
+				if err := checkTokenTTL("--access-token-ttl", ttl); err != nil {
+					return nil, err
 				}
 				id.AccessTTL = ttl
 				// A token's scopes only open this API's operations, so a

@@ -201,10 +201,9 @@ func durationFlag(name, v string) (time.Duration, error) {
 }
 
 // checkTokenTTL checks a token lifetime flag: whole seconds from 1s to 24h,
-// since a token answer states the lifetime in seconds, or 0 for the
-// provider's own (a module built without its flags parsed).
+// since a token answer states the lifetime in seconds.
 func checkTokenTTL(flagName string, d time.Duration) error {
-	if d != 0 && (d < time.Second || d > 24*time.Hour || d%time.Second != 0) {
+	if d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
 		return fmt.Errorf("%s must be whole seconds from 1s to 24h, got %s", flagName, d)
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 
 // Config holds the service's tunables (reference §5: make them configurable).
 type Config struct {
-	TokenTTL time.Duration    // 30 minutes by default
+	TokenTTL time.Duration    // DefaultTokenTTL when 0
 	Limits   map[Scope]int    // concurrent requests per client by scope
 	BareIDs  bool             // list models by bare name instead of name:version
 	Now      func() time.Time // for tests
@@ -110,7 +110,7 @@ type Service struct {
 // NewService builds the service, filling defaults.
 func NewService(store Store, engine Engine, cfg Config) *Service {
 	if cfg.TokenTTL == 0 {
-		cfg.TokenTTL = 30 * time.Minute
+		cfg.TokenTTL = DefaultTokenTTL
 	}
 	if cfg.Limits == nil {
 		cfg.Limits = map[Scope]int{ScopePers: 1, ScopeB2B: 10, ScopeCorp: 10}
@@ -295,6 +295,10 @@ func (s *Service) issue(ctx context.Context, c Client) (string, time.Time, error
 	}
 	return tok, exp, nil
 }
+
+// DefaultTokenTTL is how long an access token lives unless Config says
+// otherwise: the provider's 30 minutes (reference §3.1).
+const DefaultTokenTTL = 30 * time.Minute
 
 // ExpiredTokenGrace is how long an expired token stays stored. A token
 // still stored is answered 401 "Token has expired", one swept away 401

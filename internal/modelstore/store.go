@@ -48,13 +48,12 @@ func (s *Store) lockPath(name string) string { return filepath.Join(s.Dir, parti
 //
 // unlock deletes the lock file before it gives the lock back, so that a
 // finished pull or rm leaves no empty NAME.lock in .partial/ (nor an empty
-// .partial/). Deleting a
-// lock file opens a race that lock closes: a process that opened the file
-// before it was deleted may then take the lock on the deleted file while a
-// third creates and locks a new one, and both would go ahead. So a lock
-// counts only if the path still names the very file locked (os.SameFile);
-// when it does not, the file was deleted by a holder that has finished, and
-// lock tries once more. Where an open file cannot be deleted (Windows) the
+// .partial/). Deleting a lock file opens a race that lock closes: a process
+// that opened the file before it was deleted may then take the lock on the
+// deleted file while a third creates and locks a new one, and both would go
+// ahead. So a lock counts only if the path still names the very file locked
+// (os.SameFile); when it does not, the file was deleted by a holder that has
+// finished, and lock tries once more. Where an open file cannot be deleted (Windows) the
 // lock file stays, as it always did there, and the check always holds.
 func (s *Store) lock(name string) (unlock func(), err error) {
 	for attempt := 0; ; attempt++ {

@@ -234,18 +234,19 @@ func StartContext(ctx context.Context, cfg Config, cat Catalogs) (*Gate, error) 
 	tok := g.client.Connect()
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
+	var gaveUp error
 	select {
 	case <-tok.Done():
 	case <-timeout.C:
-		g.client.Disconnect(0)
-		g.closeHeld()
-		g.endLife()
-		return nil, fmt.Errorf("homemqtt: connect to %s: timed out", cfg.Broker)
+		gaveUp = errors.New("timed out")
 	case <-ctx.Done():
+		gaveUp = ctx.Err()
+	}
+	if gaveUp != nil {
 		g.client.Disconnect(0)
 		g.closeHeld()
 		g.endLife()
-		return nil, fmt.Errorf("homemqtt: connect to %s: %w", cfg.Broker, ctx.Err())
+		return nil, fmt.Errorf("homemqtt: connect to %s: %w", cfg.Broker, gaveUp)
 	}
 	if err := tok.Error(); err != nil {
 		g.closeHeld()
