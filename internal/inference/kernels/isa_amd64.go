@@ -19,8 +19,11 @@ var kernelsChoice = os.Getenv(KernelsEnv)
 
 // cpuAVX2 reports whether the CPU (and OS) can run the AVX2 kernels: AVX2
 // for the integer byte products, FMA for the float accumulation and F16C
-// (present on every AVX2 CPU) for the half-precision block scales.
-var cpuAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX
+// for the half-precision block scales (VCVTPH2PS in the F16 dot and the
+// packed tiles). Every AVX2 CPU has F16C, but a hypervisor may hide it from
+// a guest, and a kernel using it there would die of an illegal instruction
+// where the Go kernels run.
+var cpuAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX && cpu.X86.HasF16C
 
 // cpuVNNI reports whether the CPU can also run the AVX-512 VNNI kernels:
 // VPDPBUSD and VPDPWSSD need AVX512_VNNI, on ymm registers also AVX512VL,
