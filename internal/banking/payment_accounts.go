@@ -22,6 +22,9 @@ type AccountHolder struct {
 	// AccountBlocked or AccountClosed; "" for a record made before states
 	// were kept, which counts as open.
 	State string
+	// Currency is the account's ISO numeric currency ("810" for roubles);
+	// "" where the record names none, which counts as roubles.
+	Currency string
 }
 
 // IdentityAccounts answers AccountLookup from the identity area's store, so
@@ -53,19 +56,53 @@ func (a IdentityAccounts) AccountHolder(ctx context.Context, account string) (Ac
 	if err != nil {
 		return AccountHolder{}, false, err
 	}
-	return AccountHolder{OrgID: acc.OrgID, OrgINN: org.INN, BIC: acc.BIC, CorrAccount: acc.CorrAccount, State: acc.Status}, true, nil
+	return AccountHolder{OrgID: acc.OrgID, OrgINN: org.INN, BIC: acc.BIC, CorrAccount: acc.CorrAccount, State: acc.Status, Currency: acc.Currency}, true, nil
 }
 
 // payerAccountState refuses a payment from an account that is blocked or
 // closed: the bank debits only an open account, so such a document must be
 // neither executed nor left to be signed (reference §10 account states,
 // §13 WORKFLOW_FAULT for account details the bank cannot act on). The
-// refusal names payerAccount and the state.
+// refusal names payerAccount and the state. A payment order in roubles is
+// debited from a rouble account alone, so an account the bank keeps in
+// another currency is refused the same way, whatever its number's digits
+// 6–8 say (checkAccount reads those).
 func payerAccountState(account string, h AccountHolder) error {
+	if !rubleCurrency(h.Currency) {
+		return Errorf(KindWorkflow, "Счёт %s (payerAccount) в валюте %s: рублёвое платёжное поручение списывается только с рублёвого счёта", account, h.Currency)
+	}
 	if h.State == "" || h.State == AccountOpen {
 		return nil
 	}
 	return Errorf(KindWorkflow, "Счёт %s (payerAccount) в состоянии %s: списание с него невозможно", account, h.State)
+}
+
+// rubleCurrency reports whether an account record's currency is the
+// rouble: ISO 4217's 643, or 810, the code Russian account numbers and the
+// bank's records still carry for it; "" (a record that names none) counts
+// as roubles.
+func rubleCurrency(c string) bool { return c == "" || c == "810" || c == "643" }
+
+// ownPayeeAccount requires the payee account of a draft from the
+// requester's own invoice (/from-invoice) to be held by the principal's
+// organisation and not closed: nothing is credited to a closed account. A
+// blocked one still receives (the bank's account modes answer it as
+// ONLY_RECEIVING), and a non-rouble one cannot take a rouble payment.
+func (s *PaymentService) ownPayeeAccount(ctx context.Context, p Principal, account string) error {
+	h, found, err := s.Accounts.AccountHolder(ctx, account)
+	if err != nil {
+		return err
+	}
+	if !found || h.OrgID != p.OrgID {
+		return notOwnAccount(account, "payeeAccount")
+	}
+	if h.State == AccountClosed {
+		return Errorf(KindWorkflow, "Счёт %s (payeeAccount) в состоянии %s: зачисление на него невозможно", account, h.State)
+	}
+	if !rubleCurrency(h.Currency) {
+		return Errorf(KindWorkflow, "Счёт %s (payeeAccount) в валюте %s: рублёвый платёж на него не зачисляется", account, h.Currency)
+	}
+	return nil
 }
 
 // signablePayer is the payer check of a stored document about to be
@@ -85,18 +122,6 @@ func (s *PaymentService) signablePayer(ctx context.Context, p Principal, d *Paym
 		return notOwnAccount(d.PayerAccount, "payerAccount")
 	}
 	return payerAccountState(d.PayerAccount, h)
-}
-
-// ownAccount requires account to be held by the principal's organisation.
-func (s *PaymentService) ownAccount(ctx context.Context, p Principal, account, field string) error {
-	org, found, err := s.Accounts.AccountOrg(ctx, account)
-	if err != nil {
-		return err
-	}
-	if !found || org != p.OrgID {
-		return notOwnAccount(account, field)
-	}
-	return nil
 }
 
 // notOwnAccount is the one refusal of an account that is not the caller

@@ -484,7 +484,7 @@ func (s *PaymentService) verdict(ctx context.Context, p Principal, k DocKind, d 
 	// accounts are at other banks or the treasury, so neither is looked up
 	// among the bank's accounts.
 	if k == KindInvoice {
-		if err := s.ownAccount(ctx, p, d.PayeeAccount, "payeeAccount"); err != nil {
+		if err := s.ownPayeeAccount(ctx, p, d.PayeeAccount); err != nil {
 			return "", err
 		}
 	}

@@ -371,6 +371,15 @@ func checkAccount(f *Findings, field, what, account, bic string, corr bool) {
 	}
 	if !ok {
 		f.checks.add(field, what+": неверный контрольный ключ относительно БИК "+bic)
+		return
+	}
+	// Digits 6–8 of an account number are its currency (the Bank of
+	// Russia's chart of accounts): 810 for a rouble account, 643 on the
+	// treasury's. A payment order in roubles neither leaves nor reaches an
+	// account in another currency. A correspondent account is the bank's
+	// and always in roubles, so it is not asked.
+	if c := account[5:8]; !corr && c != "810" && c != "643" {
+		f.checks.add(field, what+": счёт не в рублях (код валюты "+c+" в разрядах 6–8)")
 	}
 }
 

@@ -211,8 +211,24 @@ func CheckBudgetRules(d *Payment) (field, why string) {
 // how the payer is identified (status 13 or 24 without the payer's INN) and
 // on the payer's KPP are left out: a draft names no payer until its signer
 // completes it in the bank's interface.
+//
+// Unlike a payment order, whose payee account alone makes it a budget
+// payment, such a draft pays into the budget by its kind, so it must name a
+// drawer status (field 101) whatever its payee, and its payee must be one
+// IsBudgetPayment knows: a departmentalInfo of nulls, or a status whose
+// routing rule leaves the payee open (08, 24, 33), sent a "budget" draft to
+// an ordinary account unchallenged.
 func CheckBudgetDraftRules(d *Payment) (field, why string) {
-	return checkBudgetRules(d, false)
+	if di := d.DepartmentalInfo; di == nil || di.DrawerStatus101 == "" {
+		return "departmentalInfo.drawerStatus101", "для платежа в бюджет статус составителя обязателен"
+	}
+	if field, why := checkBudgetRules(d, false); field != "" {
+		return field, why
+	}
+	if !IsBudgetPayment(d) {
+		return "payeeAccount", "счёт получателя платежа в бюджет: казначейский (03…) или в банке с ЕКС (40102…)"
+	}
+	return "", ""
 }
 
 // checkBudgetRules is CheckBudgetRules on a budget payment; payerKnown says
@@ -258,6 +274,13 @@ func checkBudgetRules(d *Payment, payerKnown bool) (field, why string) {
 		// stays CheckDepartmentalInfo's: the sandbox accepts a block with
 		// only paymentKind110 on an ordinary payee (reference §4).
 		return pre + "paymentKind110", "в платеже в бюджет поле 110 не заполняется: пусто или 0"
+	}
+	if strings.HasPrefix(d.PayeeAccount, "03100") && (di.KBK == "" || di.KBK == "0") {
+		// Tax and customs revenue (accounts 03100) is credited by its KBK:
+		// the "0" that §4 allows in field 104 is for some non-tax payments
+		// to other treasury accounts, and without it the treasury cannot
+		// tell what the money pays.
+		return pre + "kbk", "для платежа в бюджет на счёт 03100 КБК обязателен: 20 цифр, не все нули"
 	}
 	if payerKnown {
 		if field, why := checkBudgetPayerKPP(d, di.KBK == ENPKBK); field != "" {

@@ -405,10 +405,60 @@ func TestCheckBudgetRules(t *testing.T) {
 		{"enp without the payee corr account", func(p *Payment) { p.PayeeBankCorrAccount = "" }, ""},
 		{"enp to another payee inn", func(p *Payment) { p.PayeeINN = "7707083893" }, "payeeInn"},
 		{"enp to the customs account", func(p *Payment) { p.PayeeAccount = "03100643000000019502" }, "payeeAccount"},
+		// Field 104 may be 0 only off the tax and customs account 03100.
+		{"03100 without kbk", func(p *Payment) { p.DepartmentalInfo.KBK = "" }, "departmentalInfo.kbk"},
+		{"03100 with kbk 0", func(p *Payment) { p.DepartmentalInfo.KBK = "0" }, "departmentalInfo.kbk"},
+		{"status 31 to 03212 with kbk 0", func(p *Payment) {
+			p.PayeeAccount, p.PayerKPP = "03212643000000018500", "773601001"
+			di := p.DepartmentalInfo
+			di.DrawerStatus101, di.KBK, di.UIP = "31", "0", "18210102010011000116"
+		}, ""},
 	} {
 		p := enp()
 		tc.mutate(&p)
 		if f, why := CheckBudgetRules(&p); f != tc.field {
+			t.Errorf("%s: got %q (%s), want %q", tc.name, f, why, tc.field)
+		}
+	}
+}
+
+// A draft from a budget invoice pays into the budget by its kind (reference
+// §4.1), so CheckBudgetDraftRules asks of every such draft a drawer status
+// and a budget payee, where a payment order's rules apply by its payee.
+func TestCheckBudgetDraftRules(t *testing.T) {
+	enpDraft := func() Payment {
+		p := validPayment()
+		p.PayerAccount, p.PayerINN, p.PayerKPP = "", "", ""
+		p.PayeeAccount, p.PayeeBankBIC, p.PayeeBankCorrAccount = ENPPayeeAccount, ENPPayeeBIC, ENPPayeeCorrAcc
+		p.PayeeINN, p.PayeeKPP = ENPPayeeINN, "770701001"
+		p.DepartmentalInfo = &DepartmentalInfo{DrawerStatus101: "01", KBK: ENPKBK, OKTMO: "0"}
+		return p
+	}
+	ordinary := func(p *Payment) {
+		p.PayeeAccount, p.PayeeBankBIC, p.PayeeBankCorrAccount = "40602810700000000025", "049805746", "30101810800000000746"
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Payment)
+		field  string
+	}{
+		{"enp", func(*Payment) {}, ""},
+		{"empty block", func(p *Payment) { p.DepartmentalInfo = &DepartmentalInfo{} }, "departmentalInfo.drawerStatus101"},
+		{"only paymentKind110", func(p *Payment) { p.DepartmentalInfo = &DepartmentalInfo{PaymentKind110: "0"} }, "departmentalInfo.drawerStatus101"},
+		{"empty block to an ordinary account", func(p *Payment) { ordinary(p); p.DepartmentalInfo = &DepartmentalInfo{} }, "departmentalInfo.drawerStatus101"},
+		// Status 08's routing leaves the payee open: a payment order to an
+		// ordinary account with it is no budget payment, a budget draft is
+		// misrouted.
+		{"status 08 to an ordinary account", func(p *Payment) {
+			ordinary(p)
+			p.DepartmentalInfo.DrawerStatus101, p.DepartmentalInfo.KBK, p.DepartmentalInfo.OKTMO = "08", "18210202010061010160", "45328000"
+		}, "payeeAccount"},
+		{"status 01 to an ordinary account", ordinary, "payeeAccount"},
+		{"tax without kbk", func(p *Payment) { p.DepartmentalInfo.KBK = "0" }, "departmentalInfo.kbk"},
+	} {
+		p := enpDraft()
+		tc.mutate(&p)
+		if f, why := CheckBudgetDraftRules(&p); f != tc.field {
 			t.Errorf("%s: got %q (%s), want %q", tc.name, f, why, tc.field)
 		}
 	}

@@ -421,6 +421,14 @@ func TestPaymentsInvoiceDrafts(t *testing.T) {
 		{"from-invoice-any to a treasury BIC", "/from-invoice-any", "inv", inv(newUUID(55), "2026-11-22", merge(thirdParty,
 			map[string]any{"payeeBankBic": "004525988", "payeeBankCorrAccount": "30101810400000000225", "payeeAccount": "40702810200000000777"})), 201, "CHECKERROR", ""},
 		{"from-invoice-budget misrouted to an ordinary account", "/from-invoice-budget", "inv", inv(newUUID(54), "2026-11-22", budgetOwn), 201, "CHECKERROR", ""},
+		// A budget draft pays into the budget by its kind (§4.1): a block of
+		// nulls names no drawer status, and status 08, whose routing leaves
+		// the payee open, still needs a budget payee.
+		{"from-invoice-budget with an empty departmentalInfo", "/from-invoice-budget", "inv", inv(newUUID(56), "2026-11-22",
+			merge(budgetExtra, map[string]any{"departmentalInfo": map[string]any{}})), 201, "CHECKERROR", ""},
+		{"from-invoice-budget status 08 to a third party", "/from-invoice-budget", "inv", inv(newUUID(57), "2026-11-22",
+			merge(thirdParty, map[string]any{"departmentalInfo": map[string]any{"drawerStatus101": "08", "kbk": "18210202010061010160", "oktmo": "45328000"}})),
+			201, "CHECKERROR", ""},
 		{"from-invoice", "/from-invoice", "inv", inv(newUUID(40), "2026-11-22", nil), 201, "CREATED", ""},
 		{"from-invoice +9 days", "/from-invoice", "inv", inv(newUUID(41), "2026-12-01", nil), 201, "CREATED", ""},
 		{"from-invoice +10 days", "/from-invoice", "inv", inv(newUUID(42), "2026-12-02", nil), 201, "CHECKERROR", ""},
