@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"sync"
 	"unsafe"
 )
 
@@ -78,7 +77,7 @@ func StoreKeyQ8(keys []int8, kscale []float32, p int, row []float32) {
 		kscale[p] = QuantizeKVRow(keys[p*hd:(p+1)*hd], row)
 		return
 	}
-	sc := q8Scratch.Get().(*queryQ8)
+	sc := q8Scratch.Get()
 	defer q8Scratch.Put(sc)
 	sc.grow(1, hd)
 	tmp := sc.q
@@ -110,7 +109,7 @@ const queryBlock = 32
 // q8Scratch holds queryQ8 buffers for reuse: QuantizeKVRow reaches its
 // kernels through function variables, so buffers on the stack would escape
 // and cost an allocation per call.
-var q8Scratch = sync.Pool{New: func() any { return new(queryQ8) }}
+var q8Scratch = make(FreeList[queryQ8], 8)
 
 // grow sizes the buffers for g heads of hd values.
 func (qq *queryQ8) grow(g, hd int) {
@@ -147,7 +146,7 @@ func (qq *queryQ8) set(q []float32, hd int, scale float32) {
 // keys: the queries rounded to int8, then the kernel (or its Go mirror).
 func attnScoresQ8Blocks(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, from, span int, scale float32) {
 	g := len(q) / hd
-	qq := q8Scratch.Get().(*queryQ8)
+	qq := q8Scratch.Get()
 	defer q8Scratch.Put(qq)
 	qq.grow(g, hd)
 	qq.set(q, hd, scale)

@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"sync"
 	"unsafe"
 )
 
@@ -31,7 +30,7 @@ func kvQuantize16AVX2Asm(dst []int16, x []float32, id float32) {
 // i16Scratch holds queryI16 buffers for reuse: the score kernels are
 // reached through a function variable, so buffers on their stack would
 // escape and cost an allocation per call.
-var i16Scratch = sync.Pool{New: func() any { return new(queryI16) }}
+var i16Scratch = make(FreeList[queryI16], 8)
 
 // attnScoresQ8I16Asm is the AVX2 family's attnScoresQ8Vec: the queries
 // rounded to int16, then the integer kernels in passes of up to three
@@ -42,7 +41,7 @@ func attnScoresQ8I16Asm(scores, q []float32, keys []int8, kscale []float32, valu
 		attnScoresQ8Asm(scores, q, keys, kscale, values, hd, span, scale)
 		return
 	}
-	qq := i16Scratch.Get().(*queryI16)
+	qq := i16Scratch.Get()
 	defer i16Scratch.Put(qq)
 	if !qq.set(q, hd, scale) {
 		attnScoresQ8Asm(scores, q, keys, kscale, values, hd, span, scale)

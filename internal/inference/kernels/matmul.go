@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"sync"
 
 	"partnerapi/internal/inference/gguf"
 )
@@ -69,7 +68,7 @@ func MatMul(dst []float32, w Matrix, x []float32, nTokens int) {
 	if rowDotFor(w.Type) == nil {
 		panic(fmt.Sprintf("kernels: unsupported weight type %v", w.Type))
 	}
-	buf := activationPool.Get().(*activationBuffer)
+	buf := activationPool.Get()
 	defer activationPool.Put(buf)
 	buf.reset()
 	buf.prepare(w, x, w.Cols, nTokens)
@@ -222,7 +221,9 @@ func (b *activationBuffer) release() {
 	}
 }
 
-var activationPool = sync.Pool{New: func() any { return new(activationBuffer) }}
+// activationPool keeps the activation buffers between products, up to a
+// few MB each for a prefill chunk's quantised activations.
+var activationPool = make(FreeList[activationBuffer], 8)
 
 // ParallelFor exposes the worker pool to callers with row-parallel work of
 // their own (attention heads, for example). work is an estimate of the

@@ -32,7 +32,7 @@ func MatMulMany(ops []MatMulOp, x []float32, nTokens int) {
 		}
 		totalRows += w.Rows
 	}
-	buf := activationPool.Get().(*activationBuffer)
+	buf := activationPool.Get()
 	defer activationPool.Put(buf)
 	buf.reset()
 	for _, op := range ops {

@@ -2,7 +2,6 @@ package model
 
 import (
 	"math"
-	"sync"
 
 	"partnerapi/internal/inference/kernels"
 )
@@ -122,11 +121,11 @@ func siluWork(rows, w int) int { return rows * w * 8 }
 func storeWork(rows, w int) int { return rows * w * 8 }
 
 // scoresPool recycles the per-worker score rows of attention, so that a
-// decode step allocates nothing for them.
-var scoresPool = sync.Pool{New: func() any { return new([]float32) }}
+// decode step allocates nothing for them, after a garbage collection too.
+var scoresPool = make(kernels.FreeList[[]float32], 8)
 
 func getScores(n int) *[]float32 {
-	p := scoresPool.Get().(*[]float32)
+	p := scoresPool.Get()
 	if cap(*p) < n {
 		// Grown geometrically: the rows lengthen with the span, one
 		// position a step, and an exact fit was reallocated every step.
