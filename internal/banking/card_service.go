@@ -346,9 +346,21 @@ func (c *Cards) SetLimit(ctx context.Context, p Principal, l LimitChange, channe
 	return l, nil
 }
 
-// LimitState reports an application's status.
+// LimitState reports an application's status. A partner without any
+// offer is refused (403, reference §11 and §13) whether or not the
+// application exists, as the list, the create and the signing refuse it:
+// without that check its applications' states were the one card answer a
+// partner with no offer could still read.
 func (c *Cards) LimitState(ctx context.Context, p Principal, externalID string) (LimitState, error) {
 	l, err := c.store.Limit(ctx, p.OrgID, externalID)
+	if err != nil && KindOf(err) != KindDataNotFound {
+		return LimitState{}, err
+	}
+	if ok, oerr := c.anyOffer(ctx, p); oerr != nil {
+		return LimitState{}, oerr
+	} else if !ok {
+		return LimitState{}, errNoOffer()
+	}
 	if err != nil {
 		return LimitState{}, err
 	}

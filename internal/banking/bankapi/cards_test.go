@@ -562,6 +562,13 @@ func TestCardsWithoutOffer(t *testing.T) {
 				{"limit on a card outside the offer", "POST", path, limitBody("sbc-01001", ext(3), "1"), "tok", 400, "WORKFLOW_FAULT"},
 				{"limit on an unknown card with an offer", "POST", path, limitBody("nope", ext(4), "1"), "tok", 404, "CARD_ID_NOT_FOUND"},
 				{"limit with an offer on a cardless account", "POST", path, limitBody("sbc-00001", ext(5), "1"), "tok-third", 400, "WORKFLOW_FAULT"},
+				// An application's state is refused to a partner without
+				// any offer too, whether or not the application exists.
+				{"limit with an offer", "POST", path, limitBody("sbc-00001", ext(6), "1"), "tok", 201, ""},
+				{"state with an offer", "GET", path + "/" + ext(6) + "/state", "", "tok", 200, ""},
+				{"state without any offer", "GET", path + "/" + ext(6) + "/state", "", "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
+				{"state of an unknown application without any offer", "GET", path + "/" + ext(7) + "/state", "", "tok-other", 403, "ACTION_ACCESS_EXCEPTION"},
+				{"state of an unknown application with an offer", "GET", path + "/" + ext(7) + "/state", "", "tok", 404, ""},
 			} {
 				code, body := e.do(tc.method, tc.path, "application/json", tc.body, tc.token)
 				if code != tc.code || (tc.cause != "" && cause(body) != tc.cause) {
