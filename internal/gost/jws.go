@@ -199,12 +199,18 @@ func parseJWSHeader(hdrJSON []byte) (JWSHeader, error) {
 		return JWSHeader{}, fmt.Errorf("%w: unsupported crit %s", ErrJWSMalformed, crit)
 	}
 	var hdr JWSHeader
+	// The kid goes first: banking.md 9.6 answers a kid that is not a UUID
+	// with WORKFLOW_FAULT, and a number or an array is not one any more
+	// than a malformed string is, whatever the other members hold.
 	for _, p := range []struct {
 		name  string
 		field *string
-	}{{"alg", &hdr.Alg}, {"kid", &hdr.Kid}, {"typ", &hdr.Typ}, {"cty", &hdr.Cty}} {
+	}{{"kid", &hdr.Kid}, {"alg", &hdr.Alg}, {"typ", &hdr.Typ}, {"cty", &hdr.Cty}} {
 		if raw, ok := members[p.name]; ok {
 			if err := json.Unmarshal(raw, p.field); err != nil {
+				if p.name == "kid" {
+					return JWSHeader{}, fmt.Errorf("%w: not a string", ErrJWSInvalidKid)
+				}
 				return JWSHeader{}, fmt.Errorf("%w: header %s: %v", ErrJWSMalformed, p.name, err)
 			}
 		}

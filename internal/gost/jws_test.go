@@ -78,6 +78,11 @@ func TestJWSErrors(t *testing.T) {
 		// malformed kid whatever the rest of the header says).
 		{"wrong alg, missing kid", b64(`{"alg":"RS256"}`) + "." + parts[1] + "." + parts[2], ErrJWSMissingKid},
 		{"wrong alg, kid not uuid", b64(`{"alg":"RS256","kid":"cert-1"}`) + "." + parts[1] + "." + parts[2], ErrJWSInvalidKid},
+		// A kid of another JSON type is no UUID either, whatever the alg.
+		{"kid a number", b64(`{"alg":"gost34.10-2012","kid":123}`) + "." + parts[1] + "." + parts[2], ErrJWSInvalidKid},
+		{"kid an array, alg a number", b64(`{"alg":7,"kid":["`+testKid+`"]}`) + "." + parts[1] + "." + parts[2], ErrJWSInvalidKid},
+		{"kid null", b64(`{"alg":"gost34.10-2012","kid":null}`) + "." + parts[1] + "." + parts[2], ErrJWSMissingKid},
+		{"alg a number", b64(`{"alg":7,"kid":"`+testKid+`"}`) + "." + parts[1] + "." + parts[2], ErrJWSMalformed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
