@@ -170,6 +170,10 @@ func (c *countedConn) CloseWrite() error {
 	return nil
 }
 
+// NetConn is the connection beneath, for InOneWrite to find its
+// gatheringConn through the cap as through TLS.
+func (c *countedConn) NetConn() net.Conn { return c.Conn }
+
 func (c *countedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {

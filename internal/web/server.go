@@ -76,6 +76,9 @@ func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logg
 		// needs; see refusingConn for what that leaves uncovered.
 		raw = refusingListener{Listener: raw, rf: rf}
 	}
+	// Above the refusals and beneath TLS and the connection cap: a
+	// handler's InOneWrite gathers its message's writes on it.
+	raw = oneWriteListener{Listener: raw}
 	ln := raw
 	if tcfg != nil {
 		ln = tls.NewListener(raw, tcfg)
@@ -86,6 +89,7 @@ func Listen(name, addr string, h http.Handler, tlsFiles TLSFiles, log *slog.Logg
 		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:       withGathering,
 	}
 	return &Listener{Name: name, ln: ln, raw: raw, tcfg: tcfg, srv: srv, tls: tcfg != nil}, nil
 }

@@ -102,7 +102,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	created := time.Now().Unix()
 	model := c.Model.Name + ":" + c.Model.Version
 	if stream {
-		st := &sseStream{w: w, created: created, model: model, roleSent: map[int]bool{},
+		st := &sseStream{w: w, r: r, created: created, model: model, roleSent: map[int]bool{},
 			pending: map[int]*strings.Builder{}, interval: assistant.UpdateEvery(req.UpdateInterval)}
 		s.stream(w, r, c, st)
 		return
@@ -126,6 +126,7 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 // §3.4 rule 2).
 type sseStream struct {
 	w        http.ResponseWriter
+	r        *http.Request // for web.InOneWrite
 	created  int64
 	model    string
 	interval time.Duration // update_interval: deltas are batched meanwhile
@@ -154,18 +155,23 @@ func (st *sseStream) start() {
 	st.w.WriteHeader(http.StatusOK)
 }
 
-// write sends one event as one write and one flush: the npm client parses
-// every TCP read on its own and crashes on a split event (rule 4).
+// write sends one event as one write and one flush, gathered into one
+// write on the socket (web.InOneWrite; net/http alone sends an event over
+// its 4 KiB buffer in pieces): the npm client parses every TCP read on its
+// own and crashes on a split event (rule 4). Events grow past 4 KiB with
+// update_interval, n > 1 or a long function call's arguments.
 func (st *sseStream) write(payload []byte) error {
-	st.start()
-	buf := make([]byte, 0, len(payload)+8)
-	buf = append(buf, "data: "...)
-	buf = append(buf, payload...)
-	buf = append(buf, "\n\n"...)
-	if _, err := st.w.Write(buf); err != nil {
-		return err
-	}
-	return http.NewResponseController(st.w).Flush()
+	return web.InOneWrite(st.r, func() error {
+		st.start()
+		buf := make([]byte, 0, len(payload)+8)
+		buf = append(buf, "data: "...)
+		buf = append(buf, payload...)
+		buf = append(buf, "\n\n"...)
+		if _, err := st.w.Write(buf); err != nil {
+			return err
+		}
+		return http.NewResponseController(st.w).Flush()
+	})
 }
 
 func (st *sseStream) event(choices []streamChoice, u *wireUsage) error {

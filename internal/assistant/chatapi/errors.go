@@ -120,6 +120,10 @@ func (s *server) domainError(w http.ResponseWriter, r *http.Request, err error) 
 	switch {
 	case errors.As(err, &ae):
 		writeAuthError(w, ae, err)
+	case errors.Is(err, assistant.ErrAttachmentContext):
+		// The provider's words name the URL the client called and stop
+		// at /chat/completions (reference §4).
+		writeError(w, http.StatusUnprocessableEntity, "Unprocessable Entity for url: "+requestURL(r))
 	case errors.As(err, &inv):
 		writeError(w, inv.Status, inv.Message)
 	case errors.As(err, &te):
@@ -274,4 +278,14 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 // answered with, in JSON's terms rather than Go's (jsonmsg.Of).
 func jsonErrorMessage(err error) string {
 	return "invalid JSON body: " + jsonmsg.Of(err)
+}
+
+// requestURL is the absolute URL r was sent to, as its client named it:
+// the scheme of the connection, the Host header and the path.
+func requestURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.EscapedPath()
 }
