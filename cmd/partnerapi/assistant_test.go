@@ -128,6 +128,9 @@ func TestNpmClient(t *testing.T) {
 					Content, Finish string
 					Chunks          int
 				}
+				Big struct {
+					Events, Chars int
+				}
 				Tokens  []int
 				Balance []struct {
 					Usage string
@@ -148,6 +151,11 @@ func TestNpmClient(t *testing.T) {
 			}
 			if len(res.Tokens) != 2 || res.Tokens[0] < 1 {
 				t.Errorf("tokens %v", res.Tokens)
+			}
+			// Three streams of four choices held back by update_interval:
+			// events of several KB each, which the client read whole.
+			if res.Big.Chars < 3*8192 || res.Big.Events > 3*4 {
+				t.Errorf("large events: %+v, want over 24 KB in at most 12 events", res.Big)
 			}
 			if scope == "ASSISTANT_API_CORP" {
 				if res.BalanceStatus != float64(403) {
