@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -122,7 +123,7 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (bank
 	})
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return sent, err
+		return sent, withURLHost(err, req.URL)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
@@ -133,4 +134,18 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (bank
 		sent.RetryAfter, sent.RetryAt = parseRetryAfter(resp.Header.Get("Retry-After"))
 	}
 	return sent, nil
+}
+
+// withURLHost returns a failed delivery's error with its URL cut to the
+// scheme and host. The error is kept in the delivery log, which the
+// partner reads (GET /v1/webhook/deliveries), and net/http's error quotes
+// the whole URL: the operator's default URL, which Webhooks.Get does not
+// show a partner, would give away its path and query, where receivers
+// take their tokens (url.Error drops only a password).
+func withURLHost(err error, u *url.URL) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return &url.Error{Op: ue.Op, URL: u.Scheme + "://" + u.Host, Err: ue.Err}
 }

@@ -231,3 +231,26 @@ func TestWebhookClientRedirectsAndScheme(t *testing.T) {
 		t.Fatalf("http where https is required: %v, calls %d", err, innerCalls)
 	}
 }
+
+// A delivery that fails to connect is logged with the URL cut to its scheme
+// and host: the partner reads the log, and the operator's default URL,
+// which GET /v1/webhook does not show it, may carry a receiver's token in
+// its path or query.
+func TestWebhookDeliveryErrorHidesTheURLsPathAndQuery(t *testing.T) {
+	def := banking.WebhookTarget{URL: "http://127.0.0.1:1/hook/PATHSECRET?token=QUERYSECRET", Secret: []byte("default-secret-0000000001")}
+	e := newHookEnv(t, def)
+	id := newUUID(702)
+	e.pay("p1", id)
+	disp := &banking.WebhookDispatcher{Outbox: e.store, Sender: &WebhookSender{Targets: e.hooks, URLs: loopbackURLs},
+		Now: func() time.Time { return payNow }}
+	if n, err := disp.RunOnce(context.Background()); err != nil || n != 1 {
+		t.Fatalf("run %d %v", n, err)
+	}
+	st, _, raw := e.do("GET", webhookBase+"/deliveries", "p1", "")
+	if st != 200 || !strings.Contains(raw, "127.0.0.1:1") || !strings.Contains(raw, "refused") {
+		t.Fatalf("deliveries %d %s", st, raw)
+	}
+	if strings.Contains(raw, "SECRET") || strings.Contains(raw, "/hook") {
+		t.Errorf("the delivery log shows the default URL's path or query: %s", raw)
+	}
+}
