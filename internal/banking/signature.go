@@ -283,11 +283,14 @@ func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest s
 	if err != nil {
 		return "", false, fmt.Errorf("certificate %s: %w", s.CertificateUUID, err)
 	}
+	if c.OrgID != p.OrgID {
+		return v.verifyOtherOrg(digest, i, s, cms, c, foreignOK)
+	}
 	cert, err := signingCertificate(c, v.now())
 	if err != nil {
 		return "", false, err
 	}
-	if c.UserID != p.UserID || c.OrgID != p.OrgID {
+	if c.UserID != p.UserID {
 		if !foreignOK {
 			return "", false, Errorf(KindSignCheck, "Сертификат %s не принадлежит пользователю токена", s.CertificateUUID)
 		}
@@ -299,14 +302,8 @@ func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest s
 	// subjectKeyIdentifier) names it, and a sid naming any other
 	// certificate, even one of the same key, is refused.
 	if err := gost.VerifyDetached(cms, []byte(digest), cert); err != nil {
-		field := []string{fmt.Sprintf("digestSignatures[%d].base64Encoded", i)}
-		switch {
-		case errors.Is(err, gost.ErrTooManySigners):
-			return "", false, &Error{Kind: KindValidation, FieldNames: field, Checks: []string{fmt.Sprintf("at most %d SignerInfos", gost.MaxSigners)},
-				Message: fmt.Sprintf("Подпись содержит больше %d подписантов (SignerInfo): каждая подпись — CMS одного сертификата", gost.MaxSigners)}
-		case errors.Is(err, gost.ErrTooManyCertificates):
-			return "", false, &Error{Kind: KindValidation, FieldNames: field, Checks: []string{fmt.Sprintf("at most %d certificates", gost.MaxCertificates)},
-				Message: fmt.Sprintf("Подпись содержит больше %d сертификатов", gost.MaxCertificates)}
+		if lerr := cmsLimitError(err, i); lerr != nil {
+			return "", false, lerr
 		}
 		return "", false, signatureRefused(s.CertificateUUID, err)
 	}
@@ -314,6 +311,53 @@ func (v *signatureVerifier) verifyOne(ctx context.Context, p Principal, digest s
 		return "", false, err
 	}
 	return c.Role, foreign, nil
+}
+
+// verifyOtherOrg is verifyOne for a certificate of another organisation
+// than the principal's. Its caller learns nothing of it that it could not
+// tell of an unknown uuid: whether it exists, is active or in date. Without
+// foreignOK it is refused as not found; with it, a CMS that does not verify
+// under it is refused so too, and only a signature that verifies (which
+// takes the other organisation's key) goes on to the certificate's state
+// and is reported foreign, for the document's INVALIDEDS (§9.1).
+func (v *signatureVerifier) verifyOtherOrg(digest string, i int, s DigestSignature, cms []byte, c Certificate, foreignOK bool) (SignatureRole, bool, error) {
+	notFound := Errorf(KindSignCheck, "Сертификат %s не найден", s.CertificateUUID)
+	if !foreignOK {
+		return "", false, notFound
+	}
+	cert, err := certParses.parse(c.DER)
+	if err != nil {
+		return "", false, fmt.Errorf("stored certificate %s: %w", c.UUID, err)
+	}
+	if err := gost.VerifyDetached(cms, []byte(digest), cert); err != nil {
+		if lerr := cmsLimitError(err, i); lerr != nil {
+			return "", false, lerr
+		}
+		return "", false, notFound
+	}
+	if _, err := signingCertificate(c, v.now()); err != nil {
+		return "", false, err
+	}
+	if err := checkSignType(c.Role, s); err != nil {
+		return "", false, err
+	}
+	return c.Role, true, nil
+}
+
+// cmsLimitError is the VALIDATION_FAULT on digestSignatures[i] of a CMS
+// refused for its count of SignerInfos or certificates before any was
+// checked, else nil.
+func cmsLimitError(err error, i int) error {
+	field := []string{fmt.Sprintf("digestSignatures[%d].base64Encoded", i)}
+	switch {
+	case errors.Is(err, gost.ErrTooManySigners):
+		return &Error{Kind: KindValidation, FieldNames: field, Checks: []string{fmt.Sprintf("at most %d SignerInfos", gost.MaxSigners)},
+			Message: fmt.Sprintf("Подпись содержит больше %d подписантов (SignerInfo): каждая подпись — CMS одного сертификата", gost.MaxSigners)}
+	case errors.Is(err, gost.ErrTooManyCertificates):
+		return &Error{Kind: KindValidation, FieldNames: field, Checks: []string{fmt.Sprintf("at most %d certificates", gost.MaxCertificates)},
+			Message: fmt.Sprintf("Подпись содержит больше %d сертификатов", gost.MaxCertificates)}
+	}
+	return nil
 }
 
 // signatureRefused is the SIGN_CHECK_EXCEPTION of a CMS that does not

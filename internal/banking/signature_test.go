@@ -293,3 +293,40 @@ func TestSignatureCertificateUUIDFormat(t *testing.T) {
 		}
 	}
 }
+
+// A certificate of another organisation tells the caller nothing an unknown
+// uuid would not: refused by Verify (card limits), or signed over by a CMS
+// that does not verify under it (VerifyDocument, payments), it is "not
+// found" word for word, whether it exists, is active or has lapsed.
+func TestSignatureOtherOrganisationsCertificatesLookUnknown(t *testing.T) {
+	const digest = "date=2026-01-01\namount=100.00\n"
+	p := Principal{OrgID: "org", UserID: "u1"}
+	a, b := newSigner(t, gost.TC26256A), newSigner(t, gost.TC26256A)
+	const uActive, uInactive = "0b7e4a8c-2f61-4d0e-9a53-6c1d2e3f4a51", "0b7e4a8c-2f61-4d0e-9a53-6c1d2e3f4a52"
+	certs := certMap{
+		uActive:   {UUID: uActive, UserID: "u3", OrgID: "org2", DER: b.cert.Raw, Role: RoleSoleAuthority, Active: true},
+		uInactive: {UUID: uInactive, UserID: "u3", OrgID: "org2", DER: b.cert.Raw, Role: RoleSoleAuthority, Active: false},
+	}
+	v := NewSignatureVerifier(ContourProduction, certs)
+	refusal := func(verify func(context.Context, Principal, string, []DigestSignature) (SignatureSet, error), uuid string) string {
+		_, err := verify(context.Background(), p, digest, []DigestSignature{a.sign(t, uuid, digest)}) // a's key: not the certificate's
+		if KindOf(err) != KindSignCheck {
+			t.Fatalf("%s: %v, want SIGN_CHECK_EXCEPTION", uuid, err)
+		}
+		return strings.ReplaceAll(err.Error(), uuid, "UUID")
+	}
+	for name, verify := range map[string]func(context.Context, Principal, string, []DigestSignature) (SignatureSet, error){
+		"Verify": v.Verify, "VerifyDocument": v.VerifyDocument} {
+		unknown := refusal(verify, uNobody)
+		for _, uuid := range []string{uActive, uInactive} {
+			if got := refusal(verify, uuid); got != unknown {
+				t.Errorf("%s: another organisation's certificate %s: %q, an unknown one %q", name, uuid, got, unknown)
+			}
+		}
+	}
+	// Its holder's own valid signature still reaches the certificate's
+	// state: only a verified signature learns it.
+	if _, err := v.VerifyDocument(context.Background(), p, digest, []DigestSignature{b.sign(t, uInactive, digest)}); KindOf(err) != KindSignCheck || !strings.Contains(err.Error(), "не активен") {
+		t.Errorf("the holder's signature under an inactive certificate: %v", err)
+	}
+}
