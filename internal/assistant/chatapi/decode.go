@@ -9,8 +9,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/web"
 )
 
 // wireMessage is a chat message as clients send it; unknown keys (id and
@@ -244,10 +246,23 @@ func decodeTokensCount(r io.Reader) (wireTokensCount, error) {
 // errBodyTooLarge passes the platform's body-limit error through decoding.
 var errBodyTooLarge = errors.New("body too large")
 
+// decodeJSON reads the body and decodes it into v. A body over the limit
+// is errBodyTooLarge (413); one that cannot be read (a broken chunked
+// encoding, a body shorter than its Content-Length) is the client's
+// malformed request, 400, not a 413. A body that is not UTF-8 is refused
+// too (RFC 8259 §8.1): encoding/json would take each bad byte as U+FFFD, and
+// the chat would then be answered, and billed, over text the client never
+// sent.
 func decodeJSON(r io.Reader, v any) error {
 	body, err := io.ReadAll(r)
 	if err != nil {
-		return errors.Join(errBodyTooLarge, err)
+		if web.IsBodyTooLarge(err) {
+			return errors.Join(errBodyTooLarge, err)
+		}
+		return &assistant.InvalidParams{Status: 400, Message: "could not read the body"}
+	}
+	if !utf8.Valid(body) {
+		return &assistant.InvalidParams{Status: 400, Message: "invalid JSON body: not UTF-8"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {

@@ -237,6 +237,10 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		}
 		return nil, false
 	}
+	if err := utf8Body(b); err != nil {
+		s.writeCardError(w, r, err)
+		return nil, false
+	}
 	return b, true
 }
 
@@ -253,6 +257,9 @@ func (s *server) cardLimitBody(w http.ResponseWriter, r *http.Request, p banking
 	switch {
 	case mt == joseContentType:
 		payload, err := s.Cards.OpenJWS(r.Context(), p, body)
+		if err == nil {
+			err = utf8Body(payload)
+		}
 		if err != nil {
 			s.writeCardError(w, r, err)
 			return nil, "", false

@@ -3,6 +3,7 @@ package bankapi
 import (
 	"mime"
 	"net/http"
+	"unicode/utf8"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/web"
@@ -53,5 +54,20 @@ func (s *server) takesJose(r *http.Request) bool {
 // must be active and who's organisation's, the signature must verify) and
 // returns its payload, the JSON document the body stands for.
 func (s *server) openJose(r *http.Request, who *banking.Principal, body []byte) ([]byte, error) {
-	return s.PaymentJWS.Open(r.Context(), *who, body)
+	payload, err := s.PaymentJWS.Open(r.Context(), *who, body)
+	if err != nil {
+		return nil, err
+	}
+	return payload, utf8Body(payload)
+}
+
+// utf8Body refuses a body, or a JWS's payload, that is not UTF-8 (RFC 8259
+// §8.1) as DESERIALIZATION_FAULT, as the provider's JSON parser does:
+// encoding/json would take each bad byte as U+FFFD, and the document would
+// be stored, and its digest signed, with text the partner never sent.
+func utf8Body(body []byte) error {
+	if utf8.Valid(body) {
+		return nil
+	}
+	return banking.Errorf(banking.KindDeserialization, "Тело запроса не в кодировке UTF-8")
 }

@@ -76,6 +76,16 @@ func TestDeserializationFaultCarriesFields(t *testing.T) {
 		{"card limit code as number", func() (int, string) { return cards.do("POST", limits, "application/json", `{"code":1}`) }, []string{"code"}},
 		{"card limit trailing data", func() (int, string) { return cards.do("POST", limits, "application/json", `{} {}`) }, []string{}},
 		{"card limit not a JWS", func() (int, string) { return cards.do("POST", limits, "application/jose", `abc`) }, []string{}},
+		// Bodies that are not UTF-8 (RFC 8259 §8.1) are refused, not
+		// stored with U+FFFD where the partner sent other bytes.
+		{"payment not UTF-8", payDo(paymentsBase, strings.Replace(payDoc(newUUID(706), map[string]any{"purpose": "Оплата BAD"}), "BAD", "\xff", 1)), []string{}},
+		{"webhook not UTF-8", func() (int, string) {
+			st, _, raw := pay.do("PUT", webhookBase, "p1", "{\"url\":\"https://partner.example/h\xff\"}")
+			return st, raw
+		}, []string{}},
+		{"card limit not UTF-8", func() (int, string) {
+			return cards.do("POST", limits, "application/json", "{\"code\":\"NON_RENEW\xff\"}")
+		}, []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, raw := tc.do()

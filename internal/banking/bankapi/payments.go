@@ -2,6 +2,7 @@ package bankapi
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -131,7 +132,8 @@ func decodeJSONBody(r *http.Request, v any) error {
 // readError maps a failed body read: the platform's error for an
 // oversized body, DESERIALIZATION_FAULT for anything else.
 func readError(err error) error {
-	if web.IsBodyTooLarge(err) {
+	var be *banking.Error
+	if web.IsBodyTooLarge(err) || errors.As(err, &be) {
 		return err
 	}
 	return banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса")
@@ -153,7 +155,8 @@ func unmarshalBody(body []byte, v any) error {
 // returns instead of io.ReadAll growing a new slice for every request.
 var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// readBody reads all of r into a pooled buffer; releaseBody returns it.
+// readBody reads all of r into a pooled buffer; releaseBody returns it. A
+// body that is not UTF-8 is utf8Body's error.
 func readBody(r io.Reader) (*[]byte, error) {
 	bp := bodyBuffers.Get().(*[]byte)
 	b := (*bp)[:0]
@@ -166,7 +169,7 @@ func readBody(r io.Reader) (*[]byte, error) {
 		if err != nil {
 			*bp = b
 			if err == io.EOF {
-				err = nil
+				err = utf8Body(b)
 			}
 			return bp, err
 		}

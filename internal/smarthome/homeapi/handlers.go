@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"partnerapi/internal/smarthome"
 	"partnerapi/internal/web"
@@ -336,6 +337,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		} else {
 			writeError(w, http.StatusBadRequest, "Bad request", "could not read the body")
 		}
+		return nil, false
+	}
+	// Not UTF-8 (RFC 8259 §8.1): encoding/json would take each bad byte as
+	// U+FFFD, and a model or an agent would be stored, or a device id
+	// validated, under a name the client never sent.
+	if !utf8.Valid(b) {
+		writeError(w, http.StatusBadRequest, "Bad request", "the body is not UTF-8")
 		return nil, false
 	}
 	return b, true
