@@ -172,6 +172,22 @@ func ValidAccount(account, bic string) bool {
 	return accountKeyOK(bic[6:9], account)
 }
 
+// WithControlKey returns account with its control key (digit 9) set so
+// that ValidAccount takes it at bic, for making accounts of any currency
+// or kind that pass the check; false when no digit does (a malformed
+// account or BIC).
+func WithControlKey(account, bic string) (string, bool) {
+	if len(account) != 20 {
+		return "", false
+	}
+	for k := byte('0'); k <= '9'; k++ {
+		if a := account[:8] + string(k) + account[9:]; ValidAccount(a, bic) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
 // BankOfRussiaDivision reports whether a valid BIC is a Bank of Russia
 // institution's: its digits 7–9, the participant's number within the
 // region, are 000 (a main office or RKC), 001 or 002. No credit institution

@@ -579,3 +579,22 @@ func TestInspectPaymentSortsFindings(t *testing.T) {
 		t.Fatalf("rules off: %q", f.CheckError())
 	}
 }
+
+// WithControlKey sets the one key digit that makes an account valid at a
+// BIC, and finds none for a malformed account or BIC.
+func TestWithControlKey(t *testing.T) {
+	for _, tc := range []struct {
+		account, bic string
+		ok           bool
+	}{
+		{"40702810000000000777", "044525593", true},
+		{"40702840000000000131", SandboxBIC, true},
+		{"4070281000000000077", "044525593", false},
+		{"40702810000000000777", "04452559", false},
+	} {
+		got, ok := WithControlKey(tc.account, tc.bic)
+		if ok != tc.ok || ok && (!ValidAccount(got, tc.bic) || got[:8] != tc.account[:8] || got[9:] != tc.account[9:]) {
+			t.Errorf("WithControlKey(%s, %s) = %s, %v", tc.account, tc.bic, got, ok)
+		}
+	}
+}
