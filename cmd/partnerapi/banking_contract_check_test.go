@@ -33,7 +33,9 @@ type bankCase struct {
 	cause string
 	// badRequest says the contract itself refuses the request (a missing
 	// token, a body its schema rejects): a generated client would not
-	// send it, and the server must refuse it too.
+	// send it, and the server must refuse it too. Both are checked: the
+	// contract must refuse a badRequest row and take every other one, and
+	// the server must answer a badRequest row with a 4xx or 5xx.
 	badRequest bool
 	// warm sends the request once, unchecked, before the row: the limited
 	// server's burst is one request per token and operation, so the row
@@ -290,6 +292,13 @@ func (f *bankFixture) runBankCases(t *testing.T, c *contractSpec, seen map[strin
 			got, raw := f.exchange(t, c, tc)
 			if got != tc.status {
 				t.Errorf("status %d, want %d: %.300s", got, tc.status, raw)
+			}
+			// checkRequest holds the contract to the row's badRequest both
+			// ways; this holds the server to it, so that a row cannot mark
+			// as refused a request the server takes, which would hide a
+			// contract stricter than the server.
+			if tc.badRequest && got < 400 {
+				t.Errorf("the server takes (%d) a request the row says the contract refuses: %.300s", got, raw)
 			}
 			op := c.operationOf(tc.method, strings.SplitN(tc.path, "?", 2)[0])
 			if seen[op] == nil {
