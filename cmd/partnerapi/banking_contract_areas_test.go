@@ -202,6 +202,9 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 	wrongSecret := f.tokenForm(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}, "client_secret": {"not-the-secret"}})
 	revoke := f.tokenForm(url.Values{"token": {f.refreshToken(t)}, "token_type_hint": {"refresh_token"}})
 	v1Form := f.tokenForm(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {f.refreshToken(t)}})
+	basicRefresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {f.refreshToken(t)}}.Encode()
+	basicRevoke := url.Values{"token": {f.refreshToken(t)}}.Encode()
+	basicChange := url.Values{"access_token": f.changeApp["access_token"], "new_client_secret": f.changeApp["new_client_secret"]}.Encode()
 	// The authorize rows run on each path that serves the endpoint: the
 	// older /ic/sso one and the /ic/sbbid ones of clients configured with
 	// an OAuth version (reference §3).
@@ -256,6 +259,10 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "token v1 bad code", method: "POST", path: sso + "/v1/oauth/token", body: badCode, status: 400},
 		{name: "token v1 wrong secret", method: "POST", path: sso + "/v1/oauth/token", body: wrongSecret, status: 401},
 		{name: "token v1 over the body limit", method: "POST", path: sso + "/v1/oauth/token", body: overLimit(badCode), status: 413, cause: "VALIDATION_FAULT"},
+		// client_secret_basic: the form carries no client credentials, and
+		// the contract must take it as the server does.
+		{name: "token by refresh token with Basic", method: "POST", path: sso + "/v2/oauth/token", auth: "client basic", body: basicRefresh, status: 200},
+		{name: "revoke with Basic", method: "POST", path: sso + "/v2/oauth/revoke", auth: "client basic", body: basicRevoke, status: 200},
 		{name: "revoke", method: "POST", path: sso + "/v1/oauth/revoke", body: revoke, status: 200},
 		{name: "revoke unknown token", method: "POST", path: sso + "/v2/oauth/revoke", body: f.tokenForm(url.Values{"token": {"unknown"}}), status: 200},
 		{name: "revoke wrong secret", method: "POST", path: sso + "/v1/oauth/revoke", body: f.tokenForm(url.Values{"token": {"x"}, "client_secret": {"not-the-secret"}}), status: 401},
@@ -273,6 +280,8 @@ func identityCases(t *testing.T, f *bankFixture) []bankCase {
 		{name: "change client secret wrong secret", method: "POST", path: sso + "/v1/change-client-secret", body: f.changeForm(url.Values{"client_secret": {"not-the-secret"}}), status: 401},
 		{name: "change client secret another app's token", method: "POST", path: sso + "/v1/change-client-secret",
 			body: f.changeForm(url.Values{"access_token": {strings.TrimPrefix(f.auth["openid"], "Bearer ")}}), status: 400},
+		{name: "change client secret with Basic, wrong secret", method: "POST", path: sso + "/v1/change-client-secret", auth: "change app basic wrong secret",
+			body: basicChange, status: 401},
 		{name: "change client secret too short", method: "POST", path: sso + "/v1/change-client-secret", body: f.changeForm(url.Values{"new_client_secret": {"short"}}), status: 400, badRequest: true},
 		{name: "change client secret over the body limit", method: "POST", path: sso + "/v1/change-client-secret", body: overLimit(f.changeForm(nil)), status: 413, cause: "VALIDATION_FAULT"},
 		// Last: it changes the secret the rows above send.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -107,6 +108,11 @@ func newBankFixture(t *testing.T) *bankFixture {
 	// Registered for openid alone, so a request for more provokes the
 	// authorize page's invalid_scope redirect.
 	f.changeApp = secretChangeApp(t, servers[""].dataDir, "--scopes", "openid")
+	// The same apps' credentials as client_secret_basic (RFC 6749
+	// §2.3.1), for the OAuth rows that authenticate with the
+	// Authorization header instead of the form.
+	f.auth["client basic"] = clientBasic(banking.SandboxClientID, f.secret)
+	f.auth["change app basic wrong secret"] = clientBasic(f.changeApp.Get("client_id"), "not-the-secret")
 	breakBankingStore(t, servers["broken"].dataDir)
 	f.startOutageBank(t, scopes)
 	f.brokenLogs = servers["broken"].logs
@@ -150,6 +156,12 @@ func (f *bankFixture) code(t *testing.T) string {
 		t.Fatalf("authorize %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	return loc.Query().Get("code")
+}
+
+// clientBasic is the Authorization value of client_secret_basic: each
+// half form-urlencoded before Base64, as RFC 6749 §2.3.1 asks.
+func clientBasic(clientID, secret string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(clientID)+":"+url.QueryEscape(secret)))
 }
 
 // tokenForm is the token endpoint's form for the sandbox app.

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	verrors "github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
@@ -81,12 +82,17 @@ func contractOps(c *contractSpec) []hostileOp {
 				}
 			}
 			// An operation's own security list replaces the document's; an
-			// empty one (security: []) means the operation is public.
+			// empty one (security: []) means the operation is public, and
+			// so does a list with an empty requirement ({}) among its
+			// alternatives: the OAuth endpoints take the client's Basic
+			// credentials or its form credentials, which OpenAPI cannot
+			// name as a scheme, so a request without an Authorization
+			// header is not refused for that.
+			sec := doc.Security
 			if op.Security != nil {
-				h.secured = len(op.Security) > 0
-			} else {
-				h.secured = len(doc.Security) > 0
+				sec = op.Security
 			}
+			h.secured = len(sec) > 0 && !slices.ContainsFunc(sec, func(r *base.SecurityRequirement) bool { return r.ContainsEmptyRequirement })
 			if op.RequestBody != nil && op.RequestBody.Content != nil {
 				h.jsonBody = op.RequestBody.Content.GetOrZero("application/json") != nil
 				h.formBody = op.RequestBody.Content.GetOrZero("application/x-www-form-urlencoded") != nil
