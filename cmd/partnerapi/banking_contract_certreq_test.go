@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"partnerapi/internal/banking"
@@ -74,7 +75,7 @@ func certRequestCases() []bankCase {
 			{name: p + " create", method: "POST", path: p, auth: "crypto", body: body(p, id(1), nil), status: 201},
 			{name: p + " create with the EIO scope", method: "POST", path: p, auth: "eio", body: body(p, id(2), nil), status: 201},
 			{name: p + " create fields missing", method: "POST", path: p, auth: "crypto", body: body(p, id(3), map[string]any{"email": "nope", "userName": nil, "pkcs10": nil}),
-				status: 400, cause: "VALIDATION_FAULT"},
+				status: 400, cause: "VALIDATION_FAULT", badRequest: true},
 			{name: p + " create not JSON", method: "POST", path: p, auth: "crypto", body: `{"externalId":`, status: 400, cause: "DESERIALIZATION_FAULT", badRequest: true},
 			{name: p + " create without token", method: "POST", path: p, body: body(p, id(4), nil), status: 401, cause: "UNAUTHORIZED", badRequest: true},
 			{name: p + " create without scope", method: "POST", path: p, auth: "pay", body: body(p, id(4), nil), status: 403, cause: "ACTION_ACCESS_EXCEPTION"},
@@ -92,6 +93,13 @@ func certRequestCases() []bankCase {
 		bankCase{name: "create with a request whose signature fails", method: "POST", path: certReqV1, auth: "crypto",
 			body:   certReqBody("c3000000-0000-4000-8000-000000000071", map[string]any{"pkcs10": map[string]any{"bicryptId": "A00TEST.ИВАНОВ", "cms": bad}}),
 			status: 400, cause: "SIGN_CHECK_EXCEPTION"},
+		bankCase{name: "create email over 254 characters", method: "POST", path: certReqV1, auth: "crypto",
+			body:   certReqBody("c3000000-0000-4000-8000-000000000073", map[string]any{"email": strings.Repeat("a", 243) + "@example.com"}),
+			status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		bankCase{name: "create blank userName", method: "POST", path: certReqV1, auth: "crypto",
+			body: certReqBody("c3000000-0000-4000-8000-000000000074", map[string]any{"userName": ""}), status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		bankCase{name: "create EIO without login", method: "POST", path: certReqV1 + "/eio", auth: "crypto",
+			body: certReqEIOBody("c3000000-0000-4000-8000-000000000075", map[string]any{"login": nil}), status: 400, cause: "VALIDATION_FAULT", badRequest: true},
 		bankCase{name: "create EIO for an unknown login", method: "POST", path: certReqV1 + "/eio", auth: "crypto",
 			body: certReqEIOBody("c3000000-0000-4000-8000-000000000072", map[string]any{"login": "nobody"}), status: 400, cause: "WORKFLOW_FAULT"},
 	)
