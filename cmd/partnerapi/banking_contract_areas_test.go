@@ -135,7 +135,8 @@ func cardCases(t *testing.T) []bankCase {
 			body: limitSign(banking.SandboxCertSecond), status: 503, cause: "UNAVAILABLE_RESOURCE_EXCEPTION"},
 
 		{name: "clock", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"49h"}`, status: 200},
-		{name: "clock not a duration", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"soon"}`, status: 400, cause: "VALIDATION_FAULT"},
+		{name: "clock not a duration", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"soon"}`, status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "clock backwards", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: `{"advance":"-1h"}`, status: 400, cause: "VALIDATION_FAULT", badRequest: true},
 		{name: "clock without token", method: "POST", path: "/fintech/api/sandbox/clock", body: `{"advance":"1h"}`, status: 401, badRequest: true},
 		{name: "clock without scope", method: "POST", path: "/fintech/api/sandbox/clock", auth: "pay", body: `{"advance":"1h"}`, status: 403},
 		{name: "clock over the body limit", method: "POST", path: "/fintech/api/sandbox/clock", auth: "cards", body: overLimit(`{"advance":"1h"}`), status: 413, cause: "VALIDATION_FAULT"},
