@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // CardStatus is a business card's state (reference §11).
@@ -55,10 +56,12 @@ type Card struct {
 	CardType       string
 }
 
-// Validate checks a card before it is stored (CLI, seed).
+// Validate checks a card before it is stored (CLI, seed). Its id is
+// bounded in characters as a limit application's businessCardId is, so
+// that every stored card can be named by an application.
 func (c Card) Validate() error {
 	switch {
-	case strings.TrimSpace(c.ID) == "" || len(c.ID) > 64:
+	case strings.TrimSpace(c.ID) == "" || utf8.RuneCountInString(c.ID) > maxLimitText:
 		return fmt.Errorf("card id: 1..64 characters")
 	case !c.Status.Valid():
 		return fmt.Errorf("card status %q: want one of %v", c.Status, CardStatuses)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // LimitCodeNonRenew is the only limit code the reference defines.
@@ -73,6 +74,10 @@ func IsUUID(s string) bool { return uuidRe.MatchString(s) }
 
 // maxLimitDigits is a limit's precision, number(38,2) (reference §11).
 const maxLimitDigits = 38
+
+// maxLimitText bounds an application's businessCardId and number, in
+// characters (the contract's maxLength).
+const maxLimitText = 64
 
 // limitKopecks is a limit literal's value as the decimal digits of its
 // kopecks, without leading zeros ("" for zero). It takes the forms a
@@ -143,7 +148,9 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 	if l.Code != LimitCodeNonRenew {
 		bad("code", "допустимое значение: NON_RENEW")
 	}
-	if strings.TrimSpace(l.BusinessCardID) == "" || len(l.BusinessCardID) > 64 {
+	// The lengths count characters, as the contract's maxLength does, not
+	// the bytes of their UTF-8.
+	if strings.TrimSpace(l.BusinessCardID) == "" || utf8.RuneCountInString(l.BusinessCardID) > maxLimitText {
 		bad("businessCardId", "обязательное поле, не длиннее 64 символов")
 	}
 	if !IsUUID(l.ExternalID) {
@@ -171,7 +178,7 @@ func ParseLimitChange(body []byte) (LimitChange, error) {
 	if _, ok := ParseDate(l.Date); l.Date != "" && !ok {
 		bad("date", "дата в формате YYYY-MM-DD")
 	}
-	if len(l.Number) > 64 {
+	if utf8.RuneCountInString(l.Number) > maxLimitText {
 		bad("number", "не длиннее 64 символов")
 	}
 	if len(v.FieldNames) > 0 {

@@ -179,7 +179,10 @@ func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret, for
 	if err := w.URLs.Check(ctx, rawURL); err != nil {
 		return WebhookView{}, err
 	}
-	if secret != nil && (utf8.RuneCountInString(*secret) < minWebhookSecret || len(*secret) > maxWebhookSecret) {
+	// Both bounds count characters, as the contract's minLength and
+	// maxLength do: a secret of 256 Cyrillic letters is 512 bytes and is
+	// taken, as a client validating against the contract expects.
+	if secret != nil && (utf8.RuneCountInString(*secret) < minWebhookSecret || utf8.RuneCountInString(*secret) > maxWebhookSecret) {
 		return WebhookView{}, webhookFault("secret", fmt.Sprintf("секрет: от %d до %d символов", minWebhookSecret, maxWebhookSecret))
 	}
 	if format != nil && *format != WebhookFormatJSON && *format != WebhookFormatJOSE {
