@@ -69,8 +69,10 @@ func newBankFixture(t *testing.T) *bankFixture {
 	t.Helper()
 	servers := map[string]*testServer{
 		// Partner webhook URLs on loopback are let through, so the table
-		// can set one without a resolver.
-		"": startServer(t, "--only", "banking", "--banking-webhook-allow-private"),
+		// can set one without a resolver. Its rate is unlimited: the table
+		// sends more creates on one token than the default burst of 20,
+		// and the 429 rows have the "limited" server for themselves.
+		"": startServer(t, "--only", "banking", "--banking-webhook-allow-private", "--banking-payment-rate", "0"),
 		// A burst of one payment operation per token and operation makes
 		// every operation's second request 429; the sandbox partner must
 		// sign its card-limit requests here, which makes plain JSON 415.
