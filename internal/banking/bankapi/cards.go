@@ -231,7 +231,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		if web.IsBodyTooLarge(err) {
-			platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
+			s.platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
 		} else {
 			s.writeCardError(w, r, banking.Errorf(banking.KindDeserialization, "Не удалось прочитать тело запроса"))
 		}

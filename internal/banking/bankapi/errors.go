@@ -247,7 +247,17 @@ func oauthFailure(k banking.Kind) (code, description string) {
 // (§13) has no cause for it, and partners' clients switch on the causes it
 // lists, so it keeps NOT_FOUND, the cause of a path with no such
 // operation, while its message says that the method is what is missing.
-func platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
+//
+// Each answer's referenceId is found in log, as writeError's are: a
+// recovered panic is logged as an unexpected error with its referenceId
+// and request id, and an answer to a request that brought its own
+// X-Request-Id, whose referenceId is then a fresh UUID the access line
+// does not carry, is logged at info level with both ids. A nil log is
+// slog.Default().
+func platformError(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, err error) {
+	if log == nil {
+		log = slog.Default()
+	}
 	var mr *web.MalformedRequest
 	switch {
 	case errors.As(err, &mr):
@@ -260,19 +270,26 @@ func platformError(w http.ResponseWriter, r *http.Request, status int, err error
 		} else if mr.Reason != "" {
 			msg += ": " + mr.Reason
 		}
-		ref, _ := referenceID(r)
-		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: ref, Message: msg})
+		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: platformReferenceID(r, log, "VALIDATION_FAULT"), Message: msg})
 	case errors.Is(err, web.ErrNotFound):
-		ref, _ := referenceID(r)
-		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: ref, Message: "Ресурс не найден"})
+		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: platformReferenceID(r, log, "NOT_FOUND"), Message: "Ресурс не найден"})
 	case errors.Is(err, web.ErrMethodNotAllowed):
-		ref, _ := referenceID(r)
-		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: ref,
+		writeJSON(w, status, errorBody{Cause: "NOT_FOUND", ReferenceID: platformReferenceID(r, log, "NOT_FOUND"),
 			Message: "Метод " + jsonmsg.Echo(r.Method) + " не поддерживается для этого ресурса"})
 	case errors.Is(err, web.ErrBodyTooLarge):
-		ref, _ := referenceID(r)
-		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: ref, Message: "Тело запроса слишком велико"})
+		writeJSON(w, status, errorBody{Cause: "VALIDATION_FAULT", ReferenceID: platformReferenceID(r, log, "VALIDATION_FAULT"), Message: "Тело запроса слишком велико"})
 	default:
-		writeError(w, r, nil, err)
+		writeError(w, r, log, err)
 	}
+}
+
+// platformReferenceID is the referenceId of a platform answer with cause,
+// logged beside the request id when it is not that id (the client brought
+// its own X-Request-Id), as writeError logs a handler's error.
+func platformReferenceID(r *http.Request, log *slog.Logger, cause string) string {
+	ref, own := referenceID(r)
+	if !own {
+		log.Info("banking: error answered", "referenceId", ref, "request_id", web.RequestID(r.Context()), "cause", cause)
+	}
+	return ref
 }

@@ -2,6 +2,7 @@ package bankapi
 
 import (
 	"bytes"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ const joseContentType = "application/jose"
 type Server struct {
 	*web.Mux
 	jws *banking.BankKey
+	log *slog.Logger // where the platform's answers log their referenceId
 }
 
 // ServeHTTP signs the answer when the client asked for JWS and passes
@@ -53,11 +55,11 @@ func (s *Server) wantsJose(r *http.Request) bool {
 func (s *Server) ErrorWriter() web.ErrorWriter {
 	return func(w http.ResponseWriter, r *http.Request, status int, err error) {
 		if !s.wantsJose(r) {
-			platformError(w, r, status, err)
+			platformError(w, r, s.log, status, err)
 			return
 		}
 		jw := &joseWriter{ResponseWriter: w, header: http.Header{}}
-		platformError(jw, r, status, err)
+		platformError(jw, r, s.log, status, err)
 		jw.finish(s.jws)
 	}
 }

@@ -186,7 +186,7 @@ func releaseBody(bp *[]byte) {
 
 func (s *server) writePaymentError(w http.ResponseWriter, r *http.Request, err error) {
 	if web.IsBodyTooLarge(err) {
-		platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
+		s.platformError(w, r, http.StatusRequestEntityTooLarge, web.ErrBodyTooLarge)
 		return
 	}
 	writeError(w, r, s.log, err)

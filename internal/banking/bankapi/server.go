@@ -5,6 +5,7 @@ package bankapi
 
 import (
 	"log/slog"
+	"net/http"
 
 	"partnerapi/internal/banking"
 	"partnerapi/internal/web"
@@ -61,11 +62,22 @@ func NewServer(d Deps) *Server {
 		d.Log = slog.Default()
 	}
 	s := &server{Deps: d, log: d.Log, auth: d.Auth}
-	mux := web.NewMux("banking", platformError, d.Metrics)
+	mux := web.NewMux("banking", s.platformError, d.Metrics)
 	s.addRoutes(mux)
-	return &Server{Mux: mux, jws: d.JWS}
+	return &Server{Mux: mux, jws: d.JWS, log: d.Log}
 }
 
-// ErrorWriter is the banking envelope for the platform, always JSON;
-// (*Server).ErrorWriter signs it for clients that asked for JWS.
-func ErrorWriter() web.ErrorWriter { return platformError }
+// platformError is the package's platformError logging to the server's
+// log.
+func (s *server) platformError(w http.ResponseWriter, r *http.Request, status int, err error) {
+	platformError(w, r, s.log, status, err)
+}
+
+// ErrorWriter is the banking envelope for the platform, always JSON, its
+// referenceIds logged to slog.Default(); (*Server).ErrorWriter signs it
+// for clients that asked for JWS and logs to the server's log.
+func ErrorWriter() web.ErrorWriter {
+	return func(w http.ResponseWriter, r *http.Request, status int, err error) {
+		platformError(w, r, nil, status, err)
+	}
+}
