@@ -15,8 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"partnerapi/internal/background"
 	"partnerapi/internal/banking"
 	"partnerapi/internal/banking/bankapi"
@@ -146,6 +144,16 @@ func (f *paymentFlags) webhookPauses() (base, max time.Duration, err error) {
 	return f.webhookPause, f.webhookMaxPause, nil
 }
 
+// opLimiter is the checked rate limit of the business operations
+// (--banking-payment-rate and --banking-payment-burst, banking.NewOpLimiter).
+func (f *paymentFlags) opLimiter() (*banking.OpLimiter, error) {
+	l, err := banking.NewOpLimiter(f.rate, f.burst)
+	if err != nil {
+		return nil, fmt.Errorf("--banking-payment-rate/--banking-payment-burst: %w", err)
+	}
+	return l, nil
+}
+
 // webhookRetry is the checked retry schedule of the webhook flags. Flags
 // never parsed (modules tests build from a zero paymentFlags) mean the
 // defaults; values given are refused at start when the schedule they make
@@ -212,6 +220,10 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 	if f.commitDelay < 0 {
 		return paymentArea{}, fmt.Errorf("--banking-commit-delay must be ≥ 0")
 	}
+	limits, err := f.opLimiter()
+	if err != nil {
+		return paymentArea{}, err
+	}
 	attempts, backoff, maxBackoff, err := f.webhookRetry()
 	if err != nil {
 		return paymentArea{}, err
@@ -242,7 +254,7 @@ func (f *paymentFlags) build(db *sqldb.DB, dataDir, contour string, zone *time.L
 		// The one Gate of the API: banking.go hands it to every other
 		// service with business operations (cards, identity's
 		// client-info and crypto info, certificate requests).
-		Gate: &banking.Gate{Limits: &banking.OpLimiter{Rate: rate.Limit(f.rate), Burst: f.burst}, Maintenance: maint}}
+		Gate: &banking.Gate{Limits: limits, Maintenance: maint}}
 	urls := f.webhookPolicy(contour)
 	if urls.RootCAs, err = webhookRootCAs(f.webhookCA); err != nil {
 		return paymentArea{}, fmt.Errorf("--banking-webhook-ca: %w", err)

@@ -2,6 +2,8 @@ package banking
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +20,24 @@ type OpLimiter struct {
 
 	mu sync.Mutex
 	m  map[[32]byte]*rate.Limiter
+}
+
+// NewOpLimiter is an OpLimiter of perSecond operations a second per token
+// and operation (0: unlimited) with burst (0 reads as 1). A negative rate
+// is refused: golang.org/x/time/rate never refills a bucket whose rate is
+// negative, so each token's operation was let through its burst and then
+// refused with 429 for good, with no Retry-After, the misconfiguration
+// seen only as partners' failures. A rate that is not a number compares
+// false with everything and is refused too, and so is a negative burst,
+// which the limiter read as 1.
+func NewOpLimiter(perSecond float64, burst int) (*OpLimiter, error) {
+	if math.IsNaN(perSecond) || perSecond < 0 {
+		return nil, fmt.Errorf("rate must be ≥ 0 (0: unlimited), got %v", perSecond)
+	}
+	if burst < 0 {
+		return nil, fmt.Errorf("burst must be ≥ 0, got %d", burst)
+	}
+	return &OpLimiter{Rate: rate.Limit(perSecond), Burst: burst}, nil
 }
 
 // maxLimiters bounds memory: past it the table starts afresh, which at
