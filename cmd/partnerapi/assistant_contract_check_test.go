@@ -194,7 +194,28 @@ func (f *contractFixture) check(t *testing.T, c *assistantContract, tc contractC
 	if got != tc.status {
 		t.Errorf("status %d, want %d", got, tc.status)
 	}
+	checkVerdicts(t, got, tc.badRequest, tc.serverOnly)
 	return got
+}
+
+// checkVerdicts holds the contract's verdict on a row's request, which
+// checkRequest has found to be the row's badRequest, to the server's
+// status: a request the server refuses as malformed (400) must be one the
+// contract refuses too, unless serverOnly says why it cannot, and one the
+// server answers with success must be one the contract takes. Before it,
+// a row could say the server refused with 400 a request the contract took,
+// and nothing failed. The smart home contract test holds its rows to it
+// too.
+func checkVerdicts(t *testing.T, status int, badRequest bool, serverOnly string) {
+	t.Helper()
+	switch {
+	case status == http.StatusBadRequest && !badRequest && serverOnly == "":
+		t.Errorf("the server refuses the request with 400, but the contract takes it: make the contract refuse it and mark the row badRequest, or name in serverOnly why the contract cannot")
+	case status < 300 && badRequest:
+		t.Errorf("the server takes the request (%d), but the contract refuses it", status)
+	case serverOnly != "" && (badRequest || status != http.StatusBadRequest):
+		t.Errorf("serverOnly explains a 400 the contract takes, but the server answered %d and the row is badRequest=%v", status, badRequest)
+	}
 }
 
 // waitFree waits until the client of a busy row may start a request again.

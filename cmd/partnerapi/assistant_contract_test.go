@@ -201,8 +201,14 @@ type contractCase struct {
 	status int
 	// badRequest says the contract itself refuses the request (a missing
 	// header, a body its schema rejects): a generated client would not
-	// send it, and the server must refuse it too.
+	// send it, and the server must refuse it too. The other way round, a
+	// request the server refuses with 400 must be badRequest unless
+	// serverOnly says why the contract cannot refuse it (checkVerdicts).
 	badRequest bool
+	// serverOnly is why a request the server refuses with 400 is one the
+	// contract takes: the refusal depends on the client's state, or the
+	// validator does not read that part of the request.
+	serverOnly string
 	// stream: every event's JSON must match ChatCompletionChunk.
 	stream bool
 	// busy: sent while a stream holds the client's only slot.
@@ -240,7 +246,8 @@ func TestAssistantContract(t *testing.T) {
 		{name: "token RqUID not a UUID", method: "POST", path: "/api/v2/oauth", auth: "basic corp", rqUID: "42", form: "scope=ASSISTANT_API_CORP", status: 400, badRequest: true},
 		{name: "token without scope", method: "POST", path: "/api/v2/oauth", auth: "basic corp", rqUID: rq, form: "", status: 400, badRequest: true},
 		{name: "token unknown scope", method: "POST", path: "/api/v2/oauth", auth: "basic corp", rqUID: rq, form: "scope=NOPE", status: 400, badRequest: true},
-		{name: "token scope not entitled", method: "POST", path: "/api/v2/oauth", auth: "basic corp", rqUID: rq, form: "scope=ASSISTANT_API_PERS", status: 400},
+		{name: "token scope not entitled", method: "POST", path: "/api/v2/oauth", auth: "basic corp", rqUID: rq, form: "scope=ASSISTANT_API_PERS", status: 400,
+			serverOnly: "the scope is one the contract names, but not this client's"},
 		{name: "token without credentials", method: "POST", path: "/api/v2/oauth", rqUID: rq, form: "scope=ASSISTANT_API_CORP", status: 401, badRequest: true},
 		{name: "token undecodable credentials", method: "POST", path: "/api/v2/oauth", auth: "basic garbled", rqUID: rq, form: "scope=ASSISTANT_API_CORP", status: 401},
 		{name: "token wrong secret", method: "POST", path: "/api/v2/oauth", auth: "basic wrong", rqUID: rq, form: "scope=ASSISTANT_API_CORP", status: 401},
@@ -287,7 +294,9 @@ func TestAssistantContract(t *testing.T) {
 		{name: "chat without token", method: "POST", path: "/api/v1/chat/completions", body: chat("stories260K", ""), status: 401, badRequest: true},
 		{name: "chat bad token", method: "POST", path: "/api/v1/chat/completions", auth: "bad", body: chat("stories260K", ""), status: 401},
 		{name: "chat not JSON", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: `{"model":`, status: 400, badRequest: true},
-		{name: "chat without messages", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: `{"model":"stories260K","messages":[]}`, status: 400},
+		{name: "chat without messages", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: `{"model":"stories260K","messages":[]}`, status: 400, badRequest: true},
+		{name: "chat empty model", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: `{"model":"","messages":[{"role":"user","content":"x"}]}`, status: 400, badRequest: true},
+		{name: "chat max_tokens 0", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: `{"model":"stories260K","messages":[{"role":"user","content":"x"}],"max_tokens":0}`, status: 422, badRequest: true},
 		{name: "chat message without role", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: `{"model":"stories260K","messages":[{"content":"x"}]}`, status: 400, badRequest: true},
 		{name: "chat no balance", method: "POST", path: "/api/v1/chat/completions", auth: "broke", body: chat("stories260K", ""), status: 402},
 		{name: "chat unknown model", method: "POST", path: "/api/v1/chat/completions", auth: "corp", body: chat("nope", ""), status: 404},
@@ -308,6 +317,7 @@ func TestAssistantContract(t *testing.T) {
 		{name: "tokens count without token", method: "POST", path: "/api/v1/tokens/count", body: `{"model":"stories260K","input":["x"]}`, status: 401, badRequest: true},
 		{name: "tokens count bad token", method: "POST", path: "/api/v1/tokens/count", auth: "bad", body: `{"model":"stories260K","input":["x"]}`, status: 401},
 		{name: "tokens count without model", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"input":["x"]}`, status: 400, badRequest: true},
+		{name: "tokens count empty model", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"model":"","input":["x"]}`, status: 400, badRequest: true},
 		{name: "tokens count without input", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"model":"stories260K"}`, status: 400, badRequest: true},
 		{name: "tokens count input not an array", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"model":"stories260K","input":"x"}`, status: 400, badRequest: true},
 		{name: "tokens count body over the limit", method: "POST", path: "/api/v1/tokens/count", auth: "corp", body: `{"model":"stories260K","input":["` + huge + `"]}`, status: 413},

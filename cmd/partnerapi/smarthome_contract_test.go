@@ -32,6 +32,9 @@ type homeCase struct {
 	status  int
 	// badRequest says the contract itself refuses the request.
 	badRequest bool
+	// serverOnly is why a request the server refuses with 400 is one the
+	// contract takes; without it such a row fails (checkVerdicts).
+	serverOnly string
 	// gated sends the request to a second server that runs the MQTT gate
 	// (with its own admin), skipped where no broker runs.
 	gated bool
@@ -106,7 +109,7 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "models wrong password", method: "GET", path: gate + "/models", who: "wrong", status: 401},
 		{name: "models of two categories", method: "GET", path: gate + "/models?category=light&category=socket", who: "agent", status: 200},
 		{name: "models of an unknown category", method: "GET", path: gate + "/models?category=toaster", who: "agent", status: 404},
-		{name: "models of an empty category", method: "GET", path: gate + "/models?category=", who: "agent", status: 400},
+		{name: "models of an empty category", method: "GET", path: gate + "/models?category=", who: "agent", status: 400, serverOnly: emptyQueryUnread},
 		{name: "validate config", method: "POST", path: gate + "/validate", who: "agent", body: config, status: 200},
 		{name: "validate status", method: "POST", path: gate + "/validate?category=light", who: "agent", body: status, status: 200},
 		{name: "validate malformed", method: "POST", path: gate + "/validate", who: "agent", body: `{"devices":`, status: 400, badRequest: true},
@@ -118,11 +121,15 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "admin put creates", method: "PUT", path: models + "/acme-s1", who: "admin", body: model, status: 201},
 		{name: "admin put replaces", method: "PUT", path: models + "/acme-s1", who: "admin", body: model, status: 200},
 		{name: "admin put without a required feature", method: "PUT", path: models + "/bad", who: "admin",
-			body: `{"manufacturer":"A","model":"B","category":"socket","features":["online"]}`, status: 400},
+			body: `{"manufacturer":"A","model":"B","category":"socket","features":["online"]}`, status: 400,
+			serverOnly: "the features a category requires are the catalog's, not the contract's"},
 		// Reference §5, §8.6 and §9 #10: input as real fixtures write it,
 		// null versions and integer bounds as numbers, is taken.
 		{name: "admin put tolerated input", method: "PUT", path: models + "/acme-s2", who: "admin",
 			body: `{"manufacturer":"Acme","model":"S2","hw_version":null,"sw_version":null,"description":null,"category":"socket","features":["online","on_off","power"],"allowed_values":{"power":{"type":"INTEGER","integer_values":{"min":10,"max":45000,"step":1}}}}`, status: 201},
+		// The server decodes a model refusing members it does not know,
+		// and the contract's additionalProperties says so.
+		{name: "admin put unknown member", method: "PUT", path: models + "/acme-s3", who: "admin", body: `{"colour":"red",` + model[1:], status: 400, badRequest: true},
 		{name: "admin put as agent", method: "PUT", path: models + "/acme-s1", who: "agent", body: model, status: 401},
 		{name: "admin put over the body limit", method: "PUT", path: models + "/big", who: "admin", body: overLimit(model), status: 413},
 		{name: "admin models", method: "GET", path: models, who: "admin", status: 200},
@@ -137,6 +144,7 @@ func TestSmarthomeContract(t *testing.T) {
 		{name: "admin create agent", method: "POST", path: agents, who: "admin", body: `{"login":"ctl-c"}`, status: 201},
 		{name: "admin create agent twice", method: "POST", path: agents, who: "admin", body: `{"login":"ctl-c"}`, status: 409},
 		{name: "admin create agent bad login", method: "POST", path: agents, who: "admin", body: `{"login":"a b"}`, status: 400, badRequest: true},
+		{name: "admin create agent unknown member", method: "POST", path: agents, who: "admin", body: `{"login":"ctl-e","admin":true}`, status: 400, badRequest: true},
 		{name: "admin create agent as agent", method: "POST", path: agents, who: "agent", body: `{"login":"ctl-d"}`, status: 401},
 		{name: "admin create agent over the body limit", method: "POST", path: agents, who: "admin", body: overLimit(`{"login":"ctl-d"}`), status: 413},
 		{name: "admin rotate", method: "POST", path: agents + "/ctl-c/password", who: "admin", status: 200},
@@ -148,7 +156,8 @@ func TestSmarthomeContract(t *testing.T) {
 
 		{name: "command", method: "POST", path: agents + "/ctl-c/commands", who: "admin", gated: true, body: command, status: 202},
 		{name: "command out of range", method: "POST", path: agents + "/ctl-c/commands", who: "admin", gated: true,
-			body: `{"devices":{"l1":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"5000"}}]}}}`, status: 400},
+			body: `{"devices":{"l1":{"states":[{"key":"light_brightness","value":{"type":"INTEGER","integer_value":"5000"}}]}}}`, status: 400,
+			serverOnly: "the value's range is the device model's, in the catalog"},
 		{name: "command as agent", method: "POST", path: agents + "/ctl-c/commands", who: "agent", body: command, status: 401},
 		{name: "command while the broker is down", method: "POST", path: agents + "/ctl-c/commands", who: "admin", brokerDown: true, body: command, status: 503},
 		{name: "command without the gate", method: "POST", path: agents + "/ctl-c/commands", who: "admin", body: command, status: 404},
@@ -239,6 +248,7 @@ func TestSmarthomeContract(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d: %.300s", resp.StatusCode, tc.status, raw)
 			}
+			checkVerdicts(t, resp.StatusCode, tc.badRequest, tc.serverOnly)
 			if ok, errs := contract.responses.ValidateHttpResponse(request(tc, etag), resp); !ok && !onlyMapKeys(errs) {
 				t.Errorf("%d %.300s\nthe response breaks the contract:%s", resp.StatusCode, raw, describe(errs))
 			}
@@ -269,6 +279,11 @@ func TestSmarthomeContract(t *testing.T) {
 	unprovokedOutage(unprovoked, seen, ops, down.base != "")
 	contract.checkCoverage(t, seen, unprovoked)
 }
+
+// emptyQueryUnread is why the contract takes ?category= with nothing after
+// it, which the server refuses with 400: libopenapi-validator does not hold
+// an empty query value to the items' minLength.
+const emptyQueryUnread = "libopenapi-validator does not apply minLength to an empty query value"
 
 // startBrokerDownHome starts a server whose MQTT gate runs on a private
 // Mosquitto (never the machine's shared one), has agent ctl-c configure
