@@ -56,10 +56,27 @@ func ParseLimitSignatures(body []byte) ([]DigestSignature, error) {
 // application whatever its case.
 func (c *Cards) SignLimit(ctx context.Context, p Principal, externalID string, sigs []DigestSignature) (LimitChange, error) {
 	l, err := c.store.Limit(ctx, p.OrgID, externalID)
+	if KindOf(err) == KindDataNotFound {
+		// A partner without any offer is refused whether or not the
+		// application exists, as LimitState refuses it: its 404 told such
+		// a partner which externalIds the organisation had used.
+		if ok, oerr := c.anyOffer(ctx, p); oerr != nil {
+			return LimitChange{}, oerr
+		} else if !ok {
+			return LimitChange{}, errNoOffer()
+		}
+	}
 	if err != nil {
 		return LimitChange{}, err
 	}
 	l.ExternalID = externalID
+	// The partner and its offer on the card come before anything the
+	// application's status says: answered first, the status refusal told a
+	// partner without an offer (or without one on the card's account) that
+	// the application was in force.
+	if err := c.cardTakesLimit(ctx, p, l.BusinessCardID); err != nil {
+		return LimitChange{}, err
+	}
 	if l.BankStatus != LimitCreated && l.BankStatus != LimitPartSigned {
 		return LimitChange{}, Errorf(KindWorkflow, "Заявку в статусе %s нельзя подписать", l.BankStatus)
 	}
@@ -67,9 +84,6 @@ func (c *Cards) SignLimit(ctx context.Context, p Principal, externalID string, s
 		// Stored before roles were (cards migration 0005) outside the
 		// sandbox: which signer it still needs is not known here.
 		return LimitChange{}, Errorf(KindWorkflow, "Роль подписи заявки %s не сохранена: подайте новую заявку", externalID)
-	}
-	if err := c.cardTakesLimit(ctx, p, l.BusinessCardID); err != nil {
-		return LimitChange{}, err
 	}
 	if c.verifier == nil {
 		return LimitChange{}, Errorf(KindSignCheck, "Проверка подписи недоступна")
