@@ -281,7 +281,7 @@ func (c *Cards) cardTakesLimit(ctx context.Context, p Principal, cardID string) 
 		} else if !offered {
 			return errNoOffer()
 		}
-		return Errorf(KindWorkflow, "Счёт карты %s не входит в оферту партнёра", card.ID)
+		return errCardOutsideOffer(card.ID)
 	}
 	// The setting is the organisation's, so it is looked at once the
 	// partner, its offer and the card are known: a partner without an
@@ -364,5 +364,24 @@ func (c *Cards) LimitState(ctx context.Context, p Principal, externalID string) 
 	if err != nil {
 		return LimitState{}, err
 	}
+	// A partner whose offer leaves out the card's account neither lists
+	// the card nor files or signs an application on it, so it does not
+	// read the state of one another partner filed either: it gets the
+	// card's refusal, as the create and the sign answer it.
+	card, err := c.store.Card(ctx, p.OrgID, l.BusinessCardID)
+	if err != nil {
+		return LimitState{}, err
+	}
+	if ok, err := c.inOffer(ctx, p, card.AccountNumber); err != nil {
+		return LimitState{}, err
+	} else if !ok {
+		return LimitState{}, errCardOutsideOffer(card.ID)
+	}
 	return LimitState{BankStatus: l.BankStatus, BankComment: l.BankComment, ChannelInfo: l.ChannelInfo}, nil
+}
+
+// errCardOutsideOffer is the refusal of a card whose account is not in the
+// partner's offer while others are (reference §11: 400 WORKFLOW_FAULT).
+func errCardOutsideOffer(cardID string) error {
+	return Errorf(KindWorkflow, "Счёт карты %s не входит в оферту партнёра", cardID)
 }

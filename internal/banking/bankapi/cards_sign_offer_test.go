@@ -56,3 +56,33 @@ func TestCardLimitSignOfferFirst(t *testing.T) {
 		t.Errorf("draft: %d %s", code, body)
 	}
 }
+
+// TestCardLimitStateOutsideOffer checks that GET …/state refuses, with the
+// card's 400 as the create and the sign do, a partner whose offer leaves
+// out the account of the application's card: such a partner does not see
+// the card in its list, and read the state of applications other partners
+// filed on it.
+func TestCardLimitStateOutsideOffer(t *testing.T) {
+	e := newCardEnv(t, 10)
+	const ext = "6b1f0c2e-0000-4000-8000-000000000003"
+	if code, body := e.do("POST", "/fintech/api/v1/business-cards/limits", "application/json", limitBody("sbc-00001", ext, "5", sole)); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if err := e.store.AddOfferAccount(context.Background(), "partner-3", tOrg, tNoOffer); err != nil {
+		t.Fatal(err)
+	}
+	state := "/fintech/api/v1/business-cards/limits/" + ext + "/state"
+	if code, body := e.do("GET", state, "", "", "tok-third"); code != 400 || cause(body) != "WORKFLOW_FAULT" || strings.Contains(body, "EXPORTED") {
+		t.Errorf("partner without an offer on the card's account: %d %s, want the card's 400", code, body)
+	}
+	if code, body := e.do("GET", state, "", "", "tok-other"); code != 403 {
+		t.Errorf("partner without an offer: %d %s, want 403", code, body)
+	}
+	// Once its offer covers the account, it reads the state.
+	if err := e.store.AddOfferAccount(context.Background(), "partner-3", tOrg, tOffer); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := e.do("GET", state, "", "", "tok-third"); code != 200 || !strings.Contains(body, `"bankStatus":"EXPORTED"`) {
+		t.Errorf("partner with the offer: %d %s", code, body)
+	}
+}
