@@ -39,6 +39,10 @@ func bankDoc(id string, set map[string]any) string {
 	return overlaid(m, set)
 }
 
+// jsonNull is an explicit null member in bankDoc's and invoiceDoc's set,
+// where nil removes the member.
+var jsonNull = json.RawMessage("null")
+
 // overlaid is the JSON of base with set laid over it: a value replaces
 // base's, a nil removes the member.
 func overlaid(base, set map[string]any) string {
@@ -148,6 +152,15 @@ func paymentCases() []bankCase {
 			body: bankDoc("c0000000-0000-4000-8000-000000000f24", map[string]any{"payeeKpp": "7813AB001"}), status: 201},
 		{name: "create payee KPP opening with 00", method: "POST", path: pays, auth: "pay",
 			body: bankDoc("c0000000-0000-4000-8000-000000000f25", map[string]any{"payeeKpp": "001301001"}), status: 201},
+		// The server reads null anywhere a value goes as no value, so null in
+		// an optional member is taken and in a required one is that member
+		// missing; the contract says both.
+		{name: "create optional members null", method: "POST", path: pays, auth: "pay",
+			body: bankDoc("c0000000-0000-4000-8000-000000000f26", map[string]any{"payeeKpp": jsonNull, "voCode": jsonNull, "urgencyCode": jsonNull,
+				"deliveryKind": jsonNull, "incomeTypeCode": jsonNull, "creditContractNumber": jsonNull, "isPaidByCredit": jsonNull, "vat": jsonNull,
+				"digestSignatures": jsonNull, "number": jsonNull, "linkedDocs": jsonNull}), status: 201},
+		{name: "create externalId null", method: "POST", path: pays, auth: "pay",
+			body: bankDoc("c0000000-0000-4000-8000-000000000f27", map[string]any{"externalId": jsonNull}), status: 400, cause: "VALIDATION_FAULT", badRequest: true},
 		{name: "create duplicate externalId", method: "POST", path: pays, auth: "pay", body: bankDoc(p1, nil), status: 400, cause: "WORKFLOW_FAULT"},
 		{name: "create unknown certificate", method: "POST", path: pays, auth: "pay",
 			body: bankDoc("c0000000-0000-4000-8000-000000000014", map[string]any{"digestSignatures": signatures("11111111-1111-4111-8111-111111111111")}), status: 400, cause: "WORKFLOW_FAULT"},
@@ -190,6 +203,10 @@ func paymentCases() []bankCase {
 			body: invoiceDoc("c1000000-0000-4000-8000-000000000013", payee(map[string]any{"isPaidByCredit": nil})), status: 400, cause: "VALIDATION_FAULT", badRequest: true},
 		{name: "from-invoice-any without payeeInn", method: "POST", path: pays + "/from-invoice-any", auth: "invoice any",
 			body: invoiceDoc("c1000000-0000-4000-8000-000000000016", payee(map[string]any{"payeeInn": nil})), status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "from-invoice-any isPaidByCredit null", method: "POST", path: pays + "/from-invoice-any", auth: "invoice any",
+			body: invoiceDoc("c1000000-0000-4000-8000-000000000f30", payee(map[string]any{"isPaidByCredit": jsonNull})), status: 400, cause: "VALIDATION_FAULT", badRequest: true},
+		{name: "from-invoice-any priority null", method: "POST", path: pays + "/from-invoice-any", auth: "invoice any",
+			body: invoiceDoc("c1000000-0000-4000-8000-000000000f31", payee(map[string]any{"priority": jsonNull, "operationCode": jsonNull})), status: 201},
 		{name: "from-invoice-any over the rate limit", server: "limited", method: "POST", path: pays + "/from-invoice-any", auth: "limited invoice any",
 			body: invoiceDoc("c1000000-0000-4000-8000-000000000014", payee(nil)), status: 429, warm: true},
 		{name: "from-invoice-any in maintenance", server: "maint", method: "POST", path: pays + "/from-invoice-any", auth: "maint invoice any",
