@@ -130,6 +130,12 @@ func TestSmarthomeContract(t *testing.T) {
 		// The server decodes a model refusing members it does not know,
 		// and the contract's additionalProperties says so.
 		{name: "admin put unknown member", method: "PUT", path: models + "/acme-s3", who: "admin", body: `{"colour":"red",` + model[1:], status: 400, badRequest: true},
+		// Inside the parts whose Go types read themselves as well.
+		{name: "admin put unknown nested member", method: "PUT", path: models + "/acme-s4", who: "admin",
+			body: strings.Replace(model, `"step":"1"`, `"step":"1","stepp":"2"`, 1), status: 400, badRequest: true},
+		{name: "admin put unknown member in a dependency", method: "PUT", path: models + "/acme-s5", who: "admin",
+			body: `{"manufacturer":"Acme","model":"L1","category":"light","features":["online","on_off","light_mode","light_colour"],` +
+				`"dependencies":{"light_colour":{"key":"light_mode","when":"always","value":[{"type":"ENUM","enum_value":"colour"}]}}}`, status: 400, badRequest: true},
 		{name: "admin put as agent", method: "PUT", path: models + "/acme-s1", who: "agent", body: model, status: 401},
 		{name: "admin put over the body limit", method: "PUT", path: models + "/big", who: "admin", body: overLimit(model), status: 413},
 		{name: "admin models", method: "GET", path: models, who: "admin", status: 200},

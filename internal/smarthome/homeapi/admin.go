@@ -70,6 +70,10 @@ func (h *handlers) putModel(w http.ResponseWriter, r *http.Request) {
 		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"body is not a model: " + jsonmsg.Of(err)}})
 		return
 	}
+	if err := checkModelParts(body); err != nil {
+		h.domainError(w, r, &smarthome.InvalidError{Details: []string{"body is not a model: " + jsonmsg.Of(err)}})
+		return
+	}
 	if m.ID == "" {
 		m.ID = r.PathValue("id")
 	}
