@@ -182,8 +182,10 @@ func (w *Webhooks) Set(ctx context.Context, clientID, rawURL string, secret, for
 	// Both bounds count characters, as the contract's minLength and
 	// maxLength do: a secret of 256 Cyrillic letters is 512 bytes and is
 	// taken, as a client validating against the contract expects.
-	if secret != nil && (utf8.RuneCountInString(*secret) < minWebhookSecret || utf8.RuneCountInString(*secret) > maxWebhookSecret) {
-		return WebhookView{}, webhookFault("secret", fmt.Sprintf("секрет: от %d до %d символов", minWebhookSecret, maxWebhookSecret))
+	if secret != nil {
+		if n := utf8.RuneCountInString(*secret); n < minWebhookSecret || n > maxWebhookSecret {
+			return WebhookView{}, webhookFault("secret", fmt.Sprintf("секрет: от %d до %d символов", minWebhookSecret, maxWebhookSecret))
+		}
 	}
 	if format != nil && *format != WebhookFormatJSON && *format != WebhookFormatJOSE {
 		return WebhookView{}, webhookFault("format", "формат: json или jose")

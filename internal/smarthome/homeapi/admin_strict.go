@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // The model types that read themselves (smarthome.Dependency,
@@ -55,25 +56,23 @@ func checkModelParts(body []byte) error {
 	}
 	// Member names match as encoding/json matches them, without regard
 	// to case, so the parts are found under any spelling the model's
-	// decoder took.
-	parts := map[string]json.RawMessage{}
-	for k, v := range top {
-		if lk := string(bytes.ToLower([]byte(k))); lk == "dependencies" || lk == "allowed_values" {
-			parts[lk] = v
-		}
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(parts)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
+	// decoder took; each is decoded alone, refusing unknown members.
 	var p strictModelParts
-	if err := dec.Decode(&p); err != nil {
-		return fmt.Errorf("dependencies or allowed_values: %w", err)
+	for k, raw := range top {
+		var dst any
+		switch strings.ToLower(k) {
+		case "dependencies":
+			dst = &p.Dependencies
+		case "allowed_values":
+			dst = &p.AllowedValues
+		default:
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(dst); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
 	}
 	return nil
 }
