@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"partnerapi/internal/jsonexact"
 	"partnerapi/internal/jsonmsg"
 )
 
@@ -23,7 +24,7 @@ func ParseLimitSignatures(body []byte) ([]DigestSignature, error) {
 	var b struct {
 		DigestSignatures []DigestSignature `json:"digestSignatures"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(bytes.NewReader(jsonexact.Names(body, &b)))
 	if err := dec.Decode(&b); err != nil {
 		e := DeserializationFault(body, err)
 		e.Message = "Тело запроса не соответствует формату JSON: " + jsonmsg.Echo(err.Error())

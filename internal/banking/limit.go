@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"partnerapi/internal/jsonexact"
 	"partnerapi/internal/jsonmsg"
 	"regexp"
 	"strings"
@@ -120,6 +121,9 @@ func FormatLimit(n json.Number) (string, error) {
 // is DESERIALIZATION_FAULT, wrong values VALIDATION_FAULT.
 func ParseLimitChange(body []byte) (LimitChange, error) {
 	var l LimitChange
+	// Member names match exactly, as the bank's do: {"LIMIT":100} is no
+	// limit, and next to "limit" it is ignored.
+	body = jsonexact.Names(body, &l)
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&l); err != nil {

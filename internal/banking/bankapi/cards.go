@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/jsonexact"
 	"partnerapi/internal/web"
 )
 
@@ -363,7 +364,7 @@ func (s *server) advanceClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req clockReq
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := json.Unmarshal(jsonexact.Names(body, &req), &req); err != nil {
 		s.writeCardError(w, r, banking.DeserializationFault(body, err))
 		return
 	}

@@ -76,3 +76,28 @@ func TestSandboxCertificateUUIDCase(t *testing.T) {
 		}
 	}
 }
+
+// A limit application's member names match exactly: "LIMIT" beside
+// "limit" is ignored whichever comes first (encoding/json would take the
+// last), and alone it is no limit at all.
+func TestCardLimitMemberNameCase(t *testing.T) {
+	const path = "/fintech/api/v1/business-cards/limits"
+	e := newCardEnv(t, 10)
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		want       string // in the answer
+	}{
+		{"LIMIT after limit", `{"code":"NON_RENEW","businessCardId":"sbc-00001","externalId":"0A0B0C0D-0000-4000-8000-000000000101","limit":1,"LIMIT":100}`, 201, `"limit":1.00`},
+		{"LIMIT before limit", `{"code":"NON_RENEW","businessCardId":"sbc-00001","externalId":"0A0B0C0D-0000-4000-8000-000000000102","LIMIT":100,"limit":2}`, 201, `"limit":2.00`},
+		{"Limit alone", `{"code":"NON_RENEW","businessCardId":"sbc-00001","externalId":"0A0B0C0D-0000-4000-8000-000000000103","Limit":3}`, 400, "VALIDATION_FAULT"},
+		{"BusinessCardId", `{"code":"NON_RENEW","BusinessCardId":"sbc-00001","externalId":"0A0B0C0D-0000-4000-8000-000000000104","limit":4}`, 400, "businessCardId"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := e.do("POST", path, "application/json", tc.body)
+			if code != tc.code || !strings.Contains(body, tc.want) {
+				t.Fatalf("%d %s, want %d with %s", code, body, tc.code, tc.want)
+			}
+		})
+	}
+}

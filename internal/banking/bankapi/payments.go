@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"partnerapi/internal/banking"
+	"partnerapi/internal/jsonexact"
 	"partnerapi/internal/web"
 )
 
@@ -141,8 +142,10 @@ func readError(err error) error {
 
 // unmarshalBody decodes body into v with encoding/json, its errors as
 // DESERIALIZATION_FAULT naming the field (banking.DeserializationFault).
-// DecodePaymentFast's refusals end here too, so both decoders answer alike.
+// DecodePaymentFast's refusals end here too, so both decoders answer alike:
+// member names match exactly (jsonexact), as the fast decoder's do.
 func unmarshalBody(body []byte, v any) error {
+	body = jsonexact.Names(body, v)
 	if err := json.Unmarshal(body, v); err != nil {
 		return banking.DeserializationFault(body, err)
 	}

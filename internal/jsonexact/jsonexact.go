@@ -1,0 +1,339 @@
+// Package jsonexact makes encoding/json match object member names exactly.
+//
+// encoding/json fills a struct field from a member whose name equals the
+// field's name in any case ("Amount" and "AMOUNT" fill `json:"amount"`),
+// and when both spellings are present the last one wins. The services this
+// binary stands in for match names exactly and ignore members they do not
+// know, so a client that misspells the case of a member is refused there
+// (a required member is missing) while encoding/json would accept it: the
+// client's bug would pass every test against us and fail in production.
+// Names rewrites, in a copy of the body, the name of every member that
+// matches a field of the target only case-insensitively into one that
+// matches nothing, so encoding/json ignores it as it ignores any unknown
+// member, and everything else decodes as before.
+//
+// It is a pre-pass rather than a decoder of its own: encoding/json keeps
+// its errors, numbers and custom unmarshalers, and the pass reads the body
+// once without allocating when no name needs rewriting (the usual case).
+// encoding/json/v2 matches exactly by default, but in Go 1.26 it is behind
+// GOEXPERIMENT=jsonv2.
+package jsonexact
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Names returns body with the names of members that match a field of v's
+// type (v is what json.Unmarshal would be given) only in another case
+// replaced by '~' characters of the same length, so that offsets in the
+// body, which encoding/json's errors report, stay the same. It returns body
+// itself when nothing is replaced, and body unchanged when it is not JSON
+// (json.Unmarshal will say why).
+func Names(body []byte, v any) []byte {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return body
+	}
+	w := walker{src: body}
+	if !w.value(t) {
+		return body
+	}
+	if w.out == nil {
+		return body
+	}
+	return w.out
+}
+
+// walker scans src; out is the copy being rewritten, nil until the first
+// rewrite. Every method returns false at the first byte it cannot read, and
+// Names then leaves the body to encoding/json.
+type walker struct {
+	src   []byte
+	i     int
+	out   []byte
+	depth int
+}
+
+// maxDepth bounds the nesting the walker follows (encoding/json's own
+// limit is 10 000); deeper bodies are left as they are.
+const maxDepth = 1000
+
+func (w *walker) space() {
+	for w.i < len(w.src) {
+		switch w.src[w.i] {
+		case ' ', '\t', '\n', '\r':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one JSON value whose Go type is t (nil: any, whose member
+// names do not matter).
+func (w *walker) value(t reflect.Type) bool {
+	w.space()
+	if w.i >= len(w.src) {
+		return false
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch w.src[w.i] {
+	case '{':
+		return w.object(t)
+	case '[':
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		return w.array(elem)
+	case '"':
+		_, _, ok := w.str()
+		return ok
+	default:
+		return w.literal()
+	}
+}
+
+func (w *walker) object(t reflect.Type) bool {
+	if w.depth++; w.depth > maxDepth {
+		return false
+	}
+	defer func() { w.depth-- }()
+	var fs *fieldSet
+	var elem reflect.Type
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Struct:
+			fs = fieldsOf(t)
+		case reflect.Map:
+			elem = t.Elem()
+		}
+	}
+	w.i++ // {
+	w.space()
+	if w.i < len(w.src) && w.src[w.i] == '}' {
+		w.i++
+		return true
+	}
+	for {
+		w.space()
+		start, name, ok := w.str()
+		if !ok {
+			return false
+		}
+		next := elem
+		if fs != nil {
+			if f, exact, found := fs.lookup(name); found && exact {
+				next = f
+			} else if found {
+				w.rewrite(start, w.i)
+			}
+		}
+		w.space()
+		if w.i >= len(w.src) || w.src[w.i] != ':' {
+			return false
+		}
+		w.i++
+		if !w.value(next) {
+			return false
+		}
+		w.space()
+		if w.i >= len(w.src) {
+			return false
+		}
+		switch w.src[w.i] {
+		case ',':
+			w.i++
+		case '}':
+			w.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (w *walker) array(elem reflect.Type) bool {
+	if w.depth++; w.depth > maxDepth {
+		return false
+	}
+	defer func() { w.depth-- }()
+	w.i++ // [
+	w.space()
+	if w.i < len(w.src) && w.src[w.i] == ']' {
+		w.i++
+		return true
+	}
+	for {
+		if !w.value(elem) {
+			return false
+		}
+		w.space()
+		if w.i >= len(w.src) {
+			return false
+		}
+		switch w.src[w.i] {
+		case ',':
+			w.i++
+		case ']':
+			w.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str reads a string at w.i and returns where its opening quote is and its
+// value (unescaped only when it holds escapes).
+func (w *walker) str() (start int, s string, ok bool) {
+	if w.i >= len(w.src) || w.src[w.i] != '"' {
+		return 0, "", false
+	}
+	start = w.i
+	escaped := false
+	for j := w.i + 1; j < len(w.src); j++ {
+		switch w.src[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			w.i = j + 1
+			raw := w.src[start:w.i]
+			if !escaped {
+				return start, string(raw[1 : len(raw)-1]), true
+			}
+			if json.Unmarshal(raw, &s) != nil {
+				return 0, "", false
+			}
+			return start, s, true
+		}
+	}
+	return 0, "", false
+}
+
+// literal skips a number, true, false or null: the bytes up to the next
+// delimiter, which encoding/json checks.
+func (w *walker) literal() bool {
+	start := w.i
+	for w.i < len(w.src) {
+		switch w.src[w.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return w.i > start
+		}
+		w.i++
+	}
+	return w.i > start
+}
+
+// rewrite replaces the string src[start:end] (quotes included) by '~'s
+// between its quotes, in the copy.
+func (w *walker) rewrite(start, end int) {
+	if w.out == nil {
+		w.out = append([]byte(nil), w.src...)
+	}
+	for j := start + 1; j < end-1; j++ {
+		w.out[j] = '~'
+	}
+}
+
+// fieldSet is the JSON names of a struct type's fields, as encoding/json
+// finds them (tags, embedded structs' promoted fields), with their types.
+type fieldSet struct {
+	exact map[string]reflect.Type
+	lower map[string]bool // strings.ToLower of every name
+}
+
+// lookup reports the type of the field named name exactly; or, with
+// exact false, that name matches a field only in another case.
+func (fs *fieldSet) lookup(name string) (t reflect.Type, exact, found bool) {
+	if t, ok := fs.exact[name]; ok {
+		return t, true, true
+	}
+	if fs.lower[strings.ToLower(name)] {
+		return nil, false, true
+	}
+	// encoding/json folds more than ToLower does (the Kelvin sign, the
+	// long s); EqualFold is its rule for non-ASCII names.
+	if !isASCII(name) {
+		for n := range fs.exact {
+			if strings.EqualFold(n, name) {
+				return nil, false, true
+			}
+		}
+	}
+	return nil, false, false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+var fieldSets sync.Map // reflect.Type → *fieldSet
+
+func fieldsOf(t reflect.Type) *fieldSet {
+	if fs, ok := fieldSets.Load(t); ok {
+		return fs.(*fieldSet)
+	}
+	fs := &fieldSet{exact: map[string]reflect.Type{}, lower: map[string]bool{}}
+	collect(fs, t, 0)
+	for n := range fs.exact {
+		fs.lower[strings.ToLower(n)] = true
+	}
+	v, _ := fieldSets.LoadOrStore(t, fs)
+	return v.(*fieldSet)
+}
+
+// collect adds t's fields to fs: a field's tag name or its Go name, and the
+// fields of an untagged embedded struct as if they were t's own. A name
+// taken by a shallower field stays with it, as in encoding/json, so t's own
+// fields go in before the embedded structs' (encoding/json also drops a name
+// two embedded structs of one depth both have; both stay known here, which
+// only matters for a name in another case).
+func collect(fs *fieldSet, t reflect.Type, depth int) {
+	if depth > 10 {
+		return
+	}
+	var embedded []reflect.Type
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				embedded = append(embedded, ft)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, taken := fs.exact[name]; !taken {
+			fs.exact[name] = f.Type
+		}
+	}
+	for _, et := range embedded {
+		collect(fs, et, depth+1)
+	}
+}
