@@ -472,7 +472,9 @@ func shortDuration(d time.Duration) string {
 // its receiver (Endpoint) it takes the receiver's other events out of the
 // batch, records the pause and releases them to its end, and counts the
 // attempt only when this failure opened the receiver's outage. It reports
-// whether the receiver answered (anything but no answer or a 429/503).
+// whether the receiver answered (anything but no answer or a 429/503). A
+// try that failed on our side before sending (NotSentError) pauses nothing
+// and is recorded and retried as any other failed attempt.
 func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev WebhookEvent, now func() time.Time) (answered bool, err error) {
 	maxAttempts := d.MaxAttempts
 	if maxAttempts == 0 {
@@ -499,8 +501,11 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 		}
 		return false, errors.Join(serr, rerr)
 	}
-	// A cancelled ctx is this process stopping, not the receiver failing.
-	pause := d.PauseBase >= 0 && pausesPartner(status) && ctx.Err() == nil
+	// A cancelled ctx is this process stopping, not the receiver failing;
+	// nor is a failure of ours before anything was sent, whose status 0
+	// says the receiver was never asked, not that it did not answer.
+	notSent := errors.As(serr, new(*NotSentError))
+	pause := d.PauseBase >= 0 && pausesPartner(status) && !notSent && ctx.Err() == nil
 	a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status, Format: format}
 	if serr != nil {
 		a.Error = serr.Error()
@@ -511,7 +516,13 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	if !delivered && a.Attempt < maxAttempts && (serr != nil || retryableStatus[status]) {
 		next = a.At.Add(max(d.backoff(a.Attempt), min(wait, d.longestBackoff())))
 	}
-	answered = !pausesPartner(status)
+	// A try that was never sent reports false, as answered means only
+	// that the receiver was heard from: the batch then frees its slot
+	// without marking the receiver up, so, were it on probation after a
+	// pause, its next probe, which does reach it, still goes alone rather
+	// than all of them at once to a receiver that may still be down. No
+	// pause comes of false; only the pause below counts a receiver down.
+	answered = !pausesPartner(status) && !notSent
 	if !pause {
 		return answered, d.inStore(ctx, func(ctx context.Context) error { return d.Outbox.RecordWebhookAttempt(ctx, ev.ID, a, delivered, next) })
 	}

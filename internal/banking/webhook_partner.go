@@ -325,6 +325,23 @@ type TargetLookupError struct{ Err error }
 func (e *TargetLookupError) Error() string { return "webhook target: " + e.Err.Error() }
 func (e *TargetLookupError) Unwrap() error { return e.Err }
 
+// NotSentError is a delivery try that failed on our side before anything
+// was sent to the receiver: the body could not be made or signed (a jose
+// target and no bank key to sign with, say) or the request not built. It
+// says nothing of the receiver, so the dispatcher pauses no endpoint for
+// it: the endpoint may be the deployment default, and pausing it would
+// hold back every other partner's events that go there, for a fault of
+// ours in one partner's. Unlike a TargetLookupError it is recorded as an
+// attempt of the event, with no HTTP status and its message as the error,
+// so the partner's delivery log shows why nothing arrived, and it is
+// retried by the normal backoff: it spends the attempt, so a deployment
+// misconfigured for good fails the event after MaxAttempts instead of
+// trying it again at every pass. Its message is Err's, unchanged.
+type NotSentError struct{ Err error }
+
+func (e *NotSentError) Error() string { return e.Err.Error() }
+func (e *NotSentError) Unwrap() error { return e.Err }
+
 // Deliveries is clientID's delivery log, newest first (limit 1..500,
 // default 50).
 func (w *Webhooks) Deliveries(ctx context.Context, clientID string, limit int) ([]WebhookDelivery, error) {

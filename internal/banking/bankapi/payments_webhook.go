@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,12 +82,13 @@ func WebhookSignature(secret, body []byte) string {
 
 // Send posts ev and reports the format of the body, json or jose, which
 // the delivery log records with the attempt, and the receiver it went to
-// (the target's Endpoint), which a failure pauses.
+// (the target's Endpoint), which a failure pauses. A failure of ours before
+// the request went out is a banking.NotSentError, which pauses no receiver.
 func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (banking.WebhookSent, error) {
 	wb := webhookBody{ev.ExternalID, ev.BankStatus, banking.Comment(ev.BankComment), ev.EventTime.UTC().Format(time.RFC3339Nano)}
 	body, err := json.Marshal(wb)
 	if err != nil {
-		return banking.WebhookSent{}, err
+		return banking.WebhookSent{}, &banking.NotSentError{Err: err}
 	}
 	target, err := s.Targets.Target(ctx, ev.ClientID)
 	if err != nil {
@@ -96,21 +99,21 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (bank
 	if target.Format == banking.WebhookFormatJOSE {
 		sent.Format = banking.WebhookFormatJOSE
 		if s.JWS == nil {
-			return sent, errors.New("no bank signing key for a jose webhook")
+			return sent, &banking.NotSentError{Err: errors.New("no bank signing key for a jose webhook")}
 		}
 		payload, err := json.Marshal(joseWebhookBody{wb, ev.ClientID})
 		if err != nil {
-			return sent, err
+			return sent, &banking.NotSentError{Err: err}
 		}
 		jws, err := s.JWS.SignWebhook(payload)
 		if err != nil {
-			return sent, err
+			return sent, &banking.NotSentError{Err: err}
 		}
 		body, contentType = []byte(jws), joseContentType
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.URL, bytes.NewReader(body))
 	if err != nil {
-		return sent, err
+		return sent, &banking.NotSentError{Err: err}
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("X-Signature", WebhookSignature(target.Secret, body))
@@ -123,7 +126,7 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (bank
 	})
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return sent, withURLHost(err, req.URL)
+		return sent, withURLHost(err, req.URL, target.Endpoint == banking.DefaultWebhookEndpoint)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
@@ -137,15 +140,98 @@ func (s *WebhookSender) Send(ctx context.Context, ev banking.WebhookEvent) (bank
 }
 
 // withURLHost returns a failed delivery's error with its URL cut to the
-// scheme and host. The error is kept in the delivery log, which the
-// partner reads (GET /v1/webhook/deliveries), and net/http's error quotes
-// the whole URL: the operator's default URL, which Webhooks.Get does not
-// show a partner, would give away its path and query, where receivers
-// take their tokens (url.Error drops only a password).
-func withURLHost(err error, u *url.URL) error {
+// scheme and host, and with the addresses of our side dropped: the local
+// address of a connection (net.OpError's Source) and the resolver a
+// lookup asked (net.DNSError's Server), which are the bank's own network.
+// With operators (the target is the deployment default) the receiver's
+// resolved address (net.OpError's Addr) goes too: "dial tcp 10.1.2.3:8443:
+// connect: connection refused" reads "dial tcp: connect: connection
+// refused". The error is kept in the delivery log, which the partner reads
+// (GET /v1/webhook/deliveries), and net/http's error quotes the whole URL
+// and the dialled address: the operator's default URL, which Webhooks.Get
+// does not show a partner, would give away its path and query, where
+// receivers take their tokens (url.Error drops only a password), and the
+// operator's internal address of its receiver. A partner's own receiver
+// keeps its address, which is the partner's to know and helps it debug.
+func withURLHost(err error, u *url.URL, operators bool) error {
 	var ue *url.Error
-	if !errors.As(err, &ue) {
-		return err
+	if errors.As(err, &ue) {
+		err = &url.Error{Op: ue.Op, URL: u.Scheme + "://" + u.Host, Err: ue.Err}
 	}
-	return &url.Error{Op: ue.Op, URL: u.Scheme + "://" + u.Host, Err: ue.Err}
+	if clean := withoutAddrs(err, operators); clean != nil {
+		return clean
+	}
+	return err
 }
+
+// withoutAddrs is err with the addresses withURLHost drops taken out of
+// every net.OpError and net.DNSError in its chain, or nil when its chain
+// holds neither. The net errors are rebuilt with the rest of their fields;
+// a wrapper of another type, whose fields this cannot set (fmt.Errorf's,
+// net/http's own), is replaced by an error of the same message with the
+// wrapped ones' text swapped for their rebuilt text, which wraps the
+// rebuilt ones.
+func withoutAddrs(err error, operators bool) error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *net.OpError:
+		c := *e
+		c.Source = nil
+		if operators {
+			c.Addr = nil
+		}
+		if inner := withoutAddrs(e.Err, operators); inner != nil {
+			c.Err = inner
+		}
+		return &c
+	case *net.DNSError:
+		c := *e
+		c.Server = ""
+		if inner := withoutAddrs(e.UnwrapErr, operators); inner != nil {
+			c.UnwrapErr = inner
+		}
+		return &c
+	case *url.Error:
+		inner := withoutAddrs(e.Err, operators)
+		if inner == nil {
+			return nil
+		}
+		return &url.Error{Op: e.Op, URL: e.URL, Err: inner}
+	case interface{ Unwrap() error }:
+		return rewrapped(err, []error{e.Unwrap()}, operators)
+	case interface{ Unwrap() []error }:
+		// errors.Join of the dial guard's tries, one per address.
+		return rewrapped(err, e.Unwrap(), operators)
+	}
+	return nil
+}
+
+// rewrapped is err, which wraps inner, rebuilt as withoutAddrs does, or nil
+// when none of inner holds an address to drop.
+func rewrapped(err error, inner []error, operators bool) error {
+	msg, changed := err.Error(), false
+	clean := make([]error, len(inner))
+	for i, in := range inner {
+		clean[i] = withoutAddrs(in, operators)
+		if clean[i] == nil {
+			clean[i] = in
+			continue
+		}
+		msg = strings.Replace(msg, in.Error(), clean[i].Error(), 1)
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return &addrsDropped{msg: msg, errs: clean}
+}
+
+// addrsDropped is a wrapper error rebuilt by withoutAddrs.
+type addrsDropped struct {
+	msg  string
+	errs []error
+}
+
+func (e *addrsDropped) Error() string   { return e.msg }
+func (e *addrsDropped) Unwrap() []error { return e.errs }
