@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"partnerapi/internal/assistant"
+	"partnerapi/internal/jsonexact"
 	"partnerapi/internal/web"
 )
 
@@ -264,7 +265,9 @@ func decodeJSON(r io.Reader, v any) error {
 	if !utf8.Valid(body) {
 		return &assistant.InvalidParams{Status: 400, Message: "invalid JSON body: not UTF-8"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
+	// Member names match exactly, as the original API's do: "Model" is
+	// not the model, and beside "model" it does not override it.
+	dec := json.NewDecoder(bytes.NewReader(jsonexact.Names(body, v)))
 	if err := dec.Decode(v); err != nil {
 		return &assistant.InvalidParams{Status: 400, Message: jsonErrorMessage(err)}
 	}

@@ -72,3 +72,30 @@ func TestDecodeJSONTrailing(t *testing.T) {
 		}
 	}
 }
+
+// A chat body's member names match exactly: a member in another case is
+// ignored as an unknown one is, so "Model" alone is no model and beside
+// "model" it does not win, whichever comes last; inside a message too.
+func TestDecodeChatMemberNameCase(t *testing.T) {
+	for _, c := range []struct {
+		body, model, err string
+		messages         int
+	}{
+		{`{"model":"m","MODEL":"x","messages":[{"role":"user","content":"Hi"}]}`, "m", "", 1},
+		{`{"MODEL":"x","model":"m","messages":[{"role":"user","content":"Hi"}]}`, "m", "", 1},
+		{`{"Model":"x","messages":[{"role":"user","content":"Hi"}]}`, "", "", 1},
+		{`{"model":"m","Messages":[{"role":"user","content":"Hi"}]}`, "m", "", 0},
+	} {
+		req, _, err := decodeChatRequest(strings.NewReader(c.body))
+		if err != nil {
+			t.Errorf("%s: %v", c.body, err)
+			continue
+		}
+		if req.Model != c.model || len(req.Messages) != c.messages {
+			t.Errorf("%s: model %q with %d messages, want %q with %d", c.body, req.Model, len(req.Messages), c.model, c.messages)
+		}
+	}
+	if _, err := decodeTokensCount(strings.NewReader(`{"Model":"m","input":["a"]}`)); err == nil || !strings.Contains(err.Error(), "model is required") {
+		t.Errorf("tokens/count with Model: %v, want model is required", err)
+	}
+}
