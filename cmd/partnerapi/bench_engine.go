@@ -151,7 +151,7 @@ func samplingName(p local.GenerateParams) string {
 func runBenchEngine(ctx context.Context, args []string, getenv func(string) string, io stdio) error {
 	fs := flag.NewFlagSet("bench engine", flag.ContinueOnError)
 	shapes := fs.String("shape", "15m", "model shapes, comma-separated: 15m, 135m, 0.5b, 1b")
-	quants := fs.String("quant", "q8_0", "weight types, comma-separated: q8_0, q4_0, q4_k_m (llama.cpp's mix: Q4_K/Q6_K, Q5_0/Q8_0 where rows are not multiples of 256), q3_k_m (Q3_K/Q4_K/Q5_K/Q6_K, IQ4_NL and the others' fallbacks), q2_k (every matrix, 1b only)")
+	quants := fs.String("quant", "q8_0", "weight types, comma-separated: q8_0, q4_0, f16, f32, q4_k_m (llama.cpp's mix: Q4_K/Q6_K, Q5_0/Q8_0 where rows are not multiples of 256), q3_k_m (Q3_K/Q4_K/Q5_K/Q6_K, IQ4_NL and the others' fallbacks), q2_k (every matrix, 1b only)")
 	streamsFlag := fs.String("streams", "1,10", "concurrent streams per case, comma-separated")
 	prompt := fs.Int("prompt", 256, "prompt tokens per stream for the prefill measurement")
 	gen := fs.Int("gen", 128, "tokens per stream for the decode measurement")

@@ -85,6 +85,10 @@ func parseEngineQuants(list string) ([]engineQuant, error) {
 			qs = append(qs, uniformQuant(gguf.Q8_0))
 		case "q4_0":
 			qs = append(qs, uniformQuant(gguf.Q4_0))
+		case "f16":
+			qs = append(qs, uniformQuant(gguf.F16))
+		case "f32":
+			qs = append(qs, uniformQuant(gguf.F32))
 		case "q4_k_m":
 			qs = append(qs, q4KM)
 		case "q3_k_m":
@@ -94,7 +98,7 @@ func parseEngineQuants(list string) ([]engineQuant, error) {
 			// 256 (1b) can take it.
 			qs = append(qs, uniformQuant(gguf.Q2_K))
 		default:
-			return nil, fmt.Errorf("--quant: unknown type %q (have q8_0, q4_0, q4_k_m, q3_k_m, q2_k)", q)
+			return nil, fmt.Errorf("--quant: unknown type %q (have q8_0, q4_0, f16, f32, q4_k_m, q3_k_m, q2_k)", q)
 		}
 	}
 	return qs, nil

@@ -108,25 +108,55 @@ func rowUnit() int {
 // the per-token row dots, writing token t's value of row r to
 // dst[t*w.Rows+r]. MatMul and MatMulMany share it so their results are the
 // same bit for bit.
+//
+// The tokens are taken in blocks of mulRowsBlock(w, acts), each block
+// against every row of the range: with the rows outer and every token
+// inner, each row read all of the prompt chunk's activations again (a
+// 512-token chunk of 576-wide float rows is 1.2 MB, more than the L2), so
+// an F16 prefill streamed its activations from the L3 for every weight row
+// and was bound by that, not by its multiply-adds. A block's activations
+// stay in the L1 or L2 across the rows while each weight row is read once
+// a block. A value's arithmetic is the same whatever the blocks: one
+// (row, token) dot, in its kernel's own order.
 func mulRows(dst []float32, w Matrix, acts []activation, lo, hi int) {
 	dot := rowDotFor(w.Type)
 	dot4 := rowDot4For(w.Type)
 	rb := w.RowBytes()
-	for r := lo; r < hi; r++ {
-		row := w.Data[r*rb : (r+1)*rb]
-		t := 0
-		if dot4 != nil {
-			for ; t+4 <= len(acts); t += 4 {
-				out := dot4(row, acts[t:t+4])
-				for i, v := range out {
-					dst[(t+i)*w.Rows+r] = v
+	block := mulRowsBlock(w, acts)
+	for t0 := 0; t0 < len(acts); t0 += block {
+		t1 := min(t0+block, len(acts))
+		for r := lo; r < hi; r++ {
+			row := w.Data[r*rb : (r+1)*rb]
+			t := t0
+			if dot4 != nil {
+				for ; t+4 <= t1; t += 4 {
+					out := dot4(row, acts[t:t+4])
+					for i, v := range out {
+						dst[(t+i)*w.Rows+r] = v
+					}
 				}
 			}
-		}
-		for ; t < len(acts); t++ {
-			dst[t*w.Rows+r] = dot(row, &acts[t])
+			for ; t < t1; t++ {
+				dst[t*w.Rows+r] = dot(row, &acts[t])
+			}
 		}
 	}
+}
+
+// mulRowsActBytes is how many bytes of activations a block of mulRows
+// reads at most: half a 64 KB share of the L2, which every core in use has
+// (the L1 of 32–48 KB holds the smaller blocks whole).
+const mulRowsActBytes = 32 << 10
+
+// mulRowsBlock is the number of tokens mulRows takes against the rows at a
+// time: as many as fit mulRowsActBytes, a multiple of four (the four-token
+// dots) and at least four.
+func mulRowsBlock(w Matrix, acts []activation) int {
+	per := w.Cols * 4 // float activations
+	if len(acts) > 0 && acts[0].f == nil {
+		per = w.Cols + w.Cols/8 // int8 values and their scales
+	}
+	return max(4, mulRowsActBytes/max(per, 1)&^3)
 }
 
 // activationBuffer holds the prepared activations of one call, one form per

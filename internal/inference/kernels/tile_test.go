@@ -89,8 +89,9 @@ func testMatMulBatchInvariant(t *testing.T) {
 		}
 		w := randomMatrix(r, typ, 37, cols)
 		// Every group size of one call (2 to 10 tokens), then several
-		// groups.
-		for _, n := range []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23} {
+		// groups, and (67) several of mulRows' token blocks of every
+		// activation kind.
+		for _, n := range []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 23, 67} {
 			x := randomVector(r, n*cols)
 			batch := make([]float32, n*w.Rows)
 			MatMul(batch, w, x, n)
