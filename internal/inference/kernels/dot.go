@@ -30,7 +30,22 @@ var (
 	// so that a token's result does not depend on its batch.
 	// Q8_0 and Q4_0 have register-tiled kernels instead (tiles.go).
 	dot4Q4K, dot4Q6K, dot4F16 rowDot4
+	// Two-row, four-token dots (nil: use the type's rowDot4 a row at a
+	// time), each value equal to its type's rowDot bit for bit.
+	dot2x4F16 rowDot2x4
 )
+
+// rowDot2x4 computes two weight rows against four activations at once:
+// each activation chunk is loaded once for both rows, where a rowDot4 loads
+// it for every row. Token t's value of row i is out[4*i+t].
+type rowDot2x4 func(row0, row1 []byte, a []activation) [8]float32
+
+func rowDot2x4For(t gguf.GGMLType) rowDot2x4 {
+	if t == gguf.F16 {
+		return dot2x4F16
+	}
+	return nil
+}
 
 // rowDot4 computes one weight row against four activations at once, so a
 // batched product expands each weight block once per four tokens. The

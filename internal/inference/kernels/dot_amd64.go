@@ -14,6 +14,11 @@ func init() {
 	dotF32 = dotF32Asm
 	dotF16 = dotF16Asm
 	dot4F16 = dotF16x4Asm
+	if hasVNNI {
+		// The AVX-512 family: the two-row tile needs AVX-512VL's
+		// registers Y16–Y31.
+		dot2x4F16 = dotF16x2x4Asm
+	}
 	dotQ8_0 = dotQ8_0Asm
 	dotQ4_0 = dotQ4_0Asm
 	dotQ4K = dotQ4KAsm
@@ -183,5 +188,25 @@ func dotF16x4Asm(row []byte, a []activation) (out [4]float32) {
 		xs[t] = &a[t].f[:len(w)][0]
 	}
 	dotF16x4AVX2(&w[0], &xs, len(w), &out)
+	return out
+}
+
+//go:noescape
+func dotF16x2x4AVX512(w0, w1 *uint16, x *[4]*float32, n int, out *[8]float32)
+
+// dotF16x2x4Asm is dotF16x4Asm for two rows of equal length: each
+// activation chunk is loaded once for both. Every value follows
+// dotF16AVX2's steps exactly, as dotF16x4Asm's do.
+func dotF16x2x4Asm(row0, row1 []byte, a []activation) (out [8]float32) {
+	w0, w1 := uint16s(row0), uint16s(row1)
+	if len(w0) == 0 {
+		return out
+	}
+	w1 = w1[:len(w0)]
+	var xs [4]*float32
+	for t := range xs {
+		xs[t] = &a[t].f[:len(w0)][0]
+	}
+	dotF16x2x4AVX512(&w0[0], &w1[0], &xs, len(w0), &out)
 	return out
 }

@@ -75,6 +75,25 @@ func TestAsmMatchesGo(t *testing.T) {
 			}
 		}
 	}
+	// The two-row F16 tile against the one-token assembly, row by row,
+	// where the CPU has AVX-512VL: equal bit for bit, every tail length.
+	if cpuVNNI {
+		for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 23, 24, 40, 577, 4099} {
+			row0, row1 := randomRow(r, gguf.F16, n), randomRow(r, gguf.F16, n)
+			acts := make([]activation, 4)
+			for i := range acts {
+				acts[i].prepare(actFloat, randomVector(r, n))
+			}
+			out := dotF16x2x4Asm(row0, row1, acts)
+			for i := range acts {
+				for j, row := range [][]byte{row0, row1} {
+					if got, want := out[4*j+i], dotF16Asm(row, &acts[i]); math.Float32bits(got) != math.Float32bits(want) {
+						t.Errorf("F16 2x4 n=%d row %d token %d: %v, one-token kernel %v", n, j, i, got, want)
+					}
+				}
+			}
+		}
+	}
 	// The public float helpers go through the same assembly.
 	for _, n := range []int{0, 1, 15, 33, 1000} {
 		x, y := randomVector(r, n), randomVector(r, n+3)

@@ -121,11 +121,32 @@ func rowUnit() int {
 func mulRows(dst []float32, w Matrix, acts []activation, lo, hi int) {
 	dot := rowDotFor(w.Type)
 	dot4 := rowDot4For(w.Type)
+	dot2x4 := rowDot2x4For(w.Type)
 	rb := w.RowBytes()
 	block := mulRowsBlock(w, acts)
 	for t0 := 0; t0 < len(acts); t0 += block {
 		t1 := min(t0+block, len(acts))
-		for r := lo; r < hi; r++ {
+		r := lo
+		if dot2x4 != nil && t1-t0 >= 4 {
+			for ; r+2 <= hi; r += 2 {
+				row0, row1 := w.Data[r*rb:(r+1)*rb], w.Data[(r+1)*rb:(r+2)*rb]
+				t := t0
+				for ; t+4 <= t1; t += 4 {
+					out := dot2x4(row0, row1, acts[t:t+4])
+					for i, v := range out[:4] {
+						dst[(t+i)*w.Rows+r] = v
+					}
+					for i, v := range out[4:] {
+						dst[(t+i)*w.Rows+r+1] = v
+					}
+				}
+				for ; t < t1; t++ {
+					dst[t*w.Rows+r] = dot(row0, &acts[t])
+					dst[t*w.Rows+r+1] = dot(row1, &acts[t])
+				}
+			}
+		}
+		for ; r < hi; r++ {
 			row := w.Data[r*rb : (r+1)*rb]
 			t := t0
 			if dot4 != nil {
