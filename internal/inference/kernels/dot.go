@@ -29,7 +29,7 @@ var (
 	// token). Each must equal four calls of its type's rowDot bit for bit,
 	// so that a token's result does not depend on its batch.
 	// Q8_0 and Q4_0 have register-tiled kernels instead (tiles.go).
-	dot4Q4K, dot4Q6K, dot4F16 rowDot4
+	dot4Q4K, dot4Q6K, dot4F16, dot4F32 rowDot4
 	// Two-row, four-token dots (nil: use the type's rowDot4 a row at a
 	// time), each value equal to its type's rowDot bit for bit.
 	dot2x4F16 rowDot2x4
@@ -61,6 +61,8 @@ func rowDot4For(t gguf.GGMLType) rowDot4 {
 		return dot4Q6K
 	case gguf.F16:
 		return dot4F16
+	case gguf.F32:
+		return dot4F32
 	}
 	return nil
 }

@@ -15,9 +15,10 @@ func init() {
 	dotF16 = dotF16Asm
 	dot4F16 = dotF16x4Asm
 	if hasVNNI {
-		// The AVX-512 family: the two-row tile needs AVX-512VL's
-		// registers Y16–Y31.
+		// The AVX-512 family: the F16 two-row tile and the F32
+		// four-token dot need AVX-512VL's registers Y16–Y31.
 		dot2x4F16 = dotF16x2x4Asm
+		dot4F32 = dotF32x4Asm
 	}
 	dotQ8_0 = dotQ8_0Asm
 	dotQ4_0 = dotQ4_0Asm
@@ -208,5 +209,23 @@ func dotF16x2x4Asm(row0, row1 []byte, a []activation) (out [8]float32) {
 		xs[t] = &a[t].f[:len(w0)][0]
 	}
 	dotF16x2x4AVX512(&w0[0], &w1[0], &xs, len(w0), &out)
+	return out
+}
+
+//go:noescape
+func dotF32x4AVX512(w *float32, x *[4]*float32, n int, out *[4]float32)
+
+// dotF32x4Asm is dotF32Asm for four tokens: each weight chunk is loaded
+// once for the four, and every token follows dotF32AVX2's steps exactly.
+func dotF32x4Asm(row []byte, a []activation) (out [4]float32) {
+	w := float32s(row)
+	if len(w) == 0 {
+		return out
+	}
+	var xs [4]*float32
+	for t := range xs {
+		xs[t] = &a[t].f[:len(w)][0]
+	}
+	dotF32x4AVX512(&w[0], &xs, len(w), &out)
 	return out
 }

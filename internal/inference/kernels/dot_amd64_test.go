@@ -75,16 +75,23 @@ func TestAsmMatchesGo(t *testing.T) {
 			}
 		}
 	}
-	// The two-row F16 tile against the one-token assembly, row by row,
-	// where the CPU has AVX-512VL: equal bit for bit, every tail length.
+	// The two-row F16 tile and the four-token F32 dot against the
+	// one-token assembly, row by row, where the CPU has AVX-512VL: equal
+	// bit for bit, every tail length.
 	if cpuVNNI {
-		for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 23, 24, 40, 577, 4099} {
+		for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33, 40, 577, 4099} {
 			row0, row1 := randomRow(r, gguf.F16, n), randomRow(r, gguf.F16, n)
 			acts := make([]activation, 4)
 			for i := range acts {
 				acts[i].prepare(actFloat, randomVector(r, n))
 			}
 			out := dotF16x2x4Asm(row0, row1, acts)
+			f32 := randomRow(r, gguf.F32, n)
+			for i, got := range dotF32x4Asm(f32, acts) {
+				if want := dotF32Asm(f32, &acts[i]); math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("F32 x4 n=%d token %d: %v, one-token kernel %v", n, i, got, want)
+				}
+			}
 			for i := range acts {
 				for j, row := range [][]byte{row0, row1} {
 					if got, want := out[4*j+i], dotF16Asm(row, &acts[i]); math.Float32bits(got) != math.Float32bits(want) {

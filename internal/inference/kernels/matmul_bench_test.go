@@ -85,9 +85,9 @@ func reportRates(b *testing.B, w Matrix, tokens int) {
 // withoutBatchKernels switches the multi-token kernels off, leaving the
 // one-token row dots, and returns the function that switches them back.
 func withoutBatchKernels() (restore func()) {
-	tiled, q4k, q6k, f16, f16x2 := tiledMulRows, dot4Q4K, dot4Q6K, dot4F16, dot2x4F16
-	tiledMulRows, dot4Q4K, dot4Q6K, dot4F16, dot2x4F16 = nil, nil, nil, nil, nil
-	return func() { tiledMulRows, dot4Q4K, dot4Q6K, dot4F16, dot2x4F16 = tiled, q4k, q6k, f16, f16x2 }
+	tiled, q4k, q6k, f16, f16x2, f32 := tiledMulRows, dot4Q4K, dot4Q6K, dot4F16, dot2x4F16, dot4F32
+	tiledMulRows, dot4Q4K, dot4Q6K, dot4F16, dot2x4F16, dot4F32 = nil, nil, nil, nil, nil, nil
+	return func() { tiledMulRows, dot4Q4K, dot4Q6K, dot4F16, dot2x4F16, dot4F32 = tiled, q4k, q6k, f16, f16x2, f32 }
 }
 
 // BenchmarkBatchKernelsSideBySide times the same product with the batched
