@@ -83,8 +83,13 @@ func TestBatchedGreedyMatchesAlone(t *testing.T) {
 		}
 	}
 	st := statsOf(t, e)
-	if st.MaxBatch < 2 {
-		t.Errorf("requests never shared a step: %+v", st)
+	// The ten requests start together and each decodes 30 tokens or
+	// more, so most of them (12 sequences with the n=2 ones) share steps;
+	// on a loaded two-core machine 10–12 did. Half of them is the bound,
+	// so that the comparison above is shown to be of batched requests.
+	t.Logf("most sequences in one step: %d", st.MaxBatch)
+	if st.MaxBatch < 5 {
+		t.Errorf("at most %d sequences shared a step: %+v", st.MaxBatch, st)
 	}
 	if st.ActiveSequences != 0 || st.KVBytes != 0 || st.ActiveRequests != 0 {
 		t.Errorf("after all requests: %+v", st)
