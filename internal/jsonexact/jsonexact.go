@@ -93,7 +93,7 @@ func (w *walker) value(t reflect.Type) bool {
 		}
 		return w.array(elem)
 	case '"':
-		_, _, ok := w.str()
+		_, _, ok := w.skipString()
 		return ok
 	default:
 		return w.literal()
@@ -123,7 +123,7 @@ func (w *walker) object(t reflect.Type) bool {
 	}
 	for {
 		w.space()
-		start, name, ok := w.str()
+		start, name, ok := w.key()
 		if !ok {
 			return false
 		}
@@ -190,14 +190,14 @@ func (w *walker) array(elem reflect.Type) bool {
 	}
 }
 
-// str reads a string at w.i and returns where its opening quote is and its
-// value (unescaped only when it holds escapes).
-func (w *walker) str() (start int, s string, ok bool) {
+// skipString moves past the string at w.i and returns where its opening
+// quote is and whether it holds escapes. A value's string is only skipped,
+// so a long message costs no copy.
+func (w *walker) skipString() (start int, escaped, ok bool) {
 	if w.i >= len(w.src) || w.src[w.i] != '"' {
-		return 0, "", false
+		return 0, false, false
 	}
 	start = w.i
-	escaped := false
 	for j := w.i + 1; j < len(w.src); j++ {
 		switch w.src[j] {
 		case '\\':
@@ -205,17 +205,29 @@ func (w *walker) str() (start int, s string, ok bool) {
 			j++
 		case '"':
 			w.i = j + 1
-			raw := w.src[start:w.i]
-			if !escaped {
-				return start, string(raw[1 : len(raw)-1]), true
-			}
-			if json.Unmarshal(raw, &s) != nil {
-				return 0, "", false
-			}
-			return start, s, true
+			return start, escaped, true
 		}
 	}
-	return 0, "", false
+	return 0, false, false
+}
+
+// key reads a member name at w.i: where its opening quote is and its
+// text, unescaped when it holds escapes. Without escapes the text is the
+// body's own bytes, read in place (lookup copies nothing to find them).
+func (w *walker) key() (start int, name []byte, ok bool) {
+	start, escaped, ok := w.skipString()
+	if !ok {
+		return 0, nil, false
+	}
+	raw := w.src[start:w.i]
+	if !escaped {
+		return start, raw[1 : len(raw)-1], true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return 0, nil, false
+	}
+	return start, []byte(s), true
 }
 
 // literal skips a number, true, false or null: the bytes up to the next
@@ -251,27 +263,37 @@ type fieldSet struct {
 }
 
 // lookup reports the type of the field named name exactly; or, with
-// exact false, that name matches a field only in another case.
-func (fs *fieldSet) lookup(name string) (t reflect.Type, exact, found bool) {
-	if t, ok := fs.exact[name]; ok {
+// exact false, that name matches a field only in another case. An ASCII
+// name of up to 64 bytes is folded on the stack, so the usual lookup
+// allocates nothing.
+func (fs *fieldSet) lookup(name []byte) (t reflect.Type, exact, found bool) {
+	if t, ok := fs.exact[string(name)]; ok {
 		return t, true, true
 	}
-	if fs.lower[strings.ToLower(name)] {
-		return nil, false, true
-	}
-	// encoding/json folds more than ToLower does (the Kelvin sign, the
-	// long s); EqualFold is its rule for non-ASCII names.
-	if !isASCII(name) {
-		for n := range fs.exact {
-			if strings.EqualFold(n, name) {
-				return nil, false, true
+	if isASCII(name) {
+		var buf [64]byte
+		if len(name) <= len(buf) {
+			for i, c := range name {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				buf[i] = c
 			}
+			return nil, false, fs.lower[string(buf[:len(name)])]
+		}
+		return nil, false, fs.lower[strings.ToLower(string(name))]
+	}
+	// encoding/json folds more than ASCII case (the Kelvin sign, the
+	// long s); EqualFold is its rule for other names.
+	for n := range fs.exact {
+		if strings.EqualFold(n, string(name)) {
+			return nil, false, true
 		}
 	}
 	return nil, false, false
 }
 
-func isASCII(s string) bool {
+func isASCII(s []byte) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false

@@ -145,3 +145,22 @@ func FuzzNames(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkNames prices the pre-pass against the decode it precedes, side
+// by side, on a body of exact names (the usual case: nothing rewritten).
+func BenchmarkNames(b *testing.B) {
+	body := []byte(`{"amount":1500.50,"inner":{"member":"` + strings.Repeat("x", 2000) + `"},"list":[{"member":"a"},{"member":"b"}],"byKey":{"k":{"member":"v"}},"Plain":"p","baseOwn":"b"}`)
+	b.Run("names", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Names(body, &doc{})
+		}
+	})
+	b.Run("unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var d doc
+			_ = json.Unmarshal(body, &d)
+		}
+	})
+}
