@@ -143,18 +143,8 @@ func (w *walker) object(t reflect.Type) bool {
 		if !w.value(next) {
 			return false
 		}
-		w.space()
-		if w.i >= len(w.src) {
-			return false
-		}
-		switch w.src[w.i] {
-		case ',':
-			w.i++
-		case '}':
-			w.i++
-			return true
-		default:
-			return false
+		if end, ok := w.next('}'); !ok || end {
+			return ok
 		}
 	}
 }
@@ -174,20 +164,28 @@ func (w *walker) array(elem reflect.Type) bool {
 		if !w.value(elem) {
 			return false
 		}
-		w.space()
-		if w.i >= len(w.src) {
-			return false
-		}
-		switch w.src[w.i] {
-		case ',':
-			w.i++
-		case ']':
-			w.i++
-			return true
-		default:
-			return false
+		if end, ok := w.next(']'); !ok || end {
+			return ok
 		}
 	}
+}
+
+// next reads what follows a member or an element: a comma (end false) or
+// the closing bracket close (end true); anything else is not ok.
+func (w *walker) next(close byte) (end, ok bool) {
+	w.space()
+	if w.i >= len(w.src) {
+		return false, false
+	}
+	switch w.src[w.i] {
+	case ',':
+		w.i++
+		return false, true
+	case close:
+		w.i++
+		return true, true
+	}
+	return false, false
 }
 
 // skipString moves past the string at w.i and returns where its opening

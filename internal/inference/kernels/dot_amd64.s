@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "dot_amd64.h"
 
 // Every routine ends its YMM work with VZEROUPPER: Go's scalar float code
 // is legacy SSE, and leaving dirty upper halves makes each later SSE
@@ -176,32 +177,6 @@ f16done:
 #define F16X4STEP(wv, xr, o, acc) \
 	VFMADD231PS o(xr), wv, acc
 
-// F16X4TAIL finishes one token like dotF16AVX2: acc0+acc1, horizontal sum,
-// scalar tail over the last CX values (weights at SI, floats at xr), then
-// stores the float at m. Uses X13, X14 and DX, R12 as scratch.
-#define F16X4TAIL(acc0, acc1, x0, xr, m, lbl, done) \
-	VADDPS       acc1, acc0, acc0 \
-	VEXTRACTF128 $1, acc0, X13 \
-	VADDPS       X13, x0, x0 \
-	VHADDPS      x0, x0, x0 \
-	VHADDPS      x0, x0, x0 \
-	MOVQ         CX, DX \
-	MOVQ         SI, R12 \
-	MOVQ         xr, R13 \
-	TESTQ        DX, DX \
-	JEQ          done \
-lbl: \
-	MOVWLZX      (R12), AX \
-	VMOVD        AX, X14 \
-	VCVTPH2PS    X14, X14 \
-	VFMADD231SS  (R13), X14, x0 \
-	ADDQ         $2, R12 \
-	ADDQ         $4, R13 \
-	DECQ         DX \
-	JNZ          lbl \
-done: \
-	VMOVSS       x0, m
-
 // func dotF16x4AVX2(w *uint16, x *[4]*float32, n int, out *[4]float32)
 TEXT ·dotF16x4AVX2(SB), NOSPLIT, $0-32
 	MOVQ   w+0(FP), SI
@@ -258,10 +233,10 @@ f16x4loop8:
 	SUBQ      $8, CX
 
 f16x4reduce:
-	F16X4TAIL(Y0, Y1, X0, R8, 0(DI), f16x4t0, f16x4t0done)
-	F16X4TAIL(Y2, Y3, X2, R9, 4(DI), f16x4t1, f16x4t1done)
-	F16X4TAIL(Y4, Y5, X4, R10, 8(DI), f16x4t2, f16x4t2done)
-	F16X4TAIL(Y6, Y7, X6, R11, 12(DI), f16x4t3, f16x4t3done)
+	F16TAIL(Y0, Y1, X0, SI, R8, 0(DI), f16x4t0, f16x4t0done)
+	F16TAIL(Y2, Y3, X2, SI, R9, 4(DI), f16x4t1, f16x4t1done)
+	F16TAIL(Y4, Y5, X4, SI, R10, 8(DI), f16x4t2, f16x4t2done)
+	F16TAIL(Y6, Y7, X6, SI, R11, 12(DI), f16x4t3, f16x4t3done)
 	VZEROUPPER
 	RET
 

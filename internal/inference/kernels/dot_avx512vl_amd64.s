@@ -1,32 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-
-// F16X8TAIL is F16X4TAIL (dot_amd64.s) for this file: one token of one row
-// finished like dotF16AVX2 (acc0+acc1, horizontal sum, scalar tail over the
-// last CX values, weights at wr, floats at xr), stored at m.
-#define F16X8TAIL(acc0, acc1, x0, wr, xr, m, lbl, done) \
-	VADDPS       acc1, acc0, acc0 \
-	VEXTRACTF128 $1, acc0, X13 \
-	VADDPS       X13, x0, x0 \
-	VHADDPS      x0, x0, x0 \
-	VHADDPS      x0, x0, x0 \
-	MOVQ         CX, DX \
-	MOVQ         wr, R12 \
-	MOVQ         xr, R13 \
-	TESTQ        DX, DX \
-	JEQ          done \
-lbl: \
-	MOVWLZX      (R12), AX \
-	VMOVD        AX, X14 \
-	VCVTPH2PS    X14, X14 \
-	VFMADD231SS  (R13), X14, x0 \
-	ADDQ         $2, R12 \
-	ADDQ         $4, R13 \
-	DECQ         DX \
-	JNZ          lbl \
-done: \
-	VMOVSS       x0, m
+#include "dot_amd64.h"
 
 // func dotF16x2x4AVX512(w0, w1 *uint16, x *[4]*float32, n int, out *[8]float32)
 //
@@ -131,10 +106,10 @@ f16x8loop8:
 	SUBQ        $8, CX
 
 f16x8reduce:
-	F16X8TAIL(Y0, Y1, X0, SI, R8, 0(DI), f16x8t0, f16x8t0done)
-	F16X8TAIL(Y2, Y3, X2, SI, R9, 4(DI), f16x8t1, f16x8t1done)
-	F16X8TAIL(Y4, Y5, X4, SI, R10, 8(DI), f16x8t2, f16x8t2done)
-	F16X8TAIL(Y6, Y7, X6, SI, R11, 12(DI), f16x8t3, f16x8t3done)
+	F16TAIL(Y0, Y1, X0, SI, R8, 0(DI), f16x8t0, f16x8t0done)
+	F16TAIL(Y2, Y3, X2, SI, R9, 4(DI), f16x8t1, f16x8t1done)
+	F16TAIL(Y4, Y5, X4, SI, R10, 8(DI), f16x8t2, f16x8t2done)
+	F16TAIL(Y6, Y7, X6, SI, R11, 12(DI), f16x8t3, f16x8t3done)
 	VMOVAPS Y16, Y0
 	VMOVAPS Y17, Y1
 	VMOVAPS Y18, Y2
@@ -143,10 +118,10 @@ f16x8reduce:
 	VMOVAPS Y21, Y5
 	VMOVAPS Y22, Y6
 	VMOVAPS Y23, Y7
-	F16X8TAIL(Y0, Y1, X0, BX, R8, 16(DI), f16x8t4, f16x8t4done)
-	F16X8TAIL(Y2, Y3, X2, BX, R9, 20(DI), f16x8t5, f16x8t5done)
-	F16X8TAIL(Y4, Y5, X4, BX, R10, 24(DI), f16x8t6, f16x8t6done)
-	F16X8TAIL(Y6, Y7, X6, BX, R11, 28(DI), f16x8t7, f16x8t7done)
+	F16TAIL(Y0, Y1, X0, BX, R8, 16(DI), f16x8t4, f16x8t4done)
+	F16TAIL(Y2, Y3, X2, BX, R9, 20(DI), f16x8t5, f16x8t5done)
+	F16TAIL(Y4, Y5, X4, BX, R10, 24(DI), f16x8t6, f16x8t6done)
+	F16TAIL(Y6, Y7, X6, BX, R11, 28(DI), f16x8t7, f16x8t7done)
 	VZEROUPPER
 	RET
 
