@@ -184,10 +184,7 @@ func dotF16x4Asm(row []byte, a []activation) (out [4]float32) {
 	if len(w) == 0 {
 		return out
 	}
-	var xs [4]*float32
-	for t := range xs {
-		xs[t] = &a[t].f[:len(w)][0]
-	}
+	xs := floatTokens(a, len(w))
 	dotF16x4AVX2(&w[0], &xs, len(w), &out)
 	return out
 }
@@ -204,10 +201,7 @@ func dotF16x2x4Asm(row0, row1 []byte, a []activation) (out [8]float32) {
 		return out
 	}
 	w1 = w1[:len(w0)]
-	var xs [4]*float32
-	for t := range xs {
-		xs[t] = &a[t].f[:len(w0)][0]
-	}
+	xs := floatTokens(a, len(w0))
 	dotF16x2x4AVX512(&w0[0], &w1[0], &xs, len(w0), &out)
 	return out
 }
@@ -222,10 +216,16 @@ func dotF32x4Asm(row []byte, a []activation) (out [4]float32) {
 	if len(w) == 0 {
 		return out
 	}
-	var xs [4]*float32
-	for t := range xs {
-		xs[t] = &a[t].f[:len(w)][0]
-	}
+	xs := floatTokens(a, len(w))
 	dotF32x4AVX512(&w[0], &xs, len(w), &out)
 	return out
+}
+
+// floatTokens is the first value of each of four float activations, each
+// checked to hold n values: what the multi-token float kernels read.
+func floatTokens(a []activation, n int) (xs [4]*float32) {
+	for t := range xs {
+		xs[t] = &a[t].f[:n][0]
+	}
+	return xs
 }
