@@ -48,14 +48,34 @@ func Names(body []byte, v any) []byte {
 	return w.out
 }
 
+// Inexact returns the first member name in body, as the body spells it,
+// that matches a field of v's type only in another case, and "" when there
+// is none or body is not JSON. A decoder that refuses unknown members
+// (DisallowUnknownFields) refuses such a name too, naming it, where Names
+// would have it ignored: to a strict API "Login" is a member it does not
+// know, not a second spelling of "login".
+func Inexact(body []byte, v any) string {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return ""
+	}
+	w := walker{src: body, find: true}
+	w.value(t)
+	return w.found
+}
+
 // walker scans src; out is the copy being rewritten, nil until the first
 // rewrite. Every method returns false at the first byte it cannot read, and
-// Names then leaves the body to encoding/json.
+// Names then leaves the body to encoding/json. With find set, the walker
+// rewrites nothing: it stops at the first inexact name and keeps it in
+// found.
 type walker struct {
 	src   []byte
 	i     int
 	out   []byte
 	depth int
+	find  bool
+	found string
 }
 
 // maxDepth bounds the nesting the walker follows (encoding/json's own
@@ -82,6 +102,9 @@ func (w *walker) value(t reflect.Type) bool {
 	}
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t != nil && readsItself(t) {
+		t = nil
 	}
 	switch w.src[w.i] {
 	case '{':
@@ -131,6 +154,9 @@ func (w *walker) object(t reflect.Type) bool {
 		if fs != nil {
 			if f, exact, found := fs.lookup(name); found && exact {
 				next = f
+			} else if found && w.find {
+				w.found = string(name)
+				return false
 			} else if found {
 				w.rewrite(start, w.i)
 			}
@@ -289,6 +315,15 @@ func (fs *fieldSet) lookup(name []byte) (t reflect.Type, exact, found bool) {
 		}
 	}
 	return nil, false, false
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// readsItself reports whether encoding/json hands t's values to t's own
+// UnmarshalJSON: what that method makes of member names is its own rule,
+// so the walker treats such a value as untyped.
+func readsItself(t reflect.Type) bool {
+	return t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)
 }
 
 func isASCII(s []byte) bool {

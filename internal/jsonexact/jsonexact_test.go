@@ -17,8 +17,21 @@ type base struct {
 	Own    string `json:"baseOwn"`
 }
 
+// self reads itself: its member names are its UnmarshalJSON's business.
+type self struct {
+	Member string `json:"member"`
+}
+
+func (s *self) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	err := json.Unmarshal(b, &m)
+	s.Member = m["MEMBER"]
+	return err
+}
+
 type doc struct {
 	base
+	Self    *self             `json:"self"`
 	Amount  json.Number       `json:"amount"`
 	Shared  string            `json:"shared"` // shadows base's
 	Inner   *inner            `json:"inner"`
@@ -56,6 +69,7 @@ func TestNames(t *testing.T) {
 			doc{Raw: json.RawMessage(`{"Amount":1}`), Any: map[string]any{"AMOUNT": 2.0}}},
 		{"the skipped field's name is unknown", `{"Skipped":"x"}`, doc{}},
 		{"the shadowing field wins", `{"shared":"x"}`, doc{Shared: "x"}},
+		{"a type that reads itself is left to it", `{"self":{"MEMBER":"x"}}`, doc{Self: &self{"x"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got doc
@@ -70,6 +84,29 @@ func TestNames(t *testing.T) {
 				t.Errorf("%s decodes to %+v, want %+v", out, got, tc.want)
 			}
 		})
+	}
+}
+
+// Inexact names the first member Names would rewrite, spelt as the body
+// spells it (escapes decoded), wherever it is, and nothing in bodies Names
+// leaves alone.
+func TestInexact(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"amount":1,"inner":{"member":"a"},"Plain":"p"}`, ""},
+		{`{"Amount":7}`, "Amount"},
+		{`{"amount":1,"inner":{"Member":"x"},"AMOUNT":2}`, "Member"},
+		{`{"list":[{"member":"a"},{"MEMBER":"b"}]}`, "MEMBER"},
+		{`{"byKey":{"Member":{"mEmber":"x"}}}`, "mEmber"},
+		{`{"BaseOwn":"x"}`, "BaseOwn"},
+		{`{"A\u006dount":3}`, "Amount"},
+		{`{"raw":{"Amount":1},"any":{"AMOUNT":2},"unknown":1}`, ""},
+		{`{"self":{"MEMBER":"x"}}`, ""},
+		{`{"Amount":`, "Amount"},
+		{`nonsense`, ""},
+	} {
+		if got := Inexact([]byte(tc.body), &doc{}); got != tc.want {
+			t.Errorf("Inexact(%s) = %q, want %q", tc.body, got, tc.want)
+		}
 	}
 }
 

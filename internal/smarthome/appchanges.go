@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"partnerapi/internal/jsonexact"
 	"partnerapi/internal/jsonmsg"
 )
 
@@ -155,6 +156,13 @@ func decodeStrict(msg []byte, v any, shape string) error {
 	if err == nil {
 		if _, tokErr := dec.Token(); tokErr != io.EOF {
 			err = errors.New("data after the object")
+		}
+	}
+	if err == nil {
+		// "Device_ID" is a member v does not have, not a second
+		// spelling of "device_id" (encoding/json would take it for one).
+		if name := jsonexact.Inexact(msg, v); name != "" {
+			err = fmt.Errorf("json: unknown field %q", name)
 		}
 	}
 	if err != nil {

@@ -135,3 +135,14 @@ func FuzzParseAppChanges(f *testing.F) {
 		}
 	})
 }
+
+// A member named as one of a message's only in another case is refused by
+// its name, as an unknown member is, not read as that member.
+func TestParseAppChangesNameCase(t *testing.T) {
+	if _, err := ParseRename([]byte(`{"device_id":"lamp","New_Name":"Hall"}`)); err == nil || !strings.Contains(err.Error(), `"New_Name"`) {
+		t.Errorf("rename with New_Name: %v, want it refused by name", err)
+	}
+	if _, err := ParseGroup([]byte(`{"device_id":"lamp","home":"H","ROOM":"R"}`)); err == nil || !strings.Contains(err.Error(), `"ROOM"`) {
+		t.Errorf("change group with ROOM: %v, want it refused by name", err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"partnerapi/internal/jsonexact"
 )
 
 // Ranges replace the default ranges of numeric features, by feature name.
@@ -39,6 +41,9 @@ func ParseRanges(b []byte) (Ranges, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("ranges: data after the object")
+	}
+	if name := jsonexact.Inexact(b, &wire); name != "" {
+		return nil, fmt.Errorf("ranges: json: unknown field %q", name)
 	}
 	if wire == nil {
 		return nil, nil

@@ -35,6 +35,11 @@ func TestCheckRanges(t *testing.T) {
 	if _, err := ParseRanges([]byte(`{"current": {"min": 0, "maximum": 5}}`)); err == nil {
 		t.Error("a member ranges do not have was read")
 	}
+	// "MAX" is not a second spelling of "max" (encoding/json takes it for
+	// one, the last of both winning).
+	if _, err := ParseRanges([]byte(`{"current": {"min": 0, "max": 5, "MAX": 50}}`)); err == nil || !strings.Contains(err.Error(), `"MAX"`) {
+		t.Errorf("a bound named in another case: %v, want it refused by name", err)
+	}
 }
 
 // WithRanges judges values by the replaced range, in validation as in a

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 
+	"partnerapi/internal/jsonexact"
 	"partnerapi/internal/jsonmsg"
 	"partnerapi/internal/smarthome"
 )
@@ -47,7 +49,10 @@ func (h *handlers) getModel(w http.ResponseWriter, r *http.Request) {
 
 // decodeOne decodes body, one JSON object, into v, refusing members v
 // does not have and anything after the object: Decoder.Decode stops after
-// the first value, so {"login":"a"}{"login":"b"} would create a alone.
+// the first value, so {"login":"a"}{"login":"b"} would create a alone. A
+// member named as one of v's only in another case ("Login") is a member v
+// does not have: encoding/json would take it for "login", and after both
+// the last would win.
 func decodeOne(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -56,6 +61,15 @@ func decodeOne(body []byte, v any) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("data after the object")
+	}
+	return inexactName(body, v)
+}
+
+// inexactName is encoding/json's own refusal of an unknown member for the
+// first member of body whose name matches one of v's only in another case.
+func inexactName(body []byte, v any) error {
+	if name := jsonexact.Inexact(body, v); name != "" {
+		return fmt.Errorf("json: unknown field %q", name)
 	}
 	return nil
 }

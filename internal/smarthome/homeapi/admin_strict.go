@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // The model types that read themselves (smarthome.Dependency,
@@ -54,13 +53,13 @@ func checkModelParts(body []byte) error {
 	if err := json.Unmarshal(body, &top); err != nil {
 		return err
 	}
-	// Member names match as encoding/json matches them, without regard
-	// to case, so the parts are found under any spelling the model's
-	// decoder took; each is decoded alone, refusing unknown members.
+	// decodeOne has refused every top-level name in another case, so the
+	// parts are under their own names; each is decoded alone, refusing
+	// unknown members and names in another case.
 	var p strictModelParts
 	for k, raw := range top {
 		var dst any
-		switch strings.ToLower(k) {
+		switch k {
 		case "dependencies":
 			dst = &p.Dependencies
 		case "allowed_values":
@@ -71,6 +70,9 @@ func checkModelParts(body []byte) error {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(dst); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		if err := inexactName(raw, dst); err != nil {
 			return fmt.Errorf("%s: %w", k, err)
 		}
 	}

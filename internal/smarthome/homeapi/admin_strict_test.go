@@ -36,6 +36,17 @@ func TestAdminModelUnknownNestedMembers(t *testing.T) {
 			http.StatusBadRequest, "unit"},
 		{"unknown in a dependency", model(`{"key":"light_mode","value":[{"type":"ENUM","enum_value":"colour"}],"when":"always"}`, allowed),
 			http.StatusBadRequest, "when"},
+		// A name in another case is a member the model does not have, at
+		// the top and inside the parts that read themselves: encoding/json
+		// took "Manufacturer" for "manufacturer", the last of both winning.
+		{"a top-level name in another case", strings.Replace(model(dep, allowed), `"manufacturer":"Xiaqara"`, `"manufacturer":"Xiaqara","Manufacturer":"Other"`, 1),
+			http.StatusBadRequest, `unknown field \"Manufacturer\"`},
+		{"a part's name in another case", strings.Replace(model(dep, allowed), `"allowed_values"`, `"Allowed_Values"`, 1),
+			http.StatusBadRequest, `unknown field \"Allowed_Values\"`},
+		{"a name in another case in integer_values", model(dep, `{"type":"INTEGER","integer_values":{"min":"100","MAX":"900"}}`),
+			http.StatusBadRequest, `unknown field \"MAX\"`},
+		{"a name in another case in a dependency", model(`{"Key":"light_mode","value":[{"type":"ENUM","enum_value":"colour"}]}`, allowed),
+			http.StatusBadRequest, `unknown field \"Key\"`},
 		// A value object keeps ignoring members beyond its own, as it does
 		// everywhere (TestColourValueNeedsHSAndV).
 		{"a member beyond a dependency value's own", model(`{"key":"light_mode","value":[{"type":"ENUM","enum_value":"colour","note":"x"}]}`, allowed),
