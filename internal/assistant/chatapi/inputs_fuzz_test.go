@@ -3,6 +3,7 @@ package chatapi
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 // FuzzDecodeEmbeddings holds the /embeddings body decoder to its reading
 // of input: an array of strings as it is, one string as an array of it,
 // anything else (and any body decodeJSON refuses) the API's own 400; the
-// model is the body's, as encoding/json reads it.
+// model is the body's member named exactly "model" (a member named in
+// another case is ignored, as an unknown one is).
 func FuzzDecodeEmbeddings(f *testing.F) {
 	for _, s := range []string{`{"input":["First text","Second text"],"model":"Embeddings"}`, `{"input":"one","model":"x"}`,
 		`{"input":[1]}`, `{"input":null}`, `{"input":[null,"a"]}`, `{}`, `{"model":1}`, `[]`, `{"INPUT":["a"],"Model":"m"}`} {
@@ -35,7 +37,7 @@ func FuzzDecodeEmbeddings(f *testing.F) {
 			Model string          `json:"model"`
 			Input json.RawMessage `json:"input"`
 		}
-		if json.Unmarshal([]byte(body), &w) != nil || w.Model != model {
+		if !exactMembers([]byte(body), &w) || w.Model != model {
 			t.Fatalf("%q accepted with model %q", body, model)
 		}
 		var many []string
@@ -57,11 +59,12 @@ func FuzzDecodeEmbeddings(f *testing.F) {
 
 // FuzzDecodeTokensCount holds the /tokens/count body decoder to the
 // contract: a body it accepts names a model and has an input array (an
-// empty one too), read as encoding/json reads it; every other body is the
-// API's own 400.
+// empty one too), read as encoding/json reads it but for member names,
+// which must match exactly; every other body is the API's own 400.
 func FuzzDecodeTokensCount(f *testing.F) {
 	for _, s := range []string{`{"model":"GigaChat","input":["First text","Second text"]}`, `{"model":"m","input":[]}`,
-		`{"model":"m"}`, `{"model":"m","input":null}`, `{"model":"","input":["a"]}`, `{"model":"m","input":"a"}`, `[]`, `{"MODEL":"m","Input":["x"]}`} {
+		`{"model":"m"}`, `{"model":"m","input":null}`, `{"model":"","input":["a"]}`, `{"model":"m","input":"a"}`, `[]`, `{"MODEL":"m","Input":["x"]}`,
+		`{"model":"m","input":["a"],"Model":"x","INPUT":["b"]}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -77,8 +80,30 @@ func FuzzDecodeTokensCount(f *testing.F) {
 			return
 		}
 		var w wireTokensCount
-		if json.Unmarshal([]byte(body), &w) != nil || got.Model == "" || got.Model != w.Model || got.Input == nil || w.Input == nil || !slices.Equal(*got.Input, *w.Input) {
+		if !exactMembers([]byte(body), &w) || got.Model == "" || got.Model != w.Model || got.Input == nil || w.Input == nil || !slices.Equal(*got.Input, *w.Input) {
 			t.Fatalf("%q accepted as %+v", body, got)
 		}
 	})
+}
+
+// exactMembers decodes the JSON object body into v as encoding/json does,
+// except that only members whose names match v's json tags exactly are
+// read: the API ignores a member named in another case ("Model" for
+// "model"), where encoding/json would take it. It reports whether body
+// decoded.
+func exactMembers(body []byte, v any) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil || members == nil {
+		return false
+	}
+	rt := reflect.TypeOf(v).Elem()
+	exact := map[string]json.RawMessage{}
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if m, ok := members[name]; ok {
+			exact[name] = m
+		}
+	}
+	b, err := json.Marshal(exact)
+	return err == nil && json.Unmarshal(b, v) == nil
 }
