@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"unicode/utf8"
 )
 
 // chunkReader hands out data in the sizes of sizes, in turn (a 0 is a
@@ -46,7 +47,8 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 
 // FuzzReadBody holds the pooled body reader every payment operation uses
 // to io.ReadAll: the same bytes however the body arrives in pieces, the
-// reader's error passed on with what came before it, and a pooled buffer
+// reader's error passed on with what came before it, a whole body that is
+// not UTF-8 refused (with its bytes still read), and a pooled buffer
 // that, once released and taken by the next body, neither shows that body
 // the previous one's bytes nor changes a copy taken before the release.
 func FuzzReadBody(f *testing.F) {
@@ -72,8 +74,16 @@ func FuzzReadBody(f *testing.F) {
 			return readBody(&chunkReader{data: data, sizes: sizes, eofWithData: eofWithData, err: readErr})
 		}
 		bp, err := read(body)
-		if err != readErr || !bytes.Equal(*bp, body) {
-			t.Fatalf("readBody gave %d bytes, %v; want the %d bytes sent, %v", len(*bp), err, len(body), readErr)
+		if !bytes.Equal(*bp, body) {
+			t.Fatalf("readBody gave %d bytes, %v; want the %d bytes sent", len(*bp), err, len(body))
+		}
+		switch {
+		case readErr != nil && err != readErr:
+			t.Fatalf("readBody's error %v, want the reader's %v", err, readErr)
+		case readErr == nil && utf8.Valid(body) && err != nil:
+			t.Fatalf("readBody refused a UTF-8 body of %d bytes: %v", len(body), err)
+		case readErr == nil && !utf8.Valid(body) && err == nil:
+			t.Fatalf("readBody took a body of %d bytes that is not UTF-8", len(body))
 		}
 		kept := bytes.Clone(*bp)
 		releaseBody(bp)
