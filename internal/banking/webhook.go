@@ -52,6 +52,12 @@ type WebhookAttempt struct {
 	// target, and with it a format, was known (and in rows logged before
 	// the format was recorded).
 	Format string
+	// NotSent marks a try that failed on our side before any request went
+	// out (NotSentError), though its target and format were known. It is
+	// not stored: it tells the outbox that the attempt, were its event
+	// finished meanwhile by a later claim, put nothing on the wire worth
+	// a row in that event's log.
+	NotSent bool
 }
 
 // WebhookOutbox is the durable queue of final-status events.
@@ -506,7 +512,7 @@ func (d *WebhookDispatcher) deliver(ctx context.Context, q *batchQueue, ev Webho
 	// says the receiver was never asked, not that it did not answer.
 	notSent := errors.As(serr, new(*NotSentError))
 	pause := d.PauseBase >= 0 && pausesPartner(status) && !notSent && ctx.Err() == nil
-	a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status, Format: format}
+	a := WebhookAttempt{Attempt: ev.Attempts + 1, At: now(), HTTPStatus: status, Format: format, NotSent: notSent}
 	if serr != nil {
 		a.Error = serr.Error()
 	}

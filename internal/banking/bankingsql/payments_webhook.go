@@ -229,10 +229,11 @@ func (s *PaymentStore) RecordWebhookAttempt(ctx context.Context, id int64, a ban
 			if n, err := res.RowsAffected(); err != nil || n == 0 {
 				return err
 			}
-			if a.Format == "" {
-				// Nothing was sent (an expiry, or a failure before a
-				// target was known): a finished event's log gets only
-				// the requests that did go out.
+			if a.Format == "" || a.NotSent {
+				// Nothing was sent (an expiry, a failure before a target
+				// was known, or one of ours before the request went
+				// out): a finished event's log gets only the requests
+				// that did go out.
 				return nil
 			}
 		}

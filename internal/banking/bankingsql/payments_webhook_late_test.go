@@ -2,6 +2,7 @@ package bankingsql
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -111,7 +112,8 @@ func TestWebhookDispatcherAttemptOfPurgedEvent(t *testing.T) {
 // state stands, so that a late 503 does not send a delivered event again
 // and a late 400 does not fail it; a late delivery turns a failed event
 // delivered, the partner having got it. The log keeps every request that
-// went out, and nothing that sent none (an expiry).
+// went out, and nothing that sent none (an expiry, or a try that failed on
+// our side before its request went out).
 func TestWebhookLateAttemptOfFinishedEvent(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -125,6 +127,8 @@ func TestWebhookLateAttemptOfFinishedEvent(t *testing.T) {
 		{name: "503 after a delivery", first: 204, late: banking.WebhookAttempt{HTTPStatus: 503, Format: banking.WebhookFormatJSON}, lateRetry: true, wantState: "DELIVERED", wantLogs: 2},
 		{name: "400 after a delivery", first: 204, late: banking.WebhookAttempt{HTTPStatus: 400, Format: banking.WebhookFormatJSON}, wantState: "DELIVERED", wantLogs: 2},
 		{name: "expiry after a delivery", first: 204, late: banking.WebhookAttempt{Error: "expired after 24h0m0s"}, wantState: "DELIVERED", wantLogs: 1},
+		{name: "not sent after a delivery", first: 204, late: banking.WebhookAttempt{Error: "no bank signing key for a jose webhook", Format: banking.WebhookFormatJOSE, NotSent: true}, lateRetry: true, wantState: "DELIVERED", wantLogs: 1},
+		{name: "not sent after a failure", first: 400, late: banking.WebhookAttempt{Error: "no bank signing key for a jose webhook", Format: banking.WebhookFormatJOSE, NotSent: true}, lateRetry: true, wantState: "FAILED", wantLogs: 1},
 		{name: "503 after a failure", first: 400, late: banking.WebhookAttempt{HTTPStatus: 503, Format: banking.WebhookFormatJSON}, lateRetry: true, wantState: "FAILED", wantLogs: 2},
 		{name: "delivery after a failure", first: 400, late: banking.WebhookAttempt{HTTPStatus: 200, Format: banking.WebhookFormatJSON}, lateDelivered: true, wantState: "DELIVERED", wantLogs: 2},
 	} {
@@ -165,4 +169,47 @@ func TestWebhookLateAttemptOfFinishedEvent(t *testing.T) {
 			})
 		})
 	}
+}
+
+// finishingSender finishes each event it is given as a later claim would
+// (delivered, by a direct update that logs nothing), and then fails on our
+// side before sending anything, as a jose event without a bank key does.
+type finishingSender struct {
+	db   *sqldb.DB
+	at   time.Time
+	sent []int64
+}
+
+func (f *finishingSender) Send(ctx context.Context, ev banking.WebhookEvent) (banking.WebhookSent, error) {
+	f.sent = append(f.sent, ev.ID)
+	at := f.at.UnixMicro()
+	if _, err := f.db.W.ExecContext(ctx, `UPDATE banking_payment_webhooks SET state = 'DELIVERED', next_at = 0, delivered_at = $2, finished_at = $2 WHERE id = $1`, ev.ID, at); err != nil {
+		return banking.WebhookSent{}, err
+	}
+	return banking.WebhookSent{Format: banking.WebhookFormatJOSE}, &banking.NotSentError{Err: errors.New("no bank signing key for a jose webhook")}
+}
+
+// The dispatcher marks a try that failed before its request went out, so
+// that when a later claim finished the event meanwhile, the late try adds
+// no row to the event's log: the partner's log lists only requests that
+// were made. Before, it was logged as an attempt with the jose format.
+func TestWebhookDispatcherNotSentAfterFinish(t *testing.T) {
+	storetest.Each(t, MigratePayments, func(t *testing.T, db *sqldb.DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 10, 1, 10, 0, 0, 0, time.UTC)
+		s := NewPaymentStore(db).WithClock(func() time.Time { return at })
+		queueEvents(t, s, "pa", 1, at)
+		sender := &finishingSender{db: db, at: at}
+		d := &banking.WebhookDispatcher{Outbox: s, Now: func() time.Time { return at }, Workers: 1, Sender: sender, BaseBackoff: time.Minute}
+		if n, err := d.RunOnce(ctx); err != nil || n != 1 || len(sender.sent) != 1 {
+			t.Fatalf("pass claimed %d, sent %d: %v", n, len(sender.sent), err)
+		}
+		var state string
+		if err := db.R.QueryRow(`SELECT state FROM banking_payment_webhooks WHERE id = $1`, sender.sent[0]).Scan(&state); err != nil {
+			t.Fatal(err)
+		}
+		if rows, logs := webhookRows(t, db, sender.sent[0]); state != "DELIVERED" || rows != 1 || logs != 0 {
+			t.Fatalf("state %s, %d rows and %d log rows after a try not sent, want DELIVERED, 1 and none", state, rows, logs)
+		}
+	})
 }
