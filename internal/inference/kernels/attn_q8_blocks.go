@@ -80,7 +80,22 @@ func StoreKeyQ8(keys []int8, kscale []float32, p int, row []float32) {
 	sc := q8Scratch.Get()
 	defer q8Scratch.Put(sc)
 	sc.grow(1, hd)
-	tmp := sc.q
+	StoreKeyQ8With(keys, kscale, p, row, sc.q)
+}
+
+// StoreKeyQ8With is StoreKeyQ8 rounding through the caller's scratch tmp
+// (at least len(row) values) instead of a buffer from the shared free list.
+// A decode step stores a key per KV head, row and layer, both cores at
+// once: for ten stories15M streams that is 360 calls a step, and the free
+// list's channel, contended by the two cores, took 12 % of the step's CPU
+// on an Intel model 167 host (BenchmarkTenStreamCPU's profile).
+func StoreKeyQ8With(keys []int8, kscale []float32, p int, row []float32, tmp []int8) {
+	hd := len(row)
+	if !blockedKeys(hd) {
+		kscale[p] = QuantizeKVRow(keys[p*hd:(p+1)*hd], row)
+		return
+	}
+	tmp = tmp[:hd]
 	kscale[p] = QuantizeKVRow(tmp, row)
 	blk := keys[p/keyBlock*keyBlock*hd:][:keyBlock*hd]
 	lane := 4 * (p % keyBlock)

@@ -22,6 +22,9 @@ type Batch struct {
 	x, xb, q, kb, vb, attn, gate, up, normd []float32
 	logits                                  []float32
 	out                                     [][]float32
+	// keyTmp is each row's scratch for rounding its keys to int8
+	// (storeRange): rows are stored in parallel, so each has its own.
+	keyTmp []int8
 	// everyRow makes a step of one sequence compute the logits after
 	// every row of its chunk, not only the last (ForwardEach).
 	everyRow bool
@@ -160,6 +163,7 @@ func (b *Batch) StepChunks(seqs []*Sequence, chunks [][]int) ([][]float32, error
 	b.gate = grow(b.gate, rows*FF)
 	b.up = grow(b.up, rows*FF)
 	b.normd = grow(b.normd, n*E)
+	b.keyTmp = grow(b.keyTmp, rows*m.HeadDim)
 	x, xb := b.x, b.xb[:rows*E]
 
 	b.seqs = seqs
@@ -293,7 +297,7 @@ func (b *Batch) storeRange(lo, hi int) {
 		s := b.rowSeq[r]
 		s.rope(b.q[r*Q:(r+1)*Q], b.rowChunk[r])
 		s.rope(b.kb[r*KV:(r+1)*KV], b.rowChunk[r])
-		s.storeKV(b.layer, b.kb[r*KV:(r+1)*KV], b.vb[r*KV:(r+1)*KV], b.rowPos[r])
+		s.storeKV(b.layer, b.kb[r*KV:(r+1)*KV], b.vb[r*KV:(r+1)*KV], b.rowPos[r], b.keyTmp[r*m.HeadDim:(r+1)*m.HeadDim])
 	}
 }
 

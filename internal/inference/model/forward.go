@@ -125,9 +125,9 @@ func (s *Sequence) forwardChunks(tokens []int, everyRow bool, each func(first in
 	return nil
 }
 
-func grow(s []float32, n int) []float32 {
+func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]float32, n)
+		return make([]T, n)
 	}
 	return s[:n]
 }

@@ -174,8 +174,10 @@ func copyHeads[T any](dst, cache []T, heads, width, oldCap, n, capPos int) {
 
 // storeKV writes the key and value rows k and v of layer l (KVDim-wide
 // float rows, one per position from pos on) into its caches; reserveKV has
-// made room.
-func (s *Sequence) storeKV(l int, k, v []float32, pos int) {
+// made room. tmp is the caller's scratch of at least HeadDim values, for
+// rounding the int8 cache's keys; it must not be shared with another
+// goroutine storing at the same time.
+func (s *Sequence) storeKV(l int, k, v []float32, pos int, tmp []int8) {
 	hd, KV, c := s.m.HeadDim, s.m.KVDim(), s.kvCap
 	for t := range len(k) / KV {
 		for h := range s.m.NHeadKV {
@@ -183,7 +185,7 @@ func (s *Sequence) storeKV(l int, k, v []float32, pos int) {
 			at := row * hd
 			kr, vr := k[t*KV+h*hd:t*KV+(h+1)*hd], v[t*KV+h*hd:t*KV+(h+1)*hd]
 			if s.kvType == KVQ8 {
-				kernels.StoreKeyQ8(s.kq[l][h*c*hd:(h+1)*c*hd], s.ks[l][h*c:(h+1)*c], pos+t, kr)
+				kernels.StoreKeyQ8With(s.kq[l][h*c*hd:(h+1)*c*hd], s.ks[l][h*c:(h+1)*c], pos+t, kr, tmp)
 				s.vs[l][row] = kernels.QuantizeKVRow(s.vq[l][at:at+hd], vr)
 			} else {
 				kernels.FloatsToHalves(s.k[l][at:at+hd], kr)
