@@ -77,13 +77,31 @@ func QuantizeKVRow(dst []int8, src []float32) float32 {
 // is the head's value rows from position zero, which the weighted sum reads
 // next; the row-major vector kernels ask for them while they walk the keys.
 func AttnScoresGroupQ8(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, from, span int, scale float32) {
+	AttnScoresGroupQ8With(scores, q, keys, kscale, values, hd, from, span, scale, nil)
+}
+
+// QueryScratch is a caller's scratch for AttnScoresGroupQ8With: the queries
+// rounded to int8 for the blocked kernels. The zero value is ready to use;
+// one must not be used by two goroutines at once.
+type QueryScratch struct{ qq queryQ8 }
+
+// AttnScoresGroupQ8With is AttnScoresGroupQ8 rounding the queries into the
+// caller's scratch sc (nil takes one from the shared free list). Attention
+// runs as many small work items on both cores, and the free list's channel,
+// taken by both for every item, was a contended lock: a worker that keeps
+// one scratch for all the items it claims takes no lock for them.
+func AttnScoresGroupQ8With(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, from, span int, scale float32, sc *QueryScratch) {
 	g := len(q) / hd
 	if span == 0 || g == 0 {
 		return
 	}
 	scores = scores[:g*span]
 	if blockedKeys(hd) {
-		attnScoresQ8Blocks(scores, q[:g*hd], keys, kscale, values, hd, from, span, scale)
+		var qq *queryQ8
+		if sc != nil {
+			qq = &sc.qq
+		}
+		attnScoresQ8Blocks(scores, q[:g*hd], keys, kscale, values, hd, from, span, scale, qq)
 		return
 	}
 	keys = keys[from*hd : (from+span)*hd]

@@ -159,10 +159,12 @@ func (qq *queryQ8) set(q []float32, hd int, scale float32) {
 
 // attnScoresQ8Blocks computes the scores of AttnScoresGroupQ8 over blocked
 // keys: the queries rounded to int8, then the kernel (or its Go mirror).
-func attnScoresQ8Blocks(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, from, span int, scale float32) {
+func attnScoresQ8Blocks(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, from, span int, scale float32, qq *queryQ8) {
 	g := len(q) / hd
-	qq := q8Scratch.Get()
-	defer q8Scratch.Put(qq)
+	if qq == nil {
+		qq = q8Scratch.Get()
+		defer q8Scratch.Put(qq)
+	}
 	qq.grow(g, hd)
 	qq.set(q, hd, scale)
 	// The kernel reads whole blocks: from the one holding from to the one

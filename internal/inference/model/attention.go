@@ -132,14 +132,14 @@ func (b *Batch) attendRange(lo, hi int) {
 		span := b.rowPos[r] + 1
 		if nc == 1 {
 			rows := s.rows(b.layer, kv, 0)
-			attendGroup(b.q[r*Q+h0*hd:r*Q+h1*hd], b.attn[r*Q+h0*hd:r*Q+h1*hd], &rows, span, scale, *scores)
+			attendGroup(b.q[r*Q+h0*hd:r*Q+h1*hd], b.attn[r*Q+h0*hd:r*Q+h1*hd], &rows, span, scale, scores)
 			continue
 		}
 		p0, p1 := c*span/nc, (c+1)*span/nc
 		slot := a.partStart[r] + c
 		rows := s.rows(b.layer, kv, p0)
 		attendChunk(b.q[r*Q+h0*hd:r*Q+h1*hd], a.partial[slot*Q+h0*hd:slot*Q+h1*hd], a.lse[slot*m.NHead+h0:slot*m.NHead+h1],
-			&rows, p1-p0, scale, *scores)
+			&rows, p1-p0, scale, scores)
 		if a.pending[r*m.NHeadKV*parts+gp].Add(-1) == 0 {
 			b.mergeChunks(r, h0, h1)
 		}

@@ -219,10 +219,10 @@ func (s *Sequence) rows(l, h, from int) kvRows {
 }
 
 // scores sets sc[j·n+p] to the scaled score of query head j of q over the
-// first n rows.
-func (r *kvRows) scores(sc, q []float32, n int, scale float32) {
+// first n rows; qs is the caller's scratch for the int8 cache's queries.
+func (r *kvRows) scores(sc, q []float32, n int, scale float32, qs *kernels.QueryScratch) {
 	if r.k8 != nil {
-		kernels.AttnScoresGroupQ8(sc, q, r.k8, r.ks, r.v8, r.hd, r.from, n, scale)
+		kernels.AttnScoresGroupQ8With(sc, q, r.k8, r.ks, r.v8, r.hd, r.from, n, scale, qs)
 		return
 	}
 	kernels.AttnScoresGroup(sc, q, r.k16, r.v16, r.hd, n, r.hd, 0, scale)

@@ -120,18 +120,26 @@ func siluWork(rows, w int) int { return rows * w * 8 }
 // decoding streams spread it and a lone one keeps it on the caller.
 func storeWork(rows, w int) int { return rows * w * 8 }
 
-// scoresPool recycles the per-worker score rows of attention, so that a
-// decode step allocates nothing for them, after a garbage collection too.
-var scoresPool = make(kernels.FreeList[[]float32], 8)
+// attnScratch is a worker's scratch for the attention items it claims: the
+// score rows and the queries rounded to int8. A worker takes one for all
+// its items, so the kernels take no shared buffer item by item.
+type attnScratch struct {
+	scores []float32
+	query  kernels.QueryScratch
+}
 
-func getScores(n int) *[]float32 {
+// scoresPool recycles the per-worker attention scratch, so that a decode
+// step allocates nothing for it, after a garbage collection too.
+var scoresPool = make(kernels.FreeList[attnScratch], 8)
+
+func getScores(n int) *attnScratch {
 	p := scoresPool.Get()
-	if cap(*p) < n {
+	if cap(p.scores) < n {
 		// Grown geometrically: the rows lengthen with the span, one
 		// position a step, and an exact fit was reallocated every step.
-		*p = make([]float32, n, max(n, 2*cap(*p)))
+		p.scores = make([]float32, n, max(n, 2*cap(p.scores)))
 	}
-	*p = (*p)[:n]
+	p.scores = p.scores[:n]
 	return p
 }
 
@@ -143,11 +151,12 @@ func getScores(n int) *[]float32 {
 // (kernels.AttnScoresGroup, kernels.AttnScoresGroupQ8), so the
 // single-sequence and the batched step, and any split of a group across
 // workers, produce bit-identical results.
-func attendGroup(q, out []float32, rows *kvRows, span int, scale float32, scores []float32) {
+func attendGroup(q, out []float32, rows *kvRows, span int, scale float32, scratch *attnScratch) {
+	scores := scratch.scores
 	g := len(q) / rows.hd
 	_ = scores[g*span-1] // within the length asked for, not just the pooled capacity
 	sc := scores[:g*span]
-	rows.scores(sc, q, span, scale)
+	rows.scores(sc, q, span, scale, &scratch.query)
 	for j := range g {
 		kernels.Softmax(sc[j*span : (j+1)*span])
 	}
@@ -166,12 +175,13 @@ func attendGroup(q, out []float32, rows *kvRows, span int, scale float32, scores
 // least the mean 1/n, so there is one), lse = s_p − log w_p. The kernel's
 // exp is accurate to a few ulps, so this costs no precision that matters
 // while the scan usually stops at the first position.
-func attendChunk(q, out []float32, lse []float64, rows *kvRows, n int, scale float32, scores []float32) {
+func attendChunk(q, out []float32, lse []float64, rows *kvRows, n int, scale float32, scratch *attnScratch) {
+	scores := scratch.scores
 	g := len(q) / rows.hd
 	_ = scores[2*g*n-1] // within the length asked for, not just the pooled capacity
 	sc := scores[:g*n]
 	raw := scores[g*n : 2*g*n]
-	rows.scores(sc, q, n, scale)
+	rows.scores(sc, q, n, scale, &scratch.query)
 	copy(raw, sc)
 	floor := 0.5 / float32(n)
 	for j := range g {
