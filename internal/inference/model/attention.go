@@ -116,7 +116,7 @@ func (b *Batch) attendRange(lo, hi int) {
 	// Whole rows take group·span scores, chunks twice their length (a
 	// copy of the raw scores, see attendChunk), and a chunk is never longer
 	// than its row.
-	scores := getScores(2 * group * b.maxSpan)
+	scratch := getAttnScratch(2 * group * b.maxSpan)
 	r := sort.Search(len(a.itemStart)-1, func(i int) bool { return a.itemStart[i+1] > lo })
 	for it := lo; it < hi; it++ {
 		for it >= a.itemStart[r+1] {
@@ -132,19 +132,19 @@ func (b *Batch) attendRange(lo, hi int) {
 		span := b.rowPos[r] + 1
 		if nc == 1 {
 			rows := s.rows(b.layer, kv, 0)
-			attendGroup(b.q[r*Q+h0*hd:r*Q+h1*hd], b.attn[r*Q+h0*hd:r*Q+h1*hd], &rows, span, scale, scores)
+			attendGroup(b.q[r*Q+h0*hd:r*Q+h1*hd], b.attn[r*Q+h0*hd:r*Q+h1*hd], &rows, span, scale, scratch)
 			continue
 		}
 		p0, p1 := c*span/nc, (c+1)*span/nc
 		slot := a.partStart[r] + c
 		rows := s.rows(b.layer, kv, p0)
 		attendChunk(b.q[r*Q+h0*hd:r*Q+h1*hd], a.partial[slot*Q+h0*hd:slot*Q+h1*hd], a.lse[slot*m.NHead+h0:slot*m.NHead+h1],
-			&rows, p1-p0, scale, scores)
+			&rows, p1-p0, scale, scratch)
 		if a.pending[r*m.NHeadKV*parts+gp].Add(-1) == 0 {
 			b.mergeChunks(r, h0, h1)
 		}
 	}
-	scoresPool.Put(scores)
+	attnScratchPool.Put(scratch)
 }
 
 // mergeChunks combines the chunks of row r's heads [h0, h1) into the row's

@@ -128,12 +128,12 @@ type attnScratch struct {
 	query  kernels.QueryScratch
 }
 
-// scoresPool recycles the per-worker attention scratch, so that a decode
+// attnScratchPool recycles the per-worker attention scratch, so that a decode
 // step allocates nothing for it, after a garbage collection too.
-var scoresPool = make(kernels.FreeList[attnScratch], 8)
+var attnScratchPool = make(kernels.FreeList[attnScratch], 8)
 
-func getScores(n int) *attnScratch {
-	p := scoresPool.Get()
+func getAttnScratch(n int) *attnScratch {
+	p := attnScratchPool.Get()
 	if cap(p.scores) < n {
 		// Grown geometrically: the rows lengthen with the span, one
 		// position a step, and an exact fit was reallocated every step.
