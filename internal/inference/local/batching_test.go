@@ -46,6 +46,35 @@ func TestBatchedGreedyMatchesAlone(t *testing.T) {
 	if n := want[len(want)-1].Usage.PromptTokens; n <= prefillStep {
 		t.Fatalf("long prompt has only %d tokens", n)
 	}
+	// The ten requests start together and each decodes 30 tokens or more,
+	// so most of them (12 sequences with the n=2 ones) share steps: on a
+	// loaded two-core machine 10–12 did. Half of them is the bound, so that
+	// the comparison is shown to be of batched requests. stories260K
+	// decodes a token in well under a millisecond, though, and on a machine
+	// busy with other test packages the goroutines of the later requests
+	// may start only after the first ones finished; so a run in which
+	// fewer shared a step is repeated (with a new engine, whose counts
+	// start at zero), up to three times. Every run must match alone.
+	for attempt := 1; ; attempt++ {
+		st := batchedRun(t, prompts, req, want)
+		t.Logf("run %d: most sequences in one step: %d", attempt, st.MaxBatch)
+		if st.ActiveSequences != 0 || st.KVBytes != 0 || st.ActiveRequests != 0 {
+			t.Errorf("after all requests: %+v", st)
+		}
+		if t.Failed() || st.MaxBatch >= 5 {
+			return
+		}
+		if attempt == 3 {
+			t.Fatalf("in %d runs at most %d sequences shared a step: %+v", attempt, st.MaxBatch, st)
+		}
+	}
+}
+
+// batchedRun starts the requests together on a new engine of ten slots,
+// checks that each returns (and streams) what it returned alone, and
+// returns the engine's statistics after all of them.
+func batchedRun(t *testing.T, prompts []string, req func(int) assistant.GenerateRequest, want []assistant.Result) Stats {
+	t.Helper()
 	e := openEngine(t, "", Options{Concurrency: 10, PrefixCache: -1})
 	got := make([]assistant.Result, len(prompts))
 	streamed := make([][]string, len(prompts))
@@ -82,18 +111,7 @@ func TestBatchedGreedyMatchesAlone(t *testing.T) {
 			}
 		}
 	}
-	st := statsOf(t, e)
-	// The ten requests start together and each decodes 30 tokens or
-	// more, so most of them (12 sequences with the n=2 ones) share steps;
-	// on a loaded two-core machine 10–12 did. Half of them is the bound,
-	// so that the comparison above is shown to be of batched requests.
-	t.Logf("most sequences in one step: %d", st.MaxBatch)
-	if st.MaxBatch < 5 {
-		t.Errorf("at most %d sequences shared a step: %+v", st.MaxBatch, st)
-	}
-	if st.ActiveSequences != 0 || st.KVBytes != 0 || st.ActiveRequests != 0 {
-		t.Errorf("after all requests: %+v", st)
-	}
+	return statsOf(t, e)
 }
 
 // TestCancelFreesSlotAndKV cancels a stream mid-generation and checks that
