@@ -81,9 +81,13 @@ func AttnScoresGroupQ8(scores, q []float32, keys []int8, kscale []float32, value
 }
 
 // QueryScratch is a caller's scratch for AttnScoresGroupQ8With: the queries
-// rounded to int8 for the blocked kernels. The zero value is ready to use;
-// one must not be used by two goroutines at once.
-type QueryScratch struct{ qq queryQ8 }
+// rounded to int8 for the blocked kernels, or to int16 for the AVX2
+// family's integer kernels. The zero value is ready to use; one must not be
+// used by two goroutines at once.
+type QueryScratch struct {
+	qq queryQ8
+	qi queryI16
+}
 
 // AttnScoresGroupQ8With is AttnScoresGroupQ8 rounding the queries into the
 // caller's scratch sc (nil takes one from the shared free list). Attention
@@ -112,7 +116,7 @@ func AttnScoresGroupQ8With(scores, q []float32, keys []int8, kscale []float32, v
 		values = values[from*hd : (from+span)*hd]
 	}
 	if hd%groupVecMinDim == 0 && attnScoresQ8Vec != nil {
-		attnScoresQ8Vec(scores, q[:g*hd], keys, kscale, values, hd, span, scale)
+		attnScoresQ8Vec(scores, q[:g*hd], keys, kscale, values, hd, span, scale, sc)
 		return
 	}
 	for j := range g {
@@ -148,7 +152,7 @@ func AttnWeightedSumGroupQ8(out, w []float32, values []int8, vscale []float32, h
 // Vector implementations chosen at init (attn_q8_amd64.go); nil where no
 // assembly exists. They get all heads of a group, lengths checked above.
 var (
-	attnScoresQ8Vec      func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32)
+	attnScoresQ8Vec      func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, sc *QueryScratch)
 	attnWeightedSumQ8Vec func(out, w []float32, values []int8, vscale []float32, hd, span int)
 	kvAbsMaxVec          func(x []float32) float32
 	kvQuantizeVec        func(dst []int8, x []float32, id float32)

@@ -138,7 +138,9 @@ func q8Pass(j0, g int) int {
 	return 3
 }
 
-func attnScoresQ8Asm(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32) {
+// attnScoresQ8Asm is the float kernels' attnScoresQ8Vec; they read the
+// queries as they are, so they need no scratch.
+func attnScoresQ8Asm(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, _ *QueryScratch) {
 	g := len(q) / hd
 	// The kernels prefetch the value rows at this distance from the key
 	// rows; it is only an address for PREFETCHT0, never dereferenced.

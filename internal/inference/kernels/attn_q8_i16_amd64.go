@@ -27,24 +27,33 @@ func kvQuantize16AVX2Asm(dst []int16, x []float32, id float32) {
 	kvQuantize16AVX2(&dst[0], &x[0], len(x), id)
 }
 
-// i16Scratch holds queryI16 buffers for reuse: the score kernels are
-// reached through a function variable, so buffers on their stack would
-// escape and cost an allocation per call.
+// i16Scratch holds queryI16 buffers for callers without a QueryScratch:
+// the score kernels are reached through a function variable, so buffers on
+// their stack would escape and cost an allocation per call. The model's
+// attention passes its workers' own scratch instead, because this free
+// list's channel, taken by both cores for every work item, was a contended
+// lock (as q8Scratch was for the AVX-512 family's blocked kernels).
 var i16Scratch = make(FreeList[queryI16], 8)
 
 // attnScoresQ8I16Asm is the AVX2 family's attnScoresQ8Vec: the queries
-// rounded to int16, then the integer kernels in passes of up to three
-// heads. Heads larger than q8I16MaxDim, and queries holding a NaN or an
-// infinity, take the float kernels.
-func attnScoresQ8I16Asm(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32) {
+// rounded to int16 into sc (nil takes a buffer from i16Scratch), then the
+// integer kernels in passes of up to three heads. Heads larger than
+// q8I16MaxDim, and queries holding a NaN or an infinity, take the float
+// kernels.
+func attnScoresQ8I16Asm(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, sc *QueryScratch) {
 	if hd > q8I16MaxDim {
-		attnScoresQ8Asm(scores, q, keys, kscale, values, hd, span, scale)
+		attnScoresQ8Asm(scores, q, keys, kscale, values, hd, span, scale, nil)
 		return
 	}
-	qq := i16Scratch.Get()
-	defer i16Scratch.Put(qq)
+	var qq *queryI16
+	if sc != nil {
+		qq = &sc.qi
+	} else {
+		qq = i16Scratch.Get()
+		defer i16Scratch.Put(qq)
+	}
 	if !qq.set(q, hd, scale) {
-		attnScoresQ8Asm(scores, q, keys, kscale, values, hd, span, scale)
+		attnScoresQ8Asm(scores, q, keys, kscale, values, hd, span, scale, nil)
 		return
 	}
 	g := len(q) / hd

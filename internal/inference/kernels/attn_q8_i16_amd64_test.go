@@ -56,7 +56,7 @@ func TestAttnQ8I16AsmMatchesGo(t *testing.T) {
 				AttnScoresGroupQ8(got, q, keys, ks, values, hd, 0, span, 0.125)
 				checkGuard(t, name, got)
 				attnScoresQ8I16Go(want, span, &gq, keys, ks, hd, span)
-				attnScoresQ8Asm(float, q, keys[:span*hd], ks[:span], values[:span*hd], hd, span, 0.125)
+				attnScoresQ8Asm(float, q, keys[:span*hd], ks[:span], values[:span*hd], hd, span, 0.125, nil)
 				for j := range g {
 					d := float64(gq.m[j] / 0.125)
 					for p := range span {
@@ -114,10 +114,10 @@ func BenchmarkAttnQ8ScoresI16(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			var ti, tf []float64
-			run := func(f func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32)) float64 {
+			run := func(f func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, sc *QueryScratch)) float64 {
 				t0 := threadCPU()
 				for i := range caches {
-					f(scores, q, k8[i], ks[i], v8[i], hd, span, 0.125)
+					f(scores, q, k8[i], ks[i], v8[i], hd, span, 0.125, nil)
 				}
 				return float64(threadCPU() - t0)
 			}
