@@ -116,7 +116,11 @@ func AttnScoresGroupQ8With(scores, q []float32, keys []int8, kscale []float32, v
 		values = values[from*hd : (from+span)*hd]
 	}
 	if hd%groupVecMinDim == 0 && attnScoresQ8Vec != nil {
-		attnScoresQ8Vec(scores, q[:g*hd], keys, kscale, values, hd, span, scale, sc)
+		var qi *queryI16
+		if sc != nil {
+			qi = &sc.qi
+		}
+		attnScoresQ8Vec(scores, q[:g*hd], keys, kscale, values, hd, span, scale, qi)
 		return
 	}
 	for j := range g {
@@ -152,7 +156,7 @@ func AttnWeightedSumGroupQ8(out, w []float32, values []int8, vscale []float32, h
 // Vector implementations chosen at init (attn_q8_amd64.go); nil where no
 // assembly exists. They get all heads of a group, lengths checked above.
 var (
-	attnScoresQ8Vec      func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, sc *QueryScratch)
+	attnScoresQ8Vec      func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, qi *queryI16)
 	attnWeightedSumQ8Vec func(out, w []float32, values []int8, vscale []float32, hd, span int)
 	kvAbsMaxVec          func(x []float32) float32
 	kvQuantizeVec        func(dst []int8, x []float32, id float32)

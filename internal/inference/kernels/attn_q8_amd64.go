@@ -139,8 +139,8 @@ func q8Pass(j0, g int) int {
 }
 
 // attnScoresQ8Asm is the float kernels' attnScoresQ8Vec; they read the
-// queries as they are, so they need no scratch.
-func attnScoresQ8Asm(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, _ *QueryScratch) {
+// queries as they are, so they need no int16 scratch.
+func attnScoresQ8Asm(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, _ *queryI16) {
 	g := len(q) / hd
 	// The kernels prefetch the value rows at this distance from the key
 	// rows; it is only an address for PREFETCHT0, never dereferenced.

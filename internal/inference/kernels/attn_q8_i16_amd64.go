@@ -36,19 +36,16 @@ func kvQuantize16AVX2Asm(dst []int16, x []float32, id float32) {
 var i16Scratch = make(FreeList[queryI16], 8)
 
 // attnScoresQ8I16Asm is the AVX2 family's attnScoresQ8Vec: the queries
-// rounded to int16 into sc (nil takes a buffer from i16Scratch), then the
+// rounded to int16 into qq (nil takes a buffer from i16Scratch), then the
 // integer kernels in passes of up to three heads. Heads larger than
 // q8I16MaxDim, and queries holding a NaN or an infinity, take the float
 // kernels.
-func attnScoresQ8I16Asm(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, sc *QueryScratch) {
+func attnScoresQ8I16Asm(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, qq *queryI16) {
 	if hd > q8I16MaxDim {
 		attnScoresQ8Asm(scores, q, keys, kscale, values, hd, span, scale, nil)
 		return
 	}
-	var qq *queryI16
-	if sc != nil {
-		qq = &sc.qi
-	} else {
+	if qq == nil {
 		qq = i16Scratch.Get()
 		defer i16Scratch.Put(qq)
 	}

@@ -114,7 +114,7 @@ func BenchmarkAttnQ8ScoresI16(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			var ti, tf []float64
-			run := func(f func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, sc *QueryScratch)) float64 {
+			run := func(f func(scores, q []float32, keys []int8, kscale []float32, values []int8, hd, span int, scale float32, qq *queryI16)) float64 {
 				t0 := threadCPU()
 				for i := range caches {
 					f(scores, q, k8[i], ks[i], v8[i], hd, span, 0.125, nil)
