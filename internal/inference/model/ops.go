@@ -121,8 +121,9 @@ func siluWork(rows, w int) int { return rows * w * 8 }
 func storeWork(rows, w int) int { return rows * w * 8 }
 
 // attnScratch is a worker's scratch for the attention items it claims: the
-// score rows and the queries rounded to int8. A worker takes one for all
-// its items, so the kernels take no shared buffer item by item.
+// score rows and the queries rounded for the integer score kernels (int8
+// for the AVX-512 family, int16 for the AVX2 one). A worker takes one for
+// all its items, so the kernels take no shared buffer item by item.
 type attnScratch struct {
 	scores []float32
 	query  kernels.QueryScratch
