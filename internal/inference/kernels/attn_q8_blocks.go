@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"unsafe"
 )
 
@@ -99,11 +100,13 @@ func StoreKeyQ8With(keys []int8, kscale []float32, p int, row []float32, tmp []i
 	kscale[p] = QuantizeKVRow(tmp, row)
 	blk := keys[p/keyBlock*keyBlock*hd:][:keyBlock*hd]
 	lane := 4 * (p % keyBlock)
+	// Four bytes at a time (one store; a byte at a time took 1.8 % of a
+	// ten-stream 15M step's CPU): a position's four bytes of a chunk are
+	// its own, so the store never touches those of a position another
+	// worker may be storing.
 	for c := 0; c < hd/4; c++ {
-		d := blk[64*c+lane : 64*c+lane+4]
-		for i := range 4 {
-			d[i] = tmp[4*c+i] ^ -128
-		}
+		v := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Pointer(&tmp[4*c])), 4))
+		binary.LittleEndian.PutUint32(unsafe.Slice((*byte)(unsafe.Pointer(&blk[64*c+lane])), 4), v^0x80808080)
 	}
 }
 
