@@ -99,6 +99,9 @@ type engineResult struct {
 	// KVPrefetch is where the int8 KV cache's score kernels prefetch the
 	// keys and values ("L1", "L2", or "none" without vector kernels).
 	KVPrefetch string `json:"kv_prefetch"`
+	// KVValues is the int8 value cache's layout ("blocks", "rows", or
+	// "none" without vector kernels).
+	KVValues string `json:"kv_values"`
 	// Q4_0Unpack is how the packed Q4_0 kernels take a chunk's high nibbles:
 	// "GFNI", "shift", or "none" without the AVX-512 VNNI kernels.
 	Q4_0Unpack string `json:"q4_0_unpack"`
@@ -217,7 +220,7 @@ func runBenchEngine(ctx context.Context, args []string, getenv func(string) stri
 	sampling := local.GenerateParams{Temperature: *temperature, TopP: *topP}
 	split := kernels.CalibrateSplit()
 	if !*asJSON {
-		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), Q8_0 weights prefetched into %s (PARTNERAPI_WEIGHT_PREFETCH=l1|l2), KV cache %v (int8 scores prefetch into %s, PARTNERAPI_KV_PREFETCH=l1|l2), Q4_0 high nibbles by %s (%s=gfni|shift), %s\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kernels.WeightPrefetch(), kvType, kernels.KVPrefetch(), kernels.Q4_0Unpack(), kernels.Q4_0UnpackEnv, samplingName(sampling))
+		fmt.Fprintf(io.out, "kernels: %s (asm: %v; %s=avx2|avx512|purego forces a family), Q8_0 weights prefetched into %s (PARTNERAPI_WEIGHT_PREFETCH=l1|l2), KV cache %v (int8 scores prefetch into %s, PARTNERAPI_KV_PREFETCH=l1|l2; int8 values in %s, %s=blocks|rows), Q4_0 high nibbles by %s (%s=gfni|shift), %s\n", kernels.ISA(), kernels.AsmEnabled(), kernels.KernelsEnv, kernels.WeightPrefetch(), kvType, kernels.KVPrefetch(), kernels.KVValues(), kernels.KVValuesEnv, kernels.Q4_0Unpack(), kernels.Q4_0UnpackEnv, samplingName(sampling))
 		fmt.Fprintf(io.out, "worker pool: a split region costs %v, one core %.0f multiply-adds/ns from cache: regions split from %d multiply-adds\n",
 			split.Handoff.Round(10*time.Nanosecond), split.Rate, split.Threshold)
 		fmt.Fprintf(io.out, "%-6s %-5s %7s %12s %12s %10s %8s %8s %9s %8s %12s %8s %9s %14s %17s %12s\n", "shape", "quant", "streams", "prefill t/s", "decode t/s", "MB/token", "KV MB", "GB/s", "roofline", "+KV", "ceiling t/s", "compute", "max÷one", "lag p50/p99 ms", "join gap p99/max", "faults/step")
@@ -289,7 +292,7 @@ func benchEngineCase(ctx context.Context, dir string, sh engineShape, typ engine
 	defer e.Close()
 	m, _ := e.Model(name)
 	split := kernels.CalibrateSplit()
-	res := engineResult{Shape: sh.name, Quant: typ.name, AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), WeightPrefetch: kernels.WeightPrefetch(), KVPrefetch: kernels.KVPrefetch(), Q4_0Unpack: kernels.Q4_0Unpack(), KVCache: kvType.String(),
+	res := engineResult{Shape: sh.name, Quant: typ.name, AsmKernels: kernels.AsmEnabled(), Kernels: kernels.ISA(), WeightPrefetch: kernels.WeightPrefetch(), KVPrefetch: kernels.KVPrefetch(), KVValues: kernels.KVValues(), Q4_0Unpack: kernels.Q4_0Unpack(), KVCache: kvType.String(),
 		SplitThreshold: split.Threshold, HandoffNs: float64(split.Handoff.Nanoseconds())}
 	if sampling.Temperature > 0 {
 		res.Temperature, res.TopP = sampling.Temperature, sampling.TopP

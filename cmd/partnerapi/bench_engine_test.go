@@ -58,6 +58,9 @@ func TestBenchEngineQuick(t *testing.T) {
 		if r.KVPrefetch != kernels.KVPrefetch() || r.KVPrefetch == "" {
 			t.Errorf("KV cache prefetched into %q, the process into %q", r.KVPrefetch, kernels.KVPrefetch())
 		}
+		if r.KVValues != kernels.KVValues() || r.KVValues == "" {
+			t.Errorf("int8 values in %q, the process keeps them in %q", r.KVValues, kernels.KVValues())
+		}
 		if r.SplitThreshold < 1<<15 {
 			t.Errorf("split threshold %d below the fixed one", r.SplitThreshold)
 		}

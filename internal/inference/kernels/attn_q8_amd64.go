@@ -28,7 +28,8 @@ func init() {
 // the tests switch between them on CPUs that have both.
 func useQ8Kernels(wide bool) {
 	attnScoresQ8Vec, kvQuantize16Vec = attnScoresQ8Asm, nil
-	keyBlocks, blockScoresVec = wide, wide
+	keyBlocks, blockScoresVec, blockSumsVec = wide, wide, wide
+	valueBlocks = wide && valueBlocksChosen
 	if wide {
 		attnWeightedSumQ8Vec = attnWeightedSumQ8Asm
 		kvAbsMaxVec, kvQuantizeVec = kvAbsMaxAsm, kvQuantizeAsm

@@ -11,3 +11,14 @@ func attnScoresQ8BlocksAsm(scores []float32, ostride int, qq *queryQ8, keys []in
 // KVPrefetch names where the int8 cache's score kernels prefetch: nowhere
 // without the assembly.
 func KVPrefetch() string { return "none" }
+
+// attnWeightedSumQ8BlocksAsm exists only with the assembly; blockSumsVec is
+// never set without it.
+func attnWeightedSumQ8BlocksAsm(out, w []float32, values []int8, vscale []float32, hd, lane0, n int) {
+	panic("kernels: no blocked-value weighted-sum kernels in this build")
+}
+
+// storeValueQuadAsm exists only with the assembly.
+func storeValueQuadAsm(quad, src []int8, k int) {
+	panic("kernels: no blocked-value store kernel in this build")
+}

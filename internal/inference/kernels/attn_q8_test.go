@@ -13,12 +13,12 @@ import (
 func q8GoPath() attnPath {
 	return attnPath{name: "purego", use: func() func() {
 		s, w, a, q := attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec
-		kb, bs := keyBlocks, blockScoresVec
+		kb, bs, vb, vs := keyBlocks, blockScoresVec, valueBlocks, blockSumsVec
 		attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec = nil, nil, nil, nil
-		keyBlocks, blockScoresVec = false, false
+		keyBlocks, blockScoresVec, valueBlocks, blockSumsVec = false, false, false, false
 		return func() {
 			attnScoresQ8Vec, attnWeightedSumQ8Vec, kvAbsMaxVec, kvQuantizeVec = s, w, a, q
-			keyBlocks, blockScoresVec = kb, bs
+			keyBlocks, blockScoresVec, valueBlocks, blockSumsVec = kb, bs, vb, vs
 		}
 	}}
 }

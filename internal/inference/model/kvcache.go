@@ -22,9 +22,10 @@ import (
 // group's 128 bytes sit in every KVDim-wide row, took 1.75× as long for a
 // 10-stream 135M step (BenchmarkAttnDecodeStep, measured both ways). The
 // int8 cache has the same layout, its row scales at h·kvCap + position,
-// except that with the AVX-512 VNNI kernels a head's keys are permuted
-// within blocks of sixteen positions (kernels/attn_q8_blocks.go), which
-// only kernels.StoreKeyQ8 writes and only the kernels read; kvCap is a
+// except that with the AVX-512 VNNI kernels a head's keys and values are
+// permuted within blocks of sixteen positions (kernels/attn_q8_blocks.go,
+// kernels/attn_q8_vblocks.go), which only kernels.StoreKeyQ8 and
+// kernels.StoreValueQ8With write and only the kernels read; kvCap is a
 // whole number of such blocks (kernels.KVCapacity) for every cache type.
 
 // KVType is the element type of a sequence's KV cache.
@@ -130,15 +131,15 @@ func (s *Sequence) copyCaches(src *Sequence, n, capPos int) {
 	}
 	slab := s.m.getSlab(s.kvType, kernels.KVCapacity(capPos))
 	c, newCap := &slab.carving, slab.capPos
-	// Keys are copied in whole blocks (both capacities are whole blocks);
-	// the rows past n in the last block are never read before they are
-	// written.
+	// Keys and int8 values are copied in whole blocks (both capacities
+	// are whole blocks); the rows past n in the last block are never read
+	// before they are written.
 	nk := min(kernels.KVCapacity(n), oldCap)
 	if n > 0 {
 		for l := range s.m.NLayer {
 			if s.kvType == KVQ8 {
 				copyHeads(c.kq[l], src.kq[l], H, hd, oldCap, nk, newCap)
-				copyHeads(c.vq[l], src.vq[l], H, hd, oldCap, n, newCap)
+				copyHeads(c.vq[l], src.vq[l], H, hd, oldCap, nk, newCap)
 				copyHeads(c.ks[l], src.ks[l], H, 1, oldCap, n, newCap)
 				copyHeads(c.vs[l], src.vs[l], H, 1, oldCap, n, newCap)
 			} else {
@@ -175,18 +176,17 @@ func copyHeads[T any](dst, cache []T, heads, width, oldCap, n, capPos int) {
 // storeKV writes the key and value rows k and v of layer l (KVDim-wide
 // float rows, one per position from pos on) into its caches; reserveKV has
 // made room. tmp is the caller's scratch of at least HeadDim values, for
-// rounding the int8 cache's keys; it must not be shared with another
+// rounding the int8 cache's rows; it must not be shared with another
 // goroutine storing at the same time.
 func (s *Sequence) storeKV(l int, k, v []float32, pos int, tmp []int8) {
 	hd, KV, c := s.m.HeadDim, s.m.KVDim(), s.kvCap
 	for t := range len(k) / KV {
 		for h := range s.m.NHeadKV {
-			row := h*c + pos + t
-			at := row * hd
+			at := (h*c + pos + t) * hd
 			kr, vr := k[t*KV+h*hd:t*KV+(h+1)*hd], v[t*KV+h*hd:t*KV+(h+1)*hd]
 			if s.kvType == KVQ8 {
 				kernels.StoreKeyQ8With(s.kq[l][h*c*hd:(h+1)*c*hd], s.ks[l][h*c:(h+1)*c], pos+t, kr, tmp)
-				s.vs[l][row] = kernels.QuantizeKVRow(s.vq[l][at:at+hd], vr)
+				kernels.StoreValueQ8With(s.vq[l][h*c*hd:(h+1)*c*hd], s.vs[l][h*c:(h+1)*c], pos+t, vr, tmp)
 			} else {
 				kernels.FloatsToHalves(s.k[l][at:at+hd], kr)
 				kernels.FloatsToHalves(s.v[l][at:at+hd], vr)
@@ -232,7 +232,7 @@ func (r *kvRows) scores(sc, q []float32, n int, scale float32, qs *kernels.Query
 // weighted by w[j·n:(j+1)·n].
 func (r *kvRows) weightedSum(out, w []float32, n int) {
 	if r.v8 != nil {
-		kernels.AttnWeightedSumGroupQ8(out, w, r.v8[r.from*r.hd:], r.vs[r.from:], r.hd, n)
+		kernels.AttnWeightedSumQ8At(out, w, r.v8, r.vs, r.hd, r.from, n)
 		return
 	}
 	kernels.AttnWeightedSumGroup(out, w, r.v16, r.hd, n, r.hd, 0)
