@@ -12,15 +12,7 @@ import (
 // passes of every size, spans that start and end inside and on block
 // edges, and the keys' layout to what StoreKeyQ8 stored.
 func TestAttnQ8BlocksMatchGo(t *testing.T) {
-	for _, p := range q8Paths() {
-		if p.name != "avx512" {
-			continue
-		}
-		if p.skip != "" {
-			t.Skip(p.skip)
-		}
-		defer p.use()()
-	}
+	defer useAVX512Q8Path(t)()
 	if !keyBlocks || !blockScoresVec {
 		t.Skip("no blocked key kernels on this CPU")
 	}
@@ -55,6 +47,22 @@ func TestAttnQ8BlocksMatchGo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// useAVX512Q8Path switches to the AVX-512 int8 attention kernels for a
+// test, skipping it where they cannot run, and returns what switches back.
+func useAVX512Q8Path(t *testing.T) (restore func()) {
+	t.Helper()
+	for _, p := range q8Paths() {
+		if p.name == "avx512" {
+			if p.skip != "" {
+				t.Skip(p.skip)
+			}
+			return p.use()
+		}
+	}
+	t.Skip("no AVX-512 int8 attention kernels in this build")
+	return nil
 }
 
 // keyQ8 returns key value d of position p from a head's key cache in the

@@ -77,15 +77,7 @@ func valueQ8(values []int8, hd, p, d int) int8 {
 // sizes of the supported models and others, passes of every size, and spans
 // that start and end inside and on block edges.
 func TestAttnQ8VBlocksMatchGo(t *testing.T) {
-	for _, p := range q8Paths() {
-		if p.name != "avx512" {
-			continue
-		}
-		if p.skip != "" {
-			t.Skip(p.skip)
-		}
-		defer p.use()()
-	}
+	defer useAVX512Q8Path(t)()
 	if !keyBlocks || !blockSumsVec {
 		t.Skip("no blocked value kernels on this CPU")
 	}
