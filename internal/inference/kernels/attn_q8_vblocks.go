@@ -67,14 +67,15 @@ const KVValuesEnv = "PARTNERAPI_KV_VALUES"
 // (2026-12-03, after a clean-clone CI run, code of this change) one head of
 // 48 over 320 positions took 152 ns against 284 for the float kernel over
 // rows and a group of three heads of 64 took 514 against 643 ns
-// (BenchmarkAttnWeightedSumQ8At, from the L1); a ten-stream 15M Q4_0 step
-// took 1 585 against 1 679 µs of CPU (BenchmarkTenStreamCPU, medians of
-// four alternating runs; Q8_0 1 688 against 1 709), and `bench engine`
-// alternating the two binaries (scripts/engine-ab.sh) decoded ten 15M
-// streams 1.04× (Q4_0) and 1.01× (Q8_0) as fast over 256-token prompts in
-// eight rounds, 1.12× over 1 024-token ones in four; ten 135M streams
-// 0.96–1.04×, their caches streaming from memory either way. On a Zen 4
-// (2026-11-30) a blocked weighted sum in integers, 1.8× as fast from the
+// (BenchmarkAttnWeightedSumQ8At, from the L1). In whole steps the gain is
+// smaller than that host's noise at ~320 cached positions and shows at
+// 1 024: one binary alternating the two layouts (PARTNERAPI_KV_VALUES,
+// scripts/engine-ab.sh, six rounds) decoded ten 15M streams 0.94–0.99× as
+// fast over 256-token prompts (a step took 0.98–1.03× the CPU in
+// BenchmarkTenStreamCPU) and 1.15× (Q4_0) and 1.06× (Q8_0) over 1 024-token
+// ones; binaries before and after the change gave 1.01–1.04× and 1.12×.
+// Ten 135M streams ran 0.96–1.04×, their caches streaming from memory
+// either way. On a Zen 4 (2026-11-30) a blocked weighted sum in integers, 1.8× as fast from the
 // L1, made a ten-stream step 0.94–0.97× as fast, waiting on the same
 // memory, so Zen 4 and CPUs not measured keep the rows until they are.
 func chooseValueBlocks(choice string, family uint32) bool {
