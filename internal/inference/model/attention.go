@@ -28,7 +28,20 @@ import (
 // attnChunkLen is the most positions a chunk covers; a row's span is cut
 // into ceil(span / attnChunkLen) chunks of (nearly) equal size. It is a
 // variable so that tests can exercise the merge with short sequences.
-var attnChunkLen = 256
+//
+// Each chunk costs its own query rounding, a copy of its scores and a
+// share of the merge, and a lone sequence's idle core prefetches the next
+// product's weights, so an uneven split of its three groups costs less
+// than it seems. BenchmarkAttnChunkSideBySide (Zen 5, 2026-12-03, steps
+// of each setting alternating in one process, Q8_0, two runs) measured 256
+// against 512 at 1.00–1.07× the step time in every case (ten 135M streams
+// at 256–384 positions 1.07×, one 1.02–1.05×; ten at 1 024–1 152
+// 1.04–1.05×; one 135M stream at 4 096 1.03–1.07×; 0.5B 1.00–1.03×). No
+// chunking was as fast as 512 at 256–384 positions and faster for ten
+// streams at 1 024 (0.94–0.97×), but a lone 135M stream took 1.04–1.05× as
+// long at 1 024 and 1.13–1.21× at 4 096; 1 024 measured 0.97–1.02× of
+// 512, and would leave a lone stream's spans of 513–1 024 unsplit.
+var attnChunkLen = 512
 
 // attnChunkKVHeads: only models with fewer KV heads than this chunk their
 // rows. With as many KV groups as minAttentionItems a lone sequence already

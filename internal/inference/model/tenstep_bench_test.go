@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"partnerapi/internal/inference/gguf"
-	"partnerapi/internal/inference/kernels"
 	"partnerapi/internal/testenv"
 )
 
@@ -24,25 +23,31 @@ import (
 // those that had both cores, so old and new builds run alternately
 // compare on these two.
 func BenchmarkTenStreamCPU(b *testing.B) {
-	for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
-		for _, n := range []int{1, 10} {
-			b.Run(fmt.Sprintf("15M/%v/streams=%d", typ, n), func(b *testing.B) {
-				step := engineDecode(b, bench15M(b, typ), n)
-				var walls []time.Duration
-				cpu0 := testenv.ProcessCPU()
-				for b.Loop() {
-					t0 := time.Now()
-					step()
-					walls = append(walls, time.Since(t0))
-				}
-				cpu := testenv.ProcessCPU() - cpu0
-				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
-				// The fastest tenth of the steps: those the other users of
-				// the machine left both cores to.
-				slices.Sort(walls)
-				b.ReportMetric(float64(walls[len(walls)/10].Microseconds()), "p10-µs/op")
-				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
-			})
+	shapes := []struct {
+		name string
+		load func(*testing.B, gguf.GGMLType) *Model
+	}{{"15M", bench15M}, {"135M", bench135M}}
+	for _, sh := range shapes {
+		for _, typ := range []gguf.GGMLType{gguf.Q8_0, gguf.Q4_0} {
+			for _, n := range []int{1, 10} {
+				b.Run(fmt.Sprintf("%s/%v/streams=%d", sh.name, typ, n), func(b *testing.B) {
+					step := engineDecode(b, sh.load(b, typ), n)
+					var walls []time.Duration
+					cpu0 := testenv.ProcessCPU()
+					for b.Loop() {
+						t0 := time.Now()
+						step()
+						walls = append(walls, time.Since(t0))
+					}
+					cpu := testenv.ProcessCPU() - cpu0
+					b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+					// The fastest tenth of the steps: those the other users of
+					// the machine left both cores to.
+					slices.Sort(walls)
+					b.ReportMetric(float64(walls[len(walls)/10].Microseconds()), "p10-µs/op")
+					b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+				})
+			}
 		}
 	}
 }
@@ -52,31 +57,4 @@ func BenchmarkTenStreamCPU(b *testing.B) {
 // stream's logits, spread over the worker pool (local.drawWork's estimate).
 // The tests' scalar argmax on the caller took 8–9 % of a ten-stream step's
 // CPU, work the engine does not do, with the other worker spinning.
-func engineDecode(b *testing.B, m *Model, n int) func() {
-	var seqs []*Sequence
-	toks := make([]int, n)
-	for i := range n {
-		seqs = append(seqs, newDecode135M(b, m).seq)
-		toks[i] = 1 + i
-	}
-	batch := m.NewBatch()
-	var out [][]float32
-	draw := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			toks[i] = kernels.ArgmaxF32(out[i])
-		}
-	}
-	return func() {
-		if seqs[0].Pos() >= 384 {
-			for _, s := range seqs {
-				s.Truncate(256)
-			}
-		}
-		var err error
-		if out, err = batch.Step(seqs, toks); err != nil {
-			b.Fatal(err)
-		}
-		kernels.ParallelFor(n, n*m.NVocab*8, draw)
-		out = nil
-	}
-}
+func engineDecode(b *testing.B, m *Model, n int) func() { return decodeFrom(b, m, n, 256) }
