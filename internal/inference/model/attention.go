@@ -38,7 +38,7 @@ import (
 // at 256–384 positions 1.07×, one 1.02–1.05×; ten at 1 024–1 152
 // 1.04–1.05×; one 135M stream at 4 096 1.03–1.07×; 0.5B 1.00–1.03×). No
 // chunking was as fast as 512 at 256–384 positions and faster for ten
-// streams at 1 024 (0.94–0.97×), but a lone 135M stream took 1.04–1.05× as
+// streams at 1 024 (0.94×), but a lone 135M stream took 1.04–1.05× as
 // long at 1 024 and 1.13–1.21× at 4 096; 1 024 measured 0.97–1.02× of
 // 512, and would leave a lone stream's spans of 513–1 024 unsplit.
 var attnChunkLen = 512
