@@ -13,8 +13,9 @@ import (
 )
 
 // BenchmarkTenStreamCPU measures a decode step of ten streams of the
-// stories15M shape (Q8_0 and Q4_0, each between 256 and 384 cached
-// positions, as `partnerapi bench engine` decodes them) and one stream's,
+// stories15M and SmolLM2-135M shapes (Q8_0 and Q4_0, each between 256 and
+// 384 cached positions, as `partnerapi bench engine` decodes them) and one
+// stream's,
 // reporting besides the wall time the process's CPU time a step and the
 // tenth percentile of the steps' wall times. The development machine is
 // shared, so a step's wall time mostly measures what the other users left
